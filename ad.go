@@ -1,0 +1,399 @@
+package marquee
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits of the ad contract (../spec/ads-api.md).
+const (
+	MaxTitleLen = 256 // characters (runes)
+	MinAge      = 1
+	MaxAge      = 100
+)
+
+// Genders and platforms an ad may target, in their stored spelling.
+var (
+	Genders   = []string{"M", "F"}
+	Platforms = []string{"android", "ios", "web"}
+)
+
+// Ad is an advertisement: what to show, when, and to whom. Times are UTC with
+// millisecond precision. An Ad value is never mutated once it leaves the
+// store; share it freely.
+type Ad struct {
+	ID         int64
+	Title      string
+	StartAt    time.Time
+	EndAt      time.Time
+	Conditions []Condition // OR across conditions; empty matches everyone
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// Condition is one targeting rule. Every field that is set must match (AND);
+// an unset field (zero age bound, nil slice) puts no restriction on its
+// dimension. Slices hold normalised, de-duplicated values: genders "M"/"F",
+// upper-case country codes, lower-case platforms.
+type Condition struct {
+	AgeStart int      `json:"ageStart,omitempty"`
+	AgeEnd   int      `json:"ageEnd,omitempty"`
+	Gender   []string `json:"gender,omitempty"`
+	Country  []string `json:"country,omitempty"`
+	Platform []string `json:"platform,omitempty"`
+}
+
+// AdInput is the body of a create or replace request once validated: the
+// fields of an Ad that a client chooses.
+type AdInput struct {
+	Title      string
+	StartAt    time.Time
+	EndAt      time.Time
+	Conditions []Condition
+}
+
+// Ad returns the ad that in describes, with the given id and timestamps.
+func (in AdInput) Ad(id int64, created, updated time.Time) Ad {
+	return Ad{ID: id, Title: in.Title, StartAt: in.StartAt, EndAt: in.EndAt,
+		Conditions: in.Conditions, CreatedAt: created, UpdatedAt: updated}
+}
+
+// ActiveAt reports whether the ad is served at instant now: startAt < now < endAt.
+func (a *Ad) ActiveAt(now time.Time) bool {
+	return a.StartAt.Before(now) && now.Before(a.EndAt)
+}
+
+// TimeLayout is how every timestamp leaves Marquee: UTC, three fractional
+// digits, "Z".
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats t in TimeLayout.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// adJSON is the wire shape of a whole ad (admin reads).
+type adJSON struct {
+	ID         string      `json:"id"`
+	Title      string      `json:"title"`
+	StartAt    string      `json:"startAt"`
+	EndAt      string      `json:"endAt"`
+	Conditions []Condition `json:"conditions"`
+	CreatedAt  string      `json:"createdAt"`
+	UpdatedAt  string      `json:"updatedAt"`
+}
+
+// MarshalJSON renders the whole ad, its id as a string and its times in
+// TimeLayout; conditions are always an array.
+func (a Ad) MarshalJSON() ([]byte, error) {
+	conds := a.Conditions
+	if conds == nil {
+		conds = []Condition{}
+	}
+	return json.Marshal(adJSON{
+		ID: strconv.FormatInt(a.ID, 10), Title: a.Title,
+		StartAt: FormatTime(a.StartAt), EndAt: FormatTime(a.EndAt),
+		Conditions: conds,
+		CreatedAt:  FormatTime(a.CreatedAt), UpdatedAt: FormatTime(a.UpdatedAt),
+	})
+}
+
+// ParseAdInput decodes and validates the JSON body of a create or replace
+// request. On failure it returns an *InvalidError whose Problems name every
+// bad field; malformed JSON is reported under "body".
+func ParseAdInput(body []byte) (AdInput, error) {
+	var in AdInput
+	p := Problems{}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		p["body"] = bodyProblem(body, err)
+		return in, invalid("invalid ad", p)
+	}
+	for k := range fields {
+		switch k {
+		case "title", "startAt", "endAt", "conditions":
+		default:
+			p[k] = "unknown field"
+		}
+	}
+	var startOK, endOK bool
+	if raw, ok := present(fields, "title"); !ok {
+		p["title"] = "is required"
+	} else if err := json.Unmarshal(raw, &in.Title); err != nil {
+		p["title"] = "must be a string"
+	}
+	in.StartAt, startOK = parseTimeField(fields, "startAt", p)
+	in.EndAt, endOK = parseTimeField(fields, "endAt", p)
+	if raw, ok := present(fields, "conditions"); ok {
+		in.Conditions = parseConditions(raw, p)
+	}
+	checkAd(&in, startOK, endOK, p)
+	return in, invalid("invalid ad", p)
+}
+
+// Validate checks an AdInput built in code (seeding, tests) against the same
+// rules ParseAdInput applies, normalising its condition values in place.
+func (in *AdInput) Validate() error {
+	p := Problems{}
+	for i := range in.Conditions {
+		c := &in.Conditions[i]
+		path := fmt.Sprintf("conditions[%d]", i)
+		c.Gender = normaliseAll(c.Gender, path+".gender", normGender, p)
+		c.Country = normaliseAll(c.Country, path+".country", normCountry, p)
+		c.Platform = normaliseAll(c.Platform, path+".platform", normPlatform, p)
+		checkAges(c, path, c.AgeStart != 0, c.AgeEnd != 0, p)
+	}
+	checkAd(in, !in.StartAt.IsZero(), !in.EndAt.IsZero(), p)
+	return invalid("invalid ad", p)
+}
+
+// checkAd applies the rules shared by ParseAdInput and Validate to the
+// top-level fields.
+func checkAd(in *AdInput, startOK, endOK bool, p Problems) {
+	if _, bad := p["title"]; !bad {
+		switch n := utf8.RuneCountInString(in.Title); {
+		case strings.TrimSpace(in.Title) == "":
+			p["title"] = "must not be empty"
+		case n > MaxTitleLen:
+			p["title"] = fmt.Sprintf("must be at most %d characters (got %d)", MaxTitleLen, n)
+		}
+	}
+	in.StartAt = in.StartAt.UTC().Truncate(time.Millisecond)
+	in.EndAt = in.EndAt.UTC().Truncate(time.Millisecond)
+	if startOK && endOK && !in.EndAt.After(in.StartAt) {
+		p["endAt"] = "must be after startAt"
+	}
+	if !startOK {
+		if _, ok := p["startAt"]; !ok {
+			p["startAt"] = "is required"
+		}
+	}
+	if !endOK {
+		if _, ok := p["endAt"]; !ok {
+			p["endAt"] = "is required"
+		}
+	}
+}
+
+func bodyProblem(body []byte, err error) string {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return "is empty; want a JSON object"
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return "malformed JSON: " + err.Error()
+	}
+	return "must be a JSON object"
+}
+
+// present returns the raw value of a field that is set and not null.
+func present(fields map[string]json.RawMessage, k string) (json.RawMessage, bool) {
+	raw, ok := fields[k]
+	if !ok || string(raw) == "null" {
+		return nil, false
+	}
+	return raw, true
+}
+
+func parseTimeField(fields map[string]json.RawMessage, k string, p Problems) (time.Time, bool) {
+	raw, ok := present(fields, k)
+	if !ok {
+		p[k] = "is required"
+		return time.Time{}, false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		p[k] = "must be an RFC 3339 timestamp string"
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		p[k] = fmt.Sprintf("must be an RFC 3339 timestamp, got %q", s)
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// parseConditions accepts one condition object or an array of them.
+func parseConditions(raw json.RawMessage, p Problems) []Condition {
+	var objs []json.RawMessage
+	switch firstByte(raw) {
+	case '{':
+		objs = []json.RawMessage{raw}
+	case '[':
+		if err := json.Unmarshal(raw, &objs); err != nil {
+			p["conditions"] = "must be an object or an array of objects"
+			return nil
+		}
+	default:
+		p["conditions"] = "must be an object or an array of objects"
+		return nil
+	}
+	conds := make([]Condition, 0, len(objs))
+	for i, o := range objs {
+		path := fmt.Sprintf("conditions[%d]", i)
+		var fields map[string]json.RawMessage
+		if firstByte(o) != '{' || json.Unmarshal(o, &fields) != nil {
+			p[path] = "must be an object"
+			continue
+		}
+		conds = append(conds, parseCondition(fields, path, p))
+	}
+	return conds
+}
+
+func parseCondition(fields map[string]json.RawMessage, path string, p Problems) Condition {
+	var c Condition
+	for k := range fields {
+		switch k {
+		case "ageStart", "ageEnd", "gender", "country", "platform":
+		default:
+			p[path+"."+k] = "unknown field"
+		}
+	}
+	startSet := parseAge(fields, "ageStart", path, &c.AgeStart, p)
+	endSet := parseAge(fields, "ageEnd", path, &c.AgeEnd, p)
+	c.Gender = parseOneOrMany(fields, "gender", path, normGender, p)
+	c.Country = parseOneOrMany(fields, "country", path, normCountry, p)
+	c.Platform = parseOneOrMany(fields, "platform", path, normPlatform, p)
+	checkAges(&c, path, startSet, endSet, p)
+	return c
+}
+
+// parseAge reads an optional integer age bound; it reports whether the
+// field was set (valid or not).
+func parseAge(fields map[string]json.RawMessage, k, path string, dst *int, p Problems) bool {
+	raw, ok := present(fields, k)
+	if !ok {
+		return false
+	}
+	n, err := strconv.Atoi(string(raw))
+	if err != nil {
+		p[path+"."+k] = fmt.Sprintf("must be an integer between %d and %d", MinAge, MaxAge)
+		return true
+	}
+	*dst = n
+	return true
+}
+
+func checkAges(c *Condition, path string, startSet, endSet bool, p Problems) {
+	okStart := checkAge(c.AgeStart, startSet, path+".ageStart", p)
+	okEnd := checkAge(c.AgeEnd, endSet, path+".ageEnd", p)
+	if startSet && endSet && okStart && okEnd && c.AgeStart > c.AgeEnd {
+		p[path+".ageStart"] = fmt.Sprintf("must not be greater than ageEnd (%d > %d)", c.AgeStart, c.AgeEnd)
+	}
+}
+
+func checkAge(v int, set bool, path string, p Problems) bool {
+	if !set {
+		return true
+	}
+	if _, bad := p[path]; bad {
+		return false
+	}
+	if v < MinAge || v > MaxAge {
+		p[path] = fmt.Sprintf("must be an integer between %d and %d", MinAge, MaxAge)
+		return false
+	}
+	return true
+}
+
+// parseOneOrMany reads an optional dimension given as one string or an array
+// of strings, normalising each value with norm.
+func parseOneOrMany(fields map[string]json.RawMessage, k, path string, norm func(string) (string, string), p Problems) []string {
+	raw, ok := present(fields, k)
+	if !ok {
+		return nil
+	}
+	path += "." + k
+	var vals []string
+	switch firstByte(raw) {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			p[path] = "must be a string or an array of strings"
+			return nil
+		}
+		v, problem := norm(s)
+		if problem != "" {
+			p[path] = problem
+			return nil
+		}
+		return []string{v}
+	case '[':
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			p[path] = "must be a string or an array of strings"
+			return nil
+		}
+		for i, it := range items {
+			var s string
+			if firstByte(it) != '"' || json.Unmarshal(it, &s) != nil {
+				p[fmt.Sprintf("%s[%d]", path, i)] = "must be a string"
+				continue
+			}
+			vals = append(vals, s)
+		}
+	default:
+		p[path] = "must be a string or an array of strings"
+		return nil
+	}
+	return normaliseAll(vals, path, norm, p)
+}
+
+// normaliseAll normalises every value, reports bad ones by index, and drops
+// duplicates. An empty result is nil: no restriction.
+func normaliseAll(vals []string, path string, norm func(string) (string, string), p Problems) []string {
+	var out []string
+	for i, s := range vals {
+		v, problem := norm(s)
+		if problem != "" {
+			p[fmt.Sprintf("%s[%d]", path, i)] = problem
+			continue
+		}
+		dup := false
+		for _, o := range out {
+			dup = dup || o == v
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func normGender(s string) (string, string) {
+	if s == "M" || s == "F" {
+		return s, ""
+	}
+	return "", fmt.Sprintf("must be \"M\" or \"F\", got %q", s)
+}
+
+func normCountry(s string) (string, string) {
+	if _, ok := CountrySlot(s); !ok {
+		return "", fmt.Sprintf("unknown ISO 3166-1 alpha-2 code %q", s)
+	}
+	return strings.ToUpper(s), ""
+}
+
+func normPlatform(s string) (string, string) {
+	v := strings.ToLower(s)
+	for _, pl := range Platforms {
+		if v == pl {
+			return v, ""
+		}
+	}
+	return "", fmt.Sprintf("must be one of \"android\", \"ios\", \"web\", got %q", s)
+}
+
+func firstByte(raw []byte) byte {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return 0
+	}
+	return raw[0]
+}

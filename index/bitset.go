@@ -1,0 +1,29 @@
+package index
+
+import "math/bits"
+
+// bitset is a fixed-size set of positions in a Snapshot, 64 to a word. A nil
+// bitset is the empty set.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (b bitset) set(i int) { b[i>>6] |= 1 << (uint(i) & 63) }
+
+func (b bitset) has(i int) bool { return b != nil && b[i>>6]&(1<<(uint(i)&63)) != 0 }
+
+// word returns word wi, or 0 for the empty set.
+func (b bitset) word(wi int) uint64 {
+	if b == nil {
+		return 0
+	}
+	return b[wi]
+}
+
+func (b bitset) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}

@@ -1,0 +1,200 @@
+// Package index answers GET /api/v1/ad from memory. An Index publishes an
+// immutable Snapshot through an atomic pointer: readers take one load and
+// never lock; writers apply changes to a private master copy and publish a
+// freshly built snapshot, coalescing concurrent writes into one build.
+package index
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"marquee"
+)
+
+// Index holds the ads that are active or scheduled. It is safe for
+// concurrent use: Snapshot never blocks; Put, Delete, Load and Compact
+// serialise among themselves.
+type Index struct {
+	now  func() time.Time
+	snap atomic.Pointer[Snapshot]
+
+	pmu     sync.Mutex // guards pending and queued
+	pending []change
+	queued  uint64 // tickets handed out
+
+	bmu     sync.Mutex // guards everything below; held while building
+	applied uint64     // highest ticket whose change is in the published snapshot
+	byID    map[int64]*entry
+	sorted  []*entry // by (endAt, id)
+
+	builds    atomic.Uint64
+	buildNano atomic.Int64
+}
+
+type change struct {
+	put *entry // nil: delete
+	id  int64
+}
+
+// New returns an empty index that reads the time from now.
+func New(now func() time.Time) *Index {
+	ix := &Index{now: now, byID: map[int64]*entry{}}
+	ix.snap.Store(build(nil, now()))
+	return ix
+}
+
+// Snapshot returns the current snapshot. It never blocks.
+func (ix *Index) Snapshot() *Snapshot { return ix.snap.Load() }
+
+// Builds returns how many snapshots have been built, and how long the last
+// build took.
+func (ix *Index) Builds() (uint64, time.Duration) {
+	return ix.builds.Load(), time.Duration(ix.buildNano.Load())
+}
+
+// Put adds or replaces ads. When Put returns, the published snapshot holds
+// them (read-your-writes).
+func (ix *Index) Put(ads ...*marquee.Ad) {
+	chs := make([]change, len(ads))
+	for i, a := range ads {
+		chs[i] = change{put: newEntry(a), id: a.ID}
+	}
+	ix.apply(chs)
+}
+
+// Delete removes ads by id; unknown ids are ignored. When Delete returns,
+// the published snapshot no longer holds them.
+func (ix *Index) Delete(ids ...int64) {
+	chs := make([]change, len(ids))
+	for i, id := range ids {
+		chs[i] = change{id: id}
+	}
+	ix.apply(chs)
+}
+
+// apply queues chs and returns once a snapshot holding them is published.
+// Changes queued while a build runs are applied together by the next one,
+// in the order they were queued.
+func (ix *Index) apply(chs []change) {
+	ix.pmu.Lock()
+	ix.pending = append(ix.pending, chs...)
+	ix.queued++
+	ticket := ix.queued
+	ix.pmu.Unlock()
+
+	ix.bmu.Lock()
+	defer ix.bmu.Unlock()
+	if ix.applied >= ticket {
+		return // a build that ran while we waited took our change
+	}
+	ix.pmu.Lock()
+	batch, last := ix.pending, ix.queued
+	ix.pending = nil
+	ix.pmu.Unlock()
+
+	if len(batch) > len(ix.sorted)/8+64 {
+		for _, ch := range batch {
+			ix.setMaster(ch)
+		}
+		ix.resort()
+	} else {
+		for _, ch := range batch {
+			ix.patchSorted(ch)
+		}
+	}
+	ix.publish()
+	ix.applied = last
+}
+
+// setMaster applies ch to byID only; the caller re-sorts.
+func (ix *Index) setMaster(ch change) {
+	if ch.put == nil {
+		delete(ix.byID, ch.id)
+	} else {
+		ix.byID[ch.id] = ch.put
+	}
+}
+
+// patchSorted applies ch to byID and to sorted in place.
+func (ix *Index) patchSorted(ch change) {
+	if old, ok := ix.byID[ch.id]; ok {
+		if i, found := slices.BinarySearchFunc(ix.sorted, old, cmpEntries); found {
+			ix.sorted = slices.Delete(ix.sorted, i, i+1)
+		}
+	}
+	ix.setMaster(ch)
+	if ch.put != nil {
+		i, _ := slices.BinarySearchFunc(ix.sorted, ch.put, cmpEntries)
+		ix.sorted = slices.Insert(ix.sorted, i, ch.put)
+	}
+}
+
+func (ix *Index) resort() {
+	ix.sorted = ix.sorted[:0]
+	for _, e := range ix.byID {
+		ix.sorted = append(ix.sorted, e)
+	}
+	slices.SortFunc(ix.sorted, cmpEntries)
+}
+
+// publish drops expired ads from the master copy, builds a snapshot of the
+// rest and swaps it in. The caller holds bmu.
+func (ix *Index) publish() {
+	start := time.Now()
+	now := ix.now()
+	nowNano := now.UnixNano()
+	expired := 0
+	for expired < len(ix.sorted) && ix.sorted[expired].endAt <= nowNano {
+		delete(ix.byID, ix.sorted[expired].id)
+		expired++
+	}
+	ix.sorted = slices.Delete(ix.sorted, 0, expired)
+	// The snapshot gets its own copy: the master is patched in place.
+	ix.snap.Store(build(slices.Clone(ix.sorted), now))
+	ix.builds.Add(1)
+	ix.buildNano.Store(int64(time.Since(start)))
+}
+
+// Load replaces the whole content of the index with the ads that fill
+// passes to add. If fill fails, the index is unchanged.
+func (ix *Index) Load(fill func(add func(*marquee.Ad)) error) error {
+	byID := map[int64]*entry{}
+	if err := fill(func(a *marquee.Ad) { byID[a.ID] = newEntry(a) }); err != nil {
+		return err
+	}
+	ix.bmu.Lock()
+	defer ix.bmu.Unlock()
+	ix.byID = byID
+	ix.resort()
+	ix.publish()
+	return nil
+}
+
+// Compact rebuilds the snapshot without the ads that have expired. Queries
+// skip expired ads anyway; compaction only returns their memory.
+func (ix *Index) Compact() {
+	ix.bmu.Lock()
+	defer ix.bmu.Unlock()
+	s := ix.snap.Load()
+	if s.firstLive(ix.now().UnixNano()) == 0 {
+		return
+	}
+	ix.publish()
+}
+
+// Run compacts the index every interval until ctx is done.
+func (ix *Index) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			ix.Compact()
+		}
+	}
+}

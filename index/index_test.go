@@ -1,0 +1,275 @@
+package index_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"marquee"
+	"marquee/index"
+)
+
+var base = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+var someCountries = []string{"TW", "JP", "US", "DE", "FR", "GB", "BR", "IN", "KR", "CA"}
+
+// randomAd makes an ad around base, with 0–3 condition objects whose fields
+// are each present or missing, ages often on the 1/100 boundaries.
+func randomAd(r *rand.Rand, id int64) *marquee.Ad {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	start := base.Add(ms(r.IntN(4000) - 3000))
+	end := start.Add(ms(1 + r.IntN(5000)))
+	a := &marquee.Ad{ID: id, Title: fmt.Sprintf("AD %d \"q\"", id), StartAt: start, EndAt: end}
+	if r.IntN(10) == 0 { // many ties on endAt
+		a.EndAt = base.Add(ms(500))
+		a.StartAt = base.Add(-ms(500))
+	}
+	for range r.IntN(4) {
+		var c marquee.Condition
+		ages := []int{1, 2, 20, 30, 50, 99, 100}
+		if r.IntN(2) == 0 {
+			c.AgeStart = ages[r.IntN(len(ages))]
+		}
+		if r.IntN(2) == 0 {
+			c.AgeEnd = ages[r.IntN(len(ages))]
+			if c.AgeStart > c.AgeEnd {
+				c.AgeStart, c.AgeEnd = c.AgeEnd, c.AgeStart
+			}
+		}
+		c.Gender = subset(r, marquee.Genders)
+		c.Country = subset(r, someCountries)
+		c.Platform = subset(r, marquee.Platforms)
+		a.Conditions = append(a.Conditions, c)
+	}
+	return a
+}
+
+func subset(r *rand.Rand, from []string) []string {
+	if r.IntN(2) == 0 {
+		return nil
+	}
+	var out []string
+	for _, v := range from {
+		if r.IntN(3) == 0 {
+			out = append(out, v)
+		}
+	}
+	if out == nil {
+		out = []string{from[r.IntN(len(from))]}
+	}
+	return out
+}
+
+// viewer is a list request as a client writes it; empty means absent.
+type viewer struct {
+	offset, limit, age        int
+	gender, country, platform string
+}
+
+func (v viewer) query() *index.Query {
+	q := &index.Query{Offset: v.offset, Limit: v.limit, Age: v.age,
+		Gender: index.GenderCode(v.gender), Platform: index.PlatformCode(v.platform)}
+	if v.country != "" {
+		slot, _ := marquee.CountrySlot(v.country)
+		q.Country = slot + 1
+	}
+	return q
+}
+
+// reference is GET /api/v1/ad written plainly from the spec.
+func reference(ads []*marquee.Ad, v viewer, now time.Time) []int64 {
+	v.platform = strings.ToLower(v.platform) // case-insensitive, stored lower-case
+	in := func(vals []string, x string) bool { return x == "" || vals == nil || slices.Contains(vals, x) }
+	var hits []*marquee.Ad
+	for _, a := range ads {
+		if !(a.StartAt.Before(now) && now.Before(a.EndAt)) {
+			continue
+		}
+		match := len(a.Conditions) == 0
+		for _, c := range a.Conditions {
+			ageOK := v.age == 0 || ((c.AgeStart == 0 || v.age >= c.AgeStart) && (c.AgeEnd == 0 || v.age <= c.AgeEnd))
+			if ageOK && in(c.Gender, v.gender) && in(c.Country, v.country) && in(c.Platform, v.platform) {
+				match = true
+			}
+		}
+		if match {
+			hits = append(hits, a)
+		}
+	}
+	slices.SortFunc(hits, func(a, b *marquee.Ad) int {
+		if c := a.EndAt.Compare(b.EndAt); c != 0 {
+			return c
+		}
+		return int(a.ID - b.ID)
+	})
+	var ids []int64
+	for i := v.offset; i < len(hits) && i < v.offset+v.limit; i++ {
+		ids = append(ids, hits[i].ID)
+	}
+	return ids
+}
+
+func randomViewer(r *rand.Rand) viewer {
+	v := viewer{offset: r.IntN(40), limit: 1 + r.IntN(100)}
+	if r.IntN(6) == 0 {
+		v.offset = 0
+	}
+	if r.IntN(2) == 0 {
+		v.age = []int{1, 2, 19, 20, 25, 30, 31, 50, 99, 100}[r.IntN(10)]
+	}
+	if r.IntN(2) == 0 {
+		v.gender = marquee.Genders[r.IntN(2)]
+	}
+	if r.IntN(2) == 0 {
+		v.country = append(someCountries, "NZ")[r.IntN(len(someCountries)+1)]
+	}
+	if r.IntN(2) == 0 {
+		v.platform = []string{"android", "IOS", "web"}[r.IntN(3)]
+	}
+	return v
+}
+
+func TestQueryMatchesReference(t *testing.T) {
+	for seed := range uint64(5) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		clock := base.Add(-4 * time.Second)
+		ix := index.New(func() time.Time { return clock })
+		var ads []*marquee.Ad
+		for id := int64(1); id <= 3000; id++ {
+			ads = append(ads, randomAd(r, id))
+		}
+		// Load half, then Put the rest in batches, replace some and delete some.
+		half := ads[:1500]
+		if err := ix.Load(func(add func(*marquee.Ad)) error {
+			for _, a := range half {
+				add(a)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1500; i < len(ads); i += 100 {
+			ix.Put(ads[i : i+100]...)
+		}
+		for i := 0; i < 200; i++ {
+			id := int64(1 + r.IntN(len(ads)))
+			if r.IntN(2) == 0 {
+				ads[id-1] = randomAd(r, id)
+				ix.Put(ads[id-1])
+			} else {
+				ix.Delete(id)
+				ads[id-1] = &marquee.Ad{ID: id} // never active
+			}
+		}
+		snap := ix.Snapshot()
+		for i := 0; i < 3000; i++ {
+			v := randomViewer(r)
+			now := base.Add(time.Duration(r.IntN(6000)-3000) * time.Millisecond)
+			if r.IntN(4) == 0 { // exactly on some ad's start or end
+				a := ads[r.IntN(len(ads))]
+				now = []time.Time{a.StartAt, a.EndAt}[r.IntN(2)]
+			}
+			if now.Before(clock) {
+				now = clock
+			}
+			got := snap.AppendIDs(nil, v.query(), now)
+			want := reference(ads, v, now)
+			if !slices.Equal(got, want) {
+				t.Fatalf("seed %d: Query(%+v) at %v = %v; want %v", seed, v, now, got, want)
+			}
+		}
+	}
+}
+
+func TestAppendPageBytes(t *testing.T) {
+	clock := base
+	ix := index.New(func() time.Time { return clock })
+	ix.Put(
+		&marquee.Ad{ID: 1, Title: `AD "1"`, StartAt: base.Add(-time.Hour), EndAt: base.Add(2 * time.Hour)},
+		&marquee.Ad{ID: 2, Title: "AD 2", StartAt: base.Add(-time.Hour), EndAt: base.Add(time.Hour + 5*time.Millisecond)},
+		&marquee.Ad{ID: 3, Title: "scheduled", StartAt: base.Add(time.Hour), EndAt: base.Add(3 * time.Hour)},
+	)
+	got := string(ix.Snapshot().AppendPage(nil, &index.Query{Limit: 5}, base))
+	want := `{"title":"AD 2","endAt":"2025-03-01T13:00:00.005Z"},{"title":"AD \"1\"","endAt":"2025-03-01T14:00:00.000Z"}`
+	if got != want {
+		t.Fatalf("AppendPage = %s; want %s", got, want)
+	}
+	// The scheduled ad appears at its start without any rebuild.
+	got = string(ix.Snapshot().AppendPage(nil, &index.Query{Offset: 2, Limit: 5}, base.Add(time.Hour+time.Nanosecond)))
+	if want := `{"title":"scheduled","endAt":"2025-03-01T15:00:00.000Z"}`; got != want {
+		t.Fatalf("AppendPage after start = %s; want %s", got, want)
+	}
+}
+
+func TestExpiredAdsAreCompactedAway(t *testing.T) {
+	clock := base
+	ix := index.New(func() time.Time { return clock })
+	ix.Put(&marquee.Ad{ID: 1, Title: "a", StartAt: base.Add(-time.Hour), EndAt: base.Add(time.Minute)})
+	clock = base.Add(time.Minute)
+	ix.Compact()
+	if n := ix.Snapshot().Len(); n != 0 {
+		t.Fatalf("Len after expiry and Compact = %d; want 0", n)
+	}
+}
+
+func TestQueryAllocatesNothing(t *testing.T) {
+	ix, now := filled(t, 10_000)
+	q := &index.Query{Offset: 20, Limit: 100, Age: 30, Gender: index.GenderF, Platform: index.PlatformIOS}
+	buf := make([]byte, 0, 64<<10)
+	snap := ix.Snapshot()
+	if n := testing.AllocsPerRun(100, func() { buf = snap.AppendPage(buf[:0], q, now) }); n != 0 {
+		t.Fatalf("AppendPage allocates %v times per call; want 0", n)
+	}
+	if len(buf) == 0 {
+		t.Fatal("AppendPage found nothing; the allocation check is vacuous")
+	}
+}
+
+// filled returns an index of n active ads shaped like `marquee seed` makes.
+func filled(t testing.TB, n int) (*index.Index, time.Time) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(1, 2))
+	now := base
+	ix := index.New(func() time.Time { return now })
+	err := ix.Load(func(add func(*marquee.Ad)) error {
+		for id := int64(1); id <= int64(n); id++ {
+			a := randomAd(r, id)
+			a.StartAt = base.Add(-time.Duration(1+r.IntN(1000)) * time.Hour)
+			a.EndAt = base.Add(time.Duration(1+r.IntN(100000)) * time.Minute)
+			add(a)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix, now
+}
+
+func BenchmarkAppendPage(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		ix, now := filled(b, n)
+		snap := ix.Snapshot()
+		buf := make([]byte, 0, 64<<10)
+		for _, c := range []struct {
+			name string
+			q    index.Query
+		}{
+			{"default", index.Query{Limit: 5}},
+			{"filtered", index.Query{Offset: 10, Limit: 20, Age: 24, Gender: index.GenderF, Country: 1 + slot("TW"), Platform: index.PlatformIOS}},
+			{"deep", index.Query{Offset: 99, Limit: 100, Age: 50}},
+		} {
+			b.Run(fmt.Sprintf("ads=%d/%s", n, c.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					buf = snap.AppendPage(buf[:0], &c.q, now)
+				}
+			})
+		}
+	}
+}
+
+func slot(c string) int { s, _ := marquee.CountrySlot(c); return s }
