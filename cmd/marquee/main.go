@@ -1,0 +1,82 @@
+// Command marquee is Marquee's one binary: the server (serve), the seeder
+// (seed) and a hello-world baseline for benchmarks (hello).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "marquee:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: marquee <command> [flags]
+
+commands:
+  serve   run the server (see marquee serve -h)
+  seed    fill the store with generated ads (see marquee seed -h)
+  hello   run a fasthttp hello-world, the baseline of benchmarks
+
+Every flag can also be set as MARQUEE_<NAME> (e.g. MARQUEE_ADMIN_TOKEN).
+`
+
+// run is the whole program: main only supplies the process's context,
+// arguments, environment and streams.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, getenv, stdout, stderr)
+	case "seed":
+		return runSeed(ctx, rest, getenv, stdout, stderr)
+	case "hello":
+		return runHello(ctx, rest, getenv, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// parseFlags parses args into fs, then fills every flag not given on the
+// command line from MARQUEE_<NAME> (upper-case, "-" as "_").
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "MARQUEE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" && !given[f.Name] && err == nil {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", env, v, e)
+			}
+		}
+	})
+	return err
+}

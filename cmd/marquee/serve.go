@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"marquee"
+	"marquee/index"
+	"marquee/store/sqlite"
+	"marquee/web"
+)
+
+// serveConfig is the validated configuration of marquee serve.
+type serveConfig struct {
+	addr          string
+	data          string
+	db            string
+	adminToken    string
+	insecureAdmin bool
+	compactEvery  time.Duration
+	shutdownWait  time.Duration
+}
+
+func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
+	var c serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.addr, "addr", ":8080", "listen address")
+	fs.StringVar(&c.data, "data", "./data", "data directory (SQLite file, admin token)")
+	fs.StringVar(&c.db, "db", "", "database: a SQLite file path (default <data>/marquee.db)")
+	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token of admin routes (default: generated once, kept in <data>/admin-token)")
+	fs.BoolVar(&c.insecureAdmin, "insecure-admin", false, "serve admin routes without a token (testing only)")
+	fs.DurationVar(&c.compactEvery, "compact-every", time.Minute, "how often expired ads are dropped from memory")
+	fs.DurationVar(&c.shutdownWait, "shutdown-timeout", 10*time.Second, "how long shutdown waits for in-flight requests")
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return c, err
+	}
+	if c.db == "" {
+		c.db = filepath.Join(c.data, "marquee.db")
+	}
+	if strings.Contains(c.db, "://") {
+		return c, fmt.Errorf("-db %q: only a SQLite file path is supported in this version", c.db)
+	}
+	if c.compactEvery <= 0 {
+		return c, fmt.Errorf("-compact-every must be positive, got %v", c.compactEvery)
+	}
+	return c, nil
+}
+
+// runServe runs the server until ctx is done. Shutdown order: stop
+// accepting and finish in-flight requests, stop the index's compactor,
+// close the store.
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseServe(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+
+	token, err := adminToken(cfg, log)
+	if err != nil {
+		return err
+	}
+	st, err := sqlite.Open(ctx, cfg.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	ix := index.New(time.Now)
+	start := time.Now()
+	err = ix.Load(func(add func(*marquee.Ad)) error {
+		return st.EachLiveAd(ctx, time.Now(), func(a *marquee.Ad) error { add(a); return nil })
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("index loaded", "ads", ix.Snapshot().Len(), "took", time.Since(start).String())
+
+	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin},
+		log, time.Now, st, ix, prometheus.NewRegistry())
+	hs := srv.HTTPServer()
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db)
+
+	bg, stopBG := context.WithCancel(context.Background())
+	compacted := make(chan struct{})
+	go func() { defer close(compacted); ix.Run(bg, cfg.compactEvery) }()
+
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownWait)
+		err = hs.ShutdownWithContext(sctx)
+		cancel()
+	}
+	stopBG()
+	<-compacted
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// adminToken returns the configured token; without one it reads the token
+// kept under the data dir, generating it (mode 0600, logged once) on first
+// start.
+func adminToken(cfg serveConfig, log *slog.Logger) (string, error) {
+	if cfg.insecureAdmin {
+		log.Warn("admin routes are open to anyone: -insecure-admin is set")
+		return "", nil
+	}
+	if cfg.adminToken != "" {
+		return cfg.adminToken, nil
+	}
+	path := filepath.Join(cfg.data, "admin-token")
+	b, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read admin token: %w", err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	token := hex.EncodeToString(raw)
+	if err := os.MkdirAll(cfg.data, 0o755); err != nil {
+		return "", fmt.Errorf("create data dir: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write admin token: %w", err)
+	}
+	log.Info("generated admin token; it is shown only this once and kept in the file", "token", token, "file", path)
+	return token, nil
+}

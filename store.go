@@ -1,0 +1,36 @@
+package marquee
+
+import (
+	"fmt"
+	"time"
+)
+
+// AdState selects ads by where now falls in their window.
+type AdState string
+
+// The states an admin can list.
+const (
+	AdsAll       AdState = "all"
+	AdsActive    AdState = "active"    // startAt < now < endAt
+	AdsScheduled AdState = "scheduled" // now ≤ startAt
+	AdsExpired   AdState = "expired"   // endAt ≤ now
+)
+
+// ParseAdState returns the state named s ("" means all).
+func ParseAdState(s string) (AdState, error) {
+	switch st := AdState(s); st {
+	case "":
+		return AdsAll, nil
+	case AdsAll, AdsActive, AdsScheduled, AdsExpired:
+		return st, nil
+	}
+	return "", fmt.Errorf("must be one of all, active, scheduled, expired; got %q", s)
+}
+
+// AdFilter selects a page of ads for the admin list, ordered by id.
+type AdFilter struct {
+	State  AdState
+	Now    time.Time // the instant State is judged at
+	Offset int
+	Limit  int
+}

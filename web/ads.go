@@ -1,0 +1,314 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/index"
+)
+
+// Defaults and bounds of the list query (spec/ads-api.md).
+const (
+	defaultLimit  = 5
+	maxLimit      = 100
+	adminMaxLimit = 1000
+	adminDefLimit = 50
+	storeTimeout  = 5 * time.Second
+	adRoutePrefix = "/api/v1/ad/"
+)
+
+var pagePool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// handleListAds serves GET /api/v1/ad from the index snapshot: one atomic
+// load, no lock, no allocation.
+func handleListAds(ix *index.Index, now func() time.Time) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		q, problems := parseListQuery(ctx.QueryArgs())
+		if problems != nil {
+			return &marquee.InvalidError{What: "invalid query", Problems: problems}
+		}
+		bp := pagePool.Get().(*[]byte)
+		b := append((*bp)[:0], `{"items":[`...)
+		b = ix.Snapshot().AppendPage(b, &q, now())
+		b = append(b, "]}"...)
+		ctx.SetContentTypeBytes(contentTypeJSON)
+		ctx.SetBody(b)
+		*bp = b
+		pagePool.Put(bp)
+		return nil
+	}
+}
+
+// parseListQuery compiles the list parameters. Problems is nil unless a
+// parameter is bad; only then does it allocate.
+func parseListQuery(args *fasthttp.Args) (index.Query, marquee.Problems) {
+	q := index.Query{Limit: defaultLimit}
+	var p marquee.Problems
+	bad := func(k, msg string) {
+		if p == nil {
+			p = marquee.Problems{}
+		}
+		p[k] = msg
+	}
+	if v, ok := param(args, "offset"); ok {
+		n, err := fasthttp.ParseUint(v)
+		if err != nil {
+			bad("offset", "must be an integer ≥ 0")
+		}
+		q.Offset = n
+	}
+	if v, ok := param(args, "limit"); ok {
+		n, err := fasthttp.ParseUint(v)
+		if err != nil || n < 1 || n > maxLimit {
+			bad("limit", fmt.Sprintf("must be an integer between 1 and %d", maxLimit))
+		}
+		q.Limit = n
+	}
+	if v, ok := param(args, "age"); ok {
+		n, err := fasthttp.ParseUint(v)
+		if err != nil || n < marquee.MinAge || n > marquee.MaxAge {
+			bad("age", fmt.Sprintf("must be an integer between %d and %d", marquee.MinAge, marquee.MaxAge))
+		}
+		q.Age = n
+	}
+	if v, ok := param(args, "gender"); ok {
+		if q.Gender = index.GenderCode(v); q.Gender == 0 {
+			bad("gender", fmt.Sprintf("must be \"M\" or \"F\", got %q", v))
+		}
+	}
+	if v, ok := param(args, "country"); ok {
+		slot, known := marquee.CountrySlot(v)
+		if !known {
+			bad("country", fmt.Sprintf("unknown ISO 3166-1 alpha-2 code %q", v))
+		}
+		q.Country = slot + 1
+	}
+	if v, ok := param(args, "platform"); ok {
+		if q.Platform = index.PlatformCode(v); q.Platform == 0 {
+			bad("platform", fmt.Sprintf("must be one of \"android\", \"ios\", \"web\", got %q", v))
+		}
+	}
+	return q, p
+}
+
+// param returns a query parameter's first value and whether it is present
+// (an empty value is present, and invalid for every list parameter).
+func param(args *fasthttp.Args, key string) ([]byte, bool) {
+	v := args.Peek(key)
+	if len(v) == 0 && !args.Has(key) {
+		return nil, false
+	}
+	return v, true
+}
+
+// adWriter applies ad writes to the store and then to the index, one at a
+// time, so the index sees changes in commit order and a client sees its
+// own write in the next request (read-your-writes).
+type adWriter struct {
+	mu    sync.Mutex
+	store AdStore
+	index *index.Index
+}
+
+func (w *adWriter) create(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	a, err := w.store.CreateAd(ctx, in)
+	if err == nil {
+		w.index.Put(&a)
+	}
+	return a, err
+}
+
+func (w *adWriter) replace(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	a, err := w.store.ReplaceAd(ctx, id, in)
+	if err == nil {
+		w.index.Put(&a)
+	}
+	return a, err
+}
+
+func (w *adWriter) delete(ctx context.Context, id int64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.store.DeleteAd(ctx, id)
+	if err == nil {
+		w.index.Delete(id)
+	}
+	return err
+}
+
+// handleCreateAd serves POST /api/v1/ad.
+func handleCreateAd(w *adWriter) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		in, err := readAdInput(ctx)
+		if err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		a, err := w.create(sctx, in)
+		if err != nil {
+			return err
+		}
+		id := strconv.FormatInt(a.ID, 10)
+		ctx.Response.Header.Set(fasthttp.HeaderLocation, adRoutePrefix+id)
+		writeJSON(ctx, fasthttp.StatusCreated, map[string]string{"id": id})
+		return nil
+	}
+}
+
+// handleReplaceAd serves PUT /api/v1/ad/{id}: the body is a whole ad, as
+// for create.
+func handleReplaceAd(w *adWriter) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		id, err := adID(ctx)
+		if err != nil {
+			return err
+		}
+		in, err := readAdInput(ctx)
+		if err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		a, err := w.replace(sctx, id, in)
+		if err != nil {
+			return notFoundAs(err, id)
+		}
+		writeJSON(ctx, fasthttp.StatusOK, a)
+		return nil
+	}
+}
+
+// handleDeleteAd serves DELETE /api/v1/ad/{id}.
+func handleDeleteAd(w *adWriter) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		id, err := adID(ctx)
+		if err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if err := w.delete(sctx, id); err != nil {
+			return notFoundAs(err, id)
+		}
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return nil
+	}
+}
+
+// handleGetAd serves GET /api/v1/ad/{id}: the whole ad, whatever its state.
+func handleGetAd(store AdStore) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		id, err := adID(ctx)
+		if err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		a, err := store.Ad(sctx, id)
+		if err != nil {
+			return notFoundAs(err, id)
+		}
+		writeJSON(ctx, fasthttp.StatusOK, a)
+		return nil
+	}
+}
+
+// adminPage is the body of GET /api/v1/ads.
+type adminPage struct {
+	Items  []marquee.Ad `json:"items"`
+	Total  int          `json:"total"`
+	Offset int          `json:"offset"`
+	Limit  int          `json:"limit"`
+}
+
+// handleAdminListAds serves GET /api/v1/ads?state=&offset=&limit=: every
+// ad (active, scheduled, expired) by id.
+func handleAdminListAds(store AdStore, now func() time.Time) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		args := ctx.QueryArgs()
+		f := marquee.AdFilter{Now: now(), Limit: adminDefLimit}
+		p := marquee.Problems{}
+		var err error
+		if f.State, err = marquee.ParseAdState(string(args.Peek("state"))); err != nil {
+			p["state"] = err.Error()
+		}
+		if v, ok := param(args, "offset"); ok {
+			if f.Offset, err = fasthttp.ParseUint(v); err != nil {
+				p["offset"] = "must be an integer ≥ 0"
+			}
+		}
+		if v, ok := param(args, "limit"); ok {
+			if f.Limit, err = fasthttp.ParseUint(v); err != nil || f.Limit < 1 || f.Limit > adminMaxLimit {
+				p["limit"] = fmt.Sprintf("must be an integer between 1 and %d", adminMaxLimit)
+			}
+		}
+		if len(p) > 0 {
+			return &marquee.InvalidError{What: "invalid query", Problems: p}
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		ads, total, err := store.ListAds(sctx, f)
+		if err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, adminPage{Items: ads, Total: total, Offset: f.Offset, Limit: f.Limit})
+		return nil
+	}
+}
+
+// adID parses the {id} segment; an id that is not a positive integer names
+// no ad.
+func adID(ctx *fasthttp.RequestCtx) (int64, error) {
+	seg := bytes.TrimPrefix(ctx.Path(), []byte(adRoutePrefix))
+	id, err := strconv.ParseInt(string(seg), 10, 64)
+	if err != nil || id < 1 {
+		return 0, errorf(fasthttp.StatusNotFound, "ad %q not found", seg)
+	}
+	return id, nil
+}
+
+func notFoundAs(err error, id int64) error {
+	if errors.Is(err, marquee.ErrNotFound) {
+		return errorf(fasthttp.StatusNotFound, "ad %d not found", id)
+	}
+	return err
+}
+
+// readAdInput checks the body's type and size, then parses it as an ad.
+func readAdInput(ctx *fasthttp.RequestCtx) (marquee.AdInput, error) {
+	if err := checkJSONBody(ctx, MaxAdBody); err != nil {
+		return marquee.AdInput{}, err
+	}
+	return marquee.ParseAdInput(ctx.PostBody())
+}
+
+// checkJSONBody refuses a body whose declared type is not JSON (415) or
+// that is larger than limit bytes (413). A body with no Content-Type is
+// read as JSON.
+func checkJSONBody(ctx *fasthttp.RequestCtx, limit int) error {
+	ct := ctx.Request.Header.ContentType()
+	if len(ct) > 0 {
+		media, _, _ := bytes.Cut(ct, []byte(";"))
+		media = bytes.TrimSpace(media)
+		if !bytes.EqualFold(media, contentTypeJSON) && !bytes.HasSuffix(bytes.ToLower(media), []byte("+json")) {
+			return errorf(fasthttp.StatusUnsupportedMediaType, "content type %q is not JSON; send application/json", ct)
+		}
+	}
+	if n := len(ctx.PostBody()); n > limit {
+		return errorf(fasthttp.StatusRequestEntityTooLarge, "request body is %d bytes; the limit is %d", n, limit)
+	}
+	return nil
+}

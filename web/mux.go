@@ -1,0 +1,107 @@
+package web
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// handler serves a request; a returned error is written by writeError.
+type handler func(ctx *fasthttp.RequestCtx) error
+
+// plain adapts a fasthttp handler that writes its own errors.
+func plain(h fasthttp.RequestHandler) handler {
+	return func(ctx *fasthttp.RequestCtx) error { h(ctx); return nil }
+}
+
+// mux dispatches by path and method. It is built once and read-only after.
+type mux struct {
+	static map[string]*endpoint // fixed paths
+	prefix []*endpoint          // "/{id}" patterns, matched by prefix
+	srv    *Server
+}
+
+// endpoint is every route that shares one pattern.
+type endpoint struct {
+	pattern string
+	prefix  string // for "/{id}" patterns: the pattern without "{id}"
+	methods map[string]*bound
+	allow   string // the Allow header of a 405
+}
+
+// bound is one route with its metrics.
+type bound struct {
+	h     handler
+	stats *routeStats
+}
+
+func newMux(s *Server, routes []route) *mux {
+	m := &mux{static: map[string]*endpoint{}, srv: s}
+	byPattern := map[string]*endpoint{}
+	for _, r := range routes {
+		ep := byPattern[r.pattern]
+		if ep == nil {
+			ep = &endpoint{pattern: r.pattern, methods: map[string]*bound{}}
+			byPattern[r.pattern] = ep
+			if p, ok := strings.CutSuffix(r.pattern, "{id}"); ok {
+				ep.prefix = p
+				m.prefix = append(m.prefix, ep)
+			} else {
+				m.static[r.pattern] = ep
+			}
+		}
+		ep.methods[r.method] = &bound{h: r.handler, stats: s.metrics.route(r.method, r.pattern)}
+	}
+	for _, ep := range byPattern {
+		var allow []string
+		for method := range ep.methods {
+			allow = append(allow, method)
+			if method == fasthttp.MethodGet {
+				allow = append(allow, fasthttp.MethodHead)
+			}
+		}
+		sort.Strings(allow)
+		ep.allow = strings.Join(allow, ", ")
+	}
+	return m
+}
+
+func (m *mux) find(path []byte) *endpoint {
+	if ep := m.static[string(path)]; ep != nil { // no allocation: map lookup by converted key
+		return ep
+	}
+	for _, ep := range m.prefix {
+		if rest, ok := bytes.CutPrefix(path, []byte(ep.prefix)); ok && len(rest) > 0 && bytes.IndexByte(rest, '/') < 0 {
+			return ep
+		}
+	}
+	return nil
+}
+
+func (m *mux) serve(ctx *fasthttp.RequestCtx) {
+	start := time.Now()
+	ep := m.find(ctx.Path())
+	if ep == nil {
+		m.srv.writeError(ctx, errorf(fasthttp.StatusNotFound, "no route for %s", ctx.Path()))
+		m.srv.metrics.unrouted.Inc()
+		return
+	}
+	method := ctx.Method()
+	if ctx.IsHead() {
+		method = []byte(fasthttp.MethodGet)
+	}
+	b := ep.methods[string(method)]
+	if b == nil {
+		ctx.Response.Header.Set("Allow", ep.allow)
+		m.srv.writeError(ctx, errorf(fasthttp.StatusMethodNotAllowed, "method %s not allowed on %s; allowed: %s", ctx.Method(), ep.pattern, ep.allow))
+		m.srv.metrics.unrouted.Inc()
+		return
+	}
+	if err := b.h(ctx); err != nil {
+		m.srv.writeError(ctx, err)
+	}
+	b.stats.observe(ctx.Response.StatusCode(), time.Since(start))
+}

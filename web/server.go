@@ -1,0 +1,89 @@
+// Package web is Marquee's HTTP edge on fasthttp. NewServer builds the
+// handler; routes.go lists every route with its middleware; one file per
+// resource holds the handlers; errors.go is the one place that maps domain
+// errors to status codes and JSON bodies.
+//
+// Handlers never keep a *fasthttp.RequestCtx, or a byte slice taken from it,
+// after they return.
+package web
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/index"
+)
+
+// AdStore is what the web layer needs of a store of ads.
+type AdStore interface {
+	CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error)
+	ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error)
+	DeleteAd(ctx context.Context, id int64) error
+	Ad(ctx context.Context, id int64) (marquee.Ad, error)
+	ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, int, error)
+	Ping(ctx context.Context) error
+}
+
+// Config holds the settings of the HTTP edge.
+type Config struct {
+	AdminToken    string // bearer token of admin routes
+	InsecureAdmin bool   // serve admin routes without a token
+}
+
+// Limits of the HTTP edge.
+const (
+	MaxAdBody      = 64 << 10 // bytes of a create/replace body
+	MaxRequestBody = 1 << 20  // bytes of any request body (the server rejects more)
+	ReadTimeout    = 10 * time.Second
+	WriteTimeout   = 10 * time.Second
+	IdleTimeout    = 60 * time.Second
+)
+
+// Server is Marquee's HTTP handler with its dependencies.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	store   AdStore
+	index   *index.Index
+	ads     *adWriter
+	metrics *metrics
+	mux     *mux
+}
+
+// NewServer builds the HTTP edge. reg receives the server's metrics; now is
+// the clock ads are judged by.
+func NewServer(cfg Config, log *slog.Logger, now func() time.Time, store AdStore, ix *index.Index, reg *prometheus.Registry) *Server {
+	s := &Server{
+		cfg: cfg, log: log, now: now, store: store, index: ix,
+		ads:     &adWriter{store: store, index: ix},
+		metrics: newMetrics(reg, ix),
+	}
+	s.mux = newMux(s, s.routes())
+	return s
+}
+
+// Handler returns the request handler.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.mux.serve }
+
+// HTTPServer returns a fasthttp server for the handler with Marquee's limits
+// and timeouts.
+func (s *Server) HTTPServer() *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:               s.Handler(),
+		ErrorHandler:          s.transportError,
+		Name:                  "marquee",
+		ReadTimeout:           ReadTimeout,
+		WriteTimeout:          WriteTimeout,
+		IdleTimeout:           IdleTimeout,
+		MaxRequestBodySize:    MaxRequestBody,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		CloseOnShutdown:       true,
+	}
+}
