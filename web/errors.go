@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,11 +73,13 @@ var contentTypeJSON = []byte("application/json")
 
 // writeJSON writes v as the JSON body of a response with the given status.
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil { // only our own types reach here; they always marshal
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // only our own types reach here; they always marshal
 		panic(fmt.Sprintf("marshal %T: %v", v, err))
 	}
 	ctx.SetStatusCode(status)
 	ctx.SetContentTypeBytes(contentTypeJSON)
-	ctx.SetBody(b)
+	ctx.SetBody(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }

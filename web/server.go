@@ -9,6 +9,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -85,5 +86,15 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		CloseOnShutdown:       true,
+		Logger:                fasthttpLogger{s.log},
 	}
+}
+
+// fasthttpLogger routes fasthttp's own messages (connection errors) to slog
+// at debug level: they are the client's problem, and a flood of them must
+// not fill the log.
+type fasthttpLogger struct{ log *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.log.Debug("fasthttp", "msg", fmt.Sprintf(format, args...))
 }
