@@ -30,39 +30,17 @@ type cond struct {
 	countries    []uint16 // sorted country slots
 }
 
-func (c *cond) matches(q *Query) bool {
-	if q.Age != 0 && (q.Age < int(c.ageLo) || q.Age > int(c.ageHi)) {
-		return false
-	}
-	if q.Gender != 0 && c.genders != 0 && c.genders&(1<<q.Gender) == 0 {
-		return false
-	}
-	if q.Platform != 0 && c.platforms != 0 && c.platforms&(1<<q.Platform) == 0 {
-		return false
-	}
-	if q.Country != 0 && c.countries != nil {
-		if _, found := slices.BinarySearch(c.countries, uint16(q.Country-1)); !found {
-			return false
-		}
-	}
-	return true
-}
-
 // entry is one ad as the index holds it: its sort key, its pre-rendered list
-// item, and its targeting compiled twice — per condition (exact check) and as
-// the union over conditions (bitsets). Entries are immutable once built.
+// item and its compiled conditions. Entries are immutable once built.
 type entry struct {
 	id             int64
 	startAt, endAt int64 // unix nanoseconds
 	item           []byte
-	conds          []cond // nil: matches everyone
-
-	// Union over conds; "any" means some condition leaves the dimension open.
-	ageAny, genderAny, platformAny, countryAny bool
-	ages                                       [2]uint64 // bit a: age a accepted
-	genders, platforms                         uint8
-	countries                                  []uint16
+	conds          []cond // never empty: no condition is one open cond
 }
+
+// anyone is the condition of an ad without conditions.
+var anyone = []cond{{ageLo: marquee.MinAge, ageHi: marquee.MaxAge}}
 
 func newEntry(a *marquee.Ad) *entry {
 	e := &entry{
@@ -70,48 +48,15 @@ func newEntry(a *marquee.Ad) *entry {
 		startAt: a.StartAt.UnixNano(),
 		endAt:   a.EndAt.UnixNano(),
 		item:    renderItem(a),
+		conds:   anyone,
 	}
-	if len(a.Conditions) == 0 {
-		e.ageAny, e.genderAny, e.platformAny, e.countryAny = true, true, true, true
-		return e
-	}
-	e.conds = make([]cond, len(a.Conditions))
-	for i := range a.Conditions {
-		c := compile(&a.Conditions[i])
-		e.conds[i] = c
-		if c.ageLo == marquee.MinAge && c.ageHi == marquee.MaxAge {
-			e.ageAny = true
+	if len(a.Conditions) > 0 {
+		e.conds = make([]cond, len(a.Conditions))
+		for i := range a.Conditions {
+			e.conds[i] = compile(&a.Conditions[i])
 		}
-		for age := int(c.ageLo); age <= int(c.ageHi); age++ {
-			e.ages[age>>6] |= 1 << (uint(age) & 63)
-		}
-		e.genderAny = e.genderAny || c.genders == 0
-		e.platformAny = e.platformAny || c.platforms == 0
-		e.countryAny = e.countryAny || c.countries == nil
-		e.genders |= c.genders
-		e.platforms |= c.platforms
-		e.countries = append(e.countries, c.countries...)
 	}
-	slices.Sort(e.countries)
-	e.countries = slices.Compact(e.countries)
 	return e
-}
-
-// exact reports whether the bitsets alone decide a match for this entry:
-// true when it has at most one condition, since then the union is the
-// condition itself.
-func (e *entry) exact() bool { return len(e.conds) <= 1 }
-
-func (e *entry) matches(q *Query) bool {
-	if e.conds == nil {
-		return true
-	}
-	for i := range e.conds {
-		if e.conds[i].matches(q) {
-			return true
-		}
-	}
-	return false
 }
 
 func compile(c *marquee.Condition) cond {

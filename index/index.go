@@ -179,7 +179,7 @@ func (ix *Index) Compact() {
 	ix.bmu.Lock()
 	defer ix.bmu.Unlock()
 	s := ix.snap.Load()
-	if s.firstLive(ix.now().UnixNano()) == 0 {
+	if s.firstLive(ix.now().UnixNano()) == 0 { // no expired rows
 		return
 	}
 	ix.publish()

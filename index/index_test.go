@@ -273,3 +273,40 @@ func BenchmarkAppendPage(b *testing.B) {
 }
 
 func slot(c string) int { s, _ := marquee.CountrySlot(c); return s }
+
+// BenchmarkMixedQueries replays the query mix of scripts/ads.lua (random
+// offset 0–99, limit 1–100, each filter present half the time) over ads
+// shaped like `marquee seed` makes.
+func BenchmarkMixedQueries(b *testing.B) {
+	for _, n := range []int{1_000, 1_000_000} {
+		ix, now := filled(b, n)
+		snap := ix.Snapshot()
+		r := rand.New(rand.NewPCG(3, 4))
+		qs := make([]index.Query, 4096)
+		for i := range qs {
+			q := index.Query{Offset: r.IntN(100), Limit: 1 + r.IntN(100)}
+			if r.IntN(2) == 0 {
+				q.Age = 1 + r.IntN(100)
+			}
+			if r.IntN(2) == 0 {
+				q.Gender = 1 + r.IntN(2)
+			}
+			if r.IntN(2) == 0 {
+				q.Country = 1 + slot(someCountries[r.IntN(len(someCountries))])
+			}
+			if r.IntN(2) == 0 {
+				q.Platform = 1 + r.IntN(3)
+			}
+			qs[i] = q
+		}
+		buf := make([]byte, 0, 64<<10)
+		b.Run(fmt.Sprintf("ads=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				buf = snap.AppendPage(buf[:0], &qs[i&4095], now)
+				i++
+			}
+		})
+	}
+}

@@ -19,18 +19,26 @@ type Query struct {
 }
 
 // Snapshot is an immutable view of every ad that was active or scheduled
-// when it was built, in (endAt, id) order, with one bitset per targeted
-// dimension value. It is never mutated after it is built, so any number of
-// goroutines may query it without locking.
+// when it was built. It is never mutated after it is built, so any number
+// of goroutines may query it without locking.
+//
+// Each condition object of an ad is one row; an ad without conditions is
+// one open row. Rows are in (endAt, id) order, so the rows of one ad are
+// adjacent. For every dimension value there is a bitset of the rows that
+// accept it, and one of the rows open on that dimension; a row is one
+// condition, so ANDing the bitsets is exact, and an ad matches when any of
+// its rows does (OR across conditions) — counted once, at its first row.
 type Snapshot struct {
-	built   time.Time
-	entries []*entry
-	endAt   []int64 // entries[i].endAt, contiguous for the binary search
-	startAt []int64
+	built time.Time
 
-	// For each dimension, the ads that accept a value (nil when none does)
-	// and the ads that accept every value.
-	ages        [marquee.MaxAge + 1]bitset
+	ids   []int64  // per ad, in order
+	items [][]byte // per ad: its list item, shared with the index's entries
+
+	rowAd    []int32 // per row: its ad
+	rowEnd   []int64 // per row: its ad's endAt (unix ns), for the binary search
+	rowStart []int64 // per row: its ad's startAt
+
+	ages        [marquee.MaxAge + 1]bitset // nil when no row has that age
 	ageAny      bitset
 	genders     [3]bitset
 	genderAny   bitset
@@ -38,87 +46,86 @@ type Snapshot struct {
 	platformAny bitset
 	countries   [marquee.CountrySlots]bitset
 	countryAny  bitset
-
-	inexact bitset // ads whose bitset match must be confirmed per condition
 }
 
 // Len returns the number of ads in the snapshot (active and scheduled).
-func (s *Snapshot) Len() int { return len(s.entries) }
+func (s *Snapshot) Len() int { return len(s.ids) }
 
 // Built returns when the snapshot was built.
 func (s *Snapshot) Built() time.Time { return s.built }
 
 // build makes a snapshot of entries, which must be sorted by (endAt, id).
 func build(entries []*entry, now time.Time) *Snapshot {
-	n := len(entries)
+	rows := 0
+	for _, e := range entries {
+		rows += len(e.conds)
+	}
 	s := &Snapshot{
 		built:       now,
-		entries:     entries,
-		endAt:       make([]int64, n),
-		startAt:     make([]int64, n),
-		ageAny:      newBitset(n),
-		genderAny:   newBitset(n),
-		platformAny: newBitset(n),
-		countryAny:  newBitset(n),
-		inexact:     newBitset(n),
+		ids:         make([]int64, len(entries)),
+		items:       make([][]byte, len(entries)),
+		rowAd:       make([]int32, 0, rows),
+		rowEnd:      make([]int64, 0, rows),
+		rowStart:    make([]int64, 0, rows),
+		ageAny:      newBitset(rows),
+		genderAny:   newBitset(rows),
+		platformAny: newBitset(rows),
+		countryAny:  newBitset(rows),
 	}
 	lazy := func(b *bitset) bitset {
 		if *b == nil {
-			*b = newBitset(n)
+			*b = newBitset(rows)
 		}
 		return *b
 	}
-	for i, e := range entries {
-		s.endAt[i], s.startAt[i] = e.endAt, e.startAt
-		if !e.exact() {
-			s.inexact.set(i)
-		}
-		if e.ageAny {
-			s.ageAny.set(i)
-		} else {
-			for w, word := range e.ages {
-				for word != 0 {
-					age := w*64 + bits.TrailingZeros64(word)
-					word &= word - 1
-					lazy(&s.ages[age]).set(i)
+	for ad, e := range entries {
+		s.ids[ad], s.items[ad] = e.id, e.item
+		for c := range e.conds {
+			c := &e.conds[c]
+			row := len(s.rowAd)
+			s.rowAd = append(s.rowAd, int32(ad))
+			s.rowEnd = append(s.rowEnd, e.endAt)
+			s.rowStart = append(s.rowStart, e.startAt)
+			if c.ageLo == marquee.MinAge && c.ageHi == marquee.MaxAge {
+				s.ageAny.set(row)
+			} else {
+				for age := int(c.ageLo); age <= int(c.ageHi); age++ {
+					lazy(&s.ages[age]).set(row)
 				}
 			}
-		}
-		if e.genderAny {
-			s.genderAny.set(i)
-		} else {
-			setMask(e.genders, s.genders[:], i, lazy)
-		}
-		if e.platformAny {
-			s.platformAny.set(i)
-		} else {
-			setMask(e.platforms, s.platforms[:], i, lazy)
-		}
-		if e.countryAny {
-			s.countryAny.set(i)
-		} else {
-			for _, c := range e.countries {
-				lazy(&s.countries[c]).set(i)
+			setMask(c.genders, s.genders[:], s.genderAny, row, lazy)
+			setMask(c.platforms, s.platforms[:], s.platformAny, row, lazy)
+			if c.countries == nil {
+				s.countryAny.set(row)
+			}
+			for _, cc := range c.countries {
+				lazy(&s.countries[cc]).set(row)
 			}
 		}
 	}
 	return s
 }
 
-func setMask(mask uint8, sets []bitset, i int, lazy func(*bitset) bitset) {
+// setMask sets row in the bitset of every value in mask, or in open when
+// mask is empty.
+func setMask(mask uint8, sets []bitset, open bitset, row int, lazy func(*bitset) bitset) {
+	if mask == 0 {
+		open.set(row)
+		return
+	}
 	for v := range sets {
 		if mask&(1<<v) != 0 {
-			lazy(&sets[v]).set(i)
+			lazy(&sets[v]).set(row)
 		}
 	}
 }
 
-// firstLive returns the position of the first ad with endAt > now.
+// firstLive returns the first row whose ad has endAt > now.
 func (s *Snapshot) firstLive(now int64) int {
-	lo, hi := 0, len(s.endAt)
+	lo, hi := 0, len(s.rowEnd)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if s.endAt[m] > now {
+		if s.rowEnd[m] > now {
 			hi = m
 		} else {
 			lo = m + 1
@@ -127,7 +134,7 @@ func (s *Snapshot) firstLive(now int64) int {
 	return lo
 }
 
-// candidates returns word wi of the set of ads the bitsets admit for q.
+// candidates returns word wi of the set of rows that match q.
 func (s *Snapshot) candidates(q *Query, wi int) uint64 {
 	w := ^uint64(0)
 	if q.Age != 0 {
@@ -145,17 +152,18 @@ func (s *Snapshot) candidates(q *Query, wi int) uint64 {
 	return w
 }
 
-// each calls visit for the ads that match q and are active at now
-// (startAt < now < endAt, unix nanoseconds), in (endAt, id) order, after
-// skipping q.Offset of them, until q.Limit have been visited.
-// It costs O(offset+limit) words in the common case and allocates nothing.
-func (s *Snapshot) each(q *Query, now int64, visit func(e *entry)) {
-	n := len(s.entries)
+// each calls visit with the ads (by position) that match q and are active
+// at now (startAt < now < endAt, unix nanoseconds), in (endAt, id) order,
+// after skipping q.Offset of them, until q.Limit have been visited. It costs
+// O(offset+limit) words in the common case and allocates nothing.
+func (s *Snapshot) each(q *Query, now int64, visit func(ad int32)) {
+	n := len(s.rowAd)
 	p := s.firstLive(now)
 	if p >= n || q.Limit <= 0 {
 		return
 	}
 	skip, left := q.Offset, q.Limit
+	last := int32(-1) // the last ad counted: its other rows are not counted again
 	for wi := p >> 6; wi<<6 < n; wi++ {
 		w := s.candidates(q, wi)
 		if wi == p>>6 {
@@ -167,18 +175,16 @@ func (s *Snapshot) each(q *Query, now int64, visit func(e *entry)) {
 			if i >= n {
 				return
 			}
-			if s.startAt[i] >= now {
-				continue // scheduled
-			}
-			e := s.entries[i]
-			if s.inexact.has(i) && !e.matches(q) {
+			ad := s.rowAd[i]
+			if ad == last || s.rowStart[i] >= now { // counted, or scheduled
 				continue
 			}
+			last = ad
 			if skip > 0 {
 				skip--
 				continue
 			}
-			visit(e)
+			visit(ad)
 			if left--; left == 0 {
 				return
 			}
@@ -191,19 +197,19 @@ func (s *Snapshot) each(q *Query, now int64, visit func(e *entry)) {
 // {"items":[…]}, and returns the extended slice. It allocates nothing when
 // dst has room.
 func (s *Snapshot) AppendPage(dst []byte, q *Query, now time.Time) []byte {
-	first := true
-	s.each(q, now.UnixNano(), func(e *entry) {
-		if !first {
+	sep := false
+	s.each(q, now.UnixNano(), func(ad int32) {
+		if sep {
 			dst = append(dst, ',')
 		}
-		first = false
-		dst = append(dst, e.item...)
+		sep = true
+		dst = append(dst, s.items[ad]...)
 	})
 	return dst
 }
 
 // AppendIDs appends the ids of the page q selects at instant now to dst.
 func (s *Snapshot) AppendIDs(dst []int64, q *Query, now time.Time) []int64 {
-	s.each(q, now.UnixNano(), func(e *entry) { dst = append(dst, e.id) })
+	s.each(q, now.UnixNano(), func(ad int32) { dst = append(dst, s.ids[ad]) })
 	return dst
 }

@@ -28,8 +28,9 @@ const (
 var pagePool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // handleListAds serves GET /api/v1/ad from the index snapshot: one atomic
-// load, no lock, no allocation.
-func handleListAds(ix *index.Index, now func() time.Time) handler {
+// load, no lock, no allocation. "Now" is the instant fasthttp started
+// handling the request.
+func handleListAds(ix *index.Index) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		q, problems := parseListQuery(ctx.QueryArgs())
 		if problems != nil {
@@ -37,11 +38,11 @@ func handleListAds(ix *index.Index, now func() time.Time) handler {
 		}
 		bp := pagePool.Get().(*[]byte)
 		b := append((*bp)[:0], `{"items":[`...)
-		b = ix.Snapshot().AppendPage(b, &q, now())
+		b = ix.Snapshot().AppendPage(b, &q, ctx.Time())
 		b = append(b, "]}"...)
 		ctx.SetContentTypeBytes(contentTypeJSON)
-		ctx.SetBody(b)
-		*bp = b
+		// The response takes our buffer and gives us its own: no copy.
+		*bp = ctx.Response.SwapBody(b)
 		pagePool.Put(bp)
 		return nil
 	}

@@ -82,7 +82,7 @@ func (m *mux) find(path []byte) *endpoint {
 }
 
 func (m *mux) serve(ctx *fasthttp.RequestCtx) {
-	start := time.Now()
+	start := ctx.Time() // set by fasthttp just before calling the handler
 	ep := m.find(ctx.Path())
 	if ep == nil {
 		m.srv.writeError(ctx, errorf(fasthttp.StatusNotFound, "no route for %s", ctx.Path()))

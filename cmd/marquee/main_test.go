@@ -350,7 +350,7 @@ func TestSeedIsDeterministic(t *testing.T) {
 	if err := run(context.Background(), []string{"seed", "-data", dir, "-ads", "300", "-seed", "7"}, func(string) string { return "" }, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	a, b := newAdGen(7, time.Unix(0, 0)), newAdGen(7, time.Unix(0, 0))
+	a, b := newAdGen(7, time.Unix(0, 0), 0.1, 0.1), newAdGen(7, time.Unix(0, 0), 0.1, 0.1)
 	for range 100 {
 		x, y := a.next(), b.next()
 		if fmt.Sprint(x) != fmt.Sprint(y) {

@@ -27,11 +27,16 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	n := fs.Int("ads", 1000, "how many ads to add")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed makes the same ads")
 	batch := fs.Int("batch", 20_000, "ads per transaction")
+	scheduled := fs.Float64("scheduled", 0.05, "fraction of ads that start in the future")
+	expired := fs.Float64("expired", 0.05, "fraction of ads that have already ended")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
 	if *n < 0 || *batch < 1 {
 		return fmt.Errorf("-ads must be ≥ 0 and -batch ≥ 1")
+	}
+	if *scheduled < 0 || *expired < 0 || *scheduled+*expired > 1 {
+		return fmt.Errorf("-scheduled and -expired must be fractions summing to at most 1")
 	}
 	if *db == "" {
 		*db = filepath.Join(*data, "marquee.db")
@@ -45,7 +50,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	bar := progressbar.NewOptions(*n, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("seeding ads"),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
-	gen := newAdGen(*seed, time.Now())
+	gen := newAdGen(*seed, time.Now(), *scheduled, *expired)
 	start := time.Now()
 	for done := 0; done < *n; {
 		k := min(*batch, *n-done)
@@ -68,16 +73,18 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 
 // adGen makes realistic ads deterministically from a seed, around an
 // instant: about half with an age range, random subsets of common
-// countries, platforms and genders, and windows such that most are active
-// at that instant (~10% scheduled, ~5% expired).
+// countries, platforms and genders, and windows such that the given
+// fractions are scheduled or expired at that instant and the rest are
+// active for at least an hour more.
 type adGen struct {
-	r   *rand.Rand
-	now time.Time
-	n   int
+	r                  *rand.Rand
+	now                time.Time
+	scheduled, expired float64
+	n                  int
 }
 
-func newAdGen(seed uint64, now time.Time) *adGen {
-	return &adGen{r: rand.New(rand.NewPCG(seed, 0x6d61727175656521)), now: now.UTC()}
+func newAdGen(seed uint64, now time.Time, scheduled, expired float64) *adGen {
+	return &adGen{r: rand.New(rand.NewPCG(seed, 0x6d61727175656521)), now: now.UTC(), scheduled: scheduled, expired: expired}
 }
 
 func (g *adGen) next() marquee.AdInput {
@@ -85,17 +92,16 @@ func (g *adGen) next() marquee.AdInput {
 	g.n++
 	day := 24 * time.Hour
 	in := marquee.AdInput{Title: fmt.Sprintf("AD %d", g.n)}
-	switch x := r.IntN(100); {
-	case x < 10: // scheduled
+	switch x := r.Float64(); {
+	case x < g.scheduled:
 		in.StartAt = g.now.Add(time.Duration(1+r.IntN(7*24*60)) * time.Minute)
-	case x < 15: // expired
+		in.EndAt = in.StartAt.Add(time.Duration(60+r.IntN(60*24*60)) * time.Minute)
+	case x < g.scheduled+g.expired:
 		in.StartAt = g.now.Add(-time.Duration(31+r.IntN(30)) * day)
 		in.EndAt = g.now.Add(-time.Duration(1+r.IntN(30*24*60)) * time.Minute)
 	default:
 		in.StartAt = g.now.Add(-time.Duration(1+r.IntN(30*24*60)) * time.Minute)
-	}
-	if in.EndAt.IsZero() {
-		in.EndAt = in.StartAt.Add(time.Duration(60+r.IntN(60*24*60)) * time.Minute)
+		in.EndAt = g.now.Add(time.Duration(60+r.IntN(60*24*60)) * time.Minute)
 	}
 	for range r.IntN(3) { // 0, 1 or 2 condition objects
 		var c marquee.Condition

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +35,7 @@ type serveConfig struct {
 	insecureAdmin bool
 	compactEvery  time.Duration
 	shutdownWait  time.Duration
+	pprofAddr     string
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -46,6 +49,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.BoolVar(&c.insecureAdmin, "insecure-admin", false, "serve admin routes without a token (testing only)")
 	fs.DurationVar(&c.compactEvery, "compact-every", time.Minute, "how often expired ads are dropped from memory")
 	fs.DurationVar(&c.shutdownWait, "shutdown-timeout", 10*time.Second, "how long shutdown waits for in-flight requests")
+	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this address (off when empty; keep it private)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return c, err
 	}
@@ -99,6 +103,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db)
+
+	if cfg.pprofAddr != "" {
+		stopPprof, err := servePprof(cfg.pprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
 
 	bg, stopBG := context.WithCancel(context.Background())
 	compacted := make(chan struct{})
@@ -155,4 +167,23 @@ func adminToken(cfg serveConfig, log *slog.Logger) (string, error) {
 	}
 	log.Info("generated admin token; it is shown only this once and kept in the file", "token", token, "file", path)
 	return token, nil
+}
+
+// servePprof serves the runtime profiles of net/http/pprof on addr, apart
+// from the public listener.
+func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pprof listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	log.Info("pprof listening", "addr", ln.Addr().String())
+	return func() { hs.Close() }, nil
 }
