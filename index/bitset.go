@@ -12,14 +12,6 @@ func (b bitset) set(i int) { b[i>>6] |= 1 << (uint(i) & 63) }
 
 func (b bitset) has(i int) bool { return b != nil && b[i>>6]&(1<<(uint(i)&63)) != 0 }
 
-// word returns word wi, or 0 for the empty set.
-func (b bitset) word(wi int) uint64 {
-	if b == nil {
-		return 0
-	}
-	return b[wi]
-}
-
 func (b bitset) count() int {
 	n := 0
 	for _, w := range b {

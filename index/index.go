@@ -15,7 +15,7 @@ import (
 )
 
 // Index holds the ads that are active or scheduled. It is safe for
-// concurrent use: Snapshot never blocks; Put, Delete, Load and Compact
+// concurrent use: Snapshot never blocks; Put, Delete, Load and Refresh
 // serialise among themselves.
 type Index struct {
 	now  func() time.Time
@@ -173,28 +173,33 @@ func (ix *Index) Load(fill func(add func(*marquee.Ad)) error) error {
 	return nil
 }
 
-// Compact rebuilds the snapshot without the ads that have expired. Queries
-// skip expired ads anyway; compaction only returns their memory.
-func (ix *Index) Compact() {
+// Refresh rebuilds the snapshot when that makes queries cheaper: when a
+// scheduled ad has started (rows that started after the build are checked
+// one by one), or when ads have expired and the snapshot is older than
+// maxAge (expired rows cost only memory). Queries are exact either way.
+func (ix *Index) Refresh(maxAge time.Duration) {
 	ix.bmu.Lock()
 	defer ix.bmu.Unlock()
 	s := ix.snap.Load()
-	if s.firstLive(ix.now().UnixNano()) == 0 { // no expired rows
-		return
+	now := ix.now()
+	started := s.nextStart <= now.UnixNano()
+	expired := s.firstLive(now.UnixNano()) > 0 && now.Sub(s.built) >= maxAge
+	if started || expired {
+		ix.publish()
 	}
-	ix.publish()
 }
 
-// Run compacts the index every interval until ctx is done.
-func (ix *Index) Run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
+// Run calls Refresh every second until ctx is done; expired ads are dropped
+// from memory within maxAge.
+func (ix *Index) Run(ctx context.Context, maxAge time.Duration) {
+	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			ix.Compact()
+			ix.Refresh(maxAge)
 		}
 	}
 }

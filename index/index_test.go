@@ -20,7 +20,7 @@ var someCountries = []string{"TW", "JP", "US", "DE", "FR", "GB", "BR", "IN", "KR
 // are each present or missing, ages often on the 1/100 boundaries.
 func randomAd(r *rand.Rand, id int64) *marquee.Ad {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	start := base.Add(ms(r.IntN(4000) - 3000))
+	start := base.Add(ms(r.IntN(7000) - 6000))
 	end := start.Add(ms(1 + r.IntN(5000)))
 	a := &marquee.Ad{ID: id, Title: fmt.Sprintf("AD %d \"q\"", id), StartAt: start, EndAt: end}
 	if r.IntN(10) == 0 { // many ties on endAt
@@ -79,13 +79,14 @@ func (v viewer) query() *index.Query {
 	return q
 }
 
-// reference is GET /api/v1/ad written plainly from the spec.
-func reference(ads []*marquee.Ad, v viewer, now time.Time) []int64 {
+// reference is GET /api/v1/ad written plainly from the spec. Ads that had
+// ended by built are left out: a snapshot drops them when it is built.
+func reference(ads []*marquee.Ad, v viewer, now, built time.Time) []int64 {
 	v.platform = strings.ToLower(v.platform) // case-insensitive, stored lower-case
 	in := func(vals []string, x string) bool { return x == "" || vals == nil || slices.Contains(vals, x) }
 	var hits []*marquee.Ad
 	for _, a := range ads {
-		if !(a.StartAt.Before(now) && now.Before(a.EndAt)) {
+		if !(a.StartAt.Before(now) && now.Before(a.EndAt)) || !built.Before(a.EndAt) {
 			continue
 		}
 		match := len(a.Conditions) == 0
@@ -172,11 +173,11 @@ func TestQueryMatchesReference(t *testing.T) {
 				a := ads[r.IntN(len(ads))]
 				now = []time.Time{a.StartAt, a.EndAt}[r.IntN(2)]
 			}
-			if now.Before(clock) {
-				now = clock
+			if r.IntN(10) == 0 { // a request that began before the snapshot was built
+				now = clock.Add(-time.Duration(r.IntN(1000)) * time.Millisecond)
 			}
 			got := snap.AppendIDs(nil, v.query(), now)
-			want := reference(ads, v, now)
+			want := reference(ads, v, now, clock)
 			if !slices.Equal(got, want) {
 				t.Fatalf("seed %d: Query(%+v) at %v = %v; want %v", seed, v, now, got, want)
 			}
@@ -204,14 +205,18 @@ func TestAppendPageBytes(t *testing.T) {
 	}
 }
 
-func TestExpiredAdsAreCompactedAway(t *testing.T) {
+func TestRefreshDropsExpiredAds(t *testing.T) {
 	clock := base
 	ix := index.New(func() time.Time { return clock })
 	ix.Put(&marquee.Ad{ID: 1, Title: "a", StartAt: base.Add(-time.Hour), EndAt: base.Add(time.Minute)})
 	clock = base.Add(time.Minute)
-	ix.Compact()
+	ix.Refresh(time.Hour)
+	if n := ix.Snapshot().Len(); n != 1 {
+		t.Fatalf("Len after expiry, snapshot younger than maxAge = %d; want 1", n)
+	}
+	ix.Refresh(0)
 	if n := ix.Snapshot().Len(); n != 0 {
-		t.Fatalf("Len after expiry and Compact = %d; want 0", n)
+		t.Fatalf("Len after expiry and Refresh = %d; want 0", n)
 	}
 }
 
@@ -308,5 +313,24 @@ func BenchmarkMixedQueries(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+func TestRefreshAfterScheduledStart(t *testing.T) {
+	clock := base
+	ix := index.New(func() time.Time { return clock })
+	ix.Put(&marquee.Ad{ID: 1, Title: "a", StartAt: base.Add(time.Second), EndAt: base.Add(time.Hour)})
+	builds, _ := ix.Builds()
+	ix.Refresh(time.Hour)
+	if n, _ := ix.Builds(); n != builds {
+		t.Fatalf("Refresh before any start rebuilt the snapshot")
+	}
+	clock = base.Add(time.Second)
+	ix.Refresh(time.Hour)
+	if n, _ := ix.Builds(); n != builds+1 {
+		t.Fatalf("Refresh after a scheduled start did not rebuild")
+	}
+	if got := ix.Snapshot().AppendIDs(nil, &index.Query{Limit: 5}, base.Add(time.Second+1)); !slices.Equal(got, []int64{1}) {
+		t.Fatalf("after start: %v; want [1]", got)
 	}
 }

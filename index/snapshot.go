@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"math/bits"
 	"time"
 
@@ -37,6 +38,12 @@ type Snapshot struct {
 	rowAd    []int32 // per row: its ad
 	rowEnd   []int64 // per row: its ad's endAt (unix ns), for the binary search
 	rowStart []int64 // per row: its ad's startAt
+	cont     bitset  // rows that are not their ad's first row
+	sched    bitset  // rows whose ad had not started when the snapshot was built
+	builtNs  int64   // built, unix ns
+	// nextStart is the earliest startAt among sched rows (math.MaxInt64 if
+	// none): from then on a rebuild makes queries cheaper (see Index.Run).
+	nextStart int64
 
 	ages        [marquee.MaxAge + 1]bitset // nil when no row has that age
 	ageAny      bitset
@@ -71,6 +78,10 @@ func build(entries []*entry, now time.Time) *Snapshot {
 		genderAny:   newBitset(rows),
 		platformAny: newBitset(rows),
 		countryAny:  newBitset(rows),
+		cont:        newBitset(rows),
+		sched:       newBitset(rows),
+		builtNs:     now.UnixNano(),
+		nextStart:   math.MaxInt64,
 	}
 	lazy := func(b *bitset) bitset {
 		if *b == nil {
@@ -81,24 +92,31 @@ func build(entries []*entry, now time.Time) *Snapshot {
 	for ad, e := range entries {
 		s.ids[ad], s.items[ad] = e.id, e.item
 		for c := range e.conds {
-			c := &e.conds[c]
+			cd := &e.conds[c]
 			row := len(s.rowAd)
 			s.rowAd = append(s.rowAd, int32(ad))
 			s.rowEnd = append(s.rowEnd, e.endAt)
 			s.rowStart = append(s.rowStart, e.startAt)
-			if c.ageLo == marquee.MinAge && c.ageHi == marquee.MaxAge {
+			if c != 0 {
+				s.cont.set(row)
+			}
+			if e.startAt >= s.builtNs {
+				s.sched.set(row)
+				s.nextStart = min(s.nextStart, e.startAt)
+			}
+			if cd.ageLo == marquee.MinAge && cd.ageHi == marquee.MaxAge {
 				s.ageAny.set(row)
 			} else {
-				for age := int(c.ageLo); age <= int(c.ageHi); age++ {
+				for age := int(cd.ageLo); age <= int(cd.ageHi); age++ {
 					lazy(&s.ages[age]).set(row)
 				}
 			}
-			setMask(c.genders, s.genders[:], s.genderAny, row, lazy)
-			setMask(c.platforms, s.platforms[:], s.platformAny, row, lazy)
-			if c.countries == nil {
+			setMask(cd.genders, s.genders[:], s.genderAny, row, lazy)
+			setMask(cd.platforms, s.platforms[:], s.platformAny, row, lazy)
+			if cd.countries == nil {
 				s.countryAny.set(row)
 			}
-			for _, cc := range c.countries {
+			for _, cc := range cd.countries {
 				lazy(&s.countries[cc]).set(row)
 			}
 		}
@@ -134,57 +152,98 @@ func (s *Snapshot) firstLive(now int64) int {
 	return lo
 }
 
-// candidates returns word wi of the set of rows that match q.
-func (s *Snapshot) candidates(q *Query, wi int) uint64 {
-	w := ^uint64(0)
+// filter is one dimension of a query: the rows that accept the asked
+// value, and the rows open on the dimension.
+type filter struct{ val, open bitset }
+
+// filters resolves q's dimensions to their bitsets once per query. A value
+// no row restricts to has only the open rows.
+func (s *Snapshot) filters(q *Query, fs *[4]filter) int {
+	n := 0
+	add := func(val, open bitset) {
+		if val == nil {
+			val = open
+		}
+		fs[n] = filter{val, open}
+		n++
+	}
 	if q.Age != 0 {
-		w &= s.ages[q.Age].word(wi) | s.ageAny[wi]
+		add(s.ages[q.Age], s.ageAny)
 	}
 	if q.Gender != 0 {
-		w &= s.genders[q.Gender].word(wi) | s.genderAny[wi]
+		add(s.genders[q.Gender], s.genderAny)
 	}
 	if q.Platform != 0 {
-		w &= s.platforms[q.Platform].word(wi) | s.platformAny[wi]
+		add(s.platforms[q.Platform], s.platformAny)
 	}
 	if q.Country != 0 {
-		w &= s.countries[q.Country-1].word(wi) | s.countryAny[wi]
+		add(s.countries[q.Country-1], s.countryAny)
 	}
-	return w
+	return n
 }
 
 // each calls visit with the ads (by position) that match q and are active
 // at now (startAt < now < endAt, unix nanoseconds), in (endAt, id) order,
-// after skipping q.Offset of them, until q.Limit have been visited. It costs
-// O(offset+limit) words in the common case and allocates nothing.
+// after skipping q.Offset of them, until q.Limit have been visited.
+//
+// It works a word (64 rows) at a time: AND the filters' bitsets, drop rows
+// of ads already counted at an earlier row, drop rows not started yet, then
+// skip the whole word by its popcount or visit its rows. It costs
+// O(offset/64 + limit) in the common case and allocates nothing.
 func (s *Snapshot) each(q *Query, now int64, visit func(ad int32)) {
 	n := len(s.rowAd)
-	p := s.firstLive(now)
+	p := s.firstLive(now) // an ad boundary: an ad's rows share its endAt
 	if p >= n || q.Limit <= 0 {
 		return
 	}
+	var fs [4]filter
+	nf := s.filters(q, &fs)
+	// Rows outside sched started before the build; before the build
+	// instant, any row may not have started.
+	checkAll := now < s.builtNs
 	skip, left := q.Offset, q.Limit
-	last := int32(-1) // the last ad counted: its other rows are not counted again
-	for wi := p >> 6; wi<<6 < n; wi++ {
-		w := s.candidates(q, wi)
-		if wi == p>>6 {
-			w &= ^uint64(0) << (uint(p) & 63)
+	nw := (n + 63) >> 6
+	var carry uint64 // 1 when the previous word's last row matched or follows a match of its ad
+	m := ^uint64(0) << (uint(p) & 63)
+	for wi := p >> 6; wi < nw; wi, m = wi+1, ^uint64(0) {
+		for k := range nf {
+			m &= fs[k].val[wi] | fs[k].open[wi]
 		}
-		for w != 0 {
-			i := wi<<6 + bits.TrailingZeros64(w)
-			w &= w - 1
-			if i >= n {
-				return
+		if wi == nw-1 && n&63 != 0 {
+			m &= 1<<(uint(n)&63) - 1
+		}
+		// dup: continuation rows after a matching row of the same ad.
+		cont := s.cont[wi]
+		dup := (m<<1 | carry) & cont
+		for {
+			next := dup | (dup<<1)&cont
+			if next == dup {
+				break
 			}
-			ad := s.rowAd[i]
-			if ad == last || s.rowStart[i] >= now { // counted, or scheduled
-				continue
+			dup = next
+		}
+		carry = (m | dup) >> 63
+		w := m &^ dup
+		check := w & s.sched[wi]
+		if checkAll {
+			check = w
+		}
+		for ; check != 0; check &= check - 1 {
+			b := bits.TrailingZeros64(check)
+			if s.rowStart[wi<<6+b] >= now {
+				w &^= 1 << uint(b)
 			}
-			last = ad
+		}
+		if c := bits.OnesCount64(w); skip >= c {
+			skip -= c
+			continue
+		}
+		for ; w != 0; w &= w - 1 {
 			if skip > 0 {
 				skip--
 				continue
 			}
-			visit(ad)
+			visit(s.rowAd[wi<<6+bits.TrailingZeros64(w)])
 			if left--; left == 0 {
 				return
 			}

@@ -28,9 +28,8 @@ const (
 var pagePool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // handleListAds serves GET /api/v1/ad from the index snapshot: one atomic
-// load, no lock, no allocation. "Now" is the instant fasthttp started
-// handling the request.
-func handleListAds(ix *index.Index) handler {
+// load, no lock, no allocation.
+func handleListAds(ix *index.Index, now func() time.Time) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		q, problems := parseListQuery(ctx.QueryArgs())
 		if problems != nil {
@@ -38,7 +37,7 @@ func handleListAds(ix *index.Index) handler {
 		}
 		bp := pagePool.Get().(*[]byte)
 		b := append((*bp)[:0], `{"items":[`...)
-		b = ix.Snapshot().AppendPage(b, &q, ctx.Time())
+		b = ix.Snapshot().AppendPage(b, &q, now())
 		b = append(b, "]}"...)
 		ctx.SetContentTypeBytes(contentTypeJSON)
 		// The response takes our buffer and gives us its own: no copy.

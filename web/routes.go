@@ -30,7 +30,7 @@ func (s *Server) routes() []route {
 	admin := s.requireAdmin
 	return []route{
 		// The ad contract (spec/ads-api.md).
-		{"GET", "/api/v1/ad", handleListAds(s.index)},
+		{"GET", "/api/v1/ad", handleListAds(s.index, s.now)},
 		{"POST", "/api/v1/ad", admin(handleCreateAd(s.ads))},
 		// Beyond the contract: admin reads and writes.
 		{"GET", "/api/v1/ad/{id}", handleGetAd(s.store)},

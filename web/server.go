@@ -80,7 +80,6 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:            s.Handler(),
 		ErrorHandler:       s.transportError,
-		Name:               "marquee",
 		ReadTimeout:        ReadTimeout,
 		WriteTimeout:       WriteTimeout,
 		IdleTimeout:        IdleTimeout,
