@@ -32,8 +32,12 @@ type Query struct {
 type Snapshot struct {
 	built time.Time
 
-	ids   []int64  // per ad, in order
-	items [][]byte // per ad: its list item, shared with the index's entries
+	ids []int64 // per ad, in order
+	// items holds every ad's list item followed by a comma, in order; ad i's
+	// is items[itemEnd[i-1]:itemEnd[i]] (from 0 for the first). Adjacent
+	// ads are adjacent bytes: a page is a few long copies.
+	items   []byte
+	itemEnd []uint32
 
 	rowAd    []int32 // per row: its ad
 	rowEnd   []int64 // per row: its ad's endAt (unix ns), for the binary search
@@ -63,14 +67,16 @@ func (s *Snapshot) Built() time.Time { return s.built }
 
 // build makes a snapshot of entries, which must be sorted by (endAt, id).
 func build(entries []*entry, now time.Time) *Snapshot {
-	rows := 0
+	rows, bytes := 0, 0
 	for _, e := range entries {
 		rows += len(e.conds)
+		bytes += len(e.item) + 1
 	}
 	s := &Snapshot{
 		built:       now,
 		ids:         make([]int64, len(entries)),
-		items:       make([][]byte, len(entries)),
+		items:       make([]byte, 0, bytes),
+		itemEnd:     make([]uint32, len(entries)),
 		rowAd:       make([]int32, 0, rows),
 		rowEnd:      make([]int64, 0, rows),
 		rowStart:    make([]int64, 0, rows),
@@ -90,7 +96,9 @@ func build(entries []*entry, now time.Time) *Snapshot {
 		return *b
 	}
 	for ad, e := range entries {
-		s.ids[ad], s.items[ad] = e.id, e.item
+		s.ids[ad] = e.id
+		s.items = append(append(s.items, e.item...), ',')
+		s.itemEnd[ad] = uint32(len(s.items))
 		for c := range e.conds {
 			cd := &e.conds[c]
 			row := len(s.rowAd)
@@ -256,14 +264,17 @@ func (s *Snapshot) each(q *Query, now int64, visit func(ad int32)) {
 // {"items":[…]}, and returns the extended slice. It allocates nothing when
 // dst has room.
 func (s *Snapshot) AppendPage(dst []byte, q *Query, now time.Time) []byte {
-	sep := false
+	start := len(dst)
 	s.each(q, now.UnixNano(), func(ad int32) {
-		if sep {
-			dst = append(dst, ',')
+		from := uint32(0)
+		if ad > 0 {
+			from = s.itemEnd[ad-1]
 		}
-		sep = true
-		dst = append(dst, s.items[ad]...)
+		dst = append(dst, s.items[from:s.itemEnd[ad]]...) // the item and its comma
 	})
+	if len(dst) > start {
+		dst = dst[:len(dst)-1] // the last comma
+	}
 	return dst
 }
 
