@@ -19,3 +19,17 @@ func (b bitset) count() int {
 	}
 	return n
 }
+
+// orInto sets dst to dst ∪ src; they have the same length.
+func orInto(dst, src bitset) {
+	for i := range dst {
+		dst[i] |= src[i]
+	}
+}
+
+// andInto sets dst to dst ∩ src; they have the same length.
+func andInto(dst, src bitset) {
+	for i := range dst {
+		dst[i] &= src[i]
+	}
+}

@@ -334,3 +334,19 @@ func TestRefreshAfterScheduledStart(t *testing.T) {
 		t.Fatalf("after start: %v; want [1]", got)
 	}
 }
+
+// BenchmarkPut measures one write at catalog scale: patching the master
+// copy and building and publishing a new snapshot.
+func BenchmarkPut(b *testing.B) {
+	for _, n := range []int{1_000, 1_000_000} {
+		ix, _ := filled(b, n)
+		r := rand.New(rand.NewPCG(9, 9))
+		b.Run(fmt.Sprintf("ads=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				a := randomAd(r, int64(1+r.IntN(n)))
+				a.EndAt = base.Add(time.Hour)
+				ix.Put(a)
+			}
+		})
+	}
+}

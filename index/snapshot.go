@@ -95,6 +95,10 @@ func build(entries []*entry, now time.Time) *Snapshot {
 		}
 		return *b
 	}
+	// Rows whose age range starts (ends) at each age; ages[a] is derived
+	// from them below, in two passes of word ORs, instead of setting one
+	// bit per age in every row's range.
+	var startsAt, endsAt [marquee.MaxAge + 1]bitset
 	for ad, e := range entries {
 		s.ids[ad] = e.id
 		s.items = append(append(s.items, e.item...), ',')
@@ -115,9 +119,8 @@ func build(entries []*entry, now time.Time) *Snapshot {
 			if cd.ageLo == marquee.MinAge && cd.ageHi == marquee.MaxAge {
 				s.ageAny.set(row)
 			} else {
-				for age := int(cd.ageLo); age <= int(cd.ageHi); age++ {
-					lazy(&s.ages[age]).set(row)
-				}
+				lazy(&startsAt[cd.ageLo]).set(row)
+				lazy(&endsAt[cd.ageHi]).set(row)
 			}
 			setMask(cd.genders, s.genders[:], s.genderAny, row, lazy)
 			setMask(cd.platforms, s.platforms[:], s.platformAny, row, lazy)
@@ -129,7 +132,43 @@ func build(entries []*entry, now time.Time) *Snapshot {
 			}
 		}
 	}
+	s.buildAges(&startsAt, &endsAt, rows)
 	return s
+}
+
+// buildAges sets ages[a] to the rows with ageLo ≤ a ≤ ageHi: the rows whose
+// range ends at or after a (an OR running down from 100), AND the rows whose
+// range starts at or before a (an OR running up from 1). Ages no range
+// covers stay nil.
+func (s *Snapshot) buildAges(startsAt, endsAt *[marquee.MaxAge + 1]bitset, rows int) {
+	var acc bitset
+	for a := marquee.MaxAge; a >= marquee.MinAge; a-- {
+		if endsAt[a] != nil {
+			if acc == nil {
+				acc = newBitset(rows)
+			}
+			orInto(acc, endsAt[a])
+		}
+		if acc != nil {
+			s.ages[a] = append(bitset(nil), acc...)
+		}
+	}
+	acc = nil
+	for a := marquee.MinAge; a <= marquee.MaxAge; a++ {
+		if startsAt[a] != nil {
+			if acc == nil {
+				acc = newBitset(rows)
+			}
+			orInto(acc, startsAt[a])
+		}
+		switch {
+		case s.ages[a] == nil:
+		case acc == nil:
+			s.ages[a] = nil
+		default:
+			andInto(s.ages[a], acc)
+		}
+	}
 }
 
 // setMask sets row in the bitset of every value in mask, or in open when
