@@ -159,10 +159,18 @@ func (ix *Index) publish() {
 }
 
 // Load replaces the whole content of the index with the ads that fill
-// passes to add. If fill fails, the index is unchanged.
+// passes to add; fill may call add from several goroutines at once. If fill
+// fails, the index is unchanged.
 func (ix *Index) Load(fill func(add func(*marquee.Ad)) error) error {
 	byID := map[int64]*entry{}
-	if err := fill(func(a *marquee.Ad) { byID[a.ID] = newEntry(a) }); err != nil {
+	var mu sync.Mutex
+	err := fill(func(a *marquee.Ad) {
+		e := newEntry(a)
+		mu.Lock()
+		byID[a.ID] = e
+		mu.Unlock()
+	})
+	if err != nil {
 		return err
 	}
 	ix.bmu.Lock()

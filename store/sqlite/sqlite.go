@@ -12,8 +12,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"marquee"
@@ -57,6 +59,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "mmap_size(1073741824)") // reads map the file instead of copying pages
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
@@ -243,27 +246,66 @@ func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, 
 }
 
 // EachLiveAd calls fn for every ad that has not expired at now (active or
-// scheduled), in no particular order, and stops at fn's first error.
+// scheduled), in no particular order, and stops at fn's first error. fn is
+// called from several goroutines at once: one reads rows, the others decode
+// them (decoding conditions is most of the cost of loading a large catalog).
 func (s *Store) EachLiveAd(ctx context.Context, now time.Time, fn func(*marquee.Ad) error) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+adColumns+` FROM ads WHERE end_at > ?`, now.UnixMilli())
-	if err != nil {
-		return fmt.Errorf("load ads: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		a, err := scanAd(rows)
+	g, ctx := errgroup.WithContext(ctx)
+	batches := make(chan []rawAd, runtime.GOMAXPROCS(0))
+	g.Go(func() error {
+		defer close(batches)
+		// A sequential scan of the table: at start most rows are live, and
+		// following the end_at index would read the table in random order.
+		rows, err := s.db.QueryContext(ctx, `SELECT `+adColumns+` FROM ads NOT INDEXED WHERE end_at > ?`, now.UnixMilli())
 		if err != nil {
-			return fmt.Errorf("load ads: %w", err)
-		}
-		if err := fn(&a); err != nil {
 			return err
 		}
+		defer rows.Close()
+		batch := make([]rawAd, 0, loadBatch)
+		for rows.Next() {
+			var r rawAd
+			if err := r.scan(rows); err != nil {
+				return err
+			}
+			if batch = append(batch, r); len(batch) == loadBatch {
+				select {
+				case batches <- batch:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				batch = make([]rawAd, 0, loadBatch)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		batches <- batch
+		return nil
+	})
+	for range runtime.GOMAXPROCS(0) {
+		g.Go(func() error {
+			for batch := range batches {
+				for i := range batch {
+					a, err := batch[i].ad()
+					if err != nil {
+						return err
+					}
+					if err := fn(&a); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
 	}
-	if err := rows.Err(); err != nil {
+	if err := g.Wait(); err != nil {
 		return fmt.Errorf("load ads: %w", err)
 	}
 	return nil
 }
+
+// loadBatch is how many rows EachLiveAd hands a decoder at a time.
+const loadBatch = 1024
 
 // InsertAds stores many ads in one transaction (for seeding), with a single
 // "reload" changelog entry, and calls progress after each one.
@@ -311,17 +353,31 @@ func logChange(ctx context.Context, tx *sql.Tx, id int64, op string, at time.Tim
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanAd(r scanner) (marquee.Ad, error) {
-	var a marquee.Ad
-	var start, end, created, updated int64
-	var conds string
-	if err := r.Scan(&a.ID, &a.Title, &start, &end, &conds, &created, &updated); err != nil {
-		return a, err
+// rawAd is an ads row as read, before its conditions are decoded.
+type rawAd struct {
+	id                           int64
+	title, conds                 string
+	start, end, created, updated int64
+}
+
+func (r *rawAd) scan(sc scanner) error {
+	return sc.Scan(&r.id, &r.title, &r.start, &r.end, &r.conds, &r.created, &r.updated)
+}
+
+func (r *rawAd) ad() (marquee.Ad, error) {
+	a := marquee.Ad{ID: r.id, Title: r.title,
+		StartAt: time.UnixMilli(r.start).UTC(), EndAt: time.UnixMilli(r.end).UTC(),
+		CreatedAt: time.UnixMilli(r.created).UTC(), UpdatedAt: time.UnixMilli(r.updated).UTC()}
+	if err := json.Unmarshal([]byte(r.conds), &a.Conditions); err != nil {
+		return a, fmt.Errorf("ad %d: decode conditions: %w", r.id, err)
 	}
-	if err := json.Unmarshal([]byte(conds), &a.Conditions); err != nil {
-		return a, fmt.Errorf("ad %d: decode conditions: %w", a.ID, err)
-	}
-	a.StartAt, a.EndAt = time.UnixMilli(start).UTC(), time.UnixMilli(end).UTC()
-	a.CreatedAt, a.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
 	return a, nil
+}
+
+func scanAd(sc scanner) (marquee.Ad, error) {
+	var r rawAd
+	if err := r.scan(sc); err != nil {
+		return marquee.Ad{}, err
+	}
+	return r.ad()
 }
