@@ -109,6 +109,19 @@ func param(args *fasthttp.Args, key string) ([]byte, bool) {
 	return v, true
 }
 
+// storeHandler is a handler that calls the store, with a context that
+// bounds those calls.
+type storeHandler func(sctx context.Context, ctx *fasthttp.RequestCtx) error
+
+// withStore gives h a context that ends after storeTimeout.
+func withStore(h storeHandler) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		return h(sctx, ctx)
+	}
+}
+
 // adWriter applies ad writes to the store and then to the index, one at a
 // time, so the index sees changes in commit order and a client sees its
 // own write in the next request (read-your-writes).
@@ -149,14 +162,12 @@ func (w *adWriter) delete(ctx context.Context, id int64) error {
 }
 
 // handleCreateAd serves POST /api/v1/ad.
-func handleCreateAd(w *adWriter) handler {
-	return func(ctx *fasthttp.RequestCtx) error {
+func handleCreateAd(w *adWriter) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readAdInput(ctx)
 		if err != nil {
 			return err
 		}
-		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
 		a, err := w.create(sctx, in)
 		if err != nil {
 			return err
@@ -170,8 +181,8 @@ func handleCreateAd(w *adWriter) handler {
 
 // handleReplaceAd serves PUT /api/v1/ad/{id}: the body is a whole ad, as
 // for create.
-func handleReplaceAd(w *adWriter) handler {
-	return func(ctx *fasthttp.RequestCtx) error {
+func handleReplaceAd(w *adWriter) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := adID(ctx)
 		if err != nil {
 			return err
@@ -180,8 +191,6 @@ func handleReplaceAd(w *adWriter) handler {
 		if err != nil {
 			return err
 		}
-		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
 		a, err := w.replace(sctx, id, in)
 		if err != nil {
 			return notFoundAs(err, id)
@@ -192,14 +201,12 @@ func handleReplaceAd(w *adWriter) handler {
 }
 
 // handleDeleteAd serves DELETE /api/v1/ad/{id}.
-func handleDeleteAd(w *adWriter) handler {
-	return func(ctx *fasthttp.RequestCtx) error {
+func handleDeleteAd(w *adWriter) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := adID(ctx)
 		if err != nil {
 			return err
 		}
-		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
 		if err := w.delete(sctx, id); err != nil {
 			return notFoundAs(err, id)
 		}
@@ -209,14 +216,12 @@ func handleDeleteAd(w *adWriter) handler {
 }
 
 // handleGetAd serves GET /api/v1/ad/{id}: the whole ad, whatever its state.
-func handleGetAd(store AdStore) handler {
-	return func(ctx *fasthttp.RequestCtx) error {
+func handleGetAd(store AdStore) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := adID(ctx)
 		if err != nil {
 			return err
 		}
-		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
 		a, err := store.Ad(sctx, id)
 		if err != nil {
 			return notFoundAs(err, id)
@@ -236,8 +241,8 @@ type adminPage struct {
 
 // handleAdminListAds serves GET /api/v1/ads?state=&offset=&limit=: every
 // ad (active, scheduled, expired) by id.
-func handleAdminListAds(store AdStore, now func() time.Time) handler {
-	return func(ctx *fasthttp.RequestCtx) error {
+func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		args := ctx.QueryArgs()
 		f := marquee.AdFilter{Now: now(), Limit: adminDefLimit}
 		p := marquee.Problems{}
@@ -258,8 +263,6 @@ func handleAdminListAds(store AdStore, now func() time.Time) handler {
 		if len(p) > 0 {
 			return &marquee.InvalidError{What: "invalid query", Problems: p}
 		}
-		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
 		ads, total, err := store.ListAds(sctx, f)
 		if err != nil {
 			return err

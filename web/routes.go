@@ -31,12 +31,12 @@ func (s *Server) routes() []route {
 	return []route{
 		// The ad contract (spec/ads-api.md).
 		{"GET", "/api/v1/ad", handleListAds(s.index, s.now)},
-		{"POST", "/api/v1/ad", admin(handleCreateAd(s.ads))},
+		{"POST", "/api/v1/ad", admin(withStore(handleCreateAd(s.ads)))},
 		// Beyond the contract: admin reads and writes.
-		{"GET", "/api/v1/ad/{id}", handleGetAd(s.store)},
-		{"PUT", "/api/v1/ad/{id}", admin(handleReplaceAd(s.ads))},
-		{"DELETE", "/api/v1/ad/{id}", admin(handleDeleteAd(s.ads))},
-		{"GET", "/api/v1/ads", admin(handleAdminListAds(s.store, s.now))},
+		{"GET", "/api/v1/ad/{id}", withStore(handleGetAd(s.store))},
+		{"PUT", "/api/v1/ad/{id}", admin(withStore(handleReplaceAd(s.ads)))},
+		{"DELETE", "/api/v1/ad/{id}", admin(withStore(handleDeleteAd(s.ads)))},
+		{"GET", "/api/v1/ads", admin(withStore(handleAdminListAds(s.store, s.now)))},
 		// Operations.
 		{"GET", "/healthz", handleHealthz()},
 		{"GET", "/readyz", handleReadyz(s.store)},
