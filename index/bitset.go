@@ -1,7 +1,5 @@
 package index
 
-import "math/bits"
-
 // bitset is a fixed-size set of positions in a Snapshot, 64 to a word. A nil
 // bitset is the empty set.
 type bitset []uint64
@@ -9,16 +7,6 @@ type bitset []uint64
 func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
 
 func (b bitset) set(i int) { b[i>>6] |= 1 << (uint(i) & 63) }
-
-func (b bitset) has(i int) bool { return b != nil && b[i>>6]&(1<<(uint(i)&63)) != 0 }
-
-func (b bitset) count() int {
-	n := 0
-	for _, w := range b {
-		n += bits.OnesCount64(w)
-	}
-	return n
-}
 
 // orInto sets dst to dst ∪ src; they have the same length.
 func orInto(dst, src bitset) {
