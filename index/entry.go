@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 
@@ -122,10 +123,13 @@ func equalFold[T ~string | ~[]byte](a T, b string) bool {
 // renderItem renders the list item of an ad exactly as GET /api/v1/ad
 // returns it.
 func renderItem(a *marquee.Ad) []byte {
-	title, _ := json.Marshal(a.Title) // a string always marshals
-	b := make([]byte, 0, len(title)+48)
+	var title bytes.Buffer
+	enc := json.NewEncoder(&title)
+	enc.SetEscapeHTML(false) // as every other response: "<" stays "<"
+	enc.Encode(a.Title)      // a string always encodes
+	b := make([]byte, 0, title.Len()+48)
 	b = append(b, `{"title":`...)
-	b = append(b, title...)
+	b = append(b, bytes.TrimSuffix(title.Bytes(), []byte("\n"))...)
 	b = append(b, `,"endAt":"`...)
 	b = a.EndAt.UTC().AppendFormat(b, marquee.TimeLayout)
 	return append(b, `"}`...)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,12 +190,12 @@ func TestAppendPageBytes(t *testing.T) {
 	clock := base
 	ix := index.New(func() time.Time { return clock })
 	ix.Put(
-		&marquee.Ad{ID: 1, Title: `AD "1"`, StartAt: base.Add(-time.Hour), EndAt: base.Add(2 * time.Hour)},
+		&marquee.Ad{ID: 1, Title: `AD "1" <&>`, StartAt: base.Add(-time.Hour), EndAt: base.Add(2 * time.Hour)},
 		&marquee.Ad{ID: 2, Title: "AD 2", StartAt: base.Add(-time.Hour), EndAt: base.Add(time.Hour + 5*time.Millisecond)},
 		&marquee.Ad{ID: 3, Title: "scheduled", StartAt: base.Add(time.Hour), EndAt: base.Add(3 * time.Hour)},
 	)
 	got := string(ix.Snapshot().AppendPage(nil, &index.Query{Limit: 5}, base))
-	want := `{"title":"AD 2","endAt":"2025-03-01T13:00:00.005Z"},{"title":"AD \"1\"","endAt":"2025-03-01T14:00:00.000Z"}`
+	want := `{"title":"AD 2","endAt":"2025-03-01T13:00:00.005Z"},{"title":"AD \"1\" <&>","endAt":"2025-03-01T14:00:00.000Z"}`
 	if got != want {
 		t.Fatalf("AppendPage = %s; want %s", got, want)
 	}
@@ -348,5 +349,71 @@ func BenchmarkPut(b *testing.B) {
 				ix.Put(a)
 			}
 		})
+	}
+}
+
+// TestConcurrentWritesAndReads runs writers and readers at once (meaningful
+// under -race): readers always see a consistent snapshot, and after the
+// writers finish the index answers exactly as the reference over the last
+// value each writer left for each of its ids.
+func TestConcurrentWritesAndReads(t *testing.T) {
+	clock := base.Add(-4 * time.Second)
+	ix := index.New(func() time.Time { return clock })
+	const writers, perWriter = 4, 150
+	final := make([]*marquee.Ad, writers*perWriter)
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	for r := range 2 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			rr := rand.New(rand.NewPCG(uint64(r), 99))
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				ids := ix.Snapshot().AppendIDs(nil, randomViewer(rr).query(), base)
+				if len(ids) > 100 {
+					t.Errorf("page of %d ids; limit is at most 100", len(ids))
+				}
+			}
+		}()
+	}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			for range 400 {
+				id := int64(w*perWriter + 1 + r.IntN(perWriter))
+				if r.IntN(4) == 0 {
+					ix.Delete(id)
+					final[id-1] = &marquee.Ad{ID: id}
+				} else {
+					a := randomAd(r, id)
+					ix.Put(a)
+					final[id-1] = a
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	readers.Wait()
+	var ads []*marquee.Ad
+	for _, a := range final {
+		if a != nil {
+			ads = append(ads, a)
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	for range 500 {
+		v := randomViewer(r)
+		if got, want := ix.Snapshot().AppendIDs(nil, v.query(), base), reference(ads, v, base, clock); !slices.Equal(got, want) {
+			t.Fatalf("after concurrent writes: Query(%+v) = %v; want %v", v, got, want)
+		}
 	}
 }
