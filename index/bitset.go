@@ -21,3 +21,17 @@ func andInto(dst, src bitset) {
 		dst[i] &= src[i]
 	}
 }
+
+// copyBits ORs the n bits of src starting at bit from into dst starting at
+// bit to, a run of up to 64 bits at a time.
+func copyBits(dst bitset, to int, src bitset, from, n int) {
+	for n > 0 {
+		k := min(64-from&63, 64-to&63, n)
+		w := src[from>>6] >> (uint(from) & 63)
+		if k < 64 {
+			w &= 1<<uint(k) - 1
+		}
+		dst[to>>6] |= w << (uint(to) & 63)
+		from, to, n = from+k, to+k, n-k
+	}
+}

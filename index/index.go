@@ -95,18 +95,48 @@ func (ix *Index) apply(chs []change) {
 	ix.pending = nil
 	ix.pmu.Unlock()
 
-	if len(batch) > len(ix.sorted)/8+64 {
+	if len(batch) > len(ix.sorted)/8+64 { // cheaper to build afresh
 		for _, ch := range batch {
 			ix.setMaster(ch)
 		}
 		ix.resort()
+		ix.rebuild()
 	} else {
-		for _, ch := range batch {
-			ix.patchSorted(ch)
+		start := time.Now()
+		ix.publish(ix.patchBatch(batch, ix.now()), start)
+	}
+	ix.applied = last
+}
+
+// patchBatch applies a small batch to the master copy and returns the
+// current snapshot patched with it: every ad the batch touches leaves at its
+// old position, and comes back at its new one unless its last change is a
+// delete.
+func (ix *Index) patchBatch(batch []change, now time.Time) *Snapshot {
+	old := ix.snap.Load()
+	final := map[int64]*entry{}
+	var drop []int
+	for _, ch := range batch {
+		if _, seen := final[ch.id]; !seen {
+			if e, ok := ix.byID[ch.id]; ok {
+				if pos, found := old.position(e); found {
+					drop = append(drop, pos)
+				}
+			}
+		}
+		final[ch.id] = ch.put
+		ix.patchSorted(ch)
+	}
+	var add []*entry
+	for _, e := range final {
+		if e != nil && e.endAt > now.UnixNano() {
+			add = append(add, e)
 		}
 	}
-	ix.publish()
-	ix.applied = last
+	slices.SortFunc(add, cmpEntries)
+	slices.Sort(drop)
+	ix.dropExpired(now)
+	return patch(old, now, drop, add)
 }
 
 // setMaster applies ch to byID only; the caller re-sorts.
@@ -140,22 +170,33 @@ func (ix *Index) resort() {
 	slices.SortFunc(ix.sorted, cmpEntries)
 }
 
-// publish drops expired ads from the master copy, builds a snapshot of the
-// rest and swaps it in. The caller holds bmu.
-func (ix *Index) publish() {
-	start := time.Now()
-	now := ix.now()
-	nowNano := now.UnixNano()
+// dropExpired removes the ads that have ended by now from the master copy.
+// The caller holds bmu.
+func (ix *Index) dropExpired(now time.Time) {
 	expired := 0
-	for expired < len(ix.sorted) && ix.sorted[expired].endAt <= nowNano {
+	for expired < len(ix.sorted) && ix.sorted[expired].endAt <= now.UnixNano() {
 		delete(ix.byID, ix.sorted[expired].id)
 		expired++
 	}
 	ix.sorted = slices.Delete(ix.sorted, 0, expired)
-	// The snapshot gets its own copy: the master is patched in place.
-	ix.snap.Store(build(slices.Clone(ix.sorted), now))
+}
+
+// publish swaps in s, built from work started at start. The caller holds
+// bmu.
+func (ix *Index) publish(s *Snapshot, start time.Time) {
+	ix.snap.Store(s)
 	ix.builds.Add(1)
 	ix.buildNano.Store(int64(time.Since(start)))
+}
+
+// rebuild builds a snapshot of the whole master copy, without expired ads.
+// The caller holds bmu.
+func (ix *Index) rebuild() {
+	start := time.Now()
+	now := ix.now()
+	ix.dropExpired(now)
+	// The snapshot gets its own copy: the master is patched in place.
+	ix.publish(build(slices.Clone(ix.sorted), now), start)
 }
 
 // Load replaces the whole content of the index with the ads that fill
@@ -177,7 +218,7 @@ func (ix *Index) Load(fill func(add func(*marquee.Ad)) error) error {
 	defer ix.bmu.Unlock()
 	ix.byID = byID
 	ix.resort()
-	ix.publish()
+	ix.rebuild()
 	return nil
 }
 
@@ -193,7 +234,9 @@ func (ix *Index) Refresh(maxAge time.Duration) {
 	started := s.nextStart <= now.UnixNano()
 	expired := s.firstLive(now.UnixNano()) > 0 && now.Sub(s.built) >= maxAge
 	if started || expired {
-		ix.publish()
+		start := time.Now()
+		ix.dropExpired(now)
+		ix.publish(patch(s, now, nil, nil), start)
 	}
 }
 

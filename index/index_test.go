@@ -144,7 +144,7 @@ func TestQueryMatchesReference(t *testing.T) {
 			ads = append(ads, randomAd(r, id))
 		}
 		// Load half, then Put the rest in batches, replace some and delete some.
-		half := ads[:1500]
+		half, loaded := ads[:1500], 1500
 		if err := ix.Load(func(add func(*marquee.Ad)) error {
 			for _, a := range half {
 				add(a)
@@ -153,18 +153,38 @@ func TestQueryMatchesReference(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+		// Every snapshot so far, patched or built, answers as the reference.
+		check := func(step string) {
+			for range 20 {
+				v := randomViewer(r)
+				now := clock.Add(time.Duration(r.IntN(8000)) * time.Millisecond)
+				if got, want := ix.Snapshot().AppendIDs(nil, v.query(), now), reference(ads[:loaded], v, now, clock); !slices.Equal(got, want) {
+					t.Fatalf("seed %d, after %s: Query(%+v) at %v = %v; want %v", seed, step, v, now, got, want)
+				}
+			}
+		}
+		check("Load")
 		for i := 1500; i < len(ads); i += 100 {
 			ix.Put(ads[i : i+100]...)
+			loaded = i + 100
+			check(fmt.Sprintf("Put(ads[%d:%d])", i, i+100))
 		}
 		for i := 0; i < 200; i++ {
 			id := int64(1 + r.IntN(len(ads)))
-			if r.IntN(2) == 0 {
+			switch r.IntN(3) {
+			case 0:
 				ads[id-1] = randomAd(r, id)
 				ix.Put(ads[id-1])
-			} else {
+			case 1: // same window, new title and targeting: the same sort key
+				a := randomAd(r, id)
+				a.StartAt, a.EndAt = ads[id-1].StartAt, ads[id-1].EndAt
+				ads[id-1] = a
+				ix.Put(a)
+			default:
 				ix.Delete(id)
 				ads[id-1] = &marquee.Ad{ID: id} // never active
 			}
+			check(fmt.Sprintf("change %d to ad %d", i, id))
 		}
 		snap := ix.Snapshot()
 		for i := 0; i < 3000; i++ {

@@ -39,6 +39,7 @@ type Snapshot struct {
 	items   []byte
 	itemEnd []uint32
 
+	adRow    []int32 // per ad: its first row
 	rowAd    []int32 // per row: its ad
 	rowEnd   []int64 // per row: its ad's endAt (unix ns), for the binary search
 	rowStart []int64 // per row: its ad's startAt
@@ -65,18 +66,17 @@ func (s *Snapshot) Len() int { return len(s.ids) }
 // Built returns when the snapshot was built.
 func (s *Snapshot) Built() time.Time { return s.built }
 
-// build makes a snapshot of entries, which must be sorted by (endAt, id).
-func build(entries []*entry, now time.Time) *Snapshot {
-	rows, bytes := 0, 0
-	for _, e := range entries {
-		rows += len(e.conds)
-		bytes += len(e.item) + 1
-	}
-	s := &Snapshot{
+// newSnapshot returns an empty snapshot built at now with room for ads,
+// rows and bytes of items; its always-present bitsets cover rows.
+func newSnapshot(now time.Time, ads, rows, bytes int) *Snapshot {
+	return &Snapshot{
 		built:       now,
-		ids:         make([]int64, len(entries)),
+		builtNs:     now.UnixNano(),
+		nextStart:   math.MaxInt64,
+		ids:         make([]int64, 0, ads),
 		items:       make([]byte, 0, bytes),
-		itemEnd:     make([]uint32, len(entries)),
+		itemEnd:     make([]uint32, 0, ads),
+		adRow:       make([]int32, 0, ads),
 		rowAd:       make([]int32, 0, rows),
 		rowEnd:      make([]int64, 0, rows),
 		rowStart:    make([]int64, 0, rows),
@@ -86,51 +86,72 @@ func build(entries []*entry, now time.Time) *Snapshot {
 		countryAny:  newBitset(rows),
 		cont:        newBitset(rows),
 		sched:       newBitset(rows),
-		builtNs:     now.UnixNano(),
-		nextStart:   math.MaxInt64,
 	}
-	lazy := func(b *bitset) bitset {
-		if *b == nil {
-			*b = newBitset(rows)
+}
+
+// lazy returns *b, allocating it for the snapshot's rows if it is nil.
+func (s *Snapshot) lazy(b *bitset) bitset {
+	if *b == nil {
+		*b = newBitset(cap(s.rowAd))
+	}
+	return *b
+}
+
+// appendEntry appends an ad and its rows, setting every bit but the
+// per-age ones: it hands each row's closed age range to ages.
+func (s *Snapshot) appendEntry(e *entry, ages func(row int, lo, hi uint8)) {
+	ad := len(s.ids)
+	s.ids = append(s.ids, e.id)
+	s.items = append(append(s.items, e.item...), ',')
+	s.itemEnd = append(s.itemEnd, uint32(len(s.items)))
+	s.adRow = append(s.adRow, int32(len(s.rowAd)))
+	for c := range e.conds {
+		cd := &e.conds[c]
+		row := len(s.rowAd)
+		s.rowAd = append(s.rowAd, int32(ad))
+		s.rowEnd = append(s.rowEnd, e.endAt)
+		s.rowStart = append(s.rowStart, e.startAt)
+		if c != 0 {
+			s.cont.set(row)
 		}
-		return *b
+		if e.startAt >= s.builtNs {
+			s.sched.set(row)
+			s.nextStart = min(s.nextStart, e.startAt)
+		}
+		if cd.ageLo == marquee.MinAge && cd.ageHi == marquee.MaxAge {
+			s.ageAny.set(row)
+		} else {
+			ages(row, cd.ageLo, cd.ageHi)
+		}
+		setMask(cd.genders, s.genders[:], s.genderAny, row, s.lazy)
+		setMask(cd.platforms, s.platforms[:], s.platformAny, row, s.lazy)
+		if cd.countries == nil {
+			s.countryAny.set(row)
+		}
+		for _, cc := range cd.countries {
+			s.lazy(&s.countries[cc]).set(row)
+		}
 	}
+}
+
+// build makes a snapshot of entries, which must be sorted by (endAt, id).
+func build(entries []*entry, now time.Time) *Snapshot {
+	rows, bytes := 0, 0
+	for _, e := range entries {
+		rows += len(e.conds)
+		bytes += len(e.item) + 1
+	}
+	s := newSnapshot(now, len(entries), rows, bytes)
 	// Rows whose age range starts (ends) at each age; ages[a] is derived
 	// from them below, in two passes of word ORs, instead of setting one
 	// bit per age in every row's range.
 	var startsAt, endsAt [marquee.MaxAge + 1]bitset
-	for ad, e := range entries {
-		s.ids[ad] = e.id
-		s.items = append(append(s.items, e.item...), ',')
-		s.itemEnd[ad] = uint32(len(s.items))
-		for c := range e.conds {
-			cd := &e.conds[c]
-			row := len(s.rowAd)
-			s.rowAd = append(s.rowAd, int32(ad))
-			s.rowEnd = append(s.rowEnd, e.endAt)
-			s.rowStart = append(s.rowStart, e.startAt)
-			if c != 0 {
-				s.cont.set(row)
-			}
-			if e.startAt >= s.builtNs {
-				s.sched.set(row)
-				s.nextStart = min(s.nextStart, e.startAt)
-			}
-			if cd.ageLo == marquee.MinAge && cd.ageHi == marquee.MaxAge {
-				s.ageAny.set(row)
-			} else {
-				lazy(&startsAt[cd.ageLo]).set(row)
-				lazy(&endsAt[cd.ageHi]).set(row)
-			}
-			setMask(cd.genders, s.genders[:], s.genderAny, row, lazy)
-			setMask(cd.platforms, s.platforms[:], s.platformAny, row, lazy)
-			if cd.countries == nil {
-				s.countryAny.set(row)
-			}
-			for _, cc := range cd.countries {
-				lazy(&s.countries[cc]).set(row)
-			}
-		}
+	ranges := func(row int, lo, hi uint8) {
+		s.lazy(&startsAt[lo]).set(row)
+		s.lazy(&endsAt[hi]).set(row)
+	}
+	for _, e := range entries {
+		s.appendEntry(e, ranges)
 	}
 	s.buildAges(&startsAt, &endsAt, rows)
 	return s
