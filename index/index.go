@@ -29,9 +29,16 @@ type Index struct {
 	applied uint64     // highest ticket whose change is in the published snapshot
 	byID    map[int64]*entry
 	sorted  []*entry // by (endAt, id)
+	// arena holds the list item of every entry, and of entries since
+	// replaced or dropped (garbage bytes of them) until it is compacted.
+	// It is append-only: published snapshots read its prefix.
+	arena   []byte
+	garbage int
 
-	builds    atomic.Uint64
-	buildNano atomic.Int64
+	builds       atomic.Uint64
+	buildNano    atomic.Int64
+	arenaSize    atomic.Int64
+	arenaGarbage atomic.Int64
 }
 
 type change struct {
@@ -42,7 +49,7 @@ type change struct {
 // New returns an empty index that reads the time from now.
 func New(now func() time.Time) *Index {
 	ix := &Index{now: now, byID: map[int64]*entry{}}
-	ix.snap.Store(build(nil, now()))
+	ix.snap.Store(build(nil, nil, now()))
 	return ix
 }
 
@@ -53,6 +60,12 @@ func (ix *Index) Snapshot() *Snapshot { return ix.snap.Load() }
 // build took.
 func (ix *Index) Builds() (uint64, time.Duration) {
 	return ix.builds.Load(), time.Duration(ix.buildNano.Load())
+}
+
+// ArenaBytes returns the size of the arena of list items, and how much of it
+// is garbage awaiting compaction, as of the last published snapshot.
+func (ix *Index) ArenaBytes() (size, garbage int) {
+	return int(ix.arenaSize.Load()), int(ix.arenaGarbage.Load())
 }
 
 // Put adds or replaces ads. When Put returns, the published snapshot holds
@@ -95,17 +108,52 @@ func (ix *Index) apply(chs []change) {
 	ix.pending = nil
 	ix.pmu.Unlock()
 
+	for _, ch := range batch {
+		if ch.put != nil {
+			ix.place(ch.put)
+		}
+	}
 	if len(batch) > len(ix.sorted)/8+64 { // cheaper to build afresh
 		for _, ch := range batch {
 			ix.setMaster(ch)
 		}
 		ix.resort()
-		ix.rebuild()
+		if !ix.compactIfWasteful() {
+			ix.rebuild()
+		}
 	} else {
 		start := time.Now()
-		ix.publish(ix.patchBatch(batch, ix.now()), start)
+		s := ix.patchBatch(batch, ix.now())
+		if !ix.compactIfWasteful() {
+			ix.publish(s, start)
+		}
 	}
 	ix.applied = last
+}
+
+// place appends e's item and a comma to the arena. The caller holds bmu.
+func (ix *Index) place(e *entry) {
+	off := len(ix.arena)
+	ix.arena = append(append(ix.arena, e.item...), ',')
+	e.itemOff, e.itemEnd, e.item = uint32(off), uint32(len(ix.arena)), nil
+}
+
+// compactIfWasteful copies the live items to a fresh arena and rebuilds the
+// snapshot when more than half the arena is garbage (and over 1 MiB),
+// reporting whether it did. The caller holds bmu.
+func (ix *Index) compactIfWasteful() bool {
+	if ix.garbage <= len(ix.arena)/2 || ix.garbage < 1<<20 {
+		return false
+	}
+	arena := make([]byte, 0, len(ix.arena)-ix.garbage)
+	for _, e := range ix.sorted {
+		off := len(arena)
+		arena = append(arena, ix.arena[e.itemOff:e.itemEnd]...)
+		e.itemOff, e.itemEnd = uint32(off), uint32(len(arena))
+	}
+	ix.arena, ix.garbage = arena, 0
+	ix.rebuild()
+	return true
 }
 
 // patchBatch applies a small batch to the master copy and returns the
@@ -136,11 +184,14 @@ func (ix *Index) patchBatch(batch []change, now time.Time) *Snapshot {
 	slices.SortFunc(add, cmpEntries)
 	slices.Sort(drop)
 	ix.dropExpired(now)
-	return patch(old, now, drop, add)
+	return patch(old, ix.arena, now, drop, add)
 }
 
 // setMaster applies ch to byID only; the caller re-sorts.
 func (ix *Index) setMaster(ch change) {
+	if old, ok := ix.byID[ch.id]; ok {
+		ix.garbage += old.itemSize()
+	}
 	if ch.put == nil {
 		delete(ix.byID, ch.id)
 	} else {
@@ -176,6 +227,7 @@ func (ix *Index) dropExpired(now time.Time) {
 	expired := 0
 	for expired < len(ix.sorted) && ix.sorted[expired].endAt <= now.UnixNano() {
 		delete(ix.byID, ix.sorted[expired].id)
+		ix.garbage += ix.sorted[expired].itemSize()
 		expired++
 	}
 	ix.sorted = slices.Delete(ix.sorted, 0, expired)
@@ -185,6 +237,8 @@ func (ix *Index) dropExpired(now time.Time) {
 // bmu.
 func (ix *Index) publish(s *Snapshot, start time.Time) {
 	ix.snap.Store(s)
+	ix.arenaSize.Store(int64(len(ix.arena)))
+	ix.arenaGarbage.Store(int64(ix.garbage))
 	ix.builds.Add(1)
 	ix.buildNano.Store(int64(time.Since(start)))
 }
@@ -196,7 +250,7 @@ func (ix *Index) rebuild() {
 	now := ix.now()
 	ix.dropExpired(now)
 	// The snapshot gets its own copy: the master is patched in place.
-	ix.publish(build(slices.Clone(ix.sorted), now), start)
+	ix.publish(build(slices.Clone(ix.sorted), ix.arena, now), start)
 }
 
 // Load replaces the whole content of the index with the ads that fill
@@ -218,6 +272,14 @@ func (ix *Index) Load(fill func(add func(*marquee.Ad)) error) error {
 	defer ix.bmu.Unlock()
 	ix.byID = byID
 	ix.resort()
+	size := 0
+	for _, e := range ix.sorted {
+		size += len(e.item) + 1
+	}
+	ix.arena, ix.garbage = make([]byte, 0, size), 0
+	for _, e := range ix.sorted {
+		ix.place(e)
+	}
 	ix.rebuild()
 	return nil
 }
@@ -236,7 +298,9 @@ func (ix *Index) Refresh(maxAge time.Duration) {
 	if started || expired {
 		start := time.Now()
 		ix.dropExpired(now)
-		ix.publish(patch(s, now, nil, nil), start)
+		if !ix.compactIfWasteful() {
+			ix.publish(patch(s, ix.arena, now, nil, nil), start)
+		}
 	}
 }
 

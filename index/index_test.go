@@ -437,3 +437,36 @@ func TestConcurrentWritesAndReads(t *testing.T) {
 		}
 	}
 }
+
+func TestArenaCompaction(t *testing.T) {
+	clock := base
+	ix := index.New(func() time.Time { return clock })
+	r := rand.New(rand.NewPCG(3, 3))
+	ads := make([]*marquee.Ad, 100)
+	for round := range 300 {
+		batch := make([]*marquee.Ad, len(ads))
+		for i := range ads {
+			ads[i] = randomAd(r, int64(i+1))
+			ads[i].StartAt, ads[i].EndAt = base.Add(-time.Hour), base.Add(time.Duration(1+r.IntN(100))*time.Hour)
+			ads[i].Title = fmt.Sprintf("round %d ad %d %s", round, i, strings.Repeat("x", 20))
+			batch[i] = ads[i]
+		}
+		ix.Put(batch...)
+	}
+	size, garbage := ix.ArenaBytes()
+	// 30,000 items of ~100 bytes were written; garbage is kept only up to
+	// half the arena or 1 MiB.
+	if size > 2<<20 || garbage > max(size/2, 1<<20) {
+		t.Fatalf("after 30,000 replacements of 100 ads: arena %d bytes, %d garbage; want it compacted", size, garbage)
+	}
+	for range 200 {
+		v := randomViewer(r)
+		if got, want := ix.Snapshot().AppendIDs(nil, v.query(), base), reference(ads, v, base, clock); !slices.Equal(got, want) {
+			t.Fatalf("after compaction: Query(%+v) = %v; want %v", v, got, want)
+		}
+	}
+	page := string(ix.Snapshot().AppendPage(nil, &index.Query{Limit: 1}, base))
+	if !strings.Contains(page, `"round 299 ad`) {
+		t.Fatalf("first item after compaction = %s; want the last round's title", page)
+	}
+}

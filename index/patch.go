@@ -33,14 +33,6 @@ func (s *Snapshot) firstRow(ad int) int {
 	return int(s.adRow[ad])
 }
 
-// itemStart returns where ad's item begins in items.
-func (s *Snapshot) itemStart(ad int) uint32 {
-	if ad == 0 {
-		return 0
-	}
-	return s.itemEnd[ad-1]
-}
-
 // keyLess reports whether ad sorts before (endAt, id).
 func (s *Snapshot) keyLess(ad int, endAt, id int64) bool {
 	end := s.rowEnd[s.adRow[ad]]
@@ -78,11 +70,11 @@ func (s *Snapshot) position(e *entry) (int, bool) {
 
 // patch returns a snapshot built at now that holds old's ads except the
 // expired ones and those at the positions in drop (ascending), plus the
-// entries in add (sorted by (endAt, id), none expired at now). Runs of old
-// ads are copied — arrays by slices, bitsets by shifted words — so a small
+// entries in add (sorted by (endAt, id), none expired at now, placed in
+// arena, which extends old's). Runs of old ads are copied — arrays by slices, bitsets by shifted words — so a small
 // change to a large catalog costs a few copies of its arrays, not a walk
 // over every entry.
-func patch(old *Snapshot, now time.Time, drop []int, add []*entry) *Snapshot {
+func patch(old *Snapshot, arena []byte, now time.Time, drop []int, add []*entry) *Snapshot {
 	nowNs := now.UnixNano()
 	n := len(old.ids)
 	firstAd := n
@@ -94,16 +86,13 @@ func patch(old *Snapshot, now time.Time, drop []int, add []*entry) *Snapshot {
 	}
 	ads := n - firstAd - len(drop) + len(add)
 	rows := len(old.rowAd) - old.firstRow(firstAd)
-	bytes := len(old.items) - int(old.itemStart(firstAd))
 	for _, d := range drop {
 		rows -= old.firstRow(d+1) - old.firstRow(d)
-		bytes -= int(old.itemEnd[d] - old.itemStart(d))
 	}
 	for _, e := range add {
 		rows += len(e.conds)
-		bytes += len(e.item) + 1
 	}
-	s := newSnapshot(now, ads, rows, bytes)
+	s := newSnapshot(now, arena, ads, rows)
 	pairs := pairBitsets(old, s)
 	perAge := func(row int, lo, hi uint8) {
 		for a := int(lo); a <= int(hi); a++ {
@@ -158,22 +147,20 @@ func pairBitsets(old, s *Snapshot) [][2]*bitset {
 	return pairs
 }
 
-// copyRun appends old's ads [a0, a1) with their rows, items and bits.
+// copyRun appends old's ads [a0, a1) with their rows and bits; their items
+// stay where they are in the arena.
 func (s *Snapshot) copyRun(old *Snapshot, a0, a1 int, pairs [][2]*bitset) {
 	if a0 >= a1 {
 		return
 	}
 	r0, r1 := old.firstRow(a0), old.firstRow(a1)
-	b0, b1 := old.itemStart(a0), old.itemEnd[a1-1]
-	dstAd, dstRow, dstByte := len(s.ids), len(s.rowAd), uint32(len(s.items))
+	dstAd, dstRow := len(s.ids), len(s.rowAd)
 	s.ids = append(s.ids, old.ids[a0:a1]...)
-	for _, end := range old.itemEnd[a0:a1] {
-		s.itemEnd = append(s.itemEnd, end-b0+dstByte)
-	}
+	s.itemOff = append(s.itemOff, old.itemOff[a0:a1]...)
+	s.itemEnd = append(s.itemEnd, old.itemEnd[a0:a1]...)
 	for _, row := range old.adRow[a0:a1] {
 		s.adRow = append(s.adRow, row-int32(r0)+int32(dstRow))
 	}
-	s.items = append(s.items, old.items[b0:b1]...)
 	for _, ad := range old.rowAd[r0:r1] {
 		s.rowAd = append(s.rowAd, ad-int32(a0)+int32(dstAd))
 	}

@@ -33,11 +33,12 @@ type Snapshot struct {
 	built time.Time
 
 	ids []int64 // per ad, in order
-	// items holds every ad's list item followed by a comma, in order; ad i's
-	// is items[itemEnd[i-1]:itemEnd[i]] (from 0 for the first). Adjacent
-	// ads are adjacent bytes: a page is a few long copies.
-	items   []byte
-	itemEnd []uint32
+	// items is the index's arena as it was at the build: every ad's list
+	// item followed by a comma; ad i's is items[itemOff[i]:itemEnd[i]]. The
+	// arena is append-only, so snapshots share it and a write copies no
+	// item.
+	items            []byte
+	itemOff, itemEnd []uint32
 
 	adRow    []int32 // per ad: its first row
 	rowAd    []int32 // per row: its ad
@@ -66,15 +67,16 @@ func (s *Snapshot) Len() int { return len(s.ids) }
 // Built returns when the snapshot was built.
 func (s *Snapshot) Built() time.Time { return s.built }
 
-// newSnapshot returns an empty snapshot built at now with room for ads,
-// rows and bytes of items; its always-present bitsets cover rows.
-func newSnapshot(now time.Time, ads, rows, bytes int) *Snapshot {
+// newSnapshot returns an empty snapshot of the arena built at now with room
+// for ads and rows; its always-present bitsets cover rows.
+func newSnapshot(now time.Time, arena []byte, ads, rows int) *Snapshot {
 	return &Snapshot{
 		built:       now,
 		builtNs:     now.UnixNano(),
 		nextStart:   math.MaxInt64,
 		ids:         make([]int64, 0, ads),
-		items:       make([]byte, 0, bytes),
+		items:       arena,
+		itemOff:     make([]uint32, 0, ads),
 		itemEnd:     make([]uint32, 0, ads),
 		adRow:       make([]int32, 0, ads),
 		rowAd:       make([]int32, 0, rows),
@@ -102,8 +104,8 @@ func (s *Snapshot) lazy(b *bitset) bitset {
 func (s *Snapshot) appendEntry(e *entry, ages func(row int, lo, hi uint8)) {
 	ad := len(s.ids)
 	s.ids = append(s.ids, e.id)
-	s.items = append(append(s.items, e.item...), ',')
-	s.itemEnd = append(s.itemEnd, uint32(len(s.items)))
+	s.itemOff = append(s.itemOff, e.itemOff)
+	s.itemEnd = append(s.itemEnd, e.itemEnd)
 	s.adRow = append(s.adRow, int32(len(s.rowAd)))
 	for c := range e.conds {
 		cd := &e.conds[c]
@@ -134,14 +136,14 @@ func (s *Snapshot) appendEntry(e *entry, ages func(row int, lo, hi uint8)) {
 	}
 }
 
-// build makes a snapshot of entries, which must be sorted by (endAt, id).
-func build(entries []*entry, now time.Time) *Snapshot {
-	rows, bytes := 0, 0
+// build makes a snapshot of entries, which must be sorted by (endAt, id)
+// and placed in arena.
+func build(entries []*entry, arena []byte, now time.Time) *Snapshot {
+	rows := 0
 	for _, e := range entries {
 		rows += len(e.conds)
-		bytes += len(e.item) + 1
 	}
-	s := newSnapshot(now, len(entries), rows, bytes)
+	s := newSnapshot(now, arena, len(entries), rows)
 	// Rows whose age range starts (ends) at each age; ages[a] is derived
 	// from them below, in two passes of word ORs, instead of setting one
 	// bit per age in every row's range.
@@ -326,11 +328,7 @@ func (s *Snapshot) each(q *Query, now int64, visit func(ad int32)) {
 func (s *Snapshot) AppendPage(dst []byte, q *Query, now time.Time) []byte {
 	start := len(dst)
 	s.each(q, now.UnixNano(), func(ad int32) {
-		from := uint32(0)
-		if ad > 0 {
-			from = s.itemEnd[ad-1]
-		}
-		dst = append(dst, s.items[from:s.itemEnd[ad]]...) // the item and its comma
+		dst = append(dst, s.items[s.itemOff[ad]:s.itemEnd[ad]]...) // the item and its comma
 	})
 	if len(dst) > start {
 		dst = dst[:len(dst)-1] // the last comma

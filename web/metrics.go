@@ -48,11 +48,19 @@ func newMetrics(reg *prometheus.Registry, ix *index.Index) *metrics {
 		}, func() float64 { return time.Since(ix.Snapshot().Built()).Seconds() }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "marquee_index_builds_total",
-			Help: "Index snapshots built.",
+			Help: "Index snapshots published (built afresh or patched).",
 		}, func() float64 { n, _ := ix.Builds(); return float64(n) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "marquee_index_arena_bytes",
+			Help: "Bytes of pre-rendered list items held by the index, garbage included.",
+		}, func() float64 { n, _ := ix.ArenaBytes(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "marquee_index_arena_garbage_bytes",
+			Help: "Bytes of list items of replaced or expired ads, freed at the next compaction.",
+		}, func() float64 { _, g := ix.ArenaBytes(); return float64(g) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "marquee_index_last_build_seconds",
-			Help: "How long building the current index snapshot took.",
+			Help: "How long building or patching the current index snapshot took.",
 		}, func() float64 { _, d := ix.Builds(); return d.Seconds() }),
 	)
 	return m
