@@ -45,9 +45,10 @@ for r in $(seq "$rounds"); do
 	read -r h hc <<<"$(load http://127.0.0.1:18181 $hpid)"
 	read -r m mc <<<"$(load http://127.0.0.1:18180 $mpid)"
 	ratio=$(awk -v m="$m" -v h="$h" 'BEGIN{printf "%.3f", m/h}')
-	echo "$ratio $hc $mc" >>"$tmp/ratios"
+	echo "$ratio $hc $mc $h $m" >>"$tmp/ratios"
 	echo "round $r: hello $h req/s (${hc} µs CPU/req), marquee $m req/s (${mc} µs CPU/req), ratio $ratio"
 done
-sort -n "$tmp/ratios" | awk '{r[NR]=$1; h+=$2; m+=$3} END {
+sort -n "$tmp/ratios" | awk '{r[NR]=$1; h+=$2; m+=$3; hr+=$4; mr+=$5} END {
 	med = (NR % 2) ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2
+	printf "mean req/s: hello %.0f, marquee %.0f\n", hr/NR, mr/NR
 	printf "median ratio %.3f (min %.3f, max %.3f); server CPU per request: hello %.2f µs, marquee %.2f µs (CPU ratio %.3f)\n", med, r[1], r[NR], h/NR, m/NR, h/m }'
