@@ -1,7 +1,8 @@
 // Package index answers GET /api/v1/ad from memory. An Index publishes an
 // immutable Snapshot through an atomic pointer: readers take one load and
 // never lock; writers apply changes to a private master copy and publish a
-// freshly built snapshot, coalescing concurrent writes into one build.
+// new snapshot patched from the last one, coalescing concurrent writes into
+// one patch.
 package index
 
 import (

@@ -219,8 +219,8 @@ func TestAdLifecycle(t *testing.T) {
 
 func TestScheduledAdAppearsAtStartWithoutRefresh(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-insecure-admin")
-	startAt := time.Now().Add(400 * time.Millisecond)
-	endAt := startAt.Add(400 * time.Millisecond)
+	startAt := time.Now().Add(time.Second)
+	endAt := startAt.Add(time.Second)
 	in.expect(in.admin("POST", "/api/v1/ad", adBody("soon", startAt, endAt, "")), 201, "")
 	in.expect(in.do("GET", "/api/v1/ad", "", "", ""), 200, `{"items":[]}`)
 	time.Sleep(time.Until(startAt) + 50*time.Millisecond)

@@ -66,7 +66,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 }
 
 // runServe runs the server until ctx is done. Shutdown order: stop
-// accepting and finish in-flight requests, stop the index's compactor,
+// accepting and finish in-flight requests, stop the index's refresher,
 // close the store.
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseServe(args, getenv, stderr)
@@ -113,8 +113,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 
 	bg, stopBG := context.WithCancel(context.Background())
-	compacted := make(chan struct{})
-	go func() { defer close(compacted); ix.Run(bg, cfg.compactEvery) }()
+	refreshed := make(chan struct{})
+	go func() { defer close(refreshed); ix.Run(bg, cfg.compactEvery) }()
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -127,7 +127,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		cancel()
 	}
 	stopBG()
-	<-compacted
+	<-refreshed
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
