@@ -56,24 +56,16 @@ func (s *Snapshot) insertionPoint(from int, e *entry) int {
 
 // position returns the position of entry e's ad in s, if s holds it.
 func (s *Snapshot) position(e *entry) (int, bool) {
-	lo, hi := 0, len(s.ids)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s.keyLess(m, e.endAt, e.id) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < len(s.ids) && s.ids[lo] == e.id
+	i := s.insertionPoint(0, e)
+	return i, i < len(s.ids) && s.ids[i] == e.id
 }
 
 // patch returns a snapshot built at now that holds old's ads except the
 // expired ones and those at the positions in drop (ascending), plus the
 // entries in add (sorted by (endAt, id), none expired at now, placed in
-// arena, which extends old's). Runs of old ads are copied — arrays by slices, bitsets by shifted words — so a small
-// change to a large catalog costs a few copies of its arrays, not a walk
-// over every entry.
+// arena, which extends old's). Runs of old ads are copied — arrays by
+// slices, bitsets by shifted words — so a small change to a large catalog
+// costs a few copies of its arrays, not a walk over every entry.
 func patch(old *Snapshot, arena []byte, now time.Time, drop []int, add []*entry) *Snapshot {
 	nowNs := now.UnixNano()
 	n := len(old.ids)
