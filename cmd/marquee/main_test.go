@@ -313,11 +313,14 @@ func TestOperations(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
 	in.expect(in.do("GET", "/healthz", "", "", ""), 200, `{"status":"ok"}`)
 	in.expect(in.do("GET", "/readyz", "", "", ""), 200, `{"status":"ready"}`)
+	if r := in.do("HEAD", "/api/v1/ad", "", "", ""); r.status != 200 || r.body != "" {
+		t.Errorf("HEAD /api/v1/ad = %d %q; want 200 and no body", r.status, r.body)
+	}
 	in.do("GET", "/api/v1/ad", "", "", "")
 	r := in.do("GET", "/metrics", "", "", "")
 	for _, want := range []string{
-		`marquee_http_requests_total{method="GET",route="/api/v1/ad",status="200"} 1`,
-		`marquee_http_request_duration_seconds_count{method="GET",route="/api/v1/ad"} 1`,
+		`marquee_http_requests_total{method="GET",route="/api/v1/ad",status="200"} 2`,
+		`marquee_http_request_duration_seconds_count{method="GET",route="/api/v1/ad"} 2`,
 		`marquee_index_ads 0`, `marquee_index_builds_total 1`, `marquee_index_snapshot_age_seconds`,
 	} {
 		if !strings.Contains(r.body, want) {
