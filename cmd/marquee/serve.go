@@ -15,6 +15,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -93,6 +94,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	// Loading a large catalog leaves hundreds of MB of decoded rows behind;
+	// hand them back to the OS now rather than when the scavenger gets to it.
+	debug.FreeOSMemory()
 	log.Info("index loaded", "ads", ix.Snapshot().Len(), "took", time.Since(start).String())
 
 	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin},
