@@ -28,7 +28,8 @@ type Query struct {
 // adjacent. For every dimension value there is a bitset of the rows that
 // accept it, and one of the rows open on that dimension; a row is one
 // condition, so ANDing the bitsets is exact, and an ad matches when any of
-// its rows does (OR across conditions) — counted once, at its first row.
+// its rows does (OR across conditions) — counted once, at its first
+// matching row.
 type Snapshot struct {
 	built time.Time
 
