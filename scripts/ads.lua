@@ -4,6 +4,8 @@
 -- then cycled, so wrk does no per-request work beyond sending.
 -- With CALIBRATE=1 it also reports the average response body size, which
 -- sizes the hello-world baseline (a separate run: counting slows wrk).
+-- With DUMP_PATHS=FILE (use -t1) it writes the paths to FILE, one a line,
+-- for `marquee hello -capture`.
 local countries = {"US","GB","DE","FR","JP","TW","KR","CN","IN","BR","CA","AU","ES","IT","NL","SE","MX","ID","TR","PL"}
 local platforms = {"android","ios","web"}
 local genders = {"M","F"}
@@ -14,6 +16,7 @@ bytes, responses = 0, 0 -- globals: done() reads them with thread:get
 
 function init(args)
   math.randomseed(42)
+  local dump = os.getenv("DUMP_PATHS") and io.open(os.getenv("DUMP_PATHS"), "w")
   for k = 1, n do
     local p = string.format("/api/v1/ad?offset=%d&limit=%d", math.random(0, 99), math.random(1, 100))
     if math.random() < 0.5 then p = p .. "&age=" .. math.random(1, 100) end
@@ -21,7 +24,9 @@ function init(args)
     if math.random() < 0.5 then p = p .. "&country=" .. countries[math.random(#countries)] end
     if math.random() < 0.5 then p = p .. "&platform=" .. platforms[math.random(#platforms)] end
     reqs[k] = wrk.format("GET", p)
+    if dump then dump:write(p, "\n") end
   end
+  if dump then dump:close() end
 end
 
 function request()

@@ -8,26 +8,49 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 )
 
 // runHello serves a fixed JSON body of -size bytes on every path: the
-// same-stack ceiling that throughput figures are reported against.
+// same-stack ceiling that throughput figures are reported against. With
+// -capture and -paths it first fetches, for every path, the body a running
+// server returns, then answers each path with that body: a server that
+// sends exactly the same bytes with no logic at all.
 func runHello(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("hello", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", ":8081", "listen address")
 	size := fs.Int("size", 13, "response body size in bytes")
+	capture := fs.String("capture", "", "base URL of a server whose responses to -paths to replay")
+	paths := fs.String("paths", "", "file of paths, one a line (with -capture)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
+	if (*capture == "") != (*paths == "") {
+		return fmt.Errorf("-capture and -paths go together")
+	}
 	body := helloBody(*size)
+	var replay map[string][]byte
+	if *capture != "" {
+		var err error
+		if replay, err = captureBodies(*capture, *paths); err != nil {
+			return err
+		}
+	}
 	ct := []byte("application/json")
 	hs := &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
 			ctx.SetContentTypeBytes(ct)
-			ctx.SetBody(body)
+			if replay == nil {
+				ctx.SetBody(body)
+			} else if b, ok := replay[string(ctx.RequestURI())]; ok {
+				ctx.SetBody(b)
+			} else {
+				ctx.SetStatusCode(fasthttp.StatusNotFound)
+			}
 		},
 		NoDefaultServerHeader: true,
 		CloseOnShutdown:       true,
@@ -52,4 +75,21 @@ func helloBody(n int) []byte {
 	const head, tail = `{"hello":"`, `"}`
 	pad := max(0, n-len(head)-len(tail))
 	return append(append([]byte(head), bytes.Repeat([]byte("x"), pad)...), tail...)
+}
+
+// captureBodies fetches base+path for every path in the file.
+func captureBodies(base, pathsFile string) (map[string][]byte, error) {
+	raw, err := os.ReadFile(pathsFile)
+	if err != nil {
+		return nil, err
+	}
+	bodies := map[string][]byte{}
+	for _, p := range strings.Fields(string(raw)) {
+		status, b, err := fasthttp.Get(nil, base+p)
+		if err != nil || status != fasthttp.StatusOK {
+			return nil, fmt.Errorf("capture %s: status %d, %v", p, status, err)
+		}
+		bodies[p] = b
+	}
+	return bodies, nil
 }
