@@ -42,7 +42,7 @@ func (l *logTap) Write(p []byte) (int, error) {
 		sc := bufio.NewScanner(bytes.NewReader(l.buf.Bytes()))
 		for sc.Scan() {
 			var rec struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "listening" {
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && strings.HasSuffix(rec.Msg, "listening") {
 				l.found = true
 				l.addr <- rec.Addr
 			}
@@ -369,5 +369,43 @@ func TestSeedIsDeterministic(t *testing.T) {
 	json.Unmarshal([]byte(in.do("GET", "/api/v1/ad?limit=100", "", "", "").body), &list)
 	if len(list.Items) < 100 {
 		t.Fatalf("%d active ads among 300 seeded; want most active", len(list.Items))
+	}
+}
+
+func TestHelloReplaysCapturedResponses(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-insecure-admin")
+	now := time.Now()
+	in.expect(in.admin("POST", "/api/v1/ad", adBody("AD <1>", now.Add(-time.Hour), now.Add(time.Hour), "")), 201, "")
+	paths := []string{"/api/v1/ad", "/api/v1/ad?limit=1&age=30", "/api/v1/ad?offset=5"}
+	file := filepath.Join(t.TempDir(), "paths")
+	if err := os.WriteFile(file, []byte(strings.Join(paths, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tap := &logTap{addr: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"hello", "-addr", "127.0.0.1:0", "-capture", in.url, "-paths", file}, func(string) string { return "" }, io.Discard, tap)
+	}()
+	var addr string
+	select {
+	case addr = <-tap.addr:
+	case err := <-done:
+		t.Fatalf("hello -capture: %v; log:\n%s", err, tap)
+	case <-time.After(10 * time.Second):
+		t.Fatal("hello -capture did not listen")
+	}
+	replay := &instance{t: t, url: "http://" + addr}
+	for _, p := range paths {
+		want := in.do("GET", p, "", "", "").body
+		if got := replay.do("GET", p, "", "", ""); got.status != 200 || got.body != want {
+			t.Errorf("replay of %s = %d %s; want 200 %s", p, got.status, got.body, want)
+		}
+	}
+	replay.expect(replay.do("GET", "/api/v1/ad?limit=2", "", "", ""), 404, "")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("hello shutdown: %v", err)
 	}
 }
