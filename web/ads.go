@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -58,27 +59,9 @@ func parseListQuery(args *fasthttp.Args) (index.Query, marquee.Problems) {
 		}
 		p[k] = msg
 	}
-	if v, ok := param(args, "offset"); ok {
-		n, err := fasthttp.ParseUint(v)
-		if err != nil {
-			bad("offset", "must be an integer ≥ 0")
-		}
-		q.Offset = n
-	}
-	if v, ok := param(args, "limit"); ok {
-		n, err := fasthttp.ParseUint(v)
-		if err != nil || n < 1 || n > maxLimit {
-			bad("limit", fmt.Sprintf("must be an integer between 1 and %d", maxLimit))
-		}
-		q.Limit = n
-	}
-	if v, ok := param(args, "age"); ok {
-		n, err := fasthttp.ParseUint(v)
-		if err != nil || n < marquee.MinAge || n > marquee.MaxAge {
-			bad("age", fmt.Sprintf("must be an integer between %d and %d", marquee.MinAge, marquee.MaxAge))
-		}
-		q.Age = n
-	}
+	intParam(args, "offset", 0, math.MaxInt, &q.Offset, bad)
+	intParam(args, "limit", 1, maxLimit, &q.Limit, bad)
+	intParam(args, "age", marquee.MinAge, marquee.MaxAge, &q.Age, bad)
 	if v, ok := param(args, "gender"); ok {
 		if q.Gender = index.GenderCode(v); q.Gender == 0 {
 			bad("gender", fmt.Sprintf("must be \"M\" or \"F\", got %q", v))
@@ -97,6 +80,25 @@ func parseListQuery(args *fasthttp.Args) (index.Query, marquee.Problems) {
 		}
 	}
 	return q, p
+}
+
+// intParam parses parameter key, when present, into *dst and reports it to
+// bad unless it is an integer between lo and hi. It allocates only to
+// report.
+func intParam(args *fasthttp.Args, key string, lo, hi int, dst *int, bad func(k, msg string)) {
+	v, ok := param(args, key)
+	if !ok {
+		return
+	}
+	n, err := fasthttp.ParseUint(v)
+	switch {
+	case err == nil && n >= lo && n <= hi:
+		*dst = n
+	case hi == math.MaxInt:
+		bad(key, fmt.Sprintf("must be an integer ≥ %d", lo))
+	default:
+		bad(key, fmt.Sprintf("must be an integer between %d and %d", lo, hi))
+	}
 }
 
 // param returns a query parameter's first value and whether it is present
@@ -250,16 +252,9 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 		if f.State, err = marquee.ParseAdState(string(args.Peek("state"))); err != nil {
 			p["state"] = err.Error()
 		}
-		if v, ok := param(args, "offset"); ok {
-			if f.Offset, err = fasthttp.ParseUint(v); err != nil {
-				p["offset"] = "must be an integer ≥ 0"
-			}
-		}
-		if v, ok := param(args, "limit"); ok {
-			if f.Limit, err = fasthttp.ParseUint(v); err != nil || f.Limit < 1 || f.Limit > adminMaxLimit {
-				p["limit"] = fmt.Sprintf("must be an integer between 1 and %d", adminMaxLimit)
-			}
-		}
+		bad := func(k, msg string) { p[k] = msg }
+		intParam(args, "offset", 0, math.MaxInt, &f.Offset, bad)
+		intParam(args, "limit", 1, adminMaxLimit, &f.Limit, bad)
 		if len(p) > 0 {
 			return &marquee.InvalidError{What: "invalid query", Problems: p}
 		}
