@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
+
+	"marquee/loadgen"
 )
 
 // runHello serves a fixed JSON body of -size bytes on every path: the
@@ -32,7 +33,7 @@ func runHello(ctx context.Context, args []string, getenv func(string) string, st
 	if (*capture == "") != (*paths == "") {
 		return fmt.Errorf("-capture and -paths go together")
 	}
-	body := helloBody(*size)
+	body := loadgen.HelloBody(*size)
 	var replay map[string][]byte
 	if *capture != "" {
 		var err error
@@ -40,21 +41,7 @@ func runHello(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 	}
-	ct := []byte("application/json")
-	hs := &fasthttp.Server{
-		Handler: func(ctx *fasthttp.RequestCtx) {
-			ctx.SetContentTypeBytes(ct)
-			if replay == nil {
-				ctx.SetBody(body)
-			} else if b, ok := replay[string(ctx.RequestURI())]; ok {
-				ctx.SetBody(b)
-			} else {
-				ctx.SetStatusCode(fasthttp.StatusNotFound)
-			}
-		},
-		NoDefaultServerHeader: true,
-		CloseOnShutdown:       true,
-	}
+	hs := loadgen.HelloServer(body, replay)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -68,13 +55,6 @@ func runHello(ctx context.Context, args []string, getenv func(string) string, st
 	case <-ctx.Done():
 		return hs.Shutdown()
 	}
-}
-
-// helloBody returns a JSON object of exactly n bytes (n ≥ 13).
-func helloBody(n int) []byte {
-	const head, tail = `{"hello":"`, `"}`
-	pad := max(0, n-len(head)-len(tail))
-	return append(append([]byte(head), bytes.Repeat([]byte("x"), pad)...), tail...)
 }
 
 // captureBodies fetches base+path for every path in the file.

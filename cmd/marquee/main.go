@@ -1,5 +1,6 @@
 // Command marquee is Marquee's one binary: the server (serve), the seeder
-// (seed) and a hello-world baseline for benchmarks (hello).
+// (seed), the load generator (bench) and a hello-world baseline for
+// benchmarks (hello).
 package main
 
 import (
@@ -30,6 +31,7 @@ const usage = `usage: marquee <command> [flags]
 commands:
   serve   run the server (see marquee serve -h)
   seed    fill the store with generated ads (see marquee seed -h)
+  bench   load a server with a scenario and report req/s and latency (see marquee bench -h)
   hello   run a fasthttp hello-world, the baseline of benchmarks
 
 Every flag can also be set as MARQUEE_<NAME> (e.g. MARQUEE_ADMIN_TOKEN).
@@ -48,6 +50,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runServe(ctx, rest, getenv, stdout, stderr)
 	case "seed":
 		return runSeed(ctx, rest, getenv, stdout, stderr)
+	case "bench":
+		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "hello":
 		return runHello(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":

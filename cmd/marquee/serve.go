@@ -74,8 +74,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	return serve(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, nil)), nil)
+}
 
+// serve runs the server of cfg until ctx is done, calling ready (if not
+// nil) with the listening address once requests are answered.
+func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(net.Addr)) error {
 	token, err := adminToken(cfg, log)
 	if err != nil {
 		return err
@@ -122,6 +126,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	if ready != nil {
+		ready(ln.Addr())
+	}
 	select {
 	case err = <-served:
 	case <-ctx.Done():

@@ -1,0 +1,239 @@
+package loadgen
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is everything a `marquee bench` invocation measured, as written to
+// -json: the set-up, every run, and the medians the issues are judged by.
+// Latencies are in microseconds.
+type Report struct {
+	Command   string      `json:"command"`
+	Scenario  string      `json:"scenario"`
+	Target    string      `json:"target"`
+	Ads       int         `json:"ads,omitempty"`
+	Conns     int         `json:"conns"`
+	Duration  float64     `json:"durationSeconds"`
+	Seed      uint64      `json:"seed"`
+	Distinct  int         `json:"distinctRequests"`
+	Machine   Machine     `json:"machine"`
+	StartedAt string      `json:"startedAt"`
+	Runs      []RunReport `json:"runs"`
+
+	// ReqPerSec is the median over the target's measured runs.
+	ReqPerSec float64 `json:"reqPerSec"`
+	// Baseline is the median over the hello-world's runs (with -baseline).
+	Baseline float64 `json:"baselineReqPerSec,omitempty"`
+	// Ratio is the median of the per-round ratios target/hello-world.
+	Ratio float64 `json:"ratio,omitempty"`
+	// Errors and Responses add up every run against the target.
+	Errors    uint64  `json:"errors"`
+	Requests  uint64  `json:"requests"`
+	ErrorRate float64 `json:"errorRate"`
+}
+
+// Machine describes where the figures were taken.
+type Machine struct {
+	CPU        string `json:"cpu"`
+	Cores      int    `json:"cores"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Go         string `json:"go"`
+	OS         string `json:"os"`
+}
+
+// ThisMachine describes the running machine.
+func ThisMachine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), Go: runtime.Version(),
+		OS: runtime.GOOS + "/" + runtime.GOARCH, CPU: "unknown"}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}
+
+// RunReport is one load run in a report.
+type RunReport struct {
+	// Server is "target" or "hello" (the baseline).
+	Server string `json:"server"`
+	// Kind is "measure" (counted in the medians), "max" (the closed-loop
+	// run that sizes a -rate N% run) or "warmup" (calibration, not counted).
+	Kind  string  `json:"kind"`
+	Round int     `json:"round"`
+	Rate  float64 `json:"rate,omitempty"` // open loop, req/s; 0 = closed loop
+
+	ReqPerSec float64           `json:"reqPerSec"`
+	Responses uint64            `json:"responses"`
+	OK        uint64            `json:"ok"`
+	Errors    uint64            `json:"errors"`
+	Status    map[string]uint64 `json:"status,omitempty"`
+	Socket    map[string]uint64 `json:"socket,omitempty"`
+	AvgBody   float64           `json:"avgBodyBytes"`
+	Latency   LatencySummary    `json:"latency"`
+	Curve     []CurvePoint      `json:"percentileCurve"`
+	Series    []Sample          `json:"series"`
+	// CPUPerReq is this process's CPU time per response, in µs. With
+	// -target it is the generator's own cost; in-process it includes the
+	// server.
+	CPUPerReq float64 `json:"processCpuPerRequestUs"`
+}
+
+// LatencySummary holds the usual percentiles, in µs.
+type LatencySummary struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// NewRun summarises a result; cpu is the process CPU time the run took.
+func NewRun(server, kind string, round int, rate float64, r *Result, cpu time.Duration) RunReport {
+	p := r.Latency.Percentiles()
+	run := RunReport{
+		Server: server, Kind: kind, Round: round, Rate: rate,
+		ReqPerSec: r.ReqPerSec(), Responses: r.Responses, OK: r.OK, Errors: r.Errors(),
+		Socket: r.Socket, AvgBody: r.AvgBody(),
+		Latency: LatencySummary{us(p.P50), us(p.P90), us(p.P99), us(p.P999), us(p.Max), us(p.Mean)},
+		Curve:   r.Latency.Curve(), Series: r.Series,
+	}
+	if len(r.Status) > 0 {
+		run.Status = map[string]uint64{}
+		for code, n := range r.Status {
+			run.Status[strconv.Itoa(code)] = n
+		}
+	}
+	if r.Responses > 0 {
+		run.CPUPerReq = us(cpu) / float64(r.Responses)
+	}
+	return run
+}
+
+// Summarise fills the medians and error totals from the runs.
+func (rep *Report) Summarise() {
+	var target, hello, ratios []float64
+	rep.Errors, rep.Requests = 0, 0
+	for _, r := range rep.Runs {
+		if r.Kind != "measure" {
+			continue
+		}
+		switch r.Server {
+		case "target":
+			target = append(target, r.ReqPerSec)
+			rep.Errors += r.Errors
+			rep.Requests += r.OK + r.Errors
+		case "hello":
+			hello = append(hello, r.ReqPerSec)
+		}
+	}
+	for _, r := range rep.Runs {
+		if r.Kind == "measure" && r.Server == "target" {
+			for _, h := range rep.Runs {
+				if h.Kind == "measure" && h.Server == "hello" && h.Round == r.Round && h.ReqPerSec > 0 {
+					ratios = append(ratios, r.ReqPerSec/h.ReqPerSec)
+				}
+			}
+		}
+	}
+	rep.ReqPerSec, rep.Baseline, rep.Ratio = median(target), median(hello), median(ratios)
+	if rep.Requests > 0 {
+		rep.ErrorRate = float64(rep.Errors) / float64(rep.Requests)
+	}
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// WriteTable writes the human summary: the set-up, one line per run, the
+// medians, and the errors (loudly) if any.
+func (rep *Report) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "marquee bench: scenario %s against %s, %d connections, %gs a run\n",
+		rep.Scenario, rep.Target, rep.Conns, rep.Duration)
+	fmt.Fprintf(w, "machine: %d × %s, GOMAXPROCS %d, %s %s\n\n",
+		rep.Machine.Cores, rep.Machine.CPU, rep.Machine.GOMAXPROCS, rep.Machine.Go, rep.Machine.OS)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round\tserver\tmode\treq/s\tp50\tp90\tp99\tp99.9\tmax\terrors\tbody B\tCPU µs/req\t")
+	for _, r := range rep.Runs {
+		if r.Kind == "warmup" {
+			continue
+		}
+		mode := "closed"
+		if r.Rate > 0 {
+			mode = "open " + humanInt(r.Rate) + "/s"
+		}
+		round := strconv.Itoa(r.Round)
+		if r.Kind == "max" {
+			round = "max"
+		}
+		l := r.Latency
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.0f\t%.1f\t\n", round, r.Server, mode,
+			humanInt(r.ReqPerSec), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), r.Errors, r.AvgBody, r.CPUPerReq)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "target: %s req/s (median)\n", humanInt(rep.ReqPerSec))
+	if rep.Baseline > 0 {
+		fmt.Fprintf(w, "hello-world: %s req/s (median); target/hello-world = %.3f (median of the per-round ratios)\n",
+			humanInt(rep.Baseline), rep.Ratio)
+	}
+	if rep.Errors == 0 {
+		fmt.Fprintf(w, "errors: none in %s requests\n", humanInt(float64(rep.Requests)))
+		return
+	}
+	fmt.Fprintf(w, "\n!!! ERRORS: %s of %s requests to the target failed (%.3f%%):",
+		humanInt(float64(rep.Errors)), humanInt(float64(rep.Requests)), 100*rep.ErrorRate)
+	totals := map[string]uint64{}
+	for _, r := range rep.Runs {
+		if r.Server == "target" && r.Kind == "measure" {
+			for k, n := range r.Status {
+				totals["status "+k] += n
+			}
+			for k, n := range r.Socket {
+				totals[k] += n
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(totals)) {
+		fmt.Fprintf(w, " %s×%d", k, totals[k])
+	}
+	fmt.Fprintln(w)
+}
+
+// ms formats microseconds as milliseconds.
+func ms(us float64) string { return strconv.FormatFloat(us/1000, 'f', 2, 64) + "ms" }
+
+// humanInt formats a number rounded to an integer with thousands separators.
+func humanInt(f float64) string {
+	s := strconv.FormatInt(int64(f+0.5), 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

@@ -1,0 +1,133 @@
+package loadgen
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// adsCountries are the countries the ads scenario asks for: the ones
+// `marquee seed` targets, so filters hit.
+var adsCountries = []string{"US", "GB", "DE", "FR", "JP", "TW", "KR", "CN", "IN", "BR",
+	"CA", "AU", "ES", "IT", "NL", "SE", "MX", "ID", "TR", "PL"}
+
+// AdsPaths returns n requests of the "ads" scenario: the mixed GET
+// /api/v1/ad query of the ad-serving issue. Each has an offset uniform in
+// 0–99 and a limit uniform in 1–100, and each of age (1–100), gender (M/F),
+// country (20 common codes) and platform (android/ios/web) is present with
+// probability 1/2, uniform over its values. The same seed gives the same
+// paths.
+func AdsPaths(seed uint64, n int) []string {
+	r := rand.New(rand.NewPCG(seed, 0xad5))
+	genders := []string{"M", "F"}
+	platforms := []string{"android", "ios", "web"}
+	out := make([]string, n)
+	var b strings.Builder
+	for i := range out {
+		b.Reset()
+		fmt.Fprintf(&b, "/api/v1/ad?offset=%d&limit=%d", r.IntN(100), 1+r.IntN(100))
+		if r.IntN(2) == 0 {
+			fmt.Fprintf(&b, "&age=%d", 1+r.IntN(100))
+		}
+		if r.IntN(2) == 0 {
+			b.WriteString("&gender=" + genders[r.IntN(len(genders))])
+		}
+		if r.IntN(2) == 0 {
+			b.WriteString("&country=" + adsCountries[r.IntN(len(adsCountries))])
+		}
+		if r.IntN(2) == 0 {
+			b.WriteString("&platform=" + platforms[r.IntN(len(platforms))])
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// AdByIDPaths returns n requests of the "ad-by-id" scenario: GET
+// /api/v1/ad/{id} over ids 1–ids, drawn from a Zipf distribution with
+// exponent s (> 1; math/rand's Zipf): the k-th most popular id (k from 0) is
+// asked for with probability ∝ (k+1)^-s. Popularity is spread over the id
+// space by ZipfID, so hot ids are not simply the oldest ads. The same seed
+// gives the same paths.
+func AdByIDPaths(seed uint64, n, ids int, s float64) ([]string, error) {
+	if ids < 1 {
+		return nil, fmt.Errorf("ad-by-id needs at least one id, got %d", ids)
+	}
+	if s <= 1 {
+		return nil, fmt.Errorf("zipf exponent must be > 1, got %v", s)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x1d))
+	z := rand.NewZipf(r, s, 1, uint64(ids-1))
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "/api/v1/ad/" + strconv.Itoa(ZipfID(int(z.Uint64()), ids))
+	}
+	return out, nil
+}
+
+// ZipfID maps a popularity rank (0 = most popular) to an id in 1–ids, one
+// to one: rank·stride mod ids with a stride coprime to ids, so neighbouring
+// ranks land far apart.
+func ZipfID(rank, ids int) int {
+	stride := 2654435761 % ids
+	for gcd(stride, ids) != 1 {
+		stride++
+	}
+	return 1 + int(uint64(rank)*uint64(stride)%uint64(ids))
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// ReadPaths reads one path a line (blank lines and lines starting with #
+// skipped) for the "url" scenario. Every path must start with "/".
+func ReadPaths(r io.Reader) ([]string, error) {
+	var out []string
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		p := strings.TrimSpace(sc.Text())
+		if p == "" || strings.HasPrefix(p, "#") {
+			continue
+		}
+		if !strings.HasPrefix(p, "/") {
+			return nil, fmt.Errorf("line %d: path %q does not start with /", line, p)
+		}
+		out = append(out, p)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no paths")
+	}
+	return out, nil
+}
+
+// BuildRequests pre-builds one HTTP/1.1 GET request per path, with the
+// Host header and extra headers ("Name: value") given, so that sending a
+// request is one write of bytes that already exist.
+func BuildRequests(host string, paths, headers []string) ([][]byte, error) {
+	var extra strings.Builder
+	for _, h := range headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(h, "\r\n") {
+			return nil, fmt.Errorf("header %q: want \"Name: value\"", h)
+		}
+		extra.WriteString(strings.TrimSpace(name) + ": " + strings.TrimSpace(value) + "\r\n")
+	}
+	out := make([][]byte, len(paths))
+	for i, p := range paths {
+		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, " \r\n") {
+			return nil, fmt.Errorf("path %q: want an absolute path without spaces", p)
+		}
+		out[i] = []byte("GET " + p + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra.String() + "\r\n")
+	}
+	return out, nil
+}
