@@ -35,7 +35,13 @@ type Report struct {
 	Baseline float64 `json:"baselineReqPerSec,omitempty"`
 	// Ratio is the median of the per-round ratios target/hello-world.
 	Ratio float64 `json:"ratio,omitempty"`
-	// Errors and Responses add up every run against the target.
+	// Latency and BaselineLatency are the medians over the measured runs
+	// of each percentile.
+	Latency         LatencySummary  `json:"latency"`
+	BaselineLatency *LatencySummary `json:"baselineLatency,omitempty"`
+	// Rate is the open-loop rate of the measured runs (0: closed loop).
+	Rate float64 `json:"rate,omitempty"`
+	// Errors and Requests add up every run against the target.
 	Errors    uint64  `json:"errors"`
 	Requests  uint64  `json:"requests"`
 	ErrorRate float64 `json:"errorRate"`
@@ -126,19 +132,28 @@ func NewRun(server, kind string, round int, rate float64, r *Result, cpu time.Du
 // Summarise fills the medians and error totals from the runs.
 func (rep *Report) Summarise() {
 	var target, hello, ratios []float64
+	var targetLat, helloLat []LatencySummary
 	rep.Errors, rep.Requests = 0, 0
 	for _, r := range rep.Runs {
 		if r.Kind != "measure" {
 			continue
 		}
+		rep.Rate = r.Rate
 		switch r.Server {
 		case "target":
 			target = append(target, r.ReqPerSec)
+			targetLat = append(targetLat, r.Latency)
 			rep.Errors += r.Errors
 			rep.Requests += r.OK + r.Errors
 		case "hello":
 			hello = append(hello, r.ReqPerSec)
+			helloLat = append(helloLat, r.Latency)
 		}
+	}
+	rep.Latency = medianLatency(targetLat)
+	if len(helloLat) > 0 {
+		l := medianLatency(helloLat)
+		rep.BaselineLatency = &l
 	}
 	for _, r := range rep.Runs {
 		if r.Kind == "measure" && r.Server == "target" {
@@ -153,6 +168,51 @@ func (rep *Report) Summarise() {
 	if rep.Requests > 0 {
 		rep.ErrorRate = float64(rep.Errors) / float64(rep.Requests)
 	}
+}
+
+// medianLatency takes the median of each percentile separately.
+func medianLatency(ls []LatencySummary) LatencySummary {
+	pick := func(f func(LatencySummary) float64) float64 {
+		xs := make([]float64, len(ls))
+		for i, l := range ls {
+			xs[i] = f(l)
+		}
+		return median(xs)
+	}
+	return LatencySummary{
+		P50:  pick(func(l LatencySummary) float64 { return l.P50 }),
+		P90:  pick(func(l LatencySummary) float64 { return l.P90 }),
+		P99:  pick(func(l LatencySummary) float64 { return l.P99 }),
+		P999: pick(func(l LatencySummary) float64 { return l.P999 }),
+		Max:  pick(func(l LatencySummary) float64 { return l.Max }),
+		Mean: pick(func(l LatencySummary) float64 { return l.Mean }),
+	}
+}
+
+// MarkdownHeader is the header of the table MarkdownRow writes rows of.
+const MarkdownHeader = "| scenario | ads | load | target req/s | hello-world req/s | ratio | p50 | p99 | p99.9 | hello-world p50 / p99 / p99.9 | errors |\n" +
+	"|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+
+// MarkdownRow is the report's summary as one row of MarkdownHeader's table:
+// medians over the measured runs.
+func (rep *Report) MarkdownRow() string {
+	load := fmt.Sprintf("closed, %d conns", rep.Conns)
+	if rep.Rate > 0 {
+		load = fmt.Sprintf("open, %s/s", humanInt(rep.Rate))
+	}
+	ads := "–"
+	if rep.Ads > 0 {
+		ads = humanInt(float64(rep.Ads))
+	}
+	hello, ratio, helloLat := "–", "–", "–"
+	if rep.Baseline > 0 {
+		hello, ratio = humanInt(rep.Baseline), fmt.Sprintf("**%.3f**", rep.Ratio)
+		b := rep.BaselineLatency
+		helloLat = ms(b.P50) + " / " + ms(b.P99) + " / " + ms(b.P999)
+	}
+	l := rep.Latency
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d of %s |\n", rep.Scenario, ads, load,
+		humanInt(rep.ReqPerSec), hello, ratio, ms(l.P50), ms(l.P99), ms(l.P999), helloLat, rep.Errors, humanInt(float64(rep.Requests)))
 }
 
 func median(xs []float64) float64 {

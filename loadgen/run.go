@@ -126,16 +126,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	c.Close()
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	start := time.Now()
 	end := start.Add(cfg.Duration)
+	// Workers stop at the end, also in the middle of a request: what is in
+	// flight then is not counted, so there is nothing to wait for.
+	stopWorkers, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopAtEnd := time.AfterFunc(cfg.Duration, cancel)
+	defer stopAtEnd.Stop()
 	workers := make([]*worker, cfg.Conns)
 	var wg sync.WaitGroup
 	for i := range workers {
 		w := newWorker(cfg, i, start, end)
 		workers[i] = w
-		wg.Go(func() { w.run(ctx) })
+		wg.Go(func() { w.run(stopWorkers) })
 	}
 	series := sample(ctx, cfg, start, end, workers)
 	wg.Wait()
@@ -225,6 +229,7 @@ type worker struct {
 	interval time.Duration // open loop: between this connection's requests
 	end      time.Time
 
+	mu       sync.Mutex // guards conn against the ctx watcher; only the owner writes it
 	conn     net.Conn
 	br       *bufio.Reader
 	deadline time.Time
@@ -315,18 +320,16 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
-var connMu sync.Mutex // guards worker.conn against the ctx watcher
-
 func (w *worker) currentConn() net.Conn {
-	connMu.Lock()
-	defer connMu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return w.conn
 }
 
 func (w *worker) setConn(c net.Conn) {
-	connMu.Lock()
+	w.mu.Lock()
 	w.conn = c
-	connMu.Unlock()
+	w.mu.Unlock()
 }
 
 func (w *worker) close() {

@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	"marquee/loadgen"
 )
 
@@ -44,6 +42,7 @@ type benchConfig struct {
 	maxErrors float64
 	jsonFile  string
 	plotFile  string
+	mdFile    string
 	dumpPaths string
 }
 
@@ -78,6 +77,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.Float64Var(&c.maxErrors, "max-errors", 0.001, "fail (exit non-zero) when more than this fraction of requests fail")
 	fs.StringVar(&c.jsonFile, "json", "", "write every figure to this JSON file")
 	fs.StringVar(&c.plotFile, "plot", "", "draw throughput over time and the latency percentile curve to this .svg or .png file")
+	fs.StringVar(&c.mdFile, "md", "", "append the summary as a markdown table row to this file (header first if it is new)")
 	fs.StringVar(&c.dumpPaths, "dump-paths", "", "write the scenario's paths to this file, one a line, and exit (for wrk or marquee hello -capture)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return c, err
@@ -270,6 +270,11 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 			return fmt.Errorf("plot: %w", err)
 		}
 	}
+	if cfg.mdFile != "" {
+		if err := appendRow(cfg.mdFile, rep); err != nil {
+			return err
+		}
+	}
 	if rep.ErrorRate > cfg.maxErrors || rep.Requests == 0 {
 		return fmt.Errorf("%d of %d requests failed (%.3f%%), more than -max-errors %.3f%%",
 			rep.Errors, rep.Requests, 100*rep.ErrorRate, 100*cfg.maxErrors)
@@ -346,15 +351,14 @@ func startHello(size int) (stop func(), addr string, err error) {
 // liveProgress returns, for a terminal, a factory of progress callbacks that
 // redraw one status line; otherwise a factory of nil callbacks (quiet).
 func liveProgress(stderr io.Writer) func(label string, d time.Duration) func(loadgen.Sample) {
-	f, ok := stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !isTerminal(stderr) {
 		return func(string, time.Duration) func(loadgen.Sample) { return nil }
 	}
 	return func(label string, d time.Duration) func(loadgen.Sample) {
 		return func(s loadgen.Sample) {
-			fmt.Fprintf(f, "\r\033[K%-22s %5.1fs/%gs  %8.0f req/s  %d errors", label, s.Elapsed.Seconds(), d.Seconds(), s.ReqPerSec, s.Errors)
+			fmt.Fprintf(stderr, "\r\033[K%-22s %5.1fs/%gs  %8.0f req/s  %d errors", label, s.Elapsed.Seconds(), d.Seconds(), s.ReqPerSec, s.Errors)
 			if s.Elapsed >= d {
-				fmt.Fprint(f, "\r\033[K")
+				fmt.Fprint(stderr, "\r\033[K")
 			}
 		}
 	}
@@ -375,6 +379,24 @@ func writePlot(rep *loadgen.Report, name string) error {
 		return err
 	}
 	if err := rep.WritePlot(f, name); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// appendRow appends the report's markdown row to name, writing the table
+// header first when the file is new or empty.
+func appendRow(name string, rep *loadgen.Report) error {
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	row := rep.MarkdownRow()
+	if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
+		row = loadgen.MarkdownHeader + row
+	}
+	if _, err := f.WriteString(row); err != nil {
 		f.Close()
 		return err
 	}

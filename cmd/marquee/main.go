@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 func main() {
@@ -83,4 +85,10 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 		}
 	})
 	return err
+}
+
+// isTerminal reports whether w is a terminal: progress is drawn only there.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -47,9 +47,13 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer st.Close()
 
-	bar := progressbar.NewOptions(*n, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("seeding ads"),
+	progress := io.Discard // a progress bar only on a terminal
+	if isTerminal(stderr) {
+		progress = stderr
+	}
+	bar := progressbar.NewOptions(*n, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("seeding ads"),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }))
 	gen := newAdGen(*seed, time.Now(), *scheduled, *expired)
 	start := time.Now()
 	for done := 0; done < *n; {
