@@ -34,3 +34,24 @@ type AdFilter struct {
 	Offset int
 	Limit  int
 }
+
+// ChangeOp is what a changelog entry says happened.
+type ChangeOp string
+
+// The changelog's operations.
+const (
+	OpPut    ChangeOp = "put"    // the ad was created or replaced: read it again
+	OpDelete ChangeOp = "delete" // the ad is gone
+	OpReload ChangeOp = "reload" // anything may have changed (bulk load): reload everything
+)
+
+// Change is one changelog entry, written in the same transaction as the
+// change it records. Seqs grow in commit order; every instance applies them
+// in that order from its last applied seq.
+type Change struct {
+	Seq    int64
+	Entity string // "ad"
+	ID     int64  // 0 with OpReload
+	Op     ChangeOp
+	At     time.Time // commit time, millisecond precision
+}

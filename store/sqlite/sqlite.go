@@ -6,19 +6,18 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
+	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"marquee"
+	"marquee/store/adrow"
 )
 
 // Store is an ads store in one SQLite file. It is safe for concurrent use,
@@ -115,11 +114,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-const adColumns = `id, title, start_at, end_at, conditions, created_at, updated_at`
-
 // CreateAd stores a new ad and returns it with its id.
 func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
-	conds, err := json.Marshal(in.Conditions)
+	conds, err := adrow.Conditions(in)
 	if err != nil {
 		return marquee.Ad{}, err
 	}
@@ -129,7 +126,7 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 		err := tx.QueryRowContext(ctx,
 			`INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at)
 			 VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), string(conds), now.UnixMilli(), now.UnixMilli(),
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(),
 		).Scan(&id)
 		if err != nil {
 			return err
@@ -145,7 +142,7 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 // ReplaceAd replaces every client field of ad id; it returns an error
 // wrapping marquee.ErrNotFound if there is no such ad.
 func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
-	conds, err := json.Marshal(in.Conditions)
+	conds, err := adrow.Conditions(in)
 	if err != nil {
 		return marquee.Ad{}, err
 	}
@@ -155,7 +152,7 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 		err := tx.QueryRowContext(ctx,
 			`UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?
 			 WHERE id = ? RETURNING created_at`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), string(conds), now.UnixMilli(), id,
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), id,
 		).Scan(&created)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
@@ -195,7 +192,7 @@ func (s *Store) DeleteAd(ctx context.Context, id int64) error {
 
 // Ad returns ad id, or an error wrapping marquee.ErrNotFound.
 func (s *Store) Ad(ctx context.Context, id int64) (marquee.Ad, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+adColumns+` FROM ads WHERE id = ?`, id)
+	row := s.db.QueryRowContext(ctx, `SELECT `+adrow.Columns+` FROM ads WHERE id = ?`, id)
 	a, err := scanAd(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
@@ -225,7 +222,7 @@ func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, 
 		return nil, 0, fmt.Errorf("count ads: %w", err)
 	}
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT `+adColumns+` FROM ads `+where+` ORDER BY id LIMIT ? OFFSET ?`,
+		`SELECT `+adrow.Columns+` FROM ads `+where+` ORDER BY id LIMIT ? OFFSET ?`,
 		append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list ads: %w", err)
@@ -233,7 +230,11 @@ func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, 
 	defer rows.Close()
 	ads := []marquee.Ad{}
 	for rows.Next() {
-		a, err := scanAd(rows)
+		var r adrow.Row
+		if err := rows.Scan(r.Dest()...); err != nil {
+			return nil, 0, fmt.Errorf("list ads: %w", err)
+		}
+		a, err := r.Ad()
 		if err != nil {
 			return nil, 0, fmt.Errorf("list ads: %w", err)
 		}
@@ -247,65 +248,32 @@ func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, 
 
 // EachLiveAd calls fn for every ad that has not expired at now (active or
 // scheduled), in no particular order, and stops at fn's first error. fn is
-// called from several goroutines at once: one reads rows, the others decode
-// them (decoding conditions is most of the cost of loading a large catalog).
+// called from several goroutines at once (see adrow.Each).
 func (s *Store) EachLiveAd(ctx context.Context, now time.Time, fn func(*marquee.Ad) error) error {
-	g, ctx := errgroup.WithContext(ctx)
-	batches := make(chan []rawAd, runtime.GOMAXPROCS(0))
-	g.Go(func() error {
-		defer close(batches)
+	err := adrow.Each(ctx, func(ctx context.Context, yield func(adrow.Row) error) error {
 		// A sequential scan of the table: at start most rows are live, and
 		// following the end_at index would read the table in random order.
-		rows, err := s.db.QueryContext(ctx, `SELECT `+adColumns+` FROM ads NOT INDEXED WHERE end_at > ?`, now.UnixMilli())
+		rows, err := s.db.QueryContext(ctx, `SELECT `+adrow.Columns+` FROM ads NOT INDEXED WHERE end_at > ?`, now.UnixMilli())
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		batch := make([]rawAd, 0, loadBatch)
 		for rows.Next() {
-			var r rawAd
-			if err := r.scan(rows); err != nil {
+			var r adrow.Row
+			if err := rows.Scan(r.Dest()...); err != nil {
 				return err
 			}
-			if batch = append(batch, r); len(batch) == loadBatch {
-				select {
-				case batches <- batch:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				batch = make([]rawAd, 0, loadBatch)
+			if err := yield(r); err != nil {
+				return err
 			}
 		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		batches <- batch
-		return nil
-	})
-	for range runtime.GOMAXPROCS(0) {
-		g.Go(func() error {
-			for batch := range batches {
-				for i := range batch {
-					a, err := batch[i].ad()
-					if err != nil {
-						return err
-					}
-					if err := fn(&a); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+		return rows.Err()
+	}, fn)
+	if err != nil {
 		return fmt.Errorf("load ads: %w", err)
 	}
 	return nil
 }
-
-// loadBatch is how many rows EachLiveAd hands a decoder at a time.
-const loadBatch = 1024
 
 // InsertAds stores many ads in one transaction (for seeding), with a single
 // "reload" changelog entry, and calls progress after each one.
@@ -319,12 +287,12 @@ func (s *Store) InsertAds(ctx context.Context, ins []marquee.AdInput, progress f
 		}
 		defer stmt.Close()
 		for _, in := range ins {
-			conds, err := json.Marshal(in.Conditions)
+			conds, err := adrow.Conditions(in)
 			if err != nil {
 				return err
 			}
 			if _, err := stmt.ExecContext(ctx, in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(),
-				string(conds), now.UnixMilli(), now.UnixMilli()); err != nil {
+				conds, now.UnixMilli(), now.UnixMilli()); err != nil {
 				return fmt.Errorf("insert ad: %w", err)
 			}
 			progress()
@@ -351,33 +319,66 @@ func logChange(ctx context.Context, tx *sql.Tx, id int64, op string, at time.Tim
 	return err
 }
 
-type scanner interface{ Scan(dest ...any) error }
-
-// rawAd is an ads row as read, before its conditions are decoded.
-type rawAd struct {
-	id                           int64
-	title, conds                 string
-	start, end, created, updated int64
-}
-
-func (r *rawAd) scan(sc scanner) error {
-	return sc.Scan(&r.id, &r.title, &r.start, &r.end, &r.conds, &r.created, &r.updated)
-}
-
-func (r *rawAd) ad() (marquee.Ad, error) {
-	a := marquee.Ad{ID: r.id, Title: r.title,
-		StartAt: time.UnixMilli(r.start).UTC(), EndAt: time.UnixMilli(r.end).UTC(),
-		CreatedAt: time.UnixMilli(r.created).UTC(), UpdatedAt: time.UnixMilli(r.updated).UTC()}
-	if err := json.Unmarshal([]byte(r.conds), &a.Conditions); err != nil {
-		return a, fmt.Errorf("ad %d: decode conditions: %w", r.id, err)
-	}
-	return a, nil
-}
-
-func scanAd(sc scanner) (marquee.Ad, error) {
-	var r rawAd
-	if err := r.scan(sc); err != nil {
+func scanAd(row *sql.Row) (marquee.Ad, error) {
+	var r adrow.Row
+	if err := row.Scan(r.Dest()...); err != nil {
 		return marquee.Ad{}, err
 	}
-	return r.ad()
+	return r.Ad()
+}
+
+// LastSeq is the seq of the newest changelog entry, 0 if there is none.
+func (s *Store) LastSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM changelog`).Scan(&seq)
+	return seq, s.wrap(err)
+}
+
+// FirstSeq is the seq of the oldest changelog entry kept, 0 if there is none.
+func (s *Store) FirstSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(min(seq), 0) FROM changelog`).Scan(&seq)
+	return seq, s.wrap(err)
+}
+
+// Changes returns up to limit changelog entries after seq, in seq order.
+func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]marquee.Change, error) {
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT seq, entity, entity_id, op, at FROM changelog WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []marquee.Change
+	for rows.Next() {
+		var c marquee.Change
+		var at int64
+		if err := rows.Scan(&c.Seq, &c.Entity, &c.ID, &c.Op, &at); err != nil {
+			return nil, s.wrap(err)
+		}
+		c.At = time.UnixMilli(at).UTC()
+		out = append(out, c)
+	}
+	return out, s.wrap(rows.Err())
+}
+
+// TrimChangelog deletes entries committed before before, always keeping
+// the newest, and returns how many it deleted.
+func (s *Store) TrimChangelog(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx,
+		`DELETE FROM changelog WHERE at < ? AND seq < (SELECT max(seq) FROM changelog)`, before.UnixMilli())
+	if err != nil {
+		return 0, s.wrap(err)
+	}
+	return res.RowsAffected()
+}
+
+// wrap marks errors of a database that cannot be reached as
+// marquee.ErrUnavailable; a local SQLite file is unavailable only when it
+// is locked for longer than the busy timeout.
+func (s *Store) wrap(err error) error {
+	if err != nil && strings.Contains(err.Error(), "SQLITE_BUSY") {
+		return fmt.Errorf("%w: %v", marquee.ErrUnavailable, err)
+	}
+	return err
 }

@@ -1,0 +1,98 @@
+// Package adrow is the row both SQL stores keep an ad in — times as unix
+// milliseconds, conditions as JSON text — and the parallel decoding of many
+// rows that loading a large catalog needs.
+package adrow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"marquee"
+)
+
+// Columns are the row's columns in Row.Dest order.
+const Columns = `id, title, start_at, end_at, conditions, created_at, updated_at`
+
+// Row is an ads row as read, before its conditions are decoded.
+type Row struct {
+	ID                           int64
+	Title, Conditions            string
+	Start, End, Created, Updated int64
+}
+
+// Dest returns the scan destinations of Columns.
+func (r *Row) Dest() []any {
+	return []any{&r.ID, &r.Title, &r.Start, &r.End, &r.Conditions, &r.Created, &r.Updated}
+}
+
+// Ad decodes the row.
+func (r *Row) Ad() (marquee.Ad, error) {
+	a := marquee.Ad{ID: r.ID, Title: r.Title,
+		StartAt: time.UnixMilli(r.Start).UTC(), EndAt: time.UnixMilli(r.End).UTC(),
+		CreatedAt: time.UnixMilli(r.Created).UTC(), UpdatedAt: time.UnixMilli(r.Updated).UTC()}
+	if err := json.Unmarshal([]byte(r.Conditions), &a.Conditions); err != nil {
+		return a, fmt.Errorf("ad %d: decode conditions: %w", r.ID, err)
+	}
+	return a, nil
+}
+
+// Conditions encodes an ad's conditions for the conditions column.
+func Conditions(in marquee.AdInput) (string, error) {
+	b, err := json.Marshal(in.Conditions)
+	return string(b), err
+}
+
+// batchSize is how many rows a decoder takes at a time.
+const batchSize = 1024
+
+// Each calls fn for every row that scan yields, decoded. scan runs in one
+// goroutine and reads rows; GOMAXPROCS goroutines decode them (decoding
+// conditions is most of the cost of loading a large catalog), so fn is
+// called from several goroutines at once, in no particular order. It stops
+// at the first error.
+func Each(ctx context.Context, scan func(ctx context.Context, yield func(Row) error) error, fn func(*marquee.Ad) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	batches := make(chan []Row, runtime.GOMAXPROCS(0))
+	g.Go(func() error {
+		defer close(batches)
+		batch := make([]Row, 0, batchSize)
+		err := scan(ctx, func(r Row) error {
+			if batch = append(batch, r); len(batch) == batchSize {
+				select {
+				case batches <- batch:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				batch = make([]Row, 0, batchSize)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		batches <- batch
+		return nil
+	})
+	for range runtime.GOMAXPROCS(0) {
+		g.Go(func() error {
+			for batch := range batches {
+				for i := range batch {
+					a, err := batch[i].Ad()
+					if err != nil {
+						return err
+					}
+					if err := fn(&a); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
