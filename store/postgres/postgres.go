@@ -123,6 +123,7 @@ func firstSchema(searchPath string) string {
 	first, _, _ := strings.Cut(searchPath, ",")
 	return strings.Trim(strings.TrimSpace(first), `"`)
 }
+
 // Close closes the pool.
 func (s *Store) Close() error { s.pool.Close(); return nil }
 

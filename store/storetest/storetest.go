@@ -252,4 +252,3 @@ func testConcurrentWrites(t *testing.T, open Opener) {
 		t.Errorf("a reader saw seqs out of order: %v", violations[:min(5, len(violations))])
 	}
 }
-
