@@ -1,0 +1,192 @@
+package feed_test
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"marquee"
+	"marquee/feed"
+	"marquee/index"
+	"marquee/store/sqlite"
+)
+
+// instance is one reader of a shared SQLite file: a store handle, an index
+// and a running feed.
+type instance struct {
+	st   *sqlite.Store
+	ix   *index.Index
+	feed *feed.Feed
+	mu      gosync.Mutex
+	ids     []int64 // ids passed to OnChange
+	reloads int     // OnChange(nil) calls, the initial load included
+}
+
+func (in *instance) changed() ([]int64, int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return slices.Clone(in.ids), in.reloads
+}
+
+func open(t *testing.T, path string, cfg feed.Config) *instance {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &instance{st: st, ix: index.New(time.Now)}
+	cfg.OnChange = func(ids []int64) {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		if ids == nil {
+			in.reloads++
+		}
+		in.ids = append(in.ids, ids...)
+	}
+	in.feed = feed.New(st, in.ix, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, cfg)
+	if err := in.feed.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); in.feed.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; st.Close() })
+	return in
+}
+
+// live returns the ids the index serves now, in list order.
+func (in *instance) live() []int64 {
+	return in.ix.Snapshot().AppendIDs(nil, &index.Query{Limit: 100}, time.Now())
+}
+
+func sync(t *testing.T, in *instance) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := in.feed.Sync(ctx); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+}
+
+func ad(title string, endIn time.Duration) marquee.AdInput {
+	now := time.Now().UTC()
+	return marquee.AdInput{Title: title, StartAt: now.Add(-time.Hour), EndAt: now.Add(endIn)}
+}
+
+func TestChangesOnOneHandleReachAnother(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	a := open(t, path, feed.Config{Poll: time.Hour}) // only Sync reads
+	b := open(t, path, feed.Config{Poll: 20 * time.Millisecond})
+	x, _ := a.st.CreateAd(ctx, ad("x", 2*time.Hour))
+	y, _ := a.st.CreateAd(ctx, ad("y", time.Hour))
+	sync(t, b)
+	if got := b.live(); !slices.Equal(got, []int64{y.ID, x.ID}) {
+		t.Fatalf("after two creates on a: b serves %v; want [%d %d]", got, y.ID, x.ID)
+	}
+	a.st.ReplaceAd(ctx, x.ID, ad("x2", 30*time.Minute)) // now ends first
+	a.st.DeleteAd(ctx, y.ID)
+	sync(t, b)
+	if got := b.live(); !slices.Equal(got, []int64{x.ID}) {
+		t.Fatalf("after replace and delete on a: b serves %v; want [%d]", got, x.ID)
+	}
+	if ids, _ := b.changed(); !slices.Contains(ids, x.ID) || !slices.Contains(ids, y.ID) {
+		t.Errorf("OnChange saw %v; want both ids", ids)
+	}
+	if pos, last := b.feed.Position(), must(a.st.LastSeq(ctx)); pos != last {
+		t.Errorf("b.Position() = %d; want the changelog's end %d", pos, last)
+	}
+	// And a, which polls only when asked, converges through Sync alone.
+	sync(t, a)
+	if got := a.live(); !slices.Equal(got, []int64{x.ID}) {
+		t.Fatalf("a serves %v; want [%d]", got, x.ID)
+	}
+}
+
+// A hole in the seqs holds the feed back (changes after it are applied but
+// the position stays) until it fills or GapWait passes; then it reloads.
+func TestHoleThatNeverFillsTriggersReload(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	b := open(t, path, feed.Config{Poll: 10 * time.Millisecond, GapWait: 300 * time.Millisecond})
+	st, _ := sqlite.Open(ctx, path)
+	defer st.Close()
+	x, _ := st.CreateAd(ctx, ad("x", time.Hour))
+	sync(t, b)
+	before := b.feed.Position()
+	db := rawDB(t, path)
+	// A write whose changelog entry skips a seq, as a rolled-back writer's would.
+	db.Exec(`INSERT INTO changelog (seq, entity, entity_id, op, at) VALUES (?, 'ad', ?, 'put', ?)`, before+2, x.ID, time.Now().UnixMilli())
+	time.Sleep(100 * time.Millisecond)
+	if pos := b.feed.Position(); pos != before {
+		t.Fatalf("position moved to %d across a hole at %d", pos, before+1)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for b.feed.Position() != before+2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pos := b.feed.Position(); pos != before+2 {
+		t.Fatalf("position %d after GapWait; want a reload to %d", pos, before+2)
+	}
+	if _, reloads := b.changed(); reloads != 2 {
+		t.Errorf("OnChange(nil) called %d times; want 2 (load, reload)", reloads)
+	}
+}
+
+// An instance that fell behind a trimmed changelog reloads instead of
+// skipping what was trimmed; a bulk load reloads too.
+func TestTrimmedPastPositionAndBulkLoadReload(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	st, _ := sqlite.Open(ctx, path)
+	defer st.Close()
+	b := open(t, path, feed.Config{Poll: time.Hour})
+	db := rawDB(t, path)
+	var ids []int64
+	for i := range 5 {
+		a, _ := st.CreateAd(ctx, ad("a", time.Duration(i+1)*time.Hour))
+		ids = append(ids, a.ID)
+	}
+	// Trim everything but the newest entry before b reads.
+	db.Exec(`UPDATE changelog SET at = 0`)
+	if n, err := st.TrimChangelog(ctx, time.Now()); err != nil || n != 4 {
+		t.Fatalf("TrimChangelog = %d, %v; want 4", n, err)
+	}
+	sync(t, b)
+	if got := b.live(); !slices.Equal(got, ids) {
+		t.Fatalf("after the trim b serves %v; want %v", got, ids)
+	}
+	bulk := []marquee.AdInput{ad("bulk1", 10*time.Hour), ad("bulk2", 11*time.Hour)}
+	if err := st.InsertAds(ctx, bulk, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	sync(t, b)
+	if got := b.live(); len(got) != 7 {
+		t.Fatalf("after a bulk load b serves %d ads; want 7", len(got))
+	}
+	if _, reloads := b.changed(); reloads != 3 {
+		t.Errorf("OnChange(nil) called %d times; want 3 (load, trim, bulk)", reloads)
+	}
+}
+
+func rawDB(t *testing.T, path string) *sql.DB {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
