@@ -20,9 +20,9 @@ import (
 // instance is one reader of a shared SQLite file: a store handle, an index
 // and a running feed.
 type instance struct {
-	st   *sqlite.Store
-	ix   *index.Index
-	feed *feed.Feed
+	st      *sqlite.Store
+	ix      *index.Index
+	feed    *feed.Feed
 	mu      gosync.Mutex
 	ids     []int64 // ids passed to OnChange
 	reloads int     // OnChange(nil) calls, the initial load included
