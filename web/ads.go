@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
 	"sync"
@@ -124,41 +125,51 @@ func withStore(h storeHandler) handler {
 	}
 }
 
-// adWriter applies ad writes to the store and then to the index, one at a
-// time, so the index sees changes in commit order and a client sees its
-// own write in the next request (read-your-writes).
+// Syncer makes committed changes visible in this instance's index (the
+// changelog feed).
+type Syncer interface {
+	Sync(ctx context.Context) error
+}
+
+// adWriter writes ads to the store and returns once the feed has applied
+// the write to this instance's index, so a client sees its own write in
+// its next request (read-your-writes). The feed is the index's only writer:
+// it applies every instance's changes in commit order.
 type adWriter struct {
-	mu    sync.Mutex
 	store AdStore
-	index *index.Index
+	feed  Syncer
+	log   *slog.Logger
+}
+
+// visible waits until the feed has applied what was just committed. The
+// write has succeeded either way: if the wait fails (the store went away
+// right after the commit), the feed applies it when the store is back.
+func (w *adWriter) visible(ctx context.Context, id int64) {
+	if err := w.feed.Sync(ctx); err != nil {
+		w.log.Warn("ad written but not yet visible on this instance", "id", id, "err", err)
+	}
 }
 
 func (w *adWriter) create(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	a, err := w.store.CreateAd(ctx, in)
 	if err == nil {
-		w.index.Put(&a)
+		w.visible(ctx, a.ID)
 	}
 	return a, err
 }
 
 func (w *adWriter) replace(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	a, err := w.store.ReplaceAd(ctx, id, in)
 	if err == nil {
-		w.index.Put(&a)
+		w.visible(ctx, id)
 	}
 	return a, err
 }
 
 func (w *adWriter) delete(ctx context.Context, id int64) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	err := w.store.DeleteAd(ctx, id)
 	if err == nil {
-		w.index.Delete(id)
+		w.visible(ctx, id)
 	}
 	return err
 }
@@ -217,14 +228,15 @@ func handleDeleteAd(w *adWriter) storeHandler {
 	}
 }
 
-// handleGetAd serves GET /api/v1/ad/{id}: the whole ad, whatever its state.
-func handleGetAd(store AdStore) storeHandler {
+// handleGetAd serves GET /api/v1/ad/{id}: the whole ad, whatever its state,
+// from the cache when it holds it.
+func handleGetAd(ads *AdCache) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := adID(ctx)
 		if err != nil {
 			return err
 		}
-		a, err := store.Ad(sctx, id)
+		a, err := ads.Get(sctx, id)
 		if err != nil {
 			return notFoundAs(err, id)
 		}

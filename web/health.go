@@ -20,18 +20,19 @@ type pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// handleReadyz answers 200 when the store answers; the index is loaded
-// before the server starts listening.
+// handleReadyz answers 200 once the server listens (the index is loaded
+// before), and says whether the store answers. A store outage does not make
+// an instance unready: it keeps serving reads from memory, and only writes
+// fail (503), so a load balancer should keep sending it traffic.
 func handleReadyz(store pinger) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		pctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if err := store.Ping(pctx); err != nil {
-			ctx.Response.Header.Set("Retry-After", retryAfter)
-			writeJSON(ctx, fasthttp.StatusServiceUnavailable, map[string]string{"status": "store unavailable", "error": err.Error()})
+			writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ready", "store": "down", "error": err.Error()})
 			return nil
 		}
-		writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ready"})
+		writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ready", "store": "up"})
 		return nil
 	}
 }

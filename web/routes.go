@@ -33,7 +33,7 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/ad", handleListAds(s.index, s.now)},
 		{"POST", "/api/v1/ad", admin(withStore(handleCreateAd(s.ads)))},
 		// Beyond the contract: admin reads and writes.
-		{"GET", "/api/v1/ad/{id}", withStore(handleGetAd(s.store))},
+		{"GET", "/api/v1/ad/{id}", withStore(handleGetAd(s.cache))},
 		{"PUT", "/api/v1/ad/{id}", admin(withStore(handleReplaceAd(s.ads)))},
 		{"DELETE", "/api/v1/ad/{id}", admin(withStore(handleDeleteAd(s.ads)))},
 		{"GET", "/api/v1/ads", admin(withStore(handleAdminListAds(s.store, s.now)))},

@@ -55,16 +55,19 @@ type Server struct {
 	store   AdStore
 	index   *index.Index
 	ads     *adWriter
+	cache   *AdCache
 	metrics *metrics
 	mux     *mux
 }
 
-// NewServer builds the HTTP edge. reg receives the server's metrics; now is
-// the clock ads are judged by.
-func NewServer(cfg Config, log *slog.Logger, now func() time.Time, store AdStore, ix *index.Index, reg *prometheus.Registry) *Server {
+// NewServer builds the HTTP edge. ix is fed by feed, which makes writes
+// visible; cache serves ads by id; reg receives the server's metrics; now
+// is the clock ads are judged by.
+func NewServer(cfg Config, log *slog.Logger, now func() time.Time, store AdStore, ix *index.Index, feed Syncer,
+	cache *AdCache, reg *prometheus.Registry) *Server {
 	s := &Server{
-		cfg: cfg, log: log, now: now, store: store, index: ix,
-		ads:     &adWriter{store: store, index: ix},
+		cfg: cfg, log: log, now: now, store: store, index: ix, cache: cache,
+		ads:     &adWriter{store: store, feed: feed, log: log},
 		metrics: newMetrics(reg, ix),
 	}
 	s.mux = newMux(s, s.routes())

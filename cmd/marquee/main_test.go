@@ -312,7 +312,7 @@ func TestBadInput(t *testing.T) {
 func TestOperations(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
 	in.expect(in.do("GET", "/healthz", "", "", ""), 200, `{"status":"ok"}`)
-	in.expect(in.do("GET", "/readyz", "", "", ""), 200, `{"status":"ready"}`)
+	in.expect(in.do("GET", "/readyz", "", "", ""), 200, `{"status":"ready","store":"up"}`)
 	if r := in.do("HEAD", "/api/v1/ad", "", "", ""); r.status != 200 || r.body != "" {
 		t.Errorf("HEAD /api/v1/ad = %d %q; want 200 and no body", r.status, r.body)
 	}
@@ -335,9 +335,10 @@ func TestFlagsAndEnv(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{[]string{"serve", "-compact-every", "0s"}, nil, "-compact-every must be positive"},
+		{[]string{"serve", "-compact-every", "0s"}, nil, "-compact-every"},
 		{[]string{"serve"}, map[string]string{"MARQUEE_INSECURE_ADMIN": "maybe"}, `MARQUEE_INSECURE_ADMIN="maybe"`},
-		{[]string{"serve", "-db", "postgres://x"}, nil, "only a SQLite file path"},
+		{[]string{"serve", "-db", "mysql://x"}, nil, "want a SQLite file path or a postgres:// URL"},
+		{[]string{"serve", "-poll", "0s"}, nil, "-poll"},
 		{[]string{"bogus"}, nil, `unknown command "bogus"`},
 	} {
 		err := run(context.Background(), c.args, func(k string) string { return c.env[k] }, io.Discard, io.Discard)

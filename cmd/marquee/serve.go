@@ -17,12 +17,14 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"marquee"
+	"marquee/feed"
 	"marquee/index"
+	"marquee/store/postgres"
 	"marquee/store/sqlite"
 	"marquee/web"
 )
@@ -37,6 +39,10 @@ type serveConfig struct {
 	compactEvery  time.Duration
 	shutdownWait  time.Duration
 	pprofAddr     string
+	poll          time.Duration
+	gapWait       time.Duration
+	retention     time.Duration
+	adCache       int
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -45,30 +51,37 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", ":8080", "listen address")
 	fs.StringVar(&c.data, "data", "./data", "data directory (SQLite file, admin token)")
-	fs.StringVar(&c.db, "db", "", "database: a SQLite file path (default <data>/marquee.db)")
+	fs.StringVar(&c.db, "db", "", "database: a SQLite file path (default <data>/marquee.db) or a postgres:// URL")
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token of admin routes (default: generated once, kept in <data>/admin-token)")
 	fs.BoolVar(&c.insecureAdmin, "insecure-admin", false, "serve admin routes without a token (testing only)")
 	fs.DurationVar(&c.compactEvery, "compact-every", time.Minute, "expired ads are dropped from memory within this long")
 	fs.DurationVar(&c.shutdownWait, "shutdown-timeout", 10*time.Second, "how long shutdown waits for in-flight requests")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this address (off when empty; keep it private)")
+	fs.DurationVar(&c.poll, "poll", time.Second, "read the changelog at least this often (PostgreSQL also wakes on NOTIFY)")
+	fs.DurationVar(&c.gapWait, "gap-wait", 10*time.Second, "reload when a hole in changelog seqs stays open this long")
+	fs.DurationVar(&c.retention, "changelog-retention", 24*time.Hour, "changelog entries older than this are trimmed")
+	fs.IntVar(&c.adCache, "ad-cache", 100_000, "ads kept in the cache of GET /api/v1/ad/{id}")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return c, err
 	}
 	if c.db == "" {
 		c.db = filepath.Join(c.data, "marquee.db")
 	}
-	if strings.Contains(c.db, "://") {
-		return c, fmt.Errorf("-db %q: only a SQLite file path is supported in this version", c.db)
+	if strings.Contains(c.db, "://") && !strings.HasPrefix(c.db, "postgres://") && !strings.HasPrefix(c.db, "postgresql://") {
+		return c, fmt.Errorf("-db %q: want a SQLite file path or a postgres:// URL", c.db)
 	}
-	if c.compactEvery <= 0 {
-		return c, fmt.Errorf("-compact-every must be positive, got %v", c.compactEvery)
+	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 {
+		return c, fmt.Errorf("-compact-every, -poll, -gap-wait and -changelog-retention must be positive")
+	}
+	if c.adCache < 1 {
+		return c, fmt.Errorf("-ad-cache must be ≥ 1, got %d", c.adCache)
 	}
 	return c, nil
 }
 
 // runServe runs the server until ctx is done. Shutdown order: stop
-// accepting and finish in-flight requests, stop the index's refresher,
-// close the store.
+// accepting and finish in-flight requests, stop the changelog feed and the
+// index's refresher, close the store.
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseServe(args, getenv, stderr)
 	if err != nil {
@@ -84,27 +97,33 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	if err != nil {
 		return err
 	}
-	st, err := sqlite.Open(ctx, cfg.db)
+	st, err := openStore(ctx, cfg.db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 
+	reg := prometheus.NewRegistry()
 	ix := index.New(time.Now)
+	var cache *web.AdCache
+	fd := feed.New(st, ix, log, reg, feed.Config{Poll: cfg.poll, GapWait: cfg.gapWait, Retention: cfg.retention,
+		OnChange: func(ids []int64) {
+			if cache != nil {
+				cache.Invalidate(ids)
+			}
+		}})
 	start := time.Now()
-	err = ix.Load(func(add func(*marquee.Ad)) error {
-		return st.EachLiveAd(ctx, time.Now(), func(a *marquee.Ad) error { add(a); return nil })
-	})
-	if err != nil {
+	if err := fd.Load(ctx); err != nil {
 		return err
 	}
+	cache = web.NewAdCache(st, cfg.adCache)
 	// Loading a large catalog leaves hundreds of MB of decoded rows behind;
 	// hand them back to the OS now rather than when the scavenger gets to it.
 	debug.FreeOSMemory()
-	log.Info("index loaded", "ads", ix.Snapshot().Len(), "took", time.Since(start).String())
+	log.Info("index loaded", "ads", ix.Snapshot().Len(), "seq", fd.Position(), "took", time.Since(start).String())
 
 	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin},
-		log, time.Now, st, ix, prometheus.NewRegistry())
+		log, time.Now, st, ix, fd, cache, reg)
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -121,8 +140,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	}
 
 	bg, stopBG := context.WithCancel(context.Background())
-	refreshed := make(chan struct{})
-	go func() { defer close(refreshed); ix.Run(bg, cfg.compactEvery) }()
+	var background sync.WaitGroup
+	background.Go(func() { ix.Run(bg, cfg.compactEvery) })
+	background.Go(func() { fd.Run(bg) })
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -138,7 +158,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		cancel()
 	}
 	stopBG()
-	<-refreshed
+	background.Wait()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -197,4 +217,19 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	go hs.Serve(ln)
 	log.Info("pprof listening", "addr", ln.Addr().String())
 	return func() { hs.Close() }, nil
+}
+
+// store is everything serve needs of a store: both stores provide it.
+type store interface {
+	web.AdStore
+	feed.Source
+	Close() error
+}
+
+// openStore opens PostgreSQL for a postgres:// URL, else the SQLite file.
+func openStore(ctx context.Context, db string) (store, error) {
+	if strings.Contains(db, "://") {
+		return postgres.Open(ctx, db)
+	}
+	return sqlite.Open(ctx, db)
 }
