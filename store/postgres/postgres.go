@@ -399,18 +399,19 @@ func (s *Store) Listen(ctx context.Context, connected, notified func()) {
 }
 
 func (s *Store) listenOnce(ctx context.Context, connected, notified func()) error {
-	conn, err := s.pool.Acquire(ctx)
+	pooled, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	// The connection is LISTENing: it does not go back to the pool.
-	defer conn.Hijack().Close(context.Background())
+	// The connection will be LISTENing: it does not go back to the pool.
+	conn := pooled.Hijack()
+	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{s.channel}.Sanitize()); err != nil {
 		return err
 	}
 	connected()
 	for {
-		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return err
 		}
 		notified()

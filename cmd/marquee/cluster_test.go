@@ -1,0 +1,375 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"marquee/store/postgres/pgtest"
+)
+
+// Tests of many instances on one PostgreSQL schema: each instance is a
+// whole `marquee serve` started through run().
+
+func startPG(t *testing.T, dsn string, flags ...string) *instance {
+	t.Helper()
+	return start(t, t.TempDir(), nil, append([]string{"-db", dsn, "-insecure-admin", "-poll", "500ms"}, flags...)...)
+}
+
+// eventually retries check every 5 ms until it returns "" or within is up.
+func eventually(t *testing.T, within time.Duration, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		msg := check()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", within, msg)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// served returns every active ad an instance lists, in list order, as
+// "title endAt".
+func (in *instance) served() []string {
+	var out []string
+	for off := 0; ; off += 100 {
+		r := in.do("GET", fmt.Sprintf("/api/v1/ad?limit=100&offset=%d", off), "", "", "")
+		var page struct {
+			Items []struct{ Title, EndAt string }
+		}
+		if r.status != 200 || json.Unmarshal([]byte(r.body), &page) != nil {
+			in.t.Fatalf("list: %d %s", r.status, r.body)
+		}
+		for _, it := range page.Items {
+			out = append(out, it.Title+" "+it.EndAt)
+		}
+		if len(page.Items) < 100 {
+			return out
+		}
+	}
+}
+
+func (in *instance) create(title string, endIn time.Duration) string {
+	r := in.admin("POST", "/api/v1/ad", adBody(title, time.Now().Add(-time.Hour), time.Now().Add(endIn), ""))
+	if r.status != 201 {
+		in.t.Fatalf("create %s: %d %s", title, r.status, r.body)
+	}
+	var v struct{ ID string }
+	json.Unmarshal([]byte(r.body), &v)
+	return v.ID
+}
+
+func titles(served []string) []string {
+	out := make([]string, len(served))
+	for i, s := range served {
+		out[i], _, _ = strings.Cut(s, " ")
+	}
+	return out
+}
+
+func TestThreeInstancesConverge(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, b, c := startPG(t, dsn), startPG(t, dsn), startPG(t, dsn)
+	all := []*instance{a, b, c}
+	sees := func(want ...string) func() string {
+		return func() string {
+			for i, in := range all {
+				if got := titles(in.served()); !slices.Equal(got, want) {
+					return fmt.Sprintf("instance %d serves %q; want %q", i, got, want)
+				}
+			}
+			return ""
+		}
+	}
+	// Read-your-writes on the writer, then everywhere within the bound.
+	x := a.create("x", 2*time.Hour)
+	if got := titles(a.served()); !slices.Equal(got, []string{"x"}) {
+		t.Fatalf("writer serves %q right after its write; want [x]", got)
+	}
+	eventually(t, time.Second, sees("x"))
+	y := b.create("y", time.Hour)
+	eventually(t, time.Second, sees("y", "x"))
+	b.expect(b.admin("PUT", "/api/v1/ad/"+x, adBody("x2", time.Now().Add(-time.Hour), time.Now().Add(30*time.Minute), "")), 200, "")
+	eventually(t, time.Second, sees("x2", "y"))
+	c.expect(c.admin("DELETE", "/api/v1/ad/"+y, ""), 204, "")
+	eventually(t, time.Second, sees("x2"))
+	// GET by id follows too, also where it was cached before the change.
+	eventually(t, time.Second, func() string {
+		for i, in := range all {
+			if r := in.do("GET", "/api/v1/ad/"+y, "", "", ""); r.status != 404 {
+				return fmt.Sprintf("instance %d: GET deleted ad = %d", i, r.status)
+			}
+			if r := in.do("GET", "/api/v1/ad/"+x, "", "", ""); !strings.Contains(r.body, `"x2"`) {
+				return fmt.Sprintf("instance %d: GET replaced ad = %s", i, r.body)
+			}
+		}
+		return ""
+	})
+
+	// Concurrent creates, replaces and deletes on all three.
+	var wg sync.WaitGroup
+	for i, in := range all {
+		wg.Go(func() {
+			for k := range 15 {
+				id := in.create(fmt.Sprintf("c%d-%d", i, k), time.Duration(k+2)*time.Hour)
+				switch k % 3 {
+				case 1:
+					in.admin("PUT", "/api/v1/ad/"+id, adBody(fmt.Sprintf("r%d-%d", i, k), time.Now().Add(-time.Hour), time.Now().Add(time.Duration(k+3)*time.Hour), ""))
+				case 2:
+					in.admin("DELETE", "/api/v1/ad/"+id, "")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	eventually(t, 2*time.Second, func() string {
+		want := a.served()
+		for i, in := range all[1:] {
+			if got := in.served(); !slices.Equal(got, want) {
+				return fmt.Sprintf("instance %d serves %d ads, instance 0 %d: not converged", i+1, len(got), len(want))
+			}
+		}
+		if len(want) != 1+3*10 {
+			return fmt.Sprintf("%d ads served; want 31", len(want))
+		}
+		return ""
+	})
+}
+
+// A change whose notification never comes (written straight into the
+// database, as if the NOTIFY were lost) arrives by the poll; a listener
+// whose connection is killed reconnects; a restarted instance loads what
+// it missed.
+func TestLostNotificationListenerKilledAndRestart(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, b := startPG(t, dsn), startPG(t, dsn)
+	db := rawPG(t, dsn)
+	ctx := context.Background()
+	now := time.Now().UnixMilli()
+	var id int64
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at)
+			VALUES ('silent', $1, $2, '[]', $1, $1) RETURNING id`, now-1000, now+3_600_000).Scan(&id); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO changelog (entity, entity_id, op, at) VALUES ('ad', $1, 'put', $2)`, id, now)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Second, func() string {
+		if got := titles(b.served()); !slices.Equal(got, []string{"silent"}) {
+			return fmt.Sprintf("b serves %q; want the un-notified ad by poll", got)
+		}
+		return ""
+	})
+
+	var schema string
+	db.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema)
+	var killed int
+	db.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND query LIKE '%'||$1||'%'`, schema).Scan(&killed)
+	if killed != 2 {
+		t.Fatalf("killed %d listener connections; want 2", killed)
+	}
+	a.create("after-kill", 2*time.Hour)
+	eventually(t, 2*time.Second, func() string {
+		if got := titles(b.served()); !slices.Equal(got, []string{"silent", "after-kill"}) {
+			return fmt.Sprintf("b serves %q after its listener was killed", got)
+		}
+		return ""
+	})
+
+	b.stop()
+	a.create("while-b-down", 3*time.Hour)
+	b2 := startPG(t, dsn)
+	if got := titles(b2.served()); !slices.Equal(got, []string{"silent", "after-kill", "while-b-down"}) {
+		t.Fatalf("restarted b serves %q", got)
+	}
+}
+
+// The database goes away from one instance (its connections cut and new
+// ones refused, through a proxy) while clients read it hard: no read
+// fails, writes get 503 with Retry-After, /readyz says the store is down,
+// and once the database is back the instance catches up on what other
+// instances wrote meanwhile, without a restart.
+func TestOutageReadsKeepWorkingAndRecover(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	u, _ := url.Parse(dsn)
+	px := newProxy(t, u.Host)
+	viaProxy := *u
+	viaProxy.Host = px.addr
+	a := startPG(t, viaProxy.String())
+	b := startPG(t, dsn)
+	x := a.create("x", 2*time.Hour)
+	a.expect(a.do("GET", "/api/v1/ad/"+x, "", "", ""), 200, "") // cached from here on
+
+	var reads, failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, p := range []string{"/api/v1/ad?limit=10", "/api/v1/ad/" + x} {
+					r := a.do("GET", p, "", "", "")
+					reads.Add(1)
+					if r.status != 200 {
+						failed.Add(1)
+					}
+				}
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond)
+	px.cut()
+	time.Sleep(200 * time.Millisecond)
+	r := a.admin("POST", "/api/v1/ad", adBody("refused", time.Now().Add(-time.Hour), time.Now().Add(time.Hour), ""))
+	if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "unavailable") {
+		t.Errorf("write during the outage = %d %s (Retry-After %q); want 503 with Retry-After", r.status, r.body, r.header.Get("Retry-After"))
+	}
+	if r := a.do("GET", "/readyz", "", "", ""); r.status != 200 || !strings.Contains(r.body, `"store":"down"`) {
+		t.Errorf("/readyz during the outage = %d %s; want 200 reporting the store down", r.status, r.body)
+	}
+	b.create("during-outage", time.Hour)
+	time.Sleep(300 * time.Millisecond)
+	px.restore()
+	eventually(t, 5*time.Second, func() string {
+		if got := titles(a.served()); !slices.Equal(got, []string{"during-outage", "x"}) {
+			return fmt.Sprintf("a serves %q after the outage", got)
+		}
+		return ""
+	})
+	a.create("after", 3*time.Hour)
+	close(stop)
+	wg.Wait()
+	if failed.Load() > 0 || reads.Load() < 100 {
+		t.Errorf("%d of %d reads failed during the outage; want none of at least 100", failed.Load(), reads.Load())
+	}
+	eventually(t, time.Second, func() string {
+		if got := titles(b.served()); !slices.Equal(got, []string{"during-outage", "x", "after"}) {
+			return fmt.Sprintf("b serves %q", got)
+		}
+		return ""
+	})
+
+	// And when the server kills every connection of the schema under load.
+	db := rawPG(t, dsn)
+	db.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'marquee' AND pid <> pg_backend_pid()`)
+	// A write on a connection the server just killed fails cleanly (503);
+	// the client retries, as Retry-After says.
+	eventually(t, 3*time.Second, func() string {
+		r := a.admin("POST", "/api/v1/ad", adBody("after-kill", time.Now().Add(-time.Hour), time.Now().Add(4*time.Hour), ""))
+		switch r.status {
+		case 201:
+			return ""
+		case 503:
+			return "503 after retries: " + r.body
+		}
+		t.Fatalf("write after the kill = %d %s; want 201 or 503", r.status, r.body)
+		return ""
+	})
+	eventually(t, 3*time.Second, func() string {
+		if got := titles(b.served()); !slices.Equal(got, []string{"during-outage", "x", "after", "after-kill"}) {
+			return fmt.Sprintf("b serves %q after connections were killed", got)
+		}
+		return ""
+	})
+}
+
+func rawPG(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// proxy forwards TCP to a backend and can cut every connection and refuse
+// new ones, then accept again on the same address.
+type proxy struct {
+	t       *testing.T
+	addr    string
+	backend string
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   []net.Conn
+}
+
+func newProxy(t *testing.T, backend string) *proxy {
+	p := &proxy{t: t, backend: backend}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.addr = ln.Addr().String()
+	p.serve(ln)
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *proxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", p.backend)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			go func() { io.Copy(s, c); s.Close() }()
+			go func() { io.Copy(c, s); c.Close() }()
+		}
+	}()
+}
+
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) restore() {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
+	}
+	p.serve(ln)
+}
