@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -372,4 +373,32 @@ func (p *proxy) restore() {
 		p.t.Fatalf("proxy: listen again on %s: %v", p.addr, err)
 	}
 	p.serve(ln)
+}
+
+// Two instances on one SQLite file converge by polling the changelog, and
+// report the feed's metrics.
+func TestTwoInstancesOnOneSQLiteFile(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "shared.db")
+	a := start(t, t.TempDir(), nil, "-db", db, "-insecure-admin", "-poll", "50ms")
+	b := start(t, t.TempDir(), nil, "-db", db, "-insecure-admin", "-poll", "50ms")
+	id := a.create("x", time.Hour)
+	eventually(t, 2*time.Second, func() string {
+		if got := titles(b.served()); !slices.Equal(got, []string{"x"}) {
+			return fmt.Sprintf("b serves %q; want [x]", got)
+		}
+		return ""
+	})
+	b.expect(b.admin("DELETE", "/api/v1/ad/"+id, ""), 204, "")
+	eventually(t, 2*time.Second, func() string {
+		if got := a.served(); len(got) != 0 {
+			return fmt.Sprintf("a serves %q after b deleted it", got)
+		}
+		return ""
+	})
+	m := a.do("GET", "/metrics", "", "", "").body
+	for _, want := range []string{"marquee_feed_last_applied_seq 2", "marquee_feed_store_up 1", "marquee_feed_apply_lag_seconds_count", "marquee_feed_changes_applied_total 2"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 }

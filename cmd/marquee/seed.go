@@ -12,7 +12,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"marquee"
-	"marquee/store/sqlite"
 )
 
 // commonCountries are the countries seeded ads target.
@@ -23,7 +22,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", "./data", "data directory")
-	db := fs.String("db", "", "SQLite file (default <data>/marquee.db)")
+	db := fs.String("db", "", "SQLite file (default <data>/marquee.db) or a postgres:// URL")
 	n := fs.Int("ads", 1000, "how many ads to add")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed makes the same ads")
 	batch := fs.Int("batch", 20_000, "ads per transaction")
@@ -41,7 +40,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	if *db == "" {
 		*db = filepath.Join(*data, "marquee.db")
 	}
-	st, err := sqlite.Open(ctx, *db)
+	st, err := openStore(ctx, *db)
 	if err != nil {
 		return err
 	}
@@ -71,7 +70,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 		done += k
 	}
 	bar.Finish()
-	fmt.Fprintf(stdout, "seeded %d ads into %s in %v\n", *n, *db, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "seeded %d ads into %s in %v\n", *n, redact(*db), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"marquee"
 	"marquee/feed"
 	"marquee/index"
 	"marquee/store/postgres"
@@ -129,7 +131,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("listening", "addr", ln.Addr().String(), "db", cfg.db)
+	log.Info("listening", "addr", ln.Addr().String(), "db", redact(cfg.db))
 
 	if cfg.pprofAddr != "" {
 		stopPprof, err := servePprof(cfg.pprofAddr, log)
@@ -219,10 +221,12 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	return func() { hs.Close() }, nil
 }
 
-// store is everything serve needs of a store: both stores provide it.
+// store is everything serve and seed need of a store: both stores
+// provide it.
 type store interface {
 	web.AdStore
 	feed.Source
+	InsertAds(ctx context.Context, ins []marquee.AdInput, progress func()) error
 	Close() error
 }
 
@@ -232,4 +236,12 @@ func openStore(ctx context.Context, db string) (store, error) {
 		return postgres.Open(ctx, db)
 	}
 	return sqlite.Open(ctx, db)
+}
+
+// redact hides the password of a database URL for logs.
+func redact(db string) string {
+	if u, err := url.Parse(db); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return db
 }
