@@ -23,13 +23,13 @@ import (
 // Tests of many instances on one PostgreSQL schema: each instance is a
 // whole `marquee serve` started through run().
 
-func startPG(t *testing.T, dsn string, flags ...string) *instance {
+func startPG(t testing.TB, dsn string, flags ...string) *instance {
 	t.Helper()
 	return start(t, t.TempDir(), nil, append([]string{"-db", dsn, "-insecure-admin", "-poll", "500ms"}, flags...)...)
 }
 
 // eventually retries check every 5 ms until it returns "" or within is up.
-func eventually(t *testing.T, within time.Duration, check func() string) {
+func eventually(t testing.TB, within time.Duration, check func() string) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -297,7 +297,7 @@ func TestOutageReadsKeepWorkingAndRecover(t *testing.T) {
 	})
 }
 
-func rawPG(t *testing.T, dsn string) *pgx.Conn {
+func rawPG(t testing.TB, dsn string) *pgx.Conn {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 
 // instance is a marquee serve started through run() on port 0.
 type instance struct {
-	t     *testing.T
+	t     testing.TB
 	url   string
 	token string
 	data  string
@@ -54,7 +54,7 @@ func (l *logTap) Write(p []byte) (int, error) {
 func (l *logTap) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.String() }
 
 // start runs marquee serve on dataDir with extra flags and waits for /readyz.
-func start(t *testing.T, dataDir string, env map[string]string, flags ...string) *instance {
+func start(t testing.TB, dataDir string, env map[string]string, flags ...string) *instance {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tap := &logTap{addr: make(chan string, 1)}
