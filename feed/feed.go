@@ -49,6 +49,8 @@ type Config struct {
 	// Retention is how long changelog entries are kept (default 24 h);
 	// an instance that falls further behind reloads.
 	Retention time.Duration
+	// TrimEvery is how often Run trims the changelog (default 1 min).
+	TrimEvery time.Duration
 	// OnChange, if set, is called with the ids of every batch of changes
 	// applied, and with nil after a reload (everything may have changed).
 	OnChange func(ids []int64)
@@ -90,6 +92,9 @@ func New(src Source, ix *index.Index, log *slog.Logger, reg prometheus.Registere
 	if cfg.Retention <= 0 {
 		cfg.Retention = 24 * time.Hour
 	}
+	if cfg.TrimEvery <= 0 {
+		cfg.TrimEvery = time.Minute
+	}
 	f := &Feed{src: src, ix: ix, log: log, cfg: cfg, now: time.Now, wake: make(chan struct{}, 1), m: newMetrics(reg)}
 	f.cycled = sync.NewCond(&f.mu)
 	return f
@@ -129,7 +134,7 @@ func (f *Feed) Position() int64 {
 
 // Run applies changes until ctx is done: at every notification (if src is
 // a Notifier), every Poll, and every Sync. It trims the changelog every
-// minute. Call Load first.
+// TrimEvery. Call Load first.
 func (f *Feed) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -140,7 +145,7 @@ func (f *Feed) Run(ctx context.Context) {
 	}
 	poll := time.NewTicker(f.cfg.Poll)
 	defer poll.Stop()
-	trim := time.NewTicker(time.Minute)
+	trim := time.NewTicker(f.cfg.TrimEvery)
 	defer trim.Stop()
 	for {
 		select {

@@ -190,3 +190,25 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// Run trims entries older than the retention, keeping the newest.
+func TestRunTrimsTheChangelog(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	st, _ := sqlite.Open(ctx, path)
+	defer st.Close()
+	for range 3 {
+		st.CreateAd(ctx, ad("a", time.Hour))
+	}
+	rawDB(t, path).Exec(`UPDATE changelog SET at = ?`, time.Now().Add(-2*time.Hour).UnixMilli())
+	open(t, path, feed.Config{Retention: time.Hour, TrimEvery: 10 * time.Millisecond})
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if first, _ := st.FirstSeq(ctx); first == 3 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	first, _ := st.FirstSeq(ctx)
+	t.Fatalf("FirstSeq = %d after trimming; want 3 (entries older than the retention gone, the newest kept)", first)
+}

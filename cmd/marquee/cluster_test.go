@@ -84,6 +84,7 @@ func titles(served []string) []string {
 }
 
 func TestThreeInstancesConverge(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	a, b, c := startPG(t, dsn), startPG(t, dsn), startPG(t, dsn)
 	all := []*instance{a, b, c}
@@ -157,6 +158,7 @@ func TestThreeInstancesConverge(t *testing.T) {
 // whose connection is killed reconnects; a restarted instance loads what
 // it missed.
 func TestLostNotificationListenerKilledAndRestart(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	a, b := startPG(t, dsn), startPG(t, dsn)
 	db := rawPG(t, dsn)
@@ -184,7 +186,8 @@ func TestLostNotificationListenerKilledAndRestart(t *testing.T) {
 	var schema string
 	db.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema)
 	var killed int
-	db.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND query LIKE '%'||$1||'%'`, schema).Scan(&killed)
+	db.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = $1 AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`, schema).Scan(&killed)
 	if killed != 2 {
 		t.Fatalf("killed %d listener connections; want 2", killed)
 	}
@@ -210,6 +213,7 @@ func TestLostNotificationListenerKilledAndRestart(t *testing.T) {
 // and once the database is back the instance catches up on what other
 // instances wrote meanwhile, without a restart.
 func TestOutageReadsKeepWorkingAndRecover(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	u, _ := url.Parse(dsn)
 	px := newProxy(t, u.Host)
@@ -266,6 +270,9 @@ func TestOutageReadsKeepWorkingAndRecover(t *testing.T) {
 	if failed.Load() > 0 || reads.Load() < 100 {
 		t.Errorf("%d of %d reads failed during the outage; want none of at least 100", failed.Load(), reads.Load())
 	}
+	if m := a.do("GET", "/metrics", "", "", "").body; !strings.Contains(m, `marquee_feed_reloads_total{reason="outage"} 1`) {
+		t.Errorf("/metrics of a does not count one reload after the outage")
+	}
 	eventually(t, time.Second, func() string {
 		if got := titles(b.served()); !slices.Equal(got, []string{"during-outage", "x", "after"}) {
 			return fmt.Sprintf("b serves %q", got)
@@ -275,7 +282,8 @@ func TestOutageReadsKeepWorkingAndRecover(t *testing.T) {
 
 	// And when the server kills every connection of the schema under load.
 	db := rawPG(t, dsn)
-	db.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'marquee' AND pid <> pg_backend_pid()`)
+	db.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE application_name = current_setting('application_name') AND pid <> pg_backend_pid()`)
 	// A write on a connection the server just killed fails cleanly (503);
 	// the client retries, as Retry-After says.
 	eventually(t, 3*time.Second, func() string {

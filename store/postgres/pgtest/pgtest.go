@@ -14,7 +14,8 @@ import (
 
 // DSN returns the DSN of a fresh schema in the test database named by
 // MARQUEE_TEST_POSTGRES, dropped when t ends; it skips t when the variable
-// is unset. Each test gets its own schema, so tests run in parallel.
+// is unset. Each test gets its own schema, so tests run in parallel; its
+// connections carry the schema's name as application_name.
 func DSN(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("MARQUEE_TEST_POSTGRES")
@@ -30,6 +31,7 @@ func DSN(t testing.TB) string {
 	schema := "t_" + hex.EncodeToString(raw)
 	q := u.Query()
 	q.Set("search_path", schema)
+	q.Set("application_name", schema) // so a test can find its own connections in pg_stat_activity
 	u.RawQuery = q.Encode()
 	t.Cleanup(func() {
 		conn, err := pgx.Connect(context.Background(), base)
