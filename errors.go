@@ -14,6 +14,10 @@ var ErrNotFound = errors.New("not found")
 // caller should retry later.
 var ErrUnavailable = errors.New("store unavailable")
 
+// ErrOverloaded is returned (wrapped, with a message a client may see) when
+// a bounded buffer is full; a caller should retry later.
+var ErrOverloaded = errors.New("overloaded")
+
 // Problems maps a field path, such as "conditions[0].country[1]", to what is
 // wrong with the value found there.
 type Problems map[string]string

@@ -30,7 +30,7 @@ func BenchmarkListAds(b *testing.B) {
 		ads = append(ads, a)
 	}
 	ix.Put(ads...)
-	srv := web.NewServer(web.Config{}, nil, func() time.Time { return now }, nil, ix, nil, nil, prometheus.NewRegistry())
+	srv := web.NewServer(web.Config{}, web.Deps{Now: func() time.Time { return now }, Index: ix, Registry: prometheus.NewRegistry()})
 	h := srv.Handler()
 	paths := make([]string, 1024)
 	for i := range paths {

@@ -48,6 +48,9 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 		status, body = api.status, errorBody{Error: api.msg}
 	case errors.Is(err, marquee.ErrNotFound):
 		status, body = fasthttp.StatusNotFound, errorBody{Error: "not found"}
+	case errors.Is(err, marquee.ErrOverloaded):
+		status, body = fasthttp.StatusServiceUnavailable, errorBody{Error: err.Error() + "; retry later"}
+		ctx.Response.Header.Set("Retry-After", retryAfter)
 	case errors.Is(err, marquee.ErrUnavailable):
 		s.log.Warn("store unavailable", "method", string(ctx.Method()), "path", string(ctx.Path()), "err", err)
 		status, body = fasthttp.StatusServiceUnavailable, errorBody{Error: "store unavailable; retry later"}

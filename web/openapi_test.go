@@ -26,7 +26,7 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		t.Fatalf("docs/openapi.yaml: %v", err)
 	}
-	srv := web.NewServer(web.Config{}, nil, time.Now, nil, index.New(time.Now), nil, nil, prometheus.NewRegistry())
+	srv := web.NewServer(web.Config{}, web.Deps{Now: time.Now, Index: index.New(time.Now), Registry: prometheus.NewRegistry()})
 	inCode := map[string]bool{}
 	for _, r := range srv.Routes() {
 		key := strings.ToLower(r.Method) + " " + r.Pattern

@@ -37,6 +37,9 @@ func (s *Server) routes() []route {
 		{"PUT", "/api/v1/ad/{id}", admin(withStore(handleReplaceAd(s.ads)))},
 		{"DELETE", "/api/v1/ad/{id}", admin(withStore(handleDeleteAd(s.ads)))},
 		{"GET", "/api/v1/ads", admin(withStore(handleAdminListAds(s.store, s.now)))},
+		// Events: beacons and batches into the collector.
+		{"GET", "/e", handleEventGet(s.events)},
+		{"POST", "/e", handleEventPost(s.events)},
 		// Operations.
 		{"GET", "/healthz", handleHealthz()},
 		{"GET", "/readyz", handleReadyz(s.store)},

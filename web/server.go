@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,6 +35,22 @@ type AdStore interface {
 type Config struct {
 	AdminToken    string // bearer token of admin routes
 	InsecureAdmin bool   // serve admin routes without a token
+	// TrustedProxies are the peers whose X-Forwarded-For is believed for
+	// an event's client ip.
+	TrustedProxies []netip.Prefix
+}
+
+// Deps are the server's collaborators.
+type Deps struct {
+	Log    *slog.Logger
+	Now    func() time.Time // the clock ads are judged and events stamped by
+	Store  AdStore
+	Index  *index.Index // fed by Feed, which makes writes visible
+	Feed   Syncer
+	Cache  *AdCache // ads by id
+	Events EventSink
+	// Registry receives the server's metrics.
+	Registry *prometheus.Registry
 }
 
 // Limits of the HTTP edge.
@@ -56,19 +73,18 @@ type Server struct {
 	index   *index.Index
 	ads     *adWriter
 	cache   *AdCache
+	events  *eventEnv
 	metrics *metrics
 	mux     *mux
 }
 
-// NewServer builds the HTTP edge. ix is fed by feed, which makes writes
-// visible; cache serves ads by id; reg receives the server's metrics; now
-// is the clock ads are judged by.
-func NewServer(cfg Config, log *slog.Logger, now func() time.Time, store AdStore, ix *index.Index, feed Syncer,
-	cache *AdCache, reg *prometheus.Registry) *Server {
+// NewServer builds the HTTP edge.
+func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
-		cfg: cfg, log: log, now: now, store: store, index: ix, cache: cache,
-		ads:     &adWriter{store: store, feed: feed, log: log},
-		metrics: newMetrics(reg, ix),
+		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, index: d.Index, cache: d.Cache,
+		ads:     &adWriter{store: d.Store, feed: d.Feed, log: d.Log},
+		events:  &eventEnv{sink: d.Events, now: d.Now, trusted: cfg.TrustedProxies},
+		metrics: newMetrics(d.Registry, d.Index),
 	}
 	s.mux = newMux(s, s.routes())
 	return s

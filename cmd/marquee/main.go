@@ -35,6 +35,7 @@ commands:
   seed    fill the store with generated ads (see marquee seed -h)
   bench   load a server with a scenario and report req/s and latency (see marquee bench -h)
   hello   run a fasthttp hello-world, the baseline of benchmarks
+  events  events cat FILE…: decode event files to NDJSON on stdout
 
 Every flag can also be set as MARQUEE_<NAME> (e.g. MARQUEE_ADMIN_TOKEN).
 `
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runSeed(ctx, rest, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, getenv, stdout, stderr)
+	case "events":
+		return runEvents(ctx, rest, stdout, stderr)
 	case "hello":
 		return runHello(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -45,6 +45,7 @@ type serveConfig struct {
 	gapWait       time.Duration
 	retention     time.Duration
 	adCache       int
+	events        eventsConfig
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -63,6 +64,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.gapWait, "gap-wait", 10*time.Second, "reload when a hole in changelog seqs stays open this long")
 	fs.DurationVar(&c.retention, "changelog-retention", 24*time.Hour, "changelog entries older than this are trimmed")
 	fs.IntVar(&c.adCache, "ad-cache", 100_000, "ads kept in the cache of GET /api/v1/ad/{id}")
+	c.events.flags(fs)
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return c, err
 	}
@@ -78,12 +80,16 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.adCache < 1 {
 		return c, fmt.Errorf("-ad-cache must be ≥ 1, got %d", c.adCache)
 	}
+	if _, err := c.events.trusted(); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
 // runServe runs the server until ctx is done. Shutdown order: stop
-// accepting and finish in-flight requests, stop the changelog feed and the
-// index's refresher, close the store.
+// accepting and finish in-flight requests, write every accepted event and
+// finish the files (uploads until the timeout), stop the changelog feed and
+// the index's refresher, close the store.
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseServe(args, getenv, stderr)
 	if err != nil {
@@ -124,8 +130,13 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	debug.FreeOSMemory()
 	log.Info("index loaded", "ads", ix.Snapshot().Len(), "seq", fd.Position(), "took", time.Since(start).String())
 
-	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin},
-		log, time.Now, st, ix, fd, cache, reg)
+	events, err := cfg.events.open(cfg.data, log, reg)
+	if err != nil {
+		return err
+	}
+	trusted, _ := cfg.events.trusted()
+	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin, TrustedProxies: trusted},
+		web.Deps{Log: log, Now: time.Now, Store: st, Index: ix, Feed: fd, Cache: cache, Events: events, Registry: reg})
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -159,6 +170,13 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		err = hs.ShutdownWithContext(sctx)
 		cancel()
 	}
+	// Every accepted event is written and its file finished; uploads get
+	// the shutdown timeout, and what is left ships at the next start.
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownWait)
+	if cerr := events.Close(sctx); cerr != nil {
+		log.Error("event collector: events lost at shutdown", "err", cerr)
+	}
+	cancel()
 	stopBG()
 	background.Wait()
 	if err != nil {

@@ -1,0 +1,261 @@
+// Package collector turns accepted events into compressed NDJSON files.
+//
+// The write path has no global lock: an event is appended to one of
+// several shards (picked by the client's connection), each with its own
+// buffer, writer goroutine, compressor and output file. A shard's writer
+// takes the whole buffer at once (group writes) every FlushEvery, or at
+// once when a durable request waits. Files are written under tmp/ as
+// .part, and on rotation (by size or age) closed, fsynced and renamed to
+// dt=YYYY-MM-DD/hour=HH/<instance>-<seq>.ndjson.<ext>, then handed to the
+// shipper (if any), which deletes them once stored.
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"marquee"
+)
+
+// Config tunes a Collector. Zero values take the defaults.
+type Config struct {
+	// Dir is the spool: tmp/ for files being written, dt=…/ for finished
+	// ones. Created if missing.
+	Dir string
+	// Instance names this instance's files; it must differ between
+	// instances sharing a bucket.
+	Instance string
+	// Codec is lz4 (default), zstd or none.
+	Codec string
+	// RotateBytes ends a file after this many uncompressed bytes
+	// (default 64 MiB); RotateAge after this long (default 60 s).
+	RotateBytes int64
+	RotateAge   time.Duration
+	// FlushEvery is how long an accepted event may stay in memory
+	// (default 200 ms): what a crash can lose outside durable mode.
+	FlushEvery time.Duration
+	// Durable makes Append return only once the event is written to its
+	// file (the OS has it: it survives the process being killed).
+	Durable bool
+	// SpoolMax bounds the bytes awaiting shipment (and being written);
+	// beyond it Append refuses events (default 1 GiB). Without a Shipper
+	// finished files are the destination and do not count.
+	SpoolMax int64
+	// MaxPending bounds a shard's unwritten bytes (default 8 MiB).
+	MaxPending int
+	// Shards is how many buffers, writers and files run in parallel
+	// (default GOMAXPROCS).
+	Shards int
+	// Shipper, if set, receives every finished file.
+	Shipper Shipper
+}
+
+// ErrFull is Append's error when the spool or a buffer is at its bound:
+// the client should retry later (503 with Retry-After).
+var ErrFull = fmt.Errorf("%w: the event spool is full", marquee.ErrOverloaded)
+
+// ErrClosed is Append's error once Close has begun.
+var ErrClosed = fmt.Errorf("%w: the event collector is shutting down", marquee.ErrOverloaded)
+
+// Collector accepts event lines and writes them to files. Append is safe for
+// concurrent use; Close stops it.
+type Collector struct {
+	cfg    Config
+	ext    string
+	log    *slog.Logger
+	m      *metrics
+	shards []*shard
+	seq    atomic.Int64 // last file seq handed out
+	spool  atomic.Int64 // bytes counted against SpoolMax
+	closed atomic.Bool
+	ship   *shipper
+	wg     sync.WaitGroup
+	ids    *IDs
+}
+
+// New recovers what an earlier run left in the spool (files being written
+// are completed up to their last whole line; finished files are queued for
+// shipment) and starts the writers and the shipper.
+func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Collector, error) {
+	if cfg.Codec == "" {
+		cfg.Codec = "lz4"
+	}
+	ext, err := codecExt(cfg.Codec)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.RotateBytes <= 0 {
+		cfg.RotateBytes = 64 << 20
+	}
+	if cfg.RotateAge <= 0 {
+		cfg.RotateAge = time.Minute
+	}
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = 200 * time.Millisecond
+	}
+	if cfg.SpoolMax <= 0 {
+		cfg.SpoolMax = 1 << 30
+	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = 8 << 20
+	}
+	if cfg.Shards <= 0 {
+		cfg.Shards = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Instance == "" {
+		return nil, errors.New("collector: an instance name is required")
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "tmp"), 0o755); err != nil {
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	ids, err := NewIDs()
+	if err != nil {
+		return nil, err
+	}
+	c := &Collector{cfg: cfg, ext: ext, log: log, m: newMetrics(reg), ids: ids}
+	// File seqs are milliseconds since the epoch ×1000: increasing across
+	// restarts, so no name is ever reused.
+	c.seq.Store(time.Now().UnixMilli() * 1000)
+	leftovers, err := c.recover()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Shipper != nil {
+		c.ship = newShipper(c, cfg.Shipper)
+		for _, f := range leftovers {
+			c.ship.enqueue(f)
+		}
+		c.wg.Go(c.ship.run)
+	}
+	for i := range cfg.Shards {
+		s := newShard(c, i)
+		c.shards = append(c.shards, s)
+		c.wg.Go(s.run)
+	}
+	c.m.spool.Set(float64(c.spool.Load()))
+	return c, nil
+}
+
+// AppendID appends a new event id to dst.
+func (c *Collector) AppendID(dst []byte) []byte { return c.ids.Append(dst) }
+
+// Append accepts event lines (each ending in '\n') for the shard that key
+// picks (use the client connection's id: one connection's events keep their
+// order). In durable mode it returns once they are written to the file.
+func (c *Collector) Append(key uint64, lines []byte, events int) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if c.cfg.Shipper != nil && c.spool.Load() >= c.cfg.SpoolMax {
+		c.m.rejected.WithLabelValues("spool full").Add(float64(events))
+		return ErrFull
+	}
+	s := c.shards[key%uint64(len(c.shards))]
+	ticket, err := s.append(lines)
+	if err != nil {
+		c.m.rejected.WithLabelValues("buffer full").Add(float64(events))
+		return err
+	}
+	c.m.accepted.Add(float64(events))
+	c.m.bytesIn.Add(float64(len(lines)))
+	if c.cfg.Durable {
+		return s.wait(ticket)
+	}
+	return nil
+}
+
+// Close stops accepting events, writes and finishes every file, and lets
+// the shipper work until ctx is done; what it has not shipped by then stays
+// in the spool for the next start.
+func (c *Collector) Close(ctx context.Context) error {
+	c.closed.Store(true)
+	var errs []error
+	for _, s := range c.shards {
+		errs = append(errs, s.close())
+	}
+	if c.ship != nil {
+		c.ship.drain(ctx)
+	}
+	c.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// nextSeq returns the seq of a new file.
+func (c *Collector) nextSeq() int64 { return c.seq.Add(1) }
+
+// recover completes the .part files an interrupted run left and returns
+// every finished file awaiting shipment.
+func (c *Collector) recover() ([]string, error) {
+	parts, _ := filepath.Glob(filepath.Join(c.cfg.Dir, "tmp", "*.part"))
+	for _, p := range parts {
+		if err := c.salvagePart(p); err != nil {
+			return nil, fmt.Errorf("collector: recover %s: %w", p, err)
+		}
+	}
+	var finished []string
+	err := filepath.WalkDir(c.cfg.Dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "tmp" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			finished = append(finished, p)
+			if c.cfg.Shipper != nil {
+				if fi, err := d.Info(); err == nil {
+					c.spool.Add(fi.Size())
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("collector: scan spool: %w", err)
+	}
+	if len(parts) > 0 || len(finished) > 0 {
+		c.log.Info("event spool recovered", "completed", len(parts), "finished files", len(finished))
+	}
+	return finished, nil
+}
+
+// salvagePart rewrites the whole lines of an interrupted file into a
+// finished one.
+func (c *Collector) salvagePart(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	lines := salvage(p, f)
+	f.Close()
+	if len(lines) > 0 {
+		// A new name (the old one may be reused by nothing, but the rewrite
+		// must not overwrite what it reads), in the partition of when the
+		// interrupted file was opened.
+		opened := time.Now()
+		if fi, err := os.Stat(p); err == nil {
+			opened = fi.ModTime()
+		}
+		out, err := newFile(c, c.nextSeq(), opened)
+		if err != nil {
+			return err
+		}
+		if err := out.write(lines); err != nil {
+			return err
+		}
+		if _, err := out.finish(); err != nil {
+			return err
+		}
+	}
+	return os.Remove(p)
+}

@@ -1,0 +1,43 @@
+package collector
+
+import "github.com/prometheus/client_golang/prometheus"
+
+type metrics struct {
+	accepted      prometheus.Counter
+	rejected      *prometheus.CounterVec
+	bytesIn       prometheus.Counter
+	bytesOut      prometheus.Counter
+	ratio         prometheus.Gauge
+	rotated       prometheus.Counter
+	writeErrors   prometheus.Counter
+	uploads       *prometheus.CounterVec
+	retries       prometheus.Counter
+	uploadSeconds prometheus.Histogram
+	spool         prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		accepted: prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_accepted_total", Help: "Events accepted."}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marquee_events_rejected_total",
+			Help: "Events refused with 503, by reason (bad input is counted per request by the HTTP metrics)."}, []string{"reason"}),
+		bytesIn:  prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_bytes_in_total", Help: "Uncompressed NDJSON bytes accepted."}),
+		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_bytes_out_total", Help: "Compressed bytes written to spool files."}),
+		ratio: prometheus.NewGauge(prometheus.GaugeOpts{Name: "marquee_events_compression_ratio",
+			Help: "Uncompressed ÷ compressed size of the last finished file."}),
+		rotated:     prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_files_rotated_total", Help: "Spool files finished."}),
+		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_write_errors_total", Help: "Failed writes to spool files."}),
+		uploads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marquee_events_uploads_total",
+			Help: "Upload attempts of finished files, by result (ok, failed)."}, []string{"result"}),
+		retries: prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_upload_retries_total", Help: "Upload retries after a failure."}),
+		uploadSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "marquee_events_upload_seconds",
+			Help: "Time to store one finished file.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+		spool: prometheus.NewGauge(prometheus.GaugeOpts{Name: "marquee_events_spool_bytes",
+			Help: "Bytes counted against the spool bound: awaiting shipment or being written."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.accepted, m.rejected, m.bytesIn, m.bytesOut, m.ratio, m.rotated, m.writeErrors,
+			m.uploads, m.retries, m.uploadSeconds, m.spool)
+	}
+	return m
+}

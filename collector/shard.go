@@ -1,0 +1,163 @@
+package collector
+
+import (
+	"sync"
+	"time"
+)
+
+// shard is one buffer of event lines with the goroutine that writes it to
+// its own file.
+type shard struct {
+	c *Collector
+	i int
+
+	mu      sync.Mutex
+	buf     []byte // lines not yet taken by the writer
+	spare   []byte // the writer's last buffer, for reuse
+	gen     uint64 // generation of buf: the writer takes it and moves on
+	written uint64 // every generation up to this one is in the file
+	failed  error  // the last write failed: refuse events until one succeeds
+	closing bool
+	cond    *sync.Cond // broadcast when written, failed or closing change
+
+	kick   chan struct{}
+	done   chan struct{} // closed by close
+	exited chan struct{} // closed when run returns
+
+	out *file // owned by run
+}
+
+func newShard(c *Collector, i int) *shard {
+	s := &shard{c: c, i: i, gen: 1, kick: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// append adds lines to the buffer and returns the generation they will be
+// written in.
+func (s *shard) append(lines []byte) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closing:
+		return 0, ErrClosed
+	case s.failed != nil:
+		return 0, ErrFull
+	case len(s.buf)+len(lines) > s.c.cfg.MaxPending:
+		return 0, ErrFull
+	}
+	s.buf = append(s.buf, lines...)
+	return s.gen, nil
+}
+
+// wait returns once generation ticket is written, or the write failed.
+func (s *shard) wait(ticket uint64) error {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.written < ticket {
+		if s.failed != nil {
+			return ErrFull
+		}
+		s.cond.Wait()
+	}
+	return nil
+}
+
+// run writes the buffer every FlushEvery, or at once when kicked, until
+// close; then it writes what is left and finishes the file.
+func (s *shard) run() {
+	defer close(s.exited)
+	tick := time.NewTicker(s.c.cfg.FlushEvery)
+	defer tick.Stop()
+	var pending []byte // taken but not yet written (kept after a failed write)
+	var pendingGen uint64
+	for {
+		closing := false
+		select {
+		case <-s.kick:
+		case <-tick.C:
+		case <-s.done:
+			closing = true
+		}
+		s.mu.Lock()
+		if len(pending) == 0 && len(s.buf) > 0 {
+			pending, s.buf, s.spare = s.buf, s.spare[:0], nil
+			pendingGen = s.gen
+			s.gen++
+		}
+		s.mu.Unlock()
+		err := s.write(pending, closing)
+		s.mu.Lock()
+		s.failed = err
+		if err == nil {
+			if len(pending) > 0 {
+				s.written = pendingGen
+				s.spare = pending[:0]
+			}
+			pending = nil
+		}
+		s.cond.Broadcast()
+		s.mu.Unlock()
+		s.c.m.spool.Set(float64(s.c.spool.Load()))
+		if err != nil {
+			s.c.log.Error("writing events failed; refusing events until a write succeeds", "shard", s.i, "err", err)
+			s.c.m.writeErrors.Inc()
+		}
+		if closing {
+			return // append refuses new lines once closing is set: nothing is left
+		}
+	}
+}
+
+// write writes lines to the current file (opening one if needed), makes
+// them decodable, and rotates the file when it is big or old enough or the
+// shard is closing.
+func (s *shard) write(lines []byte, closing bool) error {
+	now := time.Now()
+	if len(lines) > 0 {
+		if s.out == nil {
+			f, err := newFile(s.c, s.c.nextSeq(), now)
+			if err != nil {
+				return err
+			}
+			s.out = f
+		}
+		if err := s.out.write(lines); err != nil {
+			return err
+		}
+		if err := s.out.flush(); err != nil {
+			return err
+		}
+	}
+	if s.out != nil && (closing || s.out.raw >= s.c.cfg.RotateBytes || now.Sub(s.out.opened) >= s.c.cfg.RotateAge) {
+		final, err := s.out.finish()
+		if err != nil {
+			return err
+		}
+		s.out = nil
+		if s.c.ship != nil {
+			s.c.ship.enqueue(final)
+		}
+	}
+	return nil
+}
+
+// close stops accepting into the shard and waits for the writer to write
+// everything and finish its file. It returns the error of a final write
+// that failed (its lines are lost with the process, and were not
+// acknowledged in durable mode).
+func (s *shard) close() error {
+	s.mu.Lock()
+	s.closing = true
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	close(s.done)
+	<-s.exited
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}

@@ -1,0 +1,134 @@
+package collector
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Shipper stores a finished file under key (its path in the spool, with
+// "/" separators: dt=…/hour=…/<name>) and returns only once it is stored.
+type Shipper interface {
+	Ship(ctx context.Context, key, path string) error
+}
+
+// shipper ships finished files one at a time, in the order they were
+// finished, retrying each with backoff (100 ms doubling to 30 s) until it
+// is stored; then it deletes the local file.
+type shipper struct {
+	c    *Collector
+	to   Shipper
+	mu   sync.Mutex
+	q    []string
+	wake chan struct{}
+	ctx  context.Context // ends when drain gives up
+	stop context.CancelFunc
+	idle     chan struct{} // closed by drain: return when the queue is empty
+	finished chan struct{} // closed when run returns
+}
+
+func newShipper(c *Collector, to Shipper) *shipper {
+	ctx, stop := context.WithCancel(context.Background())
+	return &shipper{c: c, to: to, wake: make(chan struct{}, 1), ctx: ctx, stop: stop,
+		idle: make(chan struct{}), finished: make(chan struct{})}
+}
+
+func (s *shipper) enqueue(path string) {
+	s.mu.Lock()
+	s.q = append(s.q, path)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *shipper) next() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.q) == 0 {
+		return "", false
+	}
+	p := s.q[0]
+	s.q = s.q[1:]
+	return p, true
+}
+
+func (s *shipper) run() {
+	defer close(s.finished)
+	for {
+		p, ok := s.next()
+		if !ok {
+			select {
+			case <-s.wake:
+				continue
+			case <-s.idle:
+				return
+			case <-s.ctx.Done():
+				return
+			}
+		}
+		if !s.ship(p) {
+			return // stopped: p stays on disk for the next start
+		}
+	}
+}
+
+// ship stores one file, retrying until it succeeds or the shipper stops.
+func (s *shipper) ship(path string) bool {
+	rel, err := filepath.Rel(s.c.cfg.Dir, path)
+	if err != nil {
+		return true
+	}
+	key := filepath.ToSlash(rel)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return true // gone (shipped by an earlier run that died before deleting)
+	}
+	backoff := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Minute)
+		start := time.Now()
+		err := s.to.Ship(ctx, key, path)
+		cancel()
+		if err == nil {
+			s.c.m.uploadSeconds.Observe(time.Since(start).Seconds())
+			s.c.m.uploads.WithLabelValues("ok").Inc()
+			if err := os.Remove(path); err != nil {
+				s.c.log.Warn("shipped file not deleted", "path", path, "err", err)
+			}
+			s.c.spool.Add(-fi.Size())
+			s.c.m.spool.Set(float64(s.c.spool.Load()))
+			return true
+		}
+		if s.ctx.Err() != nil {
+			return false
+		}
+		s.c.m.uploads.WithLabelValues("failed").Inc()
+		if attempt == 0 {
+			s.c.log.Warn("shipping events failed; retrying with backoff", "key", key, "err", err)
+		}
+		select {
+		case <-time.After(backoff):
+			s.c.m.retries.Inc()
+		case <-s.ctx.Done():
+			return false
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+// drain lets the shipper empty its queue until ctx is done, then stops it;
+// what is left stays on disk for the next start.
+func (s *shipper) drain(ctx context.Context) {
+	close(s.idle)
+	select {
+	case <-s.finished:
+	case <-ctx.Done():
+		s.stop()
+		<-s.finished
+	}
+	s.stop()
+}
