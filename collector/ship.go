@@ -18,13 +18,13 @@ type Shipper interface {
 // finished, retrying each with backoff (100 ms doubling to 30 s) until it
 // is stored; then it deletes the local file.
 type shipper struct {
-	c    *Collector
-	to   Shipper
-	mu   sync.Mutex
-	q    []string
-	wake chan struct{}
-	ctx  context.Context // ends when drain gives up
-	stop context.CancelFunc
+	c        *Collector
+	to       Shipper
+	mu       sync.Mutex
+	q        []string
+	wake     chan struct{}
+	ctx      context.Context // ends when drain gives up
+	stop     context.CancelFunc
 	idle     chan struct{} // closed by drain: return when the queue is empty
 	finished chan struct{} // closed when run returns
 }
