@@ -67,6 +67,8 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		writeJSON(ctx, fasthttp.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("request body exceeds %d bytes", MaxRequestBody)})
+	case errors.As(err, new(*fasthttp.ErrSmallBuffer)):
+		writeJSON(ctx, fasthttp.StatusRequestHeaderFieldsTooLarge, errorBody{Error: fmt.Sprintf("request line and headers exceed %d bytes", ReadBufferSize)})
 	default:
 		writeJSON(ctx, fasthttp.StatusBadRequest, errorBody{Error: "malformed request: " + err.Error()})
 	}

@@ -62,6 +62,9 @@ const (
 	IdleTimeout    = 60 * time.Second
 	// WriteBufferSize is the per-connection response buffer.
 	WriteBufferSize = 16 << 10
+	// ReadBufferSize bounds the request line and headers (an event beacon's
+	// query string lives there).
+	ReadBufferSize = 8 << 10
 )
 
 // Server is Marquee's HTTP handler with its dependencies.
@@ -106,6 +109,7 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 		// A full page of 100 items is ~6 KiB; a buffer that holds the whole
 		// response sends it in one write(2) instead of two.
 		WriteBufferSize:       WriteBufferSize,
+		ReadBufferSize:        ReadBufferSize,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		CloseOnShutdown:       true,

@@ -17,6 +17,16 @@ import (
 	"time"
 )
 
+// TestMain runs the real main instead of the tests when a test starts this
+// binary as a child process (MARQUEE_TEST_RUN_MAIN=1), e.g. to kill it.
+func TestMain(m *testing.M) {
+	if os.Getenv("MARQUEE_TEST_RUN_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
 // instance is a marquee serve started through run() on port 0.
 type instance struct {
 	t     testing.TB

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"marquee/collector"
+)
+
+// eventLines decodes every event file under data (recovering interrupted
+// ones first, as the next start would) into parsed JSON objects; it fails
+// the test on any line that is not a JSON object.
+func eventLines(t *testing.T, data string) []map[string]any {
+	t.Helper()
+	dir := filepath.Join(data, "events")
+	c, err := collector.New(collector.Config{Dir: dir, Instance: "check"}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close(context.Background())
+	var out []map[string]any
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		var buf bytes.Buffer
+		if err := catFile(p, &buf); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		sc := bufio.NewScanner(&buf)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Fatalf("%s: a line is not a JSON object (%v): %q", p, err, sc.Text())
+			}
+			out = append(out, m)
+		}
+		return nil
+	})
+	return out
+}
+
+func post(in *instance, contentType, body string) response {
+	return in.do("POST", "/e", "", contentType, body)
+}
+
+// Hostile input is either refused with a clear 4xx naming the problem, or
+// stored as valid JSON holding exactly what was sent.
+func TestEventsHostileInput(t *testing.T) {
+	data := t.TempDir()
+	in := start(t, data, nil, "-insecure-admin")
+	tricky := "q\"uote \\back\\slash\x01ctl\ttab\nnl </script> \u2028 ü 😀"
+	for _, c := range []struct {
+		name, method, path, ctype, body string
+		status                          int
+		inError                         string
+	}{
+		{"tricky GET value", "GET", "/e?case=get&v=" + url.QueryEscape(tricky), "", "", 204, ""},
+		{"tricky POST value", "POST", "/e", "application/json", `{"case":"post","v":` + mustJSON(tricky) + `,"obj":{"a":[1,"\u0000",null]}}`, 202, ""},
+		{"invalid UTF-8 in GET", "GET", "/e?v=%FF%FE", "", "", 400, "UTF-8"},
+		{"invalid UTF-8 in POST", "POST", "/e", "application/json", "{\"v\":\"\xff\"}", 400, "UTF-8"},
+		{"raw control character in POST", "POST", "/e", "application/json", "{\"v\":\"a\x01b\"}", 400, "malformed JSON"},
+		{"huge value", "GET", "/e?v=" + strings.Repeat("x", 3000), "", "", 400, "at most 2048 bytes"},
+		{"huge key", "GET", "/e?" + strings.Repeat("k", 100) + "=1", "", "", 400, "1-64 bytes"},
+		{"key with a quote", "GET", "/e?a%22b=1", "", "", 400, "field names"},
+		{"reserved key", "POST", "/e", "application/json", `{"id":"mine"}`, 400, "set by the server"},
+		{"repeated key", "GET", "/e?a=1&a=2", "", "", 400, "repeated"},
+		{"no fields", "GET", "/e", "", "", 400, "1-64 fields"},
+		{"65 fields", "GET", "/e?" + params(65), "", "", 400, "1-64 fields"},
+		{"10,000 parameters", "GET", "/e?" + params(10_000), "", "", 431, "exceed"},
+		{"10,000 fields posted", "POST", "/e", "application/json", "{" + fields(10_000) + "}", 400, "at most 64 fields"},
+		{"nested 9 deep", "POST", "/e", "application/json", `{"v":` + strings.Repeat("[", 9) + strings.Repeat("]", 9) + `}`, 400, "deeper than 8"},
+		{"nested 100,000 deep", "POST", "/e", "application/json", `{"v":` + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + `}`, 400, ""},
+		{"not an object", "POST", "/e", "application/json", `[1]`, 400, "JSON object"},
+		{"truncated", "POST", "/e", "application/json", `{"a":`, 400, "malformed"},
+		{"501 events", "POST", "/e", "application/x-ndjson", strings.Repeat("{\"a\":1}\n", 501), 413, "500"},
+		{"body over 1 MiB", "POST", "/e", "application/json", `{"a":"` + strings.Repeat("x", 1<<20) + `"}`, 413, ""},
+		{"HTML", "POST", "/e", "text/html", `{"a":1}`, 415, "content type"},
+		{"one bad event spoils the batch", "POST", "/e", "application/json", `[{"case":"batch","ok":1},{"ok":"\u0000","bad key":1}]`, 400, "[1].bad key"},
+	} {
+		var r response
+		if c.method == "GET" {
+			r = in.do("GET", c.path, "", "", "")
+		} else {
+			r = post(in, c.ctype, c.body)
+		}
+		if r.status != c.status || !strings.Contains(r.body, c.inError) {
+			t.Errorf("%s: %d %.200s; want %d mentioning %q", c.name, r.status, r.body, c.status, c.inError)
+		}
+	}
+	in.stop()
+	lines := eventLines(t, data)
+	if len(lines) != 2 {
+		t.Fatalf("%d events stored; want the 2 accepted", len(lines))
+	}
+	for _, l := range lines {
+		if l["v"] != tricky {
+			t.Errorf("stored %q; want %q", l["v"], tricky)
+		}
+		for _, k := range []string{"receivedAt", "id", "ip", "ua"} {
+			if _, ok := l[k].(string); !ok {
+				t.Errorf("event lacks %s: %v", k, l)
+			}
+		}
+		if _, err := time.Parse(time.RFC3339Nano, l["receivedAt"].(string)); err != nil || len(l["receivedAt"].(string)) != 30 {
+			t.Errorf("receivedAt %q: want RFC 3339 with nanoseconds", l["receivedAt"])
+		}
+	}
+}
+
+func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func params(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "k%d=%d&", i, i)
+	}
+	return strings.TrimSuffix(b.String(), "&")
+}
+
+func fields(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	return strings.TrimSuffix(b.String(), ",")
+}
+
+// Concurrent clients, GET and POST: after shutdown the files hold every
+// accepted event once, with exactly its client fields.
+func TestEventsExactlyWhatWasSent(t *testing.T) {
+	data := t.TempDir()
+	in := start(t, data, nil, "-insecure-admin", "-events-rotate-mb", "1")
+	type sent struct{ fields map[string]any }
+	var mu sync.Mutex
+	want := map[string]map[string]any{}
+	var wg sync.WaitGroup
+	for c := range 8 {
+		wg.Go(func() {
+			for i := range 150 {
+				key := fmt.Sprintf("%d-%d", c, i)
+				v := fmt.Sprintf("v\"%d\\%s", i, strings.Repeat("é", i%7))
+				if i%3 == 0 { // a batch of three
+					var lines []string
+					batch := map[string]map[string]any{}
+					for j := range 3 {
+						k := fmt.Sprintf("%s-%d", key, j)
+						ev := map[string]any{"key": k, "v": v, "n": float64(j), "tags": []any{"a", "b"}}
+						b, _ := json.Marshal(ev)
+						lines = append(lines, string(b))
+						batch[k] = ev
+					}
+					if r := post(in, "application/x-ndjson", strings.Join(lines, "\n")); r.status != 202 {
+						t.Errorf("POST: %d %s", r.status, r.body)
+						return
+					}
+					mu.Lock()
+					for k, ev := range batch {
+						want[k] = ev
+					}
+					mu.Unlock()
+					continue
+				}
+				if r := in.do("GET", "/e?key="+key+"&v="+url.QueryEscape(v), "", "", ""); r.status != 204 {
+					t.Errorf("GET: %d %s", r.status, r.body)
+					return
+				}
+				mu.Lock()
+				want[key] = map[string]any{"key": key, "v": v}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	in.stop()
+	got := map[string]map[string]any{}
+	for _, l := range eventLines(t, data) {
+		k := l["key"].(string)
+		if _, dup := got[k]; dup {
+			t.Fatalf("event %s stored twice", k)
+		}
+		for _, s := range []string{"receivedAt", "id", "ip", "ua"} {
+			delete(l, s)
+		}
+		got[k] = l
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d events stored; want %d", len(got), len(want))
+	}
+	for k, w := range want {
+		if mustJSON(got[k]) != mustJSON(w) {
+			t.Fatalf("event %s stored as %s; want %s", k, mustJSON(got[k]), mustJSON(w))
+		}
+	}
+}
+
+// With -events-durable, every event acknowledged before the process is
+// killed with SIGKILL is in the files afterwards.
+func TestEventsDurableSurviveSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	data := t.TempDir()
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(os.Args[0], "serve", "-data", data, "-addr", addr, "-insecure-admin", "-events-durable")
+	cmd.Env = append(os.Environ(), "MARQUEE_TEST_RUN_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	base := "http://" + addr
+	eventually(t, 10*time.Second, func() string {
+		if r, err := http.Get(base + "/readyz"); err == nil && r.StatusCode == 200 {
+			r.Body.Close()
+			return ""
+		}
+		return "child never became ready"
+	})
+	var mu sync.Mutex
+	var acked []string
+	var n atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	client := &http.Client{Timeout: 5 * time.Second}
+	for range 8 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := fmt.Sprintf("e%d", n.Add(1))
+				resp, err := client.Post(base+"/e", "application/json", strings.NewReader(`{"key":"`+k+`","pad":"`+strings.Repeat("p", 100)+`"}`))
+				if err != nil {
+					return // killed
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == 202 {
+					mu.Lock()
+					acked = append(acked, k)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	time.Sleep(700 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	close(stop)
+	wg.Wait()
+	stored := map[string]bool{}
+	for _, l := range eventLines(t, data) {
+		stored[l["key"].(string)] = true
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(acked) < 100 {
+		t.Fatalf("only %d events acknowledged before the kill; the test needs load", len(acked))
+	}
+	for _, k := range acked {
+		if !stored[k] {
+			t.Fatalf("event %s was acknowledged but is not in the files after SIGKILL (%d acked, %d stored)", k, len(acked), len(stored))
+		}
+	}
+}
+
+// A spool that cannot ship (its S3 is unreachable) fills up, and then new
+// events get 503 with Retry-After.
+func TestEventsSpoolFullIs503(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-insecure-admin", "-events-codec", "none", "-events-rotate-mb", "1",
+		"-events-spool-max-mb", "1", "-events-s3", "s3://bucket/p", "-events-s3-endpoint", "127.0.0.1:1", "-events-s3-insecure")
+	line := `{"pad":"` + strings.Repeat("r", 1900) + `"}` + "\n"
+	batch := strings.Repeat(line, 500) // ~1 MB: one full file
+	var r response
+	for range 10 {
+		if r = post(in, "application/x-ndjson", batch); r.status == 503 {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "spool is full") {
+		t.Fatalf("POST to a full spool = %d %s; want 503 with Retry-After", r.status, r.body)
+	}
+	if m := in.do("GET", "/metrics", "", "", "").body; !strings.Contains(m, `marquee_events_rejected_total{reason="spool full"}`) {
+		t.Error("/metrics does not count the rejected events")
+	}
+}
