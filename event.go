@@ -59,7 +59,7 @@ func AppendJSONString(dst []byte, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+		if plainASCII[c] {
 			i++
 			continue
 		}
@@ -93,3 +93,11 @@ func AppendJSONString(dst []byte, s []byte) []byte {
 	}
 	return append(append(dst, s[start:]...), '"')
 }
+
+// plainASCII marks the bytes AppendJSONString copies as they are.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()

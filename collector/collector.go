@@ -110,7 +110,7 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Collector, e
 		cfg.MaxPending = 8 << 20
 	}
 	if cfg.Shards <= 0 {
-		cfg.Shards = runtime.GOMAXPROCS(0)
+		cfg.Shards = 2 * runtime.GOMAXPROCS(0)
 	}
 	if cfg.Instance == "" {
 		return nil, errors.New("collector: an instance name is required")
@@ -122,7 +122,8 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Collector, e
 	if err != nil {
 		return nil, err
 	}
-	c := &Collector{cfg: cfg, ext: ext, log: log, m: newMetrics(reg), ids: ids}
+	c := &Collector{cfg: cfg, ext: ext, log: log, ids: ids}
+	c.m = newMetrics(reg, c.accepted)
 	// File seqs are milliseconds since the epoch ×1000: increasing across
 	// restarts, so no name is ever reused.
 	c.seq.Store(time.Now().UnixMilli() * 1000)
@@ -161,13 +162,11 @@ func (c *Collector) Append(key uint64, lines []byte, events int) error {
 		return ErrFull
 	}
 	s := c.shards[key%uint64(len(c.shards))]
-	ticket, err := s.append(lines)
+	ticket, err := s.append(lines, events)
 	if err != nil {
 		c.m.rejected.WithLabelValues("buffer full").Add(float64(events))
 		return err
 	}
-	c.m.accepted.Add(float64(events))
-	c.m.bytesIn.Add(float64(len(lines)))
 	if c.cfg.Durable {
 		return s.wait(ticket)
 	}
@@ -188,6 +187,17 @@ func (c *Collector) Close(ctx context.Context) error {
 	}
 	c.wg.Wait()
 	return errors.Join(errs...)
+}
+
+// accepted sums the shards' counts of accepted events and bytes.
+func (c *Collector) accepted() (events, bytes uint64) {
+	for _, s := range c.shards {
+		s.mu.Lock()
+		events += s.events
+		bytes += s.bytes
+		s.mu.Unlock()
+	}
+	return events, bytes
 }
 
 // nextSeq returns the seq of a new file.

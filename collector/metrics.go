@@ -3,9 +3,7 @@ package collector
 import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
-	accepted      prometheus.Counter
 	rejected      *prometheus.CounterVec
-	bytesIn       prometheus.Counter
 	bytesOut      prometheus.Counter
 	ratio         prometheus.Gauge
 	rotated       prometheus.Counter
@@ -16,12 +14,17 @@ type metrics struct {
 	spool         prometheus.Gauge
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// newMetrics registers the collector's metrics. Events and bytes accepted
+// are counted per shard under the shard's lock (no shared counter on the
+// hot path) and summed when scraped, by accepted.
+func newMetrics(reg prometheus.Registerer, accepted func() (events, bytes uint64)) *metrics {
+	acceptedEvents := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "marquee_events_accepted_total", Help: "Events accepted."},
+		func() float64 { n, _ := accepted(); return float64(n) })
+	bytesIn := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "marquee_events_bytes_in_total", Help: "Uncompressed NDJSON bytes accepted."},
+		func() float64 { _, b := accepted(); return float64(b) })
 	m := &metrics{
-		accepted: prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_accepted_total", Help: "Events accepted."}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marquee_events_rejected_total",
 			Help: "Events refused with 503, by reason (bad input is counted per request by the HTTP metrics)."}, []string{"reason"}),
-		bytesIn:  prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_bytes_in_total", Help: "Uncompressed NDJSON bytes accepted."}),
 		bytesOut: prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_bytes_out_total", Help: "Compressed bytes written to spool files."}),
 		ratio: prometheus.NewGauge(prometheus.GaugeOpts{Name: "marquee_events_compression_ratio",
 			Help: "Uncompressed ÷ compressed size of the last finished file."}),
@@ -36,7 +39,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Bytes counted against the spool bound: awaiting shipment or being written."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.accepted, m.rejected, m.bytesIn, m.bytesOut, m.ratio, m.rotated, m.writeErrors,
+		reg.MustRegister(acceptedEvents, bytesIn, m.rejected, m.bytesOut, m.ratio, m.rotated, m.writeErrors,
 			m.uploads, m.retries, m.uploadSeconds, m.spool)
 	}
 	return m

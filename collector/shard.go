@@ -18,6 +18,8 @@ type shard struct {
 	written uint64 // every generation up to this one is in the file
 	failed  error  // the last write failed: refuse events until one succeeds
 	closing bool
+	events  uint64 // accepted, for metrics
+	bytes   uint64
 	cond    *sync.Cond // broadcast when written, failed or closing change
 
 	kick   chan struct{}
@@ -35,7 +37,7 @@ func newShard(c *Collector, i int) *shard {
 
 // append adds lines to the buffer and returns the generation they will be
 // written in.
-func (s *shard) append(lines []byte) (uint64, error) {
+func (s *shard) append(lines []byte, events int) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -47,6 +49,8 @@ func (s *shard) append(lines []byte) (uint64, error) {
 		return 0, ErrFull
 	}
 	s.buf = append(s.buf, lines...)
+	s.events += uint64(events)
+	s.bytes += uint64(len(lines))
 	return s.gen, nil
 }
 

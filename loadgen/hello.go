@@ -16,13 +16,18 @@ func HelloBody(n int) []byte {
 
 // HelloServer returns the fasthttp hello-world that throughput is reported
 // against: the same HTTP stack as Marquee with no logic. With replay nil it
-// answers every request with body; otherwise it answers each request URI
-// with replay[uri], and 404 for URIs it does not hold. Both are
-// application/json, with fasthttp's defaults and no Server header.
+// answers every request with body (application/json), or 204 No Content
+// when body is empty; otherwise it answers each request URI with
+// replay[uri], and 404 for URIs it does not hold. fasthttp's defaults, no
+// Server header.
 func HelloServer(body []byte, replay map[string][]byte) *fasthttp.Server {
 	ct := []byte("application/json")
 	return &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
+			if replay == nil && len(body) == 0 {
+				ctx.SetStatusCode(fasthttp.StatusNoContent)
+				return
+			}
 			ctx.SetContentTypeBytes(ct)
 			if replay == nil {
 				ctx.SetBody(body)

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -37,15 +38,45 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &
 // eventEnv adds the server's fields to events.
 type eventEnv struct {
 	sink    EventSink
-	now     func() time.Time
 	trusted []netip.Prefix
+	stamp   stamper
+}
+
+// stamper formats times as RFC 3339 with nanoseconds in UTC
+// ("2006-01-02T15:04:05.000000000Z"), keeping the formatted second so that
+// most calls only append the nine fractional digits.
+type stamper struct {
+	last atomic.Pointer[stampedSecond]
+}
+
+type stampedSecond struct {
+	unix   int64
+	prefix []byte // "2006-01-02T15:04:05."
+}
+
+func (s *stamper) append(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	sec := s.last.Load()
+	if sec == nil || sec.unix != t.Unix() {
+		sec = &stampedSecond{unix: t.Unix(), prefix: t.AppendFormat(nil, "2006-01-02T15:04:05.")}
+		s.last.Store(sec)
+	}
+	dst = append(dst, sec.prefix...)
+	ns := t.Nanosecond()
+	var frac [9]byte
+	for i := 8; i >= 0; i-- {
+		frac[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	return append(append(dst, frac[:]...), 'Z')
 }
 
 // appendHead opens an event line with the fields the server adds:
-// receivedAt (RFC 3339, nanoseconds, UTC), id, ip and ua.
+// receivedAt (when the request arrived; RFC 3339, nanoseconds, UTC), id,
+// ip and ua.
 func (e *eventEnv) appendHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
 	dst = append(dst, `{"receivedAt":"`...)
-	dst = e.now().UTC().AppendFormat(dst, "2006-01-02T15:04:05.000000000Z")
+	dst = e.stamp.append(dst, ctx.Time())
 	dst = append(dst, `","id":"`...)
 	dst = e.sink.AppendID(dst)
 	dst = append(dst, `","ip":"`...)
@@ -107,6 +138,7 @@ func handleEventGet(e *eventEnv) handler {
 			return invalidEvent("query", fmt.Sprintf("an event needs 1-%d fields, got %d", marquee.MaxEventFields, n))
 		}
 		var problems marquee.Problems
+		var keys [marquee.MaxEventFields][]byte
 		i := 0
 		args.VisitAll(func(k, v []byte) {
 			if msg := marquee.CheckEventKey(k); msg != "" {
@@ -117,9 +149,10 @@ func handleEventGet(e *eventEnv) handler {
 				problems = addProblem(problems, path, msg)
 			} else if msg := marquee.CheckEventValue(v); msg != "" {
 				problems = addProblem(problems, string(k), msg)
-			} else if repeated(args, k, i) {
+			} else if repeated(keys[:i], k) {
 				problems = addProblem(problems, string(k), "is repeated")
 			}
+			keys[i] = k
 			line = append(line, ',')
 			line = marquee.AppendJSONString(line, k)
 			line = append(line, ':')
@@ -145,17 +178,14 @@ func handleEventGet(e *eventEnv) handler {
 	}
 }
 
-// repeated reports whether key k, the i-th argument, appeared before.
-func repeated(args *fasthttp.Args, k []byte, i int) bool {
-	j := 0
-	found := false
-	args.VisitAll(func(k2, _ []byte) {
-		if j < i && bytes.Equal(k, k2) {
-			found = true
+// repeated reports whether k is among the keys seen before it.
+func repeated(before [][]byte, k []byte) bool {
+	for _, b := range before {
+		if bytes.Equal(b, k) {
+			return true
 		}
-		j++
-	})
-	return found
+	}
+	return false
 }
 
 func addProblem(p marquee.Problems, path, msg string) marquee.Problems {

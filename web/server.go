@@ -86,7 +86,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, index: d.Index, cache: d.Cache,
 		ads:     &adWriter{store: d.Store, feed: d.Feed, log: d.Log},
-		events:  &eventEnv{sink: d.Events, now: d.Now, trusted: cfg.TrustedProxies},
+		events:  &eventEnv{sink: d.Events, trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),
 	}
 	s.mux = newMux(s, s.routes())

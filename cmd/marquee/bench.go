@@ -223,7 +223,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	var helloAddr string
 	var helloReqs [][]byte
 	if cfg.baseline {
-		if avgBody == 0 {
+		if cfg.warmup == 0 {
 			return errors.New("-baseline needs a -warmup to measure the body size to return")
 		}
 		stop, a, err := startHello(int(avgBody + 0.5))
@@ -336,13 +336,18 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 	}
 }
 
-// startHello serves the hello-world baseline on a loopback port.
+// startHello serves the hello-world baseline on a loopback port: a body of
+// size bytes, or 204 No Content for size 0 (as the event beacon answers).
 func startHello(size int) (stop func(), addr string, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, "", err
 	}
-	hs := loadgen.HelloServer(loadgen.HelloBody(size), nil)
+	var body []byte
+	if size > 0 {
+		body = loadgen.HelloBody(size)
+	}
+	hs := loadgen.HelloServer(body, nil)
 	done := make(chan struct{})
 	go func() { defer close(done); hs.Serve(ln) }()
 	return func() { hs.Shutdown(); <-done }, ln.Addr().String(), nil
