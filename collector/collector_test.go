@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -279,5 +280,34 @@ func TestShippingRetriesSpoolBoundAndLeftovers(t *testing.T) {
 	}
 	if stored != accepted {
 		t.Errorf("stored objects hold %d events; want the %d accepted", stored, accepted)
+	}
+}
+
+// The files open with the standard lz4 and zstd tools (skipped where they
+// are not installed).
+func TestFilesOpenWithStandardTools(t *testing.T) {
+	for codec, tool := range map[string]string{"lz4": "lz4", "zstd": "zstd"} {
+		path, err := exec.LookPath(tool)
+		if err != nil {
+			t.Logf("%s not installed: not checked", tool)
+			continue
+		}
+		dir := t.TempDir()
+		c := newCollector(t, collector.Config{Dir: dir, Codec: codec})
+		want := ""
+		for i := range 1000 {
+			line := fmt.Sprintf("{\"i\":%d}\n", i)
+			c.Append(0, []byte(line), 1)
+			want += line
+		}
+		c.Close(context.Background())
+		fs := files(t, dir)
+		if len(fs) != 1 {
+			t.Fatalf("%s: files %v; want one", codec, fs)
+		}
+		out, err := exec.Command(path, "-dc", fs[0]).Output()
+		if err != nil || string(out) != want {
+			t.Errorf("%s -dc %s: %v, %d bytes; want the %d bytes written", tool, fs[0], err, len(out), len(want))
+		}
 	}
 }

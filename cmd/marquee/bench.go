@@ -44,6 +44,7 @@ type benchConfig struct {
 	plotFile  string
 	mdFile    string
 	dumpPaths string
+	serveArgs []string
 }
 
 // headerFlags collects repeated -H flags.
@@ -78,11 +79,16 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.StringVar(&c.jsonFile, "json", "", "write every figure to this JSON file")
 	fs.StringVar(&c.plotFile, "plot", "", "draw throughput over time and the latency percentile curve to this .svg or .png file")
 	fs.StringVar(&c.mdFile, "md", "", "append the summary as a markdown table row to this file (header first if it is new)")
+	serveFlags := fs.String("serve-flags", "", "extra flags for the in-process marquee serve, space-separated (e.g. \"-events-durable -events-codec zstd\")")
 	fs.StringVar(&c.dumpPaths, "dump-paths", "", "write the scenario's paths to this file, one a line, and exit (for wrk or marquee hello -capture)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return c, err
 	}
 	c.headers = hdrs
+	c.serveArgs = strings.Fields(*serveFlags)
+	if len(c.serveArgs) > 0 && c.target != "" {
+		return c, errors.New("-serve-flags configures the in-process server: not with -target")
+	}
 	var problems []string
 	if c.conns < 1 {
 		problems = append(problems, "-c must be ≥ 1")
@@ -316,7 +322,7 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 		os.RemoveAll(dir)
 		return nil, "", err
 	}
-	scfg, err := parseServe([]string{"-addr", "127.0.0.1:0", "-data", dir}, noEnv, stderr)
+	scfg, err := parseServe(append([]string{"-addr", "127.0.0.1:0", "-data", dir}, cfg.serveArgs...), noEnv, stderr)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, "", err

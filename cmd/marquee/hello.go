@@ -24,7 +24,7 @@ func runHello(ctx context.Context, args []string, getenv func(string) string, st
 	fs := flag.NewFlagSet("hello", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", ":8081", "listen address")
-	size := fs.Int("size", 13, "response body size in bytes")
+	size := fs.Int("size", 13, "response body size in bytes (0: answer 204 No Content)")
 	capture := fs.String("capture", "", "base URL of a server whose responses to -paths to replay")
 	paths := fs.String("paths", "", "file of paths, one a line (with -capture)")
 	if err := parseFlags(fs, args, getenv); err != nil {
@@ -33,7 +33,10 @@ func runHello(ctx context.Context, args []string, getenv func(string) string, st
 	if (*capture == "") != (*paths == "") {
 		return fmt.Errorf("-capture and -paths go together")
 	}
-	body := loadgen.HelloBody(*size)
+	var body []byte // -size 0: 204 No Content, as an event beacon answers
+	if *size > 0 {
+		body = loadgen.HelloBody(*size)
+	}
 	var replay map[string][]byte
 	if *capture != "" {
 		var err error
