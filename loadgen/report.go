@@ -211,7 +211,11 @@ func (rep *Report) MarkdownRow() string {
 		helloLat = ms(b.P50) + " / " + ms(b.P99) + " / " + ms(b.P999)
 	}
 	l := rep.Latency
-	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d of %s |\n", rep.Scenario, ads, load,
+	scenario := rep.Scenario
+	if rep.ServeFlags != "" {
+		scenario += " (`" + rep.ServeFlags + "`)"
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d of %s |\n", scenario, ads, load,
 		humanInt(rep.ReqPerSec), hello, ratio, ms(l.P50), ms(l.P99), ms(l.P999), helloLat, rep.Errors, humanInt(float64(rep.Requests)))
 }
 

@@ -46,6 +46,26 @@ func AdsPaths(seed uint64, n int) []string {
 	return out
 }
 
+// EventPaths returns n requests of the "events" scenario: GET /e beacons
+// of ~120 bytes like an ad integration sends — type (impression 80%,
+// click, view), ad id (1–1,000,000), campaign, placement, country,
+// platform and a random 64-bit session — each answered 204. The same seed
+// gives the same paths.
+func EventPaths(seed uint64, n int) []string {
+	r := rand.New(rand.NewPCG(seed, 0xe7))
+	types := []string{"impression", "impression", "impression", "impression", "impression", "impression", "impression", "impression", "click", "view"}
+	campaigns := []string{"summer-sale", "black-friday", "new-arrivals", "brand-2026", "retarget-cart", "app-install"}
+	placements := []string{"home-top", "home-feed", "search-side", "article-inline", "checkout"}
+	platforms := []string{"android", "ios", "web"}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("/e?type=%s&ad=%d&campaign=%s&placement=%s&country=%s&platform=%s&session=%016x",
+			types[r.IntN(len(types))], 1+r.IntN(1_000_000), campaigns[r.IntN(len(campaigns))], placements[r.IntN(len(placements))],
+			adsCountries[r.IntN(len(adsCountries))], platforms[r.IntN(len(platforms))], r.Uint64())
+	}
+	return out
+}
+
 // AdByIDPaths returns n requests of the "ad-by-id" scenario: GET
 // /api/v1/ad/{id} over ids 1–ids, drawn from a Zipf distribution with
 // exponent s (> 1; math/rand's Zipf): the k-th most popular id (k from 0) is

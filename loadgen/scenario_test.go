@@ -173,3 +173,27 @@ func TestHelloBodySize(t *testing.T) {
 		}
 	}
 }
+
+func TestEventPaths(t *testing.T) {
+	paths := loadgen.EventPaths(5, 5000)
+	if !slices.Equal(paths, loadgen.EventPaths(5, 5000)) || slices.Equal(paths, loadgen.EventPaths(6, 5000)) {
+		t.Error("EventPaths is not deterministic for a seed, or ignores it")
+	}
+	impressions, total := 0, 0
+	for _, p := range paths {
+		u, err := url.Parse(p)
+		if err != nil || u.Path != "/e" || len(u.Query()) != 7 {
+			t.Fatalf("path %q: want GET /e with 7 fields", p)
+		}
+		total += len(p)
+		if u.Query().Get("type") == "impression" {
+			impressions++
+		}
+	}
+	if f := float64(impressions) / 5000; math.Abs(f-0.8) > 0.03 {
+		t.Errorf("impressions = %.3f of events; want 0.8", f)
+	}
+	if avg := total / 5000; avg < 100 || avg > 140 {
+		t.Errorf("average path = %d bytes; want ~120", avg)
+	}
+}

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The standard benchmark suite. Runs `marquee bench` on the ads scenario at
-# 1K, 100K and 1M active ads, on ad-by-id, and open loop at 50% of the
-# measured maximum — each against a fasthttp hello-world in the same run —
+# 1K, 100K and 1M active ads, on ad-by-id, open loop at 50% of the
+# measured maximum, and event beacons (GET /e) with and without
+# -events-durable — each against a fasthttp hello-world in the same run —
 # then cross-checks the generator against wrk (when installed), and rewrites
 # the generated section of docs/benchmarks.md and the plots in docs/bench/.
 #
 #   scripts/bench.sh [DURATION] [ROUNDS]        default: 5s 5
 #
-# Takes about (8 × ROUNDS + 10) × DURATION plus ~1 min of seeding.
+# Takes about (12 × ROUNDS + 12) × DURATION plus ~1 min of seeding.
 set -euo pipefail
 dur=${1:-5s}
 rounds=${2:-5}
@@ -30,6 +31,8 @@ bench -scenario ads -ads 100000 "${common[@]}" -plot docs/bench/ads-100k.svg
 bench -scenario ads -ads 1000000 "${common[@]}" -plot docs/bench/ads-1m.svg
 bench -scenario ad-by-id -ads 100000 "${common[@]}" -plot docs/bench/ad-by-id-100k.svg
 bench -scenario ads -ads 1000 -rate 50% "${common[@]}" -plot docs/bench/ads-1k-open.svg
+bench -scenario events "${common[@]}" -plot docs/bench/events.svg
+bench -scenario events -serve-flags -events-durable "${common[@]}" -plot docs/bench/events-durable.svg
 
 # reqps FILE: the median target req/s from a marquee bench table.
 reqps() { sed -n 's/^target: \([0-9,]*\) req\/s.*/\1/p' "$1" | tr -d ,; }
@@ -80,7 +83,7 @@ fi
 	echo
 	cat "$md"
 	echo
-	echo "Plots (throughput over time, latency percentile curve): $(for f in ads-1k ads-100k ads-1m ad-by-id-100k ads-1k-open; do printf '[%s](bench/%s.svg) ' "$f" "$f"; done)"
+	echo "Plots (throughput over time, latency percentile curve): $(for f in ads-1k ads-100k ads-1m ad-by-id-100k ads-1k-open events events-durable; do printf '[%s](bench/%s.svg) ' "$f" "$f"; done)"
 	echo
 	echo "Commands (\`marquee\` built from this commit):"
 	echo

@@ -57,7 +57,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	var c benchConfig
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.scenario, "scenario", "ads", "request mix: ads (mixed GET /api/v1/ad), ad-by-id (Zipf GET /api/v1/ad/{id}), url (-path or -paths)")
+	fs.StringVar(&c.scenario, "scenario", "ads", "request mix: ads (mixed GET /api/v1/ad), ad-by-id (Zipf GET /api/v1/ad/{id}), events (GET /e beacons), url (-path or -paths)")
 	fs.StringVar(&c.target, "target", "", "base URL to load, e.g. http://127.0.0.1:8080 (default: start Marquee in-process on a temp dir, seeded with -ads)")
 	fs.IntVar(&c.ads, "ads", 1000, "active ads to seed in-process; ad-by-id draws ids from 1 to this")
 	fs.IntVar(&c.conns, "c", 64, "concurrent keep-alive connections")
@@ -103,13 +103,13 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 		problems = append(problems, "-ads must be ≥ 0")
 	}
 	switch c.scenario {
-	case "ads", "ad-by-id":
+	case "ads", "ad-by-id", "events":
 	case "url":
 		if (c.path == "") == (c.pathsFile == "") {
 			problems = append(problems, "-scenario url needs exactly one of -path and -paths")
 		}
 	default:
-		problems = append(problems, fmt.Sprintf("-scenario %q: want ads, ad-by-id or url", c.scenario))
+		problems = append(problems, fmt.Sprintf("-scenario %q: want ads, ad-by-id, events or url", c.scenario))
 	}
 	if *rate != "" {
 		if pct, ok := strings.CutSuffix(*rate, "%"); ok {
@@ -201,6 +201,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	if cfg.target == "" {
 		rep.Ads = cfg.ads
 		rep.Target = "in-process Marquee"
+		rep.ServeFlags = strings.Join(cfg.serveArgs, " ")
 	}
 	live := liveProgress(stderr)
 	load := func(server, kind string, round int, addr string, reqs [][]byte, d time.Duration, rate float64) (loadgen.RunReport, error) {
@@ -295,6 +296,8 @@ func benchPaths(cfg benchConfig) ([]string, error) {
 		return loadgen.AdsPaths(cfg.seed, cfg.distinct), nil
 	case "ad-by-id":
 		return loadgen.AdByIDPaths(cfg.seed, cfg.distinct, cfg.ads, cfg.zipfS)
+	case "events":
+		return loadgen.EventPaths(cfg.seed, cfg.distinct), nil
 	}
 	if cfg.path != "" {
 		return loadgen.ReadPaths(strings.NewReader(cfg.path))
