@@ -17,17 +17,19 @@ import (
 // -json: the set-up, every run, and the medians the issues are judged by.
 // Latencies are in microseconds.
 type Report struct {
-	Command   string      `json:"command"`
-	Scenario  string      `json:"scenario"`
-	Target    string      `json:"target"`
-	Ads       int         `json:"ads,omitempty"`
-	Conns     int         `json:"conns"`
-	Duration  float64     `json:"durationSeconds"`
-	Seed      uint64      `json:"seed"`
-	Distinct  int         `json:"distinctRequests"`
-	Machine   Machine     `json:"machine"`
-	StartedAt string      `json:"startedAt"`
-	Runs      []RunReport `json:"runs"`
+	Command  string `json:"command"`
+	Scenario string `json:"scenario"`
+	// ServeFlags are the extra flags of an in-process server.
+	ServeFlags string      `json:"serveFlags,omitempty"`
+	Target     string      `json:"target"`
+	Ads        int         `json:"ads,omitempty"`
+	Conns      int         `json:"conns"`
+	Duration   float64     `json:"durationSeconds"`
+	Seed       uint64      `json:"seed"`
+	Distinct   int         `json:"distinctRequests"`
+	Machine    Machine     `json:"machine"`
+	StartedAt  string      `json:"startedAt"`
+	Runs       []RunReport `json:"runs"`
 
 	// ReqPerSec is the median over the target's measured runs.
 	ReqPerSec float64 `json:"reqPerSec"`
