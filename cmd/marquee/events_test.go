@@ -307,3 +307,25 @@ func TestEventsSpoolFullIs503(t *testing.T) {
 		t.Error("/metrics does not count the rejected events")
 	}
 }
+
+func TestEventsCatCommand(t *testing.T) {
+	data := t.TempDir()
+	c, err := collector.New(collector.Config{Dir: filepath.Join(data, "events"), Instance: "cat", Codec: "zstd"},
+		slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Append(0, []byte("{\"a\":1}\n{\"b\":\"ü\"}\n"), 2)
+	c.Close(context.Background())
+	matches, _ := filepath.Glob(filepath.Join(data, "events", "dt=*", "hour=*", "cat-*.ndjson.zst"))
+	if len(matches) != 1 {
+		t.Fatalf("files %v; want one zstd file", matches)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"events", "cat", matches[0]}, nil, &out, io.Discard); err != nil || out.String() != "{\"a\":1}\n{\"b\":\"ü\"}\n" {
+		t.Errorf("events cat = %q, %v", out.String(), err)
+	}
+	if err := run(context.Background(), []string{"events", "cat"}, nil, &out, io.Discard); err == nil {
+		t.Error("events cat without files: no error")
+	}
+}
