@@ -140,7 +140,7 @@ func handleEventGet(e *eventEnv) handler {
 		var problems marquee.Problems
 		var keys [marquee.MaxEventFields][]byte
 		i := 0
-		args.VisitAll(func(k, v []byte) {
+		for k, v := range args.All() {
 			if msg := marquee.CheckEventKey(k); msg != "" {
 				path := "fields[" + strconv.Itoa(i) + "]"
 				if len(k) > 0 && len(k) <= marquee.MaxEventKey && utf8.Valid(k) && !bytes.ContainsAny(k, "\"\x00") {
@@ -158,7 +158,7 @@ func handleEventGet(e *eventEnv) handler {
 			line = append(line, ':')
 			line = marquee.AppendJSONString(line, v)
 			i++
-		})
+		}
 		if problems != nil {
 			return &marquee.InvalidError{What: "invalid event", Problems: problems}
 		}

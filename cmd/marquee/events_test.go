@@ -149,7 +149,6 @@ func fields(n int) string {
 func TestEventsExactlyWhatWasSent(t *testing.T) {
 	data := t.TempDir()
 	in := start(t, data, nil, "-insecure-admin", "-events-rotate-mb", "1")
-	type sent struct{ fields map[string]any }
 	var mu sync.Mutex
 	want := map[string]map[string]any{}
 	var wg sync.WaitGroup
