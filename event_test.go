@@ -17,9 +17,12 @@ func TestAppendJSONString(t *testing.T) {
 		{"ünï 中 😀", `"ünï 中 😀"`},
 		{"\u2028\u2029", `"\u2028\u2029"`},
 		{"</script>&", `"</script>&"`},
+		{"long plain ascii run of more than eight bytes", `"long plain ascii run of more than eight bytes"`},
+		{"12345678\"2345678\\", `"12345678\"2345678\\"`},
 	} {
-		if got := string(marquee.AppendJSONString(nil, []byte(c.in))); got != c.want {
-			t.Errorf("AppendJSONString(%q) = %s; want %s", c.in, got, c.want)
+		got, valid := marquee.AppendJSONString(nil, []byte(c.in))
+		if string(got) != c.want || !valid {
+			t.Errorf("AppendJSONString(%q) = %s, %v; want %s, true", c.in, got, valid, c.want)
 		}
 	}
 }
@@ -31,15 +34,26 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if !utf8.ValidString(s) {
-			return
-		}
-		out := marquee.AppendJSONString([]byte("x"), []byte(s))[1:]
+		out, valid := marquee.AppendJSONString([]byte("x"), []byte(s))
+		out = out[1:]
 		var back string
-		if err := json.Unmarshal(out, &back); err != nil || back != s {
-			t.Fatalf("AppendJSONString(%q) = %s: decodes to %q, %v", s, out, back, err)
+		if err := json.Unmarshal(out, &back); err != nil {
+			t.Fatalf("AppendJSONString(%q) = %s: not a JSON string: %v", s, out, err)
+		}
+		if valid != utf8.ValidString(s) {
+			t.Fatalf("AppendJSONString(%q) valid = %v; want %v", s, valid, utf8.ValidString(s))
+		}
+		if want := strings.ToValidUTF8(s, "\uFFFD"); back != want && valid {
+			t.Fatalf("AppendJSONString(%q) = %s: decodes to %q", s, out, back)
 		}
 	})
+}
+
+func TestAppendJSONStringInvalidUTF8(t *testing.T) {
+	got, valid := marquee.AppendJSONString(nil, []byte("a\xffb"))
+	if string(got) != `"a\ufffdb"` || valid {
+		t.Errorf("AppendJSONString(a\\xffb) = %s, %v; want \"a\\ufffdb\", false", got, valid)
+	}
 }
 
 func TestCheckEventKey(t *testing.T) {

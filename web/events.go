@@ -84,12 +84,10 @@ func (e *eventEnv) appendHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
 	dst = append(dst, `","ua":`...)
 	ua := ctx.UserAgent()
 	if len(ua) > maxUA {
-		ua = ua[:maxUA] // a rune cut in two becomes U+FFFD below
+		ua = ua[:maxUA] // a rune cut in two becomes U+FFFD
 	}
-	if !utf8.Valid(ua) {
-		ua = bytes.ToValidUTF8(ua, []byte("\uFFFD"))
-	}
-	return marquee.AppendJSONString(dst, ua)
+	dst, _ = marquee.AppendJSONString(dst, ua) // invalid bytes become U+FFFD
+	return dst
 }
 
 // clientIP is the connection's address, or, when that is a trusted proxy,
@@ -146,23 +144,32 @@ func handleEventGet(e *eventEnv) handler {
 		// callback does not escape.
 		//lint:ignore SA1019 see above
 		args.VisitAll(func(k, v []byte) {
+			keys[i] = k
+			i++
 			if msg := marquee.CheckEventKey(k); msg != "" {
-				path := "fields[" + strconv.Itoa(i) + "]"
+				path := "fields[" + strconv.Itoa(i-1) + "]"
 				if len(k) > 0 && len(k) <= marquee.MaxEventKey && utf8.Valid(k) && !bytes.ContainsAny(k, "\"\x00") {
 					path = string(k)
 				}
 				problems = addProblem(problems, path, msg)
-			} else if msg := marquee.CheckEventValue(v); msg != "" {
-				problems = addProblem(problems, string(k), msg)
-			} else if repeated(keys[:i], k) {
+				return
+			}
+			if repeated(keys[:i-1], k) {
 				problems = addProblem(problems, string(k), "is repeated")
 			}
-			keys[i] = k
-			line = append(line, ',')
-			line = marquee.AppendJSONString(line, k)
-			line = append(line, ':')
-			line = marquee.AppendJSONString(line, v)
-			i++
+			if len(v) > marquee.MaxEventValue {
+				problems = addProblem(problems, string(k), marquee.CheckEventValue(v))
+				return
+			}
+			// A valid key needs no escaping; the value is escaped and
+			// checked for UTF-8 in one pass.
+			line = append(line, ',', '"')
+			line = append(line, k...)
+			line = append(line, '"', ':')
+			var valid bool
+			if line, valid = marquee.AppendJSONString(line, v); !valid {
+				problems = addProblem(problems, string(k), "is not valid UTF-8")
+			}
 		})
 		if problems != nil {
 			return &marquee.InvalidError{What: "invalid event", Problems: problems}
@@ -365,9 +372,9 @@ func (e *eventEnv) appendPosted(dst []byte, dec *json.Decoder, ctx *fasthttp.Req
 			}
 		}
 		seen = append(seen, k)
-		dst = append(dst, ',')
-		dst = marquee.AppendJSONString(dst, []byte(k))
-		dst = append(dst, ':')
+		dst = append(dst, ',', '"')
+		dst = append(dst, k...) // a valid key needs no escaping
+		dst = append(dst, '"', ':')
 		dst = append(dst, compact.Bytes()...)
 	}
 	if _, err := dec.Token(); err != nil { // }

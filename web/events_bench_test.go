@@ -18,7 +18,7 @@ import (
 const beacon = "/e?type=impression&ad=12345&campaign=summer-sale&placement=home-top&country=TW&platform=ios&session=8f14e45fceea167a"
 
 func eventServer(tb testing.TB) (fasthttp.RequestHandler, *collector.Collector) {
-	c, err := collector.New(collector.Config{Dir: tb.TempDir(), Instance: "bench", MaxPending: 256 << 20}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	c, err := collector.New(collector.Config{Dir: tb.TempDir(), Instance: "bench", MaxPending: 256 << 20, FlushEvery: 5 * time.Millisecond}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
