@@ -328,3 +328,48 @@ func TestEventsCatCommand(t *testing.T) {
 		t.Error("events cat without files: no error")
 	}
 }
+
+// X-Forwarded-For is believed only from -trusted-proxies: the event's ip
+// is the nearest hop that is not trusted. A client that accepts only
+// images gets a 1×1 GIF; sendBeacon's text/plain is read as JSON.
+func TestEventsClientIPPixelAndBeacon(t *testing.T) {
+	for _, c := range []struct {
+		trusted, want string
+	}{
+		{"", "127.0.0.1"},
+		{"127.0.0.1", "10.0.0.1"},
+		{"127.0.0.0/8,10.0.0.0/8", "203.0.113.9"},
+	} {
+		data := t.TempDir()
+		flags := []string{"-insecure-admin"}
+		if c.trusted != "" {
+			flags = append(flags, "-trusted-proxies", c.trusted)
+		}
+		in := start(t, data, nil, flags...)
+		req, _ := http.NewRequest("GET", in.url+"/e?who=x", nil)
+		req.Header.Set("X-Forwarded-For", "203.0.113.9, 10.0.0.1")
+		req.Header.Set("Accept", "image/avif,image/webp,image/*;q=0.8")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/gif" || len(body) != 43 || !bytes.HasPrefix(body, []byte("GIF89a")) {
+			t.Errorf("pixel: %d %s, %d bytes; want a 43-byte GIF", resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
+		}
+		if r := post(in, "text/plain;charset=UTF-8", `{"who":"beacon"}`); r.status != 202 {
+			t.Errorf("sendBeacon-style POST: %d %s", r.status, r.body)
+		}
+		in.stop()
+		lines := eventLines(t, data)
+		if len(lines) != 2 {
+			t.Fatalf("%d events; want 2", len(lines))
+		}
+		for _, l := range lines {
+			if l["who"] == "x" && l["ip"] != c.want {
+				t.Errorf("-trusted-proxies %q: ip = %v; want %s", c.trusted, l["ip"], c.want)
+			}
+		}
+	}
+}
