@@ -131,9 +131,11 @@ func (s *shard) write(lines []byte, closing bool) error {
 			s.out = f
 		}
 		if err := s.out.write(lines); err != nil {
+			s.abandon()
 			return err
 		}
 		if err := s.out.flush(); err != nil {
+			s.abandon()
 			return err
 		}
 	}
@@ -148,6 +150,15 @@ func (s *shard) write(lines []byte, closing bool) error {
 		}
 	}
 	return nil
+}
+
+// abandon gives up the current file after a failed write: its encoder's
+// state is unknown, so the retry goes to a new file. The .part stays on
+// disk and is completed at the next start (lines of the failed write that
+// reached it may then be in two files: a duplicate, never a loss).
+func (s *shard) abandon() {
+	s.out.f.Close()
+	s.out = nil
 }
 
 // close stops accepting into the shard and waits for the writer to write
