@@ -127,7 +127,7 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Collector, e
 	// File seqs are milliseconds since the epoch ×1000: increasing across
 	// restarts, so no name is ever reused.
 	c.seq.Store(time.Now().UnixMilli() * 1000)
-	leftovers, err := c.recover()
+	leftovers, err := c.recoverSpool()
 	if err != nil {
 		return nil, err
 	}
@@ -203,9 +203,9 @@ func (c *Collector) accepted() (events, bytes uint64) {
 // nextSeq returns the seq of a new file.
 func (c *Collector) nextSeq() int64 { return c.seq.Add(1) }
 
-// recover completes the .part files an interrupted run left and returns
+// recoverSpool completes the .part files an interrupted run left and returns
 // every finished file awaiting shipment.
-func (c *Collector) recover() ([]string, error) {
+func (c *Collector) recoverSpool() ([]string, error) {
 	parts, _ := filepath.Glob(filepath.Join(c.cfg.Dir, "tmp", "*.part"))
 	for _, p := range parts {
 		if err := c.salvagePart(p); err != nil {
