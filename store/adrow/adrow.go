@@ -96,3 +96,36 @@ func Each(ctx context.Context, scan func(ctx context.Context, yield func(Row) er
 	}
 	return g.Wait()
 }
+
+// Rows is what both drivers' result sets provide (*sql.Rows, pgx.Rows).
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// Yield scans every row of rows (selected as Columns) and passes it to
+// yield, stopping at the first error.
+func Yield(rows Rows, yield func(Row) error) error {
+	for rows.Next() {
+		var r Row
+		if err := rows.Scan(r.Dest()...); err != nil {
+			return err
+		}
+		if err := yield(r); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Collect decodes every row of rows (selected as Columns).
+func Collect(rows Rows) ([]marquee.Ad, error) {
+	ads := []marquee.Ad{}
+	err := Yield(rows, func(r Row) error {
+		a, err := r.Ad()
+		ads = append(ads, a)
+		return err
+	})
+	return ads, err
+}

@@ -228,19 +228,8 @@ func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, 
 		return nil, 0, fmt.Errorf("list ads: %w", err)
 	}
 	defer rows.Close()
-	ads := []marquee.Ad{}
-	for rows.Next() {
-		var r adrow.Row
-		if err := rows.Scan(r.Dest()...); err != nil {
-			return nil, 0, fmt.Errorf("list ads: %w", err)
-		}
-		a, err := r.Ad()
-		if err != nil {
-			return nil, 0, fmt.Errorf("list ads: %w", err)
-		}
-		ads = append(ads, a)
-	}
-	if err := rows.Err(); err != nil {
+	ads, err := adrow.Collect(rows)
+	if err != nil {
 		return nil, 0, fmt.Errorf("list ads: %w", err)
 	}
 	return ads, total, nil
@@ -258,16 +247,7 @@ func (s *Store) EachLiveAd(ctx context.Context, now time.Time, fn func(*marquee.
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var r adrow.Row
-			if err := rows.Scan(r.Dest()...); err != nil {
-				return err
-			}
-			if err := yield(r); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return adrow.Yield(rows, yield)
 	}, fn)
 	if err != nil {
 		return fmt.Errorf("load ads: %w", err)
