@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// adsCountries are the countries the ads scenario asks for: the ones
-// `marquee seed` targets, so filters hit.
-var adsCountries = []string{"US", "GB", "DE", "FR", "JP", "TW", "KR", "CN", "IN", "BR",
+// CommonCountries are the countries `marquee seed` targets and the ads and
+// events scenarios ask for, so that filters hit.
+var CommonCountries = []string{"US", "GB", "DE", "FR", "JP", "TW", "KR", "CN", "IN", "BR",
 	"CA", "AU", "ES", "IT", "NL", "SE", "MX", "ID", "TR", "PL"}
 
 // AdsPaths returns n requests of the "ads" scenario: the mixed GET
@@ -36,7 +36,7 @@ func AdsPaths(seed uint64, n int) []string {
 			b.WriteString("&gender=" + genders[r.IntN(len(genders))])
 		}
 		if r.IntN(2) == 0 {
-			b.WriteString("&country=" + adsCountries[r.IntN(len(adsCountries))])
+			b.WriteString("&country=" + CommonCountries[r.IntN(len(CommonCountries))])
 		}
 		if r.IntN(2) == 0 {
 			b.WriteString("&platform=" + platforms[r.IntN(len(platforms))])
@@ -61,7 +61,7 @@ func EventPaths(seed uint64, n int) []string {
 	for i := range out {
 		out[i] = fmt.Sprintf("/e?type=%s&ad=%d&campaign=%s&placement=%s&country=%s&platform=%s&session=%016x",
 			types[r.IntN(len(types))], 1+r.IntN(1_000_000), campaigns[r.IntN(len(campaigns))], placements[r.IntN(len(placements))],
-			adsCountries[r.IntN(len(adsCountries))], platforms[r.IntN(len(platforms))], r.Uint64())
+			CommonCountries[r.IntN(len(CommonCountries))], platforms[r.IntN(len(platforms))], r.Uint64())
 	}
 	return out
 }

@@ -309,12 +309,20 @@ func readAdInput(ctx *fasthttp.RequestCtx) (marquee.AdInput, error) {
 // that is larger than limit bytes (413). A body with no Content-Type is
 // read as JSON.
 func checkJSONBody(ctx *fasthttp.RequestCtx, limit int) error {
-	ct := ctx.Request.Header.ContentType()
-	if len(ct) > 0 {
+	return checkBody(ctx, limit, func(media []byte) bool {
+		return bytes.Equal(media, contentTypeJSON) || bytes.HasSuffix(media, []byte("+json"))
+	}, "content type %q is not JSON; send application/json")
+}
+
+// checkBody refuses a body whose declared media type (lower-cased, without
+// parameters) accepts refuses — 415 with refusal, a format taking the
+// Content-Type — or that is larger than limit bytes (413). A body with no
+// Content-Type passes.
+func checkBody(ctx *fasthttp.RequestCtx, limit int, accepts func(media []byte) bool, refusal string) error {
+	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 {
 		media, _, _ := bytes.Cut(ct, []byte(";"))
-		media = bytes.TrimSpace(media)
-		if !bytes.EqualFold(media, contentTypeJSON) && !bytes.HasSuffix(bytes.ToLower(media), []byte("+json")) {
-			return errorf(fasthttp.StatusUnsupportedMediaType, "content type %q is not JSON; send application/json", ct)
+		if !accepts(bytes.ToLower(bytes.TrimSpace(media))) {
+			return errorf(fasthttp.StatusUnsupportedMediaType, refusal, ct)
 		}
 	}
 	if n := len(ctx.PostBody()); n > limit {

@@ -258,19 +258,13 @@ func handleEventPost(e *eventEnv) handler {
 }
 
 func checkEventBody(ctx *fasthttp.RequestCtx) error {
-	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 {
-		media, _, _ := bytes.Cut(ct, []byte(";"))
-		media = bytes.ToLower(bytes.TrimSpace(media))
+	return checkBody(ctx, marquee.MaxEventsBody, func(media []byte) bool {
 		switch string(media) {
 		case "application/json", "application/x-ndjson", "application/ndjson", "text/plain":
-		default:
-			return errorf(fasthttp.StatusUnsupportedMediaType, "content type %q: send application/json, application/x-ndjson or text/plain", ct)
+			return true
 		}
-	}
-	if n := len(ctx.PostBody()); n > marquee.MaxEventsBody {
-		return errorf(fasthttp.StatusRequestEntityTooLarge, "request body is %d bytes; the limit is %d", n, marquee.MaxEventsBody)
-	}
-	return nil
+		return false
+	}, "content type %q: send application/json, application/x-ndjson or text/plain")
 }
 
 // parsePost encodes every event of the body as a line after dst.

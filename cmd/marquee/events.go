@@ -32,6 +32,7 @@ type eventsConfig struct {
 	spoolMaxMB     int
 	instance       string
 	trustedProxies string
+	proxies        []netip.Prefix // trustedProxies, parsed by parse
 	s3             objstore.S3Config
 }
 
@@ -52,9 +53,9 @@ func (c *eventsConfig) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.s3.Insecure, "events-s3-insecure", false, "talk plain HTTP to the S3 endpoint")
 }
 
-// trusted parses -trusted-proxies.
-func (c *eventsConfig) trusted() ([]netip.Prefix, error) {
-	var out []netip.Prefix
+// parse parses -trusted-proxies into proxies.
+func (c *eventsConfig) parse() error {
+	c.proxies = nil
 	for s := range strings.SplitSeq(c.trustedProxies, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
@@ -63,13 +64,13 @@ func (c *eventsConfig) trusted() ([]netip.Prefix, error) {
 		if err != nil {
 			a, aerr := netip.ParseAddr(s)
 			if aerr != nil {
-				return nil, fmt.Errorf("-trusted-proxies: %q is not a CIDR or an address", s)
+				return fmt.Errorf("-trusted-proxies: %q is not a CIDR or an address", s)
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
-		out = append(out, p)
+		c.proxies = append(c.proxies, p)
 	}
-	return out, nil
+	return nil
 }
 
 // open starts the collector on <data>/events.

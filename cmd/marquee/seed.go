@@ -12,11 +12,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"marquee"
+	"marquee/loadgen"
 )
-
-// commonCountries are the countries seeded ads target.
-var commonCountries = []string{"US", "GB", "DE", "FR", "JP", "TW", "KR", "CN", "IN", "BR",
-	"CA", "AU", "ES", "IT", "NL", "SE", "MX", "ID", "TR", "PL"}
 
 func runSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
@@ -113,7 +110,7 @@ func (g *adGen) next() marquee.AdInput {
 			c.AgeEnd = c.AgeStart + 5 + r.IntN(30)
 		}
 		c.Gender = pick(r, marquee.Genders, 3)
-		c.Country = pick(r, commonCountries, 2)
+		c.Country = pick(r, loadgen.CommonCountries, 2)
 		c.Platform = pick(r, marquee.Platforms, 2)
 		in.Conditions = append(in.Conditions, c)
 	}

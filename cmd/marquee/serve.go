@@ -80,7 +80,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.adCache < 1 {
 		return c, fmt.Errorf("-ad-cache must be ≥ 1, got %d", c.adCache)
 	}
-	if _, err := c.events.trusted(); err != nil {
+	if err := c.events.parse(); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -134,8 +134,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	if err != nil {
 		return err
 	}
-	trusted, _ := cfg.events.trusted()
-	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin, TrustedProxies: trusted},
+	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin, TrustedProxies: cfg.events.proxies},
 		web.Deps{Log: log, Now: time.Now, Store: st, Index: ix, Feed: fd, Cache: cache, Events: events, Registry: reg})
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.addr)
