@@ -33,8 +33,12 @@ type Ad struct {
 	StartAt    time.Time
 	EndAt      time.Time
 	Conditions []Condition // OR across conditions; empty matches everyone
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// URL is the landing page, optional; an ad with one has a tracking
+	// link (Link, its code) that redirects there and counts clicks.
+	URL       string
+	Link      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Condition is one targeting rule. Every field that is set must match (AND);
@@ -56,12 +60,14 @@ type AdInput struct {
 	StartAt    time.Time
 	EndAt      time.Time
 	Conditions []Condition
+	URL        string // optional landing page
 }
 
-// Ad returns the ad that in describes, with the given id and timestamps.
-func (in AdInput) Ad(id int64, created, updated time.Time) Ad {
+// Ad returns the ad that in describes, with the given id, tracking link
+// code and timestamps.
+func (in AdInput) Ad(id int64, link string, created, updated time.Time) Ad {
 	return Ad{ID: id, Title: in.Title, StartAt: in.StartAt, EndAt: in.EndAt,
-		Conditions: in.Conditions, CreatedAt: created, UpdatedAt: updated}
+		Conditions: in.Conditions, URL: in.URL, Link: link, CreatedAt: created, UpdatedAt: updated}
 }
 
 // ActiveAt reports whether the ad is served at instant now: startAt < now < endAt.
@@ -83,8 +89,16 @@ type adJSON struct {
 	StartAt    string      `json:"startAt"`
 	EndAt      string      `json:"endAt"`
 	Conditions []Condition `json:"conditions"`
+	URL        string      `json:"url,omitempty"`
+	Link       *adLinkJSON `json:"link,omitempty"`
 	CreatedAt  string      `json:"createdAt"`
 	UpdatedAt  string      `json:"updatedAt"`
+}
+
+// adLinkJSON names an ad's tracking link.
+type adLinkJSON struct {
+	Code string `json:"code"`
+	Path string `json:"path"`
 }
 
 // MarshalJSON renders the whole ad, its id as a string and its times in
@@ -94,12 +108,16 @@ func (a Ad) MarshalJSON() ([]byte, error) {
 	if conds == nil {
 		conds = []Condition{}
 	}
-	return json.Marshal(adJSON{
+	j := adJSON{
 		ID: strconv.FormatInt(a.ID, 10), Title: a.Title,
 		StartAt: FormatTime(a.StartAt), EndAt: FormatTime(a.EndAt),
-		Conditions: conds,
-		CreatedAt:  FormatTime(a.CreatedAt), UpdatedAt: FormatTime(a.UpdatedAt),
-	})
+		Conditions: conds, URL: a.URL,
+		CreatedAt: FormatTime(a.CreatedAt), UpdatedAt: FormatTime(a.UpdatedAt),
+	}
+	if a.Link != "" {
+		j.Link = &adLinkJSON{Code: a.Link, Path: LinkPath(a.Link)}
+	}
+	return json.Marshal(j)
 }
 
 // ParseAdInput decodes and validates the JSON body of a create or replace
@@ -115,7 +133,7 @@ func ParseAdInput(body []byte) (AdInput, error) {
 	}
 	for k := range fields {
 		switch k {
-		case "title", "startAt", "endAt", "conditions":
+		case "title", "startAt", "endAt", "conditions", "url":
 		default:
 			p[k] = "unknown field"
 		}
@@ -130,6 +148,9 @@ func ParseAdInput(body []byte) (AdInput, error) {
 	in.EndAt, endOK = parseTimeField(fields, "endAt", p)
 	if raw, ok := present(fields, "conditions"); ok {
 		in.Conditions = parseConditions(raw, p)
+	}
+	if raw, ok := present(fields, "url"); ok && json.Unmarshal(raw, &in.URL) != nil {
+		p["url"] = "must be a string"
 	}
 	checkAd(&in, startOK, endOK, p)
 	return in, invalid("invalid ad", p)
@@ -160,6 +181,11 @@ func checkAd(in *AdInput, startOK, endOK bool, p Problems) {
 			p["title"] = "must not be empty"
 		case n > MaxTitleLen:
 			p["title"] = fmt.Sprintf("must be at most %d characters (got %d)", MaxTitleLen, n)
+		}
+	}
+	if _, bad := p["url"]; !bad && in.URL != "" {
+		if msg := CheckURL(in.URL); msg != "" {
+			p["url"] = msg
 		}
 	}
 	in.StartAt = in.StartAt.UTC().Truncate(time.Millisecond)

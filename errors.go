@@ -10,6 +10,11 @@ import (
 // not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrConflict is returned (wrapped, with a message a client may see) when
+// a write clashes with what is stored: a code that is taken, a link that
+// only its ad may change.
+var ErrConflict = errors.New("conflict")
+
 // ErrUnavailable is returned (wrapped) when the store cannot be reached; a
 // caller should retry later.
 var ErrUnavailable = errors.New("store unavailable")

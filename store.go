@@ -40,8 +40,8 @@ type ChangeOp string
 
 // The changelog's operations.
 const (
-	OpPut    ChangeOp = "put"    // the ad was created or replaced: read it again
-	OpDelete ChangeOp = "delete" // the ad is gone
+	OpPut    ChangeOp = "put"    // the entity was created or changed: read it again
+	OpDelete ChangeOp = "delete" // the entity is gone
 	OpReload ChangeOp = "reload" // anything may have changed (bulk load): reload everything
 )
 
@@ -50,8 +50,9 @@ const (
 // in that order from its last applied seq.
 type Change struct {
 	Seq    int64
-	Entity string // "ad"
+	Entity string // "ad" or "link"; "" with OpReload
 	ID     int64  // 0 with OpReload
+	Key    string // a link's code
 	Op     ChangeOp
 	At     time.Time // commit time, millisecond precision
 }

@@ -51,9 +51,13 @@ type Config struct {
 	Retention time.Duration
 	// TrimEvery is how often Run trims the changelog (default 1 min).
 	TrimEvery time.Duration
-	// OnChange, if set, is called with the ids of every batch of changes
-	// applied, and with nil after a reload (everything may have changed).
+	// OnChange, if set, is called with the ids of the ads in every batch
+	// of changes applied, and with nil after a reload (everything may have
+	// changed).
 	OnChange func(ids []int64)
+	// OnLinks, if set, is called with the codes of the links in every
+	// batch of changes applied, and with nil after a reload.
+	OnLinks func(codes []string)
 }
 
 // batchSize bounds the changes read at a time.
@@ -121,6 +125,9 @@ func (f *Feed) Load(ctx context.Context) error {
 	f.m.lastSeq.Set(float64(seq))
 	if f.cfg.OnChange != nil {
 		f.cfg.OnChange(nil)
+	}
+	if f.cfg.OnLinks != nil {
+		f.cfg.OnLinks(nil)
 	}
 	return nil
 }
@@ -306,12 +313,18 @@ func (f *Feed) hole(ctx context.Context, pos int64) (string, error) {
 }
 
 // apply reads the current row of every ad the changes name and puts or
-// deletes it in the index, then advances the position past them.
+// deletes it in the index, tells OnChange and OnLinks what changed, then
+// advances the position past them. Links are not indexed: their caches
+// read them again.
 func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	var ids []int64
+	var codes []string
 	seen := map[int64]bool{}
 	for _, c := range chs {
-		if !seen[c.ID] {
+		switch {
+		case c.Entity == "link":
+			codes = append(codes, c.Key)
+		case !seen[c.ID]:
 			seen[c.ID] = true
 			ids = append(ids, c.ID)
 		}
@@ -335,8 +348,11 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	if len(dels) > 0 {
 		f.ix.Delete(dels...)
 	}
-	if f.cfg.OnChange != nil {
+	if f.cfg.OnChange != nil && len(ids) > 0 {
 		f.cfg.OnChange(ids)
+	}
+	if f.cfg.OnLinks != nil && len(codes) > 0 {
+		f.cfg.OnLinks(codes)
 	}
 	now := f.now()
 	for _, c := range chs {

@@ -24,8 +24,9 @@ type instance struct {
 	ix      *index.Index
 	feed    *feed.Feed
 	mu      gosync.Mutex
-	ids     []int64 // ids passed to OnChange
-	reloads int     // OnChange(nil) calls, the initial load included
+	ids     []int64  // ids passed to OnChange
+	reloads int      // OnChange(nil) calls, the initial load included
+	codes   []string // codes passed to OnLinks
 }
 
 func (in *instance) changed() ([]int64, int) {
@@ -49,6 +50,11 @@ func open(t *testing.T, path string, cfg feed.Config) *instance {
 			in.reloads++
 		}
 		in.ids = append(in.ids, ids...)
+	}
+	cfg.OnLinks = func(codes []string) {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		in.codes = append(in.codes, codes...)
 	}
 	in.feed = feed.New(st, in.ix, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, cfg)
 	if err := in.feed.Load(ctx); err != nil {
@@ -211,4 +217,25 @@ func TestRunTrimsTheChangelog(t *testing.T) {
 	}
 	first, _ := st.FirstSeq(ctx)
 	t.Fatalf("FirstSeq = %d after trimming; want 3 (entries older than the retention gone, the newest kept)", first)
+}
+
+// Link changes reach OnLinks by code, and never the index or OnChange.
+func TestLinkChangesReachOnLinks(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	a := open(t, path, feed.Config{Poll: time.Hour})
+	b := open(t, path, feed.Config{Poll: time.Hour})
+	l, err := a.st.CreateLink(ctx, marquee.LinkInput{Code: "abc", URL: "https://example.com", Redirect: 302})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.st.ReplaceLink(ctx, l.Code, marquee.LinkInput{URL: "https://example.org", Redirect: 301})
+	a.st.DeleteLink(ctx, l.Code)
+	sync(t, b)
+	b.mu.Lock()
+	codes, ids := slices.Clone(b.codes), slices.Clone(b.ids)
+	b.mu.Unlock()
+	if !slices.Equal(codes, []string{"abc", "abc", "abc"}) || len(ids) != 0 {
+		t.Fatalf("OnLinks saw %q, OnChange %v; want abc three times and no ads", codes, ids)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 
@@ -48,6 +49,8 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 		status, body = api.status, errorBody{Error: api.msg}
 	case errors.Is(err, marquee.ErrNotFound):
 		status, body = fasthttp.StatusNotFound, errorBody{Error: "not found"}
+	case errors.Is(err, marquee.ErrConflict):
+		status, body = fasthttp.StatusConflict, errorBody{Error: strings.TrimSuffix(err.Error(), ": "+marquee.ErrConflict.Error())}
 	case errors.Is(err, marquee.ErrOverloaded):
 		status, body = fasthttp.StatusServiceUnavailable, errorBody{Error: err.Error() + "; retry later"}
 		ctx.Response.Header.Set("Retry-After", retryAfter)

@@ -16,25 +16,27 @@ import (
 )
 
 // Columns are the row's columns in Row.Dest order.
-const Columns = `id, title, start_at, end_at, conditions, created_at, updated_at`
+const Columns = `id, title, start_at, end_at, conditions, created_at, updated_at, url, link_code`
 
 // Row is an ads row as read, before its conditions are decoded.
 type Row struct {
 	ID                           int64
 	Title, Conditions            string
 	Start, End, Created, Updated int64
+	URL, Link                    string // landing url, tracking link code
 }
 
 // Dest returns the scan destinations of Columns.
 func (r *Row) Dest() []any {
-	return []any{&r.ID, &r.Title, &r.Start, &r.End, &r.Conditions, &r.Created, &r.Updated}
+	return []any{&r.ID, &r.Title, &r.Start, &r.End, &r.Conditions, &r.Created, &r.Updated, &r.URL, &r.Link}
 }
 
 // Ad decodes the row.
 func (r *Row) Ad() (marquee.Ad, error) {
 	a := marquee.Ad{ID: r.ID, Title: r.Title,
 		StartAt: time.UnixMilli(r.Start).UTC(), EndAt: time.UnixMilli(r.End).UTC(),
-		CreatedAt: time.UnixMilli(r.Created).UTC(), UpdatedAt: time.UnixMilli(r.Updated).UTC()}
+		CreatedAt: time.UnixMilli(r.Created).UTC(), UpdatedAt: time.UnixMilli(r.Updated).UTC(),
+		URL: r.URL, Link: r.Link}
 	if err := json.Unmarshal([]byte(r.Conditions), &a.Conditions); err != nil {
 		return a, fmt.Errorf("ad %d: decode conditions: %w", r.ID, err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"marquee"
 	"marquee/store/adrow"
+	"marquee/store/sqltx"
 )
 
 // Store is an ads store in one SQLite file. It is safe for concurrent use,
@@ -46,6 +47,11 @@ var migrations = []string{
 		op        TEXT    NOT NULL, -- "put", "delete", "reload"
 		at        INTEGER NOT NULL  -- unix milliseconds of the commit
 	);`,
+	// Links, and ads' landing urls with their tracking links.
+	`ALTER TABLE ads ADD COLUMN url TEXT NOT NULL DEFAULT '';
+	ALTER TABLE ads ADD COLUMN link_code TEXT NOT NULL DEFAULT '';
+	ALTER TABLE changelog ADD COLUMN entity_key TEXT NOT NULL DEFAULT ''; -- a link's code
+	` + fmt.Sprintf(sqltx.LinksTable, "INTEGER PRIMARY KEY AUTOINCREMENT") + `;`,
 }
 
 // Open opens (creating if needed) the SQLite database at path and brings its
@@ -122,21 +128,26 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	var id int64
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx,
-			`INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at)
-			 VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(),
+	var link string
+	err = s.inTx(ctx, now, func(tx *txn) error {
+		err := tx.QueryRow(ctx,
+			`INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url)
+			 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL,
 		).Scan(&id)
 		if err != nil {
 			return err
 		}
-		return logChange(ctx, tx, id, "put", now)
+		if err := tx.LogChange(ctx, sqltx.EntityAd, id, "", marquee.OpPut); err != nil {
+			return err
+		}
+		link, err = sqltx.SyncAdLink(ctx, tx, id, "", in.URL, now)
+		return err
 	})
 	if err != nil {
 		return marquee.Ad{}, fmt.Errorf("create ad: %w", err)
 	}
-	return in.Ad(id, now, now), nil
+	return in.Ad(id, link, now, now), nil
 }
 
 // ReplaceAd replaces every client field of ad id; it returns an error
@@ -148,41 +159,49 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	var created int64
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx,
-			`UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?
-			 WHERE id = ? RETURNING created_at`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), id,
-		).Scan(&created)
-		if errors.Is(err, sql.ErrNoRows) {
+	var link string
+	err = s.inTx(ctx, now, func(tx *txn) error {
+		err := tx.QueryRow(ctx,
+			`UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?
+			 WHERE id = ? RETURNING created_at, link_code`,
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, id,
+		).Scan(&created, &link)
+		if errors.Is(err, sqltx.ErrNoRows) {
 			return fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
 		}
 		if err != nil {
 			return err
 		}
-		return logChange(ctx, tx, id, "put", now)
+		if err := tx.LogChange(ctx, sqltx.EntityAd, id, "", marquee.OpPut); err != nil {
+			return err
+		}
+		link, err = sqltx.SyncAdLink(ctx, tx, id, link, in.URL, now)
+		return err
 	})
 	if err != nil {
 		return marquee.Ad{}, fmt.Errorf("replace ad: %w", err)
 	}
-	return in.Ad(id, time.UnixMilli(created).UTC(), now), nil
+	return in.Ad(id, link, time.UnixMilli(created).UTC(), now), nil
 }
 
 // DeleteAd deletes ad id; it returns an error wrapping marquee.ErrNotFound if
 // there is no such ad.
 func (s *Store) DeleteAd(ctx context.Context, id int64) error {
 	now := s.now().UTC()
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM ads WHERE id = ?`, id)
+	err := s.inTx(ctx, now, func(tx *txn) error {
+		var link string
+		err := tx.QueryRow(ctx, `DELETE FROM ads WHERE id = ? RETURNING link_code`, id).Scan(&link)
+		if errors.Is(err, sqltx.ErrNoRows) {
+			return fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
+		}
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := tx.LogChange(ctx, sqltx.EntityAd, id, "", marquee.OpDelete); err != nil {
 			return err
-		} else if n == 0 {
-			return fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
 		}
-		return logChange(ctx, tx, id, "delete", now)
+		_, err = sqltx.SyncAdLink(ctx, tx, id, link, "", now)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("delete ad: %w", err)
@@ -259,8 +278,8 @@ func (s *Store) EachLiveAd(ctx context.Context, now time.Time, fn func(*marquee.
 // "reload" changelog entry, and calls progress after each one.
 func (s *Store) InsertAds(ctx context.Context, ins []marquee.AdInput, progress func()) error {
 	now := s.now().UTC()
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx,
+	return s.inTx(ctx, now, func(tx *txn) error {
+		stmt, err := tx.tx.PrepareContext(ctx,
 			`INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
@@ -277,25 +296,77 @@ func (s *Store) InsertAds(ctx context.Context, ins []marquee.AdInput, progress f
 			}
 			progress()
 		}
-		return logChange(ctx, tx, 0, "reload", now)
+		return tx.LogChange(ctx, "", 0, "", marquee.OpReload)
 	})
 }
 
-func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+// inTx runs fn in a transaction whose changelog entries are stamped at.
+func (s *Store) inTx(ctx context.Context, at time.Time, fn func(*txn) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return s.wrap(err)
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
+	if err := fn(&txn{conn: conn{tx}, tx: tx, at: at}); err != nil {
+		return s.wrap(err)
 	}
-	return tx.Commit()
+	return s.wrap(tx.Commit())
 }
 
-func logChange(ctx context.Context, tx *sql.Tx, id int64, op string, at time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO changelog (entity, entity_id, op, at) VALUES ('ad', ?, ?, ?)`,
-		id, op, at.UnixMilli())
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// conn adapts a querier to sqltx.DB.
+type conn struct{ q querier }
+
+func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := c.q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (c conn) QueryRow(ctx context.Context, query string, args ...any) sqltx.Row {
+	return row{c.q.QueryRowContext(ctx, query, args...)}
+}
+
+func (c conn) Query(ctx context.Context, query string, args ...any) (sqltx.Rows, error) {
+	r, err := c.q.QueryContext(ctx, query, args...)
+	return rows{r}, err
+}
+
+type row struct{ r *sql.Row }
+
+func (r row) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return sqltx.ErrNoRows
+	}
+	return err
+}
+
+type rows struct{ *sql.Rows }
+
+func (r rows) Close() { r.Rows.Close() }
+
+// txn is a transaction as sqltx.Tx; its changelog entries are stamped at.
+type txn struct {
+	conn
+	tx *sql.Tx
+	at time.Time
+}
+
+// LogChange writes the changelog entry of a change made in the
+// transaction. SQLite runs one write transaction at a time, so seqs
+// commit in order.
+func (t *txn) LogChange(ctx context.Context, entity string, id int64, key string, op marquee.ChangeOp) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO changelog (entity, entity_id, entity_key, op, at) VALUES (?, ?, ?, ?, ?)`,
+		entity, id, key, string(op), t.at.UnixMilli())
 	return err
 }
 
@@ -324,7 +395,7 @@ func (s *Store) FirstSeq(ctx context.Context) (int64, error) {
 // Changes returns up to limit changelog entries after seq, in seq order.
 func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]marquee.Change, error) {
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT seq, entity, entity_id, op, at FROM changelog WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+		`SELECT seq, entity, entity_id, entity_key, op, at FROM changelog WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -333,7 +404,7 @@ func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]marquee.
 	for rows.Next() {
 		var c marquee.Change
 		var at int64
-		if err := rows.Scan(&c.Seq, &c.Entity, &c.ID, &c.Op, &at); err != nil {
+		if err := rows.Scan(&c.Seq, &c.Entity, &c.ID, &c.Key, &c.Op, &at); err != nil {
 			return nil, s.wrap(err)
 		}
 		c.At = time.UnixMilli(at).UTC()
@@ -361,4 +432,91 @@ func (s *Store) wrap(err error) error {
 		return fmt.Errorf("%w: %v", marquee.ErrUnavailable, err)
 	}
 	return err
+}
+
+// CreateLink stores a new link, with a generated code when in.Code is "".
+func (s *Store) CreateLink(ctx context.Context, in marquee.LinkInput) (l marquee.Link, err error) {
+	now := s.now().UTC().Truncate(time.Millisecond)
+	err = s.inTx(ctx, now, func(tx *txn) error {
+		l, err = sqltx.CreateLink(ctx, tx, in, now)
+		return err
+	})
+	if err != nil {
+		return l, fmt.Errorf("create link: %w", err)
+	}
+	return l, nil
+}
+
+// ReplaceLink replaces link code's fields (see sqltx.ReplaceLink).
+func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (l marquee.Link, err error) {
+	now := s.now().UTC().Truncate(time.Millisecond)
+	err = s.inTx(ctx, now, func(tx *txn) error {
+		l, err = sqltx.ReplaceLink(ctx, tx, code, in, now)
+		return err
+	})
+	if err != nil {
+		return l, fmt.Errorf("replace link: %w", err)
+	}
+	return l, nil
+}
+
+// DeleteLink deletes link code (see sqltx.DeleteLink).
+func (s *Store) DeleteLink(ctx context.Context, code string) error {
+	err := s.inTx(ctx, s.now().UTC(), func(tx *txn) error { return sqltx.DeleteLink(ctx, tx, code) })
+	if err != nil {
+		return fmt.Errorf("delete link: %w", err)
+	}
+	return nil
+}
+
+// Link returns link code, or an error wrapping marquee.ErrNotFound.
+func (s *Store) Link(ctx context.Context, code string) (marquee.Link, error) {
+	l, err := sqltx.Link(ctx, conn{s.db}, code)
+	return l, s.wrap(err)
+}
+
+// ListLinks returns one page of links, newest first, and how many there are.
+func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error) {
+	links, total, err := sqltx.ListLinks(ctx, conn{s.db}, offset, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list links: %w", s.wrap(err))
+	}
+	return links, total, nil
+}
+
+// AddClicks adds counted redirects to links' clicks in one transaction
+// (see sqltx.AddClicks).
+func (s *Store) AddClicks(ctx context.Context, counts map[string]int64) error {
+	err := s.inTx(ctx, s.now().UTC(), func(tx *txn) error { return sqltx.AddClicks(ctx, tx, counts) })
+	if err != nil {
+		return fmt.Errorf("add clicks: %w", err)
+	}
+	return nil
+}
+
+// InsertLinks stores many links in one transaction (for seeding), with a
+// single "reload" changelog entry, and calls progress after each one.
+// Every input needs its code.
+func (s *Store) InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error {
+	now := s.now().UTC()
+	return s.inTx(ctx, now, func(tx *txn) error {
+		stmt, err := tx.tx.PrepareContext(ctx, `INSERT INTO links (code, url, expires_at, max_clicks, redirect, ad_id, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, in := range ins {
+			var expires int64
+			if !in.ExpiresAt.IsZero() {
+				expires = in.ExpiresAt.UnixMilli()
+			}
+			if _, err := stmt.ExecContext(ctx, in.Code, in.URL, expires, in.MaxClicks, in.Redirect, in.AdID,
+				now.UnixMilli(), now.UnixMilli()); err != nil {
+				return fmt.Errorf("insert link %q: %w", in.Code, err)
+			}
+			progress()
+		}
+		return tx.LogChange(ctx, "", 0, "", marquee.OpReload)
+	})
 }

@@ -30,6 +30,14 @@ type Store interface {
 	TrimChangelog(ctx context.Context, before time.Time) (int64, error)
 	Ping(ctx context.Context) error
 	Close() error
+
+	CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error)
+	ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error)
+	DeleteLink(ctx context.Context, code string) error
+	Link(ctx context.Context, code string) (marquee.Link, error)
+	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
+	AddClicks(ctx context.Context, counts map[string]int64) error
+	InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error
 }
 
 // Opener opens a new, empty database and returns a handle on it, and a
@@ -49,6 +57,8 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Changelog", func(t *testing.T) { testChangelog(t, open) })
 	t.Run("TwoHandles", func(t *testing.T) { testTwoHandles(t, open) })
 	t.Run("ConcurrentWritesCommitInSeqOrder", func(t *testing.T) { testConcurrentWrites(t, open) })
+	t.Run("Links", func(t *testing.T) { testLinks(t, open) })
+	t.Run("AdTrackingLinks", func(t *testing.T) { testAdTrackingLinks(t, open) })
 }
 
 func testCRUD(t *testing.T, open Opener) {
@@ -148,7 +158,7 @@ func testChangelog(t *testing.T, open Opener) {
 	var got []entry
 	for i, c := range chs {
 		got = append(got, entry{c.ID, c.Op})
-		if c.Seq <= 0 || (i > 0 && c.Seq <= chs[i-1].Seq) || c.Entity != "ad" || time.Since(c.At) > time.Minute {
+		if c.Seq <= 0 || (i > 0 && c.Seq <= chs[i-1].Seq) || (c.Op != marquee.OpReload && c.Entity != "ad") || time.Since(c.At) > time.Minute {
 			t.Errorf("change %d = %+v; want increasing seqs, entity ad, a recent time", i, c)
 		}
 	}
@@ -250,5 +260,169 @@ func testConcurrentWrites(t *testing.T, open Opener) {
 	defer vmu.Unlock()
 	if len(violations) > 0 {
 		t.Errorf("a reader saw seqs out of order: %v", violations[:min(5, len(violations))])
+	}
+}
+
+// changesSince returns the changelog entries after seq as "entity op key"
+// (ads by id).
+func changesSince(t *testing.T, st Store, seq int64) []string {
+	t.Helper()
+	chs, err := st.Changes(context.Background(), seq, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range chs {
+		key := c.Key
+		if c.Entity == "ad" {
+			key = fmt.Sprint(c.ID)
+		}
+		out = append(out, fmt.Sprintf("%s %s %s", c.Entity, c.Op, key))
+	}
+	return out
+}
+
+func testLinks(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	ad, _ := st.CreateAd(ctx, input("ad", -time.Hour, time.Hour))
+	expires := now.Add(time.Hour)
+	in := marquee.LinkInput{Code: "promo_1", URL: "https://example.com/a?b=c", ExpiresAt: expires, MaxClicks: 10, Redirect: 301, AdID: ad.ID}
+	created, err := st.CreateLink(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Code != "promo_1" || created.ID == 0 || !created.ExpiresAt.Equal(expires) || created.Clicks != 0 {
+		t.Fatalf("CreateLink(%+v) = %+v", in, created)
+	}
+	if got, err := st.Link(ctx, "promo_1"); err != nil || !reflect.DeepEqual(got, created) {
+		t.Fatalf("Link(promo_1) = %+v, %v; want %+v", got, err, created)
+	}
+	if _, err := st.Link(ctx, "PROMO_1"); !errors.Is(err, marquee.ErrNotFound) {
+		t.Fatalf("Link(PROMO_1) error = %v; want ErrNotFound (codes are case-sensitive)", err)
+	}
+	if _, err := st.CreateLink(ctx, in); !errors.Is(err, marquee.ErrConflict) {
+		t.Fatalf("CreateLink(taken code) error = %v; want ErrConflict", err)
+	}
+	var inv *marquee.InvalidError
+	if _, err := st.CreateLink(ctx, marquee.LinkInput{URL: "https://x.test", Redirect: 302, AdID: 999}); !errors.As(err, &inv) || inv.Problems["adId"] == "" {
+		t.Fatalf("CreateLink(adId 999) error = %v; want invalid adId", err)
+	}
+	gen, err := st.CreateLink(ctx, marquee.LinkInput{URL: "http://example.com", Redirect: 302})
+	if err != nil || len(gen.Code) != marquee.GeneratedCodeLen || marquee.CheckCode(gen.Code) != "" {
+		t.Fatalf("CreateLink(no code) = %+v, %v; want a generated %d-character code", gen, err, marquee.GeneratedCodeLen)
+	}
+	seq, _ := st.LastSeq(ctx)
+
+	// Clicks: added; only a limited link logs a change.
+	if err := st.AddClicks(ctx, map[string]int64{"promo_1": 3, gen.Code: 5, "deleted": 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddClicks(ctx, map[string]int64{"promo_1": 2}); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := st.Link(ctx, "promo_1"); l.Clicks != 5 {
+		t.Fatalf("promo_1 clicks = %d; want 5", l.Clicks)
+	}
+	if l, _ := st.Link(ctx, gen.Code); l.Clicks != 5 {
+		t.Fatalf("%s clicks = %d; want 5", gen.Code, l.Clicks)
+	}
+
+	// Replace: every field but the code and the clicks.
+	in2 := marquee.LinkInput{URL: "https://example.org/", Redirect: 307}
+	rep, err := st.ReplaceLink(ctx, "promo_1", in2)
+	if err != nil || rep.URL != in2.URL || rep.Redirect != 307 || rep.MaxClicks != 0 || !rep.ExpiresAt.IsZero() ||
+		rep.AdID != 0 || rep.Clicks != 5 || !rep.CreatedAt.Equal(created.CreatedAt) {
+		t.Fatalf("ReplaceLink = %+v, %v", rep, err)
+	}
+	if got, _ := st.Link(ctx, "promo_1"); !reflect.DeepEqual(got, rep) {
+		t.Fatalf("Link after replace = %+v; want %+v", got, rep)
+	}
+	if _, err := st.ReplaceLink(ctx, "nope", in2); !errors.Is(err, marquee.ErrNotFound) {
+		t.Fatalf("ReplaceLink(nope) error = %v; want ErrNotFound", err)
+	}
+	if _, err := st.ReplaceLink(ctx, "promo_1", marquee.LinkInput{Code: "other", URL: "https://x.test", Redirect: 302}); !errors.As(err, &inv) {
+		t.Fatalf("ReplaceLink(changing the code) error = %v; want invalid", err)
+	}
+	if err := st.DeleteLink(ctx, gen.Code); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeleteLink(ctx, gen.Code); !errors.Is(err, marquee.ErrNotFound) {
+		t.Fatalf("DeleteLink twice error = %v; want ErrNotFound", err)
+	}
+	want := []string{"link put promo_1", "link put promo_1", "link put promo_1", "link delete " + gen.Code}
+	if got := changesSince(t, st, seq); !reflect.DeepEqual(got, want) {
+		t.Fatalf("changelog = %q; want %q (clicks log only limited links)", got, want)
+	}
+
+	// Bulk insert and paging, newest first.
+	var bulk []marquee.LinkInput
+	for i := range 25 {
+		bulk = append(bulk, marquee.LinkInput{Code: marquee.SeedCode(int64(i)), URL: "https://example.com/" + fmt.Sprint(i), Redirect: 302})
+	}
+	progressed := 0
+	if err := st.InsertLinks(ctx, bulk, func() { progressed++ }); err != nil || progressed != 25 {
+		t.Fatalf("InsertLinks = %v after %d progress calls", err, progressed)
+	}
+	page, total, err := st.ListLinks(ctx, 1, 10)
+	if err != nil || total != 26 || len(page) != 10 || page[0].Code != marquee.SeedCode(23) {
+		t.Fatalf("ListLinks(1, 10) = %d items (first %+v), total %d, %v; want 10 from seed 23, total 26", len(page), page, total, err)
+	}
+	if got := changesSince(t, st, seq); got[len(got)-1] != " reload " {
+		t.Fatalf("last change after InsertLinks = %q; want a reload", got[len(got)-1])
+	}
+}
+
+func testAdTrackingLinks(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	withURL := input("landing", -time.Hour, time.Hour)
+	withURL.URL = "https://shop.example/landing"
+	ad, err := st.CreateAd(ctx, withURL)
+	if err != nil || ad.Link == "" || ad.URL != withURL.URL {
+		t.Fatalf("CreateAd(url) = %+v, %v; want a tracking link", ad, err)
+	}
+	if got, _ := st.Ad(ctx, ad.ID); !reflect.DeepEqual(got, ad) {
+		t.Fatalf("Ad = %+v; want %+v", got, ad)
+	}
+	l, err := st.Link(ctx, ad.Link)
+	if err != nil || l.URL != withURL.URL || l.AdID != ad.ID || l.Redirect != marquee.DefaultRedirect {
+		t.Fatalf("tracking link = %+v, %v", l, err)
+	}
+	if _, err := st.ReplaceLink(ctx, ad.Link, marquee.LinkInput{URL: "https://evil.test", Redirect: 302}); !errors.Is(err, marquee.ErrConflict) {
+		t.Fatalf("ReplaceLink(tracking link) error = %v; want ErrConflict", err)
+	}
+	if err := st.DeleteLink(ctx, ad.Link); !errors.Is(err, marquee.ErrConflict) {
+		t.Fatalf("DeleteLink(tracking link) error = %v; want ErrConflict", err)
+	}
+	seq, _ := st.LastSeq(ctx)
+	withURL.URL = "https://shop.example/other"
+	rep, err := st.ReplaceAd(ctx, ad.ID, withURL)
+	if err != nil || rep.Link != ad.Link {
+		t.Fatalf("ReplaceAd(new url) = %+v, %v; want the same link", rep, err)
+	}
+	if l, _ := st.Link(ctx, ad.Link); l.URL != withURL.URL {
+		t.Fatalf("tracking link url = %q; want %q", l.URL, withURL.URL)
+	}
+	withURL.URL = ""
+	if rep, err = st.ReplaceAd(ctx, ad.ID, withURL); err != nil || rep.Link != "" || rep.URL != "" {
+		t.Fatalf("ReplaceAd(no url) = %+v, %v; want no link", rep, err)
+	}
+	if _, err := st.Link(ctx, ad.Link); !errors.Is(err, marquee.ErrNotFound) {
+		t.Fatalf("tracking link after its url was removed: %v; want ErrNotFound", err)
+	}
+	withURL.URL = "https://shop.example/again"
+	rep, _ = st.ReplaceAd(ctx, ad.ID, withURL)
+	if err := st.DeleteAd(ctx, ad.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Link(ctx, rep.Link); !errors.Is(err, marquee.ErrNotFound) {
+		t.Fatalf("tracking link after its ad was deleted: %v; want ErrNotFound", err)
+	}
+	id := fmt.Sprint(ad.ID)
+	want := []string{"ad put " + id, "link put " + ad.Link, "ad put " + id, "link delete " + ad.Link,
+		"ad put " + id, "link put " + rep.Link, "ad delete " + id, "link delete " + rep.Link}
+	if got := changesSince(t, st, seq); !reflect.DeepEqual(got, want) {
+		t.Fatalf("changelog = %q; want %q", got, want)
 	}
 }

@@ -1,0 +1,311 @@
+package marquee
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits and defaults of links.
+const (
+	MaxCodeLen       = 64   // bytes of a custom code
+	GeneratedCodeLen = 7    // characters of a generated code: 55^7 ≈ 1.5e12 codes
+	MaxURLLen        = 2048 // bytes of a target URL
+	DefaultRedirect  = 302
+)
+
+// CodeAlphabet is what generated codes are made of: letters and digits
+// without the ones a reader confuses (0/O/o, 1/l/I/i).
+const CodeAlphabet = "23456789abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"
+
+// ReservedCodes are refused as custom codes: they name, or may one day
+// name, Marquee's own paths, or read as something else in a shared link.
+var ReservedCodes = []string{
+	"admin", "api", "assets", "e", "favicon", "health", "healthz", "links",
+	"login", "logout", "metrics", "r", "readyz", "robots", "static", "www",
+}
+
+// Redirects are the statuses a link may answer with.
+var Redirects = []int{301, 302, 307, 308}
+
+// Link is a short link: GET /r/{Code} redirects to URL with status
+// Redirect, until ExpiresAt (zero: never) or until it has been followed
+// MaxClicks times (0: no limit). A Link value is never mutated once it
+// leaves the store; share it freely.
+type Link struct {
+	ID        int64 // the store's key; the changelog names links by it and by Code
+	Code      string
+	URL       string
+	ExpiresAt time.Time
+	MaxClicks int64
+	Redirect  int
+	AdID      int64 // the ad the link tracks clicks for; 0: none
+	Clicks    int64 // redirects counted in the store (see the click counter)
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Gone reports why the link no longer redirects at instant now after
+// clicks redirects ("" if it still does).
+func (l *Link) Gone(now time.Time, clicks int64) string {
+	switch {
+	case !l.ExpiresAt.IsZero() && !now.Before(l.ExpiresAt):
+		return "expired"
+	case l.MaxClicks > 0 && clicks >= l.MaxClicks:
+		return "reached its maximum number of clicks"
+	}
+	return ""
+}
+
+// linkJSON is the wire shape of a link (admin reads).
+type linkJSON struct {
+	Code      string  `json:"code"`
+	URL       string  `json:"url"`
+	Path      string  `json:"path"`
+	Redirect  int     `json:"redirect"`
+	ExpiresAt *string `json:"expiresAt"`
+	MaxClicks *int64  `json:"maxClicks"`
+	AdID      *string `json:"adId"`
+	Clicks    int64   `json:"clicks"`
+	CreatedAt string  `json:"createdAt"`
+	UpdatedAt string  `json:"updatedAt"`
+}
+
+// LinkPath is the path a link's code redirects from.
+func LinkPath(code string) string { return "/r/" + code }
+
+// MarshalJSON renders the link with its path, its times in TimeLayout,
+// and null for what is not set.
+func (l Link) MarshalJSON() ([]byte, error) {
+	j := linkJSON{Code: l.Code, URL: l.URL, Path: LinkPath(l.Code), Redirect: l.Redirect, Clicks: l.Clicks,
+		CreatedAt: FormatTime(l.CreatedAt), UpdatedAt: FormatTime(l.UpdatedAt)}
+	if !l.ExpiresAt.IsZero() {
+		s := FormatTime(l.ExpiresAt)
+		j.ExpiresAt = &s
+	}
+	if l.MaxClicks > 0 {
+		j.MaxClicks = &l.MaxClicks
+	}
+	if l.AdID > 0 {
+		s := strconv.FormatInt(l.AdID, 10)
+		j.AdID = &s
+	}
+	return json.Marshal(j)
+}
+
+// LinkInput is the body of a link create or replace request once
+// validated. An empty Code on create asks for a generated one.
+type LinkInput struct {
+	Code      string
+	URL       string
+	ExpiresAt time.Time
+	MaxClicks int64
+	Redirect  int
+	AdID      int64
+}
+
+// Link returns the link that in describes.
+func (in LinkInput) Link(id int64, clicks int64, created, updated time.Time) Link {
+	return Link{ID: id, Code: in.Code, URL: in.URL, ExpiresAt: in.ExpiresAt, MaxClicks: in.MaxClicks,
+		Redirect: in.Redirect, AdID: in.AdID, Clicks: clicks, CreatedAt: created, UpdatedAt: updated}
+}
+
+// ParseLinkInput decodes and validates the JSON body of a link create or
+// replace request. On failure it returns an *InvalidError whose Problems
+// name every bad field.
+func ParseLinkInput(body []byte) (LinkInput, error) {
+	in := LinkInput{Redirect: DefaultRedirect}
+	p := Problems{}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		p["body"] = bodyProblem(body, err)
+		return in, invalid("invalid link", p)
+	}
+	for k := range fields {
+		switch k {
+		case "url", "code", "expiresAt", "maxClicks", "redirect", "adId":
+		default:
+			p[k] = "unknown field"
+		}
+	}
+	if raw, ok := present(fields, "url"); !ok {
+		p["url"] = "is required"
+	} else if json.Unmarshal(raw, &in.URL) != nil {
+		p["url"] = "must be a string"
+	} else if msg := CheckURL(in.URL); msg != "" {
+		p["url"] = msg
+	}
+	if raw, ok := present(fields, "code"); ok {
+		if json.Unmarshal(raw, &in.Code) != nil {
+			p["code"] = "must be a string"
+		} else if msg := CheckCode(in.Code); msg != "" {
+			p["code"] = msg
+		}
+	}
+	if _, ok := present(fields, "expiresAt"); ok {
+		in.ExpiresAt, _ = parseTimeField(fields, "expiresAt", p)
+		in.ExpiresAt = in.ExpiresAt.UTC().Truncate(time.Millisecond)
+	}
+	if raw, ok := present(fields, "maxClicks"); ok {
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n < 1 {
+			p["maxClicks"] = "must be a positive integer (omit it for no limit)"
+		}
+		in.MaxClicks = n
+	}
+	if raw, ok := present(fields, "redirect"); ok {
+		n, err := strconv.Atoi(string(raw))
+		if err != nil || !validRedirect(n) {
+			p["redirect"] = "must be one of 301, 302, 307, 308"
+		}
+		in.Redirect = n
+	}
+	if raw, ok := present(fields, "adId"); ok {
+		// Ad ids leave Marquee as strings ({"id": "7"}); take either form.
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			s = string(raw)
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 {
+			p["adId"] = "must be an ad id (a positive integer, or a string of one)"
+		}
+		in.AdID = n
+	}
+	return in, invalid("invalid link", p)
+}
+
+// Validate checks a LinkInput built in code (seeding, an ad's tracking
+// link) against the rules ParseLinkInput applies.
+func (in *LinkInput) Validate() error {
+	p := Problems{}
+	if msg := CheckURL(in.URL); msg != "" {
+		p["url"] = msg
+	}
+	if msg := CheckCode(in.Code); in.Code != "" && msg != "" {
+		p["code"] = msg
+	}
+	if in.Redirect == 0 {
+		in.Redirect = DefaultRedirect
+	}
+	if !validRedirect(in.Redirect) {
+		p["redirect"] = "must be one of 301, 302, 307, 308"
+	}
+	if in.MaxClicks < 0 {
+		p["maxClicks"] = "must be a positive integer (omit it for no limit)"
+	}
+	return invalid("invalid link", p)
+}
+
+func validRedirect(n int) bool {
+	for _, r := range Redirects {
+		if n == r {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckURL returns what is wrong with a redirect target, or "": it must be
+// an absolute http or https URL with a host, at most MaxURLLen bytes,
+// without control characters or spaces.
+func CheckURL(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if len(s) > MaxURLLen {
+		return fmt.Sprintf("must be at most %d bytes (got %d)", MaxURLLen, len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] == 0x7f {
+			return "must not contain spaces or control characters"
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "is not a valid URL"
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "must be an http or https URL"
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return "must name a host"
+	}
+	return ""
+}
+
+// CheckCode returns what is wrong with a custom code, or "": 1 to
+// MaxCodeLen characters of [A-Za-z0-9_-], not one of ReservedCodes (in any
+// case).
+func CheckCode(s string) string {
+	if s == "" || len(s) > MaxCodeLen {
+		return fmt.Sprintf("must be 1-%d characters of A-Z, a-z, 0-9, _ and -", MaxCodeLen)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return fmt.Sprintf("must be 1-%d characters of A-Z, a-z, 0-9, _ and -", MaxCodeLen)
+		}
+	}
+	if IsReservedCode(s) {
+		return fmt.Sprintf("%q is reserved", s)
+	}
+	return ""
+}
+
+// IsReservedCode reports whether s is one of ReservedCodes, in any case.
+func IsReservedCode(s string) bool {
+	for _, r := range ReservedCodes {
+		if strings.EqualFold(s, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewCode returns a random code of GeneratedCodeLen characters of
+// CodeAlphabet (crypto/rand). Codes are checked for collisions where they
+// are stored.
+func NewCode() string {
+	for {
+		b := make([]byte, GeneratedCodeLen)
+		var r [GeneratedCodeLen]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			panic(err) // crypto/rand.Read never fails (Go ≥ 1.24)
+		}
+		// 256 = 4·55 + 36: bytes ≥ 220 would favour the first letters;
+		// they are re-drawn below.
+		ok := true
+		for i, x := range r {
+			if x >= 220 {
+				ok = false
+				break
+			}
+			b[i] = CodeAlphabet[int(x)%len(CodeAlphabet)]
+		}
+		if ok && !IsReservedCode(string(b)) {
+			return string(b)
+		}
+	}
+}
+
+// SeedCode returns the code that seeding gives the link numbered i (0 ≤ i
+// < 10^10): distinct for distinct i, GeneratedCodeLen characters of
+// CodeAlphabet, and scattered (neighbouring i share no prefix), so that a
+// benchmark can name any seeded link without reading the store.
+func SeedCode(i int64) string {
+	const space = 1522435234375 // 55^7
+	// A multiplier prime to 55 is a bijection mod 55^7; the product
+	// fits in 64 bits for i < 10^10.
+	x := (uint64(i)*982451653 + 12345) % space
+	var b [GeneratedCodeLen]byte
+	for j := range b {
+		b[j] = CodeAlphabet[x%55]
+		x /= 55
+	}
+	return string(b[:])
+}

@@ -1,0 +1,288 @@
+// Package sqltx is the store logic both SQL drivers share, written once
+// against DB and Tx, which each driver adapts (database/sql for SQLite,
+// pgx for PostgreSQL): links, their click counts, and the tracking links
+// of ads. Queries use "?" placeholders; the PostgreSQL adapter numbers
+// them.
+package sqltx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"marquee"
+)
+
+// ErrNoRows is what Row.Scan returns when the query matched nothing.
+var ErrNoRows = errors.New("no rows")
+
+// Row is one result row.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Rows is a result set; Close may be called more than once.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// DB runs queries; a driver's pool and its transactions both are one.
+type DB interface {
+	// Exec runs a statement and returns how many rows it affected.
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+}
+
+// Tx is a transaction that can record its changes in the changelog.
+type Tx interface {
+	DB
+	// LogChange writes the changelog entry of a change made in the
+	// transaction (see the stores' logChange).
+	LogChange(ctx context.Context, entity string, id int64, key string, op marquee.ChangeOp) error
+}
+
+// Changelog entities.
+const (
+	EntityAd   = "ad"
+	EntityLink = "link"
+)
+
+// LinkColumns are a links row's columns in scanLink's order.
+const LinkColumns = `id, code, url, expires_at, max_clicks, redirect, ad_id, clicks, created_at, updated_at`
+
+// LinksTable is the links table, the same on both databases (integer types
+// are 64-bit on both; times are unix milliseconds, 0 for none). ad_owned
+// marks an ad's tracking link, which changes only with its ad.
+const LinksTable = `CREATE TABLE links (
+		id         %s,
+		code       text    NOT NULL UNIQUE,
+		url        text    NOT NULL,
+		expires_at bigint  NOT NULL DEFAULT 0,
+		max_clicks bigint  NOT NULL DEFAULT 0,
+		redirect   integer NOT NULL,
+		ad_id      bigint  NOT NULL DEFAULT 0,
+		ad_owned   integer NOT NULL DEFAULT 0,
+		clicks     bigint  NOT NULL DEFAULT 0,
+		created_at bigint  NOT NULL,
+		updated_at bigint  NOT NULL
+	)`
+
+// scanLink reads a row selected as LinkColumns.
+func scanLink(r Row) (marquee.Link, error) {
+	var l marquee.Link
+	var expires, created, updated int64
+	err := r.Scan(&l.ID, &l.Code, &l.URL, &expires, &l.MaxClicks, &l.Redirect, &l.AdID, &l.Clicks, &created, &updated)
+	if expires != 0 {
+		l.ExpiresAt = time.UnixMilli(expires).UTC()
+	}
+	l.CreatedAt, l.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
+	return l, err
+}
+
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// generateTries bounds the generated codes tried before giving up; with
+// 55^7 codes a collision is rare until billions are stored.
+const generateTries = 8
+
+// insertLink stores a new link. An empty in.Code gets a generated one,
+// drawn again on a collision; a custom code that is taken is
+// marquee.ErrConflict.
+func insertLink(ctx context.Context, tx Tx, in marquee.LinkInput, owned bool, now time.Time) (marquee.Link, error) {
+	custom := in.Code != ""
+	ownedCol := 0
+	if owned {
+		ownedCol = 1
+	}
+	for range generateTries {
+		if !custom {
+			in.Code = marquee.NewCode()
+		}
+		var id int64
+		err := tx.QueryRow(ctx, `INSERT INTO links (code, url, expires_at, max_clicks, redirect, ad_id, ad_owned, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING RETURNING id`,
+			in.Code, in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, ownedCol, now.UnixMilli(), now.UnixMilli(),
+		).Scan(&id)
+		switch {
+		case errors.Is(err, ErrNoRows) && custom:
+			return marquee.Link{}, fmt.Errorf("code %q is taken: %w", in.Code, marquee.ErrConflict)
+		case errors.Is(err, ErrNoRows):
+			continue
+		case err != nil:
+			return marquee.Link{}, err
+		}
+		return in.Link(id, 0, now, now), tx.LogChange(ctx, EntityLink, id, in.Code, marquee.OpPut)
+	}
+	return marquee.Link{}, fmt.Errorf("no free code after %d tries", generateTries)
+}
+
+// checkAd reports an adId that names no ad as invalid input.
+func checkAd(ctx context.Context, tx Tx, adID int64) error {
+	if adID == 0 {
+		return nil
+	}
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM ads WHERE id = ?`, adID).Scan(&one)
+	if errors.Is(err, ErrNoRows) {
+		return &marquee.InvalidError{What: "invalid link", Problems: marquee.Problems{"adId": fmt.Sprintf("no ad %d", adID)}}
+	}
+	return err
+}
+
+// CreateLink stores a new link (see insertLink).
+func CreateLink(ctx context.Context, tx Tx, in marquee.LinkInput, now time.Time) (marquee.Link, error) {
+	if err := checkAd(ctx, tx, in.AdID); err != nil {
+		return marquee.Link{}, err
+	}
+	return insertLink(ctx, tx, in, false, now)
+}
+
+// ReplaceLink replaces every field of link code that a client sets but
+// the code; its clicks stay. It returns marquee.ErrNotFound if there is
+// no such link, marquee.ErrConflict if it is an ad's tracking link.
+func ReplaceLink(ctx context.Context, tx Tx, code string, in marquee.LinkInput, now time.Time) (marquee.Link, error) {
+	if in.Code != "" && in.Code != code {
+		return marquee.Link{}, &marquee.InvalidError{What: "invalid link",
+			Problems: marquee.Problems{"code": "cannot change; create a new link and delete this one"}}
+	}
+	if err := checkAd(ctx, tx, in.AdID); err != nil {
+		return marquee.Link{}, err
+	}
+	in.Code = code
+	var id, clicks, created int64
+	err := tx.QueryRow(ctx, `UPDATE links SET url = ?, expires_at = ?, max_clicks = ?, redirect = ?, ad_id = ?, updated_at = ?
+		WHERE code = ? AND ad_owned = 0 RETURNING id, clicks, created_at`,
+		in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now.UnixMilli(), code).Scan(&id, &clicks, &created)
+	if errors.Is(err, ErrNoRows) {
+		return marquee.Link{}, whyNoLink(ctx, tx, code)
+	}
+	if err != nil {
+		return marquee.Link{}, err
+	}
+	return in.Link(id, clicks, time.UnixMilli(created).UTC(), now), tx.LogChange(ctx, EntityLink, id, code, marquee.OpPut)
+}
+
+// DeleteLink deletes link code; errors as ReplaceLink's.
+func DeleteLink(ctx context.Context, tx Tx, code string) error {
+	var id int64
+	err := tx.QueryRow(ctx, `DELETE FROM links WHERE code = ? AND ad_owned = 0 RETURNING id`, code).Scan(&id)
+	if errors.Is(err, ErrNoRows) {
+		return whyNoLink(ctx, tx, code)
+	}
+	if err != nil {
+		return err
+	}
+	return tx.LogChange(ctx, EntityLink, id, code, marquee.OpDelete)
+}
+
+// whyNoLink tells a missing link from an ad's tracking link.
+func whyNoLink(ctx context.Context, tx Tx, code string) error {
+	var adID int64
+	err := tx.QueryRow(ctx, `SELECT ad_id FROM links WHERE code = ?`, code).Scan(&adID)
+	switch {
+	case errors.Is(err, ErrNoRows):
+		return fmt.Errorf("link %q: %w", code, marquee.ErrNotFound)
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("link %q is the tracking link of ad %d; change or delete the ad: %w", code, adID, marquee.ErrConflict)
+}
+
+// Link returns link code, or an error wrapping marquee.ErrNotFound.
+func Link(ctx context.Context, db DB, code string) (marquee.Link, error) {
+	l, err := scanLink(db.QueryRow(ctx, `SELECT `+LinkColumns+` FROM links WHERE code = ?`, code))
+	if errors.Is(err, ErrNoRows) {
+		return l, fmt.Errorf("link %q: %w", code, marquee.ErrNotFound)
+	}
+	return l, err
+}
+
+// ListLinks returns one page of links, newest first, and how many there
+// are.
+func ListLinks(ctx context.Context, db DB, offset, limit int) ([]marquee.Link, int, error) {
+	var total int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM links`).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := db.Query(ctx, `SELECT `+LinkColumns+` FROM links ORDER BY id DESC LIMIT ? OFFSET ?`, limit, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	links := []marquee.Link{}
+	for rows.Next() {
+		l, err := scanLink(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		links = append(links, l)
+	}
+	return links, total, rows.Err()
+}
+
+// AddClicks adds counted redirects to links' clicks. A link with a click
+// limit gets a changelog entry, so that every instance reloads its count
+// (the others' caches hold the count the limit is judged by); the rest
+// change nothing a redirect reads, and write only their row. Counts of
+// links deleted meanwhile are dropped.
+func AddClicks(ctx context.Context, tx Tx, counts map[string]int64) error {
+	for code, n := range counts {
+		var id, limit int64
+		err := tx.QueryRow(ctx, `UPDATE links SET clicks = clicks + ? WHERE code = ? RETURNING id, max_clicks`, n, code).Scan(&id, &limit)
+		switch {
+		case errors.Is(err, ErrNoRows):
+			continue
+		case err != nil:
+			return err
+		case limit > 0:
+			if err := tx.LogChange(ctx, EntityLink, id, code, marquee.OpPut); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// SyncAdLink brings ad adID's tracking link in line with its landing url
+// and returns the link's code ("" for none): created when the ad gets a
+// url, retargeted when it changes, deleted with the url (or the ad: call
+// it with url "" after deleting the ad). code is the ad's link code
+// before the change.
+func SyncAdLink(ctx context.Context, tx Tx, adID int64, code, url string, now time.Time) (string, error) {
+	switch {
+	case url != "" && code == "":
+		l, err := insertLink(ctx, tx, marquee.LinkInput{URL: url, Redirect: marquee.DefaultRedirect, AdID: adID}, true, now)
+		if err != nil {
+			return "", err
+		}
+		_, err = tx.Exec(ctx, `UPDATE ads SET link_code = ? WHERE id = ?`, l.Code, adID)
+		return l.Code, err
+	case url != "":
+		var id int64
+		err := tx.QueryRow(ctx, `UPDATE links SET url = ?, updated_at = ? WHERE code = ? RETURNING id`, url, now.UnixMilli(), code).Scan(&id)
+		if err != nil {
+			return "", fmt.Errorf("tracking link %q of ad %d: %w", code, adID, err)
+		}
+		return code, tx.LogChange(ctx, EntityLink, id, code, marquee.OpPut)
+	case code != "":
+		var id int64
+		if err := tx.QueryRow(ctx, `DELETE FROM links WHERE code = ? RETURNING id`, code).Scan(&id); err != nil {
+			return "", fmt.Errorf("tracking link %q of ad %d: %w", code, adID, err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE ads SET link_code = '' WHERE id = ?`, adID); err != nil {
+			return "", err
+		}
+		return "", tx.LogChange(ctx, EntityLink, id, code, marquee.OpDelete)
+	}
+	return "", nil
+}
