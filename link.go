@@ -49,18 +49,6 @@ type Link struct {
 	UpdatedAt time.Time
 }
 
-// Gone reports why the link no longer redirects at instant now after
-// clicks redirects ("" if it still does).
-func (l *Link) Gone(now time.Time, clicks int64) string {
-	switch {
-	case !l.ExpiresAt.IsZero() && !now.Before(l.ExpiresAt):
-		return "expired"
-	case l.MaxClicks > 0 && clicks >= l.MaxClicks:
-		return "reached its maximum number of clicks"
-	}
-	return ""
-}
-
 // linkJSON is the wire shape of a link (admin reads).
 type linkJSON struct {
 	Code      string  `json:"code"`
@@ -242,19 +230,28 @@ func CheckURL(s string) string {
 // MaxCodeLen characters of [A-Za-z0-9_-], not one of ReservedCodes (in any
 // case).
 func CheckCode(s string) string {
-	if s == "" || len(s) > MaxCodeLen {
+	if !CodeShaped(s) {
 		return fmt.Sprintf("must be 1-%d characters of A-Z, a-z, 0-9, _ and -", MaxCodeLen)
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return fmt.Sprintf("must be 1-%d characters of A-Z, a-z, 0-9, _ and -", MaxCodeLen)
-		}
 	}
 	if IsReservedCode(s) {
 		return fmt.Sprintf("%q is reserved", s)
 	}
 	return ""
+}
+
+// CodeShaped reports whether s is 1 to MaxCodeLen characters of
+// [A-Za-z0-9_-]: what any code, custom or generated, looks like.
+func CodeShaped[S ~string | ~[]byte](s S) bool {
+	if len(s) == 0 || len(s) > MaxCodeLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // IsReservedCode reports whether s is one of ReservedCodes, in any case.

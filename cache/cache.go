@@ -120,7 +120,7 @@ func New[K comparable, V any](cfg Config[K, V], reg prometheus.Registerer) *Cach
 		return entry[V]{v: v, found: true}, nil
 	})
 	if reg != nil {
-		reg.MustRegister(&collector[K, V]{c: c, name: cfg.Name})
+		reg.MustRegister(newCollector(c, cfg.Name))
 	}
 	return c
 }
@@ -171,8 +171,10 @@ func (s Stats) HitRatio() float64 {
 	return float64(s.Hits) / float64(s.Hits+s.Misses)
 }
 
-// Stats returns the cache's counts.
+// Stats returns the cache's counts, after applying pending evictions
+// (otter applies them in batches).
 func (c *Cache[K, V]) Stats() Stats {
+	c.c.CleanUp()
 	s := c.stats.Snapshot()
 	out := Stats{Hits: s.Hits, Misses: s.Misses, Evictions: s.Evictions,
 		Loads: s.LoadSuccesses, LoadFailures: s.LoadFailures, LoadSeconds: s.TotalLoadTime.Seconds(),
@@ -186,50 +188,52 @@ func (c *Cache[K, V]) Stats() Stats {
 	return out
 }
 
-// collector exports a cache's Stats to Prometheus at scrape time.
+// collector exports a cache's Stats to Prometheus at scrape time, under
+// the label cache="<name>".
 type collector[K comparable, V any] struct {
-	c    *Cache[K, V]
-	name string
+	c *Cache[K, V]
+	hits, misses, negative, ratio, evictions, loads, loadSecs, entries, bytes *prometheus.Desc
 }
 
-var (
-	descHits      = desc("hits_total", "Look-ups answered from the cache, misses cached as such included.")
-	descMisses    = desc("misses_total", "Look-ups that went to the store.")
-	descNegative  = desc("negative_hits_total", "Look-ups answered \"no such key\" from the cache, without the store.")
-	descRatio     = desc("hit_ratio", "Hits / (hits + misses) since start.")
-	descEvictions = desc("evictions_total", "Entries evicted to stay within capacity.")
-	descLoads     = desc("loads_total", "Loads from the store, by result (ok, error).", "result")
-	descLoadSecs  = desc("load_seconds_total", "Time spent loading from the store; divided by loads_total, the mean load latency.")
-	descEntries   = desc("entries", "Entries held, misses included.")
-	descBytes     = desc("weight_bytes", "Estimated bytes held (caches bounded in bytes).")
-)
-
-func desc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc("marquee_cache_"+name, help, append([]string{"cache"}, labels...), nil)
+func newCollector[K comparable, V any](c *Cache[K, V], name string) *collector[K, V] {
+	desc := func(metric, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("marquee_cache_"+metric, help, labels, prometheus.Labels{"cache": name})
+	}
+	return &collector[K, V]{c: c,
+		hits:      desc("hits_total", "Look-ups answered from the cache, misses cached as such included."),
+		misses:    desc("misses_total", "Look-ups that went to the store."),
+		negative:  desc("negative_hits_total", "Look-ups answered \"no such key\" from the cache, without the store."),
+		ratio:     desc("hit_ratio", "Hits / (hits + misses) since start."),
+		evictions: desc("evictions_total", "Entries evicted to stay within capacity."),
+		loads:     desc("loads_total", "Loads from the store, by result (ok, error).", "result"),
+		loadSecs:  desc("load_seconds_total", "Time spent loading from the store; divided by loads_total, the mean load latency."),
+		entries:   desc("entries", "Entries held, misses included."),
+		bytes:     desc("weight_bytes", "Estimated bytes held (caches bounded in bytes)."),
+	}
 }
 
 func (col *collector[K, V]) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descHits, descMisses, descNegative, descRatio, descEvictions, descLoads, descLoadSecs, descEntries, descBytes} {
+	for _, d := range []*prometheus.Desc{col.hits, col.misses, col.negative, col.ratio, col.evictions, col.loads, col.loadSecs, col.entries, col.bytes} {
 		ch <- d
 	}
 }
 
 func (col *collector[K, V]) Collect(ch chan<- prometheus.Metric) {
-	s, name := col.c.Stats(), col.name
+	s := col.c.Stats()
 	counter := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, append([]string{name}, labels...)...)
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
 	}
 	gauge := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, name)
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
-	counter(descHits, float64(s.Hits))
-	counter(descMisses, float64(s.Misses))
-	counter(descNegative, float64(s.NegativeHits))
-	gauge(descRatio, s.HitRatio())
-	counter(descEvictions, float64(s.Evictions))
-	counter(descLoads, float64(s.Loads), "ok")
-	counter(descLoads, float64(s.LoadFailures), "error")
-	counter(descLoadSecs, s.LoadSeconds)
-	gauge(descEntries, float64(s.Entries))
-	gauge(descBytes, float64(s.Weight))
+	counter(col.hits, float64(s.Hits))
+	counter(col.misses, float64(s.Misses))
+	counter(col.negative, float64(s.NegativeHits))
+	gauge(col.ratio, s.HitRatio())
+	counter(col.evictions, float64(s.Evictions))
+	counter(col.loads, float64(s.Loads), "ok")
+	counter(col.loads, float64(s.LoadFailures), "error")
+	counter(col.loadSecs, s.LoadSeconds)
+	gauge(col.entries, float64(s.Entries))
+	gauge(col.bytes, float64(s.Weight))
 }

@@ -156,9 +156,8 @@ func TestCapacityBounds(t *testing.T) {
 		for i := range 1000 {
 			c.Get(context.Background(), i)
 		}
-		c.Get(context.Background(), 0) // let the cache apply its pending evictions
 		s := c.Stats()
-		if s.Entries > 110 || s.Evictions < 800 || (capacity.Bytes > 0 && s.Weight > capacity.Bytes) {
+		if s.Entries > 100 || s.Evictions < 900 || (capacity.Bytes > 0 && s.Weight > capacity.Bytes) {
 			t.Errorf("capacity %v after 1000 keys: %+v; want ≤ ~100 entries", capacity, s)
 		}
 	}

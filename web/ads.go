@@ -14,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/cache"
 	"marquee/index"
 )
 
@@ -125,64 +126,44 @@ func withStore(h storeHandler) handler {
 	}
 }
 
-// Syncer makes committed changes visible in this instance's index (the
-// changelog feed).
+// Syncer makes committed changes visible in this instance's index and
+// caches (the changelog feed).
 type Syncer interface {
 	Sync(ctx context.Context) error
 }
 
-// adWriter writes ads to the store and returns once the feed has applied
-// the write to this instance's index, so a client sees its own write in
-// its next request (read-your-writes). The feed is the index's only writer:
-// it applies every instance's changes in commit order.
-type adWriter struct {
-	store AdStore
-	feed  Syncer
-	log   *slog.Logger
+// writer makes a client's successful write visible to its next request on
+// this instance (read-your-writes): it returns once the feed has applied
+// what was committed. The feed is the only writer of the index and the
+// caches: it applies every instance's changes in commit order.
+type writer struct {
+	feed Syncer
+	log  *slog.Logger
 }
 
-// visible waits until the feed has applied what was just committed. The
-// write has succeeded either way: if the wait fails (the store went away
-// right after the commit), the feed applies it when the store is back.
-func (w *adWriter) visible(ctx context.Context, id int64) {
-	if err := w.feed.Sync(ctx); err != nil {
-		w.log.Warn("ad written but not yet visible on this instance", "id", id, "err", err)
+// visible waits, after a successful write (err nil), until the feed has
+// applied it, and returns err. The write has succeeded either way: if the
+// wait fails (the store went away right after the commit), the feed
+// applies it when the store is back.
+func (w *writer) visible(ctx context.Context, err error, what string) error {
+	if err != nil {
+		return err
 	}
-}
-
-func (w *adWriter) create(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
-	a, err := w.store.CreateAd(ctx, in)
-	if err == nil {
-		w.visible(ctx, a.ID)
+	if serr := w.feed.Sync(ctx); serr != nil {
+		w.log.Warn("written but not yet visible on this instance", "what", what, "err", serr)
 	}
-	return a, err
-}
-
-func (w *adWriter) replace(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
-	a, err := w.store.ReplaceAd(ctx, id, in)
-	if err == nil {
-		w.visible(ctx, id)
-	}
-	return a, err
-}
-
-func (w *adWriter) delete(ctx context.Context, id int64) error {
-	err := w.store.DeleteAd(ctx, id)
-	if err == nil {
-		w.visible(ctx, id)
-	}
-	return err
+	return nil
 }
 
 // handleCreateAd serves POST /api/v1/ad.
-func handleCreateAd(w *adWriter) storeHandler {
+func handleCreateAd(store AdStore, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readAdInput(ctx)
 		if err != nil {
 			return err
 		}
-		a, err := w.create(sctx, in)
-		if err != nil {
+		a, err := store.CreateAd(sctx, in)
+		if err := w.visible(sctx, err, "ad"); err != nil {
 			return err
 		}
 		id := strconv.FormatInt(a.ID, 10)
@@ -194,7 +175,7 @@ func handleCreateAd(w *adWriter) storeHandler {
 
 // handleReplaceAd serves PUT /api/v1/ad/{id}: the body is a whole ad, as
 // for create.
-func handleReplaceAd(w *adWriter) storeHandler {
+func handleReplaceAd(store AdStore, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := adID(ctx)
 		if err != nil {
@@ -204,8 +185,8 @@ func handleReplaceAd(w *adWriter) storeHandler {
 		if err != nil {
 			return err
 		}
-		a, err := w.replace(sctx, id, in)
-		if err != nil {
+		a, err := store.ReplaceAd(sctx, id, in)
+		if err := w.visible(sctx, err, "ad"); err != nil {
 			return notFoundAs(err, id)
 		}
 		writeJSON(ctx, fasthttp.StatusOK, a)
@@ -214,13 +195,13 @@ func handleReplaceAd(w *adWriter) storeHandler {
 }
 
 // handleDeleteAd serves DELETE /api/v1/ad/{id}.
-func handleDeleteAd(w *adWriter) storeHandler {
+func handleDeleteAd(store AdStore, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := adID(ctx)
 		if err != nil {
 			return err
 		}
-		if err := w.delete(sctx, id); err != nil {
+		if err := w.visible(sctx, store.DeleteAd(sctx, id), "ad"); err != nil {
 			return notFoundAs(err, id)
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -230,7 +211,7 @@ func handleDeleteAd(w *adWriter) storeHandler {
 
 // handleGetAd serves GET /api/v1/ad/{id}: the whole ad, whatever its state,
 // from the cache when it holds it.
-func handleGetAd(ads *AdCache) storeHandler {
+func handleGetAd(ads *cache.Cache[int64, marquee.Ad]) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := adID(ctx)
 		if err != nil {
@@ -245,12 +226,13 @@ func handleGetAd(ads *AdCache) storeHandler {
 	}
 }
 
-// adminPage is the body of GET /api/v1/ads.
-type adminPage struct {
-	Items  []marquee.Ad `json:"items"`
-	Total  int          `json:"total"`
-	Offset int          `json:"offset"`
-	Limit  int          `json:"limit"`
+// adminPage is the body of the admin lists (GET /api/v1/ads, GET
+// /api/v1/links).
+type adminPage[T any] struct {
+	Items  []T `json:"items"`
+	Total  int `json:"total"`
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
 }
 
 // handleAdminListAds serves GET /api/v1/ads?state=&offset=&limit=: every
@@ -274,7 +256,7 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 		if err != nil {
 			return err
 		}
-		writeJSON(ctx, fasthttp.StatusOK, adminPage{Items: ads, Total: total, Offset: f.Offset, Limit: f.Limit})
+		writeJSON(ctx, fasthttp.StatusOK, adminPage[marquee.Ad]{Items: ads, Total: total, Offset: f.Offset, Limit: f.Limit})
 		return nil
 	}
 }

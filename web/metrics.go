@@ -17,6 +17,9 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	unrouted prometheus.Counter
+	// clickEventsDropped counts redirects whose click event the collector
+	// refused (spool full): the redirect and its count still happen.
+	clickEventsDropped prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry, ix *index.Index) *metrics {
@@ -36,7 +39,11 @@ func newMetrics(reg *prometheus.Registry, ix *index.Index) *metrics {
 			Help: "Requests answered 404 or 405 because no route matched.",
 		}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.unrouted,
+	m.clickEventsDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "marquee_click_events_dropped_total",
+		Help: "Redirects whose click event the collector refused (spool full); the redirect and its count still happened.",
+	})
+	reg.MustRegister(m.requests, m.latency, m.unrouted, m.clickEventsDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "marquee_index_ads",

@@ -20,14 +20,14 @@ func plain(h fasthttp.RequestHandler) handler {
 // mux dispatches by path and method. It is built once and read-only after.
 type mux struct {
 	static map[string]*endpoint // fixed paths
-	prefix []*endpoint          // "/{id}" patterns, matched by prefix
+	prefix []*endpoint          // ".../{name}" patterns, matched by prefix
 	srv    *Server
 }
 
 // endpoint is every route that shares one pattern.
 type endpoint struct {
 	pattern string
-	prefix  string // for "/{id}" patterns: the pattern without "{id}"
+	prefix  string // for ".../{name}" patterns: the pattern without "{name}"
 	methods map[string]*bound
 	allow   string // the Allow header of a 405
 }
@@ -46,8 +46,8 @@ func newMux(s *Server, routes []route) *mux {
 		if ep == nil {
 			ep = &endpoint{pattern: r.pattern, methods: map[string]*bound{}}
 			byPattern[r.pattern] = ep
-			if p, ok := strings.CutSuffix(r.pattern, "{id}"); ok {
-				ep.prefix = p
+			if i := strings.LastIndexByte(r.pattern, '{'); i >= 0 && strings.HasSuffix(r.pattern, "}") {
+				ep.prefix = r.pattern[:i]
 				m.prefix = append(m.prefix, ep)
 			} else {
 				m.static[r.pattern] = ep

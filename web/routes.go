@@ -6,7 +6,7 @@ import (
 )
 
 // route binds a method and a path pattern to a handler. A pattern is a fixed
-// path, or a fixed prefix ending in "/{id}" that matches one more segment.
+// path, or a fixed prefix ending in a "/{name}" segment that matches one more segment.
 type route struct {
 	method, pattern string
 	handler         handler
@@ -31,12 +31,19 @@ func (s *Server) routes() []route {
 	return []route{
 		// The ad contract (spec/ads-api.md).
 		{"GET", "/api/v1/ad", handleListAds(s.index, s.now)},
-		{"POST", "/api/v1/ad", admin(withStore(handleCreateAd(s.ads)))},
-		// Beyond the contract: admin reads and writes.
-		{"GET", "/api/v1/ad/{id}", withStore(handleGetAd(s.cache))},
-		{"PUT", "/api/v1/ad/{id}", admin(withStore(handleReplaceAd(s.ads)))},
-		{"DELETE", "/api/v1/ad/{id}", admin(withStore(handleDeleteAd(s.ads)))},
+		{"POST", "/api/v1/ad", admin(withStore(handleCreateAd(s.store, s.writer)))},
+		// Beyond the contract: ads by id (from the cache), admin reads and writes.
+		{"GET", "/api/v1/ad/{id}", withStore(handleGetAd(s.adCache))},
+		{"PUT", "/api/v1/ad/{id}", admin(withStore(handleReplaceAd(s.store, s.writer)))},
+		{"DELETE", "/api/v1/ad/{id}", admin(withStore(handleDeleteAd(s.store, s.writer)))},
 		{"GET", "/api/v1/ads", admin(withStore(handleAdminListAds(s.store, s.now)))},
+		// Short links: admin, and the redirect (from the cache).
+		{"POST", "/api/v1/links", admin(withStore(handleCreateLink(s.links, s.writer)))},
+		{"GET", "/api/v1/links", admin(withStore(handleListLinks(s.links)))},
+		{"GET", "/api/v1/links/{code}", admin(withStore(handleGetLink(s.links)))},
+		{"PUT", "/api/v1/links/{code}", admin(withStore(handleReplaceLink(s.links, s.writer)))},
+		{"DELETE", "/api/v1/links/{code}", admin(withStore(handleDeleteLink(s.links, s.writer)))},
+		{"GET", "/r/{code}", s.redir.handle},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", handleEventGet(s.events)},
 		{"POST", "/e", handleEventPost(s.events)},

@@ -18,6 +18,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/cache"
+	"marquee/clicks"
 	"marquee/index"
 )
 
@@ -29,6 +31,15 @@ type AdStore interface {
 	Ad(ctx context.Context, id int64) (marquee.Ad, error)
 	ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, int, error)
 	Ping(ctx context.Context) error
+}
+
+// LinkStore is what the web layer needs of a store of links.
+type LinkStore interface {
+	CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error)
+	ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error)
+	DeleteLink(ctx context.Context, code string) error
+	Link(ctx context.Context, code string) (marquee.Link, error)
+	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
 }
 
 // Config holds the settings of the HTTP edge.
@@ -44,11 +55,14 @@ type Config struct {
 type Deps struct {
 	Log    *slog.Logger
 	Now    func() time.Time // the clock ads are judged and events stamped by
-	Store  AdStore
-	Index  *index.Index // fed by Feed, which makes writes visible
-	Feed   Syncer
-	Cache  *AdCache // ads by id
-	Events EventSink
+	Store     AdStore
+	LinkStore LinkStore
+	Index     *index.Index // fed by Feed, which makes writes visible
+	Feed      Syncer
+	AdCache   *cache.Cache[int64, marquee.Ad]   // ads by id (see NewAdCache)
+	LinkCache *cache.Cache[string, marquee.Link] // links by code (see NewLinkCache)
+	Clicks    *clicks.Counter
+	Events    EventSink
 	// Registry receives the server's metrics.
 	Registry *prometheus.Registry
 }
@@ -56,6 +70,7 @@ type Deps struct {
 // Limits of the HTTP edge.
 const (
 	MaxAdBody      = 64 << 10 // bytes of a create/replace body
+	MaxLinkBody    = 16 << 10 // bytes of a link create/replace body
 	MaxRequestBody = 1 << 20  // bytes of any request body (the server rejects more)
 	ReadTimeout    = 10 * time.Second
 	WriteTimeout   = 10 * time.Second
@@ -73,9 +88,11 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	store   AdStore
+	links   LinkStore
 	index   *index.Index
-	ads     *adWriter
-	cache   *AdCache
+	writer  *writer
+	adCache *cache.Cache[int64, marquee.Ad]
+	redir   *redirector
 	events  *eventEnv
 	metrics *metrics
 	mux     *mux
@@ -84,11 +101,13 @@ type Server struct {
 // NewServer builds the HTTP edge.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
-		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, index: d.Index, cache: d.Cache,
-		ads:     &adWriter{store: d.Store, feed: d.Feed, log: d.Log},
+		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index, adCache: d.AdCache,
+		writer:  &writer{feed: d.Feed, log: d.Log},
 		events:  &eventEnv{sink: d.Events, trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),
 	}
+	s.redir = &redirector{links: d.LinkCache, clicks: d.Clicks, events: s.events, log: d.Log,
+		eventsDropped: s.metrics.clickEventsDropped}
 	s.mux = newMux(s, s.routes())
 	return s
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"marquee"
+	"marquee/cache"
+	"marquee/clicks"
 	"marquee/feed"
 	"marquee/index"
 	"marquee/store/postgres"
@@ -44,7 +46,9 @@ type serveConfig struct {
 	poll          time.Duration
 	gapWait       time.Duration
 	retention     time.Duration
-	adCache       int
+	adCache       cache.Capacity
+	linkCache     cache.Capacity
+	clickFlush    time.Duration
 	events        eventsConfig
 }
 
@@ -63,7 +67,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.poll, "poll", time.Second, "read the changelog at least this often (PostgreSQL also wakes on NOTIFY)")
 	fs.DurationVar(&c.gapWait, "gap-wait", 10*time.Second, "reload when a hole in changelog seqs stays open this long")
 	fs.DurationVar(&c.retention, "changelog-retention", 24*time.Hour, "changelog entries older than this are trimmed")
-	fs.IntVar(&c.adCache, "ad-cache", 100_000, "ads kept in the cache of GET /api/v1/ad/{id}")
+	adCache := fs.String("ad-cache", "100000", "capacity of the cache of GET /api/v1/ad/{id}: entries, or bytes with a unit (256MiB)")
+	linkCache := fs.String("link-cache", "100000", "capacity of the cache of GET /r/{code}: entries, or bytes with a unit (256MiB)")
+	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
 	c.events.flags(fs)
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return c, err
@@ -77,8 +83,15 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 {
 		return c, fmt.Errorf("-compact-every, -poll, -gap-wait and -changelog-retention must be positive")
 	}
-	if c.adCache < 1 {
-		return c, fmt.Errorf("-ad-cache must be ≥ 1, got %d", c.adCache)
+	var err error
+	if c.adCache, err = cache.ParseCapacity(*adCache); err != nil {
+		return c, fmt.Errorf("-ad-cache: %w", err)
+	}
+	if c.linkCache, err = cache.ParseCapacity(*linkCache); err != nil {
+		return c, fmt.Errorf("-link-cache: %w", err)
+	}
+	if c.clickFlush <= 0 {
+		return c, fmt.Errorf("-click-flush must be positive")
 	}
 	if err := c.events.parse(); err != nil {
 		return c, err
@@ -87,7 +100,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 }
 
 // runServe runs the server until ctx is done. Shutdown order: stop
-// accepting and finish in-flight requests, write every accepted event and
+// accepting and finish in-flight requests, flush click counts, write every
+// accepted event and
 // finish the files (uploads until the timeout), stop the changelog feed and
 // the index's refresher, close the store.
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -113,18 +127,15 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 
 	reg := prometheus.NewRegistry()
 	ix := index.New(time.Now)
-	var cache *web.AdCache
+	ads := web.NewAdCache(st, cfg.adCache, reg)
+	links := web.NewLinkCache(st, cfg.linkCache, reg)
 	fd := feed.New(st, ix, log, reg, feed.Config{Poll: cfg.poll, GapWait: cfg.gapWait, Retention: cfg.retention,
-		OnChange: func(ids []int64) {
-			if cache != nil {
-				cache.Invalidate(ids)
-			}
-		}})
+		OnChange: invalidator(ads), OnLinks: invalidator(links)})
 	start := time.Now()
 	if err := fd.Load(ctx); err != nil {
 		return err
 	}
-	cache = web.NewAdCache(st, cfg.adCache)
+	counter := clicks.New(st, fd, log, reg)
 	// Loading a large catalog leaves hundreds of MB of decoded rows behind;
 	// hand them back to the OS now rather than when the scavenger gets to it.
 	debug.FreeOSMemory()
@@ -135,7 +146,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		return err
 	}
 	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin, TrustedProxies: cfg.events.proxies},
-		web.Deps{Log: log, Now: time.Now, Store: st, Index: ix, Feed: fd, Cache: cache, Events: events, Registry: reg})
+		web.Deps{Log: log, Now: time.Now, Store: st, LinkStore: st, Index: ix, Feed: fd,
+			AdCache: ads, LinkCache: links, Clicks: counter, Events: events, Registry: reg})
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -155,6 +167,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	var background sync.WaitGroup
 	background.Go(func() { ix.Run(bg, cfg.compactEvery) })
 	background.Go(func() { fd.Run(bg) })
+	background.Go(func() { counter.Run(bg, cfg.clickFlush) })
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -169,9 +182,13 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		err = hs.ShutdownWithContext(sctx)
 		cancel()
 	}
-	// Every accepted event is written and its file finished; uploads get
-	// the shutdown timeout, and what is left ships at the next start.
+	// Every counted click reaches the store (the feed still runs), every
+	// accepted event is written and its file finished; uploads get the
+	// shutdown timeout, and what is left ships at the next start.
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownWait)
+	if cerr := counter.Close(sctx); cerr != nil {
+		log.Error("click counts lost at shutdown", "clicks", counter.Pending(), "err", cerr)
+	}
 	if cerr := events.Close(sctx); cerr != nil {
 		log.Error("event collector: events lost at shutdown", "err", cerr)
 	}
@@ -243,8 +260,23 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 type store interface {
 	web.AdStore
 	feed.Source
+	web.LinkStore
+	clicks.Store
 	InsertAds(ctx context.Context, ins []marquee.AdInput, progress func()) error
+	InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error
 	Close() error
+}
+
+// invalidator returns the feed callback that drops changed keys from c
+// (nil: everything, after a reload).
+func invalidator[K comparable, V any](c *cache.Cache[K, V]) func([]K) {
+	return func(keys []K) {
+		if keys == nil {
+			c.InvalidateAll()
+			return
+		}
+		c.Invalidate(keys...)
+	}
 }
 
 // openStore opens PostgreSQL for a postgres:// URL, else the SQLite file.

@@ -1,0 +1,206 @@
+// Package clicks counts redirects in memory and adds them to the store in
+// batches, so the redirect path never writes to the database. Counts are
+// sharded by code, each shard a map under its own mutex; Run flushes them
+// every interval and Close once more at shutdown.
+//
+// A link's click limit is judged by the count the store had when the link
+// was loaded plus what this instance has counted since and not yet seen
+// come back through the changelog: one instance never lets a link pass its
+// limit. Several instances may let it pass by what the others counted in
+// one flush interval. A flush adds a changelog entry for every limited
+// link it touches (see sqltx.AddClicks), so every instance reloads those
+// counts.
+package clicks
+
+import (
+	"context"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"marquee"
+)
+
+// Store is where counts go.
+type Store interface {
+	AddClicks(ctx context.Context, counts map[string]int64) error
+}
+
+// Syncer makes committed changes visible on this instance (the feed).
+type Syncer interface {
+	Sync(ctx context.Context) error
+}
+
+const shards = 64
+
+// Counter counts redirects by link code. Take may be called from any
+// goroutine; Run and Close are called by the owner.
+type Counter struct {
+	store Store
+	feed  Syncer
+	log   *slog.Logger
+	seed  maphash.Seed
+
+	flushMu sync.Mutex // one flush at a time
+	shards  [shards]shard
+
+	flushed, failures prometheus.Counter
+}
+
+type shard struct {
+	mu       sync.Mutex
+	pending  map[string]int64 // counted since the last flush began
+	flushing map[string]int64 // taken by the flush in progress; nil between flushes
+	_        [64]byte         // keep shards' mutexes on separate cache lines
+}
+
+// New returns a counter that flushes into store; reg receives its
+// metrics.
+func New(store Store, feed Syncer, log *slog.Logger, reg prometheus.Registerer) *Counter {
+	c := &Counter{store: store, feed: feed, log: log, seed: maphash.MakeSeed(),
+		flushed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "marquee_clicks_flushed_total",
+			Help: "Redirects counted and added to the store.",
+		}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "marquee_clicks_flush_errors_total",
+			Help: "Flushes of click counts that failed (their counts are kept and retried).",
+		}),
+	}
+	for i := range c.shards {
+		c.shards[i].pending = map[string]int64{}
+	}
+	if reg != nil {
+		reg.MustRegister(c.flushed, c.failures, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "marquee_clicks_pending",
+			Help: "Redirects counted and not yet in the store.",
+		}, func() float64 { return float64(c.Pending()) }))
+	}
+	return c
+}
+
+// Take counts one redirect of l, unless l has reached its click limit
+// (counting what this instance has not flushed yet): then it counts
+// nothing and returns false.
+func (c *Counter) Take(l *marquee.Link) bool {
+	sh := &c.shards[maphash.String(c.seed, l.Code)%shards]
+	sh.mu.Lock()
+	n := sh.pending[l.Code]
+	if l.MaxClicks > 0 && l.Clicks+n+sh.flushing[l.Code] >= l.MaxClicks {
+		sh.mu.Unlock()
+		return false
+	}
+	sh.pending[l.Code] = n + 1
+	sh.mu.Unlock()
+	return true
+}
+
+// Reached reports whether l is at its click limit, counting what this
+// instance has not flushed yet; it counts nothing.
+func (c *Counter) Reached(l *marquee.Link) bool {
+	if l.MaxClicks == 0 {
+		return false
+	}
+	sh := &c.shards[maphash.String(c.seed, l.Code)%shards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return l.Clicks+sh.pending[l.Code]+sh.flushing[l.Code] >= l.MaxClicks
+}
+
+// Pending is how many redirects are counted and not yet in the store.
+func (c *Counter) Pending() int64 {
+	var n int64
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		for _, v := range sh.pending {
+			n += v
+		}
+		for _, v := range sh.flushing {
+			n += v
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Run flushes every interval until ctx is done.
+func (c *Counter) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := c.Flush(ctx); err != nil {
+				c.log.Warn("click counts not flushed; kept for the next flush", "err", err)
+			}
+		}
+	}
+}
+
+// Flush adds every count to the store, then waits until this instance's
+// feed has applied the flush (so limited links are reloaded with their new
+// counts) before it forgets them. On error the counts are kept for the
+// next flush.
+func (c *Counter) Flush(ctx context.Context) error {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	all := map[string]int64{}
+	var total int64
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		sh.flushing, sh.pending = sh.pending, map[string]int64{}
+		for code, n := range sh.flushing {
+			all[code] += n
+			total += n
+		}
+		sh.mu.Unlock()
+	}
+	if total == 0 {
+		c.settle(false)
+		return nil
+	}
+	if err := c.store.AddClicks(ctx, all); err != nil {
+		c.failures.Inc()
+		c.settle(false)
+		return err
+	}
+	c.flushed.Add(float64(total))
+	// The counts are in the store. Until the feed has applied the flush's
+	// changelog entries, a cached limited link still holds the old count:
+	// keep counting the flushed clicks against it until then. (A load in
+	// between counts them twice: a link near its limit may refuse early
+	// for that moment, never pass it.)
+	if err := c.feed.Sync(ctx); err != nil {
+		c.log.Debug("click flush: feed not synced", "err", err)
+	}
+	c.settle(true)
+	return nil
+}
+
+// settle ends a flush: the taken counts are dropped if they were stored,
+// else given back to pending.
+func (c *Counter) settle(stored bool) {
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		if !stored {
+			for code, n := range sh.flushing {
+				sh.pending[code] += n
+			}
+		}
+		sh.flushing = nil
+		sh.mu.Unlock()
+	}
+}
+
+// Close flushes what is left (at shutdown, after the last redirect).
+func (c *Counter) Close(ctx context.Context) error {
+	return c.Flush(ctx)
+}
