@@ -191,7 +191,7 @@ func (c *Cache[K, V]) Stats() Stats {
 // collector exports a cache's Stats to Prometheus at scrape time, under
 // the label cache="<name>".
 type collector[K comparable, V any] struct {
-	c *Cache[K, V]
+	c                                                                         *Cache[K, V]
 	hits, misses, negative, ratio, evictions, loads, loadSecs, entries, bytes *prometheus.Desc
 }
 

@@ -138,4 +138,3 @@ func BenchmarkHitRatio(b *testing.B) {
 		}
 	}
 }
-

@@ -53,13 +53,13 @@ type Config struct {
 
 // Deps are the server's collaborators.
 type Deps struct {
-	Log    *slog.Logger
-	Now    func() time.Time // the clock ads are judged and events stamped by
+	Log       *slog.Logger
+	Now       func() time.Time // the clock ads are judged and events stamped by
 	Store     AdStore
 	LinkStore LinkStore
 	Index     *index.Index // fed by Feed, which makes writes visible
 	Feed      Syncer
-	AdCache   *cache.Cache[int64, marquee.Ad]   // ads by id (see NewAdCache)
+	AdCache   *cache.Cache[int64, marquee.Ad]    // ads by id (see NewAdCache)
 	LinkCache *cache.Cache[string, marquee.Link] // links by code (see NewLinkCache)
 	Clicks    *clicks.Counter
 	Events    EventSink

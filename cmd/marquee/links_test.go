@@ -1,0 +1,281 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// noFollow is a client that shows redirects instead of following them.
+var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// follow requests a short link the way a browser would, without following
+// it.
+func (in *instance) follow(method, code string, header ...string) response {
+	in.t.Helper()
+	req, _ := http.NewRequest(method, in.url+"/r/"+code, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		in.t.Fatalf("%s /r/%s: %v", method, code, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{resp.StatusCode, resp.Header, string(b)}
+}
+
+// link is the admin view of a link.
+type link struct {
+	Code      string  `json:"code"`
+	URL       string  `json:"url"`
+	Path      string  `json:"path"`
+	Redirect  int     `json:"redirect"`
+	ExpiresAt *string `json:"expiresAt"`
+	MaxClicks *int64  `json:"maxClicks"`
+	AdID      *string `json:"adId"`
+	Clicks    int64   `json:"clicks"`
+}
+
+func decodeLink(t *testing.T, r response) link {
+	t.Helper()
+	var l link
+	if err := json.Unmarshal([]byte(r.body), &l); err != nil {
+		t.Fatalf("link body %q: %v", r.body, err)
+	}
+	return l
+}
+
+func TestLinkRedirects(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	// Create: custom code, each status, generated code.
+	r := in.admin("POST", "/api/v1/links", `{"url":"https://example.com/landing?x=1","code":"spring-sale","redirect":301}`)
+	in.expect(r, 201, "")
+	if loc := r.header.Get("Location"); loc != "/api/v1/links/spring-sale" {
+		t.Errorf("Location = %q", loc)
+	}
+	if l := decodeLink(t, r); l.Code != "spring-sale" || l.Path != "/r/spring-sale" || l.Redirect != 301 || l.MaxClicks != nil || l.ExpiresAt != nil {
+		t.Errorf("created link = %+v", l)
+	}
+	for _, status := range []int{301, 302, 307, 308} {
+		code := fmt.Sprintf("s%d", status)
+		in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"http://example.org/%d","code":%q,"redirect":%d}`, status, code, status)), 201, "")
+		for _, method := range []string{"GET", "HEAD"} {
+			r := in.follow(method, code)
+			if r.status != status || r.header.Get("Location") != fmt.Sprintf("http://example.org/%d", status) {
+				t.Errorf("%s /r/%s = %d Location %q; want %d to http://example.org/%d", method, code, r.status, r.header.Get("Location"), status, status)
+			}
+		}
+	}
+	gen := decodeLink(t, in.admin("POST", "/api/v1/links", `{"url":"https://example.com/"}`))
+	if len(gen.Code) != 7 || gen.Redirect != 302 {
+		t.Errorf("generated link = %+v; want a 7-character code and 302", gen)
+	}
+	if r := in.follow("GET", gen.Code); r.status != 302 || r.header.Get("Location") != "https://example.com/" {
+		t.Errorf("GET /r/%s = %d %q", gen.Code, r.status, r.header.Get("Location"))
+	}
+
+	// Unknown, badly shaped, taken and reserved codes.
+	for _, code := range []string{"nope", "Spring-Sale", "a.b", strings.Repeat("x", 65), "%00"} {
+		if r := in.follow("GET", code); r.status != 404 || !strings.Contains(r.body, "no link") {
+			t.Errorf("GET /r/%s = %d %s; want 404 no link", code, r.status, r.body)
+		}
+	}
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://example.com/","code":"spring-sale"}`), 409, "")
+	for _, c := range []struct{ body, field string }{
+		{`{"url":"https://x.test","code":"api"}`, "code"},
+		{`{"url":"https://x.test","code":"Metrics"}`, "code"},
+		{`{"url":"https://x.test","code":"with space"}`, "code"},
+		{`{"url":"https://x.test","code":""}`, "code"},
+		{`{"url":"javascript:alert(1)"}`, "url"},
+		{`{"url":"ftp://example.com/file"}`, "url"},
+		{`{"url":"/relative"}`, "url"},
+		{`{"url":"https://"}`, "url"},
+		{`{"url":"https://exa mple.com"}`, "url"},
+		{`{}`, "url"},
+		{`{"url":"https://x.test","redirect":303}`, "redirect"},
+		{`{"url":"https://x.test","maxClicks":0}`, "maxClicks"},
+		{`{"url":"https://x.test","expiresAt":"tomorrow"}`, "expiresAt"},
+		{`{"url":"https://x.test","adId":"999"}`, "adId"},
+		{`{"url":"https://x.test","bogus":1}`, "bogus"},
+	} {
+		r := in.admin("POST", "/api/v1/links", c.body)
+		var e struct {
+			Problems map[string]string `json:"problems"`
+		}
+		json.Unmarshal([]byte(r.body), &e)
+		if r.status != 400 || e.Problems[c.field] == "" {
+			t.Errorf("POST %s = %d %s; want 400 naming %s", c.body, r.status, r.body, c.field)
+		}
+	}
+	in.expect(in.do("POST", "/api/v1/links", in.token, "text/html", `{"url":"https://x.test"}`), 415, "")
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.test/`+strings.Repeat("a", 17<<10)+`"}`), 413, "")
+
+	// Auth: every admin route needs the token; the redirect does not.
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/api/v1/links"}, {"GET", "/api/v1/links"}, {"GET", "/api/v1/links/spring-sale"},
+		{"PUT", "/api/v1/links/spring-sale"}, {"DELETE", "/api/v1/links/spring-sale"},
+	} {
+		for _, token := range []string{"", "wrong"} {
+			if r := in.do(c.method, c.path, token, "application/json", `{"url":"https://x.test"}`); r.status != 401 {
+				t.Errorf("%s %s with token %q = %d; want 401", c.method, c.path, token, r.status)
+			}
+		}
+	}
+
+	// Replace and delete are seen by the very next redirect.
+	in.expect(in.admin("PUT", "/api/v1/links/spring-sale", `{"url":"https://example.com/summer","redirect":307}`), 200, "")
+	if r := in.follow("GET", "spring-sale"); r.status != 307 || r.header.Get("Location") != "https://example.com/summer" {
+		t.Errorf("after PUT: %d %q; want 307 to the new url", r.status, r.header.Get("Location"))
+	}
+	in.expect(in.admin("PUT", "/api/v1/links/spring-sale", `{"url":"https://x.test","code":"other"}`), 400, "")
+	in.expect(in.admin("PUT", "/api/v1/links/nope", `{"url":"https://x.test"}`), 404, "")
+	in.expect(in.admin("DELETE", "/api/v1/links/spring-sale", ""), 204, "")
+	in.expect(in.follow("GET", "spring-sale"), 404, "")
+	in.expect(in.admin("DELETE", "/api/v1/links/spring-sale", ""), 404, "")
+
+	// A code first asked for while unknown (a cached miss) works once created.
+	in.expect(in.follow("GET", "later"), 404, "")
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://example.com/later","code":"later"}`), 201, "")
+	if r := in.follow("GET", "later"); r.status != 302 {
+		t.Errorf("GET /r/later after create = %d; want 302 (the cached miss invalidated)", r.status)
+	}
+
+	// List, newest first.
+	var page struct {
+		Items []link `json:"items"`
+		Total int    `json:"total"`
+	}
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/links?limit=2", "").body), &page)
+	if page.Total != 6 || len(page.Items) != 2 || page.Items[0].Code != "later" {
+		t.Errorf("GET /api/v1/links?limit=2 = %+v; want 2 of 6, later first", page)
+	}
+	in.expect(in.admin("GET", "/api/v1/links?limit=0", ""), 400, "")
+}
+
+func TestLinkExpiryAndClickLimit(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	soon := time.Now().Add(400 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+	in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"https://x.test","code":"soon","expiresAt":%q}`, soon)), 201, "")
+	past := time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
+	in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"https://x.test","code":"past","expiresAt":%q}`, past)), 201, "")
+	in.expect(in.follow("GET", "soon"), 302, "")
+	in.expect(in.follow("GET", "past"), 410, "")
+	time.Sleep(500 * time.Millisecond)
+	if r := in.follow("GET", "soon"); r.status != 410 || !strings.Contains(r.body, "expired") {
+		t.Errorf("GET /r/soon after expiresAt = %d %s; want 410 expired", r.status, r.body)
+	}
+
+	// maxClicks 3: three redirects, then 410 — HEAD counts none.
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.test","code":"three","maxClicks":3}`), 201, "")
+	in.expect(in.follow("HEAD", "three"), 302, "")
+	for i := range 3 {
+		if r := in.follow("GET", "three"); r.status != 302 {
+			t.Fatalf("redirect %d of 3 = %d; want 302", i+1, r.status)
+		}
+	}
+	for _, method := range []string{"GET", "HEAD", "GET"} {
+		if r := in.follow(method, "three"); r.status != 410 {
+			t.Fatalf("%s after 3 clicks = %d; want 410", method, r.status)
+		}
+	}
+	// Still 410 after the counts reach the store and the link is reloaded.
+	time.Sleep(2500 * time.Millisecond) // one -click-flush
+	if r := in.follow("GET", "three"); r.status != 410 {
+		t.Fatalf("GET after the flush = %d; want 410", r.status)
+	}
+	if l := decodeLink(t, in.admin("GET", "/api/v1/links/three", "")); l.Clicks != 3 {
+		t.Fatalf("clicks = %d; want 3", l.Clicks)
+	}
+	// Raising the limit lets it redirect again.
+	in.expect(in.admin("PUT", "/api/v1/links/three", `{"url":"https://x.test","maxClicks":4}`), 200, "")
+	in.expect(in.follow("GET", "three"), 302, "")
+	in.expect(in.follow("GET", "three"), 410, "")
+}
+
+// N redirects from concurrent clients: exactly N clicks in the store after
+// a flush, and N click events in the files.
+func TestClickCounting(t *testing.T) {
+	data := t.TempDir()
+	in := start(t, data, nil, "-click-flush", "100ms", "-events-flush", "20ms")
+	ad := in.admin("POST", "/api/v1/ad", `{"title":"with landing","startAt":"2020-01-01T00:00:00Z","endAt":"2999-01-01T00:00:00Z","url":"https://shop.example/landing"}`)
+	in.expect(ad, 201, "")
+	var created struct{ ID string }
+	json.Unmarshal([]byte(ad.body), &created)
+	var whole struct {
+		URL  string `json:"url"`
+		Link struct{ Code, Path string }
+	}
+	json.Unmarshal([]byte(in.do("GET", "/api/v1/ad/"+created.ID, "", "", "").body), &whole)
+	if whole.URL != "https://shop.example/landing" || whole.Link.Path != "/r/"+whole.Link.Code || whole.Link.Code == "" {
+		t.Fatalf("GET /api/v1/ad/%s = %+v; want its url and tracking link", created.ID, whole)
+	}
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.test/b","code":"b"}`), 201, "")
+
+	const clients, each = 8, 50
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := range each {
+				code := whole.Link.Code
+				if i%2 == 1 {
+					code = "b"
+				}
+				req, _ := http.NewRequest("GET", in.url+"/r/"+code, nil)
+				req.Header.Set("Referer", fmt.Sprintf("https://ref.example/%d", c))
+				resp, err := noFollow.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 302 {
+					t.Errorf("GET /r/%s = %d", code, resp.StatusCode)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := int64(clients * each / 2)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		a := decodeLink(t, in.admin("GET", "/api/v1/links/"+whole.Link.Code, ""))
+		b := decodeLink(t, in.admin("GET", "/api/v1/links/b", ""))
+		if a.Clicks == want && b.Clicks == want {
+			if a.AdID == nil || *a.AdID != created.ID {
+				t.Errorf("tracking link adId = %v; want %s", a.AdID, created.ID)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("clicks = %d and %d; want %d each", a.Clicks, b.Clicks, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := in.stop(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, l := range eventLines(t, data) {
+		if l["type"] != "click" {
+			continue
+		}
+		got[l["code"].(string)]++
+		if l["code"] == whole.Link.Code && l["adId"] != created.ID {
+			t.Errorf("click event %v; want adId %s", l, created.ID)
+		}
+		if ref, _ := l["referrer"].(string); !strings.HasPrefix(ref, "https://ref.example/") || l["ip"] == "" || l["receivedAt"] == "" {
+			t.Errorf("click event %v; want referrer, ip, receivedAt", l)
+		}
+	}
+	if got[whole.Link.Code] != int(want) || got["b"] != int(want) {
+		t.Fatalf("click events by code = %v; want %d each", got, want)
+	}
+}
