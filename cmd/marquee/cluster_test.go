@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -409,4 +410,145 @@ func TestTwoInstancesOnOneSQLiteFile(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
+}
+
+// observation is one answer a reader saw, and when it asked.
+type observation struct {
+	at  time.Time
+	val string
+}
+
+// watch calls read in a loop until the returned stop is called, and
+// returns what it saw.
+func watch(read func() string) (stop func() []observation) {
+	var seen []observation
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			at := time.Now()
+			seen = append(seen, observation{at, read()})
+		}
+	}()
+	return func() []observation { close(done); <-finished; return seen }
+}
+
+// propagationBound is how long after a write's response another instance
+// may still answer the old value (measured p99 ~15 ms; see
+// docs/benchmarks.md).
+const propagationBound = time.Second
+
+// checkSwitch fails unless every answer asked for later than bound after
+// written is want, and want was seen at all.
+func checkSwitch(t *testing.T, what string, seen []observation, written time.Time, want string) {
+	t.Helper()
+	var first time.Time
+	for _, o := range seen {
+		if o.val == want && first.IsZero() {
+			first = o.at
+		}
+		if o.at.After(written.Add(propagationBound)) && o.val != want {
+			t.Fatalf("%s: %v after the write, B answered %q; want %q", what, o.at.Sub(written), o.val, want)
+		}
+		if !first.IsZero() && o.val != want {
+			t.Fatalf("%s: B answered %q after it had answered %q", what, o.val, want)
+		}
+	}
+	if first.IsZero() {
+		t.Fatalf("%s: B never answered %q in %d reads", what, want, len(seen))
+	}
+	t.Logf("%s: B switched %v after A's response", what, first.Sub(written).Round(time.Microsecond))
+}
+
+// Every change on A reaches B's caches: a hot cached link or ad is never
+// served stale past the propagation bound, a deleted one is gone, and a
+// miss B cached before the key existed does not hide it.
+func TestCachesInvalidatedAcrossInstances(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	a, b := startPG(t, dsn), startPG(t, dsn)
+	redirect := func(code string) func() string {
+		return func() string {
+			r := b.follow("GET", code)
+			return fmt.Sprintf("%d %s", r.status, r.header.Get("Location"))
+		}
+	}
+	adTitle := func(id string) func() string {
+		return func() string {
+			r := b.do("GET", "/api/v1/ad/"+id, "", "", "")
+			var v struct{ Title string }
+			json.Unmarshal([]byte(r.body), &v)
+			return fmt.Sprintf("%d %s", r.status, v.Title)
+		}
+	}
+
+	// A link, hot in B's cache, replaced then deleted on A.
+	a.expect(a.admin("POST", "/api/v1/links", `{"url":"https://old.example/","code":"hot"}`), 201, "")
+	eventually(t, 2*time.Second, func() string {
+		if got := redirect("hot")(); got != "302 https://old.example/" {
+			return "B does not redirect hot yet: " + got
+		}
+		return ""
+	})
+	stop := watch(redirect("hot"))
+	time.Sleep(50 * time.Millisecond)
+	a.expect(a.admin("PUT", "/api/v1/links/hot", `{"url":"https://new.example/","redirect":307}`), 200, "")
+	written := time.Now()
+	time.Sleep(300 * time.Millisecond)
+	checkSwitch(t, "link replaced", stop(), written, "307 https://new.example/")
+
+	stop = watch(redirect("hot"))
+	time.Sleep(50 * time.Millisecond)
+	a.expect(a.admin("DELETE", "/api/v1/links/hot", ""), 204, "")
+	written = time.Now()
+	time.Sleep(300 * time.Millisecond)
+	checkSwitch(t, "link deleted", stop(), written, "404 ")
+
+	// A code B has looked up (and cached as missing) before A creates it.
+	stop = watch(redirect("fresh"))
+	time.Sleep(50 * time.Millisecond)
+	a.expect(a.admin("POST", "/api/v1/links", `{"url":"https://fresh.example/","code":"fresh"}`), 201, "")
+	written = time.Now()
+	time.Sleep(300 * time.Millisecond)
+	checkSwitch(t, "link created after a cached miss", stop(), written, "302 https://fresh.example/")
+
+	// An ad, hot in B's cache, replaced then deleted; the next id, cached
+	// as missing, then created.
+	id := a.create("before", time.Hour)
+	eventually(t, 2*time.Second, func() string {
+		if got := adTitle(id)(); got != "200 before" {
+			return "B does not serve the ad yet: " + got
+		}
+		return ""
+	})
+	stop = watch(adTitle(id))
+	time.Sleep(50 * time.Millisecond)
+	a.expect(a.admin("PUT", "/api/v1/ad/"+id, adBody("after", time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "")), 200, "")
+	written = time.Now()
+	time.Sleep(300 * time.Millisecond)
+	checkSwitch(t, "ad replaced", stop(), written, "200 after")
+
+	stop = watch(adTitle(id))
+	time.Sleep(50 * time.Millisecond)
+	a.expect(a.admin("DELETE", "/api/v1/ad/"+id, ""), 204, "")
+	written = time.Now()
+	time.Sleep(300 * time.Millisecond)
+	checkSwitch(t, "ad deleted", stop(), written, "404 ")
+
+	n, _ := strconv.Atoi(id)
+	next := strconv.Itoa(n + 1)
+	stop = watch(adTitle(next))
+	time.Sleep(50 * time.Millisecond)
+	if got := a.create("next", time.Hour); got != next {
+		t.Fatalf("created ad %s; want %s", got, next)
+	}
+	written = time.Now()
+	time.Sleep(300 * time.Millisecond)
+	checkSwitch(t, "ad created after a cached miss", stop(), written, "200 next")
 }
