@@ -17,7 +17,7 @@ func TestWorkerRoundTripAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := HelloServer(HelloBody(2000), nil)
+	s := HelloServer(Hello{Body: HelloBody(2000)})
 	go s.Serve(ln)
 	defer s.Shutdown()
 	reqs, _ := BuildRequests(ln.Addr().String(), []string{"/a", "/b"}, nil)

@@ -14,27 +14,43 @@ func HelloBody(n int) []byte {
 	return append(append([]byte(head), bytes.Repeat([]byte("x"), pad)...), tail...)
 }
 
+// Hello is what the hello-world answers.
+type Hello struct {
+	// Body answers every request (application/json); empty: 204 No
+	// Content, as an event beacon answers.
+	Body []byte
+	// Replay, if set, answers each request URI with Replay[uri], and 404
+	// for URIs it does not hold.
+	Replay map[string][]byte
+	// Location, if set, answers every request 302 with this Location and
+	// no body: the bytes a short link's redirect sends.
+	Location []byte
+}
+
 // HelloServer returns the fasthttp hello-world that throughput is reported
-// against: the same HTTP stack as Marquee with no logic. With replay nil it
-// answers every request with body (application/json), or 204 No Content
-// when body is empty; otherwise it answers each request URI with
-// replay[uri], and 404 for URIs it does not hold. fasthttp's defaults, no
-// Server header.
-func HelloServer(body []byte, replay map[string][]byte) *fasthttp.Server {
+// against: the same HTTP stack as Marquee with no logic, answering as h
+// says. fasthttp's defaults, no Server header.
+func HelloServer(h Hello) *fasthttp.Server {
 	ct := []byte("application/json")
 	return &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
-			if replay == nil && len(body) == 0 {
-				ctx.SetStatusCode(fasthttp.StatusNoContent)
-				return
-			}
-			ctx.SetContentTypeBytes(ct)
-			if replay == nil {
-				ctx.SetBody(body)
-			} else if b, ok := replay[string(ctx.RequestURI())]; ok {
+			switch {
+			case h.Location != nil:
+				ctx.Response.Header.SetBytesV(fasthttp.HeaderLocation, h.Location)
+				ctx.SetStatusCode(fasthttp.StatusFound)
+			case h.Replay != nil:
+				b, ok := h.Replay[string(ctx.RequestURI())]
+				if !ok {
+					ctx.SetStatusCode(fasthttp.StatusNotFound)
+					return
+				}
+				ctx.SetContentTypeBytes(ct)
 				ctx.SetBody(b)
-			} else {
-				ctx.SetStatusCode(fasthttp.StatusNotFound)
+			case len(h.Body) == 0:
+				ctx.SetStatusCode(fasthttp.StatusNoContent)
+			default:
+				ctx.SetContentTypeBytes(ct)
+				ctx.SetBody(h.Body)
 			}
 		},
 		NoDefaultServerHeader: true,

@@ -23,6 +23,7 @@ type Report struct {
 	ServeFlags string      `json:"serveFlags,omitempty"`
 	Target     string      `json:"target"`
 	Ads        int         `json:"ads,omitempty"`
+	Links      int         `json:"links,omitempty"`
 	Conns      int         `json:"conns"`
 	Duration   float64     `json:"durationSeconds"`
 	Seed       uint64      `json:"seed"`
@@ -47,6 +48,17 @@ type Report struct {
 	Errors    uint64  `json:"errors"`
 	Requests  uint64  `json:"requests"`
 	ErrorRate float64 `json:"errorRate"`
+	// Cache is the target's keyed cache over the measured runs, for the
+	// scenarios that go through one (from its /metrics).
+	Cache *CacheStats `json:"cache,omitempty"`
+}
+
+// CacheStats are a cache's hits and misses over some runs.
+type CacheStats struct {
+	Name     string  `json:"name"`
+	Hits     float64 `json:"hits"`
+	Misses   float64 `json:"misses"`
+	HitRatio float64 `json:"hitRatio"`
 }
 
 // Machine describes where the figures were taken.
@@ -192,8 +204,8 @@ func medianLatency(ls []LatencySummary) LatencySummary {
 }
 
 // MarkdownHeader is the header of the table MarkdownRow writes rows of.
-const MarkdownHeader = "| scenario | ads | load | target req/s | hello-world req/s | ratio | p50 | p99 | p99.9 | hello-world p50 / p99 / p99.9 | errors |\n" +
-	"|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+const MarkdownHeader = "| scenario | catalog | load | target req/s | hello-world req/s | ratio | p50 | p99 | p99.9 | hello-world p50 / p99 / p99.9 | cache hit ratio | errors |\n" +
+	"|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
 
 // MarkdownRow is the report's summary as one row of MarkdownHeader's table:
 // medians over the measured runs.
@@ -202,9 +214,16 @@ func (rep *Report) MarkdownRow() string {
 	if rep.Rate > 0 {
 		load = fmt.Sprintf("open, %s/s", humanInt(rep.Rate))
 	}
-	ads := "–"
-	if rep.Ads > 0 {
-		ads = humanInt(float64(rep.Ads))
+	catalog := "–"
+	switch {
+	case rep.Links > 0:
+		catalog = humanInt(float64(rep.Links)) + " links"
+	case rep.Ads > 0:
+		catalog = humanInt(float64(rep.Ads)) + " ads"
+	}
+	hit := "–"
+	if rep.Cache != nil {
+		hit = fmt.Sprintf("%.3f", rep.Cache.HitRatio)
 	}
 	hello, ratio, helloLat := "–", "–", "–"
 	if rep.Baseline > 0 {
@@ -217,8 +236,8 @@ func (rep *Report) MarkdownRow() string {
 	if rep.ServeFlags != "" {
 		scenario += " (`" + rep.ServeFlags + "`)"
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d of %s |\n", scenario, ads, load,
-		humanInt(rep.ReqPerSec), hello, ratio, ms(l.P50), ms(l.P99), ms(l.P999), helloLat, rep.Errors, humanInt(float64(rep.Requests)))
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d of %s |\n", scenario, catalog, load,
+		humanInt(rep.ReqPerSec), hello, ratio, ms(l.P50), ms(l.P99), ms(l.P999), helloLat, hit, rep.Errors, humanInt(float64(rep.Requests)))
 }
 
 func median(xs []float64) float64 {
@@ -264,6 +283,10 @@ func (rep *Report) WriteTable(w io.Writer) {
 	if rep.Baseline > 0 {
 		fmt.Fprintf(w, "hello-world: %s req/s (median); target/hello-world = %.3f (median of the per-round ratios)\n",
 			humanInt(rep.Baseline), rep.Ratio)
+	}
+	if c := rep.Cache; c != nil {
+		fmt.Fprintf(w, "%s cache: hit ratio %.3f over the measured runs (%s hits, %s misses)\n",
+			c.Name, c.HitRatio, humanInt(c.Hits), humanInt(c.Misses))
 	}
 	if rep.Errors == 0 {
 		fmt.Fprintf(w, "errors: none in %s requests\n", humanInt(float64(rep.Requests)))

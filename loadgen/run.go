@@ -31,8 +31,12 @@ type Config struct {
 	// Addr is the host:port to connect to.
 	Addr string
 	// Requests are sent in turn, each connection starting at a different
-	// place in the list. They are never modified.
+	// place in the list: connection i at Offset + i·len/Conns (mod len).
+	// They are never modified.
 	Requests [][]byte
+	// Offset shifts where the connections start, so that successive runs
+	// over one long trace (a cache benchmark) send different parts of it.
+	Offset int
 	// Conns is the number of concurrent keep-alive connections.
 	Conns int
 	// Duration is how long the run lasts.
@@ -104,8 +108,8 @@ func (r *Result) AvgBody() float64 {
 
 // Run loads cfg.Addr for cfg.Duration, or until ctx is done.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if cfg.Conns < 1 || len(cfg.Requests) == 0 || cfg.Duration <= 0 {
-		return nil, fmt.Errorf("loadgen: need at least one connection, one request and a positive duration")
+	if cfg.Conns < 1 || len(cfg.Requests) == 0 || cfg.Duration <= 0 || cfg.Offset < 0 {
+		return nil, fmt.Errorf("loadgen: need at least one connection, one request, a positive duration and an offset ≥ 0")
 	}
 	if cfg.Rate < 0 {
 		return nil, fmt.Errorf("loadgen: rate must be ≥ 0, got %v", cfg.Rate)
@@ -245,7 +249,7 @@ type worker struct {
 func newWorker(cfg Config, i int, start, end time.Time) *worker {
 	w := &worker{
 		cfg:     cfg,
-		next:    i * len(cfg.Requests) / cfg.Conns,
+		next:    (cfg.Offset + i*len(cfg.Requests)/cfg.Conns) % len(cfg.Requests),
 		start:   start,
 		end:     end,
 		status:  map[int]uint64{},

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"marquee"
 )
 
 // CommonCountries are the countries `marquee seed` targets and the ads and
@@ -68,22 +70,35 @@ func EventPaths(seed uint64, n int) []string {
 
 // AdByIDPaths returns n requests of the "ad-by-id" scenario: GET
 // /api/v1/ad/{id} over ids 1–ids, drawn from a Zipf distribution with
-// exponent s (> 1; math/rand's Zipf): the k-th most popular id (k from 0) is
-// asked for with probability ∝ (k+1)^-s. Popularity is spread over the id
-// space by ZipfID, so hot ids are not simply the oldest ads. The same seed
-// gives the same paths.
+// exponent s (see zipfPaths). The same seed gives the same paths.
 func AdByIDPaths(seed uint64, n, ids int, s float64) ([]string, error) {
-	if ids < 1 {
-		return nil, fmt.Errorf("ad-by-id needs at least one id, got %d", ids)
+	return zipfPaths(seed, 0x1d, n, ids, s, func(id int) string { return "/api/v1/ad/" + strconv.Itoa(id) })
+}
+
+// LinkPaths returns n requests of the "links" scenario: GET /r/{code}
+// over the links `marquee seed -links` makes (codes marquee.SeedCode(0) to
+// SeedCode(links-1)), drawn from a Zipf distribution with exponent s (see
+// zipfPaths). The same seed gives the same paths.
+func LinkPaths(seed uint64, n, links int, s float64) ([]string, error) {
+	return zipfPaths(seed, 0x2d, n, links, s, func(id int) string { return "/r/" + marquee.SeedCode(int64(id-1)) })
+}
+
+// zipfPaths draws n keys from 1–keys with a Zipf distribution of exponent
+// s (> 1; math/rand's Zipf): the k-th most popular key (k from 0) is asked
+// for with probability ∝ (k+1)^-s. Popularity is spread over the key space
+// by ZipfID, so hot keys are not simply the oldest. path formats a key.
+func zipfPaths(seed, stream uint64, n, keys int, s float64, path func(key int) string) ([]string, error) {
+	if keys < 1 {
+		return nil, fmt.Errorf("a keyed scenario needs at least one key, got %d", keys)
 	}
 	if s <= 1 {
 		return nil, fmt.Errorf("zipf exponent must be > 1, got %v", s)
 	}
-	r := rand.New(rand.NewPCG(seed, 0x1d))
-	z := rand.NewZipf(r, s, 1, uint64(ids-1))
+	r := rand.New(rand.NewPCG(seed, stream))
+	z := rand.NewZipf(r, s, 1, uint64(keys-1))
 	out := make([]string, n)
 	for i := range out {
-		out[i] = "/api/v1/ad/" + strconv.Itoa(ZipfID(int(z.Uint64()), ids))
+		out[i] = path(ZipfID(int(z.Uint64()), keys))
 	}
 	return out, nil
 }

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"marquee/loadgen"
 )
 
@@ -24,6 +26,7 @@ type benchConfig struct {
 	scenario  string
 	target    string
 	ads       int
+	links     int
 	conns     int
 	duration  time.Duration
 	warmup    time.Duration
@@ -57,9 +60,10 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	var c benchConfig
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.scenario, "scenario", "ads", "request mix: ads (mixed GET /api/v1/ad), ad-by-id (Zipf GET /api/v1/ad/{id}), events (GET /e beacons), url (-path or -paths)")
+	fs.StringVar(&c.scenario, "scenario", "ads", "request mix: ads (mixed GET /api/v1/ad), ad-by-id (Zipf GET /api/v1/ad/{id}), links (Zipf GET /r/{code}), events (GET /e beacons), url (-path or -paths)")
 	fs.StringVar(&c.target, "target", "", "base URL to load, e.g. http://127.0.0.1:8080 (default: start Marquee in-process on a temp dir, seeded with -ads)")
 	fs.IntVar(&c.ads, "ads", 1000, "active ads to seed in-process; ad-by-id draws ids from 1 to this")
+	fs.IntVar(&c.links, "links", 100_000, "links to seed in-process (links scenario); links draws codes from the first this many seeded codes")
 	fs.IntVar(&c.conns, "c", 64, "concurrent keep-alive connections")
 	fs.DurationVar(&c.duration, "d", 10*time.Second, "duration of each run")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "closed-loop warm-up against the target before measuring (also sizes the baseline's body)")
@@ -67,14 +71,14 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.IntVar(&c.rounds, "rounds", 3, "measured runs against the target (alternating with the hello-world with -baseline)")
 	fs.BoolVar(&c.baseline, "baseline", false, "also load an in-process fasthttp hello-world returning the scenario's average body size, and report the ratio")
 	fs.Uint64Var(&c.seed, "seed", 1, "random seed of the scenario (and of the seeded ads)")
-	fs.IntVar(&c.distinct, "requests", 10_000, "distinct requests a generated scenario pre-builds and cycles through")
+	fs.IntVar(&c.distinct, "requests", 10_000, "requests a generated scenario pre-builds and cycles through (default 3,000,000 for ad-by-id and links: a cache benchmark must not replay a short trace)")
 	fs.Float64Var(&c.zipfS, "zipf-s", 1.01, "Zipf exponent of ad-by-id (> 1)")
 	fs.StringVar(&c.path, "path", "", "url scenario: the one path to load")
 	fs.StringVar(&c.pathsFile, "paths", "", "url scenario: file of paths, one a line")
 	var hdrs headerFlags
 	fs.Var(&hdrs, "H", "extra request header \"Name: value\" (repeatable)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "per-request timeout")
-	okStatus := fs.String("ok-status", "200-299", "status codes that count as success: codes and ranges, e.g. 200-299,301-308")
+	okStatus := fs.String("ok-status", "200-299", "status codes that count as success: codes and ranges, e.g. 200-299,301-308 (default 301-308 for links)")
 	fs.Float64Var(&c.maxErrors, "max-errors", 0.001, "fail (exit non-zero) when more than this fraction of requests fail")
 	fs.StringVar(&c.jsonFile, "json", "", "write every figure to this JSON file")
 	fs.StringVar(&c.plotFile, "plot", "", "draw throughput over time and the latency percentile curve to this .svg or .png file")
@@ -85,6 +89,12 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 		return c, err
 	}
 	c.headers = hdrs
+	if c.scenario == "links" && !flagSet(fs, "ok-status") {
+		*okStatus = "301-308"
+	}
+	if keyed(c.scenario) && !flagSet(fs, "requests") {
+		c.distinct = 3_000_000
+	}
 	c.serveArgs = strings.Fields(*serveFlags)
 	if len(c.serveArgs) > 0 && c.target != "" {
 		return c, errors.New("-serve-flags configures the in-process server: not with -target")
@@ -99,17 +109,17 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	if c.rounds < 1 || c.distinct < 1 {
 		problems = append(problems, "-rounds and -requests must be ≥ 1")
 	}
-	if c.target == "" && c.ads < 0 {
-		problems = append(problems, "-ads must be ≥ 0")
+	if c.target == "" && (c.ads < 0 || c.links < 0) {
+		problems = append(problems, "-ads and -links must be ≥ 0")
 	}
 	switch c.scenario {
-	case "ads", "ad-by-id", "events":
+	case "ads", "ad-by-id", "links", "events":
 	case "url":
 		if (c.path == "") == (c.pathsFile == "") {
 			problems = append(problems, "-scenario url needs exactly one of -path and -paths")
 		}
 	default:
-		problems = append(problems, fmt.Sprintf("-scenario %q: want ads, ad-by-id, events or url", c.scenario))
+		problems = append(problems, fmt.Sprintf("-scenario %q: want ads, ad-by-id, links, events or url", c.scenario))
 	}
 	if *rate != "" {
 		if pct, ok := strings.CutSuffix(*rate, "%"); ok {
@@ -133,6 +143,26 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 		return c, errors.New(strings.Join(problems, "; "))
 	}
 	return c, nil
+}
+
+// keyed reports whether a scenario looks keys up through a cache.
+func keyed(scenario string) bool { return scenario == "ad-by-id" || scenario == "links" }
+
+// cacheOf names the cache a keyed scenario goes through (its metrics'
+// label).
+func cacheOf(scenario string) string {
+	if scenario == "links" {
+		return "link"
+	}
+	return "ad"
+}
+
+// flagSet reports whether the flag was given (on the command line or in
+// the environment: parseFlags sets both).
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseStatusSet parses "200-299,301" into a membership test.
@@ -200,19 +230,40 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if cfg.target == "" {
 		rep.Ads = cfg.ads
+		if cfg.scenario == "links" {
+			rep.Ads, rep.Links = 0, cfg.links
+		}
 		rep.Target = "in-process Marquee"
 		rep.ServeFlags = strings.Join(cfg.serveArgs, " ")
 	}
 	live := liveProgress(stderr)
+	// Each run against the target starts its connections at a different
+	// part of the requests, so that runs do not replay what earlier runs
+	// sent (it would flatter a cache). runs is how many there will be.
+	runs := cfg.rounds + 1
+	if cfg.ratePct > 0 {
+		runs++
+	}
+	share := len(reqs) / (cfg.conns * runs) // requests a connection may send a run without repeating
+	targetRuns := 0
 	load := func(server, kind string, round int, addr string, reqs [][]byte, d time.Duration, rate float64) (loadgen.RunReport, error) {
 		label := fmt.Sprintf("%s %s %d", server, kind, round)
+		offset := 0
+		if server == "target" {
+			offset = targetRuns * share
+			targetRuns++
+		}
 		cpu0 := processCPU()
 		// About 40 points of throughput a run, 0.1–1 s apart.
 		interval := min(time.Second, max(100*time.Millisecond, d/40))
-		res, err := loadgen.Run(ctx, loadgen.Config{Addr: addr, Requests: reqs, Conns: cfg.conns, Duration: d,
+		res, err := loadgen.Run(ctx, loadgen.Config{Addr: addr, Requests: reqs, Offset: offset, Conns: cfg.conns, Duration: d,
 			Rate: rate, Timeout: cfg.timeout, OK: cfg.ok, Interval: interval, Progress: live(label, d)})
 		if err != nil {
 			return loadgen.RunReport{}, fmt.Errorf("%s: %w", label, err)
+		}
+		if keyed(cfg.scenario) && server == "target" && res.Responses > uint64(share*cfg.conns) {
+			fmt.Fprintf(stderr, "warning: %s sent %d requests, more than its %d-request share of the trace: "+
+				"it replayed requests of other runs; raise -requests for an honest hit ratio\n", label, res.Responses, share*cfg.conns)
 		}
 		run := loadgen.NewRun(server, kind, round, rate, res, processCPU()-cpu0)
 		rep.Runs = append(rep.Runs, run)
@@ -233,7 +284,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		if cfg.warmup == 0 {
 			return errors.New("-baseline needs a -warmup to measure the body size to return")
 		}
-		stop, a, err := startHello(int(avgBody + 0.5))
+		stop, a, err := startHello(cfg.scenario, int(avgBody+0.5))
 		if err != nil {
 			return err
 		}
@@ -251,6 +302,12 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		rate = cfg.ratePct * m.ReqPerSec
 	}
+	var cache0 loadgen.CacheStats
+	if keyed(cfg.scenario) {
+		if cache0, err = scrapeCache(target, cacheOf(cfg.scenario)); err != nil {
+			return err
+		}
+	}
 	for round := 1; round <= cfg.rounds; round++ {
 		if cfg.baseline {
 			if _, err := load("hello", "measure", round, helloAddr, helloReqs, cfg.duration, rate); err != nil {
@@ -260,6 +317,17 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		if _, err := load("target", "measure", round, addr, reqs, cfg.duration, rate); err != nil {
 			return err
 		}
+	}
+	if keyed(cfg.scenario) {
+		c, err := scrapeCache(target, cacheOf(cfg.scenario))
+		if err != nil {
+			return err
+		}
+		c.Hits, c.Misses = c.Hits-cache0.Hits, c.Misses-cache0.Misses
+		if c.Hits+c.Misses > 0 {
+			c.HitRatio = c.Hits / (c.Hits + c.Misses)
+		}
+		rep.Cache = &c
 	}
 	rep.Summarise()
 	rep.WriteTable(stdout)
@@ -296,6 +364,8 @@ func benchPaths(cfg benchConfig) ([]string, error) {
 		return loadgen.AdsPaths(cfg.seed, cfg.distinct), nil
 	case "ad-by-id":
 		return loadgen.AdByIDPaths(cfg.seed, cfg.distinct, cfg.ads, cfg.zipfS)
+	case "links":
+		return loadgen.LinkPaths(cfg.seed, cfg.distinct, cfg.links, cfg.zipfS)
 	case "events":
 		return loadgen.EventPaths(cfg.seed, cfg.distinct), nil
 	}
@@ -321,6 +391,9 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 	noEnv := func(string) string { return "" } // MARQUEE_* of a real server must not leak in
 	seedArgs := []string{"-data", dir, "-ads", strconv.Itoa(cfg.ads), "-seed", strconv.FormatUint(cfg.seed, 10),
 		"-scheduled", "0", "-expired", "0"}
+	if cfg.scenario == "links" {
+		seedArgs = append(seedArgs, "-links", strconv.Itoa(cfg.links))
+	}
 	if err := runSeed(ctx, seedArgs, noEnv, io.Discard, stderr); err != nil {
 		os.RemoveAll(dir)
 		return nil, "", err
@@ -346,20 +419,49 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 }
 
 // startHello serves the hello-world baseline on a loopback port: a body of
-// size bytes, or 204 No Content for size 0 (as the event beacon answers).
-func startHello(size int) (stop func(), addr string, err error) {
+// size bytes, or 204 No Content for size 0 (as the event beacon answers);
+// for the links scenario, a 302 to a URL as long as a seeded link's.
+func startHello(scenario string, size int) (stop func(), addr string, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, "", err
 	}
-	var body []byte
-	if size > 0 {
-		body = loadgen.HelloBody(size)
+	var h loadgen.Hello
+	switch {
+	case scenario == "links":
+		h.Location = []byte("https://example.com/p/500000")
+	case size > 0:
+		h.Body = loadgen.HelloBody(size)
 	}
-	hs := loadgen.HelloServer(body, nil)
+	hs := loadgen.HelloServer(h)
 	done := make(chan struct{})
 	go func() { defer close(done); hs.Serve(ln) }()
 	return func() { hs.Shutdown(); <-done }, ln.Addr().String(), nil
+}
+
+// scrapeCache reads a cache's hits and misses from the target's /metrics.
+func scrapeCache(target, name string) (loadgen.CacheStats, error) {
+	c := loadgen.CacheStats{Name: name}
+	status, body, err := fasthttp.Get(nil, target+"/metrics")
+	if err != nil || status != fasthttp.StatusOK {
+		return c, fmt.Errorf("scrape %s/metrics for the cache hit ratio: status %d, %v", target, status, err)
+	}
+	label := `{cache="` + name + `"} `
+	found := 0
+	for line := range strings.Lines(string(body)) {
+		for metric, dst := range map[string]*float64{"marquee_cache_hits_total": &c.Hits, "marquee_cache_misses_total": &c.Misses} {
+			if v, ok := strings.CutPrefix(line, metric+label); ok {
+				if *dst, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+					return c, fmt.Errorf("scrape %s: %q: %w", target, line, err)
+				}
+				found++
+			}
+		}
+	}
+	if found != 2 {
+		return c, fmt.Errorf("%s/metrics has no marquee_cache_hits_total and misses_total for cache %q", target, name)
+	}
+	return c, nil
 }
 
 // liveProgress returns, for a terminal, a factory of progress callbacks that

@@ -19,7 +19,8 @@ import (
 // same-stack ceiling that throughput figures are reported against. With
 // -capture and -paths it first fetches, for every path, the body a running
 // server returns, then answers each path with that body: a server that
-// sends exactly the same bytes with no logic at all.
+// sends exactly the same bytes with no logic at all. With -location it
+// answers a redirect, as GET /r/{code} does.
 func runHello(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("hello", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -27,6 +28,7 @@ func runHello(ctx context.Context, args []string, getenv func(string) string, st
 	size := fs.Int("size", 13, "response body size in bytes (0: answer 204 No Content)")
 	capture := fs.String("capture", "", "base URL of a server whose responses to -paths to replay")
 	paths := fs.String("paths", "", "file of paths, one a line (with -capture)")
+	location := fs.String("location", "", "answer 302 with this Location and no body (a short link's redirect)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -44,7 +46,11 @@ func runHello(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 	}
-	hs := loadgen.HelloServer(body, replay)
+	h := loadgen.Hello{Body: body, Replay: replay}
+	if *location != "" {
+		h.Location = []byte(*location)
+	}
+	hs := loadgen.HelloServer(h)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -20,7 +20,9 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	fs.SetOutput(stderr)
 	data := fs.String("data", "./data", "data directory")
 	db := fs.String("db", "", "SQLite file (default <data>/marquee.db) or a postgres:// URL")
-	n := fs.Int("ads", 1000, "how many ads to add")
+	n := fs.Int("ads", 1000, "how many ads to add (default 0 when -links is set)")
+	links := fs.Int("links", 0, "how many links to add, with codes marquee.SeedCode(i) for i from -links-from")
+	linksFrom := fs.Int64("links-from", 0, "number of the first seeded link (seed more links with a higher one)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed makes the same ads")
 	batch := fs.Int("batch", 20_000, "ads per transaction")
 	scheduled := fs.Float64("scheduled", 0.05, "fraction of ads that start in the future")
@@ -28,8 +30,13 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
-	if *n < 0 || *batch < 1 {
-		return fmt.Errorf("-ads must be ≥ 0 and -batch ≥ 1")
+	adsSet := false
+	fs.Visit(func(f *flag.Flag) { adsSet = adsSet || f.Name == "ads" })
+	if *links > 0 && !adsSet {
+		*n = 0
+	}
+	if *n < 0 || *links < 0 || *linksFrom < 0 || *batch < 1 {
+		return fmt.Errorf("-ads, -links and -links-from must be ≥ 0 and -batch ≥ 1")
 	}
 	if *scheduled < 0 || *expired < 0 || *scheduled+*expired > 1 {
 		return fmt.Errorf("-scheduled and -expired must be fractions summing to at most 1")
@@ -43,32 +50,62 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer st.Close()
 
+	gen := newAdGen(*seed, time.Now(), *scheduled, *expired)
+	start := time.Now()
+	err = seedBatches(ctx, stderr, "seeding ads", *n, *batch, func(int) (marquee.AdInput, error) {
+		in := gen.next()
+		return in, in.Validate()
+	}, st.InsertAds)
+	if err != nil {
+		return err
+	}
+	if *n > 0 {
+		fmt.Fprintf(stdout, "seeded %d ads into %s in %v\n", *n, redact(*db), time.Since(start).Round(time.Millisecond))
+	}
+	start = time.Now()
+	err = seedBatches(ctx, stderr, "seeding links", *links, *batch, func(i int) (marquee.LinkInput, error) {
+		k := *linksFrom + int64(i)
+		in := marquee.LinkInput{Code: marquee.SeedCode(k), URL: fmt.Sprintf("https://example.com/p/%d", k), Redirect: marquee.DefaultRedirect}
+		return in, in.Validate()
+	}, st.InsertLinks)
+	if err != nil {
+		return err
+	}
+	if *links > 0 {
+		fmt.Fprintf(stdout, "seeded %d links into %s in %v\n", *links, redact(*db), time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// seedBatches makes n inputs with next and stores them with insert, batch
+// at a time, with a progress bar on a terminal.
+func seedBatches[T any](ctx context.Context, stderr io.Writer, what string, n, batch int,
+	next func(i int) (T, error), insert func(context.Context, []T, func()) error) error {
+	if n == 0 {
+		return nil
+	}
 	progress := io.Discard // a progress bar only on a terminal
 	if isTerminal(stderr) {
 		progress = stderr
 	}
-	bar := progressbar.NewOptions(*n, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("seeding ads"),
+	bar := progressbar.NewOptions(n, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }))
-	gen := newAdGen(*seed, time.Now(), *scheduled, *expired)
-	start := time.Now()
-	for done := 0; done < *n; {
-		k := min(*batch, *n-done)
-		ins := make([]marquee.AdInput, k)
+	for done := 0; done < n; {
+		k := min(batch, n-done)
+		ins := make([]T, k)
 		for i := range ins {
-			ins[i] = gen.next()
-			if err := ins[i].Validate(); err != nil {
-				return fmt.Errorf("generated an invalid ad: %w", err)
+			var err error
+			if ins[i], err = next(done + i); err != nil {
+				return fmt.Errorf("%s: generated invalid input: %w", what, err)
 			}
 		}
-		if err := st.InsertAds(ctx, ins, func() { bar.Add(1) }); err != nil {
+		if err := insert(ctx, ins, func() { bar.Add(1) }); err != nil {
 			return err
 		}
 		done += k
 	}
-	bar.Finish()
-	fmt.Fprintf(stdout, "seeded %d ads into %s in %v\n", *n, redact(*db), time.Since(start).Round(time.Millisecond))
-	return nil
+	return bar.Finish()
 }
 
 // adGen makes realistic ads deterministically from a seed, around an

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -26,6 +27,10 @@ import (
 type Store struct {
 	db  *sql.DB
 	now func() time.Time
+	// stmts caches prepared statements by query for reads outside
+	// transactions: SQLite otherwise parses a query each time it runs, a
+	// third of the cost of a cache miss's look-up.
+	stmts sync.Map
 }
 
 // migrations are applied in order; the schema's version is how many ran.
@@ -211,16 +216,20 @@ func (s *Store) DeleteAd(ctx context.Context, id int64) error {
 
 // Ad returns ad id, or an error wrapping marquee.ErrNotFound.
 func (s *Store) Ad(ctx context.Context, id int64) (marquee.Ad, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+adrow.Columns+` FROM ads WHERE id = ?`, id)
-	a, err := scanAd(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return a, fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
+	var r adrow.Row
+	err := s.read().QueryRow(ctx, `SELECT `+adrow.Columns+` FROM ads WHERE id = ?`, id).Scan(r.Dest()...)
+	if errors.Is(err, sqltx.ErrNoRows) {
+		return marquee.Ad{}, fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
 	}
 	if err != nil {
-		return a, fmt.Errorf("get ad %d: %w", id, err)
+		return marquee.Ad{}, fmt.Errorf("get ad %d: %w", id, s.wrap(err))
 	}
-	return a, nil
+	return r.Ad()
 }
+
+// read returns the database as sqltx.DB, running queries as cached
+// prepared statements.
+func (s *Store) read() conn { return conn{q: s.db, stmts: &s.stmts} }
 
 // ListAds returns one page of the ads in f.State, ordered by id, and how many
 // ads are in that state in all.
@@ -307,7 +316,7 @@ func (s *Store) inTx(ctx context.Context, at time.Time, fn func(*txn) error) err
 		return s.wrap(err)
 	}
 	defer tx.Rollback()
-	if err := fn(&txn{conn: conn{tx}, tx: tx, at: at}); err != nil {
+	if err := fn(&txn{conn: conn{q: tx}, tx: tx, at: at}); err != nil {
 		return s.wrap(err)
 	}
 	return s.wrap(tx.Commit())
@@ -318,10 +327,16 @@ type querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
 }
 
 // conn adapts a querier to sqltx.DB.
-type conn struct{ q querier }
+type conn struct {
+	q querier
+	// stmts, when set, caches the queries' prepared statements (see
+	// Store.stmts); reads only.
+	stmts *sync.Map
+}
 
 func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	res, err := c.q.ExecContext(ctx, query, args...)
@@ -332,7 +347,14 @@ func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error
 }
 
 func (c conn) QueryRow(ctx context.Context, query string, args ...any) sqltx.Row {
-	return row{c.q.QueryRowContext(ctx, query, args...)}
+	if c.stmts == nil {
+		return row{r: c.q.QueryRowContext(ctx, query, args...)}
+	}
+	st, err := c.prepared(ctx, query)
+	if err != nil {
+		return row{err: err}
+	}
+	return row{r: st.QueryRowContext(ctx, args...)}
 }
 
 func (c conn) Query(ctx context.Context, query string, args ...any) (sqltx.Rows, error) {
@@ -340,9 +362,32 @@ func (c conn) Query(ctx context.Context, query string, args ...any) (sqltx.Rows,
 	return rows{r}, err
 }
 
-type row struct{ r *sql.Row }
+// prepared returns query's cached statement, preparing it the first time.
+func (c conn) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := c.stmts.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := c.q.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := c.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// row is a result row, or the error of preparing its query.
+type row struct {
+	r   *sql.Row
+	err error
+}
 
 func (r row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
 	err := r.r.Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sqltx.ErrNoRows
@@ -368,14 +413,6 @@ func (t *txn) LogChange(ctx context.Context, entity string, id int64, key string
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO changelog (entity, entity_id, entity_key, op, at) VALUES (?, ?, ?, ?, ?)`,
 		entity, id, key, string(op), t.at.UnixMilli())
 	return err
-}
-
-func scanAd(row *sql.Row) (marquee.Ad, error) {
-	var r adrow.Row
-	if err := row.Scan(r.Dest()...); err != nil {
-		return marquee.Ad{}, err
-	}
-	return r.Ad()
 }
 
 // LastSeq is the seq of the newest changelog entry, 0 if there is none.
@@ -471,13 +508,13 @@ func (s *Store) DeleteLink(ctx context.Context, code string) error {
 
 // Link returns link code, or an error wrapping marquee.ErrNotFound.
 func (s *Store) Link(ctx context.Context, code string) (marquee.Link, error) {
-	l, err := sqltx.Link(ctx, conn{s.db}, code)
+	l, err := sqltx.Link(ctx, s.read(), code)
 	return l, s.wrap(err)
 }
 
 // ListLinks returns one page of links, newest first, and how many there are.
 func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error) {
-	links, total, err := sqltx.ListLinks(ctx, conn{s.db}, offset, limit)
+	links, total, err := sqltx.ListLinks(ctx, s.read(), offset, limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list links: %w", s.wrap(err))
 	}

@@ -9,6 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"marquee"
@@ -230,27 +233,63 @@ func ListLinks(ctx context.Context, db DB, offset, limit int) ([]marquee.Link, i
 	return links, total, rows.Err()
 }
 
-// AddClicks adds counted redirects to links' clicks. A link with a click
-// limit gets a changelog entry, so that every instance reloads its count
-// (the others' caches hold the count the limit is judged by); the rest
-// change nothing a redirect reads, and write only their row. Counts of
-// links deleted meanwhile are dropped.
+// clickBatch is how many links one statement of AddClicks updates.
+const clickBatch = 500
+
+// AddClicks adds counted redirects to links' clicks, clickBatch links a
+// statement, in code order (two instances flushing at once lock rows in
+// the same order). A link with a click limit gets a changelog entry, so
+// that every instance reloads its count (the others' caches hold the count
+// the limit is judged by); the rest change nothing a redirect reads, and
+// write only their row. Counts of links deleted meanwhile are dropped.
 func AddClicks(ctx context.Context, tx Tx, counts map[string]int64) error {
-	for code, n := range counts {
-		var id, limit int64
-		err := tx.QueryRow(ctx, `UPDATE links SET clicks = clicks + ? WHERE code = ? RETURNING id, max_clicks`, n, code).Scan(&id, &limit)
-		switch {
-		case errors.Is(err, ErrNoRows):
-			continue
-		case err != nil:
+	codes := slices.Sorted(maps.Keys(counts))
+	for len(codes) > 0 {
+		chunk := codes[:min(clickBatch, len(codes))]
+		codes = codes[len(chunk):]
+		var q strings.Builder
+		args := make([]any, 0, 2*len(chunk))
+		q.WriteString(`WITH v(c, n) AS (VALUES `)
+		for i, code := range chunk {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(`(CAST(? AS text), CAST(? AS bigint))`)
+			args = append(args, code, counts[code])
+		}
+		q.WriteString(`) UPDATE links SET clicks = links.clicks + v.n FROM v WHERE links.code = v.c RETURNING id, code, max_clicks`)
+		limited, err := limitedLinks(ctx, tx, q.String(), args)
+		if err != nil {
 			return err
-		case limit > 0:
-			if err := tx.LogChange(ctx, EntityLink, id, code, marquee.OpPut); err != nil {
+		}
+		for _, l := range limited {
+			if err := tx.LogChange(ctx, EntityLink, l.ID, l.Code, marquee.OpPut); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// limitedLinks runs an update returning (id, code, max_clicks) and keeps
+// the links that have a limit.
+func limitedLinks(ctx context.Context, tx Tx, query string, args []any) ([]marquee.Link, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []marquee.Link
+	for rows.Next() {
+		var l marquee.Link
+		if err := rows.Scan(&l.ID, &l.Code, &l.MaxClicks); err != nil {
+			return nil, err
+		}
+		if l.MaxClicks > 0 {
+			out = append(out, l)
+		}
+	}
+	return out, rows.Err()
 }
 
 // SyncAdLink brings ad adID's tracking link in line with its landing url

@@ -59,6 +59,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("ConcurrentWritesCommitInSeqOrder", func(t *testing.T) { testConcurrentWrites(t, open) })
 	t.Run("Links", func(t *testing.T) { testLinks(t, open) })
 	t.Run("AdTrackingLinks", func(t *testing.T) { testAdTrackingLinks(t, open) })
+	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
 }
 
 func testCRUD(t *testing.T, open Opener) {
@@ -424,5 +425,43 @@ func testAdTrackingLinks(t *testing.T, open Opener) {
 		"ad put " + id, "link put " + rep.Link, "ad delete " + id, "link delete " + rep.Link}
 	if got := changesSince(t, st, seq); !reflect.DeepEqual(got, want) {
 		t.Fatalf("changelog = %q; want %q", got, want)
+	}
+}
+
+// More links than one statement of AddClicks updates, some limited.
+func testClicksOfManyLinks(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	const n = 1234
+	var ins []marquee.LinkInput
+	counts := map[string]int64{}
+	for i := range n {
+		in := marquee.LinkInput{Code: marquee.SeedCode(int64(i)), URL: "https://example.com/", Redirect: 302}
+		if i%100 == 0 {
+			in.MaxClicks = 1000
+		}
+		ins = append(ins, in)
+		counts[in.Code] = int64(i%7 + 1)
+	}
+	if err := st.InsertLinks(ctx, ins, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	seq, _ := st.LastSeq(ctx)
+	for range 2 {
+		if err := st.AddClicks(ctx, counts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links, total, err := st.ListLinks(ctx, 0, 2*n)
+	if err != nil || total != n {
+		t.Fatalf("ListLinks = %d links, %v", total, err)
+	}
+	for _, l := range links {
+		if l.Clicks != 2*counts[l.Code] {
+			t.Fatalf("link %s clicks = %d; want %d", l.Code, l.Clicks, 2*counts[l.Code])
+		}
+	}
+	if got := len(changesSince(t, st, seq)); got != 2*13 {
+		t.Fatalf("%d changelog entries; want %d (one per limited link per flush)", got, 2*13)
 	}
 }
