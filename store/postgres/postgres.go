@@ -495,7 +495,8 @@ func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Lin
 // AddClicks adds counted redirects to links' clicks in one transaction
 // (see sqltx.AddClicks).
 func (s *Store) AddClicks(ctx context.Context, counts map[string]int64) error {
-	if err := s.inTx(ctx, func(tx *txn) error { return sqltx.AddClicks(ctx, tx, counts) }); err != nil {
+	// 500 links a statement: a round trip each.
+	if err := s.inTx(ctx, func(tx *txn) error { return sqltx.AddClicks(ctx, tx, counts, 500) }); err != nil {
 		return fmt.Errorf("add clicks: %w", err)
 	}
 	return nil

@@ -233,19 +233,36 @@ func ListLinks(ctx context.Context, db DB, offset, limit int) ([]marquee.Link, i
 	return links, total, rows.Err()
 }
 
-// clickBatch is how many links one statement of AddClicks updates.
-const clickBatch = 500
-
-// AddClicks adds counted redirects to links' clicks, clickBatch links a
-// statement, in code order (two instances flushing at once lock rows in
-// the same order). A link with a click limit gets a changelog entry, so
-// that every instance reloads its count (the others' caches hold the count
-// the limit is judged by); the rest change nothing a redirect reads, and
-// write only their row. Counts of links deleted meanwhile are dropped.
-func AddClicks(ctx context.Context, tx Tx, counts map[string]int64) error {
+// AddClicks adds counted redirects to links' clicks, in code order (two
+// instances flushing at once lock rows in the same order), batch links a
+// statement: 1 where a statement is cheap (SQLite in process, prepared
+// once: 8 µs a link, against 24 µs in 500-row statements), more where each
+// costs a round trip (PostgreSQL). A link with a click limit gets a
+// changelog entry, so that every instance reloads its count (the others'
+// caches hold the count the limit is judged by); the rest change nothing a
+// redirect reads, and write only their row. Counts of links deleted
+// meanwhile are dropped.
+func AddClicks(ctx context.Context, tx Tx, counts map[string]int64, batch int) error {
 	codes := slices.Sorted(maps.Keys(counts))
+	if batch <= 1 {
+		for _, code := range codes {
+			var id, limit int64
+			err := tx.QueryRow(ctx, `UPDATE links SET clicks = clicks + ? WHERE code = ? RETURNING id, max_clicks`, counts[code], code).Scan(&id, &limit)
+			switch {
+			case errors.Is(err, ErrNoRows):
+				continue
+			case err != nil:
+				return err
+			case limit > 0:
+				if err := tx.LogChange(ctx, EntityLink, id, code, marquee.OpPut); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 	for len(codes) > 0 {
-		chunk := codes[:min(clickBatch, len(codes))]
+		chunk := codes[:min(batch, len(codes))]
 		codes = codes[len(chunk):]
 		var q strings.Builder
 		args := make([]any, 0, 2*len(chunk))
