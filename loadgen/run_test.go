@@ -181,3 +181,25 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
+
+// Offset moves where connections start: the first request of a run with
+// one connection and Offset k is the k-th path.
+func TestRunOffset(t *testing.T) {
+	first := make(chan string, 10) // the first request of each connection
+	addr := serve(t, func(ctx *fasthttp.RequestCtx) {
+		if ctx.ConnRequestNum() == 1 {
+			first <- string(ctx.Path())
+		}
+	})
+	for k, want := range []string{"/a", "/b", "/c", "/a"} {
+		_, err := loadgen.Run(context.Background(), loadgen.Config{
+			Addr: addr, Requests: requests(t, addr, "/a", "/b", "/c"), Offset: k, Conns: 1, Duration: 50 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := <-first; got != want {
+			t.Errorf("Offset %d: first request %s; want %s", k, got, want)
+		}
+	}
+}

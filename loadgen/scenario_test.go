@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"marquee"
 	"marquee/loadgen"
 )
 
@@ -195,5 +196,29 @@ func TestEventPaths(t *testing.T) {
 	}
 	if avg := total / 5000; avg < 100 || avg > 140 {
 		t.Errorf("average path = %d bytes; want ~120", avg)
+	}
+}
+
+// LinkPaths asks for the seeded codes, Zipf-distributed like ad-by-id.
+func TestLinkPaths(t *testing.T) {
+	const n, links, s = 100_000, 500, 1.2
+	paths, err := loadgen.LinkPaths(5, n, links, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]int{}
+	for i := range links {
+		codes["/r/"+marquee.SeedCode(int64(i))] = 0
+	}
+	for _, p := range paths {
+		if _, ok := codes[p]; !ok {
+			t.Fatalf("path %q is not a seeded link", p)
+		}
+		codes[p]++
+	}
+	top := codes["/r/"+marquee.SeedCode(int64(loadgen.ZipfID(0, links)-1))]
+	second := codes["/r/"+marquee.SeedCode(int64(loadgen.ZipfID(1, links)-1))]
+	if r := float64(top) / float64(second); math.Abs(r-math.Pow(2, s))/math.Pow(2, s) > 0.05 {
+		t.Errorf("rank 0 / rank 1 = %.3f; want 2^%v ± 5%%", r, s)
 	}
 }

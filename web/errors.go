@@ -81,13 +81,19 @@ var contentTypeJSON = []byte("application/json")
 
 // writeJSON writes v as the JSON body of a response with the given status.
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentTypeBytes(contentTypeJSON)
+	ctx.SetBody(renderJSON(v))
+}
+
+// renderJSON marshals v without HTML escaping and without a trailing
+// newline.
+func renderJSON(v any) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil { // only our own types reach here; they always marshal
 		panic(fmt.Sprintf("marshal %T: %v", v, err))
 	}
-	ctx.SetStatusCode(status)
-	ctx.SetContentTypeBytes(contentTypeJSON)
-	ctx.SetBody(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -33,7 +33,7 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/ad", handleListAds(s.index, s.now)},
 		{"POST", "/api/v1/ad", admin(withStore(handleCreateAd(s.store, s.writer)))},
 		// Beyond the contract: ads by id (from the cache), admin reads and writes.
-		{"GET", "/api/v1/ad/{id}", withStore(handleGetAd(s.adCache))},
+		{"GET", "/api/v1/ad/{id}", handleGetAd(s.adCache)},
 		{"PUT", "/api/v1/ad/{id}", admin(withStore(handleReplaceAd(s.store, s.writer)))},
 		{"DELETE", "/api/v1/ad/{id}", admin(withStore(handleDeleteAd(s.store, s.writer)))},
 		{"GET", "/api/v1/ads", admin(withStore(handleAdminListAds(s.store, s.now)))},

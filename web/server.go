@@ -59,7 +59,7 @@ type Deps struct {
 	LinkStore LinkStore
 	Index     *index.Index // fed by Feed, which makes writes visible
 	Feed      Syncer
-	AdCache   *cache.Cache[int64, marquee.Ad]    // ads by id (see NewAdCache)
+	AdCache   *cache.Cache[int64, []byte]        // ads' JSON by id (see NewAdCache)
 	LinkCache *cache.Cache[string, marquee.Link] // links by code (see NewLinkCache)
 	Clicks    *clicks.Counter
 	Events    EventSink
@@ -91,7 +91,7 @@ type Server struct {
 	links   LinkStore
 	index   *index.Index
 	writer  *writer
-	adCache *cache.Cache[int64, marquee.Ad]
+	adCache *cache.Cache[int64, []byte]
 	redir   *redirector
 	events  *eventEnv
 	metrics *metrics

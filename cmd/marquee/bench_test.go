@@ -160,3 +160,36 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// The links scenario redirects (a 302 baseline), and reports the link
+// cache's hit ratio over the measured runs from the target's /metrics.
+func TestBenchLinksReportsHitRatio(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "r.json")
+	out, err := bench(t, "-scenario", "links", "-links", "2000", "-requests", "20000", "-c", "4", "-d", "300ms",
+		"-warmup", "200ms", "-rounds", "2", "-baseline", "-json", js, "-serve-flags", "-link-cache 200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := readReport(t, js)
+	c := rep.Cache
+	if c == nil || c.Name != "link" || c.HitRatio <= 0 || c.HitRatio >= 1 || !strings.Contains(out, "link cache: hit ratio") {
+		t.Fatalf("cache report %+v; table:\n%s", c, out)
+	}
+	var measured uint64
+	for _, r := range rep.Runs {
+		if r.Server == "target" && r.Kind == "measure" {
+			measured += r.Responses
+		}
+		if r.Errors > 0 || (r.Server == "target" && r.Status != nil) {
+			t.Errorf("run %s/%s: %d errors, statuses %v; want every answer a 302", r.Server, r.Kind, r.Errors, r.Status)
+		}
+	}
+	// Every measured redirect is one look-up; a few more were in flight
+	// when the runs ended.
+	if got := uint64(c.Hits + c.Misses); got < measured || got > measured+2*4 {
+		t.Errorf("hits + misses = %d; want the %d measured responses (+ ≤ 8 in flight)", got, measured)
+	}
+	if rep.Links != 2000 || rep.Ratio <= 0 {
+		t.Errorf("report links %d, ratio %v", rep.Links, rep.Ratio)
+	}
+}
