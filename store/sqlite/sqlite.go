@@ -74,7 +74,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "mmap_size(1073741824)") // reads map the file instead of copying pages
-	q.Add("_pragma", "cache_size(-16384)") // 16 MiB a connection (default 2 MiB): a click flush rewrites many pages
+	q.Add("_pragma", "cache_size(-16384)")    // 16 MiB a connection (default 2 MiB): a click flush rewrites many pages
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
