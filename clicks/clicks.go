@@ -16,6 +16,8 @@ import (
 	"context"
 	"hash/maphash"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -143,55 +145,73 @@ func (c *Counter) Run(ctx context.Context, every time.Duration) {
 	}
 }
 
-// Flush adds every count to the store, then waits until this instance's
-// feed has applied the flush (so limited links are reloaded with their new
-// counts) before it forgets them. On error the counts are kept for the
-// next flush.
+// flushChunk bounds the links one transaction of a flush updates: a flush
+// under Zipf traffic touches tens of thousands of links, and one
+// transaction for all of them would hold the store's write lock (SQLite:
+// the whole file) for the best part of a second.
+const flushChunk = 2000
+
+// Flush adds every count to the store, a chunk of links a transaction in
+// code order, then waits until this instance's feed has applied them (so
+// limited links are reloaded with their new counts) before it forgets
+// them. Counts not stored (an error) are kept for the next flush.
 func (c *Counter) Flush(ctx context.Context) error {
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
 	all := map[string]int64{}
-	var total int64
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
 		sh.flushing, sh.pending = sh.pending, map[string]int64{}
 		for code, n := range sh.flushing {
 			all[code] += n
-			total += n
 		}
 		sh.mu.Unlock()
 	}
-	if total == 0 {
-		c.settle(false)
-		return nil
+	codes := slices.Sorted(maps.Keys(all))
+	stored := 0 // codes[:stored] are in the store
+	var err error
+	for stored < len(codes) {
+		chunk := codes[stored:min(stored+flushChunk, len(codes))]
+		counts := make(map[string]int64, len(chunk))
+		var n int64
+		for _, code := range chunk {
+			counts[code] = all[code]
+			n += all[code]
+		}
+		if err = c.store.AddClicks(ctx, counts); err != nil {
+			c.failures.Inc()
+			break
+		}
+		stored += len(chunk)
+		c.flushed.Add(float64(n))
 	}
-	if err := c.store.AddClicks(ctx, all); err != nil {
-		c.failures.Inc()
-		c.settle(false)
-		return err
+	if stored > 0 {
+		// The counts are in the store. Until the feed has applied their
+		// changelog entries, a cached limited link still holds the old
+		// count: keep counting the flushed clicks against it until then.
+		// (A load in between counts them twice: a link near its limit may
+		// refuse early for that moment, never pass it.)
+		if serr := c.feed.Sync(ctx); serr != nil {
+			c.log.Debug("click flush: feed not synced", "err", serr)
+		}
 	}
-	c.flushed.Add(float64(total))
-	// The counts are in the store. Until the feed has applied the flush's
-	// changelog entries, a cached limited link still holds the old count:
-	// keep counting the flushed clicks against it until then. (A load in
-	// between counts them twice: a link near its limit may refuse early
-	// for that moment, never pass it.)
-	if err := c.feed.Sync(ctx); err != nil {
-		c.log.Debug("click flush: feed not synced", "err", err)
+	unstored := map[string]bool{}
+	for _, code := range codes[stored:] {
+		unstored[code] = true
 	}
-	c.settle(true)
-	return nil
+	c.settle(unstored)
+	return err
 }
 
-// settle ends a flush: the taken counts are dropped if they were stored,
-// else given back to pending.
-func (c *Counter) settle(stored bool) {
+// settle ends a flush: the taken counts of unstored codes go back to
+// pending, the rest are dropped.
+func (c *Counter) settle(unstored map[string]bool) {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
-		if !stored {
-			for code, n := range sh.flushing {
+		for code, n := range sh.flushing {
+			if unstored[code] {
 				sh.pending[code] += n
 			}
 		}

@@ -57,3 +57,34 @@ func BenchmarkAddClicks(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*flushed), "ns/link")
 }
+
+// BenchmarkLink is a cache miss's look-up of a link by code among 100,000.
+//
+//	go test ./store/sqlite -run XXX -bench 'Link$'
+func BenchmarkLink(b *testing.B) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	const links = 100_000
+	ins := make([]marquee.LinkInput, links)
+	for i := range ins {
+		ins[i] = marquee.LinkInput{Code: marquee.SeedCode(int64(i)), URL: "https://example.com/p/" + strconv.Itoa(i), Redirect: 302}
+	}
+	if err := st.InsertLinks(ctx, ins, func() {}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, err := st.Link(ctx, ins[(i*7919)%links].Code); err != nil {
+				b.Error(err)
+				return
+			}
+			i++
+		}
+	})
+}
