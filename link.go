@@ -49,6 +49,15 @@ type Link struct {
 	UpdatedAt time.Time
 }
 
+// Clicks are redirects of one link counted in memory, to be added to the
+// store: by LinkID (a code may be deleted and created again), with the
+// code the changelog names it by.
+type Clicks struct {
+	LinkID int64
+	Code   string
+	N      int64
+}
+
 // linkJSON is the wire shape of a link (admin reads).
 type linkJSON struct {
 	Code      string  `json:"code"`

@@ -13,10 +13,10 @@
 package clicks
 
 import (
+	"cmp"
 	"context"
 	"hash/maphash"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -28,7 +28,7 @@ import (
 
 // Store is where counts go.
 type Store interface {
-	AddClicks(ctx context.Context, counts map[string]int64) error
+	AddClicks(ctx context.Context, counts []marquee.Clicks) error
 }
 
 // Syncer makes committed changes visible on this instance (the feed).
@@ -54,9 +54,15 @@ type Counter struct {
 
 type shard struct {
 	mu       sync.Mutex
-	pending  map[string]int64 // counted since the last flush began
-	flushing map[string]int64 // taken by the flush in progress; nil between flushes
+	pending  map[string]count // counted since the last flush began, by code
+	flushing map[string]count // taken by the flush in progress; nil between flushes
 	_        [64]byte         // keep shards' mutexes on separate cache lines
+}
+
+// count is one link's counted redirects.
+type count struct {
+	id int64 // the link's id when last counted
+	n  int64
 }
 
 // New returns a counter that flushes into store; reg receives its
@@ -73,7 +79,7 @@ func New(store Store, feed Syncer, log *slog.Logger, reg prometheus.Registerer) 
 		}),
 	}
 	for i := range c.shards {
-		c.shards[i].pending = map[string]int64{}
+		c.shards[i].pending = map[string]count{}
 	}
 	if reg != nil {
 		reg.MustRegister(c.flushed, c.failures, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -90,12 +96,12 @@ func New(store Store, feed Syncer, log *slog.Logger, reg prometheus.Registerer) 
 func (c *Counter) Take(l *marquee.Link) bool {
 	sh := &c.shards[maphash.String(c.seed, l.Code)%shards]
 	sh.mu.Lock()
-	n := sh.pending[l.Code]
-	if l.MaxClicks > 0 && l.Clicks+n+sh.flushing[l.Code] >= l.MaxClicks {
+	p := sh.pending[l.Code]
+	if l.MaxClicks > 0 && l.Clicks+p.n+sh.flushing[l.Code].n >= l.MaxClicks {
 		sh.mu.Unlock()
 		return false
 	}
-	sh.pending[l.Code] = n + 1
+	sh.pending[l.Code] = count{id: l.ID, n: p.n + 1}
 	sh.mu.Unlock()
 	return true
 }
@@ -109,7 +115,7 @@ func (c *Counter) Reached(l *marquee.Link) bool {
 	sh := &c.shards[maphash.String(c.seed, l.Code)%shards]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return l.Clicks+sh.pending[l.Code]+sh.flushing[l.Code] >= l.MaxClicks
+	return l.Clicks+sh.pending[l.Code].n+sh.flushing[l.Code].n >= l.MaxClicks
 }
 
 // Pending is how many redirects are counted and not yet in the store.
@@ -119,10 +125,10 @@ func (c *Counter) Pending() int64 {
 		sh := &c.shards[i]
 		sh.mu.Lock()
 		for _, v := range sh.pending {
-			n += v
+			n += v.n
 		}
 		for _, v := range sh.flushing {
-			n += v
+			n += v.n
 		}
 		sh.mu.Unlock()
 	}
@@ -158,28 +164,26 @@ const flushChunk = 2000
 func (c *Counter) Flush(ctx context.Context) error {
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
-	all := map[string]int64{}
+	var all []marquee.Clicks
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
-		sh.flushing, sh.pending = sh.pending, map[string]int64{}
-		for code, n := range sh.flushing {
-			all[code] += n
+		sh.flushing, sh.pending = sh.pending, map[string]count{}
+		for code, p := range sh.flushing {
+			all = append(all, marquee.Clicks{LinkID: p.id, Code: code, N: p.n})
 		}
 		sh.mu.Unlock()
 	}
-	codes := slices.Sorted(maps.Keys(all))
-	stored := 0 // codes[:stored] are in the store
+	slices.SortFunc(all, func(a, b marquee.Clicks) int { return cmp.Compare(a.LinkID, b.LinkID) })
+	stored := 0 // all[:stored] are in the store
 	var err error
-	for stored < len(codes) {
-		chunk := codes[stored:min(stored+flushChunk, len(codes))]
-		counts := make(map[string]int64, len(chunk))
+	for stored < len(all) {
+		chunk := all[stored:min(stored+flushChunk, len(all))]
 		var n int64
-		for _, code := range chunk {
-			counts[code] = all[code]
-			n += all[code]
+		for _, c := range chunk {
+			n += c.N
 		}
-		if err = c.store.AddClicks(ctx, counts); err != nil {
+		if err = c.store.AddClicks(ctx, chunk); err != nil {
 			c.failures.Inc()
 			break
 		}
@@ -197,8 +201,8 @@ func (c *Counter) Flush(ctx context.Context) error {
 		}
 	}
 	unstored := map[string]bool{}
-	for _, code := range codes[stored:] {
-		unstored[code] = true
+	for _, c := range all[stored:] {
+		unstored[c.Code] = true
 	}
 	c.settle(unstored)
 	return err
@@ -210,9 +214,13 @@ func (c *Counter) settle(unstored map[string]bool) {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
-		for code, n := range sh.flushing {
+		for code, f := range sh.flushing {
 			if unstored[code] {
-				sh.pending[code] += n
+				p := sh.pending[code]
+				if p.n == 0 {
+					p.id = f.id // else the link was counted since: keep its newer id
+				}
+				sh.pending[code] = count{id: p.id, n: p.n + f.n}
 			}
 		}
 		sh.flushing = nil

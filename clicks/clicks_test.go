@@ -51,11 +51,15 @@ func TestConcurrentTakesAreCountedExactly(t *testing.T) {
 	}
 	st := open(t, ins...)
 	c := clicks.New(st, synced{}, quiet, nil)
+	stored := map[string]marquee.Link{}
+	for _, in := range ins {
+		stored[in.Code] = link(t, st, in.Code)
+	}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 2500 {
-				l := marquee.Link{Code: ins[(i+g)%len(ins)].Code}
+				l := stored[ins[(i+g)%len(ins)].Code]
 				if !c.Take(&l) {
 					t.Error("Take of an unlimited link = false")
 				}
@@ -83,9 +87,10 @@ func TestConcurrentTakesAreCountedExactly(t *testing.T) {
 // flushed; after a flush, the reloaded link carries the count.
 func TestLimitCountsUnflushedClicks(t *testing.T) {
 	st := open(t, marquee.LinkInput{Code: "five", URL: "https://x.test", Redirect: 302, MaxClicks: 5})
-	st.AddClicks(context.Background(), map[string]int64{"five": 2})
-	c := clicks.New(st, synced{}, quiet, nil)
 	l := link(t, st, "five")
+	st.AddClicks(context.Background(), []marquee.Clicks{{LinkID: l.ID, Code: "five", N: 2}})
+	l = link(t, st, "five")
+	c := clicks.New(st, synced{}, quiet, nil)
 	for i := range 3 {
 		if c.Reached(&l) || !c.Take(&l) {
 			t.Fatalf("click %d of 3 left refused", i+1)
@@ -107,7 +112,7 @@ func TestLimitCountsUnflushedClicks(t *testing.T) {
 func TestFailedFlushKeepsCounts(t *testing.T) {
 	st := open(t, marquee.LinkInput{Code: "a", URL: "https://x.test", Redirect: 302})
 	c := clicks.New(st, synced{}, quiet, nil)
-	l := marquee.Link{Code: "a"}
+	l := link(t, st, "a")
 	c.Take(&l)
 	c.Take(&l)
 	st.Close()

@@ -60,7 +60,8 @@ var migrations = []string{
 	`ALTER TABLE ads ADD COLUMN url TEXT NOT NULL DEFAULT '';
 	ALTER TABLE ads ADD COLUMN link_code TEXT NOT NULL DEFAULT '';
 	ALTER TABLE changelog ADD COLUMN entity_key TEXT NOT NULL DEFAULT ''; -- a link's code
-	` + fmt.Sprintf(sqltx.LinksTable, "INTEGER PRIMARY KEY AUTOINCREMENT") + `;`,
+	` + fmt.Sprintf(sqltx.LinksTable, "INTEGER PRIMARY KEY AUTOINCREMENT") + `;
+	` + fmt.Sprintf(sqltx.ClicksTable, "INTEGER PRIMARY KEY") + `;`,
 }
 
 // Open opens (creating if needed) the SQLite database at path and brings its
@@ -346,13 +347,22 @@ type querier interface {
 // conn adapts a querier to sqltx.DB.
 type conn struct {
 	q querier
-	// stmts, when set, caches the statements of QueryRow's queries (see
-	// Store.stmts, and inTx).
+	// stmts, when set, caches the statements of Exec's and QueryRow's
+	// queries (see Store.stmts, and inTx).
 	stmts *sync.Map
 }
 
 func (c conn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := c.q.ExecContext(ctx, query, args...)
+	var res sql.Result
+	var err error
+	if c.stmts == nil {
+		res, err = c.q.ExecContext(ctx, query, args...)
+	} else {
+		var st *sql.Stmt
+		if st, err = c.prepared(ctx, query); err == nil {
+			res, err = st.ExecContext(ctx, args...)
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -536,7 +546,7 @@ func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Lin
 
 // AddClicks adds counted redirects to links' clicks in one transaction
 // (see sqltx.AddClicks), one statement a link.
-func (s *Store) AddClicks(ctx context.Context, counts map[string]int64) error {
+func (s *Store) AddClicks(ctx context.Context, counts []marquee.Clicks) error {
 	err := s.inTx(ctx, s.now().UTC(), func(tx *txn) error { return sqltx.AddClicks(ctx, tx, counts, 1) })
 	if err != nil {
 		return fmt.Errorf("add clicks: %w", err)

@@ -36,7 +36,7 @@ type Store interface {
 	DeleteLink(ctx context.Context, code string) error
 	Link(ctx context.Context, code string) (marquee.Link, error)
 	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
-	AddClicks(ctx context.Context, counts map[string]int64) error
+	AddClicks(ctx context.Context, counts []marquee.Clicks) error
 	InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error
 }
 
@@ -316,10 +316,11 @@ func testLinks(t *testing.T, open Opener) {
 	seq, _ := st.LastSeq(ctx)
 
 	// Clicks: added; only a limited link logs a change.
-	if err := st.AddClicks(ctx, map[string]int64{"promo_1": 3, gen.Code: 5, "deleted": 7}); err != nil {
+	if err := st.AddClicks(ctx, []marquee.Clicks{
+		{LinkID: created.ID, Code: "promo_1", N: 3}, {LinkID: gen.ID, Code: gen.Code, N: 5}, {LinkID: 999_999, Code: "deleted", N: 7}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AddClicks(ctx, map[string]int64{"promo_1": 2}); err != nil {
+	if err := st.AddClicks(ctx, []marquee.Clicks{{LinkID: created.ID, Code: "promo_1", N: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	if l, _ := st.Link(ctx, "promo_1"); l.Clicks != 5 {
@@ -447,8 +448,16 @@ func testClicksOfManyLinks(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	seq, _ := st.LastSeq(ctx)
+	stored, _, err := st.ListLinks(ctx, 0, 2*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flush []marquee.Clicks
+	for _, l := range stored {
+		flush = append(flush, marquee.Clicks{LinkID: l.ID, Code: l.Code, N: counts[l.Code]})
+	}
 	for range 2 {
-		if err := st.AddClicks(ctx, counts); err != nil {
+		if err := st.AddClicks(ctx, flush); err != nil {
 			t.Fatal(err)
 		}
 	}
