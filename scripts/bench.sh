@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The standard benchmark suite. Runs `marquee bench` on the ads scenario at
-# 1K, 100K and 1M active ads, on ad-by-id, open loop at 50% of the
-# measured maximum, and event beacons (GET /e) with and without
-# -events-durable — each against a fasthttp hello-world in the same run —
+# 1K, 100K and 1M active ads, on ad-by-id (100K, and 1M with a cache of
+# 10%), open loop at 50% of the measured maximum, event beacons (GET /e)
+# with and without -events-durable, and short-link redirects over 1M links
+# with a cache of 10% (closed and open loop) — each against a fasthttp
+# hello-world in the same run —
 # then cross-checks the generator against wrk (when installed), and rewrites
 # the generated section of docs/benchmarks.md and the plots in docs/bench/.
 #
 #   scripts/bench.sh [DURATION] [ROUNDS]        default: 5s 5
 #
-# Takes about (12 × ROUNDS + 12) × DURATION plus ~1 min of seeding.
+# Takes about (18 × ROUNDS + 18) × DURATION plus ~2 min of seeding.
 set -euo pipefail
 dur=${1:-5s}
 rounds=${2:-5}
@@ -33,6 +35,9 @@ bench -scenario ad-by-id -ads 100000 "${common[@]}" -plot docs/bench/ad-by-id-10
 bench -scenario ads -ads 1000 -rate 50% "${common[@]}" -plot docs/bench/ads-1k-open.svg
 bench -scenario events "${common[@]}" -plot docs/bench/events.svg
 bench -scenario events -serve-flags -events-durable "${common[@]}" -plot docs/bench/events-durable.svg
+bench -scenario ad-by-id -ads 1000000 -serve-flags "-ad-cache 100000" "${common[@]}" -plot docs/bench/ad-by-id-1m.svg
+bench -scenario links -links 1000000 -serve-flags "-link-cache 100000" "${common[@]}" -plot docs/bench/links-1m.svg
+bench -scenario links -links 1000000 -serve-flags "-link-cache 100000" -rate 50% "${common[@]}" -plot docs/bench/links-1m-open.svg
 
 # reqps FILE: the median target req/s from a marquee bench table.
 reqps() { sed -n 's/^target: \([0-9,]*\) req\/s.*/\1/p' "$1" | tr -d ,; }
@@ -76,14 +81,15 @@ fi
 	echo "## The standard suite: \`scripts/bench.sh $dur $rounds\`"
 	echo
 	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) × $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $(go version | cut -d' ' -f3), with \`marquee bench\` on the same cores as the server."
-	echo "Each row is one command below: Marquee started in-process on a temporary data dir seeded with that many active ads,"
-	echo "$rounds rounds of $dur alternating with a fasthttp hello-world (in the same process) that returns the scenario's average body size."
+	echo "Each row is one command below: Marquee started in-process on a temporary data dir seeded with that catalog (active ads, or links),"
+	echo "$rounds rounds of $dur alternating with a fasthttp hello-world (in the same process) that returns the scenario's average body size"
+	echo "(for links: a 302 with a \`Location\` as long as a seeded link's). The cache hit ratio is the target's own (\`marquee_cache_*\`), over the measured runs."
 	echo "Figures are medians over the rounds; **ratio** is the median of the per-round ratios, the figure the issues' goals are stated against."
 	echo "Latency is measured from when a request was due (open loop) or sent (closed loop)."
 	echo
 	cat "$md"
 	echo
-	echo "Plots (throughput over time, latency percentile curve): $(for f in ads-1k ads-100k ads-1m ad-by-id-100k ads-1k-open events events-durable; do printf '[%s](bench/%s.svg) ' "$f" "$f"; done)"
+	echo "Plots (throughput over time, latency percentile curve): $(for f in ads-1k ads-100k ads-1m ad-by-id-100k ads-1k-open events events-durable ad-by-id-1m links-1m links-1m-open; do printf '[%s](bench/%s.svg) ' "$f" "$f"; done)"
 	echo
 	echo "Commands (\`marquee\` built from this commit):"
 	echo

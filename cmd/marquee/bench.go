@@ -71,7 +71,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.IntVar(&c.rounds, "rounds", 3, "measured runs against the target (alternating with the hello-world with -baseline)")
 	fs.BoolVar(&c.baseline, "baseline", false, "also load an in-process fasthttp hello-world returning the scenario's average body size, and report the ratio")
 	fs.Uint64Var(&c.seed, "seed", 1, "random seed of the scenario (and of the seeded ads)")
-	fs.IntVar(&c.distinct, "requests", 10_000, "requests a generated scenario pre-builds and cycles through (default 3,000,000 for ad-by-id and links: a cache benchmark must not replay a short trace)")
+	fs.IntVar(&c.distinct, "requests", 10_000, "requests a generated scenario pre-builds and cycles through (for ad-by-id and links: 150K per second of every run, 1M–8M — a cache benchmark must not replay a short trace)")
 	fs.Float64Var(&c.zipfS, "zipf-s", 1.01, "Zipf exponent of ad-by-id (> 1)")
 	fs.StringVar(&c.path, "path", "", "url scenario: the one path to load")
 	fs.StringVar(&c.pathsFile, "paths", "", "url scenario: file of paths, one a line")
@@ -91,9 +91,6 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	c.headers = hdrs
 	if c.scenario == "links" && !flagSet(fs, "ok-status") {
 		*okStatus = "301-308"
-	}
-	if keyed(c.scenario) && !flagSet(fs, "requests") {
-		c.distinct = 3_000_000
 	}
 	c.serveArgs = strings.Fields(*serveFlags)
 	if len(c.serveArgs) > 0 && c.target != "" {
@@ -139,10 +136,25 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 		problems = append(problems, err.Error())
 	}
 	c.ok = ok
+	if keyed(c.scenario) && !flagSet(fs, "requests") {
+		c.distinct = keyedRequests(c)
+	}
 	if len(problems) > 0 {
 		return c, errors.New(strings.Join(problems, "; "))
 	}
 	return c, nil
+}
+
+// keyedRequests is how many requests a keyed scenario pre-builds by
+// default: enough for every run to send its own part of the trace at 150K
+// req/s (see runBench), between 1M and 8M (~100 bytes each, in the
+// process).
+func keyedRequests(c benchConfig) int {
+	runs := c.rounds + 1 // the warm-up
+	if c.ratePct > 0 {
+		runs++ // the maximum
+	}
+	return min(8_000_000, max(1_000_000, int(float64(runs)*c.duration.Seconds()*150_000)))
 }
 
 // keyed reports whether a scenario looks keys up through a cache.
