@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/maypok86/otter/v2"
 	"github.com/maypok86/otter/v2/stats"
@@ -89,11 +90,18 @@ type Cache[K comparable, V any] struct {
 	// notFound counts answers of "no such key"; notFoundLoads those that
 	// came from the store. The difference are negative hits.
 	notFound, notFoundLoads atomic.Uint64
+	// loadTime is the latency distribution of loads from the store.
+	loadTime prometheus.Histogram
 }
 
 // New returns an empty cache; reg (if not nil) receives its metrics.
 func New[K comparable, V any](cfg Config[K, V], reg prometheus.Registerer) *Cache[K, V] {
-	c := &Cache[K, V]{stats: stats.NewCounter()}
+	c := &Cache[K, V]{stats: stats.NewCounter(), loadTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:        "marquee_cache_load_duration_seconds",
+		Help:        "Latency of loads from the store (misses), whatever their result.",
+		ConstLabels: prometheus.Labels{"cache": cfg.Name},
+		Buckets:     []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1, 5},
+	})}
 	opts := &otter.Options[K, entry[V]]{StatsRecorder: c.stats}
 	if cfg.Capacity.Bytes > 0 {
 		const missBytes = 64 // a cached miss: key, node, flags
@@ -109,7 +117,9 @@ func New[K comparable, V any](cfg Config[K, V], reg prometheus.Registerer) *Cach
 	}
 	c.c = otter.Must(opts)
 	c.loader = otter.LoaderFunc[K, entry[V]](func(ctx context.Context, k K) (entry[V], error) {
+		start := time.Now()
 		v, err := cfg.Load(ctx, k)
+		c.loadTime.Observe(time.Since(start).Seconds())
 		switch {
 		case errors.Is(err, marquee.ErrNotFound):
 			c.notFoundLoads.Add(1)
@@ -120,7 +130,7 @@ func New[K comparable, V any](cfg Config[K, V], reg prometheus.Registerer) *Cach
 		return entry[V]{v: v, found: true}, nil
 	})
 	if reg != nil {
-		reg.MustRegister(newCollector(c, cfg.Name))
+		reg.MustRegister(newCollector(c, cfg.Name), c.loadTime)
 	}
 	return c
 }

@@ -105,8 +105,11 @@ marquee_cache_negative_hits_total{cache="test"} 99
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "marquee_cache_negative_hits_total"); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := testutil.GatherAndCount(reg); err != nil || n != 10 {
-		t.Fatalf("metrics = %d series, %v; want 10", n, err)
+	if n, err := testutil.GatherAndCount(reg); err != nil || n != 11 {
+		t.Fatalf("metrics = %d series, %v; want 11", n, err)
+	}
+	if n, _ := testutil.GatherAndCount(reg, "marquee_cache_load_duration_seconds"); n != 1 {
+		t.Fatalf("load duration histogram: %d series; want 1", n)
 	}
 }
 

@@ -279,3 +279,23 @@ func TestClickCounting(t *testing.T) {
 		t.Fatalf("click events by code = %v; want %d each", got, want)
 	}
 }
+
+// Clicks counted since the last flush reach the store at shutdown.
+func TestClicksFlushedAtShutdown(t *testing.T) {
+	data := t.TempDir()
+	in := start(t, data, nil, "-click-flush", "1h")
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.test","code":"bye"}`), 201, "")
+	for range 7 {
+		in.expect(in.follow("GET", "bye"), 302, "")
+	}
+	if l := decodeLink(t, in.admin("GET", "/api/v1/links/bye", "")); l.Clicks != 0 {
+		t.Fatalf("clicks before any flush = %d; want 0 (counted in memory)", l.Clicks)
+	}
+	if err := in.stop(); err != nil {
+		t.Fatal(err)
+	}
+	again := start(t, data, nil)
+	if l := decodeLink(t, again.admin("GET", "/api/v1/links/bye", "")); l.Clicks != 7 {
+		t.Fatalf("clicks after a restart = %d; want 7 (flushed at shutdown)", l.Clicks)
+	}
+}
