@@ -50,45 +50,43 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer st.Close()
 
+	out := seedOutput{stdout: stdout, stderr: stderr, db: redact(*db)}
 	gen := newAdGen(*seed, time.Now(), *scheduled, *expired)
-	start := time.Now()
-	err = seedBatches(ctx, stderr, "seeding ads", *n, *batch, func(int) (marquee.AdInput, error) {
+	err = seedBatches(ctx, out, "ads", *n, *batch, func(int) (marquee.AdInput, error) {
 		in := gen.next()
 		return in, in.Validate()
 	}, st.InsertAds)
 	if err != nil {
 		return err
 	}
-	if *n > 0 {
-		fmt.Fprintf(stdout, "seeded %d ads into %s in %v\n", *n, redact(*db), time.Since(start).Round(time.Millisecond))
-	}
-	start = time.Now()
-	err = seedBatches(ctx, stderr, "seeding links", *links, *batch, func(i int) (marquee.LinkInput, error) {
+	return seedBatches(ctx, out, "links", *links, *batch, func(i int) (marquee.LinkInput, error) {
 		k := *linksFrom + int64(i)
 		in := marquee.LinkInput{Code: marquee.SeedCode(k), URL: fmt.Sprintf("https://example.com/p/%d", k), Redirect: marquee.DefaultRedirect}
 		return in, in.Validate()
 	}, st.InsertLinks)
-	if err != nil {
-		return err
-	}
-	if *links > 0 {
-		fmt.Fprintf(stdout, "seeded %d links into %s in %v\n", *links, redact(*db), time.Since(start).Round(time.Millisecond))
-	}
-	return nil
+}
+
+// seedOutput is where seeding reports: a summary line on stdout, a
+// progress bar on stderr when it is a terminal.
+type seedOutput struct {
+	stdout, stderr io.Writer
+	db             string
 }
 
 // seedBatches makes n inputs with next and stores them with insert, batch
-// at a time, with a progress bar on a terminal.
-func seedBatches[T any](ctx context.Context, stderr io.Writer, what string, n, batch int,
+// at a time, then reports how many and how long.
+func seedBatches[T any](ctx context.Context, out seedOutput, what string, n, batch int,
 	next func(i int) (T, error), insert func(context.Context, []T, func()) error) error {
 	if n == 0 {
 		return nil
 	}
+	start := time.Now()
+	stderr := out.stderr
 	progress := io.Discard // a progress bar only on a terminal
 	if isTerminal(stderr) {
 		progress = stderr
 	}
-	bar := progressbar.NewOptions(n, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(what),
+	bar := progressbar.NewOptions(n, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("seeding "+what),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }))
 	for done := 0; done < n; {
@@ -97,7 +95,7 @@ func seedBatches[T any](ctx context.Context, stderr io.Writer, what string, n, b
 		for i := range ins {
 			var err error
 			if ins[i], err = next(done + i); err != nil {
-				return fmt.Errorf("%s: generated invalid input: %w", what, err)
+				return fmt.Errorf("seeding %s: generated invalid input: %w", what, err)
 			}
 		}
 		if err := insert(ctx, ins, func() { bar.Add(1) }); err != nil {
@@ -105,7 +103,9 @@ func seedBatches[T any](ctx context.Context, stderr io.Writer, what string, n, b
 		}
 		done += k
 	}
-	return bar.Finish()
+	bar.Finish()
+	fmt.Fprintf(out.stdout, "seeded %d %s into %s in %v\n", n, what, out.db, time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // adGen makes realistic ads deterministically from a seed, around an

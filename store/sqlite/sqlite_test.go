@@ -26,25 +26,32 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// seeded returns a store holding n links with the codes SeedCode(0..n-1)
+// (ids 1..n), closed when the benchmark ends.
+func seeded(b *testing.B, n int) (*sqlite.Store, []marquee.LinkInput) {
+	b.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	ins := make([]marquee.LinkInput, n)
+	for i := range ins {
+		ins[i] = marquee.LinkInput{Code: marquee.SeedCode(int64(i)), URL: "https://example.com/p/" + strconv.Itoa(i), Redirect: 302}
+	}
+	if err := st.InsertLinks(context.Background(), ins, func() {}); err != nil {
+		b.Fatal(err)
+	}
+	return st, ins
+}
+
 // BenchmarkAddClicks flushes the counts of 20,000 distinct links out of
 // 1,000,000, as a click flush under Zipf traffic does; ns/op is one flush.
 //
 //	go test ./store/sqlite -run XXX -bench AddClicks
 func BenchmarkAddClicks(b *testing.B) {
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "m.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
 	const links, flushed = 1_000_000, 20_000
-	ins := make([]marquee.LinkInput, links)
-	for i := range ins {
-		ins[i] = marquee.LinkInput{Code: marquee.SeedCode(int64(i)), URL: "https://example.com/p/" + strconv.Itoa(i), Redirect: 302}
-	}
-	if err := st.InsertLinks(ctx, ins, func() {}); err != nil {
-		b.Fatal(err)
-	}
+	st, _ := seeded(b, links)
 	var counts []marquee.Clicks
 	for i := range flushed {
 		k := i * links / flushed
@@ -52,7 +59,7 @@ func BenchmarkAddClicks(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if err := st.AddClicks(ctx, counts); err != nil {
+		if err := st.AddClicks(context.Background(), counts); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -63,21 +70,11 @@ func BenchmarkAddClicks(b *testing.B) {
 //
 //	go test ./store/sqlite -run XXX -bench 'Link$'
 func BenchmarkLink(b *testing.B) {
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "m.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
 	const links = 100_000
-	ins := make([]marquee.LinkInput, links)
-	for i := range ins {
-		ins[i] = marquee.LinkInput{Code: marquee.SeedCode(int64(i)), URL: "https://example.com/p/" + strconv.Itoa(i), Redirect: 302}
-	}
-	if err := st.InsertLinks(ctx, ins, func() {}); err != nil {
-		b.Fatal(err)
-	}
+	st, ins := seeded(b, links)
+	ctx := context.Background()
 	b.ReportAllocs()
+	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
