@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,17 +127,9 @@ func (a Ad) MarshalJSON() ([]byte, error) {
 func ParseAdInput(body []byte) (AdInput, error) {
 	var in AdInput
 	p := Problems{}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		p["body"] = bodyProblem(body, err)
+	fields, ok := object(body, p, "title", "startAt", "endAt", "conditions", "url")
+	if !ok {
 		return in, invalid("invalid ad", p)
-	}
-	for k := range fields {
-		switch k {
-		case "title", "startAt", "endAt", "conditions", "url":
-		default:
-			p[k] = "unknown field"
-		}
 	}
 	var startOK, endOK bool
 	if raw, ok := present(fields, "title"); !ok {
@@ -203,6 +196,23 @@ func checkAd(in *AdInput, startOK, endOK bool, p Problems) {
 			p["endAt"] = "is required"
 		}
 	}
+}
+
+// object decodes body as a JSON object and reports every field not in
+// known to p. It reports false (and the problem under "body") when body is
+// not an object.
+func object(body []byte, p Problems, known ...string) (map[string]json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		p["body"] = bodyProblem(body, err)
+		return nil, false
+	}
+	for k := range fields {
+		if !slices.Contains(known, k) {
+			p[k] = "unknown field"
+		}
+	}
+	return fields, true
 }
 
 func bodyProblem(body []byte, err error) string {

@@ -117,17 +117,9 @@ func (in LinkInput) Link(id int64, clicks int64, created, updated time.Time) Lin
 func ParseLinkInput(body []byte) (LinkInput, error) {
 	in := LinkInput{Redirect: DefaultRedirect}
 	p := Problems{}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		p["body"] = bodyProblem(body, err)
+	fields, ok := object(body, p, "url", "code", "expiresAt", "maxClicks", "redirect", "adId")
+	if !ok {
 		return in, invalid("invalid link", p)
-	}
-	for k := range fields {
-		switch k {
-		case "url", "code", "expiresAt", "maxClicks", "redirect", "adId":
-		default:
-			p[k] = "unknown field"
-		}
 	}
 	if raw, ok := present(fields, "url"); !ok {
 		p["url"] = "is required"
