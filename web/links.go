@@ -26,7 +26,7 @@ const (
 // reads, loading from store (see bounded).
 func NewLinkCache(store LinkStore, capacity cache.Capacity, reg prometheus.Registerer) *cache.Cache[string, marquee.Link] {
 	return cache.New(cache.Config[string, marquee.Link]{
-		Name: "link", Capacity: capacity, Load: bounded(store.Link),
+		Name: "link", Capacity: capacity, Load: bounded(store.LinkTarget),
 		// Strings, plus the struct (~150 bytes) and otter's node (~100).
 		Weigh: func(code string, l marquee.Link) uint32 { return uint32(250 + 2*len(code) + len(l.URL)) },
 	}, reg)

@@ -39,6 +39,9 @@ type LinkStore interface {
 	ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error)
 	DeleteLink(ctx context.Context, code string) error
 	Link(ctx context.Context, code string) (marquee.Link, error)
+	// LinkTarget is Link with only what a redirect reads (the cache's
+	// load): clicks only for a link with a limit, no timestamps.
+	LinkTarget(ctx context.Context, code string) (marquee.Link, error)
 	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
 }
 

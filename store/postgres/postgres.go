@@ -484,6 +484,13 @@ func (s *Store) Link(ctx context.Context, code string) (marquee.Link, error) {
 	return l, wrap(err)
 }
 
+// LinkTarget returns what a redirect needs of link code (see
+// sqltx.Target), or an error wrapping marquee.ErrNotFound.
+func (s *Store) LinkTarget(ctx context.Context, code string) (marquee.Link, error) {
+	l, err := sqltx.Target(ctx, conn{s.pool}, code)
+	return l, wrap(err)
+}
+
 // ListLinks returns one page of links, newest first, and how many there are.
 func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error) {
 	links, total, err := sqltx.ListLinks(ctx, conn{s.pool}, offset, limit)

@@ -234,6 +234,26 @@ func Link(ctx context.Context, db DB, code string) (marquee.Link, error) {
 	return l, err
 }
 
+// Target returns what a redirect needs of link code — its id, url,
+// expiry, limit, status and ad, and its clicks only when it has a limit
+// (they are 0 otherwise) — or an error wrapping marquee.ErrNotFound. Half
+// the columns of Link, and no read of link_clicks for most links: this is
+// a cache miss's query.
+func Target(ctx context.Context, db DB, code string) (marquee.Link, error) {
+	l := marquee.Link{Code: code}
+	var expires int64
+	err := db.QueryRow(ctx, `SELECT id, url, expires_at, max_clicks, redirect, ad_id,
+		CASE WHEN max_clicks > 0 THEN `+clicksOf+` ELSE 0 END FROM links WHERE code = ?`, code).
+		Scan(&l.ID, &l.URL, &expires, &l.MaxClicks, &l.Redirect, &l.AdID, &l.Clicks)
+	if errors.Is(err, ErrNoRows) {
+		return l, fmt.Errorf("link %q: %w", code, marquee.ErrNotFound)
+	}
+	if expires != 0 {
+		l.ExpiresAt = time.UnixMilli(expires).UTC()
+	}
+	return l, err
+}
+
 // ListLinks returns one page of links, newest first, and how many there
 // are.
 func ListLinks(ctx context.Context, db DB, offset, limit int) ([]marquee.Link, int, error) {

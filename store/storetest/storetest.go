@@ -35,6 +35,7 @@ type Store interface {
 	ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error)
 	DeleteLink(ctx context.Context, code string) error
 	Link(ctx context.Context, code string) (marquee.Link, error)
+	LinkTarget(ctx context.Context, code string) (marquee.Link, error)
 	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
 	AddClicks(ctx context.Context, counts []marquee.Clicks) error
 	InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error
@@ -328,6 +329,21 @@ func testLinks(t *testing.T, open Opener) {
 	}
 	if l, _ := st.Link(ctx, gen.Code); l.Clicks != 5 {
 		t.Fatalf("%s clicks = %d; want 5", gen.Code, l.Clicks)
+	}
+	// A redirect's view: everything it reads; clicks only with a limit.
+	for _, c := range []struct {
+		code   string
+		clicks int64
+	}{{"promo_1", 5}, {gen.Code, 0}} {
+		full, _ := st.Link(ctx, c.code)
+		want := full
+		want.Clicks, want.CreatedAt, want.UpdatedAt = c.clicks, time.Time{}, time.Time{}
+		if got, err := st.LinkTarget(ctx, c.code); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("LinkTarget(%s) = %+v, %v; want %+v", c.code, got, err, want)
+		}
+	}
+	if _, err := st.LinkTarget(ctx, "nope"); !errors.Is(err, marquee.ErrNotFound) {
+		t.Fatalf("LinkTarget(nope) error = %v; want ErrNotFound", err)
 	}
 
 	// Replace: every field but the code and the clicks.
