@@ -45,12 +45,18 @@ const (
 	OpReload ChangeOp = "reload" // anything may have changed (bulk load): reload everything
 )
 
+// The changelog's entities.
+const (
+	EntityAd   = "ad"
+	EntityLink = "link"
+)
+
 // Change is one changelog entry, written in the same transaction as the
 // change it records. Seqs grow in commit order; every instance applies them
 // in that order from its last applied seq.
 type Change struct {
 	Seq    int64
-	Entity string // "ad" or "link"; "" with OpReload
+	Entity string // EntityAd or EntityLink; "" with OpReload
 	ID     int64  // 0 with OpReload
 	Key    string // a link's code
 	Op     ChangeOp

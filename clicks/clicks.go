@@ -94,7 +94,7 @@ func New(store Store, feed Syncer, log *slog.Logger, reg prometheus.Registerer) 
 // (counting what this instance has not flushed yet): then it counts
 // nothing and returns false.
 func (c *Counter) Take(l *marquee.Link) bool {
-	sh := &c.shards[maphash.String(c.seed, l.Code)%shards]
+	sh := c.shardOf(l.Code)
 	sh.mu.Lock()
 	p := sh.pending[l.Code]
 	if l.MaxClicks > 0 && l.Clicks+p.n+sh.flushing[l.Code].n >= l.MaxClicks {
@@ -112,10 +112,15 @@ func (c *Counter) Reached(l *marquee.Link) bool {
 	if l.MaxClicks == 0 {
 		return false
 	}
-	sh := &c.shards[maphash.String(c.seed, l.Code)%shards]
+	sh := c.shardOf(l.Code)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	return l.Clicks+sh.pending[l.Code].n+sh.flushing[l.Code].n >= l.MaxClicks
+}
+
+// shardOf is the shard that counts code.
+func (c *Counter) shardOf(code string) *shard {
+	return &c.shards[maphash.String(c.seed, code)%shards]
 }
 
 // Pending is how many redirects are counted and not yet in the store.

@@ -322,7 +322,7 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	seen := map[int64]bool{}
 	for _, c := range chs {
 		switch {
-		case c.Entity == "link":
+		case c.Entity == marquee.EntityLink:
 			codes = append(codes, c.Key)
 		case !seen[c.ID]:
 			seen[c.ID] = true

@@ -154,7 +154,7 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 		if err != nil {
 			return err
 		}
-		if err := tx.LogChange(ctx, sqltx.EntityAd, id, "", marquee.OpPut); err != nil {
+		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
 			return err
 		}
 		link, err = sqltx.SyncAdLink(ctx, tx, id, "", in.URL, now)
@@ -187,7 +187,7 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 		if err != nil {
 			return err
 		}
-		if err := tx.LogChange(ctx, sqltx.EntityAd, id, "", marquee.OpPut); err != nil {
+		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
 			return err
 		}
 		link, err = sqltx.SyncAdLink(ctx, tx, id, link, in.URL, now)
@@ -212,7 +212,7 @@ func (s *Store) DeleteAd(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.LogChange(ctx, sqltx.EntityAd, id, "", marquee.OpDelete); err != nil {
+		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpDelete); err != nil {
 			return err
 		}
 		_, err = sqltx.SyncAdLink(ctx, tx, id, link, "", now)

@@ -45,15 +45,9 @@ type DB interface {
 type Tx interface {
 	DB
 	// LogChange writes the changelog entry of a change made in the
-	// transaction (see the stores' logChange).
+	// transaction; entries commit in seq order (see each store's txn).
 	LogChange(ctx context.Context, entity string, id int64, key string, op marquee.ChangeOp) error
 }
-
-// Changelog entities.
-const (
-	EntityAd   = "ad"
-	EntityLink = "link"
-)
 
 // LinkColumns are a links row's columns in scanLink's order, its clicks
 // from link_clicks.
@@ -137,7 +131,7 @@ func insertLink(ctx context.Context, tx Tx, in marquee.LinkInput, owned bool, no
 		case err != nil:
 			return marquee.Link{}, err
 		}
-		return in.Link(id, 0, now, now), tx.LogChange(ctx, EntityLink, id, in.Code, marquee.OpPut)
+		return in.Link(id, 0, now, now), tx.LogChange(ctx, marquee.EntityLink, id, in.Code, marquee.OpPut)
 	}
 	return marquee.Link{}, fmt.Errorf("no free code after %d tries", generateTries)
 }
@@ -188,7 +182,7 @@ func ReplaceLink(ctx context.Context, tx Tx, code string, in marquee.LinkInput, 
 	if err := tx.QueryRow(ctx, `SELECT `+clicksOf+` FROM links WHERE id = ?`, id).Scan(&clicks); err != nil {
 		return marquee.Link{}, err
 	}
-	return in.Link(id, clicks, time.UnixMilli(created).UTC(), now), tx.LogChange(ctx, EntityLink, id, code, marquee.OpPut)
+	return in.Link(id, clicks, time.UnixMilli(created).UTC(), now), tx.LogChange(ctx, marquee.EntityLink, id, code, marquee.OpPut)
 }
 
 // DeleteLink deletes link code; errors as ReplaceLink's.
@@ -209,7 +203,7 @@ func deleted(ctx context.Context, tx Tx, id int64, code string) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM link_clicks WHERE link_id = ?`, id); err != nil {
 		return err
 	}
-	return tx.LogChange(ctx, EntityLink, id, code, marquee.OpDelete)
+	return tx.LogChange(ctx, marquee.EntityLink, id, code, marquee.OpDelete)
 }
 
 // whyNoLink tells a missing link from an ad's tracking link.
@@ -302,7 +296,7 @@ func AddClicks(ctx context.Context, tx Tx, counts []marquee.Clicks, batch int) e
 				return err
 			}
 			if limit > 0 {
-				if err := tx.LogChange(ctx, EntityLink, c.LinkID, c.Code, marquee.OpPut); err != nil {
+				if err := tx.LogChange(ctx, marquee.EntityLink, c.LinkID, c.Code, marquee.OpPut); err != nil {
 					return err
 				}
 			}
@@ -337,7 +331,7 @@ func AddClicks(ctx context.Context, tx Tx, counts []marquee.Clicks, batch int) e
 			return err
 		}
 		for _, l := range limited {
-			if err := tx.LogChange(ctx, EntityLink, l.ID, l.Code, marquee.OpPut); err != nil {
+			if err := tx.LogChange(ctx, marquee.EntityLink, l.ID, l.Code, marquee.OpPut); err != nil {
 				return err
 			}
 		}
@@ -383,7 +377,7 @@ func SyncAdLink(ctx context.Context, tx Tx, adID int64, code, url string, now ti
 		if err != nil {
 			return "", fmt.Errorf("tracking link %q of ad %d: %w", code, adID, err)
 		}
-		return code, tx.LogChange(ctx, EntityLink, id, code, marquee.OpPut)
+		return code, tx.LogChange(ctx, marquee.EntityLink, id, code, marquee.OpPut)
 	case code != "":
 		var id int64
 		if err := tx.QueryRow(ctx, `DELETE FROM links WHERE code = ? RETURNING id`, code).Scan(&id); err != nil {
