@@ -1,0 +1,87 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/cache"
+	"marquee/clicks"
+	"marquee/collector"
+	"marquee/index"
+	"marquee/store/sqlite"
+	"marquee/web"
+)
+
+// synced stands in for the feed: the benchmark changes nothing.
+type synced struct{}
+
+func (synced) Sync(context.Context) error { return nil }
+
+// redirectServer serves one link, "promo", through the link cache, the
+// click counter and the event collector.
+func redirectServer(tb testing.TB) fasthttp.RequestHandler {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "m.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	if _, err := st.CreateLink(ctx, marquee.LinkInput{Code: "promo", URL: "https://example.com/p/123456", Redirect: 302}); err != nil {
+		tb.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := collector.New(collector.Config{Dir: tb.TempDir(), Instance: "bench", MaxPending: 256 << 20, FlushEvery: 5 * time.Millisecond}, log, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close(context.Background()) })
+	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Events: c,
+		LinkStore: st, LinkCache: web.NewLinkCache(st, cache.Capacity{Entries: 1000}, nil),
+		Clicks: clicks.New(st, synced{}, log, nil), Registry: prometheus.NewRegistry()})
+	return srv.Handler()
+}
+
+func redirectCtx() *fasthttp.RequestCtx {
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Request.SetRequestURI("/r/promo")
+	ctx.Request.Header.SetMethod("GET")
+	ctx.Request.Header.SetUserAgent("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15")
+	ctx.Request.Header.SetReferer("https://news.example/article")
+	return ctx
+}
+
+// BenchmarkRedirect measures a cached GET /r/{code} — routing, the cache
+// hit, the click count, the click event into the collector's shard — without
+// the network.
+func BenchmarkRedirect(b *testing.B) {
+	h := redirectServer(b)
+	ctx := redirectCtx()
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx.Response.Reset()
+		h(ctx)
+	}
+	if ctx.Response.StatusCode() != fasthttp.StatusFound {
+		b.Fatalf("status %d; want 302", ctx.Response.StatusCode())
+	}
+}
+
+func TestRedirectAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race (sync.Pool drops items)")
+	}
+	h := redirectServer(t)
+	ctx := redirectCtx()
+	h(ctx) // the miss that caches the link
+	if n := testing.AllocsPerRun(1000, func() { ctx.Response.Reset(); h(ctx) }); n > 1 {
+		t.Errorf("a cached GET /r/{code} allocates %v times; want at most 1 (the code as the cache's string key)", n)
+	}
+}
