@@ -185,9 +185,10 @@ func TestBenchLinksReportsHitRatio(t *testing.T) {
 		}
 	}
 	// Every measured redirect is one look-up; a few more were in flight
-	// when the runs ended.
-	if got := uint64(c.Hits + c.Misses); got < measured || got > measured+2*4 {
-		t.Errorf("hits + misses = %d; want the %d measured responses (+ ≤ 8 in flight)", got, measured)
+	// when a run ended (≤ one a connection), the warm-up's included: they
+	// may reach the server after the scrape that opens the measurement.
+	if got := uint64(c.Hits + c.Misses); got < measured || got > measured+3*4 {
+		t.Errorf("hits + misses = %d; want the %d measured responses (+ ≤ 12 in flight)", got, measured)
 	}
 	if rep.Links != 2000 || rep.Ratio <= 0 {
 		t.Errorf("report links %d, ratio %v", rep.Links, rep.Ratio)
