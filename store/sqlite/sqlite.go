@@ -137,90 +137,36 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// CreateAd stores a new ad and returns it with its id.
-func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
-	conds, err := adrow.Conditions(in)
-	if err != nil {
-		return marquee.Ad{}, err
-	}
+// CreateAd stores a new ad (see sqltx.CreateAd).
+func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (a marquee.Ad, err error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
-	var id int64
-	var link string
 	err = s.inTx(ctx, now, func(tx *txn) error {
-		err := tx.QueryRow(ctx,
-			`INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url)
-			 VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL,
-		).Scan(&id)
-		if err != nil {
-			return err
-		}
-		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
-			return err
-		}
-		link, err = sqltx.SyncAdLink(ctx, tx, id, "", in.URL, now)
+		a, err = sqltx.CreateAd(ctx, tx, in, now)
 		return err
 	})
 	if err != nil {
-		return marquee.Ad{}, fmt.Errorf("create ad: %w", err)
+		return a, fmt.Errorf("create ad: %w", err)
 	}
-	return in.Ad(id, link, now, now), nil
+	return a, nil
 }
 
-// ReplaceAd replaces every client field of ad id; it returns an error
-// wrapping marquee.ErrNotFound if there is no such ad.
-func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
-	conds, err := adrow.Conditions(in)
-	if err != nil {
-		return marquee.Ad{}, err
-	}
+// ReplaceAd replaces ad id (see sqltx.ReplaceAd).
+func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (a marquee.Ad, err error) {
 	now := s.now().UTC().Truncate(time.Millisecond)
-	var created int64
-	var link string
 	err = s.inTx(ctx, now, func(tx *txn) error {
-		err := tx.QueryRow(ctx,
-			`UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?
-			 WHERE id = ? RETURNING created_at, link_code`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, id,
-		).Scan(&created, &link)
-		if errors.Is(err, sqltx.ErrNoRows) {
-			return fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
-			return err
-		}
-		link, err = sqltx.SyncAdLink(ctx, tx, id, link, in.URL, now)
+		a, err = sqltx.ReplaceAd(ctx, tx, id, in, now)
 		return err
 	})
 	if err != nil {
-		return marquee.Ad{}, fmt.Errorf("replace ad: %w", err)
+		return a, fmt.Errorf("replace ad: %w", err)
 	}
-	return in.Ad(id, link, time.UnixMilli(created).UTC(), now), nil
+	return a, nil
 }
 
-// DeleteAd deletes ad id; it returns an error wrapping marquee.ErrNotFound if
-// there is no such ad.
+// DeleteAd deletes ad id (see sqltx.DeleteAd).
 func (s *Store) DeleteAd(ctx context.Context, id int64) error {
 	now := s.now().UTC()
-	err := s.inTx(ctx, now, func(tx *txn) error {
-		var link string
-		err := tx.QueryRow(ctx, `DELETE FROM ads WHERE id = ? RETURNING link_code`, id).Scan(&link)
-		if errors.Is(err, sqltx.ErrNoRows) {
-			return fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpDelete); err != nil {
-			return err
-		}
-		_, err = sqltx.SyncAdLink(ctx, tx, id, link, "", now)
-		return err
-	})
-	if err != nil {
+	if err := s.inTx(ctx, now, func(tx *txn) error { return sqltx.DeleteAd(ctx, tx, id, now) }); err != nil {
 		return fmt.Errorf("delete ad: %w", err)
 	}
 	return nil
@@ -228,15 +174,8 @@ func (s *Store) DeleteAd(ctx context.Context, id int64) error {
 
 // Ad returns ad id, or an error wrapping marquee.ErrNotFound.
 func (s *Store) Ad(ctx context.Context, id int64) (marquee.Ad, error) {
-	var r adrow.Row
-	err := s.read().QueryRow(ctx, `SELECT `+adrow.Columns+` FROM ads WHERE id = ?`, id).Scan(r.Dest()...)
-	if errors.Is(err, sqltx.ErrNoRows) {
-		return marquee.Ad{}, fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
-	}
-	if err != nil {
-		return marquee.Ad{}, fmt.Errorf("get ad %d: %w", id, s.wrap(err))
-	}
-	return r.Ad()
+	a, err := sqltx.Ad(ctx, s.read(), id)
+	return a, s.wrap(err)
 }
 
 // read returns the database as sqltx.DB, running queries as cached

@@ -1,8 +1,8 @@
 // Package sqltx is the store logic both SQL drivers share, written once
 // against DB and Tx, which each driver adapts (database/sql for SQLite,
-// pgx for PostgreSQL): links, their click counts, and the tracking links
-// of ads. Queries use "?" placeholders; the PostgreSQL adapter numbers
-// them.
+// pgx for PostgreSQL): the writes of ads with their tracking links, and
+// links with their click counts. Queries use "?" placeholders; the
+// PostgreSQL adapter numbers them.
 package sqltx
 
 import (
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"marquee"
+	"marquee/store/adrow"
 )
 
 // ErrNoRows is what Row.Scan returns when the query matched nothing.
@@ -99,6 +100,84 @@ func millis(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// CreateAd stores a new ad (and its tracking link when it has a url) and
+// returns it with its id; times are now.
+func CreateAd(ctx context.Context, tx Tx, in marquee.AdInput, now time.Time) (marquee.Ad, error) {
+	conds, err := adrow.Conditions(in)
+	if err != nil {
+		return marquee.Ad{}, err
+	}
+	var id int64
+	err = tx.QueryRow(ctx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url)
+		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL).Scan(&id)
+	if err != nil {
+		return marquee.Ad{}, err
+	}
+	if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
+		return marquee.Ad{}, err
+	}
+	link, err := SyncAdLink(ctx, tx, id, "", in.URL, now)
+	return in.Ad(id, link, now, now), err
+}
+
+// ReplaceAd replaces every client field of ad id (its tracking link
+// follows its url); it returns an error wrapping marquee.ErrNotFound if
+// there is no such ad.
+func ReplaceAd(ctx context.Context, tx Tx, id int64, in marquee.AdInput, now time.Time) (marquee.Ad, error) {
+	conds, err := adrow.Conditions(in)
+	if err != nil {
+		return marquee.Ad{}, err
+	}
+	var created int64
+	var link string
+	err = tx.QueryRow(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?
+		WHERE id = ? RETURNING created_at, link_code`,
+		in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, id).Scan(&created, &link)
+	if errors.Is(err, ErrNoRows) {
+		return marquee.Ad{}, fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
+	}
+	if err != nil {
+		return marquee.Ad{}, err
+	}
+	if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
+		return marquee.Ad{}, err
+	}
+	link, err = SyncAdLink(ctx, tx, id, link, in.URL, now)
+	return in.Ad(id, link, time.UnixMilli(created).UTC(), now), err
+}
+
+// DeleteAd deletes ad id and its tracking link; it returns an error
+// wrapping marquee.ErrNotFound if there is no such ad.
+func DeleteAd(ctx context.Context, tx Tx, id int64, now time.Time) error {
+	var link string
+	err := tx.QueryRow(ctx, `DELETE FROM ads WHERE id = ? RETURNING link_code`, id).Scan(&link)
+	if errors.Is(err, ErrNoRows) {
+		return fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpDelete); err != nil {
+		return err
+	}
+	_, err = SyncAdLink(ctx, tx, id, link, "", now)
+	return err
+}
+
+// Ad returns ad id, or an error wrapping marquee.ErrNotFound.
+func Ad(ctx context.Context, db DB, id int64) (marquee.Ad, error) {
+	var r adrow.Row
+	err := db.QueryRow(ctx, `SELECT `+adrow.Columns+` FROM ads WHERE id = ?`, id).Scan(r.Dest()...)
+	if errors.Is(err, ErrNoRows) {
+		return marquee.Ad{}, fmt.Errorf("ad %d: %w", id, marquee.ErrNotFound)
+	}
+	if err != nil {
+		return marquee.Ad{}, fmt.Errorf("get ad %d: %w", id, err)
+	}
+	return r.Ad()
 }
 
 // generateTries bounds the generated codes tried before giving up; with
