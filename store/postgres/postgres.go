@@ -138,38 +138,35 @@ func (s *Store) Close() error { s.pool.Close(); return nil }
 func (s *Store) Ping(ctx context.Context) error { return wrap(s.pool.Ping(ctx)) }
 
 // CreateAd stores a new ad (see sqltx.CreateAd).
-func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (a marquee.Ad, err error) {
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	err = s.inTx(ctx, func(tx *txn) error {
-		a, err = sqltx.CreateAd(ctx, tx, in, now)
-		return err
-	})
-	if err != nil {
-		return a, fmt.Errorf("create ad: %w", err)
-	}
-	return a, nil
+func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
+	return write(ctx, s, "create ad", func(tx *txn, now time.Time) (marquee.Ad, error) { return sqltx.CreateAd(ctx, tx, in, now) })
 }
 
 // ReplaceAd replaces ad id (see sqltx.ReplaceAd).
-func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (a marquee.Ad, err error) {
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	err = s.inTx(ctx, func(tx *txn) error {
-		a, err = sqltx.ReplaceAd(ctx, tx, id, in, now)
-		return err
-	})
-	if err != nil {
-		return a, fmt.Errorf("replace ad: %w", err)
-	}
-	return a, nil
+func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
+	return write(ctx, s, "replace ad", func(tx *txn, now time.Time) (marquee.Ad, error) { return sqltx.ReplaceAd(ctx, tx, id, in, now) })
 }
 
 // DeleteAd deletes ad id (see sqltx.DeleteAd).
 func (s *Store) DeleteAd(ctx context.Context, id int64) error {
-	now := time.Now().UTC()
-	if err := s.inTx(ctx, func(tx *txn) error { return sqltx.DeleteAd(ctx, tx, id, now) }); err != nil {
-		return fmt.Errorf("delete ad: %w", err)
+	_, err := write(ctx, s, "delete ad", func(tx *txn, now time.Time) (struct{}, error) { return struct{}{}, sqltx.DeleteAd(ctx, tx, id, now) })
+	return err
+}
+
+// write runs fn in a transaction at now (UTC, whole milliseconds), and
+// names what failed.
+func write[T any](ctx context.Context, s *Store, what string, fn func(tx *txn, now time.Time) (T, error)) (T, error) {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	var v T
+	err := s.inTx(ctx, func(tx *txn) error {
+		var err error
+		v, err = fn(tx, now)
+		return err
+	})
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", what, err)
 	}
-	return nil
+	return v, nil
 }
 
 // Ad returns ad id, or an error wrapping marquee.ErrNotFound.
@@ -386,37 +383,19 @@ func (s *Store) TrimChangelog(ctx context.Context, before time.Time) (int64, err
 }
 
 // CreateLink stores a new link, with a generated code when in.Code is "".
-func (s *Store) CreateLink(ctx context.Context, in marquee.LinkInput) (l marquee.Link, err error) {
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	err = s.inTx(ctx, func(tx *txn) error {
-		l, err = sqltx.CreateLink(ctx, tx, in, now)
-		return err
-	})
-	if err != nil {
-		return l, fmt.Errorf("create link: %w", err)
-	}
-	return l, nil
+func (s *Store) CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error) {
+	return write(ctx, s, "create link", func(tx *txn, now time.Time) (marquee.Link, error) { return sqltx.CreateLink(ctx, tx, in, now) })
 }
 
 // ReplaceLink replaces link code's fields (see sqltx.ReplaceLink).
-func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (l marquee.Link, err error) {
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	err = s.inTx(ctx, func(tx *txn) error {
-		l, err = sqltx.ReplaceLink(ctx, tx, code, in, now)
-		return err
-	})
-	if err != nil {
-		return l, fmt.Errorf("replace link: %w", err)
-	}
-	return l, nil
+func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error) {
+	return write(ctx, s, "replace link", func(tx *txn, now time.Time) (marquee.Link, error) { return sqltx.ReplaceLink(ctx, tx, code, in, now) })
 }
 
 // DeleteLink deletes link code (see sqltx.DeleteLink).
 func (s *Store) DeleteLink(ctx context.Context, code string) error {
-	if err := s.inTx(ctx, func(tx *txn) error { return sqltx.DeleteLink(ctx, tx, code) }); err != nil {
-		return fmt.Errorf("delete link: %w", err)
-	}
-	return nil
+	_, err := write(ctx, s, "delete link", func(tx *txn, _ time.Time) (struct{}, error) { return struct{}{}, sqltx.DeleteLink(ctx, tx, code) })
+	return err
 }
 
 // Link returns link code, or an error wrapping marquee.ErrNotFound.
@@ -442,13 +421,10 @@ func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Lin
 }
 
 // AddClicks adds counted redirects to links' clicks in one transaction
-// (see sqltx.AddClicks).
+// (see sqltx.AddClicks), 500 links a statement: each is a round trip.
 func (s *Store) AddClicks(ctx context.Context, counts []marquee.Clicks) error {
-	// 500 links a statement: a round trip each.
-	if err := s.inTx(ctx, func(tx *txn) error { return sqltx.AddClicks(ctx, tx, counts, 500) }); err != nil {
-		return fmt.Errorf("add clicks: %w", err)
-	}
-	return nil
+	_, err := write(ctx, s, "add clicks", func(tx *txn, _ time.Time) (struct{}, error) { return struct{}{}, sqltx.AddClicks(ctx, tx, counts, 500) })
+	return err
 }
 
 // InsertLinks stores many links in one transaction (for seeding) by COPY,
