@@ -100,10 +100,12 @@ func idealRatio(t trace, capacity int) float64 {
 }
 
 // TestHitRatioOnTraces checks otter's hit ratio against the two
-// references: within a few points of the ideal on Zipf traffic, and far
-// above LRU when scans pass through.
+// references, on traces ten times as long as the key space (so that the
+// cache reaches its steady state, not only its compulsory misses): within
+// 0.06 of the ideal (it is ~0.04 away), and above LRU (by ~0.04 on Zipf
+// traffic and ~0.06 when scans pass through).
 func TestHitRatioOnTraces(t *testing.T) {
-	const universe, capacity, n = 100_000, 10_000, 200_000
+	const universe, capacity, n = 20_000, 2_000, 200_000
 	for _, tr := range []trace{zipfTrace(1.01, universe, n, 1), scanTrace(1.01, universe, n, 2)} {
 		o, l, ideal := otterRatio(tr, capacity), lruRatio(tr, capacity), idealRatio(tr, capacity)
 		t.Logf("%s: otter %.3f, LRU %.3f, ideal %.3f", tr.name, o, l, ideal)
