@@ -160,14 +160,16 @@ func TestLinkRedirects(t *testing.T) {
 }
 
 func TestLinkExpiryAndClickLimit(t *testing.T) {
-	in := start(t, t.TempDir(), nil)
-	soon := time.Now().Add(400 * time.Millisecond).UTC().Format(time.RFC3339Nano)
-	in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"https://x.test","code":"soon","expiresAt":%q}`, soon)), 201, "")
+	in := start(t, t.TempDir(), nil, "-click-flush", "100ms")
+	expires := time.Now().Add(time.Second).UTC().Truncate(time.Millisecond)
+	in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"https://x.test","code":"soon","expiresAt":%q}`, expires.Format(time.RFC3339Nano))), 201, "")
 	past := time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
 	in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"https://x.test","code":"past","expiresAt":%q}`, past)), 201, "")
-	in.expect(in.follow("GET", "soon"), 302, "")
+	if r := in.follow("GET", "soon"); time.Now().Before(expires) && r.status != 302 {
+		t.Errorf("GET /r/soon before expiresAt = %d; want 302", r.status)
+	}
 	in.expect(in.follow("GET", "past"), 410, "")
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(time.Until(expires) + 20*time.Millisecond)
 	if r := in.follow("GET", "soon"); r.status != 410 || !strings.Contains(r.body, "expired") {
 		t.Errorf("GET /r/soon after expiresAt = %d %s; want 410 expired", r.status, r.body)
 	}
@@ -186,12 +188,14 @@ func TestLinkExpiryAndClickLimit(t *testing.T) {
 		}
 	}
 	// Still 410 after the counts reach the store and the link is reloaded.
-	time.Sleep(2500 * time.Millisecond) // one -click-flush
+	eventually(t, 5*time.Second, func() string {
+		if l := decodeLink(t, in.admin("GET", "/api/v1/links/three", "")); l.Clicks != 3 {
+			return fmt.Sprintf("clicks = %d; want 3", l.Clicks)
+		}
+		return ""
+	})
 	if r := in.follow("GET", "three"); r.status != 410 {
 		t.Fatalf("GET after the flush = %d; want 410", r.status)
-	}
-	if l := decodeLink(t, in.admin("GET", "/api/v1/links/three", "")); l.Clicks != 3 {
-		t.Fatalf("clicks = %d; want 3", l.Clicks)
 	}
 	// Raising the limit lets it redirect again.
 	in.expect(in.admin("PUT", "/api/v1/links/three", `{"url":"https://x.test","maxClicks":4}`), 200, "")
