@@ -24,6 +24,10 @@ import (
 // Store is an ads store in one PostgreSQL schema (the connection's
 // search_path). It is safe for concurrent use, also by many processes.
 type Store struct {
+	// Writes has the writes of ads and links (sqltx), in transactions of
+	// inTx (changelog entries stamped at commit), 500 links a statement
+	// for a click flush: each statement is a round trip.
+	sqltx.Writes
 	pool    *pgxpool.Pool
 	channel string // NOTIFY channel: one per schema
 	lockKey int64  // advisory lock that orders changelog commits
@@ -74,6 +78,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{pool: pool}
+	s.Writes = sqltx.NewWrites(func(ctx context.Context, _ time.Time, fn func(sqltx.Tx) error) error {
+		return s.inTx(ctx, func(tx *txn) error { return fn(tx) })
+	}, time.Now, 500)
 	if err := s.migrate(ctx, cfg.ConnConfig.RuntimeParams["search_path"]); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: migrate: %w", wrap(err))
@@ -136,38 +143,6 @@ func (s *Store) Close() error { s.pool.Close(); return nil }
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error { return wrap(s.pool.Ping(ctx)) }
-
-// CreateAd stores a new ad (see sqltx.CreateAd).
-func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
-	return write(ctx, s, "create ad", func(tx *txn, now time.Time) (marquee.Ad, error) { return sqltx.CreateAd(ctx, tx, in, now) })
-}
-
-// ReplaceAd replaces ad id (see sqltx.ReplaceAd).
-func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
-	return write(ctx, s, "replace ad", func(tx *txn, now time.Time) (marquee.Ad, error) { return sqltx.ReplaceAd(ctx, tx, id, in, now) })
-}
-
-// DeleteAd deletes ad id (see sqltx.DeleteAd).
-func (s *Store) DeleteAd(ctx context.Context, id int64) error {
-	_, err := write(ctx, s, "delete ad", func(tx *txn, now time.Time) (struct{}, error) { return struct{}{}, sqltx.DeleteAd(ctx, tx, id, now) })
-	return err
-}
-
-// write runs fn in a transaction at now (UTC, whole milliseconds), and
-// names what failed.
-func write[T any](ctx context.Context, s *Store, what string, fn func(tx *txn, now time.Time) (T, error)) (T, error) {
-	now := time.Now().UTC().Truncate(time.Millisecond)
-	var v T
-	err := s.inTx(ctx, func(tx *txn) error {
-		var err error
-		v, err = fn(tx, now)
-		return err
-	})
-	if err != nil {
-		return v, fmt.Errorf("%s: %w", what, err)
-	}
-	return v, nil
-}
 
 // Ad returns ad id, or an error wrapping marquee.ErrNotFound.
 func (s *Store) Ad(ctx context.Context, id int64) (marquee.Ad, error) {
@@ -382,22 +357,6 @@ func (s *Store) TrimChangelog(ctx context.Context, before time.Time) (int64, err
 	return tag.RowsAffected(), wrap(err)
 }
 
-// CreateLink stores a new link, with a generated code when in.Code is "".
-func (s *Store) CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error) {
-	return write(ctx, s, "create link", func(tx *txn, now time.Time) (marquee.Link, error) { return sqltx.CreateLink(ctx, tx, in, now) })
-}
-
-// ReplaceLink replaces link code's fields (see sqltx.ReplaceLink).
-func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error) {
-	return write(ctx, s, "replace link", func(tx *txn, now time.Time) (marquee.Link, error) { return sqltx.ReplaceLink(ctx, tx, code, in, now) })
-}
-
-// DeleteLink deletes link code (see sqltx.DeleteLink).
-func (s *Store) DeleteLink(ctx context.Context, code string) error {
-	_, err := write(ctx, s, "delete link", func(tx *txn, _ time.Time) (struct{}, error) { return struct{}{}, sqltx.DeleteLink(ctx, tx, code) })
-	return err
-}
-
 // Link returns link code, or an error wrapping marquee.ErrNotFound.
 func (s *Store) Link(ctx context.Context, code string) (marquee.Link, error) {
 	l, err := sqltx.Link(ctx, conn{s.pool}, code)
@@ -418,13 +377,6 @@ func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Lin
 		return nil, 0, fmt.Errorf("list links: %w", wrap(err))
 	}
 	return links, total, nil
-}
-
-// AddClicks adds counted redirects to links' clicks in one transaction
-// (see sqltx.AddClicks), 500 links a statement: each is a round trip.
-func (s *Store) AddClicks(ctx context.Context, counts []marquee.Clicks) error {
-	_, err := write(ctx, s, "add clicks", func(tx *txn, _ time.Time) (struct{}, error) { return struct{}{}, sqltx.AddClicks(ctx, tx, counts, 500) })
-	return err
 }
 
 // InsertLinks stores many links in one transaction (for seeding) by COPY,

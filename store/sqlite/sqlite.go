@@ -26,6 +26,10 @@ import (
 // Store is an ads store in one SQLite file. It is safe for concurrent use,
 // also by several processes on the same file.
 type Store struct {
+	// Writes has the writes of ads and links (sqltx), in transactions of
+	// inTx, one prepared statement a link for a click flush (cheap in
+	// process: 6 µs a link, against 24 µs in 500-row statements).
+	sqltx.Writes
 	db  *sql.DB
 	now func() time.Time
 	// stmts caches prepared statements by query for reads outside
@@ -88,6 +92,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
 	s := &Store{db: db, now: time.Now}
+	s.Writes = sqltx.NewWrites(func(ctx context.Context, now time.Time, fn func(sqltx.Tx) error) error {
+		return s.inTx(ctx, now, func(tx *txn) error { return fn(tx) })
+	}, func() time.Time { return s.now() }, 1)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
@@ -135,38 +142,6 @@ func (s *Store) Ping(ctx context.Context) error {
 		return fmt.Errorf("%w: %v", marquee.ErrUnavailable, err)
 	}
 	return nil
-}
-
-// CreateAd stores a new ad (see sqltx.CreateAd).
-func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
-	return write(ctx, s, "create ad", func(tx *txn, now time.Time) (marquee.Ad, error) { return sqltx.CreateAd(ctx, tx, in, now) })
-}
-
-// ReplaceAd replaces ad id (see sqltx.ReplaceAd).
-func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
-	return write(ctx, s, "replace ad", func(tx *txn, now time.Time) (marquee.Ad, error) { return sqltx.ReplaceAd(ctx, tx, id, in, now) })
-}
-
-// DeleteAd deletes ad id (see sqltx.DeleteAd).
-func (s *Store) DeleteAd(ctx context.Context, id int64) error {
-	_, err := write(ctx, s, "delete ad", func(tx *txn, now time.Time) (struct{}, error) { return struct{}{}, sqltx.DeleteAd(ctx, tx, id, now) })
-	return err
-}
-
-// write runs fn in a transaction at now (UTC, whole milliseconds), and
-// names what failed.
-func write[T any](ctx context.Context, s *Store, what string, fn func(tx *txn, now time.Time) (T, error)) (T, error) {
-	now := s.now().UTC().Truncate(time.Millisecond)
-	var v T
-	err := s.inTx(ctx, now, func(tx *txn) error {
-		var err error
-		v, err = fn(tx, now)
-		return err
-	})
-	if err != nil {
-		return v, fmt.Errorf("%s: %w", what, err)
-	}
-	return v, nil
 }
 
 // Ad returns ad id, or an error wrapping marquee.ErrNotFound.
@@ -430,22 +405,6 @@ func (s *Store) wrap(err error) error {
 	return err
 }
 
-// CreateLink stores a new link, with a generated code when in.Code is "".
-func (s *Store) CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error) {
-	return write(ctx, s, "create link", func(tx *txn, now time.Time) (marquee.Link, error) { return sqltx.CreateLink(ctx, tx, in, now) })
-}
-
-// ReplaceLink replaces link code's fields (see sqltx.ReplaceLink).
-func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error) {
-	return write(ctx, s, "replace link", func(tx *txn, now time.Time) (marquee.Link, error) { return sqltx.ReplaceLink(ctx, tx, code, in, now) })
-}
-
-// DeleteLink deletes link code (see sqltx.DeleteLink).
-func (s *Store) DeleteLink(ctx context.Context, code string) error {
-	_, err := write(ctx, s, "delete link", func(tx *txn, _ time.Time) (struct{}, error) { return struct{}{}, sqltx.DeleteLink(ctx, tx, code) })
-	return err
-}
-
 // Link returns link code, or an error wrapping marquee.ErrNotFound.
 func (s *Store) Link(ctx context.Context, code string) (marquee.Link, error) {
 	l, err := sqltx.Link(ctx, s.read(), code)
@@ -466,13 +425,6 @@ func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Lin
 		return nil, 0, fmt.Errorf("list links: %w", s.wrap(err))
 	}
 	return links, total, nil
-}
-
-// AddClicks adds counted redirects to links' clicks in one transaction
-// (see sqltx.AddClicks), one statement a link.
-func (s *Store) AddClicks(ctx context.Context, counts []marquee.Clicks) error {
-	_, err := write(ctx, s, "add clicks", func(tx *txn, _ time.Time) (struct{}, error) { return struct{}{}, sqltx.AddClicks(ctx, tx, counts, 1) })
-	return err
 }
 
 // InsertLinks stores many links in one transaction (for seeding), with a

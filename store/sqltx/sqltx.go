@@ -102,6 +102,81 @@ func millis(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
+// Writes are the write methods both stores have, written once: each runs
+// one of this package's functions in a transaction of the store's, at the
+// time of its clock (UTC, whole milliseconds), and names what failed. A
+// store embeds a Writes made by NewWrites.
+type Writes struct {
+	begin      func(ctx context.Context, now time.Time, fn func(Tx) error) error
+	now        func() time.Time
+	clickBatch int
+}
+
+// NewWrites returns the writes over begin, which runs fn in a transaction
+// whose changelog entries are stamped now (a store may stamp its own
+// commit time instead); clickBatch is AddClicks' links a statement (see
+// AddClicks).
+func NewWrites(begin func(ctx context.Context, now time.Time, fn func(Tx) error) error, now func() time.Time, clickBatch int) Writes {
+	return Writes{begin: begin, now: now, clickBatch: clickBatch}
+}
+
+// write runs fn in a transaction of w at now and names what failed.
+func write[T any](ctx context.Context, w *Writes, what string, fn func(tx Tx, now time.Time) (T, error)) (T, error) {
+	now := w.now().UTC().Truncate(time.Millisecond)
+	var v T
+	err := w.begin(ctx, now, func(tx Tx) error {
+		var err error
+		v, err = fn(tx, now)
+		return err
+	})
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", what, err)
+	}
+	return v, nil
+}
+
+// CreateAd stores a new ad (see CreateAd).
+func (w *Writes) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
+	return write(ctx, w, "create ad", func(tx Tx, now time.Time) (marquee.Ad, error) { return CreateAd(ctx, tx, in, now) })
+}
+
+// ReplaceAd replaces ad id (see ReplaceAd).
+func (w *Writes) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
+	return write(ctx, w, "replace ad", func(tx Tx, now time.Time) (marquee.Ad, error) { return ReplaceAd(ctx, tx, id, in, now) })
+}
+
+// DeleteAd deletes ad id (see DeleteAd).
+func (w *Writes) DeleteAd(ctx context.Context, id int64) error {
+	_, err := write(ctx, w, "delete ad", func(tx Tx, now time.Time) (struct{}, error) { return struct{}{}, DeleteAd(ctx, tx, id, now) })
+	return err
+}
+
+// CreateLink stores a new link, with a generated code when in.Code is ""
+// (see CreateLink).
+func (w *Writes) CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error) {
+	return write(ctx, w, "create link", func(tx Tx, now time.Time) (marquee.Link, error) { return CreateLink(ctx, tx, in, now) })
+}
+
+// ReplaceLink replaces link code's fields (see ReplaceLink).
+func (w *Writes) ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error) {
+	return write(ctx, w, "replace link", func(tx Tx, now time.Time) (marquee.Link, error) { return ReplaceLink(ctx, tx, code, in, now) })
+}
+
+// DeleteLink deletes link code (see DeleteLink).
+func (w *Writes) DeleteLink(ctx context.Context, code string) error {
+	_, err := write(ctx, w, "delete link", func(tx Tx, _ time.Time) (struct{}, error) { return struct{}{}, DeleteLink(ctx, tx, code) })
+	return err
+}
+
+// AddClicks adds counted redirects to links' clicks in one transaction,
+// NewWrites' clickBatch links a statement (see AddClicks).
+func (w *Writes) AddClicks(ctx context.Context, counts []marquee.Clicks) error {
+	_, err := write(ctx, w, "add clicks", func(tx Tx, _ time.Time) (struct{}, error) {
+		return struct{}{}, AddClicks(ctx, tx, counts, w.clickBatch)
+	})
+	return err
+}
+
 // CreateAd stores a new ad (and its tracking link when it has a url) and
 // returns it with its id; times are now.
 func CreateAd(ctx context.Context, tx Tx, in marquee.AdInput, now time.Time) (marquee.Ad, error) {
