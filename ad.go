@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of the ad contract (../spec/ads-api.md).
+// Limits of the ad contract (docs/api.md).
 const (
 	MaxTitleLen = 256 // characters (runes)
 	MinAge      = 1
@@ -122,14 +122,14 @@ func (a Ad) MarshalJSON() ([]byte, error) {
 }
 
 // ParseAdInput decodes and validates the JSON body of a create or replace
-// request. On failure it returns an *InvalidError whose Problems name every
+// request. On failure it returns a KindInvalid *Error whose Problems name every
 // bad field; malformed JSON is reported under "body".
 func ParseAdInput(body []byte) (AdInput, error) {
 	var in AdInput
 	p := Problems{}
 	fields, ok := object(body, p, "title", "startAt", "endAt", "conditions", "url")
 	if !ok {
-		return in, invalid("invalid ad", p)
+		return in, Invalid("invalid ad", p)
 	}
 	var startOK, endOK bool
 	if raw, ok := present(fields, "title"); !ok {
@@ -146,7 +146,7 @@ func ParseAdInput(body []byte) (AdInput, error) {
 		p["url"] = "must be a string"
 	}
 	checkAd(&in, startOK, endOK, p)
-	return in, invalid("invalid ad", p)
+	return in, Invalid("invalid ad", p)
 }
 
 // Validate checks an AdInput built in code (seeding, tests) against the same
@@ -162,7 +162,7 @@ func (in *AdInput) Validate() error {
 		checkAges(c, path, c.AgeStart != 0, c.AgeEnd != 0, p)
 	}
 	checkAd(in, !in.StartAt.IsZero(), !in.EndAt.IsZero(), p)
-	return invalid("invalid ad", p)
+	return Invalid("invalid ad", p)
 }
 
 // checkAd applies the rules shared by ParseAdInput and Validate to the
@@ -433,3 +433,6 @@ func firstByte(raw []byte) byte {
 	}
 	return raw[0]
 }
+
+// NoAd is the KindNotFound error of an id that names no ad.
+func NoAd(id int64) *Error { return Errorf(KindNotFound, "ad %d not found", id) }

@@ -1,7 +1,6 @@
 package marquee_test
 
 import (
-	"errors"
 	"maps"
 	"strings"
 	"testing"
@@ -57,12 +56,12 @@ func TestParseAdInputProblems(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := marquee.ParseAdInput([]byte(c.body))
-			var inv *marquee.InvalidError
-			if !errors.As(err, &inv) {
-				t.Fatalf("ParseAdInput(%s) error = %v; want *InvalidError", c.body, err)
+			inv := marquee.AsError(err)
+			if inv == nil || inv.Kind != marquee.KindInvalid {
+				t.Fatalf("ParseAdInput(%s) error = %v; want a KindInvalid *Error", c.body, err)
 			}
-			if inv.What != "invalid ad" || !maps.Equal(inv.Problems, c.want) {
-				t.Fatalf("ParseAdInput(%s) = %q %v;\nwant %q %v", c.body, inv.What, inv.Problems, "invalid ad", c.want)
+			if inv.Message != "invalid ad" || !maps.Equal(inv.Problems, c.want) {
+				t.Fatalf("ParseAdInput(%s) = %q %v;\nwant %q %v", c.body, inv.Message, inv.Problems, "invalid ad", c.want)
 			}
 		})
 	}
@@ -104,9 +103,9 @@ func TestValidateMatchesParse(t *testing.T) {
 	in := marquee.AdInput{Title: "a", StartAt: time.Now(), EndAt: time.Now().Add(time.Hour),
 		Conditions: []marquee.Condition{{AgeStart: 40, AgeEnd: 30, Country: []string{"tw", "QQ"}}}}
 	err := in.Validate()
-	var inv *marquee.InvalidError
-	if !errors.As(err, &inv) {
-		t.Fatalf("Validate() = %v; want *InvalidError", err)
+	inv := marquee.AsError(err)
+	if inv == nil || inv.Kind != marquee.KindInvalid {
+		t.Fatalf("Validate() = %v; want a KindInvalid *Error", err)
 	}
 	want := marquee.Problems{"conditions[0].ageStart": "must not be greater than ageEnd (40 > 30)",
 		"conditions[0].country[1]": `unknown ISO 3166-1 alpha-2 code "QQ"`}

@@ -2,46 +2,82 @@ package marquee
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 )
 
-// ErrNotFound is returned (wrapped) when an entity with the requested id does
-// not exist.
-var ErrNotFound = errors.New("not found")
+// Kind is what kind of failure an error is. The HTTP edge maps each kind
+// to one status code (web/errors.go); every other package only picks the
+// kind.
+type Kind uint8
 
-// ErrConflict is returned (wrapped, with a message a client may see) when
-// a write clashes with what is stored: a code that is taken, a link that
-// only its ad may change.
-var ErrConflict = errors.New("conflict")
+// The kinds of failure. An error that is not an *Error is KindInternal.
+const (
+	KindInternal         Kind = iota // a fault of ours: logged, shown as "internal error"
+	KindInvalid                      // input failed validation; Problems names every bad field
+	KindNotFound                     // no such entity, or no such route
+	KindConflict                     // clashes with what is stored (a taken code, a link only its ad may change)
+	KindUnauthorized                 // no credential, or a wrong one
+	KindForbidden                    // a credential without the right to do this
+	KindUnavailable                  // cannot be done now (store down, spool full): the client is told to retry later
+	KindTooLarge                     // a body or a batch over its limit
+	KindUnsupportedMedia             // a body of a type the route does not read
+	KindGone                         // existed, and no longer answers (an expired link)
+	KindMethodNotAllowed             // the route exists, not with this method
+	KindHeadersTooLarge              // the request line and headers are over their limit
+)
 
-// ErrUnavailable is returned (wrapped) when the store cannot be reached; a
-// caller should retry later.
-var ErrUnavailable = errors.New("store unavailable")
+var kindNames = [...]string{"internal", "invalid", "not found", "conflict", "unauthorized", "forbidden",
+	"unavailable", "too large", "unsupported media type", "gone", "method not allowed", "headers too large"}
 
-// ErrOverloaded is returned (wrapped, with a message a client may see) when
-// a bounded buffer is full; a caller should retry later.
-var ErrOverloaded = errors.New("overloaded")
-
-// Problems maps a field path, such as "conditions[0].country[1]", to what is
-// wrong with the value found there.
-type Problems map[string]string
-
-// InvalidError reports input that failed validation. What names the kind of
-// input ("invalid ad", "invalid query"); Problems names every bad field.
-type InvalidError struct {
-	What     string
-	Problems Problems
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
 }
 
-func (e *InvalidError) Error() string {
+// Error is a failure a client may be told about: its kind, the message
+// the client sees, and (for KindInvalid) every bad field. Err, when set,
+// is the cause: it is logged, and never shown to a client.
+type Error struct {
+	Kind     Kind
+	Message  string   // what the client reads: lower-case, no trailing punctuation
+	Problems Problems // KindInvalid: field path → what is wrong there
+	Err      error
+}
+
+// Errorf returns an error of kind k whose client message is the
+// formatted text.
+func Errorf(k Kind, format string, args ...any) *Error {
+	return &Error{Kind: k, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unavailable returns the error of a store that cannot be reached: a
+// client is told to retry later, and cause is logged.
+func Unavailable(cause error) *Error {
+	return &Error{Kind: KindUnavailable, Message: "store unavailable", Err: cause}
+}
+
+// Invalid returns the KindInvalid error of input named what ("invalid
+// ad", "invalid query") with problems, or nil when problems is empty.
+func Invalid(what string, problems Problems) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return &Error{Kind: KindInvalid, Message: what, Problems: problems}
+}
+
+// Error is the message, then the problems in field order, then the cause.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Message)
 	keys := make([]string, 0, len(e.Problems))
 	for k := range e.Problems {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString(e.What)
 	for i, k := range keys {
 		if i == 0 {
 			b.WriteString(": ")
@@ -52,13 +88,34 @@ func (e *InvalidError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Problems[k])
 	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
 	return b.String()
 }
 
-// invalid returns nil when p is empty, else an *InvalidError.
-func invalid(what string, p Problems) error {
-	if len(p) == 0 {
-		return nil
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// AsError returns the *Error in err's chain, or nil if there is none.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
 	}
-	return &InvalidError{What: what, Problems: p}
+	return nil
 }
+
+// KindOf returns the kind of the first *Error in err's chain; an error
+// with none is KindInternal.
+func KindOf(err error) Kind {
+	if e := AsError(err); e != nil {
+		return e.Kind
+	}
+	return KindInternal
+}
+
+// Problems maps a field path, such as "conditions[0].country[1]", to what is
+// wrong with the value found there.
+type Problems map[string]string

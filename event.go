@@ -1,8 +1,12 @@
 package marquee
 
 import (
-	"encoding/binary"
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -51,83 +55,185 @@ func CheckEventValue(v []byte) string {
 	return ""
 }
 
-// AppendJSONString appends s as a JSON string and reports whether s was
-// valid UTF-8 (invalid bytes are written as U+FFFD). Quotes, backslashes
-// and control characters are escaped, and so are U+2028 and U+2029 (for
-// JavaScript readers); nothing else is. Runs of plain ASCII are copied
-// eight bytes at a time.
-func AppendJSONString(dst []byte, s []byte) ([]byte, bool) {
-	const hex = "0123456789abcdef"
-	valid := true
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		for i+8 <= len(s) && plain8(binary.LittleEndian.Uint64(s[i:])) {
-			i += 8
+// CheckBeaconField reports what is wrong with field i (from 0) of a beacon
+// (GET /e?k=v&…): key k with string value v, after the keys before it.
+// It returns the field's path in the problems ("" when nothing is wrong)
+// and the problem: a bad key, then a bad value, then a repeated key. It
+// allocates only to report.
+func CheckBeaconField(i int, before [][]byte, k, v []byte) (path, problem string) {
+	if msg := CheckEventKey(k); msg != "" {
+		// A key that cannot name itself in JSON is named by its position.
+		if len(k) > 0 && len(k) <= MaxEventKey && utf8.Valid(k) && !bytes.ContainsAny(k, "\"\x00") {
+			return string(k), msg
 		}
-		if i == len(s) {
+		return "fields[" + strconv.Itoa(i) + "]", msg
+	}
+	if msg := CheckEventValue(v); msg != "" {
+		return string(k), msg
+	}
+	for _, b := range before {
+		if bytes.Equal(b, k) {
+			return string(k), "is repeated"
+		}
+	}
+	return "", ""
+}
+
+// AddEventProblem records that path is wrong in p, allocating p on the
+// first problem; a path longer than a key's limit is cut (it names a key
+// a client made up).
+func AddEventProblem(p Problems, path, msg string) Problems {
+	if p == nil {
+		p = Problems{}
+	}
+	if len(path) > MaxEventKey+16 {
+		path = path[:MaxEventKey] + "…"
+	}
+	p[path] = msg
+	return p
+}
+
+// InvalidEvent is the error of an event input with one problem.
+func InvalidEvent(path, msg string) error {
+	return Invalid("invalid event", Problems{path: msg})
+}
+
+// AppendEvents appends every event of a POST /e body — one JSON object, a
+// JSON array of them, or NDJSON — as one line each: head's opening of the
+// line (the server's fields), the event's fields as compact JSON, "}\n".
+// It returns the lines and how many events there were. Either every event
+// is valid or the error names every problem (KindInvalid); more than
+// MaxEventsPerPost events is KindTooLarge.
+func AppendEvents(dst, body []byte, head func([]byte) []byte) ([]byte, int, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return dst, 0, InvalidEvent("body", "no events")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	array := body[0] == '['
+	if array {
+		dec.Token() // [
+	}
+	var problems Problems
+	n := 0
+	for {
+		if array && !dec.More() {
+			if _, err := dec.Token(); err != nil { // ]
+				return dst, n, InvalidEvent("body", "malformed JSON: "+err.Error())
+			}
+			if _, err := dec.Token(); err != io.EOF {
+				return dst, n, InvalidEvent("body", "unexpected data after the array")
+			}
 			break
 		}
-		c := s[i]
-		if plainASCII[c] {
-			i++
-			continue
-		}
-		if c >= 0x80 {
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				valid = false
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, `\ufffd`...)
-				i++
-				start = i
-				continue
+		if n == MaxEventsPerPost {
+			if !array && !dec.More() {
+				break
 			}
-			if r != '\u2028' && r != '\u2029' {
-				i += size
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
+			return dst, n, Errorf(KindTooLarge, "more than %d events in one request", MaxEventsPerPost)
 		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		start := len(dst)
+		var err error
+		dst, err = appendEvent(dst, dec, head, n, &problems)
+		if errors.Is(err, io.EOF) && !array && n > 0 {
+			dst = dst[:start]
+			break
 		}
-		i++
-		start = i
+		if err != nil {
+			return dst, n, InvalidEvent(fmt.Sprintf("[%d]", n), err.Error())
+		}
+		n++
 	}
-	return append(append(dst, s[start:]...), '"'), valid
+	if problems != nil {
+		return dst, n, Invalid("invalid events", problems)
+	}
+	return dst, n, nil
 }
 
-// plain8 reports whether none of the eight bytes of x needs escaping: each
-// is ASCII, at least 0x20, and neither '"' nor '\\'. These are the exact
-// word-at-a-time tests "has a byte ≥ 0x80", "has a byte < 0x20" (valid once
-// no byte is ≥ 0x80) and "has a zero byte" (of x XOR the quote, and of x
-// XOR the backslash).
-func plain8(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	q := x ^ (ones * '"')
-	b := x ^ (ones * '\\')
-	return (x|(x-ones*0x20)&^x|(q-ones)&^q|(b-ones)&^b)&highs == 0
+// appendEvent decodes event i, one JSON object, and appends its line.
+// Field problems go to problems; a malformed body is the error.
+func appendEvent(dst []byte, dec *json.Decoder, head func([]byte) []byte, i int, problems *Problems) ([]byte, error) {
+	t, err := dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			return dst, err
+		}
+		return dst, fmt.Errorf("malformed JSON: %v", err)
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return dst, errors.New("an event must be a JSON object")
+	}
+	dst = head(dst)
+	var seen []string
+	var raw json.RawMessage
+	var compact bytes.Buffer
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return dst, fmt.Errorf("malformed JSON: %v", err)
+		}
+		k := kt.(string)
+		if err := dec.Decode(&raw); err != nil {
+			return dst, fmt.Errorf("malformed JSON: %v", err)
+		}
+		path := fmt.Sprintf("[%d].%s", i, k)
+		compact.Reset()
+		json.Compact(&compact, raw)
+		switch {
+		case len(seen) == MaxEventFields:
+			*problems = AddEventProblem(*problems, fmt.Sprintf("[%d]", i), fmt.Sprintf("at most %d fields", MaxEventFields))
+			continue
+		case CheckEventKey([]byte(k)) != "":
+			*problems = AddEventProblem(*problems, path, CheckEventKey([]byte(k)))
+			continue
+		case compact.Len() > MaxEventValue:
+			*problems = AddEventProblem(*problems, path, fmt.Sprintf("values must be at most %d bytes of JSON", MaxEventValue))
+			continue
+		case !utf8.Valid(raw):
+			*problems = AddEventProblem(*problems, path, "is not valid UTF-8")
+			continue
+		case depth(compact.Bytes()) > MaxEventDepth:
+			*problems = AddEventProblem(*problems, path, fmt.Sprintf("nests deeper than %d levels", MaxEventDepth))
+			continue
+		}
+		for _, s := range seen {
+			if s == k {
+				*problems = AddEventProblem(*problems, path, "is repeated")
+			}
+		}
+		seen = append(seen, k)
+		dst = append(dst, ',', '"')
+		dst = append(dst, k...) // a valid key needs no escaping
+		dst = append(dst, '"', ':')
+		dst = append(dst, compact.Bytes()...)
+	}
+	if _, err := dec.Token(); err != nil { // }
+		return dst, fmt.Errorf("malformed JSON: %v", err)
+	}
+	if len(seen) == 0 && *problems == nil {
+		*problems = AddEventProblem(*problems, fmt.Sprintf("[%d]", i), "an event needs at least one field")
+	}
+	return append(dst, '}', '\n'), nil
 }
 
-// plainASCII marks the bytes AppendJSONString copies as they are.
-var plainASCII = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
+// depth is the deepest nesting of arrays and objects in valid JSON.
+func depth(v []byte) int {
+	d, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range v {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			d++
+			deepest = max(deepest, d)
+		case c == ']' || c == '}':
+			d--
+		}
 	}
-	return t
-}()
+	return deepest
+}

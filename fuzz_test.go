@@ -1,7 +1,6 @@
 package marquee_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -23,9 +22,8 @@ func FuzzParseAdInput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		in, err := marquee.ParseAdInput(body)
 		if err != nil {
-			var inv *marquee.InvalidError
-			if !errors.As(err, &inv) || len(inv.Problems) == 0 {
-				t.Fatalf("ParseAdInput(%q) error %v; want an *InvalidError naming a problem", body, err)
+			if inv := marquee.AsError(err); inv == nil || inv.Kind != marquee.KindInvalid || len(inv.Problems) == 0 {
+				t.Fatalf("ParseAdInput(%q) error %v; want a KindInvalid *Error naming a problem", body, err)
 			}
 			return
 		}

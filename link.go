@@ -112,14 +112,14 @@ func (in LinkInput) Link(id int64, clicks int64, created, updated time.Time) Lin
 }
 
 // ParseLinkInput decodes and validates the JSON body of a link create or
-// replace request. On failure it returns an *InvalidError whose Problems
+// replace request. On failure it returns a KindInvalid *Error whose Problems
 // name every bad field.
 func ParseLinkInput(body []byte) (LinkInput, error) {
 	in := LinkInput{Redirect: DefaultRedirect}
 	p := Problems{}
 	fields, ok := object(body, p, "url", "code", "expiresAt", "maxClicks", "redirect", "adId")
 	if !ok {
-		return in, invalid("invalid link", p)
+		return in, Invalid("invalid link", p)
 	}
 	if raw, ok := present(fields, "url"); !ok {
 		p["url"] = "is required"
@@ -165,7 +165,7 @@ func ParseLinkInput(body []byte) (LinkInput, error) {
 		}
 		in.AdID = n
 	}
-	return in, invalid("invalid link", p)
+	return in, Invalid("invalid link", p)
 }
 
 // Validate checks a LinkInput built in code (seeding, an ad's tracking
@@ -187,7 +187,7 @@ func (in *LinkInput) Validate() error {
 	if in.MaxClicks < 0 {
 		p["maxClicks"] = "must be a positive integer (omit it for no limit)"
 	}
-	return invalid("invalid link", p)
+	return Invalid("invalid link", p)
 }
 
 func validRedirect(n int) bool {
@@ -291,19 +291,5 @@ func NewCode() string {
 	}
 }
 
-// SeedCode returns the code that seeding gives the link numbered i (0 ≤ i
-// < 10^10): distinct for distinct i, GeneratedCodeLen characters of
-// CodeAlphabet, and scattered (neighbouring i share no prefix), so that a
-// benchmark can name any seeded link without reading the store.
-func SeedCode(i int64) string {
-	const space = 1522435234375 // 55^7
-	// A multiplier prime to 55 is a bijection mod 55^7; the product
-	// fits in 64 bits for i < 10^10.
-	x := (uint64(i)*982451653 + 12345) % space
-	var b [GeneratedCodeLen]byte
-	for j := range b {
-		b[j] = CodeAlphabet[x%55]
-		x /= 55
-	}
-	return string(b[:])
-}
+// NoLink is the KindNotFound error of a code that names no link.
+func NoLink[T ~string | ~[]byte](code T) *Error { return Errorf(KindNotFound, "no link %q", code) }

@@ -8,6 +8,7 @@ import (
 
 	"marquee"
 	"marquee/cache"
+	"marquee/fixture"
 )
 
 // BenchmarkHitGet is a hit of Get on 100,000 links, beside otter's bare
@@ -17,7 +18,7 @@ import (
 func BenchmarkHitGet(b *testing.B) {
 	keys := make([]string, 100000)
 	for i := range keys {
-		keys[i] = marquee.SeedCode(int64(i))
+		keys[i] = fixture.Code(int64(i))
 	}
 	c := cache.New(cache.Config[string, marquee.Link]{Name: "x", Capacity: cache.Capacity{Entries: 200000},
 		Load: func(_ context.Context, k string) (marquee.Link, error) { return marquee.Link{Code: k}, nil }}, nil)

@@ -11,7 +11,6 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -67,8 +66,9 @@ type Config[K comparable, V any] struct {
 	// Name labels the cache's metrics ("link", "ad").
 	Name     string
 	Capacity Capacity
-	// Load reads a key from the store; an error wrapping
-	// marquee.ErrNotFound means there is no such key (cached as a miss).
+	// Load reads a key from the store; an error of kind
+	// marquee.KindNotFound means there is no such key: it is cached as a
+	// miss, and Get returns it for the key until the key is invalidated.
 	// Other errors are returned and not cached.
 	Load func(ctx context.Context, key K) (V, error)
 	// Weigh estimates an entry's bytes, for a capacity in bytes.
@@ -76,10 +76,10 @@ type Config[K comparable, V any] struct {
 }
 
 // entry is a cached answer: a value, or the store's word that there is
-// none.
+// none (missing, the load's KindNotFound error).
 type entry[V any] struct {
-	v     V
-	found bool
+	v       V
+	missing error
 }
 
 // Cache is a bounded cache of V by K. It is safe for concurrent use.
@@ -104,10 +104,10 @@ func New[K comparable, V any](cfg Config[K, V], reg prometheus.Registerer) *Cach
 	})}
 	opts := &otter.Options[K, entry[V]]{StatsRecorder: c.stats}
 	if cfg.Capacity.Bytes > 0 {
-		const missBytes = 64 // a cached miss: key, node, flags
+		const missBytes = 128 // a cached miss: key, node, the store's error and its message
 		opts.MaximumWeight = cfg.Capacity.Bytes
 		opts.Weigher = func(k K, e entry[V]) uint32 {
-			if !e.found {
+			if e.missing != nil {
 				return missBytes
 			}
 			return cfg.Weigh(k, e.v)
@@ -121,13 +121,13 @@ func New[K comparable, V any](cfg Config[K, V], reg prometheus.Registerer) *Cach
 		v, err := cfg.Load(ctx, k)
 		c.loadTime.Observe(time.Since(start).Seconds())
 		switch {
-		case errors.Is(err, marquee.ErrNotFound):
+		case marquee.KindOf(err) == marquee.KindNotFound:
 			c.notFoundLoads.Add(1)
-			return entry[V]{}, nil
+			return entry[V]{missing: err}, nil
 		case err != nil:
 			return entry[V]{}, err
 		}
-		return entry[V]{v: v, found: true}, nil
+		return entry[V]{v: v}, nil
 	})
 	if reg != nil {
 		reg.MustRegister(newCollector(c, cfg.Name), c.loadTime)
@@ -137,16 +137,16 @@ func New[K comparable, V any](cfg Config[K, V], reg prometheus.Registerer) *Cach
 
 // Get returns the value of key from the cache, or loads it from the store
 // (one load for all concurrent callers) and caches it. A key the store
-// does not have is an error wrapping marquee.ErrNotFound, from the cache
-// after the first time.
+// does not have is the store's KindNotFound error, from the cache after
+// the first time.
 func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
 	e, err := c.c.Get(ctx, key, c.loader)
 	if err != nil {
 		return e.v, err
 	}
-	if !e.found {
+	if e.missing != nil {
 		c.notFound.Add(1)
-		return e.v, marquee.ErrNotFound
+		return e.v, e.missing
 	}
 	return e.v, nil
 }

@@ -3,7 +3,6 @@ package cache_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,7 +40,7 @@ func (s *source) load(ctx context.Context, k int) (string, error) {
 	case fail != nil:
 		return "", fail
 	case !ok:
-		return "", fmt.Errorf("key %d: %w", k, marquee.ErrNotFound)
+		return "", marquee.Errorf(marquee.KindNotFound, "key %d not found", k)
 	}
 	return v, nil
 }
@@ -81,8 +80,8 @@ func TestUnknownKeysAreCachedAsMisses(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	c := newCache(src, cache.Capacity{Entries: 10}, reg)
 	for range 100 {
-		if _, err := c.Get(context.Background(), 7); !errors.Is(err, marquee.ErrNotFound) {
-			t.Fatalf("Get(unknown) error = %v; want ErrNotFound", err)
+		if _, err := c.Get(context.Background(), 7); marquee.KindOf(err) != marquee.KindNotFound || err.Error() != "key 7 not found" {
+			t.Fatalf("Get(unknown) error = %v; want the loader's KindNotFound error, key 7 not found", err)
 		}
 	}
 	if n := src.loads.Load(); n != 1 {
@@ -114,10 +113,10 @@ marquee_cache_negative_hits_total{cache="test"} 99
 }
 
 func TestLoadErrorsAreNotCached(t *testing.T) {
-	src := &source{vals: map[int]string{1: "one"}, fail: marquee.ErrUnavailable}
+	src := &source{vals: map[int]string{1: "one"}, fail: marquee.Unavailable(errors.New("connection refused"))}
 	c := newCache(src, cache.Capacity{Entries: 10}, nil)
-	if _, err := c.Get(context.Background(), 1); !errors.Is(err, marquee.ErrUnavailable) {
-		t.Fatalf("Get with the store down: %v; want ErrUnavailable", err)
+	if _, err := c.Get(context.Background(), 1); marquee.KindOf(err) != marquee.KindUnavailable {
+		t.Fatalf("Get with the store down: %v; want KindUnavailable", err)
 	}
 	src.mu.Lock()
 	src.fail = nil

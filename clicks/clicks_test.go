@@ -10,6 +10,7 @@ import (
 
 	"marquee"
 	"marquee/clicks"
+	"marquee/fixture"
 	"marquee/store/sqlite"
 )
 
@@ -47,7 +48,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func TestConcurrentTakesAreCountedExactly(t *testing.T) {
 	var ins []marquee.LinkInput
 	for i := range 2500 {
-		ins = append(ins, marquee.LinkInput{Code: marquee.SeedCode(int64(i)), URL: "https://x.test", Redirect: 302})
+		ins = append(ins, marquee.LinkInput{Code: fixture.Code(int64(i)), URL: "https://x.test", Redirect: 302})
 	}
 	st := open(t, ins...)
 	c := clicks.New(st, synced{}, quiet, nil)

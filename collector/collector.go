@@ -54,7 +54,8 @@ type Config struct {
 	// MaxPending bounds a shard's unwritten bytes (default 8 MiB).
 	MaxPending int
 	// Shards is how many buffers, writers and files run in parallel
-	// (default GOMAXPROCS).
+	// (default 2 × GOMAXPROCS, so that appenders on different connections
+	// rarely share a shard's lock).
 	Shards int
 	// Shipper, if set, receives every finished file.
 	Shipper Shipper
@@ -62,10 +63,10 @@ type Config struct {
 
 // ErrFull is Append's error when the spool or a buffer is at its bound:
 // the client should retry later (503 with Retry-After).
-var ErrFull = fmt.Errorf("%w: the event spool is full", marquee.ErrOverloaded)
+var ErrFull = marquee.Errorf(marquee.KindUnavailable, "overloaded: the event spool is full")
 
 // ErrClosed is Append's error once Close has begun.
-var ErrClosed = fmt.Errorf("%w: the event collector is shutting down", marquee.ErrOverloaded)
+var ErrClosed = marquee.Errorf(marquee.KindUnavailable, "overloaded: the event collector is shutting down")
 
 // Collector accepts event lines and writes them to files. Append is safe for
 // concurrent use; Close stops it.
@@ -132,11 +133,12 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Collector, e
 		return nil, err
 	}
 	if cfg.Shipper != nil {
-		c.ship = newShipper(c, cfg.Shipper)
+		var shipCtx context.Context
+		c.ship, shipCtx = newShipper(c, cfg.Shipper)
 		for _, f := range leftovers {
 			c.ship.enqueue(f)
 		}
-		c.wg.Go(c.ship.run)
+		c.wg.Go(func() { c.ship.run(shipCtx) })
 	}
 	for i := range cfg.Shards {
 		s := newShard(c, i)

@@ -22,14 +22,14 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func newCollector(t *testing.T, cfg collector.Config) *collector.Collector {
-	t.Helper()
+func newCollector(tb testing.TB, cfg collector.Config) *collector.Collector {
+	tb.Helper()
 	if cfg.Instance == "" {
 		cfg.Instance = "test"
 	}
 	c, err := collector.New(cfg, quiet, nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return c
 }

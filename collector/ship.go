@@ -23,16 +23,17 @@ type shipper struct {
 	mu       sync.Mutex
 	q        []string
 	wake     chan struct{}
-	ctx      context.Context // ends when drain gives up
-	stop     context.CancelFunc
-	idle     chan struct{} // closed by drain: return when the queue is empty
-	finished chan struct{} // closed when run returns
+	stop     context.CancelFunc // ends run's context: drain gives up
+	idle     chan struct{}      // closed by drain: return when the queue is empty
+	finished chan struct{}      // closed when run returns
 }
 
-func newShipper(c *Collector, to Shipper) *shipper {
+// newShipper returns a shipper and the context its run takes, which
+// drain cancels when it gives up.
+func newShipper(c *Collector, to Shipper) (*shipper, context.Context) {
 	ctx, stop := context.WithCancel(context.Background())
-	return &shipper{c: c, to: to, wake: make(chan struct{}, 1), ctx: ctx, stop: stop,
-		idle: make(chan struct{}), finished: make(chan struct{})}
+	return &shipper{c: c, to: to, wake: make(chan struct{}, 1), stop: stop,
+		idle: make(chan struct{}), finished: make(chan struct{})}, ctx
 }
 
 func (s *shipper) enqueue(path string) {
@@ -56,7 +57,8 @@ func (s *shipper) next() (string, bool) {
 	return p, true
 }
 
-func (s *shipper) run() {
+// run ships queued files until drain has emptied the queue or ctx ends.
+func (s *shipper) run(ctx context.Context) {
 	defer close(s.finished)
 	for {
 		p, ok := s.next()
@@ -66,18 +68,18 @@ func (s *shipper) run() {
 				continue
 			case <-s.idle:
 				return
-			case <-s.ctx.Done():
+			case <-ctx.Done():
 				return
 			}
 		}
-		if !s.ship(p) {
+		if !s.ship(ctx, p) {
 			return // stopped: p stays on disk for the next start
 		}
 	}
 }
 
 // ship stores one file, retrying until it succeeds or the shipper stops.
-func (s *shipper) ship(path string) bool {
+func (s *shipper) ship(ctx context.Context, path string) bool {
 	rel, err := filepath.Rel(s.c.cfg.Dir, path)
 	if err != nil {
 		return true
@@ -89,9 +91,9 @@ func (s *shipper) ship(path string) bool {
 	}
 	backoff := 100 * time.Millisecond
 	for attempt := 0; ; attempt++ {
-		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Minute)
+		tctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		start := time.Now()
-		err := s.to.Ship(ctx, key, path)
+		err := s.to.Ship(tctx, key, path)
 		cancel()
 		if err == nil {
 			s.c.m.uploadSeconds.Observe(time.Since(start).Seconds())
@@ -103,7 +105,7 @@ func (s *shipper) ship(path string) bool {
 			s.c.m.spool.Set(float64(s.c.spool.Load()))
 			return true
 		}
-		if s.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return false
 		}
 		s.c.m.uploads.WithLabelValues("failed").Inc()
@@ -113,7 +115,7 @@ func (s *shipper) ship(path string) bool {
 		select {
 		case <-time.After(backoff):
 			s.c.m.retries.Inc()
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			return false
 		}
 		backoff = min(2*backoff, 30*time.Second)

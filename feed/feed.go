@@ -334,7 +334,7 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	for _, id := range ids {
 		a, err := f.src.Ad(ctx, id)
 		switch {
-		case errors.Is(err, marquee.ErrNotFound):
+		case marquee.KindOf(err) == marquee.KindNotFound:
 			dels = append(dels, id)
 		case err != nil:
 			return err

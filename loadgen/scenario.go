@@ -8,13 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"marquee"
+	"marquee/fixture"
 )
-
-// CommonCountries are the countries `marquee seed` targets and the ads and
-// events scenarios ask for, so that filters hit.
-var CommonCountries = []string{"US", "GB", "DE", "FR", "JP", "TW", "KR", "CN", "IN", "BR",
-	"CA", "AU", "ES", "IT", "NL", "SE", "MX", "ID", "TR", "PL"}
 
 // AdsPaths returns n requests of the "ads" scenario: the mixed GET
 // /api/v1/ad query of the ad-serving issue. Each has an offset uniform in
@@ -38,7 +33,7 @@ func AdsPaths(seed uint64, n int) []string {
 			b.WriteString("&gender=" + genders[r.IntN(len(genders))])
 		}
 		if r.IntN(2) == 0 {
-			b.WriteString("&country=" + CommonCountries[r.IntN(len(CommonCountries))])
+			b.WriteString("&country=" + fixture.Countries[r.IntN(len(fixture.Countries))])
 		}
 		if r.IntN(2) == 0 {
 			b.WriteString("&platform=" + platforms[r.IntN(len(platforms))])
@@ -63,7 +58,7 @@ func EventPaths(seed uint64, n int) []string {
 	for i := range out {
 		out[i] = fmt.Sprintf("/e?type=%s&ad=%d&campaign=%s&placement=%s&country=%s&platform=%s&session=%016x",
 			types[r.IntN(len(types))], 1+r.IntN(1_000_000), campaigns[r.IntN(len(campaigns))], placements[r.IntN(len(placements))],
-			CommonCountries[r.IntN(len(CommonCountries))], platforms[r.IntN(len(platforms))], r.Uint64())
+			fixture.Countries[r.IntN(len(fixture.Countries))], platforms[r.IntN(len(platforms))], r.Uint64())
 	}
 	return out
 }
@@ -76,11 +71,11 @@ func AdByIDPaths(seed uint64, n, ids int, s float64) ([]string, error) {
 }
 
 // LinkPaths returns n requests of the "links" scenario: GET /r/{code}
-// over the links `marquee seed -links` makes (codes marquee.SeedCode(0) to
-// SeedCode(links-1)), drawn from a Zipf distribution with exponent s (see
+// over the links `marquee seed -links` makes (codes fixture.Code(0) to
+// fixture.Code(links-1)), drawn from a Zipf distribution with exponent s (see
 // zipfPaths). The same seed gives the same paths.
 func LinkPaths(seed uint64, n, links int, s float64) ([]string, error) {
-	return zipfPaths(seed, 0x2d, n, links, s, func(id int) string { return "/r/" + marquee.SeedCode(int64(id-1)) })
+	return zipfPaths(seed, 0x2d, n, links, s, func(id int) string { return "/r/" + fixture.Code(int64(id-1)) })
 }
 
 // zipfPaths draws n keys from 1–keys with a Zipf distribution of exponent

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"marquee"
+	"marquee/fixture"
 	"marquee/loadgen"
 )
 
@@ -208,7 +208,7 @@ func TestLinkPaths(t *testing.T) {
 	}
 	codes := map[string]int{}
 	for i := range links {
-		codes["/r/"+marquee.SeedCode(int64(i))] = 0
+		codes["/r/"+fixture.Code(int64(i))] = 0
 	}
 	for _, p := range paths {
 		if _, ok := codes[p]; !ok {
@@ -216,8 +216,8 @@ func TestLinkPaths(t *testing.T) {
 		}
 		codes[p]++
 	}
-	top := codes["/r/"+marquee.SeedCode(int64(loadgen.ZipfID(0, links)-1))]
-	second := codes["/r/"+marquee.SeedCode(int64(loadgen.ZipfID(1, links)-1))]
+	top := codes["/r/"+fixture.Code(int64(loadgen.ZipfID(0, links)-1))]
+	second := codes["/r/"+fixture.Code(int64(loadgen.ZipfID(1, links)-1))]
 	if r := float64(top) / float64(second); math.Abs(r-math.Pow(2, s))/math.Pow(2, s) > 0.05 {
 		t.Errorf("rank 0 / rank 1 = %.3f; want 2^%v ± 5%%", r, s)
 	}

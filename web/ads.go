@@ -3,9 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"strconv"
 	"sync"
@@ -18,13 +16,12 @@ import (
 	"marquee/index"
 )
 
-// Defaults and bounds of the list query (spec/ads-api.md).
+// Defaults and bounds of the list query (docs/api.md) and the admin lists.
 const (
 	defaultLimit  = 5
 	maxLimit      = 100
 	adminMaxLimit = 1000
 	adminDefLimit = 50
-	storeTimeout  = 5 * time.Second
 	adRoutePrefix = "/api/v1/ad/"
 )
 
@@ -36,7 +33,7 @@ func handleListAds(ix *index.Index, now func() time.Time) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		q, problems := parseListQuery(ctx.QueryArgs())
 		if problems != nil {
-			return &marquee.InvalidError{What: "invalid query", Problems: problems}
+			return marquee.Invalid("invalid query", problems)
 		}
 		bp := pagePool.Get().(*[]byte)
 		b := append((*bp)[:0], `{"items":[`...)
@@ -113,52 +110,10 @@ func param(args *fasthttp.Args, key string) ([]byte, bool) {
 	return v, true
 }
 
-// storeHandler is a handler that calls the store, with a context that
-// bounds those calls.
-type storeHandler func(sctx context.Context, ctx *fasthttp.RequestCtx) error
-
-// withStore gives h a context that ends after storeTimeout.
-func withStore(h storeHandler) handler {
-	return func(ctx *fasthttp.RequestCtx) error {
-		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
-		return h(sctx, ctx)
-	}
-}
-
-// Syncer makes committed changes visible in this instance's index and
-// caches (the changelog feed).
-type Syncer interface {
-	Sync(ctx context.Context) error
-}
-
-// writer makes a client's successful write visible to its next request on
-// this instance (read-your-writes): it returns once the feed has applied
-// what was committed. The feed is the only writer of the index and the
-// caches: it applies every instance's changes in commit order.
-type writer struct {
-	feed Syncer
-	log  *slog.Logger
-}
-
-// visible waits, after a successful write (err nil), until the feed has
-// applied it, and returns err. The write has succeeded either way: if the
-// wait fails (the store went away right after the commit), the feed
-// applies it when the store is back.
-func (w *writer) visible(ctx context.Context, err error, what string) error {
-	if err != nil {
-		return err
-	}
-	if serr := w.feed.Sync(ctx); serr != nil {
-		w.log.Warn("written but not yet visible on this instance", "what", what, "err", serr)
-	}
-	return nil
-}
-
 // handleCreateAd serves POST /api/v1/ad.
 func handleCreateAd(store AdStore, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		in, err := readAdInput(ctx)
+		in, err := readJSON(ctx, MaxAdBody, marquee.ParseAdInput)
 		if err != nil {
 			return err
 		}
@@ -181,13 +136,13 @@ func handleReplaceAd(store AdStore, w *writer) storeHandler {
 		if err != nil {
 			return err
 		}
-		in, err := readAdInput(ctx)
+		in, err := readJSON(ctx, MaxAdBody, marquee.ParseAdInput)
 		if err != nil {
 			return err
 		}
 		a, err := store.ReplaceAd(sctx, id, in)
 		if err := w.visible(sctx, err, "ad"); err != nil {
-			return notFoundAs(err, id)
+			return err
 		}
 		writeJSON(ctx, fasthttp.StatusOK, a)
 		return nil
@@ -202,7 +157,7 @@ func handleDeleteAd(store AdStore, w *writer) storeHandler {
 			return err
 		}
 		if err := w.visible(sctx, store.DeleteAd(sctx, id), "ad"); err != nil {
-			return notFoundAs(err, id)
+			return err
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return nil
@@ -221,7 +176,7 @@ func handleGetAd(ads *cache.Cache[int64, []byte]) handler {
 		}
 		body, err := ads.Get(context.Background(), id)
 		if err != nil {
-			return notFoundAs(err, id)
+			return err
 		}
 		ctx.SetContentTypeBytes(contentTypeJSON)
 		ctx.SetBody(body)
@@ -238,22 +193,30 @@ type adminPage[T any] struct {
 	Limit  int `json:"limit"`
 }
 
+// pageArgs reads an admin list's offset (default 0) and limit (default
+// adminDefLimit, at most adminMaxLimit), reporting bad ones to p.
+func pageArgs(args *fasthttp.Args, p marquee.Problems) (offset, limit int) {
+	limit = adminDefLimit
+	bad := func(k, msg string) { p[k] = msg }
+	intParam(args, "offset", 0, math.MaxInt, &offset, bad)
+	intParam(args, "limit", 1, adminMaxLimit, &limit, bad)
+	return offset, limit
+}
+
 // handleAdminListAds serves GET /api/v1/ads?state=&offset=&limit=: every
 // ad (active, scheduled, expired) by id.
 func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		args := ctx.QueryArgs()
-		f := marquee.AdFilter{Now: now(), Limit: adminDefLimit}
+		f := marquee.AdFilter{Now: now()}
 		p := marquee.Problems{}
 		var err error
 		if f.State, err = marquee.ParseAdState(string(args.Peek("state"))); err != nil {
 			p["state"] = err.Error()
 		}
-		bad := func(k, msg string) { p[k] = msg }
-		intParam(args, "offset", 0, math.MaxInt, &f.Offset, bad)
-		intParam(args, "limit", 1, adminMaxLimit, &f.Limit, bad)
-		if len(p) > 0 {
-			return &marquee.InvalidError{What: "invalid query", Problems: p}
+		f.Offset, f.Limit = pageArgs(args, p)
+		if err := marquee.Invalid("invalid query", p); err != nil {
+			return err
 		}
 		ads, total, err := store.ListAds(sctx, f)
 		if err != nil {
@@ -270,48 +233,7 @@ func adID(ctx *fasthttp.RequestCtx) (int64, error) {
 	seg := bytes.TrimPrefix(ctx.Path(), []byte(adRoutePrefix))
 	id, err := strconv.ParseInt(string(seg), 10, 64)
 	if err != nil || id < 1 {
-		return 0, errorf(fasthttp.StatusNotFound, "ad %q not found", seg)
+		return 0, marquee.Errorf(marquee.KindNotFound, "ad %q not found", seg)
 	}
 	return id, nil
-}
-
-func notFoundAs(err error, id int64) error {
-	if errors.Is(err, marquee.ErrNotFound) {
-		return errorf(fasthttp.StatusNotFound, "ad %d not found", id)
-	}
-	return err
-}
-
-// readAdInput checks the body's type and size, then parses it as an ad.
-func readAdInput(ctx *fasthttp.RequestCtx) (marquee.AdInput, error) {
-	if err := checkJSONBody(ctx, MaxAdBody); err != nil {
-		return marquee.AdInput{}, err
-	}
-	return marquee.ParseAdInput(ctx.PostBody())
-}
-
-// checkJSONBody refuses a body whose declared type is not JSON (415) or
-// that is larger than limit bytes (413). A body with no Content-Type is
-// read as JSON.
-func checkJSONBody(ctx *fasthttp.RequestCtx, limit int) error {
-	return checkBody(ctx, limit, func(media []byte) bool {
-		return bytes.Equal(media, contentTypeJSON) || bytes.HasSuffix(media, []byte("+json"))
-	}, "content type %q is not JSON; send application/json")
-}
-
-// checkBody refuses a body whose declared media type (lower-cased, without
-// parameters) accepts refuses — 415 with refusal, a format taking the
-// Content-Type — or that is larger than limit bytes (413). A body with no
-// Content-Type passes.
-func checkBody(ctx *fasthttp.RequestCtx, limit int, accepts func(media []byte) bool, refusal string) error {
-	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 {
-		media, _, _ := bytes.Cut(ct, []byte(";"))
-		if !accepts(bytes.ToLower(bytes.TrimSpace(media))) {
-			return errorf(fasthttp.StatusUnsupportedMediaType, refusal, ct)
-		}
-	}
-	if n := len(ctx.PostBody()); n > limit {
-		return errorf(fasthttp.StatusRequestEntityTooLarge, "request body is %d bytes; the limit is %d", n, limit)
-	}
-	return nil
 }

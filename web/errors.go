@@ -5,23 +5,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/valyala/fasthttp"
 
 	"marquee"
 )
 
-// apiError is an error with the status code and message a client sees.
-type apiError struct {
-	status int
-	msg    string
-}
-
-func (e *apiError) Error() string { return e.msg }
-
-func errorf(status int, format string, args ...any) error {
-	return &apiError{status: status, msg: fmt.Sprintf(format, args...)}
+// statusOf is the one map from an error's kind to the status a client
+// gets. A new kind is one line here.
+var statusOf = map[marquee.Kind]int{
+	marquee.KindInternal:         fasthttp.StatusInternalServerError,
+	marquee.KindInvalid:          fasthttp.StatusBadRequest,
+	marquee.KindNotFound:         fasthttp.StatusNotFound,
+	marquee.KindConflict:         fasthttp.StatusConflict,
+	marquee.KindUnauthorized:     fasthttp.StatusUnauthorized,
+	marquee.KindForbidden:        fasthttp.StatusForbidden,
+	marquee.KindUnavailable:      fasthttp.StatusServiceUnavailable,
+	marquee.KindTooLarge:         fasthttp.StatusRequestEntityTooLarge,
+	marquee.KindUnsupportedMedia: fasthttp.StatusUnsupportedMediaType,
+	marquee.KindGone:             fasthttp.StatusGone,
+	marquee.KindMethodNotAllowed: fasthttp.StatusMethodNotAllowed,
+	marquee.KindHeadersTooLarge:  fasthttp.StatusRequestHeaderFieldsTooLarge,
 }
 
 // errorBody is the JSON shape of every error response.
@@ -33,48 +37,43 @@ type errorBody struct {
 // retryAfter is the Retry-After (seconds) sent with a 503.
 const retryAfter = "1"
 
-// writeError is the one place that maps an error to a status and a body.
-// Errors it does not know are logged and reach the client as a generic 500.
+// writeError is the one place that maps an error to a status and a body:
+// the status by its kind (statusOf), the body from its client message and
+// problems. An error that is not a *marquee.Error is internal: logged with
+// the request, and the client reads only "internal error". A cause
+// (Error.Err) is logged, never sent. A 503 says "; retry later" and when
+// (Retry-After); a 401 names the scheme (WWW-Authenticate).
 func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
-	var (
-		api     *apiError
-		invalid *marquee.InvalidError
-		body    errorBody
-		status  int
-	)
-	switch {
-	case errors.As(err, &invalid):
-		status, body = fasthttp.StatusBadRequest, errorBody{Error: invalid.What, Problems: invalid.Problems}
-	case errors.As(err, &api):
-		status, body = api.status, errorBody{Error: api.msg}
-	case errors.Is(err, marquee.ErrNotFound):
-		status, body = fasthttp.StatusNotFound, errorBody{Error: "not found"}
-	case errors.Is(err, marquee.ErrConflict):
-		status, body = fasthttp.StatusConflict, errorBody{Error: strings.TrimSuffix(err.Error(), ": "+marquee.ErrConflict.Error())}
-	case errors.Is(err, marquee.ErrOverloaded):
-		status, body = fasthttp.StatusServiceUnavailable, errorBody{Error: err.Error() + "; retry later"}
-		ctx.Response.Header.Set("Retry-After", retryAfter)
-	case errors.Is(err, marquee.ErrUnavailable):
-		s.log.Warn("store unavailable", "method", string(ctx.Method()), "path", string(ctx.Path()), "err", err)
-		status, body = fasthttp.StatusServiceUnavailable, errorBody{Error: "store unavailable; retry later"}
-		ctx.Response.Header.Set("Retry-After", retryAfter)
-	default:
+	e := marquee.AsError(err)
+	if e == nil || e.Kind == marquee.KindInternal {
 		s.log.Error("internal error", "method", string(ctx.Method()), "path", string(ctx.Path()), "err", err)
-		status, body = fasthttp.StatusInternalServerError, errorBody{Error: "internal error"}
+		e = &marquee.Error{Kind: marquee.KindInternal, Message: "internal error"}
 	}
-	writeJSON(ctx, status, body)
+	msg := e.Message
+	switch e.Kind {
+	case marquee.KindUnavailable:
+		if e.Err != nil {
+			s.log.Warn(e.Message, "method", string(ctx.Method()), "path", string(ctx.Path()), "err", err)
+		}
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, retryAfter)
+		msg += "; retry later"
+	case marquee.KindUnauthorized:
+		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="marquee"`)
+	}
+	writeJSON(ctx, statusOf[e.Kind], errorBody{Error: msg, Problems: e.Problems})
 }
 
 // transportError answers requests fasthttp could not read.
 func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	switch {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		writeJSON(ctx, fasthttp.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("request body exceeds %d bytes", MaxRequestBody)})
+		err = marquee.Errorf(marquee.KindTooLarge, "request body exceeds %d bytes", MaxRequestBody)
 	case errors.As(err, new(*fasthttp.ErrSmallBuffer)):
-		writeJSON(ctx, fasthttp.StatusRequestHeaderFieldsTooLarge, errorBody{Error: fmt.Sprintf("request line and headers exceed %d bytes", ReadBufferSize)})
+		err = marquee.Errorf(marquee.KindHeadersTooLarge, "request line and headers exceed %d bytes", ReadBufferSize)
 	default:
-		writeJSON(ctx, fasthttp.StatusBadRequest, errorBody{Error: "malformed request: " + err.Error()})
+		err = marquee.Errorf(marquee.KindInvalid, "malformed request: %v", err)
 	}
+	s.writeError(ctx, err)
 }
 
 var contentTypeJSON = []byte("application/json")

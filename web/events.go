@@ -2,20 +2,17 @@ package web
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/jsonstr"
 )
 
 // EventSink is what the event routes need of the collector.
@@ -86,7 +83,7 @@ func (e *eventEnv) appendHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
 	if len(ua) > maxUA {
 		ua = ua[:maxUA] // a rune cut in two becomes U+FFFD
 	}
-	dst, _ = marquee.AppendJSONString(dst, ua) // invalid bytes become U+FFFD
+	dst, _ = jsonstr.Append(dst, ua) // invalid bytes become U+FFFD
 	return dst
 }
 
@@ -133,7 +130,7 @@ func handleEventGet(e *eventEnv) handler {
 		line := e.appendHead((*bp)[:0], ctx)
 		args := ctx.QueryArgs()
 		if n := args.Len(); n == 0 || n > marquee.MaxEventFields {
-			return invalidEvent("query", fmt.Sprintf("an event needs 1-%d fields, got %d", marquee.MaxEventFields, n))
+			return marquee.InvalidEvent("query", fmt.Sprintf("an event needs 1-%d fields, got %d", marquee.MaxEventFields, n))
 		}
 		var problems marquee.Problems
 		var keys [marquee.MaxEventFields][]byte
@@ -144,35 +141,20 @@ func handleEventGet(e *eventEnv) handler {
 		// callback does not escape.
 		//lint:ignore SA1019 see above
 		args.VisitAll(func(k, v []byte) {
+			if path, msg := marquee.CheckBeaconField(i, keys[:i], k, v); path != "" {
+				problems = marquee.AddEventProblem(problems, path, msg)
+			} else if problems == nil {
+				// A valid key needs no escaping; the value is valid UTF-8.
+				line = append(line, ',', '"')
+				line = append(line, k...)
+				line = append(line, '"', ':')
+				line, _ = jsonstr.Append(line, v)
+			}
 			keys[i] = k
 			i++
-			if msg := marquee.CheckEventKey(k); msg != "" {
-				path := "fields[" + strconv.Itoa(i-1) + "]"
-				if len(k) > 0 && len(k) <= marquee.MaxEventKey && utf8.Valid(k) && !bytes.ContainsAny(k, "\"\x00") {
-					path = string(k)
-				}
-				problems = addProblem(problems, path, msg)
-				return
-			}
-			if repeated(keys[:i-1], k) {
-				problems = addProblem(problems, string(k), "is repeated")
-			}
-			if len(v) > marquee.MaxEventValue {
-				problems = addProblem(problems, string(k), marquee.CheckEventValue(v))
-				return
-			}
-			// A valid key needs no escaping; the value is escaped and
-			// checked for UTF-8 in one pass.
-			line = append(line, ',', '"')
-			line = append(line, k...)
-			line = append(line, '"', ':')
-			var valid bool
-			if line, valid = marquee.AppendJSONString(line, v); !valid {
-				problems = addProblem(problems, string(k), "is not valid UTF-8")
-			}
 		})
 		if problems != nil {
-			return &marquee.InvalidError{What: "invalid event", Problems: problems}
+			return marquee.Invalid("invalid event", problems)
 		}
 		line = append(line, '}', '\n')
 		*bp = line
@@ -188,31 +170,6 @@ func handleEventGet(e *eventEnv) handler {
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return nil
 	}
-}
-
-// repeated reports whether k is among the keys seen before it.
-func repeated(before [][]byte, k []byte) bool {
-	for _, b := range before {
-		if bytes.Equal(b, k) {
-			return true
-		}
-	}
-	return false
-}
-
-func addProblem(p marquee.Problems, path, msg string) marquee.Problems {
-	if p == nil {
-		p = marquee.Problems{}
-	}
-	if len(path) > marquee.MaxEventKey+16 {
-		path = path[:marquee.MaxEventKey] + "…"
-	}
-	p[path] = msg
-	return p
-}
-
-func invalidEvent(path, msg string) error {
-	return &marquee.InvalidError{What: "invalid event", Problems: marquee.Problems{path: msg}}
 }
 
 // acceptsOnlyImages reports an Accept header that names image types and
@@ -242,7 +199,7 @@ func handleEventPost(e *eventEnv) handler {
 		}
 		bp := linePool.Get().(*[]byte)
 		defer linePool.Put(bp)
-		lines, n, err := e.parsePost((*bp)[:0], ctx)
+		lines, n, err := marquee.AppendEvents((*bp)[:0], ctx.PostBody(), func(dst []byte) []byte { return e.appendHead(dst, ctx) })
 		*bp = lines
 		if err != nil {
 			return err
@@ -265,139 +222,4 @@ func checkEventBody(ctx *fasthttp.RequestCtx) error {
 		}
 		return false
 	}, "content type %q: send application/json, application/x-ndjson or text/plain")
-}
-
-// parsePost encodes every event of the body as a line after dst.
-func (e *eventEnv) parsePost(dst []byte, ctx *fasthttp.RequestCtx) ([]byte, int, error) {
-	body := bytes.TrimSpace(ctx.PostBody())
-	if len(body) == 0 {
-		return dst, 0, invalidEvent("body", "no events")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	array := body[0] == '['
-	if array {
-		dec.Token() // [
-	}
-	var problems marquee.Problems
-	n := 0
-	for {
-		if array && !dec.More() {
-			if _, err := dec.Token(); err != nil { // ]
-				return dst, n, invalidEvent("body", "malformed JSON: "+err.Error())
-			}
-			if _, err := dec.Token(); err != io.EOF {
-				return dst, n, invalidEvent("body", "unexpected data after the array")
-			}
-			break
-		}
-		if n == marquee.MaxEventsPerPost {
-			if !array && !dec.More() {
-				break
-			}
-			return dst, n, errorf(fasthttp.StatusRequestEntityTooLarge, "more than %d events in one request", marquee.MaxEventsPerPost)
-		}
-		start := len(dst)
-		var err error
-		dst, err = e.appendPosted(dst, dec, ctx, n, &problems)
-		if errors.Is(err, io.EOF) && !array && n > 0 {
-			dst = dst[:start]
-			break
-		}
-		if err != nil {
-			return dst, n, invalidEvent(fmt.Sprintf("[%d]", n), err.Error())
-		}
-		n++
-	}
-	if problems != nil {
-		return dst, n, &marquee.InvalidError{What: "invalid events", Problems: problems}
-	}
-	return dst, n, nil
-}
-
-// appendPosted decodes one event object and appends its line. Field
-// problems go to problems; a malformed body is the error.
-func (e *eventEnv) appendPosted(dst []byte, dec *json.Decoder, ctx *fasthttp.RequestCtx, i int, problems *marquee.Problems) ([]byte, error) {
-	t, err := dec.Token()
-	if err != nil {
-		if err == io.EOF {
-			return dst, err
-		}
-		return dst, fmt.Errorf("malformed JSON: %v", err)
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return dst, errors.New("an event must be a JSON object")
-	}
-	dst = e.appendHead(dst, ctx)
-	var seen []string
-	var raw json.RawMessage
-	var compact bytes.Buffer
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return dst, fmt.Errorf("malformed JSON: %v", err)
-		}
-		k := kt.(string)
-		if err := dec.Decode(&raw); err != nil {
-			return dst, fmt.Errorf("malformed JSON: %v", err)
-		}
-		path := fmt.Sprintf("[%d].%s", i, k)
-		compact.Reset()
-		json.Compact(&compact, raw)
-		switch {
-		case len(seen) == marquee.MaxEventFields:
-			*problems = addProblem(*problems, fmt.Sprintf("[%d]", i), fmt.Sprintf("at most %d fields", marquee.MaxEventFields))
-			continue
-		case marquee.CheckEventKey([]byte(k)) != "":
-			*problems = addProblem(*problems, path, marquee.CheckEventKey([]byte(k)))
-			continue
-		case compact.Len() > marquee.MaxEventValue:
-			*problems = addProblem(*problems, path, fmt.Sprintf("values must be at most %d bytes of JSON", marquee.MaxEventValue))
-			continue
-		case !utf8.Valid(raw):
-			*problems = addProblem(*problems, path, "is not valid UTF-8")
-			continue
-		case depth(compact.Bytes()) > marquee.MaxEventDepth:
-			*problems = addProblem(*problems, path, fmt.Sprintf("nests deeper than %d levels", marquee.MaxEventDepth))
-			continue
-		}
-		for _, s := range seen {
-			if s == k {
-				*problems = addProblem(*problems, path, "is repeated")
-			}
-		}
-		seen = append(seen, k)
-		dst = append(dst, ',', '"')
-		dst = append(dst, k...) // a valid key needs no escaping
-		dst = append(dst, '"', ':')
-		dst = append(dst, compact.Bytes()...)
-	}
-	if _, err := dec.Token(); err != nil { // }
-		return dst, fmt.Errorf("malformed JSON: %v", err)
-	}
-	if len(seen) == 0 && *problems == nil {
-		*problems = addProblem(*problems, fmt.Sprintf("[%d]", i), "an event needs at least one field")
-	}
-	return append(dst, '}', '\n'), nil
-}
-
-// depth is the deepest nesting of arrays and objects in valid JSON.
-func depth(v []byte) int {
-	d, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range v {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '[' || c == '{':
-			d++
-			deepest = max(deepest, d)
-		case c == ']' || c == '}':
-			d--
-		}
-	}
-	return deepest
 }

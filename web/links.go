@@ -3,9 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"errors"
-	"log/slog"
-	"math"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +11,7 @@ import (
 	"marquee"
 	"marquee/cache"
 	"marquee/clicks"
+	"marquee/jsonstr"
 )
 
 const (
@@ -22,94 +20,52 @@ const (
 	maxReferrer     = 1024 // bytes of a Referer a click event keeps
 )
 
-// NewLinkCache returns the cache of links by code that GET /r/{code}
-// reads, loading from store (see bounded).
-func NewLinkCache(store LinkStore, capacity cache.Capacity, reg prometheus.Registerer) *cache.Cache[string, marquee.Link] {
-	return cache.New(cache.Config[string, marquee.Link]{
-		Name: "link", Capacity: capacity, Load: bounded(store.LinkTarget),
-		// Strings, plus the struct (~150 bytes) and otter's node (~100).
-		Weigh: func(code string, l marquee.Link) uint32 { return uint32(250 + 2*len(code) + len(l.URL)) },
-	}, reg)
-}
-
-// NewAdCache returns the cache that GET /api/v1/ad/{id} reads: each ad's
-// JSON body, rendered once when it is loaded from store (see bounded). encoding/json per request was most of the route's cost.
-func NewAdCache(store AdStore, capacity cache.Capacity, reg prometheus.Registerer) *cache.Cache[int64, []byte] {
-	return cache.New(cache.Config[int64, []byte]{
-		Name: "ad", Capacity: capacity,
-		Load: bounded(func(ctx context.Context, id int64) ([]byte, error) {
-			a, err := store.Ad(ctx, id)
-			if err != nil {
-				return nil, err
+// handleRedirect serves GET /r/{code}: the link from the cache, the click
+// counted in memory and sent to the event collector as a click event — no
+// store write. It answers the link's redirect, 404 for an unknown code,
+// 410 for an expired link or one at its click limit. HEAD answers the
+// same without counting a click (link checkers and previews are not
+// visitors). A click event the collector refuses (spool full) is counted
+// in dropped, not a reason to fail the redirect.
+func handleRedirect(links *cache.Cache[string, marquee.Link], counter *clicks.Counter, ev *eventEnv, dropped prometheus.Counter) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		code := ctx.Path()[len(redirectPrefix):]
+		if !marquee.CodeShaped(code) {
+			return marquee.NoLink(code)
+		}
+		// A link's load has its own timeout (NewLinkCache); a hit needs no
+		// context.
+		l, err := links.Get(context.Background(), string(code))
+		if err != nil {
+			return err
+		}
+		if !l.ExpiresAt.IsZero() && !ctx.Time().Before(l.ExpiresAt) {
+			return marquee.Errorf(marquee.KindGone, "link %q has expired", code)
+		}
+		if ctx.IsHead() {
+			if counter.Reached(&l) {
+				return marquee.Errorf(marquee.KindGone, "link %q has reached its maximum number of clicks", code)
 			}
-			return renderJSON(a), nil
-		}),
-		// The body, plus the slice header and otter's node.
-		Weigh: func(_ int64, body []byte) uint32 { return uint32(120 + len(body)) },
-	}, reg)
-}
-
-// bounded gives every call of load a context that ends after storeTimeout:
-// a cache's loads, which the handlers start with no deadline of their own.
-func bounded[K, V any](load func(context.Context, K) (V, error)) func(context.Context, K) (V, error) {
-	return func(ctx context.Context, k K) (V, error) {
-		ctx, cancel := context.WithTimeout(ctx, storeTimeout)
-		defer cancel()
-		return load(ctx, k)
-	}
-}
-
-// redirector serves GET /r/{code}: the link from the cache, the click
-// counted in memory and sent to the event collector — no store write.
-type redirector struct {
-	links         *cache.Cache[string, marquee.Link]
-	clicks        *clicks.Counter
-	events        *eventEnv
-	log           *slog.Logger
-	eventsDropped prometheus.Counter
-}
-
-// handle answers the link's redirect, 404 for an unknown code, 410 for an
-// expired link or one at its click limit. HEAD answers the same without
-// counting a click (link checkers and previews are not visitors).
-func (r *redirector) handle(ctx *fasthttp.RequestCtx) error {
-	code := ctx.Path()[len(redirectPrefix):]
-	if !marquee.CodeShaped(code) {
-		return errorf(fasthttp.StatusNotFound, "no link %q", code)
-	}
-	// A link's load has its own timeout (NewLinkCache); a hit needs no
-	// context.
-	l, err := r.links.Get(context.Background(), string(code))
-	if errors.Is(err, marquee.ErrNotFound) {
-		return errorf(fasthttp.StatusNotFound, "no link %q", code)
-	}
-	if err != nil {
-		return err
-	}
-	if !l.ExpiresAt.IsZero() && !ctx.Time().Before(l.ExpiresAt) {
-		return errorf(fasthttp.StatusGone, "link %q has expired", code)
-	}
-	if ctx.IsHead() {
-		if r.clicks.Reached(&l) {
-			return errorf(fasthttp.StatusGone, "link %q has reached its maximum number of clicks", code)
+		} else {
+			if !counter.Take(&l) {
+				return marquee.Errorf(marquee.KindGone, "link %q has reached its maximum number of clicks", code)
+			}
+			bp := linePool.Get().(*[]byte)
+			*bp = appendClick((*bp)[:0], ev, ctx, &l)
+			if err := ev.sink.Append(ctx.ConnID(), *bp, 1); err != nil {
+				dropped.Inc()
+			}
+			linePool.Put(bp)
 		}
-	} else {
-		if !r.clicks.Take(&l) {
-			return errorf(fasthttp.StatusGone, "link %q has reached its maximum number of clicks", code)
-		}
-		r.clickEvent(ctx, &l)
+		ctx.Response.Header.Set(fasthttp.HeaderLocation, l.URL)
+		ctx.SetStatusCode(l.Redirect)
+		return nil
 	}
-	ctx.Response.Header.Set(fasthttp.HeaderLocation, l.URL)
-	ctx.SetStatusCode(l.Redirect)
-	return nil
 }
 
-// clickEvent sends the click to the collector. A refused event (spool
-// full) is counted, not a reason to fail the redirect.
-func (r *redirector) clickEvent(ctx *fasthttp.RequestCtx, l *marquee.Link) {
-	bp := linePool.Get().(*[]byte)
-	defer linePool.Put(bp)
-	line := r.events.appendHead((*bp)[:0], ctx)
+// appendClick appends the click event line of a redirect to l.
+func appendClick(line []byte, ev *eventEnv, ctx *fasthttp.RequestCtx, l *marquee.Link) []byte {
+	line = ev.appendHead(line, ctx)
 	line = append(line, `,"type":"click","code":"`...)
 	line = append(line, l.Code...) // codes need no escaping
 	line = append(line, '"')
@@ -120,43 +76,24 @@ func (r *redirector) clickEvent(ctx *fasthttp.RequestCtx, l *marquee.Link) {
 	}
 	if ref := ctx.Referer(); len(ref) > 0 {
 		line = append(line, `,"referrer":`...)
-		line, _ = marquee.AppendJSONString(line, ref[:min(len(ref), maxReferrer)])
+		line, _ = jsonstr.Append(line, ref[:min(len(ref), maxReferrer)])
 	}
-	line = append(line, '}', '\n')
-	*bp = line
-	if err := r.events.sink.Append(ctx.ConnID(), line, 1); err != nil {
-		r.eventsDropped.Inc()
-	}
+	return append(line, '}', '\n')
 }
 
 // linkCode parses the {code} segment of the admin routes.
 func linkCode(ctx *fasthttp.RequestCtx) (string, error) {
 	seg := bytes.TrimPrefix(ctx.Path(), []byte(linkRoutePrefix))
 	if !marquee.CodeShaped(seg) {
-		return "", errorf(fasthttp.StatusNotFound, "no link %q", seg)
+		return "", marquee.NoLink(seg)
 	}
 	return string(seg), nil
-}
-
-func linkNotFoundAs(err error, code string) error {
-	if errors.Is(err, marquee.ErrNotFound) {
-		return errorf(fasthttp.StatusNotFound, "no link %q", code)
-	}
-	return err
-}
-
-// readLinkInput checks the body's type and size, then parses it as a link.
-func readLinkInput(ctx *fasthttp.RequestCtx) (marquee.LinkInput, error) {
-	if err := checkJSONBody(ctx, MaxLinkBody); err != nil {
-		return marquee.LinkInput{}, err
-	}
-	return marquee.ParseLinkInput(ctx.PostBody())
 }
 
 // handleCreateLink serves POST /api/v1/links: 201 with the link.
 func handleCreateLink(store LinkStore, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		in, err := readLinkInput(ctx)
+		in, err := readJSON(ctx, MaxLinkBody, marquee.ParseLinkInput)
 		if err != nil {
 			return err
 		}
@@ -180,7 +117,7 @@ func handleGetLink(store LinkStore) storeHandler {
 		}
 		l, err := store.Link(sctx, code)
 		if err != nil {
-			return linkNotFoundAs(err, code)
+			return err
 		}
 		writeJSON(ctx, fasthttp.StatusOK, l)
 		return nil
@@ -195,13 +132,13 @@ func handleReplaceLink(store LinkStore, w *writer) storeHandler {
 		if err != nil {
 			return err
 		}
-		in, err := readLinkInput(ctx)
+		in, err := readJSON(ctx, MaxLinkBody, marquee.ParseLinkInput)
 		if err != nil {
 			return err
 		}
 		l, err := store.ReplaceLink(sctx, code, in)
 		if err := w.visible(sctx, err, "link"); err != nil {
-			return linkNotFoundAs(err, code)
+			return err
 		}
 		writeJSON(ctx, fasthttp.StatusOK, l)
 		return nil
@@ -216,7 +153,7 @@ func handleDeleteLink(store LinkStore, w *writer) storeHandler {
 			return err
 		}
 		if err := w.visible(sctx, store.DeleteLink(sctx, code), "link"); err != nil {
-			return linkNotFoundAs(err, code)
+			return err
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return nil
@@ -226,14 +163,10 @@ func handleDeleteLink(store LinkStore, w *writer) storeHandler {
 // handleListLinks serves GET /api/v1/links?offset=&limit=: newest first.
 func handleListLinks(store LinkStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		args := ctx.QueryArgs()
-		offset, limit := 0, adminDefLimit
 		p := marquee.Problems{}
-		bad := func(k, msg string) { p[k] = msg }
-		intParam(args, "offset", 0, math.MaxInt, &offset, bad)
-		intParam(args, "limit", 1, adminMaxLimit, &limit, bad)
-		if len(p) > 0 {
-			return &marquee.InvalidError{What: "invalid query", Problems: p}
+		offset, limit := pageArgs(ctx.QueryArgs(), p)
+		if err := marquee.Invalid("invalid query", p); err != nil {
+			return err
 		}
 		links, total, err := store.ListLinks(sctx, offset, limit)
 		if err != nil {

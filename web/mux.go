@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"marquee"
 )
 
 // handler serves a request; a returned error is written by writeError.
@@ -85,7 +87,7 @@ func (m *mux) serve(ctx *fasthttp.RequestCtx) {
 	start := ctx.Time() // set by fasthttp just before calling the handler
 	ep := m.find(ctx.Path())
 	if ep == nil {
-		m.srv.writeError(ctx, errorf(fasthttp.StatusNotFound, "no route for %s", ctx.Path()))
+		m.srv.writeError(ctx, marquee.Errorf(marquee.KindNotFound, "no route for %s", ctx.Path()))
 		m.srv.metrics.unrouted.Inc()
 		return
 	}
@@ -96,7 +98,7 @@ func (m *mux) serve(ctx *fasthttp.RequestCtx) {
 	b := ep.methods[string(method)]
 	if b == nil {
 		ctx.Response.Header.Set("Allow", ep.allow)
-		m.srv.writeError(ctx, errorf(fasthttp.StatusMethodNotAllowed, "method %s not allowed on %s; allowed: %s", ctx.Method(), ep.pattern, ep.allow))
+		m.srv.writeError(ctx, marquee.Errorf(marquee.KindMethodNotAllowed, "method %s not allowed on %s; allowed: %s", ctx.Method(), ep.pattern, ep.allow))
 		m.srv.metrics.unrouted.Inc()
 		return
 	}

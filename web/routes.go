@@ -27,9 +27,9 @@ func (s *Server) Routes() []Route {
 // routes is the one page that lists every route and its middleware. Every
 // route is counted and timed under its pattern (see mux).
 func (s *Server) routes() []route {
-	admin := s.requireAdmin
+	admin := requireAdmin(s.cfg.AdminToken, s.cfg.InsecureAdmin)
 	return []route{
-		// The ad contract (spec/ads-api.md).
+		// The ad contract (docs/api.md).
 		{"GET", "/api/v1/ad", handleListAds(s.index, s.now)},
 		{"POST", "/api/v1/ad", admin(withStore(handleCreateAd(s.store, s.writer)))},
 		// Beyond the contract: ads by id (from the cache), admin reads and writes.
@@ -43,7 +43,7 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/links/{code}", admin(withStore(handleGetLink(s.links)))},
 		{"PUT", "/api/v1/links/{code}", admin(withStore(handleReplaceLink(s.links, s.writer)))},
 		{"DELETE", "/api/v1/links/{code}", admin(withStore(handleDeleteLink(s.links, s.writer)))},
-		{"GET", "/r/{code}", s.redir.handle},
+		{"GET", "/r/{code}", handleRedirect(s.linkCache, s.clicks, s.events, s.metrics.clickEventsDropped)},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", handleEventGet(s.events)},
 		{"POST", "/e", handleEventPost(s.events)},

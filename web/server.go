@@ -87,30 +87,30 @@ const (
 
 // Server is Marquee's HTTP handler with its dependencies.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	now     func() time.Time
-	store   AdStore
-	links   LinkStore
-	index   *index.Index
-	writer  *writer
-	adCache *cache.Cache[int64, []byte]
-	redir   *redirector
-	events  *eventEnv
-	metrics *metrics
-	mux     *mux
+	cfg       Config
+	log       *slog.Logger
+	now       func() time.Time
+	store     AdStore
+	links     LinkStore
+	index     *index.Index
+	writer    *writer
+	adCache   *cache.Cache[int64, []byte]
+	linkCache *cache.Cache[string, marquee.Link]
+	clicks    *clicks.Counter
+	events    *eventEnv
+	metrics   *metrics
+	mux       *mux
 }
 
 // NewServer builds the HTTP edge.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
-		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index, adCache: d.AdCache,
+		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index,
+		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks,
 		writer:  &writer{feed: d.Feed, log: d.Log},
 		events:  &eventEnv{sink: d.Events, trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),
 	}
-	s.redir = &redirector{links: d.LinkCache, clicks: d.Clicks, events: s.events, log: d.Log,
-		eventsDropped: s.metrics.clickEventsDropped}
 	s.mux = newMux(s, s.routes())
 	return s
 }

@@ -250,10 +250,11 @@ func TestOutageReadsKeepWorkingAndRecover(t *testing.T) {
 	px.cut()
 	time.Sleep(200 * time.Millisecond)
 	r := a.admin("POST", "/api/v1/ad", adBody("refused", time.Now().Add(-time.Hour), time.Now().Add(time.Hour), ""))
-	if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "unavailable") {
+	if r.status != 503 || r.header.Get("Retry-After") != "1" || r.body != `{"error":"store unavailable; retry later"}` {
 		t.Errorf("write during the outage = %d %s (Retry-After %q); want 503 with Retry-After", r.status, r.body, r.header.Get("Retry-After"))
 	}
-	if r := a.do("GET", "/readyz", "", "", ""); r.status != 200 || !strings.Contains(r.body, `"store":"down"`) {
+	if r := a.do("GET", "/readyz", "", "", ""); r.status != 200 || !strings.HasPrefix(r.body, `{"error":"store unavailable: `) ||
+		!strings.HasSuffix(r.body, `","status":"ready","store":"down"}`) {
 		t.Errorf("/readyz during the outage = %d %s; want 200 reporting the store down", r.status, r.body)
 	}
 	b.create("during-outage", time.Hour)

@@ -310,7 +310,7 @@ func TestEventsSpoolFullIs503(t *testing.T) {
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-	if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "spool is full") {
+	if r.status != 503 || r.header.Get("Retry-After") != "1" || r.body != `{"error":"overloaded: the event spool is full; retry later"}` {
 		t.Fatalf("POST to a full spool = %d %s; want 503 with Retry-After", r.status, r.body)
 	}
 	if m := in.do("GET", "/metrics", "", "", "").body; !strings.Contains(m, `marquee_events_rejected_total{reason="spool full"}`) {

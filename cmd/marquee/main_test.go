@@ -358,18 +358,13 @@ func TestFlagsAndEnv(t *testing.T) {
 	}
 }
 
-func TestSeedIsDeterministic(t *testing.T) {
+// marquee seed stores the fixture's ads (whose determinism package
+// fixture tests), mostly active.
+func TestSeed(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"seed", "-data", dir, "-ads", "300", "-seed", "7"}, func(string) string { return "" }, &out, io.Discard); err != nil {
 		t.Fatal(err)
-	}
-	a, b := newAdGen(7, time.Unix(0, 0), 0.1, 0.1), newAdGen(7, time.Unix(0, 0), 0.1, 0.1)
-	for range 100 {
-		x, y := a.next(), b.next()
-		if fmt.Sprint(x) != fmt.Sprint(y) {
-			t.Fatalf("same seed, different ads: %v vs %v", x, y)
-		}
 	}
 	in := start(t, dir, nil)
 	r := in.admin("GET", "/api/v1/ads?limit=1", "")

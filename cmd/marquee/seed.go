@@ -5,14 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"path/filepath"
 	"time"
+
+	"marquee/fixture"
 
 	"github.com/schollz/progressbar/v3"
 
 	"marquee"
-	"marquee/loadgen"
 )
 
 func runSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -21,7 +21,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	data := fs.String("data", "./data", "data directory")
 	db := fs.String("db", "", "SQLite file (default <data>/marquee.db) or a postgres:// URL")
 	n := fs.Int("ads", 1000, "how many ads to add (default 0 when -links is set)")
-	links := fs.Int("links", 0, "how many links to add, with codes marquee.SeedCode(i) for i from -links-from")
+	links := fs.Int("links", 0, "how many links to add, with codes fixture.Code(i) for i from -links-from (see package fixture)")
 	linksFrom := fs.Int64("links-from", 0, "number of the first seeded link (seed more links with a higher one)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed makes the same ads")
 	batch := fs.Int("batch", 20_000, "ads per transaction")
@@ -51,17 +51,16 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	defer st.Close()
 
 	out := seedOutput{stdout: stdout, stderr: stderr, db: redact(*db)}
-	gen := newAdGen(*seed, time.Now(), *scheduled, *expired)
+	gen := fixture.NewAdGen(*seed, time.Now(), *scheduled, *expired)
 	err = seedBatches(ctx, out, "ads", *n, *batch, func(int) (marquee.AdInput, error) {
-		in := gen.next()
+		in := gen.Next()
 		return in, in.Validate()
 	}, st.InsertAds)
 	if err != nil {
 		return err
 	}
 	return seedBatches(ctx, out, "links", *links, *batch, func(i int) (marquee.LinkInput, error) {
-		k := *linksFrom + int64(i)
-		in := marquee.LinkInput{Code: marquee.SeedCode(k), URL: fmt.Sprintf("https://example.com/p/%d", k), Redirect: marquee.DefaultRedirect}
+		in := fixture.Link(*linksFrom + int64(i))
 		return in, in.Validate()
 	}, st.InsertLinks)
 }
@@ -106,64 +105,4 @@ func seedBatches[T any](ctx context.Context, out seedOutput, what string, n, bat
 	bar.Finish()
 	fmt.Fprintf(out.stdout, "seeded %d %s into %s in %v\n", n, what, out.db, time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// adGen makes realistic ads deterministically from a seed, around an
-// instant: about half with an age range, random subsets of common
-// countries, platforms and genders, and windows such that the given
-// fractions are scheduled or expired at that instant and the rest are
-// active for at least an hour more.
-type adGen struct {
-	r                  *rand.Rand
-	now                time.Time
-	scheduled, expired float64
-	n                  int
-}
-
-func newAdGen(seed uint64, now time.Time, scheduled, expired float64) *adGen {
-	return &adGen{r: rand.New(rand.NewPCG(seed, 0x6d61727175656521)), now: now.UTC(), scheduled: scheduled, expired: expired}
-}
-
-func (g *adGen) next() marquee.AdInput {
-	r := g.r
-	g.n++
-	day := 24 * time.Hour
-	in := marquee.AdInput{Title: fmt.Sprintf("AD %d", g.n)}
-	switch x := r.Float64(); {
-	case x < g.scheduled:
-		in.StartAt = g.now.Add(time.Duration(1+r.IntN(7*24*60)) * time.Minute)
-		in.EndAt = in.StartAt.Add(time.Duration(60+r.IntN(60*24*60)) * time.Minute)
-	case x < g.scheduled+g.expired:
-		in.StartAt = g.now.Add(-time.Duration(31+r.IntN(30)) * day)
-		in.EndAt = g.now.Add(-time.Duration(1+r.IntN(30*24*60)) * time.Minute)
-	default:
-		in.StartAt = g.now.Add(-time.Duration(1+r.IntN(30*24*60)) * time.Minute)
-		in.EndAt = g.now.Add(time.Duration(60+r.IntN(60*24*60)) * time.Minute)
-	}
-	for range r.IntN(3) { // 0, 1 or 2 condition objects
-		var c marquee.Condition
-		if r.IntN(2) == 0 {
-			c.AgeStart = 13 + r.IntN(40)
-			c.AgeEnd = c.AgeStart + 5 + r.IntN(30)
-		}
-		c.Gender = pick(r, marquee.Genders, 3)
-		c.Country = pick(r, loadgen.CommonCountries, 2)
-		c.Platform = pick(r, marquee.Platforms, 2)
-		in.Conditions = append(in.Conditions, c)
-	}
-	return in
-}
-
-// pick returns nil (no restriction) one time in every `open`, else a random
-// non-empty subset of from of up to 5 values.
-func pick(r *rand.Rand, from []string, open int) []string {
-	if r.IntN(open) == 0 {
-		return nil
-	}
-	k := 1 + r.IntN(min(5, len(from)))
-	var out []string
-	for _, i := range r.Perm(len(from))[:k] {
-		out = append(out, from[i])
-	}
-	return out
 }

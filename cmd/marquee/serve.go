@@ -237,7 +237,8 @@ func adminToken(cfg serveConfig, log *slog.Logger) (string, error) {
 }
 
 // servePprof serves the runtime profiles of net/http/pprof on addr, apart
-// from the public listener.
+// from the public listener; stop closes the server and waits for its
+// goroutine.
 func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -250,9 +251,10 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
+	done := make(chan struct{})
+	go func() { defer close(done); hs.Serve(ln) }()
 	log.Info("pprof listening", "addr", ln.Addr().String())
-	return func() { hs.Close() }, nil
+	return func() { hs.Close(); <-done }, nil
 }
 
 // store is everything serve and seed need of a store: both stores

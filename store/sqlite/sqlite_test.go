@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"marquee"
+	"marquee/fixture"
 	"marquee/store/sqlite"
 	"marquee/store/storetest"
 )
@@ -37,7 +38,7 @@ func seeded(b *testing.B, n int) (*sqlite.Store, []marquee.LinkInput) {
 	b.Cleanup(func() { st.Close() })
 	ins := make([]marquee.LinkInput, n)
 	for i := range ins {
-		ins[i] = marquee.LinkInput{Code: marquee.SeedCode(int64(i)), URL: "https://example.com/p/" + strconv.Itoa(i), Redirect: 302}
+		ins[i] = marquee.LinkInput{Code: fixture.Code(int64(i)), URL: "https://example.com/p/" + strconv.Itoa(i), Redirect: 302}
 	}
 	if err := st.InsertLinks(context.Background(), ins, func() {}); err != nil {
 		b.Fatal(err)
@@ -55,7 +56,7 @@ func BenchmarkAddClicks(b *testing.B) {
 	var counts []marquee.Clicks
 	for i := range flushed {
 		k := i * links / flushed
-		counts = append(counts, marquee.Clicks{LinkID: int64(k + 1), Code: marquee.SeedCode(int64(k)), N: int64(1 + i%5)})
+		counts = append(counts, marquee.Clicks{LinkID: int64(k + 1), Code: fixture.Code(int64(k)), N: int64(1 + i%5)})
 	}
 	b.ResetTimer()
 	for b.Loop() {

@@ -4,13 +4,14 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"marquee/fixture"
 
 	"marquee"
 )
@@ -80,8 +81,8 @@ func testCRUD(t *testing.T, open Opener) {
 	if err != nil || !reflect.DeepEqual(got, active) {
 		t.Fatalf("Ad(1) = %+v, %v; want %+v", got, err, active)
 	}
-	if _, err := st.Ad(ctx, 99); !errors.Is(err, marquee.ErrNotFound) {
-		t.Fatalf("Ad(99) error = %v; want ErrNotFound", err)
+	if _, err := st.Ad(ctx, 99); marquee.KindOf(err) != marquee.KindNotFound || marquee.AsError(err).Message != "ad 99 not found" {
+		t.Fatalf("Ad(99) error = %v; want KindNotFound: ad 99 not found", err)
 	}
 	for _, c := range []struct {
 		state marquee.AdState
@@ -113,14 +114,14 @@ func testCRUD(t *testing.T, open Opener) {
 	if got, _ := st.Ad(ctx, scheduled.ID); !reflect.DeepEqual(got, replaced) {
 		t.Fatalf("Ad after ReplaceAd = %+v; want %+v", got, replaced)
 	}
-	if _, err := st.ReplaceAd(ctx, 99, input("x", 0, time.Hour)); !errors.Is(err, marquee.ErrNotFound) {
-		t.Fatalf("ReplaceAd(99) error = %v; want ErrNotFound", err)
+	if _, err := st.ReplaceAd(ctx, 99, input("x", 0, time.Hour)); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("ReplaceAd(99) error = %v; want KindNotFound", err)
 	}
 	if err := st.DeleteAd(ctx, expired.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.DeleteAd(ctx, expired.ID); !errors.Is(err, marquee.ErrNotFound) {
-		t.Fatalf("second DeleteAd error = %v; want ErrNotFound", err)
+	if err := st.DeleteAd(ctx, expired.ID); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("second DeleteAd error = %v; want KindNotFound", err)
 	}
 	var mu sync.Mutex
 	var live []string
@@ -300,14 +301,14 @@ func testLinks(t *testing.T, open Opener) {
 	if got, err := st.Link(ctx, "promo_1"); err != nil || !reflect.DeepEqual(got, created) {
 		t.Fatalf("Link(promo_1) = %+v, %v; want %+v", got, err, created)
 	}
-	if _, err := st.Link(ctx, "PROMO_1"); !errors.Is(err, marquee.ErrNotFound) {
-		t.Fatalf("Link(PROMO_1) error = %v; want ErrNotFound (codes are case-sensitive)", err)
+	if _, err := st.Link(ctx, "PROMO_1"); marquee.KindOf(err) != marquee.KindNotFound || marquee.AsError(err).Message != `no link "PROMO_1"` {
+		t.Fatalf("Link(PROMO_1) error = %v; want KindNotFound (codes are case-sensitive)", err)
 	}
-	if _, err := st.CreateLink(ctx, in); !errors.Is(err, marquee.ErrConflict) {
-		t.Fatalf("CreateLink(taken code) error = %v; want ErrConflict", err)
+	if _, err := st.CreateLink(ctx, in); marquee.KindOf(err) != marquee.KindConflict || marquee.AsError(err).Message != `create link: code "promo_1" is taken` {
+		t.Fatalf("CreateLink(taken code) error = %v; want KindConflict", err)
 	}
-	var inv *marquee.InvalidError
-	if _, err := st.CreateLink(ctx, marquee.LinkInput{URL: "https://x.test", Redirect: 302, AdID: 999}); !errors.As(err, &inv) || inv.Problems["adId"] == "" {
+	if _, err := st.CreateLink(ctx, marquee.LinkInput{URL: "https://x.test", Redirect: 302, AdID: 999}); marquee.KindOf(err) != marquee.KindInvalid ||
+		marquee.AsError(err).Problems["adId"] != "no ad 999" {
 		t.Fatalf("CreateLink(adId 999) error = %v; want invalid adId", err)
 	}
 	gen, err := st.CreateLink(ctx, marquee.LinkInput{URL: "http://example.com", Redirect: 302})
@@ -342,8 +343,8 @@ func testLinks(t *testing.T, open Opener) {
 			t.Fatalf("LinkTarget(%s) = %+v, %v; want %+v", c.code, got, err, want)
 		}
 	}
-	if _, err := st.LinkTarget(ctx, "nope"); !errors.Is(err, marquee.ErrNotFound) {
-		t.Fatalf("LinkTarget(nope) error = %v; want ErrNotFound", err)
+	if _, err := st.LinkTarget(ctx, "nope"); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("LinkTarget(nope) error = %v; want KindNotFound", err)
 	}
 
 	// Replace: every field but the code and the clicks.
@@ -356,17 +357,17 @@ func testLinks(t *testing.T, open Opener) {
 	if got, _ := st.Link(ctx, "promo_1"); !reflect.DeepEqual(got, rep) {
 		t.Fatalf("Link after replace = %+v; want %+v", got, rep)
 	}
-	if _, err := st.ReplaceLink(ctx, "nope", in2); !errors.Is(err, marquee.ErrNotFound) {
-		t.Fatalf("ReplaceLink(nope) error = %v; want ErrNotFound", err)
+	if _, err := st.ReplaceLink(ctx, "nope", in2); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("ReplaceLink(nope) error = %v; want KindNotFound", err)
 	}
-	if _, err := st.ReplaceLink(ctx, "promo_1", marquee.LinkInput{Code: "other", URL: "https://x.test", Redirect: 302}); !errors.As(err, &inv) {
+	if _, err := st.ReplaceLink(ctx, "promo_1", marquee.LinkInput{Code: "other", URL: "https://x.test", Redirect: 302}); marquee.KindOf(err) != marquee.KindInvalid {
 		t.Fatalf("ReplaceLink(changing the code) error = %v; want invalid", err)
 	}
 	if err := st.DeleteLink(ctx, gen.Code); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.DeleteLink(ctx, gen.Code); !errors.Is(err, marquee.ErrNotFound) {
-		t.Fatalf("DeleteLink twice error = %v; want ErrNotFound", err)
+	if err := st.DeleteLink(ctx, gen.Code); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("DeleteLink twice error = %v; want KindNotFound", err)
 	}
 	want := []string{"link put promo_1", "link put promo_1", "link put promo_1", "link delete " + gen.Code}
 	if got := changesSince(t, st, seq); !reflect.DeepEqual(got, want) {
@@ -376,14 +377,14 @@ func testLinks(t *testing.T, open Opener) {
 	// Bulk insert and paging, newest first.
 	var bulk []marquee.LinkInput
 	for i := range 25 {
-		bulk = append(bulk, marquee.LinkInput{Code: marquee.SeedCode(int64(i)), URL: "https://example.com/" + fmt.Sprint(i), Redirect: 302})
+		bulk = append(bulk, marquee.LinkInput{Code: fixture.Code(int64(i)), URL: "https://example.com/" + fmt.Sprint(i), Redirect: 302})
 	}
 	progressed := 0
 	if err := st.InsertLinks(ctx, bulk, func() { progressed++ }); err != nil || progressed != 25 {
 		t.Fatalf("InsertLinks = %v after %d progress calls", err, progressed)
 	}
 	page, total, err := st.ListLinks(ctx, 1, 10)
-	if err != nil || total != 26 || len(page) != 10 || page[0].Code != marquee.SeedCode(23) {
+	if err != nil || total != 26 || len(page) != 10 || page[0].Code != fixture.Code(23) {
 		t.Fatalf("ListLinks(1, 10) = %d items (first %+v), total %d, %v; want 10 from seed 23, total 26", len(page), page, total, err)
 	}
 	if got := changesSince(t, st, seq); got[len(got)-1] != " reload " {
@@ -407,11 +408,11 @@ func testAdTrackingLinks(t *testing.T, open Opener) {
 	if err != nil || l.URL != withURL.URL || l.AdID != ad.ID || l.Redirect != marquee.DefaultRedirect {
 		t.Fatalf("tracking link = %+v, %v", l, err)
 	}
-	if _, err := st.ReplaceLink(ctx, ad.Link, marquee.LinkInput{URL: "https://evil.test", Redirect: 302}); !errors.Is(err, marquee.ErrConflict) {
-		t.Fatalf("ReplaceLink(tracking link) error = %v; want ErrConflict", err)
+	if _, err := st.ReplaceLink(ctx, ad.Link, marquee.LinkInput{URL: "https://evil.test", Redirect: 302}); marquee.KindOf(err) != marquee.KindConflict {
+		t.Fatalf("ReplaceLink(tracking link) error = %v; want KindConflict", err)
 	}
-	if err := st.DeleteLink(ctx, ad.Link); !errors.Is(err, marquee.ErrConflict) {
-		t.Fatalf("DeleteLink(tracking link) error = %v; want ErrConflict", err)
+	if err := st.DeleteLink(ctx, ad.Link); marquee.KindOf(err) != marquee.KindConflict {
+		t.Fatalf("DeleteLink(tracking link) error = %v; want KindConflict", err)
 	}
 	seq, _ := st.LastSeq(ctx)
 	withURL.URL = "https://shop.example/other"
@@ -426,16 +427,16 @@ func testAdTrackingLinks(t *testing.T, open Opener) {
 	if rep, err = st.ReplaceAd(ctx, ad.ID, withURL); err != nil || rep.Link != "" || rep.URL != "" {
 		t.Fatalf("ReplaceAd(no url) = %+v, %v; want no link", rep, err)
 	}
-	if _, err := st.Link(ctx, ad.Link); !errors.Is(err, marquee.ErrNotFound) {
-		t.Fatalf("tracking link after its url was removed: %v; want ErrNotFound", err)
+	if _, err := st.Link(ctx, ad.Link); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("tracking link after its url was removed: %v; want KindNotFound", err)
 	}
 	withURL.URL = "https://shop.example/again"
 	rep, _ = st.ReplaceAd(ctx, ad.ID, withURL)
 	if err := st.DeleteAd(ctx, ad.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Link(ctx, rep.Link); !errors.Is(err, marquee.ErrNotFound) {
-		t.Fatalf("tracking link after its ad was deleted: %v; want ErrNotFound", err)
+	if _, err := st.Link(ctx, rep.Link); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("tracking link after its ad was deleted: %v; want KindNotFound", err)
 	}
 	id := fmt.Sprint(ad.ID)
 	want := []string{"ad put " + id, "link put " + ad.Link, "ad put " + id, "link delete " + ad.Link,
@@ -453,7 +454,7 @@ func testClicksOfManyLinks(t *testing.T, open Opener) {
 	var ins []marquee.LinkInput
 	counts := map[string]int64{}
 	for i := range n {
-		in := marquee.LinkInput{Code: marquee.SeedCode(int64(i)), URL: "https://example.com/", Redirect: 302}
+		in := marquee.LinkInput{Code: fixture.Code(int64(i)), URL: "https://example.com/", Redirect: 302}
 		if i%100 == 0 {
 			in.MaxClicks = 1000
 		}

@@ -1,4 +1,4 @@
-package marquee
+package jsonstr
 
 import (
 	"encoding/binary"

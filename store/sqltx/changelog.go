@@ -1,0 +1,55 @@
+package sqltx
+
+import (
+	"context"
+	"time"
+
+	"marquee"
+)
+
+// LastSeq is the seq of the newest changelog entry, 0 if there is none.
+func (s *Store) LastSeq(ctx context.Context) (int64, error) {
+	return withDB(ctx, s, "last changelog seq", func(db DB) (seq int64, err error) {
+		return seq, db.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM changelog`).Scan(&seq)
+	})
+}
+
+// FirstSeq is the seq of the oldest changelog entry kept, 0 if there is
+// none.
+func (s *Store) FirstSeq(ctx context.Context) (int64, error) {
+	return withDB(ctx, s, "first changelog seq", func(db DB) (seq int64, err error) {
+		return seq, db.QueryRow(ctx, `SELECT coalesce(min(seq), 0) FROM changelog`).Scan(&seq)
+	})
+}
+
+// Changes returns up to limit changelog entries after seq, in seq order.
+func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]marquee.Change, error) {
+	return withDB(ctx, s, "read changelog", func(db DB) ([]marquee.Change, error) {
+		rows, err := db.Query(ctx, `SELECT seq, entity, entity_id, entity_key, op, at FROM changelog WHERE seq > ? ORDER BY seq LIMIT ?`,
+			after, limit)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []marquee.Change
+		for rows.Next() {
+			var c marquee.Change
+			var op string
+			var at int64
+			if err := rows.Scan(&c.Seq, &c.Entity, &c.ID, &c.Key, &op, &at); err != nil {
+				return nil, err
+			}
+			c.Op, c.At = marquee.ChangeOp(op), time.UnixMilli(at).UTC()
+			out = append(out, c)
+		}
+		return out, rows.Err()
+	})
+}
+
+// TrimChangelog deletes entries committed before before, always keeping
+// the newest, and returns how many it deleted.
+func (s *Store) TrimChangelog(ctx context.Context, before time.Time) (int64, error) {
+	return withDB(ctx, s, "trim changelog", func(db DB) (int64, error) {
+		return db.Exec(ctx, `DELETE FROM changelog WHERE at < ? AND seq < (SELECT max(seq) FROM changelog)`, before.UnixMilli())
+	})
+}

@@ -1,0 +1,377 @@
+package sqltx
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"marquee"
+)
+
+// CreateLink stores a new link, with a generated code when in.Code is ""
+// (see insertLink).
+func (s *Store) CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error) {
+	return write(ctx, s, "create link", func(tx Tx, now time.Time) (marquee.Link, error) { return createLink(ctx, tx, in, now) })
+}
+
+// ReplaceLink replaces link code's fields (see replaceLink).
+func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error) {
+	return write(ctx, s, "replace link", func(tx Tx, now time.Time) (marquee.Link, error) { return replaceLink(ctx, tx, code, in, now) })
+}
+
+// DeleteLink deletes link code (see deleteLink).
+func (s *Store) DeleteLink(ctx context.Context, code string) error {
+	_, err := write(ctx, s, "delete link", func(tx Tx, _ time.Time) (struct{}, error) { return struct{}{}, deleteLink(ctx, tx, code) })
+	return err
+}
+
+// AddClicks adds counted redirects to links' clicks in one transaction,
+// Config.ClickBatch links a statement (see addClicks).
+func (s *Store) AddClicks(ctx context.Context, counts []marquee.Clicks) error {
+	_, err := write(ctx, s, "add clicks", func(tx Tx, _ time.Time) (struct{}, error) {
+		return struct{}{}, addClicks(ctx, tx, counts, s.cfg.ClickBatch)
+	})
+	return err
+}
+
+// Link returns link code, or marquee.NoLink.
+func (s *Store) Link(ctx context.Context, code string) (marquee.Link, error) {
+	return withDB(ctx, s, "get link", func(db DB) (marquee.Link, error) { return link(ctx, db, code) })
+}
+
+// LinkTarget returns what a redirect needs of link code (see target), or
+// marquee.NoLink.
+func (s *Store) LinkTarget(ctx context.Context, code string) (marquee.Link, error) {
+	return withDB(ctx, s, "get link", func(db DB) (marquee.Link, error) { return target(ctx, db, code) })
+}
+
+// ListLinks returns one page of links, newest first, and how many there
+// are.
+func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error) {
+	var total int
+	links, err := withDB(ctx, s, "list links", func(db DB) (l []marquee.Link, err error) {
+		l, total, err = listLinks(ctx, db, offset, limit)
+		return l, err
+	})
+	return links, total, err
+}
+
+// linkColumns are a links row's columns in scanLink's order, its clicks
+// from link_clicks.
+const linkColumns = `id, code, url, expires_at, max_clicks, redirect, ad_id, ` + clicksOf + `, created_at, updated_at`
+
+// clicksOf is a links row's clicks.
+const clicksOf = `coalesce((SELECT c.clicks FROM link_clicks c WHERE c.link_id = links.id), 0)`
+
+// scanLink reads a row selected as LinkColumns.
+func scanLink(r Row) (marquee.Link, error) {
+	var l marquee.Link
+	var expires, created, updated int64
+	err := r.Scan(&l.ID, &l.Code, &l.URL, &expires, &l.MaxClicks, &l.Redirect, &l.AdID, &l.Clicks, &created, &updated)
+	if expires != 0 {
+		l.ExpiresAt = time.UnixMilli(expires).UTC()
+	}
+	l.CreatedAt, l.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
+	return l, err
+}
+
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// generateTries bounds the generated codes tried before giving up; with
+// 55^7 codes a collision is rare until billions are stored.
+const generateTries = 8
+
+// insertLink stores a new link. An empty in.Code gets a generated one,
+// drawn again on a collision; a custom code that is taken is a
+// marquee.KindConflict error.
+func insertLink(ctx context.Context, tx Tx, in marquee.LinkInput, owned bool, now time.Time) (marquee.Link, error) {
+	custom := in.Code != ""
+	ownedCol := 0
+	if owned {
+		ownedCol = 1
+	}
+	for range generateTries {
+		if !custom {
+			in.Code = marquee.NewCode()
+		}
+		var id int64
+		err := tx.QueryRow(ctx, `INSERT INTO links (code, url, expires_at, max_clicks, redirect, ad_id, ad_owned, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING RETURNING id`,
+			in.Code, in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, ownedCol, now.UnixMilli(), now.UnixMilli(),
+		).Scan(&id)
+		switch {
+		case errors.Is(err, ErrNoRows) && custom:
+			return marquee.Link{}, marquee.Errorf(marquee.KindConflict, "code %q is taken", in.Code)
+		case errors.Is(err, ErrNoRows):
+			continue
+		case err != nil:
+			return marquee.Link{}, err
+		}
+		return in.Link(id, 0, now, now), tx.LogChange(ctx, marquee.EntityLink, id, in.Code, marquee.OpPut)
+	}
+	return marquee.Link{}, fmt.Errorf("no free code after %d tries", generateTries)
+}
+
+// checkAd reports an adId that names no ad as invalid input.
+func checkAd(ctx context.Context, tx Tx, adID int64) error {
+	if adID == 0 {
+		return nil
+	}
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM ads WHERE id = ?`, adID).Scan(&one)
+	if errors.Is(err, ErrNoRows) {
+		return marquee.Invalid("invalid link", marquee.Problems{"adId": fmt.Sprintf("no ad %d", adID)})
+	}
+	return err
+}
+
+// createLink stores a new link (see insertLink).
+func createLink(ctx context.Context, tx Tx, in marquee.LinkInput, now time.Time) (marquee.Link, error) {
+	if err := checkAd(ctx, tx, in.AdID); err != nil {
+		return marquee.Link{}, err
+	}
+	return insertLink(ctx, tx, in, false, now)
+}
+
+// replaceLink replaces every field of link code that a client sets but
+// the code; its clicks stay. It returns marquee.NoLink if there is no
+// such link, a KindConflict error if it is an ad's tracking link.
+func replaceLink(ctx context.Context, tx Tx, code string, in marquee.LinkInput, now time.Time) (marquee.Link, error) {
+	if in.Code != "" && in.Code != code {
+		return marquee.Link{}, marquee.Invalid("invalid link",
+			marquee.Problems{"code": "cannot change; create a new link and delete this one"})
+	}
+	if err := checkAd(ctx, tx, in.AdID); err != nil {
+		return marquee.Link{}, err
+	}
+	in.Code = code
+	var id, clicks, created int64
+	err := tx.QueryRow(ctx, `UPDATE links SET url = ?, expires_at = ?, max_clicks = ?, redirect = ?, ad_id = ?, updated_at = ?
+		WHERE code = ? AND ad_owned = 0 RETURNING id, created_at`,
+		in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now.UnixMilli(), code).Scan(&id, &created)
+	if errors.Is(err, ErrNoRows) {
+		return marquee.Link{}, whyNoLink(ctx, tx, code)
+	}
+	if err != nil {
+		return marquee.Link{}, err
+	}
+	if err := tx.QueryRow(ctx, `SELECT `+clicksOf+` FROM links WHERE id = ?`, id).Scan(&clicks); err != nil {
+		return marquee.Link{}, err
+	}
+	return in.Link(id, clicks, time.UnixMilli(created).UTC(), now), tx.LogChange(ctx, marquee.EntityLink, id, code, marquee.OpPut)
+}
+
+// deleteLink deletes link code; errors as replaceLink's.
+func deleteLink(ctx context.Context, tx Tx, code string) error {
+	var id int64
+	err := tx.QueryRow(ctx, `DELETE FROM links WHERE code = ? AND ad_owned = 0 RETURNING id`, code).Scan(&id)
+	if errors.Is(err, ErrNoRows) {
+		return whyNoLink(ctx, tx, code)
+	}
+	if err != nil {
+		return err
+	}
+	return deleted(ctx, tx, id, code)
+}
+
+// deleted removes a deleted link's clicks and logs its deletion.
+func deleted(ctx context.Context, tx Tx, id int64, code string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM link_clicks WHERE link_id = ?`, id); err != nil {
+		return err
+	}
+	return tx.LogChange(ctx, marquee.EntityLink, id, code, marquee.OpDelete)
+}
+
+// whyNoLink tells a missing link from an ad's tracking link.
+func whyNoLink(ctx context.Context, tx Tx, code string) error {
+	var adID int64
+	err := tx.QueryRow(ctx, `SELECT ad_id FROM links WHERE code = ?`, code).Scan(&adID)
+	switch {
+	case errors.Is(err, ErrNoRows):
+		return marquee.NoLink(code)
+	case err != nil:
+		return err
+	}
+	return marquee.Errorf(marquee.KindConflict, "link %q is the tracking link of ad %d; change or delete the ad", code, adID)
+}
+
+// link returns link code, or marquee.NoLink.
+func link(ctx context.Context, db DB, code string) (marquee.Link, error) {
+	l, err := scanLink(db.QueryRow(ctx, `SELECT `+linkColumns+` FROM links WHERE code = ?`, code))
+	if errors.Is(err, ErrNoRows) {
+		return l, marquee.NoLink(code)
+	}
+	return l, err
+}
+
+// target returns what a redirect needs of link code — its id, url,
+// expiry, limit, status and ad, and its clicks only when it has a limit
+// (they are 0 otherwise) — or marquee.NoLink. Half
+// the columns of Link, and no read of link_clicks for most links: this is
+// a cache miss's query.
+func target(ctx context.Context, db DB, code string) (marquee.Link, error) {
+	l := marquee.Link{Code: code}
+	var expires int64
+	err := db.QueryRow(ctx, `SELECT id, url, expires_at, max_clicks, redirect, ad_id,
+		CASE WHEN max_clicks > 0 THEN `+clicksOf+` ELSE 0 END FROM links WHERE code = ?`, code).
+		Scan(&l.ID, &l.URL, &expires, &l.MaxClicks, &l.Redirect, &l.AdID, &l.Clicks)
+	if errors.Is(err, ErrNoRows) {
+		return l, marquee.NoLink(code)
+	}
+	if expires != 0 {
+		l.ExpiresAt = time.UnixMilli(expires).UTC()
+	}
+	return l, err
+}
+
+// listLinks returns one page of links, newest first, and how many there
+// are.
+func listLinks(ctx context.Context, db DB, offset, limit int) ([]marquee.Link, int, error) {
+	var total int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM links`).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := db.Query(ctx, `SELECT `+linkColumns+` FROM links ORDER BY id DESC LIMIT ? OFFSET ?`, limit, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	links := []marquee.Link{}
+	for rows.Next() {
+		l, err := scanLink(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		links = append(links, l)
+	}
+	return links, total, rows.Err()
+}
+
+// addClicks adds counted redirects to links' clicks (link_clicks), in
+// link id order (two instances flushing at once lock rows in the same
+// order), batch links a statement: 1 where a statement is cheap (SQLite in
+// process, prepared once), more where each costs a round trip
+// (PostgreSQL). A link with a click limit gets a changelog entry, so that
+// every instance reloads its count (the others' caches hold the count the
+// limit is judged by); the rest change nothing a redirect reads, and write
+// only their count. Counts of links deleted meanwhile are dropped.
+func addClicks(ctx context.Context, tx Tx, counts []marquee.Clicks, batch int) error {
+	counts = slices.SortedFunc(slices.Values(counts), func(a, b marquee.Clicks) int { return cmp.Compare(a.LinkID, b.LinkID) })
+	if batch <= 1 {
+		for _, c := range counts {
+			var limit int64
+			err := tx.QueryRow(ctx, `SELECT max_clicks FROM links WHERE id = ?`, c.LinkID).Scan(&limit)
+			switch {
+			case errors.Is(err, ErrNoRows):
+				continue
+			case err != nil:
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO link_clicks (link_id, clicks) VALUES (?, ?)
+				ON CONFLICT (link_id) DO UPDATE SET clicks = link_clicks.clicks + excluded.clicks`, c.LinkID, c.N); err != nil {
+				return err
+			}
+			if limit > 0 {
+				if err := tx.LogChange(ctx, marquee.EntityLink, c.LinkID, c.Code, marquee.OpPut); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for len(counts) > 0 {
+		chunk := counts[:min(batch, len(counts))]
+		counts = counts[len(chunk):]
+		var values, ids strings.Builder
+		args := make([]any, 0, 2*len(chunk))
+		idArgs := make([]any, 0, len(chunk))
+		for i, c := range chunk {
+			if i > 0 {
+				values.WriteString(", ")
+				ids.WriteString(", ")
+			}
+			values.WriteString(`(CAST(? AS bigint), CAST(? AS bigint))`)
+			ids.WriteString(`?`)
+			args = append(args, c.LinkID, c.N)
+			idArgs = append(idArgs, c.LinkID)
+		}
+		// "WHERE true" tells SQLite's parser the ON CONFLICT is the
+		// INSERT's, not the join's.
+		if _, err := tx.Exec(ctx, `WITH v(id, n) AS (VALUES `+values.String()+`)
+			INSERT INTO link_clicks (link_id, clicks) SELECT v.id, v.n FROM v JOIN links ON links.id = v.id WHERE true
+			ON CONFLICT (link_id) DO UPDATE SET clicks = link_clicks.clicks + excluded.clicks`, args...); err != nil {
+			return err
+		}
+		limited, err := limitedLinks(ctx, tx, `SELECT id, code FROM links WHERE max_clicks > 0 AND id IN (`+ids.String()+`)`, idArgs)
+		if err != nil {
+			return err
+		}
+		for _, l := range limited {
+			if err := tx.LogChange(ctx, marquee.EntityLink, l.ID, l.Code, marquee.OpPut); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// limitedLinks runs a query of (id, code).
+func limitedLinks(ctx context.Context, tx Tx, query string, args []any) ([]marquee.Link, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []marquee.Link
+	for rows.Next() {
+		var l marquee.Link
+		if err := rows.Scan(&l.ID, &l.Code); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// syncAdLink brings ad adID's tracking link in line with its landing url
+// and returns the link's code ("" for none): created when the ad gets a
+// url, retargeted when it changes, deleted with the url (or the ad: call
+// it with url "" after deleting the ad). code is the ad's link code
+// before the change.
+func syncAdLink(ctx context.Context, tx Tx, adID int64, code, url string, now time.Time) (string, error) {
+	switch {
+	case url != "" && code == "":
+		l, err := insertLink(ctx, tx, marquee.LinkInput{URL: url, Redirect: marquee.DefaultRedirect, AdID: adID}, true, now)
+		if err != nil {
+			return "", err
+		}
+		_, err = tx.Exec(ctx, `UPDATE ads SET link_code = ? WHERE id = ?`, l.Code, adID)
+		return l.Code, err
+	case url != "":
+		var id int64
+		err := tx.QueryRow(ctx, `UPDATE links SET url = ?, updated_at = ? WHERE code = ? RETURNING id`, url, now.UnixMilli(), code).Scan(&id)
+		if err != nil {
+			return "", fmt.Errorf("tracking link %q of ad %d: %w", code, adID, err)
+		}
+		return code, tx.LogChange(ctx, marquee.EntityLink, id, code, marquee.OpPut)
+	case code != "":
+		var id int64
+		if err := tx.QueryRow(ctx, `DELETE FROM links WHERE code = ? RETURNING id`, code).Scan(&id); err != nil {
+			return "", fmt.Errorf("tracking link %q of ad %d: %w", code, adID, err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE ads SET link_code = '' WHERE id = ?`, adID); err != nil {
+			return "", err
+		}
+		return "", deleted(ctx, tx, id, code)
+	}
+	return "", nil
+}

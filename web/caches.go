@@ -1,0 +1,48 @@
+package web
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"marquee"
+	"marquee/cache"
+)
+
+// NewLinkCache returns the cache of links by code that GET /r/{code}
+// reads, loading what a redirect needs from store (see bounded).
+func NewLinkCache(store LinkStore, capacity cache.Capacity, reg prometheus.Registerer) *cache.Cache[string, marquee.Link] {
+	return cache.New(cache.Config[string, marquee.Link]{
+		Name: "link", Capacity: capacity, Load: bounded(store.LinkTarget),
+		// Strings, plus the struct (~150 bytes) and otter's node (~100).
+		Weigh: func(code string, l marquee.Link) uint32 { return uint32(250 + 2*len(code) + len(l.URL)) },
+	}, reg)
+}
+
+// NewAdCache returns the cache that GET /api/v1/ad/{id} reads: each ad's
+// JSON body, rendered once when it is loaded from store (see bounded);
+// encoding/json per request was most of the route's cost.
+func NewAdCache(store AdStore, capacity cache.Capacity, reg prometheus.Registerer) *cache.Cache[int64, []byte] {
+	return cache.New(cache.Config[int64, []byte]{
+		Name: "ad", Capacity: capacity,
+		Load: bounded(func(ctx context.Context, id int64) ([]byte, error) {
+			a, err := store.Ad(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return renderJSON(a), nil
+		}),
+		// The body, plus the slice header and otter's node.
+		Weigh: func(_ int64, body []byte) uint32 { return uint32(120 + len(body)) },
+	}, reg)
+}
+
+// bounded gives every call of load a context that ends after storeTimeout:
+// a cache's loads, which the handlers start with no deadline of their own.
+func bounded[K, V any](load func(context.Context, K) (V, error)) func(context.Context, K) (V, error) {
+	return func(ctx context.Context, k K) (V, error) {
+		ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		defer cancel()
+		return load(ctx, k)
+	}
+}
