@@ -1,7 +1,7 @@
 // Package clicks counts redirects in memory and adds them to the store in
 // batches, so the redirect path never writes to the database. Counts are
-// sharded by code, each shard a map under its own mutex; Run flushes them
-// every interval and Close once more at shutdown.
+// sharded by code, each shard a map under its own mutex; the owner calls
+// Flush every interval and Close once more at shutdown.
 //
 // A link's click limit is judged by the count the store had when the link
 // was loaded plus what this instance has counted since and not yet seen
@@ -19,7 +19,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -39,7 +38,7 @@ type Syncer interface {
 const shards = 64
 
 // Counter counts redirects by link code. Take may be called from any
-// goroutine; Run and Close are called by the owner.
+// goroutine; Flush and Close are called by the owner.
 type Counter struct {
 	store Store
 	feed  Syncer
@@ -138,22 +137,6 @@ func (c *Counter) Pending() int64 {
 		sh.mu.Unlock()
 	}
 	return n
-}
-
-// Run flushes every interval until ctx is done.
-func (c *Counter) Run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := c.Flush(ctx); err != nil {
-				c.log.Warn("click counts not flushed; kept for the next flush", "err", err)
-			}
-		}
-	}
 }
 
 // flushChunk bounds the links one transaction of a flush updates: a flush

@@ -6,7 +6,6 @@
 package index
 
 import (
-	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -301,21 +300,6 @@ func (ix *Index) Refresh(maxAge time.Duration) {
 		ix.dropExpired(now)
 		if !ix.compactIfWasteful() {
 			ix.publish(patch(s, ix.arena, now, nil, nil), start)
-		}
-	}
-}
-
-// Run calls Refresh every second until ctx is done; expired ads are dropped
-// from memory within maxAge.
-func (ix *Index) Run(ctx context.Context, maxAge time.Duration) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			ix.Refresh(maxAge)
 		}
 	}
 }

@@ -49,7 +49,7 @@ type Snapshot struct {
 	sched    bitset  // rows whose ad had not started when the snapshot was built
 	builtNs  int64   // built, unix ns
 	// nextStart is the earliest startAt among sched rows (math.MaxInt64 if
-	// none): from then on a rebuild makes queries cheaper (see Index.Run).
+	// none): from then on a rebuild makes queries cheaper (see Index.Refresh).
 	nextStart int64
 
 	ages        [marquee.MaxAge + 1]bitset // nil when no row has that age

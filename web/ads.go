@@ -110,60 +110,6 @@ func param(args *fasthttp.Args, key string) ([]byte, bool) {
 	return v, true
 }
 
-// handleCreateAd serves POST /api/v1/ad.
-func handleCreateAd(store AdStore, w *writer) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		in, err := readJSON(ctx, MaxAdBody, marquee.ParseAdInput)
-		if err != nil {
-			return err
-		}
-		a, err := store.CreateAd(sctx, in)
-		if err := w.visible(sctx, err, "ad"); err != nil {
-			return err
-		}
-		id := strconv.FormatInt(a.ID, 10)
-		ctx.Response.Header.Set(fasthttp.HeaderLocation, adRoutePrefix+id)
-		writeJSON(ctx, fasthttp.StatusCreated, map[string]string{"id": id})
-		return nil
-	}
-}
-
-// handleReplaceAd serves PUT /api/v1/ad/{id}: the body is a whole ad, as
-// for create.
-func handleReplaceAd(store AdStore, w *writer) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := adID(ctx)
-		if err != nil {
-			return err
-		}
-		in, err := readJSON(ctx, MaxAdBody, marquee.ParseAdInput)
-		if err != nil {
-			return err
-		}
-		a, err := store.ReplaceAd(sctx, id, in)
-		if err := w.visible(sctx, err, "ad"); err != nil {
-			return err
-		}
-		writeJSON(ctx, fasthttp.StatusOK, a)
-		return nil
-	}
-}
-
-// handleDeleteAd serves DELETE /api/v1/ad/{id}.
-func handleDeleteAd(store AdStore, w *writer) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := adID(ctx)
-		if err != nil {
-			return err
-		}
-		if err := w.visible(sctx, store.DeleteAd(sctx, id), "ad"); err != nil {
-			return err
-		}
-		ctx.SetStatusCode(fasthttp.StatusNoContent)
-		return nil
-	}
-}
-
 // handleGetAd serves GET /api/v1/ad/{id}: the whole ad, whatever its state,
 // from the cache of rendered bodies. The cached body is shared, so SetBody
 // copies it into the response's own buffer. A miss's load has its own
@@ -236,4 +182,10 @@ func adID(ctx *fasthttp.RequestCtx) (int64, error) {
 		return 0, marquee.Errorf(marquee.KindNotFound, "ad %q not found", seg)
 	}
 	return id, nil
+}
+
+// adCreated answers a created ad: its id, and where to read it.
+func adCreated(a marquee.Ad) (location string, body any) {
+	id := strconv.FormatInt(a.ID, 10)
+	return adRoutePrefix + id, map[string]string{"id": id}
 }

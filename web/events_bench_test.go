@@ -40,15 +40,7 @@ func beaconCtx() *fasthttp.RequestCtx {
 // (compression runs in the shard's writer goroutine) — without the network.
 func BenchmarkEventGet(b *testing.B) {
 	h, _ := eventServer(b)
-	ctx := beaconCtx()
-	b.ReportAllocs()
-	for b.Loop() {
-		ctx.Response.Reset()
-		h(ctx)
-	}
-	if ctx.Response.StatusCode() != fasthttp.StatusNoContent {
-		b.Fatalf("status %d; want 204", ctx.Response.StatusCode())
-	}
+	benchServe(b, h, beaconCtx(), fasthttp.StatusNoContent)
 }
 
 func TestEventGetAllocatesNothing(t *testing.T) {

@@ -90,23 +90,6 @@ func linkCode(ctx *fasthttp.RequestCtx) (string, error) {
 	return string(seg), nil
 }
 
-// handleCreateLink serves POST /api/v1/links: 201 with the link.
-func handleCreateLink(store LinkStore, w *writer) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		in, err := readJSON(ctx, MaxLinkBody, marquee.ParseLinkInput)
-		if err != nil {
-			return err
-		}
-		l, err := store.CreateLink(sctx, in)
-		if err := w.visible(sctx, err, "link"); err != nil {
-			return err
-		}
-		ctx.Response.Header.Set(fasthttp.HeaderLocation, linkRoutePrefix+l.Code)
-		writeJSON(ctx, fasthttp.StatusCreated, l)
-		return nil
-	}
-}
-
 // handleGetLink serves GET /api/v1/links/{code}: the link as stored, its
 // clicks as of the last flush.
 func handleGetLink(store LinkStore) storeHandler {
@@ -120,42 +103,6 @@ func handleGetLink(store LinkStore) storeHandler {
 			return err
 		}
 		writeJSON(ctx, fasthttp.StatusOK, l)
-		return nil
-	}
-}
-
-// handleReplaceLink serves PUT /api/v1/links/{code}: the body is a whole
-// link, as for create; the code stays.
-func handleReplaceLink(store LinkStore, w *writer) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		code, err := linkCode(ctx)
-		if err != nil {
-			return err
-		}
-		in, err := readJSON(ctx, MaxLinkBody, marquee.ParseLinkInput)
-		if err != nil {
-			return err
-		}
-		l, err := store.ReplaceLink(sctx, code, in)
-		if err := w.visible(sctx, err, "link"); err != nil {
-			return err
-		}
-		writeJSON(ctx, fasthttp.StatusOK, l)
-		return nil
-	}
-}
-
-// handleDeleteLink serves DELETE /api/v1/links/{code}.
-func handleDeleteLink(store LinkStore, w *writer) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		code, err := linkCode(ctx)
-		if err != nil {
-			return err
-		}
-		if err := w.visible(sctx, store.DeleteLink(sctx, code), "link"); err != nil {
-			return err
-		}
-		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return nil
 	}
 }
@@ -176,3 +123,6 @@ func handleListLinks(store LinkStore) storeHandler {
 		return nil
 	}
 }
+
+// linkCreated answers a created link: the link, and where to read it.
+func linkCreated(l marquee.Link) (location string, body any) { return linkRoutePrefix + l.Code, l }

@@ -62,16 +62,7 @@ func redirectCtx() *fasthttp.RequestCtx {
 // hit, the click count, the click event into the collector's shard — without
 // the network.
 func BenchmarkRedirect(b *testing.B) {
-	h := redirectServer(b)
-	ctx := redirectCtx()
-	b.ReportAllocs()
-	for b.Loop() {
-		ctx.Response.Reset()
-		h(ctx)
-	}
-	if ctx.Response.StatusCode() != fasthttp.StatusFound {
-		b.Fatalf("status %d; want 302", ctx.Response.StatusCode())
-	}
+	benchServe(b, redirectServer(b), redirectCtx(), fasthttp.StatusFound)
 }
 
 func TestRedirectAllocations(t *testing.T) {

@@ -45,31 +45,32 @@ func newMetrics(reg *prometheus.Registry, ix *index.Index) *metrics {
 	})
 	reg.MustRegister(m.requests, m.latency, m.unrouted, m.clickEventsDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "marquee_index_ads",
-			Help: "Ads in the current index snapshot (active and scheduled).",
-		}, func() float64 { return float64(ix.Snapshot().Len()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "marquee_index_snapshot_age_seconds",
-			Help: "Seconds since the current index snapshot was built.",
-		}, func() float64 { return time.Since(ix.Snapshot().Built()).Seconds() }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "marquee_index_builds_total",
-			Help: "Index snapshots published (built afresh or patched).",
-		}, func() float64 { n, _ := ix.Builds(); return float64(n) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "marquee_index_arena_bytes",
-			Help: "Bytes of pre-rendered list items held by the index, garbage included.",
-		}, func() float64 { n, _ := ix.ArenaBytes(); return float64(n) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "marquee_index_arena_garbage_bytes",
-			Help: "Bytes of list items of replaced or expired ads, freed at the next compaction.",
-		}, func() float64 { _, g := ix.ArenaBytes(); return float64(g) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "marquee_index_last_build_seconds",
-			Help: "How long building or patching the current index snapshot took.",
-		}, func() float64 { _, d := ix.Builds(); return d.Seconds() }),
 	)
+	// The index's figures, read at scrape time.
+	for _, f := range []struct {
+		name, help string
+		counter    bool
+		value      func() float64
+	}{
+		{"marquee_index_ads", "Ads in the current index snapshot (active and scheduled).", false,
+			func() float64 { return float64(ix.Snapshot().Len()) }},
+		{"marquee_index_snapshot_age_seconds", "Seconds since the current index snapshot was built.", false,
+			func() float64 { return time.Since(ix.Snapshot().Built()).Seconds() }},
+		{"marquee_index_builds_total", "Index snapshots published (built afresh or patched).", true,
+			func() float64 { n, _ := ix.Builds(); return float64(n) }},
+		{"marquee_index_arena_bytes", "Bytes of pre-rendered list items held by the index, garbage included.", false,
+			func() float64 { n, _ := ix.ArenaBytes(); return float64(n) }},
+		{"marquee_index_arena_garbage_bytes", "Bytes of list items of replaced or expired ads, freed at the next compaction.", false,
+			func() float64 { _, g := ix.ArenaBytes(); return float64(g) }},
+		{"marquee_index_last_build_seconds", "How long building or patching the current index snapshot took.", false,
+			func() float64 { _, d := ix.Builds(); return d.Seconds() }},
+	} {
+		if f.counter {
+			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: f.name, Help: f.help}, f.value))
+		} else {
+			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: f.name, Help: f.help}, f.value))
+		}
+	}
 	return m
 }
 

@@ -31,18 +31,18 @@ func (s *Server) routes() []route {
 	return []route{
 		// The ad contract (docs/api.md).
 		{"GET", "/api/v1/ad", handleListAds(s.index, s.now)},
-		{"POST", "/api/v1/ad", admin(withStore(handleCreateAd(s.store, s.writer)))},
+		{"POST", "/api/v1/ad", admin(withStore(handleCreate(adResource, s.store, AdStore.CreateAd, s.writer, adCreated)))},
 		// Beyond the contract: ads by id (from the cache), admin reads and writes.
 		{"GET", "/api/v1/ad/{id}", handleGetAd(s.adCache)},
-		{"PUT", "/api/v1/ad/{id}", admin(withStore(handleReplaceAd(s.store, s.writer)))},
-		{"DELETE", "/api/v1/ad/{id}", admin(withStore(handleDeleteAd(s.store, s.writer)))},
+		{"PUT", "/api/v1/ad/{id}", admin(withStore(handleReplace(adResource, s.store, AdStore.ReplaceAd, s.writer)))},
+		{"DELETE", "/api/v1/ad/{id}", admin(withStore(handleDelete(adResource, s.store, AdStore.DeleteAd, s.writer)))},
 		{"GET", "/api/v1/ads", admin(withStore(handleAdminListAds(s.store, s.now)))},
 		// Short links: admin, and the redirect (from the cache).
-		{"POST", "/api/v1/links", admin(withStore(handleCreateLink(s.links, s.writer)))},
+		{"POST", "/api/v1/links", admin(withStore(handleCreate(linkResource, s.links, LinkStore.CreateLink, s.writer, linkCreated)))},
 		{"GET", "/api/v1/links", admin(withStore(handleListLinks(s.links)))},
 		{"GET", "/api/v1/links/{code}", admin(withStore(handleGetLink(s.links)))},
-		{"PUT", "/api/v1/links/{code}", admin(withStore(handleReplaceLink(s.links, s.writer)))},
-		{"DELETE", "/api/v1/links/{code}", admin(withStore(handleDeleteLink(s.links, s.writer)))},
+		{"PUT", "/api/v1/links/{code}", admin(withStore(handleReplace(linkResource, s.links, LinkStore.ReplaceLink, s.writer)))},
+		{"DELETE", "/api/v1/links/{code}", admin(withStore(handleDelete(linkResource, s.links, LinkStore.DeleteLink, s.writer)))},
 		{"GET", "/r/{code}", handleRedirect(s.linkCache, s.clicks, s.events, s.metrics.clickEventsDropped)},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", handleEventGet(s.events)},

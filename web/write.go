@@ -57,6 +57,81 @@ func (w *writer) visible(ctx context.Context, err error, what string) error {
 	return nil
 }
 
+// resource is what the generic handlers need to know of a stored
+// resource named by its path: what it is called in the log, how its key
+// parses from the path (a key that cannot be one is a 404), and how its
+// body is read (at most limit bytes of JSON).
+type resource[K, In any] struct {
+	what  string
+	key   func(*fasthttp.RequestCtx) (K, error)
+	limit int
+	parse func([]byte) (In, error)
+}
+
+var (
+	adResource   = resource[int64, marquee.AdInput]{"ad", adID, MaxAdBody, marquee.ParseAdInput}
+	linkResource = resource[string, marquee.LinkInput]{"link", linkCode, MaxLinkBody, marquee.ParseLinkInput}
+)
+
+// handleCreate serves POST of a resource: 201 with the Location and body
+// that answer gives for what create stored, once it is visible here.
+func handleCreate[S, K, In, Out any](r resource[K, In], store S, create func(S, context.Context, In) (Out, error), w *writer,
+	answer func(Out) (location string, body any)) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		in, err := readJSON(ctx, r.limit, r.parse)
+		if err != nil {
+			return err
+		}
+		v, err := create(store, sctx, in)
+		if err := w.visible(sctx, err, r.what); err != nil {
+			return err
+		}
+		location, body := answer(v)
+		ctx.Response.Header.Set(fasthttp.HeaderLocation, location)
+		writeJSON(ctx, fasthttp.StatusCreated, body)
+		return nil
+	}
+}
+
+// handleReplace serves PUT of a resource: the body is a whole resource,
+// and the answer is 200 with what replace stored, once it is visible
+// here. replace is a method expression of the store (AdStore.ReplaceAd),
+// so that a server built without a store still builds its routes.
+func handleReplace[S, K, In, Out any](r resource[K, In], store S, replace func(S, context.Context, K, In) (Out, error), w *writer) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		k, err := r.key(ctx)
+		if err != nil {
+			return err
+		}
+		in, err := readJSON(ctx, r.limit, r.parse)
+		if err != nil {
+			return err
+		}
+		v, err := replace(store, sctx, k, in)
+		if err := w.visible(sctx, err, r.what); err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, v)
+		return nil
+	}
+}
+
+// handleDelete serves DELETE of a resource: 204 once the deletion is
+// visible here.
+func handleDelete[S, K, In any](r resource[K, In], store S, del func(S, context.Context, K) error, w *writer) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		k, err := r.key(ctx)
+		if err != nil {
+			return err
+		}
+		if err := w.visible(sctx, del(store, sctx, k), r.what); err != nil {
+			return err
+		}
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return nil
+	}
+}
+
 // readJSON checks a body's type and size (see checkJSONBody), then parses
 // it with parse.
 func readJSON[T any](ctx *fasthttp.RequestCtx, limit int, parse func([]byte) (T, error)) (T, error) {

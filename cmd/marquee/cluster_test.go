@@ -230,12 +230,7 @@ func TestOutageReadsKeepWorkingAndRecover(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			repeat(stop, func() bool {
 				for _, p := range []string{"/api/v1/ad?limit=10", "/api/v1/ad/" + x} {
 					r := a.do("GET", p, "", "", "")
 					reads.Add(1)
@@ -243,7 +238,8 @@ func TestOutageReadsKeepWorkingAndRecover(t *testing.T) {
 						failed.Add(1)
 					}
 				}
-			}
+				return true
+			})
 		})
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -427,15 +423,11 @@ func watch(read func() string) (stop func() []observation) {
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
+		repeat(done, func() bool {
 			at := time.Now()
 			seen = append(seen, observation{at, read()})
-		}
+			return true
+		})
 	}()
 	return func() []observation { close(done); <-finished; return seen }
 }

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -105,26 +102,17 @@ func instanceName(name, data string) (string, error) {
 		}
 		return name, nil
 	}
-	path := filepath.Join(data, "instance")
-	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
-		return strings.TrimSpace(string(b)), nil
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	host, _ := os.Hostname()
-	host = strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
-			return r
-		}
-		return -1
-	}, host)
-	raw := make([]byte, 3)
-	rand.Read(raw)
-	name = strings.Trim(host+"-"+hex.EncodeToString(raw), "-")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		return "", err
-	}
-	return name, os.WriteFile(path, []byte(name+"\n"), 0o644)
+	name, _, err := kept(data, "instance", 0o644, func() string {
+		host, _ := os.Hostname()
+		host = strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+				return r
+			}
+			return -1
+		}, host)
+		return strings.Trim(host+"-"+randomHex(3), "-")
+	})
+	return name, err
 }
 
 // runEvents is `marquee events cat FILE…`: decode event files to NDJSON.

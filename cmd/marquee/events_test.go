@@ -254,16 +254,11 @@ func TestEventsDurableSurviveSIGKILL(t *testing.T) {
 	client := &http.Client{Timeout: 5 * time.Second}
 	for range 8 {
 		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			repeat(stop, func() bool {
 				k := fmt.Sprintf("e%d", n.Add(1))
 				resp, err := client.Post(base+"/e", "application/json", strings.NewReader(`{"key":"`+k+`","pad":"`+strings.Repeat("p", 100)+`"}`))
 				if err != nil {
-					return // killed
+					return false // killed
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
@@ -272,7 +267,8 @@ func TestEventsDurableSurviveSIGKILL(t *testing.T) {
 					acked = append(acked, k)
 					mu.Unlock()
 				}
-			}
+				return true
+			})
 		})
 	}
 	time.Sleep(700 * time.Millisecond)

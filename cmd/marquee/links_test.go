@@ -31,16 +31,14 @@ func (in *instance) follow(method, code string, header ...string) response {
 	return response{resp.StatusCode, resp.Header, string(b)}
 }
 
-// link is the admin view of a link.
+// link is the admin view of a link, read the way a client would
+// (encoding/json matches the fields' names case-insensitively).
 type link struct {
-	Code      string  `json:"code"`
-	URL       string  `json:"url"`
-	Path      string  `json:"path"`
-	Redirect  int     `json:"redirect"`
-	ExpiresAt *string `json:"expiresAt"`
-	MaxClicks *int64  `json:"maxClicks"`
-	AdID      *string `json:"adId"`
-	Clicks    int64   `json:"clicks"`
+	Code, URL, Path string
+	Redirect        int
+	ExpiresAt, AdID *string // null when not set
+	MaxClicks       *int64
+	Clicks          int64
 }
 
 func decodeLink(t *testing.T, r response) link {

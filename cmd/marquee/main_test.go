@@ -105,6 +105,20 @@ func start(t testing.TB, dataDir string, env map[string]string, flags ...string)
 	return nil
 }
 
+// repeat calls fn until stop is closed or fn returns false.
+func repeat(stop <-chan struct{}, fn func() bool) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if !fn() {
+			return
+		}
+	}
+}
+
 type response struct {
 	status int
 	header http.Header

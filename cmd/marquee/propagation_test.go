@@ -93,14 +93,7 @@ func BenchmarkPropagation(b *testing.B) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					load(time.Second)
-				}
-			}
+			repeat(stop, func() bool { load(time.Second); return true })
 		}()
 		base := time.Now().Add(30 * time.Minute)
 		var fromAck, fromSent []float64

@@ -2,19 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"net/url"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -23,11 +18,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"marquee"
 	"marquee/cache"
 	"marquee/clicks"
 	"marquee/feed"
 	"marquee/index"
+	"marquee/store"
 	"marquee/store/postgres"
 	"marquee/store/sqlite"
 	"marquee/web"
@@ -165,9 +160,15 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 
 	bg, stopBG := context.WithCancel(context.Background())
 	var background sync.WaitGroup
-	background.Go(func() { ix.Run(bg, cfg.compactEvery) })
+	background.Go(func() { every(bg, time.Second, func() { ix.Refresh(cfg.compactEvery) }) })
 	background.Go(func() { fd.Run(bg) })
-	background.Go(func() { counter.Run(bg, cfg.clickFlush) })
+	background.Go(func() {
+		every(bg, cfg.clickFlush, func() {
+			if err := counter.Flush(bg); err != nil {
+				log.Warn("click counts not flushed; kept for the next flush", "err", err)
+			}
+		})
+	})
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -213,26 +214,13 @@ func adminToken(cfg serveConfig, log *slog.Logger) (string, error) {
 	if cfg.adminToken != "" {
 		return cfg.adminToken, nil
 	}
-	path := filepath.Join(cfg.data, "admin-token")
-	b, err := os.ReadFile(path)
-	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
-		return strings.TrimSpace(string(b)), nil
+	token, made, err := kept(cfg.data, "admin-token", 0o600, func() string { return randomHex(32) })
+	if err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
 	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("read admin token: %w", err)
+	if made {
+		log.Info("generated admin token; it is shown only this once and kept in the file", "token", token, "file", filepath.Join(cfg.data, "admin-token"))
 	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return "", err
-	}
-	token := hex.EncodeToString(raw)
-	if err := os.MkdirAll(cfg.data, 0o755); err != nil {
-		return "", fmt.Errorf("create data dir: %w", err)
-	}
-	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write admin token: %w", err)
-	}
-	log.Info("generated admin token; it is shown only this once and kept in the file", "token", token, "file", path)
 	return token, nil
 }
 
@@ -257,18 +245,6 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	return func() { hs.Close(); <-done }, nil
 }
 
-// store is everything serve and seed need of a store: both stores
-// provide it.
-type store interface {
-	web.AdStore
-	feed.Source
-	web.LinkStore
-	clicks.Store
-	InsertAds(ctx context.Context, ins []marquee.AdInput, progress func()) error
-	InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error
-	Close() error
-}
-
 // invalidator returns the feed callback that drops changed keys from c
 // (nil: everything, after a reload).
 func invalidator[K comparable, V any](c *cache.Cache[K, V]) func([]K) {
@@ -282,7 +258,7 @@ func invalidator[K comparable, V any](c *cache.Cache[K, V]) func([]K) {
 }
 
 // openStore opens PostgreSQL for a postgres:// URL, else the SQLite file.
-func openStore(ctx context.Context, db string) (store, error) {
+func openStore(ctx context.Context, db string) (store.Store, error) {
 	if strings.Contains(db, "://") {
 		return postgres.Open(ctx, db)
 	}
@@ -295,4 +271,18 @@ func redact(db string) string {
 		return u.Redacted()
 	}
 	return db
+}
+
+// every calls fn every d until ctx is done.
+func every(ctx context.Context, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
 }

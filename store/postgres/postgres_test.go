@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"testing"
 
 	"marquee/store/postgres"
@@ -10,16 +9,5 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) (storetest.Store, func() storetest.Store) {
-		dsn := pgtest.DSN(t)
-		open := func() storetest.Store {
-			st, err := postgres.Open(context.Background(), dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		}
-		return open(), open
-	})
+	storetest.Run(t, pgtest.DSN, postgres.Open)
 }

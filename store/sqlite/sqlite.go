@@ -8,10 +8,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -45,11 +43,6 @@ type Store struct {
 
 // maxConns bounds the connections a Store holds open.
 var maxConns = max(8, 4*runtime.GOMAXPROCS(0))
-
-// migrations are the schema's versions (see sqltx.Migrate).
-//
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // Open opens (creating if needed) the SQLite database at path and brings its
 // schema up to date.
@@ -95,12 +88,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback()
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return err
-	}
-	// Not prepared: a migration may hold several statements.
-	if err := sqltx.Migrate(ctx, conn{q: tx}, sub); err != nil {
+	// Not prepared: a migration may hold several statements. An INTEGER
+	// PRIMARY KEY is the table's rowid: no index of its own.
+	if err := sqltx.Migrate(ctx, conn{q: tx}, sqltx.Dialect{ID: "INTEGER PRIMARY KEY AUTOINCREMENT", Key: "INTEGER PRIMARY KEY"}); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -13,18 +13,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) (storetest.Store, func() storetest.Store) {
-		path := filepath.Join(t.TempDir(), "sub", "m.db")
-		open := func() storetest.Store {
-			st, err := sqlite.Open(context.Background(), path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		}
-		return open(), open
-	})
+	storetest.Run(t, func(t testing.TB) string { return filepath.Join(t.TempDir(), "sub", "m.db") }, sqlite.Open)
 }
 
 // seeded returns a store holding n links with the codes SeedCode(0..n-1)

@@ -12,20 +12,71 @@ import (
 // CreateAd stores a new ad (and its tracking link when it has a url) and
 // returns it with its id.
 func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
-	return write(ctx, s, "create ad", func(tx Tx, now time.Time) (marquee.Ad, error) { return createAd(ctx, tx, in, now) })
+	return write(ctx, s, "create ad", func(tx Tx, now time.Time) (marquee.Ad, error) {
+		conds, err := adrow.Conditions(in)
+		if err != nil {
+			return marquee.Ad{}, err
+		}
+		var id int64
+		err = tx.QueryRow(ctx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url)
+			VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL).Scan(&id)
+		if err != nil {
+			return marquee.Ad{}, err
+		}
+		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
+			return marquee.Ad{}, err
+		}
+		link, err := syncAdLink(ctx, tx, id, "", in.URL, now)
+		return in.Ad(id, link, now, now), err
+	})
 }
 
 // ReplaceAd replaces every client field of ad id; it returns marquee.NoAd
 // if there is no such ad.
 func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
-	return write(ctx, s, "replace ad", func(tx Tx, now time.Time) (marquee.Ad, error) { return replaceAd(ctx, tx, id, in, now) })
+	return write(ctx, s, "replace ad", func(tx Tx, now time.Time) (marquee.Ad, error) {
+		conds, err := adrow.Conditions(in)
+		if err != nil {
+			return marquee.Ad{}, err
+		}
+		var created int64
+		var link string
+		err = tx.QueryRow(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?
+			WHERE id = ? RETURNING created_at, link_code`,
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, id).Scan(&created, &link)
+		if errors.Is(err, ErrNoRows) {
+			return marquee.Ad{}, marquee.NoAd(id)
+		}
+		if err != nil {
+			return marquee.Ad{}, err
+		}
+		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
+			return marquee.Ad{}, err
+		}
+		link, err = syncAdLink(ctx, tx, id, link, in.URL, now)
+		return in.Ad(id, link, time.UnixMilli(created).UTC(), now), err
+	})
 }
 
 // DeleteAd deletes ad id and its tracking link; it returns marquee.NoAd
 // if there is no such ad.
 func (s *Store) DeleteAd(ctx context.Context, id int64) error {
-	_, err := write(ctx, s, "delete ad", func(tx Tx, now time.Time) (struct{}, error) { return struct{}{}, deleteAd(ctx, tx, id, now) })
-	return err
+	return exec(ctx, s, "delete ad", func(tx Tx, now time.Time) error {
+		var link string
+		err := tx.QueryRow(ctx, `DELETE FROM ads WHERE id = ? RETURNING link_code`, id).Scan(&link)
+		if errors.Is(err, ErrNoRows) {
+			return marquee.NoAd(id)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpDelete); err != nil {
+			return err
+		}
+		_, err = syncAdLink(ctx, tx, id, link, "", now)
+		return err
+	})
 }
 
 // Ad returns ad id, or marquee.NoAd.
@@ -87,70 +138,5 @@ func (s *Store) EachLiveAd(ctx context.Context, now time.Time, fn func(*marquee.
 			return adrow.Yield(rows, yield)
 		}, fn)
 	})
-	return err
-}
-
-// createAd stores a new ad (and its tracking link when it has a url) and
-// returns it with its id; times are now.
-func createAd(ctx context.Context, tx Tx, in marquee.AdInput, now time.Time) (marquee.Ad, error) {
-	conds, err := adrow.Conditions(in)
-	if err != nil {
-		return marquee.Ad{}, err
-	}
-	var id int64
-	err = tx.QueryRow(ctx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL).Scan(&id)
-	if err != nil {
-		return marquee.Ad{}, err
-	}
-	if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
-		return marquee.Ad{}, err
-	}
-	link, err := syncAdLink(ctx, tx, id, "", in.URL, now)
-	return in.Ad(id, link, now, now), err
-}
-
-// replaceAd replaces every client field of ad id (its tracking link
-// follows its url); it returns marquee.NoAd if there
-// is no such ad.
-func replaceAd(ctx context.Context, tx Tx, id int64, in marquee.AdInput, now time.Time) (marquee.Ad, error) {
-	conds, err := adrow.Conditions(in)
-	if err != nil {
-		return marquee.Ad{}, err
-	}
-	var created int64
-	var link string
-	err = tx.QueryRow(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?
-		WHERE id = ? RETURNING created_at, link_code`,
-		in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, id).Scan(&created, &link)
-	if errors.Is(err, ErrNoRows) {
-		return marquee.Ad{}, marquee.NoAd(id)
-	}
-	if err != nil {
-		return marquee.Ad{}, err
-	}
-	if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
-		return marquee.Ad{}, err
-	}
-	link, err = syncAdLink(ctx, tx, id, link, in.URL, now)
-	return in.Ad(id, link, time.UnixMilli(created).UTC(), now), err
-}
-
-// deleteAd deletes ad id and its tracking link; it returns marquee.NoAd
-// if there is no such ad.
-func deleteAd(ctx context.Context, tx Tx, id int64, now time.Time) error {
-	var link string
-	err := tx.QueryRow(ctx, `DELETE FROM ads WHERE id = ? RETURNING link_code`, id).Scan(&link)
-	if errors.Is(err, ErrNoRows) {
-		return marquee.NoAd(id)
-	}
-	if err != nil {
-		return err
-	}
-	if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpDelete); err != nil {
-		return err
-	}
-	_, err = syncAdLink(ctx, tx, id, link, "", now)
 	return err
 }

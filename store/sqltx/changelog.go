@@ -25,24 +25,13 @@ func (s *Store) FirstSeq(ctx context.Context) (int64, error) {
 // Changes returns up to limit changelog entries after seq, in seq order.
 func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]marquee.Change, error) {
 	return withDB(ctx, s, "read changelog", func(db DB) ([]marquee.Change, error) {
-		rows, err := db.Query(ctx, `SELECT seq, entity, entity_id, entity_key, op, at FROM changelog WHERE seq > ? ORDER BY seq LIMIT ?`,
-			after, limit)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var out []marquee.Change
-		for rows.Next() {
-			var c marquee.Change
+		return query(ctx, db, func(r Rows) (c marquee.Change, err error) {
 			var op string
 			var at int64
-			if err := rows.Scan(&c.Seq, &c.Entity, &c.ID, &c.Key, &op, &at); err != nil {
-				return nil, err
-			}
+			err = r.Scan(&c.Seq, &c.Entity, &c.ID, &c.Key, &op, &at)
 			c.Op, c.At = marquee.ChangeOp(op), time.UnixMilli(at).UTC()
-			out = append(out, c)
-		}
-		return out, rows.Err()
+			return c, err
+		}, `SELECT seq, entity, entity_id, entity_key, op, at FROM changelog WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	})
 }
 

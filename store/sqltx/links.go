@@ -15,27 +15,63 @@ import (
 // CreateLink stores a new link, with a generated code when in.Code is ""
 // (see insertLink).
 func (s *Store) CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error) {
-	return write(ctx, s, "create link", func(tx Tx, now time.Time) (marquee.Link, error) { return createLink(ctx, tx, in, now) })
+	return write(ctx, s, "create link", func(tx Tx, now time.Time) (marquee.Link, error) {
+		if err := checkAd(ctx, tx, in.AdID); err != nil {
+			return marquee.Link{}, err
+		}
+		return insertLink(ctx, tx, in, false, now)
+	})
 }
 
-// ReplaceLink replaces link code's fields (see replaceLink).
+// ReplaceLink replaces every field of link code that a client sets but
+// the code; its clicks stay. It returns marquee.NoLink if there is no
+// such link, a KindConflict error if it is an ad's tracking link.
 func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error) {
-	return write(ctx, s, "replace link", func(tx Tx, now time.Time) (marquee.Link, error) { return replaceLink(ctx, tx, code, in, now) })
+	return write(ctx, s, "replace link", func(tx Tx, now time.Time) (marquee.Link, error) {
+		if in.Code != "" && in.Code != code {
+			return marquee.Link{}, marquee.Invalid("invalid link",
+				marquee.Problems{"code": "cannot change; create a new link and delete this one"})
+		}
+		if err := checkAd(ctx, tx, in.AdID); err != nil {
+			return marquee.Link{}, err
+		}
+		in.Code = code
+		var id, clicks, created int64
+		err := tx.QueryRow(ctx, `UPDATE links SET url = ?, expires_at = ?, max_clicks = ?, redirect = ?, ad_id = ?, updated_at = ?
+			WHERE code = ? AND ad_owned = 0 RETURNING id, created_at`,
+			in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now.UnixMilli(), code).Scan(&id, &created)
+		if errors.Is(err, ErrNoRows) {
+			return marquee.Link{}, whyNoLink(ctx, tx, code)
+		}
+		if err != nil {
+			return marquee.Link{}, err
+		}
+		if err := tx.QueryRow(ctx, `SELECT `+clicksOf+` FROM links WHERE id = ?`, id).Scan(&clicks); err != nil {
+			return marquee.Link{}, err
+		}
+		return in.Link(id, clicks, time.UnixMilli(created).UTC(), now), tx.LogChange(ctx, marquee.EntityLink, id, code, marquee.OpPut)
+	})
 }
 
-// DeleteLink deletes link code (see deleteLink).
+// DeleteLink deletes link code; errors as ReplaceLink's.
 func (s *Store) DeleteLink(ctx context.Context, code string) error {
-	_, err := write(ctx, s, "delete link", func(tx Tx, _ time.Time) (struct{}, error) { return struct{}{}, deleteLink(ctx, tx, code) })
-	return err
+	return exec(ctx, s, "delete link", func(tx Tx, _ time.Time) error {
+		var id int64
+		err := tx.QueryRow(ctx, `DELETE FROM links WHERE code = ? AND ad_owned = 0 RETURNING id`, code).Scan(&id)
+		if errors.Is(err, ErrNoRows) {
+			return whyNoLink(ctx, tx, code)
+		}
+		if err != nil {
+			return err
+		}
+		return deleted(ctx, tx, id, code)
+	})
 }
 
 // AddClicks adds counted redirects to links' clicks in one transaction,
 // Config.ClickBatch links a statement (see addClicks).
 func (s *Store) AddClicks(ctx context.Context, counts []marquee.Clicks) error {
-	_, err := write(ctx, s, "add clicks", func(tx Tx, _ time.Time) (struct{}, error) {
-		return struct{}{}, addClicks(ctx, tx, counts, s.cfg.ClickBatch)
-	})
-	return err
+	return exec(ctx, s, "add clicks", func(tx Tx, _ time.Time) error { return addClicks(ctx, tx, counts, s.cfg.ClickBatch) })
 }
 
 // Link returns link code, or marquee.NoLink.
@@ -134,55 +170,6 @@ func checkAd(ctx context.Context, tx Tx, adID int64) error {
 	return err
 }
 
-// createLink stores a new link (see insertLink).
-func createLink(ctx context.Context, tx Tx, in marquee.LinkInput, now time.Time) (marquee.Link, error) {
-	if err := checkAd(ctx, tx, in.AdID); err != nil {
-		return marquee.Link{}, err
-	}
-	return insertLink(ctx, tx, in, false, now)
-}
-
-// replaceLink replaces every field of link code that a client sets but
-// the code; its clicks stay. It returns marquee.NoLink if there is no
-// such link, a KindConflict error if it is an ad's tracking link.
-func replaceLink(ctx context.Context, tx Tx, code string, in marquee.LinkInput, now time.Time) (marquee.Link, error) {
-	if in.Code != "" && in.Code != code {
-		return marquee.Link{}, marquee.Invalid("invalid link",
-			marquee.Problems{"code": "cannot change; create a new link and delete this one"})
-	}
-	if err := checkAd(ctx, tx, in.AdID); err != nil {
-		return marquee.Link{}, err
-	}
-	in.Code = code
-	var id, clicks, created int64
-	err := tx.QueryRow(ctx, `UPDATE links SET url = ?, expires_at = ?, max_clicks = ?, redirect = ?, ad_id = ?, updated_at = ?
-		WHERE code = ? AND ad_owned = 0 RETURNING id, created_at`,
-		in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now.UnixMilli(), code).Scan(&id, &created)
-	if errors.Is(err, ErrNoRows) {
-		return marquee.Link{}, whyNoLink(ctx, tx, code)
-	}
-	if err != nil {
-		return marquee.Link{}, err
-	}
-	if err := tx.QueryRow(ctx, `SELECT `+clicksOf+` FROM links WHERE id = ?`, id).Scan(&clicks); err != nil {
-		return marquee.Link{}, err
-	}
-	return in.Link(id, clicks, time.UnixMilli(created).UTC(), now), tx.LogChange(ctx, marquee.EntityLink, id, code, marquee.OpPut)
-}
-
-// deleteLink deletes link code; errors as replaceLink's.
-func deleteLink(ctx context.Context, tx Tx, code string) error {
-	var id int64
-	err := tx.QueryRow(ctx, `DELETE FROM links WHERE code = ? AND ad_owned = 0 RETURNING id`, code).Scan(&id)
-	if errors.Is(err, ErrNoRows) {
-		return whyNoLink(ctx, tx, code)
-	}
-	if err != nil {
-		return err
-	}
-	return deleted(ctx, tx, id, code)
-}
-
 // deleted removes a deleted link's clicks and logs its deletion.
 func deleted(ctx context.Context, tx Tx, id int64, code string) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM link_clicks WHERE link_id = ?`, id); err != nil {
@@ -240,20 +227,9 @@ func listLinks(ctx context.Context, db DB, offset, limit int) ([]marquee.Link, i
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM links`).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.Query(ctx, `SELECT `+linkColumns+` FROM links ORDER BY id DESC LIMIT ? OFFSET ?`, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	links := []marquee.Link{}
-	for rows.Next() {
-		l, err := scanLink(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		links = append(links, l)
-	}
-	return links, total, rows.Err()
+	links, err := query(ctx, db, func(r Rows) (marquee.Link, error) { return scanLink(r) },
+		`SELECT `+linkColumns+` FROM links ORDER BY id DESC LIMIT ? OFFSET ?`, limit, offset)
+	return links, total, err
 }
 
 // addClicks adds counted redirects to links' clicks (link_clicks), in
@@ -311,7 +287,8 @@ func addClicks(ctx context.Context, tx Tx, counts []marquee.Clicks, batch int) e
 			ON CONFLICT (link_id) DO UPDATE SET clicks = link_clicks.clicks + excluded.clicks`, args...); err != nil {
 			return err
 		}
-		limited, err := limitedLinks(ctx, tx, `SELECT id, code FROM links WHERE max_clicks > 0 AND id IN (`+ids.String()+`)`, idArgs)
+		limited, err := query(ctx, tx, func(r Rows) (l marquee.Link, err error) { return l, r.Scan(&l.ID, &l.Code) },
+			`SELECT id, code FROM links WHERE max_clicks > 0 AND id IN (`+ids.String()+`)`, idArgs...)
 		if err != nil {
 			return err
 		}
@@ -322,24 +299,6 @@ func addClicks(ctx context.Context, tx Tx, counts []marquee.Clicks, batch int) e
 		}
 	}
 	return nil
-}
-
-// limitedLinks runs a query of (id, code).
-func limitedLinks(ctx context.Context, tx Tx, query string, args []any) ([]marquee.Link, error) {
-	rows, err := tx.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []marquee.Link
-	for rows.Next() {
-		var l marquee.Link
-		if err := rows.Scan(&l.ID, &l.Code); err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
 }
 
 // syncAdLink brings ad adID's tracking link in line with its landing url

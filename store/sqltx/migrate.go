@@ -2,19 +2,38 @@ package sqltx
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 )
+
+// migrations are the schema's versions, one file each, applied in the
+// order of their names (0001_…, 0002_…). A file may hold several
+// statements, and no "?" (the PostgreSQL adapter would number it). Where
+// the dialects spell a type differently, the file says {{name}} and each
+// dialect's Dialect fills it in.
+//
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Dialect is how a database spells what the migrations leave open.
+type Dialect struct {
+	// ID ({{id}}) is a 64-bit primary key the database assigns in
+	// increasing order.
+	ID string
+	// Key ({{key}}) is a 64-bit primary key the row is given.
+	Key string
+}
 
 // Migrate brings the schema of db — a transaction the caller commits,
 // under whatever lock keeps two instances from migrating at once — up to
-// date with migrations: the .sql files of the driver's migrations folder,
-// applied in the order of their names (0001_…, 0002_…). The schema's
-// version is how many have run, kept in schema_version. A file may hold
-// several statements, and no "?" (the PostgreSQL adapter would number it).
-func Migrate(ctx context.Context, db DB, migrations fs.FS) error {
-	names, err := fs.Glob(migrations, "*.sql")
+// date with the migrations, spelled in dialect d. The schema's version is
+// how many have run, kept in schema_version; a database newer than this
+// binary is refused.
+func Migrate(ctx context.Context, db DB, d Dialect) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		return err
 	}
@@ -37,7 +56,8 @@ func Migrate(ctx context.Context, db DB, migrations fs.FS) error {
 		if err != nil {
 			return err
 		}
-		if _, err := db.Exec(ctx, string(b)); err != nil {
+		spell := strings.NewReplacer("{{id}}", d.ID, "{{key}}", d.Key)
+		if _, err := db.Exec(ctx, spell.Replace(string(b))); err != nil {
 			return fmt.Errorf("migration %s: %w", names[i], err)
 		}
 	}

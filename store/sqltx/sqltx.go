@@ -109,8 +109,33 @@ func write[T any](ctx context.Context, s *Store, what string, fn func(tx Tx, now
 	return v, s.wrap(what, err)
 }
 
+// exec is write for a change that returns nothing.
+func exec(ctx context.Context, s *Store, what string, fn func(tx Tx, now time.Time) error) error {
+	_, err := write(ctx, s, what, func(tx Tx, now time.Time) (struct{}, error) { return struct{}{}, fn(tx, now) })
+	return err
+}
+
 // withDB runs fn on s's DB, outside a transaction, and names what failed.
 func withDB[T any](ctx context.Context, s *Store, what string, fn func(db DB) (T, error)) (T, error) {
 	v, err := fn(s.cfg.DB)
 	return v, s.wrap(what, err)
+}
+
+// query runs a query on db and scans every row it returns with scan, in
+// order; a query that matches nothing gives an empty, non-nil slice.
+func query[T any](ctx context.Context, db DB, scan func(Rows) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := db.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }

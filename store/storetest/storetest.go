@@ -12,40 +12,36 @@ import (
 	"time"
 
 	"marquee/fixture"
+	"marquee/store"
 
 	"marquee"
 )
 
 // Store is the contract the suite checks.
-type Store interface {
-	CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error)
-	ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error)
-	DeleteAd(ctx context.Context, id int64) error
-	Ad(ctx context.Context, id int64) (marquee.Ad, error)
-	ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, int, error)
-	EachLiveAd(ctx context.Context, now time.Time, fn func(*marquee.Ad) error) error
-	InsertAds(ctx context.Context, ins []marquee.AdInput, progress func()) error
-	LastSeq(ctx context.Context) (int64, error)
-	FirstSeq(ctx context.Context) (int64, error)
-	Changes(ctx context.Context, after int64, limit int) ([]marquee.Change, error)
-	TrimChangelog(ctx context.Context, before time.Time) (int64, error)
-	Ping(ctx context.Context) error
-	Close() error
-
-	CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error)
-	ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error)
-	DeleteLink(ctx context.Context, code string) error
-	Link(ctx context.Context, code string) (marquee.Link, error)
-	LinkTarget(ctx context.Context, code string) (marquee.Link, error)
-	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
-	AddClicks(ctx context.Context, counts []marquee.Clicks) error
-	InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error
-}
+type Store = store.Store
 
 // Opener opens a new, empty database and returns a handle on it, and a
 // function that opens another handle on the same database (as a second
 // instance would).
 type Opener func(t *testing.T) (Store, func() Store)
+
+// Run runs the suite on databases that newDB names (a fresh one for each
+// test, removed when the test ends), opened with open.
+func Run[S Store](t *testing.T, newDB func(testing.TB) string, open func(ctx context.Context, db string) (S, error)) {
+	opener := func(t *testing.T) (Store, func() Store) {
+		db := newDB(t)
+		handle := func() Store {
+			st, err := open(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		}
+		return handle(), handle
+	}
+	run(t, opener)
+}
 
 var now = time.Now().UTC().Truncate(time.Millisecond)
 
@@ -53,8 +49,7 @@ func input(title string, start, end time.Duration, conds ...marquee.Condition) m
 	return marquee.AdInput{Title: title, StartAt: now.Add(start), EndAt: now.Add(end), Conditions: conds}
 }
 
-// Run runs the suite.
-func Run(t *testing.T, open Opener) {
+func run(t *testing.T, open Opener) {
 	t.Run("CRUD", func(t *testing.T) { testCRUD(t, open) })
 	t.Run("Changelog", func(t *testing.T) { testChangelog(t, open) })
 	t.Run("TwoHandles", func(t *testing.T) { testTwoHandles(t, open) })

@@ -1,0 +1,29 @@
+// Package store names the contract every store meets — the union of what
+// its consumers declare (the HTTP edge, the feed, the click counter) and
+// what seeding and shutdown need — so that the binary and the conformance
+// suite (storetest) hold them to the same one. The stores are
+// store/sqlite and store/postgres, both written over store/sqltx.
+package store
+
+import (
+	"context"
+
+	"marquee"
+	"marquee/clicks"
+	"marquee/feed"
+	"marquee/web"
+)
+
+// Store is everything a store provides.
+type Store interface {
+	web.AdStore
+	web.LinkStore
+	feed.Source
+	clicks.Store
+	// InsertAds and InsertLinks store many rows in one transaction (for
+	// seeding) with a single "reload" changelog entry, calling progress
+	// after each row.
+	InsertAds(ctx context.Context, ins []marquee.AdInput, progress func()) error
+	InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error
+	Close() error
+}
