@@ -1,8 +1,28 @@
 // Package marquee holds Marquee's vocabulary: ads and their targeting
-// conditions, how they are validated, and the error kinds every other
-// package maps to. It imports only the standard library.
+// conditions, links, events, the store's changelog, how input is
+// validated, and the kinds of error every other package returns and the
+// HTTP edge maps to statuses (errors.go). It imports only the standard
+// library.
 //
-// The mechanisms live in sub-packages: index (the in-memory ad index that
-// answers GET /api/v1/ad), store/sqlite (the embedded store), web (the HTTP
-// edge) and cmd/marquee (the binary that wires them together).
+// The mechanisms live in sub-packages, each named for what it provides:
+//
+//   - index: the in-memory ad index that answers GET /api/v1/ad
+//   - feed: tails the store's changelog and applies it to the index and caches
+//   - cache: the bounded W-TinyLFU cache of links and ads by key
+//   - clicks: counts redirects in memory and flushes them to the store
+//   - collector: event shards, compressed files, rotation and shipping
+//   - objstore: where finished event files go (S3-compatible storage)
+//   - store: the contract every store meets (store.Store)
+//   - store/sqlite, store/postgres: the two stores (driver adapters)
+//   - store/sqltx: the store logic both are written once over, with the
+//     migrations and their runner; store/adrow: the ad row both keep;
+//     store/storetest: the conformance suite both pass
+//   - jsonstr: the byte-level JSON string escaper of the hot paths
+//   - web: the HTTP edge (fasthttp); routes.go lists every route
+//   - loadgen: the engine of `marquee bench`
+//   - fixture: the generated catalog `marquee seed` writes and benchmarks address
+//   - cmd/marquee: the binary that parses flags and wires the rest
+//
+// docs/architecture.md draws how they fit together; docs/api.md is the
+// contract of every route.
 package marquee

@@ -16,7 +16,7 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t testing.TB) string { return filepath.Join(t.TempDir(), "sub", "m.db") }, sqlite.Open)
 }
 
-// seeded returns a store holding n links with the codes SeedCode(0..n-1)
+// seeded returns a store holding n links with the codes fixture.Code(0..n-1)
 // (ids 1..n), closed when the benchmark ends.
 func seeded(b *testing.B, n int) (*sqlite.Store, []marquee.LinkInput) {
 	b.Helper()
