@@ -8,7 +8,7 @@
 // come back through the changelog: one instance never lets a link pass its
 // limit. Several instances may let it pass by what the others counted in
 // one flush interval. A flush adds a changelog entry for every limited
-// link it touches (see sqltx.AddClicks), so every instance reloads those
+// link it touches (see sqltx.Store.AddClicks), so every instance reloads those
 // counts.
 package clicks
 
