@@ -14,10 +14,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +61,21 @@ type Config struct {
 	Shards int
 	// Shipper, if set, receives every finished file.
 	Shipper Shipper
+	// Tally, if set, is told of every line written (reports count them).
+	Tally Tally
+}
+
+// Tally is told of what the collector writes, so that it can count it
+// from the files: Written once lines are in their file (from the shard's
+// writer goroutine; lines are valid only during the call), Finished when
+// the file is complete. A file keeps its name from its first line to its
+// partition, also when an interrupted file is completed at the next
+// start. Before a file ships (and leaves the disk), Flush must have
+// recorded everything written to it.
+type Tally interface {
+	Written(file string, offset int64, lines []byte)
+	Finished(file string, size int64)
+	Flush(ctx context.Context) error
 }
 
 // ErrFull is Append's error when the spool or a buffer is at its bound:
@@ -205,6 +222,11 @@ func (c *Collector) accepted() (events, bytes uint64) {
 // nextSeq returns the seq of a new file.
 func (c *Collector) nextSeq() int64 { return c.seq.Add(1) }
 
+// fileName is the name of the file of seq: <instance>-<seq><ext>.
+func (c *Collector) fileName(seq int64) string {
+	return fmt.Sprintf("%s-%d%s", c.cfg.Instance, seq, c.ext)
+}
+
 // recoverSpool completes the .part files an interrupted run left and returns
 // every finished file awaiting shipment.
 func (c *Collector) recoverSpool() ([]string, error) {
@@ -214,31 +236,41 @@ func (c *Collector) recoverSpool() ([]string, error) {
 			return nil, fmt.Errorf("collector: recover %s: %w", p, err)
 		}
 	}
-	var finished []string
-	err := filepath.WalkDir(c.cfg.Dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == "tmp" {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() {
-			finished = append(finished, p)
-			if c.cfg.Shipper != nil {
-				if fi, err := d.Info(); err == nil {
-					c.spool.Add(fi.Size())
-				}
-			}
-		}
-		return nil
-	})
+	finished, err := FinishedFiles(c.cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("collector: scan spool: %w", err)
+	}
+	if c.cfg.Shipper != nil {
+		for _, p := range finished {
+			if fi, err := os.Stat(p); err == nil {
+				c.spool.Add(fi.Size())
+			}
+		}
 	}
 	if len(parts) > 0 || len(finished) > 0 {
 		c.log.Info("event spool recovered", "completed", len(parts), "finished files", len(finished))
 	}
 	return finished, nil
+}
+
+// FinishedFiles lists the finished files of the spool at dir (every file
+// but those under tmp/); a dir that does not exist has none.
+func FinishedFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		case d.IsDir() && d.Name() == "tmp":
+			return filepath.SkipDir
+		case !d.IsDir():
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // salvagePart rewrites the whole lines of an interrupted file into a
@@ -251,14 +283,15 @@ func (c *Collector) salvagePart(p string) error {
 	lines := salvage(p, f)
 	f.Close()
 	if len(lines) > 0 {
-		// A new name (the old one may be reused by nothing, but the rewrite
-		// must not overwrite what it reads), in the partition of when the
-		// interrupted file was opened.
+		// The same name (a Tally knows the file by it), written beside
+		// what it reads, in the partition of when the interrupted file
+		// was opened. A crash before the .part is removed salvages it
+		// again into the same name: the same file.
 		opened := time.Now()
 		if fi, err := os.Stat(p); err == nil {
 			opened = fi.ModTime()
 		}
-		out, err := newFile(c, c.nextSeq(), opened)
+		out, err := newFile(c, strings.TrimSuffix(filepath.Base(p), ".part"), opened, ".salvage")
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -11,7 +10,7 @@ import (
 // renames it into its partition.
 type file struct {
 	c       *Collector
-	seq     int64
+	name    string // <instance>-<seq><ext>: its name in its partition, and in a Tally
 	opened  time.Time
 	part    string
 	f       *os.File
@@ -20,14 +19,14 @@ type file struct {
 	written int64 // compressed bytes in the file (counted against the spool)
 }
 
-func newFile(c *Collector, seq int64, opened time.Time) (*file, error) {
-	name := fmt.Sprintf("%s-%d%s", c.cfg.Instance, seq, c.ext)
-	part := filepath.Join(c.cfg.Dir, "tmp", name+".part")
+// newFile opens file name (see fileName) for writing as tmp/<name><suffix>.
+func newFile(c *Collector, name string, opened time.Time, suffix string) (*file, error) {
+	part := filepath.Join(c.cfg.Dir, "tmp", name+suffix)
 	f, err := os.OpenFile(part, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	out := &file{c: c, seq: seq, opened: opened, part: part, f: f}
+	out := &file{c: c, name: name, opened: opened, part: part, f: f}
 	if out.enc, err = newEncoder(c.cfg.Codec, (*countWriter)(out)); err != nil {
 		f.Close()
 		return nil, err
@@ -46,16 +45,21 @@ func (w *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// write writes lines and makes them decodable from the file, then tells
+// the Tally (if any) where they are.
 func (f *file) write(lines []byte) error {
 	if _, err := f.enc.Write(lines); err != nil {
 		return err
 	}
+	if err := f.enc.Flush(); err != nil {
+		return err
+	}
+	if f.c.cfg.Tally != nil {
+		f.c.cfg.Tally.Written(f.name, f.raw, lines)
+	}
 	f.raw += int64(len(lines))
 	return nil
 }
-
-// flush makes everything written so far decodable from the file.
-func (f *file) flush() error { return f.enc.Flush() }
 
 // finish ends the frame, fsyncs and renames the file into its partition,
 // and returns its final path.
@@ -74,7 +78,7 @@ func (f *file) finish() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	final := filepath.Join(dir, filepath.Base(f.part[:len(f.part)-len(".part")]))
+	final := filepath.Join(dir, f.name)
 	if err := os.Rename(f.part, final); err != nil {
 		return "", err
 	}
@@ -84,6 +88,9 @@ func (f *file) finish() (string, error) {
 	}
 	if f.c.cfg.Shipper == nil {
 		f.c.spool.Add(-f.written) // delivered: finished files are the destination
+	}
+	if f.c.cfg.Tally != nil {
+		f.c.cfg.Tally.Finished(f.name, f.raw)
 	}
 	f.c.m.rotated.Inc()
 	if f.raw > 0 {

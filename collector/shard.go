@@ -124,17 +124,13 @@ func (s *shard) write(lines []byte, closing bool) error {
 	now := time.Now()
 	if len(lines) > 0 {
 		if s.out == nil {
-			f, err := newFile(s.c, s.c.nextSeq(), now)
+			f, err := newFile(s.c, s.c.fileName(s.c.nextSeq()), now, ".part")
 			if err != nil {
 				return err
 			}
 			s.out = f
 		}
 		if err := s.out.write(lines); err != nil {
-			s.abandon()
-			return err
-		}
-		if err := s.out.flush(); err != nil {
 			s.abandon()
 			return err
 		}

@@ -93,7 +93,13 @@ func (s *shipper) ship(ctx context.Context, path string) bool {
 	for attempt := 0; ; attempt++ {
 		tctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		start := time.Now()
-		err := s.to.Ship(tctx, key, path)
+		var err error
+		if t := s.c.cfg.Tally; t != nil {
+			err = t.Flush(tctx) // the file is counted before it leaves the disk
+		}
+		if err == nil {
+			err = s.to.Ship(tctx, key, path)
+		}
 		cancel()
 		if err == nil {
 			s.c.m.uploadSeconds.Observe(time.Since(start).Seconds())

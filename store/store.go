@@ -11,6 +11,7 @@ import (
 	"marquee"
 	"marquee/clicks"
 	"marquee/feed"
+	"marquee/reports"
 	"marquee/web"
 )
 
@@ -20,6 +21,11 @@ type Store interface {
 	web.LinkStore
 	feed.Source
 	clicks.Store
+	reports.Store
+	reports.Reader
+	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
+	ReplaceReports(ctx context.Context, b *reports.Batch, from, to int64) error
+	InsertReports(ctx context.Context, b *reports.Batch) error
 	// InsertAds and InsertLinks store many rows in one transaction (for
 	// seeding) with a single "reload" changelog entry, calling progress
 	// after each row.

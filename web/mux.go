@@ -29,9 +29,11 @@ type mux struct {
 // endpoint is every route that shares one pattern.
 type endpoint struct {
 	pattern string
-	prefix  string // for ".../{name}" patterns: the pattern without "{name}"
-	methods map[string]*bound
-	allow   string // the Allow header of a 405
+	// For ".../{name}..." patterns: what comes before "{name}", and after
+	// it (a name matches one path segment).
+	prefix, suffix string
+	methods        map[string]*bound
+	allow          string // the Allow header of a 405
 }
 
 // bound is one route with its metrics.
@@ -48,8 +50,8 @@ func newMux(s *Server, routes []route) *mux {
 		if ep == nil {
 			ep = &endpoint{pattern: r.pattern, methods: map[string]*bound{}}
 			byPattern[r.pattern] = ep
-			if i := strings.LastIndexByte(r.pattern, '{'); i >= 0 && strings.HasSuffix(r.pattern, "}") {
-				ep.prefix = r.pattern[:i]
+			if i, j := strings.IndexByte(r.pattern, '{'), strings.IndexByte(r.pattern, '}'); i >= 0 && j > i {
+				ep.prefix, ep.suffix = r.pattern[:i], r.pattern[j+1:]
 				m.prefix = append(m.prefix, ep)
 			} else {
 				m.static[r.pattern] = ep
@@ -76,7 +78,11 @@ func (m *mux) find(path []byte) *endpoint {
 		return ep
 	}
 	for _, ep := range m.prefix {
-		if rest, ok := bytes.CutPrefix(path, []byte(ep.prefix)); ok && len(rest) > 0 && bytes.IndexByte(rest, '/') < 0 {
+		rest, ok := bytes.CutPrefix(path, []byte(ep.prefix))
+		if !ok {
+			continue
+		}
+		if rest, ok = bytes.CutSuffix(rest, []byte(ep.suffix)); ok && len(rest) > 0 && bytes.IndexByte(rest, '/') < 0 {
 			return ep
 		}
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 // route binds a method and a path pattern to a handler. A pattern is a fixed
-// path, or a fixed prefix ending in a "/{name}" segment that matches one more segment.
+// path, or one with a "{name}" segment that matches one path segment.
 type route struct {
 	method, pattern string
 	handler         handler
@@ -37,6 +37,10 @@ func (s *Server) routes() []route {
 		{"PUT", "/api/v1/ad/{id}", admin(withStore(handleReplace(adResource, s.store, AdStore.ReplaceAd, s.writer)))},
 		{"DELETE", "/api/v1/ad/{id}", admin(withStore(handleDelete(adResource, s.store, AdStore.DeleteAd, s.writer)))},
 		{"GET", "/api/v1/ads", admin(withStore(handleAdminListAds(s.store, s.now)))},
+		// Reports (admin).
+		{"GET", "/api/v1/ad/{id}/stats", admin(withStore(handleStats(adStats(s.store), s.reports)))},
+		{"GET", "/api/v1/links/{code}/stats", admin(withStore(handleStats(linkStats(s.links), s.reports)))},
+		{"GET", "/api/v1/stats", admin(withStore(handleOverallStats(s.reports)))},
 		// Short links: admin, and the redirect (from the cache).
 		{"POST", "/api/v1/links", admin(withStore(handleCreate(linkResource, s.links, LinkStore.CreateLink, s.writer, linkCreated)))},
 		{"GET", "/api/v1/links", admin(withStore(handleListLinks(s.links)))},

@@ -21,6 +21,7 @@ import (
 	"marquee/cache"
 	"marquee/clicks"
 	"marquee/index"
+	"marquee/reports"
 )
 
 // AdStore is what the web layer needs of a store of ads.
@@ -66,6 +67,7 @@ type Deps struct {
 	LinkCache *cache.Cache[string, marquee.Link] // links by code (see NewLinkCache)
 	Clicks    *clicks.Counter
 	Events    EventSink
+	Reports   *reports.Reporter
 	// Registry receives the server's metrics.
 	Registry *prometheus.Registry
 }
@@ -97,6 +99,7 @@ type Server struct {
 	adCache   *cache.Cache[int64, []byte]
 	linkCache *cache.Cache[string, marquee.Link]
 	clicks    *clicks.Counter
+	reports   *reports.Reporter
 	events    *eventEnv
 	metrics   *metrics
 	mux       *mux
@@ -106,7 +109,7 @@ type Server struct {
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index,
-		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks,
+		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports,
 		writer:  &writer{feed: d.Feed, log: d.Log},
 		events:  &eventEnv{sink: d.Events, trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),

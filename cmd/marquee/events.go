@@ -13,10 +13,14 @@ import (
 	"strings"
 	"time"
 
+	"marquee"
+
 	"github.com/prometheus/client_golang/prometheus"
 
+	"marquee/cache"
 	"marquee/collector"
 	"marquee/objstore"
+	"marquee/reports"
 )
 
 // eventsConfig is the event collector's part of marquee serve's flags.
@@ -70,8 +74,10 @@ func (c *eventsConfig) parse() error {
 	return nil
 }
 
-// open starts the collector on <data>/events.
-func (c *eventsConfig) open(data string, log *slog.Logger, reg prometheus.Registerer) (*collector.Collector, error) {
+// open starts the collector on <data>/events, counting what it writes
+// into the Tally that tally returns for this instance's name and spool.
+func (c *eventsConfig) open(data string, log *slog.Logger, reg prometheus.Registerer,
+	tally func(instance, dir string) (collector.Tally, error)) (*collector.Collector, error) {
 	if c.rotateMB < 1 || c.spoolMaxMB < 1 || c.rotateAge <= 0 || c.flush <= 0 {
 		return nil, errors.New("-events-rotate-mb, -events-spool-max-mb, -events-rotate-age and -events-flush must be positive")
 	}
@@ -83,6 +89,9 @@ func (c *eventsConfig) open(data string, log *slog.Logger, reg prometheus.Regist
 		Dir: filepath.Join(data, "events"), Instance: instance, Codec: c.codec,
 		RotateBytes: int64(c.rotateMB) << 20, RotateAge: c.rotateAge, FlushEvery: c.flush,
 		Durable: c.durable, SpoolMax: int64(c.spoolMaxMB) << 20,
+	}
+	if cfg.Tally, err = tally(instance, cfg.Dir); err != nil {
+		return nil, err
 	}
 	if c.s3.URL != "" {
 		s3, err := objstore.NewS3(c.s3)
@@ -144,4 +153,142 @@ func catFile(name string, w io.Writer) error {
 	}
 	_, err = io.Copy(w, r)
 	return err
+}
+
+// reportsConfig is the reports' part of marquee serve's configuration.
+type reportsConfig struct {
+	flush           time.Duration
+	hourlyRetention time.Duration
+	geoIP           string
+}
+
+func (c *reportsConfig) flags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.flush, "reports-flush", 10*time.Second, "counted events reach the reports within this long")
+	fs.DurationVar(&c.hourlyRetention, "reports-hourly-retention", 90*24*time.Hour, "hourly report rows older than this are rolled into daily rows")
+	fs.StringVar(&c.geoIP, "geoip", "", "a MaxMind-format database (GeoLite2-Country, …): the country of events that name none")
+}
+
+func (c *reportsConfig) parse() error {
+	if c.flush <= 0 || c.hourlyRetention < 48*time.Hour {
+		return fmt.Errorf("-reports-flush must be positive and -reports-hourly-retention at least 48h")
+	}
+	return nil
+}
+
+// openGeoIP opens -geoip, or returns nil without one.
+func (c *reportsConfig) openGeoIP() (*reports.GeoIP, error) {
+	if c.geoIP == "" {
+		return nil, nil
+	}
+	g, err := reports.OpenGeoIP(c.geoIP)
+	if err != nil {
+		return nil, fmt.Errorf("-geoip: %w", err)
+	}
+	return g, nil
+}
+
+// rollUp moves hourly rows older than the retention (whole UTC days) into
+// daily ones.
+func (c *reportsConfig) rollUp(ctx context.Context, st interface {
+	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
+}, log *slog.Logger) {
+	cutoff := time.Now().Add(-c.hourlyRetention).Unix() / 86400 * 86400
+	n, err := st.RollUpReports(ctx, cutoff)
+	switch {
+	case err != nil:
+		log.Warn("reports: hourly rows not rolled up; retried in an hour", "err", err)
+	case n > 0:
+		log.Info("reports: hourly rows rolled into daily ones", "rows", n)
+	}
+}
+
+// resolver tells reports which ads and links exist, from look-ups whose
+// KindNotFound error means "no such".
+type resolver struct {
+	ad   func(ctx context.Context, id int64) error
+	link func(ctx context.Context, code string) (marquee.Link, error)
+}
+
+func (r resolver) AdExists(ctx context.Context, id int64) (bool, error) {
+	return found(r.ad(ctx, id))
+}
+
+func (r resolver) LinkID(ctx context.Context, code string) (int64, bool, error) {
+	l, err := r.link(ctx, code)
+	ok, err := found(err)
+	return l.ID, ok, err
+}
+
+func found(err error) (bool, error) {
+	switch {
+	case err == nil:
+		return true, nil
+	case marquee.KindOf(err) == marquee.KindNotFound:
+		return false, nil
+	}
+	return false, err
+}
+
+// cacheResolver answers from the caches (a flood of unknown ids reaches
+// the store once per id, then the cached miss answers).
+func cacheResolver(ads *cache.Cache[int64, []byte], links *cache.Cache[string, marquee.Link]) resolver {
+	return resolver{
+		ad:   func(ctx context.Context, id int64) error { _, err := ads.Get(ctx, id); return err },
+		link: links.Get,
+	}
+}
+
+// runReports is `marquee reports rebuild`: recompute a range of this data
+// dir's reports from its event files.
+func runReports(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "rebuild" {
+		return errors.New("want: reports rebuild -from T -to T [-data DIR] [-db DB]")
+	}
+	fs := flag.NewFlagSet("reports rebuild", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	data := fs.String("data", "./data", "the data directory of the instance whose reports to rebuild")
+	db := fs.String("db", "", "SQLite file (default <data>/marquee.db) or a postgres:// URL")
+	from := fs.String("from", "", "start of the range, RFC 3339 (rounded down to a UTC day)")
+	to := fs.String("to", "", "end of the range, RFC 3339 (rounded up to a UTC day)")
+	retention := fs.Duration("reports-hourly-retention", 90*24*time.Hour, "as the server's: older hours are in daily rows and cannot be rebuilt")
+	if err := parseFlags(fs, args[1:], getenv); err != nil {
+		return err
+	}
+	f, errF := time.Parse(time.RFC3339Nano, *from)
+	t, errT := time.Parse(time.RFC3339Nano, *to)
+	switch {
+	case errF != nil || errT != nil:
+		return errors.New("-from and -to must be RFC 3339 timestamps")
+	case !f.Before(t):
+		return errors.New("-from must be before -to")
+	case f.Before(time.Now().Add(-*retention)):
+		return fmt.Errorf("-from %s: hours older than -reports-hourly-retention (%v) are rolled into daily rows and cannot be rebuilt", *from, *retention)
+	}
+	start, end := f.Unix()/86400*86400, (t.Unix()+86399)/86400*86400
+	dir := filepath.Join(*data, "events")
+	if parts, _ := filepath.Glob(filepath.Join(dir, "tmp", "*.part")); len(parts) > 0 {
+		return fmt.Errorf("%s holds interrupted files: start and stop marquee serve on it first (it completes them)", dir)
+	}
+	instance, err := os.ReadFile(filepath.Join(*data, "instance"))
+	if err != nil {
+		return fmt.Errorf("the instance name of %s: %w", *data, err)
+	}
+	if *db == "" {
+		*db = filepath.Join(*data, "marquee.db")
+	}
+	st, err := openStore(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	res := resolver{ad: func(ctx context.Context, id int64) error { _, err := st.Ad(ctx, id); return err }, link: st.LinkTarget}
+	b, err := reports.Rebuild(ctx, reports.Config{Store: st, Resolver: res, Slot: strings.TrimSpace(string(instance)), Log: log},
+		st, dir, start, end)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "rebuilt %d report rows of %s from %s to %s\n", len(b.Rows), strings.TrimSpace(string(instance)),
+		time.Unix(start, 0).UTC().Format(time.RFC3339), time.Unix(end, 0).UTC().Format(time.RFC3339))
+	return nil
 }

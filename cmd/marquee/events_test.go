@@ -12,12 +12,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -229,53 +227,26 @@ func TestEventsDurableSurviveSIGKILL(t *testing.T) {
 		t.Skip("starts a child process")
 	}
 	data := t.TempDir()
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(os.Args[0], "serve", "-data", data, "-addr", addr, "-insecure-admin", "-events-durable")
-	cmd.Env = append(os.Environ(), "MARQUEE_TEST_RUN_MAIN=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	base := "http://" + addr
-	eventually(t, 10*time.Second, func() string {
-		if r, err := http.Get(base + "/readyz"); err == nil && r.StatusCode == 200 {
-			r.Body.Close()
-			return ""
-		}
-		return "child never became ready"
-	})
+	base, cmd := startChild(t, data, "-events-durable")
 	var mu sync.Mutex
 	var acked []string
 	var n atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	client := &http.Client{Timeout: 5 * time.Second}
-	for range 8 {
-		wg.Go(func() {
-			repeat(stop, func() bool {
-				k := fmt.Sprintf("e%d", n.Add(1))
-				resp, err := client.Post(base+"/e", "application/json", strings.NewReader(`{"key":"`+k+`","pad":"`+strings.Repeat("p", 100)+`"}`))
-				if err != nil {
-					return false // killed
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == 202 {
-					mu.Lock()
-					acked = append(acked, k)
-					mu.Unlock()
-				}
-				return true
-			})
-		})
-	}
-	time.Sleep(700 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	close(stop)
-	wg.Wait()
+	killUnderLoad(cmd, 700*time.Millisecond, func() bool {
+		k := fmt.Sprintf("e%d", n.Add(1))
+		resp, err := client.Post(base+"/e", "application/json", strings.NewReader(`{"key":"`+k+`","pad":"`+strings.Repeat("p", 100)+`"}`))
+		if err != nil {
+			return false // killed
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 202 {
+			mu.Lock()
+			acked = append(acked, k)
+			mu.Unlock()
+		}
+		return true
+	})
 	stored := map[string]bool{}
 	for _, l := range eventLines(t, data) {
 		stored[l["key"].(string)] = true

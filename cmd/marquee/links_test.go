@@ -14,6 +14,21 @@ import (
 // noFollow is a client that shows redirects instead of following them.
 var noFollow = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
+const iphoneUA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15"
+
+// get sends a GET as an iPhone would.
+func get(client *http.Client, url string) (int, error) {
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("User-Agent", iphoneUA)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
 // follow requests a short link the way a browser would, without following
 // it.
 func (in *instance) follow(method, code string, header ...string) response {

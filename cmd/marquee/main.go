@@ -36,6 +36,7 @@ commands:
   bench   load a server with a scenario and report req/s and latency (see marquee bench -h)
   hello   run a fasthttp hello-world, the baseline of benchmarks
   events  events cat FILE…: decode event files to NDJSON on stdout
+  reports reports rebuild -from T -to T: recompute reports from the event files
 
 Every flag can also be set as MARQUEE_<NAME> (e.g. MARQUEE_ADMIN_TOKEN).
 `
@@ -57,6 +58,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "events":
 		return runEvents(ctx, rest, stdout, stderr)
+	case "reports":
+		return runReports(ctx, rest, getenv, stdout, stderr)
 	case "hello":
 		return runHello(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":

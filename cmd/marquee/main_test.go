@@ -10,9 +10,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -105,6 +107,47 @@ func start(t testing.TB, dataDir string, env map[string]string, flags ...string)
 	return nil
 }
 
+// startChild runs marquee serve on data in a child process (to be killed:
+// the test owns cmd) with -insecure-admin and flags, and waits until it
+// is ready; it returns its base URL.
+func startChild(t *testing.T, data string, flags ...string) (base string, cmd *exec.Cmd) {
+	t.Helper()
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd = exec.Command(os.Args[0], append([]string{"serve", "-data", data, "-addr", addr, "-insecure-admin"}, flags...)...)
+	cmd.Env = append(os.Environ(), "MARQUEE_TEST_RUN_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	base = "http://" + addr
+	eventually(t, 10*time.Second, func() string {
+		if r, err := http.Get(base + "/readyz"); err == nil && r.StatusCode == 200 {
+			r.Body.Close()
+			return ""
+		}
+		return "child never became ready"
+	})
+	return base, cmd
+}
+
+// killUnderLoad runs send from 8 goroutines, over and over, kills the
+// child cmd with SIGKILL after d, and returns once every send has
+// returned (send returns false once the child is gone).
+func killUnderLoad(cmd *exec.Cmd, d time.Duration, send func() bool) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { repeat(stop, send) })
+	}
+	time.Sleep(d)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	close(stop)
+	wg.Wait()
+}
+
 // repeat calls fn until stop is closed or fn returns false.
 func repeat(stop <-chan struct{}, fn func() bool) {
 	for {
@@ -141,6 +184,23 @@ func (in *instance) do(method, path, token, contentType, body string) response {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		in.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{resp.StatusCode, resp.Header, string(b)}
+}
+
+// get sends a GET with the admin token and header (name, value, …).
+func (in *instance) get(path string, header ...string) response {
+	in.t.Helper()
+	req, _ := http.NewRequest("GET", in.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+in.token)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		in.t.Fatalf("GET %s: %v", path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"marquee/fixture"
+	"marquee/reports"
+	"marquee/store"
 
+	"github.com/axiomhq/hyperloglog"
 	"github.com/schollz/progressbar/v3"
 
 	"marquee"
@@ -27,6 +30,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	batch := fs.Int("batch", 20_000, "ads per transaction")
 	scheduled := fs.Float64("scheduled", 0.05, "fraction of ads that start in the future")
 	expired := fs.Float64("expired", 0.05, "fraction of ads that have already ended")
+	reportDays := fs.Int("reports", 0, "fill this many days of hourly reports, up to today, for every ad and link in the store")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -59,10 +63,64 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	return seedBatches(ctx, out, "links", *links, *batch, func(i int) (marquee.LinkInput, error) {
+	err = seedBatches(ctx, out, "links", *links, *batch, func(i int) (marquee.LinkInput, error) {
 		in := fixture.Link(*linksFrom + int64(i))
 		return in, in.Validate()
 	}, st.InsertLinks)
+	if err != nil || *reportDays <= 0 {
+		return err
+	}
+	return seedReports(ctx, out, st, *seed, *reportDays)
+}
+
+// seedReports fills days of hourly report rows, and daily reach, for
+// every ad and link in st (ids 1 to their count), in slot "seed".
+func seedReports(ctx context.Context, out seedOutput, st store.Store, seed uint64, days int) error {
+	_, ads, err := st.ListAds(ctx, marquee.AdFilter{State: marquee.AdsAll, Now: time.Now(), Limit: 1})
+	if err != nil {
+		return err
+	}
+	_, links, err := st.ListLinks(ctx, 0, 1)
+	if err != nil {
+		return err
+	}
+	gen := fixture.NewReportGen(seed, ads, links)
+	today := time.Now().Unix() / 86400 * 86400
+	dayIndex := 0
+	return seedBatches(ctx, out, "days of reports", days, 1, func(int) (*reports.Batch, error) {
+		day := today - int64(days-1-dayIndex)*86400
+		dayIndex++
+		rows, uniques := gen.Day(day)
+		b := &reports.Batch{Slot: "seed", Rows: make([]reports.Row, len(rows))}
+		for i, r := range rows {
+			b.Rows[i] = reports.Row{Key: reports.Key{Entity: r.Entity, ID: r.ID, Time: r.Hour, Country: r.Country, Platform: r.Platform},
+				Counts: reports.Counts{Impressions: r.Impressions, Clicks: r.Clicks, Conversions: r.Conversions}}
+		}
+		for k, n := range uniques {
+			entity := marquee.EntityAd
+			if k[0] == 1 {
+				entity = marquee.EntityLink
+			}
+			sk := hyperloglog.New()
+			for u := range min(n, 5000) {
+				sk.Insert(fmt.Appendf(nil, "%s-%d-%d-%d", entity, k[1], day, u))
+			}
+			enc, err := sk.MarshalBinary()
+			if err != nil {
+				return nil, err
+			}
+			b.Reach = append(b.Reach, reports.Reach{Entity: entity, ID: k[1], Day: day, Sketch: enc})
+		}
+		return b, nil
+	}, func(ctx context.Context, bs []*reports.Batch, progress func()) error {
+		for _, b := range bs {
+			if err := st.InsertReports(ctx, b); err != nil {
+				return err
+			}
+			progress()
+		}
+		return nil
+	})
 }
 
 // seedOutput is where seeding reports: a summary line on stdout, a

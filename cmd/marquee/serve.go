@@ -20,8 +20,10 @@ import (
 
 	"marquee/cache"
 	"marquee/clicks"
+	"marquee/collector"
 	"marquee/feed"
 	"marquee/index"
+	"marquee/reports"
 	"marquee/store"
 	"marquee/store/postgres"
 	"marquee/store/sqlite"
@@ -45,6 +47,7 @@ type serveConfig struct {
 	linkCache     cache.Capacity
 	clickFlush    time.Duration
 	events        eventsConfig
+	reports       reportsConfig
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -66,6 +69,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	linkCache := fs.String("link-cache", "100000", "capacity of the cache of GET /r/{code}: entries, or bytes with a unit (256MiB)")
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
 	c.events.flags(fs)
+	c.reports.flags(fs)
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return c, err
 	}
@@ -91,14 +95,17 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if err := c.events.parse(); err != nil {
 		return c, err
 	}
+	if err := c.reports.parse(); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
 // runServe runs the server until ctx is done. Shutdown order: stop
 // accepting and finish in-flight requests, flush click counts, write every
-// accepted event and
-// finish the files (uploads until the timeout), stop the changelog feed and
-// the index's refresher, close the store.
+// accepted event and finish the files (uploads until the timeout), flush
+// the reports' counts, stop the changelog feed, the index's refresher and
+// the flush loops, close the store.
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseServe(args, getenv, stderr)
 	if err != nil {
@@ -136,13 +143,32 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	debug.FreeOSMemory()
 	log.Info("index loaded", "ads", ix.Snapshot().Len(), "seq", fd.Position(), "took", time.Since(start).String())
 
-	events, err := cfg.events.open(cfg.data, log, reg)
+	geo, err := cfg.reports.openGeoIP()
 	if err != nil {
+		return err
+	}
+	if geo != nil {
+		defer geo.Close()
+	}
+	// Reports count what the collector writes: the Tally learns how far
+	// the interrupted files are counted before the collector completes
+	// them, and counts what the ledger misses once it has.
+	var tally *reports.Tally
+	events, err := cfg.events.open(cfg.data, log, reg, func(instance, dir string) (collector.Tally, error) {
+		tally = reports.New(reports.Config{Store: st, Resolver: cacheResolver(ads, links), GeoIP: geo, Slot: instance, Log: log}, reg)
+		return tally, tally.LoadPending(ctx, dir)
+	})
+	if err != nil {
+		return err
+	}
+	if err := tally.Recover(ctx, filepath.Join(cfg.data, "events")); err != nil {
+		events.Close(ctx)
 		return err
 	}
 	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin, TrustedProxies: cfg.events.proxies},
 		web.Deps{Log: log, Now: time.Now, Store: st, LinkStore: st, Index: ix, Feed: fd,
-			AdCache: ads, LinkCache: links, Clicks: counter, Events: events, Registry: reg})
+			AdCache: ads, LinkCache: links, Clicks: counter, Events: events, Registry: reg,
+			Reports: reports.NewReporter(st, cfg.reports.hourlyRetention)})
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -169,6 +195,18 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 			}
 		})
 	})
+	background.Go(func() {
+		every(bg, cfg.reports.flush, func() {
+			if err := tally.Flush(bg); err != nil {
+				log.Warn("reports not flushed; kept for the next flush", "err", err)
+			}
+		})
+	})
+	background.Go(func() {
+		rollUp := func() { cfg.reports.rollUp(bg, st, log) }
+		rollUp()
+		every(bg, time.Hour, rollUp)
+	})
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -192,6 +230,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	}
 	if cerr := events.Close(sctx); cerr != nil {
 		log.Error("event collector: events lost at shutdown", "err", cerr)
+	}
+	if cerr := tally.Flush(sctx); cerr != nil {
+		log.Warn("reports not flushed at shutdown; the next start counts them from the files", "err", cerr)
 	}
 	cancel()
 	stopBG()

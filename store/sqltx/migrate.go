@@ -25,6 +25,8 @@ type Dialect struct {
 	ID string
 	// Key ({{key}}) is a 64-bit primary key the row is given.
 	Key string
+	// Blob ({{blob}}) is a column of bytes.
+	Blob string
 }
 
 // Migrate brings the schema of db — a transaction the caller commits,
@@ -56,7 +58,7 @@ func Migrate(ctx context.Context, db DB, d Dialect) error {
 		if err != nil {
 			return err
 		}
-		spell := strings.NewReplacer("{{id}}", d.ID, "{{key}}", d.Key)
+		spell := strings.NewReplacer("{{id}}", d.ID, "{{key}}", d.Key, "{{blob}}", d.Blob)
 		if _, err := db.Exec(ctx, spell.Replace(string(b))); err != nil {
 			return fmt.Errorf("migration %s: %w", names[i], err)
 		}

@@ -64,6 +64,10 @@ type Config struct {
 	// cheap (SQLite in process, prepared once), more where each costs a
 	// round trip (PostgreSQL).
 	ClickBatch int
+	// RollUpLock, when set, is a query in the roll-up's transaction that
+	// answers whether this instance may roll up now (PostgreSQL: a
+	// transaction-level advisory lock, so one instance at a time).
+	RollUpLock string
 	// ScanAds is the FROM of the scan that loads every live ad: SQLite
 	// reads the table in order ("ads NOT INDEXED") rather than by the
 	// end_at index, which at start would read most rows in random order.

@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"marquee/fixture"
+	"marquee/reports"
 	"marquee/store"
+
+	"github.com/axiomhq/hyperloglog"
 
 	"marquee"
 )
@@ -57,6 +60,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("Links", func(t *testing.T) { testLinks(t, open) })
 	t.Run("AdTrackingLinks", func(t *testing.T) { testAdTrackingLinks(t, open) })
 	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
+	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
 }
 
 func testCRUD(t *testing.T, open Opener) {
@@ -484,5 +488,63 @@ func testClicksOfManyLinks(t *testing.T, open Opener) {
 	}
 	if got := len(changesSince(t, st, seq)); got != 2*13 {
 		t.Fatalf("%d changelog entries; want %d (one per limited link per flush)", got, 2*13)
+	}
+}
+
+func testReports(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	day := int64(20_000 * 86400)
+	row := func(id, hour int64, country string, imp, clicks int64) reports.Row {
+		return reports.Row{Key: reports.Key{Entity: marquee.EntityAd, ID: id, Time: day + hour*3600, Country: country, Platform: "web"},
+			Counts: reports.Counts{Impressions: imp, Clicks: clicks}}
+	}
+	sk := hyperloglog.New()
+	sk.Insert([]byte("u1"))
+	one, _ := sk.MarshalBinary()
+	for _, slot := range []string{"a", "b", "a"} { // two instances; a counts twice
+		b := &reports.Batch{Slot: slot, Rows: []reports.Row{row(1, 1, "TW", 10, 1), row(1, 30, "JP", 5, 2), row(2, 1, "TW", 1, 1)},
+			Reach: []reports.Reach{{Entity: marquee.EntityAd, ID: 1, Day: day, Sketch: one}},
+			Files: []reports.FileMark{{File: slot + "-1.ndjson", Upto: 100, Complete: slot == "b"}}}
+		if err := st.AddReports(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marks, err := st.ReportFiles(ctx, []string{"a-1.ndjson", "b-1.ndjson", "c-1.ndjson"})
+	if err != nil || len(marks) != 2 || marks["a-1.ndjson"].Upto != 100 || marks["a-1.ndjson"].Complete || !marks["b-1.ndjson"].Complete {
+		t.Fatalf("ReportFiles = %+v, %v", marks, err)
+	}
+	q := reports.SumQuery{Entity: marquee.EntityAd, ID: 1, From: day, To: day + 2*86400, By: "country"}
+	sums, err := st.ReportSums(ctx, q, false)
+	if err != nil || len(sums) != 2 {
+		t.Fatalf("ReportSums = %+v, %v", sums, err)
+	}
+	for _, s := range sums {
+		if s.Dim == "TW" && s.Impressions != 30 || s.Dim == "JP" && s.Clicks != 6 {
+			t.Errorf("sum %+v; want the three slots' rows added", s)
+		}
+	}
+	top, err := st.ReportTop(ctx, reports.SumQuery{Entity: marquee.EntityAd, From: day, To: day + 2*86400}, false, "ctr", 1)
+	if err != nil || len(top) != 1 || top[0].ID != 2 {
+		t.Fatalf("ReportTop(ctr, 1) = %+v, %v; want ad 2 (ctr 1)", top, err)
+	}
+	reach, err := st.ReportReach(ctx, marquee.EntityAd, 1, day, day+86400)
+	if err != nil || len(reach) != 2 {
+		t.Fatalf("ReportReach = %d sketches, %v; want one per slot", len(reach), err)
+	}
+	moved, err := st.RollUpReports(ctx, day+86400)
+	if err != nil || moved != 4 {
+		t.Fatalf("RollUpReports = %d, %v; want the 4 hourly rows of the first day (two slots × two rows)", moved, err)
+	}
+	daily, err := st.ReportSums(ctx, q, true)
+	if err != nil || len(daily) != 1 || daily[0].Impressions != 30 || daily[0].Time != day {
+		t.Fatalf("daily sums = %+v, %v; want TW's 30 impressions on the day", daily, err)
+	}
+	if err := st.ReplaceReports(ctx, &reports.Batch{Slot: "a", Rows: []reports.Row{row(1, 30, "JP", 7, 0)}}, day+86400, day+2*86400); err != nil {
+		t.Fatal(err)
+	}
+	sums, _ = st.ReportSums(ctx, reports.SumQuery{Entity: marquee.EntityAd, ID: 1, From: day + 86400, To: day + 2*86400}, false)
+	if len(sums) != 1 || sums[0].Impressions != 7+5 {
+		t.Fatalf("after ReplaceReports of slot a: %+v; want a's 7 and b's 5", sums)
 	}
 }

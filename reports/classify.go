@@ -1,0 +1,120 @@
+package reports
+
+import (
+	"bytes"
+	"net/netip"
+
+	"github.com/oschwald/maxminddb-golang/v2"
+
+	"marquee"
+)
+
+// The platforms a report breaks down by, as stored.
+var platforms = [...]string{"android", "ios", "web"}
+
+// Platform is an event's platform: its own platform field when that is
+// android, ios or web (any case), else what its User-Agent says —
+// Android, then iPhone/iPad/iOS, then web.
+func Platform(field, ua []byte) string {
+	for _, p := range platforms {
+		if bytes.EqualFold(field, []byte(p)) {
+			return p
+		}
+	}
+	switch {
+	case bytes.Contains(ua, []byte("Android")):
+		return "android"
+	case bytes.Contains(ua, []byte("iPhone")), bytes.Contains(ua, []byte("iPad")), bytes.Contains(ua, []byte("iOS")),
+		bytes.Contains(ua, []byte("CFNetwork")):
+		return "ios"
+	}
+	return "web"
+}
+
+// botMarks are what the User-Agents of well-known crawlers, link
+// previewers and HTTP libraries hold, lower-cased.
+var botMarks = [][]byte{
+	[]byte("bot/"), []byte("bot;"), []byte("bot)"), []byte("bot "), []byte("crawler"), []byte("spider"),
+	[]byte("slurp"), []byte("facebookexternalhit"), []byte("headlesschrome"), []byte("bingpreview"),
+	[]byte("mediapartners-google"), []byte("google-inspectiontool"), []byte("python-requests"),
+	[]byte("python-urllib"), []byte("curl/"), []byte("wget/"), []byte("go-http-client"), []byte("okhttp"),
+	[]byte("java/"), []byte("libwww-perl"), []byte("scrapy"), []byte("lighthouse"),
+}
+
+// IsBot reports whether a User-Agent is a well-known crawler's, or empty
+// (no browser sends none).
+func IsBot(ua []byte) bool {
+	if len(bytes.TrimSpace(ua)) == 0 {
+		return true
+	}
+	var buf [512]byte
+	lower := buf[:0]
+	for _, c := range ua[:min(len(ua), len(buf))] {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower = append(lower, c)
+	}
+	lower = append(lower, ' ')
+	for _, m := range botMarks {
+		if bytes.Contains(lower, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// Unknown is the country of an event that names none and whose address
+// says none.
+const Unknown = "ZZ"
+
+// GeoIP finds the country of an address in a MaxMind-format database
+// (GeoLite2-Country, GeoIP2-City, …). It is safe for concurrent use.
+type GeoIP struct{ db *maxminddb.Reader }
+
+// OpenGeoIP opens the database at path.
+func OpenGeoIP(path string) (*GeoIP, error) {
+	db, err := maxminddb.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &GeoIP{db: db}, nil
+}
+
+// Close closes the database.
+func (g *GeoIP) Close() error { return g.db.Close() }
+
+// Country returns the ISO 3166-1 alpha-2 code of ip, or "" when the
+// database does not know it.
+func (g *GeoIP) Country(ip netip.Addr) string {
+	var rec struct {
+		Country struct {
+			ISOCode string `maxminddb:"iso_code"`
+		} `maxminddb:"country"`
+	}
+	if g == nil || g.db.Lookup(ip).Decode(&rec) != nil {
+		return ""
+	}
+	if _, ok := marquee.CountrySlot(rec.Country.ISOCode); !ok {
+		return ""
+	}
+	return rec.Country.ISOCode
+}
+
+// Country is an event's country: its own country field when that is a
+// valid ISO 3166-1 alpha-2 code (any case), else where geo places its
+// address (geo may be nil), else Unknown.
+func Country(field, ip []byte, geo *GeoIP) [2]byte {
+	if slot, ok := marquee.CountrySlot(field); ok {
+		c := marquee.CountryCode(slot)
+		return [2]byte{c[0], c[1]}
+	}
+	if geo != nil {
+		if a, err := netip.ParseAddr(string(ip)); err == nil {
+			if c := geo.Country(a); c != "" {
+				return [2]byte{c[0], c[1]}
+			}
+		}
+	}
+	return [2]byte{'Z', 'Z'}
+}

@@ -1,0 +1,419 @@
+package reports
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/axiomhq/hyperloglog"
+
+	"marquee"
+)
+
+// SumQuery selects report rows to sum.
+type SumQuery struct {
+	Entity   string // marquee.EntityAd or marquee.EntityLink
+	ID       int64  // 0: every ad or link
+	From, To int64  // unix seconds, [From, To)
+	By       string // "", "country" or "platform"
+	Bots     bool   // include bots' events
+}
+
+// Sum is one group of summed rows: a time (hour or day) and dimension
+// value, or an entity with its name in Dim (ReportTop).
+type Sum struct {
+	Time int64
+	Dim  string
+	ID   int64
+	Counts
+}
+
+// Reader is what reports are read from.
+type Reader interface {
+	ReportSums(ctx context.Context, q SumQuery, daily bool) ([]Sum, error)
+	ReportTop(ctx context.Context, q SumQuery, daily bool, metric string, limit int) ([]Sum, error)
+	ReportReach(ctx context.Context, entity string, id, from, to int64) ([]Reach, error)
+}
+
+// Granularities of a report's series.
+const (
+	Hour  = "hour"
+	Day   = "day"
+	Month = "month"
+)
+
+// MaxRange is the longest range a report covers.
+const MaxRange = 2 * 366 * 24 * time.Hour
+
+// Query is one report: an ad's, a link's, or (ID 0) every ad's or link's.
+type Query struct {
+	Entity      string
+	ID          int64
+	From, To    time.Time // [From, To)
+	Granularity string
+	By          string // "", "country" or "platform"
+	Bots        bool
+	Loc         *time.Location // day and month boundaries
+	// Top, when > 0, asks for that many ads or links by TopMetric.
+	Top       int
+	TopMetric string
+}
+
+// Metrics are a report's figures: counts, the click-through rate
+// (clicks ÷ impressions, 0 without impressions) and unique users.
+type Metrics struct {
+	Impressions int64   `json:"impressions"`
+	Clicks      int64   `json:"clicks"`
+	Conversions int64   `json:"conversions"`
+	CTR         float64 `json:"ctr"`
+	Uniques     *int64  `json:"uniques,omitempty"`
+}
+
+func metricsOf(c Counts) Metrics {
+	m := Metrics{Impressions: c.Impressions, Clicks: c.Clicks, Conversions: c.Conversions}
+	if c.Impressions > 0 {
+		m.CTR = float64(c.Clicks) / float64(c.Impressions)
+	}
+	return m
+}
+
+// Point is one bucket of a series.
+type Point struct {
+	T           string `json:"t"`
+	Impressions int64  `json:"impressions"`
+	Clicks      int64  `json:"clicks"`
+	Conversions int64  `json:"conversions"`
+	// Uniques is null in hourly series: reach is kept per day.
+	Uniques *int64 `json:"uniques"`
+}
+
+// Part is one value of a breakdown, or one ad or link of a top list.
+type Part struct {
+	Country  string `json:"country,omitempty"`
+	Platform string `json:"platform,omitempty"`
+	ID       string `json:"id,omitempty"` // an ad's id, a link's code
+	Metrics
+}
+
+// Report is the answer to a Query.
+type Report struct {
+	Window
+	Totals    Metrics `json:"totals"`
+	Series    []Point `json:"series"`
+	Breakdown []Part  `json:"breakdown,omitempty"`
+	Top       []Part  `json:"top,omitempty"`
+}
+
+// Window is what a report covers, and how its series is cut.
+type Window struct {
+	From        string `json:"from"`
+	To          string `json:"to"`
+	Granularity string `json:"granularity"`
+	TZ          string `json:"tz"`
+}
+
+// Reporter answers queries from a Reader.
+type Reporter struct {
+	r Reader
+	// HourlyRetention is how long hourly rows are kept before they are
+	// rolled into daily ones.
+	HourlyRetention time.Duration
+	// Now is the clock of default ranges and retention.
+	Now func() time.Time
+}
+
+// NewReporter returns a Reporter over r.
+func NewReporter(r Reader, hourlyRetention time.Duration) *Reporter {
+	return &Reporter{r: r, HourlyRetention: hourlyRetention, Now: time.Now}
+}
+
+// DefaultGranularity picks a granularity from the range: up to 48 hours
+// hourly, up to 92 days daily, else monthly.
+func DefaultGranularity(from, to time.Time) string {
+	switch d := to.Sub(from); {
+	case d <= 48*time.Hour:
+		return Hour
+	case d <= 92*24*time.Hour:
+		return Day
+	}
+	return Month
+}
+
+// Check reports what is wrong with q's range and granularity, by
+// parameter.
+func (rp *Reporter) Check(q *Query) marquee.Problems {
+	p := marquee.Problems{}
+	switch {
+	case !q.From.Before(q.To):
+		p["from"] = "must be before to"
+	case q.To.Sub(q.From) > MaxRange:
+		p["to"] = "the range may span at most 2 years"
+	case q.Granularity == Hour && q.From.Before(rp.Now().Add(-rp.HourlyRetention)):
+		p["granularity"] = fmt.Sprintf("hourly reports reach back %v (the hourly retention); ask for days or months", rp.HourlyRetention)
+	}
+	return p
+}
+
+// bucket returns the start of t's bucket.
+func bucket(t time.Time, gran string, loc *time.Location) time.Time {
+	t = t.In(loc)
+	switch gran {
+	case Hour:
+		return t.Truncate(time.Hour)
+	case Day:
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc)
+	}
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, loc)
+}
+
+func next(t time.Time, gran string) time.Time {
+	switch gran {
+	case Hour:
+		return t.Add(time.Hour)
+	case Day:
+		return t.AddDate(0, 0, 1)
+	}
+	return t.AddDate(0, 1, 0)
+}
+
+// Report answers q. Hourly and daily rows are both read: an hour is in one
+// of them, whether or not it has been rolled up yet. Daily rows are UTC
+// days, and so are reach sketches: in another tz a day or month bucket
+// counts them by the UTC day they start.
+func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
+	loc := q.Loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	start := bucket(q.From, q.Granularity, loc)
+	sq := SumQuery{Entity: q.Entity, ID: q.ID, From: start.Unix(), To: q.To.Unix(), Bots: q.Bots}
+	var sums []Sum
+	for _, daily := range []bool{false, true} {
+		s, err := rp.r.ReportSums(ctx, sq, daily)
+		if err != nil {
+			return nil, err
+		}
+		sums = append(sums, s...)
+	}
+	// The series' buckets, in order, and where each time falls.
+	var starts []time.Time
+	for t := start; t.Before(q.To); t = next(t, q.Granularity) {
+		starts = append(starts, t)
+	}
+	index := func(unix int64) int {
+		t := time.Unix(unix, 0)
+		i, found := slices.BinarySearchFunc(starts, t, func(a, b time.Time) int { return a.Compare(b) })
+		if !found {
+			i--
+		}
+		return i
+	}
+	series := make([]Counts, len(starts))
+	var total Counts
+	for _, s := range sums {
+		if i := index(s.Time); i >= 0 && i < len(series) {
+			series[i].add(s.Counts)
+			total.add(s.Counts)
+		}
+	}
+	out := &Report{Window: Window{From: q.From.UTC().Format(time.RFC3339), To: q.To.UTC().Format(time.RFC3339),
+		Granularity: q.Granularity, TZ: loc.String()}, Totals: metricsOf(total)}
+	// Reach: one sketch per bucket (per day; none for hours) and one for
+	// the whole range, merged over slots and days.
+	sketches, err := rp.r.ReportReach(ctx, q.Entity, q.ID, start.Unix()/86400*86400, q.To.Unix())
+	if err != nil {
+		return nil, err
+	}
+	all := hyperloglog.New()
+	perBucket := make([]*hyperloglog.Sketch, len(starts))
+	for _, r := range sketches {
+		sk := hyperloglog.New()
+		if err := sk.UnmarshalBinary(r.Sketch); err != nil {
+			return nil, fmt.Errorf("reach of %s %d: %w", r.Entity, r.ID, err)
+		}
+		all.Merge(sk)
+		if i := index(r.Day); q.Granularity != Hour && i >= 0 && i < len(perBucket) {
+			if perBucket[i] == nil {
+				perBucket[i] = hyperloglog.New()
+			}
+			perBucket[i].Merge(sk)
+		}
+	}
+	uniques := int64(all.Estimate())
+	out.Totals.Uniques = &uniques
+	out.Series = make([]Point, len(starts))
+	for i, t := range starts {
+		c := series[i]
+		out.Series[i] = Point{T: t.Format(time.RFC3339), Impressions: c.Impressions, Clicks: c.Clicks, Conversions: c.Conversions}
+		if q.Granularity != Hour {
+			var u int64
+			if perBucket[i] != nil {
+				u = int64(perBucket[i].Estimate())
+			}
+			out.Series[i].Uniques = &u
+		}
+	}
+	if q.By != "" {
+		if out.Breakdown, err = rp.breakdown(ctx, sq, q.By); err != nil {
+			return nil, err
+		}
+	}
+	if q.Top > 0 {
+		if out.Top, err = rp.top(ctx, sq, q.TopMetric, q.Top); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// breakdown sums the range by a dimension, largest impressions first.
+func (rp *Reporter) breakdown(ctx context.Context, sq SumQuery, by string) ([]Part, error) {
+	sq.By = by
+	byDim := map[string]*Counts{}
+	for _, daily := range []bool{false, true} {
+		sums, err := rp.r.ReportSums(ctx, sq, daily)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sums {
+			addTo(byDim, s.Dim, s.Counts)
+		}
+	}
+	parts := make([]Part, 0, len(byDim))
+	for dim, c := range byDim {
+		p := Part{Metrics: metricsOf(*c)}
+		if by == "country" {
+			p.Country = dim
+		} else {
+			p.Platform = dim
+		}
+		parts = append(parts, p)
+	}
+	slices.SortFunc(parts, func(a, b Part) int {
+		if a.Impressions != b.Impressions {
+			return int(b.Impressions - a.Impressions)
+		}
+		return cmpString(a.Country+a.Platform, b.Country+b.Platform)
+	})
+	return parts, nil
+}
+
+// top returns the top ads or links of the range by metric. Within the
+// hourly retention one query answers; a range reaching into daily rows
+// merges both tables' full sums.
+func (rp *Reporter) top(ctx context.Context, sq SumQuery, metric string, limit int) ([]Part, error) {
+	byID := map[int64]*Counts{}
+	names := map[int64]string{}
+	cutoff := rp.Now().Add(-rp.HourlyRetention).Unix()
+	both := sq.From < cutoff
+	for _, daily := range []bool{false, true} {
+		if daily && !both {
+			// Daily rows exist only before the cutoff (and for hours that
+			// a rollup has just moved, none of which is in range).
+			continue
+		}
+		lim := limit
+		if both {
+			lim = 0
+		}
+		sums, err := rp.r.ReportTop(ctx, sq, daily, metric, lim)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sums {
+			addTo(byID, s.ID, s.Counts)
+			names[s.ID] = s.Dim
+		}
+	}
+	type entry struct {
+		id int64
+		m  Metrics
+	}
+	var all []entry
+	for id, c := range byID {
+		all = append(all, entry{id, metricsOf(*c)})
+	}
+	value := func(m Metrics) float64 {
+		switch metric {
+		case "clicks":
+			return float64(m.Clicks)
+		case "conversions":
+			return float64(m.Conversions)
+		case "ctr":
+			return m.CTR
+		}
+		return float64(m.Impressions)
+	}
+	slices.SortFunc(all, func(a, b entry) int {
+		if va, vb := value(a.m), value(b.m); va != vb {
+			if va > vb {
+				return -1
+			}
+			return 1
+		}
+		return int(a.id - b.id)
+	})
+	parts := make([]Part, 0, min(limit, len(all)))
+	for _, e := range all[:min(limit, len(all))] {
+		parts = append(parts, Part{ID: names[e.id], Metrics: e.m})
+	}
+	return parts, nil
+}
+
+// addTo adds c to m[k].
+func addTo[K comparable](m map[K]*Counts, k K, c Counts) {
+	p := m[k]
+	if p == nil {
+		p = &Counts{}
+		m[k] = p
+	}
+	p.add(c)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// WriteCSV writes a report as CSV: one row per breakdown value when it has
+// a breakdown, else one per top entry when it has a top list, else one
+// per bucket of its series.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	ftoa := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	switch {
+	case len(r.Breakdown) > 0 || len(r.Top) > 0:
+		parts, first := r.Breakdown, "country"
+		if len(parts) > 0 && parts[0].Platform != "" {
+			first = "platform"
+		}
+		if len(parts) == 0 {
+			parts, first = r.Top, "id"
+		}
+		cw.Write([]string{first, "impressions", "clicks", "conversions", "ctr"})
+		for _, p := range parts {
+			cw.Write([]string{p.Country + p.Platform + p.ID, itoa(p.Impressions), itoa(p.Clicks), itoa(p.Conversions), ftoa(p.CTR)})
+		}
+	default:
+		cw.Write([]string{"t", "impressions", "clicks", "conversions", "uniques"})
+		for _, p := range r.Series {
+			u := ""
+			if p.Uniques != nil {
+				u = itoa(*p.Uniques)
+			}
+			cw.Write([]string{p.T, itoa(p.Impressions), itoa(p.Clicks), itoa(p.Conversions), u})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

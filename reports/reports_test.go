@@ -1,0 +1,417 @@
+package reports_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/maxmind/mmdbwriter"
+	"github.com/maxmind/mmdbwriter/mmdbtype"
+
+	"marquee"
+	"marquee/reports"
+	"marquee/store/sqlite"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// Real User-Agents, and what a report makes of them.
+func TestUserAgents(t *testing.T) {
+	for _, c := range []struct {
+		ua       string
+		platform string
+		bot      bool
+	}{
+		{"Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36", "android", false},
+		{"Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1", "ios", false},
+		{"Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1", "ios", false},
+		{"MyApp/3.2 CFNetwork/1494.0.7 Darwin/23.4.0", "ios", false},
+		{"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36", "web", false},
+		{"Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15", "web", false},
+		{"Mozilla/5.0 (X11; Linux x86_64; rv:127.0) Gecko/20100101 Firefox/127.0", "web", false},
+		{"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "web", true},
+		{"Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.6478.126 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", "android", true},
+		{"Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)", "web", true},
+		{"facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)", "web", true},
+		{"Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)", "web", true},
+		{"Twitterbot/1.0", "web", true},
+		{"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)", "web", true},
+		{"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/126.0.0.0 Safari/537.36", "web", true},
+		{"curl/8.5.0", "web", true},
+		{"python-requests/2.32.3", "web", true},
+		{"", "web", true},
+	} {
+		if got := reports.Platform(nil, []byte(c.ua)); got != c.platform {
+			t.Errorf("Platform(%q) = %q; want %q", c.ua, got, c.platform)
+		}
+		if got := reports.IsBot([]byte(c.ua)); got != c.bot {
+			t.Errorf("IsBot(%q) = %v; want %v", c.ua, got, c.bot)
+		}
+	}
+	if got := reports.Platform([]byte("IOS"), []byte("Android")); got != "ios" {
+		t.Errorf("Platform(IOS field, Android UA) = %q; want the field's ios", got)
+	}
+	if got := reports.Platform([]byte("tv"), []byte("Android")); got != "android" {
+		t.Errorf("Platform(bad field, Android UA) = %q; want the UA's android", got)
+	}
+}
+
+// A GeoIP database the test writes itself places addresses; a valid
+// country field wins; anything else is ZZ.
+func TestCountry(t *testing.T) {
+	geo := writeGeoIP(t, map[string]string{"81.2.69.0/24": "GB", "2a00:1450::/32": "TW"})
+	for _, c := range []struct{ field, ip, want string }{
+		{"jp", "81.2.69.160", "JP"},
+		{"", "81.2.69.160", "GB"},
+		{"XX", "81.2.69.160", "GB"},
+		{"", "2a00:1450::1", "TW"},
+		{"", "192.0.2.1", "ZZ"},
+		{"<script>", "not an ip", "ZZ"},
+	} {
+		if got := reports.Country([]byte(c.field), []byte(c.ip), geo); string(got[:]) != c.want {
+			t.Errorf("Country(%q, %q) = %s; want %s", c.field, c.ip, got[:], c.want)
+		}
+	}
+	if got := reports.Country(nil, []byte("81.2.69.160"), nil); string(got[:]) != "ZZ" {
+		t.Errorf("Country without GeoIP = %s; want ZZ", got[:])
+	}
+}
+
+// writeGeoIP writes a MaxMind-format database mapping networks to
+// countries and opens it.
+func writeGeoIP(t *testing.T, networks map[string]string) *reports.GeoIP {
+	t.Helper()
+	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoLite2-Country", RecordSize: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cidr, iso := range networks {
+		_, n, err := net.ParseCIDR(cidr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tree.Insert(n, mmdbtype.Map{"country": mmdbtype.Map{"iso_code": mmdbtype.String(iso)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "geo.mmdb")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tree.WriteTo(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	geo, err := reports.OpenGeoIP(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { geo.Close() })
+	return geo
+}
+
+// world is a store with ad 1 and link "spring" (of ad 1) and "autumn",
+// and a Tally of slot "a" over it.
+type world struct {
+	st     *sqlite.Store
+	spring int64
+	tl     *reports.Tally
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	if _, err := st.CreateAd(ctx, marquee.AdInput{Title: "a", StartAt: time.Now().Add(-time.Hour), EndAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.CreateLink(ctx, marquee.LinkInput{Code: "spring", URL: "https://x.test", Redirect: 302, AdID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateLink(ctx, marquee.LinkInput{Code: "autumn", URL: "https://x.test", Redirect: 302}); err != nil {
+		t.Fatal(err)
+	}
+	w := &world{st: st, spring: l.ID}
+	w.tl = w.tally(t, "a", t.TempDir())
+	return w
+}
+
+// tally returns a Tally of slot that has recovered the spool at dir.
+func (w *world) tally(t *testing.T, slot, dir string) *reports.Tally {
+	t.Helper()
+	tl := reports.New(reports.Config{Store: w.st, Resolver: resolver{w.st}, Slot: slot, Log: quiet}, nil)
+	if err := tl.Recover(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	return tl
+}
+
+// resolver answers from the store.
+type resolver struct{ st *sqlite.Store }
+
+func (r resolver) AdExists(ctx context.Context, id int64) (bool, error) {
+	_, err := r.st.Ad(ctx, id)
+	if marquee.KindOf(err) == marquee.KindNotFound {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (r resolver) LinkID(ctx context.Context, code string) (int64, bool, error) {
+	l, err := r.st.LinkTarget(ctx, code)
+	if marquee.KindOf(err) == marquee.KindNotFound {
+		return 0, false, nil
+	}
+	return l.ID, err == nil, err
+}
+
+const iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X)"
+
+// line is an event line as the collector writes it.
+func line(at time.Time, fields string) string {
+	return fmt.Sprintf(`{"receivedAt":"%s","id":"x","ip":"203.0.113.7","ua":%q,%s}`+"\n",
+		at.UTC().Format("2006-01-02T15:04:05.000000000Z"), iphone, fields)
+}
+
+func report(t *testing.T, w *world, q reports.Query) *reports.Report {
+	t.Helper()
+	if q.Granularity == "" {
+		q.Granularity = reports.DefaultGranularity(q.From, q.To)
+	}
+	r, err := reports.NewReporter(w.st, 90*24*time.Hour).Report(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// What is counted: impressions, clicks and conversions naming an existing
+// ad or link; a redirect's click for its link and its ad; bots apart; and
+// nothing for other types or unknown ids — no row grows for them.
+func TestWhatIsCounted(t *testing.T) {
+	w := newWorld(t)
+	ctx, tl := context.Background(), w.tl
+	at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
+	var lines strings.Builder
+	lines.WriteString(line(at, `"type":"impression","ad":"1","country":"tw","uid":"u1"`))
+	lines.WriteString(line(at, `"type":"impression","ad":1,"uid":"u2","nested":{"a":[1,"}"]}`))
+	lines.WriteString(line(at, `"type":"click","code":"spring","adId":"1","referrer":"x"`)) // a redirect
+	lines.WriteString(line(at, `"type":"conversion","link":"autumn","platform":"web"`))
+	lines.WriteString(line(at, `"type":"view","ad":"1"`))
+	for i := range 50 {
+		lines.WriteString(line(at, fmt.Sprintf(`"type":"impression","ad":"%d","link":"nope%d"`, 1000+i, i)))
+	}
+	lines.WriteString(strings.Replace(line(at, `"type":"click","ad":"1"`), iphone, "Googlebot/2.1", 1))
+	tl.Written("f1", 0, []byte(lines.String()))
+	if err := tl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	from, to := at.Truncate(24*time.Hour), at.Truncate(24*time.Hour).Add(24*time.Hour)
+	ad := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: to, By: "country"})
+	if got := ad.Totals; got.Impressions != 2 || got.Clicks != 1 || got.Conversions != 0 || *got.Uniques != 2 || got.CTR != 0.5 {
+		t.Errorf("ad 1 totals = %+v; want 2 impressions, 1 click, 2 uniques, ctr 0.5", got)
+	}
+	if b := ad.Breakdown; len(b) != 2 || b[0].Country != "TW" && b[0].Country != "ZZ" {
+		t.Errorf("ad 1 by country = %+v; want TW and ZZ", b)
+	}
+	withBots := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: to, Bots: true})
+	if withBots.Totals.Clicks != 2 {
+		t.Errorf("ad 1 clicks with bots = %d; want 2", withBots.Totals.Clicks)
+	}
+	spring := report(t, w, reports.Query{Entity: marquee.EntityLink, ID: w.spring, From: from, To: to})
+	if spring.Totals.Clicks != 1 {
+		t.Errorf("link spring clicks = %d; want 1", spring.Totals.Clicks)
+	}
+	var rows int
+	if err := rowCount(w, &rows); err != nil || rows != 3 {
+		t.Errorf("ads and links with rows = %d, %v; want 3 (ad 1, spring, autumn): no row for the unknown ids", rows, err)
+	}
+}
+
+func rowCount(w *world, n *int) error {
+	sums, err := w.st.ReportTop(context.Background(), reports.SumQuery{Entity: marquee.EntityAd, From: 0, To: math.MaxInt32, Bots: true}, false, "impressions", 0)
+	if err != nil {
+		return err
+	}
+	links, err := w.st.ReportTop(context.Background(), reports.SumQuery{Entity: marquee.EntityLink, From: 0, To: math.MaxInt32, Bots: true}, false, "impressions", 0)
+	*n = len(sums) + len(links)
+	for _, s := range sums {
+		if s.ID != 1 {
+			return fmt.Errorf("a row for ad %d", s.ID)
+		}
+	}
+	return err
+}
+
+// Reach from three instances (slots) over 100,000 uids, each seen by two
+// of them, is within 2% of the truth.
+func TestReachMergedAcrossInstances(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	for i, slot := range []string{"a", "b", "c"} {
+		tl := w.tally(t, slot, t.TempDir())
+		var b strings.Builder
+		for u := range 100_000 {
+			if u%3 != i { // every uid is seen by two instances of three
+				fmt.Fprintf(&b, `{"receivedAt":"%s","ua":%q,"type":"impression","ad":"1","uid":"user-%d"}`+"\n", at.Format(time.RFC3339Nano), iphone, u)
+			}
+		}
+		tl.Written("f-"+slot, 0, []byte(b.String()))
+		if err := tl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: at.Add(-time.Hour), To: at.Add(47 * time.Hour), Granularity: reports.Day})
+	if u := float64(*r.Totals.Uniques); math.Abs(u-100_000)/100_000 > 0.02 {
+		t.Errorf("uniques = %.0f; want 100,000 within 2%%", u)
+	}
+	if r.Totals.Impressions != 200_000 {
+		t.Errorf("impressions = %d; want 200,000", r.Totals.Impressions)
+	}
+}
+
+// Counted exactly once across a crash: lines flushed before it are not
+// counted again, lines written and not flushed are counted at the next
+// start from the file, and a second start counts nothing.
+func TestExactlyOnceAcrossACrash(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	var all []byte
+	for i := range 100 {
+		all = append(all, line(at, fmt.Sprintf(`"type":"impression","ad":"1","n":%d`, i))...)
+	}
+	half := len(all) / 2
+	half = strings.LastIndexByte(string(all[:half]), '\n') + 1
+	tl := w.tally(t, "a", dir)
+	tl.Written("a-1.ndjson", 0, all[:half])
+	if err := tl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tl.Written("a-1.ndjson", int64(half), all[half:]) // then the process dies before the next flush
+	part := filepath.Join(dir, "dt=2026-11-20", "hour=10")
+	os.MkdirAll(part, 0o755)
+	if err := os.WriteFile(filepath.Join(part, "a-1.ndjson"), all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the restart, then another
+		w.tally(t, "a", dir) // recovers what the files hold beyond the ledger
+		r := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: at, To: at.Add(time.Hour)})
+		if r.Totals.Impressions != 100 {
+			t.Fatalf("impressions after restart = %d; want 100", r.Totals.Impressions)
+		}
+	}
+	// Rebuild gives the same numbers.
+	b, err := reports.Rebuild(ctx, reports.Config{Store: w.st, Resolver: resolver{w.st}, Slot: "a", Log: quiet}, w.st, dir,
+		at.Truncate(24*time.Hour).Unix(), at.Truncate(24*time.Hour).Add(24*time.Hour).Unix())
+	if err != nil || len(b.Rows) != 1 {
+		t.Fatalf("Rebuild = %d rows, %v", len(b.Rows), err)
+	}
+	if r := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: at, To: at.Add(time.Hour)}); r.Totals.Impressions != 100 {
+		t.Fatalf("impressions after rebuild = %d; want 100", r.Totals.Impressions)
+	}
+}
+
+// Series have one point per bucket, empty ones included; tz moves day
+// boundaries; the default granularity follows the range; CSV has a row a
+// bucket.
+func TestSeriesGranularityAndTZ(t *testing.T) {
+	w := newWorld(t)
+	ctx, tl := context.Background(), w.tl
+	// 23:30 UTC on the 19th is 07:30 on the 20th in Taipei (UTC+8).
+	late := time.Date(2026, 11, 19, 23, 30, 0, 0, time.UTC)
+	tl.Written("f", 0, []byte(line(late, `"type":"impression","ad":"1"`)+line(late.Add(2*time.Hour), `"type":"impression","ad":"1"`)))
+	if err := tl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		from, to time.Time
+		want     string
+	}{
+		{late, late.Add(48 * time.Hour), reports.Hour},
+		{late, late.Add(49 * time.Hour), reports.Day},
+		{late, late.Add(92 * 24 * time.Hour), reports.Day},
+		{late, late.Add(93 * 24 * time.Hour), reports.Month},
+	} {
+		if got := reports.DefaultGranularity(c.from, c.to); got != c.want {
+			t.Errorf("DefaultGranularity(%v) = %s; want %s", c.to.Sub(c.from), got, c.want)
+		}
+	}
+	from := time.Date(2026, 11, 18, 0, 0, 0, 0, time.UTC)
+	utc := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: from.Add(72 * time.Hour), Granularity: reports.Day})
+	if got := seriesOf(utc); got != "2026-11-18T00:00:00Z=0 2026-11-19T00:00:00Z=1 2026-11-20T00:00:00Z=1" {
+		t.Errorf("UTC days = %s", got)
+	}
+	taipei, _ := time.LoadLocation("Asia/Taipei")
+	tpe := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: from.Add(72 * time.Hour), Granularity: reports.Day, Loc: taipei})
+	if got := seriesOf(tpe); got != "2026-11-18T00:00:00+08:00=0 2026-11-19T00:00:00+08:00=0 2026-11-20T00:00:00+08:00=2 2026-11-21T00:00:00+08:00=0" {
+		t.Errorf("Taipei days = %s", got)
+	}
+	hours := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: late.Add(-time.Hour), To: late.Add(3 * time.Hour)})
+	if got := seriesOf(hours); got != "2026-11-19T22:00:00Z=0 2026-11-19T23:00:00Z=1 2026-11-20T00:00:00Z=0 2026-11-20T01:00:00Z=1 2026-11-20T02:00:00Z=0" ||
+		hours.Series[0].Uniques != nil {
+		t.Errorf("hours = %s (uniques %v); want five points (the last one partial), uniques null", got, hours.Series[0].Uniques)
+	}
+	var csv strings.Builder
+	if err := utc.WriteCSV(&csv); err != nil {
+		t.Fatal(err)
+	}
+	if want := "t,impressions,clicks,conversions,uniques\n2026-11-18T00:00:00Z,0,0,0,0\n2026-11-19T00:00:00Z,1,0,0,0\n2026-11-20T00:00:00Z,1,0,0,0\n"; csv.String() != want {
+		t.Errorf("CSV =\n%s\nwant\n%s", csv.String(), want)
+	}
+}
+
+func seriesOf(r *reports.Report) string {
+	var parts []string
+	for _, p := range r.Series {
+		parts = append(parts, fmt.Sprintf("%s=%d", p.T, p.Impressions))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Rolling hourly rows into daily ones keeps every total.
+func TestRollUpKeepsTotals(t *testing.T) {
+	w := newWorld(t)
+	ctx, tl := context.Background(), w.tl
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	for h := range 24 * 10 {
+		for range h%3 + 1 {
+			b.WriteString(line(start.Add(time.Duration(h)*time.Hour), `"type":"impression","ad":"1","country":"de"`))
+		}
+	}
+	tl.Written("f", 0, []byte(b.String()))
+	if err := tl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q := reports.Query{Entity: marquee.EntityAd, ID: 1, From: start, To: start.Add(10 * 24 * time.Hour), Granularity: reports.Day, By: "country"}
+	before := report(t, w, q)
+	moved, err := w.st.RollUpReports(ctx, start.Add(6*24*time.Hour).Unix())
+	if err != nil || moved != 6*24 {
+		t.Fatalf("RollUpReports = %d, %v; want 144 hourly rows moved", moved, err)
+	}
+	after := report(t, w, q)
+	if seriesOf(before) != seriesOf(after) || before.Totals != after.Totals && before.Totals.Impressions != after.Totals.Impressions ||
+		after.Breakdown[0].Impressions != before.Breakdown[0].Impressions {
+		t.Errorf("after rollup: %s %+v; before: %s %+v", seriesOf(after), after.Totals, seriesOf(before), before.Totals)
+	}
+	if again, _ := w.st.RollUpReports(ctx, start.Add(6*24*time.Hour).Unix()); again != 0 {
+		t.Errorf("a second rollup moved %d rows; want 0", again)
+	}
+}

@@ -1,0 +1,188 @@
+package reports
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+)
+
+// fields are the values of an event line a report reads, as they stand in
+// the line (JSON strings without their quotes, escapes left as they are:
+// every value a report keeps is one that needs none, and the others are
+// only compared or hashed).
+type fields struct {
+	receivedAt, ip, ua, typ, ad, link, uid, country, platform []byte
+}
+
+// fieldOf names the field of an event's key: the server's fields, and the
+// client's a report reads (a redirect's click event names its link "code"
+// and its ad "adId").
+var fieldOf = map[string]func(*fields) *[]byte{
+	"receivedAt": func(f *fields) *[]byte { return &f.receivedAt },
+	"ip":         func(f *fields) *[]byte { return &f.ip },
+	"ua":         func(f *fields) *[]byte { return &f.ua },
+	"type":       func(f *fields) *[]byte { return &f.typ },
+	"ad":         func(f *fields) *[]byte { return &f.ad },
+	"adId":       func(f *fields) *[]byte { return &f.ad },
+	"link":       func(f *fields) *[]byte { return &f.link },
+	"code":       func(f *fields) *[]byte { return &f.link },
+	"uid":        func(f *fields) *[]byte { return &f.uid },
+	"country":    func(f *fields) *[]byte { return &f.country },
+	"platform":   func(f *fields) *[]byte { return &f.platform },
+}
+
+// scan reads the fields of one event line (a JSON object as the collector
+// writes it) into f and reports whether the line is well formed. It does
+// not allocate. A field that is not a string is kept only for ad (a
+// number); nested values are skipped.
+func scan(line []byte, f *fields) bool {
+	*f = fields{}
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return false
+	}
+	i++
+	for {
+		i = skipSpace(line, i)
+		if i < len(line) && line[i] == '}' {
+			return true
+		}
+		if i >= len(line) || line[i] != '"' {
+			return false
+		}
+		key, j, ok := str(line, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(line, j)
+		if i >= len(line) || line[i] != ':' {
+			return false
+		}
+		i = skipSpace(line, i+1)
+		if i >= len(line) {
+			return false
+		}
+		var val []byte
+		if line[i] == '"' {
+			if val, i, ok = str(line, i); !ok {
+				return false
+			}
+		} else {
+			start := i
+			if i, ok = skipValue(line, i); !ok {
+				return false
+			}
+			val = line[start:i]
+			if val[0] == '{' || val[0] == '[' || val[0] == 'n' || val[0] == 't' || val[0] == 'f' {
+				val = nil // only numbers are kept
+			}
+		}
+		if field := fieldOf[string(key)]; field != nil { // no allocation: a map index by a converted slice
+			*field(f) = val
+		}
+		i = skipSpace(line, i)
+		if i < len(line) && line[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(line) && line[i] == '}' {
+			return true
+		}
+		return false
+	}
+}
+
+// str reads the JSON string starting at line[i] (a quote) and returns its
+// raw contents and the index after its closing quote.
+func str(line []byte, i int) ([]byte, int, bool) {
+	j := i + 1
+	for j < len(line) {
+		switch line[j] {
+		case '\\':
+			j += 2
+			continue
+		case '"':
+			return line[i+1 : j], j + 1, true
+		}
+		j++
+	}
+	return nil, 0, false
+}
+
+// skipValue skips a JSON value that is not a string: a number, a literal,
+// or a nested object or array (whose strings may hold any brackets).
+func skipValue(line []byte, i int) (int, bool) {
+	depth := 0
+	for i < len(line) {
+		switch c := line[i]; c {
+		case '"':
+			_, j, ok := str(line, i)
+			if !ok {
+				return 0, false
+			}
+			i = j
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i, true
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				return i, true
+			}
+		}
+		i++
+	}
+	return i, depth == 0
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// hourOf parses an RFC 3339 receivedAt and returns the unix second of the
+// start of its UTC hour.
+func hourOf(receivedAt []byte) (int64, bool) {
+	// The collector writes "2006-01-02T15:04:05.000000000Z": read the hour
+	// straight from its digits; anything else goes through time.Parse.
+	if b := receivedAt; len(b) == 30 && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' && b[29] == 'Z' {
+		y, ok1 := digits(b[0:4])
+		mo, ok2 := digits(b[5:7])
+		d, ok3 := digits(b[8:10])
+		h, ok4 := digits(b[11:13])
+		if ok1 && ok2 && ok3 && ok4 {
+			return time.Date(y, time.Month(mo), d, h, 0, 0, 0, time.UTC).Unix(), true
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(receivedAt))
+	if err != nil {
+		return 0, false
+	}
+	return t.Unix() / 3600 * 3600, true
+}
+
+func digits(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// adID parses an ad id (a string or a number of digits).
+func adID(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 19 || bytes.IndexFunc(b, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(string(b), 10, 64)
+	return id, err == nil && id > 0
+}

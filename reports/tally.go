@@ -1,0 +1,623 @@
+// Package reports counts impressions, clicks, conversions and reach per ad
+// and per link from the event files the collector writes, and answers
+// reports over them.
+//
+// Counting is exactly once: the collector tells a Tally of every batch of
+// lines once it is in its file (Written) and of every finished file; the
+// Tally aggregates in memory and Flush adds the counts to the store in the
+// same transaction as the position in each file they reach (the ledger).
+// After a crash, Recover counts what the files hold beyond the ledger;
+// a file that ships to object storage is flushed first. Each instance
+// writes only rows of its own slot (its instance name), so instances never
+// contend for a row and their counts add up.
+package reports
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/axiomhq/hyperloglog"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"marquee"
+	"marquee/collector"
+)
+
+// MaxUID bounds the bytes of a uid a report reads; a longer one counts
+// the event but not its reach.
+const MaxUID = 128
+
+// Key names one report row: an ad or a link, the UTC hour (or day) it
+// counts, and its dimensions.
+type Key struct {
+	Entity   string // marquee.EntityAd or marquee.EntityLink
+	ID       int64
+	Time     int64 // unix seconds of the start of the UTC hour (hourly rows) or day (daily rows)
+	Country  string
+	Platform string
+	Bot      bool
+}
+
+// Counts are what a row counts.
+type Counts struct {
+	Impressions, Clicks, Conversions int64
+}
+
+func (c *Counts) add(o Counts) {
+	c.Impressions += o.Impressions
+	c.Clicks += o.Clicks
+	c.Conversions += o.Conversions
+}
+
+// Row is one report row.
+type Row struct {
+	Key
+	Counts
+}
+
+// Reach is one HyperLogLog sketch of the uids of an ad's or a link's
+// events of one UTC day.
+type Reach struct {
+	Entity string
+	ID     int64
+	Day    int64 // unix seconds of the day's start
+	Sketch []byte
+}
+
+// FileMark is how far a file is counted: its first Upto bytes of NDJSON,
+// and all of it when Complete.
+type FileMark struct {
+	File     string
+	Upto     int64
+	Complete bool
+}
+
+// Batch is what one flush adds, in one transaction: counts added to the
+// slot's rows, sketches merged (with Merge) into the slot's, and the
+// files' new marks.
+type Batch struct {
+	Slot  string
+	Rows  []Row
+	Reach []Reach
+	Files []FileMark
+}
+
+// MergeSketches merges two encoded sketches; the store calls it to add a
+// flush's sketch to the one it holds.
+func MergeSketches(stored, add []byte) ([]byte, error) {
+	a, b := hyperloglog.New(), hyperloglog.New()
+	if err := a.UnmarshalBinary(stored); err != nil {
+		return nil, fmt.Errorf("stored sketch: %w", err)
+	}
+	if err := b.UnmarshalBinary(add); err != nil {
+		return nil, err
+	}
+	if err := a.Merge(b); err != nil {
+		return nil, err
+	}
+	return a.MarshalBinary()
+}
+
+// Store is where a Tally's counts go.
+type Store interface {
+	// AddReports adds a batch in one transaction.
+	AddReports(ctx context.Context, b *Batch) error
+	// ReportFiles returns the marks of the named files that have one.
+	ReportFiles(ctx context.Context, files []string) (map[string]FileMark, error)
+}
+
+// Resolver tells which ads and links exist: events naming others are not
+// counted.
+type Resolver interface {
+	AdExists(ctx context.Context, id int64) (bool, error)
+	LinkID(ctx context.Context, code string) (int64, bool, error)
+}
+
+// pkey is a row as counted before the flush resolves it: a link by code.
+type pkey struct {
+	entity   byte // 'a' or 'l'
+	id       int64
+	code     string
+	hour     int64
+	country  [2]byte
+	platform uint8 // index in platforms
+	bot      bool
+}
+
+// rkey is a reach sketch as counted before the flush resolves it.
+type rkey struct {
+	entity byte
+	id     int64
+	code   string
+	day    int64
+}
+
+// fileState is how far a file is counted in memory; size is -1 until it
+// is finished.
+type fileState struct{ upto, size int64 }
+
+// Tally counts event lines into report rows. Written and Finished may be
+// called from any goroutine; Flush, Recover and LoadPending by one owner
+// (Flush is also safe to call concurrently, as a shipper does).
+type Tally struct {
+	store Store
+	res   Resolver
+	geo   *GeoIP
+	slot  string
+	log   *slog.Logger
+	m     *metrics
+	keep  func(hour int64) bool // when set, only events of the hours it keeps are counted
+
+	mu     sync.Mutex
+	counts map[pkey]*Counts
+	reach  map[rkey]*hyperloglog.Sketch
+	files  map[string]*fileState
+	codes  map[string]string // interned link codes
+	oldest time.Time         // when the oldest unflushed line was written
+
+	flushMu sync.Mutex
+	// recovered is closed once Recover has counted what the spool holds:
+	// until then Flush waits, so that a leftover file does not ship (and
+	// leave the disk) before its tail is counted.
+	recovered chan struct{}
+}
+
+// Config configures a Tally.
+type Config struct {
+	Store    Store
+	Resolver Resolver
+	GeoIP    *GeoIP // may be nil: countries come from the events only
+	Slot     string // this instance's name: the rows it owns
+	Log      *slog.Logger
+}
+
+// New returns a Tally; reg (if not nil) receives its metrics.
+func New(cfg Config, reg prometheus.Registerer) *Tally {
+	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg),
+		files: map[string]*fileState{}, recovered: make(chan struct{})}
+	t.reset()
+	return t
+}
+
+func (t *Tally) reset() {
+	t.counts, t.reach, t.codes = map[pkey]*Counts{}, map[rkey]*hyperloglog.Sketch{}, map[string]string{}
+	t.oldest = time.Time{}
+}
+
+// Written counts lines written to file at offset (NDJSON bytes from the
+// start of the file). Lines a flushed or earlier call counted are
+// skipped: a file completed after a crash is told again from its start.
+func (t *Tally) Written(file string, offset int64, lines []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fs := t.files[file]
+	if fs == nil {
+		fs = &fileState{size: -1}
+		t.files[file] = fs
+	}
+	end := offset + int64(len(lines))
+	if end <= fs.upto {
+		return
+	}
+	if offset < fs.upto {
+		lines = lines[fs.upto-offset:]
+	}
+	if t.oldest.IsZero() {
+		t.oldest = time.Now()
+	}
+	t.count(lines)
+	fs.upto = end
+}
+
+// Finished records that file is complete at size bytes.
+func (t *Tally) Finished(file string, size int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fs := t.files[file]
+	if fs == nil {
+		fs = &fileState{}
+		t.files[file] = fs
+	}
+	fs.size = size
+}
+
+// count adds the events of lines to the pending rows. t.mu is held.
+func (t *Tally) count(lines []byte) {
+	var f fields
+	for len(lines) > 0 {
+		i := indexNewline(lines)
+		line := lines[:i]
+		lines = lines[min(i+1, len(lines)):]
+		if len(line) == 0 {
+			continue
+		}
+		if !scan(line, &f) {
+			t.m.notCounted("malformed line", 1)
+			continue
+		}
+		var c Counts
+		switch string(f.typ) {
+		case "impression":
+			c.Impressions = 1
+		case "click":
+			c.Clicks = 1
+		case "conversion":
+			c.Conversions = 1
+		default:
+			t.m.notCounted("other type", 1)
+			continue
+		}
+		if len(f.ad) == 0 && len(f.link) == 0 {
+			t.m.notCounted("no ad or link", 1)
+			continue
+		}
+		hour, ok := hourOf(f.receivedAt)
+		if !ok {
+			t.m.notCounted("malformed line", 1)
+			continue
+		}
+		if t.keep != nil && !t.keep(hour) {
+			continue
+		}
+		k := pkey{hour: hour, country: Country(f.country, f.ip, t.geo), platform: platformIndex(Platform(f.platform, f.ua)), bot: IsBot(f.ua)}
+		uid := f.uid
+		if len(uid) > MaxUID || k.bot {
+			uid = nil
+		}
+		if len(f.ad) > 0 {
+			if id, ok := adID(f.ad); ok {
+				k.entity, k.id = 'a', id
+				t.add(k, c, uid)
+			} else {
+				t.m.notCounted("bad ad id", 1)
+			}
+		}
+		if len(f.link) > 0 {
+			if marquee.CodeShaped(f.link) {
+				code, ok := t.codes[string(f.link)]
+				if !ok {
+					code = string(f.link)
+					t.codes[code] = code
+				}
+				k.entity, k.id, k.code = 'l', 0, code
+				t.add(k, c, uid)
+			} else {
+				t.m.notCounted("bad link code", 1)
+			}
+		}
+	}
+}
+
+func (t *Tally) add(k pkey, c Counts, uid []byte) {
+	addTo(t.counts, k, c)
+	if len(uid) > 0 {
+		rk := rkey{entity: k.entity, id: k.id, code: k.code, day: k.hour / 86400 * 86400}
+		sk := t.reach[rk]
+		if sk == nil {
+			sk = hyperloglog.New()
+			t.reach[rk] = sk
+		}
+		sk.Insert(uid)
+	}
+}
+
+func indexNewline(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return len(b)
+}
+
+func platformIndex(p string) uint8 {
+	for i, q := range platforms {
+		if p == q {
+			return uint8(i)
+		}
+	}
+	return uint8(len(platforms) - 1)
+}
+
+// Flush adds everything counted so far to the store in one transaction,
+// with how far each file is counted. On failure the counts stay pending
+// for the next flush. Flushes run one at a time, and not before Recover
+// has run.
+func (t *Tally) Flush(ctx context.Context) error {
+	select {
+	case <-t.recovered:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return t.flush(ctx)
+}
+
+func (t *Tally) flush(ctx context.Context) error {
+	t.flushMu.Lock()
+	defer t.flushMu.Unlock()
+	start := time.Now()
+	t.mu.Lock()
+	counts, reach, oldest := t.counts, t.reach, t.oldest
+	var marks []FileMark
+	for name, fs := range t.files {
+		marks = append(marks, FileMark{File: name, Upto: fs.upto, Complete: fs.size >= 0 && fs.upto >= fs.size})
+	}
+	t.reset()
+	t.mu.Unlock()
+	if len(counts) == 0 && len(reach) == 0 && len(marks) == 0 {
+		return nil
+	}
+	b, dropped, err := t.resolve(ctx, counts, reach)
+	if err == nil {
+		b.Files = marks
+		err = t.store.AddReports(ctx, b)
+	}
+	if err != nil {
+		t.putBack(counts, reach, oldest)
+		t.m.flushErrors.Inc()
+		return fmt.Errorf("reports flush: %w", err)
+	}
+	t.mu.Lock()
+	for _, mk := range marks {
+		if fs := t.files[mk.File]; mk.Complete && fs != nil && fs.upto == mk.Upto {
+			delete(t.files, mk.File)
+		}
+	}
+	t.mu.Unlock()
+	for reason, n := range dropped {
+		t.m.notCounted(reason, n)
+	}
+	var events int64
+	for _, r := range b.Rows {
+		events += r.Impressions + r.Clicks + r.Conversions
+	}
+	t.m.counted.Add(float64(events))
+	t.m.rows.Add(float64(len(b.Rows)))
+	t.m.flushSeconds.Observe(time.Since(start).Seconds())
+	if !oldest.IsZero() {
+		t.m.lag.Set(time.Since(oldest).Seconds())
+	}
+	return nil
+}
+
+// resolve turns pending rows into store rows: links by id, and events
+// naming an ad or link that does not exist dropped (and counted by
+// reason, per event).
+func (t *Tally) resolve(ctx context.Context, counts map[pkey]*Counts, reach map[rkey]*hyperloglog.Sketch) (*Batch, map[string]int64, error) {
+	ads := map[int64]bool{}
+	links := map[string]int64{}
+	known := func(entity byte, id int64, code string) (int64, bool, error) {
+		if entity == 'a' {
+			ok, seen := ads[id]
+			if !seen {
+				var err error
+				if ok, err = t.res.AdExists(ctx, id); err != nil {
+					return 0, false, err
+				}
+				ads[id] = ok
+			}
+			return id, ok, nil
+		}
+		lid, seen := links[code]
+		if !seen {
+			var ok bool
+			var err error
+			if lid, ok, err = t.res.LinkID(ctx, code); err != nil {
+				return 0, false, err
+			}
+			if !ok {
+				lid = 0
+			}
+			links[code] = lid
+		}
+		return lid, lid > 0, nil
+	}
+	b := &Batch{Slot: t.slot}
+	dropped := map[string]int64{}
+	for k, c := range counts {
+		id, ok, err := known(k.entity, k.id, k.code)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			reason := "unknown ad"
+			if k.entity == 'l' {
+				reason = "unknown link"
+			}
+			dropped[reason] += c.Impressions + c.Clicks + c.Conversions
+			continue
+		}
+		b.Rows = append(b.Rows, Row{Key: Key{Entity: entityName(k.entity), ID: id, Time: k.hour,
+			Country: string(k.country[:]), Platform: platforms[k.platform], Bot: k.bot}, Counts: *c})
+	}
+	for k, sk := range reach {
+		id, ok, err := known(k.entity, k.id, k.code)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		enc, err := sk.MarshalBinary()
+		if err != nil {
+			return nil, nil, err
+		}
+		b.Reach = append(b.Reach, Reach{Entity: entityName(k.entity), ID: id, Day: k.day, Sketch: enc})
+	}
+	return b, dropped, nil
+}
+
+func entityName(e byte) string {
+	if e == 'a' {
+		return marquee.EntityAd
+	}
+	return marquee.EntityLink
+}
+
+// putBack returns a failed flush's counts to the pending ones.
+func (t *Tally) putBack(counts map[pkey]*Counts, reach map[rkey]*hyperloglog.Sketch, oldest time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, c := range counts {
+		addTo(t.counts, k, *c)
+	}
+	for k, sk := range reach {
+		if p := t.reach[k]; p != nil {
+			p.Merge(sk)
+		} else {
+			t.reach[k] = sk
+		}
+	}
+	for k := range counts {
+		if k.code != "" {
+			t.codes[k.code] = k.code
+		}
+	}
+	if !oldest.IsZero() && (t.oldest.IsZero() || oldest.Before(t.oldest)) {
+		t.oldest = oldest
+	}
+}
+
+// LoadPending reads how far the interrupted files of the spool at dir
+// (tmp/*.part) are counted, so that the collector's completing them at
+// start counts only what was not: call it before collector.New.
+func (t *Tally) LoadPending(ctx context.Context, dir string) error {
+	parts, _ := filepath.Glob(filepath.Join(dir, "tmp", "*.part"))
+	var names []string
+	for _, p := range parts {
+		names = append(names, strings.TrimSuffix(filepath.Base(p), ".part"))
+	}
+	marks, err := t.marks(ctx, names)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, mk := range marks {
+		t.files[mk.File] = &fileState{upto: mk.Upto, size: -1}
+	}
+	return nil
+}
+
+// marks reads the marks of files, a chunk at a time.
+func (t *Tally) marks(ctx context.Context, names []string) (map[string]FileMark, error) {
+	out := map[string]FileMark{}
+	for len(names) > 0 {
+		chunk := names[:min(500, len(names))]
+		names = names[len(chunk):]
+		m, err := t.store.ReportFiles(ctx, chunk)
+		if err != nil {
+			return nil, fmt.Errorf("report ledger: %w", err)
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// Recover counts what the finished files of the spool at dir hold beyond
+// their marks (a crash between a write and its flush), then flushes; from
+// then on Flush runs. Call it once, after collector.New has completed the
+// interrupted files.
+func (t *Tally) Recover(ctx context.Context, dir string) error {
+	files, err := collector.FinishedFiles(dir)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+	}
+	marks, err := t.marks(ctx, names)
+	if err != nil {
+		return err
+	}
+	recovered := 0
+	for i, path := range files {
+		mk := marks[names[i]]
+		t.mu.Lock()
+		_, known := t.files[names[i]]
+		t.mu.Unlock()
+		if mk.Complete || known {
+			continue
+		}
+		data, err := ReadFile(path)
+		if err != nil {
+			return err
+		}
+		t.mu.Lock()
+		t.files[names[i]] = &fileState{upto: mk.Upto, size: -1}
+		t.mu.Unlock()
+		t.Written(names[i], 0, data)
+		t.Finished(names[i], int64(len(data)))
+		recovered++
+	}
+	if recovered > 0 {
+		t.log.Info("reports: counted what event files held beyond the ledger", "files", recovered)
+	}
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	close(t.recovered)
+	return nil
+}
+
+// ReadFile decodes a finished event file to its NDJSON.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := collector.NewReader(path, f)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(r)
+}
+
+// Rebuilder is the store of Rebuild.
+type Rebuilder interface {
+	Store
+	ReplaceReports(ctx context.Context, b *Batch, from, to int64) error
+}
+
+// Rebuild recomputes the slot's reports of [from, to) (whole UTC days)
+// from the finished event files of the spool at dir, and replaces what
+// the store holds for them: first every file is counted up to its end
+// (as Recover does), then the range is counted again from the files and
+// its rows and sketches replaced in one transaction. Running it twice
+// changes nothing. Events of the range in files no longer on disk (shipped
+// to object storage) are not in the result.
+func Rebuild(ctx context.Context, cfg Config, st Rebuilder, dir string, from, to int64) (*Batch, error) {
+	t := New(cfg, nil)
+	if err := t.Recover(ctx, dir); err != nil {
+		return nil, err
+	}
+	r := New(cfg, nil)
+	r.keep = func(hour int64) bool { return hour >= from && hour < to }
+	files, err := collector.FinishedFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range files {
+		data, err := ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		r.Written(filepath.Base(path), 0, data)
+	}
+	b, _, err := r.resolve(ctx, r.counts, r.reach)
+	if err != nil {
+		return nil, err
+	}
+	return b, st.ReplaceReports(ctx, b, from, to)
+}

@@ -1,0 +1,50 @@
+-- Reports: counts per ad or link, UTC hour (or day), country, platform and
+-- bot flag. slot is the instance that counted the row: instances never
+-- write each other's rows, and a report sums every slot. Hourly rows older
+-- than the hourly retention are rolled into daily rows (one roller at a
+-- time, so daily rows need no slot). Times are unix seconds.
+CREATE TABLE report_hourly (
+	entity      text    NOT NULL, -- "ad" or "link"
+	entity_id   bigint  NOT NULL,
+	hour        bigint  NOT NULL, -- start of the UTC hour
+	country     text    NOT NULL, -- ISO 3166-1 alpha-2, "ZZ" unknown
+	platform    text    NOT NULL, -- "android", "ios", "web"
+	bot         integer NOT NULL,
+	slot        text    NOT NULL,
+	impressions bigint  NOT NULL,
+	clicks      bigint  NOT NULL,
+	conversions bigint  NOT NULL,
+	PRIMARY KEY (entity, entity_id, hour, country, platform, bot, slot)
+);
+CREATE INDEX report_hourly_time ON report_hourly (hour, entity, entity_id);
+CREATE TABLE report_daily (
+	entity      text    NOT NULL,
+	entity_id   bigint  NOT NULL,
+	day         bigint  NOT NULL, -- start of the UTC day
+	country     text    NOT NULL,
+	platform    text    NOT NULL,
+	bot         integer NOT NULL,
+	impressions bigint  NOT NULL,
+	clicks      bigint  NOT NULL,
+	conversions bigint  NOT NULL,
+	PRIMARY KEY (entity, entity_id, day, country, platform, bot)
+);
+CREATE INDEX report_daily_time ON report_daily (day, entity, entity_id);
+-- Reach: a HyperLogLog sketch of the uids of an ad's or link's events of
+-- one UTC day, per slot (merged at read).
+CREATE TABLE report_reach (
+	entity    text   NOT NULL,
+	entity_id bigint NOT NULL,
+	day       bigint NOT NULL,
+	slot      text   NOT NULL,
+	sketch    {{blob}} NOT NULL,
+	PRIMARY KEY (entity, entity_id, day, slot)
+);
+-- The ledger: how far each event file is counted (bytes of NDJSON), in the
+-- same transaction as the counts.
+CREATE TABLE report_files (
+	file     text    PRIMARY KEY,
+	upto     bigint  NOT NULL,
+	complete integer NOT NULL,
+	at       bigint  NOT NULL
+);

@@ -1,0 +1,267 @@
+package sqltx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"marquee"
+	"marquee/reports"
+)
+
+// AddReports adds a flush's counts to the slot's rows, merges its sketches
+// into the slot's, and records how far each file is counted, in one
+// transaction (see reports.Tally).
+func (s *Store) AddReports(ctx context.Context, b *reports.Batch) error {
+	return exec(ctx, s, "add reports", func(tx Tx, now time.Time) error {
+		if err := addRows(ctx, tx, b.Slot, b.Rows, s.cfg.ClickBatch); err != nil {
+			return err
+		}
+		if err := mergeReach(ctx, tx, b.Slot, b.Reach); err != nil {
+			return err
+		}
+		for _, f := range b.Files {
+			if _, err := tx.Exec(ctx, `INSERT INTO report_files (file, upto, complete, at) VALUES (?, ?, ?, ?)
+				ON CONFLICT (file) DO UPDATE SET upto = excluded.upto, complete = excluded.complete, at = excluded.at`,
+				f.File, f.Upto, boolInt(f.Complete), now.Unix()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// addRows adds rows to the slot's hourly rows, batch rows a statement.
+func addRows(ctx context.Context, tx Tx, slot string, rows []reports.Row, batch int) error {
+	for len(rows) > 0 {
+		chunk := rows[:min(max(batch, 1), len(rows))]
+		rows = rows[len(chunk):]
+		var values strings.Builder
+		args := make([]any, 0, 10*len(chunk))
+		for i, r := range chunk {
+			if i > 0 {
+				values.WriteString(", ")
+			}
+			values.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			args = append(args, r.Entity, r.ID, r.Time, r.Country, r.Platform, boolInt(r.Bot), slot, r.Impressions, r.Clicks, r.Conversions)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO report_hourly (entity, entity_id, hour, country, platform, bot, slot, impressions, clicks, conversions)
+			VALUES `+values.String()+`
+			ON CONFLICT (entity, entity_id, hour, country, platform, bot, slot) DO UPDATE SET
+				impressions = report_hourly.impressions + excluded.impressions,
+				clicks = report_hourly.clicks + excluded.clicks,
+				conversions = report_hourly.conversions + excluded.conversions`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeReach merges each sketch into the slot's sketch of its day.
+func mergeReach(ctx context.Context, tx Tx, slot string, reach []reports.Reach) error {
+	for _, r := range reach {
+		var stored []byte
+		err := tx.QueryRow(ctx, `SELECT sketch FROM report_reach WHERE entity = ? AND entity_id = ? AND day = ? AND slot = ?`,
+			r.Entity, r.ID, r.Day, slot).Scan(&stored)
+		sketch := r.Sketch
+		switch {
+		case errors.Is(err, ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			if sketch, err = reports.MergeSketches(stored, r.Sketch); err != nil {
+				return fmt.Errorf("reach of %s %d: %w", r.Entity, r.ID, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO report_reach (entity, entity_id, day, slot, sketch) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (entity, entity_id, day, slot) DO UPDATE SET sketch = excluded.sketch`,
+			r.Entity, r.ID, r.Day, slot, sketch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReportFiles returns the ledger's marks of the named files that have one.
+func (s *Store) ReportFiles(ctx context.Context, files []string) (map[string]reports.FileMark, error) {
+	out := map[string]reports.FileMark{}
+	if len(files) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(files))
+	for i, f := range files {
+		args[i] = f
+	}
+	marks, err := withDB(ctx, s, "read report ledger", func(db DB) ([]reports.FileMark, error) {
+		return query(ctx, db, func(r Rows) (m reports.FileMark, err error) {
+			var complete int
+			err = r.Scan(&m.File, &m.Upto, &complete)
+			m.Complete = complete != 0
+			return m, err
+		}, `SELECT file, upto, complete FROM report_files WHERE file IN (`+placeholders(len(files))+`)`, args...)
+	})
+	for _, m := range marks {
+		out[m.File] = m
+	}
+	return out, err
+}
+
+// ReportSums sums the rows of q's range by time bucket (hour, or day for
+// daily rows) and, with q.By, by that dimension: from the hourly rows, or
+// the daily ones with daily.
+func (s *Store) ReportSums(ctx context.Context, q reports.SumQuery, daily bool) ([]reports.Sum, error) {
+	table, t := "report_hourly", "hour"
+	if daily {
+		table, t = "report_daily", "day"
+	}
+	dim, group := "''", t
+	switch q.By {
+	case "country", "platform":
+		dim, group = q.By, t+", "+q.By
+	}
+	where, args := sumWhere(q, t)
+	return withDB(ctx, s, "read reports", func(db DB) ([]reports.Sum, error) {
+		return query(ctx, db, func(r Rows) (x reports.Sum, err error) {
+			return x, r.Scan(&x.Time, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
+		}, `SELECT `+t+`, `+dim+`, sum(impressions), sum(clicks), sum(conversions) FROM `+table+` WHERE `+where+
+			` GROUP BY `+group, args...)
+	})
+}
+
+// sumWhere is the condition of a SumQuery on a table whose time column is
+// t: the entity (and id, unless 0), the range, and bots only when asked.
+func sumWhere(q reports.SumQuery, t string) (string, []any) {
+	where := `entity = ? AND ` + t + ` >= ? AND ` + t + ` < ?`
+	args := []any{q.Entity, q.From, q.To}
+	if q.ID != 0 {
+		where += ` AND entity_id = ?`
+		args = append(args, q.ID)
+	}
+	if !q.Bots {
+		where += ` AND bot = 0`
+	}
+	return where, args
+}
+
+// ReportTop returns the sums of every ad or link with rows in q's range
+// (q.ID is ignored), each named in Dim (an ad's id, a link's code), from
+// the hourly rows or the daily ones, ordered by metric (impressions,
+// clicks, conversions or ctr), at most limit of them (0: all).
+func (s *Store) ReportTop(ctx context.Context, q reports.SumQuery, daily bool, metric string, limit int) ([]reports.Sum, error) {
+	table, t := "report_hourly", "hour"
+	if daily {
+		table, t = "report_daily", "day"
+	}
+	q.ID = 0
+	where, args := sumWhere(q, t)
+	order := "sum(impressions)"
+	switch metric {
+	case "clicks", "conversions":
+		order = "sum(" + metric + ")"
+	case "ctr":
+		order = "CASE WHEN sum(impressions) > 0 THEN CAST(sum(clicks) AS double precision) / sum(impressions) ELSE 0 END"
+	}
+	lim := ""
+	if limit > 0 {
+		lim = ` LIMIT ?`
+		args = append(args, limit)
+	}
+	name := `CAST(entity_id AS text) AS entity_name`
+	if q.Entity == marquee.EntityLink {
+		name = `coalesce((SELECT code FROM links WHERE links.id = ` + table + `.entity_id), '') AS entity_name`
+	}
+	return withDB(ctx, s, "read top reports", func(db DB) ([]reports.Sum, error) {
+		return query(ctx, db, func(r Rows) (x reports.Sum, err error) {
+			return x, r.Scan(&x.ID, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
+		}, `SELECT entity_id, `+name+`, sum(impressions), sum(clicks), sum(conversions) FROM `+table+` WHERE `+where+
+			` GROUP BY entity_id ORDER BY `+order+` DESC, entity_id`+lim, args...)
+	})
+}
+
+// ReportReach returns the sketches of every slot of the days in [from,
+// to) of an ad or a link (id 0: of every one of the entity).
+func (s *Store) ReportReach(ctx context.Context, entity string, id, from, to int64) ([]reports.Reach, error) {
+	where := `entity = ? AND day >= ? AND day < ?`
+	args := []any{entity, from, to}
+	if id != 0 {
+		where += ` AND entity_id = ?`
+		args = append(args, id)
+	}
+	return withDB(ctx, s, "read reach", func(db DB) ([]reports.Reach, error) {
+		return query(ctx, db, func(r Rows) (x reports.Reach, err error) {
+			x.Entity = entity
+			return x, r.Scan(&x.ID, &x.Day, &x.Sketch)
+		}, `SELECT entity_id, day, sketch FROM report_reach WHERE `+where, args...)
+	})
+}
+
+// RollUpReports moves the hourly rows of hours before cutoff into daily
+// rows (summed over slots), in one transaction; it returns how many hourly
+// rows it moved. On PostgreSQL one instance at a time rolls up (the others
+// skip: Config.RollUpLock).
+func (s *Store) RollUpReports(ctx context.Context, cutoff int64) (int64, error) {
+	var moved int64
+	err := exec(ctx, s, "roll up reports", func(tx Tx, _ time.Time) error {
+		if s.cfg.RollUpLock != "" {
+			var got bool
+			if err := tx.QueryRow(ctx, s.cfg.RollUpLock).Scan(&got); err != nil || !got {
+				return err // another instance is rolling up
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO report_daily (entity, entity_id, day, country, platform, bot, impressions, clicks, conversions)
+			SELECT entity, entity_id, hour - hour % 86400, country, platform, bot, sum(impressions), sum(clicks), sum(conversions)
+			FROM report_hourly WHERE hour < ? GROUP BY entity, entity_id, hour - hour % 86400, country, platform, bot
+			ON CONFLICT (entity, entity_id, day, country, platform, bot) DO UPDATE SET
+				impressions = report_daily.impressions + excluded.impressions,
+				clicks = report_daily.clicks + excluded.clicks,
+				conversions = report_daily.conversions + excluded.conversions`, cutoff); err != nil {
+			return err
+		}
+		var err error
+		moved, err = tx.Exec(ctx, `DELETE FROM report_hourly WHERE hour < ?`, cutoff)
+		return err
+	})
+	return moved, err
+}
+
+// ReplaceReports replaces the slot's hourly rows of [from, to) and its
+// sketches of the days in it with b's, and records b's file marks, in one
+// transaction (marquee reports rebuild).
+func (s *Store) ReplaceReports(ctx context.Context, b *reports.Batch, from, to int64) error {
+	return exec(ctx, s, "replace reports", func(tx Tx, now time.Time) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM report_hourly WHERE slot = ? AND hour >= ? AND hour < ?`, b.Slot, from, to); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM report_reach WHERE slot = ? AND day >= ? AND day < ?`, b.Slot, from, to); err != nil {
+			return err
+		}
+		if err := addRows(ctx, tx, b.Slot, b.Rows, s.cfg.ClickBatch); err != nil {
+			return err
+		}
+		return mergeReach(ctx, tx, b.Slot, b.Reach)
+	})
+}
+
+// InsertReports stores many hourly rows and sketches of one slot (for
+// seeding), adding to what is there.
+func (s *Store) InsertReports(ctx context.Context, b *reports.Batch) error {
+	return exec(ctx, s, "insert reports", func(tx Tx, _ time.Time) error {
+		if err := addRows(ctx, tx, b.Slot, b.Rows, max(s.cfg.ClickBatch, 100)); err != nil {
+			return err
+		}
+		return mergeReach(ctx, tx, b.Slot, b.Reach)
+	})
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

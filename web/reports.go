@@ -1,0 +1,163 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/reports"
+)
+
+const statsSuffix = "/stats"
+
+// statsOf names whose stats a route serves: the entity, and how its id is
+// found from the path (a 404 for an unknown ad or link).
+type statsOf struct {
+	entity string
+	id     func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error)
+}
+
+// adStats finds the ad of GET /api/v1/ad/{id}/stats.
+func adStats(store AdStore) statsOf {
+	return statsOf{marquee.EntityAd, func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
+		seg := pathSegment(ctx, adRoutePrefix)
+		id, err := strconv.ParseInt(string(seg), 10, 64)
+		if err != nil || id < 1 {
+			return 0, marquee.Errorf(marquee.KindNotFound, "ad %q not found", seg)
+		}
+		if _, err := store.Ad(sctx, id); err != nil {
+			return 0, err
+		}
+		return id, nil
+	}}
+}
+
+// linkStats finds the link of GET /api/v1/links/{code}/stats.
+func linkStats(store LinkStore) statsOf {
+	return statsOf{marquee.EntityLink, func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
+		seg := pathSegment(ctx, linkRoutePrefix)
+		if !marquee.CodeShaped(seg) {
+			return 0, marquee.NoLink(seg)
+		}
+		l, err := store.LinkTarget(sctx, string(seg))
+		return l.ID, err
+	}}
+}
+
+// pathSegment is the segment between prefix and "/stats".
+func pathSegment(ctx *fasthttp.RequestCtx, prefix string) []byte {
+	return bytes.TrimSuffix(bytes.TrimPrefix(ctx.Path(), []byte(prefix)), []byte(statsSuffix))
+}
+
+// handleStats serves GET /api/v1/ad/{id}/stats and GET
+// /api/v1/links/{code}/stats: one ad's or link's report (docs/api.md).
+func handleStats(of statsOf, rp *reports.Reporter) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		q, csv, err := parseReportQuery(ctx, rp, false)
+		if err != nil {
+			return err
+		}
+		if q.ID, err = of.id(sctx, ctx); err != nil {
+			return err
+		}
+		q.Entity = of.entity
+		return writeReport(sctx, ctx, rp, q, csv)
+	}
+}
+
+// handleOverallStats serves GET /api/v1/stats: every ad's (or, with
+// top=links, every link's) totals and series, and the top ones.
+func handleOverallStats(rp *reports.Reporter) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		q, csv, err := parseReportQuery(ctx, rp, true)
+		if err != nil {
+			return err
+		}
+		return writeReport(sctx, ctx, rp, q, csv)
+	}
+}
+
+func writeReport(sctx context.Context, ctx *fasthttp.RequestCtx, rp *reports.Reporter, q reports.Query, csv bool) error {
+	rep, err := rp.Report(sctx, q)
+	if err != nil {
+		return err
+	}
+	if !csv {
+		writeJSON(ctx, fasthttp.StatusOK, rep)
+		return nil
+	}
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.SetContentType("text/csv; charset=utf-8")
+	return rep.WriteCSV(ctx)
+}
+
+// parseReportQuery reads a report's parameters (docs/api.md) and whether
+// it is asked for as CSV (format=csv, or an Accept naming text/csv);
+// overall adds top, metric and limit.
+func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bool) (reports.Query, bool, error) {
+	args := ctx.QueryArgs()
+	p := marquee.Problems{}
+	now := rp.Now()
+	q := reports.Query{From: now.Add(-7 * 24 * time.Hour), To: now, Loc: time.UTC}
+	timeArg := func(k string, dst *time.Time) {
+		if v, ok := param(args, k); ok {
+			t, err := time.Parse(time.RFC3339Nano, string(v))
+			if err != nil {
+				p[k] = fmt.Sprintf("must be an RFC 3339 timestamp, got %q", v)
+				return
+			}
+			*dst = t
+		}
+	}
+	timeArg("from", &q.From)
+	timeArg("to", &q.To)
+	oneOf := func(k string, def string, allowed ...string) string {
+		v, ok := param(args, k)
+		if !ok {
+			return def
+		}
+		for _, a := range allowed {
+			if string(v) == a {
+				return a
+			}
+		}
+		p[k] = fmt.Sprintf("must be one of %q, got %q", allowed, v)
+		return def
+	}
+	q.Granularity = oneOf("granularity", "", reports.Hour, reports.Day, reports.Month)
+	if q.Granularity == "" {
+		q.Granularity = reports.DefaultGranularity(q.From, q.To)
+	}
+	q.By = oneOf("by", "", "country", "platform")
+	q.Bots = oneOf("bots", "exclude", "exclude", "include") == "include"
+	if v, ok := param(args, "tz"); ok {
+		loc, err := time.LoadLocation(string(v))
+		if err != nil || len(v) == 0 {
+			p["tz"] = fmt.Sprintf("unknown IANA time zone %q", v)
+		} else {
+			q.Loc = loc
+		}
+	}
+	csv := oneOf("format", "json", "json", "csv") == "csv" ||
+		!args.Has("format") && bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderAccept), []byte("text/csv"))
+	if overall {
+		q.Entity = marquee.EntityAd
+		if oneOf("top", "ads", "ads", "links") == "links" {
+			q.Entity = marquee.EntityLink
+		}
+		q.TopMetric = oneOf("metric", "impressions", "impressions", "clicks", "conversions", "ctr")
+		q.Top = 10
+		intParam(args, "limit", 1, 1000, &q.Top, func(k, msg string) { p[k] = msg })
+	}
+	if len(p) == 0 {
+		for k, v := range rp.Check(&q) {
+			p[k] = v
+		}
+	}
+	return q, csv, marquee.Invalid("invalid query", p)
+}
