@@ -51,7 +51,7 @@ func (s Scenario) Paths() ([]string, error) {
 	case "links":
 		return LinkPaths(s.Seed, s.Requests, s.Links, s.ZipfS)
 	case "events":
-		return EventPaths(s.Seed, s.Requests), nil
+		return EventPaths(s.Seed, s.Requests, s.Ads), nil
 	}
 	if s.Path != "" {
 		return ReadPaths(strings.NewReader(s.Path))

@@ -45,10 +45,10 @@ func AdsPaths(seed uint64, n int) []string {
 
 // EventPaths returns n requests of the "events" scenario: GET /e beacons
 // of ~120 bytes like an ad integration sends — type (impression 80%,
-// click, view), ad id (1–1,000,000), campaign, placement, country,
-// platform and a random 64-bit session — each answered 204. The same seed
-// gives the same paths.
-func EventPaths(seed uint64, n int) []string {
+// click, view), ad id (1–ads: the ads reports count), campaign,
+// placement, country, platform and a user id (one of 100,000: reach) —
+// each answered 204. The same seed gives the same paths.
+func EventPaths(seed uint64, n, ads int) []string {
 	r := rand.New(rand.NewPCG(seed, 0xe7))
 	types := []string{"impression", "impression", "impression", "impression", "impression", "impression", "impression", "impression", "click", "view"}
 	campaigns := []string{"summer-sale", "black-friday", "new-arrivals", "brand-2026", "retarget-cart", "app-install"}
@@ -56,9 +56,9 @@ func EventPaths(seed uint64, n int) []string {
 	platforms := []string{"android", "ios", "web"}
 	out := make([]string, n)
 	for i := range out {
-		out[i] = fmt.Sprintf("/e?type=%s&ad=%d&campaign=%s&placement=%s&country=%s&platform=%s&session=%016x",
-			types[r.IntN(len(types))], 1+r.IntN(1_000_000), campaigns[r.IntN(len(campaigns))], placements[r.IntN(len(placements))],
-			fixture.Countries[r.IntN(len(fixture.Countries))], platforms[r.IntN(len(platforms))], r.Uint64())
+		out[i] = fmt.Sprintf("/e?type=%s&ad=%d&campaign=%s&placement=%s&country=%s&platform=%s&uid=u%06d",
+			types[r.IntN(len(types))], 1+r.IntN(max(ads, 1)), campaigns[r.IntN(len(campaigns))], placements[r.IntN(len(placements))],
+			fixture.Countries[r.IntN(len(fixture.Countries))], platforms[r.IntN(len(platforms))], r.IntN(100_000))
 	}
 	return out
 }

@@ -176,8 +176,8 @@ func TestHelloBodySize(t *testing.T) {
 }
 
 func TestEventPaths(t *testing.T) {
-	paths := loadgen.EventPaths(5, 5000)
-	if !slices.Equal(paths, loadgen.EventPaths(5, 5000)) || slices.Equal(paths, loadgen.EventPaths(6, 5000)) {
+	paths := loadgen.EventPaths(5, 5000, 1000)
+	if !slices.Equal(paths, loadgen.EventPaths(5, 5000, 1000)) || slices.Equal(paths, loadgen.EventPaths(6, 5000, 1000)) {
 		t.Error("EventPaths is not deterministic for a seed, or ignores it")
 	}
 	impressions, total := 0, 0
@@ -189,6 +189,9 @@ func TestEventPaths(t *testing.T) {
 		total += len(p)
 		if u.Query().Get("type") == "impression" {
 			impressions++
+		}
+		if ad, err := strconv.Atoi(u.Query().Get("ad")); err != nil || ad < 1 || ad > 1000 {
+			t.Fatalf("path %q: want an ad id of 1-1000", p)
 		}
 	}
 	if f := float64(impressions) / 5000; math.Abs(f-0.8) > 0.03 {

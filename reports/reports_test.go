@@ -127,7 +127,7 @@ type world struct {
 	tl     *reports.Tally
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
 	if err != nil {
@@ -151,7 +151,7 @@ func newWorld(t *testing.T) *world {
 }
 
 // tally returns a Tally of slot that has recovered the spool at dir.
-func (w *world) tally(t *testing.T, slot, dir string) *reports.Tally {
+func (w *world) tally(t testing.TB, slot, dir string) *reports.Tally {
 	t.Helper()
 	tl := reports.New(reports.Config{Store: w.st, Resolver: resolver{w.st}, Slot: slot, Log: quiet}, nil)
 	if err := tl.Recover(context.Background(), dir); err != nil {

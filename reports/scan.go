@@ -6,29 +6,36 @@ import (
 	"time"
 )
 
-// fields are the values of an event line a report reads, as they stand in
-// the line (JSON strings without their quotes, escapes left as they are:
-// every value a report keeps is one that needs none, and the others are
-// only compared or hashed).
-type fields struct {
-	receivedAt, ip, ua, typ, ad, link, uid, country, platform []byte
-}
+// fields are the values of an event line a report reads, by field index
+// (fReceivedAt, …), as they stand in the line (JSON strings without their
+// quotes, escapes left as they are: every value a report keeps is one
+// that needs none, and the others are only compared or hashed).
+type fields [nFields][]byte
 
-// fieldOf names the field of an event's key: the server's fields, and the
-// client's a report reads (a redirect's click event names its link "code"
-// and its ad "adId").
-var fieldOf = map[string]func(*fields) *[]byte{
-	"receivedAt": func(f *fields) *[]byte { return &f.receivedAt },
-	"ip":         func(f *fields) *[]byte { return &f.ip },
-	"ua":         func(f *fields) *[]byte { return &f.ua },
-	"type":       func(f *fields) *[]byte { return &f.typ },
-	"ad":         func(f *fields) *[]byte { return &f.ad },
-	"adId":       func(f *fields) *[]byte { return &f.ad },
-	"link":       func(f *fields) *[]byte { return &f.link },
-	"code":       func(f *fields) *[]byte { return &f.link },
-	"uid":        func(f *fields) *[]byte { return &f.uid },
-	"country":    func(f *fields) *[]byte { return &f.country },
-	"platform":   func(f *fields) *[]byte { return &f.platform },
+// The fields a report reads.
+const (
+	fReceivedAt = iota
+	fIP
+	fUA
+	fType
+	fAd
+	fLink
+	fUID
+	fCountry
+	fPlatform
+	nFields
+)
+
+// fieldKeys are the keys of the fields: the server's, and the client's a
+// report reads (a redirect's click event names its link "code" and its ad
+// "adId"). A loop over them, lengths first, beats a map for keys this
+// short.
+var fieldKeys = [...]struct {
+	key string
+	f   int
+}{
+	{"receivedAt", fReceivedAt}, {"ip", fIP}, {"ua", fUA}, {"type", fType}, {"ad", fAd}, {"adId", fAd},
+	{"link", fLink}, {"code", fLink}, {"uid", fUID}, {"country", fCountry}, {"platform", fPlatform},
 }
 
 // scan reads the fields of one event line (a JSON object as the collector
@@ -37,11 +44,20 @@ var fieldOf = map[string]func(*fields) *[]byte{
 // number); nested values are skipped.
 func scan(line []byte, f *fields) bool {
 	*f = fields{}
-	i := skipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' {
+	i := serverFields(line, f)
+	switch {
+	case i == 0:
+		if i = skipSpace(line, 0); i >= len(line) || line[i] != '{' {
+			return false
+		}
+		i++
+	case i < len(line) && line[i] == ',':
+		i++
+	case i < len(line) && line[i] == '}':
+		return true
+	default:
 		return false
 	}
-	i++
 	for {
 		i = skipSpace(line, i)
 		if i < len(line) && line[i] == '}' {
@@ -77,8 +93,11 @@ func scan(line []byte, f *fields) bool {
 				val = nil // only numbers are kept
 			}
 		}
-		if field := fieldOf[string(key)]; field != nil { // no allocation: a map index by a converted slice
-			*field(f) = val
+		for _, k := range fieldKeys {
+			if len(k.key) == len(key) && k.key == string(key) {
+				f[k.f] = val
+				break
+			}
 		}
 		i = skipSpace(line, i)
 		if i < len(line) && line[i] == ',' {
@@ -92,21 +111,66 @@ func scan(line []byte, f *fields) bool {
 	}
 }
 
+// serverFields reads the fields the collector puts first in every line,
+// in its order — {"receivedAt":"…","id":"…","ip":"…","ua":"…", — by
+// position, and returns the index after them (at the comma before the
+// client's fields), or 0 when the line does not open that way: scan then
+// reads it key by key.
+func serverFields(line []byte, f *fields) int {
+	const open, stamp = `{"receivedAt":"`, 30 // "2006-01-02T15:04:05.000000000Z"
+	if len(line) < len(open)+stamp || string(line[:len(open)]) != open {
+		return 0
+	}
+	f[fReceivedAt] = line[len(open) : len(open)+stamp]
+	i := len(open) + stamp
+	for _, next := range [...]struct {
+		sep string
+		f   int
+	}{{`","id":"`, -1}, {`","ip":"`, fIP}} {
+		if !bytes.HasPrefix(line[i:], []byte(next.sep)) {
+			return 0
+		}
+		i += len(next.sep)
+		end := bytes.IndexByte(line[i:], '"') // ids and addresses hold no quote or backslash
+		if end < 0 {
+			return 0
+		}
+		if next.f >= 0 {
+			f[next.f] = line[i : i+end]
+		}
+		i += end
+	}
+	if !bytes.HasPrefix(line[i:], []byte(`","ua":`)) {
+		return 0
+	}
+	ua, j, ok := str(line, i+len(`","ua":`))
+	if !ok {
+		return 0
+	}
+	f[fUA] = ua
+	return j
+}
+
 // str reads the JSON string starting at line[i] (a quote) and returns its
-// raw contents and the index after its closing quote.
+// raw contents and the index after its closing quote: the first quote
+// after it that an even number of backslashes precedes.
 func str(line []byte, i int) ([]byte, int, bool) {
 	j := i + 1
-	for j < len(line) {
-		switch line[j] {
-		case '\\':
-			j += 2
-			continue
-		case '"':
-			return line[i+1 : j], j + 1, true
+	for {
+		k := bytes.IndexByte(line[j:], '"')
+		if k < 0 {
+			return nil, 0, false
 		}
-		j++
+		end := j + k
+		escapes := 0
+		for b := end - 1; b > i && line[b] == '\\'; b-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return line[i+1 : end], end + 1, true
+		}
+		j = end + 1
 	}
-	return nil, 0, false
 }
 
 // skipValue skips a JSON value that is not a string: a number, a literal,

@@ -13,6 +13,7 @@
 package reports
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -160,7 +161,12 @@ type Tally struct {
 	reach  map[rkey]*hyperloglog.Sketch
 	files  map[string]*fileState
 	codes  map[string]string // interned link codes
-	oldest time.Time         // when the oldest unflushed line was written
+	agents map[string]agent  // what each User-Agent seen is (a few thousand at most)
+	// stamp and stampHour remember the hour of the last receivedAt: most
+	// lines of a batch are of one hour.
+	stamp     [13]byte
+	stampHour int64
+	oldest    time.Time // when the oldest unflushed line was written
 
 	flushMu sync.Mutex
 	// recovered is closed once Recover has counted what the spool holds:
@@ -181,7 +187,7 @@ type Config struct {
 // New returns a Tally; reg (if not nil) receives its metrics.
 func New(cfg Config, reg prometheus.Registerer) *Tally {
 	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg),
-		files: map[string]*fileState{}, recovered: make(chan struct{})}
+		files: map[string]*fileState{}, agents: map[string]agent{}, recovered: make(chan struct{})}
 	t.reset()
 	return t
 }
@@ -232,7 +238,10 @@ func (t *Tally) Finished(file string, size int64) {
 func (t *Tally) count(lines []byte) {
 	var f fields
 	for len(lines) > 0 {
-		i := indexNewline(lines)
+		i := bytes.IndexByte(lines, '\n')
+		if i < 0 {
+			i = len(lines)
+		}
 		line := lines[:i]
 		lines = lines[min(i+1, len(lines)):]
 		if len(line) == 0 {
@@ -243,7 +252,7 @@ func (t *Tally) count(lines []byte) {
 			continue
 		}
 		var c Counts
-		switch string(f.typ) {
+		switch string(f[fType]) {
 		case "impression":
 			c.Impressions = 1
 		case "click":
@@ -254,11 +263,11 @@ func (t *Tally) count(lines []byte) {
 			t.m.notCounted("other type", 1)
 			continue
 		}
-		if len(f.ad) == 0 && len(f.link) == 0 {
+		if len(f[fAd]) == 0 && len(f[fLink]) == 0 {
 			t.m.notCounted("no ad or link", 1)
 			continue
 		}
-		hour, ok := hourOf(f.receivedAt)
+		hour, ok := t.hour(f[fReceivedAt])
 		if !ok {
 			t.m.notCounted("malformed line", 1)
 			continue
@@ -266,24 +275,28 @@ func (t *Tally) count(lines []byte) {
 		if t.keep != nil && !t.keep(hour) {
 			continue
 		}
-		k := pkey{hour: hour, country: Country(f.country, f.ip, t.geo), platform: platformIndex(Platform(f.platform, f.ua)), bot: IsBot(f.ua)}
-		uid := f.uid
+		ua := t.userAgent(f[fUA])
+		k := pkey{hour: hour, country: Country(f[fCountry], f[fIP], t.geo), platform: ua.platform, bot: ua.bot}
+		if p := f[fPlatform]; len(p) > 0 {
+			k.platform = platformIndex(Platform(p, f[fUA]))
+		}
+		uid := f[fUID]
 		if len(uid) > MaxUID || k.bot {
 			uid = nil
 		}
-		if len(f.ad) > 0 {
-			if id, ok := adID(f.ad); ok {
+		if len(f[fAd]) > 0 {
+			if id, ok := adID(f[fAd]); ok {
 				k.entity, k.id = 'a', id
 				t.add(k, c, uid)
 			} else {
 				t.m.notCounted("bad ad id", 1)
 			}
 		}
-		if len(f.link) > 0 {
-			if marquee.CodeShaped(f.link) {
-				code, ok := t.codes[string(f.link)]
+		if link := f[fLink]; len(link) > 0 {
+			if marquee.CodeShaped(link) {
+				code, ok := t.codes[string(link)]
 				if !ok {
-					code = string(f.link)
+					code = string(link)
 					t.codes[code] = code
 				}
 				k.entity, k.id, k.code = 'l', 0, code
@@ -308,13 +321,44 @@ func (t *Tally) add(k pkey, c Counts, uid []byte) {
 	}
 }
 
-func indexNewline(b []byte) int {
-	for i, c := range b {
-		if c == '\n' {
-			return i
-		}
+// hour returns the unix second of the start of receivedAt's UTC hour.
+// t.mu is held.
+func (t *Tally) hour(receivedAt []byte) (int64, bool) {
+	utc := len(receivedAt) == 30 && receivedAt[29] == 'Z' // as the collector writes it
+	if utc && t.stampHour != 0 && string(receivedAt[:13]) == string(t.stamp[:]) {
+		return t.stampHour, true
 	}
-	return len(b)
+	h, ok := hourOf(receivedAt)
+	if ok && utc {
+		copy(t.stamp[:], receivedAt)
+		t.stampHour = h
+	}
+	return h, ok
+}
+
+// agent is what a User-Agent says of an event: its platform, and whether
+// it is a bot's.
+type agent struct {
+	platform uint8
+	bot      bool
+}
+
+// maxAgents bounds the User-Agents a Tally remembers; past it, it starts
+// over (a flood of made-up ones costs classification, never memory).
+const maxAgents = 4096
+
+// userAgent classifies ua, from memory when it was seen before (most
+// events come from a few thousand User-Agents). t.mu is held.
+func (t *Tally) userAgent(ua []byte) agent {
+	if a, ok := t.agents[string(ua)]; ok {
+		return a
+	}
+	a := agent{platform: platformIndex(Platform(nil, ua)), bot: IsBot(ua)}
+	if len(t.agents) >= maxAgents {
+		clear(t.agents)
+	}
+	t.agents[string(ua)] = a
+	return a
 }
 
 func platformIndex(p string) uint8 {

@@ -25,7 +25,6 @@ type Store interface {
 	reports.Reader
 	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
 	ReplaceReports(ctx context.Context, b *reports.Batch, from, to int64) error
-	InsertReports(ctx context.Context, b *reports.Batch) error
 	// InsertAds and InsertLinks store many rows in one transaction (for
 	// seeding) with a single "reload" changelog entry, calling progress
 	// after each row.

@@ -114,7 +114,7 @@ func seedReports(ctx context.Context, out seedOutput, st store.Store, seed uint6
 		return b, nil
 	}, func(ctx context.Context, bs []*reports.Batch, progress func()) error {
 		for _, b := range bs {
-			if err := st.InsertReports(ctx, b); err != nil {
+			if err := st.AddReports(ctx, b); err != nil {
 				return err
 			}
 			progress()

@@ -8,6 +8,7 @@ import (
 
 	"marquee"
 	"marquee/fixture"
+	"marquee/reports"
 	"marquee/store/sqlite"
 	"marquee/store/storetest"
 )
@@ -81,4 +82,33 @@ func BenchmarkLink(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkAddReports flushes 100,000 distinct report rows (the keys a
+// busy instance counts in one -reports-flush) into a store that holds
+// them already, as the second flush of an hour does; ns/op is one flush.
+//
+//	go test ./store/sqlite -run XXX -bench AddReports -benchtime 3x
+func BenchmarkAddReports(b *testing.B) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	batch := &reports.Batch{Slot: "a"}
+	for i := range 100_000 {
+		batch.Rows = append(batch.Rows, reports.Row{
+			Key: reports.Key{Entity: marquee.EntityAd, ID: int64(1 + i/60), Time: 1_700_000_000 / 3600 * 3600,
+				Country: fixture.Countries[i%20], Platform: []string{"android", "ios", "web"}[i/20%3]},
+			Counts: reports.Counts{Impressions: 3, Clicks: 1}})
+	}
+	if err := st.AddReports(context.Background(), batch); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := st.AddReports(context.Background(), batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch.Rows)), "ns/row")
 }

@@ -16,7 +16,7 @@ import (
 // transaction (see reports.Tally).
 func (s *Store) AddReports(ctx context.Context, b *reports.Batch) error {
 	return exec(ctx, s, "add reports", func(tx Tx, now time.Time) error {
-		if err := addRows(ctx, tx, b.Slot, b.Rows, s.cfg.ClickBatch); err != nil {
+		if err := addRows(ctx, tx, b.Slot, b.Rows); err != nil {
 			return err
 		}
 		if err := mergeReach(ctx, tx, b.Slot, b.Reach); err != nil {
@@ -33,10 +33,15 @@ func (s *Store) AddReports(ctx context.Context, b *reports.Batch) error {
 	})
 }
 
-// addRows adds rows to the slot's hourly rows, batch rows a statement.
-func addRows(ctx context.Context, tx Tx, slot string, rows []reports.Row, batch int) error {
+// rowBatch is how many report rows one statement adds: 100 rows cost
+// 3.7 µs a row on SQLite against 5.8 µs one at a time
+// (BenchmarkAddReports), and on PostgreSQL a statement is a round trip.
+const rowBatch = 100
+
+// addRows adds rows to the slot's hourly rows, rowBatch a statement.
+func addRows(ctx context.Context, tx Tx, slot string, rows []reports.Row) error {
 	for len(rows) > 0 {
-		chunk := rows[:min(max(batch, 1), len(rows))]
+		chunk := rows[:min(rowBatch, len(rows))]
 		rows = rows[len(chunk):]
 		var values strings.Builder
 		args := make([]any, 0, 10*len(chunk))
@@ -237,18 +242,7 @@ func (s *Store) ReplaceReports(ctx context.Context, b *reports.Batch, from, to i
 		if _, err := tx.Exec(ctx, `DELETE FROM report_reach WHERE slot = ? AND day >= ? AND day < ?`, b.Slot, from, to); err != nil {
 			return err
 		}
-		if err := addRows(ctx, tx, b.Slot, b.Rows, s.cfg.ClickBatch); err != nil {
-			return err
-		}
-		return mergeReach(ctx, tx, b.Slot, b.Reach)
-	})
-}
-
-// InsertReports stores many hourly rows and sketches of one slot (for
-// seeding), adding to what is there.
-func (s *Store) InsertReports(ctx context.Context, b *reports.Batch) error {
-	return exec(ctx, s, "insert reports", func(tx Tx, _ time.Time) error {
-		if err := addRows(ctx, tx, b.Slot, b.Rows, max(s.cfg.ClickBatch, 100)); err != nil {
+		if err := addRows(ctx, tx, b.Slot, b.Rows); err != nil {
 			return err
 		}
 		return mergeReach(ctx, tx, b.Slot, b.Reach)
