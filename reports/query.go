@@ -190,7 +190,8 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 		loc = time.UTC
 	}
 	start := bucket(q.From, q.Granularity, loc)
-	sq := SumQuery{Entity: q.Entity, ID: q.ID, From: start.Unix(), To: q.To.Unix(), Bots: q.Bots}
+	// With a breakdown, one read serves both: sums by time and dimension.
+	sq := SumQuery{Entity: q.Entity, ID: q.ID, From: start.Unix(), To: q.To.Unix(), By: q.By, Bots: q.Bots}
 	var sums []Sum
 	for _, daily := range []bool{false, true} {
 		s, err := rp.r.ReportSums(ctx, sq, daily)
@@ -214,10 +215,12 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 	}
 	series := make([]Counts, len(starts))
 	var total Counts
+	byDim := map[string]*Counts{}
 	for _, s := range sums {
 		if i := index(s.Time); i >= 0 && i < len(series) {
 			series[i].add(s.Counts)
 			total.add(s.Counts)
+			addTo(byDim, s.Dim, s.Counts)
 		}
 	}
 	out := &Report{Window: Window{From: q.From.UTC().Format(time.RFC3339), To: q.To.UTC().Format(time.RFC3339),
@@ -258,9 +261,7 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 		}
 	}
 	if q.By != "" {
-		if out.Breakdown, err = rp.breakdown(ctx, sq, q.By); err != nil {
-			return nil, err
-		}
+		out.Breakdown = breakdown(byDim, q.By)
 	}
 	if q.Top > 0 {
 		if out.Top, err = rp.top(ctx, sq, q.TopMetric, q.Top); err != nil {
@@ -270,19 +271,8 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 	return out, nil
 }
 
-// breakdown sums the range by a dimension, largest impressions first.
-func (rp *Reporter) breakdown(ctx context.Context, sq SumQuery, by string) ([]Part, error) {
-	sq.By = by
-	byDim := map[string]*Counts{}
-	for _, daily := range []bool{false, true} {
-		sums, err := rp.r.ReportSums(ctx, sq, daily)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range sums {
-			addTo(byDim, s.Dim, s.Counts)
-		}
-	}
+// breakdown lists the sums by a dimension, largest impressions first.
+func breakdown(byDim map[string]*Counts, by string) []Part {
 	parts := make([]Part, 0, len(byDim))
 	for dim, c := range byDim {
 		p := Part{Metrics: metricsOf(*c)}
@@ -299,7 +289,7 @@ func (rp *Reporter) breakdown(ctx context.Context, sq SumQuery, by string) ([]Pa
 		}
 		return cmpString(a.Country+a.Platform, b.Country+b.Platform)
 	})
-	return parts, nil
+	return parts
 }
 
 // top returns the top ads or links of the range by metric. Within the

@@ -91,10 +91,20 @@ func seedReports(ctx context.Context, out seedOutput, st store.Store, seed uint6
 		day := today - int64(days-1-dayIndex)*86400
 		dayIndex++
 		rows, uniques := gen.Day(day)
-		b := &reports.Batch{Slot: "seed", Rows: make([]reports.Row, len(rows))}
-		for i, r := range rows {
-			b.Rows[i] = reports.Row{Key: reports.Key{Entity: r.Entity, ID: r.ID, Time: r.Hour, Country: r.Country, Platform: r.Platform},
-				Counts: reports.Counts{Impressions: r.Impressions, Clicks: r.Clicks, Conversions: r.Conversions}}
+		// One row a key (a statement may not add to a row twice).
+		b := &reports.Batch{Slot: "seed"}
+		at := map[reports.Key]int{}
+		for _, r := range rows {
+			k := reports.Key{Entity: r.Entity, ID: r.ID, Time: r.Hour, Country: r.Country, Platform: r.Platform}
+			i, ok := at[k]
+			if !ok {
+				i = len(b.Rows)
+				at[k] = i
+				b.Rows = append(b.Rows, reports.Row{Key: k})
+			}
+			b.Rows[i].Impressions += r.Impressions
+			b.Rows[i].Clicks += r.Clicks
+			b.Rows[i].Conversions += r.Conversions
 		}
 		for k, n := range uniques {
 			entity := marquee.EntityAd

@@ -90,7 +90,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	defer tx.Rollback()
 	// Not prepared: a migration may hold several statements. An INTEGER
 	// PRIMARY KEY is the table's rowid: no index of its own.
-	if err := sqltx.Migrate(ctx, conn{q: tx}, sqltx.Dialect{ID: "INTEGER PRIMARY KEY AUTOINCREMENT", Key: "INTEGER PRIMARY KEY", Blob: "BLOB"}); err != nil {
+	if err := sqltx.Migrate(ctx, conn{q: tx}, sqltx.Dialect{ID: "INTEGER PRIMARY KEY AUTOINCREMENT", Key: "INTEGER PRIMARY KEY", Blob: "BLOB", Clustered: " WITHOUT ROWID"}); err != nil {
 		return err
 	}
 	return tx.Commit()

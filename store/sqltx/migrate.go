@@ -27,6 +27,9 @@ type Dialect struct {
 	Key string
 	// Blob ({{blob}}) is a column of bytes.
 	Blob string
+	// Clustered ({{clustered}}) ends a CREATE TABLE whose rows are stored
+	// in primary key order ("" where they cannot be).
+	Clustered string
 }
 
 // Migrate brings the schema of db — a transaction the caller commits,
@@ -58,7 +61,7 @@ func Migrate(ctx context.Context, db DB, d Dialect) error {
 		if err != nil {
 			return err
 		}
-		spell := strings.NewReplacer("{{id}}", d.ID, "{{key}}", d.Key, "{{blob}}", d.Blob)
+		spell := strings.NewReplacer("{{id}}", d.ID, "{{key}}", d.Key, "{{blob}}", d.Blob, "{{clustered}}", d.Clustered)
 		if _, err := db.Exec(ctx, spell.Replace(string(b))); err != nil {
 			return fmt.Errorf("migration %s: %w", names[i], err)
 		}

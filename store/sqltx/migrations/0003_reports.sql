@@ -1,5 +1,6 @@
 -- Reports: counts per ad or link, UTC hour (or day), country, platform and
--- bot flag. slot is the instance that counted the row: instances never
+-- bot flag, stored in key order where the dialect can ({{clustered}}), so
+-- that one ad's range is one run of rows. slot is the instance that counted the row: instances never
 -- write each other's rows, and a report sums every slot. Hourly rows older
 -- than the hourly retention are rolled into daily rows (one roller at a
 -- time, so daily rows need no slot). Times are unix seconds.
@@ -15,8 +16,10 @@ CREATE TABLE report_hourly (
 	clicks      bigint  NOT NULL,
 	conversions bigint  NOT NULL,
 	PRIMARY KEY (entity, entity_id, hour, country, platform, bot, slot)
-);
-CREATE INDEX report_hourly_time ON report_hourly (hour, entity, entity_id);
+){{clustered}};
+-- Reports over every ad (totals, top lists) read a time range: this index
+-- holds all they read.
+CREATE INDEX report_hourly_time ON report_hourly (hour, entity, bot, entity_id, impressions, clicks, conversions);
 CREATE TABLE report_daily (
 	entity      text    NOT NULL,
 	entity_id   bigint  NOT NULL,
@@ -28,8 +31,8 @@ CREATE TABLE report_daily (
 	clicks      bigint  NOT NULL,
 	conversions bigint  NOT NULL,
 	PRIMARY KEY (entity, entity_id, day, country, platform, bot)
-);
-CREATE INDEX report_daily_time ON report_daily (day, entity, entity_id);
+){{clustered}};
+CREATE INDEX report_daily_time ON report_daily (day, entity, bot, entity_id, impressions, clicks, conversions);
 -- Reach: a HyperLogLog sketch of the uids of an ad's or link's events of
 -- one UTC day, per slot (merged at read).
 CREATE TABLE report_reach (
