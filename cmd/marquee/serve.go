@@ -162,7 +162,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		return err
 	}
 	if err := tally.Recover(ctx, filepath.Join(cfg.data, "events")); err != nil {
-		events.Close(ctx)
+		cctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownWait)
+		events.Close(cctx) // its shipper waits for the recovery that failed: give it the shutdown timeout
+		cancel()
 		return err
 	}
 	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin, TrustedProxies: cfg.events.proxies},
