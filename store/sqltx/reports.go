@@ -38,26 +38,64 @@ func (s *Store) AddReports(ctx context.Context, b *reports.Batch) error {
 // (BenchmarkAddReports), and on PostgreSQL a statement is a round trip.
 const rowBatch = 100
 
-// addRows adds rows to the slot's hourly rows, rowBatch a statement.
+// addRows adds rows to the slot's hourly rows, and their sums over
+// country and platform to its totals, rowBatch a statement.
 func addRows(ctx context.Context, tx Tx, slot string, rows []reports.Row) error {
+	if err := upsertRows(ctx, tx, "report_hourly", slot, rows); err != nil {
+		return err
+	}
+	return upsertRows(ctx, tx, "report_totals", slot, totalsOf(rows))
+}
+
+// totalsOf sums rows over country and platform.
+func totalsOf(rows []reports.Row) []reports.Row {
+	at := map[reports.Key]int{}
+	var out []reports.Row
+	for _, r := range rows {
+		k := reports.Key{Entity: r.Entity, ID: r.ID, Time: r.Time, Bot: r.Bot}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, reports.Row{Key: k})
+		}
+		out[i].Counts.Impressions += r.Impressions
+		out[i].Counts.Clicks += r.Clicks
+		out[i].Counts.Conversions += r.Conversions
+	}
+	return out
+}
+
+// upsertRows adds rows to a table of hourly rows (report_hourly, or
+// report_totals without country and platform).
+func upsertRows(ctx context.Context, tx Tx, table, slot string, rows []reports.Row) error {
+	cols, key, width := "entity, entity_id, hour, country, platform, bot", "entity, entity_id, hour, country, platform, bot, slot", 10
+	if table == "report_totals" {
+		cols, key, width = "entity, entity_id, hour, bot", "entity, hour, bot, entity_id, slot", 8
+	}
+	tuple := "(" + placeholders(width) + ")"
 	for len(rows) > 0 {
 		chunk := rows[:min(rowBatch, len(rows))]
 		rows = rows[len(chunk):]
 		var values strings.Builder
-		args := make([]any, 0, 10*len(chunk))
+		args := make([]any, 0, width*len(chunk))
 		for i, r := range chunk {
 			if i > 0 {
 				values.WriteString(", ")
 			}
-			values.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-			args = append(args, r.Entity, r.ID, r.Time, r.Country, r.Platform, boolInt(r.Bot), slot, r.Impressions, r.Clicks, r.Conversions)
+			values.WriteString(tuple)
+			args = append(args, r.Entity, r.ID, r.Time)
+			if width == 10 {
+				args = append(args, r.Country, r.Platform)
+			}
+			args = append(args, boolInt(r.Bot), slot, r.Impressions, r.Clicks, r.Conversions)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO report_hourly (entity, entity_id, hour, country, platform, bot, slot, impressions, clicks, conversions)
+		if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (`+cols+`, slot, impressions, clicks, conversions)
 			VALUES `+values.String()+`
-			ON CONFLICT (entity, entity_id, hour, country, platform, bot, slot) DO UPDATE SET
-				impressions = report_hourly.impressions + excluded.impressions,
-				clicks = report_hourly.clicks + excluded.clicks,
-				conversions = report_hourly.conversions + excluded.conversions`, args...); err != nil {
+			ON CONFLICT (`+key+`) DO UPDATE SET
+				impressions = `+table+`.impressions + excluded.impressions,
+				clicks = `+table+`.clicks + excluded.clicks,
+				conversions = `+table+`.conversions + excluded.conversions`, args...); err != nil {
 			return err
 		}
 	}
@@ -118,8 +156,11 @@ func (s *Store) ReportFiles(ctx context.Context, files []string) (map[string]rep
 // the daily ones with daily.
 func (s *Store) ReportSums(ctx context.Context, q reports.SumQuery, daily bool) ([]reports.Sum, error) {
 	table, t := "report_hourly", "hour"
-	if daily {
+	switch {
+	case daily:
 		table, t = "report_daily", "day"
+	case q.ID == 0 && q.By == "":
+		table = "report_totals" // every ad's or link's: the totals hold it in fewer rows
 	}
 	dim, group := "''", t
 	switch q.By {
@@ -155,7 +196,7 @@ func sumWhere(q reports.SumQuery, t string) (string, []any) {
 // the hourly rows or the daily ones, ordered by metric (impressions,
 // clicks, conversions or ctr), at most limit of them (0: all).
 func (s *Store) ReportTop(ctx context.Context, q reports.SumQuery, daily bool, metric string, limit int) ([]reports.Sum, error) {
-	table, t := "report_hourly", "hour"
+	table, t := "report_totals", "hour"
 	if daily {
 		table, t = "report_daily", "day"
 	}
@@ -225,7 +266,10 @@ func (s *Store) RollUpReports(ctx context.Context, cutoff int64) (int64, error) 
 			return err
 		}
 		var err error
-		moved, err = tx.Exec(ctx, `DELETE FROM report_hourly WHERE hour < ?`, cutoff)
+		if moved, err = tx.Exec(ctx, `DELETE FROM report_hourly WHERE hour < ?`, cutoff); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM report_totals WHERE hour < ?`, cutoff)
 		return err
 	})
 	return moved, err
@@ -236,8 +280,10 @@ func (s *Store) RollUpReports(ctx context.Context, cutoff int64) (int64, error) 
 // transaction (marquee reports rebuild).
 func (s *Store) ReplaceReports(ctx context.Context, b *reports.Batch, from, to int64) error {
 	return exec(ctx, s, "replace reports", func(tx Tx, now time.Time) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM report_hourly WHERE slot = ? AND hour >= ? AND hour < ?`, b.Slot, from, to); err != nil {
-			return err
+		for _, table := range []string{"report_hourly", "report_totals"} {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE slot = ? AND hour >= ? AND hour < ?`, b.Slot, from, to); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM report_reach WHERE slot = ? AND day >= ? AND day < ?`, b.Slot, from, to); err != nil {
 			return err

@@ -17,9 +17,8 @@ CREATE TABLE report_hourly (
 	conversions bigint  NOT NULL,
 	PRIMARY KEY (entity, entity_id, hour, country, platform, bot, slot)
 ){{clustered}};
--- Reports over every ad (totals, top lists) read a time range: this index
--- holds all they read.
-CREATE INDEX report_hourly_time ON report_hourly (hour, entity, bot, entity_id, impressions, clicks, conversions);
+-- Rollups and rebuilds delete by time.
+CREATE INDEX report_hourly_time ON report_hourly (hour);
 CREATE TABLE report_daily (
 	entity      text    NOT NULL,
 	entity_id   bigint  NOT NULL,
@@ -32,7 +31,23 @@ CREATE TABLE report_daily (
 	conversions bigint  NOT NULL,
 	PRIMARY KEY (entity, entity_id, day, country, platform, bot)
 ){{clustered}};
+-- Reports over every ad or link read a range of days: this index holds
+-- all they read.
 CREATE INDEX report_daily_time ON report_daily (day, entity, bot, entity_id, impressions, clicks, conversions);
+-- Totals: report_hourly summed over country and platform, written by the
+-- same flush, stored by time first: what reports over every ad or link
+-- (totals, top lists) read, a fraction of the rows.
+CREATE TABLE report_totals (
+	entity      text    NOT NULL,
+	hour        bigint  NOT NULL,
+	bot         integer NOT NULL,
+	entity_id   bigint  NOT NULL,
+	slot        text    NOT NULL,
+	impressions bigint  NOT NULL,
+	clicks      bigint  NOT NULL,
+	conversions bigint  NOT NULL,
+	PRIMARY KEY (entity, hour, bot, entity_id, slot)
+){{clustered}};
 -- Reach: a HyperLogLog sketch of the uids of an ad's or link's events of
 -- one UTC day, per slot (merged at read).
 CREATE TABLE report_reach (
