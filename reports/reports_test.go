@@ -283,6 +283,10 @@ func TestReachMergedAcrossInstances(t *testing.T) {
 	if r.Totals.Impressions != 200_000 {
 		t.Errorf("impressions = %d; want 200,000", r.Totals.Impressions)
 	}
+	all := report(t, w, reports.Query{Entity: marquee.EntityAd, From: at.Add(-time.Hour), To: at.Add(47 * time.Hour), Granularity: reports.Day})
+	if u := float64(*all.Totals.Uniques); math.Abs(u-100_000)/100_000 > 0.02 || all.Totals.Impressions != 200_000 {
+		t.Errorf("every ad's uniques = %.0f, impressions %d; want 100,000 within 2%%, 200,000 (one ad has them all)", u, all.Totals.Impressions)
+	}
 }
 
 // Counted exactly once across a crash: lines flushed before it are not

@@ -121,7 +121,9 @@ func seedReports(ctx context.Context, out seedOutput, st store.Store, seed uint6
 			}
 			b.Reach = append(b.Reach, reports.Reach{Entity: entity, ID: k[1], Day: day, Sketch: enc})
 		}
-		return b, nil
+		var err error
+		b.Reach, err = reports.WithAll(b.Reach)
+		return b, err
 	}, func(ctx context.Context, bs []*reports.Batch, progress func()) error {
 		for _, b := range bs {
 			if err := st.AddReports(ctx, b); err != nil {

@@ -227,14 +227,11 @@ func (s *Store) ReportTop(ctx context.Context, q reports.SumQuery, daily bool, m
 }
 
 // ReportReach returns the sketches of every slot of the days in [from,
-// to) of an ad or a link (id 0: of every one of the entity).
+// to) of an ad or a link (id 0: of all of them together, see
+// reports.WithAll).
 func (s *Store) ReportReach(ctx context.Context, entity string, id, from, to int64) ([]reports.Reach, error) {
-	where := `entity = ? AND day >= ? AND day < ?`
-	args := []any{entity, from, to}
-	if id != 0 {
-		where += ` AND entity_id = ?`
-		args = append(args, id)
-	}
+	where := `entity = ? AND entity_id = ? AND day >= ? AND day < ?`
+	args := []any{entity, id, from, to}
 	return withDB(ctx, s, "read reach", func(db DB) ([]reports.Reach, error) {
 		return query(ctx, db, func(r Rows) (x reports.Reach, err error) {
 			x.Entity = entity
