@@ -16,10 +16,8 @@ var platforms = [...]string{"android", "ios", "web"}
 // android, ios or web (any case), else what its User-Agent says —
 // Android, then iPhone/iPad/iOS, then web.
 func Platform(field, ua []byte) string {
-	for _, p := range platforms {
-		if bytes.EqualFold(field, []byte(p)) {
-			return p
-		}
+	if p, ok := platformField(field); ok {
+		return p
 	}
 	switch {
 	case bytes.Contains(ua, []byte("Android")):
@@ -29,6 +27,17 @@ func Platform(field, ua []byte) string {
 		return "ios"
 	}
 	return "web"
+}
+
+// platformField is the platform a platform field names (any case), if
+// it names one.
+func platformField(field []byte) (string, bool) {
+	for _, p := range platforms {
+		if bytes.EqualFold(field, []byte(p)) {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // botMarks are what the User-Agents of well-known crawlers, link

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/maxmind/mmdbwriter"
 	"github.com/maxmind/mmdbwriter/mmdbtype"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"marquee"
 	"marquee/reports"
@@ -204,7 +206,12 @@ func report(t *testing.T, w *world, q reports.Query) *reports.Report {
 // nothing for other types or unknown ids — no row grows for them.
 func TestWhatIsCounted(t *testing.T) {
 	w := newWorld(t)
-	ctx, tl := context.Background(), w.tl
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	tl := reports.New(reports.Config{Store: w.st, Resolver: resolver{w.st}, Slot: "a", Log: quiet}, reg)
+	if err := tl.Recover(ctx, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
 	at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
 	var lines strings.Builder
 	lines.WriteString(line(at, `"type":"impression","ad":"1","country":"tw","uid":"u1"`))
@@ -219,6 +226,18 @@ func TestWhatIsCounted(t *testing.T) {
 	tl.Written("f1", 0, []byte(lines.String()))
 	if err := tl.Flush(ctx); err != nil {
 		t.Fatal(err)
+	}
+	notCounted := map[string]float64{}
+	families, _ := reg.Gather()
+	for _, f := range families {
+		if f.GetName() == "marquee_reports_events_not_counted_total" {
+			for _, m := range f.GetMetric() {
+				notCounted[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if want := map[string]float64{"other type": 1, "unknown ad": 50, "unknown link": 50}; !maps.Equal(notCounted, want) {
+		t.Errorf("marquee_reports_events_not_counted_total = %v; want %v", notCounted, want)
 	}
 	from, to := at.Truncate(24*time.Hour), at.Truncate(24*time.Hour).Add(24*time.Hour)
 	ad := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: to, By: "country"})

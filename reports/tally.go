@@ -156,12 +156,13 @@ type Tally struct {
 	m     *metrics
 	keep  func(hour int64) bool // when set, only events of the hours it keeps are counted
 
-	mu     sync.Mutex
-	counts map[pkey]*Counts
-	reach  map[rkey]*hyperloglog.Sketch
-	files  map[string]*fileState
-	codes  map[string]string // interned link codes
-	agents map[string]agent  // what each User-Agent seen is (a few thousand at most)
+	mu      sync.Mutex
+	counts  map[pkey]*Counts
+	reach   map[rkey]*hyperloglog.Sketch
+	files   map[string]*fileState
+	codes   map[string]string // interned link codes
+	agents  map[string]agent  // what each User-Agent seen is (a few thousand at most)
+	skipped map[string]int64  // lines not counted since the last flush, by reason
 	// stamp and stampHour remember the hour of the last receivedAt: most
 	// lines of a batch are of one hour.
 	stamp     [13]byte
@@ -193,7 +194,7 @@ func New(cfg Config, reg prometheus.Registerer) *Tally {
 }
 
 func (t *Tally) reset() {
-	t.counts, t.reach, t.codes = map[pkey]*Counts{}, map[rkey]*hyperloglog.Sketch{}, map[string]string{}
+	t.counts, t.reach, t.codes, t.skipped = map[pkey]*Counts{}, map[rkey]*hyperloglog.Sketch{}, map[string]string{}, map[string]int64{}
 	t.oldest = time.Time{}
 }
 
@@ -248,7 +249,7 @@ func (t *Tally) count(lines []byte) {
 			continue
 		}
 		if !scan(line, &f) {
-			t.m.notCounted("malformed line", 1)
+			t.skip("malformed line")
 			continue
 		}
 		var c Counts
@@ -260,16 +261,16 @@ func (t *Tally) count(lines []byte) {
 		case "conversion":
 			c.Conversions = 1
 		default:
-			t.m.notCounted("other type", 1)
+			t.skip("other type")
 			continue
 		}
 		if len(f[fAd]) == 0 && len(f[fLink]) == 0 {
-			t.m.notCounted("no ad or link", 1)
+			t.skip("no ad or link")
 			continue
 		}
 		hour, ok := t.hour(f[fReceivedAt])
 		if !ok {
-			t.m.notCounted("malformed line", 1)
+			t.skip("malformed line")
 			continue
 		}
 		if t.keep != nil && !t.keep(hour) {
@@ -277,8 +278,8 @@ func (t *Tally) count(lines []byte) {
 		}
 		ua := t.userAgent(f[fUA])
 		k := pkey{hour: hour, country: Country(f[fCountry], f[fIP], t.geo), platform: ua.platform, bot: ua.bot}
-		if p := f[fPlatform]; len(p) > 0 {
-			k.platform = platformIndex(Platform(p, f[fUA]))
+		if p, ok := platformField(f[fPlatform]); ok { // a valid field wins over the User-Agent
+			k.platform = platformIndex(p)
 		}
 		uid := f[fUID]
 		if len(uid) > MaxUID || k.bot {
@@ -289,7 +290,7 @@ func (t *Tally) count(lines []byte) {
 				k.entity, k.id = 'a', id
 				t.add(k, c, uid)
 			} else {
-				t.m.notCounted("bad ad id", 1)
+				t.skip("bad ad id")
 			}
 		}
 		if link := f[fLink]; len(link) > 0 {
@@ -302,11 +303,15 @@ func (t *Tally) count(lines []byte) {
 				k.entity, k.id, k.code = 'l', 0, code
 				t.add(k, c, uid)
 			} else {
-				t.m.notCounted("bad link code", 1)
+				t.skip("bad link code")
 			}
 		}
 	}
 }
+
+// skip counts a line not counted, for the metric the next flush updates
+// (a label look-up a line would cost the writer). t.mu is held.
+func (t *Tally) skip(reason string) { t.skipped[reason]++ }
 
 func (t *Tally) add(k pkey, c Counts, uid []byte) {
 	addTo(t.counts, k, c)
@@ -388,13 +393,16 @@ func (t *Tally) flush(ctx context.Context) error {
 	defer t.flushMu.Unlock()
 	start := time.Now()
 	t.mu.Lock()
-	counts, reach, oldest := t.counts, t.reach, t.oldest
+	counts, reach, oldest, skipped := t.counts, t.reach, t.oldest, t.skipped
 	var marks []FileMark
 	for name, fs := range t.files {
 		marks = append(marks, FileMark{File: name, Upto: fs.upto, Complete: fs.size >= 0 && fs.upto >= fs.size})
 	}
 	t.reset()
 	t.mu.Unlock()
+	for reason, n := range skipped {
+		t.m.notCounted(reason, n)
+	}
 	if len(counts) == 0 && len(reach) == 0 && len(marks) == 0 {
 		return nil
 	}
