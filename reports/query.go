@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/axiomhq/hyperloglog"
-
 	"marquee"
 )
 
@@ -231,33 +229,21 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := hyperloglog.New()
-	perBucket := make([]*hyperloglog.Sketch, len(starts))
-	for _, r := range sketches {
-		sk := hyperloglog.New()
-		if err := sk.UnmarshalBinary(r.Sketch); err != nil {
-			return nil, fmt.Errorf("reach of %s %d: %w", r.Entity, r.ID, err)
-		}
-		all.Merge(sk)
-		if i := index(r.Day); q.Granularity != Hour && i >= 0 && i < len(perBucket) {
-			if perBucket[i] == nil {
-				perBucket[i] = hyperloglog.New()
-			}
-			perBucket[i].Merge(sk)
-		}
+	bucket := func(day int64) int { return -1 }
+	if q.Granularity != Hour {
+		bucket = index
 	}
-	uniques := int64(all.Estimate())
+	uniques, perBucket, err := reach(sketches, len(starts), bucket)
+	if err != nil {
+		return nil, err
+	}
 	out.Totals.Uniques = &uniques
 	out.Series = make([]Point, len(starts))
 	for i, t := range starts {
 		c := series[i]
 		out.Series[i] = Point{T: t.Format(time.RFC3339), Impressions: c.Impressions, Clicks: c.Clicks, Conversions: c.Conversions}
 		if q.Granularity != Hour {
-			var u int64
-			if perBucket[i] != nil {
-				u = int64(perBucket[i].Estimate())
-			}
-			out.Series[i].Uniques = &u
+			out.Series[i].Uniques = &perBucket[i]
 		}
 	}
 	if q.By != "" {

@@ -90,22 +90,6 @@ type Batch struct {
 	Files []FileMark
 }
 
-// MergeSketches merges two encoded sketches; the store calls it to add a
-// flush's sketch to the one it holds.
-func MergeSketches(stored, add []byte) ([]byte, error) {
-	a, b := hyperloglog.New(), hyperloglog.New()
-	if err := a.UnmarshalBinary(stored); err != nil {
-		return nil, fmt.Errorf("stored sketch: %w", err)
-	}
-	if err := b.UnmarshalBinary(add); err != nil {
-		return nil, err
-	}
-	if err := a.Merge(b); err != nil {
-		return nil, err
-	}
-	return a.MarshalBinary()
-}
-
 // Store is where a Tally's counts go.
 type Store interface {
 	// AddReports adds a batch in one transaction.
@@ -523,13 +507,13 @@ func WithAll(reach []Reach) ([]Reach, error) {
 		if r.ID == 0 {
 			continue
 		}
-		sk := hyperloglog.New()
-		if err := sk.UnmarshalBinary(r.Sketch); err != nil {
+		sk, err := DecodeSketch(r.Sketch)
+		if err != nil {
 			return nil, err
 		}
 		d := day{r.Entity, r.Day}
 		if all[d] == nil {
-			all[d] = hyperloglog.New()
+			all[d] = hyperloglog.NewNoSparse() // the union of every ad is large: dense from the start
 			order = append(order, d)
 		}
 		if err := all[d].Merge(sk); err != nil {

@@ -2,9 +2,12 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/axiomhq/hyperloglog"
 
 	"marquee"
 	"marquee/fixture"
@@ -111,4 +114,46 @@ func BenchmarkAddReports(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batch.Rows)), "ns/row")
+}
+
+// BenchmarkAddReach merges a flush's reach into the sketches a busy day
+// left: 2,000 ads with 5,000 uids each so far, 20 new uids an ad in this
+// flush, and the sketch of all ads; ns/op is one flush (the sketches are
+// built before the clock runs: reports.WithAll has its own benchmark).
+//
+//	go test ./store/sqlite -run XXX -bench AddReach -benchtime 5x
+func BenchmarkAddReach(b *testing.B) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	day := int64(1_700_000_000 / 86400 * 86400)
+	sketches := func(uids int, prefix string) *reports.Batch {
+		batch := &reports.Batch{Slot: "a"}
+		for ad := range 2000 {
+			sk := hyperloglog.New()
+			for u := range uids {
+				sk.Insert(fmt.Appendf(nil, "%s-%d-%d", prefix, ad, u))
+			}
+			enc, err := sk.MarshalBinary()
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch.Reach = append(batch.Reach, reports.Reach{Entity: marquee.EntityAd, ID: int64(ad + 1), Day: day, Sketch: enc})
+		}
+		return batch
+	}
+	if err := st.AddReports(context.Background(), sketches(5000, "day")); err != nil {
+		b.Fatal(err)
+	}
+	flush := sketches(20, "flush")
+	if flush.Reach, err = reports.WithAll(flush.Reach); err != nil { // and the day's sketch of all ads, as a flush adds
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := st.AddReports(context.Background(), flush); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
