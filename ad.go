@@ -57,11 +57,16 @@ type Condition struct {
 // AdInput is the body of a create or replace request once validated: the
 // fields of an Ad that a client chooses.
 type AdInput struct {
-	Title      string
-	StartAt    time.Time
-	EndAt      time.Time
-	Conditions []Condition
-	URL        string // optional landing page
+	Title      string      `json:"title"`
+	StartAt    time.Time   `json:"startAt"`
+	EndAt      time.Time   `json:"endAt"`
+	Conditions []Condition `json:"conditions"`
+	URL        string      `json:"url"` // optional landing page
+}
+
+// Input returns the fields of a that a client chooses.
+func (a *Ad) Input() AdInput {
+	return AdInput{Title: a.Title, StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, URL: a.URL}
 }
 
 // Ad returns the ad that in describes, with the given id, tracking link

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Kind is what kind of failure an error is. The HTTP edge maps each kind
@@ -26,10 +27,11 @@ const (
 	KindGone                         // existed, and no longer answers (an expired link)
 	KindMethodNotAllowed             // the route exists, not with this method
 	KindHeadersTooLarge              // the request line and headers are over their limit
+	KindTooManyRequests              // throttled (failed logins): retry after Error.RetryAfter
 )
 
 var kindNames = [...]string{"internal", "invalid", "not found", "conflict", "unauthorized", "forbidden",
-	"unavailable", "too large", "unsupported media type", "gone", "method not allowed", "headers too large"}
+	"unavailable", "too large", "unsupported media type", "gone", "method not allowed", "headers too large", "too many requests"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -45,7 +47,11 @@ type Error struct {
 	Kind     Kind
 	Message  string   // what the client reads: lower-case, no trailing punctuation
 	Problems Problems // KindInvalid: field path → what is wrong there
-	Err      error
+	Missing  Scope    // KindForbidden: the scope the credential lacks
+	// RetryAfter is when to retry (KindTooManyRequests, KindUnavailable);
+	// zero gives the default.
+	RetryAfter time.Duration
+	Err        error
 }
 
 // Errorf returns an error of kind k whose client message is the

@@ -97,12 +97,17 @@ func (l Link) MarshalJSON() ([]byte, error) {
 // LinkInput is the body of a link create or replace request once
 // validated. An empty Code on create asks for a generated one.
 type LinkInput struct {
-	Code      string
-	URL       string
-	ExpiresAt time.Time
-	MaxClicks int64
-	Redirect  int
-	AdID      int64
+	Code      string    `json:"code"`
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	MaxClicks int64     `json:"maxClicks"`
+	Redirect  int       `json:"redirect"`
+	AdID      int64     `json:"adId"`
+}
+
+// Input returns the fields of l that a client chooses.
+func (l *Link) Input() LinkInput {
+	return LinkInput{Code: l.Code, URL: l.URL, ExpiresAt: l.ExpiresAt, MaxClicks: l.MaxClicks, Redirect: l.Redirect, AdID: l.AdID}
 }
 
 // Link returns the link that in describes.

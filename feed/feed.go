@@ -58,6 +58,9 @@ type Config struct {
 	// OnLinks, if set, is called with the codes of the links in every
 	// batch of changes applied, and with nil after a reload.
 	OnLinks func(codes []string)
+	// OnAccess, if set, is called after every batch of changes applied
+	// that changes a key, user or session, and after a reload.
+	OnAccess func()
 }
 
 // batchSize bounds the changes read at a time.
@@ -128,6 +131,9 @@ func (f *Feed) Load(ctx context.Context) error {
 	}
 	if f.cfg.OnLinks != nil {
 		f.cfg.OnLinks(nil)
+	}
+	if f.cfg.OnAccess != nil {
+		f.cfg.OnAccess()
 	}
 	return nil
 }
@@ -313,20 +319,26 @@ func (f *Feed) hole(ctx context.Context, pos int64) (string, error) {
 }
 
 // apply reads the current row of every ad the changes name and puts or
-// deletes it in the index, tells OnChange and OnLinks what changed, then
+// deletes it in the index, tells OnChange, OnLinks and OnAccess what
+// changed, then
 // advances the position past them. Links are not indexed: their caches
 // read them again.
 func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	var ids []int64
 	var codes []string
+	access := false
 	seen := map[int64]bool{}
 	for _, c := range chs {
-		switch {
-		case c.Entity == marquee.EntityLink:
+		switch c.Entity {
+		case marquee.EntityLink:
 			codes = append(codes, c.Key)
-		case !seen[c.ID]:
-			seen[c.ID] = true
-			ids = append(ids, c.ID)
+		case marquee.EntityAd:
+			if !seen[c.ID] {
+				seen[c.ID] = true
+				ids = append(ids, c.ID)
+			}
+		case marquee.EntityKey, marquee.EntityUser, marquee.EntitySession:
+			access = true
 		}
 	}
 	var puts []*marquee.Ad
@@ -353,6 +365,9 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	}
 	if f.cfg.OnLinks != nil && len(codes) > 0 {
 		f.cfg.OnLinks(codes)
+	}
+	if f.cfg.OnAccess != nil && access {
+		f.cfg.OnAccess()
 	}
 	now := f.now()
 	for _, c := range chs {

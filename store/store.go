@@ -7,8 +7,10 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"marquee"
+	"marquee/auth"
 	"marquee/clicks"
 	"marquee/feed"
 	"marquee/reports"
@@ -19,6 +21,10 @@ import (
 type Store interface {
 	web.AdStore
 	web.LinkStore
+	web.AccessStore
+	auth.Store
+	TrimAudit(ctx context.Context, before time.Time) (int64, error)
+	TrimSessions(ctx context.Context, now, idleBefore time.Time) (int64, error)
 	feed.Source
 	clicks.Store
 	reports.Store

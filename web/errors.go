@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -26,12 +28,14 @@ var statusOf = map[marquee.Kind]int{
 	marquee.KindGone:             fasthttp.StatusGone,
 	marquee.KindMethodNotAllowed: fasthttp.StatusMethodNotAllowed,
 	marquee.KindHeadersTooLarge:  fasthttp.StatusRequestHeaderFieldsTooLarge,
+	marquee.KindTooManyRequests:  fasthttp.StatusTooManyRequests,
 }
 
 // errorBody is the JSON shape of every error response.
 type errorBody struct {
 	Error    string           `json:"error"`
 	Problems marquee.Problems `json:"problems,omitempty"`
+	Missing  marquee.Scope    `json:"missing,omitempty"`
 }
 
 // retryAfter is the Retry-After (seconds) sent with a 503.
@@ -59,8 +63,10 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 		msg += "; retry later"
 	case marquee.KindUnauthorized:
 		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="marquee"`)
+	case marquee.KindTooManyRequests:
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.FormatInt(int64((max(time.Second, e.RetryAfter)+time.Second-1)/time.Second), 10))
 	}
-	writeJSON(ctx, statusOf[e.Kind], errorBody{Error: msg, Problems: e.Problems})
+	writeJSON(ctx, statusOf[e.Kind], errorBody{Error: msg, Problems: e.Problems, Missing: e.Missing})
 }
 
 // transportError answers requests fasthttp could not read.

@@ -31,8 +31,17 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	for _, r := range srv.Routes() {
 		key := strings.ToLower(r.Method) + " " + r.Pattern
 		inCode[key] = true
-		if _, ok := doc.Paths[r.Pattern][strings.ToLower(r.Method)]; !ok {
+		op, ok := doc.Paths[r.Pattern][strings.ToLower(r.Method)]
+		if !ok {
 			t.Errorf("route %s %s is missing from docs/openapi.yaml", r.Method, r.Pattern)
+			continue
+		}
+		want := string(r.Scope)
+		if want == "" {
+			want = "public"
+		}
+		if got, _ := op.(map[string]any)["x-scope"].(string); got != want {
+			t.Errorf("docs/openapi.yaml gives %s %s x-scope %q; routes.go gives it %q", r.Method, r.Pattern, got, want)
 		}
 	}
 	for path, ops := range doc.Paths {

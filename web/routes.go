@@ -3,57 +3,80 @@ package web
 import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"marquee"
 )
 
-// route binds a method and a path pattern to a handler. A pattern is a fixed
-// path, or one with a "{name}" segment that matches one path segment.
+// route binds a method and a path pattern to a handler, behind a scope:
+// public routes have none, signedIn ones need any valid credential, the
+// others a credential that holds the scope (see guard). A pattern is a
+// fixed path, or one with a "{name}" segment that matches one path
+// segment.
 type route struct {
 	method, pattern string
+	scope           marquee.Scope
 	handler         handler
 }
 
-// Route describes a route for documentation checks.
-type Route struct{ Method, Pattern string }
+// Route describes a route for documentation and access checks.
+type Route struct {
+	Method, Pattern string
+	Scope           marquee.Scope // "" public; "signed-in" any valid credential
+}
 
 // Routes lists every route the server answers.
 func (s *Server) Routes() []Route {
 	var out []Route
 	for _, r := range s.routes() {
-		out = append(out, Route{r.method, r.pattern})
+		out = append(out, Route{r.method, r.pattern, r.scope})
 	}
 	return out
 }
 
-// routes is the one page that lists every route and its middleware. Every
-// route is counted and timed under its pattern (see mux).
+// routes is the one page that lists every route, its scope and its
+// middleware. Every route is counted and timed under its pattern, and
+// guarded by its scope (see mux).
 func (s *Server) routes() []route {
-	admin := requireAdmin(s.cfg.AdminToken, s.cfg.InsecureAdmin)
 	return []route{
 		// The ad contract (docs/api.md).
-		{"GET", "/api/v1/ad", handleListAds(s.index, s.now)},
-		{"POST", "/api/v1/ad", admin(withStore(handleCreate(adResource, s.store, AdStore.CreateAd, s.writer, adCreated)))},
+		{"GET", "/api/v1/ad", public, handleListAds(s.index, s.now)},
+		{"POST", "/api/v1/ad", marquee.ScopeAdsWrite, withStore(s.audited(handleCreate(adResource, s.store, AdStore.CreateAd, s.writer, adCreated)))},
 		// Beyond the contract: ads by id (from the cache), admin reads and writes.
-		{"GET", "/api/v1/ad/{id}", handleGetAd(s.adCache)},
-		{"PUT", "/api/v1/ad/{id}", admin(withStore(handleReplace(adResource, s.store, AdStore.ReplaceAd, s.writer)))},
-		{"DELETE", "/api/v1/ad/{id}", admin(withStore(handleDelete(adResource, s.store, AdStore.DeleteAd, s.writer)))},
-		{"GET", "/api/v1/ads", admin(withStore(handleAdminListAds(s.store, s.now)))},
-		// Reports (admin).
-		{"GET", "/api/v1/ad/{id}/stats", admin(withStore(handleStats(adStats(s.store), s.reports)))},
-		{"GET", "/api/v1/links/{code}/stats", admin(withStore(handleStats(linkStats(s.links), s.reports)))},
-		{"GET", "/api/v1/stats", admin(withStore(handleOverallStats(s.reports)))},
+		{"GET", "/api/v1/ad/{id}", public, handleGetAd(s.adCache)},
+		{"PUT", "/api/v1/ad/{id}", marquee.ScopeAdsWrite, withStore(s.audited(handleReplace(adResource, s.store, AdStore.ReplaceAd, adInput, s.writer)))},
+		{"DELETE", "/api/v1/ad/{id}", marquee.ScopeAdsWrite, withStore(s.audited(handleDelete(adResource, s.store, AdStore.DeleteAd, s.writer)))},
+		{"GET", "/api/v1/ads", marquee.ScopeAdsRead, withStore(handleAdminListAds(s.store, s.now))},
+		// Reports.
+		{"GET", "/api/v1/ad/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(adStats(s.store), s.reports))},
+		{"GET", "/api/v1/links/{code}/stats", marquee.ScopeReportsRead, withStore(handleStats(linkStats(s.links), s.reports))},
+		{"GET", "/api/v1/stats", marquee.ScopeReportsRead, withStore(handleOverallStats(s.reports))},
 		// Short links: admin, and the redirect (from the cache).
-		{"POST", "/api/v1/links", admin(withStore(handleCreate(linkResource, s.links, LinkStore.CreateLink, s.writer, linkCreated)))},
-		{"GET", "/api/v1/links", admin(withStore(handleListLinks(s.links)))},
-		{"GET", "/api/v1/links/{code}", admin(withStore(handleGetLink(s.links)))},
-		{"PUT", "/api/v1/links/{code}", admin(withStore(handleReplace(linkResource, s.links, LinkStore.ReplaceLink, s.writer)))},
-		{"DELETE", "/api/v1/links/{code}", admin(withStore(handleDelete(linkResource, s.links, LinkStore.DeleteLink, s.writer)))},
-		{"GET", "/r/{code}", handleRedirect(s.linkCache, s.clicks, s.events, s.metrics.clickEventsDropped)},
+		{"POST", "/api/v1/links", marquee.ScopeLinksWrite, withStore(s.audited(handleCreate(linkResource, s.links, LinkStore.CreateLink, s.writer, linkCreated)))},
+		{"GET", "/api/v1/links", marquee.ScopeLinksRead, withStore(handleListLinks(s.links))},
+		{"GET", "/api/v1/links/{code}", marquee.ScopeLinksRead, withStore(handleGetLink(s.links))},
+		{"PUT", "/api/v1/links/{code}", marquee.ScopeLinksWrite, withStore(s.audited(handleReplace(linkResource, s.links, LinkStore.ReplaceLink, linkInput, s.writer)))},
+		{"DELETE", "/api/v1/links/{code}", marquee.ScopeLinksWrite, withStore(s.audited(handleDelete(linkResource, s.links, LinkStore.DeleteLink, s.writer)))},
+		{"GET", "/r/{code}", public, handleRedirect(s.linkCache, s.clicks, s.events, s.metrics.clickEventsDropped)},
+		// Access: keys, users, sessions, the audit log.
+		{"POST", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(s.handleCreateKey)},
+		{"GET", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(s.handleListKeys)},
+		{"DELETE", "/api/v1/keys/{id}", marquee.ScopeKeysAdmin, withStore(s.handleRevokeKey)},
+		{"POST", "/api/v1/users", marquee.ScopeKeysAdmin, withStore(s.handleCreateUser)},
+		{"GET", "/api/v1/users", marquee.ScopeKeysAdmin, withStore(s.handleListUsers)},
+		{"GET", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(s.handleGetUser)},
+		{"PUT", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(s.handleUpdateUser)},
+		{"DELETE", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(s.handleDeleteUser)},
+		{"GET", "/api/v1/audit", marquee.ScopeKeysAdmin, withStore(s.handleAudit)},
+		{"POST", "/api/v1/session", public, withStore(s.handleSignIn)},
+		{"GET", "/api/v1/session", signedIn, withStore(s.handleGetSession)},
+		{"DELETE", "/api/v1/session", signedIn, withStore(s.handleSignOut)},
+		{"PUT", "/api/v1/session/password", signedIn, withStore(s.handleChangePassword)},
 		// Events: beacons and batches into the collector.
-		{"GET", "/e", handleEventGet(s.events)},
-		{"POST", "/e", handleEventPost(s.events)},
+		{"GET", "/e", public, handleEventGet(s.events)},
+		{"POST", "/e", public, handleEventPost(s.events)},
 		// Operations.
-		{"GET", "/healthz", handleHealthz()},
-		{"GET", "/readyz", handleReadyz(s.store)},
-		{"GET", "/metrics", plain(fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})))},
+		{"GET", "/healthz", public, handleHealthz()},
+		{"GET", "/readyz", public, handleReadyz(s.store)},
+		{"GET", "/metrics", public, metricsGuard(s.cfg.MetricsToken, plain(fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))))},
 	}
 }

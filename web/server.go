@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/auth"
 	"marquee/cache"
 	"marquee/clicks"
 	"marquee/index"
@@ -48,8 +49,9 @@ type LinkStore interface {
 
 // Config holds the settings of the HTTP edge.
 type Config struct {
-	AdminToken    string // bearer token of admin routes
-	InsecureAdmin bool   // serve admin routes without a token
+	InsecureAdmin bool   // serve admin routes to anyone, as an owner (black-box testing only)
+	CookieSecure  bool   // mark the session cookie Secure even on plain HTTP (behind a TLS proxy)
+	MetricsToken  string // when set, /metrics needs it as a bearer token
 	// TrustedProxies are the peers whose X-Forwarded-For is believed for
 	// an event's client ip.
 	TrustedProxies []netip.Prefix
@@ -68,6 +70,8 @@ type Deps struct {
 	Clicks    *clicks.Counter
 	Events    EventSink
 	Reports   *reports.Reporter
+	Auth      *auth.Auth  // who requests are (keys, sessions, the bootstrap token)
+	Access    AccessStore // users, keys, sessions and the audit log
 	// Registry receives the server's metrics.
 	Registry *prometheus.Registry
 }
@@ -100,6 +104,8 @@ type Server struct {
 	linkCache *cache.Cache[string, marquee.Link]
 	clicks    *clicks.Counter
 	reports   *reports.Reporter
+	auth      *auth.Auth
+	access    AccessStore
 	events    *eventEnv
 	metrics   *metrics
 	mux       *mux
@@ -109,7 +115,7 @@ type Server struct {
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index,
-		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports,
+		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, access: d.Access,
 		writer:  &writer{feed: d.Feed, log: d.Log},
 		events:  &eventEnv{sink: d.Events, trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -82,7 +84,7 @@ func handleCreate[S, K, In, Out any](r resource[K, In], store S, create func(S, 
 		if err != nil {
 			return err
 		}
-		v, err := create(store, sctx, in)
+		v, err := create(store, withFields(sctx, changed(nil, &in)), in)
 		if err := w.visible(sctx, err, r.what); err != nil {
 			return err
 		}
@@ -96,8 +98,10 @@ func handleCreate[S, K, In, Out any](r resource[K, In], store S, create func(S, 
 // handleReplace serves PUT of a resource: the body is a whole resource,
 // and the answer is 200 with what replace stored, once it is visible
 // here. replace is a method expression of the store (AdStore.ReplaceAd),
-// so that a server built without a store still builds its routes.
-func handleReplace[S, K, In, Out any](r resource[K, In], store S, replace func(S, context.Context, K, In) (Out, error), w *writer) storeHandler {
+// so that a server built without a store still builds its routes; prior
+// reads what the resource is now, for the audit log's changed fields.
+func handleReplace[S, K, In, Out any](r resource[K, In], store S, replace func(S, context.Context, K, In) (Out, error),
+	prior func(S, context.Context, K) (In, error), w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		k, err := r.key(ctx)
 		if err != nil {
@@ -107,7 +111,11 @@ func handleReplace[S, K, In, Out any](r resource[K, In], store S, replace func(S
 		if err != nil {
 			return err
 		}
-		v, err := replace(store, sctx, k, in)
+		old, err := prior(store, sctx, k)
+		if err != nil {
+			return err
+		}
+		v, err := replace(store, withFields(sctx, changed(&old, &in)), k, in)
 		if err := w.visible(sctx, err, r.what); err != nil {
 			return err
 		}
@@ -166,4 +174,74 @@ func checkBody(ctx *fasthttp.RequestCtx, limit int, accepts func(media []byte) b
 		return marquee.Errorf(marquee.KindTooLarge, "request body is %d bytes; the limit is %d", n, limit)
 	}
 	return nil
+}
+
+// audited gives h's store calls the audit of the request (who, from
+// where, and the action its method names), which the store records with
+// every change they make.
+func (s *Server) audited(h storeHandler) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		action := "create"
+		switch {
+		case ctx.IsPut():
+			action = "replace"
+		case ctx.IsDelete():
+			action = "delete"
+		}
+		return h(s.audit(sctx, ctx, action, nil), ctx)
+	}
+}
+
+// withFields sets the changed fields of the audit sctx carries.
+func withFields(sctx context.Context, fields []string) context.Context {
+	a, ok := marquee.AuditFrom(sctx)
+	if !ok {
+		return sctx
+	}
+	a.Fields = fields
+	return marquee.WithAudit(sctx, a)
+}
+
+// changed names (by their JSON names) the fields of *new that differ
+// from *old, or, with no old, that are set. Both are structs of one
+// type.
+func changed[T any](old, new *T) []string {
+	nv := reflect.ValueOf(new).Elem()
+	var ov reflect.Value
+	if old != nil {
+		ov = reflect.ValueOf(old).Elem()
+	}
+	fields := []string{}
+	for i := range nv.NumField() {
+		f := nv.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		a := nv.Field(i).Interface()
+		var same bool
+		if old == nil {
+			same = nv.Field(i).IsZero()
+		} else if t, ok := a.(time.Time); ok {
+			same = t.Equal(ov.Field(i).Interface().(time.Time))
+		} else {
+			same = reflect.DeepEqual(a, ov.Field(i).Interface())
+		}
+		if !same {
+			fields = append(fields, name)
+		}
+	}
+	return fields
+}
+
+// adInput and linkInput read what an ad or link is now (handleReplace's
+// prior).
+func adInput(st AdStore, ctx context.Context, id int64) (marquee.AdInput, error) {
+	a, err := st.Ad(ctx, id)
+	return a.Input(), err
+}
+
+func linkInput(st LinkStore, ctx context.Context, code string) (marquee.LinkInput, error) {
+	l, err := st.Link(ctx, code)
+	return l.Input(), err
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"marquee/auth"
 	"marquee/cache"
 	"marquee/clicks"
 	"marquee/collector"
@@ -37,6 +38,9 @@ type serveConfig struct {
 	db            string
 	adminToken    string
 	insecureAdmin bool
+	metricsToken  string
+	cookieSecure  bool
+	auditKeep     time.Duration
 	compactEvery  time.Duration
 	shutdownWait  time.Duration
 	pprofAddr     string
@@ -59,6 +63,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.db, "db", "", "database: a SQLite file path (default <data>/marquee.db) or a postgres:// URL")
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token of admin routes (default: generated once, kept in <data>/admin-token)")
 	fs.BoolVar(&c.insecureAdmin, "insecure-admin", false, "serve admin routes without a token (testing only)")
+	fs.StringVar(&c.metricsToken, "metrics-token", "", "when set, /metrics needs Authorization: Bearer <this token> (open by default, as Prometheus expects)")
+	fs.BoolVar(&c.cookieSecure, "cookie-secure", false, "mark the session cookie Secure on plain HTTP too (behind a TLS-terminating proxy)")
+	fs.DurationVar(&c.auditKeep, "audit-retention", 8760*time.Hour, "audit log entries older than this are deleted")
 	fs.DurationVar(&c.compactEvery, "compact-every", time.Minute, "expired ads are dropped from memory within this long")
 	fs.DurationVar(&c.shutdownWait, "shutdown-timeout", 10*time.Second, "how long shutdown waits for in-flight requests")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this address (off when empty; keep it private)")
@@ -79,8 +86,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if strings.Contains(c.db, "://") && !strings.HasPrefix(c.db, "postgres://") && !strings.HasPrefix(c.db, "postgresql://") {
 		return c, fmt.Errorf("-db %q: want a SQLite file path or a postgres:// URL", c.db)
 	}
-	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 {
-		return c, fmt.Errorf("-compact-every, -poll, -gap-wait and -changelog-retention must be positive")
+	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 || c.auditKeep <= 0 {
+		return c, fmt.Errorf("-compact-every, -poll, -gap-wait, -changelog-retention and -audit-retention must be positive")
 	}
 	var err error
 	if c.adCache, err = cache.ParseCapacity(*adCache); err != nil {
@@ -131,8 +138,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	ix := index.New(time.Now)
 	ads := web.NewAdCache(st, cfg.adCache, reg)
 	links := web.NewLinkCache(st, cfg.linkCache, reg)
+	access := auth.New(st, token, reg)
 	fd := feed.New(st, ix, log, reg, feed.Config{Poll: cfg.poll, GapWait: cfg.gapWait, Retention: cfg.retention,
-		OnChange: invalidator(ads), OnLinks: invalidator(links)})
+		OnChange: invalidator(ads), OnLinks: invalidator(links), OnAccess: access.Invalidate})
 	start := time.Now()
 	if err := fd.Load(ctx); err != nil {
 		return err
@@ -167,10 +175,11 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		cancel()
 		return err
 	}
-	srv := web.NewServer(web.Config{AdminToken: token, InsecureAdmin: cfg.insecureAdmin, TrustedProxies: cfg.events.proxies},
+	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
+		TrustedProxies: cfg.events.proxies},
 		web.Deps{Log: log, Now: time.Now, Store: st, LinkStore: st, Index: ix, Feed: fd,
 			AdCache: ads, LinkCache: links, Clicks: counter, Events: events, Registry: reg,
-			Reports: reports.NewReporter(st, cfg.reports.hourlyRetention)})
+			Reports: reports.NewReporter(st, cfg.reports.hourlyRetention), Auth: access, Access: st})
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -205,6 +214,18 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		})
 	})
 	background.Go(func() {
+		every(bg, accessFlush, func() {
+			if err := access.Flush(bg); err != nil {
+				log.Warn("keys' and sessions' last use not recorded; kept for the next flush", "err", err)
+			}
+		})
+	})
+	background.Go(func() {
+		trim := func() { trimAccess(bg, st, cfg.auditKeep, log) }
+		trim()
+		every(bg, time.Hour, trim)
+	})
+	background.Go(func() {
 		rollUp := func() { cfg.reports.rollUp(bg, st, log) }
 		rollUp()
 		every(bg, time.Hour, rollUp)
@@ -236,6 +257,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	if cerr := tally.Flush(sctx); cerr != nil {
 		log.Warn("reports not flushed at shutdown; the next start counts them from the files", "err", cerr)
 	}
+	if cerr := access.Flush(sctx); cerr != nil {
+		log.Warn("keys' and sessions' last use not recorded at shutdown", "err", cerr)
+	}
 	cancel()
 	stopBG()
 	background.Wait()
@@ -262,7 +286,8 @@ func adminToken(cfg serveConfig, log *slog.Logger) (string, error) {
 		return "", fmt.Errorf("admin token: %w", err)
 	}
 	if made {
-		log.Info("generated admin token; it is shown only this once and kept in the file", "token", token, "file", filepath.Join(cfg.data, "admin-token"))
+		log.Info("generated an owner token (not logged: secrets never are); read it from the file, or create users and keys with marquee users add / marquee keys create",
+			"file", filepath.Join(cfg.data, "admin-token"))
 	}
 	return token, nil
 }
@@ -314,6 +339,23 @@ func redact(db string) string {
 		return u.Redacted()
 	}
 	return db
+}
+
+// accessFlush is how often when keys and sessions were last used is
+// written (batched, never per request).
+const accessFlush = 10 * time.Second
+
+// trimAccess deletes audit entries older than keep and ended sessions.
+func trimAccess(ctx context.Context, st store.Store, keep time.Duration, log *slog.Logger) {
+	now := time.Now()
+	if n, err := st.TrimAudit(ctx, now.Add(-keep)); err != nil {
+		log.Warn("audit log not trimmed", "err", err)
+	} else if n > 0 {
+		log.Info("audit log trimmed", "entries", n)
+	}
+	if _, err := st.TrimSessions(ctx, now, now.Add(-auth.SessionIdle)); err != nil {
+		log.Warn("ended sessions not deleted", "err", err)
+	}
 }
 
 // every calls fn every d until ctx is done.

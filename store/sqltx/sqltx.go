@@ -68,6 +68,10 @@ type Config struct {
 	// answers whether this instance may roll up now (PostgreSQL: a
 	// transaction-level advisory lock, so one instance at a time).
 	RollUpLock string
+	// UsersLock, when set, is a statement that makes changes of users
+	// one at a time until commit (PostgreSQL: a transaction-level
+	// advisory lock), so that the last owner is always counted right.
+	UsersLock string
 	// ScanAds is the FROM of the scan that loads every live ad: SQLite
 	// reads the table in order ("ads NOT INDEXED") rather than by the
 	// end_at index, which at start would read most rows in random order.
@@ -106,6 +110,9 @@ func write[T any](ctx context.Context, s *Store, what string, fn func(tx Tx, now
 	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
 	var v T
 	err := s.cfg.Begin(ctx, now, func(tx Tx) error {
+		if a, ok := marquee.AuditFrom(ctx); ok {
+			tx = audited{Tx: tx, a: a, now: now}
+		}
 		var err error
 		v, err = fn(tx, now)
 		return err

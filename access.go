@@ -1,0 +1,352 @@
+package marquee
+
+import (
+	"context"
+	"encoding/json"
+	"net/mail"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scope is a right a credential may hold: to read or write ads or links,
+// to read reports, or to manage users and keys (and read the audit log).
+type Scope string
+
+// The scopes.
+const (
+	ScopeAdsRead     Scope = "ads:read"
+	ScopeAdsWrite    Scope = "ads:write"
+	ScopeLinksRead   Scope = "links:read"
+	ScopeLinksWrite  Scope = "links:write"
+	ScopeReportsRead Scope = "reports:read"
+	ScopeKeysAdmin   Scope = "keys:admin"
+)
+
+// Scopes lists every scope, in the order lists of scopes are given in.
+var Scopes = []Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeReportsRead, ScopeKeysAdmin}
+
+// ScopeSet is a set of scopes, one bit each (in the order of Scopes).
+type ScopeSet uint8
+
+// AllScopes holds every scope.
+const AllScopes = ScopeSet(1)<<len(scopeBits) - 1
+
+var scopeBits = [...]Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeReportsRead, ScopeKeysAdmin}
+
+// Has reports whether s holds scope.
+func (s ScopeSet) Has(scope Scope) bool {
+	i := slices.Index(scopeBits[:], scope)
+	return i >= 0 && s&(1<<i) != 0
+}
+
+// Contains reports whether s holds every scope of o.
+func (s ScopeSet) Contains(o ScopeSet) bool { return s&o == o }
+
+// List returns the scopes of s in the order of Scopes.
+func (s ScopeSet) List() []Scope {
+	out := []Scope{}
+	for i, sc := range scopeBits {
+		if s&(1<<i) != 0 {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// String is the scopes of s separated by spaces (how stores keep them).
+func (s ScopeSet) String() string {
+	var b strings.Builder
+	for i, sc := range s.List() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(string(sc))
+	}
+	return b.String()
+}
+
+// ParseScopes returns the set of the named scopes; ok is false when a
+// name is not a scope.
+func ParseScopes(names []string) (s ScopeSet, bad string, ok bool) {
+	for _, n := range names {
+		i := slices.Index(scopeBits[:], Scope(n))
+		if i < 0 {
+			return 0, n, false
+		}
+		s |= 1 << i
+	}
+	return s, "", true
+}
+
+// ScopesOf parses a set as String writes it; unknown names are ignored
+// (a scope removed in a later version grants nothing).
+func ScopesOf(stored string) ScopeSet {
+	var s ScopeSet
+	for n := range strings.FieldsSeq(stored) {
+		if i := slices.Index(scopeBits[:], Scope(n)); i >= 0 {
+			s |= 1 << i
+		}
+	}
+	return s
+}
+
+// The roles of users: named scope sets.
+const (
+	RoleOwner  = "owner"  // everything; the last owner cannot be removed or demoted
+	RoleAdmin  = "admin"  // everything, but cannot remove, demote or make owners
+	RoleEditor = "editor" // ads, links and reports, read and write
+	RoleViewer = "viewer" // every read scope
+)
+
+// Roles lists the roles, most powerful first.
+var Roles = []string{RoleOwner, RoleAdmin, RoleEditor, RoleViewer}
+
+// RoleScopes returns the scopes of role, and whether it is a role.
+func RoleScopes(role string) (ScopeSet, bool) {
+	read, _, _ := ParseScopes([]string{"ads:read", "links:read", "reports:read"})
+	switch role {
+	case RoleOwner, RoleAdmin:
+		return AllScopes, true
+	case RoleEditor:
+		w, _, _ := ParseScopes([]string{"ads:write", "links:write"})
+		return read | w, true
+	case RoleViewer:
+		return read, true
+	}
+	return 0, false
+}
+
+// User is a person who signs in with an email and a password. The
+// password's hash never leaves the store.
+type User struct {
+	ID        int64     `json:"id"`
+	Email     string    `json:"email"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// UserInput is the body of a user create (every field) or change (the
+// fields present) once validated. Password is the plain text, to be
+// hashed before it is stored.
+type UserInput struct {
+	Email    *string
+	Role     *string
+	Password *string
+}
+
+// UserChange is a change of a stored user: the fields set change
+// (PasswordHash is the new password's hash). Allow, when set, is asked
+// in the store's transaction whether the change may be made to the user
+// as stored.
+type UserChange struct {
+	Email, Role, PasswordHash *string
+	Allow                     func(old User) error
+}
+
+// Password limits: long enough to resist guessing, short enough for
+// bcrypt (which reads 72 bytes).
+const (
+	MinPassword = 12
+	MaxPassword = 72
+)
+
+// ParseUserInput decodes and validates a user body; create requires every
+// field. A password must be MinPassword to MaxPassword bytes and not the
+// email.
+func ParseUserInput(body []byte, create bool) (UserInput, error) {
+	var in UserInput
+	p := Problems{}
+	fields, ok := object(body, p, "email", "role", "password")
+	if !ok {
+		return in, Invalid("invalid user", p)
+	}
+	str := func(name string) *string {
+		raw, ok := present(fields, name)
+		if !ok {
+			if create {
+				p[name] = "is required"
+			}
+			return nil
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			p[name] = "must be a string"
+			return nil
+		}
+		return &s
+	}
+	in.Email, in.Role, in.Password = str("email"), str("role"), str("password")
+	if in.Email != nil {
+		e := strings.ToLower(strings.TrimSpace(*in.Email))
+		if a, err := mail.ParseAddress(e); err != nil || a.Address != e || len(e) > 254 {
+			p["email"] = "must be an email address"
+		}
+		in.Email = &e
+	}
+	if in.Role != nil {
+		if _, ok := RoleScopes(*in.Role); !ok {
+			p["role"] = "must be one of owner, admin, editor, viewer"
+		}
+	}
+	if in.Password != nil {
+		if msg := CheckPassword(*in.Password, in.Email); msg != "" {
+			p["password"] = msg
+		}
+	}
+	return in, Invalid("invalid user", p)
+}
+
+// CheckPassword returns what is wrong with password for the account of
+// email (nil when unknown), or "".
+func CheckPassword(password string, email *string) string {
+	switch {
+	case len(password) < MinPassword:
+		return "must be at least 12 characters"
+	case len(password) > MaxPassword:
+		return "must be at most 72 bytes"
+	case email != nil && strings.EqualFold(password, *email):
+		return "must not be the email"
+	}
+	return ""
+}
+
+// APIKey is a credential for programs: a random secret shown once, stored
+// as its SHA-256 hash and a short visible prefix.
+type APIKey struct {
+	ID         int64      `json:"id"`
+	Name       string     `json:"name"`
+	Prefix     string     `json:"prefix"` // the secret's first characters, to recognise it by
+	Scopes     ScopeSet   `json:"-"`
+	CreatedBy  string     `json:"createdBy"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	ExpiresAt  *time.Time `json:"expiresAt"`
+	RevokedAt  *time.Time `json:"revokedAt"`
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+}
+
+// MarshalJSON writes the key with its scopes as a list.
+func (k APIKey) MarshalJSON() ([]byte, error) {
+	type plain APIKey
+	return json.Marshal(struct {
+		plain
+		Scopes []Scope `json:"scopes"`
+	}{plain(k), k.Scopes.List()})
+}
+
+// Usable reports whether the key authenticates at now: not revoked, not
+// expired.
+func (k *APIKey) Usable(now time.Time) bool {
+	return k.RevokedAt == nil && (k.ExpiresAt == nil || now.Before(*k.ExpiresAt))
+}
+
+// KeyInput is the body of a key create once validated.
+type KeyInput struct {
+	Name      string
+	Scopes    ScopeSet
+	ExpiresAt *time.Time
+}
+
+// ParseKeyInput decodes and validates a key create body: a name (1–100
+// characters), one or more scopes, and an optional expiry after now.
+func ParseKeyInput(body []byte, now time.Time) (KeyInput, error) {
+	var in KeyInput
+	p := Problems{}
+	fields, ok := object(body, p, "name", "scopes", "expiresAt")
+	if !ok {
+		return in, Invalid("invalid key", p)
+	}
+	if raw, ok := present(fields, "name"); !ok {
+		p["name"] = "is required"
+	} else if json.Unmarshal(raw, &in.Name) != nil || strings.TrimSpace(in.Name) == "" || len(in.Name) > 100 {
+		p["name"] = "must be a string of 1 to 100 characters"
+	}
+	var names []string
+	if raw, ok := present(fields, "scopes"); !ok {
+		p["scopes"] = "is required"
+	} else if json.Unmarshal(raw, &names) != nil || len(names) == 0 {
+		p["scopes"] = "must be a non-empty array of scopes"
+	} else if s, bad, ok := ParseScopes(names); !ok {
+		p["scopes"] = "unknown scope " + strconv.Quote(bad) + " (scopes: ads:read, ads:write, links:read, links:write, reports:read, keys:admin)"
+	} else {
+		in.Scopes = s
+	}
+	if _, ok := present(fields, "expiresAt"); ok {
+		t, ok := parseTimeField(fields, "expiresAt", p)
+		if ok && !t.After(now) {
+			p["expiresAt"] = "must be in the future"
+		}
+		t = t.UTC().Truncate(time.Millisecond)
+		in.ExpiresAt = &t
+	}
+	return in, Invalid("invalid key", p)
+}
+
+// Session is a signed-in browser: a user's (or an API key's) credential
+// kept by the server and named by a random cookie, stored as its hash.
+type Session struct {
+	Hash      string // SHA-256 of the cookie's secret, hex
+	UserID    int64  // the user signed in, or 0
+	KeyID     int64  // the API key signed in with, or 0
+	CreatedAt time.Time
+	SeenAt    time.Time
+	ExpiresAt time.Time // the absolute end
+}
+
+// AuditEntry is one record of the audit log: who did what to which
+// entity, from where. Fields names what changed, never a secret's value.
+type AuditEntry struct {
+	ID       int64     `json:"id"`
+	At       time.Time `json:"at"`
+	Actor    string    `json:"actor"` // "user:ID email", "key:ID name", "token" (-admin-token), "anonymous"
+	Entity   string    `json:"entity"`
+	EntityID string    `json:"entityId"`
+	Action   string    `json:"action"` // create, replace, update, delete, revoke, login, login-failed, logout
+	Fields   []string  `json:"fields"`
+	IP       string    `json:"ip"`
+}
+
+// AuditFilter selects audit entries, newest first.
+type AuditFilter struct {
+	Actor    string // exact; "" any
+	Entity   string // "" any
+	From, To time.Time
+	Offset   int
+	Limit    int
+}
+
+// Audit is who makes the changes of a request and from where, carried by
+// its context to the store, which records an entry with every changelog
+// entry the request's writes make.
+type Audit struct {
+	Actor  string
+	IP     string
+	Fields []string // what the request changes, by name
+	Action string   // the action recorded ("create", "revoke", "login"); "delete" when empty and the change is one
+	// EntityID, when set, is recorded instead of the changed entity's id
+	// or key (a session is recorded by its user or key, never its hash).
+	EntityID string
+}
+
+type auditKey struct{}
+
+// WithAudit returns ctx carrying a.
+func WithAudit(ctx context.Context, a Audit) context.Context {
+	return context.WithValue(ctx, auditKey{}, a)
+}
+
+// AuditFrom returns the Audit ctx carries.
+func AuditFrom(ctx context.Context) (Audit, bool) {
+	a, ok := ctx.Value(auditKey{}).(Audit)
+	return a, ok
+}
+
+// The changelog's entities of access: every instance drops what it
+// caches of them when one changes.
+const (
+	EntityKey     = "key"
+	EntityUser    = "user"
+	EntitySession = "session"
+)
