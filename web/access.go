@@ -170,11 +170,21 @@ func (s *Server) handleCreateKey(sctx context.Context, ctx *fasthttp.RequestCtx)
 		return err
 	}
 	ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/keys/"+strconv.FormatInt(k.ID, 10))
-	writeJSON(ctx, fasthttp.StatusCreated, struct {
-		marquee.APIKey
-		Key string `json:"key"`
-	}{k, secret})
+	writeJSON(ctx, fasthttp.StatusCreated, keyCreated{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Scopes: k.Scopes.List(),
+		CreatedBy: k.CreatedBy, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, Key: secret})
 	return nil
+}
+
+// keyCreated is the answer of a key create: the key, and its secret.
+type keyCreated struct {
+	ID        int64           `json:"id"`
+	Name      string          `json:"name"`
+	Prefix    string          `json:"prefix"`
+	Scopes    []marquee.Scope `json:"scopes"`
+	CreatedBy string          `json:"createdBy"`
+	CreatedAt time.Time       `json:"createdAt"`
+	ExpiresAt *time.Time      `json:"expiresAt"`
+	Key       string          `json:"key"` // the secret, shown only here
 }
 
 // handleListKeys serves GET /api/v1/keys: every key, revoked ones too,
@@ -352,6 +362,13 @@ func (s *Server) handleSignIn(sctx context.Context, ctx *fasthttp.RequestCtx) er
 	si, err := s.auth.SignIn(sctx, s.access, in, s.now())
 	if err != nil {
 		return err
+	}
+	// A new id at every sign-in: the session the request came with, if
+	// any, ends (no fixation).
+	if old := ctx.Request.Header.Cookie(SessionCookie); len(old) > 0 {
+		if err := s.writer.visible(sctx, s.access.DeleteSession(sctx, auth.HashSecret(string(old))), "session"); err != nil {
+			return err
+		}
 	}
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)

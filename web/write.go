@@ -243,5 +243,7 @@ func adInput(st AdStore, ctx context.Context, id int64) (marquee.AdInput, error)
 
 func linkInput(st LinkStore, ctx context.Context, code string) (marquee.LinkInput, error) {
 	l, err := st.Link(ctx, code)
-	return l.Input(), err
+	in := l.Input()
+	in.Code = "" // a replace keeps the code, and its body has none
+	return in, err
 }

@@ -18,7 +18,7 @@ import (
 func bench(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), append([]string{"bench"}, args...), func(string) string { return "" }, &out, &errOut)
+	err := run(context.Background(), append([]string{"bench"}, args...), func(string) string { return "" }, nil, &out, &errOut)
 	if err != nil {
 		t.Logf("marquee bench %q: %v; stderr:\n%s", args, err, errOut.String())
 	}
@@ -154,7 +154,7 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		{[]string{"-c", "0"}, "-c"},
 		{[]string{"-target", "https://example.com", "-warmup", "0"}, "http://"},
 	} {
-		err := run(context.Background(), append([]string{"bench"}, tc.args...), func(string) string { return "" }, io.Discard, io.Discard)
+		err := run(context.Background(), append([]string{"bench"}, tc.args...), func(string) string { return "" }, nil, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("bench %q = %v; want an error mentioning %q", tc.args, err, tc.want)
 		}

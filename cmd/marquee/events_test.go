@@ -299,10 +299,10 @@ func TestEventsCatCommand(t *testing.T) {
 		t.Fatalf("files %v; want one zstd file", matches)
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"events", "cat", matches[0]}, nil, &out, io.Discard); err != nil || out.String() != "{\"a\":1}\n{\"b\":\"ü\"}\n" {
+	if err := run(context.Background(), []string{"events", "cat", matches[0]}, nil, nil, &out, io.Discard); err != nil || out.String() != "{\"a\":1}\n{\"b\":\"ü\"}\n" {
 		t.Errorf("events cat = %q, %v", out.String(), err)
 	}
-	if err := run(context.Background(), []string{"events", "cat"}, nil, &out, io.Discard); err == nil {
+	if err := run(context.Background(), []string{"events", "cat"}, nil, nil, &out, io.Discard); err == nil {
 		t.Error("events cat without files: no error")
 	}
 }

@@ -20,7 +20,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "marquee:", err)
 		}
@@ -37,13 +37,15 @@ commands:
   hello   run a fasthttp hello-world, the baseline of benchmarks
   events  events cat FILE…: decode event files to NDJSON on stdout
   reports reports rebuild -from T -to T: recompute reports from the event files
+  keys    keys create -name N -scopes a,b | keys list | keys revoke -id N: API keys
+  users   users add -email E -role R: a user (password from the prompt or stdin)
 
 Every flag can also be set as MARQUEE_<NAME> (e.g. MARQUEE_ADMIN_TOKEN).
 `
 
 // run is the whole program: main only supplies the process's context,
 // arguments, environment and streams.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
@@ -60,6 +62,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runEvents(ctx, rest, stdout, stderr)
 	case "reports":
 		return runReports(ctx, rest, getenv, stdout, stderr)
+	case "keys":
+		return runKeys(ctx, rest, getenv, stdout, stderr)
+	case "users":
+		return runUsers(ctx, rest, getenv, stdin, stdout, stderr)
 	case "hello":
 		return runHello(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -72,7 +72,7 @@ func start(t testing.TB, dataDir string, env map[string]string, flags ...string)
 	tap := &logTap{addr: make(chan string, 1)}
 	args := append([]string{"serve", "-addr", "127.0.0.1:0", "-data", dataDir}, flags...)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, io.Discard, tap) }()
+	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, nil, io.Discard, tap) }()
 	var addr string
 	select {
 	case addr = <-tap.addr:
@@ -425,7 +425,7 @@ func TestFlagsAndEnv(t *testing.T) {
 		{[]string{"serve", "-poll", "0s"}, nil, "-poll"},
 		{[]string{"bogus"}, nil, `unknown command "bogus"`},
 	} {
-		err := run(context.Background(), c.args, func(k string) string { return c.env[k] }, io.Discard, io.Discard)
+		err := run(context.Background(), c.args, func(k string) string { return c.env[k] }, nil, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("run(%q, %v) = %v; want an error containing %q", c.args, c.env, err, c.want)
 		}
@@ -437,7 +437,7 @@ func TestFlagsAndEnv(t *testing.T) {
 func TestSeed(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"seed", "-data", dir, "-ads", "300", "-seed", "7"}, func(string) string { return "" }, &out, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"seed", "-data", dir, "-ads", "300", "-seed", "7"}, func(string) string { return "" }, nil, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	in := start(t, dir, nil)
@@ -466,7 +466,7 @@ func TestHelloReplaysCapturedResponses(t *testing.T) {
 	tap := &logTap{addr: make(chan string, 1)}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"hello", "-addr", "127.0.0.1:0", "-capture", in.url, "-paths", file}, func(string) string { return "" }, io.Discard, tap)
+		done <- run(ctx, []string{"hello", "-addr", "127.0.0.1:0", "-capture", in.url, "-paths", file}, func(string) string { return "" }, nil, io.Discard, tap)
 	}()
 	var addr string
 	select {

@@ -34,7 +34,7 @@ func BenchmarkPropagation(b *testing.B) {
 	dsn := pgtest.DSN(b)
 	var out strings.Builder
 	if err := run(context.Background(), []string{"seed", "-db", dsn, "-ads", "1000", "-scheduled", "0", "-expired", "0"},
-		func(string) string { return "" }, &out, &out); err != nil {
+		func(string) string { return "" }, nil, &out, &out); err != nil {
 		b.Fatal(err)
 	}
 	a := startPG(b, dsn, "-poll", "1s")

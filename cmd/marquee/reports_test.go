@@ -48,7 +48,7 @@ func TestReportsSurviveSIGKILL(t *testing.T) {
 	data := t.TempDir()
 	noEnv := func(string) string { return "" }
 	var out, logs strings.Builder // what the commands print, shown when they fail
-	if err := run(context.Background(), []string{"seed", "-data", data, "-ads", "1", "-scheduled", "0", "-expired", "0"}, noEnv, &out, &logs); err != nil {
+	if err := run(context.Background(), []string{"seed", "-data", data, "-ads", "1", "-scheduled", "0", "-expired", "0"}, noEnv, nil, &out, &logs); err != nil {
 		t.Fatal(err)
 	}
 	base, cmd := startChild(t, data, "-events-durable",
@@ -84,7 +84,7 @@ func TestReportsSurviveSIGKILL(t *testing.T) {
 		in.stop()
 	}
 	check("after the restart")
-	if err := run(context.Background(), []string{"reports", "rebuild", "-data", data, "-from", today.Format(time.RFC3339), "-to", today.Add(time.Hour).Format(time.RFC3339)}, noEnv, &out, &logs); err != nil {
+	if err := run(context.Background(), []string{"reports", "rebuild", "-data", data, "-from", today.Format(time.RFC3339), "-to", today.Add(time.Hour).Format(time.RFC3339)}, noEnv, nil, &out, &logs); err != nil {
 		t.Fatalf("reports rebuild: %v\n%s%s", err, &out, &logs)
 	}
 	check("after a rebuild")

@@ -41,6 +41,7 @@ type serveConfig struct {
 	metricsToken  string
 	cookieSecure  bool
 	auditKeep     time.Duration
+	accessFlush   time.Duration
 	compactEvery  time.Duration
 	shutdownWait  time.Duration
 	pprofAddr     string
@@ -66,6 +67,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.metricsToken, "metrics-token", "", "when set, /metrics needs Authorization: Bearer <this token> (open by default, as Prometheus expects)")
 	fs.BoolVar(&c.cookieSecure, "cookie-secure", false, "mark the session cookie Secure on plain HTTP too (behind a TLS-terminating proxy)")
 	fs.DurationVar(&c.auditKeep, "audit-retention", 8760*time.Hour, "audit log entries older than this are deleted")
+	fs.DurationVar(&c.accessFlush, "access-flush", 10*time.Second, "how often when keys and sessions were last used is written (batched, never per request)")
 	fs.DurationVar(&c.compactEvery, "compact-every", time.Minute, "expired ads are dropped from memory within this long")
 	fs.DurationVar(&c.shutdownWait, "shutdown-timeout", 10*time.Second, "how long shutdown waits for in-flight requests")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this address (off when empty; keep it private)")
@@ -86,8 +88,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if strings.Contains(c.db, "://") && !strings.HasPrefix(c.db, "postgres://") && !strings.HasPrefix(c.db, "postgresql://") {
 		return c, fmt.Errorf("-db %q: want a SQLite file path or a postgres:// URL", c.db)
 	}
-	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 || c.auditKeep <= 0 {
-		return c, fmt.Errorf("-compact-every, -poll, -gap-wait, -changelog-retention and -audit-retention must be positive")
+	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 || c.auditKeep <= 0 || c.accessFlush <= 0 {
+		return c, fmt.Errorf("-compact-every, -poll, -gap-wait, -changelog-retention, -audit-retention and -access-flush must be positive")
 	}
 	var err error
 	if c.adCache, err = cache.ParseCapacity(*adCache); err != nil {
@@ -214,7 +216,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		})
 	})
 	background.Go(func() {
-		every(bg, accessFlush, func() {
+		every(bg, cfg.accessFlush, func() {
 			if err := access.Flush(bg); err != nil {
 				log.Warn("keys' and sessions' last use not recorded; kept for the next flush", "err", err)
 			}
@@ -340,10 +342,6 @@ func redact(db string) string {
 	}
 	return db
 }
-
-// accessFlush is how often when keys and sessions were last used is
-// written (batched, never per request).
-const accessFlush = 10 * time.Second
 
 // trimAccess deletes audit entries older than keep and ended sessions.
 func trimAccess(ctx context.Context, st store.Store, keep time.Duration, log *slog.Logger) {
