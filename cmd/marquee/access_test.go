@@ -460,18 +460,47 @@ func TestUsersAndAudit(t *testing.T) {
 	in.expect(in.admin("GET", "/api/v1/audit?limit=0&from=yesterday", ""), 400,
 		`{"error":"invalid query","problems":{"from":"must be an RFC 3339 time","limit":"must be an integer from 1 to 500"}}`)
 
-	// No secret at rest or in the audit log.
+	// A user changes their own password (their sessions end).
+	in.expect(in.admin("POST", "/api/v1/users", mustJSON(map[string]string{"email": "ed@example.com", "role": "editor", "password": password})), 201, "")
+	eb := in.signIn(t, mustJSON(map[string]string{"email": "ed@example.com", "password": password}))
+	in.expect(eb.do("PUT", "/api/v1/session/password", `{"current":"not it at all","password":"x"}`), 400,
+		`{"error":"invalid password change","problems":{"current":"is not your password","password":"must be at least 12 characters"}}`)
+	in.expect(eb.do("PUT", "/api/v1/session/password", mustJSON(map[string]string{"current": password, "password": "ed's new password"})), 204, "")
+	in.expect(eb.do("GET", "/api/v1/session", ""), 401, "")
+	in.signIn(t, `{"email":"ed@example.com","password":"ed's new password"}`)
+	in.expect(in.do("PUT", "/api/v1/session/password", in.token, "application/json", `{}`), 403,
+		`{"error":"only a user signed in with a password can change it"}`)
+
+	// No secret at rest, in the audit log or in the log.
 	in.stop()
+	for _, s := range []string{secret, password, "a new password!", "ed's new password", in.token} {
+		if strings.Contains(in.log.String(), s) {
+			t.Errorf("the log holds the secret %q", s)
+		}
+	}
 	filepath.Walk(data, func(path string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() || filepath.Base(path) == "admin-token" {
 			return nil
 		}
 		b, _ := os.ReadFile(path)
-		for _, s := range []string{secret, password, "a new password!", "owner password 1"} {
+		for _, s := range []string{secret, password, "a new password!", "owner password 1", "ed's new password"} {
 			if bytes.Contains(b, []byte(s)) {
 				t.Errorf("%s holds the secret %q in plain text", path, s)
 			}
 		}
 		return nil
 	})
+}
+
+// TestMetricsToken puts /metrics behind -metrics-token.
+func TestMetricsToken(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-metrics-token", "scrape-secret")
+	in.expect(in.do("GET", "/metrics", "", "", ""), 401,
+		`{"error":"missing or wrong metrics token: send Authorization: Bearer <-metrics-token>"}`)
+	in.expect(in.do("GET", "/metrics", "wrong", "", ""), 401, "")
+	if r := in.do("GET", "/metrics", "scrape-secret", "", ""); r.status != 200 || !strings.Contains(r.body, "marquee_") {
+		t.Fatalf("GET /metrics with the token = %d", r.status)
+	}
+	open := start(t, t.TempDir(), nil)
+	open.expect(open.do("GET", "/metrics", "", "", ""), 200, "")
 }

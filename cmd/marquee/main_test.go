@@ -35,6 +35,7 @@ type instance struct {
 	url   string
 	token string
 	data  string
+	log   *logTap // what it logged
 	stop  func() error
 }
 
@@ -83,7 +84,7 @@ func start(t testing.TB, dataDir string, env map[string]string, flags ...string)
 		cancel()
 		t.Fatalf("run(%q) did not listen within 10s; log:\n%s", args, tap)
 	}
-	in := &instance{t: t, url: "http://" + addr, data: dataDir}
+	in := &instance{t: t, url: "http://" + addr, data: dataDir, log: tap}
 	var once sync.Once
 	var stopErr error
 	in.stop = func() error {

@@ -61,6 +61,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("AdTrackingLinks", func(t *testing.T) { testAdTrackingLinks(t, open) })
 	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
+	t.Run("Access", func(t *testing.T) { testAccess(t, open) })
 }
 
 func testCRUD(t *testing.T, open Opener) {
