@@ -219,6 +219,7 @@ type APIKey struct {
 	ID         int64      `json:"id"`
 	Name       string     `json:"name"`
 	Prefix     string     `json:"prefix"` // the secret's first characters, to recognise it by
+	Hash       string     `json:"-"`      // the SHA-256 of the secret, hex (what is stored)
 	Scopes     ScopeSet   `json:"-"`
 	CreatedBy  string     `json:"createdBy"`
 	CreatedAt  time.Time  `json:"createdAt"`

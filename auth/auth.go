@@ -116,7 +116,6 @@ func (a *Auth) Invalidate() {
 }
 
 var (
-	errNoCredential = marquee.Errorf(marquee.KindUnauthorized, "missing credentials: send Authorization: Bearer <key>, or sign in")
 	errBadToken     = marquee.Errorf(marquee.KindUnauthorized, "invalid bearer token")
 	errExpiredKey   = marquee.Errorf(marquee.KindUnauthorized, "key expired")
 	errRevokedKey   = marquee.Errorf(marquee.KindUnauthorized, "key revoked")
@@ -132,12 +131,15 @@ func (a *Auth) Bearer(ctx context.Context, token []byte, now time.Time) (Princip
 	if len(token) < len(KeyPrefix)+40 || len(token) > 100 || string(token[:len(KeyPrefix)]) != KeyPrefix {
 		return Principal{}, errBadToken
 	}
-	k, err := a.keys.Get(ctx, sha256.Sum256(token))
+	h := sha256.Sum256(token)
+	k, err := a.keys.Get(ctx, h)
 	switch {
 	case marquee.KindOf(err) == marquee.KindNotFound:
 		return Principal{}, errBadToken
 	case err != nil:
 		return Principal{}, err
+	case subtle.ConstantTimeCompare([]byte(k.Hash), []byte(hex.EncodeToString(h[:]))) != 1: // the store's word, compared in constant time
+		return Principal{}, errBadToken
 	case k.RevokedAt != nil:
 		return Principal{}, errRevokedKey
 	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):

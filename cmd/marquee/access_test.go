@@ -467,7 +467,12 @@ func TestUsersAndAudit(t *testing.T) {
 		`{"error":"invalid password change","problems":{"current":"is not your password","password":"must be at least 12 characters"}}`)
 	in.expect(eb.do("PUT", "/api/v1/session/password", mustJSON(map[string]string{"current": password, "password": "ed's new password"})), 204, "")
 	in.expect(eb.do("GET", "/api/v1/session", ""), 401, "")
-	in.signIn(t, `{"email":"ed@example.com","password":"ed's new password"}`)
+	eb = in.signIn(t, `{"email":"ed@example.com","password":"ed's new password"}`)
+	in.expect(eb.do("DELETE", "/api/v1/session", ""), 204, "")
+	r = in.admin("GET", "/api/v1/audit?entity=session&limit=500", "")
+	if !strings.Contains(r.body, `"actor":"user:3 ed@example.com","entity":"session","entityId":"user:3","action":"logout"`) {
+		t.Errorf("no audit entry of the sign-out in %s", r.body)
+	}
 	in.expect(in.do("PUT", "/api/v1/session/password", in.token, "application/json", `{}`), 403,
 		`{"error":"only a user signed in with a password can change it"}`)
 

@@ -296,13 +296,13 @@ func unaudited(tx Tx) Tx {
 	return tx
 }
 
-const keyCols = `id, name, prefix, scopes, created_by, created_at, expires_at, revoked_at, last_used_at`
+const keyCols = `id, name, prefix, hash, scopes, created_by, created_at, expires_at, revoked_at, last_used_at`
 
 func scanKey(r Row) (k marquee.APIKey, err error) {
 	var scopes string
 	var created int64
 	var expires, revoked, used *int64
-	if err := r.Scan(&k.ID, &k.Name, &k.Prefix, &scopes, &k.CreatedBy, &created, &expires, &revoked, &used); err != nil {
+	if err := r.Scan(&k.ID, &k.Name, &k.Prefix, &k.Hash, &scopes, &k.CreatedBy, &created, &expires, &revoked, &used); err != nil {
 		return k, err
 	}
 	k.Scopes, k.CreatedAt = marquee.ScopesOf(scopes), time.UnixMilli(created).UTC()
@@ -330,7 +330,7 @@ var noKey = marquee.Errorf(marquee.KindNotFound, "key not found")
 // CreateKey stores an API key by the hash of its secret.
 func (s *Store) CreateKey(ctx context.Context, k marquee.APIKey, hash string) (marquee.APIKey, error) {
 	return write(ctx, s, "create key", func(tx Tx, now time.Time) (marquee.APIKey, error) {
-		k.CreatedAt = now
+		k.CreatedAt, k.Hash = now, hash
 		err := tx.QueryRow(ctx, `INSERT INTO api_keys (name, prefix, hash, scopes, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			k.Name, k.Prefix, hash, k.Scopes.String(), k.CreatedBy, now.UnixMilli(), millisOrNil(k.ExpiresAt)).Scan(&k.ID)
 		if err != nil {
