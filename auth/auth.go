@@ -116,10 +116,10 @@ func (a *Auth) Invalidate() {
 }
 
 var (
-	errBadToken     = marquee.Errorf(marquee.KindUnauthorized, "invalid bearer token")
-	errExpiredKey   = marquee.Errorf(marquee.KindUnauthorized, "key expired")
-	errRevokedKey   = marquee.Errorf(marquee.KindUnauthorized, "key revoked")
-	errNoSession    = marquee.Errorf(marquee.KindUnauthorized, "session expired or signed out: sign in again")
+	errBadToken   = marquee.Errorf(marquee.KindUnauthorized, "invalid bearer token")
+	errExpiredKey = marquee.Errorf(marquee.KindUnauthorized, "key expired")
+	errRevokedKey = marquee.Errorf(marquee.KindUnauthorized, "key revoked")
+	errNoSession  = marquee.Errorf(marquee.KindUnauthorized, "session expired or signed out: sign in again")
 )
 
 // Bearer authenticates a bearer token at now: the bootstrap token, or an
