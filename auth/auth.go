@@ -42,6 +42,9 @@ const (
 	SessionMax  = 7 * 24 * time.Hour // a session ends this long after sign-in
 )
 
+// loadTimeout bounds a credential's load from the store.
+const loadTimeout = 5 * time.Second
+
 // Principal is who a request is: the audit log's name for it, and its
 // scopes.
 type Principal struct {
@@ -100,10 +103,16 @@ func New(store Store, token string, reg prometheus.Registerer) *Auth {
 	a := &Auth{store: store, token: []byte(token), keyUse: map[int64]time.Time{}, seen: map[string]time.Time{}, lastSeen: map[string]time.Time{}}
 	a.keys = cache.New(cache.Config[[32]byte, marquee.APIKey]{Name: "key", Capacity: cache.Capacity{Entries: 10_000},
 		Load: func(ctx context.Context, h [32]byte) (marquee.APIKey, error) {
+			ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+			defer cancel()
 			return store.KeyByHash(ctx, hex.EncodeToString(h[:]))
 		}}, reg)
 	a.sessions = cache.New(cache.Config[[32]byte, session]{Name: "session", Capacity: cache.Capacity{Entries: 10_000},
-		Load: a.loadSession}, reg)
+		Load: func(ctx context.Context, h [32]byte) (session, error) {
+			ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+			defer cancel()
+			return a.loadSession(ctx, h)
+		}}, reg)
 	return a
 }
 

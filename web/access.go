@@ -77,14 +77,14 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (auth.Principal, error) 
 		if !bytes.EqualFold(scheme, []byte("Bearer")) {
 			return auth.Principal{}, marquee.Errorf(marquee.KindUnauthorized, "invalid bearer token")
 		}
-		return s.auth.Bearer(ctx, bytes.TrimSpace(token), s.now())
+		return s.auth.Bearer(context.Background(), bytes.TrimSpace(token), s.now()) // never the RequestCtx: a load may outlive the request
 	}
 	cookie := ctx.Request.Header.Cookie(SessionCookie)
 	if len(cookie) == 0 {
 		// The message predates keys and sessions; clients match on it.
 		return auth.Principal{}, marquee.Errorf(marquee.KindUnauthorized, "missing bearer token: send Authorization: Bearer <admin token>")
 	}
-	p, err := s.auth.Cookie(ctx, cookie, s.now())
+	p, err := s.auth.Cookie(context.Background(), cookie, s.now())
 	if err != nil {
 		return p, err
 	}
