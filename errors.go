@@ -66,6 +66,19 @@ func Unavailable(cause error) *Error {
 	return &Error{Kind: KindUnavailable, Message: "store unavailable", Err: cause}
 }
 
+// StorageFull returns the error of a store whose disk is full: writes
+// are refused (503) until space returns, and nothing stored is harmed;
+// cause is logged.
+func StorageFull(cause error) *Error {
+	return &Error{Kind: KindUnavailable, Message: "storage full: the database's disk has no space for this write", RetryAfter: 5 * time.Second, Err: cause}
+}
+
+// IsStorageFull reports whether err is a StorageFull error.
+func IsStorageFull(err error) bool {
+	e := AsError(err)
+	return e != nil && e.Kind == KindUnavailable && strings.HasPrefix(e.Message, "storage full")
+}
+
 // Invalid returns the KindInvalid error of input named what ("invalid
 // ad", "invalid query") with problems, or nil when problems is empty.
 func Invalid(what string, problems Problems) error {

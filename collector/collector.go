@@ -63,7 +63,21 @@ type Config struct {
 	Shipper Shipper
 	// Tally, if set, is told of every line written (reports count them).
 	Tally Tally
+	// MinFree is the free space the spool's filesystem keeps: below it
+	// Append refuses events (503), so that no event is acknowledged that
+	// the disk cannot take. 0 takes the default, 1 GiB or 5% of the
+	// filesystem, whichever is smaller; a negative value turns it off.
+	MinFree int64
+	// FreeSpace reports the free and total bytes of the filesystem that
+	// holds dir (default: statfs); tests inject their own.
+	FreeSpace func(dir string) (free, total uint64, err error)
+	// ProbeEvery is how often free space is read (default 250 ms).
+	ProbeEvery time.Duration
 }
+
+// DefaultMinFree is the free space kept on a filesystem of total bytes
+// when Config.MinFree is 0: 1 GiB or 5%, whichever is smaller.
+func DefaultMinFree(total uint64) uint64 { return min(1<<30, total/20) }
 
 // Tally is told of what the collector writes, so that it can count it
 // from the files: Written once lines are in their file (from the shard's
@@ -82,6 +96,10 @@ type Tally interface {
 // the client should retry later (503 with Retry-After).
 var ErrFull = marquee.Errorf(marquee.KindUnavailable, "overloaded: the event spool is full")
 
+// ErrDiskFull is Append's error while the spool's filesystem is below
+// its free-space watermark (Config.MinFree).
+var ErrDiskFull = marquee.Errorf(marquee.KindUnavailable, "overloaded: the disk of the event spool is almost full")
+
 // ErrClosed is Append's error once Close has begun.
 var ErrClosed = marquee.Errorf(marquee.KindUnavailable, "overloaded: the event collector is shutting down")
 
@@ -96,6 +114,8 @@ type Collector struct {
 	seq    atomic.Int64 // last file seq handed out
 	spool  atomic.Int64 // bytes counted against SpoolMax
 	closed atomic.Bool
+	low    atomic.Bool // the spool's filesystem is below MinFree
+	stop   chan struct{}
 	ship   *shipper
 	wg     sync.WaitGroup
 	ids    *IDs
@@ -133,6 +153,12 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Collector, e
 	if cfg.Instance == "" {
 		return nil, errors.New("collector: an instance name is required")
 	}
+	if cfg.FreeSpace == nil {
+		cfg.FreeSpace = statfs
+	}
+	if cfg.ProbeEvery <= 0 {
+		cfg.ProbeEvery = 250 * time.Millisecond
+	}
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "tmp"), 0o755); err != nil {
 		return nil, fmt.Errorf("collector: %w", err)
 	}
@@ -140,8 +166,9 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Collector, e
 	if err != nil {
 		return nil, err
 	}
-	c := &Collector{cfg: cfg, ext: ext, log: log, ids: ids}
+	c := &Collector{cfg: cfg, ext: ext, log: log, ids: ids, stop: make(chan struct{})}
 	c.m = newMetrics(reg, c.accepted)
+	c.probe()
 	// File seqs are milliseconds since the epoch ×1000: increasing across
 	// restarts, so no name is ever reused.
 	c.seq.Store(time.Now().UnixMilli() * 1000)
@@ -162,6 +189,9 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Collector, e
 		c.shards = append(c.shards, s)
 		c.wg.Go(s.run)
 	}
+	if cfg.MinFree >= 0 {
+		c.wg.Go(c.watchDisk)
+	}
 	c.m.spool.Set(float64(c.spool.Load()))
 	return c, nil
 }
@@ -180,6 +210,10 @@ func (c *Collector) Append(key uint64, lines []byte, events int) error {
 		c.m.rejected.WithLabelValues("spool full").Add(float64(events))
 		return ErrFull
 	}
+	if c.low.Load() {
+		c.m.rejected.WithLabelValues("disk full").Add(float64(events))
+		return ErrDiskFull
+	}
 	s := c.shards[key%uint64(len(c.shards))]
 	ticket, err := s.append(lines, events)
 	if err != nil {
@@ -197,6 +231,7 @@ func (c *Collector) Append(key uint64, lines []byte, events int) error {
 // in the spool for the next start.
 func (c *Collector) Close(ctx context.Context) error {
 	c.closed.Store(true)
+	close(c.stop)
 	var errs []error
 	for _, s := range c.shards {
 		errs = append(errs, s.close())
@@ -206,6 +241,50 @@ func (c *Collector) Close(ctx context.Context) error {
 	}
 	c.wg.Wait()
 	return errors.Join(errs...)
+}
+
+// DiskLow reports whether the spool's filesystem is below its free-space
+// watermark (events are refused until it is not).
+func (c *Collector) DiskLow() bool { return c.low.Load() }
+
+// watchDisk reads the spool's free space every ProbeEvery until Close.
+func (c *Collector) watchDisk() {
+	t := time.NewTicker(c.cfg.ProbeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			c.probe()
+		}
+	}
+}
+
+// probe reads the spool's free space and sets whether it is below the
+// watermark; a failed read changes nothing.
+func (c *Collector) probe() {
+	if c.cfg.MinFree < 0 {
+		return
+	}
+	free, total, err := c.cfg.FreeSpace(c.cfg.Dir)
+	if err != nil {
+		return
+	}
+	want := uint64(c.cfg.MinFree)
+	if c.cfg.MinFree == 0 {
+		want = DefaultMinFree(total)
+	}
+	low := free < want
+	if low != c.low.Swap(low) {
+		if low {
+			c.log.Warn("the event spool's disk is below its free-space watermark: refusing events", "free", free, "min", want)
+		} else {
+			c.log.Info("the event spool's disk has room again: accepting events", "free", free, "min", want)
+		}
+	}
+	c.m.diskFree.Set(float64(free))
+	c.m.diskLow.Set(map[bool]float64{false: 0, true: 1}[low])
 }
 
 // accepted sums the shards' counts of accepted events and bytes.
@@ -232,7 +311,7 @@ func (c *Collector) fileName(seq int64) string {
 func (c *Collector) recoverSpool() ([]string, error) {
 	parts, _ := filepath.Glob(filepath.Join(c.cfg.Dir, "tmp", "*.part"))
 	for _, p := range parts {
-		if err := c.salvagePart(p); err != nil {
+		if _, err := c.salvagePart(p); err != nil {
 			return nil, fmt.Errorf("collector: recover %s: %w", p, err)
 		}
 	}
@@ -274,11 +353,11 @@ func FinishedFiles(dir string) ([]string, error) {
 }
 
 // salvagePart rewrites the whole lines of an interrupted file into a
-// finished one.
-func (c *Collector) salvagePart(p string) error {
+// finished one, and returns its path ("" when it had no whole line).
+func (c *Collector) salvagePart(p string) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return err
+		return "", err
 	}
 	lines := salvage(p, f)
 	f.Close()
@@ -293,14 +372,20 @@ func (c *Collector) salvagePart(p string) error {
 		}
 		out, err := newFile(c, strings.TrimSuffix(filepath.Base(p), ".part"), opened, ".salvage")
 		if err != nil {
-			return err
+			return "", err
 		}
 		if err := out.write(lines); err != nil {
-			return err
+			out.f.Close()
+			os.Remove(out.part)
+			return "", err
 		}
-		if _, err := out.finish(); err != nil {
-			return err
+		final, err := out.finish()
+		if err != nil {
+			out.f.Close()
+			os.Remove(out.part)
+			return "", err
 		}
+		return final, os.Remove(p)
 	}
-	return os.Remove(p)
+	return "", os.Remove(p)
 }

@@ -12,6 +12,8 @@ type metrics struct {
 	retries       prometheus.Counter
 	uploadSeconds prometheus.Histogram
 	spool         prometheus.Gauge
+	diskFree      prometheus.Gauge
+	diskLow       prometheus.Gauge
 }
 
 // newMetrics registers the collector's metrics. Events and bytes accepted
@@ -37,10 +39,14 @@ func newMetrics(reg prometheus.Registerer, accepted func() (events, bytes uint64
 			Help: "Time to store one finished file.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
 		spool: prometheus.NewGauge(prometheus.GaugeOpts{Name: "marquee_events_spool_bytes",
 			Help: "Bytes counted against the spool bound: awaiting shipment or being written."}),
+		diskFree: prometheus.NewGauge(prometheus.GaugeOpts{Name: "marquee_events_disk_free_bytes",
+			Help: "Free bytes of the spool's filesystem, as last read."}),
+		diskLow: prometheus.NewGauge(prometheus.GaugeOpts{Name: "marquee_events_disk_low",
+			Help: "1 while the spool's filesystem is below its free-space watermark and events are refused."}),
 	}
 	if reg != nil {
 		reg.MustRegister(acceptedEvents, bytesIn, m.rejected, m.bytesOut, m.ratio, m.rotated, m.writeErrors,
-			m.uploads, m.retries, m.uploadSeconds, m.spool)
+			m.uploads, m.retries, m.uploadSeconds, m.spool, m.diskFree, m.diskLow)
 	}
 	return m
 }

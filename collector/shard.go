@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"bytes"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -26,7 +28,9 @@ type shard struct {
 	done   chan struct{} // closed by close
 	exited chan struct{} // closed when run returns
 
-	out *file // owned by run
+	out      *file    // owned by run
+	stranded []string // .part files a failed write or finish left, completed once writes succeed (owned by run)
+	lost     int      // lines an exit left unwritten, after a failed write
 }
 
 func newShard(c *Collector, i int) *shard {
@@ -111,7 +115,15 @@ func (s *shard) run() {
 			s.c.log.Error("writing events failed; refusing events until a write succeeds", "shard", s.i, "err", err)
 			s.c.m.writeErrors.Inc()
 		}
+		if err == nil && len(s.stranded) > 0 {
+			s.complete()
+		}
 		if closing {
+			if err != nil { // what was acknowledged and could not be written is lost with the process
+				s.mu.Lock()
+				s.lost = bytes.Count(pending, []byte("\n")) + bytes.Count(s.buf, []byte("\n"))
+				s.mu.Unlock()
+			}
 			return // append refuses new lines once closing is set: nothing is left
 		}
 	}
@@ -138,6 +150,7 @@ func (s *shard) write(lines []byte, closing bool) error {
 	if s.out != nil && (closing || s.out.raw >= s.c.cfg.RotateBytes || now.Sub(s.out.opened) >= s.c.cfg.RotateAge) {
 		final, err := s.out.finish()
 		if err != nil {
+			s.abandon() // its lines are in the .part, completed once writes succeed again
 			return err
 		}
 		s.out = nil
@@ -148,19 +161,39 @@ func (s *shard) write(lines []byte, closing bool) error {
 	return nil
 }
 
-// abandon gives up the current file after a failed write: its encoder's
-// state is unknown, so the retry goes to a new file. The .part stays on
-// disk and is completed at the next start (lines of the failed write that
-// reached it may then be in two files: a duplicate, never a loss).
+// abandon gives up the current file after a failed write or finish: its
+// encoder's state is unknown, so the retry goes to a new file. The .part
+// stays on disk with every line written before, and is completed into a
+// finished file once a write succeeds again (or at the next start). Lines
+// of the failed write that reached it may then be in two files: a
+// duplicate, never a loss.
 func (s *shard) abandon() {
 	s.out.f.Close()
+	s.stranded = append(s.stranded, s.out.part)
 	s.out = nil
+}
+
+// complete finishes the stranded .part files, now that the disk takes
+// writes again; one that still fails stays for the next try.
+func (s *shard) complete() {
+	var left []string
+	for _, p := range s.stranded {
+		final, err := s.c.salvagePart(p)
+		if err != nil {
+			left = append(left, p)
+			continue
+		}
+		if final != "" && s.c.ship != nil {
+			s.c.ship.enqueue(final)
+		}
+	}
+	s.stranded = left
 }
 
 // close stops accepting into the shard and waits for the writer to write
 // everything and finish its file. It returns the error of a final write
-// that failed (its lines are lost with the process, and were not
-// acknowledged in durable mode).
+// that failed, with how many lines it leaves unwritten (lost with the
+// process; in durable mode none of them was acknowledged).
 func (s *shard) close() error {
 	s.mu.Lock()
 	s.closing = true
@@ -170,5 +203,8 @@ func (s *shard) close() error {
 	<-s.exited
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.failed
+	if s.failed != nil {
+		return fmt.Errorf("shard %d: %d events not written: %w", s.i, s.lost, s.failed)
+	}
+	return nil
 }

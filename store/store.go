@@ -24,6 +24,8 @@ type Store interface {
 	web.AccessStore
 	auth.Store
 	TrimAudit(ctx context.Context, before time.Time) (int64, error)
+	// Full reports whether the last write failed for lack of disk space.
+	Full() bool
 	TrimSessions(ctx context.Context, now, idleBefore time.Time) (int64, error)
 	feed.Source
 	clicks.Store

@@ -60,13 +60,21 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 			s.log.Warn(e.Message, "method", string(ctx.Method()), "path", string(ctx.Path()), "err", err)
 		}
 		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, retryAfter)
+		if e.RetryAfter > 0 {
+			ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, seconds(e.RetryAfter))
+		}
 		msg += "; retry later"
 	case marquee.KindUnauthorized:
 		ctx.Response.Header.Set(fasthttp.HeaderWWWAuthenticate, `Bearer realm="marquee"`)
 	case marquee.KindTooManyRequests:
-		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, strconv.FormatInt(int64((max(time.Second, e.RetryAfter)+time.Second-1)/time.Second), 10))
+		ctx.Response.Header.Set(fasthttp.HeaderRetryAfter, seconds(e.RetryAfter))
 	}
 	writeJSON(ctx, statusOf[e.Kind], errorBody{Error: msg, Problems: e.Problems, Missing: e.Missing})
+}
+
+// seconds is d as a Retry-After: whole seconds, rounded up, at least 1.
+func seconds(d time.Duration) string {
+	return strconv.FormatInt(int64((max(time.Second, d)+time.Second-1)/time.Second), 10)
 }
 
 // transportError answers requests fasthttp could not read.

@@ -21,18 +21,33 @@ type pinger interface {
 }
 
 // handleReadyz answers 200 once the server listens (the index is loaded
-// before), and says whether the store answers. A store outage does not make
-// an instance unready: it keeps serving reads from memory, and only writes
-// fail (503), so a load balancer should keep sending it traffic.
-func handleReadyz(store pinger) handler {
+// before), and says whether the store answers, and whether a disk is the
+// reason writes or events are refused ("store":"full", "events":"disk
+// low"). A store outage does not make an instance unready: it keeps
+// serving reads from memory, and only writes fail (503), so a load
+// balancer should keep sending it traffic.
+func handleReadyz(store pinger, events any) handler {
+	full := func() bool { return false }
+	if f, ok := store.(interface{ Full() bool }); ok {
+		full = f.Full
+	}
+	diskLow := func() bool { return false }
+	if d, ok := events.(interface{ DiskLow() bool }); ok {
+		diskLow = d.DiskLow
+	}
 	return func(ctx *fasthttp.RequestCtx) error {
 		pctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
+		body := map[string]string{"status": "ready", "store": "up"}
 		if err := store.Ping(pctx); err != nil {
-			writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ready", "store": "down", "error": err.Error()})
-			return nil
+			body["store"], body["error"] = "down", err.Error()
+		} else if full() {
+			body["store"] = "full"
 		}
-		writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ready", "store": "up"})
+		if diskLow() {
+			body["events"] = "disk low"
+		}
+		writeJSON(ctx, fasthttp.StatusOK, body)
 		return nil
 	}
 }

@@ -20,6 +20,9 @@ type metrics struct {
 	// clickEventsDropped counts redirects whose click event the collector
 	// refused (spool full): the redirect and its count still happen.
 	clickEventsDropped prometheus.Counter
+	// connsRefused counts connections refused over -max-conns (total)
+	// or -max-conns-per-ip (per ip).
+	connsRefused *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry, ix *index.Index) *metrics {
@@ -43,7 +46,11 @@ func newMetrics(reg *prometheus.Registry, ix *index.Index) *metrics {
 		Name: "marquee_click_events_dropped_total",
 		Help: "Redirects whose click event the collector refused (spool full); the redirect and its count still happened.",
 	})
-	reg.MustRegister(m.requests, m.latency, m.unrouted, m.clickEventsDropped,
+	m.connsRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "marquee_http_connections_refused_total",
+		Help: "Connections refused over -max-conns (total) or -max-conns-per-ip (per ip).",
+	}, []string{"limit"})
+	reg.MustRegister(m.requests, m.latency, m.unrouted, m.clickEventsDropped, m.connsRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	// The index's figures, read at scrape time.

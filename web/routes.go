@@ -76,7 +76,7 @@ func (s *Server) routes() []route {
 		{"POST", "/e", public, handleEventPost(s.events)},
 		// Operations.
 		{"GET", "/healthz", public, handleHealthz()},
-		{"GET", "/readyz", public, handleReadyz(s.store)},
+		{"GET", "/readyz", public, handleReadyz(s.store, s.events.sink)},
 		{"GET", "/metrics", public, metricsGuard(s.cfg.MetricsToken, plain(fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))))},
 	}
 }

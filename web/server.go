@@ -52,6 +52,8 @@ type Config struct {
 	InsecureAdmin bool   // serve admin routes to anyone, as an owner (black-box testing only)
 	CookieSecure  bool   // mark the session cookie Secure even on plain HTTP (behind a TLS proxy)
 	MetricsToken  string // when set, /metrics needs it as a bearer token
+	MaxConns      int    // connections served at once (0: no limit; see Listen)
+	MaxConnsPerIP int    // connections from one IP at once (0: no limit)
 	// TrustedProxies are the peers whose X-Forwarded-For is believed for
 	// an event's client ip.
 	TrustedProxies []netip.Prefix

@@ -31,6 +31,8 @@ type eventsConfig struct {
 	flush          time.Duration
 	durable        bool
 	spoolMaxMB     int
+	minFree        string
+	minFreeBytes   int64 // minFree, parsed by parse: 0 the default, -1 off
 	instance       string
 	trustedProxies string
 	proxies        []netip.Prefix // trustedProxies, parsed by parse
@@ -44,6 +46,7 @@ func (c *eventsConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.flush, "events-flush", 200*time.Millisecond, "accepted events reach their file within this long (what a crash can lose outside -events-durable)")
 	fs.BoolVar(&c.durable, "events-durable", false, "acknowledge an event only once it is written to its file (survives kill -9)")
 	fs.IntVar(&c.spoolMaxMB, "events-spool-max-mb", 1024, "MiB of event files awaiting upload beyond which events get 503")
+	fs.StringVar(&c.minFree, "events-min-free", "", "free space the event spool's filesystem keeps: below it events get 503 (bytes, with a unit: 512MiB; default 1GiB or 5% of the filesystem, whichever is smaller; off to disable)")
 	fs.StringVar(&c.instance, "instance", "", "this instance's name in event file names (default: generated once, kept in <data>/instance)")
 	fs.StringVar(&c.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs whose X-Forwarded-For is believed for an event's ip")
 	fs.StringVar(&c.s3.URL, "events-s3", "", "ship finished event files to s3://bucket/prefix (default: keep them under <data>/events)")
@@ -54,8 +57,20 @@ func (c *eventsConfig) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.s3.Insecure, "events-s3-insecure", false, "talk plain HTTP to the S3 endpoint")
 }
 
-// parse parses -trusted-proxies into proxies.
+// parse parses -trusted-proxies into proxies and -events-min-free.
 func (c *eventsConfig) parse() error {
+	switch c.minFree {
+	case "":
+		c.minFreeBytes = 0
+	case "off":
+		c.minFreeBytes = -1
+	default:
+		n, err := parseBytes(c.minFree)
+		if err != nil || n < 1 {
+			return fmt.Errorf("-events-min-free %q: want bytes with a unit (512MiB, 2GB), or off", c.minFree)
+		}
+		c.minFreeBytes = n
+	}
 	c.proxies = nil
 	for s := range strings.SplitSeq(c.trustedProxies, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -88,7 +103,7 @@ func (c *eventsConfig) open(data string, log *slog.Logger, reg prometheus.Regist
 	cfg := collector.Config{
 		Dir: filepath.Join(data, "events"), Instance: instance, Codec: c.codec,
 		RotateBytes: int64(c.rotateMB) << 20, RotateAge: c.rotateAge, FlushEvery: c.flush,
-		Durable: c.durable, SpoolMax: int64(c.spoolMaxMB) << 20,
+		Durable: c.durable, SpoolMax: int64(c.spoolMaxMB) << 20, MinFree: c.minFreeBytes,
 	}
 	if cfg.Tally, err = tally(instance, cfg.Dir); err != nil {
 		return nil, err
@@ -291,4 +306,17 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 	fmt.Fprintf(stdout, "rebuilt %d report rows of %s from %s to %s\n", len(b.Rows), strings.TrimSpace(string(instance)),
 		time.Unix(start, 0).UTC().Format(time.RFC3339), time.Unix(end, 0).UTC().Format(time.RFC3339))
 	return nil
+}
+
+// parseBytes reads a size: a number of bytes, or one with a unit (B, KB,
+// MB, GB, KiB, MiB, GiB).
+func parseBytes(s string) (int64, error) {
+	c, err := cache.ParseCapacity(s)
+	if err != nil {
+		return 0, err
+	}
+	if c.Bytes > 0 {
+		return int64(c.Bytes), nil
+	}
+	return int64(c.Entries), nil
 }

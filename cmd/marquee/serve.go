@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"marquee/auth"
@@ -42,6 +44,9 @@ type serveConfig struct {
 	cookieSecure  bool
 	auditKeep     time.Duration
 	accessFlush   time.Duration
+	maxConns      int
+	maxConnsPerIP int
+	memoryLimit   string
 	compactEvery  time.Duration
 	shutdownWait  time.Duration
 	pprofAddr     string
@@ -67,6 +72,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.metricsToken, "metrics-token", "", "when set, /metrics needs Authorization: Bearer <this token> (open by default, as Prometheus expects)")
 	fs.BoolVar(&c.cookieSecure, "cookie-secure", false, "mark the session cookie Secure on plain HTTP too (behind a TLS-terminating proxy)")
 	fs.DurationVar(&c.auditKeep, "audit-retention", 8760*time.Hour, "audit log entries older than this are deleted")
+	fs.IntVar(&c.maxConns, "max-conns", 20000, "connections served at once; more are refused (503)")
+	fs.IntVar(&c.maxConnsPerIP, "max-conns-per-ip", 1000, "connections from one client IP at once (0: no limit; raise it behind a proxy that pools many)")
+	fs.StringVar(&c.memoryLimit, "memory-limit", "", "soft memory limit of the Go runtime (bytes with a unit: 2GiB); default 90% of the container's cgroup limit, none without one")
 	fs.DurationVar(&c.accessFlush, "access-flush", 10*time.Second, "how often when keys and sessions were last used is written (batched, never per request)")
 	fs.DurationVar(&c.compactEvery, "compact-every", time.Minute, "expired ads are dropped from memory within this long")
 	fs.DurationVar(&c.shutdownWait, "shutdown-timeout", 10*time.Second, "how long shutdown waits for in-flight requests")
@@ -101,6 +109,14 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.clickFlush <= 0 {
 		return c, fmt.Errorf("-click-flush must be positive")
 	}
+	if c.maxConns < 1 || c.maxConnsPerIP < 0 {
+		return c, fmt.Errorf("-max-conns must be positive and -max-conns-per-ip at least 0")
+	}
+	if c.memoryLimit != "" {
+		if n, err := parseBytes(c.memoryLimit); err != nil || n < 64<<20 {
+			return c, fmt.Errorf("-memory-limit %q: want bytes with a unit, at least 64MiB", c.memoryLimit)
+		}
+	}
 	if err := c.events.parse(); err != nil {
 		return c, err
 	}
@@ -126,6 +142,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 // serve runs the server of cfg until ctx is done, calling ready (if not
 // nil) with the listening address once requests are answered.
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(net.Addr)) error {
+	setMemoryLimit(cfg.memoryLimit, memlimit.FromCgroup, log)
 	token, err := adminToken(cfg, log)
 	if err != nil {
 		return err
@@ -178,7 +195,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		return err
 	}
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
-		TrustedProxies: cfg.events.proxies},
+		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP},
 		web.Deps{Log: log, Now: time.Now, Store: st, LinkStore: st, Index: ix, Feed: fd,
 			AdCache: ads, LinkCache: links, Clicks: counter, Events: events, Registry: reg,
 			Reports: reports.NewReporter(st, cfg.reports.hourlyRetention), Auth: access, Access: st})
@@ -187,6 +204,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	ln = srv.Listen(ln)
 	log.Info("listening", "addr", ln.Addr().String(), "db", redact(cfg.db))
 
 	if cfg.pprofAddr != "" {
@@ -215,6 +233,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 			}
 		})
 	})
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "marquee_store_full",
+		Help: "1 while the last store write failed because the database's disk was full (writes get 503 until space returns)."},
+		func() float64 { return map[bool]float64{false: 0, true: 1}[st.Full()] }))
 	background.Go(func() {
 		every(bg, cfg.accessFlush, func() {
 			if err := access.Flush(bg); err != nil {
@@ -341,6 +362,26 @@ func redact(db string) string {
 		return u.Redacted()
 	}
 	return db
+}
+
+// setMemoryLimit sets the Go runtime's soft memory limit: limit (bytes
+// with a unit) when given, else 90% of what cgroup reports (the
+// container's limit), else none. The GC then works harder near the limit
+// instead of letting the process be killed.
+func setMemoryLimit(limit string, cgroup memlimit.Provider, log *slog.Logger) int64 {
+	if limit != "" {
+		n, _ := parseBytes(limit) // checked by parseServe
+		debug.SetMemoryLimit(n)
+		log.Info("memory limit set", "bytes", n, "from", "-memory-limit")
+		return n
+	}
+	n, err := memlimit.Set(memlimit.WithRatio(0.9), memlimit.WithProvider(cgroup))
+	if err != nil || n == math.MaxInt64 {
+		log.Info("no memory limit: no cgroup limit found", "err", err)
+		return n
+	}
+	log.Info("memory limit set", "bytes", n, "from", "90% of the cgroup limit")
+	return n
 }
 
 // trimAccess deletes audit entries older than keep and ended sessions.

@@ -298,6 +298,9 @@ func unavailable(err error) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
+		if pgErr.Code == "53100" { // disk_full
+			return marquee.StorageFull(err)
+		}
 		switch pgErr.Code[:2] {
 		case "08", "53", "57": // connection exception, insufficient resources, operator intervention
 		default:

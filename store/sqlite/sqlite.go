@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -252,10 +253,16 @@ func (t *txn) LogChange(ctx context.Context, entity string, id int64, key string
 
 // unavailable marks errors of a database that cannot be reached as
 // marquee.KindUnavailable; a local SQLite file is unavailable only when it
-// is locked for longer than the busy timeout.
+// is locked for longer than the busy timeout, or its disk is full
+// (marquee.StorageFull: SQLite rolls the write back, and the file stays
+// whole).
 func unavailable(err error) error {
-	if strings.Contains(err.Error(), "SQLITE_BUSY") {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "SQLITE_BUSY"):
 		return marquee.Unavailable(err)
+	case strings.Contains(msg, "SQLITE_FULL") || strings.Contains(msg, "database or disk is full") || errors.Is(err, syscall.ENOSPC):
+		return marquee.StorageFull(err)
 	}
 	return err
 }

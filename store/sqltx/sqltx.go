@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"marquee"
@@ -82,8 +83,13 @@ type Config struct {
 // driver's Config. A driver's store embeds one made by NewStore. It is
 // safe for concurrent use.
 type Store struct {
-	cfg Config
+	cfg  Config
+	full atomic.Bool // the last write failed for lack of space
 }
+
+// Full reports whether the last write failed because the database's disk
+// was full (marquee.StorageFull); the next write that succeeds clears it.
+func (s *Store) Full() bool { return s.full.Load() }
 
 // NewStore returns the shared methods over cfg.
 func NewStore(cfg Config) *Store { return &Store{cfg: cfg} }
@@ -117,7 +123,9 @@ func write[T any](ctx context.Context, s *Store, what string, fn func(tx Tx, now
 		v, err = fn(tx, now)
 		return err
 	})
-	return v, s.wrap(what, err)
+	err = s.wrap(what, err)
+	s.full.Store(marquee.IsStorageFull(err))
+	return v, err
 }
 
 // exec is write for a change that returns nothing.
