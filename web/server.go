@@ -8,6 +8,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -54,6 +55,9 @@ type Config struct {
 	MetricsToken  string // when set, /metrics needs it as a bearer token
 	MaxConns      int    // connections served at once (0: no limit; see Listen)
 	MaxConnsPerIP int    // connections from one IP at once (0: no limit)
+	// ReadTimeout bounds reading a request, headers and body (default
+	// ReadTimeout): a client that trickles them is cut off then.
+	ReadTimeout time.Duration
 	// TrustedProxies are the peers whose X-Forwarded-For is believed for
 	// an event's client ip.
 	TrustedProxies []netip.Prefix
@@ -135,7 +139,7 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:            s.Handler(),
 		ErrorHandler:       s.transportError,
-		ReadTimeout:        ReadTimeout,
+		ReadTimeout:        cmp.Or(s.cfg.ReadTimeout, ReadTimeout),
 		WriteTimeout:       WriteTimeout,
 		IdleTimeout:        IdleTimeout,
 		MaxRequestBodySize: MaxRequestBody,

@@ -47,6 +47,7 @@ type serveConfig struct {
 	maxConns      int
 	maxConnsPerIP int
 	memoryLimit   string
+	readTimeout   time.Duration
 	compactEvery  time.Duration
 	shutdownWait  time.Duration
 	pprofAddr     string
@@ -74,6 +75,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.auditKeep, "audit-retention", 8760*time.Hour, "audit log entries older than this are deleted")
 	fs.IntVar(&c.maxConns, "max-conns", 20000, "connections served at once; more are refused (503)")
 	fs.IntVar(&c.maxConnsPerIP, "max-conns-per-ip", 1000, "connections from one client IP at once (0: no limit; raise it behind a proxy that pools many)")
+	fs.DurationVar(&c.readTimeout, "read-timeout", web.ReadTimeout, "a client has this long to send a request's headers and body; one that trickles them is cut off")
 	fs.StringVar(&c.memoryLimit, "memory-limit", "", "soft memory limit of the Go runtime (bytes with a unit: 2GiB); default 90% of the container's cgroup limit, none without one")
 	fs.DurationVar(&c.accessFlush, "access-flush", 10*time.Second, "how often when keys and sessions were last used is written (batched, never per request)")
 	fs.DurationVar(&c.compactEvery, "compact-every", time.Minute, "expired ads are dropped from memory within this long")
@@ -109,8 +111,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.clickFlush <= 0 {
 		return c, fmt.Errorf("-click-flush must be positive")
 	}
-	if c.maxConns < 1 || c.maxConnsPerIP < 0 {
-		return c, fmt.Errorf("-max-conns must be positive and -max-conns-per-ip at least 0")
+	if c.maxConns < 1 || c.maxConnsPerIP < 0 || c.readTimeout <= 0 {
+		return c, fmt.Errorf("-max-conns and -read-timeout must be positive and -max-conns-per-ip at least 0")
 	}
 	if c.memoryLimit != "" {
 		if n, err := parseBytes(c.memoryLimit); err != nil || n < 64<<20 {
@@ -195,7 +197,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		return err
 	}
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
-		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP},
+		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout},
 		web.Deps{Log: log, Now: time.Now, Store: st, LinkStore: st, Index: ix, Feed: fd,
 			AdCache: ads, LinkCache: links, Clicks: counter, Events: events, Registry: reg,
 			Reports: reports.NewReporter(st, cfg.reports.hourlyRetention), Auth: access, Access: st})
