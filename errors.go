@@ -28,10 +28,11 @@ const (
 	KindMethodNotAllowed             // the route exists, not with this method
 	KindHeadersTooLarge              // the request line and headers are over their limit
 	KindTooManyRequests              // throttled (failed logins): retry after Error.RetryAfter
+	KindTimeout                      // the client did not send its request in time
 )
 
 var kindNames = [...]string{"internal", "invalid", "not found", "conflict", "unauthorized", "forbidden",
-	"unavailable", "too large", "unsupported media type", "gone", "method not allowed", "headers too large", "too many requests"}
+	"unavailable", "too large", "unsupported media type", "gone", "method not allowed", "headers too large", "too many requests", "timeout"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -29,6 +30,7 @@ var statusOf = map[marquee.Kind]int{
 	marquee.KindMethodNotAllowed: fasthttp.StatusMethodNotAllowed,
 	marquee.KindHeadersTooLarge:  fasthttp.StatusRequestHeaderFieldsTooLarge,
 	marquee.KindTooManyRequests:  fasthttp.StatusTooManyRequests,
+	marquee.KindTimeout:          fasthttp.StatusRequestTimeout,
 }
 
 // errorBody is the JSON shape of every error response.
@@ -72,6 +74,13 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	writeJSON(ctx, statusOf[e.Kind], errorBody{Error: msg, Problems: e.Problems, Missing: e.Missing})
 }
 
+// isTimeout reports whether err is a read that ran out of time (a client
+// slower than the read timeout).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 // seconds is d as a Retry-After: whole seconds, rounded up, at least 1.
 func seconds(d time.Duration) string {
 	return strconv.FormatInt(int64((max(time.Second, d)+time.Second-1)/time.Second), 10)
@@ -84,6 +93,8 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 		err = marquee.Errorf(marquee.KindTooLarge, "request body exceeds %d bytes", MaxRequestBody)
 	case errors.As(err, new(*fasthttp.ErrSmallBuffer)):
 		err = marquee.Errorf(marquee.KindHeadersTooLarge, "request line and headers exceed %d bytes", ReadBufferSize)
+	case isTimeout(err):
+		err = marquee.Errorf(marquee.KindTimeout, "request timeout: send the whole request within the read timeout")
 	default:
 		err = marquee.Errorf(marquee.KindInvalid, "malformed request: %v", err)
 	}
