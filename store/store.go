@@ -26,6 +26,8 @@ type Store interface {
 	TrimAudit(ctx context.Context, before time.Time) (int64, error)
 	// Full reports whether the last write failed for lack of disk space.
 	Full() bool
+	// StoreID is the database's random id (what a saved index is tied to).
+	StoreID(ctx context.Context) (string, error)
 	TrimSessions(ctx context.Context, now, idleBefore time.Time) (int64, error)
 	feed.Source
 	clicks.Store

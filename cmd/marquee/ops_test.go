@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -190,5 +191,60 @@ func TestMemoryLimitFromCgroup(t *testing.T) {
 	}
 	if _, err := fromFile(); !errors.Is(err, memlimit.ErrNoLimit) {
 		t.Fatal(err)
+	}
+}
+
+// TestSavedIndexStartEqualsFullLoad: an instance stopped (saving its
+// index) while the store changes, then started from its saved index and
+// the changelog since, answers every list query exactly as an instance
+// that loads everything from the store.
+func TestSavedIndexStartEqualsFullLoad(t *testing.T) {
+	data := t.TempDir()
+	if err := run(t.Context(), []string{"seed", "-data", data, "-ads", "3000", "-seed", "5"}, func(string) string { return "" }, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	a := start(t, data, nil, "-insecure-admin")
+	from, to := time.Now().Add(-time.Hour), time.Now().Add(48*time.Hour)
+	a.expect(a.admin("POST", "/api/v1/ad", adBody("before stop", from, to, `[{"country":["TW"]}]`)), 201, "")
+	a.expect(a.admin("DELETE", "/api/v1/ad/5", ""), 204, "")
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(data, "index.saved")); err != nil {
+		t.Fatalf("no saved index after a clean stop: %v", err)
+	}
+	// Changes while it is down, by another instance on the same file.
+	other := start(t, t.TempDir(), nil, "-db", filepath.Join(data, "marquee.db"), "-insecure-admin", "-saved-index", "off")
+	other.expect(other.admin("POST", "/api/v1/ad", adBody("while down", from, to, `[{"platform":["ios"],"ageStart":20}]`)), 201, "")
+	other.expect(other.admin("PUT", "/api/v1/ad/7", adBody("replaced while down", from, to, "")), 200, "")
+	other.expect(other.admin("DELETE", "/api/v1/ad/8", ""), 204, "")
+
+	restarted := start(t, data, nil, "-insecure-admin")
+	if !strings.Contains(restarted.log.String(), "the saved index and the changelog since") {
+		t.Fatalf("the restart did not use the saved index; log:\n%s", restarted.log)
+	}
+	queries := []string{"", "?limit=100", "?country=TW&limit=100", "?platform=ios&age=25&limit=100", "?offset=20&limit=50&gender=F"}
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 200 {
+		q := fmt.Sprintf("?offset=%d&limit=%d", r.IntN(100), 1+r.IntN(100))
+		if r.IntN(2) == 0 {
+			q += fmt.Sprintf("&age=%d", 1+r.IntN(100))
+		}
+		if r.IntN(2) == 0 {
+			q += "&country=" + []string{"TW", "JP", "US", "DE"}[r.IntN(4)]
+		}
+		if r.IntN(2) == 0 {
+			q += "&platform=" + []string{"android", "ios", "web"}[r.IntN(3)]
+		}
+		queries = append(queries, q)
+	}
+	for _, q := range queries {
+		got, want := restarted.get("/api/v1/ad"+q), other.get("/api/v1/ad"+q)
+		if got.status != 200 || got.body != want.body {
+			t.Fatalf("GET /api/v1/ad%s from the saved index = %d %.300s; a full load = %.300s", q, got.status, got.body, want.body)
+		}
+	}
+	if r := restarted.get("/api/v1/ad?limit=100&country=TW"); !strings.Contains(r.body, "before stop") {
+		t.Errorf("the ad created before the stop is missing: %.300s", r.body)
 	}
 }

@@ -48,6 +48,7 @@ type serveConfig struct {
 	maxConnsPerIP int
 	memoryLimit   string
 	readTimeout   time.Duration
+	savedIndex    string
 	compactEvery  time.Duration
 	shutdownWait  time.Duration
 	pprofAddr     string
@@ -75,6 +76,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.auditKeep, "audit-retention", 8760*time.Hour, "audit log entries older than this are deleted")
 	fs.IntVar(&c.maxConns, "max-conns", 20000, "connections served at once; more are refused (503)")
 	fs.IntVar(&c.maxConnsPerIP, "max-conns-per-ip", 1000, "connections from one client IP at once (0: no limit; raise it behind a proxy that pools many)")
+	fs.StringVar(&c.savedIndex, "saved-index", "", "where the index is saved at shutdown and loaded from at start, then caught up from the changelog (default <data>/index.saved; off to always load from the store)")
 	fs.DurationVar(&c.readTimeout, "read-timeout", web.ReadTimeout, "a client has this long to send a request's headers and body; one that trickles them is cut off")
 	fs.StringVar(&c.memoryLimit, "memory-limit", "", "soft memory limit of the Go runtime (bytes with a unit: 2GiB); default 90% of the container's cgroup limit, none without one")
 	fs.DurationVar(&c.accessFlush, "access-flush", 10*time.Second, "how often when keys and sessions were last used is written (batched, never per request)")
@@ -94,6 +96,12 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.db == "" {
 		c.db = filepath.Join(c.data, "marquee.db")
+	}
+	switch c.savedIndex {
+	case "":
+		c.savedIndex = filepath.Join(c.data, "index.saved")
+	case "off":
+		c.savedIndex = ""
 	}
 	if strings.Contains(c.db, "://") && !strings.HasPrefix(c.db, "postgres://") && !strings.HasPrefix(c.db, "postgresql://") {
 		return c, fmt.Errorf("-db %q: want a SQLite file path or a postgres:// URL", c.db)
@@ -163,14 +171,25 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	fd := feed.New(st, ix, log, reg, feed.Config{Poll: cfg.poll, GapWait: cfg.gapWait, Retention: cfg.retention,
 		OnChange: invalidator(ads), OnLinks: invalidator(links), OnAccess: access.Invalidate})
 	start := time.Now()
-	if err := fd.Load(ctx); err != nil {
+	storeID, err := st.StoreID(ctx)
+	if err != nil {
+		return err
+	}
+	restored := false
+	if cfg.savedIndex == "" {
+		err = fd.Load(ctx)
+	} else {
+		restored, err = fd.Start(ctx, cfg.savedIndex, storeID)
+	}
+	if err != nil {
 		return err
 	}
 	counter := clicks.New(st, fd, log, reg)
 	// Loading a large catalog leaves hundreds of MB of decoded rows behind;
 	// hand them back to the OS now rather than when the scavenger gets to it.
 	debug.FreeOSMemory()
-	log.Info("index loaded", "ads", ix.Snapshot().Len(), "seq", fd.Position(), "took", time.Since(start).String())
+	log.Info("index loaded", "ads", ix.Snapshot().Len(), "seq", fd.Position(), "took", time.Since(start).String(),
+		"from", map[bool]string{true: "the saved index and the changelog since", false: "the store"}[restored])
 
 	geo, err := cfg.reports.openGeoIP()
 	if err != nil {
@@ -288,6 +307,11 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	cancel()
 	stopBG()
 	background.Wait()
+	if cfg.savedIndex != "" { // the feed has stopped: the position is final
+		if serr := fd.Save(cfg.savedIndex, storeID); serr != nil {
+			log.Warn("index not saved; the next start loads it from the store", "err", serr)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -2,6 +2,8 @@ package sqltx
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"time"
 
 	"marquee"
@@ -40,5 +42,19 @@ func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]marquee.
 func (s *Store) TrimChangelog(ctx context.Context, before time.Time) (int64, error) {
 	return withDB(ctx, s, "trim changelog", func(db DB) (int64, error) {
 		return db.Exec(ctx, `DELETE FROM changelog WHERE at < ? AND seq < (SELECT max(seq) FROM changelog)`, before.UnixMilli())
+	})
+}
+
+// StoreID returns the database's random id, made on first use: what a
+// saved index is tied to.
+func (s *Store) StoreID(ctx context.Context) (string, error) {
+	return withDB(ctx, s, "store id", func(db DB) (string, error) {
+		var b [16]byte
+		rand.Read(b[:])
+		if _, err := db.Exec(ctx, `INSERT INTO meta (key, value) VALUES ('store_id', ?) ON CONFLICT (key) DO NOTHING`, hex.EncodeToString(b[:])); err != nil {
+			return "", err
+		}
+		var id string
+		return id, db.QueryRow(ctx, `SELECT value FROM meta WHERE key = 'store_id'`).Scan(&id)
 	})
 }

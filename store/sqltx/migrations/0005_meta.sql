@@ -1,0 +1,7 @@
+-- Facts about the database itself: "store_id", a random id written once,
+-- names this database (a saved index is used only with the database it
+-- was saved from).
+CREATE TABLE meta (
+	key   text PRIMARY KEY,
+	value text NOT NULL
+);
