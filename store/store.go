@@ -28,7 +28,7 @@ type Store interface {
 	Full() bool
 	// StoreID is the database's random id (what a saved index is tied to).
 	StoreID(ctx context.Context) (string, error)
-	TrimSessions(ctx context.Context, now, idleBefore time.Time) (int64, error)
+	TrimSessions(ctx context.Context, now, idleBefore, failuresBefore time.Time) (int64, error)
 	feed.Source
 	clicks.Store
 	reports.Store

@@ -410,7 +410,8 @@ func setMemoryLimit(limit string, cgroup memlimit.Provider, log *slog.Logger) in
 	return n
 }
 
-// trimAccess deletes audit entries older than keep and ended sessions.
+// trimAccess deletes audit entries older than keep, ended sessions, and
+// failed logins past the throttling window.
 func trimAccess(ctx context.Context, st store.Store, keep time.Duration, log *slog.Logger) {
 	now := time.Now()
 	if n, err := st.TrimAudit(ctx, now.Add(-keep)); err != nil {
@@ -418,7 +419,7 @@ func trimAccess(ctx context.Context, st store.Store, keep time.Duration, log *sl
 	} else if n > 0 {
 		log.Info("audit log trimmed", "entries", n)
 	}
-	if _, err := st.TrimSessions(ctx, now, now.Add(-auth.SessionIdle)); err != nil {
+	if _, err := st.TrimSessions(ctx, now, now.Add(-auth.SessionIdle), now.Add(-auth.FailureWindow)); err != nil {
 		log.Warn("ended sessions not deleted", "err", err)
 	}
 }

@@ -467,9 +467,13 @@ func (s *Store) TouchSessions(ctx context.Context, seen map[string]time.Time) er
 }
 
 // TrimSessions deletes the sessions past their end, or not seen since
-// idleBefore.
-func (s *Store) TrimSessions(ctx context.Context, now, idleBefore time.Time) (int64, error) {
+// idleBefore, and the failed logins older than the throttling window
+// (failuresBefore).
+func (s *Store) TrimSessions(ctx context.Context, now, idleBefore, failuresBefore time.Time) (int64, error) {
 	return withDB(ctx, s, "trim sessions", func(db DB) (int64, error) {
+		if _, err := db.Exec(ctx, `DELETE FROM login_failures WHERE at < ?`, failuresBefore.UnixMilli()); err != nil {
+			return 0, err
+		}
 		return db.Exec(ctx, `DELETE FROM sessions WHERE expires_at <= ? OR seen_at < ?`, now.UnixMilli(), idleBefore.UnixMilli())
 	})
 }

@@ -116,6 +116,12 @@ func testAccess(t *testing.T, open Opener) {
 	if counts, _, _ := st.LoginFailures(ctx, subjects, now.Add(-15*time.Minute)); !slices.Equal(counts, []int{3, 0}) {
 		t.Fatalf("after ClearLoginFailures(email) = %v; want [3 0]", counts)
 	}
+	if _, err := st.TrimSessions(ctx, now, now.Add(-12*time.Hour), now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if counts, _, _ := st.LoginFailures(ctx, subjects, now.Add(-15*time.Minute)); !slices.Equal(counts, []int{0, 0}) {
+		t.Fatalf("after TrimSessions past them, failures = %v; want none", counts)
+	}
 
 	// The audit log: one entry a successful audited change, none for the
 	// refused ones (their transactions rolled back).
