@@ -300,6 +300,25 @@ func BenchmarkAppendPage(b *testing.B) {
 
 func slot(c string) int { s, _ := marquee.CountrySlot(c); return s }
 
+// mixedQuery is a query of the mix of scripts/ads.lua: offset below
+// maxOffset, limit 1–100, each filter present half the time.
+func mixedQuery(r *rand.Rand, maxOffset int) index.Query {
+	q := index.Query{Offset: r.IntN(maxOffset), Limit: 1 + r.IntN(100)}
+	if r.IntN(2) == 0 {
+		q.Age = 1 + r.IntN(100)
+	}
+	if r.IntN(2) == 0 {
+		q.Gender = 1 + r.IntN(2)
+	}
+	if r.IntN(2) == 0 {
+		q.Country = 1 + slot(someCountries[r.IntN(len(someCountries))])
+	}
+	if r.IntN(2) == 0 {
+		q.Platform = 1 + r.IntN(3)
+	}
+	return q
+}
+
 // BenchmarkMixedQueries replays the query mix of scripts/ads.lua (random
 // offset 0–99, limit 1–100, each filter present half the time) over ads
 // shaped like `marquee seed` makes.
@@ -310,20 +329,7 @@ func BenchmarkMixedQueries(b *testing.B) {
 		r := rand.New(rand.NewPCG(3, 4))
 		qs := make([]index.Query, 4096)
 		for i := range qs {
-			q := index.Query{Offset: r.IntN(100), Limit: 1 + r.IntN(100)}
-			if r.IntN(2) == 0 {
-				q.Age = 1 + r.IntN(100)
-			}
-			if r.IntN(2) == 0 {
-				q.Gender = 1 + r.IntN(2)
-			}
-			if r.IntN(2) == 0 {
-				q.Country = 1 + slot(someCountries[r.IntN(len(someCountries))])
-			}
-			if r.IntN(2) == 0 {
-				q.Platform = 1 + r.IntN(3)
-			}
-			qs[i] = q
+			qs[i] = mixedQuery(r, 100)
 		}
 		buf := make([]byte, 0, 64<<10)
 		b.Run(fmt.Sprintf("ads=%d", n), func(b *testing.B) {

@@ -30,19 +30,7 @@ func TestSaveRestore(t *testing.T) {
 		t.Fatalf("restored %d ads; want %d", b.Len(), a.Len())
 	}
 	for i := range 2000 {
-		q := index.Query{Offset: r.IntN(50), Limit: 1 + r.IntN(100)}
-		if r.IntN(2) == 0 {
-			q.Age = 1 + r.IntN(100)
-		}
-		if r.IntN(2) == 0 {
-			q.Gender = 1 + r.IntN(2)
-		}
-		if r.IntN(2) == 0 {
-			q.Country = 1 + r.IntN(250)
-		}
-		if r.IntN(2) == 0 {
-			q.Platform = 1 + r.IntN(3)
-		}
+		q := mixedQuery(r, 50)
 		if got, want := b.AppendPage(nil, &q, now), a.AppendPage(nil, &q, now); !bytes.Equal(got, want) {
 			t.Fatalf("query %d %+v: restored index = %s; saved one = %s", i, q, got, want)
 		}
