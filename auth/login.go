@@ -99,11 +99,7 @@ func (a *Auth) SignIn(ctx context.Context, st LoginStore, in Login, now time.Tim
 	}
 	var cookie string
 	cookie, se.Hash = NewSecret("")
-	entity := "user:" + strconv.FormatInt(se.UserID, 10)
-	if se.KeyID != 0 {
-		entity = "key:" + strconv.FormatInt(se.KeyID, 10)
-	}
-	actx := marquee.WithAudit(ctx, marquee.Audit{Actor: p.Actor, IP: in.IP, Action: "login", EntityID: entity})
+	actx := marquee.WithAudit(ctx, marquee.Audit{Actor: p.Actor, IP: in.IP, Action: "login", EntityID: signedInAs(se.UserID, se.KeyID)})
 	if err := st.CreateSession(actx, se); err != nil {
 		return SignedIn{}, err
 	}
@@ -121,15 +117,20 @@ func (a *Auth) SignOut(ctx context.Context, st LoginStore, p Principal, ip strin
 	if p.Session == "" {
 		return marquee.Errorf(marquee.KindInvalid, "not signed in with a session: nothing to sign out of")
 	}
-	entity := "user:" + strconv.FormatInt(p.UserID, 10)
-	if p.UserID == 0 {
-		entity = "key:" + strconv.FormatInt(p.KeyID, 10)
-	}
-	err := st.DeleteSession(marquee.WithAudit(ctx, marquee.Audit{Actor: p.Actor, IP: ip, Action: "logout", EntityID: entity}), p.Session)
+	err := st.DeleteSession(marquee.WithAudit(ctx, marquee.Audit{Actor: p.Actor, IP: ip, Action: "logout", EntityID: signedInAs(p.UserID, p.KeyID)}), p.Session)
 	if err == nil {
 		a.sessions.InvalidateAll()
 	}
 	return err
+}
+
+// signedInAs is how the audit log names what a session signs in as: its
+// user, or the key it was opened with (never the session's hash).
+func signedInAs(userID, keyID int64) string {
+	if userID != 0 {
+		return "user:" + strconv.FormatInt(userID, 10)
+	}
+	return "key:" + strconv.FormatInt(keyID, 10)
 }
 
 // throttled returns how long sign-ins must wait given the failures of

@@ -508,12 +508,15 @@ func (s *Server) handleChangePassword(sctx context.Context, ctx *fasthttp.Reques
 	if p.UserID == 0 {
 		return marquee.Errorf(marquee.KindForbidden, "only a user signed in with a password can change it")
 	}
-	var in struct{ Current, Password *string }
-	if err := checkJSONBody(ctx, MaxAccessBody); err != nil {
+	type change struct{ Current, Password *string }
+	in, err := readJSON(ctx, MaxAccessBody, func(b []byte) (in change, err error) {
+		if json.Unmarshal(b, &in) != nil {
+			err = marquee.Invalid("invalid password change", marquee.Problems{"body": "must be a JSON object with current and password"})
+		}
+		return in, err
+	})
+	if err != nil {
 		return err
-	}
-	if json.Unmarshal(ctx.PostBody(), &in) != nil {
-		return marquee.Invalid("invalid password change", marquee.Problems{"body": "must be a JSON object with current and password"})
 	}
 	u, err := s.access.User(sctx, p.UserID)
 	if err != nil {

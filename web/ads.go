@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -175,14 +174,7 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 
 // adID parses the {id} segment; an id that is not a positive integer names
 // no ad.
-func adID(ctx *fasthttp.RequestCtx) (int64, error) {
-	seg := bytes.TrimPrefix(ctx.Path(), []byte(adRoutePrefix))
-	id, err := strconv.ParseInt(string(seg), 10, 64)
-	if err != nil || id < 1 {
-		return 0, marquee.Errorf(marquee.KindNotFound, "ad %q not found", seg)
-	}
-	return id, nil
-}
+func adID(ctx *fasthttp.RequestCtx) (int64, error) { return pathID(ctx, adRoutePrefix, "ad") }
 
 // adCreated answers a created ad: its id, and where to read it.
 func adCreated(a marquee.Ad) (location string, body any) {

@@ -17,7 +17,6 @@ import (
 
 	"marquee"
 	"marquee/auth"
-	"marquee/store"
 )
 
 // cliActor is who the audit log says made the changes of these commands.
@@ -33,11 +32,13 @@ func accessFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *string
 	return fs, data, db
 }
 
-func openAccessStore(ctx context.Context, data, db string) (store.Store, error) {
+// dataDB is the database of the -db flag db, or, when it is "", the
+// SQLite file of the data directory data (every command's default).
+func dataDB(data, db string) string {
 	if db == "" {
-		db = filepath.Join(data, "marquee.db")
+		return filepath.Join(data, "marquee.db")
 	}
-	return openStore(ctx, db)
+	return db
 }
 
 // runKeys is `marquee keys create|list|revoke`: API keys against the
@@ -77,7 +78,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 	}
-	st, err := openAccessStore(ctx, *data, *db)
+	st, err := openStore(ctx, dataDB(*data, *db))
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	st, err := openAccessStore(ctx, *data, *db)
+	st, err := openStore(ctx, dataDB(*data, *db))
 	if err != nil {
 		return err
 	}

@@ -288,10 +288,7 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return fmt.Errorf("the instance name of %s: %w", *data, err)
 	}
-	if *db == "" {
-		*db = filepath.Join(*data, "marquee.db")
-	}
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, dataDB(*data, *db))
 	if err != nil {
 		return err
 	}

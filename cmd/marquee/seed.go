@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"marquee/fixture"
@@ -45,9 +44,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	if *scheduled < 0 || *expired < 0 || *scheduled+*expired > 1 {
 		return fmt.Errorf("-scheduled and -expired must be fractions summing to at most 1")
 	}
-	if *db == "" {
-		*db = filepath.Join(*data, "marquee.db")
-	}
+	*db = dataDB(*data, *db)
 	st, err := openStore(ctx, *db)
 	if err != nil {
 		return err

@@ -94,9 +94,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return c, err
 	}
-	if c.db == "" {
-		c.db = filepath.Join(c.data, "marquee.db")
-	}
+	c.db = dataDB(c.data, c.db)
 	switch c.savedIndex {
 	case "":
 		c.savedIndex = filepath.Join(c.data, "index.saved")
