@@ -31,19 +31,16 @@ type cond struct {
 	countries    []uint16 // sorted country slots
 }
 
-// entry is one ad as the index holds it: its sort key, its pre-rendered list
-// item and its compiled conditions. An entry is immutable once the index has
-// placed its item in the arena; only the index's builder (under bmu) reads
-// or moves it after that.
+// entry is one ad as the index's master copy holds it: its sort key, its
+// pre-rendered list item and its compiled conditions. Only the index's
+// builder (under bmu) reads an entry; a chunk build points item at the
+// chunk's copy of it, so the bytes are held once.
 type entry struct {
-	id               int64
-	startAt, endAt   int64  // unix nanoseconds
-	item             []byte // the rendered item, until it is placed
-	itemOff, itemEnd uint32 // where the item and its comma lie in the arena
-	conds            []cond // never empty: no condition is one open cond
+	id             int64
+	startAt, endAt int64  // unix nanoseconds
+	item           []byte // the rendered item, without a comma
+	conds          []cond // never empty: no condition is one open cond
 }
-
-func (e *entry) itemSize() int { return int(e.itemEnd - e.itemOff) }
 
 // anyone is the condition of an ad without conditions.
 var anyone = []cond{{ageLo: marquee.MinAge, ageHi: marquee.MaxAge}}

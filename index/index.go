@@ -15,8 +15,8 @@ import (
 )
 
 // Index holds the ads that are active or scheduled. It is safe for
-// concurrent use: Snapshot never blocks; Put, Delete, Load and Refresh
-// serialise among themselves.
+// concurrent use: Snapshot never blocks; Put, Delete, Load, Restore and
+// Refresh serialise among themselves.
 type Index struct {
 	now  func() time.Time
 	snap atomic.Pointer[Snapshot]
@@ -29,16 +29,9 @@ type Index struct {
 	applied uint64     // highest ticket whose change is in the published snapshot
 	byID    map[int64]*entry
 	sorted  []*entry // by (endAt, id)
-	// arena holds the list item of every entry, and of entries since
-	// replaced or dropped (garbage bytes of them) until it is compacted.
-	// It is append-only: published snapshots read its prefix.
-	arena   []byte
-	garbage int
 
-	builds       atomic.Uint64
-	buildNano    atomic.Int64
-	arenaSize    atomic.Int64
-	arenaGarbage atomic.Int64
+	builds    atomic.Uint64
+	buildNano atomic.Int64
 }
 
 type change struct {
@@ -49,7 +42,7 @@ type change struct {
 // New returns an empty index that reads the time from now.
 func New(now func() time.Time) *Index {
 	ix := &Index{now: now, byID: map[int64]*entry{}}
-	ix.snap.Store(build(nil, nil, now()))
+	ix.snap.Store(build(nil, now()))
 	return ix
 }
 
@@ -60,12 +53,6 @@ func (ix *Index) Snapshot() *Snapshot { return ix.snap.Load() }
 // build took.
 func (ix *Index) Builds() (uint64, time.Duration) {
 	return ix.builds.Load(), time.Duration(ix.buildNano.Load())
-}
-
-// ArenaBytes returns the size of the arena of list items, and how much of it
-// is garbage awaiting compaction, as of the last published snapshot.
-func (ix *Index) ArenaBytes() (size, garbage int) {
-	return int(ix.arenaSize.Load()), int(ix.arenaGarbage.Load())
 }
 
 // Put adds or replaces ads. When Put returns, the published snapshot holds
@@ -108,90 +95,42 @@ func (ix *Index) apply(chs []change) {
 	ix.pending = nil
 	ix.pmu.Unlock()
 
-	for _, ch := range batch {
-		if ch.put != nil {
-			ix.place(ch.put)
-		}
-	}
+	start, now := time.Now(), ix.now()
 	if len(batch) > len(ix.sorted)/8+64 { // cheaper to build afresh
 		for _, ch := range batch {
 			ix.setMaster(ch)
 		}
 		ix.resort()
-		if !ix.compactIfWasteful() {
-			ix.rebuild()
-		}
+		ix.dropExpired(now)
+		ix.publish(build(ix.sorted, now), start)
 	} else {
-		start := time.Now()
-		s := ix.patchBatch(batch, ix.now())
-		if !ix.compactIfWasteful() {
-			ix.publish(s, start)
-		}
+		ix.publish(ix.patchBatch(batch, now), start)
 	}
 	ix.applied = last
 }
 
-// place appends e's item and a comma to the arena. The caller holds bmu.
-func (ix *Index) place(e *entry) {
-	off := len(ix.arena)
-	ix.arena = append(append(ix.arena, e.item...), ',')
-	e.itemOff, e.itemEnd, e.item = uint32(off), uint32(len(ix.arena)), nil
-}
-
-// compactIfWasteful copies the live items to a fresh arena and rebuilds the
-// snapshot when more than half the arena is garbage (and over 1 MiB),
-// reporting whether it did. The caller holds bmu.
-func (ix *Index) compactIfWasteful() bool {
-	if ix.garbage <= len(ix.arena)/2 || ix.garbage < 1<<20 {
-		return false
-	}
-	arena := make([]byte, 0, len(ix.arena)-ix.garbage)
-	for _, e := range ix.sorted {
-		off := len(arena)
-		arena = append(arena, ix.arena[e.itemOff:e.itemEnd]...)
-		e.itemOff, e.itemEnd = uint32(off), uint32(len(arena))
-	}
-	ix.arena, ix.garbage = arena, 0
-	ix.rebuild()
-	return true
-}
-
 // patchBatch applies a small batch to the master copy and returns the
-// current snapshot patched with it: every ad the batch touches leaves at its
-// old position, and comes back at its new one unless its last change is a
-// delete.
+// current snapshot patched with it: the chunks every changed ad leaves and
+// enters are cut again.
 func (ix *Index) patchBatch(batch []change, now time.Time) *Snapshot {
 	old := ix.snap.Load()
-	final := map[int64]*entry{}
-	var drop []int
+	var touched []int
 	for _, ch := range batch {
-		if _, seen := final[ch.id]; !seen {
-			if e, ok := ix.byID[ch.id]; ok {
-				if pos, found := old.position(e); found {
-					drop = append(drop, pos)
-				}
-			}
+		if e, ok := ix.byID[ch.id]; ok {
+			touched = append(touched, old.chunkOf(e.endAt, e.id))
 		}
-		final[ch.id] = ch.put
+		if e := ch.put; e != nil {
+			touched = append(touched, old.chunkOf(e.endAt, e.id))
+		}
 		ix.patchSorted(ch)
 	}
-	var add []*entry
-	for _, e := range final {
-		if e != nil && e.endAt > now.UnixNano() {
-			add = append(add, e)
-		}
-	}
-	slices.SortFunc(add, cmpEntries)
-	slices.Sort(drop)
+	slices.Sort(touched)
 	ix.dropExpired(now)
-	return patch(old, ix.arena, now, drop, add)
+	return patch(old, ix.sorted, now, slices.Compact(touched))
 }
 
 // setMaster applies ch to byID only; the caller re-sorts.
 func (ix *Index) setMaster(ch change) {
-	if old, ok := ix.byID[ch.id]; ok {
-		ix.garbage += old.itemSize()
-	}
 	if ch.put == nil {
 		delete(ix.byID, ch.id)
 	} else {
@@ -227,7 +166,6 @@ func (ix *Index) dropExpired(now time.Time) {
 	expired := 0
 	for expired < len(ix.sorted) && ix.sorted[expired].endAt <= now.UnixNano() {
 		delete(ix.byID, ix.sorted[expired].id)
-		ix.garbage += ix.sorted[expired].itemSize()
 		expired++
 	}
 	ix.sorted = slices.Delete(ix.sorted, 0, expired)
@@ -237,20 +175,8 @@ func (ix *Index) dropExpired(now time.Time) {
 // bmu.
 func (ix *Index) publish(s *Snapshot, start time.Time) {
 	ix.snap.Store(s)
-	ix.arenaSize.Store(int64(len(ix.arena)))
-	ix.arenaGarbage.Store(int64(ix.garbage))
 	ix.builds.Add(1)
 	ix.buildNano.Store(int64(time.Since(start)))
-}
-
-// rebuild builds a snapshot of the whole master copy, without expired ads.
-// The caller holds bmu.
-func (ix *Index) rebuild() {
-	start := time.Now()
-	now := ix.now()
-	ix.dropExpired(now)
-	// The snapshot gets its own copy: the master is patched in place.
-	ix.publish(build(slices.Clone(ix.sorted), ix.arena, now), start)
 }
 
 // Load replaces the whole content of the index with the ads that fill
@@ -272,34 +198,46 @@ func (ix *Index) Load(fill func(add func(*marquee.Ad)) error) error {
 	defer ix.bmu.Unlock()
 	ix.byID = byID
 	ix.resort()
-	size := 0
-	for _, e := range ix.sorted {
-		size += len(e.item) + 1
-	}
-	ix.arena, ix.garbage = make([]byte, 0, size), 0
-	for _, e := range ix.sorted {
-		ix.place(e)
-	}
 	ix.rebuild()
 	return nil
 }
 
-// Refresh rebuilds the snapshot when that makes queries cheaper: when a
-// scheduled ad has started (rows that started after the build are checked
-// one by one), or when ads have expired and the snapshot is older than
-// maxAge (expired rows cost only memory). Queries are exact either way.
+// rebuild builds a snapshot of the whole master copy, without expired ads.
+// The caller holds bmu.
+func (ix *Index) rebuild() {
+	start, now := time.Now(), ix.now()
+	ix.dropExpired(now)
+	ix.publish(build(ix.sorted, now), start)
+}
+
+// Refresh rebuilds the chunks where that makes queries cheaper: those where
+// a scheduled ad has started (rows that started after a chunk's build are
+// checked one by one), and, when the snapshot is older than maxAge, the
+// chunk holding both ended and live ads; chunks whose ads have all ended
+// are dropped. Queries are exact either way: ended rows cost only memory.
 func (ix *Index) Refresh(maxAge time.Duration) {
 	ix.bmu.Lock()
 	defer ix.bmu.Unlock()
 	s := ix.snap.Load()
 	now := ix.now()
-	started := s.nextStart <= now.UnixNano()
-	expired := s.firstLive(now.UnixNano()) > 0 && now.Sub(s.built) >= maxAge
-	if started || expired {
-		start := time.Now()
-		ix.dropExpired(now)
-		if !ix.compactIfWasteful() {
-			ix.publish(patch(s, ix.arena, now, nil, nil), start)
+	nowNs := now.UnixNano()
+	var touched []int
+	first := s.firstLiveChunk(nowNs)
+	old := now.Sub(s.built) >= maxAge
+	if old && first < len(s.chunks) && s.chunks[first].firstLive(nowNs) > 0 {
+		touched = append(touched, first)
+	}
+	if s.nextStart <= nowNs {
+		for i, c := range s.chunks {
+			if c.nextStart <= nowNs {
+				touched = append(touched, i)
+			}
 		}
+	}
+	if len(touched) > 0 || old && first > 0 {
+		start := time.Now()
+		slices.Sort(touched)
+		ix.dropExpired(now)
+		ix.publish(patch(s, ix.sorted, now, slices.Compact(touched)), start)
 	}
 }

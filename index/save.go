@@ -19,16 +19,19 @@ const saveMagic = "marquee index v1\n"
 // and writes after releasing it.
 func (ix *Index) Save(w io.Writer) error {
 	ix.bmu.Lock()
-	buf := make([]byte, 0, len(ix.arena)+len(ix.sorted)*48+64)
+	size := 64
+	for _, e := range ix.sorted {
+		size += len(e.item) + 48
+	}
+	buf := make([]byte, 0, size)
 	buf = append(buf, saveMagic...)
 	buf = binary.AppendUvarint(buf, uint64(len(ix.sorted)))
 	for _, e := range ix.sorted {
 		buf = binary.AppendVarint(buf, e.id)
 		buf = binary.AppendVarint(buf, e.startAt)
 		buf = binary.AppendVarint(buf, e.endAt)
-		item := ix.arena[e.itemOff : e.itemEnd-1] // without its comma
-		buf = binary.AppendUvarint(buf, uint64(len(item)))
-		buf = append(buf, item...)
+		buf = binary.AppendUvarint(buf, uint64(len(e.item)))
+		buf = append(buf, e.item...)
 		buf = binary.AppendUvarint(buf, uint64(len(e.conds)))
 		for _, c := range e.conds {
 			buf = append(buf, c.ageLo, c.ageHi, c.genders, c.platforms)
@@ -67,14 +70,10 @@ func (ix *Index) Restore(r io.Reader) error {
 	sorted := make([]*entry, 0, n)
 	entries := make([]entry, n)
 	byID := make(map[int64]*entry, n)
-	arena := make([]byte, 0, len(d.b))
 	for i := range entries {
 		e := &entries[i]
 		e.id, e.startAt, e.endAt = d.varint(), d.varint(), d.varint()
-		item := d.bytes(d.uvarint())
-		off := len(arena)
-		arena = append(append(arena, item...), ',')
-		e.itemOff, e.itemEnd = uint32(off), uint32(len(arena))
+		e.item = d.bytes(d.uvarint()) // until the build copies it into its chunk
 		nc := d.uvarint()
 		if nc == 0 || nc > uint64(len(d.b)) {
 			return errCorrupt
@@ -112,7 +111,7 @@ func (ix *Index) Restore(r io.Reader) error {
 	}
 	ix.bmu.Lock()
 	defer ix.bmu.Unlock()
-	ix.byID, ix.sorted, ix.arena, ix.garbage = byID, slices.Clip(sorted), arena, 0
+	ix.byID, ix.sorted = byID, slices.Clip(sorted)
 	ix.rebuild()
 	return nil
 }

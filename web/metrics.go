@@ -65,10 +65,8 @@ func newMetrics(reg *prometheus.Registry, ix *index.Index) *metrics {
 			func() float64 { return time.Since(ix.Snapshot().Built()).Seconds() }},
 		{"marquee_index_builds_total", "Index snapshots published (built afresh or patched).", true,
 			func() float64 { n, _ := ix.Builds(); return float64(n) }},
-		{"marquee_index_arena_bytes", "Bytes of pre-rendered list items held by the index, garbage included.", false,
-			func() float64 { n, _ := ix.ArenaBytes(); return float64(n) }},
-		{"marquee_index_arena_garbage_bytes", "Bytes of list items of replaced or expired ads, freed at the next compaction.", false,
-			func() float64 { _, g := ix.ArenaBytes(); return float64(g) }},
+		{"marquee_index_bytes", "Memory held by the published snapshot of the ad index (chunks of rows, bitsets and pre-rendered list items), roughly.", false,
+			func() float64 { return float64(ix.Snapshot().Bytes()) }},
 		{"marquee_index_last_build_seconds", "How long building or patching the current index snapshot took.", false,
 			func() float64 { _, d := ix.Builds(); return d.Seconds() }},
 	} {
