@@ -26,7 +26,7 @@ steady=$(for _ in $(seq 10); do rss; sleep 1; done | sort -n | sed -n 5p)
 sampler=$!
 end=$(date -u -d '+2 days' +%Y-%m-%dT%H:%M:%SZ)
 start=$(date +%s.%N)
-seq "$writes" | xargs -P 8 -I{} sh -c 'curl -s -o /dev/null -w "%{http_code}\n" -X PUT \
+seq "$writes" | xargs -P 8 -I{} bash -c 'curl -s -o /dev/null -w "%{http_code}\n" -X PUT \
 	-H "Authorization: Bearer burst-token" -H "Content-Type: application/json" \
 	"http://'$addr'/api/v1/ad/$(( ($RANDOM * 32768 + $RANDOM) % '"$ads"' + 1 ))" \
 	-d "{\"title\":\"burst {}\",\"startAt\":\"2020-01-01T00:00:00Z\",\"endAt\":\"'"$end"'\"}"' >"$tmp/codes"
