@@ -38,6 +38,9 @@ type Report struct {
 	Baseline float64 `json:"baselineReqPerSec,omitempty"`
 	// Ratio is the median of the per-round ratios target/hello-world.
 	Ratio float64 `json:"ratio,omitempty"`
+	// P99Ratio is the median of the per-round ratios of the p99s,
+	// target/hello-world: the tail goal of open-loop runs.
+	P99Ratio float64 `json:"p99Ratio,omitempty"`
 	// Latency and BaselineLatency are the medians over the measured runs
 	// of each percentile.
 	Latency         LatencySummary  `json:"latency"`
@@ -145,7 +148,7 @@ func NewRun(server, kind string, round int, rate float64, r *Result, cpu time.Du
 
 // Summarise fills the medians and error totals from the runs.
 func (rep *Report) Summarise() {
-	var target, hello, ratios []float64
+	var target, hello, ratios, p99s []float64
 	var targetLat, helloLat []LatencySummary
 	rep.Errors, rep.Requests = 0, 0
 	for _, r := range rep.Runs {
@@ -174,11 +177,14 @@ func (rep *Report) Summarise() {
 			for _, h := range rep.Runs {
 				if h.Kind == "measure" && h.Server == "hello" && h.Round == r.Round && h.ReqPerSec > 0 {
 					ratios = append(ratios, r.ReqPerSec/h.ReqPerSec)
+					if h.Latency.P99 > 0 {
+						p99s = append(p99s, r.Latency.P99/h.Latency.P99)
+					}
 				}
 			}
 		}
 	}
-	rep.ReqPerSec, rep.Baseline, rep.Ratio = median(target), median(hello), median(ratios)
+	rep.ReqPerSec, rep.Baseline, rep.Ratio, rep.P99Ratio = median(target), median(hello), median(ratios), median(p99s)
 	if rep.Requests > 0 {
 		rep.ErrorRate = float64(rep.Errors) / float64(rep.Requests)
 	}
@@ -283,6 +289,7 @@ func (rep *Report) WriteTable(w io.Writer) {
 	if rep.Baseline > 0 {
 		fmt.Fprintf(w, "hello-world: %s req/s (median); target/hello-world = %.3f (median of the per-round ratios)\n",
 			humanInt(rep.Baseline), rep.Ratio)
+		fmt.Fprintf(w, "p99 target/hello-world = %.2f (median of the per-round ratios)\n", rep.P99Ratio)
 	}
 	if c := rep.Cache; c != nil {
 		fmt.Fprintf(w, "%s cache: hit ratio %.3f over the measured runs (%s hits, %s misses)\n",

@@ -160,5 +160,7 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 type fasthttpLogger struct{ log *slog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.log.Debug("fasthttp", "msg", fmt.Sprintf(format, args...))
+	if l.log.Enabled(context.Background(), slog.LevelDebug) { // a cut slow client is one; format only when kept
+		l.log.Debug("fasthttp", "msg", fmt.Sprintf(format, args...))
+	}
 }
