@@ -29,11 +29,20 @@ func ParseAdState(s string) (AdState, error) {
 
 // AdFilter selects a page of ads for the admin list, ordered by id.
 type AdFilter struct {
-	State  AdState
+	State AdState
+	// Query keeps the ads whose titles start with it, in any case (all
+	// when empty).
+	Query  string
 	Now    time.Time // the instant State is judged at
 	Offset int
 	Limit  int
 }
+
+// MaxSearchCount is where a title search (AdFilter.Query) stops counting
+// its matches: a short prefix may match most of a million ads, and
+// counting them all would cost a scan per keystroke. A store counts at
+// most MaxSearchCount+1.
+const MaxSearchCount = 10_000
 
 // ChangeOp is what a changelog entry says happened.
 type ChangeOp string

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
@@ -136,6 +137,8 @@ type adminPage[T any] struct {
 	Total  int `json:"total"`
 	Offset int `json:"offset"`
 	Limit  int `json:"limit"`
+	// TotalCapped: a search's count stopped at Total (marquee.MaxSearchCount).
+	TotalCapped bool `json:"totalCapped,omitempty"`
 }
 
 // pageArgs reads an admin list's offset (default 0) and limit (default
@@ -159,6 +162,10 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 		if f.State, err = marquee.ParseAdState(string(args.Peek("state"))); err != nil {
 			p["state"] = err.Error()
 		}
+		f.Query = string(args.Peek("q"))
+		if n := utf8.RuneCountInString(f.Query); n > marquee.MaxTitleLen || !utf8.ValidString(f.Query) {
+			p["q"] = fmt.Sprintf("must be valid UTF-8 of at most %d characters", marquee.MaxTitleLen)
+		}
 		f.Offset, f.Limit = pageArgs(args, p)
 		if err := marquee.Invalid("invalid query", p); err != nil {
 			return err
@@ -167,7 +174,11 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 		if err != nil {
 			return err
 		}
-		writeJSON(ctx, fasthttp.StatusOK, adminPage[marquee.Ad]{Items: ads, Total: total, Offset: f.Offset, Limit: f.Limit})
+		page := adminPage[marquee.Ad]{Items: ads, Total: total, Offset: f.Offset, Limit: f.Limit}
+		if f.Query != "" && total > marquee.MaxSearchCount {
+			page.Total, page.TotalCapped = marquee.MaxSearchCount, true
+		}
+		writeJSON(ctx, fasthttp.StatusOK, page)
 		return nil
 	}
 }

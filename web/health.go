@@ -27,6 +27,16 @@ type pinger interface {
 // serving reads from memory, and only writes fail (503), so a load
 // balancer should keep sending it traffic.
 func handleReadyz(store pinger, events any) handler {
+	state := readiness(store, events)
+	return func(ctx *fasthttp.RequestCtx) error {
+		writeJSON(ctx, fasthttp.StatusOK, state())
+		return nil
+	}
+}
+
+// readiness returns what /readyz says: the store up, down (with the
+// error) or full, and the events' disk when it is low.
+func readiness(store pinger, events any) func() map[string]string {
 	full := func() bool { return false }
 	if f, ok := store.(interface{ Full() bool }); ok {
 		full = f.Full
@@ -35,7 +45,7 @@ func handleReadyz(store pinger, events any) handler {
 	if d, ok := events.(interface{ DiskLow() bool }); ok {
 		diskLow = d.DiskLow
 	}
-	return func(ctx *fasthttp.RequestCtx) error {
+	return func() map[string]string {
 		pctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		body := map[string]string{"status": "ready", "store": "up"}
@@ -47,7 +57,6 @@ func handleReadyz(store pinger, events any) handler {
 		if diskLow() {
 			body["events"] = "disk low"
 		}
-		writeJSON(ctx, fasthttp.StatusOK, body)
-		return nil
+		return body
 	}
 }

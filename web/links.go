@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -107,19 +108,35 @@ func handleGetLink(store LinkStore) storeHandler {
 	}
 }
 
-// handleListLinks serves GET /api/v1/links?offset=&limit=: newest first.
+// handleListLinks serves GET /api/v1/links?offset=&limit=: newest first;
+// with q, the links whose codes start with it, by code.
 func handleListLinks(store LinkStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		p := marquee.Problems{}
+		q := string(ctx.QueryArgs().Peek("q"))
+		if len(q) > marquee.MaxCodeLen {
+			p["q"] = fmt.Sprintf("must be at most %d characters (a code's length)", marquee.MaxCodeLen)
+		}
 		offset, limit := pageArgs(ctx.QueryArgs(), p)
 		if err := marquee.Invalid("invalid query", p); err != nil {
 			return err
 		}
-		links, total, err := store.ListLinks(sctx, offset, limit)
+		var links []marquee.Link
+		var total int
+		var err error
+		if q == "" {
+			links, total, err = store.ListLinks(sctx, offset, limit)
+		} else {
+			links, total, err = store.SearchLinks(sctx, q, offset, limit)
+		}
 		if err != nil {
 			return err
 		}
-		writeJSON(ctx, fasthttp.StatusOK, adminPage[marquee.Link]{Items: links, Total: total, Offset: offset, Limit: limit})
+		page := adminPage[marquee.Link]{Items: links, Total: total, Offset: offset, Limit: limit}
+		if q != "" && total > marquee.MaxSearchCount {
+			page.Total, page.TotalCapped = marquee.MaxSearchCount, true
+		}
+		writeJSON(ctx, fasthttp.StatusOK, page)
 		return nil
 	}
 }

@@ -30,8 +30,10 @@ type mux struct {
 type endpoint struct {
 	pattern string
 	// For ".../{name}..." patterns: what comes before "{name}", and after
-	// it (a name matches one path segment).
+	// it (a name matches one path segment; "{name...}", at the end, the
+	// rest of the path, empty or not).
 	prefix, suffix string
+	rest           bool
 	methods        map[string]*bound
 	allow          string // the Allow header of a 405
 }
@@ -52,6 +54,7 @@ func newMux(s *Server, routes []route) *mux {
 			byPattern[r.pattern] = ep
 			if i, j := strings.IndexByte(r.pattern, '{'), strings.IndexByte(r.pattern, '}'); i >= 0 && j > i {
 				ep.prefix, ep.suffix = r.pattern[:i], r.pattern[j+1:]
+				ep.rest = strings.HasSuffix(r.pattern, "...}")
 				m.prefix = append(m.prefix, ep)
 			} else {
 				m.static[r.pattern] = ep
@@ -81,6 +84,9 @@ func (m *mux) find(path []byte) *endpoint {
 		rest, ok := bytes.CutPrefix(path, []byte(ep.prefix))
 		if !ok {
 			continue
+		}
+		if ep.rest {
+			return ep
 		}
 		if rest, ok = bytes.CutSuffix(rest, []byte(ep.suffix)); ok && len(rest) > 0 && bytes.IndexByte(rest, '/') < 0 {
 			return ep

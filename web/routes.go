@@ -11,7 +11,7 @@ import (
 // public routes have none, signedIn ones need any valid credential, the
 // others a credential that holds the scope (see guard). A pattern is a
 // fixed path, or one with a "{name}" segment that matches one path
-// segment.
+// segment, or one ending in "{name...}" that matches the rest of the path.
 type route struct {
 	method, pattern string
 	scope           marquee.Scope
@@ -37,6 +37,23 @@ func (s *Server) Routes() []Route {
 // middleware. Every route is counted and timed under its pattern, and
 // guarded by its scope (see mux).
 func (s *Server) routes() []route {
+	return append(s.apiRoutes(), s.consoleRoutes()...)
+}
+
+// consoleRoutes serve the console (package console), when the build has
+// one: a client of the routes below, public as any web page (what it shows
+// comes from the API, with the viewer's credential).
+func (s *Server) consoleRoutes() []route {
+	if s.console == nil {
+		return nil
+	}
+	return []route{
+		{"GET", "/admin", public, plain(s.console)},
+		{"GET", "/admin/{asset...}", public, plain(s.console)},
+	}
+}
+
+func (s *Server) apiRoutes() []route {
 	return []route{
 		// The ad contract (docs/api.md).
 		{"GET", "/api/v1/ad", public, handleListAds(s.index, s.now)},
@@ -77,6 +94,7 @@ func (s *Server) routes() []route {
 		// Operations.
 		{"GET", "/healthz", public, handleHealthz()},
 		{"GET", "/readyz", public, handleReadyz(s.store, s.events.sink)},
+		{"GET", "/api/v1/live", signedIn, handleLive(s.metrics.reg, s.store, s.events.sink, s.now)},
 		{"GET", "/metrics", public, metricsGuard(s.cfg.MetricsToken, plain(fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))))},
 	}
 }

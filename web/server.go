@@ -46,6 +46,7 @@ type LinkStore interface {
 	// load): clicks only for a link with a limit, no timestamps.
 	LinkTarget(ctx context.Context, code string) (marquee.Link, error)
 	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
+	SearchLinks(ctx context.Context, prefix string, offset, limit int) ([]marquee.Link, int, error)
 }
 
 // Config holds the settings of the HTTP edge.
@@ -78,6 +79,9 @@ type Deps struct {
 	Reports   *reports.Reporter
 	Auth      *auth.Auth  // who requests are (keys, sessions, the bootstrap token)
 	Access    AccessStore // users, keys, sessions and the audit log
+	// Console serves /admin and /admin/… (package console); nil: no
+	// console.
+	Console fasthttp.RequestHandler
 	// Registry receives the server's metrics.
 	Registry *prometheus.Registry
 }
@@ -112,6 +116,7 @@ type Server struct {
 	reports   *reports.Reporter
 	auth      *auth.Auth
 	access    AccessStore
+	console   fasthttp.RequestHandler
 	events    *eventEnv
 	metrics   *metrics
 	mux       *mux
@@ -121,7 +126,7 @@ type Server struct {
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index,
-		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, access: d.Access,
+		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, access: d.Access, console: d.Console,
 		writer:  &writer{feed: d.Feed, log: d.Log},
 		events:  &eventEnv{sink: d.Events, trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),

@@ -24,6 +24,7 @@ import (
 	"marquee/cache"
 	"marquee/clicks"
 	"marquee/collector"
+	"marquee/console"
 	"marquee/feed"
 	"marquee/index"
 	"marquee/reports"
@@ -217,7 +218,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout},
 		web.Deps{Log: log, Now: time.Now, Store: st, LinkStore: st, Index: ix, Feed: fd,
 			AdCache: ads, LinkCache: links, Clicks: counter, Events: events, Registry: reg,
-			Reports: reports.NewReporter(st, cfg.reports.hourlyRetention), Auth: access, Access: st})
+			Reports: reports.NewReporter(st, cfg.reports.hourlyRetention), Auth: access, Access: st, Console: console.Handler()})
 	hs := srv.HTTPServer()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

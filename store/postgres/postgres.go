@@ -57,7 +57,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		Begin: func(ctx context.Context, _ time.Time, fn func(sqltx.Tx) error) error {
 			return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txn{conn{tx}, tx, s}) })
 		},
-		Now: time.Now, Unavailable: unavailable, ClickBatch: 500, ScanAds: "ads",
+		Now: time.Now, Unavailable: unavailable, ClickBatch: 500, ScanAds: "ads", ByteOrder: ` COLLATE "C"`,
 		UsersLock:  `SELECT pg_advisory_xact_lock(hashtextextended('marquee:users:' || current_schema(), 0))`,
 		RollUpLock: `SELECT pg_try_advisory_xact_lock(hashtextextended('marquee:rollup:' || current_schema(), 0))`,
 	})
@@ -114,11 +114,11 @@ func (s *Store) InsertAds(ctx context.Context, ins []marquee.AdInput, progress f
 		if err != nil {
 			return err
 		}
-		rows[i] = []any{in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now, now}
+		rows[i] = []any{in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now, now, sqltx.TitleKey(in.Title)}
 	}
 	return s.inTx(ctx, func(tx *txn) error {
 		_, err := tx.tx.CopyFrom(ctx, pgx.Identifier{"ads"},
-			[]string{"title", "start_at", "end_at", "conditions", "created_at", "updated_at"}, pgx.CopyFromRows(rows))
+			[]string{"title", "start_at", "end_at", "conditions", "created_at", "updated_at", "title_key"}, pgx.CopyFromRows(rows))
 		if err != nil {
 			return fmt.Errorf("insert ads: %w", err)
 		}

@@ -114,7 +114,7 @@ func (s *Store) InsertAds(ctx context.Context, ins []marquee.AdInput, progress f
 	now := s.now().UTC()
 	return s.inTx(ctx, now, func(tx *txn) error {
 		stmt, err := tx.tx.PrepareContext(ctx,
-			`INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`)
+			`INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, title_key) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func (s *Store) InsertAds(ctx context.Context, ins []marquee.AdInput, progress f
 				return err
 			}
 			if _, err := stmt.ExecContext(ctx, in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(),
-				conds, now.UnixMilli(), now.UnixMilli()); err != nil {
+				conds, now.UnixMilli(), now.UnixMilli(), sqltx.TitleKey(in.Title)); err != nil {
 				return fmt.Errorf("insert ad: %w", err)
 			}
 			progress()

@@ -2,11 +2,13 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/axiomhq/hyperloglog"
 
@@ -159,5 +161,40 @@ func BenchmarkAddReach(b *testing.B) {
 		if err := st.AddReports(context.Background(), flush); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestTitleKeysOfOlderRows: ads stored before the title search existed
+// (schema version 5, no title_key) are found by it once a binary that
+// has it opens the database.
+func TestTitleKeysOfOlderRows(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateAd(ctx, marquee.AdInput{Title: "Émile's Spring", StartAt: time.Now().Add(-time.Hour), EndAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As a version-5 database: no column, no index, no keys.
+	for _, q := range []string{`DROP INDEX ads_title_key`, `ALTER TABLE ads DROP COLUMN title_key`, `UPDATE schema_version SET version = 5`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	if st, err = sqlite.Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ads, total, err := st.ListAds(ctx, marquee.AdFilter{Query: "émile", Now: time.Now(), Limit: 10})
+	if err != nil || total != 1 || len(ads) != 1 || ads[0].Title != "Émile's Spring" {
+		t.Fatalf("ListAds(q émile) after the upgrade = %+v, total %d, %v; want the older ad", ads, total, err)
 	}
 }

@@ -3,6 +3,10 @@ package sqltx
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"marquee"
@@ -18,9 +22,9 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 			return marquee.Ad{}, err
 		}
 		var id int64
-		err = tx.QueryRow(ctx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url)
-			VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL).Scan(&id)
+		err = tx.QueryRow(ctx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url, title_key)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL, TitleKey(in.Title)).Scan(&id)
 		if err != nil {
 			return marquee.Ad{}, err
 		}
@@ -42,9 +46,9 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 		}
 		var created int64
 		var link string
-		err = tx.QueryRow(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?
+		err = tx.QueryRow(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?, title_key = ?
 			WHERE id = ? RETURNING created_at, link_code`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, id).Scan(&created, &link)
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, TitleKey(in.Title), id).Scan(&created, &link)
 		if errors.Is(err, ErrNoRows) {
 			return marquee.Ad{}, marquee.NoAd(id)
 		}
@@ -94,26 +98,40 @@ func (s *Store) Ad(ctx context.Context, id int64) (marquee.Ad, error) {
 	})
 }
 
-// ListAds returns one page of the ads in f.State, ordered by id, and how
-// many ads are in that state in all.
+// ListAds returns one page of the ads in f.State whose titles start with
+// f.Query (any case; all when empty), and how many there are in all: by
+// id, or by title with a query (the order of the index that serves it).
+// With a query the count stops at marquee.MaxSearchCount+1.
 func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, int, error) {
 	now := f.Now.UnixMilli()
-	var where string
+	var conds []string
 	var args []any
 	switch f.State {
 	case marquee.AdsActive:
-		where, args = `WHERE start_at < ? AND end_at > ?`, []any{now, now}
+		conds, args = append(conds, `start_at < ? AND end_at > ?`), append(args, now, now)
 	case marquee.AdsScheduled:
-		where, args = `WHERE start_at >= ?`, []any{now}
+		conds, args = append(conds, `start_at >= ?`), append(args, now)
 	case marquee.AdsExpired:
-		where, args = `WHERE end_at <= ?`, []any{now}
+		conds, args = append(conds, `end_at <= ?`), append(args, now)
+	}
+	order, count := `id`, `SELECT count(*) FROM ads %s`
+	if f.Query != "" {
+		lo := TitleKey(f.Query)
+		hi := append(slices.Clone(lo), 0xff) // above every key starting with lo: UTF-8 has no 0xff byte
+		conds, args = append(conds, `title_key >= ? AND title_key < ?`), append(args, lo, hi)
+		order = `title_key, id`
+		count = `SELECT count(*) FROM (SELECT 1 FROM ads %s LIMIT ` + strconv.Itoa(marquee.MaxSearchCount+1) + `) AS matches`
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = `WHERE ` + strings.Join(conds, ` AND `)
 	}
 	var total int
 	ads, err := withDB(ctx, s, "list ads", func(db DB) ([]marquee.Ad, error) {
-		if err := db.QueryRow(ctx, `SELECT count(*) FROM ads `+where, args...).Scan(&total); err != nil {
+		if err := db.QueryRow(ctx, fmt.Sprintf(count, where), args...).Scan(&total); err != nil {
 			return nil, err
 		}
-		rows, err := db.Query(ctx, `SELECT `+adrow.Columns+` FROM ads `+where+` ORDER BY id LIMIT ? OFFSET ?`,
+		rows, err := db.Query(ctx, `SELECT `+adrow.Columns+` FROM ads `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
 			append(args, f.Limit, f.Offset)...)
 		if err != nil {
 			return nil, err
@@ -123,6 +141,9 @@ func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, 
 	})
 	return ads, total, err
 }
+
+// TitleKey is an ad title's search key: the title in lower case, as bytes.
+func TitleKey(title string) []byte { return []byte(strings.ToLower(title)) }
 
 // EachLiveAd calls fn for every ad that has not expired at now (active or
 // scheduled), in no particular order, and stops at fn's first error. fn is

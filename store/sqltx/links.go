@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,6 +93,26 @@ func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Lin
 	links, err := withDB(ctx, s, "list links", func(db DB) (l []marquee.Link, err error) {
 		l, total, err = listLinks(ctx, db, offset, limit)
 		return l, err
+	})
+	return links, total, err
+}
+
+// SearchLinks returns one page of the links whose codes start with prefix
+// (codes are case-sensitive), by code — a range of the code index —, and
+// how many there are, counting at most marquee.MaxSearchCount+1.
+func (s *Store) SearchLinks(ctx context.Context, prefix string, offset, limit int) ([]marquee.Link, int, error) {
+	hi := prefix + "\x7f" // above every code starting with prefix: codes are [A-Za-z0-9_-]
+	code := `code` + s.cfg.ByteOrder
+	where := ` FROM links WHERE ` + code + ` >= ? AND ` + code + ` < ?`
+	var total int
+	links, err := withDB(ctx, s, "search links", func(db DB) (l []marquee.Link, err error) {
+		err = db.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1`+where+` LIMIT `+strconv.Itoa(marquee.MaxSearchCount+1)+`) AS matches`,
+			prefix, hi).Scan(&total)
+		if err != nil {
+			return nil, err
+		}
+		return query(ctx, db, func(r Rows) (marquee.Link, error) { return scanLink(r) },
+			`SELECT `+linkColumns+where+` ORDER BY `+code+` LIMIT ? OFFSET ?`, prefix, hi, limit, offset)
 	})
 	return links, total, err
 }

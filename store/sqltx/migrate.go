@@ -69,6 +69,34 @@ func Migrate(ctx context.Context, db DB, d Dialect) error {
 	if v == len(names) {
 		return nil
 	}
+	if v < 6 && len(names) >= 6 { // 0006_ad_search: the keys of the ads already there
+		if err := fillTitleKeys(ctx, db); err != nil {
+			return fmt.Errorf("migration 0006_ad_search: %w", err)
+		}
+	}
 	_, err = db.Exec(ctx, `UPDATE schema_version SET version = ?`, len(names))
 	return err
+}
+
+// fillTitleKeys sets the title_key of every ad that has none (see
+// TitleKey), a batch at a time.
+func fillTitleKeys(ctx context.Context, db DB) error {
+	type row struct {
+		id    int64
+		title string
+	}
+	for {
+		batch, err := query(ctx, db, func(r Rows) (row, error) {
+			var x row
+			return x, r.Scan(&x.id, &x.title)
+		}, `SELECT id, title FROM ads WHERE title_key IS NULL LIMIT 1000`)
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		for _, x := range batch {
+			if _, err := db.Exec(ctx, `UPDATE ads SET title_key = ? WHERE id = ?`, TitleKey(x.title), x.id); err != nil {
+				return err
+			}
+		}
+	}
 }

@@ -77,6 +77,11 @@ type Config struct {
 	// reads the table in order ("ads NOT INDEXED") rather than by the
 	// end_at index, which at start would read most rows in random order.
 	ScanAds string
+	// ByteOrder is what follows a text column to compare it byte by byte
+	// (a code prefix search is a range of codes): "" where text compares
+	// so already (SQLite), ` COLLATE "C"` on PostgreSQL, whose database
+	// collation may order otherwise.
+	ByteOrder string
 }
 
 // Store has the methods both SQL stores have, written once over a

@@ -62,6 +62,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
 	t.Run("Access", func(t *testing.T) { testAccess(t, open) })
+	t.Run("Search", func(t *testing.T) { testSearch(t, open) })
 }
 
 func testCRUD(t *testing.T, open Opener) {
@@ -547,5 +548,72 @@ func testReports(t *testing.T, open Opener) {
 	sums, _ = st.ReportSums(ctx, reports.SumQuery{Entity: marquee.EntityAd, ID: 1, From: day + 86400, To: day + 2*86400}, false)
 	if len(sums) != 1 || sums[0].Impressions != 7+5 {
 		t.Fatalf("after ReplaceReports of slot a: %+v; want a's 7 and b's 5", sums)
+	}
+}
+
+// testSearch: ads by title prefix in any case (Unicode too), in title
+// order, with the state filter; links by code prefix, case-sensitive;
+// ads seeded in bulk are found as created ones; a replaced title is found
+// by its new text only.
+func testSearch(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	for _, title := range []string{"Spring sale", "spring SHOES", "Springfield", "Summer", "Émile's spring", "ÉCOLE"} {
+		if _, err := st.CreateAd(ctx, input(title, -time.Hour, time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.InsertAds(ctx, []marquee.AdInput{input("SPRING bulk", time.Hour, 2*time.Hour)}, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	search := func(q string, state marquee.AdState) []string {
+		t.Helper()
+		ads, total, err := st.ListAds(ctx, marquee.AdFilter{Query: q, State: state, Now: now, Limit: 10})
+		if err != nil || total != len(ads) {
+			t.Fatalf("ListAds(q %q) = %d ads, total %d, %v", q, len(ads), total, err)
+		}
+		var titles []string
+		for _, a := range ads {
+			titles = append(titles, a.Title)
+		}
+		return titles
+	}
+	for _, c := range []struct {
+		q     string
+		state marquee.AdState
+		want  []string
+	}{
+		{"spring", marquee.AdsAll, []string{"SPRING bulk", "Spring sale", "spring SHOES", "Springfield"}},
+		{"SPRING S", marquee.AdsAll, []string{"Spring sale", "spring SHOES"}},
+		{"spring", marquee.AdsScheduled, []string{"SPRING bulk"}},
+		{"é", marquee.AdsAll, []string{"ÉCOLE", "Émile's spring"}},
+		{"autumn", marquee.AdsAll, nil},
+	} {
+		if got := search(c.q, c.state); !slices.Equal(got, c.want) {
+			t.Errorf("ListAds(q %q, %s) = %q; want %q", c.q, c.state, got, c.want)
+		}
+	}
+	first, _, _ := st.ListAds(ctx, marquee.AdFilter{Query: "summer", Now: now, Limit: 1})
+	if _, err := st.ReplaceAd(ctx, first[0].ID, input("Autumn", -time.Hour, time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := search("summer", marquee.AdsAll); got != nil {
+		t.Errorf("after the replace, q summer = %q; want nothing", got)
+	}
+	if got := search("AUTUMN", marquee.AdsAll); !slices.Equal(got, []string{"Autumn"}) {
+		t.Errorf("after the replace, q AUTUMN = %q; want [Autumn]", got)
+	}
+	for _, code := range []string{"promo-a", "promo-B", "Promo", "prom"} {
+		if _, err := st.CreateLink(ctx, marquee.LinkInput{Code: code, URL: "https://example.com/" + code, Redirect: 302}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links, total, err := st.SearchLinks(ctx, "promo", 0, 10)
+	var codes []string
+	for _, l := range links {
+		codes = append(codes, l.Code)
+	}
+	if err != nil || total != 2 || !slices.Equal(codes, []string{"promo-B", "promo-a"}) {
+		t.Errorf("SearchLinks(promo) = %q, total %d, %v; want [promo-B promo-a] (by code, case-sensitive), 2", codes, total, err)
 	}
 }

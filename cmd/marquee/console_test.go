@@ -1,0 +1,435 @@
+//go:build !noconsole
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath finds Chromium, or skips the test saying how to enable it.
+func chromiumPath(t *testing.T) string {
+	for _, p := range []string{os.Getenv("MARQUEE_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium here: install it (apt-get install -y chromium) or set MARQUEE_CHROMIUM to a Chrome binary to run the console's browser tests")
+	return ""
+}
+
+// tab is one headless Chromium tab on a Marquee instance. It records
+// every console error, uncaught exception and log error of the pages, and
+// every request to an origin other than the instance's.
+type tab struct {
+	t    *testing.T
+	ctx  context.Context
+	base string
+
+	mu               sync.Mutex
+	errors, requests []string
+}
+
+func newBrowser(t *testing.T, base string, width, height int) *tab {
+	t.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
+	ctx, cancelTab := chromedp.NewContext(alloc)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
+	b := &tab{t: t, ctx: ctx, base: base}
+	requests, consoles := chromedp.Events(ctx, network.RequestWillBeSent), chromedp.Events(ctx, runtime.ConsoleAPICalled)
+	exceptions, logs := chromedp.Events(ctx, runtime.ExceptionThrown), chromedp.Events(ctx, cdplog.EntryAdded)
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	for _, enable := range []func() error{
+		func() error { _, err := chromedp.Call(ctx, runtime.Enable, cdp.Empty{}); return err },
+		func() error { _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); return err },
+	} {
+		if err := enable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record := func(list *[]string, s string) { b.mu.Lock(); *list = append(*list, s); b.mu.Unlock() }
+	origin, _ := url.Parse(base)
+	go func() {
+		for ev, err := range requests {
+			if err != nil {
+				return
+			}
+			u, perr := url.Parse(ev.Request.URL)
+			if perr != nil || (u.Scheme != "data" && u.Scheme != "blob" && u.Host != origin.Host) {
+				record(&b.requests, ev.Request.URL)
+			}
+		}
+	}()
+	go func() {
+		for ev, err := range consoles {
+			if err != nil {
+				return
+			}
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
+				var parts []string
+				for _, a := range ev.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				record(&b.errors, "console."+string(ev.Type)+": "+strings.Join(parts, " "))
+			}
+		}
+	}()
+	go func() {
+		for ev, err := range exceptions {
+			if err != nil {
+				return
+			}
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			record(&b.errors, "exception: "+msg)
+		}
+	}()
+	go func() {
+		for ev, err := range logs {
+			if err != nil {
+				return
+			}
+			if e := ev.Entry; e.Level == cdplog.EntryLevelError || e.Level == cdplog.EntryLevelWarning {
+				if e.Source == cdplog.EntrySourceNetwork && strings.Contains(e.Text, "status of 4") {
+					continue // a 4xx the page expects and handles (the tests cause them on purpose)
+				}
+				record(&b.errors, "log "+string(e.Source)+": "+e.Text+" "+e.URL)
+			}
+		}
+	}()
+	return b
+}
+
+// do runs steps, failing the test on the first error.
+func (b *tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v\n(page: %s)", what, err, b.text("main"))
+	}
+}
+
+func (b *tab) text(sel string) string {
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return s
+}
+
+// eval runs JavaScript (a promise is awaited) and decodes its value.
+func eval[T any](b *tab, js string) T {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+// click clicks the first element sel matches, once it is visible (the
+// page reacts as to a person's click; it may replace that element).
+func click(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.WaitVisible(chromedp.CSS(sel)),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+jsString(sel)+`).click()`))
+}
+
+// open goes to a console page (a hash route) and waits for sel.
+func (b *tab) open(hash, sel string) {
+	b.t.Helper()
+	b.do("open "+hash, chromedp.Navigate(b.base+"/admin/"+hash), chromedp.WaitVisible(chromedp.CSS(sel)))
+}
+
+// absent fails when sel matches anything now.
+func (b *tab) absent(sel, why string) {
+	b.t.Helper()
+	if n := eval[int](b, fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)); n != 0 {
+		b.t.Errorf("%s: %d elements match %s; want none", why, n, sel)
+	}
+}
+
+func (b *tab) signIn(email, password string) {
+	b.t.Helper()
+	b.do("sign in as "+email,
+		chromedp.WaitVisible(chromedp.CSS("#signin-password")),
+		chromedp.SendKeys(chromedp.CSS("#signin-password input[type=email]"), email),
+		chromedp.SendKeys(chromedp.CSS("#signin-password input[type=password]"), password),
+		click("#signin-password button[type=submit]"),
+		chromedp.WaitVisible(chromedp.CSS("#nav a")))
+}
+
+func (b *tab) hash() string { return eval[string](b, `location.hash`) }
+
+// waitHash waits until the page's hash matches re, and returns it.
+func (b *tab) waitHash(re string) string {
+	b.t.Helper()
+	rx := regexp.MustCompile(re)
+	for range 100 {
+		if h := b.hash(); rx.MatchString(h) {
+			return h
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.t.Fatalf("location.hash = %q; want it to match %s (page: %s)", b.hash(), re, b.text("main"))
+	return ""
+}
+
+// screenshot writes a PNG of the page to the test's directory, and to
+// MARQUEE_SCREENSHOTS (docs/, to update the README's pictures) when set.
+func (b *tab) screenshot(name string) {
+	b.t.Helper()
+	time.Sleep(300 * time.Millisecond)                            // charts draw on the next frame
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100)) // 100: PNG (less is JPEG)
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	for _, dir := range []string{b.t.TempDir(), os.Getenv("MARQUEE_SCREENSHOTS")} {
+		if dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+				b.t.Fatal(err)
+			}
+		}
+	}
+}
+
+// fetch runs fetch(path, init) in the page (with its cookie) and returns
+// the status and body; init may await.
+func (b *tab) fetch(path, init string) (int, string) {
+	b.t.Helper()
+	var r struct {
+		Status int
+		Body   string
+	}
+	raw := eval[[]byte](b, `(async () => { const r = await fetch(`+jsString(path)+`, `+init+`); return {status: r.status, body: await r.text()}; })()`)
+	if err := json.Unmarshal(raw, &r); err != nil {
+		b.t.Fatalf("fetch %s: %s: %v", path, raw, err)
+	}
+	return r.Status, r.Body
+}
+
+func jsString(s string) string { j, _ := json.Marshal(s); return string(j) }
+
+// TestConsoleInBrowser drives the console in headless Chromium the way a
+// person would: sign in, the overview's chart over seeded reports, an ad
+// created through a validation error, edited, duplicated and deleted, a
+// link with its QR code, an ad's report and its CSV against the API's, a
+// CSRF-less request refused, sign-out, a session that ends mid-visit
+// coming back to its page, and a viewer who is offered no write and is
+// refused a forged one. No page logs an error or asks another origin for
+// anything.
+func TestConsoleInBrowser(t *testing.T) {
+	chromiumPath(t)
+	dir := t.TempDir()
+	var out, errb strings.Builder
+	if err := run(t.Context(), []string{"seed", "-data", dir, "-ads", "30", "-scheduled", "0", "-expired", "0", "-reports", "14"},
+		func(string) string { return "" }, nil, &out, &errb); err != nil {
+		t.Fatalf("seed: %v %s", err, errb.String())
+	}
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	addUser(t, dir, "viewer@example.com", "viewer", "viewer-password-1")
+	in := start(t, dir, nil)
+	b := newBrowser(t, in.url, 1280, 900)
+
+	// Sign in; the overview draws the seeded reports.
+	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	b.waitHash(`^#/signin$`)
+	b.signIn("owner@example.com", "owner-password-1")
+	b.do("overview", chromedp.WaitVisible(chromedp.CSS(`.chart canvas`)))
+	if h1 := b.text("h1"); h1 != "Overview" {
+		t.Fatalf("after sign-in: h1 %q; want Overview", h1)
+	}
+	if v := b.text(`[data-kpi=impressions] .v`); v == "0" || v == "—" || strings.HasPrefix(v, "(") {
+		t.Errorf("overview: impressions tile %q; want the seeded count", v)
+	}
+	if n := eval[int](b, `+document.querySelector('.chart').dataset.points`); n < 7 {
+		t.Errorf("overview chart has %d points; want a point a day of the week", n)
+	}
+	timing := eval[float64](b, `performance.getEntriesByType('navigation')[0].domInteractive`)
+	t.Logf("overview: DOM interactive after %.0f ms", timing)
+	b.screenshot("console-overview.png")
+
+	// An ad: a validation error beside its fields, then fixed.
+	b.open("#/ads/new", "#ad-form")
+	b.do("a condition with an unknown country, no title",
+		click("#add-condition"),
+		chromedp.SendKeys(chromedp.CSS(`#conditions input[list]`), "XX"), click(`#conditions .add-country`),
+		click(`#ad-form button[type=submit]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-field="title"] .problem`)))
+	if p := b.text(`[data-field="title"] .problem`); !strings.Contains(p, "empty") {
+		t.Errorf("title problem %q; want it to say the title is empty", p)
+	}
+	if p := b.text(`[data-field="conditions[0].country"] .problem`); !strings.Contains(p, "XX") {
+		t.Errorf("country problem %q beside the countries; want the API's words naming XX", p)
+	}
+	b.screenshot("console-ad-editor.png")
+	b.do("give the ad a title", chromedp.SendKeys(chromedp.CSS(`[data-field="title"] input`), "Browser ad"))
+	b.do("remove the unknown country", click(`button[aria-label$="(XX)"]`))
+	b.do("add a country", chromedp.SendKeys(chromedp.CSS(`#conditions input[list]`), "TW"), click(`#conditions .add-country`))
+	b.do("save the ad", click(`#ad-form button[type=submit]`))
+	id := strings.TrimPrefix(b.waitHash(`^#/ads/\d+$`), "#/ads/")
+	if r := in.get("/api/v1/ad/" + id); !strings.Contains(r.body, `"title":"Browser ad"`) || !strings.Contains(r.body, `"country":["TW"]`) {
+		t.Fatalf("the API has ad %s as %s; want the console's title and country", id, r.body)
+	}
+
+	// Edit, duplicate, delete.
+	b.do("edit", chromedp.WaitVisible(chromedp.ID("edit")), click("#edit"), chromedp.WaitVisible(chromedp.CSS("#ad-form")),
+		chromedp.SetValue(chromedp.CSS(`[data-field="title"] input`), "Browser ad 2"), click(`#ad-form button[type=submit]`))
+	b.waitHash(`^#/ads/` + id + `$`)
+	if r := in.get("/api/v1/ad/" + id); !strings.Contains(r.body, `"title":"Browser ad 2"`) {
+		t.Fatalf("after the edit the API has %s", r.body)
+	}
+	b.do("duplicate", chromedp.WaitVisible(chromedp.ID("duplicate")), click("#duplicate"), chromedp.WaitVisible(chromedp.CSS("#ad-form")),
+		click(`#ad-form button[type=submit]`))
+	copyID := strings.TrimPrefix(b.waitHash(`^#/ads/\d+$`), "#/ads/")
+	if copyID == id {
+		t.Fatalf("duplicate stayed on ad %s", id)
+	}
+	if r := in.get("/api/v1/ad/" + copyID); !strings.Contains(r.body, `"title":"Browser ad 2 (copy)"`) || !strings.Contains(r.body, `"country":["TW"]`) {
+		t.Fatalf("the duplicate is %s; want the title with (copy) and the same targeting", r.body)
+	}
+	b.do("delete", chromedp.WaitVisible(chromedp.CSS(`button.danger`)), click(`button.danger`),
+		click(`button.danger + span ~ button.danger, span[role=alert] + button.danger`))
+	b.waitHash(`^#/ads(\?.*)?$`)
+	if r := in.get("/api/v1/ad/" + copyID); r.status != 404 {
+		t.Fatalf("after the delete GET /api/v1/ad/%s = %d; want 404", copyID, r.status)
+	}
+
+	// A link and its QR code.
+	b.open("#/links/new", "#link-form")
+	b.do("create a link",
+		chromedp.SendKeys(chromedp.CSS(`[data-field="code"] input`), "brow"),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="url"] input`), "https://example.com/landing"),
+		click(`#link-form button[type=submit]`),
+		chromedp.WaitVisible(chromedp.CSS(`#qr svg`)))
+	if v := eval[string](b, `document.getElementById('short-url').value`); v != in.url+"/r/brow" {
+		t.Errorf("short URL %q; want %s/r/brow", v, in.url)
+	}
+	if n := eval[int](b, `(document.querySelector('#qr svg path').getAttribute('d').match(/M/g) || []).length`); n < 100 {
+		t.Errorf("the QR code has %d dark modules; want a real code", n)
+	}
+	if href := eval[string](b, `document.getElementById('qr-svg').href`); !strings.HasPrefix(href, "blob:") {
+		t.Errorf("SVG download %q; want a blob: URL", href)
+	}
+
+	// An ad's report: the chart draws its rows, and the CSV is the API's.
+	b.open("#/ads/1", `section[aria-label=Report] .chart canvas`)
+	b.screenshot("console-ad-report.png")
+	csvHref := eval[string](b, `document.getElementById('csv').getAttribute('href')`)
+	status, csv := b.fetch(csvHref, `{}`)
+	api := in.get(csvHref)
+	if status != 200 || csv != api.body || !strings.HasPrefix(csv, "t,impressions,clicks,conversions,uniques\n") || strings.Count(csv, "\n") < 8 {
+		t.Fatalf("the console's CSV (%d):\n%s\nthe API's (%d):\n%s", status, csv, api.status, api.body)
+	}
+
+	// A cookie change without the CSRF token is refused.
+	status, body := b.fetch("/api/v1/ad", `{method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({title: 'x', startAt: '2030-01-01T00:00:00Z', endAt: '2030-02-01T00:00:00Z'})}`)
+	if status != 403 || !strings.Contains(body, "X-CSRF-Token") {
+		t.Errorf("POST without X-CSRF-Token = %d %s; want 403 naming the header", status, body)
+	}
+
+	// A session that ends mid-visit: back to sign-in, then to the page.
+	b.open("#/links", "table")
+	if s, _ := b.fetch("/api/v1/session", `{method: 'DELETE', headers: {'X-CSRF-Token': `+
+		`await fetch('/api/v1/session').then(r => r.json()).then(s => s.csrfToken)}}`); s != 204 {
+		t.Fatalf("ending the session from outside the console: %d", s)
+	}
+	b.do("go on after the session ended", chromedp.Evaluate[chromedp.Void](`location.hash = '#/ads'`))
+	b.waitHash(`^#/signin$`)
+	b.signIn("owner@example.com", "owner-password-1")
+	b.waitHash(`^#/ads`)
+
+	// Live: this instance's figures, refreshed.
+	b.open("#/live", "#store-state")
+	if st := b.text("#store-state"); st != "up" {
+		t.Errorf("live: store %q; want up", st)
+	}
+	time.Sleep(3500 * time.Millisecond) // one refresh: rates need two readings
+	if n := eval[int](b, `document.querySelectorAll('[data-spark]').length`); n < 6 {
+		t.Errorf("live: %d figures after a refresh; want requests, errors, p99, caches, events, spool, feed", n)
+	}
+
+	// Keys: the secret is shown once.
+	b.open("#/keys", "#key-form")
+	b.do("create a key", chromedp.SendKeys(chromedp.CSS(`[data-field="name"] input`), "console key"),
+		click(`#key-form input[value="ads:read"]`), click(`#key-form button[type=submit]`), chromedp.WaitVisible(chromedp.CSS("#key-secret")))
+	if k := b.text("#key-secret"); !strings.HasPrefix(k, "mq_") {
+		t.Errorf("new key's secret %q; want mq_…", k)
+	}
+	b.open("#/audit", "table")
+	if a := b.text("main table"); !strings.Contains(a, "create key") || !strings.Contains(a, "delete ad "+copyID) {
+		t.Errorf("audit log lacks the key's creation or the ad's deletion:\n%s", a)
+	}
+
+	// A phone-width screen: nothing wider than the screen.
+	b.do("phone width", chromedp.EmulateViewport(390, 844))
+	for _, page := range []string{"#/", "#/ads", "#/ads/1"} {
+		b.open(page, "h1")
+		if w := eval[int](b, `document.documentElement.scrollWidth - window.innerWidth`); w > 0 {
+			t.Errorf("%s at 390 px: %d px wider than the screen", page, w)
+		}
+	}
+	b.do("back to a desktop width", chromedp.EmulateViewport(1280, 900))
+
+	// Sign out: the session is over.
+	b.do("sign out", click("#signout"), chromedp.WaitVisible(chromedp.CSS("#signin-password")))
+	if s, _ := b.fetch("/api/v1/session", `{}`); s != 401 {
+		t.Errorf("after sign-out GET /api/v1/session = %d; want 401", s)
+	}
+
+	// A viewer sees no write control, and the server refuses a forged write.
+	b.signIn("viewer@example.com", "viewer-password-1")
+	b.open("#/ads", "table")
+	b.absent("#new-ad", "viewer, ads list")
+	b.open("#/ads/1", "h1")
+	b.absent("#edit, #duplicate, button.danger", "viewer, an ad")
+	b.open("#/links/brow", "#qr")
+	b.absent("#edit, button.danger", "viewer, a link")
+	if nav := b.text("#nav"); strings.Contains(nav, "Users") || strings.Contains(nav, "Keys") {
+		t.Errorf("viewer's navigation %q offers users or keys", nav)
+	}
+	status, body = b.fetch("/api/v1/ad", `{method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': `+
+		`await fetch('/api/v1/session').then(r => r.json()).then(s => s.csrfToken)}, body: JSON.stringify({title: 'forged', startAt: '2030-01-01T00:00:00Z', endAt: '2030-02-01T00:00:00Z'})}`)
+	if status != 403 || !strings.Contains(body, "ads:write") {
+		t.Errorf("viewer's forged POST /api/v1/ad = %d %s; want 403 naming ads:write", status, body)
+	}
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.errors) > 0 {
+		t.Errorf("the pages logged errors:\n%s", strings.Join(b.errors, "\n"))
+	}
+	if len(b.requests) > 0 {
+		t.Errorf("the pages asked other origins: %v", b.requests)
+	}
+}

@@ -1,0 +1,683 @@
+// Marquee console: a client of the public API (docs/api.md), nothing more.
+// Every page reads and writes through the API with the signed-in session's
+// cookie and CSRF token; what a role may not do is not offered, and the
+// server refuses it anyway. No build step: this file is served as written.
+'use strict';
+(() => {
+  // ---- DOM helpers: every text goes in as text, never as HTML.
+  const el = (tag, attrs = {}, ...kids) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else if (k === 'text') e.textContent = v;
+      else if (k === 'value') e.value = v;
+      else if (k === 'checked') e.checked = !!v;
+      else e.setAttribute(k, v === true ? '' : v);
+    }
+    for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) e.append(k);
+    return e;
+  };
+  const main = () => document.getElementById('main');
+  const show = (...kids) => { const m = main(); m.replaceChildren(...kids); };
+  const nf = new Intl.NumberFormat('en');
+  const num = n => (n === null || n === undefined) ? '—' : nf.format(n);
+  const pct = x => (x === null || x === undefined) ? '—' : (100 * x).toFixed(2) + '%';
+  const day = 86400e3;
+  let uid = 0;
+  const nextId = p => p + '-' + (++uid);
+
+  // ---- The API.
+  let session = null; // {actor, user, scopes, csrfToken}
+  class ApiError extends Error {
+    constructor(status, body) {
+      super(body && body.error ? body.error : 'the server answered ' + status);
+      this.status = status; this.body = body || {};
+    }
+  }
+  async function api(method, path, body, opt = {}) {
+    const headers = { Accept: opt.accept || 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (method !== 'GET' && session && session.csrfToken) headers['X-CSRF-Token'] = session.csrfToken;
+    let r;
+    try {
+      r = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (e) {
+      throw new ApiError(0, { error: 'cannot reach the server (' + e.message + ')' });
+    }
+    if (r.status === 401 && !opt.signIn) {
+      session = null;
+      toSignIn();
+      throw new ApiError(401, { error: 'your session has ended: sign in again' });
+    }
+    if (!r.ok) {
+      let b = {};
+      try { b = await r.json(); } catch (_) { /* not JSON */ }
+      throw new ApiError(r.status, b);
+    }
+    if (r.status === 204) return null;
+    return opt.text ? r.text() : r.json();
+  }
+  const can = scope => !!session && session.scopes.includes(scope);
+  const errorBox = e => el('div', { class: 'error', role: 'alert', text: e.status === 403 && e.body.missing ?
+    'You may not do this: it needs the "' + e.body.missing + '" permission.' : 'Could not do that: ' + e.message });
+
+  // ---- Routing: #/path?query.
+  const routes = [];
+  const route = (re, scope, page) => routes.push({ re, scope, page });
+  function here() {
+    const h = location.hash.replace(/^#/, '') || '/';
+    const [path, qs] = h.split('?');
+    return { path, q: new URLSearchParams(qs || '') };
+  }
+  const go = hash => { if (location.hash === hash) render(); else location.hash = hash; };
+  function toSignIn() {
+    const h = location.hash;
+    if (!h.startsWith('#/signin')) sessionStorage.setItem('marquee.next', h || '#/');
+    go('#/signin');
+  }
+  async function render() {
+    const { path, q } = here();
+    if (path !== '/signin' && !session) {
+      try { session = await api('GET', '/api/v1/session'); } catch (e) { if (e.status !== 401) show(errorBox(e)); return; }
+    }
+    frame();
+    for (const r of routes) {
+      const m = path.match(r.re);
+      if (!m) continue;
+      if (r.scope && !can(r.scope)) { show(el('h1', { text: 'Not allowed' }), el('p', { text: 'Your role does not include "' + r.scope + '".' })); return; }
+      show(el('p', { class: 'loading', text: 'Loading…' }));
+      try { await r.page(m.slice(1).map(decodeURIComponent), q); } catch (e) { if (e.status !== 401) show(errorBox(e)); }
+      main().focus({ preventScroll: true });
+      return;
+    }
+    show(el('h1', { text: 'No such page' }), el('p', {}, el('a', { href: '#/', text: 'Go to the overview' })));
+  }
+  window.addEventListener('hashchange', render);
+
+  // ---- The frame: navigation by what the session may see.
+  function frame() {
+    const top = document.getElementById('top');
+    if (!session || here().path === '/signin') { top.hidden = true; return; }
+    top.hidden = false;
+    const items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/links', 'Links', 'links:read'],
+      ['#/live', 'Live', null], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
+    const cur = '#' + here().path;
+    document.getElementById('nav').replaceChildren(...items.filter(i => !i[2] || can(i[2])).map(([h, t]) =>
+      el('a', { href: h, text: t, 'aria-current': (cur === h || (h !== '#/' && cur.startsWith(h))) ? 'page' : null })));
+    document.getElementById('who').textContent = session.user ? session.user.email + ' (' + session.user.role + ')' : session.actor;
+  }
+  document.addEventListener('DOMContentLoaded', () => {
+    document.getElementById('signout').addEventListener('click', async () => {
+      try { await api('DELETE', '/api/v1/session'); } catch (_) { /* signed out either way */ }
+      session = null;
+      sessionStorage.removeItem('marquee.next');
+      go('#/signin');
+    });
+    render();
+  });
+
+  // ---- Forms.
+  function field(label, input, name, hint) {
+    const id = input.id || (input.id = nextId('f'));
+    const f = el('div', { class: 'field', 'data-field': name || '' }, el('label', { for: id, text: label }), input);
+    if (hint) f.append(el('div', { class: 'muted', text: hint }));
+    return f;
+  }
+  // parentKey is the field that holds a problem's key: conditions[0] for
+  // conditions[0].country, conditions for conditions[0]; '' at the top.
+  const parentKey = k => { const m = k.match(/^(.*?)(\.[^.[\]]+|\[\d+\])$/); return m ? m[1] : ''; };
+  // showProblems puts each of the API's problems beside the field it names
+  // (its data-field, or the nearest enclosing one), and the rest at the top.
+  function showProblems(form, e) {
+    form.querySelectorAll('.problem').forEach(p => p.remove());
+    form.querySelectorAll('.field.bad').forEach(f => f.classList.remove('bad'));
+    form.querySelectorAll('.error').forEach(p => p.remove());
+    const left = [];
+    for (const [key, msg] of Object.entries((e.body && e.body.problems) || {})) {
+      let k = key, f = null;
+      while (k && !(f = form.querySelector('[data-field="' + CSS.escape(k) + '"]'))) k = parentKey(k);
+      if (!f) { left.push(key + ': ' + msg); continue; }
+      f.classList.add('bad');
+      const p = el('div', { class: 'problem', role: 'alert', text: (k === key ? '' : key + ': ') + msg });
+      f.append(p);
+      const input = f.querySelector('input,select');
+      if (input) { input.setAttribute('aria-invalid', 'true'); input.setAttribute('aria-describedby', p.id = nextId('p')); }
+    }
+    const box = errorBox(e);
+    if (left.length) box.append(el('ul', {}, left.map(t => el('li', { text: t }))));
+    form.prepend(box);
+    const first = form.querySelector('[aria-invalid="true"]');
+    if (first) first.focus();
+  }
+  const localInput = (iso) => {
+    const i = el('input', { type: 'datetime-local', step: '1' });
+    if (iso) { const d = new Date(iso); i.value = new Date(d - d.getTimezoneOffset() * 60e3).toISOString().slice(0, 19); }
+    return i;
+  };
+  const fromLocal = v => v ? new Date(v).toISOString() : '';
+  const fmtTime = iso => iso ? new Date(iso).toLocaleString() : '—';
+
+  // Confirm inline, not with window.confirm: reachable by keyboard and tests.
+  function confirmButton(label, question, action) {
+    const wrap = el('span');
+    const b = el('button', { type: 'button', class: 'danger', text: label, onclick: () => {
+      const yes = el('button', { type: 'button', class: 'danger', text: 'Yes, ' + label.toLowerCase(), onclick: action });
+      wrap.replaceChildren(el('span', { role: 'alert', text: question + ' ' }), yes, ' ',
+        el('button', { type: 'button', text: 'Cancel', onclick: () => wrap.replaceChildren(b) }));
+      yes.focus();
+    } });
+    wrap.append(b);
+    return wrap;
+  }
+
+  // ---- Sign in.
+  route(/^\/signin$/, null, async () => {
+    const err = el('div');
+    const email = el('input', { type: 'email', autocomplete: 'username', required: true });
+    const pass = el('input', { type: 'password', autocomplete: 'current-password', required: true });
+    const key = el('input', { type: 'password', autocomplete: 'off', required: true });
+    const signIn = async (body, form) => {
+      try {
+        session = await api('POST', '/api/v1/session', body, { signIn: true });
+        const next = sessionStorage.getItem('marquee.next') || '#/';
+        sessionStorage.removeItem('marquee.next');
+        go(next.startsWith('#/signin') ? '#/' : next);
+      } catch (e) { err.replaceChildren(errorBox(e)); form.querySelector('input').focus(); }
+    };
+    const f1 = el('form', { class: 'card', id: 'signin-password', onsubmit: ev => { ev.preventDefault(); signIn({ email: email.value, password: pass.value }, f1); } },
+      el('h2', { text: 'With your email and password' }), field('Email', email), field('Password', pass),
+      el('button', { class: 'primary', type: 'submit', text: 'Sign in' }));
+    const f2 = el('form', { class: 'card', id: 'signin-key', onsubmit: ev => { ev.preventDefault(); signIn({ key: key.value }, f2); } },
+      el('h2', { text: 'Or with an API key' }), field('API key', key), el('button', { type: 'submit', text: 'Sign in with the key' }));
+    show(el('h1', { text: 'Sign in to Marquee' }), err, el('div', { class: 'grid2' }, f1, f2));
+    email.focus();
+  });
+
+  // ---- Ranges of reports.
+  function rangeOf(q) {
+    const now = Date.now();
+    const r = q.get('range') || '7d';
+    let from, to = now;
+    if (r === 'today') { const d = new Date(); d.setHours(0, 0, 0, 0); from = +d; }
+    else if (r === '30d') from = now - 30 * day;
+    else if (r === 'custom' && q.get('from') && q.get('to')) { from = Date.parse(q.get('from')); to = Date.parse(q.get('to')); }
+    else from = now - 7 * day;
+    return { r, from: new Date(from).toISOString(), to: new Date(to).toISOString(), span: to - from };
+  }
+  function rangePicker(q, base) {
+    const cur = rangeOf(q);
+    const sel = el('select', {}, [['today', 'Today'], ['7d', 'Last 7 days'], ['30d', 'Last 30 days'], ['custom', 'Custom']]
+      .map(([v, t]) => el('option', { value: v, text: t, selected: cur.r === v })));
+    const from = localInput(cur.from), to = localInput(cur.to);
+    const custom = el('span', { class: 'row' }, field('From', from), field('To', to),
+      el('button', { type: 'button', text: 'Apply', onclick: () => go(base + '?range=custom&from=' + encodeURIComponent(fromLocal(from.value)) + '&to=' + encodeURIComponent(fromLocal(to.value))) }));
+    custom.hidden = cur.r !== 'custom';
+    sel.addEventListener('change', () => { if (sel.value === 'custom') custom.hidden = false; else go(base + '?range=' + sel.value); });
+    return el('div', { class: 'row' }, field('Range', sel), custom);
+  }
+  const statsQuery = (rg, extra = '') => '?from=' + encodeURIComponent(rg.from) + '&to=' + encodeURIComponent(rg.to) + '&tz=' +
+    encodeURIComponent(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC') + extra;
+
+  // chart draws series over time with uPlot: impressions and clicks (and
+  // conversions), clicks on their own axis.
+  function chart(series, title) {
+    const box = el('div', { class: 'card chart', role: 'img', 'aria-label': title });
+    if (!series.length) { box.append(el('p', { class: 'empty', text: 'No data in this range.' })); return box; }
+    const xs = series.map(p => Date.parse(p.t) / 1000);
+    const data = [xs, series.map(p => p.impressions), series.map(p => p.clicks), series.map(p => p.conversions)];
+    requestAnimationFrame(() => {
+      const width = Math.max(280, Math.min(box.clientWidth - 32, 1100));
+      const plot = new uPlot({
+        title, width, height: 260,
+        series: [{}, { label: 'Impressions', stroke: '#2456d6', width: 2, scale: 'n' },
+          { label: 'Clicks', stroke: '#d6452e', width: 2, scale: 'c' }, { label: 'Conversions', stroke: '#1e7d32', width: 2, scale: 'c' }],
+        axes: [{}, { scale: 'n', size: 70 }, { scale: 'c', side: 1, size: 60, grid: { show: false } }],
+      }, data, box);
+      box.dataset.points = String(xs.length);
+      box.plot = plot;
+    });
+    return box;
+  }
+  function tiles(cur, prev) {
+    const t = (k, label, fmt) => {
+      const a = cur[k], b = prev ? prev[k] : null;
+      let d = null;
+      if (b !== null && b !== undefined && a !== null && a !== undefined) {
+        const change = b === 0 ? (a === 0 ? 0 : null) : (a - b) / b;
+        d = el('div', { class: 'd ' + (change > 0 ? 'up' : change < 0 ? 'down' : 'muted'),
+          text: change === null ? 'new in this period' : (change >= 0 ? '+' : '') + (100 * change).toFixed(1) + '% vs previous period' });
+      }
+      return el('div', { class: 'tile', 'data-kpi': k }, el('div', { class: 'k', text: label }), el('div', { class: 'v', text: fmt(a) }), d);
+    };
+    return el('div', { class: 'tiles' }, t('impressions', 'Impressions', num), t('clicks', 'Clicks', num), t('ctr', 'CTR', pct),
+      t('conversions', 'Conversions', num), t('uniques', 'Reach (unique viewers)', num));
+  }
+  function table(head, rows, empty) {
+    if (!rows.length) return el('p', { class: 'empty', text: empty });
+    return el('div', { class: 'scroll' }, el('table', {}, el('thead', {}, el('tr', {}, head.map(h => el('th', { class: h.num ? 'num' : null, text: h.t || h })))),
+      el('tbody', {}, rows.map(r => el('tr', {}, r.map((c, i) => el('td', { class: head[i].num ? 'num' : null }, c)))))));
+  }
+
+  // ---- Overview.
+  route(/^\/$/, 'reports:read', async (_, q) => {
+    const rg = rangeOf(q);
+    const prev = { from: new Date(Date.parse(rg.from) - rg.span).toISOString(), to: rg.from };
+    const [ads, links, before] = await Promise.all([
+      api('GET', '/api/v1/stats' + statsQuery(rg, '&top=ads&metric=impressions&limit=10')),
+      api('GET', '/api/v1/stats' + statsQuery(rg, '&top=links&metric=clicks&limit=10')),
+      api('GET', '/api/v1/stats' + statsQuery(prev, '&top=ads&limit=1'))]);
+    show(el('h1', { text: 'Overview' }), rangePicker(q, '#/'), tiles(ads.totals, before.totals),
+      chart(ads.series || [], 'Impressions, clicks and conversions'),
+      el('div', { class: 'grid2' },
+        el('section', {}, el('h2', { text: 'Top ads by impressions' }), table(['Ad', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }],
+          (ads.top || []).map(t => [el('a', { href: '#/ads/' + t.id, text: 'Ad ' + t.id }), num(t.impressions), num(t.clicks), pct(t.ctr)]), 'No ad was seen in this range.')),
+        el('section', {}, el('h2', { text: 'Top links by clicks' }), table(['Link', { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }],
+          (links.top || []).map(t => [el('a', { href: '#/links/' + encodeURIComponent(t.id), text: t.id }), num(t.clicks), num(t.conversions)]), 'No link was clicked in this range.'))));
+  });
+
+  // ---- Reports of one ad or link.
+  async function reportSection(kind, id, q, base) {
+    const path = kind === 'ad' ? '/api/v1/ad/' + id + '/stats' : '/api/v1/links/' + encodeURIComponent(id) + '/stats';
+    const rg = rangeOf(q);
+    const [all, byCountry, byPlatform] = await Promise.all([api('GET', path + statsQuery(rg)),
+      api('GET', path + statsQuery(rg, '&by=country')), api('GET', path + statsQuery(rg, '&by=platform'))]);
+    const bd = (rows, k) => table([k === 'country' ? 'Country' : 'Platform', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }, { t: 'CTR', num: 1 }],
+      (rows || []).map(r => [k === 'country' ? countryName(r.country) + ' (' + r.country + ')' : r.platform, num(r.impressions), num(r.clicks), num(r.conversions), pct(r.ctr)]), 'Nothing counted in this range.');
+    return el('section', { 'aria-label': 'Report' }, el('h2', { text: 'Report' }), rangePicker(q, base), tiles(all.totals, null),
+      chart(all.series || [], 'Over time'),
+      el('p', {}, el('a', { href: path + statsQuery(rg, '&format=csv'), download: kind + '-' + id + '.csv', id: 'csv', text: 'Download CSV' })),
+      el('div', { class: 'grid2' }, el('div', {}, el('h2', { text: 'By country' }), bd(byCountry.breakdown, 'country')),
+        el('div', {}, el('h2', { text: 'By platform' }), bd(byPlatform.breakdown, 'platform'))));
+  }
+
+  // ---- Countries.
+  const names = (() => { try { return new Intl.DisplayNames(['en'], { type: 'region' }); } catch (_) { return null; } })();
+  const countryName = c => { try { return (names && names.of(c)) || c; } catch (_) { return c; } };
+
+  // ---- Ads.
+  const stateOf = (a, now = Date.now()) => Date.parse(a.endAt) <= now ? 'expired' : Date.parse(a.startAt) >= now ? 'scheduled' : 'active';
+  route(/^\/ads$/, 'ads:read', async (_, q) => {
+    const state = q.get('state') || '', text = q.get('q') || '', offset = +q.get('offset') || 0, limit = 50;
+    const stateSel = el('select', {}, [['', 'Every state'], ['active', 'Active'], ['scheduled', 'Scheduled'], ['expired', 'Expired']]
+      .map(([v, t]) => el('option', { value: v, text: t, selected: v === state })));
+    const search = el('input', { type: 'search', value: text, placeholder: 'Titles starting with…', autocomplete: 'off' });
+    const results = el('div', { 'aria-live': 'polite' });
+    const hash = (o = 0) => '#/ads?state=' + stateSel.value + '&q=' + encodeURIComponent(search.value) + (o ? '&offset=' + o : '');
+    let seq = 0, timer = 0;
+    const load = async (o) => {
+      const mine = ++seq;
+      results.replaceChildren(el('p', { class: 'loading', text: 'Loading…' }));
+      let page;
+      try {
+        page = await api('GET', '/api/v1/ads?limit=' + limit + '&offset=' + o + '&state=' + stateSel.value + '&q=' + encodeURIComponent(search.value));
+      } catch (e) { if (mine === seq) results.replaceChildren(errorBox(e)); return; }
+      if (mine !== seq) return; // a newer keystroke's answer wins
+      history.replaceState(null, '', hash(o));
+      const now = Date.now();
+      results.replaceChildren(table(['Id', 'Title', 'Starts', 'Ends', 'State'], page.items.map(a => [String(a.id),
+        el('a', { href: '#/ads/' + a.id, text: a.title }), fmtTime(a.startAt), fmtTime(a.endAt), stateOf(a, now)]),
+      search.value ? 'No ad title starts with "' + search.value + '".' : 'No ads yet.'),
+      el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (o + 1) + '–' + (o + page.items.length) + ' of ' + num(page.total) + (page.totalCapped ? '+' : '') : '' }),
+        o > 0 ? el('button', { type: 'button', text: 'Previous', onclick: () => load(Math.max(0, o - limit)) }) : null,
+        o + limit < page.total ? el('button', { type: 'button', text: 'Next', onclick: () => load(o + limit) }) : null));
+    };
+    search.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => load(0), 200); });
+    stateSel.addEventListener('change', () => load(0));
+    show(el('div', { class: 'row' }, el('h1', { text: 'Ads' }), can('ads:write') ? el('a', { href: '#/ads/new', class: 'button', id: 'new-ad', text: 'New ad' }) : null),
+      el('div', { class: 'row' }, field('State', stateSel), field('Search', search)), results);
+    await load(offset);
+  });
+
+  route(/^\/ads\/(\d+)$/, 'ads:read', async ([id], q) => {
+    const a = await api('GET', '/api/v1/ad/' + id);
+    const write = can('ads:write');
+    const out = [el('h1', { text: a.title }),
+      el('p', { class: 'muted', text: 'Ad ' + a.id + ' · ' + stateOf(a) + ' · ' + fmtTime(a.startAt) + ' → ' + fmtTime(a.endAt) }),
+      write ? el('div', { class: 'row' }, el('a', { href: '#/ads/' + id + '/edit', id: 'edit', text: 'Edit' }), ' ',
+        el('a', { href: '#/ads/new?from=' + id, id: 'duplicate', text: 'Duplicate' }), ' ',
+        confirmButton('Delete', 'Delete this ad? Its reports stay.', async () => {
+          try { await api('DELETE', '/api/v1/ad/' + id); go('#/ads'); } catch (e) { main().prepend(errorBox(e)); }
+        })) : null,
+      el('div', { class: 'card' }, el('h2', { text: 'Targeting' }), a.conditions && a.conditions.length ?
+        el('ul', {}, a.conditions.map(c => el('li', { text: describe(c) }))) : el('p', { text: 'Everyone.' }),
+      a.url ? el('p', {}, 'Landing page: ', el('a', { href: a.url, rel: 'noreferrer', text: a.url })) : null,
+      a.link ? el('p', {}, 'Tracking link: ', el('a', { href: '#/links/' + encodeURIComponent(a.link.code), text: a.link.path })) : null)];
+    if (can('reports:read')) out.push(await reportSection('ad', id, q, '#/ads/' + id));
+    show(...out);
+  });
+  const describe = c => [c.ageStart || c.ageEnd ? 'age ' + (c.ageStart || 1) + '–' + (c.ageEnd || 100) : '', (c.gender || []).join('/'),
+    (c.country || []).join(', '), (c.platform || []).join('/')].filter(Boolean).join(' · ') || 'everyone';
+
+  route(/^\/ads\/new$/, 'ads:write', async (_, q) => {
+    let base = null;
+    if (q.get('from')) base = await api('GET', '/api/v1/ad/' + q.get('from'));
+    adEditor(null, base && { ...base, title: base.title + ' (copy)' });
+  });
+  route(/^\/ads\/(\d+)\/edit$/, 'ads:write', async ([id]) => adEditor(id, await api('GET', '/api/v1/ad/' + id)));
+
+  function adEditor(id, a) {
+    a = a || {};
+    const title = el('input', { type: 'text', value: a.title || '', required: true, maxlength: 256 });
+    const start = localInput(a.startAt || new Date().toISOString()), end = localInput(a.endAt || new Date(Date.now() + 30 * day).toISOString());
+    const url = el('input', { type: 'url', value: a.url || '', placeholder: 'https://…' });
+    const conds = el('div', { id: 'conditions' });
+    const addCond = c => conds.append(condEditor(c || {}, conds));
+    (a.conditions || []).forEach(addCond);
+    const form = el('form', { class: 'card', id: 'ad-form', novalidate: true, onsubmit: async ev => {
+      ev.preventDefault();
+      const body = { title: title.value, startAt: fromLocal(start.value), endAt: fromLocal(end.value),
+        conditions: [...conds.children].map(c => c.read()) };
+      if (url.value) body.url = url.value;
+      const btn = form.querySelector('button[type=submit]');
+      btn.disabled = true;
+      try {
+        const r = id ? await api('PUT', '/api/v1/ad/' + id, body) : await api('POST', '/api/v1/ad', body);
+        go('#/ads/' + (id || r.id));
+      } catch (e) { btn.disabled = false; showProblems(form, e); }
+    } },
+    field('Title', title, 'title'), el('div', { class: 'grid2' }, field('Starts (your time)', start, 'startAt'), field('Ends (your time)', end, 'endAt')),
+    field('Landing page (optional: gives the ad a tracking link)', url, 'url'),
+    el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting' }),
+      el('p', { class: 'muted', text: 'A viewer matches when any condition matches; no condition matches everyone.' }), conds,
+      el('button', { type: 'button', id: 'add-condition', text: 'Add a condition', onclick: () => addCond({}) })),
+    el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: id ? 'Save' : 'Create ad' }),
+      el('a', { href: id ? '#/ads/' + id : '#/ads', text: 'Cancel' })));
+    show(el('h1', { text: id ? 'Edit ad ' + id : 'New ad' }), form);
+    title.focus();
+  }
+
+  function condEditor(c, list) {
+    const box = el('fieldset', { class: 'cond' });
+    const idx = () => [...list.children].indexOf(box);
+    const ageStart = el('input', { type: 'number', min: 1, max: 100, value: c.ageStart || '' });
+    const ageEnd = el('input', { type: 'number', min: 1, max: 100, value: c.ageEnd || '' });
+    const checks = (name, opts, on) => el('div', { class: 'checks', role: 'group', 'aria-label': name },
+      opts.map(([v, t]) => el('label', {}, el('input', { type: 'checkbox', value: v, checked: (on || []).includes(v) }), t)));
+    const gender = checks('Gender', [['M', 'Men'], ['F', 'Women']], c.gender);
+    const platform = checks('Platform', [['android', 'Android'], ['ios', 'iOS'], ['web', 'Web']], (c.platform || []).map(p => p.toLowerCase()));
+    const chosen = new Set((c.country || []).map(x => x.toUpperCase()));
+    const chips = el('div', { class: 'chips', 'aria-label': 'Chosen countries' });
+    const listId = nextId('countries');
+    const all = (window.MARQUEE_COUNTRIES || []).map(cc => [cc, countryName(cc)]);
+    const dl = el('datalist', { id: listId }, all.map(([cc, n]) => el('option', { value: n + ' (' + cc + ')' })));
+    const country = el('input', { type: 'text', list: listId, placeholder: 'Type a country, then Enter', autocomplete: 'off' });
+    const drawChips = () => chips.replaceChildren(...[...chosen].map(cc => el('span', { class: 'chip' }, countryName(cc) + ' (' + cc + ')',
+      el('button', { type: 'button', 'aria-label': 'Remove ' + countryName(cc) + ' (' + cc + ')', text: '×', onclick: () => { chosen.delete(cc); drawChips(); } }))));
+    const pick = () => {
+      const v = country.value.trim();
+      if (!v) return;
+      const m = v.match(/\(([A-Za-z]{2})\)$/) || v.match(/^([A-Za-z]{2})$/);
+      const hit = m ? m[1].toUpperCase() : (all.find(([, n]) => n.toLowerCase() === v.toLowerCase()) || [v.toUpperCase()])[0];
+      chosen.add(hit); // an unknown code goes to the API, which names it
+      country.value = '';
+      drawChips();
+    };
+    country.addEventListener('keydown', ev => { if (ev.key === 'Enter') { ev.preventDefault(); pick(); } });
+    country.addEventListener('keypress', ev => { if (ev.key === 'Enter') ev.preventDefault(); }); // no implicit submit
+    country.addEventListener('change', () => { if (/\([A-Z]{2}\)$/.test(country.value)) pick(); });
+    drawChips();
+    box.read = () => {
+      const out = {};
+      if (ageStart.value) out.ageStart = +ageStart.value;
+      if (ageEnd.value) out.ageEnd = +ageEnd.value;
+      const g = [...gender.querySelectorAll('input:checked')].map(i => i.value);
+      const p = [...platform.querySelectorAll('input:checked')].map(i => i.value);
+      if (g.length) out.gender = g;
+      if (p.length) out.platform = p;
+      if (chosen.size) out.country = [...chosen];
+      return out;
+    };
+    const n = () => 'conditions[' + idx() + ']';
+    const f = (label, input, key) => { const x = field(label, input); x.dataset.key = key; return x; };
+    box.append(el('legend', { text: 'Condition' }),
+      el('div', { class: 'row' }, f('Age from', ageStart, 'ageStart'), f('Age to', ageEnd, 'ageEnd')),
+      f('Gender (none: any)', gender, 'gender'), f('Platforms (none: any)', platform, 'platform'),
+      f('Countries (none: any)', el('div', {}, el('div', { class: 'row' }, country,
+        el('button', { type: 'button', class: 'add-country', text: 'Add', onclick: pick })), dl, chips), 'country'),
+      el('button', { type: 'button', text: 'Remove this condition', onclick: () => box.remove() }));
+    // data-field names follow the condition's position, which moves as others are removed.
+    const rename = () => { box.dataset.field = n(); box.querySelectorAll('[data-key]').forEach(x => { x.dataset.field = n() + '.' + x.dataset.key; }); };
+    box.addEventListener('focusin', rename);
+    list.addEventListener('rename', rename);
+    queueMicrotask(rename);
+    return box;
+  }
+  document.addEventListener('submit', ev => { const c = ev.target.querySelector && ev.target.querySelector('#conditions'); if (c) c.dispatchEvent(new Event('rename')); }, true);
+
+  // ---- Links.
+  route(/^\/links$/, 'links:read', async (_, q) => {
+    const offset = +q.get('offset') || 0, limit = 50, text = q.get('q') || '';
+    const search = el('input', { type: 'search', value: text, placeholder: 'Codes starting with…', autocomplete: 'off' });
+    const results = el('div', { 'aria-live': 'polite' });
+    let seq = 0, timer = 0;
+    const load = async o => {
+      const mine = ++seq;
+      let page;
+      try { page = await api('GET', '/api/v1/links?limit=' + limit + '&offset=' + o + '&q=' + encodeURIComponent(search.value)); } catch (e) { results.replaceChildren(errorBox(e)); return; }
+      if (mine !== seq) return;
+      results.replaceChildren(table(['Code', 'Destination', { t: 'Clicks', num: 1 }, 'Expires'], page.items.map(l => [
+        el('a', { href: '#/links/' + encodeURIComponent(l.code), text: l.code }), l.url, num(l.clicks), l.expiresAt ? fmtTime(l.expiresAt) : 'never']),
+      search.value ? 'No link code starts with "' + search.value + '".' : 'No links yet.'),
+      el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (o + 1) + '–' + (o + page.items.length) + ' of ' + num(page.total) : '' }),
+        o > 0 ? el('button', { type: 'button', text: 'Previous', onclick: () => load(Math.max(0, o - limit)) }) : null,
+        o + limit < page.total ? el('button', { type: 'button', text: 'Next', onclick: () => load(o + limit) }) : null));
+    };
+    search.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => load(0), 200); });
+    show(el('div', { class: 'row' }, el('h1', { text: 'Links' }), can('links:write') ? el('a', { href: '#/links/new', id: 'new-link', text: 'New link' }) : null),
+      el('div', { class: 'row' }, field('Search', search)), results);
+    await load(offset);
+  });
+
+  route(/^\/links\/new$/, 'links:write', async () => linkEditor(null, {}));
+  route(/^\/links\/([^/]+)\/edit$/, 'links:write', async ([code]) => linkEditor(code, await api('GET', '/api/v1/links/' + encodeURIComponent(code))));
+  function linkEditor(code, l) {
+    const c = el('input', { type: 'text', value: l.code || '', placeholder: 'generated when empty', disabled: !!code });
+    const url = el('input', { type: 'url', value: l.url || '', required: true, placeholder: 'https://…' });
+    const exp = localInput(l.expiresAt);
+    const max = el('input', { type: 'number', min: 1, value: l.maxClicks || '' });
+    const red = el('select', {}, [301, 302, 307, 308].map(s => el('option', { value: s, text: String(s), selected: (l.redirect || 302) === s })));
+    const ad = el('input', { type: 'text', inputmode: 'numeric', value: l.adId || '' });
+    const form = el('form', { class: 'card', id: 'link-form', novalidate: true, onsubmit: async ev => {
+      ev.preventDefault();
+      const body = { url: url.value, redirect: +red.value };
+      if (!code && c.value) body.code = c.value;
+      if (exp.value) body.expiresAt = fromLocal(exp.value);
+      if (max.value) body.maxClicks = +max.value;
+      if (ad.value) body.adId = ad.value;
+      try {
+        const r = code ? await api('PUT', '/api/v1/links/' + encodeURIComponent(code), body) : await api('POST', '/api/v1/links', body);
+        go('#/links/' + encodeURIComponent(r.code));
+      } catch (e) { showProblems(form, e); }
+    } }, field('Code', c, 'code'), field('Destination URL', url, 'url'),
+    el('div', { class: 'grid2' }, field('Expires (your time; empty: never)', exp, 'expiresAt'), field('Click limit (empty: none)', max, 'maxClicks')),
+    el('div', { class: 'grid2' }, field('Redirect status', red, 'redirect'), field('Ad id (optional)', ad, 'adId')),
+    el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: code ? 'Save' : 'Create link' }), el('a', { href: code ? '#/links/' + encodeURIComponent(code) : '#/links', text: 'Cancel' })));
+    show(el('h1', { text: code ? 'Edit link ' + code : 'New link' }), form);
+    (code ? url : c).focus();
+  }
+
+  route(/^\/links\/([^/]+)$/, 'links:read', async ([code], q) => {
+    const l = await api('GET', '/api/v1/links/' + encodeURIComponent(code));
+    const short = location.origin + l.path;
+    const shortBox = el('input', { type: 'text', value: short, readonly: true, id: 'short-url' });
+    const copied = el('span', { class: 'muted', 'aria-live': 'polite' });
+    const copy = el('button', { type: 'button', id: 'copy', text: 'Copy', onclick: async () => {
+      try { await navigator.clipboard.writeText(short); copied.textContent = 'Copied.'; } catch (_) { shortBox.select(); copied.textContent = 'Selected: press Ctrl+C to copy.'; }
+    } });
+    const out = [el('h1', { text: 'Link ' + l.code }),
+      el('div', { class: 'grid2' }, el('div', { class: 'card' },
+        field('Short URL', shortBox), el('div', { class: 'row' }, copy, copied),
+        el('p', {}, 'Goes to ', el('a', { href: l.url, rel: 'noreferrer', text: l.url }), ' with a ' + l.redirect + '.'),
+        el('p', { text: num(l.clicks) + ' clicks counted · ' + (l.maxClicks ? 'limit ' + num(l.maxClicks) : 'no click limit') + ' · ' + (l.expiresAt ? 'expires ' + fmtTime(l.expiresAt) : 'never expires') }),
+        l.adId ? el('p', {}, 'Counts clicks for ', el('a', { href: '#/ads/' + l.adId, text: 'ad ' + l.adId })) : null,
+        can('links:write') ? el('div', { class: 'row' }, el('a', { href: '#/links/' + encodeURIComponent(code) + '/edit', id: 'edit', text: 'Edit' }),
+          confirmButton('Delete', 'Delete this link? Its short URL will answer 404.', async () => {
+            try { await api('DELETE', '/api/v1/links/' + encodeURIComponent(code)); go('#/links'); } catch (e) { main().prepend(errorBox(e)); }
+          })) : null),
+      qrCard(short, l.code))];
+    if (can('reports:read')) out.push(await reportSection('link', code, q, '#/links/' + encodeURIComponent(code)));
+    show(...out);
+  });
+
+  // qrCard draws the short URL's QR code (qrcode-generator computes the
+  // modules) as SVG, with SVG and PNG downloads.
+  function qrCard(text, name) {
+    const qr = qrcode(0, 'M');
+    qr.addData(text);
+    qr.make();
+    const n = qr.getModuleCount(), m = 4, size = n + 2 * m;
+    let d = '';
+    for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (qr.isDark(r, c)) d += 'M' + (c + m) + ' ' + (r + m) + 'h1v1h-1z';
+    const svgText = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ' + size + ' ' + size + '" shape-rendering="crispEdges">' +
+      '<rect width="' + size + '" height="' + size + '" fill="#fff"/><path d="' + d + '" fill="#000"/></svg>';
+    const svg = new DOMParser().parseFromString(svgText, 'image/svg+xml').documentElement;
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', 'QR code of ' + text);
+    const svgURL = URL.createObjectURL(new Blob([svgText], { type: 'image/svg+xml' }));
+    const png = el('a', { href: '#', id: 'qr-png', text: 'PNG', onclick: ev => {
+      ev.preventDefault();
+      const scale = 10, cv = document.createElement('canvas');
+      cv.width = cv.height = size * scale;
+      const g = cv.getContext('2d');
+      g.fillStyle = '#fff'; g.fillRect(0, 0, cv.width, cv.height); g.fillStyle = '#000';
+      for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (qr.isDark(r, c)) g.fillRect((c + m) * scale, (r + m) * scale, scale, scale);
+      cv.toBlob(b => { const a = el('a', { href: URL.createObjectURL(b), download: name + '.png' }); document.body.append(a); a.click(); a.remove(); }, 'image/png');
+    } });
+    return el('div', { class: 'card qr', id: 'qr' }, el('h2', { text: 'QR code' }), svg,
+      el('p', {}, 'Download: ', el('a', { href: svgURL, download: name + '.svg', id: 'qr-svg', text: 'SVG' }), ' · ', png));
+  }
+
+  // ---- Live: this instance, from GET /api/v1/live every 3 s.
+  let liveTimer = 0;
+  window.addEventListener('hashchange', () => { if (here().path !== '/live') clearInterval(liveTimer); });
+  route(/^\/live$/, null, async () => {
+    const keep = 40, hist = {};
+    let last = null;
+    const panels = el('div', { class: 'spark' });
+    const status = el('p', { 'aria-live': 'polite' });
+    show(el('h1', { text: 'Live: this instance' }), el('p', { class: 'muted', text: 'Refreshed every 3 seconds from GET /api/v1/live.' }), status, panels);
+    const sum = (s, f = () => true) => (s || []).filter(f).reduce((a, x) => a + (x.value || 0), 0);
+    const point = (k, v) => { (hist[k] = hist[k] || []).push(v); if (hist[k].length > keep) hist[k].shift(); };
+    const p99 = (now, before) => { // of the requests between the two, from the buckets' differences
+      const b = new Map();
+      for (const s of now || []) for (const [le, c] of s.buckets || []) b.set(le, (b.get(le) || 0) + c);
+      for (const s of before || []) for (const [le, c] of s.buckets || []) b.set(le, (b.get(le) || 0) - c);
+      const les = [...b.keys()].sort((x, y) => x - y), total = Math.max(...[...b.values()], 0);
+      if (!total) return null;
+      for (const le of les) if (b.get(le) >= 0.99 * total) return le * 1000;
+      return null;
+    };
+    const tick = async () => {
+      let cur;
+      try { cur = await api('GET', '/api/v1/live'); } catch (e) { status.replaceChildren(errorBox(e)); return; }
+      const M = cur.metrics;
+      if (last) {
+        const dt = (Date.parse(cur.time) - Date.parse(last.time)) / 1000 || 1;
+        const L = last.metrics;
+        const byRoute = {};
+        for (const s of M.marquee_http_requests_total || []) byRoute[s.labels.route] = (byRoute[s.labels.route] || 0) + s.value;
+        for (const s of L.marquee_http_requests_total || []) byRoute[s.labels.route] = (byRoute[s.labels.route] || 0) - s.value;
+        point('Requests/s, all routes', Object.values(byRoute).reduce((a, x) => a + x, 0) / dt);
+        const hot = Object.entries(byRoute).sort((a, b) => b[1] - a[1]).slice(0, 4);
+        for (const [r, n] of hot) point('Requests/s, ' + r, n / dt);
+        const err = f => sum(f.marquee_http_requests_total, s => +s.labels.status >= 500);
+        point('Errors/s (5xx)', (err(M) - err(L)) / dt);
+        point('p99 latency, ms', p99(M.marquee_http_request_duration_seconds, L.marquee_http_request_duration_seconds));
+        for (const c of ['link', 'ad']) {
+          const h = f => sum(f.marquee_cache_hits_total, s => s.labels.cache === c), m = f => sum(f.marquee_cache_misses_total, s => s.labels.cache === c);
+          const dh = h(M) - h(L), dm = m(M) - m(L);
+          point('Cache hit ratio, ' + c + 's', dh + dm ? dh / (dh + dm) : null);
+        }
+        point('Events/s', (sum(M.marquee_events_accepted_total) - sum(L.marquee_events_accepted_total)) / dt);
+      }
+      point('Spool bytes', sum(M.marquee_events_spool_bytes));
+      point('Feed lag, s', sum(M.marquee_feed_apply_lag_seconds));
+      last = cur;
+      status.replaceChildren(el('span', {}, 'Store: ', el('span', { class: cur.ready.store === 'up' ? 'state-up' : 'state-down', id: 'store-state', text: cur.ready.store }),
+        cur.ready.events ? ' · events: ' + cur.ready.events : '', ' · as of ' + new Date(cur.time).toLocaleTimeString()));
+      panels.replaceChildren(...Object.entries(hist).map(([k, v]) => spark(k, v)));
+    };
+    await tick();
+    clearInterval(liveTimer);
+    liveTimer = setInterval(() => { if (here().path === '/live') tick(); else clearInterval(liveTimer); }, 3000);
+  });
+  function spark(label, values) {
+    const lastV = values[values.length - 1];
+    const box = el('div', { class: 'tile', 'data-spark': label }, el('div', { class: 'k', text: label }),
+      el('div', { class: 'v', text: lastV === null || lastV === undefined ? '—' : (Math.abs(lastV) < 10 ? lastV.toFixed(2) : num(Math.round(lastV))) }));
+    if (values.length > 1) {
+      const xs = values.map((_, i) => i);
+      requestAnimationFrame(() => new uPlot({ width: 230, height: 50, legend: { show: false }, cursor: { show: false },
+        axes: [{ show: false }, { show: false }], series: [{}, { stroke: '#2456d6', width: 1.5 }] }, [xs, values], box));
+    }
+    return box;
+  }
+
+  // ---- Users, keys and audit (keys:admin).
+  const allScopes = ['ads:read', 'ads:write', 'links:read', 'links:write', 'reports:read', 'keys:admin'];
+  const roles = ['owner', 'admin', 'editor', 'viewer'];
+  route(/^\/users$/, 'keys:admin', async () => {
+    const { users } = await api('GET', '/api/v1/users');
+    const email = el('input', { type: 'email', required: true }), pw = el('input', { type: 'password', autocomplete: 'new-password', minlength: 12 });
+    const role = el('select', {}, roles.map(r => el('option', { value: r, text: r, selected: r === 'viewer' })));
+    const form = el('form', { class: 'card', id: 'user-form', novalidate: true, onsubmit: async ev => {
+      ev.preventDefault();
+      try { await api('POST', '/api/v1/users', { email: email.value, role: role.value, password: pw.value }); render(); } catch (e) { showProblems(form, e); }
+    } }, el('h2', { text: 'Add a user' }), el('div', { class: 'grid2' }, field('Email', email, 'email'), field('Role', role, 'role')),
+    field('Password (12 to 72 bytes)', pw, 'password'), el('button', { type: 'submit', class: 'primary', text: 'Add user' }));
+    const msg = el('div');
+    show(el('h1', { text: 'Users' }), msg, table(['Email', 'Role', 'Added', ''], users.map(u => {
+      const sel = el('select', { 'aria-label': 'Role of ' + u.email }, roles.map(r => el('option', { value: r, text: r, selected: r === u.role })));
+      sel.addEventListener('change', async () => {
+        try { await api('PUT', '/api/v1/users/' + u.id, { role: sel.value }); msg.replaceChildren(el('div', { class: 'notice', role: 'status', text: u.email + ' is now ' + sel.value + '.' })); } catch (e) { sel.value = u.role; msg.replaceChildren(errorBox(e)); }
+      });
+      return [u.email, sel, fmtTime(u.createdAt), confirmButton('Remove', 'Remove ' + u.email + '?', async () => {
+        try { await api('DELETE', '/api/v1/users/' + u.id); render(); } catch (e) { msg.replaceChildren(errorBox(e)); }
+      })];
+    }), 'No users yet.'), form);
+  });
+
+  route(/^\/keys$/, 'keys:admin', async () => {
+    const { keys } = await api('GET', '/api/v1/keys');
+    const name = el('input', { type: 'text', required: true, maxlength: 100 });
+    const scopes = el('div', { class: 'checks', role: 'group', 'aria-label': 'Scopes' }, allScopes.map(s => el('label', {}, el('input', { type: 'checkbox', value: s }), s)));
+    const exp = localInput('');
+    const secret = el('div');
+    const form = el('form', { class: 'card', id: 'key-form', novalidate: true, onsubmit: async ev => {
+      ev.preventDefault();
+      const body = { name: name.value, scopes: [...scopes.querySelectorAll('input:checked')].map(i => i.value) };
+      if (exp.value) body.expiresAt = fromLocal(exp.value);
+      try {
+        const k = await api('POST', '/api/v1/keys', body);
+        const copied = el('span', { 'aria-live': 'polite', class: 'muted' });
+        secret.replaceChildren(el('div', { class: 'notice', role: 'status' }, el('p', { text: 'The key "' + k.name + '". Copy it now: it is not shown again.' }),
+          el('div', { class: 'secret', id: 'key-secret', text: k.key }),
+          el('button', { type: 'button', text: 'Copy', onclick: async () => { try { await navigator.clipboard.writeText(k.key); copied.textContent = 'Copied.'; } catch (_) { copied.textContent = 'Select the key and copy it.'; } } }), copied,
+          ' ', el('button', { type: 'button', text: 'Done', onclick: () => render() })));
+      } catch (e) { showProblems(form, e); }
+    } }, el('h2', { text: 'Create a key' }), field('Name', name, 'name'), field('Scopes', scopes, 'scopes'), field('Expires (optional, your time)', exp, 'expiresAt'),
+    el('button', { type: 'submit', class: 'primary', text: 'Create key' }));
+    const msg = el('div');
+    show(el('h1', { text: 'API keys' }), msg, secret, table(['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'State', ''], keys.map(k => [k.name, k.prefix, k.scopes.join(', '),
+      fmtTime(k.createdAt) + ' by ' + k.createdBy, fmtTime(k.lastUsedAt), k.revokedAt ? 'revoked' : k.expiresAt && Date.parse(k.expiresAt) < Date.now() ? 'expired' : 'active',
+      k.revokedAt ? '' : confirmButton('Revoke', 'Revoke "' + k.name + '"? Clients using it are refused at once.', async () => {
+        try { await api('DELETE', '/api/v1/keys/' + k.id); render(); } catch (e) { msg.replaceChildren(errorBox(e)); }
+      })]), 'No keys yet.'), form);
+  });
+
+  route(/^\/audit$/, 'keys:admin', async (_, q) => {
+    const offset = +q.get('offset') || 0, limit = 50;
+    const actor = el('input', { type: 'text', value: q.get('actor') || '' });
+    const entity = el('select', {}, ['', 'ad', 'link', 'key', 'user', 'session'].map(e => el('option', { value: e, text: e || 'every kind', selected: e === (q.get('entity') || '') })));
+    const qs = o => 'actor=' + encodeURIComponent(actor.value) + '&entity=' + entity.value + '&offset=' + o;
+    const page = await api('GET', '/api/v1/audit?limit=' + limit + '&' + qs(offset));
+    const form = el('form', { class: 'row', onsubmit: ev => { ev.preventDefault(); go('#/audit?' + qs(0)); } },
+      field('Actor (exact)', actor), field('Kind', entity), el('button', { type: 'submit', text: 'Filter' }));
+    show(el('h1', { text: 'Audit log' }), form, table(['When', 'Who', 'What', 'Fields', 'From'], page.entries.map(e => [fmtTime(e.at), e.actor,
+      e.action + ' ' + e.entity + (e.entityId ? ' ' + e.entityId : ''), (e.fields || []).join(', '), e.ip]), 'Nothing recorded with these filters.'),
+    el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (offset + 1) + '–' + (offset + page.entries.length) + ' of ' + num(page.total) : '' }),
+      offset > 0 ? el('a', { href: '#/audit?' + qs(Math.max(0, offset - limit)), text: 'Newer' }) : null,
+      offset + limit < page.total ? el('a', { href: '#/audit?' + qs(offset + limit), text: 'Older' }) : null));
+  });
+})();

@@ -1,0 +1,115 @@
+//go:build !noconsole
+
+package console_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee/console"
+)
+
+func get(t *testing.T, path string, headers ...string) *fasthttp.Response {
+	t.Helper()
+	var ctx fasthttp.RequestCtx
+	ctx.Request.SetRequestURI(path)
+	for i := 0; i+1 < len(headers); i += 2 {
+		ctx.Request.Header.Set(headers[i], headers[i+1])
+	}
+	console.Handler()(&ctx)
+	resp := &fasthttp.Response{}
+	ctx.Response.CopyTo(resp)
+	return resp
+}
+
+// TestAssets: the page is never cached and names every asset by a
+// fingerprinted path, each served with a year's immutable caching and the
+// right type; every answer carries the CSP and the security headers;
+// anything else under /admin/ is a 404; /admin redirects.
+func TestAssets(t *testing.T) {
+	page := get(t, "/admin/")
+	if page.StatusCode() != 200 || string(page.Header.Peek("Cache-Control")) != "no-cache" ||
+		!strings.HasPrefix(string(page.Header.ContentType()), "text/html") {
+		t.Fatalf("GET /admin/ = %d, Cache-Control %q, type %q; want 200, no-cache, text/html",
+			page.StatusCode(), page.Header.Peek("Cache-Control"), page.Header.ContentType())
+	}
+	refs := regexp.MustCompile(`(?:src|href)="(assets/[^"]+)"`).FindAllStringSubmatch(string(page.Body()), -1)
+	if len(refs) < 6 {
+		t.Fatalf("the page names %d assets; want its scripts and styles (%s)", len(refs), page.Body())
+	}
+	fingerprinted := regexp.MustCompile(`\.[0-9a-f]{8}\.(js|css)$`)
+	for _, r := range refs {
+		if !fingerprinted.MatchString(r[1]) {
+			t.Errorf("the page names %s; want a fingerprinted name", r[1])
+			continue
+		}
+		a := get(t, "/admin/"+r[1])
+		if a.StatusCode() != 200 || string(a.Header.Peek("Cache-Control")) != "public, max-age=31536000, immutable" {
+			t.Errorf("GET /admin/%s = %d, Cache-Control %q; want 200 and a year, immutable", r[1], a.StatusCode(), a.Header.Peek("Cache-Control"))
+		}
+		want := map[string]string{"js": "text/javascript", "css": "text/css"}[fingerprinted.FindStringSubmatch(r[1])[1]]
+		if !strings.HasPrefix(string(a.Header.ContentType()), want) {
+			t.Errorf("GET /admin/%s: type %q; want %s", r[1], a.Header.ContentType(), want)
+		}
+	}
+	for _, p := range []string{"/admin/", "/admin/" + refs[0][1], "/admin/nope", "/admin/assets/app.js", "/admin/assets/index.html"} {
+		r := get(t, p)
+		if got := string(r.Header.Peek("Content-Security-Policy")); got != console.CSP || !strings.Contains(got, "script-src 'self'") {
+			t.Errorf("GET %s: CSP %q; want %q", p, got, console.CSP)
+		}
+		for _, h := range []string{"X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy"} {
+			if len(r.Header.Peek(h)) == 0 {
+				t.Errorf("GET %s: no %s header", p, h)
+			}
+		}
+	}
+	for _, p := range []string{"/admin/nope", "/admin/assets/app.js", "/admin/assets/index.html", "/admin/assets/"} {
+		if r := get(t, p); r.StatusCode() != 404 || !bytes.Contains(r.Body(), []byte(`"error"`)) {
+			t.Errorf("GET %s = %d %s; want a 404 with an error", p, r.StatusCode(), r.Body())
+		}
+	}
+	if r := get(t, "/admin"); r.StatusCode() != 301 || string(r.Header.Peek("Location")) != "/admin/" {
+		t.Errorf("GET /admin = %d to %q; want 301 to /admin/", r.StatusCode(), r.Header.Peek("Location"))
+	}
+}
+
+// TestCompressedAndRevalidated: gzip when asked, the same bytes once
+// inflated; an unchanged page is a 304.
+func TestCompressedAndRevalidated(t *testing.T) {
+	plain := get(t, "/admin/")
+	gz := get(t, "/admin/", "Accept-Encoding", "gzip, br")
+	if string(gz.Header.Peek("Content-Encoding")) != "gzip" {
+		t.Fatalf("GET /admin/ with Accept-Encoding gzip: Content-Encoding %q", gz.Header.Peek("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz.Body()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(zr); !bytes.Equal(b, plain.Body()) {
+		t.Fatal("the gzipped page inflates to other bytes than the plain one")
+	}
+	if r := get(t, "/admin/", "If-None-Match", string(plain.Header.Peek("ETag"))); r.StatusCode() != 304 || len(r.Body()) != 0 {
+		t.Fatalf("GET /admin/ with its ETag = %d (%d bytes); want 304", r.StatusCode(), len(r.Body()))
+	}
+}
+
+// TestFirstLoadSize: everything the page loads, compressed as served,
+// stays within the 300 KB the console promises for a first visit.
+func TestFirstLoadSize(t *testing.T) {
+	page := get(t, "/admin/", "Accept-Encoding", "gzip")
+	total := len(page.Body())
+	plain := get(t, "/admin/")
+	for _, r := range regexp.MustCompile(`(?:src|href)="(assets/[^"]+)"`).FindAllStringSubmatch(string(plain.Body()), -1) {
+		total += len(get(t, "/admin/"+r[1], "Accept-Encoding", "gzip").Body())
+	}
+	if total > 300_000 {
+		t.Fatalf("first load transfers %d bytes compressed; want ≤ 300,000", total)
+	}
+	t.Logf("first load: %d bytes compressed", total)
+}
