@@ -19,7 +19,9 @@
 //     store/storetest: the conformance suite both pass
 //   - jsonstr: the byte-level JSON string escaper of the hot paths
 //   - web: the HTTP edge (fasthttp); routes.go lists every route
+//   - console: the web console's files, embedded and served at /admin/
 //   - loadgen: the engine of `marquee bench`
+//   - tmpfs: small RAM filesystems for the full-disk tests (root only)
 //   - fixture: the generated catalog `marquee seed` writes and benchmarks address
 //   - cmd/marquee: the binary that parses flags and wires the rest
 //

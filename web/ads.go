@@ -175,7 +175,7 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 			return err
 		}
 		page := adminPage[marquee.Ad]{Items: ads, Total: total, Offset: f.Offset, Limit: f.Limit}
-		if f.Query != "" && total > marquee.MaxSearchCount {
+		if total > marquee.MaxSearchCount && (f.Query != "" || f.State != marquee.AdsAll) {
 			page.Total, page.TotalCapped = marquee.MaxSearchCount, true
 		}
 		writeJSON(ctx, fasthttp.StatusOK, page)

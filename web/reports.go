@@ -152,7 +152,7 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 		}
 		q.TopMetric = oneOf("metric", "impressions", "impressions", "clicks", "conversions", "ctr")
 		q.Top = 10
-		intParam(args, "limit", 1, 1000, &q.Top, func(k, msg string) { p[k] = msg })
+		intParam(args, "limit", 0, 1000, &q.Top, func(k, msg string) { p[k] = msg }) // 0: totals and series only
 	}
 	if len(p) == 0 {
 		for k, v := range rp.Check(&q) {

@@ -6,10 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +26,7 @@ import (
 )
 
 // chromiumPath finds Chromium, or skips the test saying how to enable it.
-func chromiumPath(t *testing.T) string {
+func chromiumPath(t testing.TB) string {
 	for _, p := range []string{os.Getenv("MARQUEE_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
 		if p == "" {
 			continue
@@ -40,7 +43,7 @@ func chromiumPath(t *testing.T) string {
 // every console error, uncaught exception and log error of the pages, and
 // every request to an origin other than the instance's.
 type tab struct {
-	t    *testing.T
+	t    testing.TB
 	ctx  context.Context
 	base string
 
@@ -48,7 +51,7 @@ type tab struct {
 	errors, requests []string
 }
 
-func newBrowser(t *testing.T, base string, width, height int) *tab {
+func newTab(t testing.TB, base string, width, height int) *tab {
 	t.Helper()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -259,7 +262,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
 	addUser(t, dir, "viewer@example.com", "viewer", "viewer-password-1")
 	in := start(t, dir, nil)
-	b := newBrowser(t, in.url, 1280, 900)
+	b := newTab(t, in.url, 1280, 900)
 
 	// Sign in; the overview draws the seeded reports.
 	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
@@ -432,4 +435,60 @@ func TestConsoleInBrowser(t *testing.T) {
 	if len(b.requests) > 0 {
 		t.Errorf("the pages asked other origins: %v", b.requests)
 	}
+}
+
+// BenchmarkConsolePages times the console's pages in headless Chromium
+// over a seeded data directory (MARQUEE_CONSOLE_DATA; see
+// docs/benchmarks.md "Console"): for each page, from navigation to the
+// page showing its data, and the title search's API answer as typed.
+//
+//	MARQUEE_CONSOLE_DATA=/tmp/cperf go test ./cmd/marquee -run XXX -bench ConsolePages -benchtime 3x
+func BenchmarkConsolePages(b *testing.B) {
+	dir := os.Getenv("MARQUEE_CONSOLE_DATA")
+	if dir == "" {
+		b.Skip("set MARQUEE_CONSOLE_DATA to a data dir seeded as docs/benchmarks.md \"Console\" says")
+	}
+	email, password := fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano()), "bench-password-1"
+	var errb strings.Builder
+	if err := run(b.Context(), []string{"users", "add", "-data", dir, "-email", email, "-role", "owner"}, func(string) string { return "" },
+		strings.NewReader(password+"\n"), io.Discard, &errb); err != nil {
+		b.Fatalf("users add: %v %s", err, errb.String())
+	}
+	in := start(b, dir, nil)
+	tb := newTab(b, in.url, 1280, 900)
+	tb.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	tb.signIn(email, password)
+	pages := []struct{ name, hash, ready string }{
+		{"overview, 7 days", "#/", ".chart canvas"},
+		{"overview, 30 days", "#/?range=30d", ".chart canvas"},
+		{"ads, every state", "#/ads", "main table"},
+		{"ads, active", "#/ads?state=active", "main table"},
+		{"ad 1 with its report", "#/ads/1", "section[aria-label=Report] .chart canvas"},
+		{"links", "#/links", "main p, main table"},
+		{"live", "#/live", "#store-state"},
+	}
+	for _, p := range pages {
+		b.Run(p.name, func(b *testing.B) {
+			for b.Loop() {
+				start := time.Now()
+				tb.do(p.name, chromedp.Navigate(in.url+"/admin/?"+strconv.Itoa(rand.IntN(1e9))+p.hash), chromedp.WaitVisible(chromedp.CSS(p.ready)))
+				b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms/page")
+			}
+		})
+	}
+	b.Run("title search as typed", func(b *testing.B) {
+		tb.do("ads", chromedp.Navigate(in.url+"/admin/?search#/ads"), chromedp.WaitVisible(chromedp.CSS("input[type=search]")))
+		for b.Loop() {
+			eval[chromedp.Void](tb, `document.querySelector('input[type=search]').value = ''`)
+			eval[chromedp.Void](tb, `performance.clearResourceTimings()`)
+			tb.do("type", chromedp.SendKeys(chromedp.CSS(`input[type=search]`), "ad 12"))
+			time.Sleep(700 * time.Millisecond)
+			ms := eval[[]float64](tb, `performance.getEntriesByType('resource').filter(e => e.name.includes('/api/v1/ads?')).map(e => e.duration)`)
+			worst := 0.0
+			for _, m := range ms {
+				worst = max(worst, m)
+			}
+			b.ReportMetric(worst, "worst-ms/search")
+		}
+	})
 }

@@ -266,7 +266,7 @@
     const [ads, links, before] = await Promise.all([
       api('GET', '/api/v1/stats' + statsQuery(rg, '&top=ads&metric=impressions&limit=10')),
       api('GET', '/api/v1/stats' + statsQuery(rg, '&top=links&metric=clicks&limit=10')),
-      api('GET', '/api/v1/stats' + statsQuery(prev, '&top=ads&limit=1'))]);
+      api('GET', '/api/v1/stats' + statsQuery(prev, '&limit=0'))]); // totals only
     show(el('h1', { text: 'Overview' }), rangePicker(q, '#/'), tiles(ads.totals, before.totals),
       chart(ads.series || [], 'Impressions, clicks and conversions'),
       el('div', { class: 'grid2' },

@@ -114,12 +114,19 @@ func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, 
 	case marquee.AdsExpired:
 		conds, args = append(conds, `end_at <= ?`), append(args, now)
 	}
-	order, count := `id`, `SELECT count(*) FROM ads %s`
+	from, order, count := `ads`, `id`, `SELECT count(*) FROM ads %s`
+	if f.State != marquee.AdsAll {
+		// Most ads are in one state or another: read them in id order and
+		// stop at the page (SQLite would otherwise sort a whole index
+		// range by id), and stop counting at MaxSearchCount+1.
+		from = s.cfg.ScanAds
+		count = `SELECT count(*) FROM (SELECT 1 FROM ` + from + ` %s LIMIT ` + strconv.Itoa(marquee.MaxSearchCount+1) + `) AS matches`
+	}
 	if f.Query != "" {
 		lo := TitleKey(f.Query)
 		hi := append(slices.Clone(lo), 0xff) // above every key starting with lo: UTF-8 has no 0xff byte
 		conds, args = append(conds, `title_key >= ? AND title_key < ?`), append(args, lo, hi)
-		order = `title_key, id`
+		from, order = `ads`, `title_key, id`
 		count = `SELECT count(*) FROM (SELECT 1 FROM ads %s LIMIT ` + strconv.Itoa(marquee.MaxSearchCount+1) + `) AS matches`
 	}
 	where := ""
@@ -131,7 +138,7 @@ func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, 
 		if err := db.QueryRow(ctx, fmt.Sprintf(count, where), args...).Scan(&total); err != nil {
 			return nil, err
 		}
-		rows, err := db.Query(ctx, `SELECT `+adrow.Columns+` FROM ads `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
+		rows, err := db.Query(ctx, `SELECT `+adrow.Columns+` FROM `+from+` `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`,
 			append(args, f.Limit, f.Offset)...)
 		if err != nil {
 			return nil, err
