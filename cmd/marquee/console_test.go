@@ -174,6 +174,18 @@ func (b *tab) open(hash, sel string) {
 	b.do("open "+hash, chromedp.Navigate(b.base+"/admin/"+hash), chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
+// labelled fails for every visible form control of the page without a
+// label (a <label for>, an enclosing <label>, or aria-label).
+func (b *tab) labelled(page string) {
+	b.t.Helper()
+	bad := eval[[]string](b, `[...document.querySelectorAll('input, select, textarea')]
+		.filter(e => e.type !== 'hidden' && e.offsetParent !== null && !e.labels.length && !e.getAttribute('aria-label'))
+		.map(e => e.outerHTML)`)
+	if len(bad) > 0 {
+		b.t.Errorf("%s: controls without a label: %v", page, bad)
+	}
+}
+
 // absent fails when sel matches anything now.
 func (b *tab) absent(sel, why string) {
 	b.t.Helper()
@@ -278,6 +290,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if n := eval[int](b, `+document.querySelector('.chart').dataset.points`); n < 7 {
 		t.Errorf("overview chart has %d points; want a point a day of the week", n)
 	}
+	b.labelled("overview")
 	timing := eval[float64](b, `performance.getEntriesByType('navigation')[0].domInteractive`)
 	t.Logf("overview: DOM interactive after %.0f ms", timing)
 	b.screenshot("console-overview.png")
@@ -289,6 +302,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#conditions input[list]`), "XX"), click(`#conditions .add-country`),
 		click(`#ad-form button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-field="title"] .problem`)))
+	b.labelled("ad editor")
 	if p := b.text(`[data-field="title"] .problem`); !strings.Contains(p, "empty") {
 		t.Errorf("title problem %q; want it to say the title is empty", p)
 	}
@@ -330,6 +344,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// A link and its QR code.
 	b.open("#/links/new", "#link-form")
+	b.labelled("link editor")
 	b.do("create a link",
 		chromedp.SendKeys(chromedp.CSS(`[data-field="code"] input`), "brow"),
 		chromedp.SendKeys(chromedp.CSS(`[data-field="url"] input`), "https://example.com/landing"),
@@ -384,11 +399,16 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Keys: the secret is shown once.
 	b.open("#/keys", "#key-form")
+	b.labelled("keys")
 	b.do("create a key", chromedp.SendKeys(chromedp.CSS(`[data-field="name"] input`), "console key"),
 		click(`#key-form input[value="ads:read"]`), click(`#key-form button[type=submit]`), chromedp.WaitVisible(chromedp.CSS("#key-secret")))
 	if k := b.text("#key-secret"); !strings.HasPrefix(k, "mq_") {
 		t.Errorf("new key's secret %q; want mq_…", k)
 	}
+	b.open("#/audit", "table")
+	b.labelled("audit")
+	b.open("#/users", "#user-form")
+	b.labelled("users")
 	b.open("#/audit", "table")
 	if a := b.text("main table"); !strings.Contains(a, "create key") || !strings.Contains(a, "delete ad "+copyID) {
 		t.Errorf("audit log lacks the key's creation or the ad's deletion:\n%s", a)
