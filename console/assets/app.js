@@ -401,7 +401,7 @@
     const listId = nextId('countries');
     const all = (window.MARQUEE_COUNTRIES || []).map(cc => [cc, countryName(cc)]);
     const dl = el('datalist', { id: listId }, all.map(([cc, n]) => el('option', { value: n + ' (' + cc + ')' })));
-    const country = el('input', { type: 'text', list: listId, placeholder: 'Type a country, then Enter', autocomplete: 'off' });
+    const country = el('input', { type: 'text', list: listId, placeholder: 'Type a country, then Enter', autocomplete: 'off', 'aria-label': 'Country to add' });
     const drawChips = () => chips.replaceChildren(...[...chosen].map(cc => el('span', { class: 'chip' }, countryName(cc) + ' (' + cc + ')',
       el('button', { type: 'button', 'aria-label': 'Remove ' + countryName(cc) + ' (' + cc + ')', text: '×', onclick: () => { chosen.delete(cc); drawChips(); } }))));
     const pick = () => {
