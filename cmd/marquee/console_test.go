@@ -47,6 +47,8 @@ type tab struct {
 	ctx  context.Context
 	base string
 
+	opened int // pages opened, for their URLs
+
 	mu               sync.Mutex
 	errors, requests []string
 }
@@ -168,10 +170,12 @@ func click(sel string) chromedp.Action[chromedp.Void] {
 		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+jsString(sel)+`).click()`))
 }
 
-// open goes to a console page (a hash route) and waits for sel.
+// open loads a console page (a hash route) as a new document — so that
+// nothing of the previous page can answer for it — and waits for sel.
 func (b *tab) open(hash, sel string) {
 	b.t.Helper()
-	b.do("open "+hash, chromedp.Navigate(b.base+"/admin/"+hash), chromedp.WaitVisible(chromedp.CSS(sel)))
+	b.opened++
+	b.do("open "+hash, chromedp.Navigate(b.base+"/admin/?page="+strconv.Itoa(b.opened)+hash), chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
 // labelled fails for every visible form control of the page without a

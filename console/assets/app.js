@@ -35,7 +35,12 @@
       this.status = status; this.body = body || {};
     }
   }
+  // gen counts renders: an answer that arrives after the page changed is
+  // dropped (Stale), so a slow page never draws over the one you went to.
+  let gen = 0;
+  class Stale extends Error {}
   async function api(method, path, body, opt = {}) {
+    const g = gen;
     const headers = { Accept: opt.accept || 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (method !== 'GET' && session && session.csrfToken) headers['X-CSRF-Token'] = session.csrfToken;
@@ -55,8 +60,9 @@
       try { b = await r.json(); } catch (_) { /* not JSON */ }
       throw new ApiError(r.status, b);
     }
-    if (r.status === 204) return null;
-    return opt.text ? r.text() : r.json();
+    const out = r.status === 204 ? null : await (opt.text ? r.text() : r.json());
+    if (g !== gen && method === 'GET') throw new Stale('the page changed');
+    return out;
   }
   const can = scope => !!session && session.scopes.includes(scope);
   const errorBox = e => el('div', { class: 'error', role: 'alert', text: e.status === 403 && e.body.missing ?
@@ -77,9 +83,10 @@
     go('#/signin');
   }
   async function render() {
+    gen++;
     const { path, q } = here();
     if (path !== '/signin' && !session) {
-      try { session = await api('GET', '/api/v1/session'); } catch (e) { if (e.status !== 401) show(errorBox(e)); return; }
+      try { session = await api('GET', '/api/v1/session'); } catch (e) { if (!(e instanceof Stale) && e.status !== 401) show(errorBox(e)); return; }
     }
     frame();
     for (const r of routes) {
@@ -87,7 +94,7 @@
       if (!m) continue;
       if (r.scope && !can(r.scope)) { show(el('h1', { text: 'Not allowed' }), el('p', { text: 'Your role does not include "' + r.scope + '".' })); return; }
       show(el('p', { class: 'loading', text: 'Loading…' }));
-      try { await r.page(m.slice(1).map(decodeURIComponent), q); } catch (e) { if (e.status !== 401) show(errorBox(e)); }
+      try { await r.page(m.slice(1).map(decodeURIComponent), q); } catch (e) { if (e instanceof Stale) return; if (e.status !== 401) show(errorBox(e)); }
       main().focus({ preventScroll: true });
       return;
     }
@@ -311,9 +318,9 @@
       let page;
       try {
         page = await api('GET', '/api/v1/ads?limit=' + limit + '&offset=' + o + '&state=' + stateSel.value + '&q=' + encodeURIComponent(search.value));
-      } catch (e) { if (mine === seq) results.replaceChildren(errorBox(e)); return; }
+      } catch (e) { if (mine === seq && !(e instanceof Stale)) results.replaceChildren(errorBox(e)); return; }
       if (mine !== seq) return; // a newer keystroke's answer wins
-      history.replaceState(null, '', hash(o));
+      if (here().path === '/ads') history.replaceState(null, '', hash(o));
       const now = Date.now();
       results.replaceChildren(table(['Id', 'Title', 'Starts', 'Ends', 'State'], page.items.map(a => [String(a.id),
         el('a', { href: '#/ads/' + a.id, text: a.title }), fmtTime(a.startAt), fmtTime(a.endAt), stateOf(a, now)]),
