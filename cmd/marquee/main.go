@@ -39,6 +39,10 @@ commands:
   reports reports rebuild -from T -to T: recompute reports from the event files
   keys    keys create -name N -scopes a,b | keys list | keys revoke -id N: API keys
   users   users add -email E -role R: a user (password from the prompt or stdin)
+  version print the version, commit, build time and Go version
+  healthcheck -url U: exit 0 when U answers 200 (for container healthchecks)
+  backup  backup -to FILE: a consistent copy of the SQLite store, while it serves
+  restore restore -from FILE [-force]: make a backup the data directory's store
 
 Every flag can also be set as MARQUEE_<NAME> (e.g. MARQUEE_ADMIN_TOKEN).
 `
@@ -68,6 +72,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runUsers(ctx, rest, getenv, stdin, stdout, stderr)
 	case "hello":
 		return runHello(ctx, rest, getenv, stdout, stderr)
+	case "version":
+		return runVersion(stdout)
+	case "healthcheck":
+		return runHealthcheck(ctx, rest, getenv, stdout, stderr)
+	case "backup":
+		return runBackup(ctx, rest, getenv, stdout, stderr)
+	case "restore":
+		return runRestore(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

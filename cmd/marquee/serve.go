@@ -163,6 +163,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	defer st.Close()
 
 	reg := prometheus.NewRegistry()
+	reg.MustRegister(buildInfoGauge())
 	ix := index.New(time.Now)
 	ads := web.NewAdCache(st, cfg.adCache, reg)
 	links := web.NewLinkCache(st, cfg.linkCache, reg)

@@ -293,3 +293,13 @@ func (s *Store) InsertLinks(ctx context.Context, ins []marquee.LinkInput, progre
 		return tx.LogChange(ctx, "", 0, "", marquee.OpReload)
 	})
 }
+
+// Backup writes a consistent copy of the database to the file to (which
+// must not exist), while other connections and processes keep reading and
+// writing: SQLite's VACUUM INTO reads one snapshot of the database.
+func (s *Store) Backup(ctx context.Context, to string) error {
+	if _, err := s.db.ExecContext(ctx, `VACUUM INTO ?`, to); err != nil {
+		return fmt.Errorf("backup to %s: %w", to, err)
+	}
+	return nil
+}
