@@ -12,11 +12,7 @@ cd "$(dirname "$0")/.."
 root=${BUILDAH_ROOT:-/var/tmp/marquee-containers}
 ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
-scripts/build.sh "$ctx/bin" "linux/$(go env GOARCH)"
-cp "$ctx/bin/marquee-linux-$(go env GOARCH)" "$ctx/marquee"
-cp /etc/ssl/certs/ca-certificates.crt "$ctx/ca-certificates.crt"
-echo "marquee:x:65532:65532:marquee:/data:/sbin/nologin" >"$ctx/passwd"
-echo "marquee:x:65532:" >"$ctx/group"
-mkdir "$ctx/data"
+arch=$(go env GOARCH)
+scripts/image-context.sh "$ctx" "$arch"
 buildah --storage-driver vfs --root "$root/storage" --runroot "$root/run" \
-	bud --isolation chroot -f deploy/Containerfile -t "$tag" "$ctx"
+	bud --isolation chroot --build-arg TARGETARCH="$arch" -f deploy/Containerfile -t "$tag" "$ctx"
