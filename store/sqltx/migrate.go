@@ -66,13 +66,13 @@ func Migrate(ctx context.Context, db DB, d Dialect) error {
 			return fmt.Errorf("migration %s: %w", names[i], err)
 		}
 	}
+	// 0006_ad_search: the keys of ads stored before it, or since by an
+	// older binary during a rolling upgrade (an index lookup when none).
+	if err := fillTitleKeys(ctx, db); err != nil {
+		return fmt.Errorf("title keys (0006_ad_search): %w", err)
+	}
 	if v == len(names) {
 		return nil
-	}
-	if v < 6 && len(names) >= 6 { // 0006_ad_search: the keys of the ads already there
-		if err := fillTitleKeys(ctx, db); err != nil {
-			return fmt.Errorf("migration 0006_ad_search: %w", err)
-		}
 	}
 	_, err = db.Exec(ctx, `UPDATE schema_version SET version = ?`, len(names))
 	return err
