@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -261,15 +260,6 @@ func scrapeCache(target, name string) (CacheStats, error) {
 		return c, fmt.Errorf("%s/metrics has no marquee_cache_hits_total and misses_total for cache %q", target, name)
 	}
 	return c, nil
-}
-
-// processCPU is the user+system CPU time this process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // ParseStatusSet parses "200-299,301" into a membership test.
