@@ -165,13 +165,13 @@ func buildChunk(entries []*entry, now int64) *chunk {
 	c.itemOff = append(c.itemOff, uint32(len(c.items)))
 	c.buildAges(&startsAt, &endsAt, bs)
 	c.bytes = bs.bytes + cap(c.items) + 4*cap(c.itemOff) + 8*cap(c.ids) + 4*cap(c.adRow) +
-		4*cap(c.rowAd) + 16*cap(c.rowEnd) + 24*cap(c.countries) + int(unsafeSizeofChunk)
+		4*cap(c.rowAd) + 16*cap(c.rowEnd) + 24*cap(c.countries) + int(chunkHeaderBytes)
 	return c
 }
 
-// unsafeSizeofChunk is the size of a chunk's own struct, roughly: its
+// chunkHeaderBytes is the size of a chunk's own struct, roughly: its
 // fixed arrays of bitset headers and country indexes.
-const unsafeSizeofChunk = 24*(marquee.MaxAge+1+3+numPlatforms+1) + 2*marquee.CountrySlots + 256
+const chunkHeaderBytes = 24*(marquee.MaxAge+1+3+numPlatforms+1) + 2*marquee.CountrySlots + 256
 
 // buildAges sets ages[a] to the rows with ageLo ≤ a ≤ ageHi: the rows whose
 // range ends at or after a (an OR running down from 100), AND the rows whose

@@ -22,7 +22,7 @@ import (
 // cliActor is who the audit log says made the changes of these commands.
 const cliActor = "cli"
 
-// accessFlags are the flags every keys and users command takes: where
+// accessFlags are the flags every keys, users, backup and restore command takes: where
 // the store is.
 func accessFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *string) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)

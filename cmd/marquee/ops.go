@@ -103,10 +103,7 @@ func runHealthcheck(ctx context.Context, args []string, getenv func(string) stri
 // runBackup is `marquee backup -to FILE`: a consistent online copy of the
 // SQLite store, taken while the server runs. PostgreSQL has pg_dump.
 func runBackup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	data := fs.String("data", "data", "data directory (its marquee.db)")
-	db := fs.String("db", "", "SQLite file (default <data>/marquee.db)")
+	fs, data, db := accessFlags("backup", stderr)
 	to := fs.String("to", "", "the backup file to write (must not exist)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
@@ -146,10 +143,7 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 // -force is given (stop the server first: a running server would keep the
 // old file open).
 func runRestore(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	data := fs.String("data", "data", "data directory (its marquee.db)")
-	db := fs.String("db", "", "SQLite file (default <data>/marquee.db)")
+	fs, data, db := accessFlags("restore", stderr)
 	from := fs.String("from", "", "the backup file (from marquee backup)")
 	force := fs.Bool("force", false, "replace an existing store (stop the server first)")
 	if err := parseFlags(fs, args, getenv); err != nil {
