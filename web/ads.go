@@ -141,6 +141,17 @@ type adminPage[T any] struct {
 	TotalCapped bool `json:"totalCapped,omitempty"`
 }
 
+// newAdminPage is a page of items. capped says the store stopped counting
+// the total past marquee.MaxSearchCount (a search or a state filter); a
+// total beyond it is then answered as the cap, with TotalCapped.
+func newAdminPage[T any](items []T, total, offset, limit int, capped bool) adminPage[T] {
+	p := adminPage[T]{Items: items, Total: total, Offset: offset, Limit: limit}
+	if capped && total > marquee.MaxSearchCount {
+		p.Total, p.TotalCapped = marquee.MaxSearchCount, true
+	}
+	return p
+}
+
 // pageArgs reads an admin list's offset (default 0) and limit (default
 // adminDefLimit, at most adminMaxLimit), reporting bad ones to p.
 func pageArgs(args *fasthttp.Args, p marquee.Problems) (offset, limit int) {
@@ -174,11 +185,7 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 		if err != nil {
 			return err
 		}
-		page := adminPage[marquee.Ad]{Items: ads, Total: total, Offset: f.Offset, Limit: f.Limit}
-		if total > marquee.MaxSearchCount && (f.Query != "" || f.State != marquee.AdsAll) {
-			page.Total, page.TotalCapped = marquee.MaxSearchCount, true
-		}
-		writeJSON(ctx, fasthttp.StatusOK, page)
+		writeJSON(ctx, fasthttp.StatusOK, newAdminPage(ads, total, f.Offset, f.Limit, f.Query != "" || f.State != marquee.AdsAll))
 		return nil
 	}
 }

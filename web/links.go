@@ -132,11 +132,7 @@ func handleListLinks(store LinkStore) storeHandler {
 		if err != nil {
 			return err
 		}
-		page := adminPage[marquee.Link]{Items: links, Total: total, Offset: offset, Limit: limit}
-		if q != "" && total > marquee.MaxSearchCount {
-			page.Total, page.TotalCapped = marquee.MaxSearchCount, true
-		}
-		writeJSON(ctx, fasthttp.StatusOK, page)
+		writeJSON(ctx, fasthttp.StatusOK, newAdminPage(links, total, offset, limit, q != ""))
 		return nil
 	}
 }
