@@ -153,6 +153,10 @@ const (
 	MaxPassword = 72
 )
 
+// MaxEmailLen is the longest email address, in bytes (RFC 5321's limit
+// on a path less its brackets).
+const MaxEmailLen = 254
+
 // ParseUserInput decodes and validates a user body; create requires every
 // field. A password must be MinPassword to MaxPassword bytes and not the
 // email.
@@ -181,7 +185,7 @@ func ParseUserInput(body []byte, create bool) (UserInput, error) {
 	in.Email, in.Role, in.Password = str("email"), str("role"), str("password")
 	if in.Email != nil {
 		e := strings.ToLower(strings.TrimSpace(*in.Email))
-		if a, err := mail.ParseAddress(e); err != nil || a.Address != e || len(e) > 254 {
+		if a, err := mail.ParseAddress(e); err != nil || a.Address != e || len(e) > MaxEmailLen {
 			p["email"] = "must be an email address"
 		}
 		in.Email = &e

@@ -14,13 +14,51 @@ import (
 	"marquee"
 	"marquee/feed"
 	"marquee/index"
+	"marquee/store"
+	"marquee/store/mysql"
+	"marquee/store/mysql/mysqltest"
 	"marquee/store/sqlite"
 )
 
-// instance is one reader of a shared SQLite file: a store handle, an index
+// backend is a database the feed's tests run on: a fresh one for each
+// test, its stores, and a raw handle for changes behind the stores' back
+// ("?" placeholders).
+type backend struct {
+	name  string
+	newDB func(testing.TB) string
+	open  func(ctx context.Context, db string) (store.Store, error)
+	raw   func(testing.TB, string) *sql.DB
+}
+
+var backends = []backend{
+	{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") },
+		func(ctx context.Context, db string) (store.Store, error) { return sqlite.Open(ctx, db) }, rawSQLite},
+	{"mysql", mysqltest.DSN,
+		func(ctx context.Context, db string) (store.Store, error) { return mysql.Open(ctx, db) }, mysqltest.Raw},
+}
+
+// eachBackend runs test on every backend, each on a database of its own.
+func eachBackend(t *testing.T, test func(t *testing.T, be backend, db string)) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) { test(t, be, be.newDB(t)) })
+	}
+}
+
+// openStore opens a store on db, closed when t ends.
+func (be backend) openStore(t *testing.T, db string) store.Store {
+	t.Helper()
+	st, err := be.open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// instance is one reader of a shared database: a store handle, an index
 // and a running feed.
 type instance struct {
-	st      *sqlite.Store
+	st      store.Store
 	ix      *index.Index
 	feed    *feed.Feed
 	mu      gosync.Mutex
@@ -35,10 +73,10 @@ func (in *instance) changed() ([]int64, int) {
 	return slices.Clone(in.ids), in.reloads
 }
 
-func open(t *testing.T, path string, cfg feed.Config) *instance {
+func open(t *testing.T, be backend, db string, cfg feed.Config) *instance {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := sqlite.Open(ctx, path)
+	st, err := be.open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,102 +124,103 @@ func ad(title string, endIn time.Duration) marquee.AdInput {
 }
 
 func TestChangesOnOneHandleReachAnother(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	a := open(t, path, feed.Config{Poll: time.Hour}) // only Sync reads
-	b := open(t, path, feed.Config{Poll: 20 * time.Millisecond})
-	x, _ := a.st.CreateAd(ctx, ad("x", 2*time.Hour))
-	y, _ := a.st.CreateAd(ctx, ad("y", time.Hour))
-	sync(t, b)
-	if got := b.live(); !slices.Equal(got, []int64{y.ID, x.ID}) {
-		t.Fatalf("after two creates on a: b serves %v; want [%d %d]", got, y.ID, x.ID)
-	}
-	a.st.ReplaceAd(ctx, x.ID, ad("x2", 30*time.Minute)) // now ends first
-	a.st.DeleteAd(ctx, y.ID)
-	sync(t, b)
-	if got := b.live(); !slices.Equal(got, []int64{x.ID}) {
-		t.Fatalf("after replace and delete on a: b serves %v; want [%d]", got, x.ID)
-	}
-	if ids, _ := b.changed(); !slices.Contains(ids, x.ID) || !slices.Contains(ids, y.ID) {
-		t.Errorf("OnChange saw %v; want both ids", ids)
-	}
-	if pos, last := b.feed.Position(), must(a.st.LastSeq(ctx)); pos != last {
-		t.Errorf("b.Position() = %d; want the changelog's end %d", pos, last)
-	}
-	// And a, which polls only when asked, converges through Sync alone.
-	sync(t, a)
-	if got := a.live(); !slices.Equal(got, []int64{x.ID}) {
-		t.Fatalf("a serves %v; want [%d]", got, x.ID)
-	}
+	eachBackend(t, func(t *testing.T, be backend, db string) {
+		ctx := context.Background()
+		a := open(t, be, db, feed.Config{Poll: time.Hour}) // only Sync reads
+		b := open(t, be, db, feed.Config{Poll: 20 * time.Millisecond})
+		x, _ := a.st.CreateAd(ctx, ad("x", 2*time.Hour))
+		y, _ := a.st.CreateAd(ctx, ad("y", time.Hour))
+		sync(t, b)
+		if got := b.live(); !slices.Equal(got, []int64{y.ID, x.ID}) {
+			t.Fatalf("after two creates on a: b serves %v; want [%d %d]", got, y.ID, x.ID)
+		}
+		a.st.ReplaceAd(ctx, x.ID, ad("x2", 30*time.Minute)) // now ends first
+		a.st.DeleteAd(ctx, y.ID)
+		sync(t, b)
+		if got := b.live(); !slices.Equal(got, []int64{x.ID}) {
+			t.Fatalf("after replace and delete on a: b serves %v; want [%d]", got, x.ID)
+		}
+		if ids, _ := b.changed(); !slices.Contains(ids, x.ID) || !slices.Contains(ids, y.ID) {
+			t.Errorf("OnChange saw %v; want both ids", ids)
+		}
+		if pos, last := b.feed.Position(), must(a.st.LastSeq(ctx)); pos != last {
+			t.Errorf("b.Position() = %d; want the changelog's end %d", pos, last)
+		}
+		// And a, which polls only when asked, converges through Sync alone.
+		sync(t, a)
+		if got := a.live(); !slices.Equal(got, []int64{x.ID}) {
+			t.Fatalf("a serves %v; want [%d]", got, x.ID)
+		}
+	})
 }
 
 // A hole in the seqs holds the feed back (changes after it are applied but
 // the position stays) until it fills or GapWait passes; then it reloads.
 func TestHoleThatNeverFillsTriggersReload(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	b := open(t, path, feed.Config{Poll: 10 * time.Millisecond, GapWait: 300 * time.Millisecond})
-	st, _ := sqlite.Open(ctx, path)
-	defer st.Close()
-	x, _ := st.CreateAd(ctx, ad("x", time.Hour))
-	sync(t, b)
-	before := b.feed.Position()
-	db := rawDB(t, path)
-	// A write whose changelog entry skips a seq, as a rolled-back writer's would.
-	db.Exec(`INSERT INTO changelog (seq, entity, entity_id, op, at) VALUES (?, 'ad', ?, 'put', ?)`, before+2, x.ID, time.Now().UnixMilli())
-	time.Sleep(100 * time.Millisecond)
-	if pos := b.feed.Position(); pos != before {
-		t.Fatalf("position moved to %d across a hole at %d", pos, before+1)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for b.feed.Position() != before+2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if pos := b.feed.Position(); pos != before+2 {
-		t.Fatalf("position %d after GapWait; want a reload to %d", pos, before+2)
-	}
-	if _, reloads := b.changed(); reloads != 2 {
-		t.Errorf("OnChange(nil) called %d times; want 2 (load, reload)", reloads)
-	}
+	eachBackend(t, func(t *testing.T, be backend, db string) {
+		ctx := context.Background()
+		b := open(t, be, db, feed.Config{Poll: 10 * time.Millisecond, GapWait: 300 * time.Millisecond})
+		st := be.openStore(t, db)
+		x, _ := st.CreateAd(ctx, ad("x", time.Hour))
+		sync(t, b)
+		before := b.feed.Position()
+		raw := be.raw(t, db)
+		// A write whose changelog entry skips a seq, as a rolled-back writer's would.
+		raw.Exec(`INSERT INTO changelog (seq, entity, entity_id, op, at) VALUES (?, 'ad', ?, 'put', ?)`, before+2, x.ID, time.Now().UnixMilli())
+		time.Sleep(100 * time.Millisecond)
+		if pos := b.feed.Position(); pos != before {
+			t.Fatalf("position moved to %d across a hole at %d", pos, before+1)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for b.feed.Position() != before+2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if pos := b.feed.Position(); pos != before+2 {
+			t.Fatalf("position %d after GapWait; want a reload to %d", pos, before+2)
+		}
+		if _, reloads := b.changed(); reloads != 2 {
+			t.Errorf("OnChange(nil) called %d times; want 2 (load, reload)", reloads)
+		}
+	})
 }
 
 // An instance that fell behind a trimmed changelog reloads instead of
 // skipping what was trimmed; a bulk load reloads too.
 func TestTrimmedPastPositionAndBulkLoadReload(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	st, _ := sqlite.Open(ctx, path)
-	defer st.Close()
-	b := open(t, path, feed.Config{Poll: time.Hour})
-	db := rawDB(t, path)
-	var ids []int64
-	for i := range 5 {
-		a, _ := st.CreateAd(ctx, ad("a", time.Duration(i+1)*time.Hour))
-		ids = append(ids, a.ID)
-	}
-	// Trim everything but the newest entry before b reads.
-	db.Exec(`UPDATE changelog SET at = 0`)
-	if n, err := st.TrimChangelog(ctx, time.Now()); err != nil || n != 4 {
-		t.Fatalf("TrimChangelog = %d, %v; want 4", n, err)
-	}
-	sync(t, b)
-	if got := b.live(); !slices.Equal(got, ids) {
-		t.Fatalf("after the trim b serves %v; want %v", got, ids)
-	}
-	bulk := []marquee.AdInput{ad("bulk1", 10*time.Hour), ad("bulk2", 11*time.Hour)}
-	if err := st.InsertAds(ctx, bulk, func() {}); err != nil {
-		t.Fatal(err)
-	}
-	sync(t, b)
-	if got := b.live(); len(got) != 7 {
-		t.Fatalf("after a bulk load b serves %d ads; want 7", len(got))
-	}
-	if _, reloads := b.changed(); reloads != 3 {
-		t.Errorf("OnChange(nil) called %d times; want 3 (load, trim, bulk)", reloads)
-	}
+	eachBackend(t, func(t *testing.T, be backend, db string) {
+		ctx := context.Background()
+		st := be.openStore(t, db)
+		b := open(t, be, db, feed.Config{Poll: time.Hour})
+		raw := be.raw(t, db)
+		var ids []int64
+		for i := range 5 {
+			a, _ := st.CreateAd(ctx, ad("a", time.Duration(i+1)*time.Hour))
+			ids = append(ids, a.ID)
+		}
+		// Trim everything but the newest entry before b reads.
+		raw.Exec(`UPDATE changelog SET at = 0`)
+		if n, err := st.TrimChangelog(ctx, time.Now()); err != nil || n != 4 {
+			t.Fatalf("TrimChangelog = %d, %v; want 4", n, err)
+		}
+		sync(t, b)
+		if got := b.live(); !slices.Equal(got, ids) {
+			t.Fatalf("after the trim b serves %v; want %v", got, ids)
+		}
+		bulk := []marquee.AdInput{ad("bulk1", 10*time.Hour), ad("bulk2", 11*time.Hour)}
+		if err := st.InsertAds(ctx, bulk, func() {}); err != nil {
+			t.Fatal(err)
+		}
+		sync(t, b)
+		if got := b.live(); len(got) != 7 {
+			t.Fatalf("after a bulk load b serves %d ads; want 7", len(got))
+		}
+		if _, reloads := b.changed(); reloads != 3 {
+			t.Errorf("OnChange(nil) called %d times; want 3 (load, trim, bulk)", reloads)
+		}
+	})
 }
 
-func rawDB(t *testing.T, path string) *sql.DB {
+func rawSQLite(t testing.TB, path string) *sql.DB {
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
@@ -199,43 +238,44 @@ func must[T any](v T, err error) T {
 
 // Run trims entries older than the retention, keeping the newest.
 func TestRunTrimsTheChangelog(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	st, _ := sqlite.Open(ctx, path)
-	defer st.Close()
-	for range 3 {
-		st.CreateAd(ctx, ad("a", time.Hour))
-	}
-	rawDB(t, path).Exec(`UPDATE changelog SET at = ?`, time.Now().Add(-2*time.Hour).UnixMilli())
-	open(t, path, feed.Config{Retention: time.Hour, TrimEvery: 10 * time.Millisecond})
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if first, _ := st.FirstSeq(ctx); first == 3 {
-			return
+	eachBackend(t, func(t *testing.T, be backend, db string) {
+		ctx := context.Background()
+		st := be.openStore(t, db)
+		for range 3 {
+			st.CreateAd(ctx, ad("a", time.Hour))
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	first, _ := st.FirstSeq(ctx)
-	t.Fatalf("FirstSeq = %d after trimming; want 3 (entries older than the retention gone, the newest kept)", first)
+		be.raw(t, db).Exec(`UPDATE changelog SET at = ?`, time.Now().Add(-2*time.Hour).UnixMilli())
+		open(t, be, db, feed.Config{Retention: time.Hour, TrimEvery: 10 * time.Millisecond})
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if first, _ := st.FirstSeq(ctx); first == 3 {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		first, _ := st.FirstSeq(ctx)
+		t.Fatalf("FirstSeq = %d after trimming; want 3 (entries older than the retention gone, the newest kept)", first)
+	})
 }
 
 // Link changes reach OnLinks by code, and never the index or OnChange.
 func TestLinkChangesReachOnLinks(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	a := open(t, path, feed.Config{Poll: time.Hour})
-	b := open(t, path, feed.Config{Poll: time.Hour})
-	l, err := a.st.CreateLink(ctx, marquee.LinkInput{Code: "abc", URL: "https://example.com", Redirect: 302})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.st.ReplaceLink(ctx, l.Code, marquee.LinkInput{URL: "https://example.org", Redirect: 301})
-	a.st.DeleteLink(ctx, l.Code)
-	sync(t, b)
-	b.mu.Lock()
-	codes, ids := slices.Clone(b.codes), slices.Clone(b.ids)
-	b.mu.Unlock()
-	if !slices.Equal(codes, []string{"abc", "abc", "abc"}) || len(ids) != 0 {
-		t.Fatalf("OnLinks saw %q, OnChange %v; want abc three times and no ads", codes, ids)
-	}
+	eachBackend(t, func(t *testing.T, be backend, db string) {
+		ctx := context.Background()
+		a := open(t, be, db, feed.Config{Poll: time.Hour})
+		b := open(t, be, db, feed.Config{Poll: time.Hour})
+		l, err := a.st.CreateLink(ctx, marquee.LinkInput{Code: "abc", URL: "https://example.com", Redirect: 302})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.st.ReplaceLink(ctx, l.Code, marquee.LinkInput{URL: "https://example.org", Redirect: 301})
+		a.st.DeleteLink(ctx, l.Code)
+		sync(t, b)
+		b.mu.Lock()
+		codes, ids := slices.Clone(b.codes), slices.Clone(b.ids)
+		b.mu.Unlock()
+		if !slices.Equal(codes, []string{"abc", "abc", "abc"}) || len(ids) != 0 {
+			t.Fatalf("OnLinks saw %q, OnChange %v; want abc three times and no ads", codes, ids)
+		}
+	})
 }

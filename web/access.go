@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -404,9 +405,13 @@ func parseLogin(body []byte) (auth.Login, error) {
 	case in.Key != nil:
 		out.Key = *in.Key
 	default:
-		if in.Email == nil || *in.Email == "" {
+		switch {
+		case in.Email == nil || *in.Email == "":
 			p["email"] = "is required (or give a key)"
-		} else {
+		case len(*in.Email) > marquee.MaxEmailLen:
+			// No account has one: refused before it is counted or audited.
+			p["email"] = fmt.Sprintf("is longer than %d bytes", marquee.MaxEmailLen)
+		default:
 			out.Email = *in.Email
 		}
 		if in.Password == nil || *in.Password == "" {

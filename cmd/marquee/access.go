@@ -28,7 +28,7 @@ func accessFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *string
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", "./data", "data directory (its SQLite file is the default -db)")
-	db := fs.String("db", "", "SQLite file (default <data>/marquee.db) or a postgres:// URL")
+	db := fs.String("db", "", dbUsage)
 	return fs, data, db
 }
 

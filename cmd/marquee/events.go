@@ -262,7 +262,7 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 	fs := flag.NewFlagSet("reports rebuild", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", "./data", "the data directory of the instance whose reports to rebuild")
-	db := fs.String("db", "", "SQLite file (default <data>/marquee.db) or a postgres:// URL")
+	db := fs.String("db", "", dbUsage)
 	from := fs.String("from", "", "start of the range, RFC 3339 (rounded down to a UTC day)")
 	to := fs.String("to", "", "end of the range, RFC 3339 (rounded up to a UTC day)")
 	retention := fs.Duration("reports-hourly-retention", 90*24*time.Hour, "as the server's: older hours are in daily rows and cannot be rebuilt")

@@ -101,7 +101,8 @@ func runHealthcheck(ctx context.Context, args []string, getenv func(string) stri
 }
 
 // runBackup is `marquee backup -to FILE`: a consistent online copy of the
-// SQLite store, taken while the server runs. PostgreSQL has pg_dump.
+// SQLite store, taken while the server runs. PostgreSQL has pg_dump,
+// MySQL mysqldump.
 func runBackup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs, data, db := accessFlags("backup", stderr)
 	to := fs.String("to", "", "the backup file to write (must not exist)")
@@ -113,7 +114,7 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 	case *to == "":
 		return errors.New("backup: -to FILE is required")
 	case strings.Contains(path, "://"):
-		return errors.New("backup: this is for the SQLite store; back PostgreSQL up with pg_dump (docs/operations.md)")
+		return errors.New("backup: this is for the SQLite store; back PostgreSQL up with pg_dump, MySQL and MariaDB with mysqldump or mariadb-dump (docs/operations.md)")
 	}
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("backup: no store at %s: %w", path, err)
@@ -154,7 +155,7 @@ func runRestore(ctx context.Context, args []string, getenv func(string) string, 
 		return errors.New("restore: -from FILE is required")
 	}
 	if strings.Contains(path, "://") {
-		return errors.New("restore: this is for the SQLite store; restore PostgreSQL with pg_restore or psql (docs/operations.md)")
+		return errors.New("restore: this is for the SQLite store; restore PostgreSQL with pg_restore or psql, MySQL and MariaDB with mysql or mariadb (docs/operations.md)")
 	}
 	if _, err := os.Stat(path); err == nil && !*force {
 		return fmt.Errorf("restore: a store exists at %s; stop the server and pass -force to replace it", path)

@@ -21,7 +21,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	data := fs.String("data", "./data", "data directory")
-	db := fs.String("db", "", "SQLite file (default <data>/marquee.db) or a postgres:// URL")
+	db := fs.String("db", "", dbUsage)
 	n := fs.Int("ads", 1000, "how many ads to add (default 0 when -links is set)")
 	links := fs.Int("links", 0, "how many links to add, with codes fixture.Code(i) for i from -links-from (see package fixture)")
 	linksFrom := fs.Int64("links-from", 0, "number of the first seeded link (seed more links with a higher one)")

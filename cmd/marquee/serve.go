@@ -29,6 +29,7 @@ import (
 	"marquee/index"
 	"marquee/reports"
 	"marquee/store"
+	"marquee/store/mysql"
 	"marquee/store/postgres"
 	"marquee/store/sqlite"
 	"marquee/web"
@@ -69,7 +70,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", ":8080", "listen address")
 	fs.StringVar(&c.data, "data", "./data", "data directory (SQLite file, admin token)")
-	fs.StringVar(&c.db, "db", "", "database: a SQLite file path (default <data>/marquee.db) or a postgres:// URL")
+	fs.StringVar(&c.db, "db", "", dbUsage)
 	fs.StringVar(&c.adminToken, "admin-token", "", "bearer token of admin routes (default: generated once, kept in <data>/admin-token)")
 	fs.BoolVar(&c.insecureAdmin, "insecure-admin", false, "serve admin routes without a token (testing only)")
 	fs.StringVar(&c.metricsToken, "metrics-token", "", "when set, /metrics needs Authorization: Bearer <this token> (open by default, as Prometheus expects)")
@@ -84,7 +85,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.compactEvery, "compact-every", time.Minute, "expired ads are dropped from memory within this long")
 	fs.DurationVar(&c.shutdownWait, "shutdown-timeout", 10*time.Second, "how long shutdown waits for in-flight requests")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this address (off when empty; keep it private)")
-	fs.DurationVar(&c.poll, "poll", time.Second, "read the changelog at least this often (PostgreSQL also wakes on NOTIFY)")
+	fs.DurationVar(&c.poll, "poll", 0, "read the changelog at least this often (default 50ms on MySQL, 1s otherwise; PostgreSQL also wakes on NOTIFY)")
 	fs.DurationVar(&c.gapWait, "gap-wait", 10*time.Second, "reload when a hole in changelog seqs stays open this long")
 	fs.DurationVar(&c.retention, "changelog-retention", 24*time.Hour, "changelog entries older than this are trimmed")
 	adCache := fs.String("ad-cache", "100000", "capacity of the cache of GET /api/v1/ad/{id}: entries, or bytes with a unit (256MiB)")
@@ -102,8 +103,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	case "off":
 		c.savedIndex = ""
 	}
-	if strings.Contains(c.db, "://") && !strings.HasPrefix(c.db, "postgres://") && !strings.HasPrefix(c.db, "postgresql://") {
-		return c, fmt.Errorf("-db %q: want a SQLite file path or a postgres:// URL", c.db)
+	if dbKind(c.db) == "" {
+		return c, fmt.Errorf("-db %s: want a SQLite file path, a postgres:// or a mysql:// URL", redact(c.db))
+	}
+	if c.poll == 0 {
+		c.poll = defaultPoll(c.db)
 	}
 	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 || c.auditKeep <= 0 || c.accessFlush <= 0 {
 		return c, fmt.Errorf("-compact-every, -poll, -gap-wait, -changelog-retention, -audit-retention and -access-flush must be positive")
@@ -374,12 +378,46 @@ func invalidator[K comparable, V any](c *cache.Cache[K, V]) func([]K) {
 	}
 }
 
-// openStore opens PostgreSQL for a postgres:// URL, else the SQLite file.
+// dbUsage is the help of every command's -db.
+const dbUsage = "database: a SQLite file (default <data>/marquee.db), a postgres:// or a mysql:// URL"
+
+// openStore opens PostgreSQL for a postgres:// URL, MySQL or MariaDB for
+// a mysql:// URL, else the SQLite file.
 func openStore(ctx context.Context, db string) (store.Store, error) {
-	if strings.Contains(db, "://") {
+	switch dbKind(db) {
+	case "postgres":
 		return postgres.Open(ctx, db)
+	case "mysql":
+		return mysql.Open(ctx, db)
+	case "sqlite":
+		return sqlite.Open(ctx, db)
 	}
-	return sqlite.Open(ctx, db)
+	return nil, fmt.Errorf("-db %s: want a SQLite file path, a postgres:// or a mysql:// URL", redact(db))
+}
+
+// dbKind names the store a -db value is for: "sqlite", "postgres",
+// "mysql", or "" for a URL of no store Marquee has.
+func dbKind(db string) string {
+	scheme, _, isURL := strings.Cut(db, "://")
+	switch {
+	case !isURL:
+		return "sqlite"
+	case scheme == "postgres" || scheme == "postgresql":
+		return "postgres"
+	case scheme == "mysql":
+		return "mysql"
+	}
+	return ""
+}
+
+// defaultPoll is how often the changelog is read, when -poll is not set:
+// 50 ms on MySQL, which has no NOTIFY to wake on, else 1 s (PostgreSQL
+// wakes on NOTIFY; SQLite is usually one instance).
+func defaultPoll(db string) time.Duration {
+	if dbKind(db) == "mysql" {
+		return 50 * time.Millisecond
+	}
+	return time.Second
 }
 
 // redact hides the password of a database URL for logs.

@@ -130,9 +130,10 @@ var noUser = marquee.Errorf(marquee.KindNotFound, "user not found")
 func (s *Store) CreateUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error) {
 	return write(ctx, s, "create user", func(tx Tx, now time.Time) (marquee.User, error) {
 		u := marquee.User{Email: email, Role: role, CreatedAt: now, UpdatedAt: now}
-		err := tx.QueryRow(ctx, `INSERT INTO users (email, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (email) DO NOTHING RETURNING id`, email, role, passwordHash, now.UnixMilli(), now.UnixMilli()).Scan(&u.ID)
-		if errors.Is(err, ErrNoRows) {
+		var err error
+		u.ID, err = s.insertID(ctx, tx, `INSERT INTO users (email, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+			"email", email, role, passwordHash, now.UnixMilli(), now.UnixMilli())
+		if errors.Is(err, errDuplicate) {
 			return u, marquee.Errorf(marquee.KindConflict, "email %q is taken", email)
 		}
 		if err != nil {
@@ -331,8 +332,9 @@ var noKey = marquee.Errorf(marquee.KindNotFound, "key not found")
 func (s *Store) CreateKey(ctx context.Context, k marquee.APIKey, hash string) (marquee.APIKey, error) {
 	return write(ctx, s, "create key", func(tx Tx, now time.Time) (marquee.APIKey, error) {
 		k.CreatedAt, k.Hash = now, hash
-		err := tx.QueryRow(ctx, `INSERT INTO api_keys (name, prefix, hash, scopes, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			k.Name, k.Prefix, hash, k.Scopes.String(), k.CreatedBy, now.UnixMilli(), millisOrNil(k.ExpiresAt)).Scan(&k.ID)
+		var err error
+		k.ID, err = s.insertID(ctx, tx, `INSERT INTO api_keys (name, prefix, hash, scopes, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			"", k.Name, k.Prefix, hash, k.Scopes.String(), k.CreatedBy, now.UnixMilli(), millisOrNil(k.ExpiresAt))
 		if err != nil {
 			return k, err
 		}

@@ -21,17 +21,16 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 		if err != nil {
 			return marquee.Ad{}, err
 		}
-		var id int64
-		err = tx.QueryRow(ctx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url, title_key)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL, TitleKey(in.Title)).Scan(&id)
+		id, err := s.insertID(ctx, tx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url, title_key)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, "",
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL, TitleKey(in.Title))
 		if err != nil {
 			return marquee.Ad{}, err
 		}
 		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
 			return marquee.Ad{}, err
 		}
-		link, err := syncAdLink(ctx, tx, id, "", in.URL, now)
+		link, err := s.syncAdLink(ctx, tx, id, "", in.URL, now)
 		return in.Ad(id, link, now, now), err
 	})
 }
@@ -46,19 +45,22 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 		}
 		var created int64
 		var link string
-		err = tx.QueryRow(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?, title_key = ?
-			WHERE id = ? RETURNING created_at, link_code`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, TitleKey(in.Title), id).Scan(&created, &link)
+		err = tx.QueryRow(ctx, `SELECT created_at, link_code FROM ads WHERE id = ?`+s.cfg.ForUpdate, id).Scan(&created, &link)
 		if errors.Is(err, ErrNoRows) {
 			return marquee.Ad{}, marquee.NoAd(id)
 		}
 		if err != nil {
 			return marquee.Ad{}, err
 		}
+		if _, err := tx.Exec(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?, title_key = ?
+			WHERE id = ?`,
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, TitleKey(in.Title), id); err != nil {
+			return marquee.Ad{}, err
+		}
 		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
 			return marquee.Ad{}, err
 		}
-		link, err = syncAdLink(ctx, tx, id, link, in.URL, now)
+		link, err = s.syncAdLink(ctx, tx, id, link, in.URL, now)
 		return in.Ad(id, link, time.UnixMilli(created).UTC(), now), err
 	})
 }
@@ -68,17 +70,20 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 func (s *Store) DeleteAd(ctx context.Context, id int64) error {
 	return exec(ctx, s, "delete ad", func(tx Tx, now time.Time) error {
 		var link string
-		err := tx.QueryRow(ctx, `DELETE FROM ads WHERE id = ? RETURNING link_code`, id).Scan(&link)
+		err := tx.QueryRow(ctx, `SELECT link_code FROM ads WHERE id = ?`+s.cfg.ForUpdate, id).Scan(&link)
 		if errors.Is(err, ErrNoRows) {
 			return marquee.NoAd(id)
 		}
 		if err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM ads WHERE id = ?`, id); err != nil {
+			return err
+		}
 		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpDelete); err != nil {
 			return err
 		}
-		_, err = syncAdLink(ctx, tx, id, link, "", now)
+		_, err = s.syncAdLink(ctx, tx, id, link, "", now)
 		return err
 	})
 }

@@ -41,7 +41,10 @@ func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]marquee.
 // the newest, and returns how many it deleted.
 func (s *Store) TrimChangelog(ctx context.Context, before time.Time) (int64, error) {
 	return withDB(ctx, s, "trim changelog", func(db DB) (int64, error) {
-		return db.Exec(ctx, `DELETE FROM changelog WHERE at < ? AND seq < (SELECT max(seq) FROM changelog)`, before.UnixMilli())
+		// The newest seq through a derived table: MySQL refuses a
+		// subquery on the table a DELETE deletes from.
+		return db.Exec(ctx, `DELETE FROM changelog WHERE at < ? AND seq < (SELECT newest FROM (SELECT max(seq) AS newest FROM changelog) AS m)`,
+			before.UnixMilli())
 	})
 }
 
@@ -51,10 +54,12 @@ func (s *Store) StoreID(ctx context.Context) (string, error) {
 	return withDB(ctx, s, "store id", func(db DB) (string, error) {
 		var b [16]byte
 		rand.Read(b[:])
-		if _, err := db.Exec(ctx, `INSERT INTO meta (key, value) VALUES ('store_id', ?) ON CONFLICT (key) DO NOTHING`, hex.EncodeToString(b[:])); err != nil {
+		// meta.key qualified and no column list: "key" is a reserved
+		// word in MySQL.
+		if _, err := db.Exec(ctx, `INSERT INTO meta VALUES ('store_id', ?)`+s.upsert("meta", "key", nil, nil), hex.EncodeToString(b[:])); err != nil {
 			return "", err
 		}
 		var id string
-		return id, db.QueryRow(ctx, `SELECT value FROM meta WHERE key = 'store_id'`).Scan(&id)
+		return id, db.QueryRow(ctx, `SELECT value FROM meta WHERE meta.key = 'store_id'`).Scan(&id)
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"marquee"
@@ -20,7 +19,7 @@ func (s *Store) CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.L
 		if err := checkAd(ctx, tx, in.AdID); err != nil {
 			return marquee.Link{}, err
 		}
-		return insertLink(ctx, tx, in, false, now)
+		return s.insertLink(ctx, tx, in, false, now)
 	})
 }
 
@@ -38,13 +37,15 @@ func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInp
 		}
 		in.Code = code
 		var id, clicks, created int64
-		err := tx.QueryRow(ctx, `UPDATE links SET url = ?, expires_at = ?, max_clicks = ?, redirect = ?, ad_id = ?, updated_at = ?
-			WHERE code = ? AND ad_owned = 0 RETURNING id, created_at`,
-			in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now.UnixMilli(), code).Scan(&id, &created)
+		err := tx.QueryRow(ctx, `SELECT id, created_at FROM links WHERE code = ? AND ad_owned = 0`+s.cfg.ForUpdate, code).Scan(&id, &created)
 		if errors.Is(err, ErrNoRows) {
 			return marquee.Link{}, whyNoLink(ctx, tx, code)
 		}
 		if err != nil {
+			return marquee.Link{}, err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE links SET url = ?, expires_at = ?, max_clicks = ?, redirect = ?, ad_id = ?, updated_at = ? WHERE id = ?`,
+			in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now.UnixMilli(), id); err != nil {
 			return marquee.Link{}, err
 		}
 		if err := tx.QueryRow(ctx, `SELECT `+clicksOf+` FROM links WHERE id = ?`, id).Scan(&clicks); err != nil {
@@ -58,21 +59,21 @@ func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInp
 func (s *Store) DeleteLink(ctx context.Context, code string) error {
 	return exec(ctx, s, "delete link", func(tx Tx, _ time.Time) error {
 		var id int64
-		err := tx.QueryRow(ctx, `DELETE FROM links WHERE code = ? AND ad_owned = 0 RETURNING id`, code).Scan(&id)
+		err := tx.QueryRow(ctx, `SELECT id FROM links WHERE code = ? AND ad_owned = 0`+s.cfg.ForUpdate, code).Scan(&id)
 		if errors.Is(err, ErrNoRows) {
 			return whyNoLink(ctx, tx, code)
 		}
 		if err != nil {
 			return err
 		}
-		return deleted(ctx, tx, id, code)
+		return deleteLink(ctx, tx, id, code)
 	})
 }
 
 // AddClicks adds counted redirects to links' clicks in one transaction,
 // Config.ClickBatch links a statement (see addClicks).
 func (s *Store) AddClicks(ctx context.Context, counts []marquee.Clicks) error {
-	return exec(ctx, s, "add clicks", func(tx Tx, _ time.Time) error { return addClicks(ctx, tx, counts, s.cfg.ClickBatch) })
+	return exec(ctx, s, "add clicks", func(tx Tx, _ time.Time) error { return s.addClicks(ctx, tx, counts) })
 }
 
 // Link returns link code, or marquee.NoLink.
@@ -150,7 +151,7 @@ const generateTries = 8
 // insertLink stores a new link. An empty in.Code gets a generated one,
 // drawn again on a collision; a custom code that is taken is a
 // marquee.KindConflict error.
-func insertLink(ctx context.Context, tx Tx, in marquee.LinkInput, owned bool, now time.Time) (marquee.Link, error) {
+func (s *Store) insertLink(ctx context.Context, tx Tx, in marquee.LinkInput, owned bool, now time.Time) (marquee.Link, error) {
 	custom := in.Code != ""
 	ownedCol := 0
 	if owned {
@@ -160,15 +161,13 @@ func insertLink(ctx context.Context, tx Tx, in marquee.LinkInput, owned bool, no
 		if !custom {
 			in.Code = marquee.NewCode()
 		}
-		var id int64
-		err := tx.QueryRow(ctx, `INSERT INTO links (code, url, expires_at, max_clicks, redirect, ad_id, ad_owned, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (code) DO NOTHING RETURNING id`,
-			in.Code, in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, ownedCol, now.UnixMilli(), now.UnixMilli(),
-		).Scan(&id)
+		id, err := s.insertID(ctx, tx, `INSERT INTO links (code, url, expires_at, max_clicks, redirect, ad_id, ad_owned, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, "code",
+			in.Code, in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, ownedCol, now.UnixMilli(), now.UnixMilli())
 		switch {
-		case errors.Is(err, ErrNoRows) && custom:
+		case errors.Is(err, errDuplicate) && custom:
 			return marquee.Link{}, marquee.Errorf(marquee.KindConflict, "code %q is taken", in.Code)
-		case errors.Is(err, ErrNoRows):
+		case errors.Is(err, errDuplicate):
 			continue
 		case err != nil:
 			return marquee.Link{}, err
@@ -191,8 +190,12 @@ func checkAd(ctx context.Context, tx Tx, adID int64) error {
 	return err
 }
 
-// deleted removes a deleted link's clicks and logs its deletion.
-func deleted(ctx context.Context, tx Tx, id int64, code string) error {
+// deleteLink deletes link id (code) with its clicks and logs its
+// deletion.
+func deleteLink(ctx context.Context, tx Tx, id int64, code string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM links WHERE id = ?`, id); err != nil {
+		return err
+	}
 	if _, err := tx.Exec(ctx, `DELETE FROM link_clicks WHERE link_id = ?`, id); err != nil {
 		return err
 	}
@@ -254,68 +257,50 @@ func listLinks(ctx context.Context, db DB, offset, limit int) ([]marquee.Link, i
 }
 
 // addClicks adds counted redirects to links' clicks (link_clicks), in
-// link id order (two instances flushing at once lock rows in the same
-// order), batch links a statement: 1 where a statement is cheap (SQLite in
-// process, prepared once), more where each costs a round trip
-// (PostgreSQL). A link with a click limit gets a changelog entry, so that
-// every instance reloads its count (the others' caches hold the count the
-// limit is judged by); the rest change nothing a redirect reads, and write
-// only their count. Counts of links deleted meanwhile are dropped.
-func addClicks(ctx context.Context, tx Tx, counts []marquee.Clicks, batch int) error {
+// link id order, Config.ClickBatch links a statement. The links of a batch are read (and locked, where the
+// dialect locks rows) first, in id order, so that two instances flushing
+// at once lock rows in the same order, and a link deleted meanwhile
+// gets no count. A link with a click limit gets a changelog entry, so
+// that every instance reloads its count (the others' caches hold the
+// count the limit is judged by); the rest change nothing a redirect
+// reads, and write only their count.
+func (s *Store) addClicks(ctx context.Context, tx Tx, counts []marquee.Clicks) error {
 	counts = slices.SortedFunc(slices.Values(counts), func(a, b marquee.Clicks) int { return cmp.Compare(a.LinkID, b.LinkID) })
-	if batch <= 1 {
-		for _, c := range counts {
-			var limit int64
-			err := tx.QueryRow(ctx, `SELECT max_clicks FROM links WHERE id = ?`, c.LinkID).Scan(&limit)
-			switch {
-			case errors.Is(err, ErrNoRows):
-				continue
-			case err != nil:
-				return err
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO link_clicks (link_id, clicks) VALUES (?, ?)
-				ON CONFLICT (link_id) DO UPDATE SET clicks = link_clicks.clicks + excluded.clicks`, c.LinkID, c.N); err != nil {
-				return err
-			}
-			if limit > 0 {
-				if err := tx.LogChange(ctx, marquee.EntityLink, c.LinkID, c.Code, marquee.OpPut); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
+	batch := max(1, s.cfg.ClickBatch)
+	upsert := s.upsert("link_clicks", "link_id", []string{"clicks"}, nil)
 	for len(counts) > 0 {
 		chunk := counts[:min(batch, len(counts))]
 		counts = counts[len(chunk):]
-		var values, ids strings.Builder
-		args := make([]any, 0, 2*len(chunk))
-		idArgs := make([]any, 0, len(chunk))
+		ids := make([]any, len(chunk))
+		n := map[int64]int64{}
 		for i, c := range chunk {
-			if i > 0 {
-				values.WriteString(", ")
-				ids.WriteString(", ")
-			}
-			values.WriteString(`(CAST(? AS bigint), CAST(? AS bigint))`)
-			ids.WriteString(`?`)
-			args = append(args, c.LinkID, c.N)
-			idArgs = append(idArgs, c.LinkID)
+			ids[i] = c.LinkID
+			n[c.LinkID] += c.N
 		}
-		// "WHERE true" tells SQLite's parser the ON CONFLICT is the
-		// INSERT's, not the join's.
-		if _, err := tx.Exec(ctx, `WITH v(id, n) AS (VALUES `+values.String()+`)
-			INSERT INTO link_clicks (link_id, clicks) SELECT v.id, v.n FROM v JOIN links ON links.id = v.id WHERE true
-			ON CONFLICT (link_id) DO UPDATE SET clicks = link_clicks.clicks + excluded.clicks`, args...); err != nil {
-			return err
+		type stored struct {
+			id, limit int64
+			code      string
 		}
-		limited, err := query(ctx, tx, func(r Rows) (l marquee.Link, err error) { return l, r.Scan(&l.ID, &l.Code) },
-			`SELECT id, code FROM links WHERE max_clicks > 0 AND id IN (`+ids.String()+`)`, idArgs...)
-		if err != nil {
-			return err
-		}
-		for _, l := range limited {
-			if err := tx.LogChange(ctx, marquee.EntityLink, l.ID, l.Code, marquee.OpPut); err != nil {
+		links, err := query(ctx, tx, func(r Rows) (l stored, err error) { return l, r.Scan(&l.id, &l.code, &l.limit) },
+			`SELECT id, code, max_clicks FROM links WHERE id IN (`+placeholders(len(ids))+`) ORDER BY id`+s.cfg.ForUpdate, ids...)
+		if err != nil || len(links) == 0 {
+			if err != nil {
 				return err
+			}
+			continue
+		}
+		args := make([]any, 0, 2*len(links))
+		for _, l := range links {
+			args = append(args, l.id, n[l.id])
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO link_clicks (link_id, clicks) VALUES `+tuples(len(links), 2)+upsert, args...); err != nil {
+			return err
+		}
+		for _, l := range links {
+			if l.limit > 0 {
+				if err := tx.LogChange(ctx, marquee.EntityLink, l.id, l.code, marquee.OpPut); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -327,31 +312,42 @@ func addClicks(ctx context.Context, tx Tx, counts []marquee.Clicks, batch int) e
 // url, retargeted when it changes, deleted with the url (or the ad: call
 // it with url "" after deleting the ad). code is the ad's link code
 // before the change.
-func syncAdLink(ctx context.Context, tx Tx, adID int64, code, url string, now time.Time) (string, error) {
+func (s *Store) syncAdLink(ctx context.Context, tx Tx, adID int64, code, url string, now time.Time) (string, error) {
 	switch {
 	case url != "" && code == "":
-		l, err := insertLink(ctx, tx, marquee.LinkInput{URL: url, Redirect: marquee.DefaultRedirect, AdID: adID}, true, now)
+		l, err := s.insertLink(ctx, tx, marquee.LinkInput{URL: url, Redirect: marquee.DefaultRedirect, AdID: adID}, true, now)
 		if err != nil {
 			return "", err
 		}
 		_, err = tx.Exec(ctx, `UPDATE ads SET link_code = ? WHERE id = ?`, l.Code, adID)
 		return l.Code, err
 	case url != "":
-		var id int64
-		err := tx.QueryRow(ctx, `UPDATE links SET url = ?, updated_at = ? WHERE code = ? RETURNING id`, url, now.UnixMilli(), code).Scan(&id)
+		id, err := s.trackingLink(ctx, tx, adID, code)
 		if err != nil {
-			return "", fmt.Errorf("tracking link %q of ad %d: %w", code, adID, err)
+			return "", err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE links SET url = ?, updated_at = ? WHERE id = ?`, url, now.UnixMilli(), id); err != nil {
+			return "", err
 		}
 		return code, tx.LogChange(ctx, marquee.EntityLink, id, code, marquee.OpPut)
 	case code != "":
-		var id int64
-		if err := tx.QueryRow(ctx, `DELETE FROM links WHERE code = ? RETURNING id`, code).Scan(&id); err != nil {
-			return "", fmt.Errorf("tracking link %q of ad %d: %w", code, adID, err)
+		id, err := s.trackingLink(ctx, tx, adID, code)
+		if err != nil {
+			return "", err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE ads SET link_code = '' WHERE id = ?`, adID); err != nil {
 			return "", err
 		}
-		return "", deleted(ctx, tx, id, code)
+		return "", deleteLink(ctx, tx, id, code)
 	}
 	return "", nil
+}
+
+// trackingLink locks ad adID's tracking link code and returns its id.
+func (s *Store) trackingLink(ctx context.Context, tx Tx, adID int64, code string) (int64, error) {
+	var id int64
+	if err := tx.QueryRow(ctx, `SELECT id FROM links WHERE code = ?`+s.cfg.ForUpdate, code).Scan(&id); err != nil {
+		return 0, fmt.Errorf("tracking link %q of ad %d: %w", code, adID, err)
+	}
+	return id, nil
 }

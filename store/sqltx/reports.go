@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,15 +19,15 @@ import (
 // transaction (see reports.Tally).
 func (s *Store) AddReports(ctx context.Context, b *reports.Batch) error {
 	return exec(ctx, s, "add reports", func(tx Tx, now time.Time) error {
-		if err := addRows(ctx, tx, b.Slot, b.Rows); err != nil {
+		if err := s.addRows(ctx, tx, b.Slot, b.Rows); err != nil {
 			return err
 		}
-		if err := mergeReach(ctx, tx, b.Slot, b.Reach); err != nil {
+		if err := s.mergeReach(ctx, tx, b.Slot, b.Reach); err != nil {
 			return err
 		}
 		for _, f := range b.Files {
-			if _, err := tx.Exec(ctx, `INSERT INTO report_files (file, upto, complete, at) VALUES (?, ?, ?, ?)
-				ON CONFLICT (file) DO UPDATE SET upto = excluded.upto, complete = excluded.complete, at = excluded.at`,
+			if _, err := tx.Exec(ctx, `INSERT INTO report_files (file, upto, complete, at) VALUES (?, ?, ?, ?)`+
+				s.upsert("report_files", "file", nil, []string{"upto", "complete", "at"}),
 				f.File, f.Upto, boolInt(f.Complete), now.Unix()); err != nil {
 				return err
 			}
@@ -45,20 +46,20 @@ const rowBatch = 100
 // order of its table's key: a flush's rows come out of a map, and upserts
 // in key order touch each page once (100,000 rows: 0.87 s in no order,
 // 0.40 s in order, BenchmarkAddReports on SQLite).
-func addRows(ctx context.Context, tx Tx, slot string, rows []reports.Row) error {
+func (s *Store) addRows(ctx context.Context, tx Tx, slot string, rows []reports.Row) error {
 	rows = slices.Clone(rows)
 	slices.SortFunc(rows, func(a, b reports.Row) int {
 		return cmp.Or(strings.Compare(a.Entity, b.Entity), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Time, b.Time),
 			strings.Compare(a.Country, b.Country), strings.Compare(a.Platform, b.Platform), cmpBool(a.Bot, b.Bot))
 	})
-	if err := upsertRows(ctx, tx, "report_hourly", slot, rows); err != nil {
+	if err := s.upsertRows(ctx, tx, "report_hourly", slot, rows); err != nil {
 		return err
 	}
 	totals := totalsOf(rows)
 	slices.SortFunc(totals, func(a, b reports.Row) int {
 		return cmp.Or(strings.Compare(a.Entity, b.Entity), cmp.Compare(a.Time, b.Time), cmpBool(a.Bot, b.Bot), cmp.Compare(a.ID, b.ID))
 	})
-	return upsertRows(ctx, tx, "report_totals", slot, totals)
+	return s.upsertRows(ctx, tx, "report_totals", slot, totals)
 }
 
 func cmpBool(a, b bool) int { return cmp.Compare(boolInt(a), boolInt(b)) }
@@ -84,22 +85,17 @@ func totalsOf(rows []reports.Row) []reports.Row {
 
 // upsertRows adds rows to a table of hourly rows (report_hourly, or
 // report_totals without country and platform).
-func upsertRows(ctx context.Context, tx Tx, table, slot string, rows []reports.Row) error {
+func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows []reports.Row) error {
 	cols, key, width := "entity, entity_id, hour, country, platform, bot", "entity, entity_id, hour, country, platform, bot, slot", 10
 	if table == "report_totals" {
 		cols, key, width = "entity, entity_id, hour, bot", "entity, hour, bot, entity_id, slot", 8
 	}
-	tuple := "(" + placeholders(width) + ")"
+	upsert := s.upsert(table, key, []string{"impressions", "clicks", "conversions"}, nil)
 	for len(rows) > 0 {
 		chunk := rows[:min(rowBatch, len(rows))]
 		rows = rows[len(chunk):]
-		var values strings.Builder
 		args := make([]any, 0, width*len(chunk))
-		for i, r := range chunk {
-			if i > 0 {
-				values.WriteString(", ")
-			}
-			values.WriteString(tuple)
+		for _, r := range chunk {
 			args = append(args, r.Entity, r.ID, r.Time)
 			if width == 10 {
 				args = append(args, r.Country, r.Platform)
@@ -107,11 +103,7 @@ func upsertRows(ctx context.Context, tx Tx, table, slot string, rows []reports.R
 			args = append(args, boolInt(r.Bot), slot, r.Impressions, r.Clicks, r.Conversions)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (`+cols+`, slot, impressions, clicks, conversions)
-			VALUES `+values.String()+`
-			ON CONFLICT (`+key+`) DO UPDATE SET
-				impressions = `+table+`.impressions + excluded.impressions,
-				clicks = `+table+`.clicks + excluded.clicks,
-				conversions = `+table+`.conversions + excluded.conversions`, args...); err != nil {
+			VALUES `+tuples(len(chunk), width)+upsert, args...); err != nil {
 			return err
 		}
 	}
@@ -119,10 +111,10 @@ func upsertRows(ctx context.Context, tx Tx, table, slot string, rows []reports.R
 }
 
 // mergeReach merges each sketch into the slot's sketch of its day.
-func mergeReach(ctx context.Context, tx Tx, slot string, reach []reports.Reach) error {
+func (s *Store) mergeReach(ctx context.Context, tx Tx, slot string, reach []reports.Reach) error {
 	for _, r := range reach {
 		var stored []byte
-		err := tx.QueryRow(ctx, `SELECT sketch FROM report_reach WHERE entity = ? AND entity_id = ? AND day = ? AND slot = ?`,
+		err := tx.QueryRow(ctx, `SELECT sketch FROM report_reach WHERE entity = ? AND entity_id = ? AND day = ? AND slot = ?`+s.cfg.ForUpdate,
 			r.Entity, r.ID, r.Day, slot).Scan(&stored)
 		sketch := r.Sketch
 		switch {
@@ -134,8 +126,8 @@ func mergeReach(ctx context.Context, tx Tx, slot string, reach []reports.Reach) 
 				return fmt.Errorf("reach of %s %d: %w", r.Entity, r.ID, err)
 			}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO report_reach (entity, entity_id, day, slot, sketch) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (entity, entity_id, day, slot) DO UPDATE SET sketch = excluded.sketch`,
+		if _, err := tx.Exec(ctx, `INSERT INTO report_reach (entity, entity_id, day, slot, sketch) VALUES (?, ?, ?, ?, ?)`+
+			s.upsert("report_reach", "entity, entity_id, day, slot", nil, []string{"sketch"}),
 			r.Entity, r.ID, r.Day, slot, sketch); err != nil {
 			return err
 		}
@@ -223,20 +215,26 @@ func (s *Store) ReportTop(ctx context.Context, q reports.SumQuery, daily bool, m
 	case "clicks", "conversions":
 		order = "sum(" + metric + ")"
 	case "ctr":
-		order = "CASE WHEN sum(impressions) > 0 THEN CAST(sum(clicks) AS double precision) / sum(impressions) ELSE 0 END"
+		// 1e0: a float (MySQL) or exact number (PostgreSQL) in every
+		// dialect, never an integer division (SQLite).
+		order = "CASE WHEN sum(impressions) > 0 THEN sum(clicks) * 1e0 / sum(impressions) ELSE 0 END"
 	}
 	lim := ""
 	if limit > 0 {
 		lim = ` LIMIT ?`
 		args = append(args, limit)
 	}
-	name := `CAST(entity_id AS text) AS entity_name`
+	name := `'' AS entity_name` // an ad's name is its id, set below
 	if q.Entity == marquee.EntityLink {
 		name = `coalesce((SELECT code FROM links WHERE links.id = ` + table + `.entity_id), '') AS entity_name`
 	}
 	return withDB(ctx, s, "read top reports", func(db DB) ([]reports.Sum, error) {
 		return query(ctx, db, func(r Rows) (x reports.Sum, err error) {
-			return x, r.Scan(&x.ID, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
+			err = r.Scan(&x.ID, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
+			if q.Entity != marquee.EntityLink {
+				x.Dim = strconv.FormatInt(x.ID, 10)
+			}
+			return x, err
 		}, `SELECT entity_id, `+name+`, sum(impressions), sum(clicks), sum(conversions) FROM `+table+` WHERE `+where+
 			` GROUP BY entity_id ORDER BY `+order+` DESC, entity_id`+lim, args...)
 	})
@@ -265,17 +263,19 @@ func (s *Store) RollUpReports(ctx context.Context, cutoff int64) (int64, error) 
 	err := exec(ctx, s, "roll up reports", func(tx Tx, _ time.Time) error {
 		if s.cfg.RollUpLock != "" {
 			var got bool
-			if err := tx.QueryRow(ctx, s.cfg.RollUpLock).Scan(&got); err != nil || !got {
-				return err // another instance is rolling up
+			err := tx.QueryRow(ctx, s.cfg.RollUpLock).Scan(&got)
+			if errors.Is(err, ErrNoRows) || err == nil && !got {
+				return nil // another instance is rolling up
+			}
+			if err != nil {
+				return err
 			}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO report_daily (entity, entity_id, day, country, platform, bot, impressions, clicks, conversions)
 			SELECT entity, entity_id, hour - hour % 86400, country, platform, bot, sum(impressions), sum(clicks), sum(conversions)
-			FROM report_hourly WHERE hour < ? GROUP BY entity, entity_id, hour - hour % 86400, country, platform, bot
-			ON CONFLICT (entity, entity_id, day, country, platform, bot) DO UPDATE SET
-				impressions = report_daily.impressions + excluded.impressions,
-				clicks = report_daily.clicks + excluded.clicks,
-				conversions = report_daily.conversions + excluded.conversions`, cutoff); err != nil {
+			FROM report_hourly WHERE hour < ? GROUP BY entity, entity_id, hour - hour % 86400, country, platform, bot`+
+			s.upsert("report_daily", "entity, entity_id, day, country, platform, bot", []string{"impressions", "clicks", "conversions"}, nil),
+			cutoff); err != nil {
 			return err
 		}
 		var err error
@@ -301,15 +301,21 @@ func (s *Store) ReplaceReports(ctx context.Context, b *reports.Batch, from, to i
 		if _, err := tx.Exec(ctx, `DELETE FROM report_reach WHERE slot = ? AND day >= ? AND day < ?`, b.Slot, from, to); err != nil {
 			return err
 		}
-		if err := addRows(ctx, tx, b.Slot, b.Rows); err != nil {
+		if err := s.addRows(ctx, tx, b.Slot, b.Rows); err != nil {
 			return err
 		}
-		return mergeReach(ctx, tx, b.Slot, b.Reach)
+		return s.mergeReach(ctx, tx, b.Slot, b.Reach)
 	})
 }
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// tuples is n rows of width placeholders each, for VALUES.
+func tuples(n, width int) string {
+	tuple := "(" + placeholders(width) + ")"
+	return strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ")
 }
 
 func boolInt(b bool) int {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,26 @@ import (
 
 // ErrNoRows is what Row.Scan returns when the query matched nothing.
 var ErrNoRows = errors.New("no rows")
+
+// errDuplicate is what insertID returns when a row with the new row's
+// unique key is stored already.
+var errDuplicate = errors.New("duplicate key")
+
+// Spelling is how a dialect spells the statements that differ between
+// the databases: an insert that may find its row stored already, and an
+// insert that returns the id the database gave the row.
+type Spelling int
+
+const (
+	// OnConflict is INSERT … ON CONFLICT (key) DO UPDATE SET c =
+	// excluded.c (or DO NOTHING), and INSERT … RETURNING id (SQLite,
+	// PostgreSQL).
+	OnConflict Spelling = iota
+	// OnDuplicateKey is INSERT … ON DUPLICATE KEY UPDATE c = VALUES(c),
+	// and no RETURNING: an id from LAST_INSERT_ID(), a clash from the
+	// driver's duplicate-key error (Config.Duplicate) (MySQL, MariaDB).
+	OnDuplicateKey
+)
 
 // Row is one result row.
 type Row interface {
@@ -61,25 +82,38 @@ type Config struct {
 	// Unavailable returns err as a marquee.KindUnavailable error when it
 	// means the database cannot be reached, else err.
 	Unavailable func(err error) error
-	// ClickBatch is AddClicks' links a statement: 1 where a statement is
-	// cheap (SQLite in process, prepared once), more where each costs a
-	// round trip (PostgreSQL).
+	// Spelling is how the dialect spells upserts and inserts that return
+	// an id.
+	Spelling Spelling
+	// Duplicate reports whether err is the driver's duplicate-key error
+	// (needed with OnDuplicateKey only).
+	Duplicate func(err error) bool
+	// ForUpdate ends a SELECT whose rows the transaction will change, to
+	// lock them until it ends: " FOR UPDATE", or "" where a write
+	// transaction excludes every other already (SQLite).
+	ForUpdate string
+	// ClickBatch is AddClicks' links a statement (two statements: read
+	// the links, add their counts).
 	ClickBatch int
 	// RollUpLock, when set, is a query in the roll-up's transaction that
-	// answers whether this instance may roll up now (PostgreSQL: a
-	// transaction-level advisory lock, so one instance at a time).
+	// answers whether this instance may roll up now, true or no row
+	// (PostgreSQL: a transaction-level advisory lock; MySQL: a lock row
+	// skipped when locked), so one instance at a time.
 	RollUpLock string
 	// UsersLock, when set, is a statement that makes changes of users
 	// one at a time until commit (PostgreSQL: a transaction-level
-	// advisory lock), so that the last owner is always counted right.
+	// advisory lock; MySQL: a lock row), so that the last owner is always
+	// counted right.
 	UsersLock string
-	// ScanAds is the FROM of the scan that loads every live ad: SQLite
-	// reads the table in order ("ads NOT INDEXED") rather than by the
-	// end_at index, which at start would read most rows in random order.
+	// ScanAds is the FROM of the scan that loads every live ad: the
+	// table read in id order ("ads NOT INDEXED" on SQLite, "ads FORCE
+	// INDEX (PRIMARY)" on MySQL) rather than by the end_at index, which
+	// at start would read most rows in random order.
 	ScanAds string
 	// ByteOrder is what follows a text column to compare it byte by byte
 	// (a code prefix search is a range of codes): "" where text compares
-	// so already (SQLite), ` COLLATE "C"` on PostgreSQL, whose database
+	// so already (SQLite; MySQL, whose tables Marquee makes with a
+	// binary collation), ` COLLATE "C"` on PostgreSQL, whose database
 	// collation may order otherwise.
 	ByteOrder string
 }
@@ -143,6 +177,74 @@ func exec(ctx context.Context, s *Store, what string, fn func(tx Tx, now time.Ti
 func withDB[T any](ctx context.Context, s *Store, what string, fn func(db DB) (T, error)) (T, error) {
 	v, err := fn(s.cfg.DB)
 	return v, s.wrap(what, err)
+}
+
+// insertID runs query, an INSERT of one row into a table whose id the
+// database assigns, and returns the id; when the row clashes with one
+// stored on the unique column unique, it inserts nothing and returns
+// errDuplicate, and the transaction goes on.
+func (s *Store) insertID(ctx context.Context, tx Tx, query, unique string, args ...any) (int64, error) {
+	var id int64
+	if s.cfg.Spelling == OnDuplicateKey {
+		// A duplicate-key error ends the statement, not the transaction.
+		if _, err := tx.Exec(ctx, query, args...); err != nil {
+			if s.cfg.Duplicate(err) {
+				return 0, errDuplicate
+			}
+			return 0, err
+		}
+		return id, tx.QueryRow(ctx, `SELECT LAST_INSERT_ID()`).Scan(&id)
+	}
+	if unique != "" {
+		query += ` ON CONFLICT (` + unique + `) DO NOTHING`
+	}
+	err := tx.QueryRow(ctx, query+` RETURNING id`, args...).Scan(&id)
+	if errors.Is(err, ErrNoRows) {
+		return 0, errDuplicate
+	}
+	return id, err
+}
+
+// upsert ends an INSERT into table of rows that may be stored already
+// (by the unique key of the columns key): a stored row gets the new
+// row's values of add added to its own and those of set in place of its
+// own; with neither it stays as it is.
+func (s *Store) upsert(table, key string, add, set []string) string {
+	var b strings.Builder
+	if s.cfg.Spelling == OnDuplicateKey {
+		b.WriteString(` ON DUPLICATE KEY UPDATE `)
+		if len(add)+len(set) == 0 {
+			// Qualified: a key column may be a reserved word ("key").
+			first, _, _ := strings.Cut(key, ",")
+			fmt.Fprintf(&b, `%s.%s = %[1]s.%[2]s`, table, first)
+			return b.String()
+		}
+	} else {
+		fmt.Fprintf(&b, ` ON CONFLICT (%s) DO `, key)
+		if len(add)+len(set) == 0 {
+			return b.String() + `NOTHING`
+		}
+		b.WriteString(`UPDATE SET `)
+	}
+	newValue := func(col string) string {
+		if s.cfg.Spelling == OnDuplicateKey {
+			return `VALUES(` + col + `)`
+		}
+		return `excluded.` + col
+	}
+	for i, col := range add {
+		if i > 0 {
+			b.WriteString(`, `)
+		}
+		fmt.Fprintf(&b, `%[1]s = %[2]s.%[1]s + %[3]s`, col, table, newValue(col))
+	}
+	for i, col := range set {
+		if i > 0 || len(add) > 0 {
+			b.WriteString(`, `)
+		}
+		fmt.Fprintf(&b, `%s = %s`, col, newValue(col))
+	}
+	return b.String()
 }
 
 // query runs a query on db and scans every row it returns with scan, in
