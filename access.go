@@ -267,6 +267,8 @@ func ParseKeyInput(body []byte, now time.Time) (KeyInput, error) {
 		p["name"] = "is required"
 	} else if json.Unmarshal(raw, &in.Name) != nil || strings.TrimSpace(in.Name) == "" || len(in.Name) > 100 {
 		p["name"] = "must be a string of 1 to 100 characters"
+	} else if strings.ContainsRune(in.Name, 0) {
+		p["name"] = "must not contain U+0000 (NUL)"
 	}
 	var names []string
 	if raw, ok := present(fields, "scopes"); !ok {

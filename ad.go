@@ -179,6 +179,9 @@ func checkAd(in *AdInput, startOK, endOK bool, p Problems) {
 			p["title"] = "must not be empty"
 		case n > MaxTitleLen:
 			p["title"] = fmt.Sprintf("must be at most %d characters (got %d)", MaxTitleLen, n)
+		case strings.ContainsRune(in.Title, 0):
+			// PostgreSQL's text cannot hold it; no title needs it.
+			p["title"] = "must not contain U+0000 (NUL)"
 		}
 	}
 	if _, bad := p["url"]; !bad && in.URL != "" {

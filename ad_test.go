@@ -27,6 +27,7 @@ func TestParseAdInputProblems(t *testing.T) {
 		{"title wrong type", `{"title":5,` + window + `}`, marquee.Problems{"title": "must be a string"}},
 		{"title blank", `{"title":"  \t",` + window + `}`, marquee.Problems{"title": "must not be empty"}},
 		{"title too long", `{"title":"` + long + `",` + window + `}`, marquee.Problems{"title": "must be at most 256 characters (got 257)"}},
+		{"title with NUL", `{"title":"a\u0000b",` + window + `}`, marquee.Problems{"title": "must not contain U+0000 (NUL)"}},
 		{"startAt not string", `{"title":"a","startAt":1,"endAt":"2023-12-31T16:00:00Z"}`, marquee.Problems{"startAt": "must be an RFC 3339 timestamp string"}},
 		{"startAt not RFC 3339", `{"title":"a","startAt":"2023-12-10","endAt":"2023-12-31T16:00:00Z"}`, marquee.Problems{"startAt": `must be an RFC 3339 timestamp, got "2023-12-10"`}},
 		{"endAt null", `{"title":"a","startAt":"2023-12-10T03:00:00Z","endAt":null}`, marquee.Problems{"endAt": "is required"}},

@@ -18,15 +18,83 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"marquee/store/mysql/mysqltest"
 	"marquee/store/postgres/pgtest"
 )
 
-// Tests of many instances on one PostgreSQL schema: each instance is a
-// whole `marquee serve` started through run().
+// Tests of many instances on one PostgreSQL schema or one MySQL
+// database: each instance is a whole `marquee serve` started through
+// run().
+
+// sharedDB is a database server that many instances share.
+type sharedDB struct {
+	name string
+	// dsn makes a fresh database for a test (skipping it when the
+	// server's variable is unset), dropped when the test ends.
+	dsn func(testing.TB) string
+	// flags go to every instance started on it.
+	flags []string
+	// killAll has the server kill every connection to dsn's database but
+	// the one it asks on.
+	killAll func(t testing.TB, dsn string) int
+}
+
+var sharedDBs = []sharedDB{
+	// NOTIFY wakes PostgreSQL instances; the long poll shows it does.
+	{name: "postgres", dsn: pgtest.DSN, flags: []string{"-poll", "500ms"}, killAll: killAllPG},
+	// MySQL has no NOTIFY: instances poll (50 ms by default).
+	{name: "mysql", dsn: mysqltest.DSN, killAll: killAllMySQL},
+}
+
+// eachShared runs test on every shared database, in parallel, each on a
+// fresh database.
+func eachShared(t *testing.T, test func(t *testing.T, db sharedDB, dsn string)) {
+	for _, db := range sharedDBs {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, db, db.dsn(t))
+		})
+	}
+}
+
+// start starts an instance on dsn with the database's flags, then flags.
+func (db sharedDB) start(t testing.TB, dsn string, flags ...string) *instance {
+	t.Helper()
+	return start(t, t.TempDir(), nil, append(append([]string{"-db", dsn, "-insecure-admin"}, db.flags...), flags...)...)
+}
 
 func startPG(t testing.TB, dsn string, flags ...string) *instance {
 	t.Helper()
-	return start(t, t.TempDir(), nil, append([]string{"-db", dsn, "-insecure-admin", "-poll", "500ms"}, flags...)...)
+	return sharedDBs[0].start(t, dsn, flags...)
+}
+
+func killAllPG(t testing.TB, dsn string) int {
+	var killed int
+	rawPG(t, dsn).QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE application_name = current_setting('application_name') AND pid <> pg_backend_pid()`).Scan(&killed)
+	return killed
+}
+
+func killAllMySQL(t testing.TB, dsn string) int {
+	db := mysqltest.Raw(t, dsn)
+	rows, err := db.Query(`SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND id <> CONNECTION_ID()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		rows.Scan(&id)
+		ids = append(ids, id)
+	}
+	rows.Close()
+	killed := 0
+	for _, id := range ids {
+		if _, err := db.Exec(fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
+			killed++
+		}
+	}
+	return killed
 }
 
 // eventually retries check every 5 ms until it returns "" or within is up.
@@ -84,10 +152,10 @@ func titles(served []string) []string {
 	return out
 }
 
-func TestThreeInstancesConverge(t *testing.T) {
-	t.Parallel()
-	dsn := pgtest.DSN(t)
-	a, b, c := startPG(t, dsn), startPG(t, dsn), startPG(t, dsn)
+func TestThreeInstancesConverge(t *testing.T) { eachShared(t, testThreeInstancesConverge) }
+
+func testThreeInstancesConverge(t *testing.T, db sharedDB, dsn string) {
+	a, b, c := db.start(t, dsn), db.start(t, dsn), db.start(t, dsn)
 	all := []*instance{a, b, c}
 	sees := func(want ...string) func() string {
 		return func() string {
@@ -154,11 +222,43 @@ func TestThreeInstancesConverge(t *testing.T) {
 	})
 }
 
+// An instance stopped while others create, replace and delete ads and
+// links starts again (from its saved index) serving what it missed.
+func TestRestartedInstanceCatchesUp(t *testing.T) { eachShared(t, testRestartCatchesUp) }
+
+func testRestartCatchesUp(t *testing.T, db sharedDB, dsn string) {
+	a := db.start(t, dsn)
+	dir := t.TempDir()
+	b := start(t, dir, nil, append([]string{"-db", dsn, "-insecure-admin"}, db.flags...)...)
+	kept, replaced, deleted := a.create("kept", time.Hour), a.create("replaced", 2*time.Hour), a.create("deleted", 3*time.Hour)
+	a.expect(a.admin("POST", "/api/v1/links", `{"url":"https://old.example/","code":"moved"}`), 201, "")
+	eventually(t, 2*time.Second, func() string {
+		if got := titles(b.served()); !slices.Equal(got, []string{"kept", "replaced", "deleted"}) {
+			return fmt.Sprintf("b serves %q before it stops", got)
+		}
+		return ""
+	})
+	b.expect(b.follow("GET", "moved"), 302, "")
+	b.stop()
+	a.expect(a.admin("PUT", "/api/v1/ad/"+replaced, adBody("replaced2", time.Now().Add(-time.Hour), time.Now().Add(30*time.Minute), "")), 200, "")
+	a.expect(a.admin("DELETE", "/api/v1/ad/"+deleted, ""), 204, "")
+	a.create("new", 4*time.Hour)
+	a.expect(a.admin("PUT", "/api/v1/links/moved", `{"url":"https://new.example/"}`), 200, "")
+	b2 := start(t, dir, nil, append([]string{"-db", dsn, "-insecure-admin"}, db.flags...)...)
+	if got := titles(b2.served()); !slices.Equal(got, []string{"replaced2", "kept", "new"}) {
+		t.Fatalf("restarted b serves %q; want [replaced2 kept new]", got)
+	}
+	if r := b2.follow("GET", "moved"); r.header.Get("Location") != "https://new.example/" {
+		t.Fatalf("restarted b redirects moved to %q", r.header.Get("Location"))
+	}
+	b2.expect(b2.do("GET", "/api/v1/ad/"+deleted, "", "", ""), 404, "")
+	b2.expect(b2.do("GET", "/api/v1/ad/"+kept, "", "", ""), 200, "")
+}
+
 // A change whose notification never comes (written straight into the
 // database, as if the NOTIFY were lost) arrives by the poll; a listener
-// whose connection is killed reconnects; a restarted instance loads what
-// it missed.
-func TestLostNotificationListenerKilledAndRestart(t *testing.T) {
+// whose connection is killed reconnects.
+func TestLostNotificationListenerKilled(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
 	a, b := startPG(t, dsn), startPG(t, dsn)
@@ -200,12 +300,6 @@ func TestLostNotificationListenerKilledAndRestart(t *testing.T) {
 		return ""
 	})
 
-	b.stop()
-	a.create("while-b-down", 3*time.Hour)
-	b2 := startPG(t, dsn)
-	if got := titles(b2.served()); !slices.Equal(got, []string{"silent", "after-kill", "while-b-down"}) {
-		t.Fatalf("restarted b serves %q", got)
-	}
 }
 
 // The database goes away from one instance (its connections cut and new
@@ -213,15 +307,15 @@ func TestLostNotificationListenerKilledAndRestart(t *testing.T) {
 // fails, writes get 503 with Retry-After, /readyz says the store is down,
 // and once the database is back the instance catches up on what other
 // instances wrote meanwhile, without a restart.
-func TestOutageReadsKeepWorkingAndRecover(t *testing.T) {
-	t.Parallel()
-	dsn := pgtest.DSN(t)
+func TestOutageReadsKeepWorkingAndRecover(t *testing.T) { eachShared(t, testOutage) }
+
+func testOutage(t *testing.T, db sharedDB, dsn string) {
 	u, _ := url.Parse(dsn)
 	px := newProxy(t, u.Host)
 	viaProxy := *u
 	viaProxy.Host = px.addr
-	a := startPG(t, viaProxy.String())
-	b := startPG(t, dsn)
+	a := db.start(t, viaProxy.String())
+	b := db.start(t, dsn)
 	x := a.create("x", 2*time.Hour)
 	a.expect(a.do("GET", "/api/v1/ad/"+x, "", "", ""), 200, "") // cached from here on
 
@@ -278,10 +372,11 @@ func TestOutageReadsKeepWorkingAndRecover(t *testing.T) {
 		return ""
 	})
 
-	// And when the server kills every connection of the schema under load.
-	db := rawPG(t, dsn)
-	db.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE application_name = current_setting('application_name') AND pid <> pg_backend_pid()`)
+	// And when the server kills every connection of the database under
+	// load.
+	if n := db.killAll(t, dsn); n == 0 {
+		t.Fatalf("the server killed no connection of the instances")
+	}
 	// A write on a connection the server just killed fails cleanly (503);
 	// the client retries, as Retry-After says.
 	eventually(t, 3*time.Second, func() string {
@@ -462,10 +557,10 @@ func checkSwitch(t *testing.T, what string, seen []observation, written time.Tim
 // Every change on A reaches B's caches: a hot cached link or ad is never
 // served stale past the propagation bound, a deleted one is gone, and a
 // miss B cached before the key existed does not hide it.
-func TestCachesInvalidatedAcrossInstances(t *testing.T) {
-	t.Parallel()
-	dsn := pgtest.DSN(t)
-	a, b := startPG(t, dsn), startPG(t, dsn)
+func TestCachesInvalidatedAcrossInstances(t *testing.T) { eachShared(t, testCachesInvalidated) }
+
+func testCachesInvalidated(t *testing.T, db sharedDB, dsn string) {
+	a, b := db.start(t, dsn), db.start(t, dsn)
 	redirect := func(code string) func() string {
 		return func() string {
 			r := b.follow("GET", code)

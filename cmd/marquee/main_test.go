@@ -422,13 +422,21 @@ func TestFlagsAndEnv(t *testing.T) {
 	}{
 		{[]string{"serve", "-compact-every", "0s"}, nil, "-compact-every"},
 		{[]string{"serve"}, map[string]string{"MARQUEE_INSECURE_ADMIN": "maybe"}, `MARQUEE_INSECURE_ADMIN="maybe"`},
-		{[]string{"serve", "-db", "mysql://x"}, nil, "want a SQLite file path or a postgres:// URL"},
+		{[]string{"serve", "-db", "mongodb://x"}, nil, "want a SQLite file path, a postgres:// or a mysql:// URL"},
+		{[]string{"serve", "-db", "mysql://u:hunter2@x"}, nil, "mysql: name the database: mysql://user:password@host:port/database"},
 		{[]string{"serve", "-poll", "0s"}, nil, "-poll"},
 		{[]string{"bogus"}, nil, `unknown command "bogus"`},
 	} {
 		err := run(context.Background(), c.args, func(k string) string { return c.env[k] }, nil, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("run(%q, %v) = %v; want an error containing %q", c.args, c.env, err, c.want)
+		}
+	}
+	// A database password never reaches an error (or a log).
+	for _, db := range []string{"mongodb://u:hunter2@x/db", "mysql://u:hunter2@/db", "mysql://u:hunter2@127.0.0.1:1/db?timeout=100ms"} {
+		err := run(context.Background(), []string{"serve", "-data", t.TempDir(), "-db", db}, func(string) string { return "" }, nil, io.Discard, io.Discard)
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("serve -db %s = %v; want an error without the password", db, err)
 		}
 	}
 }

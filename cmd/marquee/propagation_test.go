@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"marquee/loadgen"
-	"marquee/store/postgres/pgtest"
 )
 
-// BenchmarkPropagation measures, on one PostgreSQL schema with two
-// instances A and B seeded with 1,000 ads while B serves the ads scenario
-// at full speed (closed loop, 32 connections):
+// BenchmarkPropagation measures, on one PostgreSQL schema and on one
+// MySQL database (sub-benchmarks postgres and mysql), with two instances
+// A and B seeded with 1,000 ads while B serves the ads scenario at full
+// speed (closed loop, 32 connections):
 //
 //   - the lag from a write on A to its visibility in B's list, over 1,000
 //     sequential writes: from A's 201 (the commit is done) and, as an upper
@@ -26,19 +26,31 @@ import (
 //   - B's read throughput while A takes writes at 10/s, as a ratio to the
 //     same load without writes (3 alternating rounds of 5 s).
 //
-// Run it with:
+// PostgreSQL's instances wake on NOTIFY (and poll every 1 s); MySQL's
+// poll every 50 ms, the default there. Run it with:
 //
 //	MARQUEE_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable \
+//	MARQUEE_TEST_MYSQL=mysql://root@127.0.0.1:3306/test \
 //	  go test ./cmd/marquee -run XXX -bench Propagation -benchtime 1x
 func BenchmarkPropagation(b *testing.B) {
-	dsn := pgtest.DSN(b)
+	for _, db := range sharedDBs {
+		b.Run(db.name, func(b *testing.B) { benchPropagation(b, db) })
+	}
+}
+
+func benchPropagation(b *testing.B, db sharedDB) {
+	dsn := db.dsn(b)
 	var out strings.Builder
 	if err := run(context.Background(), []string{"seed", "-db", dsn, "-ads", "1000", "-scheduled", "0", "-expired", "0"},
 		func(string) string { return "" }, nil, &out, &out); err != nil {
 		b.Fatal(err)
 	}
-	a := startPG(b, dsn, "-poll", "1s")
-	rd := startPG(b, dsn, "-poll", "1s")
+	poll := []string{}
+	if db.name == "postgres" {
+		poll = []string{"-poll", "1s"}
+	}
+	a := start(b, b.TempDir(), nil, append([]string{"-db", dsn, "-insecure-admin"}, poll...)...)
+	rd := start(b, b.TempDir(), nil, append([]string{"-db", dsn, "-insecure-admin"}, poll...)...)
 	u, _ := url.Parse(rd.url)
 	reqs, err := loadgen.BuildRequests(u.Host, loadgen.AdsPaths(1, 10_000), nil)
 	if err != nil {

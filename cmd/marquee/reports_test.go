@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"marquee/store/postgres/pgtest"
 )
 
 // stats is the part of a report the tests read.
@@ -94,11 +92,12 @@ func TestReportsSurviveSIGKILL(t *testing.T) {
 // Three instances on one PostgreSQL take beacons and redirects at once;
 // every instance then reports exactly what was sent, in total, by country
 // and by platform.
-func TestReportsThreeInstancesOnPostgres(t *testing.T) {
-	dsn := pgtest.DSN(t)
+func TestReportsThreeInstances(t *testing.T) { eachShared(t, testReportsThreeInstances) }
+
+func testReportsThreeInstances(t *testing.T, db sharedDB, dsn string) {
 	var ins []*instance
 	for range 3 {
-		ins = append(ins, startPG(t, dsn, "-reports-flush", "100ms"))
+		ins = append(ins, db.start(t, dsn, "-reports-flush", "100ms"))
 	}
 	ins[0].expect(ins[0].admin("POST", "/api/v1/ad", `{"title":"x","startAt":"2024-01-01T00:00:00Z","endAt":"2031-01-01T00:00:00Z","url":"https://example.com/x"}`), 201, `{"id":"1"}`)
 	var ad struct{ Link struct{ Code string } }

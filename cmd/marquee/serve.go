@@ -106,7 +106,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if dbKind(c.db) == "" {
 		return c, fmt.Errorf("-db %s: want a SQLite file path, a postgres:// or a mysql:// URL", redact(c.db))
 	}
-	if c.poll == 0 {
+	pollSet := false
+	fs.Visit(func(f *flag.Flag) { pollSet = pollSet || f.Name == "poll" })
+	if !pollSet {
 		c.poll = defaultPoll(c.db)
 	}
 	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 || c.auditKeep <= 0 || c.accessFlush <= 0 {

@@ -63,7 +63,7 @@ func Config(dsn string) (*mysql.Config, error) {
 		return nil, fmt.Errorf("mysql: %w", err)
 	}
 	if u.Scheme != "mysql" || u.Host == "" {
-		return nil, fmt.Errorf("mysql: want mysql://user:password@host:port/database, got %s", redacted(u))
+		return nil, fmt.Errorf("mysql: want mysql://user:password@host:port/database, got %s", u.Redacted())
 	}
 	db := strings.TrimPrefix(u.Path, "/")
 	if db == "" || strings.Contains(db, "/") {
@@ -99,9 +99,6 @@ func Config(dsn string) (*mysql.Config, error) {
 	cfg.Params["sql_mode"] = "'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
 	return cfg, nil
 }
-
-// redacted is u without its password, for errors and logs.
-func redacted(u *url.URL) string { return u.Redacted() }
 
 // Open connects to the database at dsn (see Config) and brings its schema
 // up to date; instances starting at once take turns on a named lock.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -63,6 +64,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
 	t.Run("Access", func(t *testing.T) { testAccess(t, open) })
 	t.Run("Search", func(t *testing.T) { testSearch(t, open) })
+	t.Run("HostileText", func(t *testing.T) { testHostileText(t, open) })
 }
 
 func testCRUD(t *testing.T, open Opener) {
@@ -615,5 +617,82 @@ func testSearch(t *testing.T, open Opener) {
 	}
 	if err != nil || total != 2 || !slices.Equal(codes, []string{"promo-B", "promo-a"}) {
 		t.Errorf("SearchLinks(promo) = %q, total %d, %v; want [promo-B promo-a] (by code, case-sensitive), 2", codes, total, err)
+	}
+}
+
+// hostileTitles are titles a store must keep byte for byte: 4-byte UTF-8
+// at the length limit, joiner sequences, case-folding oddities,
+// right-to-left and bidi overrides, quotes and placeholders, controls.
+var hostileTitles = []string{
+	strings.Repeat("😀", marquee.MaxTitleLen),
+	strings.Repeat("𝔘", marquee.MaxTitleLen-1) + "x",
+	strings.Repeat("Ⱥ", marquee.MaxTitleLen), // lower case is a byte longer a character
+	"👩‍👩‍👧‍👦 🏳️‍🌈 🇹🇼 e\u0301 é",
+	"İstanbul ǅ ß ΣΑΣ ﬃ",
+	"مرحبا שלום \u202eevil\u202c",
+	`'; DROP TABLE ads; -- "x" ? $1 %s %_ \\ \'`,
+	"tab\tnewline\nbell\a",
+	"  leading and trailing spaces  ",
+}
+
+// Hostile text round-trips exactly: created, bulk-inserted, replaced,
+// read back, listed, and found by a prefix of its own.
+func testHostileText(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, other := open(t)
+	var bulk []marquee.AdInput
+	for _, title := range hostileTitles {
+		bulk = append(bulk, input(title, -time.Hour, time.Hour))
+	}
+	if err := st.InsertAds(ctx, bulk, func() {}); err != nil {
+		t.Fatalf("InsertAds(hostile titles): %v", err)
+	}
+	ids := map[int64]string{}
+	for i, title := range hostileTitles {
+		a, err := st.CreateAd(ctx, input("placeholder", -time.Hour, time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Replaced by a title of the list, so both writes are checked.
+		if _, err := st.ReplaceAd(ctx, a.ID, input(title, -time.Hour, time.Duration(i+2)*time.Hour)); err != nil {
+			t.Fatalf("ReplaceAd(%q): %v", title, err)
+		}
+		ids[a.ID] = title
+	}
+	reader := other()
+	for id, want := range ids {
+		got, err := reader.Ad(ctx, id)
+		if err != nil || got.Title != want {
+			t.Errorf("Ad(%d).Title = %q, %v; want %q", id, got.Title, err, want)
+		}
+	}
+	var loaded []string
+	var mu sync.Mutex
+	if err := reader.EachLiveAd(ctx, now, func(a *marquee.Ad) error {
+		mu.Lock()
+		defer mu.Unlock()
+		loaded = append(loaded, a.Title)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Clone(hostileTitles), hostileTitles...)
+	slices.Sort(want)
+	slices.Sort(loaded)
+	if !slices.Equal(loaded, want) {
+		t.Errorf("EachLiveAd titles differ from what was written:\n got %q\nwant %q", loaded, want)
+	}
+	for _, title := range hostileTitles {
+		prefix := string([]rune(title)[:3])
+		ads, _, err := reader.ListAds(ctx, marquee.AdFilter{Query: prefix, Now: now, Limit: 100})
+		n := 0
+		for _, a := range ads {
+			if a.Title == title {
+				n++
+			}
+		}
+		if err != nil || n != 2 {
+			t.Errorf("ListAds(q %q) found %q %d times, %v; want 2 (created and bulk-inserted)", prefix, title, n, err)
+		}
 	}
 }
