@@ -2,10 +2,8 @@ package feed_test
 
 import (
 	"context"
-	"database/sql"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	gosync "sync"
 	"testing"
@@ -15,45 +13,8 @@ import (
 	"marquee/feed"
 	"marquee/index"
 	"marquee/store"
-	"marquee/store/mysql"
-	"marquee/store/mysql/mysqltest"
-	"marquee/store/sqlite"
+	"marquee/store/storetest"
 )
-
-// backend is a database the feed's tests run on: a fresh one for each
-// test, its stores, and a raw handle for changes behind the stores' back
-// ("?" placeholders).
-type backend struct {
-	name  string
-	newDB func(testing.TB) string
-	open  func(ctx context.Context, db string) (store.Store, error)
-	raw   func(testing.TB, string) *sql.DB
-}
-
-var backends = []backend{
-	{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") },
-		func(ctx context.Context, db string) (store.Store, error) { return sqlite.Open(ctx, db) }, rawSQLite},
-	{"mysql", mysqltest.DSN,
-		func(ctx context.Context, db string) (store.Store, error) { return mysql.Open(ctx, db) }, mysqltest.Raw},
-}
-
-// eachBackend runs test on every backend, each on a database of its own.
-func eachBackend(t *testing.T, test func(t *testing.T, be backend, db string)) {
-	for _, be := range backends {
-		t.Run(be.name, func(t *testing.T) { test(t, be, be.newDB(t)) })
-	}
-}
-
-// openStore opens a store on db, closed when t ends.
-func (be backend) openStore(t *testing.T, db string) store.Store {
-	t.Helper()
-	st, err := be.open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 // instance is one reader of a shared database: a store handle, an index
 // and a running feed.
@@ -73,10 +34,10 @@ func (in *instance) changed() ([]int64, int) {
 	return slices.Clone(in.ids), in.reloads
 }
 
-func open(t *testing.T, be backend, db string, cfg feed.Config) *instance {
+func open(t *testing.T, be storetest.Backend, db string, cfg feed.Config) *instance {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := be.open(ctx, db)
+	st, err := be.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +85,7 @@ func ad(title string, endIn time.Duration) marquee.AdInput {
 }
 
 func TestChangesOnOneHandleReachAnother(t *testing.T) {
-	eachBackend(t, func(t *testing.T, be backend, db string) {
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		ctx := context.Background()
 		a := open(t, be, db, feed.Config{Poll: time.Hour}) // only Sync reads
 		b := open(t, be, db, feed.Config{Poll: 20 * time.Millisecond})
@@ -157,14 +118,14 @@ func TestChangesOnOneHandleReachAnother(t *testing.T) {
 // A hole in the seqs holds the feed back (changes after it are applied but
 // the position stays) until it fills or GapWait passes; then it reloads.
 func TestHoleThatNeverFillsTriggersReload(t *testing.T) {
-	eachBackend(t, func(t *testing.T, be backend, db string) {
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		ctx := context.Background()
 		b := open(t, be, db, feed.Config{Poll: 10 * time.Millisecond, GapWait: 300 * time.Millisecond})
-		st := be.openStore(t, db)
+		st := be.OpenStore(t, db)
 		x, _ := st.CreateAd(ctx, ad("x", time.Hour))
 		sync(t, b)
 		before := b.feed.Position()
-		raw := be.raw(t, db)
+		raw := be.Raw(t, db)
 		// A write whose changelog entry skips a seq, as a rolled-back writer's would.
 		raw.Exec(`INSERT INTO changelog (seq, entity, entity_id, op, at) VALUES (?, 'ad', ?, 'put', ?)`, before+2, x.ID, time.Now().UnixMilli())
 		time.Sleep(100 * time.Millisecond)
@@ -187,11 +148,11 @@ func TestHoleThatNeverFillsTriggersReload(t *testing.T) {
 // An instance that fell behind a trimmed changelog reloads instead of
 // skipping what was trimmed; a bulk load reloads too.
 func TestTrimmedPastPositionAndBulkLoadReload(t *testing.T) {
-	eachBackend(t, func(t *testing.T, be backend, db string) {
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		ctx := context.Background()
-		st := be.openStore(t, db)
+		st := be.OpenStore(t, db)
 		b := open(t, be, db, feed.Config{Poll: time.Hour})
-		raw := be.raw(t, db)
+		raw := be.Raw(t, db)
 		var ids []int64
 		for i := range 5 {
 			a, _ := st.CreateAd(ctx, ad("a", time.Duration(i+1)*time.Hour))
@@ -220,15 +181,6 @@ func TestTrimmedPastPositionAndBulkLoadReload(t *testing.T) {
 	})
 }
 
-func rawSQLite(t testing.TB, path string) *sql.DB {
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
@@ -238,13 +190,13 @@ func must[T any](v T, err error) T {
 
 // Run trims entries older than the retention, keeping the newest.
 func TestRunTrimsTheChangelog(t *testing.T) {
-	eachBackend(t, func(t *testing.T, be backend, db string) {
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		ctx := context.Background()
-		st := be.openStore(t, db)
+		st := be.OpenStore(t, db)
 		for range 3 {
 			st.CreateAd(ctx, ad("a", time.Hour))
 		}
-		be.raw(t, db).Exec(`UPDATE changelog SET at = ?`, time.Now().Add(-2*time.Hour).UnixMilli())
+		be.Raw(t, db).Exec(`UPDATE changelog SET at = ?`, time.Now().Add(-2*time.Hour).UnixMilli())
 		open(t, be, db, feed.Config{Retention: time.Hour, TrimEvery: 10 * time.Millisecond})
 		deadline := time.Now().Add(5 * time.Second)
 		for time.Now().Before(deadline) {
@@ -260,7 +212,7 @@ func TestRunTrimsTheChangelog(t *testing.T) {
 
 // Link changes reach OnLinks by code, and never the index or OnChange.
 func TestLinkChangesReachOnLinks(t *testing.T) {
-	eachBackend(t, func(t *testing.T, be backend, db string) {
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		ctx := context.Background()
 		a := open(t, be, db, feed.Config{Poll: time.Hour})
 		b := open(t, be, db, feed.Config{Poll: time.Hour})

@@ -20,7 +20,8 @@ import (
 
 	"marquee"
 	"marquee/reports"
-	"marquee/store/sqlite"
+	"marquee/store"
+	"marquee/store/storetest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -124,18 +125,21 @@ func writeGeoIP(t *testing.T, networks map[string]string) *reports.GeoIP {
 // world is a store with ad 1 and link "spring" (of ad 1) and "autumn",
 // and a Tally of slot "a" over it.
 type world struct {
-	st     *sqlite.Store
+	st     store.Store
 	spring int64
 	tl     *reports.Tally
 }
 
+// newWorld is a world on SQLite.
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	be := storetest.Backends[0]
+	return worldOn(t, be.OpenStore(t, be.NewDB(t)))
+}
+
+// worldOn makes a world in the empty store st.
+func worldOn(t testing.TB, st store.Store) *world {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := st.CreateAd(ctx, marquee.AdInput{Title: "a", StartAt: time.Now().Add(-time.Hour), EndAt: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
@@ -163,7 +167,7 @@ func (w *world) tally(t testing.TB, slot, dir string) *reports.Tally {
 }
 
 // resolver answers from the store.
-type resolver struct{ st *sqlite.Store }
+type resolver struct{ st store.Store }
 
 func (r resolver) AdExists(ctx context.Context, id int64) (bool, error) {
 	_, err := r.st.Ad(ctx, id)
@@ -205,60 +209,62 @@ func report(t *testing.T, w *world, q reports.Query) *reports.Report {
 // ad or link; a redirect's click for its link and its ad; bots apart; and
 // nothing for other types or unknown ids — no row grows for them.
 func TestWhatIsCounted(t *testing.T) {
-	w := newWorld(t)
-	ctx := context.Background()
-	reg := prometheus.NewRegistry()
-	tl := reports.New(reports.Config{Store: w.st, Resolver: resolver{w.st}, Slot: "a", Log: quiet}, reg)
-	if err := tl.Recover(ctx, t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
-	at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
-	var lines strings.Builder
-	lines.WriteString(line(at, `"type":"impression","ad":"1","country":"tw","uid":"u1"`))
-	lines.WriteString(line(at, `"type":"impression","ad":1,"uid":"u2","nested":{"a":[1,"}"]}`))
-	lines.WriteString(line(at, `"type":"click","code":"spring","adId":"1","referrer":"x"`)) // a redirect
-	lines.WriteString(line(at, `"type":"conversion","link":"autumn","platform":"web"`))
-	lines.WriteString(line(at, `"type":"view","ad":"1"`))
-	for i := range 50 {
-		lines.WriteString(line(at, fmt.Sprintf(`"type":"impression","ad":"%d","link":"nope%d"`, 1000+i, i)))
-	}
-	lines.WriteString(strings.Replace(line(at, `"type":"click","ad":"1"`), iphone, "Googlebot/2.1", 1))
-	tl.Written("f1", 0, []byte(lines.String()))
-	if err := tl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	notCounted := map[string]float64{}
-	families, _ := reg.Gather()
-	for _, f := range families {
-		if f.GetName() == "marquee_reports_events_not_counted_total" {
-			for _, m := range f.GetMetric() {
-				notCounted[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
+		w := worldOn(t, be.OpenStore(t, db))
+		ctx := context.Background()
+		reg := prometheus.NewRegistry()
+		tl := reports.New(reports.Config{Store: w.st, Resolver: resolver{w.st}, Slot: "a", Log: quiet}, reg)
+		if err := tl.Recover(ctx, t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
+		var lines strings.Builder
+		lines.WriteString(line(at, `"type":"impression","ad":"1","country":"tw","uid":"u1"`))
+		lines.WriteString(line(at, `"type":"impression","ad":1,"uid":"u2","nested":{"a":[1,"}"]}`))
+		lines.WriteString(line(at, `"type":"click","code":"spring","adId":"1","referrer":"x"`)) // a redirect
+		lines.WriteString(line(at, `"type":"conversion","link":"autumn","platform":"web"`))
+		lines.WriteString(line(at, `"type":"view","ad":"1"`))
+		for i := range 50 {
+			lines.WriteString(line(at, fmt.Sprintf(`"type":"impression","ad":"%d","link":"nope%d"`, 1000+i, i)))
+		}
+		lines.WriteString(strings.Replace(line(at, `"type":"click","ad":"1"`), iphone, "Googlebot/2.1", 1))
+		tl.Written("f1", 0, []byte(lines.String()))
+		if err := tl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		notCounted := map[string]float64{}
+		families, _ := reg.Gather()
+		for _, f := range families {
+			if f.GetName() == "marquee_reports_events_not_counted_total" {
+				for _, m := range f.GetMetric() {
+					notCounted[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+				}
 			}
 		}
-	}
-	if want := map[string]float64{"other type": 1, "unknown ad": 50, "unknown link": 50}; !maps.Equal(notCounted, want) {
-		t.Errorf("marquee_reports_events_not_counted_total = %v; want %v", notCounted, want)
-	}
-	from, to := at.Truncate(24*time.Hour), at.Truncate(24*time.Hour).Add(24*time.Hour)
-	ad := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: to, By: "country"})
-	if got := ad.Totals; got.Impressions != 2 || got.Clicks != 1 || got.Conversions != 0 || *got.Uniques != 2 || got.CTR != 0.5 {
-		t.Errorf("ad 1 totals = %+v; want 2 impressions, 1 click, 2 uniques, ctr 0.5", got)
-	}
-	if b := ad.Breakdown; len(b) != 2 || b[0].Country != "TW" && b[0].Country != "ZZ" {
-		t.Errorf("ad 1 by country = %+v; want TW and ZZ", b)
-	}
-	withBots := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: to, Bots: true})
-	if withBots.Totals.Clicks != 2 {
-		t.Errorf("ad 1 clicks with bots = %d; want 2", withBots.Totals.Clicks)
-	}
-	spring := report(t, w, reports.Query{Entity: marquee.EntityLink, ID: w.spring, From: from, To: to})
-	if spring.Totals.Clicks != 1 {
-		t.Errorf("link spring clicks = %d; want 1", spring.Totals.Clicks)
-	}
-	var rows int
-	if err := rowCount(w, &rows); err != nil || rows != 3 {
-		t.Errorf("ads and links with rows = %d, %v; want 3 (ad 1, spring, autumn): no row for the unknown ids", rows, err)
-	}
+		if want := map[string]float64{"other type": 1, "unknown ad": 50, "unknown link": 50}; !maps.Equal(notCounted, want) {
+			t.Errorf("marquee_reports_events_not_counted_total = %v; want %v", notCounted, want)
+		}
+		from, to := at.Truncate(24*time.Hour), at.Truncate(24*time.Hour).Add(24*time.Hour)
+		ad := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: to, By: "country"})
+		if got := ad.Totals; got.Impressions != 2 || got.Clicks != 1 || got.Conversions != 0 || *got.Uniques != 2 || got.CTR != 0.5 {
+			t.Errorf("ad 1 totals = %+v; want 2 impressions, 1 click, 2 uniques, ctr 0.5", got)
+		}
+		if b := ad.Breakdown; len(b) != 2 || b[0].Country != "TW" && b[0].Country != "ZZ" {
+			t.Errorf("ad 1 by country = %+v; want TW and ZZ", b)
+		}
+		withBots := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: to, Bots: true})
+		if withBots.Totals.Clicks != 2 {
+			t.Errorf("ad 1 clicks with bots = %d; want 2", withBots.Totals.Clicks)
+		}
+		spring := report(t, w, reports.Query{Entity: marquee.EntityLink, ID: w.spring, From: from, To: to})
+		if spring.Totals.Clicks != 1 {
+			t.Errorf("link spring clicks = %d; want 1", spring.Totals.Clicks)
+		}
+		var rows int
+		if err := rowCount(w, &rows); err != nil || rows != 3 {
+			t.Errorf("ads and links with rows = %d, %v; want 3 (ad 1, spring, autumn): no row for the unknown ids", rows, err)
+		}
+	})
 }
 
 func rowCount(w *world, n *int) error {
@@ -279,125 +285,131 @@ func rowCount(w *world, n *int) error {
 // Reach from three instances (slots) over 100,000 uids, each seen by two
 // of them, is within 2% of the truth.
 func TestReachMergedAcrossInstances(t *testing.T) {
-	w := newWorld(t)
-	ctx := context.Background()
-	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	for i, slot := range []string{"a", "b", "c"} {
-		tl := w.tally(t, slot, t.TempDir())
-		var b strings.Builder
-		for u := range 100_000 {
-			if u%3 != i { // every uid is seen by two instances of three
-				fmt.Fprintf(&b, `{"receivedAt":"%s","ua":%q,"type":"impression","ad":"1","uid":"user-%d"}`+"\n", at.Format(time.RFC3339Nano), iphone, u)
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
+		w := worldOn(t, be.OpenStore(t, db))
+		ctx := context.Background()
+		at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+		for i, slot := range []string{"a", "b", "c"} {
+			tl := w.tally(t, slot, t.TempDir())
+			var b strings.Builder
+			for u := range 100_000 {
+				if u%3 != i { // every uid is seen by two instances of three
+					fmt.Fprintf(&b, `{"receivedAt":"%s","ua":%q,"type":"impression","ad":"1","uid":"user-%d"}`+"\n", at.Format(time.RFC3339Nano), iphone, u)
+				}
+			}
+			tl.Written("f-"+slot, 0, []byte(b.String()))
+			if err := tl.Flush(ctx); err != nil {
+				t.Fatal(err)
 			}
 		}
-		tl.Written("f-"+slot, 0, []byte(b.String()))
-		if err := tl.Flush(ctx); err != nil {
-			t.Fatal(err)
+		r := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: at.Add(-time.Hour), To: at.Add(47 * time.Hour), Granularity: reports.Day})
+		if u := float64(*r.Totals.Uniques); math.Abs(u-100_000)/100_000 > 0.02 {
+			t.Errorf("uniques = %.0f; want 100,000 within 2%%", u)
 		}
-	}
-	r := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: at.Add(-time.Hour), To: at.Add(47 * time.Hour), Granularity: reports.Day})
-	if u := float64(*r.Totals.Uniques); math.Abs(u-100_000)/100_000 > 0.02 {
-		t.Errorf("uniques = %.0f; want 100,000 within 2%%", u)
-	}
-	if r.Totals.Impressions != 200_000 {
-		t.Errorf("impressions = %d; want 200,000", r.Totals.Impressions)
-	}
-	all := report(t, w, reports.Query{Entity: marquee.EntityAd, From: at.Add(-time.Hour), To: at.Add(47 * time.Hour), Granularity: reports.Day})
-	if u := float64(*all.Totals.Uniques); math.Abs(u-100_000)/100_000 > 0.02 || all.Totals.Impressions != 200_000 {
-		t.Errorf("every ad's uniques = %.0f, impressions %d; want 100,000 within 2%%, 200,000 (one ad has them all)", u, all.Totals.Impressions)
-	}
+		if r.Totals.Impressions != 200_000 {
+			t.Errorf("impressions = %d; want 200,000", r.Totals.Impressions)
+		}
+		all := report(t, w, reports.Query{Entity: marquee.EntityAd, From: at.Add(-time.Hour), To: at.Add(47 * time.Hour), Granularity: reports.Day})
+		if u := float64(*all.Totals.Uniques); math.Abs(u-100_000)/100_000 > 0.02 || all.Totals.Impressions != 200_000 {
+			t.Errorf("every ad's uniques = %.0f, impressions %d; want 100,000 within 2%%, 200,000 (one ad has them all)", u, all.Totals.Impressions)
+		}
+	})
 }
 
 // Counted exactly once across a crash: lines flushed before it are not
 // counted again, lines written and not flushed are counted at the next
 // start from the file, and a second start counts nothing.
 func TestExactlyOnceAcrossACrash(t *testing.T) {
-	w := newWorld(t)
-	ctx := context.Background()
-	dir := t.TempDir()
-	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	var all []byte
-	for i := range 100 {
-		all = append(all, line(at, fmt.Sprintf(`"type":"impression","ad":"1","n":%d`, i))...)
-	}
-	half := len(all) / 2
-	half = strings.LastIndexByte(string(all[:half]), '\n') + 1
-	tl := w.tally(t, "a", dir)
-	tl.Written("a-1.ndjson", 0, all[:half])
-	if err := tl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tl.Written("a-1.ndjson", int64(half), all[half:]) // then the process dies before the next flush
-	part := filepath.Join(dir, "dt=2026-11-20", "hour=10")
-	os.MkdirAll(part, 0o755)
-	if err := os.WriteFile(filepath.Join(part, "a-1.ndjson"), all, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 { // the restart, then another
-		w.tally(t, "a", dir) // recovers what the files hold beyond the ledger
-		r := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: at, To: at.Add(time.Hour)})
-		if r.Totals.Impressions != 100 {
-			t.Fatalf("impressions after restart = %d; want 100", r.Totals.Impressions)
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
+		w := worldOn(t, be.OpenStore(t, db))
+		ctx := context.Background()
+		dir := t.TempDir()
+		at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+		var all []byte
+		for i := range 100 {
+			all = append(all, line(at, fmt.Sprintf(`"type":"impression","ad":"1","n":%d`, i))...)
 		}
-	}
-	// Rebuild gives the same numbers.
-	b, err := reports.Rebuild(ctx, reports.Config{Store: w.st, Resolver: resolver{w.st}, Slot: "a", Log: quiet}, w.st, dir,
-		at.Truncate(24*time.Hour).Unix(), at.Truncate(24*time.Hour).Add(24*time.Hour).Unix())
-	if err != nil || len(b.Rows) != 1 {
-		t.Fatalf("Rebuild = %d rows, %v", len(b.Rows), err)
-	}
-	if r := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: at, To: at.Add(time.Hour)}); r.Totals.Impressions != 100 {
-		t.Fatalf("impressions after rebuild = %d; want 100", r.Totals.Impressions)
-	}
+		half := len(all) / 2
+		half = strings.LastIndexByte(string(all[:half]), '\n') + 1
+		tl := w.tally(t, "a", dir)
+		tl.Written("a-1.ndjson", 0, all[:half])
+		if err := tl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tl.Written("a-1.ndjson", int64(half), all[half:]) // then the process dies before the next flush
+		part := filepath.Join(dir, "dt=2026-11-20", "hour=10")
+		os.MkdirAll(part, 0o755)
+		if err := os.WriteFile(filepath.Join(part, "a-1.ndjson"), all, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the restart, then another
+			w.tally(t, "a", dir) // recovers what the files hold beyond the ledger
+			r := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: at, To: at.Add(time.Hour)})
+			if r.Totals.Impressions != 100 {
+				t.Fatalf("impressions after restart = %d; want 100", r.Totals.Impressions)
+			}
+		}
+		// Rebuild gives the same numbers.
+		b, err := reports.Rebuild(ctx, reports.Config{Store: w.st, Resolver: resolver{w.st}, Slot: "a", Log: quiet}, w.st, dir,
+			at.Truncate(24*time.Hour).Unix(), at.Truncate(24*time.Hour).Add(24*time.Hour).Unix())
+		if err != nil || len(b.Rows) != 1 {
+			t.Fatalf("Rebuild = %d rows, %v", len(b.Rows), err)
+		}
+		if r := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: at, To: at.Add(time.Hour)}); r.Totals.Impressions != 100 {
+			t.Fatalf("impressions after rebuild = %d; want 100", r.Totals.Impressions)
+		}
+	})
 }
 
 // Series have one point per bucket, empty ones included; tz moves day
 // boundaries; the default granularity follows the range; CSV has a row a
 // bucket.
 func TestSeriesGranularityAndTZ(t *testing.T) {
-	w := newWorld(t)
-	ctx, tl := context.Background(), w.tl
-	// 23:30 UTC on the 19th is 07:30 on the 20th in Taipei (UTC+8).
-	late := time.Date(2026, 11, 19, 23, 30, 0, 0, time.UTC)
-	tl.Written("f", 0, []byte(line(late, `"type":"impression","ad":"1"`)+line(late.Add(2*time.Hour), `"type":"impression","ad":"1"`)))
-	if err := tl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		from, to time.Time
-		want     string
-	}{
-		{late, late.Add(48 * time.Hour), reports.Hour},
-		{late, late.Add(49 * time.Hour), reports.Day},
-		{late, late.Add(92 * 24 * time.Hour), reports.Day},
-		{late, late.Add(93 * 24 * time.Hour), reports.Month},
-	} {
-		if got := reports.DefaultGranularity(c.from, c.to); got != c.want {
-			t.Errorf("DefaultGranularity(%v) = %s; want %s", c.to.Sub(c.from), got, c.want)
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
+		w := worldOn(t, be.OpenStore(t, db))
+		ctx, tl := context.Background(), w.tl
+		// 23:30 UTC on the 19th is 07:30 on the 20th in Taipei (UTC+8).
+		late := time.Date(2026, 11, 19, 23, 30, 0, 0, time.UTC)
+		tl.Written("f", 0, []byte(line(late, `"type":"impression","ad":"1"`)+line(late.Add(2*time.Hour), `"type":"impression","ad":"1"`)))
+		if err := tl.Flush(ctx); err != nil {
+			t.Fatal(err)
 		}
-	}
-	from := time.Date(2026, 11, 18, 0, 0, 0, 0, time.UTC)
-	utc := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: from.Add(72 * time.Hour), Granularity: reports.Day})
-	if got := seriesOf(utc); got != "2026-11-18T00:00:00Z=0 2026-11-19T00:00:00Z=1 2026-11-20T00:00:00Z=1" {
-		t.Errorf("UTC days = %s", got)
-	}
-	taipei, _ := time.LoadLocation("Asia/Taipei")
-	tpe := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: from.Add(72 * time.Hour), Granularity: reports.Day, Loc: taipei})
-	if got := seriesOf(tpe); got != "2026-11-18T00:00:00+08:00=0 2026-11-19T00:00:00+08:00=0 2026-11-20T00:00:00+08:00=2 2026-11-21T00:00:00+08:00=0" {
-		t.Errorf("Taipei days = %s", got)
-	}
-	hours := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: late.Add(-time.Hour), To: late.Add(3 * time.Hour)})
-	if got := seriesOf(hours); got != "2026-11-19T22:00:00Z=0 2026-11-19T23:00:00Z=1 2026-11-20T00:00:00Z=0 2026-11-20T01:00:00Z=1 2026-11-20T02:00:00Z=0" ||
-		hours.Series[0].Uniques != nil {
-		t.Errorf("hours = %s (uniques %v); want five points (the last one partial), uniques null", got, hours.Series[0].Uniques)
-	}
-	var csv strings.Builder
-	if err := utc.WriteCSV(&csv); err != nil {
-		t.Fatal(err)
-	}
-	if want := "t,impressions,clicks,conversions,uniques\n2026-11-18T00:00:00Z,0,0,0,0\n2026-11-19T00:00:00Z,1,0,0,0\n2026-11-20T00:00:00Z,1,0,0,0\n"; csv.String() != want {
-		t.Errorf("CSV =\n%s\nwant\n%s", csv.String(), want)
-	}
+		for _, c := range []struct {
+			from, to time.Time
+			want     string
+		}{
+			{late, late.Add(48 * time.Hour), reports.Hour},
+			{late, late.Add(49 * time.Hour), reports.Day},
+			{late, late.Add(92 * 24 * time.Hour), reports.Day},
+			{late, late.Add(93 * 24 * time.Hour), reports.Month},
+		} {
+			if got := reports.DefaultGranularity(c.from, c.to); got != c.want {
+				t.Errorf("DefaultGranularity(%v) = %s; want %s", c.to.Sub(c.from), got, c.want)
+			}
+		}
+		from := time.Date(2026, 11, 18, 0, 0, 0, 0, time.UTC)
+		utc := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: from.Add(72 * time.Hour), Granularity: reports.Day})
+		if got := seriesOf(utc); got != "2026-11-18T00:00:00Z=0 2026-11-19T00:00:00Z=1 2026-11-20T00:00:00Z=1" {
+			t.Errorf("UTC days = %s", got)
+		}
+		taipei, _ := time.LoadLocation("Asia/Taipei")
+		tpe := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: from.Add(72 * time.Hour), Granularity: reports.Day, Loc: taipei})
+		if got := seriesOf(tpe); got != "2026-11-18T00:00:00+08:00=0 2026-11-19T00:00:00+08:00=0 2026-11-20T00:00:00+08:00=2 2026-11-21T00:00:00+08:00=0" {
+			t.Errorf("Taipei days = %s", got)
+		}
+		hours := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: late.Add(-time.Hour), To: late.Add(3 * time.Hour)})
+		if got := seriesOf(hours); got != "2026-11-19T22:00:00Z=0 2026-11-19T23:00:00Z=1 2026-11-20T00:00:00Z=0 2026-11-20T01:00:00Z=1 2026-11-20T02:00:00Z=0" ||
+			hours.Series[0].Uniques != nil {
+			t.Errorf("hours = %s (uniques %v); want five points (the last one partial), uniques null", got, hours.Series[0].Uniques)
+		}
+		var csv strings.Builder
+		if err := utc.WriteCSV(&csv); err != nil {
+			t.Fatal(err)
+		}
+		if want := "t,impressions,clicks,conversions,uniques\n2026-11-18T00:00:00Z,0,0,0,0\n2026-11-19T00:00:00Z,1,0,0,0\n2026-11-20T00:00:00Z,1,0,0,0\n"; csv.String() != want {
+			t.Errorf("CSV =\n%s\nwant\n%s", csv.String(), want)
+		}
+	})
 }
 
 func seriesOf(r *reports.Report) string {
@@ -410,31 +422,33 @@ func seriesOf(r *reports.Report) string {
 
 // Rolling hourly rows into daily ones keeps every total.
 func TestRollUpKeepsTotals(t *testing.T) {
-	w := newWorld(t)
-	ctx, tl := context.Background(), w.tl
-	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	var b strings.Builder
-	for h := range 24 * 10 {
-		for range h%3 + 1 {
-			b.WriteString(line(start.Add(time.Duration(h)*time.Hour), `"type":"impression","ad":"1","country":"de"`))
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
+		w := worldOn(t, be.OpenStore(t, db))
+		ctx, tl := context.Background(), w.tl
+		start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+		var b strings.Builder
+		for h := range 24 * 10 {
+			for range h%3 + 1 {
+				b.WriteString(line(start.Add(time.Duration(h)*time.Hour), `"type":"impression","ad":"1","country":"de"`))
+			}
 		}
-	}
-	tl.Written("f", 0, []byte(b.String()))
-	if err := tl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	q := reports.Query{Entity: marquee.EntityAd, ID: 1, From: start, To: start.Add(10 * 24 * time.Hour), Granularity: reports.Day, By: "country"}
-	before := report(t, w, q)
-	moved, err := w.st.RollUpReports(ctx, start.Add(6*24*time.Hour).Unix())
-	if err != nil || moved != 6*24 {
-		t.Fatalf("RollUpReports = %d, %v; want 144 hourly rows moved", moved, err)
-	}
-	after := report(t, w, q)
-	if seriesOf(before) != seriesOf(after) || before.Totals != after.Totals && before.Totals.Impressions != after.Totals.Impressions ||
-		after.Breakdown[0].Impressions != before.Breakdown[0].Impressions {
-		t.Errorf("after rollup: %s %+v; before: %s %+v", seriesOf(after), after.Totals, seriesOf(before), before.Totals)
-	}
-	if again, _ := w.st.RollUpReports(ctx, start.Add(6*24*time.Hour).Unix()); again != 0 {
-		t.Errorf("a second rollup moved %d rows; want 0", again)
-	}
+		tl.Written("f", 0, []byte(b.String()))
+		if err := tl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		q := reports.Query{Entity: marquee.EntityAd, ID: 1, From: start, To: start.Add(10 * 24 * time.Hour), Granularity: reports.Day, By: "country"}
+		before := report(t, w, q)
+		moved, err := w.st.RollUpReports(ctx, start.Add(6*24*time.Hour).Unix())
+		if err != nil || moved != 6*24 {
+			t.Fatalf("RollUpReports = %d, %v; want 144 hourly rows moved", moved, err)
+		}
+		after := report(t, w, q)
+		if seriesOf(before) != seriesOf(after) || before.Totals != after.Totals && before.Totals.Impressions != after.Totals.Impressions ||
+			after.Breakdown[0].Impressions != before.Breakdown[0].Impressions {
+			t.Errorf("after rollup: %s %+v; before: %s %+v", seriesOf(after), after.Totals, seriesOf(before), before.Totals)
+		}
+		if again, _ := w.st.RollUpReports(ctx, start.Add(6*24*time.Hour).Unix()); again != 0 {
+			t.Errorf("a second rollup moved %d rows; want 0", again)
+		}
+	})
 }
