@@ -38,21 +38,21 @@ var migrations embed.FS
 // Store is an ads store in one MySQL or MariaDB database. It is safe for
 // concurrent use, also by many processes.
 type Store struct {
-	// Store has the reads and writes (sqltx): reads outside
-	// transactions as server-side prepared statements (prepared once a
-	// connection: a cache miss is one round trip, and the server does not
-	// parse it again — redirects at 1,000,000 links, 10% cache: 0.196 →
-	// 0.245 of the hello-world), writes in READ COMMITTED transactions of
-	// inTx with interpolated parameters, 500 links a statement for a
-	// click flush: each statement is a round trip.
+	// Store has the reads and writes (sqltx): the reads of a cache miss
+	// (Ad, LinkTarget) as server-side prepared statements, prepared once
+	// a connection (a miss is one round trip the server does not parse
+	// again — redirects at 1,000,000 links, 10% cache: 0.196 → 0.245 of
+	// the hello-world), the other reads, and the writes in READ
+	// COMMITTED transactions of inTx, with interpolated parameters; 500
+	// links a statement for a click flush: each statement is a round
+	// trip.
 	*sqltx.Store
 	db     *sql.DB
 	dbName string
-	// stmts caches prepared statements by query for Exec and QueryRow
-	// outside transactions (sqltx.Std): a fixed set of a few dozen
-	// queries, each prepared on a connection when first run there, well
-	// within the server's max_prepared_stmt_count (16,382 by default)
-	// for many instances.
+	// stmts caches the prepared statements of a cache miss's two reads
+	// (sqltx.Config.Lookups), each prepared on a connection when first
+	// run there: two a connection, far within the server's
+	// max_prepared_stmt_count (16,382 by default) for any fleet.
 	stmts sync.Map
 }
 
@@ -130,9 +130,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	db.SetConnMaxLifetime(30 * time.Minute) // well within a server's wait_timeout (8 h by default)
 	s := &Store{db: db, dbName: cfg.DBName}
 	s.Store = sqltx.NewStore(sqltx.Config{
-		DB:    sqltx.Std{Q: db, Stmts: &s.stmts},
-		Begin: func(ctx context.Context, _ time.Time, fn func(sqltx.Tx) error) error { return s.inTx(ctx, fn) },
-		Now:   time.Now, Unavailable: unavailable, Spelling: sqltx.OnDuplicateKey, Duplicate: duplicate,
+		DB:      sqltx.Std{Q: db},
+		Lookups: sqltx.Std{Q: db, Stmts: &s.stmts},
+		Begin:   func(ctx context.Context, _ time.Time, fn func(sqltx.Tx) error) error { return s.inTx(ctx, fn) },
+		Now:     time.Now, Unavailable: unavailable, Spelling: sqltx.OnDuplicateKey, Duplicate: duplicate,
 		ForUpdate: " FOR UPDATE", ClickBatch: 500, ScanAds: "ads FORCE INDEX (PRIMARY)",
 		UsersLock: `SELECT name FROM marquee_locks WHERE name = 'users' FOR UPDATE`,
 		// SKIP LOCKED (MySQL 8.0.1, MariaDB 10.6): no row while another

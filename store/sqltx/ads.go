@@ -90,7 +90,7 @@ func (s *Store) DeleteAd(ctx context.Context, id int64) error {
 
 // Ad returns ad id, or marquee.NoAd.
 func (s *Store) Ad(ctx context.Context, id int64) (marquee.Ad, error) {
-	return withDB(ctx, s, "get ad", func(db DB) (marquee.Ad, error) {
+	return lookup(ctx, s, "get ad", func(db DB) (marquee.Ad, error) {
 		var r adrow.Row
 		err := db.QueryRow(ctx, `SELECT `+adrow.Columns+` FROM ads WHERE id = ?`, id).Scan(r.Dest()...)
 		if errors.Is(err, ErrNoRows) {

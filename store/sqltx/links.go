@@ -84,7 +84,7 @@ func (s *Store) Link(ctx context.Context, code string) (marquee.Link, error) {
 // LinkTarget returns what a redirect needs of link code (see target), or
 // marquee.NoLink.
 func (s *Store) LinkTarget(ctx context.Context, code string) (marquee.Link, error) {
-	return withDB(ctx, s, "get link", func(db DB) (marquee.Link, error) { return target(ctx, db, code) })
+	return lookup(ctx, s, "get link", func(db DB) (marquee.Link, error) { return target(ctx, db, code) })
 }
 
 // ListLinks returns one page of links, newest first, and how many there

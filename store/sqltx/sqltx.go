@@ -74,6 +74,11 @@ type Tx interface {
 type Config struct {
 	// DB runs the reads outside transactions.
 	DB DB
+	// Lookups, when set, runs the reads of a cache miss (Ad,
+	// LinkTarget) instead of DB: MySQL prepares those (and only those,
+	// so that a connection holds two server-side statements) where its
+	// other reads are interpolated.
+	Lookups DB
 	// Begin runs fn in a transaction whose changelog entries are stamped
 	// now (a store may stamp its own commit time instead).
 	Begin func(ctx context.Context, now time.Time, fn func(Tx) error) error
@@ -176,6 +181,16 @@ func exec(ctx context.Context, s *Store, what string, fn func(tx Tx, now time.Ti
 // withDB runs fn on s's DB, outside a transaction, and names what failed.
 func withDB[T any](ctx context.Context, s *Store, what string, fn func(db DB) (T, error)) (T, error) {
 	v, err := fn(s.cfg.DB)
+	return v, s.wrap(what, err)
+}
+
+// lookup is withDB for the reads of a cache miss (Config.Lookups).
+func lookup[T any](ctx context.Context, s *Store, what string, fn func(db DB) (T, error)) (T, error) {
+	db := s.cfg.Lookups
+	if db == nil {
+		db = s.cfg.DB
+	}
+	v, err := fn(db)
 	return v, s.wrap(what, err)
 }
 
