@@ -38,13 +38,7 @@ row() { # name, dsn
 	"$tmp/marquee" bench -target "http://127.0.0.1:$port" -scenario links -links 1000000 -baseline -d "$d" -rounds "$rounds" \
 		-json "$tmp/r.json" >"$tmp/out" 2>&1 || { cat "$tmp/out" "$tmp/serve.out"; exit 1; }
 	kill "$pid"; wait "$pid" 2>/dev/null || true
-	python3 - "$name" "$seeded" "$tmp/r.json" <<'PY'
-import json, sys
-name, seeded, rep = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
-per = [r["reqPerSec"] / h["reqPerSec"] for r in rep["runs"] if r["kind"] == "measure" and r["server"] == "target"
-       for h in rep["runs"] if h["kind"] == "measure" and h["server"] == "hello" and h["round"] == r["round"]]
-print(f'| {name} | {seeded} s | {rep["reqPerSec"]:,.0f} | {rep["baselineReqPerSec"]:,.0f} | {", ".join(f"{x:.2f}" for x in per)} | **{rep["ratio"]:.3f}** | {rep["cache"]["hitRatio"]:.3f} |')
-PY
+	scripts/throughput-row.py "$tmp/r.json" "$name" "$seeded s"
 }
 echo "| store | seed 1,000,000 links | req/s | hello-world req/s | ratio per round | median | hit ratio |"
 echo "|---|--:|--:|--:|---|--:|--:|"

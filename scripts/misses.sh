@@ -19,13 +19,7 @@ row() { # name, bench flags…
 	local name=$1
 	shift
 	"$tmp/marquee" bench "$@" -baseline -d "$d" -rounds "$rounds" -json "$tmp/r.json" >"$tmp/out" 2>&1 || { cat "$tmp/out"; exit 1; }
-	python3 - "$name" "$tmp/r.json" <<'PY'
-import json, sys
-name, rep = sys.argv[1], json.load(open(sys.argv[2]))
-per = [r["reqPerSec"] / h["reqPerSec"] for r in rep["runs"] if r["kind"] == "measure" and r["server"] == "target"
-       for h in rep["runs"] if h["kind"] == "measure" and h["server"] == "hello" and h["round"] == r["round"]]
-print(f'| {name} | {rep["reqPerSec"]:,.0f} | {rep["baselineReqPerSec"]:,.0f} | {", ".join(f"{x:.2f}" for x in per)} | **{rep["ratio"]:.3f}** | {rep["cache"]["hitRatio"]:.3f} |')
-PY
+	scripts/throughput-row.py "$tmp/r.json" "$name"
 }
 echo "| route | req/s | hello-world req/s | ratio per round | median | hit ratio |"
 echo "|---|--:|--:|---|--:|--:|"

@@ -142,7 +142,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	})
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("mysql: migrate: %w", wrapUnavailable(err))
+		return nil, fmt.Errorf("mysql: migrate: %w", s.Mark(err))
 	}
 	return s, nil
 }
@@ -177,7 +177,7 @@ func (s *Store) migrate(ctx context.Context) error {
 func (s *Store) Close() error { return s.db.Close() }
 
 // Ping reports whether the database answers.
-func (s *Store) Ping(ctx context.Context) error { return wrapUnavailable(s.db.PingContext(ctx)) }
+func (s *Store) Ping(ctx context.Context) error { return s.Mark(s.db.PingContext(ctx)) }
 
 // deadlockRetries is how many times a transaction the server chose as a
 // deadlock's victim runs again before its error is returned.
@@ -299,7 +299,7 @@ func (s *Store) bulk(ctx context.Context, table, cols string, n int, row func(i 
 	if rowErr != nil {
 		return rowErr
 	}
-	return wrapUnavailable(err)
+	return s.Mark(err)
 }
 
 // duplicate reports whether err is MySQL's duplicate-key error.
@@ -332,14 +332,4 @@ func unavailable(err error) error {
 		}
 	}
 	return marquee.Unavailable(err)
-}
-
-// wrapUnavailable is unavailable for the errors of this package's own
-// calls (the shared ones are marked by sqltx): nil stays nil, an error
-// that has a kind keeps it.
-func wrapUnavailable(err error) error {
-	if err == nil || marquee.KindOf(err) != marquee.KindInternal {
-		return err
-	}
-	return unavailable(err)
 }

@@ -63,7 +63,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	})
 	if err := s.migrate(ctx, cfg.ConnConfig.RuntimeParams["search_path"]); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres: migrate: %w", wrapUnavailable(err))
+		return nil, fmt.Errorf("postgres: migrate: %w", s.Mark(err))
 	}
 	return s, nil
 }
@@ -102,7 +102,7 @@ func firstSchema(searchPath string) string {
 func (s *Store) Close() error { s.pool.Close(); return nil }
 
 // Ping reports whether the database answers.
-func (s *Store) Ping(ctx context.Context) error { return wrapUnavailable(s.pool.Ping(ctx)) }
+func (s *Store) Ping(ctx context.Context) error { return s.Mark(s.pool.Ping(ctx)) }
 
 // InsertAds stores many ads in one transaction (for seeding), with a single
 // "reload" changelog entry, and calls progress after each one.
@@ -131,7 +131,7 @@ func (s *Store) InsertAds(ctx context.Context, ins []marquee.AdInput, progress f
 
 // inTx runs fn in a transaction.
 func (s *Store) inTx(ctx context.Context, fn func(*txn) error) error {
-	return wrapUnavailable(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txn{conn{tx}, tx, s}) }))
+	return s.Mark(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txn{conn{tx}, tx, s}) }))
 }
 
 // querier is what a pgx pool and transaction share.
@@ -308,14 +308,4 @@ func unavailable(err error) error {
 		}
 	}
 	return marquee.Unavailable(err)
-}
-
-// wrapUnavailable is unavailable for the errors of this package's own
-// calls (the shared ones are marked by sqltx): nil stays nil, an error
-// that has a kind keeps it.
-func wrapUnavailable(err error) error {
-	if err == nil || marquee.KindOf(err) != marquee.KindInternal {
-		return err
-	}
-	return unavailable(err)
 }

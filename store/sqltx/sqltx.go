@@ -138,6 +138,16 @@ func (s *Store) Full() bool { return s.full.Load() }
 // NewStore returns the shared methods over cfg.
 func NewStore(cfg Config) *Store { return &Store{cfg: cfg} }
 
+// Mark gives an error of a driver's own call (outside the shared
+// methods, which mark theirs) the kind Config.Unavailable says: nil stays
+// nil, an error that has a kind keeps it.
+func (s *Store) Mark(err error) error {
+	if err == nil || marquee.KindOf(err) != marquee.KindInternal {
+		return err
+	}
+	return s.cfg.Unavailable(err)
+}
+
 // wrap marks err as unavailable where the driver says so, naming what
 // failed; an error that already has a kind keeps it. A conflict's client
 // message names the write that clashed ("create link: code \"x\" is
