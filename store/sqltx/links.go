@@ -257,10 +257,10 @@ func listLinks(ctx context.Context, db DB, offset, limit int) ([]marquee.Link, i
 }
 
 // addClicks adds counted redirects to links' clicks (link_clicks), in
-// link id order, Config.ClickBatch links a statement. The links of a batch are read (and locked, where the
-// dialect locks rows) first, in id order, so that two instances flushing
-// at once lock rows in the same order, and a link deleted meanwhile
-// gets no count. A link with a click limit gets a changelog entry, so
+// link id order, Config.ClickBatch links a statement. The links of a
+// batch are read (and locked, where the dialect locks rows) first, in id
+// order, so that two instances flushing at once lock rows in the same
+// order, and a link deleted meanwhile gets no count. A link with a click limit gets a changelog entry, so
 // that every instance reloads its count (the others' caches hold the
 // count the limit is judged by); the rest change nothing a redirect
 // reads, and write only their count.
@@ -283,10 +283,10 @@ func (s *Store) addClicks(ctx context.Context, tx Tx, counts []marquee.Clicks) e
 		}
 		links, err := query(ctx, tx, func(r Rows) (l stored, err error) { return l, r.Scan(&l.id, &l.code, &l.limit) },
 			`SELECT id, code, max_clicks FROM links WHERE id IN (`+placeholders(len(ids))+`) ORDER BY id`+s.cfg.ForUpdate, ids...)
-		if err != nil || len(links) == 0 {
-			if err != nil {
-				return err
-			}
+		if err != nil {
+			return err
+		}
+		if len(links) == 0 {
 			continue
 		}
 		args := make([]any, 0, 2*len(links))
