@@ -60,7 +60,13 @@ func eachShared(t *testing.T, test func(t *testing.T, db sharedDB, dsn string)) 
 // start starts an instance on dsn with the database's flags, then flags.
 func (db sharedDB) start(t testing.TB, dsn string, flags ...string) *instance {
 	t.Helper()
-	return start(t, t.TempDir(), nil, append(append([]string{"-db", dsn, "-insecure-admin"}, db.flags...), flags...)...)
+	return db.startIn(t, t.TempDir(), dsn, flags...)
+}
+
+// startIn is start with the data directory dir.
+func (db sharedDB) startIn(t testing.TB, dir, dsn string, flags ...string) *instance {
+	t.Helper()
+	return start(t, dir, nil, append(append([]string{"-db", dsn, "-insecure-admin"}, db.flags...), flags...)...)
 }
 
 func startPG(t testing.TB, dsn string, flags ...string) *instance {
@@ -229,7 +235,7 @@ func TestRestartedInstanceCatchesUp(t *testing.T) { eachShared(t, testRestartCat
 func testRestartCatchesUp(t *testing.T, db sharedDB, dsn string) {
 	a := db.start(t, dsn)
 	dir := t.TempDir()
-	b := start(t, dir, nil, append([]string{"-db", dsn, "-insecure-admin"}, db.flags...)...)
+	b := db.startIn(t, dir, dsn)
 	kept, replaced, deleted := a.create("kept", time.Hour), a.create("replaced", 2*time.Hour), a.create("deleted", 3*time.Hour)
 	a.expect(a.admin("POST", "/api/v1/links", `{"url":"https://old.example/","code":"moved"}`), 201, "")
 	eventually(t, 2*time.Second, func() string {
@@ -244,7 +250,7 @@ func testRestartCatchesUp(t *testing.T, db sharedDB, dsn string) {
 	a.expect(a.admin("DELETE", "/api/v1/ad/"+deleted, ""), 204, "")
 	a.create("new", 4*time.Hour)
 	a.expect(a.admin("PUT", "/api/v1/links/moved", `{"url":"https://new.example/"}`), 200, "")
-	b2 := start(t, dir, nil, append([]string{"-db", dsn, "-insecure-admin"}, db.flags...)...)
+	b2 := db.startIn(t, dir, dsn)
 	if got := titles(b2.served()); !slices.Equal(got, []string{"replaced2", "kept", "new"}) {
 		t.Fatalf("restarted b serves %q; want [replaced2 kept new]", got)
 	}

@@ -50,8 +50,7 @@ func benchPropagation(b *testing.B, db sharedDB) {
 	if db.name == "postgres" {
 		poll = []string{"-poll", "1s"}
 	}
-	a := start(b, b.TempDir(), nil, append([]string{"-db", dsn, "-insecure-admin"}, poll...)...)
-	rd := start(b, b.TempDir(), nil, append([]string{"-db", dsn, "-insecure-admin"}, poll...)...)
+	a, rd := db.start(b, dsn, poll...), db.start(b, dsn, poll...) // a later -poll wins
 	u, _ := url.Parse(rd.url)
 	reqs, err := loadgen.BuildRequests(u.Host, loadgen.AdsPaths(1, 10_000), nil)
 	if err != nil {

@@ -275,7 +275,6 @@ func (s *Store) InsertLinks(ctx context.Context, ins []marquee.LinkInput, progre
 // changelog entry.
 func (s *Store) bulk(ctx context.Context, table, cols string, n int, row func(i int) ([]any, error)) error {
 	width := strings.Count(cols, ",") + 1
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
 	var rowErr error // an input's, returned as it is
 	err := s.inTx(ctx, func(tx sqltx.Tx) error {
 		for start := 0; start < n; start += bulkRows {
@@ -289,7 +288,7 @@ func (s *Store) bulk(ctx context.Context, table, cols string, n int, row func(i 
 				}
 				args = append(args, vals...)
 			}
-			q := `INSERT INTO ` + table + ` (` + cols + `) VALUES ` + strings.TrimSuffix(strings.Repeat(tuple+", ", end-start), ", ")
+			q := `INSERT INTO ` + table + ` (` + cols + `) VALUES ` + sqltx.Tuples(end-start, width)
 			if _, err := tx.Exec(ctx, q, args...); err != nil {
 				return fmt.Errorf("insert %s: %w", table, err)
 			}

@@ -293,7 +293,7 @@ func (s *Store) addClicks(ctx context.Context, tx Tx, counts []marquee.Clicks) e
 		for _, l := range links {
 			args = append(args, l.id, n[l.id])
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO link_clicks (link_id, clicks) VALUES `+tuples(len(links), 2)+upsert, args...); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO link_clicks (link_id, clicks) VALUES `+Tuples(len(links), 2)+upsert, args...); err != nil {
 			return err
 		}
 		for _, l := range links {

@@ -103,7 +103,7 @@ func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows 
 			args = append(args, boolInt(r.Bot), slot, r.Impressions, r.Clicks, r.Conversions)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (`+cols+`, slot, impressions, clicks, conversions)
-			VALUES `+tuples(len(chunk), width)+upsert, args...); err != nil {
+			VALUES `+Tuples(len(chunk), width)+upsert, args...); err != nil {
 			return err
 		}
 	}
@@ -312,8 +312,8 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
-// tuples is n rows of width placeholders each, for VALUES.
-func tuples(n, width int) string {
+// Tuples is n rows of width placeholders each, for VALUES.
+func Tuples(n, width int) string {
 	tuple := "(" + placeholders(width) + ")"
 	return strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", ")
 }

@@ -156,13 +156,10 @@ func (s *Store) wrap(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	switch e := marquee.AsError(err); {
-	case e == nil || e.Kind == marquee.KindInternal:
-		err = s.cfg.Unavailable(err)
-	case e.Kind == marquee.KindConflict:
+	if e := marquee.AsError(err); e != nil && e.Kind == marquee.KindConflict {
 		return &marquee.Error{Kind: e.Kind, Message: what + ": " + e.Message, Err: e.Err}
 	}
-	return fmt.Errorf("%s: %w", what, err)
+	return fmt.Errorf("%s: %w", what, s.Mark(err))
 }
 
 // write runs fn in a transaction of s at s's clock and names what failed.
