@@ -105,7 +105,11 @@ func TestBackupWhileWriting(t *testing.T) {
 	if len(before) == 0 {
 		t.Fatal("no write was acknowledged before the backup: the test proves nothing")
 	}
-	stats := in.get("/api/v1/ad/1/stats?granularity=day").body
+	// One window for both reads: the default ends at "now", which moves
+	// between them.
+	day := time.Now().UTC().Truncate(24 * time.Hour)
+	statsPath := "/api/v1/ad/1/stats?granularity=day&from=" + day.Add(-7*24*time.Hour).Format(time.RFC3339) + "&to=" + day.Add(24*time.Hour).Format(time.RFC3339)
+	stats := in.get(statsPath).body
 
 	if out, err := runCmd(t, "restore", "-data", dir, "-from", file); err == nil || !strings.Contains(err.Error(), "-force") {
 		t.Fatalf("restore over the live store without -force = %q, %v; want a refusal naming -force", out, err)
@@ -135,7 +139,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	restored := start(t, fresh, nil, "-admin-token", in.token)
 	restored.token = in.token
 	restored.expect(restored.admin("GET", "/api/v1/links/kept", ""), 200, "")
-	if got := restored.get("/api/v1/ad/1/stats?granularity=day").body; got != stats {
+	if got := restored.get(statsPath).body; got != stats {
 		t.Errorf("ad 1's report after the restore:\n%s\nbefore:\n%s", got, stats)
 	}
 }
