@@ -78,7 +78,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 	}
-	st, err := openStore(ctx, dataDB(*data, *db))
+	st, err := openStore(ctx, dataDB(*data, *db), jsonLog(stderr))
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, dataDB(*data, *db))
+	st, err := openStore(ctx, dataDB(*data, *db), jsonLog(stderr))
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ var sharedDBs = []sharedDB{
 	// NOTIFY wakes PostgreSQL instances; the long poll shows it does.
 	{name: "postgres", dsn: pgtest.DSN, flags: []string{"-poll", "500ms"}, killAll: killAllPG},
 	// MySQL has no NOTIFY: instances poll (50 ms by default).
-	{name: "mysql", dsn: mysqltest.DSN, killAll: killAllMySQL},
+	{name: "mysql", dsn: mysqltest.DSN, killAll: mysqltest.KillConnections},
 }
 
 // eachShared runs test on every shared database, in parallel, each on a
@@ -78,28 +78,6 @@ func killAllPG(t testing.TB, dsn string) int {
 	var killed int
 	rawPG(t, dsn).QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE application_name = current_setting('application_name') AND pid <> pg_backend_pid()`).Scan(&killed)
-	return killed
-}
-
-func killAllMySQL(t testing.TB, dsn string) int {
-	db := mysqltest.Raw(t, dsn)
-	rows, err := db.Query(`SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND id <> CONNECTION_ID()`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		rows.Scan(&id)
-		ids = append(ids, id)
-	}
-	rows.Close()
-	killed := 0
-	for _, id := range ids {
-		if _, err := db.Exec(fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
-			killed++
-		}
-	}
 	return killed
 }
 

@@ -288,12 +288,12 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return fmt.Errorf("the instance name of %s: %w", *data, err)
 	}
-	st, err := openStore(ctx, dataDB(*data, *db))
+	log := jsonLog(stderr)
+	st, err := openStore(ctx, dataDB(*data, *db), log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	res := resolver{ad: func(ctx context.Context, id int64) error { _, err := st.Ad(ctx, id); return err }, link: st.LinkTarget}
 	b, err := reports.Rebuild(ctx, reports.Config{Store: st, Resolver: res, Slot: strings.TrimSpace(string(instance)), Log: log},
 		st, dir, start, end)

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -55,7 +54,7 @@ func runHello(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	slog.New(slog.NewJSONHandler(stderr, nil)).Info("hello listening", "addr", ln.Addr().String(), "size", *size)
+	jsonLog(stderr).Info("hello listening", "addr", ln.Addr().String(), "size", *size)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {

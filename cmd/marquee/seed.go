@@ -45,7 +45,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 		return fmt.Errorf("-scheduled and -expired must be fractions summing to at most 1")
 	}
 	*db = dataDB(*data, *db)
-	st, err := openStore(ctx, *db)
+	st, err := openStore(ctx, *db, jsonLog(stderr))
 	if err != nil {
 		return err
 	}

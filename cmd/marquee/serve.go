@@ -151,7 +151,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, slog.New(slog.NewJSONHandler(stderr, nil)), nil)
+	return serve(ctx, cfg, jsonLog(stderr), nil)
 }
 
 // serve runs the server of cfg until ctx is done, calling ready (if not
@@ -162,7 +162,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg.db)
+	st, err := openStore(ctx, cfg.db, log)
 	if err != nil {
 		return err
 	}
@@ -380,17 +380,21 @@ func invalidator[K comparable, V any](c *cache.Cache[K, V]) func([]K) {
 	}
 }
 
+// jsonLog is the log of every command: JSON lines on w.
+func jsonLog(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
+
 // dbUsage is the help of every command's -db.
 const dbUsage = "database: a SQLite file (default <data>/marquee.db), a postgres:// or a mysql:// URL"
 
 // openStore opens PostgreSQL for a postgres:// URL, MySQL or MariaDB for
-// a mysql:// URL, else the SQLite file.
-func openStore(ctx context.Context, db string) (store.Store, error) {
+// a mysql:// URL, else the SQLite file. log takes what a driver reports
+// on its own.
+func openStore(ctx context.Context, db string, log *slog.Logger) (store.Store, error) {
 	switch dbKind(db) {
 	case "postgres":
 		return postgres.Open(ctx, db)
 	case "mysql":
-		return mysql.Open(ctx, db)
+		return mysql.Open(ctx, db, log)
 	case "sqlite":
 		return sqlite.Open(ctx, db)
 	}

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"runtime"
 	"strings"
@@ -113,12 +114,18 @@ func Config(dsn string) (*mysql.Config, error) {
 }
 
 // Open connects to the database at dsn (see Config) and brings its schema
-// up to date; instances starting at once take turns on a named lock.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+// up to date; instances starting at once take turns on a named lock. What
+// the driver itself reports (a connection found dead, a broken pipe) goes
+// to log at warning level, or to slog.Default() when log is nil.
+func Open(ctx context.Context, dsn string, log *slog.Logger) (*Store, error) {
 	cfg, err := Config(dsn)
 	if err != nil {
 		return nil, err
 	}
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg.Logger = driverLog{log}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: %w", err)
@@ -145,6 +152,17 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("mysql: migrate: %w", s.Mark(err))
 	}
 	return s, nil
+}
+
+// driverLog gives the driver's messages, written with fmt.Print's
+// spacing, to a structured log: without it they are plain lines on
+// stderr among the JSON ones. They name addresses and errors, never a
+// password.
+type driverLog struct{ log *slog.Logger }
+
+// Print implements mysql.Logger.
+func (d driverLog) Print(v ...any) {
+	d.log.Warn("mysql driver: "+strings.TrimSpace(fmt.Sprint(v...)), "store", "mysql")
 }
 
 // migrate applies the schema files on one connection holding a named

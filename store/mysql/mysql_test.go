@@ -1,9 +1,13 @@
 package mysql_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +17,68 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, mysqltest.DSN, mysql.Open)
+	storetest.Run(t, mysqltest.DSN, func(ctx context.Context, dsn string) (*mysql.Store, error) {
+		return mysql.Open(ctx, dsn, nil)
+	})
+}
+
+// lockedBuffer is a bytes.Buffer the driver's goroutines may write to.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// What the driver reports on its own (here: idle connections the server
+// ended) reaches the store's log as JSON lines at warning level, not as
+// plain lines on stderr; and the store carries on with new connections.
+func TestDriverMessagesAreLogged(t *testing.T) {
+	dsn := mysqltest.DSN(t)
+	ctx := context.Background()
+	var out lockedBuffer
+	st, err := mysql.Open(ctx, dsn, slog.New(slog.NewJSONHandler(&out, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := mysqltest.KillConnections(t, dsn); n == 0 {
+		t.Fatal("no connection of the store's to kill: the test proves nothing")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "mysql driver") && time.Now().Before(deadline) {
+		st.Ping(ctx) // finds the dead idle connection, and says so
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := st.Ping(ctx); err != nil {
+		t.Errorf("Ping after the server ended the connections = %v; want a new connection", err)
+	}
+	var lines int
+	for line := range strings.Lines(out.String()) {
+		var rec struct{ Level, Msg, Store string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q is not JSON: %v", line, err)
+		}
+		if strings.HasPrefix(rec.Msg, "mysql driver: ") && rec.Level == "WARN" && rec.Store == "mysql" {
+			lines++
+		}
+	}
+	if lines == 0 {
+		t.Fatalf("log = %q; want a warning from the driver about the connection the server ended", out.String())
+	}
 }
 
 // changelogRows fills dsn's changelog with n entries (as many writes
@@ -45,7 +110,7 @@ func changelogRows(t testing.TB, dsn string, n int) {
 // changelog is.
 func TestChangelogPollIsIndexed(t *testing.T) {
 	dsn := mysqltest.DSN(t)
-	st, err := mysql.Open(context.Background(), dsn)
+	st, err := mysql.Open(context.Background(), dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +150,7 @@ func TestChangelogPollIsIndexed(t *testing.T) {
 func BenchmarkPoll(b *testing.B) {
 	dsn := mysqltest.DSN(b)
 	ctx := context.Background()
-	st, err := mysql.Open(ctx, dsn)
+	st, err := mysql.Open(ctx, dsn, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

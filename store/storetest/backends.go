@@ -31,7 +31,7 @@ var Backends = []Backend{
 	{"sqlite", func(t testing.TB) string { return filepath.Join(t.TempDir(), "m.db") },
 		func(ctx context.Context, db string) (store.Store, error) { return sqlite.Open(ctx, db) }, rawSQLite},
 	{"mysql", mysqltest.DSN,
-		func(ctx context.Context, db string) (store.Store, error) { return mysql.Open(ctx, db) }, mysqltest.Raw},
+		func(ctx context.Context, db string) (store.Store, error) { return mysql.Open(ctx, db, nil) }, mysqltest.Raw},
 }
 
 // EachBackend runs test on every backend, each on a database of its own.

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -68,4 +69,33 @@ func Raw(t testing.TB, dsn string) *sql.DB {
 	db.SetMaxOpenConns(4)
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// KillConnections has the server end every connection to the database of
+// dsn but the one asking (KILL CONNECTION), as a restart or an operator
+// would, and returns how many it ended.
+func KillConnections(t testing.TB, dsn string) int {
+	t.Helper()
+	db := Raw(t, dsn)
+	rows, err := db.Query(`SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND id <> CONNECTION_ID()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	killed := 0
+	for _, id := range ids {
+		// The id is the server's number, so it can be spelled in the statement.
+		if _, err := db.Exec(fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
+			killed++
+		}
+	}
+	return killed
 }
