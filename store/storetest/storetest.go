@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite every store runs: the same
-// behaviour, checked the same way, on SQLite and on PostgreSQL.
+// behaviour, checked the same way, on SQLite, PostgreSQL and MySQL.
 package storetest
 
 import (
@@ -45,6 +45,53 @@ func Run[S Store](t *testing.T, newDB func(testing.TB) string, open func(ctx con
 		return handle(), handle
 	}
 	run(t, opener)
+	t.Run("OpenTogether", func(t *testing.T) { OpenTogether(t, newDB(t), open) })
+}
+
+// OpenTogether opens a new database from several handles at once, as
+// instances started together do: each brings the schema up to date (or
+// waits for the one that does) and every one then works, as does a
+// handle opened afterwards. Run runs it; a store's own tests may run it
+// again to check what only their database shows.
+func OpenTogether[S Store](t *testing.T, db string, open func(ctx context.Context, db string) (S, error)) {
+	const n = 6
+	ctx := context.Background()
+	handles := make([]Store, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			st, err := open(ctx, db)
+			handles[i], errs[i] = st, err
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("handle %d of %d opened together: %v", i, n, err)
+			continue
+		}
+		t.Cleanup(func() { handles[i].Close() })
+	}
+	if t.Failed() {
+		return
+	}
+	for i, st := range handles {
+		if _, err := st.CreateAd(ctx, input(fmt.Sprint("from handle ", i), -time.Hour, time.Hour)); err != nil {
+			t.Fatalf("handle %d: CreateAd: %v", i, err)
+		}
+	}
+	later, err := open(ctx, db)
+	if err != nil {
+		t.Fatalf("a handle opened after them: %v", err)
+	}
+	defer later.Close()
+	if _, total, err := later.ListAds(ctx, marquee.AdFilter{State: marquee.AdsActive, Now: now, Limit: 1}); err != nil || total != n {
+		t.Fatalf("ads after %d handles wrote one each = %d, %v; want %d", n, total, err, n)
+	}
 }
 
 var now = time.Now().UTC().Truncate(time.Millisecond)
