@@ -427,7 +427,15 @@ func TestFlagsAndEnv(t *testing.T) {
 		{[]string{"serve", "-poll", "0s"}, nil, "-poll"},
 		{[]string{"bogus"}, nil, `unknown command "bogus"`},
 	} {
-		err := run(context.Background(), c.args, func(k string) string { return c.env[k] }, nil, io.Discard, io.Discard)
+		// A data directory of the test's: serve writes its admin token
+		// before it opens the store, and the default is ./data.
+		getenv := func(k string) string {
+			if k == "MARQUEE_DATA" {
+				return t.TempDir()
+			}
+			return c.env[k]
+		}
+		err := run(context.Background(), c.args, getenv, nil, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("run(%q, %v) = %v; want an error containing %q", c.args, c.env, err, c.want)
 		}
