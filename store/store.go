@@ -37,7 +37,8 @@ type Store interface {
 	ReplaceReports(ctx context.Context, b *reports.Batch, from, to int64) error
 	// InsertAds and InsertLinks store many rows in one transaction (for
 	// seeding) with a single "reload" changelog entry, calling progress
-	// after each row.
+	// after each row; the rows are sqltx.BulkAdRow's and BulkLinkRow's
+	// (a bulk-inserted ad has no url).
 	InsertAds(ctx context.Context, ins []marquee.AdInput, progress func()) error
 	InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error
 	Close() error

@@ -26,7 +26,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"marquee"
-	"marquee/store/adrow"
 	"marquee/store/sqltx"
 )
 
@@ -260,39 +259,27 @@ const bulkRows = 1000
 // after each one.
 func (s *Store) InsertAds(ctx context.Context, ins []marquee.AdInput, progress func()) error {
 	now := time.Now().UnixMilli()
-	return s.bulk(ctx, "ads", "title, start_at, end_at, conditions, created_at, updated_at, url, title_key", len(ins),
-		func(i int) ([]any, error) {
-			in := ins[i]
-			conds, err := adrow.Conditions(in)
-			if err != nil {
-				return nil, err
-			}
-			progress()
-			return []any{in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now, now, in.URL, sqltx.TitleKey(in.Title)}, nil
-		})
+	return s.bulk(ctx, "ads", sqltx.BulkAdColumns, len(ins), func(i int) ([]any, error) {
+		progress()
+		return sqltx.BulkAdRow(ins[i], now)
+	})
 }
 
 // InsertLinks stores many links in one transaction (for seeding), as
 // InsertAds does. Every input needs its code.
 func (s *Store) InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error {
 	now := time.Now().UnixMilli()
-	return s.bulk(ctx, "links", "code, url, expires_at, max_clicks, redirect, ad_id, created_at, updated_at", len(ins),
-		func(i int) ([]any, error) {
-			in := ins[i]
-			var expires int64
-			if !in.ExpiresAt.IsZero() {
-				expires = in.ExpiresAt.UnixMilli()
-			}
-			progress()
-			return []any{in.Code, in.URL, expires, in.MaxClicks, in.Redirect, in.AdID, now, now}, nil
-		})
+	return s.bulk(ctx, "links", sqltx.BulkLinkColumns, len(ins), func(i int) ([]any, error) {
+		progress()
+		return sqltx.BulkLinkRow(ins[i], now), nil
+	})
 }
 
 // bulk inserts n rows into table's columns cols, row(i) giving row i's
 // values, bulkRows a statement, in one transaction with a "reload"
 // changelog entry.
-func (s *Store) bulk(ctx context.Context, table, cols string, n int, row func(i int) ([]any, error)) error {
-	width := strings.Count(cols, ",") + 1
+func (s *Store) bulk(ctx context.Context, table string, cols []string, n int, row func(i int) ([]any, error)) error {
+	width := len(cols)
 	var rowErr error // an input's, returned as it is
 	err := s.inTx(ctx, func(tx sqltx.Tx) error {
 		for start := 0; start < n; start += bulkRows {
@@ -306,7 +293,7 @@ func (s *Store) bulk(ctx context.Context, table, cols string, n int, row func(i 
 				}
 				args = append(args, vals...)
 			}
-			q := `INSERT INTO ` + table + ` (` + cols + `) VALUES ` + sqltx.Tuples(end-start, width)
+			q := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` + sqltx.Tuples(end-start, width)
 			if _, err := tx.Exec(ctx, q, args...); err != nil {
 				return fmt.Errorf("insert %s: %w", table, err)
 			}

@@ -19,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"marquee"
-	"marquee/store/adrow"
 	"marquee/store/sqltx"
 )
 
@@ -110,15 +109,13 @@ func (s *Store) InsertAds(ctx context.Context, ins []marquee.AdInput, progress f
 	now := time.Now().UnixMilli()
 	rows := make([][]any, len(ins))
 	for i, in := range ins {
-		conds, err := adrow.Conditions(in)
-		if err != nil {
+		var err error
+		if rows[i], err = sqltx.BulkAdRow(in, now); err != nil {
 			return err
 		}
-		rows[i] = []any{in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now, now, sqltx.TitleKey(in.Title)}
 	}
 	return s.inTx(ctx, func(tx *txn) error {
-		_, err := tx.tx.CopyFrom(ctx, pgx.Identifier{"ads"},
-			[]string{"title", "start_at", "end_at", "conditions", "created_at", "updated_at", "title_key"}, pgx.CopyFromRows(rows))
+		_, err := tx.tx.CopyFrom(ctx, pgx.Identifier{"ads"}, sqltx.BulkAdColumns, pgx.CopyFromRows(rows))
 		if err != nil {
 			return fmt.Errorf("insert ads: %w", err)
 		}
@@ -231,14 +228,9 @@ func (s *Store) InsertLinks(ctx context.Context, ins []marquee.LinkInput, progre
 			in := ins[i]
 			i++
 			progress()
-			var expires int64
-			if !in.ExpiresAt.IsZero() {
-				expires = in.ExpiresAt.UnixMilli()
-			}
-			return []any{in.Code, in.URL, expires, in.MaxClicks, int32(in.Redirect), in.AdID, now, now}, nil
+			return sqltx.BulkLinkRow(in, now), nil
 		})
-		_, err := tx.tx.CopyFrom(ctx, pgx.Identifier{"links"},
-			[]string{"code", "url", "expires_at", "max_clicks", "redirect", "ad_id", "created_at", "updated_at"}, src)
+		_, err := tx.tx.CopyFrom(ctx, pgx.Identifier{"links"}, sqltx.BulkLinkColumns, src)
 		if err != nil {
 			return fmt.Errorf("insert links: %w", err)
 		}

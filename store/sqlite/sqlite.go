@@ -22,7 +22,6 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"marquee"
-	"marquee/store/adrow"
 	"marquee/store/sqltx"
 )
 
@@ -113,19 +112,17 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) InsertAds(ctx context.Context, ins []marquee.AdInput, progress func()) error {
 	now := s.now().UTC()
 	return s.inTx(ctx, now, func(tx *txn) error {
-		stmt, err := tx.tx.PrepareContext(ctx,
-			`INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, title_key) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+		stmt, err := tx.tx.PrepareContext(ctx, bulkInsert("ads", sqltx.BulkAdColumns))
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, in := range ins {
-			conds, err := adrow.Conditions(in)
+			row, err := sqltx.BulkAdRow(in, now.UnixMilli())
 			if err != nil {
 				return err
 			}
-			if _, err := stmt.ExecContext(ctx, in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(),
-				conds, now.UnixMilli(), now.UnixMilli(), sqltx.TitleKey(in.Title)); err != nil {
+			if _, err := stmt.ExecContext(ctx, row...); err != nil {
 				return fmt.Errorf("insert ad: %w", err)
 			}
 			progress()
@@ -187,25 +184,26 @@ func unavailable(err error) error {
 func (s *Store) InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error {
 	now := s.now().UTC()
 	return s.inTx(ctx, now, func(tx *txn) error {
-		stmt, err := tx.tx.PrepareContext(ctx, `INSERT INTO links (code, url, expires_at, max_clicks, redirect, ad_id, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt, err := tx.tx.PrepareContext(ctx, bulkInsert("links", sqltx.BulkLinkColumns))
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for _, in := range ins {
-			var expires int64
-			if !in.ExpiresAt.IsZero() {
-				expires = in.ExpiresAt.UnixMilli()
-			}
-			if _, err := stmt.ExecContext(ctx, in.Code, in.URL, expires, in.MaxClicks, in.Redirect, in.AdID,
-				now.UnixMilli(), now.UnixMilli()); err != nil {
+			if _, err := stmt.ExecContext(ctx, sqltx.BulkLinkRow(in, now.UnixMilli())...); err != nil {
 				return fmt.Errorf("insert link %q: %w", in.Code, err)
 			}
 			progress()
 		}
 		return tx.LogChange(ctx, "", 0, "", marquee.OpReload)
 	})
+}
+
+// bulkInsert is the INSERT of one row into table's columns cols, which a
+// bulk insert prepares once and runs for every row (in process, a
+// statement is cheap).
+func bulkInsert(table string, cols []string) string {
+	return `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` + sqltx.Tuples(1, len(cols))
 }
 
 // Backup writes a consistent copy of the database to the file to (which

@@ -1,0 +1,31 @@
+package sqltx
+
+import (
+	"marquee"
+	"marquee/store/adrow"
+)
+
+// BulkAdColumns are the columns of ads a store's InsertAds writes, in
+// the order of BulkAdRow's values. The url is empty: a bulk-inserted ad
+// has no landing page, so no tracking link (CreateAd makes both).
+var BulkAdColumns = []string{"title", "start_at", "end_at", "conditions", "created_at", "updated_at", "url", "title_key"}
+
+// BulkAdRow is the values of in for BulkAdColumns, created and updated
+// at now (Unix milliseconds), with no url whatever in.URL says.
+func BulkAdRow(in marquee.AdInput, now int64) ([]any, error) {
+	conds, err := adrow.Conditions(in)
+	if err != nil {
+		return nil, err
+	}
+	return []any{in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now, now, "", TitleKey(in.Title)}, nil
+}
+
+// BulkLinkColumns are the columns of links a store's InsertLinks writes,
+// in the order of BulkLinkRow's values.
+var BulkLinkColumns = []string{"code", "url", "expires_at", "max_clicks", "redirect", "ad_id", "created_at", "updated_at"}
+
+// BulkLinkRow is the values of in for BulkLinkColumns, created and
+// updated at now (Unix milliseconds).
+func BulkLinkRow(in marquee.LinkInput, now int64) []any {
+	return []any{in.Code, in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now, now}
+}
