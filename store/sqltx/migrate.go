@@ -71,6 +71,7 @@ func Migrate(ctx context.Context, db DB, files fs.FS, d Dialect) error {
 	if err != nil {
 		return err
 	}
+	spell := strings.NewReplacer("{{id}}", d.ID, "{{key}}", d.Key, "{{blob}}", d.Blob, "{{clustered}}", d.Clustered)
 	latest := 0
 	for _, name := range names {
 		n, err := version(name)
@@ -84,7 +85,6 @@ func Migrate(ctx context.Context, db DB, files fs.FS, d Dialect) error {
 		if err != nil {
 			return err
 		}
-		spell := strings.NewReplacer("{{id}}", d.ID, "{{key}}", d.Key, "{{blob}}", d.Blob, "{{clustered}}", d.Clustered)
 		for _, stmt := range statements(spell.Replace(string(b))) {
 			if _, err := db.Exec(ctx, stmt); err != nil {
 				return fmt.Errorf("migration %s: %w", name, err)

@@ -83,6 +83,9 @@ func totalsOf(rows []reports.Row) []reports.Row {
 	return out
 }
 
+// counters are the columns of report rows that upserts add up.
+var counters = []string{"impressions", "clicks", "conversions"}
+
 // upsertRows adds rows to a table of hourly rows (report_hourly, or
 // report_totals without country and platform).
 func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows []reports.Row) error {
@@ -90,7 +93,7 @@ func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows 
 	if table == "report_totals" {
 		cols, key, width = "entity, entity_id, hour, bot", "entity, hour, bot, entity_id, slot", 8
 	}
-	upsert := s.upsert(table, key, []string{"impressions", "clicks", "conversions"}, nil)
+	upsert := s.upsert(table, key, counters, nil)
 	for len(rows) > 0 {
 		chunk := rows[:min(rowBatch, len(rows))]
 		rows = rows[len(chunk):]
@@ -274,7 +277,7 @@ func (s *Store) RollUpReports(ctx context.Context, cutoff int64) (int64, error) 
 		if _, err := tx.Exec(ctx, `INSERT INTO report_daily (entity, entity_id, day, country, platform, bot, impressions, clicks, conversions)
 			SELECT entity, entity_id, hour - hour % 86400, country, platform, bot, sum(impressions), sum(clicks), sum(conversions)
 			FROM report_hourly WHERE hour < ? GROUP BY entity, entity_id, hour - hour % 86400, country, platform, bot`+
-			s.upsert("report_daily", "entity, entity_id, day, country, platform, bot", []string{"impressions", "clicks", "conversions"}, nil),
+			s.upsert("report_daily", "entity, entity_id, day, country, platform, bot", counters, nil),
 			cutoff); err != nil {
 			return err
 		}
