@@ -103,18 +103,18 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	case "off":
 		c.savedIndex = ""
 	}
-	if dbKind(c.db) == "" {
-		return c, fmt.Errorf("-db %s: want a SQLite file path, a postgres:// or a mysql:// URL", redact(c.db))
+	kind, err := dbKind(c.db)
+	if err != nil {
+		return c, err
 	}
 	pollSet := false
 	fs.Visit(func(f *flag.Flag) { pollSet = pollSet || f.Name == "poll" })
 	if !pollSet {
-		c.poll = defaultPoll(c.db)
+		c.poll = defaultPoll(kind)
 	}
 	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 || c.auditKeep <= 0 || c.accessFlush <= 0 {
 		return c, fmt.Errorf("-compact-every, -poll, -gap-wait, -changelog-retention, -audit-retention and -access-flush must be positive")
 	}
-	var err error
 	if c.adCache, err = cache.ParseCapacity(*adCache); err != nil {
 		return c, fmt.Errorf("-ad-cache: %w", err)
 	}
@@ -390,7 +390,8 @@ const dbUsage = "database: a SQLite file (default <data>/marquee.db), a postgres
 // a mysql:// URL, else the SQLite file. log takes what a driver reports
 // on its own.
 func openStore(ctx context.Context, db string, log *slog.Logger) (store.Store, error) {
-	switch dbKind(db) {
+	kind, err := dbKind(db)
+	switch kind {
 	case "postgres":
 		return postgres.Open(ctx, db)
 	case "mysql":
@@ -398,29 +399,30 @@ func openStore(ctx context.Context, db string, log *slog.Logger) (store.Store, e
 	case "sqlite":
 		return sqlite.Open(ctx, db)
 	}
-	return nil, fmt.Errorf("-db %s: want a SQLite file path, a postgres:// or a mysql:// URL", redact(db))
+	return nil, err
 }
 
-// dbKind names the store a -db value is for: "sqlite", "postgres",
-// "mysql", or "" for a URL of no store Marquee has.
-func dbKind(db string) string {
+// dbKind names the store a -db value is for: "sqlite", "postgres" or
+// "mysql"; a URL of no store Marquee has is an error.
+func dbKind(db string) (string, error) {
 	scheme, _, isURL := strings.Cut(db, "://")
 	switch {
 	case !isURL:
-		return "sqlite"
+		return "sqlite", nil
 	case scheme == "postgres" || scheme == "postgresql":
-		return "postgres"
+		return "postgres", nil
 	case scheme == "mysql":
-		return "mysql"
+		return "mysql", nil
 	}
-	return ""
+	return "", fmt.Errorf("-db %s: want a SQLite file path, a postgres:// or a mysql:// URL", redact(db))
 }
 
-// defaultPoll is how often the changelog is read, when -poll is not set:
-// 50 ms on MySQL, which has no NOTIFY to wake on, else 1 s (PostgreSQL
-// wakes on NOTIFY; SQLite is usually one instance).
-func defaultPoll(db string) time.Duration {
-	if dbKind(db) == "mysql" {
+// defaultPoll is how often the changelog is read, when -poll is not set,
+// on a store of kind (see dbKind): 50 ms on MySQL, which has no NOTIFY to
+// wake on, else 1 s (PostgreSQL wakes on NOTIFY; SQLite is usually one
+// instance).
+func defaultPoll(kind string) time.Duration {
+	if kind == "mysql" {
 		return 50 * time.Millisecond
 	}
 	return time.Second
