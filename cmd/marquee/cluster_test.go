@@ -28,7 +28,7 @@ import (
 
 // sharedDB is a database server that many instances share.
 type sharedDB struct {
-	name string
+	name string // the store's kind, as dbKind says it
 	// dsn makes a fresh database for a test (skipping it when the
 	// server's variable is unset), dropped when the test ends.
 	dsn func(testing.TB) string

@@ -46,11 +46,9 @@ func benchPropagation(b *testing.B, db sharedDB) {
 		func(string) string { return "" }, nil, &out, &out); err != nil {
 		b.Fatal(err)
 	}
-	poll := []string{}
-	if db.name == "postgres" {
-		poll = []string{"-poll", "1s"}
-	}
-	a, rd := db.start(b, dsn, poll...), db.start(b, dsn, poll...) // a later -poll wins
+	// Each store's default poll, over the tests' (a later -poll wins).
+	poll := []string{"-poll", defaultPoll(db.name).String()}
+	a, rd := db.start(b, dsn, poll...), db.start(b, dsn, poll...)
 	u, _ := url.Parse(rd.url)
 	reqs, err := loadgen.BuildRequests(u.Host, loadgen.AdsPaths(1, 10_000), nil)
 	if err != nil {

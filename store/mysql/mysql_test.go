@@ -16,10 +16,11 @@ import (
 	"marquee/store/storetest"
 )
 
+// open opens a store on dsn that logs to slog.Default().
+func open(ctx context.Context, dsn string) (*mysql.Store, error) { return mysql.Open(ctx, dsn, nil) }
+
 func TestConformance(t *testing.T) {
-	storetest.Run(t, mysqltest.DSN, func(ctx context.Context, dsn string) (*mysql.Store, error) {
-		return mysql.Open(ctx, dsn, nil)
-	})
+	storetest.Run(t, mysqltest.DSN, open)
 }
 
 // Instances starting together take turns on the migration lock: one
@@ -29,9 +30,7 @@ func TestConformance(t *testing.T) {
 // idempotent would fail on all but one.
 func TestMigrationsTakeTurns(t *testing.T) {
 	dsn := mysqltest.DSN(t)
-	storetest.OpenTogether(t, dsn, func(ctx context.Context, dsn string) (*mysql.Store, error) {
-		return mysql.Open(ctx, dsn, nil)
-	})
+	storetest.OpenTogether(t, dsn, open)
 	var rows, version int
 	if err := mysqltest.Raw(t, dsn).QueryRow(`SELECT COUNT(*), MAX(version) FROM schema_version`).Scan(&rows, &version); err != nil {
 		t.Fatal(err)
@@ -129,7 +128,7 @@ func changelogRows(t testing.TB, dsn string, n int) {
 // changelog is.
 func TestChangelogPollIsIndexed(t *testing.T) {
 	dsn := mysqltest.DSN(t)
-	st, err := mysql.Open(context.Background(), dsn, nil)
+	st, err := open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +168,7 @@ func TestChangelogPollIsIndexed(t *testing.T) {
 func BenchmarkPoll(b *testing.B) {
 	dsn := mysqltest.DSN(b)
 	ctx := context.Background()
-	st, err := mysql.Open(ctx, dsn, nil)
+	st, err := open(ctx, dsn)
 	if err != nil {
 		b.Fatal(err)
 	}
