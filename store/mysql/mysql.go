@@ -206,8 +206,7 @@ const deadlockRetries = 3
 func (s *Store) inTx(ctx context.Context, fn func(sqltx.Tx) error) error {
 	for try := 0; ; try++ {
 		err := s.inTxOnce(ctx, fn)
-		var me *mysql.MySQLError
-		if try < deadlockRetries && errors.As(err, &me) && me.Number == 1213 { // ER_LOCK_DEADLOCK
+		if try < deadlockRetries && serverError(err, 1213) { // ER_LOCK_DEADLOCK
 			continue
 		}
 		return err
@@ -307,9 +306,12 @@ func (s *Store) bulk(ctx context.Context, table string, cols []string, n int, ro
 }
 
 // duplicate reports whether err is MySQL's duplicate-key error.
-func duplicate(err error) bool {
+func duplicate(err error) bool { return serverError(err, 1062) } // ER_DUP_ENTRY
+
+// serverError reports whether err is the server's error number.
+func serverError(err error, number uint16) bool {
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1062 // ER_DUP_ENTRY
+	return errors.As(err, &me) && me.Number == number
 }
 
 // unavailable marks errors that mean the database cannot be reached as
