@@ -276,33 +276,31 @@ func (s *Store) InsertLinks(ctx context.Context, ins []marquee.LinkInput, progre
 
 // bulk inserts n rows into table's columns cols, row(i) giving row i's
 // values, bulkRows a statement, in one transaction with a "reload"
-// changelog entry.
+// changelog entry. The rows are all made first, so that a transaction
+// run again after a deadlock makes none twice.
 func (s *Store) bulk(ctx context.Context, table string, cols []string, n int, row func(i int) ([]any, error)) error {
 	width := len(cols)
-	var rowErr error // an input's, returned as it is
-	err := s.inTx(ctx, func(tx sqltx.Tx) error {
-		for start := 0; start < n; start += bulkRows {
-			end := min(n, start+bulkRows)
-			args := make([]any, 0, width*(end-start))
-			for i := start; i < end; i++ {
-				vals, err := row(i)
-				if err != nil {
-					rowErr = err
-					return err
-				}
-				args = append(args, vals...)
+	var stmts [][]any // each statement's arguments
+	for start := 0; start < n; start += bulkRows {
+		args := make([]any, 0, width*min(bulkRows, n-start))
+		for i := start; i < min(n, start+bulkRows); i++ {
+			vals, err := row(i)
+			if err != nil {
+				return err
 			}
-			q := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` + sqltx.Tuples(end-start, width)
+			args = append(args, vals...)
+		}
+		stmts = append(stmts, args)
+	}
+	return s.Mark(s.inTx(ctx, func(tx sqltx.Tx) error {
+		for _, args := range stmts {
+			q := `INSERT INTO ` + table + ` (` + strings.Join(cols, ", ") + `) VALUES ` + sqltx.Tuples(len(args)/width, width)
 			if _, err := tx.Exec(ctx, q, args...); err != nil {
 				return fmt.Errorf("insert %s: %w", table, err)
 			}
 		}
 		return tx.LogChange(ctx, "", 0, "", marquee.OpReload)
-	})
-	if rowErr != nil {
-		return rowErr
-	}
-	return s.Mark(err)
+	}))
 }
 
 // duplicate reports whether err is MySQL's duplicate-key error.
