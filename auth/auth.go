@@ -310,3 +310,29 @@ func CheckPassword(hash, password string) bool {
 	}
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
 }
+
+// MayManage is the one rule of principals (docs/api.md#who-may-manage-whom):
+// a credential may create, change or remove a user or a key only when
+// it holds every scope that principal holds — checked before a change
+// against what the principal holds, and against what it will hold — and
+// only an owner may touch an owner (role, for users; "" for keys). A
+// session holds exactly what signed in (a user's role, or a key's
+// scopes), so signing in never gains a scope either.
+func (p Principal) MayManage(role string, scopes marquee.ScopeSet) error {
+	if role == marquee.RoleOwner && p.Role != marquee.RoleOwner {
+		return errOwnersOnly
+	}
+	if !p.Scopes.Contains(scopes) {
+		return &marquee.Error{Kind: marquee.KindForbidden, Missing: (scopes &^ p.Scopes).List()[0],
+			Message: "forbidden: a user or key cannot be given, or be changed while it holds, scopes you lack"}
+	}
+	return nil
+}
+
+var errOwnersOnly = &marquee.Error{Kind: marquee.KindForbidden, Message: "forbidden: only an owner can change, remove or make an owner"}
+
+// MayManageUser is MayManage for a user of role.
+func (p Principal) MayManageUser(role string) error {
+	scopes, _ := marquee.RoleScopes(role)
+	return p.MayManage(role, scopes)
+}

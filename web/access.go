@@ -29,6 +29,7 @@ type AccessStore interface {
 	DeleteUser(ctx context.Context, id int64, allow func(old marquee.User) error) error
 	CreateKey(ctx context.Context, k marquee.APIKey, hash string) (marquee.APIKey, error)
 	Keys(ctx context.Context) ([]marquee.APIKey, error)
+	Key(ctx context.Context, id int64) (marquee.APIKey, error)
 	RevokeKey(ctx context.Context, id int64) error
 	AuditLog(ctx context.Context, f marquee.AuditFilter) ([]marquee.AuditEntry, int, error)
 }
@@ -160,9 +161,8 @@ func (s *Server) handleCreateKey(sctx context.Context, ctx *fasthttp.RequestCtx)
 		return err
 	}
 	p := principal(ctx)
-	if !p.Scopes.Contains(in.Scopes) {
-		return &marquee.Error{Kind: marquee.KindForbidden, Message: "forbidden: a key cannot have scopes its creator lacks",
-			Missing: (in.Scopes &^ p.Scopes).List()[0]}
+	if err := p.MayManage("", in.Scopes); err != nil {
+		return err
 	}
 	secret, hash := auth.NewSecret(auth.KeyPrefix)
 	k, err := s.access.CreateKey(s.audit(sctx, ctx, "create", []string{"name", "scopes", "expiresAt"}),
@@ -200,10 +200,19 @@ func (s *Server) handleListKeys(sctx context.Context, ctx *fasthttp.RequestCtx) 
 }
 
 // handleRevokeKey serves DELETE /api/v1/keys/{id}: 204 once revoked
-// here; every instance refuses it within the feed's bound.
+// here; every instance refuses it within the feed's bound. Only a
+// credential that holds every scope of the key may revoke it (a key's
+// scopes never change, so reading them first is enough).
 func (s *Server) handleRevokeKey(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 	id, err := pathID(ctx, "/api/v1/keys/", "key")
 	if err != nil {
+		return err
+	}
+	k, err := s.access.Key(sctx, id)
+	if err != nil {
+		return err
+	}
+	if err := principal(ctx).MayManage("", k.Scopes); err != nil {
 		return err
 	}
 	if err := s.writer.visible(sctx, s.access.RevokeKey(s.audit(sctx, ctx, "revoke", nil), id), "key"); err != nil {
@@ -219,8 +228,8 @@ func (s *Server) handleCreateUser(sctx context.Context, ctx *fasthttp.RequestCtx
 	if err != nil {
 		return err
 	}
-	if *in.Role == marquee.RoleOwner && principal(ctx).Role != marquee.RoleOwner {
-		return &marquee.Error{Kind: marquee.KindForbidden, Message: "forbidden: only an owner can make an owner"}
+	if err := principal(ctx).MayManageUser(*in.Role); err != nil {
+		return err
 	}
 	hash, err := auth.HashPassword(*in.Password)
 	if err != nil {
@@ -259,12 +268,16 @@ func (s *Server) handleGetUser(sctx context.Context, ctx *fasthttp.RequestCtx) e
 	return nil
 }
 
-// ownersOnly is the rule of admins: only an owner may change or remove
-// an owner, or make one.
-func ownersOnly(p auth.Principal, role *string) func(old marquee.User) error {
+// mayManage is auth's rule of principals for a change of a stored user
+// (asked in the store's transaction): p must be allowed to manage the
+// user as stored, and as it will be with role (nil: unchanged).
+func mayManage(p auth.Principal, role *string) func(old marquee.User) error {
 	return func(old marquee.User) error {
-		if p.Role != marquee.RoleOwner && (old.Role == marquee.RoleOwner || (role != nil && *role == marquee.RoleOwner)) {
-			return &marquee.Error{Kind: marquee.KindForbidden, Message: "forbidden: only an owner can change, remove or make an owner"}
+		if err := p.MayManageUser(old.Role); err != nil {
+			return err
+		}
+		if role != nil {
+			return p.MayManageUser(*role)
 		}
 		return nil
 	}
@@ -282,7 +295,7 @@ func (s *Server) handleUpdateUser(sctx context.Context, ctx *fasthttp.RequestCtx
 	if err != nil {
 		return err
 	}
-	c := marquee.UserChange{Email: in.Email, Role: in.Role, Allow: ownersOnly(principal(ctx), in.Role)}
+	c := marquee.UserChange{Email: in.Email, Role: in.Role, Allow: mayManage(principal(ctx), in.Role)}
 	var fields []string
 	for name, set := range map[string]bool{"email": in.Email != nil, "role": in.Role != nil, "password": in.Password != nil} {
 		if set {
@@ -322,7 +335,7 @@ func (s *Server) handleDeleteUser(sctx context.Context, ctx *fasthttp.RequestCtx
 	if err != nil {
 		return err
 	}
-	err = s.access.DeleteUser(s.audit(sctx, ctx, "delete", nil), id, ownersOnly(principal(ctx), nil))
+	err = s.access.DeleteUser(s.audit(sctx, ctx, "delete", nil), id, mayManage(principal(ctx), nil))
 	if err := s.writer.visible(sctx, err, "user"); err != nil {
 		return err
 	}

@@ -132,7 +132,7 @@ func TestKeyLifecycle(t *testing.T) {
 	// No escalation: a keys:admin key cannot make an ads:write key.
 	admin, _ := in.createKey("admin", "keys:admin")
 	in.expect(in.do("POST", "/api/v1/keys", admin, "application/json", `{"name":"x","scopes":["ads:write"]}`), 403,
-		`{"error":"forbidden: a key cannot have scopes its creator lacks","missing":"ads:write"}`)
+		`{"error":"forbidden: a user or key cannot be given, or be changed while it holds, scopes you lack","missing":"ads:write"}`)
 
 	// Bad input.
 	for _, tc := range []struct{ token, want string }{
@@ -510,4 +510,129 @@ func TestMetricsToken(t *testing.T) {
 	}
 	open := start(t, t.TempDir(), nil)
 	open.expect(open.do("GET", "/metrics", "", "", ""), 200, "")
+}
+
+// TestNoCredentialGrantsMoreThanItHolds is the authorisation rule of
+// principals as a table: every route that creates, changes or removes a
+// user, a key or a session, tried by a session of every role and by a
+// key of every scope (and of every scope at once): a change is let
+// through only when the acting credential holds keys:admin and every
+// scope the principal holds before and after it, and only an owner may
+// touch an owner. A refusal is 403 and changes nothing.
+func TestNoCredentialGrantsMoreThanItHolds(t *testing.T) {
+	data := t.TempDir()
+	const pw = "correct horse battery"
+	for _, role := range marquee.Roles {
+		addUser(t, data, "actor-"+role+"@example.com", role, pw)
+	}
+	in := start(t, data, nil)
+	type actor struct {
+		name   string
+		scopes marquee.ScopeSet
+		owner  bool
+		do     func(method, path, body string) response
+	}
+	var actors []actor
+	for _, role := range marquee.Roles {
+		b := in.signIn(t, mustJSON(map[string]string{"email": "actor-" + role + "@example.com", "password": pw}))
+		scopes, _ := marquee.RoleScopes(role)
+		actors = append(actors, actor{"a " + role + "'s session", scopes, role == marquee.RoleOwner, b.do})
+	}
+	keyActor := func(name string, scopes ...string) actor {
+		secret, _ := in.createKey(name, scopes...)
+		set, _, _ := marquee.ParseScopes(scopes)
+		return actor{name, set, false, func(method, path, body string) response {
+			return in.do(method, path, secret, "application/json", body)
+		}}
+	}
+	for _, sc := range marquee.Scopes {
+		actors = append(actors, keyActor("a "+string(sc)+" key", string(sc)))
+	}
+	all := make([]string, len(marquee.Scopes))
+	for i, sc := range marquee.Scopes {
+		all[i] = string(sc)
+	}
+	actors = append(actors, keyActor("an every-scope key", all...))
+	// A key that signs in opens a session with exactly the key's scopes.
+	keySession := keyActor("a keys:admin key's session", "keys:admin")
+	{
+		secret, _ := in.createKey("session key", "keys:admin")
+		b := in.signIn(t, mustJSON(map[string]string{"key": secret}))
+		keySession.do = b.do
+	}
+	actors = append(actors, keySession)
+
+	n := 0
+	newUser := func(role string) int64 { // made by the bootstrap token
+		n++
+		r := in.admin("POST", "/api/v1/users", mustJSON(map[string]string{"email": fmt.Sprintf("target%d@example.com", n), "role": role, "password": pw}))
+		if r.status != 201 {
+			t.Fatalf("create target %s: %d %s", role, r.status, r.body)
+		}
+		var u marquee.User
+		json.Unmarshal([]byte(r.body), &u)
+		return u.ID
+	}
+	roleOf := func(id int64) string {
+		var u marquee.User
+		json.Unmarshal([]byte(in.admin("GET", fmt.Sprintf("/api/v1/users/%d", id), "").body), &u)
+		return u.Role
+	}
+	may := func(a actor, held ...marquee.ScopeSet) bool {
+		if !a.scopes.Has(marquee.ScopeKeysAdmin) {
+			return false
+		}
+		for _, s := range held {
+			if !a.scopes.Contains(s) {
+				return false
+			}
+		}
+		return true
+	}
+	check := func(a actor, what string, allowed bool, r response) {
+		t.Helper()
+		switch {
+		case allowed && r.status >= 300:
+			t.Errorf("%s: %s = %d %s; want it allowed", a.name, what, r.status, r.body)
+		case !allowed && r.status != 403:
+			t.Errorf("%s: %s = %d %s; want 403", a.name, what, r.status, r.body)
+		}
+	}
+	for _, a := range actors {
+		for _, role := range marquee.Roles {
+			rs, _ := marquee.RoleScopes(role)
+			ok := may(a, rs) && (role != marquee.RoleOwner || a.owner)
+
+			r := a.do("POST", "/api/v1/users", mustJSON(map[string]string{"email": fmt.Sprintf("new%d@example.com", n), "role": role, "password": pw}))
+			n++
+			check(a, "create a user of role "+role, ok, r)
+
+			id := newUser(role)
+			check(a, "set the password of a user of role "+role, ok,
+				a.do("PUT", fmt.Sprintf("/api/v1/users/%d", id), `{"password":"another long passphrase"}`))
+			check(a, "change the email of a user of role "+role, ok,
+				a.do("PUT", fmt.Sprintf("/api/v1/users/%d", id), mustJSON(map[string]string{"email": fmt.Sprintf("moved%d@example.com", n)})))
+			check(a, "remove a user of role "+role, ok, a.do("DELETE", fmt.Sprintf("/api/v1/users/%d", id), ""))
+
+			viewer := newUser(marquee.RoleViewer)
+			r = a.do("PUT", fmt.Sprintf("/api/v1/users/%d", viewer), mustJSON(map[string]string{"role": role}))
+			check(a, "make a viewer "+role, ok, r)
+			if want := map[bool]string{true: role, false: marquee.RoleViewer}[ok]; roleOf(viewer) != want {
+				t.Errorf("%s: after making a viewer %s (%d), the user's role is %s; want %s", a.name, role, r.status, roleOf(viewer), want)
+			}
+			if role != marquee.RoleViewer {
+				demoted := newUser(role)
+				check(a, "demote a user of role "+role+" to viewer", ok,
+					a.do("PUT", fmt.Sprintf("/api/v1/users/%d", demoted), `{"role":"viewer"}`))
+			}
+		}
+		for _, sc := range marquee.Scopes {
+			one, _, _ := marquee.ParseScopes([]string{string(sc)})
+			ok := may(a, one)
+			check(a, "create a "+string(sc)+" key", ok,
+				a.do("POST", "/api/v1/keys", mustJSON(map[string]any{"name": "made", "scopes": []string{string(sc)}})))
+			_, id := in.createKey("target", string(sc))
+			check(a, "revoke a "+string(sc)+" key", ok, a.do("DELETE", fmt.Sprintf("/api/v1/keys/%d", id), ""))
+		}
+	}
 }
