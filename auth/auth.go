@@ -137,7 +137,7 @@ func (a *Auth) Bearer(ctx context.Context, token []byte, now time.Time) (Princip
 	if len(a.token) > 0 && subtle.ConstantTimeCompare(token, a.token) == 1 {
 		return Owner("token"), nil
 	}
-	if len(token) < len(KeyPrefix)+40 || len(token) > 100 || string(token[:len(KeyPrefix)]) != KeyPrefix {
+	if !wellFormedKey(string(token)) {
 		return Principal{}, errBadToken
 	}
 	h := sha256.Sum256(token)
@@ -259,6 +259,24 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// keyLen is the length of every API key: KeyPrefix and 32 bytes in
+// unpadded URL-safe base64.
+var keyLen = len(KeyPrefix) + base64.RawURLEncoding.EncodedLen(32)
+
+// wellFormedKey reports whether s has the shape of an API key (NewSecret
+// with KeyPrefix), whether or not one exists.
+func wellFormedKey(s string) bool {
+	if len(s) != keyLen || s[:len(KeyPrefix)] != KeyPrefix {
+		return false
+	}
+	for _, c := range []byte(s[len(KeyPrefix):]) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // NewSecret returns a new random secret: prefix and 32 random bytes in

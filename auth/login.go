@@ -51,20 +51,13 @@ var errBadLogin = marquee.Errorf(marquee.KindUnauthorized, "invalid email, passw
 // a throttled one gets KindTooManyRequests with when to retry. Every
 // attempt is in the audit log (never the password).
 func (a *Auth) SignIn(ctx context.Context, st LoginStore, in Login, now time.Time) (SignedIn, error) {
-	subjects := []string{"ip:" + in.IP}
-	if in.Email != "" {
-		subjects = append(subjects, "email:"+in.Email)
-	}
-	counts, last, err := st.LoginFailures(ctx, subjects, now.Add(-FailureWindow))
-	if err != nil {
+	subjects := failureSubjects(in.IP, in.Email)
+	if err := checkThrottle(ctx, st, subjects, now, "too many failed sign-ins; retry later"); err != nil {
 		return SignedIn{}, err
-	}
-	if wait := throttled(counts, last, now); wait > 0 {
-		return SignedIn{}, &marquee.Error{Kind: marquee.KindTooManyRequests, RetryAfter: wait,
-			Message: "too many failed sign-ins; retry later"}
 	}
 	se := marquee.Session{CreatedAt: now, SeenAt: now, ExpiresAt: now.Add(SessionMax)}
 	var p Principal
+	var err error
 	ok := false
 	if in.Key != "" {
 		if p, err = a.Bearer(ctx, []byte(in.Key), now); err == nil && p.KeyID != 0 {
@@ -84,15 +77,17 @@ func (a *Auth) SignIn(ctx context.Context, st LoginStore, in Login, now time.Tim
 		}
 	}
 	if !ok {
+		// The audit names the account tried, or a key's visible prefix —
+		// only of something shaped like a key: a mistyped password or the
+		// bootstrap token pasted in the key field is not written down.
 		attempted := "email:" + in.Email
 		if in.Key != "" {
-			attempted = "key:" + in.Key[:min(PrefixLen, len(in.Key))]
+			attempted = "key"
+			if wellFormedKey(in.Key) {
+				attempted = "key:" + in.Key[:PrefixLen]
+			}
 		}
-		if err := st.AddLoginFailure(ctx, subjects, now, now.Add(-FailureWindow)); err != nil {
-			return SignedIn{}, err
-		}
-		if err := st.AddAudit(ctx, marquee.AuditEntry{At: now, Actor: "anonymous", Entity: marquee.EntitySession,
-			EntityID: attempted, Action: "login-failed", IP: in.IP}); err != nil {
+		if err := addFailure(ctx, st, subjects, now, marquee.AuditEntry{Actor: "anonymous", EntityID: attempted, Action: "login-failed", IP: in.IP}); err != nil {
 			return SignedIn{}, err
 		}
 		return SignedIn{}, errBadLogin
@@ -110,6 +105,62 @@ func (a *Auth) SignIn(ctx context.Context, st LoginStore, in Login, now time.Tim
 	}
 	p.Session, p.CSRF = se.Hash, CSRFToken([]byte(cookie))
 	return SignedIn{Cookie: cookie, Principal: p, ExpiresAt: se.ExpiresAt}, nil
+}
+
+// VerifyPassword checks that password is the current password of p, a
+// user signed in with a password whose email is email, under the same throttle as sign-ins:
+// a wrong password counts as a failed sign-in of the account and of ip,
+// and after MaxFailures of them the check answers KindTooManyRequests
+// without looking, so a stolen session cannot guess the password.
+func (a *Auth) VerifyPassword(ctx context.Context, st LoginStore, p Principal, email, password, ip string, now time.Time) error {
+	u, hash, err := st.UserLogin(ctx, email)
+	if err != nil {
+		return err
+	}
+	subjects := failureSubjects(ip, u.Email)
+	if err := checkThrottle(ctx, st, subjects, now, "too many wrong passwords; retry later"); err != nil {
+		return err
+	}
+	if !CheckPassword(hash, password) {
+		if err := addFailure(ctx, st, subjects, now, marquee.AuditEntry{Actor: p.Actor, EntityID: signedInAs(p.UserID, 0), Action: "password-check-failed", IP: ip}); err != nil {
+			return err
+		}
+		return marquee.Invalid("invalid password change", marquee.Problems{"current": "is not your password"})
+	}
+	return st.ClearLoginFailures(ctx, "email:"+u.Email)
+}
+
+// failureSubjects are what failed sign-ins count against: the IP, and
+// the account when one is named.
+func failureSubjects(ip, email string) []string {
+	subjects := []string{"ip:" + ip}
+	if email != "" {
+		subjects = append(subjects, "email:"+email)
+	}
+	return subjects
+}
+
+// checkThrottle refuses (KindTooManyRequests, with when to retry) while
+// any of subjects has MaxFailures failures in the window.
+func checkThrottle(ctx context.Context, st LoginStore, subjects []string, now time.Time, msg string) error {
+	counts, last, err := st.LoginFailures(ctx, subjects, now.Add(-FailureWindow))
+	if err != nil {
+		return err
+	}
+	if wait := throttled(counts, last, now); wait > 0 {
+		return &marquee.Error{Kind: marquee.KindTooManyRequests, RetryAfter: wait, Message: msg}
+	}
+	return nil
+}
+
+// addFailure counts a failure against subjects and writes it to the
+// audit log (e, at now, of the session entity).
+func addFailure(ctx context.Context, st LoginStore, subjects []string, now time.Time, e marquee.AuditEntry) error {
+	if err := st.AddLoginFailure(ctx, subjects, now, now.Add(-FailureWindow)); err != nil {
+		return err
+	}
+	e.At, e.Entity = now, marquee.EntitySession
+	return st.AddAudit(ctx, e)
 }
 
 // SignOut ends p's session.

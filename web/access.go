@@ -116,7 +116,7 @@ func checkCSRF(ctx *fasthttp.RequestCtx, token string) error {
 	if string(origin) != scheme+"://"+string(ctx.Host()) {
 		return marquee.Errorf(marquee.KindForbidden, "cross-origin request refused: Origin must be %s://%s", scheme, ctx.Host())
 	}
-	if got := ctx.Request.Header.Peek("X-CSRF-Token"); len(got) == 0 || string(got) != token {
+	if got := ctx.Request.Header.Peek("X-CSRF-Token"); len(got) == 0 || subtle.ConstantTimeCompare(got, []byte(token)) != 1 {
 		return marquee.Errorf(marquee.KindForbidden, "missing or wrong X-CSRF-Token header (GET /api/v1/session gives it)")
 	}
 	return nil
@@ -384,16 +384,7 @@ func (s *Server) handleSignIn(sctx context.Context, ctx *fasthttp.RequestCtx) er
 			return err
 		}
 	}
-	c := fasthttp.AcquireCookie()
-	defer fasthttp.ReleaseCookie(c)
-	c.SetKey(SessionCookie)
-	c.SetValue(si.Cookie)
-	c.SetPath("/")
-	c.SetHTTPOnly(true)
-	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
-	c.SetSecure(s.cfg.CookieSecure || ctx.IsTLS())
-	c.SetExpire(si.ExpiresAt)
-	ctx.Response.Header.SetCookie(c)
+	s.setSessionCookie(ctx, si.Cookie, si.ExpiresAt)
 	b, err := s.sessionBody(sctx, si.Principal)
 	if err != nil {
 		return err
@@ -401,6 +392,23 @@ func (s *Server) handleSignIn(sctx context.Context, ctx *fasthttp.RequestCtx) er
 	b.ExpiresAt = &si.ExpiresAt
 	writeJSON(ctx, fasthttp.StatusCreated, b)
 	return nil
+}
+
+// setSessionCookie sets the session cookie to value until expires; ""
+// and fasthttp.CookieExpireDelete clear it. A clearing cookie has the
+// same path and attributes as the one it replaces, or a browser keeps
+// the old one.
+func (s *Server) setSessionCookie(ctx *fasthttp.RequestCtx, value string, expires time.Time) {
+	c := fasthttp.AcquireCookie()
+	defer fasthttp.ReleaseCookie(c)
+	c.SetKey(SessionCookie)
+	c.SetValue(value)
+	c.SetPath("/")
+	c.SetHTTPOnly(true)
+	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
+	c.SetSecure(s.cfg.CookieSecure || ctx.IsTLS())
+	c.SetExpire(expires)
+	ctx.Response.Header.SetCookie(c)
 }
 
 func parseLogin(body []byte) (auth.Login, error) {
@@ -454,7 +462,7 @@ func (s *Server) handleSignOut(sctx context.Context, ctx *fasthttp.RequestCtx) e
 	if err := s.auth.SignOut(sctx, s.access, principal(ctx), s.clientIP(ctx)); err != nil {
 		return err
 	}
-	ctx.Response.Header.DelClientCookie(SessionCookie)
+	s.setSessionCookie(ctx, "", fasthttp.CookieExpireDelete)
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
@@ -540,13 +548,9 @@ func (s *Server) handleChangePassword(sctx context.Context, ctx *fasthttp.Reques
 	if err != nil {
 		return err
 	}
-	_, hash, err := s.access.UserLogin(sctx, u.Email)
-	if err != nil {
-		return err
-	}
 	prob := marquee.Problems{}
-	if in.Current == nil || !auth.CheckPassword(hash, *in.Current) {
-		prob["current"] = "is not your password"
+	if in.Current == nil {
+		prob["current"] = "is required"
 	}
 	if in.Password == nil {
 		prob["password"] = "is required"
@@ -554,6 +558,11 @@ func (s *Server) handleChangePassword(sctx context.Context, ctx *fasthttp.Reques
 		prob["password"] = msg
 	}
 	if err := marquee.Invalid("invalid password change", prob); err != nil {
+		return err
+	}
+	// Checked last, so that only a well-formed change counts as a guess;
+	// throttled as sign-ins are.
+	if err := s.auth.VerifyPassword(sctx, s.access, p, u.Email, *in.Current, s.clientIP(ctx), s.now()); err != nil {
 		return err
 	}
 	newHash, err := auth.HashPassword(*in.Password)
@@ -564,7 +573,7 @@ func (s *Server) handleChangePassword(sctx context.Context, ctx *fasthttp.Reques
 	if err := s.writer.visible(sctx, err, "user"); err != nil {
 		return err
 	}
-	ctx.Response.Header.DelClientCookie(SessionCookie)
+	s.setSessionCookie(ctx, "", fasthttp.CookieExpireDelete)
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }

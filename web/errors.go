@@ -96,10 +96,16 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	case isTimeout(err):
 		err = marquee.Errorf(marquee.KindTimeout, "request timeout: send the whole request within the read timeout")
 	default:
-		err = marquee.Errorf(marquee.KindInvalid, "malformed request: %v", err)
+		// fasthttp's text quotes the bytes it read, the other headers
+		// (a session cookie, a bearer token) with them: never send or
+		// log it.
+		err = errMalformed
 	}
+	nosniff(ctx)
 	s.writeError(ctx, err)
 }
+
+var errMalformed = marquee.Errorf(marquee.KindInvalid, "malformed request: the request line, a header or the body's framing is not valid HTTP/1.1")
 
 var contentTypeJSON = []byte("application/json")
 

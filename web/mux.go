@@ -97,9 +97,10 @@ func (m *mux) find(path []byte) *endpoint {
 
 func (m *mux) serve(ctx *fasthttp.RequestCtx) {
 	start := ctx.Time() // set by fasthttp just before calling the handler
+	nosniff(ctx)
 	ep := m.find(ctx.Path())
 	if ep == nil {
-		m.srv.writeError(ctx, marquee.Errorf(marquee.KindNotFound, "no route for %s", ctx.Path()))
+		m.srv.writeError(ctx, marquee.Errorf(marquee.KindNotFound, "no route for %q", ctx.Path()))
 		m.srv.metrics.unrouted.Inc()
 		return
 	}
@@ -118,4 +119,15 @@ func (m *mux) serve(ctx *fasthttp.RequestCtx) {
 		m.srv.writeError(ctx, err)
 	}
 	b.stats.observe(ctx.Response.StatusCode(), time.Since(start))
+}
+
+var (
+	headerNosniff = []byte("X-Content-Type-Options")
+	valueNosniff  = []byte("nosniff")
+)
+
+// nosniff tells browsers to take every answer as the type it declares
+// (a JSON error that quotes a path is never run as a page).
+func nosniff(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.SetCanonical(headerNosniff, valueNosniff)
 }

@@ -10,8 +10,11 @@ package web
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/netip"
 	"time"
 
@@ -161,11 +164,31 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 
 // fasthttpLogger routes fasthttp's own messages (connection errors) to slog
 // at debug level: they are the client's problem, and a flood of them must
-// not fill the log.
+// not fill the log. An error's text is withheld (its kind is kept): a
+// read error quotes the bytes it read, a session cookie or a bearer
+// token among them, and secrets are never logged.
 type fasthttpLogger struct{ log *slog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
 	if l.log.Enabled(context.Background(), slog.LevelDebug) { // a cut slow client is one; format only when kept
+		for i, a := range args {
+			if err, ok := a.(error); ok {
+				args[i] = withheld(err)
+			}
+		}
 		l.log.Debug("fasthttp", "msg", fmt.Sprintf(format, args...))
 	}
+}
+
+// withheld names an error without its text.
+func withheld(err error) string {
+	switch {
+	case isTimeout(err):
+		return "timeout"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed"
+	case errors.Is(err, net.ErrClosed):
+		return "closed"
+	}
+	return fmt.Sprintf("%T (text withheld: it may quote request headers)", err)
 }

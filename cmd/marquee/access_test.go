@@ -315,8 +315,14 @@ func TestSessions(t *testing.T) {
 	json.Unmarshal([]byte(r2.body), &me)
 	b2.csrf = me.CSRFToken
 
-	// Sign-out.
-	in.expect(b2.do("DELETE", "/api/v1/session", ""), 204, "")
+	// Sign-out clears the cookie where it was set (Path=/), or a
+	// browser keeps it.
+	out := b2.do("DELETE", "/api/v1/session", "")
+	in.expect(out, 204, "")
+	if c := (&http.Response{Header: out.header}).Cookies(); len(c) != 1 || c[0].Name != web.SessionCookie || c[0].Value != "" ||
+		c[0].Path != "/" || !c[0].HttpOnly || c[0].Expires.After(time.Now()) {
+		t.Errorf("sign-out Set-Cookie = %q; want %s cleared with Path=/, HttpOnly and a past expiry", out.header.Values("Set-Cookie"), web.SessionCookie)
+	}
 	in.expect(b2.do("GET", "/api/v1/session", ""), 401, `{"error":"session expired or signed out: sign in again"}`)
 	in.expect(b2.do("GET", "/api/v1/session", ""), 401, "")
 
@@ -372,6 +378,57 @@ func TestLoginThrottling(t *testing.T) {
 	// The right password is throttled too while the wait lasts.
 	r, _ := in.session("POST", "/api/v1/session", `{"email":"ana@example.com","password":"correct horse battery"}`, nil, "X-Forwarded-For", "10.0.2.2")
 	in.expect(r, 429, "")
+}
+
+// TestPasswordChangeThrottled: a stolen session cannot guess the
+// password through PUT /api/v1/session/password. Wrong current
+// passwords count as failed sign-ins of the account: after five, the
+// change answers 429 with Retry-After, the right password too, and so
+// does signing in to the account.
+func TestPasswordChangeThrottled(t *testing.T) {
+	data := t.TempDir()
+	const password = "correct horse battery"
+	addUser(t, data, "ana@example.com", "editor", password)
+	in := start(t, data, nil)
+	b := in.signIn(t, mustJSON(map[string]string{"email": "ana@example.com", "password": password}))
+	guess := func(current string) response {
+		return b.do("PUT", "/api/v1/session/password", mustJSON(map[string]string{"current": current, "password": "a brand new password"}))
+	}
+	for i := range auth.MaxFailures {
+		in.expect(guess(fmt.Sprintf("guess number %d", i)), 400, `{"error":"invalid password change","problems":{"current":"is not your password"}}`)
+	}
+	r := guess(password)
+	in.expect(r, 429, `{"error":"too many wrong passwords; retry later"}`)
+	if ra := r.header.Get("Retry-After"); ra == "" || ra == "0" {
+		t.Errorf("429 without Retry-After: %v", r.header)
+	}
+	r, _ = in.session("POST", "/api/v1/session", mustJSON(map[string]string{"email": "ana@example.com", "password": password}), nil)
+	in.expect(r, 429, `{"error":"too many failed sign-ins; retry later"}`)
+	in.expect(b.do("GET", "/api/v1/session", ""), 200, "") // the session itself goes on
+}
+
+// TestFailedKeySignInAudit: a refused {"key"} sign-in is audited with
+// the visible prefix of something shaped like a key, and nothing of
+// anything else (a password typed in the wrong field, the bootstrap
+// token).
+func TestFailedKeySignInAudit(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	unknownKey := "mq_" + strings.Repeat("Ab0-_", 8) + "xyz" // a key's shape; no such key
+	for _, key := range []string{in.token, "my password 123", unknownKey} {
+		r, _ := in.session("POST", "/api/v1/session", mustJSON(map[string]string{"key": key}), nil)
+		in.expect(r, 401, `{"error":"invalid email, password or key"}`)
+	}
+	var log struct{ Entries []marquee.AuditEntry }
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/audit?entity=session", "").body), &log)
+	var got []string
+	for _, e := range log.Entries {
+		got = append(got, e.Action+" "+e.EntityID)
+	}
+	slices.Sort(got)
+	want := []string{"login-failed key", "login-failed key", "login-failed key:" + unknownKey[:auth.PrefixLen]}
+	if !slices.Equal(got, want) {
+		t.Errorf("audit of refused key sign-ins = %q; want %q", got, want)
+	}
 }
 
 // TestUsersAndAudit manages users through the API, checks the rules of
@@ -466,7 +523,9 @@ func TestUsersAndAudit(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/users", mustJSON(map[string]string{"email": "ed@example.com", "role": "editor", "password": password})), 201, "")
 	eb := in.signIn(t, mustJSON(map[string]string{"email": "ed@example.com", "password": password}))
 	in.expect(eb.do("PUT", "/api/v1/session/password", `{"current":"not it at all","password":"x"}`), 400,
-		`{"error":"invalid password change","problems":{"current":"is not your password","password":"must be at least 12 characters"}}`)
+		`{"error":"invalid password change","problems":{"password":"must be at least 12 characters"}}`)
+	in.expect(eb.do("PUT", "/api/v1/session/password", `{"current":"not it at all","password":"a good new password"}`), 400,
+		`{"error":"invalid password change","problems":{"current":"is not your password"}}`)
 	in.expect(eb.do("PUT", "/api/v1/session/password", mustJSON(map[string]string{"current": password, "password": "ed's new password"})), 204, "")
 	in.expect(eb.do("GET", "/api/v1/session", ""), 401, "")
 	eb = in.signIn(t, `{"email":"ed@example.com","password":"ed's new password"}`)

@@ -373,7 +373,7 @@ func TestBadInput(t *testing.T) {
 	if allow := r.header.Get("Allow"); allow != "DELETE, GET, HEAD, PUT" {
 		t.Errorf("Allow = %q; want DELETE, GET, HEAD, PUT", allow)
 	}
-	in.expect(in.do("GET", "/nope", "", "", ""), 404, `{"error":"no route for /nope"}`)
+	in.expect(in.do("GET", "/nope", "", "", ""), 404, `{"error":"no route for \"/nope\""}`)
 	// Over the server-wide limit: refused from the headers, before the body is read.
 	conn, err := net.Dial("tcp", strings.TrimPrefix(in.url, "http://"))
 	if err != nil {
