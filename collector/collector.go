@@ -11,9 +11,11 @@
 package collector
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -311,7 +313,7 @@ func (c *Collector) fileName(seq int64) string {
 func (c *Collector) recoverSpool() ([]string, error) {
 	parts, _ := filepath.Glob(filepath.Join(c.cfg.Dir, "tmp", "*.part"))
 	for _, p := range parts {
-		if _, err := c.salvagePart(p); err != nil {
+		if _, err := c.salvagePart(p, -1); err != nil {
 			return nil, fmt.Errorf("collector: recover %s: %w", p, err)
 		}
 	}
@@ -353,15 +355,21 @@ func FinishedFiles(dir string) ([]string, error) {
 }
 
 // salvagePart rewrites the whole lines of an interrupted file into a
-// finished one, and returns its path ("" when it had no whole line).
-func (c *Collector) salvagePart(p string) (string, error) {
+// finished one, and returns its path ("" when it had no whole line). It
+// reads the first good bytes of the file (all of it when good < 0).
+func (c *Collector) salvagePart(p string, good int64) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", err
 	}
-	lines := salvage(p, f)
+	var r io.Reader = f
+	if good >= 0 {
+		r = io.LimitReader(f, good)
+	}
+	sv := salvage(p, r)
 	f.Close()
-	if len(lines) > 0 {
+	c.reportSalvage(p, good, sv)
+	if lines := sv.lines; len(lines) > 0 {
 		// The same name (a Tally knows the file by it), written beside
 		// what it reads, in the partition of when the interrupted file
 		// was opened. A crash before the .part is removed salvages it
@@ -388,4 +396,34 @@ func (c *Collector) salvagePart(p string) (string, error) {
 		return final, os.Remove(p)
 	}
 	return "", os.Remove(p)
+}
+
+// reportSalvage logs what completing the .part p kept and dropped, and
+// counts it. Completing a file is never routine (a crash, or a write
+// that failed), so each one is a warning; one that dropped bytes
+// (a damaged tail, a file that is not of its codec) is counted as
+// damaged.
+func (c *Collector) reportSalvage(p string, good int64, sv salvaged) {
+	attrs := []any{"file", p, "bytes", sv.read, "lines", bytes.Count(sv.lines, []byte("\n")),
+		"undecodable_bytes", sv.undecodable, "partial_line_bytes", sv.partial}
+	if good >= 0 {
+		attrs = append(attrs, "cut_at", good) // a failed write's bytes, cut off before
+	}
+	if sv.err != nil {
+		attrs = append(attrs, "err", sv.err)
+	}
+	c.m.salvaged.Inc()
+	switch {
+	case sv.damaged():
+		c.m.salvageDamaged.Inc()
+		c.m.salvageDropped.Add(float64(sv.undecodable + sv.partial))
+		if sv.partial > 0 {
+			attrs = append(attrs, "lines_dropped", 1)
+		}
+		c.log.Warn("event file completed with a damaged tail: its whole lines are kept, the rest is dropped", attrs...)
+	case sv.read == 0:
+		c.log.Warn("empty event file removed", attrs...)
+	default:
+		c.log.Warn("event file completed after an interruption", attrs...)
+	}
 }

@@ -19,7 +19,9 @@ type file struct {
 	written int64 // compressed bytes in the file (counted against the spool)
 }
 
-// newFile opens file name (see fileName) for writing as tmp/<name><suffix>.
+// newFile opens file name (see fileName) for writing as tmp/<name><suffix>,
+// in the codec its name says (a file completed after a restart keeps
+// the codec it was begun in).
 func newFile(c *Collector, name string, opened time.Time, suffix string) (*file, error) {
 	part := filepath.Join(c.cfg.Dir, "tmp", name+suffix)
 	f, err := os.OpenFile(part, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
@@ -27,7 +29,7 @@ func newFile(c *Collector, name string, opened time.Time, suffix string) (*file,
 		return nil, err
 	}
 	out := &file{c: c, name: name, opened: opened, part: part, f: f}
-	if out.enc, err = newEncoder(c.cfg.Codec, (*countWriter)(out)); err != nil {
+	if out.enc, err = newEncoder(codecOf(name), (*countWriter)(out)); err != nil {
 		f.Close()
 		return nil, err
 	}

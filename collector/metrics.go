@@ -14,6 +14,8 @@ type metrics struct {
 	spool         prometheus.Gauge
 	diskFree      prometheus.Gauge
 	diskLow       prometheus.Gauge
+
+	salvaged, salvageDamaged, salvageDropped prometheus.Counter
 }
 
 // newMetrics registers the collector's metrics. Events and bytes accepted
@@ -43,10 +45,16 @@ func newMetrics(reg prometheus.Registerer, accepted func() (events, bytes uint64
 			Help: "Free bytes of the spool's filesystem, as last read."}),
 		diskLow: prometheus.NewGauge(prometheus.GaugeOpts{Name: "marquee_events_disk_low",
 			Help: "1 while the spool's filesystem is below its free-space watermark and events are refused."}),
+		salvaged: prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_salvaged_files_total",
+			Help: "Interrupted .part files completed (after a crash, or a failed write or rotation)."}),
+		salvageDamaged: prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_salvage_damaged_files_total",
+			Help: "Completed .part files that had bytes no whole line could be read from (a damaged tail, not the codec's format)."}),
+		salvageDropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "marquee_events_salvage_dropped_bytes_total",
+			Help: "Bytes dropped completing .part files: undecodable file bytes plus decoded bytes of a cut last line."}),
 	}
 	if reg != nil {
 		reg.MustRegister(acceptedEvents, bytesIn, m.rejected, m.bytesOut, m.ratio, m.rotated, m.writeErrors,
-			m.uploads, m.retries, m.uploadSeconds, m.spool, m.diskFree, m.diskLow)
+			m.uploads, m.retries, m.uploadSeconds, m.spool, m.diskFree, m.diskLow, m.salvaged, m.salvageDamaged, m.salvageDropped)
 	}
 	return m
 }

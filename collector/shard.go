@@ -3,6 +3,7 @@ package collector
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 )
@@ -28,9 +29,16 @@ type shard struct {
 	done   chan struct{} // closed by close
 	exited chan struct{} // closed when run returns
 
-	out      *file    // owned by run
-	stranded []string // .part files a failed write or finish left, completed once writes succeed (owned by run)
-	lost     int      // lines an exit left unwritten, after a failed write
+	out      *file      // owned by run
+	stranded []stranded // .part files a failed write or finish left, completed once writes succeed (owned by run)
+	lost     int        // lines an exit left unwritten, after a failed write
+}
+
+// stranded is a .part file given up after a failed write or finish:
+// its first good bytes hold every line written to it and nothing else.
+type stranded struct {
+	part string
+	good int64
 }
 
 func newShard(c *Collector, i int) *shard {
@@ -92,8 +100,18 @@ func (s *shard) run() {
 			closing = true
 		}
 		s.mu.Lock()
-		if len(pending) == 0 && len(s.buf) > 0 {
+		switch {
+		case len(s.buf) == 0:
+		case len(pending) == 0:
 			pending, s.buf, s.spare = s.buf, s.spare[:0], nil
+			pendingGen = s.gen
+			s.gen++
+		default:
+			// Lines accepted while a failed write was in flight join its
+			// retry, or the last write before closing would leave them
+			// out.
+			pending = append(pending, s.buf...)
+			s.buf = s.buf[:0]
 			pendingGen = s.gen
 			s.gen++
 		}
@@ -142,16 +160,23 @@ func (s *shard) write(lines []byte, closing bool) error {
 			}
 			s.out = f
 		}
+		good := s.out.written
 		if err := s.out.write(lines); err != nil {
-			s.abandon()
+			s.abandon(good) // the lines are retried in a new file: cut from this one
 			return err
 		}
 	}
 	if s.out != nil && (closing || s.out.raw >= s.c.cfg.RotateBytes || now.Sub(s.out.opened) >= s.c.cfg.RotateAge) {
+		good := s.out.written
 		final, err := s.out.finish()
 		if err != nil {
-			s.abandon() // its lines are in the .part, completed once writes succeed again
-			return err
+			// The lines are written (and told to the Tally): they stay
+			// in the .part, completed once writes succeed again, and are
+			// not written again.
+			s.c.log.Error("finishing an event file failed; its events stay in it and are completed once the disk takes writes", "shard", s.i, "file", s.out.part, "err", err)
+			s.c.m.writeErrors.Inc()
+			s.abandon(good)
+			return nil
 		}
 		s.out = nil
 		if s.c.ship != nil {
@@ -162,27 +187,36 @@ func (s *shard) write(lines []byte, closing bool) error {
 }
 
 // abandon gives up the current file after a failed write or finish: its
-// encoder's state is unknown, so the retry goes to a new file. The .part
-// stays on disk with every line written before, and is completed into a
-// finished file once a write succeeds again (or at the next start). Lines
-// of the failed write that reached it may then be in two files: a
-// duplicate, never a loss.
-func (s *shard) abandon() {
+// encoder's state is unknown, so what comes next goes to a new file. The
+// .part is cut back to its first good bytes — every line written to it
+// before, made decodable by their flush, and none of the failed write,
+// which is retried elsewhere (cut here, it is never in two files) — and
+// stays on disk, to be completed into a finished file once a write
+// succeeds again (or at the next start).
+func (s *shard) abandon(good int64) {
 	s.out.f.Close()
-	s.stranded = append(s.stranded, s.out.part)
+	if err := os.Truncate(s.out.part, good); err != nil {
+		// Completed from its good bytes all the same while this process
+		// lives; a restart before that reads the whole file and may find
+		// a line twice (a duplicate, never a loss).
+		s.c.log.Error("cutting a failed write from its event file failed", "file", s.out.part, "err", err)
+	}
+	s.c.spool.Add(good - s.out.written)
+	s.stranded = append(s.stranded, stranded{part: s.out.part, good: good})
 	s.out = nil
 }
 
 // complete finishes the stranded .part files, now that the disk takes
 // writes again; one that still fails stays for the next try.
 func (s *shard) complete() {
-	var left []string
+	var left []stranded
 	for _, p := range s.stranded {
-		final, err := s.c.salvagePart(p)
+		final, err := s.c.salvagePart(p.part, p.good)
 		if err != nil {
 			left = append(left, p)
 			continue
 		}
+		s.c.spool.Add(-p.good) // the .part is gone; what it held is in final
 		if final != "" && s.c.ship != nil {
 			s.c.ship.enqueue(final)
 		}

@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"marquee/tmpfs"
 )
 
 // stats is the part of a report the tests read.
@@ -225,5 +230,84 @@ func TestReportRoutes(t *testing.T) {
 	json.Unmarshal([]byte(in.admin("GET", "/api/v1/ad/1/stats", "").body), &s)
 	if s.Totals.Uniques != 0 {
 		t.Errorf("uniques = %d; want 0 (no uid, and one over %d bytes)", s.Totals.Uniques, 128)
+	}
+}
+
+// TestFullDiskReportsCountOnce, on a real 3 MiB tmpfs in the default
+// (not durable) mode: beacons fill the event spool's disk; some are
+// acknowledged, the rest refused (503). Once space returns, every
+// acknowledged event is in the files exactly once, no event twice, and
+// the ad's report counts exactly the events the files hold.
+func TestFullDiskReportsCountOnce(t *testing.T) {
+	for _, codec := range []string{"none", "lz4"} {
+		t.Run(codec, func(t *testing.T) { fullDiskReports(t, codec) })
+	}
+}
+
+func fullDiskReports(t *testing.T, codec string) {
+	mnt := tmpfs.Mount(t, 3<<20)
+	db := filepath.Join(t.TempDir(), "marquee.db") // the store elsewhere: only the spool's disk fills
+	flags := []string{"-db", db, "-events-min-free", "off", "-reports-flush", "100ms", "-events-codec", codec, "-events-rotate-mb", "1"}
+	in := start(t, mnt, nil, flags...)
+	from, to := time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/ad", adBody("A", from, to, "")), 201, `{"id":"1"}`)
+	filler := tmpfs.Fill(t, mnt)
+	fi, _ := os.Stat(filler)
+	os.Truncate(filler, fi.Size()-32<<10) // room for some events: the disk fills under them
+	rnd := rand.New(rand.NewPCG(5, 6))
+	client := &http.Client{Timeout: 5 * time.Second}
+	acked := map[string]bool{}
+	refused := 0
+	for i := range 4000 {
+		uid := fmt.Sprintf("u%d", i)
+		status, err := get(client, fmt.Sprintf("%s/e?type=impression&ad=1&uid=%s&pad=%016x%016x%016x%016x", in.url, uid, rnd.Uint64(), rnd.Uint64(), rnd.Uint64(), rnd.Uint64()))
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case status == 204:
+			acked[uid] = true
+		case status == 503:
+			refused++
+		default:
+			t.Fatalf("beacon %d = %d; want 204 or 503", i, status)
+		}
+	}
+	if refused == 0 {
+		t.Fatal("every beacon was acknowledged: the disk never filled")
+	}
+	os.Remove(filler)
+	if err := in.stop(); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+	first := in
+	defer func() {
+		if t.Failed() {
+			t.Logf("log of the instance the disk filled under:\n%s", first.log)
+		}
+	}()
+
+	seen := map[string]int{}
+	for _, l := range eventLines(t, mnt) {
+		if l["type"] == "impression" && l["ad"] == "1" {
+			seen[l["uid"].(string)]++
+		}
+	}
+	inFiles := int64(0)
+	for uid, n := range seen {
+		if n != 1 {
+			t.Errorf("event of %s is %d times in the files; want once", uid, n)
+		}
+		inFiles++
+	}
+	for uid := range acked {
+		if seen[uid] == 0 {
+			t.Errorf("acknowledged event of %s is not in the files", uid)
+		}
+	}
+	in = start(t, mnt, nil, flags...)
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	path := "/api/v1/ad/1/stats?from=" + today.Add(-24*time.Hour).Format(time.RFC3339) + "&to=" + today.Add(48*time.Hour).Format(time.RFC3339)
+	if got := in.stats(path).Totals.Impressions; got != inFiles {
+		t.Errorf("the report counts %d impressions; the files hold %d events (%d acknowledged, %d refused)", got, inFiles, len(acked), refused)
 	}
 }
