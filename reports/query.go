@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"marquee"
@@ -360,9 +361,20 @@ func cmpString(a, b string) int {
 	return 0
 }
 
+// inert keeps a CSV cell from being run as a formula by a spreadsheet
+// (OWASP's CSV injection advice): a cell that starts with =, +, -, @, a
+// tab or a carriage return gets a leading '. Only text cells need it:
+// numbers are written by Marquee. A link code may start with -.
+func inert(cell string) string {
+	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+		return "'" + cell
+	}
+	return cell
+}
+
 // WriteCSV writes a report as CSV: one row per breakdown value when it has
 // a breakdown, else one per top entry when it has a top list, else one
-// per bucket of its series.
+// per bucket of its series. Text cells are made inert (see inert).
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
@@ -378,7 +390,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		}
 		cw.Write([]string{first, "impressions", "clicks", "conversions", "ctr"})
 		for _, p := range parts {
-			cw.Write([]string{p.Country + p.Platform + p.ID, itoa(p.Impressions), itoa(p.Clicks), itoa(p.Conversions), ftoa(p.CTR)})
+			cw.Write([]string{inert(p.Country + p.Platform + p.ID), itoa(p.Impressions), itoa(p.Clicks), itoa(p.Conversions), ftoa(p.CTR)})
 		}
 	default:
 		cw.Write([]string{"t", "impressions", "clicks", "conversions", "uniques"})

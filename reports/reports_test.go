@@ -452,3 +452,19 @@ func TestRollUpKeepsTotals(t *testing.T) {
 		}
 	})
 }
+
+// TestCSVCellsAreInert: a text cell a spreadsheet would run as a formula
+// (a link code may start with -) is written with a leading '.
+func TestCSVCellsAreInert(t *testing.T) {
+	r := &reports.Report{Top: []reports.Part{{ID: "=HYPERLINK(\"http://x\")"}, {ID: "+1"}, {ID: "-spring"}, {ID: "@SUM(A1)"},
+		{ID: "\tx"}, {ID: "\rx"}, {ID: "spring"}, {ID: "a=b"}}}
+	var csv strings.Builder
+	if err := r.WriteCSV(&csv); err != nil {
+		t.Fatal(err)
+	}
+	want := "id,impressions,clicks,conversions,ctr\n\"'=HYPERLINK(\"\"http://x\"\")\",0,0,0,0\n'+1,0,0,0,0\n'-spring,0,0,0,0\n'@SUM(A1),0,0,0,0\n" +
+		"'\tx,0,0,0,0\n\"'\rx\",0,0,0,0\nspring,0,0,0,0\na=b,0,0,0,0\n"
+	if csv.String() != want {
+		t.Errorf("CSV =\n%q\nwant\n%q", csv.String(), want)
+	}
+}
