@@ -23,7 +23,7 @@ func kept(data, name string, perm os.FileMode, generate func() string) (v string
 		return "", false, err
 	}
 	v = generate()
-	if err := os.MkdirAll(data, 0o755); err != nil {
+	if err := os.MkdirAll(data, 0o700); err != nil { // secrets inside: the owner's alone
 		return "", false, err
 	}
 	return v, true, os.WriteFile(path, []byte(v+"\n"), perm)

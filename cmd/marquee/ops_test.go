@@ -248,3 +248,33 @@ func TestSavedIndexStartEqualsFullLoad(t *testing.T) {
 		t.Errorf("the ad created before the stop is missing: %.300s", r.body)
 	}
 }
+
+// TestDataIsPrivate: the data directory Marquee makes is its owner's
+// alone (0700), and the SQLite database and its -wal and -shm (password
+// and key hashes) are 0600 — also an existing database made readable.
+func TestDataIsPrivate(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	in := start(t, data, nil)
+	in.expect(in.admin("POST", "/api/v1/ad", adBody("A", time.Now(), time.Now().Add(time.Hour), "")), 201, "")
+	mode := func(p string) os.FileMode {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Mode().Perm()
+	}
+	if got := mode(data); got != 0o700 {
+		t.Errorf("data dir mode = %o; want 700", got)
+	}
+	for _, f := range []string{"marquee.db", "marquee.db-wal", "marquee.db-shm", "admin-token"} {
+		if got := mode(filepath.Join(data, f)); got != 0o600 {
+			t.Errorf("%s mode = %o; want 600", f, got)
+		}
+	}
+	in.stop()
+	os.Chmod(filepath.Join(data, "marquee.db"), 0o644)
+	start(t, data, nil).stop()
+	if got := mode(filepath.Join(data, "marquee.db")); got != 0o600 {
+		t.Errorf("a readable marquee.db, after a start: mode %o; want 600", got)
+	}
+}
