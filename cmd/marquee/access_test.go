@@ -431,6 +431,41 @@ func TestFailedKeySignInAudit(t *testing.T) {
 	}
 }
 
+// TestKeysOutliveTheirCreator: a key keeps working when the user who
+// made it is deleted (a program's key must not stop when a person
+// leaves), and the key list names who made it, so that an admin can
+// revoke it.
+func TestKeysOutliveTheirCreator(t *testing.T) {
+	data := t.TempDir()
+	const password = "correct horse battery"
+	addUser(t, data, "ana@example.com", "admin", password)
+	in := start(t, data, nil)
+	b := in.signIn(t, mustJSON(map[string]string{"email": "ana@example.com", "password": password}))
+	r := b.do("POST", "/api/v1/keys", `{"name":"ci","scopes":["ads:read"]}`)
+	in.expect(r, 201, "")
+	var k struct {
+		ID        int64
+		Key       string
+		CreatedBy string
+	}
+	json.Unmarshal([]byte(r.body), &k)
+	var me struct{ User marquee.User }
+	json.Unmarshal([]byte(b.do("GET", "/api/v1/session", "").body), &me)
+	in.expect(in.admin("DELETE", fmt.Sprintf("/api/v1/users/%d", me.User.ID), ""), 204, "")
+	in.expect(b.do("GET", "/api/v1/session", ""), 401, "") // her sessions end with her
+	in.expect(in.do("GET", "/api/v1/ads", k.Key, "", ""), 200, "")
+	var list struct {
+		Keys []struct {
+			ID        int64
+			CreatedBy string
+		}
+	}
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/keys", "").body), &list)
+	if len(list.Keys) != 1 || list.Keys[0].ID != k.ID || list.Keys[0].CreatedBy != fmt.Sprintf("user:%d ana@example.com", me.User.ID) {
+		t.Errorf("GET /api/v1/keys = %+v; want key %d created by user:%d ana@example.com", list.Keys, k.ID, me.User.ID)
+	}
+}
+
 // TestUsersAndAudit manages users through the API, checks the rules of
 // owners, and finds every change in the audit log, with no secret in it,
 // in the logs or in the database's files.
