@@ -477,7 +477,7 @@ func (s *Server) handleAudit(sctx context.Context, ctx *fasthttp.RequestCtx) err
 		name string
 		dst  *time.Time
 	}{{"from", &f.From}, {"to", &f.To}} {
-		if v := args.Peek(t.name); len(v) > 0 {
+		if v, ok := param(args, t.name); ok {
 			tv, err := time.Parse(time.RFC3339, string(v))
 			if err != nil {
 				p[t.name] = "must be an RFC 3339 time"
@@ -490,7 +490,7 @@ func (s *Server) handleAudit(sctx context.Context, ctx *fasthttp.RequestCtx) err
 		dst      *int
 		min, max int
 	}{{"offset", &f.Offset, 0, 1 << 30}, {"limit", &f.Limit, 1, 500}} {
-		if v := args.Peek(n.name); len(v) > 0 {
+		if v, ok := param(args, n.name); ok {
 			i, err := strconv.Atoi(string(v))
 			if err != nil || i < n.min || i > n.max {
 				p[n.name] = "must be an integer from " + strconv.Itoa(n.min) + " to " + strconv.Itoa(n.max)

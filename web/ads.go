@@ -100,14 +100,13 @@ func intParam(args *fasthttp.Args, key string, lo, hi int, dst *int, bad func(k,
 	}
 }
 
-// param returns a query parameter's first value and whether it is present
-// (an empty value is present, and invalid for every list parameter).
+// param returns a query parameter's first value and whether it is set.
+// The one rule of every route (docs/api.md): an empty value is the same
+// as leaving the parameter out, as clients built from a struct send
+// their unset fields (?age=&gender=).
 func param(args *fasthttp.Args, key string) ([]byte, bool) {
 	v := args.Peek(key)
-	if len(v) == 0 && !args.Has(key) {
-		return nil, false
-	}
-	return v, true
+	return v, len(v) > 0
 }
 
 // handleGetAd serves GET /api/v1/ad/{id}: the whole ad, whatever its state,
@@ -170,7 +169,8 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 		f := marquee.AdFilter{Now: now()}
 		p := marquee.Problems{}
 		var err error
-		if f.State, err = marquee.ParseAdState(string(args.Peek("state"))); err != nil {
+		state, _ := param(args, "state")
+		if f.State, err = marquee.ParseAdState(string(state)); err != nil {
 			p["state"] = err.Error()
 		}
 		f.Query = string(args.Peek("q"))

@@ -137,14 +137,15 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 	q.Bots = oneOf("bots", "exclude", "exclude", "include") == "include"
 	if v, ok := param(args, "tz"); ok {
 		loc, err := time.LoadLocation(string(v))
-		if err != nil || len(v) == 0 {
+		if err != nil {
 			p["tz"] = fmt.Sprintf("unknown IANA time zone %q", v)
 		} else {
 			q.Loc = loc
 		}
 	}
+	_, format := param(args, "format")
 	csv := oneOf("format", "json", "json", "csv") == "csv" ||
-		!args.Has("format") && bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderAccept), []byte("text/csv"))
+		!format && bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderAccept), []byte("text/csv"))
 	if overall {
 		q.Entity = marquee.EntityAd
 		if oneOf("top", "ads", "ads", "links") == "links" {
