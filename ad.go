@@ -206,8 +206,9 @@ func checkAd(in *AdInput, startOK, endOK bool, p Problems) {
 	}
 }
 
-// object decodes body as a JSON object and reports every field not in
-// known to p. It reports false (and the problem under "body") when body is
+// object decodes body as a JSON object and reports to p every field not
+// in known, and every field whose text is not text (CheckJSONText). It
+// reports false (and the problem under "body") when body is
 // not an object.
 func object(body []byte, p Problems, known ...string) (map[string]json.RawMessage, bool) {
 	var fields map[string]json.RawMessage
@@ -215,9 +216,12 @@ func object(body []byte, p Problems, known ...string) (map[string]json.RawMessag
 		p["body"] = bodyProblem(body, err)
 		return nil, false
 	}
-	for k := range fields {
-		if !slices.Contains(known, k) {
+	for k, raw := range fields {
+		switch {
+		case !slices.Contains(known, k):
 			p[k] = "unknown field"
+		case CheckJSONText(raw) != "":
+			p[k] = CheckJSONText(raw)
 		}
 	}
 	return fields, true

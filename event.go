@@ -189,8 +189,8 @@ func appendEvent(dst []byte, dec *json.Decoder, head func([]byte) []byte, i int,
 		case compact.Len() > MaxEventValue:
 			*problems = AddEventProblem(*problems, path, fmt.Sprintf("values must be at most %d bytes of JSON", MaxEventValue))
 			continue
-		case !utf8.Valid(raw):
-			*problems = AddEventProblem(*problems, path, "is not valid UTF-8")
+		case CheckJSONText(raw) != "":
+			*problems = AddEventProblem(*problems, path, CheckJSONText(raw))
 			continue
 		case depth(compact.Bytes()) > MaxEventDepth:
 			*problems = AddEventProblem(*problems, path, fmt.Sprintf("nests deeper than %d levels", MaxEventDepth))

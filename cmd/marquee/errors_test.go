@@ -65,6 +65,10 @@ func TestErrorResponses(t *testing.T) {
 			`{"error":"content type \"text/csv\": send application/json, application/x-ndjson or text/plain"}`, "", ""},
 		{"bad batch", in.do("POST", "/e", "", "application/json", `[{"type":"x"},{},{"ip":"1"},3]`), 400,
 			`{"error":"invalid event","problems":{"[3]":"an event must be a JSON object"}}`, "", ""},
+		{"ad title not text", in.admin("POST", "/api/v1/ad", `{"title":"\ud800","startAt":"2024-01-01T00:00:00Z","endAt":"2031-01-01T00:00:00Z"}`), 400,
+			`{"error":"invalid ad","problems":{"title":"holds half a surrogate pair (a lone \\ud800-\\udfff escape): not text"}}`, "", ""},
+		{"event value not text", in.do("POST", "/e", "", "application/json", `{"type":"x","v":"a\udc00"}`), 400,
+			`{"error":"invalid events","problems":{"[0].v":"holds half a surrogate pair (a lone \\ud800-\\udfff escape): not text"}}`, "", ""},
 		{"bad events", in.do("POST", "/e", "", "application/json", `[{"type":"x"},{},{"ip":"1"}]`), 400,
 			`{"error":"invalid events","problems":{"[1]":"an event needs at least one field","[2].ip":"is set by the server"}}`, "", ""},
 	} {
