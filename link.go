@@ -173,6 +173,16 @@ func ParseLinkInput(body []byte) (LinkInput, error) {
 	return in, Invalid("invalid link", p)
 }
 
+// CheckNew refuses, for a link being created at now, an expiresAt that
+// is not in the future: the link would answer 410 from its first click.
+// (A replace may set a past expiresAt: that is how a link is ended.)
+func (in LinkInput) CheckNew(now time.Time) error {
+	if !in.ExpiresAt.IsZero() && !in.ExpiresAt.After(now) {
+		return Invalid("invalid link", Problems{"expiresAt": "must be in the future: a new link would be expired at once (to end a link, replace it with a past expiresAt)"})
+	}
+	return nil
+}
+
 // Validate checks a LinkInput built in code (seeding, an ad's tracking
 // link) against the rules ParseLinkInput applies.
 func (in *LinkInput) Validate() error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
@@ -105,6 +106,17 @@ func handleGetLink(store LinkStore) storeHandler {
 		}
 		writeJSON(ctx, fasthttp.StatusOK, l)
 		return nil
+	}
+}
+
+// createLink is LinkStore.CreateLink for a link created at now(): one
+// that would be expired at once is refused (LinkInput.CheckNew).
+func createLink(now func() time.Time) func(LinkStore, context.Context, marquee.LinkInput) (marquee.Link, error) {
+	return func(st LinkStore, ctx context.Context, in marquee.LinkInput) (marquee.Link, error) {
+		if err := in.CheckNew(now()); err != nil {
+			return marquee.Link{}, err
+		}
+		return st.CreateLink(ctx, in)
 	}
 }
 

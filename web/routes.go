@@ -68,7 +68,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/links/{code}/stats", marquee.ScopeReportsRead, withStore(handleStats(linkStats(s.links), s.reports))},
 		{"GET", "/api/v1/stats", marquee.ScopeReportsRead, withStore(handleOverallStats(s.reports))},
 		// Short links: admin, and the redirect (from the cache).
-		{"POST", "/api/v1/links", marquee.ScopeLinksWrite, withStore(s.audited(handleCreate(linkResource, s.links, LinkStore.CreateLink, s.writer, linkCreated)))},
+		{"POST", "/api/v1/links", marquee.ScopeLinksWrite, withStore(s.audited(handleCreate(linkResource, s.links, createLink(s.now), s.writer, linkCreated)))},
 		{"GET", "/api/v1/links", marquee.ScopeLinksRead, withStore(handleListLinks(s.links))},
 		{"GET", "/api/v1/links/{code}", marquee.ScopeLinksRead, withStore(handleGetLink(s.links))},
 		{"PUT", "/api/v1/links/{code}", marquee.ScopeLinksWrite, withStore(s.audited(handleReplace(linkResource, s.links, LinkStore.ReplaceLink, linkInput, s.writer)))},

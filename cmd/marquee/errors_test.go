@@ -20,7 +20,12 @@ func TestErrorResponses(t *testing.T) {
 	now := time.Now()
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"landing","startAt":"2024-01-01T00:00:00Z","endAt":"2031-01-01T00:00:00Z","url":"https://example.com/a"}`), 201, `{"id":"1"}`)
 	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://example.com/s","code":"spring","maxClicks":1}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"https://example.com/e","code":"gone","expiresAt":%q}`, now.Add(-time.Hour).Format(time.RFC3339))), 201, "")
+	// A link cannot be created expired; a replace with a past expiry ends it.
+	past := now.Add(-time.Hour).Format(time.RFC3339)
+	in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"https://example.com/e","code":"gone","expiresAt":%q}`, past)), 400,
+		`{"error":"invalid link","problems":{"expiresAt":"must be in the future: a new link would be expired at once (to end a link, replace it with a past expiresAt)"}}`)
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://example.com/e","code":"gone"}`), 201, "")
+	in.expect(in.admin("PUT", "/api/v1/links/gone", fmt.Sprintf(`{"url":"https://example.com/e","code":"gone","expiresAt":%q}`, past)), 200, "")
 	if r := in.follow("GET", "spring"); r.status != 302 {
 		t.Fatalf("first click of spring = %d %s; want 302", r.status, r.body)
 	}

@@ -177,7 +177,8 @@ func TestLinkExpiryAndClickLimit(t *testing.T) {
 	expires := time.Now().Add(time.Second).UTC().Truncate(time.Millisecond)
 	in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"https://x.test","code":"soon","expiresAt":%q}`, expires.Format(time.RFC3339Nano))), 201, "")
 	past := time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
-	in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"https://x.test","code":"past","expiresAt":%q}`, past)), 201, "")
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.test","code":"past"}`), 201, "")
+	in.expect(in.admin("PUT", "/api/v1/links/past", fmt.Sprintf(`{"url":"https://x.test","code":"past","expiresAt":%q}`, past)), 200, "") // ends it
 	if r := in.follow("GET", "soon"); time.Now().Before(expires) && r.status != 302 {
 		t.Errorf("GET /r/soon before expiresAt = %d; want 302", r.status)
 	}
