@@ -4,119 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/mail"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// Scope is a right a credential may hold: to read or write ads or links,
-// to read reports, or to manage users and keys (and read the audit log).
-type Scope string
-
-// The scopes.
-const (
-	ScopeAdsRead     Scope = "ads:read"
-	ScopeAdsWrite    Scope = "ads:write"
-	ScopeLinksRead   Scope = "links:read"
-	ScopeLinksWrite  Scope = "links:write"
-	ScopeReportsRead Scope = "reports:read"
-	ScopeKeysAdmin   Scope = "keys:admin"
-)
-
-// Scopes lists every scope, in the order lists of scopes are given in.
-var Scopes = []Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeReportsRead, ScopeKeysAdmin}
-
-// ScopeSet is a set of scopes, one bit each (in the order of Scopes).
-type ScopeSet uint8
-
-// AllScopes holds every scope.
-const AllScopes = ScopeSet(1)<<len(scopeBits) - 1
-
-var scopeBits = [...]Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeReportsRead, ScopeKeysAdmin}
-
-// Has reports whether s holds scope.
-func (s ScopeSet) Has(scope Scope) bool {
-	i := slices.Index(scopeBits[:], scope)
-	return i >= 0 && s&(1<<i) != 0
-}
-
-// Contains reports whether s holds every scope of o.
-func (s ScopeSet) Contains(o ScopeSet) bool { return s&o == o }
-
-// List returns the scopes of s in the order of Scopes.
-func (s ScopeSet) List() []Scope {
-	out := []Scope{}
-	for i, sc := range scopeBits {
-		if s&(1<<i) != 0 {
-			out = append(out, sc)
-		}
-	}
-	return out
-}
-
-// String is the scopes of s separated by spaces (how stores keep them).
-func (s ScopeSet) String() string {
-	var b strings.Builder
-	for i, sc := range s.List() {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(string(sc))
-	}
-	return b.String()
-}
-
-// ParseScopes returns the set of the named scopes; ok is false when a
-// name is not a scope.
-func ParseScopes(names []string) (s ScopeSet, bad string, ok bool) {
-	for _, n := range names {
-		i := slices.Index(scopeBits[:], Scope(n))
-		if i < 0 {
-			return 0, n, false
-		}
-		s |= 1 << i
-	}
-	return s, "", true
-}
-
-// ScopesOf parses a set as String writes it; unknown names are ignored
-// (a scope removed in a later version grants nothing).
-func ScopesOf(stored string) ScopeSet {
-	var s ScopeSet
-	for n := range strings.FieldsSeq(stored) {
-		if i := slices.Index(scopeBits[:], Scope(n)); i >= 0 {
-			s |= 1 << i
-		}
-	}
-	return s
-}
-
-// The roles of users: named scope sets.
-const (
-	RoleOwner  = "owner"  // everything; the last owner cannot be removed or demoted
-	RoleAdmin  = "admin"  // everything, but cannot remove, demote or make owners
-	RoleEditor = "editor" // ads, links and reports, read and write
-	RoleViewer = "viewer" // every read scope
-)
-
-// Roles lists the roles, most powerful first.
-var Roles = []string{RoleOwner, RoleAdmin, RoleEditor, RoleViewer}
-
-// RoleScopes returns the scopes of role, and whether it is a role.
-func RoleScopes(role string) (ScopeSet, bool) {
-	read, _, _ := ParseScopes([]string{"ads:read", "links:read", "reports:read"})
-	switch role {
-	case RoleOwner, RoleAdmin:
-		return AllScopes, true
-	case RoleEditor:
-		w, _, _ := ParseScopes([]string{"ads:write", "links:write"})
-		return read | w, true
-	case RoleViewer:
-		return read, true
-	}
-	return 0, false
-}
 
 // User is a person who signs in with an email and a password. The
 // password's hash never leaves the store.
@@ -349,11 +240,3 @@ func AuditFrom(ctx context.Context) (Audit, bool) {
 	a, ok := ctx.Value(auditKey{}).(Audit)
 	return a, ok
 }
-
-// The changelog's entities of access: every instance drops what it
-// caches of them when one changes.
-const (
-	EntityKey     = "key"
-	EntityUser    = "user"
-	EntitySession = "session"
-)

@@ -1,11 +1,8 @@
 package marquee
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,13 +77,6 @@ func (in AdInput) Ad(id int64, link string, created, updated time.Time) Ad {
 func (a *Ad) ActiveAt(now time.Time) bool {
 	return a.StartAt.Before(now) && now.Before(a.EndAt)
 }
-
-// TimeLayout is how every timestamp leaves Marquee: UTC, three fractional
-// digits, "Z".
-const TimeLayout = "2006-01-02T15:04:05.000Z"
-
-// FormatTime formats t in TimeLayout.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 
 // adJSON is the wire shape of a whole ad (admin reads).
 type adJSON struct {
@@ -204,66 +194,6 @@ func checkAd(in *AdInput, startOK, endOK bool, p Problems) {
 			p["endAt"] = "is required"
 		}
 	}
-}
-
-// object decodes body as a JSON object and reports to p every field not
-// in known, and every field whose text is not text (CheckJSONText). It
-// reports false (and the problem under "body") when body is
-// not an object.
-func object(body []byte, p Problems, known ...string) (map[string]json.RawMessage, bool) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		p["body"] = bodyProblem(body, err)
-		return nil, false
-	}
-	for k, raw := range fields {
-		switch {
-		case !slices.Contains(known, k):
-			p[k] = "unknown field"
-		case CheckJSONText(raw) != "":
-			p[k] = CheckJSONText(raw)
-		}
-	}
-	return fields, true
-}
-
-func bodyProblem(body []byte, err error) string {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return "is empty; want a JSON object"
-	}
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) {
-		return "malformed JSON: " + err.Error()
-	}
-	return "must be a JSON object"
-}
-
-// present returns the raw value of a field that is set and not null.
-func present(fields map[string]json.RawMessage, k string) (json.RawMessage, bool) {
-	raw, ok := fields[k]
-	if !ok || string(raw) == "null" {
-		return nil, false
-	}
-	return raw, true
-}
-
-func parseTimeField(fields map[string]json.RawMessage, k string, p Problems) (time.Time, bool) {
-	raw, ok := present(fields, k)
-	if !ok {
-		p[k] = "is required"
-		return time.Time{}, false
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		p[k] = "must be an RFC 3339 timestamp string"
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		p[k] = fmt.Sprintf("must be an RFC 3339 timestamp, got %q", s)
-		return time.Time{}, false
-	}
-	return t, true
 }
 
 // parseConditions accepts one condition object or an array of them.
@@ -436,14 +366,6 @@ func normPlatform(s string) (string, string) {
 		}
 	}
 	return "", fmt.Sprintf("must be one of \"android\", \"ios\", \"web\", got %q", s)
-}
-
-func firstByte(raw []byte) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
-	}
-	return raw[0]
 }
 
 // NoAd is the KindNotFound error of an id that names no ad.

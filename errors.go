@@ -29,10 +29,11 @@ const (
 	KindHeadersTooLarge              // the request line and headers are over their limit
 	KindTooManyRequests              // throttled (failed logins): retry after Error.RetryAfter
 	KindTimeout                      // the client did not send its request in time
+	KindStorageFull                  // the store's disk is full: writes wait for space (a 503, like KindUnavailable)
 )
 
 var kindNames = [...]string{"internal", "invalid", "not found", "conflict", "unauthorized", "forbidden",
-	"unavailable", "too large", "unsupported media type", "gone", "method not allowed", "headers too large", "too many requests", "timeout"}
+	"unavailable", "too large", "unsupported media type", "gone", "method not allowed", "headers too large", "too many requests", "timeout", "storage full"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -71,13 +72,12 @@ func Unavailable(cause error) *Error {
 // are refused (503) until space returns, and nothing stored is harmed;
 // cause is logged.
 func StorageFull(cause error) *Error {
-	return &Error{Kind: KindUnavailable, Message: "storage full: the database's disk has no space for this write", RetryAfter: 5 * time.Second, Err: cause}
+	return &Error{Kind: KindStorageFull, Message: "storage full: the database's disk has no space for this write", RetryAfter: 5 * time.Second, Err: cause}
 }
 
 // IsStorageFull reports whether err is a StorageFull error.
 func IsStorageFull(err error) bool {
-	e := AsError(err)
-	return e != nil && e.Kind == KindUnavailable && strings.HasPrefix(e.Message, "storage full")
+	return KindOf(err) == KindStorageFull
 }
 
 // Invalid returns the KindInvalid error of input named what ("invalid

@@ -54,10 +54,16 @@ const (
 	OpReload ChangeOp = "reload" // anything may have changed (bulk load): reload everything
 )
 
-// The changelog's entities.
+// The changelog's entities (also the audit log's and the reports'): the
+// one list of their names.
 const (
 	EntityAd   = "ad"
 	EntityLink = "link"
+	// Entities of access: every instance drops what it caches of them
+	// when one changes.
+	EntityKey     = "key"
+	EntityUser    = "user"
+	EntitySession = "session"
 )
 
 // Change is one changelog entry, written in the same transaction as the
@@ -65,7 +71,7 @@ const (
 // in that order from its last applied seq.
 type Change struct {
 	Seq    int64
-	Entity string // EntityAd or EntityLink; "" with OpReload
+	Entity string // one of the Entity names; "" with OpReload
 	ID     int64  // 0 with OpReload
 	Key    string // a link's code
 	Op     ChangeOp

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"marquee"
 	"marquee/fixture"
 )
 
@@ -20,7 +21,7 @@ import (
 func AdsPaths(seed uint64, n int) []string {
 	r := rand.New(rand.NewPCG(seed, 0xad5))
 	genders := []string{"M", "F"}
-	platforms := []string{"android", "ios", "web"}
+	platforms := marquee.Platforms
 	out := make([]string, n)
 	var b strings.Builder
 	for i := range out {
@@ -53,7 +54,7 @@ func EventPaths(seed uint64, n, ads int) []string {
 	types := []string{"impression", "impression", "impression", "impression", "impression", "impression", "impression", "impression", "click", "view"}
 	campaigns := []string{"summer-sale", "black-friday", "new-arrivals", "brand-2026", "retarget-cart", "app-install"}
 	placements := []string{"home-top", "home-feed", "search-side", "article-inline", "checkout"}
-	platforms := []string{"android", "ios", "web"}
+	platforms := marquee.Platforms
 	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("/e?type=%s&ad=%d&campaign=%s&placement=%s&country=%s&platform=%s&uid=u%06d",

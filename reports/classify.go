@@ -9,8 +9,9 @@ import (
 	"marquee"
 )
 
-// The platforms a report breaks down by, as stored.
-var platforms = [...]string{"android", "ios", "web"}
+// platforms are the platforms a report breaks down by, as stored: the
+// vocabulary's.
+var platforms = marquee.Platforms
 
 // Platform is an event's platform: its own platform field when that is
 // android, ios or web (any case), else what its User-Agent says —

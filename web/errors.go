@@ -31,6 +31,7 @@ var statusOf = map[marquee.Kind]int{
 	marquee.KindHeadersTooLarge:  fasthttp.StatusRequestHeaderFieldsTooLarge,
 	marquee.KindTooManyRequests:  fasthttp.StatusTooManyRequests,
 	marquee.KindTimeout:          fasthttp.StatusRequestTimeout,
+	marquee.KindStorageFull:      fasthttp.StatusServiceUnavailable,
 }
 
 // errorBody is the JSON shape of every error response.
@@ -57,7 +58,7 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	}
 	msg := e.Message
 	switch e.Kind {
-	case marquee.KindUnavailable:
+	case marquee.KindUnavailable, marquee.KindStorageFull:
 		if e.Err != nil {
 			s.log.Warn(e.Message, "method", string(ctx.Method()), "path", string(ctx.Path()), "err", err)
 		}

@@ -1,0 +1,144 @@
+package marquee
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+)
+
+// The rules of JSON input every body shares (ads, links, users, keys):
+// one object of known fields, text that is text, RFC 3339 times in,
+// TimeLayout out.
+
+// TimeLayout is how every timestamp leaves Marquee: UTC, three fractional
+// digits, "Z".
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats t in TimeLayout.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// object decodes body as a JSON object and reports to p every field not
+// in known, and every field whose text is not text (CheckJSONText). It
+// reports false (and the problem under "body") when body is
+// not an object.
+func object(body []byte, p Problems, known ...string) (map[string]json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		p["body"] = bodyProblem(body, err)
+		return nil, false
+	}
+	for k, raw := range fields {
+		switch {
+		case !slices.Contains(known, k):
+			p[k] = "unknown field"
+		case CheckJSONText(raw) != "":
+			p[k] = CheckJSONText(raw)
+		}
+	}
+	return fields, true
+}
+
+func bodyProblem(body []byte, err error) string {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return "is empty; want a JSON object"
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return "malformed JSON: " + err.Error()
+	}
+	return "must be a JSON object"
+}
+
+// present returns the raw value of a field that is set and not null.
+func present(fields map[string]json.RawMessage, k string) (json.RawMessage, bool) {
+	raw, ok := fields[k]
+	if !ok || string(raw) == "null" {
+		return nil, false
+	}
+	return raw, true
+}
+
+func parseTimeField(fields map[string]json.RawMessage, k string, p Problems) (time.Time, bool) {
+	raw, ok := present(fields, k)
+	if !ok {
+		p[k] = "is required"
+		return time.Time{}, false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		p[k] = "must be an RFC 3339 timestamp string"
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		p[k] = fmt.Sprintf("must be an RFC 3339 timestamp, got %q", s)
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// firstByte is the first byte of raw after JSON whitespace (0 when none).
+func firstByte(raw []byte) byte {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return 0
+	}
+	return raw[0]
+}
+
+// CheckJSONText reports what is wrong with the text in raw, a JSON value
+// that parsed: bytes that are not UTF-8, or a \u escape of half a
+// surrogate pair. encoding/json would store either as U+FFFD without a
+// word, so every JSON input refuses them instead, naming the field. ""
+// when nothing is wrong.
+func CheckJSONText(raw []byte) string {
+	if !utf8.Valid(raw) {
+		return "is not valid UTF-8"
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++ // the escaped byte: skipped by the loop unless it starts \uXXXX
+		if i+4 >= len(raw) || raw[i] != 'u' {
+			continue
+		}
+		r := hex4(raw[i+1 : i+5])
+		i += 4
+		switch {
+		case 0xD800 <= r && r < 0xDC00: // a high half: its low half must follow
+			if i+6 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+				if lo := hex4(raw[i+3 : i+7]); 0xDC00 <= lo && lo < 0xE000 {
+					i += 6
+					continue
+				}
+			}
+			return "holds half a surrogate pair (a lone \\ud800-\\udfff escape): not text"
+		case 0xDC00 <= r && r < 0xE000:
+			return "holds half a surrogate pair (a lone \\ud800-\\udfff escape): not text"
+		}
+	}
+	return ""
+}
+
+// hex4 is the value of four hex digits (JSON's \u escape; parsed JSON
+// has nothing else there).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
