@@ -12,11 +12,15 @@
 //   - clicks: counts redirects in memory and flushes them to the store
 //   - collector: event shards, compressed files, rotation and shipping
 //   - objstore: where finished event files go (S3-compatible storage)
+//   - auth: who a request is (the bootstrap token, API keys, sessions)
+//   - reports: counts events from the files and answers reports;
+//     reportrow: the rows they are stored as, which the stores use
 //   - store: the contract every store meets (store.Store)
-//   - store/sqlite, store/postgres: the two stores (driver adapters)
-//   - store/sqltx: the store logic both are written once over, with the
-//     migrations and their runner; store/adrow: the ad row both keep;
-//     store/storetest: the conformance suite both pass
+//   - store/sqlite, store/postgres, store/mysql: the three stores (driver
+//     adapters and dialects)
+//   - store/sqltx: the store logic all three are written once over, with
+//     the migrations and their runner; store/adrow: the ad row they keep;
+//     store/storetest: the conformance suite they pass
 //   - jsonstr: the byte-level JSON string escaper of the hot paths
 //   - web: the HTTP edge (fasthttp); routes.go lists every route
 //   - console: the web console's files, embedded and served at /admin/

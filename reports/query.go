@@ -13,24 +13,6 @@ import (
 	"marquee"
 )
 
-// SumQuery selects report rows to sum.
-type SumQuery struct {
-	Entity   string // marquee.EntityAd or marquee.EntityLink
-	ID       int64  // 0: every ad or link
-	From, To int64  // unix seconds, [From, To)
-	By       string // "", "country" or "platform"
-	Bots     bool   // include bots' events
-}
-
-// Sum is one group of summed rows: a time (hour or day) and dimension
-// value, or an entity with its name in Dim (ReportTop).
-type Sum struct {
-	Time int64
-	Dim  string
-	ID   int64
-	Counts
-}
-
 // Reader is what reports are read from.
 type Reader interface {
 	ReportSums(ctx context.Context, q SumQuery, daily bool) ([]Sum, error)
@@ -217,8 +199,8 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 	byDim := map[string]*Counts{}
 	for _, s := range sums {
 		if i := index(s.Time); i >= 0 && i < len(series) {
-			series[i].add(s.Counts)
-			total.add(s.Counts)
+			series[i].Add(s.Counts)
+			total.Add(s.Counts)
 			addTo(byDim, s.Dim, s.Counts)
 		}
 	}
@@ -348,7 +330,7 @@ func addTo[K comparable](m map[K]*Counts, k K, c Counts) {
 		p = &Counts{}
 		m[k] = p
 	}
-	p.add(c)
+	p.Add(c)
 }
 
 func cmpString(a, b string) int {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/axiomhq/hyperloglog"
+
+	"marquee/reportrow"
 )
 
 // days returns n days of a busy ad's reach sketches: 5,000 uids a day,
@@ -48,11 +50,11 @@ func TestReachUnion(t *testing.T) {
 	}
 	ea, _ := a.MarshalBinary()
 	eb, _ := b.MarshalBinary()
-	merged, err := MergeSketches(ea, eb)
+	merged, err := reportrow.MergeSketches(ea, eb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sk, err := DecodeSketch(merged)
+	sk, err := reportrow.DecodeSketch(merged)
 	if err != nil {
 		t.Fatal(err)
 	}

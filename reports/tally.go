@@ -29,66 +29,12 @@ import (
 
 	"marquee"
 	"marquee/collector"
+	"marquee/reportrow"
 )
 
 // MaxUID bounds the bytes of a uid a report reads; a longer one counts
 // the event but not its reach.
 const MaxUID = 128
-
-// Key names one report row: an ad or a link, the UTC hour (or day) it
-// counts, and its dimensions.
-type Key struct {
-	Entity   string // marquee.EntityAd or marquee.EntityLink
-	ID       int64
-	Time     int64 // unix seconds of the start of the UTC hour (hourly rows) or day (daily rows)
-	Country  string
-	Platform string
-	Bot      bool
-}
-
-// Counts are what a row counts.
-type Counts struct {
-	Impressions, Clicks, Conversions int64
-}
-
-func (c *Counts) add(o Counts) {
-	c.Impressions += o.Impressions
-	c.Clicks += o.Clicks
-	c.Conversions += o.Conversions
-}
-
-// Row is one report row.
-type Row struct {
-	Key
-	Counts
-}
-
-// Reach is one HyperLogLog sketch of the uids of an ad's or a link's
-// events of one UTC day.
-type Reach struct {
-	Entity string
-	ID     int64
-	Day    int64 // unix seconds of the day's start
-	Sketch []byte
-}
-
-// FileMark is how far a file is counted: its first Upto bytes of NDJSON,
-// and all of it when Complete.
-type FileMark struct {
-	File     string
-	Upto     int64
-	Complete bool
-}
-
-// Batch is what one flush adds, in one transaction: counts added to the
-// slot's rows, sketches merged (with Merge) into the slot's, and the
-// files' new marks.
-type Batch struct {
-	Slot  string
-	Rows  []Row
-	Reach []Reach
-	Files []FileMark
-}
 
 // Store is where a Tally's counts go.
 type Store interface {
@@ -507,7 +453,7 @@ func WithAll(reach []Reach) ([]Reach, error) {
 		if r.ID == 0 {
 			continue
 		}
-		sk, err := DecodeSketch(r.Sketch)
+		sk, err := reportrow.DecodeSketch(r.Sketch)
 		if err != nil {
 			return nil, err
 		}

@@ -1,8 +1,14 @@
-// Package store names the contract every store meets — the union of what
-// its consumers declare (the HTTP edge, the feed, the click counter) and
-// what seeding and shutdown need — so that the binary and the conformance
-// suite (storetest) hold them to the same one. The stores are
-// store/sqlite and store/postgres, both written over store/sqltx.
+// Package store names the contract every store meets, in the vocabulary's
+// types and report rows only, so that the stores sit below every package
+// that uses one: the HTTP edge (web.AdStore, web.LinkStore,
+// web.AccessStore), auth (auth.Store, auth.LoginStore), the feed
+// (feed.Source), the click counter (clicks.Store) and reports
+// (reports.Store, reports.Reader) each declare the methods they call, and
+// Store holds them all, with what seeding and shutdown need. The binary
+// (cmd/marquee, which checks at compile time that Store meets each
+// consumer's interface) and the conformance suite (storetest) hold every
+// store to it. The stores are store/sqlite, store/postgres and
+// store/mysql, written over store/sqltx.
 package store
 
 import (
@@ -10,36 +16,83 @@ import (
 	"time"
 
 	"marquee"
-	"marquee/auth"
-	"marquee/clicks"
-	"marquee/feed"
-	"marquee/reports"
-	"marquee/web"
+	"marquee/reportrow"
 )
 
-// Store is everything a store provides.
+// Store is everything a store provides. Each method's promise is written
+// where its consumer declares it.
 type Store interface {
-	web.AdStore
-	web.LinkStore
-	web.AccessStore
-	auth.Store
-	TrimAudit(ctx context.Context, before time.Time) (int64, error)
-	// Full reports whether the last write failed for lack of disk space.
-	Full() bool
-	// StoreID is the database's random id (what a saved index is tied to).
-	StoreID(ctx context.Context) (string, error)
+	// Ads (web.AdStore, feed.Source).
+	CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error)
+	ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error)
+	DeleteAd(ctx context.Context, id int64) error
+	Ad(ctx context.Context, id int64) (marquee.Ad, error)
+	ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, int, error)
+	EachLiveAd(ctx context.Context, now time.Time, fn func(*marquee.Ad) error) error
+
+	// Links (web.LinkStore) and their clicks (clicks.Store).
+	CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error)
+	ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error)
+	DeleteLink(ctx context.Context, code string) error
+	Link(ctx context.Context, code string) (marquee.Link, error)
+	LinkTarget(ctx context.Context, code string) (marquee.Link, error)
+	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
+	SearchLinks(ctx context.Context, prefix string, offset, limit int) ([]marquee.Link, int, error)
+	AddClicks(ctx context.Context, counts []marquee.Clicks) error
+
+	// Users, keys, sessions, sign-in and the audit log (web.AccessStore,
+	// auth.Store, auth.LoginStore).
+	CreateUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error)
+	Users(ctx context.Context) ([]marquee.User, error)
+	User(ctx context.Context, id int64) (marquee.User, error)
+	UserLogin(ctx context.Context, email string) (marquee.User, string, error)
+	UpdateUser(ctx context.Context, id int64, c marquee.UserChange) (marquee.User, error)
+	DeleteUser(ctx context.Context, id int64, allow func(old marquee.User) error) error
+	CreateKey(ctx context.Context, k marquee.APIKey, hash string) (marquee.APIKey, error)
+	Keys(ctx context.Context) ([]marquee.APIKey, error)
+	Key(ctx context.Context, id int64) (marquee.APIKey, error)
+	KeyByHash(ctx context.Context, hash string) (marquee.APIKey, error)
+	RevokeKey(ctx context.Context, id int64) error
+	TouchKeys(ctx context.Context, used map[int64]time.Time) error
+	CreateSession(ctx context.Context, s marquee.Session) error
+	Session(ctx context.Context, hash string) (marquee.Session, error)
+	DeleteSession(ctx context.Context, hash string) error
+	TouchSessions(ctx context.Context, seen map[string]time.Time) error
 	TrimSessions(ctx context.Context, now, idleBefore, failuresBefore time.Time) (int64, error)
-	feed.Source
-	clicks.Store
-	reports.Store
-	reports.Reader
+	LoginFailures(ctx context.Context, subjects []string, since time.Time) ([]int, time.Time, error)
+	AddLoginFailure(ctx context.Context, subjects []string, at, before time.Time) error
+	ClearLoginFailures(ctx context.Context, subject string) error
+	AddAudit(ctx context.Context, e marquee.AuditEntry) error
+	AuditLog(ctx context.Context, f marquee.AuditFilter) ([]marquee.AuditEntry, int, error)
+	TrimAudit(ctx context.Context, before time.Time) (int64, error)
+
+	// The changelog (feed.Source).
+	LastSeq(ctx context.Context) (int64, error)
+	FirstSeq(ctx context.Context) (int64, error)
+	Changes(ctx context.Context, after int64, limit int) ([]marquee.Change, error)
+	TrimChangelog(ctx context.Context, before time.Time) (int64, error)
+
+	// Reports (reports.Store, reports.Reader), their roll-up and rebuild.
+	AddReports(ctx context.Context, b *reportrow.Batch) error
+	ReportFiles(ctx context.Context, files []string) (map[string]reportrow.FileMark, error)
+	ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool) ([]reportrow.Sum, error)
+	ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool, metric string, limit int) ([]reportrow.Sum, error)
+	ReportReach(ctx context.Context, entity string, id, from, to int64) ([]reportrow.Reach, error)
 	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
-	ReplaceReports(ctx context.Context, b *reports.Batch, from, to int64) error
+	ReplaceReports(ctx context.Context, b *reportrow.Batch, from, to int64) error
+
 	// InsertAds and InsertLinks store many rows in one transaction (for
 	// seeding) with a single "reload" changelog entry, calling progress
 	// after each row; the rows are sqltx.BulkAdRow's and BulkLinkRow's
 	// (a bulk-inserted ad has no url).
 	InsertAds(ctx context.Context, ins []marquee.AdInput, progress func()) error
 	InsertLinks(ctx context.Context, ins []marquee.LinkInput, progress func()) error
+
+	// Ping answers whether the database does (/readyz); Full whether
+	// the last write failed for lack of disk space; StoreID is the
+	// database's random id (what a saved index is tied to).
+	Ping(ctx context.Context) error
+	Full() bool
+	StoreID(ctx context.Context) (string, error)
 	Close() error
 }

@@ -386,6 +386,21 @@ func jsonLog(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, 
 // dbUsage is the help of every command's -db.
 const dbUsage = "database: a SQLite file (default <data>/marquee.db), a postgres:// or a mysql:// URL"
 
+// Every consumer's interface is met by every store (store.Store names
+// them all without importing the consumers: the stores stay below them).
+var (
+	_ web.AdStore       = store.Store(nil)
+	_ web.LinkStore     = store.Store(nil)
+	_ web.AccessStore   = store.Store(nil)
+	_ auth.Store        = store.Store(nil)
+	_ auth.LoginStore   = store.Store(nil)
+	_ feed.Source       = store.Store(nil)
+	_ clicks.Store      = store.Store(nil)
+	_ reports.Store     = store.Store(nil)
+	_ reports.Reader    = store.Store(nil)
+	_ reports.Rebuilder = store.Store(nil)
+)
+
 // openStore opens PostgreSQL for a postgres:// URL, MySQL or MariaDB for
 // a mysql:// URL, else the SQLite file. log takes what a driver reports
 // on its own.

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"marquee"
-	"marquee/reports"
+	"marquee/reportrow"
 )
 
 // AddReports adds a flush's counts to the slot's rows, merges its sketches
 // into the slot's, and records how far each file is counted, in one
 // transaction (see reports.Tally).
-func (s *Store) AddReports(ctx context.Context, b *reports.Batch) error {
+func (s *Store) AddReports(ctx context.Context, b *reportrow.Batch) error {
 	return exec(ctx, s, "add reports", func(tx Tx, now time.Time) error {
 		if err := s.addRows(ctx, tx, b.Slot, b.Rows); err != nil {
 			return err
@@ -46,9 +46,9 @@ const rowBatch = 100
 // order of its table's key: a flush's rows come out of a map, and upserts
 // in key order touch each page once (100,000 rows: 0.87 s in no order,
 // 0.40 s in order, BenchmarkAddReports on SQLite).
-func (s *Store) addRows(ctx context.Context, tx Tx, slot string, rows []reports.Row) error {
+func (s *Store) addRows(ctx context.Context, tx Tx, slot string, rows []reportrow.Row) error {
 	rows = slices.Clone(rows)
-	slices.SortFunc(rows, func(a, b reports.Row) int {
+	slices.SortFunc(rows, func(a, b reportrow.Row) int {
 		return cmp.Or(strings.Compare(a.Entity, b.Entity), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Time, b.Time),
 			strings.Compare(a.Country, b.Country), strings.Compare(a.Platform, b.Platform), cmpBool(a.Bot, b.Bot))
 	})
@@ -56,7 +56,7 @@ func (s *Store) addRows(ctx context.Context, tx Tx, slot string, rows []reports.
 		return err
 	}
 	totals := totalsOf(rows)
-	slices.SortFunc(totals, func(a, b reports.Row) int {
+	slices.SortFunc(totals, func(a, b reportrow.Row) int {
 		return cmp.Or(strings.Compare(a.Entity, b.Entity), cmp.Compare(a.Time, b.Time), cmpBool(a.Bot, b.Bot), cmp.Compare(a.ID, b.ID))
 	})
 	return s.upsertRows(ctx, tx, "report_totals", slot, totals)
@@ -65,16 +65,16 @@ func (s *Store) addRows(ctx context.Context, tx Tx, slot string, rows []reports.
 func cmpBool(a, b bool) int { return cmp.Compare(boolInt(a), boolInt(b)) }
 
 // totalsOf sums rows over country and platform.
-func totalsOf(rows []reports.Row) []reports.Row {
-	at := map[reports.Key]int{}
-	var out []reports.Row
+func totalsOf(rows []reportrow.Row) []reportrow.Row {
+	at := map[reportrow.Key]int{}
+	var out []reportrow.Row
 	for _, r := range rows {
-		k := reports.Key{Entity: r.Entity, ID: r.ID, Time: r.Time, Bot: r.Bot}
+		k := reportrow.Key{Entity: r.Entity, ID: r.ID, Time: r.Time, Bot: r.Bot}
 		i, ok := at[k]
 		if !ok {
 			i = len(out)
 			at[k] = i
-			out = append(out, reports.Row{Key: k})
+			out = append(out, reportrow.Row{Key: k})
 		}
 		out[i].Counts.Impressions += r.Impressions
 		out[i].Counts.Clicks += r.Clicks
@@ -88,7 +88,7 @@ var counters = []string{"impressions", "clicks", "conversions"}
 
 // upsertRows adds rows to a table of hourly rows (report_hourly, or
 // report_totals without country and platform).
-func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows []reports.Row) error {
+func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows []reportrow.Row) error {
 	cols, key, width := "entity, entity_id, hour, country, platform, bot", "entity, entity_id, hour, country, platform, bot, slot", 10
 	if table == "report_totals" {
 		cols, key, width = "entity, entity_id, hour, bot", "entity, hour, bot, entity_id, slot", 8
@@ -114,7 +114,7 @@ func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows 
 }
 
 // mergeReach merges each sketch into the slot's sketch of its day.
-func (s *Store) mergeReach(ctx context.Context, tx Tx, slot string, reach []reports.Reach) error {
+func (s *Store) mergeReach(ctx context.Context, tx Tx, slot string, reach []reportrow.Reach) error {
 	for _, r := range reach {
 		var stored []byte
 		err := tx.QueryRow(ctx, `SELECT sketch FROM report_reach WHERE entity = ? AND entity_id = ? AND day = ? AND slot = ?`+s.cfg.ForUpdate,
@@ -125,7 +125,7 @@ func (s *Store) mergeReach(ctx context.Context, tx Tx, slot string, reach []repo
 		case err != nil:
 			return err
 		default:
-			if sketch, err = reports.MergeSketches(stored, r.Sketch); err != nil {
+			if sketch, err = reportrow.MergeSketches(stored, r.Sketch); err != nil {
 				return fmt.Errorf("reach of %s %d: %w", r.Entity, r.ID, err)
 			}
 		}
@@ -139,8 +139,8 @@ func (s *Store) mergeReach(ctx context.Context, tx Tx, slot string, reach []repo
 }
 
 // ReportFiles returns the ledger's marks of the named files that have one.
-func (s *Store) ReportFiles(ctx context.Context, files []string) (map[string]reports.FileMark, error) {
-	out := map[string]reports.FileMark{}
+func (s *Store) ReportFiles(ctx context.Context, files []string) (map[string]reportrow.FileMark, error) {
+	out := map[string]reportrow.FileMark{}
 	if len(files) == 0 {
 		return out, nil
 	}
@@ -148,8 +148,8 @@ func (s *Store) ReportFiles(ctx context.Context, files []string) (map[string]rep
 	for i, f := range files {
 		args[i] = f
 	}
-	marks, err := withDB(ctx, s, "read report ledger", func(db DB) ([]reports.FileMark, error) {
-		return query(ctx, db, func(r Rows) (m reports.FileMark, err error) {
+	marks, err := withDB(ctx, s, "read report ledger", func(db DB) ([]reportrow.FileMark, error) {
+		return query(ctx, db, func(r Rows) (m reportrow.FileMark, err error) {
 			var complete int
 			err = r.Scan(&m.File, &m.Upto, &complete)
 			m.Complete = complete != 0
@@ -165,7 +165,7 @@ func (s *Store) ReportFiles(ctx context.Context, files []string) (map[string]rep
 // ReportSums sums the rows of q's range by time bucket (hour, or day for
 // daily rows) and, with q.By, by that dimension: from the hourly rows, or
 // the daily ones with daily.
-func (s *Store) ReportSums(ctx context.Context, q reports.SumQuery, daily bool) ([]reports.Sum, error) {
+func (s *Store) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool) ([]reportrow.Sum, error) {
 	table, t := "report_hourly", "hour"
 	switch {
 	case daily:
@@ -179,8 +179,8 @@ func (s *Store) ReportSums(ctx context.Context, q reports.SumQuery, daily bool) 
 		dim, group = q.By, t+", "+q.By
 	}
 	where, args := sumWhere(q, t)
-	return withDB(ctx, s, "read reports", func(db DB) ([]reports.Sum, error) {
-		return query(ctx, db, func(r Rows) (x reports.Sum, err error) {
+	return withDB(ctx, s, "read reports", func(db DB) ([]reportrow.Sum, error) {
+		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
 			return x, r.Scan(&x.Time, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
 		}, `SELECT `+t+`, `+dim+`, sum(impressions), sum(clicks), sum(conversions) FROM `+table+` WHERE `+where+
 			` GROUP BY `+group, args...)
@@ -189,7 +189,7 @@ func (s *Store) ReportSums(ctx context.Context, q reports.SumQuery, daily bool) 
 
 // sumWhere is the condition of a SumQuery on a table whose time column is
 // t: the entity (and id, unless 0), the range, and bots only when asked.
-func sumWhere(q reports.SumQuery, t string) (string, []any) {
+func sumWhere(q reportrow.SumQuery, t string) (string, []any) {
 	where := `entity = ? AND ` + t + ` >= ? AND ` + t + ` < ?`
 	args := []any{q.Entity, q.From, q.To}
 	if q.ID != 0 {
@@ -206,7 +206,7 @@ func sumWhere(q reports.SumQuery, t string) (string, []any) {
 // (q.ID is ignored), each named in Dim (an ad's id, a link's code), from
 // the hourly rows or the daily ones, ordered by metric (impressions,
 // clicks, conversions or ctr), at most limit of them (0: all).
-func (s *Store) ReportTop(ctx context.Context, q reports.SumQuery, daily bool, metric string, limit int) ([]reports.Sum, error) {
+func (s *Store) ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool, metric string, limit int) ([]reportrow.Sum, error) {
 	table, t := "report_totals", "hour"
 	if daily {
 		table, t = "report_daily", "day"
@@ -231,8 +231,8 @@ func (s *Store) ReportTop(ctx context.Context, q reports.SumQuery, daily bool, m
 	if q.Entity == marquee.EntityLink {
 		name = `coalesce((SELECT code FROM links WHERE links.id = ` + table + `.entity_id), '') AS entity_name`
 	}
-	return withDB(ctx, s, "read top reports", func(db DB) ([]reports.Sum, error) {
-		return query(ctx, db, func(r Rows) (x reports.Sum, err error) {
+	return withDB(ctx, s, "read top reports", func(db DB) ([]reportrow.Sum, error) {
+		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
 			err = r.Scan(&x.ID, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
 			if q.Entity != marquee.EntityLink {
 				x.Dim = strconv.FormatInt(x.ID, 10)
@@ -246,11 +246,11 @@ func (s *Store) ReportTop(ctx context.Context, q reports.SumQuery, daily bool, m
 // ReportReach returns the sketches of every slot of the days in [from,
 // to) of an ad or a link (id 0: of all of them together, see
 // reports.WithAll).
-func (s *Store) ReportReach(ctx context.Context, entity string, id, from, to int64) ([]reports.Reach, error) {
+func (s *Store) ReportReach(ctx context.Context, entity string, id, from, to int64) ([]reportrow.Reach, error) {
 	where := `entity = ? AND entity_id = ? AND day >= ? AND day < ?`
 	args := []any{entity, id, from, to}
-	return withDB(ctx, s, "read reach", func(db DB) ([]reports.Reach, error) {
-		return query(ctx, db, func(r Rows) (x reports.Reach, err error) {
+	return withDB(ctx, s, "read reach", func(db DB) ([]reportrow.Reach, error) {
+		return query(ctx, db, func(r Rows) (x reportrow.Reach, err error) {
 			x.Entity = entity
 			return x, r.Scan(&x.ID, &x.Day, &x.Sketch)
 		}, `SELECT entity_id, day, sketch FROM report_reach WHERE `+where, args...)
@@ -294,7 +294,7 @@ func (s *Store) RollUpReports(ctx context.Context, cutoff int64) (int64, error) 
 // ReplaceReports replaces the slot's hourly rows of [from, to) and its
 // sketches of the days in it with b's, and records b's file marks, in one
 // transaction (marquee reports rebuild).
-func (s *Store) ReplaceReports(ctx context.Context, b *reports.Batch, from, to int64) error {
+func (s *Store) ReplaceReports(ctx context.Context, b *reportrow.Batch, from, to int64) error {
 	return exec(ctx, s, "replace reports", func(tx Tx, now time.Time) error {
 		for _, table := range []string{"report_hourly", "report_totals"} {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE slot = ? AND hour >= ? AND hour < ?`, b.Slot, from, to); err != nil {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"marquee/fixture"
-	"marquee/reports"
+	"marquee/reportrow"
 	"marquee/store"
 
 	"github.com/axiomhq/hyperloglog"
@@ -546,17 +546,17 @@ func testReports(t *testing.T, open Opener) {
 	ctx := context.Background()
 	st, _ := open(t)
 	day := int64(20_000 * 86400)
-	row := func(id, hour int64, country string, imp, clicks int64) reports.Row {
-		return reports.Row{Key: reports.Key{Entity: marquee.EntityAd, ID: id, Time: day + hour*3600, Country: country, Platform: "web"},
-			Counts: reports.Counts{Impressions: imp, Clicks: clicks}}
+	row := func(id, hour int64, country string, imp, clicks int64) reportrow.Row {
+		return reportrow.Row{Key: reportrow.Key{Entity: marquee.EntityAd, ID: id, Time: day + hour*3600, Country: country, Platform: "web"},
+			Counts: reportrow.Counts{Impressions: imp, Clicks: clicks}}
 	}
 	sk := hyperloglog.New()
 	sk.Insert([]byte("u1"))
 	one, _ := sk.MarshalBinary()
 	for _, slot := range []string{"a", "b", "a"} { // two instances; a counts twice
-		b := &reports.Batch{Slot: slot, Rows: []reports.Row{row(1, 1, "TW", 10, 1), row(1, 30, "JP", 5, 2), row(2, 1, "TW", 1, 1)},
-			Reach: []reports.Reach{{Entity: marquee.EntityAd, ID: 1, Day: day, Sketch: one}},
-			Files: []reports.FileMark{{File: slot + "-1.ndjson", Upto: 100, Complete: slot == "b"}}}
+		b := &reportrow.Batch{Slot: slot, Rows: []reportrow.Row{row(1, 1, "TW", 10, 1), row(1, 30, "JP", 5, 2), row(2, 1, "TW", 1, 1)},
+			Reach: []reportrow.Reach{{Entity: marquee.EntityAd, ID: 1, Day: day, Sketch: one}},
+			Files: []reportrow.FileMark{{File: slot + "-1.ndjson", Upto: 100, Complete: slot == "b"}}}
 		if err := st.AddReports(ctx, b); err != nil {
 			t.Fatal(err)
 		}
@@ -565,7 +565,7 @@ func testReports(t *testing.T, open Opener) {
 	if err != nil || len(marks) != 2 || marks["a-1.ndjson"].Upto != 100 || marks["a-1.ndjson"].Complete || !marks["b-1.ndjson"].Complete {
 		t.Fatalf("ReportFiles = %+v, %v", marks, err)
 	}
-	q := reports.SumQuery{Entity: marquee.EntityAd, ID: 1, From: day, To: day + 2*86400, By: "country"}
+	q := reportrow.SumQuery{Entity: marquee.EntityAd, ID: 1, From: day, To: day + 2*86400, By: "country"}
 	sums, err := st.ReportSums(ctx, q, false)
 	if err != nil || len(sums) != 2 {
 		t.Fatalf("ReportSums = %+v, %v", sums, err)
@@ -575,7 +575,7 @@ func testReports(t *testing.T, open Opener) {
 			t.Errorf("sum %+v; want the three slots' rows added", s)
 		}
 	}
-	top, err := st.ReportTop(ctx, reports.SumQuery{Entity: marquee.EntityAd, From: day, To: day + 2*86400}, false, "ctr", 1)
+	top, err := st.ReportTop(ctx, reportrow.SumQuery{Entity: marquee.EntityAd, From: day, To: day + 2*86400}, false, "ctr", 1)
 	if err != nil || len(top) != 1 || top[0].ID != 2 {
 		t.Fatalf("ReportTop(ctr, 1) = %+v, %v; want ad 2 (ctr 1)", top, err)
 	}
@@ -591,10 +591,10 @@ func testReports(t *testing.T, open Opener) {
 	if err != nil || len(daily) != 1 || daily[0].Impressions != 30 || daily[0].Time != day {
 		t.Fatalf("daily sums = %+v, %v; want TW's 30 impressions on the day", daily, err)
 	}
-	if err := st.ReplaceReports(ctx, &reports.Batch{Slot: "a", Rows: []reports.Row{row(1, 30, "JP", 7, 0)}}, day+86400, day+2*86400); err != nil {
+	if err := st.ReplaceReports(ctx, &reportrow.Batch{Slot: "a", Rows: []reportrow.Row{row(1, 30, "JP", 7, 0)}}, day+86400, day+2*86400); err != nil {
 		t.Fatal(err)
 	}
-	sums, _ = st.ReportSums(ctx, reports.SumQuery{Entity: marquee.EntityAd, ID: 1, From: day + 86400, To: day + 2*86400}, false)
+	sums, _ = st.ReportSums(ctx, reportrow.SumQuery{Entity: marquee.EntityAd, ID: 1, From: day + 86400, To: day + 2*86400}, false)
 	if len(sums) != 1 || sums[0].Impressions != 7+5 {
 		t.Fatalf("after ReplaceReports of slot a: %+v; want a's 7 and b's 5", sums)
 	}

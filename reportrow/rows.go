@@ -1,0 +1,80 @@
+// Package reportrow holds what reports are stored as — the rows a Tally adds
+// and a store keeps (counts by hour or day and dimensions, reach
+// sketches, how far each event file is counted) and how two sketches
+// merge — apart from the rest of reports, so that a store uses them
+// without the collector, the scanner or GeoIP.
+package reportrow
+
+// Key names one report row: an ad or a link, the UTC hour (or day) it
+// counts, and its dimensions.
+type Key struct {
+	Entity   string // marquee.EntityAd or marquee.EntityLink
+	ID       int64
+	Time     int64 // unix seconds of the start of the UTC hour (hourly rows) or day (daily rows)
+	Country  string
+	Platform string
+	Bot      bool
+}
+
+// Counts are what a row counts.
+type Counts struct {
+	Impressions, Clicks, Conversions int64
+}
+
+// Add adds o to c.
+func (c *Counts) Add(o Counts) {
+	c.Impressions += o.Impressions
+	c.Clicks += o.Clicks
+	c.Conversions += o.Conversions
+}
+
+// Row is one report row.
+type Row struct {
+	Key
+	Counts
+}
+
+// Reach is one HyperLogLog sketch of the uids of an ad's or a link's
+// events of one UTC day.
+type Reach struct {
+	Entity string
+	ID     int64
+	Day    int64 // unix seconds of the day's start
+	Sketch []byte
+}
+
+// FileMark is how far a file is counted: its first Upto bytes of NDJSON,
+// and all of it when Complete.
+type FileMark struct {
+	File     string
+	Upto     int64
+	Complete bool
+}
+
+// Batch is what one flush adds, in one transaction: counts added to the
+// slot's rows, sketches merged (with Merge) into the slot's, and the
+// files' new marks.
+type Batch struct {
+	Slot  string
+	Rows  []Row
+	Reach []Reach
+	Files []FileMark
+}
+
+// SumQuery selects report rows to sum.
+type SumQuery struct {
+	Entity   string // marquee.EntityAd or marquee.EntityLink
+	ID       int64  // 0: every ad or link
+	From, To int64  // unix seconds, [From, To)
+	By       string // "", "country" or "platform"
+	Bots     bool   // include bots' events
+}
+
+// Sum is one group of summed rows: a time (hour or day) and dimension
+// value, or an entity with its name in Dim (ReportTop).
+type Sum struct {
+	Time int64
+	Dim  string
+	ID   int64
+	Counts
+}
