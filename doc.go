@@ -10,6 +10,7 @@
 //   - feed: tails the store's changelog and applies it to the index and caches
 //   - cache: the bounded W-TinyLFU cache of links and ads by key
 //   - clicks: counts redirects in memory and flushes them to the store
+//   - eventline: the event line's format, written (web) and read (reports)
 //   - collector: event shards, compressed files, rotation and shipping
 //   - objstore: where finished event files go (S3-compatible storage)
 //   - auth: who a request is (the bootstrap token, API keys, sessions)

@@ -36,32 +36,3 @@ func TestCheckBeaconField(t *testing.T) {
 		}
 	}
 }
-
-func TestAppendEvents(t *testing.T) {
-	head := func(dst []byte) []byte { return append(dst, `{"id":"x"`...) }
-	for _, c := range []struct {
-		body, lines string
-		n           int
-		err         string
-	}{
-		{`{"type":"a","n":{"b": [1, 2]}}`, "{\"id\":\"x\",\"type\":\"a\",\"n\":{\"b\":[1,2]}}\n", 1, ""},
-		{`[{"a":1},{"b":2}]`, "{\"id\":\"x\",\"a\":1}\n{\"id\":\"x\",\"b\":2}\n", 2, ""},
-		{"{\"a\":1}\n{\"b\":2}\n", "{\"id\":\"x\",\"a\":1}\n{\"id\":\"x\",\"b\":2}\n", 2, ""},
-		{``, "", 0, "invalid event: body: no events"},
-		{`[{"a":1}] x`, "", 1, "invalid event: body: unexpected data after the array"},
-		{`[{},{"ip":"1","a":1,"a":2}]`, "", 2, "invalid events: [0]: an event needs at least one field; [1].a: is repeated; [1].ip: is set by the server"},
-		{`{"a":` + strings.Repeat("[", 9) + strings.Repeat("]", 9) + `}`, "", 1, "invalid events: [0].a: nests deeper than 8 levels"},
-		{strings.Repeat(`{"a":1}`+"\n", marquee.MaxEventsPerPost+1), "", marquee.MaxEventsPerPost, "more than 500 events in one request"},
-	} {
-		got, n, err := marquee.AppendEvents(nil, []byte(c.body), head)
-		if c.err != "" {
-			if err == nil || err.Error() != c.err || n != c.n {
-				t.Errorf("AppendEvents(%.40q) = %d, %v; want %d, %s", c.body, n, err, c.n, c.err)
-			}
-			continue
-		}
-		if err != nil || string(got) != c.lines || n != c.n {
-			t.Errorf("AppendEvents(%.40q) = %q, %d, %v; want %q, %d", c.body, got, n, err, c.lines, c.n)
-		}
-	}
-}

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ import (
 
 	"marquee"
 	"marquee/collector"
+	"marquee/eventline"
 	"marquee/reportrow"
 )
 
@@ -167,7 +169,7 @@ func (t *Tally) Finished(file string, size int64) {
 
 // count adds the events of lines to the pending rows. t.mu is held.
 func (t *Tally) count(lines []byte) {
-	var f fields
+	var f eventline.Fields
 	for len(lines) > 0 {
 		i := bytes.IndexByte(lines, '\n')
 		if i < 0 {
@@ -178,12 +180,12 @@ func (t *Tally) count(lines []byte) {
 		if len(line) == 0 {
 			continue
 		}
-		if !scan(line, &f) {
+		if !eventline.Scan(line, &f) {
 			t.skip("malformed line")
 			continue
 		}
 		var c Counts
-		switch string(f[fType]) {
+		switch string(f[eventline.Type]) {
 		case "impression":
 			c.Impressions = 1
 		case "click":
@@ -194,11 +196,11 @@ func (t *Tally) count(lines []byte) {
 			t.skip("other type")
 			continue
 		}
-		if len(f[fAd]) == 0 && len(f[fLink]) == 0 {
+		if len(f[eventline.Ad]) == 0 && len(f[eventline.Link]) == 0 {
 			t.skip("no ad or link")
 			continue
 		}
-		hour, ok := t.hour(f[fReceivedAt])
+		hour, ok := t.hour(f[eventline.ReceivedAt])
 		if !ok {
 			t.skip("malformed line")
 			continue
@@ -206,24 +208,24 @@ func (t *Tally) count(lines []byte) {
 		if t.keep != nil && !t.keep(hour) {
 			continue
 		}
-		ua := t.userAgent(f[fUA])
-		k := pkey{hour: hour, country: Country(f[fCountry], f[fIP], t.geo), platform: ua.platform, bot: ua.bot}
-		if p, ok := platformField(f[fPlatform]); ok { // a valid field wins over the User-Agent
+		ua := t.userAgent(f[eventline.UA])
+		k := pkey{hour: hour, country: Country(f[eventline.Country], f[eventline.IP], t.geo), platform: ua.platform, bot: ua.bot}
+		if p, ok := platformField(f[eventline.Platform]); ok { // a valid field wins over the User-Agent
 			k.platform = platformIndex(p)
 		}
-		uid := f[fUID]
+		uid := f[eventline.UID]
 		if len(uid) > MaxUID || k.bot {
 			uid = nil
 		}
-		if len(f[fAd]) > 0 {
-			if id, ok := adID(f[fAd]); ok {
+		if len(f[eventline.Ad]) > 0 {
+			if id, ok := adID(f[eventline.Ad]); ok {
 				k.entity, k.id = 'a', id
 				t.add(k, c, uid)
 			} else {
 				t.skip("bad ad id")
 			}
 		}
-		if link := f[fLink]; len(link) > 0 {
+		if link := f[eventline.Link]; len(link) > 0 {
 			if marquee.CodeShaped(link) {
 				code, ok := t.codes[string(link)]
 				if !ok {
@@ -263,7 +265,7 @@ func (t *Tally) hour(receivedAt []byte) (int64, bool) {
 	if utc && t.stampHour != 0 && string(receivedAt[:13]) == string(t.stamp[:]) {
 		return t.stampHour, true
 	}
-	h, ok := hourOf(receivedAt)
+	h, ok := eventline.Hour(receivedAt)
 	if ok && utc {
 		copy(t.stamp[:], receivedAt)
 		t.stampHour = h
@@ -642,4 +644,13 @@ func Rebuild(ctx context.Context, cfg Config, st Rebuilder, dir string, from, to
 		return nil, err
 	}
 	return b, st.ReplaceReports(ctx, b, from, to)
+}
+
+// adID parses an ad id (a string or a number of digits).
+func adID(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 19 || bytes.IndexFunc(b, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(string(b), 10, 64)
+	return id, err == nil && id > 0
 }

@@ -6,13 +6,11 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"marquee"
-	"marquee/jsonstr"
+	"marquee/eventline"
 )
 
 // EventSink is what the event routes need of the collector.
@@ -24,9 +22,6 @@ type EventSink interface {
 	AppendID(dst []byte) []byte
 }
 
-// maxUA is how much of a User-Agent an event keeps.
-const maxUA = 512
-
 // gif1x1 is a transparent 1×1 GIF, for pixels.
 var gif1x1 = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
 
@@ -36,55 +31,13 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &
 type eventEnv struct {
 	sink    EventSink
 	trusted []netip.Prefix
-	stamp   stamper
+	stamp   eventline.Stamper
 }
 
-// stamper formats times as RFC 3339 with nanoseconds in UTC
-// ("2006-01-02T15:04:05.000000000Z"), keeping the formatted second so that
-// most calls only append the nine fractional digits.
-type stamper struct {
-	last atomic.Pointer[stampedSecond]
-}
-
-type stampedSecond struct {
-	unix   int64
-	prefix []byte // "2006-01-02T15:04:05."
-}
-
-func (s *stamper) append(dst []byte, t time.Time) []byte {
-	t = t.UTC()
-	sec := s.last.Load()
-	if sec == nil || sec.unix != t.Unix() {
-		sec = &stampedSecond{unix: t.Unix(), prefix: t.AppendFormat(nil, "2006-01-02T15:04:05.")}
-		s.last.Store(sec)
-	}
-	dst = append(dst, sec.prefix...)
-	ns := t.Nanosecond()
-	var frac [9]byte
-	for i := 8; i >= 0; i-- {
-		frac[i] = byte('0' + ns%10)
-		ns /= 10
-	}
-	return append(append(dst, frac[:]...), 'Z')
-}
-
-// appendHead opens an event line with the fields the server adds:
-// receivedAt (when the request arrived; RFC 3339, nanoseconds, UTC), id,
-// ip and ua.
+// appendHead opens the event line of a request (eventline.AppendHead):
+// received when the request arrived, from the client's address.
 func (e *eventEnv) appendHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
-	dst = append(dst, `{"receivedAt":"`...)
-	dst = e.stamp.append(dst, ctx.Time())
-	dst = append(dst, `","id":"`...)
-	dst = e.sink.AppendID(dst)
-	dst = append(dst, `","ip":"`...)
-	dst = clientIP(ctx, e.trusted).AppendTo(dst)
-	dst = append(dst, `","ua":`...)
-	ua := ctx.UserAgent()
-	if len(ua) > maxUA {
-		ua = ua[:maxUA] // a rune cut in two becomes U+FFFD
-	}
-	dst, _ = jsonstr.Append(dst, ua) // invalid bytes become U+FFFD
-	return dst
+	return eventline.AppendHead(dst, &e.stamp, ctx.Time(), e.sink.AppendID, clientIP(ctx, e.trusted), ctx.UserAgent())
 }
 
 // clientIP is the connection's address, or, when that is a trusted proxy,
@@ -144,11 +97,7 @@ func handleEventGet(e *eventEnv) handler {
 			if path, msg := marquee.CheckBeaconField(i, keys[:i], k, v); path != "" {
 				problems = marquee.AddEventProblem(problems, path, msg)
 			} else if problems == nil {
-				// A valid key needs no escaping; the value is valid UTF-8.
-				line = append(line, ',', '"')
-				line = append(line, k...)
-				line = append(line, '"', ':')
-				line, _ = jsonstr.Append(line, v)
+				line = eventline.AppendString(line, k, v)
 			}
 			keys[i] = k
 			i++
@@ -156,7 +105,7 @@ func handleEventGet(e *eventEnv) handler {
 		if problems != nil {
 			return marquee.Invalid("invalid event", problems)
 		}
-		line = append(line, '}', '\n')
+		line = eventline.End(line)
 		*bp = line
 		if err := e.sink.Append(ctx.ConnID(), line, 1); err != nil {
 			return err
@@ -199,7 +148,7 @@ func handleEventPost(e *eventEnv) handler {
 		}
 		bp := linePool.Get().(*[]byte)
 		defer linePool.Put(bp)
-		lines, n, err := marquee.AppendEvents((*bp)[:0], ctx.PostBody(), func(dst []byte) []byte { return e.appendHead(dst, ctx) })
+		lines, n, err := eventline.AppendEvents((*bp)[:0], ctx.PostBody(), func(dst []byte) []byte { return e.appendHead(dst, ctx) })
 		*bp = lines
 		if err != nil {
 			return err

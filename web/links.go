@@ -13,7 +13,7 @@ import (
 	"marquee"
 	"marquee/cache"
 	"marquee/clicks"
-	"marquee/jsonstr"
+	"marquee/eventline"
 )
 
 const (
@@ -68,19 +68,16 @@ func handleRedirect(links *cache.Cache[string, marquee.Link], counter *clicks.Co
 // appendClick appends the click event line of a redirect to l.
 func appendClick(line []byte, ev *eventEnv, ctx *fasthttp.RequestCtx, l *marquee.Link) []byte {
 	line = ev.appendHead(line, ctx)
-	line = append(line, `,"type":"click","code":"`...)
-	line = append(line, l.Code...) // codes need no escaping
-	line = append(line, '"')
+	line = eventline.AppendPlain(line, "type", "click")
+	line = eventline.AppendPlain(line, "code", l.Code) // codes need no escaping
 	if l.AdID > 0 {
-		line = append(line, `,"adId":"`...)
-		line = strconv.AppendInt(line, l.AdID, 10)
-		line = append(line, '"')
+		var id [20]byte
+		line = eventline.AppendPlain(line, "adId", strconv.AppendInt(id[:0], l.AdID, 10))
 	}
 	if ref := ctx.Referer(); len(ref) > 0 {
-		line = append(line, `,"referrer":`...)
-		line, _ = jsonstr.Append(line, ref[:min(len(ref), maxReferrer)])
+		line = eventline.AppendString(line, "referrer", ref[:min(len(ref), maxReferrer)])
 	}
-	return append(line, '}', '\n')
+	return eventline.End(line)
 }
 
 // linkCode parses the {code} segment of the admin routes.

@@ -1,29 +1,28 @@
-package reports
+package eventline
 
 import (
 	"bytes"
-	"strconv"
 	"time"
 )
 
-// fields are the values of an event line a report reads, by field index
-// (fReceivedAt, …), as they stand in the line (JSON strings without their
+// Fields are the values of an event line a report reads, by field index
+// (ReceivedAt, …), as they stand in the line (JSON strings without their
 // quotes, escapes left as they are: every value a report keeps is one
 // that needs none, and the others are only compared or hashed).
-type fields [nFields][]byte
+type Fields [NumFields][]byte
 
 // The fields a report reads.
 const (
-	fReceivedAt = iota
-	fIP
-	fUA
-	fType
-	fAd
-	fLink
-	fUID
-	fCountry
-	fPlatform
-	nFields
+	ReceivedAt = iota
+	IP
+	UA
+	Type
+	Ad
+	Link
+	UID
+	Country
+	Platform
+	NumFields
 )
 
 // fieldKeys are the keys of the fields: the server's, and the client's a
@@ -34,16 +33,16 @@ var fieldKeys = [...]struct {
 	key string
 	f   int
 }{
-	{"receivedAt", fReceivedAt}, {"ip", fIP}, {"ua", fUA}, {"type", fType}, {"ad", fAd}, {"adId", fAd},
-	{"link", fLink}, {"code", fLink}, {"uid", fUID}, {"country", fCountry}, {"platform", fPlatform},
+	{"receivedAt", ReceivedAt}, {"ip", IP}, {"ua", UA}, {"type", Type}, {"ad", Ad}, {"adId", Ad},
+	{"link", Link}, {"code", Link}, {"uid", UID}, {"country", Country}, {"platform", Platform},
 }
 
-// scan reads the fields of one event line (a JSON object as the collector
-// writes it) into f and reports whether the line is well formed. It does
+// Scan reads the fields of one event line (a JSON object as AppendHead
+// and the Append functions write it) into f and reports whether the line is well formed. It does
 // not allocate. A field that is not a string is kept only for ad (a
 // number); nested values are skipped.
-func scan(line []byte, f *fields) bool {
-	*f = fields{}
+func Scan(line []byte, f *Fields) bool {
+	*f = Fields{}
 	i := serverFields(line, f)
 	switch {
 	case i == 0:
@@ -111,22 +110,22 @@ func scan(line []byte, f *fields) bool {
 	}
 }
 
-// serverFields reads the fields the collector puts first in every line,
+// serverFields reads the fields AppendHead puts first in every line,
 // in its order — {"receivedAt":"…","id":"…","ip":"…","ua":"…", — by
 // position, and returns the index after them (at the comma before the
 // client's fields), or 0 when the line does not open that way: scan then
 // reads it key by key.
-func serverFields(line []byte, f *fields) int {
+func serverFields(line []byte, f *Fields) int {
 	const open, stamp = `{"receivedAt":"`, 30 // "2006-01-02T15:04:05.000000000Z"
 	if len(line) < len(open)+stamp || string(line[:len(open)]) != open {
 		return 0
 	}
-	f[fReceivedAt] = line[len(open) : len(open)+stamp]
+	f[ReceivedAt] = line[len(open) : len(open)+stamp]
 	i := len(open) + stamp
 	for _, next := range [...]struct {
 		sep string
 		f   int
-	}{{`","id":"`, -1}, {`","ip":"`, fIP}} {
+	}{{`","id":"`, -1}, {`","ip":"`, IP}} {
 		if !bytes.HasPrefix(line[i:], []byte(next.sep)) {
 			return 0
 		}
@@ -147,7 +146,7 @@ func serverFields(line []byte, f *fields) int {
 	if !ok {
 		return 0
 	}
-	f[fUA] = ua
+	f[UA] = ua
 	return j
 }
 
@@ -210,10 +209,10 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// hourOf parses an RFC 3339 receivedAt and returns the unix second of the
+// Hour parses an RFC 3339 receivedAt and returns the unix second of the
 // start of its UTC hour.
-func hourOf(receivedAt []byte) (int64, bool) {
-	// The collector writes "2006-01-02T15:04:05.000000000Z": read the hour
+func Hour(receivedAt []byte) (int64, bool) {
+	// AppendHead writes "2006-01-02T15:04:05.000000000Z": read the hour
 	// straight from its digits; anything else goes through time.Parse.
 	if b := receivedAt; len(b) == 30 && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' && b[29] == 'Z' {
 		y, ok1 := digits(b[0:4])
@@ -240,13 +239,4 @@ func digits(b []byte) (int, bool) {
 		n = n*10 + int(c-'0')
 	}
 	return n, true
-}
-
-// adID parses an ad id (a string or a number of digits).
-func adID(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 19 || bytes.IndexFunc(b, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
-		return 0, false
-	}
-	id, err := strconv.ParseInt(string(b), 10, 64)
-	return id, err == nil && id > 0
 }
