@@ -118,7 +118,8 @@ type Server struct {
 	clicks    *clicks.Counter
 	reports   *reports.Reporter
 	auth      *auth.Auth
-	access    AccessStore
+	req       requester
+	acc       *accessEnv
 	console   fasthttp.RequestHandler
 	events    *eventEnv
 	metrics   *metrics
@@ -129,11 +130,13 @@ type Server struct {
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index,
-		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, access: d.Access, console: d.Console,
+		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
 		writer:  &writer{feed: d.Feed, log: d.Log},
+		req:     requester{trusted: cfg.TrustedProxies},
 		events:  &eventEnv{sink: d.Events, trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),
 	}
+	s.acc = &accessEnv{requester: s.req, access: d.Access, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	s.mux = newMux(s, s.routes())
 	return s
 }

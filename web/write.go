@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -179,7 +180,7 @@ func checkBody(ctx *fasthttp.RequestCtx, limit int, accepts func(media []byte) b
 // audited gives h's store calls the audit of the request (who, from
 // where, and the action its method names), which the store records with
 // every change they make.
-func (s *Server) audited(h storeHandler) storeHandler {
+func (r requester) audited(h storeHandler) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		action := "create"
 		switch {
@@ -188,7 +189,7 @@ func (s *Server) audited(h storeHandler) storeHandler {
 		case ctx.IsDelete():
 			action = "delete"
 		}
-		return h(s.audit(sctx, ctx, action, nil), ctx)
+		return h(r.audit(sctx, ctx, action, nil), ctx)
 	}
 }
 
@@ -246,4 +247,15 @@ func linkInput(st LinkStore, ctx context.Context, code string) (marquee.LinkInpu
 	in := l.Input()
 	in.Code = "" // a replace keeps the code, and its body has none
 	return in, err
+}
+
+// pathID reads the id after prefix in the path; what names the entity
+// in the 404 of one that cannot be.
+func pathID(ctx *fasthttp.RequestCtx, prefix, what string) (int64, error) {
+	seg := bytes.TrimPrefix(ctx.Path(), []byte(prefix))
+	id, err := strconv.ParseInt(string(seg), 10, 64)
+	if err != nil || id < 1 {
+		return 0, marquee.Errorf(marquee.KindNotFound, "%s %q not found", what, seg)
+	}
+	return id, nil
 }
