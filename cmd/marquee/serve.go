@@ -19,7 +19,9 @@ import (
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
 
+	"marquee"
 	"marquee/auth"
 	"marquee/cache"
 	"marquee/clicks"
@@ -155,174 +157,254 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 // serve runs the server of cfg until ctx is done, calling ready (if not
-// nil) with the listening address once requests are answered.
+// nil) with the listening address once requests are answered. It is the
+// start-up steps in their order — open, load, collect, listen, start the
+// loops, serve — and then the shutdown, in the reverse order of what
+// depends on what (see stop).
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(net.Addr)) error {
 	setMemoryLimit(cfg.memoryLimit, memlimit.FromCgroup, log)
-	token, err := adminToken(cfg, log)
+	n := &node{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	defer n.close()
+	if err := n.open(ctx); err != nil {
+		return err
+	}
+	if err := n.load(ctx); err != nil {
+		return err
+	}
+	if err := n.collect(ctx); err != nil {
+		return err
+	}
+	hs, ln, err := n.listen()
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg.db, log)
+	stopLoops := n.startLoops()
+	err = n.serveUntil(ctx, hs, ln, ready)
+	n.stop(stopLoops)
 	if err != nil {
-		return err
+		return fmt.Errorf("serve: %w", err)
 	}
-	defer st.Close()
+	log.Info("stopped")
+	return nil
+}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(buildInfoGauge())
-	ix := index.New(time.Now)
-	ads := web.NewAdCache(st, cfg.adCache, reg)
-	links := web.NewLinkCache(st, cfg.linkCache, reg)
-	access := auth.New(st, token, reg)
-	fd := feed.New(st, ix, log, reg, feed.Config{Poll: cfg.poll, GapWait: cfg.gapWait, Retention: cfg.retention,
-		OnChange: invalidator(ads), OnLinks: invalidator(links), OnAccess: access.Invalidate})
+// node is one running Marquee: what serve opens, step by step.
+type node struct {
+	cfg serveConfig
+	log *slog.Logger
+	reg *prometheus.Registry
+
+	st        store.Store // open
+	ix        *index.Index
+	ads       *cache.Cache[int64, []byte]
+	links     *cache.Cache[string, marquee.Link]
+	access    *auth.Auth
+	fd        *feed.Feed
+	storeID   string
+	counter   *clicks.Counter // load
+	geo       *reports.GeoIP  // collect
+	tally     *reports.Tally
+	events    *collector.Collector
+	stopPprof func() // listen
+}
+
+// open opens the store and builds what reads it: the index, the two
+// caches, auth and the feed (not yet loaded).
+func (n *node) open(ctx context.Context) error {
+	token, err := adminToken(n.cfg, n.log)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, n.cfg.db, n.log)
+	if err != nil {
+		return err // st may be a typed nil: close must not see it
+	}
+	n.st = st
+	n.reg.MustRegister(buildInfoGauge())
+	n.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "marquee_store_full",
+		Help: "1 while the last store write failed because the database's disk was full (writes get 503 until space returns)."},
+		func() float64 { return map[bool]float64{false: 0, true: 1}[n.st.Full()] }))
+	n.ix = index.New(time.Now)
+	n.ads = web.NewAdCache(n.st, n.cfg.adCache, n.reg)
+	n.links = web.NewLinkCache(n.st, n.cfg.linkCache, n.reg)
+	n.access = auth.New(n.st, token, n.reg)
+	n.fd = feed.New(n.st, n.ix, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention,
+		OnChange: invalidator(n.ads), OnLinks: invalidator(n.links), OnAccess: n.access.Invalidate})
+	n.storeID, err = n.st.StoreID(ctx)
+	return err
+}
+
+// load fills the index: from the index saved at the last clean shutdown
+// and the changelog since, or from the store.
+func (n *node) load(ctx context.Context) error {
 	start := time.Now()
-	storeID, err := st.StoreID(ctx)
-	if err != nil {
-		return err
-	}
 	restored := false
-	if cfg.savedIndex == "" {
-		err = fd.Load(ctx)
+	var err error
+	if n.cfg.savedIndex == "" {
+		err = n.fd.Load(ctx)
 	} else {
-		restored, err = fd.Start(ctx, cfg.savedIndex, storeID)
+		restored, err = n.fd.Start(ctx, n.cfg.savedIndex, n.storeID)
 	}
 	if err != nil {
 		return err
 	}
-	counter := clicks.New(st, fd, log, reg)
+	n.counter = clicks.New(n.st, n.fd, n.log, n.reg)
 	// Loading a large catalog leaves hundreds of MB of decoded rows behind;
 	// hand them back to the OS now rather than when the scavenger gets to it.
 	debug.FreeOSMemory()
-	log.Info("index loaded", "ads", ix.Snapshot().Len(), "seq", fd.Position(), "took", time.Since(start).String(),
+	n.log.Info("index loaded", "ads", n.ix.Snapshot().Len(), "seq", n.fd.Position(), "took", time.Since(start).String(),
 		"from", map[bool]string{true: "the saved index and the changelog since", false: "the store"}[restored])
+	return nil
+}
 
-	geo, err := cfg.reports.openGeoIP()
-	if err != nil {
+// collect opens the event collector with the Tally that counts what it
+// writes. Reports count what the collector writes: the Tally learns how
+// far the interrupted files are counted before the collector completes
+// them, and counts what the ledger misses once it has.
+func (n *node) collect(ctx context.Context) error {
+	var err error
+	if n.geo, err = n.cfg.reports.openGeoIP(); err != nil {
 		return err
 	}
-	if geo != nil {
-		defer geo.Close()
-	}
-	// Reports count what the collector writes: the Tally learns how far
-	// the interrupted files are counted before the collector completes
-	// them, and counts what the ledger misses once it has.
-	var tally *reports.Tally
-	events, err := cfg.events.open(cfg.data, log, reg, func(instance, dir string) (collector.Tally, error) {
-		tally = reports.New(reports.Config{Store: st, Resolver: cacheResolver(ads, links), GeoIP: geo, Slot: instance, Log: log}, reg)
-		return tally, tally.LoadPending(ctx, dir)
+	n.events, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, func(instance, dir string) (collector.Tally, error) {
+		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log}, n.reg)
+		return n.tally, n.tally.LoadPending(ctx, dir)
 	})
 	if err != nil {
 		return err
 	}
-	if err := tally.Recover(ctx, filepath.Join(cfg.data, "events")); err != nil {
-		cctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownWait)
-		events.Close(cctx) // its shipper waits for the recovery that failed: give it the shutdown timeout
+	if err := n.tally.Recover(ctx, filepath.Join(n.cfg.data, "events")); err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), n.cfg.shutdownWait)
+		n.events.Close(cctx) // its shipper waits for the recovery that failed: give it the shutdown timeout
 		cancel()
+		n.events = nil
 		return err
 	}
+	return nil
+}
+
+// listen builds the HTTP edge and opens its listener (and pprof's, when
+// asked).
+func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
+	cfg := n.cfg
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout},
-		web.Deps{Log: log, Now: time.Now, Store: st, LinkStore: st, Index: ix, Feed: fd,
-			AdCache: ads, LinkCache: links, Clicks: counter, Events: events, Registry: reg,
-			Reports: reports.NewReporter(st, cfg.reports.hourlyRetention), Auth: access, Access: st, Console: console.Handler()})
-	hs := srv.HTTPServer()
+		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
+			AdCache: n.ads, LinkCache: n.links, Clicks: n.counter, Events: n.events, Registry: n.reg,
+			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Console: console.Handler()})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return nil, nil, fmt.Errorf("listen: %w", err)
 	}
 	ln = srv.Listen(ln)
-	log.Info("listening", "addr", ln.Addr().String(), "db", redact(cfg.db))
-
+	n.log.Info("listening", "addr", ln.Addr().String(), "db", redact(cfg.db))
 	if cfg.pprofAddr != "" {
-		stopPprof, err := servePprof(cfg.pprofAddr, log)
-		if err != nil {
-			return err
+		if n.stopPprof, err = servePprof(cfg.pprofAddr, n.log); err != nil {
+			ln.Close()
+			return nil, nil, err
 		}
-		defer stopPprof()
 	}
+	return srv.HTTPServer(), ln, nil
+}
 
-	bg, stopBG := context.WithCancel(context.Background())
-	var background sync.WaitGroup
-	background.Go(func() { every(bg, time.Second, func() { ix.Refresh(cfg.compactEvery) }) })
-	background.Go(func() { fd.Run(bg) })
-	background.Go(func() {
-		every(bg, cfg.clickFlush, func() {
-			if err := counter.Flush(bg); err != nil {
-				log.Warn("click counts not flushed; kept for the next flush", "err", err)
-			}
+// startLoops starts the background loops — index compaction, the feed,
+// the click, report and last-use flushes, the trimming of access records
+// and the reports' roll-up — and returns what stops them and waits.
+func (n *node) startLoops() (stop func()) {
+	cfg, log := n.cfg, n.log
+	bg, cancel := context.WithCancel(context.Background())
+	var loops sync.WaitGroup
+	flush := func(d time.Duration, f func(context.Context) error, what string) {
+		loops.Go(func() {
+			every(bg, d, func() {
+				if err := f(bg); err != nil {
+					log.Warn(what+" not flushed; kept for the next flush", "err", err)
+				}
+			})
 		})
-	})
-	background.Go(func() {
-		every(bg, cfg.reports.flush, func() {
-			if err := tally.Flush(bg); err != nil {
-				log.Warn("reports not flushed; kept for the next flush", "err", err)
-			}
+	}
+	hourly := func(f func()) {
+		loops.Go(func() {
+			f()
+			every(bg, time.Hour, f)
 		})
-	})
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "marquee_store_full",
-		Help: "1 while the last store write failed because the database's disk was full (writes get 503 until space returns)."},
-		func() float64 { return map[bool]float64{false: 0, true: 1}[st.Full()] }))
-	background.Go(func() {
-		every(bg, cfg.accessFlush, func() {
-			if err := access.Flush(bg); err != nil {
-				log.Warn("keys' and sessions' last use not recorded; kept for the next flush", "err", err)
-			}
-		})
-	})
-	background.Go(func() {
-		trim := func() { trimAccess(bg, st, cfg.auditKeep, log) }
-		trim()
-		every(bg, time.Hour, trim)
-	})
-	background.Go(func() {
-		rollUp := func() { cfg.reports.rollUp(bg, st, log) }
-		rollUp()
-		every(bg, time.Hour, rollUp)
-	})
+	}
+	loops.Go(func() { every(bg, time.Second, func() { n.ix.Refresh(cfg.compactEvery) }) })
+	loops.Go(func() { n.fd.Run(bg) })
+	flush(cfg.clickFlush, n.counter.Flush, "click counts")
+	flush(cfg.reports.flush, n.tally.Flush, "reports")
+	flush(cfg.accessFlush, n.access.Flush, "keys' and sessions' last use")
+	hourly(func() { trimAccess(bg, n.st, cfg.auditKeep, log) })
+	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
+	return func() { cancel(); loops.Wait() }
+}
 
+// serveUntil answers requests until ctx is done (then lets the ones in
+// flight finish, up to the shutdown timeout) or the server fails.
+func (n *node) serveUntil(ctx context.Context, hs *fasthttp.Server, ln net.Listener, ready func(net.Addr)) error {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	if ready != nil {
 		ready(ln.Addr())
 	}
 	select {
-	case err = <-served:
+	case err := <-served:
+		return err
 	case <-ctx.Done():
-		log.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownWait)
-		err = hs.ShutdownWithContext(sctx)
-		cancel()
+		n.log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), n.cfg.shutdownWait)
+		defer cancel()
+		return hs.ShutdownWithContext(sctx)
 	}
-	// Every counted click reaches the store (the feed still runs), every
-	// accepted event is written and its file finished; uploads get the
-	// shutdown timeout, and what is left ships at the next start.
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownWait)
-	if cerr := counter.Close(sctx); cerr != nil {
-		log.Error("click counts lost at shutdown", "clicks", counter.Pending(), "err", cerr)
+}
+
+// stop shuts down what serves after the HTTP edge has stopped: every
+// counted click reaches the store (the feed still runs), every accepted
+// event is written and its file finished (uploads get the shutdown
+// timeout, and what is left ships at the next start), the reports and
+// last uses are flushed; then the loops stop, and the index is saved
+// (the feed has stopped: its position is final).
+func (n *node) stop(stopLoops func()) {
+	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.shutdownWait)
+	defer cancel()
+	if err := n.counter.Close(sctx); err != nil {
+		n.log.Error("click counts lost at shutdown", "clicks", n.counter.Pending(), "err", err)
 	}
-	if cerr := events.Close(sctx); cerr != nil {
-		log.Error("event collector: events lost at shutdown", "err", cerr)
+	if err := n.events.Close(sctx); err != nil {
+		n.log.Error("event collector: events lost at shutdown", "err", err)
 	}
-	if cerr := tally.Flush(sctx); cerr != nil {
-		log.Warn("reports not flushed at shutdown; the next start counts them from the files", "err", cerr)
+	n.events = nil
+	if err := n.tally.Flush(sctx); err != nil {
+		n.log.Warn("reports not flushed at shutdown; the next start counts them from the files", "err", err)
 	}
-	if cerr := access.Flush(sctx); cerr != nil {
-		log.Warn("keys' and sessions' last use not recorded at shutdown", "err", cerr)
+	if err := n.access.Flush(sctx); err != nil {
+		n.log.Warn("keys' and sessions' last use not recorded at shutdown", "err", err)
 	}
-	cancel()
-	stopBG()
-	background.Wait()
-	if cfg.savedIndex != "" { // the feed has stopped: the position is final
-		if serr := fd.Save(cfg.savedIndex, storeID); serr != nil {
-			log.Warn("index not saved; the next start loads it from the store", "err", serr)
+	stopLoops()
+	if n.cfg.savedIndex != "" {
+		if err := n.fd.Save(n.cfg.savedIndex, n.storeID); err != nil {
+			n.log.Warn("index not saved; the next start loads it from the store", "err", err)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+}
+
+// close releases what open and collect hold, whatever step failed: the
+// collector (when a later step failed), pprof, the GeoIP file, the store.
+func (n *node) close() {
+	if n.events != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), n.cfg.shutdownWait)
+		n.events.Close(sctx)
+		cancel()
 	}
-	log.Info("stopped")
-	return nil
+	if n.stopPprof != nil {
+		n.stopPprof()
+	}
+	if n.geo != nil {
+		n.geo.Close()
+	}
+	if n.st != nil {
+		n.st.Close()
+	}
 }
 
 // adminToken returns the configured token; without one it reads the token
