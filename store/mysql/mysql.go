@@ -12,10 +12,8 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net/url"
 	"runtime"
@@ -29,11 +27,41 @@ import (
 	"marquee/store/sqltx"
 )
 
-// migrations are MySQL's schema files (see sqltx.Migrate): the whole
-// schema of version 6 in one file, then one file a version.
-//
-//go:embed migrations/*.sql
-var migrations embed.FS
+// dialect is how MySQL and MariaDB spell the schema's migrations
+// (sqltx.Migrations, the one source every store migrates from). Every
+// table is utf8mb4 with a binary collation: text round-trips exactly
+// (4-byte UTF-8 included), compares byte by byte as on SQLite, and a
+// unique email or code is unique by its bytes, not by a case-folding
+// collation's idea of equal; InnoDB stores every table in primary key
+// order (one ad's report rows are one run of rows). A column that is
+// keyed or indexed is a varchar (MySQL indexes no text without a prefix
+// length). DDL commits statement by statement: a file stopped halfway
+// runs again, and what it had done is recognised by its error.
+var dialect = sqltx.Dialect{
+	ID:        "bigint NOT NULL AUTO_INCREMENT PRIMARY KEY",
+	Key:       "bigint NOT NULL PRIMARY KEY",
+	Blob:      "mediumblob",
+	Table:     " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+	Clustered: " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+	BigText:   "mediumtext",
+	Str:       func(n int) string { return fmt.Sprintf("varchar(%d)", n) },
+	Bytes:     func(n int) string { return fmt.Sprintf("varbinary(%d)", n) },
+	Name:      func(x string) string { return "`" + x + "`" },
+	Applied: func(err error) bool {
+		return serverError(err, 1050) || serverError(err, 1060) || serverError(err, 1061) // table, column, index exists
+	},
+}
+
+// locks are the rows locked until commit, one for each thing done one
+// transaction at a time across instances: "changelog" orders changelog
+// inserts by commit (a hole in seq is a write still committing, or
+// rolled back), "users" keeps the last owner counted right, "rollup"
+// lets one instance roll up reports (the others skip it while it is
+// locked). MySQL's own: the other databases have other means.
+var locks = []string{
+	"CREATE TABLE IF NOT EXISTS marquee_locks (name varchar(32) NOT NULL PRIMARY KEY)" + dialect.Table,
+	"INSERT IGNORE INTO marquee_locks (name) VALUES ('changelog'), ('users'), ('rollup')",
+}
 
 // Store is an ads store in one MySQL or MariaDB database. It is safe for
 // concurrent use, also by many processes.
@@ -183,11 +211,12 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("another instance held the migration lock %q for 60 s", name)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `DO RELEASE_LOCK(?)`, name)
-	files, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return err
+	for _, stmt := range locks {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
 	}
-	return sqltx.Migrate(ctx, sqltx.Std{Q: conn}, files, sqltx.Dialect{})
+	return sqltx.Migrate(ctx, sqltx.Std{Q: conn}, sqltx.Migrations, dialect)
 }
 
 // Close closes the pool.

@@ -1,27 +1,29 @@
 package sqltx
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
-// migrations are the schema's versions for SQLite and PostgreSQL, one
-// file each, applied in the order of their names (0001_…, 0002_…). A
-// file may hold several statements, each ending a line with ";", and no
-// "?" (the PostgreSQL adapter would number it). Where the dialects spell
-// a type differently, the file says {{name}} and each dialect's Dialect
-// fills it in. MySQL has its own files (store/mysql/migrations).
+// migrations are the schema's versions, one file each, applied in the
+// order of their names (0001_…, 0002_…): the one source of the schema of
+// every database (SQLite, PostgreSQL, MySQL and MariaDB). A file may hold
+// several statements, each ending a line with ";", and no "?" (the
+// PostgreSQL adapter would number it). Where the dialects spell
+// something differently, the file says {{name}} and each dialect's
+// Dialect fills it in.
 //
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Migrations are the migration files of SQLite and PostgreSQL (see
-// migrations), for Migrate.
+// Migrations are the migration files (see migrations), for Migrate.
 var Migrations = func() fs.FS {
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
@@ -39,20 +41,59 @@ type Dialect struct {
 	Key string
 	// Blob ({{blob}}) is a column of bytes.
 	Blob string
-	// Clustered ({{clustered}}) ends a CREATE TABLE whose rows are stored
-	// in primary key order ("" where they cannot be).
-	Clustered string
+	// Table ({{table}}) ends every CREATE TABLE (table options), and
+	// Clustered ({{clustered}}) one whose rows are stored in primary key
+	// order ("" where they cannot be).
+	Table, Clustered string
+	// BigText ({{bigtext}}) is text of up to 16 MiB; "" is "text".
+	BigText string
+	// Str ({{strN}}) spells text of at most N characters, a column a
+	// database may index or key (nil: "text"); Bytes ({{bytesN}}) bytes
+	// of at most N (nil: Blob).
+	Str, Bytes func(n int) string
+	// Name ({{name:x}}) quotes the column name x where it is a reserved
+	// word (nil: as it is).
+	Name func(x string) string
+	// Applied reports an error of a statement that a run stopped halfway
+	// had already applied (a table, column or index that exists), on a
+	// database whose DDL commits statement by statement: the statement
+	// is then done. nil: none is.
+	Applied func(err error) bool
+}
+
+var placeholder = regexp.MustCompile(`\{\{(str|bytes)(\d+)\}\}|\{\{name:(\w+)\}\}`)
+
+// spell fills in the placeholders of a migration file in dialect d.
+func (d Dialect) spell(file string) string {
+	file = strings.NewReplacer("{{id}}", d.ID, "{{key}}", d.Key, "{{blob}}", d.Blob, "{{table}}", d.Table,
+		"{{clustered}}", d.Clustered, "{{bigtext}}", cmp.Or(d.BigText, "text")).Replace(file)
+	return placeholder.ReplaceAllStringFunc(file, func(m string) string {
+		p := placeholder.FindStringSubmatch(m)
+		n, _ := strconv.Atoi(p[2])
+		switch {
+		case p[1] == "str" && d.Str != nil:
+			return d.Str(n)
+		case p[1] == "str":
+			return "text"
+		case p[1] == "bytes" && d.Bytes != nil:
+			return d.Bytes(n)
+		case p[1] == "bytes":
+			return d.Blob
+		case d.Name != nil:
+			return d.Name(p[3])
+		}
+		return p[3]
+	})
 }
 
 // Migrate brings the schema of db up to date with the migration files
 // of files, spelled in dialect d, one statement at a time. A file is
 // named for the schema version it brings the database to (0006_….sql),
-// so a version is the same schema on every database; a dialect may start
-// at a later version with a file holding the whole schema of that
-// version (MySQL: 0006_schema.sql). db is a transaction the caller
-// commits or, on a database whose DDL commits statement by statement
-// (MySQL), a connection: there each file must be safe to run again after
-// it stopped halfway. The caller holds whatever lock keeps two instances
+// so a version is the same schema on every database. db is a transaction
+// the caller commits or, on a database whose DDL commits statement by
+// statement (MySQL), a connection: there a file stopped halfway runs
+// again from its start, and d.Applied tells the statements it had
+// already applied. The caller holds whatever lock keeps two instances
 // from migrating at once. The version is kept in schema_version and
 // raised after each file; a database newer than this binary is refused.
 func Migrate(ctx context.Context, db DB, files fs.FS, d Dialect) error {
@@ -71,7 +112,6 @@ func Migrate(ctx context.Context, db DB, files fs.FS, d Dialect) error {
 	if err != nil {
 		return err
 	}
-	spell := strings.NewReplacer("{{id}}", d.ID, "{{key}}", d.Key, "{{blob}}", d.Blob, "{{clustered}}", d.Clustered)
 	latest := 0
 	for _, name := range names {
 		n, err := version(name)
@@ -85,8 +125,8 @@ func Migrate(ctx context.Context, db DB, files fs.FS, d Dialect) error {
 		if err != nil {
 			return err
 		}
-		for _, stmt := range statements(spell.Replace(string(b))) {
-			if _, err := db.Exec(ctx, stmt); err != nil {
+		for _, stmt := range statements(d.spell(string(b))) {
+			if _, err := db.Exec(ctx, stmt); err != nil && (d.Applied == nil || !d.Applied(err)) {
 				return fmt.Errorf("migration %s: %w", name, err)
 			}
 		}
@@ -117,7 +157,9 @@ func version(name string) (int, error) {
 }
 
 // statements splits a migration file into its statements: each ends a
-// line with ";" (comments, "--" to the end of a line, never do).
+// line with ";" (comments, "--" to the end of a line, never do; a ";"
+// before a comment on its line would join two statements, which only
+// SQLite and PostgreSQL would run: TestMigrationsSplit).
 func statements(file string) []string {
 	var out []string
 	for stmt := range strings.SplitSeq(file, ";\n") {

@@ -5,13 +5,13 @@
 -- than the hourly retention are rolled into daily rows (one roller at a
 -- time, so daily rows need no slot). Times are unix seconds.
 CREATE TABLE report_hourly (
-	entity      text    NOT NULL, -- "ad" or "link"
+	entity      {{str16}} NOT NULL, -- "ad" or "link"
 	entity_id   bigint  NOT NULL,
 	hour        bigint  NOT NULL, -- start of the UTC hour
-	country     text    NOT NULL, -- ISO 3166-1 alpha-2, "ZZ" unknown
-	platform    text    NOT NULL, -- "android", "ios", "web"
+	country     {{str8}} NOT NULL, -- ISO 3166-1 alpha-2, "ZZ" unknown
+	platform    {{str16}} NOT NULL, -- "android", "ios", "web"
 	bot         integer NOT NULL,
-	slot        text    NOT NULL,
+	slot        {{str255}} NOT NULL,
 	impressions bigint  NOT NULL,
 	clicks      bigint  NOT NULL,
 	conversions bigint  NOT NULL,
@@ -20,11 +20,11 @@ CREATE TABLE report_hourly (
 -- Rollups and rebuilds delete by time.
 CREATE INDEX report_hourly_time ON report_hourly (hour);
 CREATE TABLE report_daily (
-	entity      text    NOT NULL,
+	entity      {{str16}} NOT NULL,
 	entity_id   bigint  NOT NULL,
 	day         bigint  NOT NULL, -- start of the UTC day
-	country     text    NOT NULL,
-	platform    text    NOT NULL,
+	country     {{str8}} NOT NULL,
+	platform    {{str16}} NOT NULL,
 	bot         integer NOT NULL,
 	impressions bigint  NOT NULL,
 	clicks      bigint  NOT NULL,
@@ -38,11 +38,11 @@ CREATE INDEX report_daily_time ON report_daily (day, entity, bot, entity_id, imp
 -- same flush, stored by time first: what reports over every ad or link
 -- (totals, top lists) read, a fraction of the rows.
 CREATE TABLE report_totals (
-	entity      text    NOT NULL,
+	entity      {{str16}} NOT NULL,
 	hour        bigint  NOT NULL,
 	bot         integer NOT NULL,
 	entity_id   bigint  NOT NULL,
-	slot        text    NOT NULL,
+	slot        {{str255}} NOT NULL,
 	impressions bigint  NOT NULL,
 	clicks      bigint  NOT NULL,
 	conversions bigint  NOT NULL,
@@ -51,18 +51,18 @@ CREATE TABLE report_totals (
 -- Reach: a HyperLogLog sketch of the uids of an ad's or link's events of
 -- one UTC day, per slot (merged at read).
 CREATE TABLE report_reach (
-	entity    text   NOT NULL,
+	entity    {{str16}} NOT NULL,
 	entity_id bigint NOT NULL,
 	day       bigint NOT NULL,
-	slot      text   NOT NULL,
+	slot      {{str255}} NOT NULL,
 	sketch    {{blob}} NOT NULL,
 	PRIMARY KEY (entity, entity_id, day, slot)
-);
+){{table}};
 -- The ledger: how far each event file is counted (bytes of NDJSON), in the
 -- same transaction as the counts.
 CREATE TABLE report_files (
-	file     text    PRIMARY KEY,
+	file     {{str512}} PRIMARY KEY,
 	upto     bigint  NOT NULL,
 	complete integer NOT NULL,
 	at       bigint  NOT NULL
-);
+){{table}};

@@ -2,6 +2,6 @@
 -- names this database (a saved index is used only with the database it
 -- was saved from).
 CREATE TABLE meta (
-	key   text PRIMARY KEY,
+	{{name:key}} {{str64}} PRIMARY KEY,
 	value text NOT NULL
-);
+){{table}};
