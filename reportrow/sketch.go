@@ -82,3 +82,41 @@ func (u *Union) Estimate() int64 {
 	}
 	return int64(u.sk.Estimate())
 }
+
+// WithAll adds to reach, for each entity and day it holds, the sketch of
+// all its ads (or links) together, as ID 0: reports over every ad read
+// one sketch a day instead of one an ad (merging them at read was most of
+// the time of GET /api/v1/stats).
+func WithAll(reach []Reach) ([]Reach, error) {
+	type day struct {
+		entity string
+		day    int64
+	}
+	all := map[day]*hyperloglog.Sketch{}
+	var order []day
+	for _, r := range reach {
+		if r.ID == 0 {
+			continue
+		}
+		sk, err := DecodeSketch(r.Sketch)
+		if err != nil {
+			return nil, err
+		}
+		d := day{r.Entity, r.Day}
+		if all[d] == nil {
+			all[d] = hyperloglog.NewNoSparse() // the union of every ad is large: dense from the start
+			order = append(order, d)
+		}
+		if err := all[d].Merge(sk); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range order {
+		enc, err := all[d].MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		reach = append(reach, Reach{Entity: d.entity, ID: 0, Day: d.day, Sketch: enc})
+	}
+	return reach, nil
+}

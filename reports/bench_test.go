@@ -9,6 +9,7 @@ import (
 	"github.com/axiomhq/hyperloglog"
 
 	"marquee"
+	"marquee/reportrow"
 	"marquee/reports"
 )
 
@@ -54,7 +55,7 @@ func BenchmarkWithAll(b *testing.B) {
 		reach = append(reach, reports.Reach{Entity: marquee.EntityAd, ID: int64(ad + 1), Day: 86400, Sketch: enc})
 	}
 	for b.Loop() {
-		if _, err := reports.WithAll(reach); err != nil {
+		if _, err := reportrow.WithAll(reach); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -436,46 +436,8 @@ func (t *Tally) resolve(ctx context.Context, counts map[pkey]*Counts, reach map[
 		b.Reach = append(b.Reach, Reach{Entity: entityName(k.entity), ID: id, Day: k.day, Sketch: enc})
 	}
 	var err error
-	b.Reach, err = WithAll(b.Reach)
+	b.Reach, err = reportrow.WithAll(b.Reach)
 	return b, dropped, err
-}
-
-// WithAll adds to reach, for each entity and day it holds, the sketch of
-// all its ads (or links) together, as ID 0: reports over every ad read
-// one sketch a day instead of one an ad (merging them at read was most of
-// the time of GET /api/v1/stats).
-func WithAll(reach []Reach) ([]Reach, error) {
-	type day struct {
-		entity string
-		day    int64
-	}
-	all := map[day]*hyperloglog.Sketch{}
-	var order []day
-	for _, r := range reach {
-		if r.ID == 0 {
-			continue
-		}
-		sk, err := reportrow.DecodeSketch(r.Sketch)
-		if err != nil {
-			return nil, err
-		}
-		d := day{r.Entity, r.Day}
-		if all[d] == nil {
-			all[d] = hyperloglog.NewNoSparse() // the union of every ad is large: dense from the start
-			order = append(order, d)
-		}
-		if err := all[d].Merge(sk); err != nil {
-			return nil, err
-		}
-	}
-	for _, d := range order {
-		enc, err := all[d].MarshalBinary()
-		if err != nil {
-			return nil, err
-		}
-		reach = append(reach, Reach{Entity: d.entity, ID: 0, Day: d.day, Sketch: enc})
-	}
-	return reach, nil
 }
 
 func entityName(e byte) string {

@@ -160,28 +160,8 @@ func runRestore(ctx context.Context, args []string, getenv func(string) string, 
 	if _, err := os.Stat(path); err == nil && !*force {
 		return fmt.Errorf("restore: a store exists at %s; stop the server and pass -force to replace it", path)
 	}
-	// The backup must be a store this binary opens (and migrates), checked
-	// on a copy before anything is replaced.
-	tmp := path + ".restoring"
-	os.Remove(tmp)
-	if err := copyFile(*from, tmp); err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	st, err := sqlite.Open(ctx, tmp)
+	id, err := sqlite.Restore(ctx, *from, path)
 	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("restore: %s is not a store this binary can open: %w", *from, err)
-	}
-	id, err := st.StoreID(ctx)
-	st.Close()
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("restore: %s: %w", *from, err)
-	}
-	for _, f := range []string{path + "-wal", path + "-shm", tmp + "-wal", tmp + "-shm"} {
-		os.Remove(f) // the old store's journal must not be applied to the new file
-	}
-	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	// A saved index belongs to the old store (its id differs): it is
@@ -190,28 +170,4 @@ func runRestore(ctx context.Context, args []string, getenv func(string) string, 
 	out, _ := json.Marshal(map[string]string{"restored": path, "from": *from, "storeId": id})
 	fmt.Fprintf(stdout, "%s\n", out)
 	return nil
-}
-
-func copyFile(from, to string) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return err
-	}
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
-	}
-	if err := dst.Sync(); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
 }

@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"marquee/fixture"
-	"marquee/reports"
+	"marquee/reportrow"
 	"marquee/store"
 
-	"github.com/axiomhq/hyperloglog"
 	"github.com/schollz/progressbar/v3"
 
 	"marquee"
@@ -84,44 +83,11 @@ func seedReports(ctx context.Context, out seedOutput, st store.Store, seed uint6
 	gen := fixture.NewReportGen(seed, ads, links)
 	today := time.Now().Unix() / 86400 * 86400
 	dayIndex := 0
-	return seedBatches(ctx, out, "days of reports", days, 1, func(int) (*reports.Batch, error) {
+	return seedBatches(ctx, out, "days of reports", days, 1, func(int) (*reportrow.Batch, error) {
 		day := today - int64(days-1-dayIndex)*86400
 		dayIndex++
-		rows, uniques := gen.Day(day)
-		// One row a key (a statement may not add to a row twice).
-		b := &reports.Batch{Slot: "seed"}
-		at := map[reports.Key]int{}
-		for _, r := range rows {
-			k := reports.Key{Entity: r.Entity, ID: r.ID, Time: r.Hour, Country: r.Country, Platform: r.Platform}
-			i, ok := at[k]
-			if !ok {
-				i = len(b.Rows)
-				at[k] = i
-				b.Rows = append(b.Rows, reports.Row{Key: k})
-			}
-			b.Rows[i].Impressions += r.Impressions
-			b.Rows[i].Clicks += r.Clicks
-			b.Rows[i].Conversions += r.Conversions
-		}
-		for k, n := range uniques {
-			entity := marquee.EntityAd
-			if k[0] == 1 {
-				entity = marquee.EntityLink
-			}
-			sk := hyperloglog.New()
-			for u := range min(n, 5000) {
-				sk.Insert(fmt.Appendf(nil, "%s-%d-%d-%d", entity, k[1], day, u))
-			}
-			enc, err := sk.MarshalBinary()
-			if err != nil {
-				return nil, err
-			}
-			b.Reach = append(b.Reach, reports.Reach{Entity: entity, ID: k[1], Day: day, Sketch: enc})
-		}
-		var err error
-		b.Reach, err = reports.WithAll(b.Reach)
-		return b, err
-	}, func(ctx context.Context, bs []*reports.Batch, progress func()) error {
+		return gen.Batch(day)
+	}, func(ctx context.Context, bs []*reportrow.Batch, progress func()) error {
 		for _, b := range bs {
 			if err := st.AddReports(ctx, b); err != nil {
 				return err

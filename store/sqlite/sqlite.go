@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -236,4 +237,58 @@ func (s *Store) Backup(ctx context.Context, to string) error {
 		return fmt.Errorf("backup to %s: %w", to, err)
 	}
 	return nil
+}
+
+// Restore makes the backup at from (Backup's file) the store at path,
+// replacing any there (stop the server first: a running one keeps the
+// old file open), and returns its store id. The backup is checked on a
+// copy — it must be a store this binary opens, and migrates — before
+// anything is replaced; the old store's -wal and -shm go with it, so
+// that its journal is never applied to the new file.
+func Restore(ctx context.Context, from, path string) (storeID string, err error) {
+	tmp := path + ".restoring"
+	os.Remove(tmp)
+	if err := copyFile(from, tmp); err != nil {
+		return "", err
+	}
+	st, err := Open(ctx, tmp)
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("%s is not a store this binary can open: %w", from, err)
+	}
+	id, err := st.StoreID(ctx)
+	st.Close()
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("%s: %w", from, err)
+	}
+	for _, f := range []string{path + "-wal", path + "-shm", tmp + "-wal", tmp + "-shm"} {
+		os.Remove(f)
+	}
+	return id, os.Rename(tmp, path)
+}
+
+// copyFile copies from to a new file to (0600, synced).
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		return err
+	}
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	if err := dst.Sync(); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
 }

@@ -14,6 +14,7 @@ import (
 
 	"marquee"
 	"marquee/fixture"
+	"marquee/reportrow"
 	"marquee/reports"
 	"marquee/store/sqlite"
 	"marquee/store/storetest"
@@ -125,7 +126,7 @@ func BenchmarkAddReports(b *testing.B) {
 // BenchmarkAddReach merges a flush's reach into the sketches a busy day
 // left: 2,000 ads with 5,000 uids each so far, 20 new uids an ad in this
 // flush, and the sketch of all ads; ns/op is one flush (the sketches are
-// built before the clock runs: reports.WithAll has its own benchmark).
+// built before the clock runs: reportrow.WithAll has its own benchmark).
 //
 //	go test ./store/sqlite -run XXX -bench AddReach -benchtime 5x
 func BenchmarkAddReach(b *testing.B) {
@@ -154,7 +155,7 @@ func BenchmarkAddReach(b *testing.B) {
 		b.Fatal(err)
 	}
 	flush := sketches(20, "flush")
-	if flush.Reach, err = reports.WithAll(flush.Reach); err != nil { // and the day's sketch of all ads, as a flush adds
+	if flush.Reach, err = reportrow.WithAll(flush.Reach); err != nil { // and the day's sketch of all ads, as a flush adds
 		b.Fatal(err)
 	}
 	for b.Loop() {

@@ -245,7 +245,7 @@ func (s *Store) ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool,
 
 // ReportReach returns the sketches of every slot of the days in [from,
 // to) of an ad or a link (id 0: of all of them together, see
-// reports.WithAll).
+// reportrow.WithAll).
 func (s *Store) ReportReach(ctx context.Context, entity string, id, from, to int64) ([]reportrow.Reach, error) {
 	where := `entity = ? AND entity_id = ? AND day >= ? AND day < ?`
 	args := []any{entity, id, from, to}
