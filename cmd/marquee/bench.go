@@ -193,24 +193,24 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		rep.ServeFlags = strings.Join(cfg.serveArgs, " ")
 	}
 	b.Progress, b.Warn = liveProgress(stderr), stderr
-	var writer *adWriter
+	var writer *loadgen.AdWriter
 	if cfg.writes > 0 {
-		writer = &adWriter{target: b.Target, token: cfg.writeToken, perSec: cfg.writes, ads: rep.Ads}
+		writer = &loadgen.AdWriter{Target: b.Target, Token: cfg.writeToken, PerSec: cfg.writes, Ads: rep.Ads}
 		wctx, stopWrites := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { writer.run(wctx); close(done) }()
+		go func() { writer.Run(wctx); close(done) }()
 		defer func() { stopWrites(); <-done }()
 	}
-	var slow *slowClients
+	var slow *loadgen.SlowClients
 	if cfg.slow > 0 {
-		if slow, err = newSlowClients(b.Target, cfg.slow, cfg.slowPerIP, cfg.slowEvery); err != nil {
+		if slow, err = loadgen.NewSlowClients(b.Target, cfg.slow, cfg.slowPerIP, cfg.slowEvery); err != nil {
 			return err
 		}
 		sctx, stopSlow := context.WithCancel(ctx)
 		done := make(chan struct{})
-		go func() { slow.run(sctx); close(done) }()
+		go func() { slow.Run(sctx); close(done) }()
 		defer func() { stopSlow(); <-done }()
-		for i := 0; i < 100 && slow.open.Load() < int64(cfg.slow)*9/10; i++ { // let them connect
+		for i := 0; i < 100 && slow.Open.Load() < int64(cfg.slow)*9/10; i++ { // let them connect
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
@@ -220,12 +220,12 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	rep.WriteTable(stdout)
 	if slow != nil {
 		fmt.Fprintf(stdout, "slow clients: %d open at the end of %d, %d cut by the server and reopened, %d dials failed\n",
-			slow.open.Load(), cfg.slow, slow.cut.Load(), slow.failed.Load())
+			slow.Open.Load(), cfg.slow, slow.Cut.Load(), slow.Failed.Load())
 	}
 	if writer != nil {
-		fmt.Fprintf(stdout, "ad writes: %d at %g/s through the runs, %d failed\n", writer.sent.Load(), cfg.writes, writer.failed.Load())
-		if writer.failed.Load() > 0 {
-			return fmt.Errorf("%d of %d ad writes failed", writer.failed.Load(), writer.sent.Load())
+		fmt.Fprintf(stdout, "ad writes: %d at %g/s through the runs, %d failed\n", writer.Sent.Load(), cfg.writes, writer.Failed.Load())
+		if writer.Failed.Load() > 0 {
+			return fmt.Errorf("%d of %d ad writes failed", writer.Failed.Load(), writer.Sent.Load())
 		}
 	}
 	if cfg.jsonFile != "" {

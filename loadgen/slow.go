@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// slowClients are the trickling clients of `marquee bench -slow-clients
+// SlowClients are the trickling clients of `marquee bench -slow-clients
 // N`: N connections to the target that each send a request line and then
 // one header byte every -slow-every, never finishing the request, as a
 // slowloris attack does. A connection the server cuts (its read timeout)
@@ -17,25 +17,30 @@ import (
 // over source addresses 127.0.0.2, 127.0.0.3, … (perIP each), so that a
 // per-IP connection limit does not refuse them all: they stand for many
 // slow clients, not one.
-type slowClients struct {
+type SlowClients struct {
 	addr  string // host:port
 	n     int
 	perIP int
 	every time.Duration
 
-	open, cut, failed atomic.Int64
+	// Open, Cut and Failed count the connections open now, the ones the
+	// server cut (each opened again), and the dials that failed.
+	Open, Cut, Failed atomic.Int64
 }
 
-func newSlowClients(target string, n, perIP int, every time.Duration) (*slowClients, error) {
+// NewSlowClients returns n slow clients of target (a URL), perIP a
+// source address, each sending a byte every every.
+func NewSlowClients(target string, n, perIP int, every time.Duration) (*SlowClients, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, err
 	}
-	return &slowClients{addr: u.Host, n: n, perIP: perIP, every: every}, nil
+	return &SlowClients{addr: u.Host, n: n, perIP: perIP, every: every}, nil
 }
 
 // run holds the clients until ctx ends, then closes them.
-func (s *slowClients) run(ctx context.Context) {
+// Run keeps the clients open until ctx ends.
+func (s *SlowClients) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for i := range s.n {
 		wg.Go(func() { s.one(ctx, i) })
@@ -44,7 +49,7 @@ func (s *slowClients) run(ctx context.Context) {
 }
 
 // one keeps client i trickling until ctx ends.
-func (s *slowClients) one(ctx context.Context, i int) {
+func (s *SlowClients) one(ctx context.Context, i int) {
 	d := net.Dialer{Timeout: 5 * time.Second}
 	if host, _, _ := net.SplitHostPort(s.addr); net.ParseIP(host).IsLoopback() {
 		d.LocalAddr = &net.TCPAddr{IP: net.IPv4(127, 0, byte(i/s.perIP/250), byte(2+i/s.perIP%250))}
@@ -57,12 +62,12 @@ func (s *slowClients) one(ctx context.Context, i int) {
 		c, err := d.DialContext(ctx, "tcp", s.addr)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.failed.Add(1)
+				s.Failed.Add(1)
 				sleepCtx(ctx, s.every)
 			}
 			continue
 		}
-		s.open.Add(1)
+		s.Open.Add(1)
 		stop := context.AfterFunc(ctx, func() { c.Close() })
 		_, err = c.Write([]byte("GET /api/v1/ad HTTP/1.1\r\nHost: slow\r\nX-Slow: "))
 		for err == nil && sleepCtx(ctx, s.every) {
@@ -70,9 +75,9 @@ func (s *slowClients) one(ctx context.Context, i int) {
 		}
 		stop()
 		c.Close()
-		s.open.Add(-1)
+		s.Open.Add(-1)
 		if ctx.Err() == nil {
-			s.cut.Add(1)
+			s.Cut.Add(1)
 		}
 	}
 }
