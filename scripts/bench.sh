@@ -14,10 +14,7 @@
 set -euo pipefail
 dur=${1:-5s}
 rounds=${2:-5}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
-go build -o "$tmp/marquee" ./cmd/marquee
+source "$(dirname "$0")/lib.sh" # set -euo pipefail, cd to the repository, $tmp, $tmp/marquee
 mkdir -p docs/bench
 md="$tmp/table.md"
 cmds=()

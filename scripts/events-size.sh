@@ -7,10 +7,7 @@
 #   scripts/events-size.sh [DURATION]      default 8s
 set -euo pipefail
 dur=${1:-8s}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
-go build -o "$tmp/marquee" ./cmd/marquee
+source "$(dirname "$0")/lib.sh" # set -euo pipefail, cd to the repository, $tmp, $tmp/marquee
 
 echo "| codec | events | NDJSON bytes per event | bytes on disk per event | compression ratio |"
 echo "|---|--:|--:|--:|--:|"

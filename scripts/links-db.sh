@@ -19,10 +19,7 @@
 set -euo pipefail
 d=${1:-5s}
 rounds=${2:-5}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-go build -o "$tmp/marquee" ./cmd/marquee
+source "$(dirname "$0")/lib.sh" # set -euo pipefail, cd to the repository, $tmp, $tmp/marquee
 port=18391
 row() { # name, dsn
 	local name=$1 dsn=$2 started

@@ -11,10 +11,7 @@
 set -euo pipefail
 d=${1:-5s}
 rounds=${2:-5}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/marquee" ./cmd/marquee
+source "$(dirname "$0")/lib.sh" # set -euo pipefail, cd to the repository, $tmp, $tmp/marquee
 row() { # name, bench flags…
 	local name=$1
 	shift

@@ -10,10 +10,7 @@
 set -euo pipefail
 dur=${1:-60s}
 rate=${2:-8000}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
-go build -o "$tmp/marquee" ./cmd/marquee
+source "$(dirname "$0")/lib.sh" # set -euo pipefail, cd to the repository, $tmp, $tmp/marquee
 "$tmp/marquee" seed -data "$tmp/d" -ads 2000 -scheduled 0 -expired 0 >/dev/null
 "$tmp/marquee" serve -data "$tmp/d" -addr 127.0.0.1:18991 -insecure-admin -reports-flush 10s 2>"$tmp/serve.log" &
 until curl -sf http://127.0.0.1:18991/readyz >/dev/null; do sleep 0.2; done

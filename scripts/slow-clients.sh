@@ -14,11 +14,8 @@
 set -euo pipefail
 n=${1:-10000}
 rounds=${2:-3}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-go build -o "$tmp/marquee" ./cmd/marquee
+source "$(dirname "$0")/lib.sh" # set -euo pipefail, cd to the repository, $tmp, $tmp/marquee
 "$tmp/marquee" seed -data "$tmp/d" -ads 1000 -scheduled 0 -expired 0 >/dev/null
 addr=127.0.0.1:18996 decoy=127.0.0.1:18997
 cp -r "$tmp/d" "$tmp/decoy"

@@ -11,11 +11,8 @@
 set -euo pipefail
 dur=${1:-30m}
 out=${2:-docs/soak}
-cd "$(dirname "$0")/.."
 minutes=$(( $(date -d "1970-01-01 UTC + ${dur/m/ minutes}" +%s 2>/dev/null || echo 1800) / 60 ))
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
-go build -o "$tmp/marquee" ./cmd/marquee
+source "$(dirname "$0")/lib.sh" # set -euo pipefail, cd to the repository, $tmp, $tmp/marquee
 "$tmp/marquee" seed -data "$tmp/d" -ads 10000 -scheduled 0 -expired 0 >/dev/null
 "$tmp/marquee" seed -data "$tmp/d" -links 100000 >/dev/null
 addr=127.0.0.1:18994

@@ -9,10 +9,7 @@
 set -euo pipefail
 d=${1:-10s}
 rounds=${2:-5}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/marquee" ./cmd/marquee
+source "$(dirname "$0")/lib.sh" # set -euo pipefail, cd to the repository, $tmp, $tmp/marquee
 run() { # name, bench flags…
 	local name=$1
 	shift

@@ -10,10 +10,7 @@ set -euo pipefail
 ads=${1:-1000000}
 writes=${2:-1000}
 shift 2 || true
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
-go build -o "$tmp/marquee" ./cmd/marquee
+source "$(dirname "$0")/lib.sh" # set -euo pipefail, cd to the repository, $tmp, $tmp/marquee
 "$tmp/marquee" seed -data "$tmp/d" -ads "$ads" -scheduled 0 -expired 0 >/dev/null
 addr=127.0.0.1:18995
 "$tmp/marquee" serve -data "$tmp/d" -addr $addr -admin-token burst-token "$@" 2>"$tmp/serve.log" &

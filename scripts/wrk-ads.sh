@@ -18,10 +18,7 @@ set -euo pipefail
 ads=${1:?usage: $0 ADS [ROUNDS] [DURATION]}
 rounds=${2:-10}
 dur=${3:-5s}
-cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
-go build -o "$tmp/marquee" ./cmd/marquee
+source "$(dirname "$0")/lib.sh" # set -euo pipefail, cd to the repository, $tmp, $tmp/marquee
 "$tmp/marquee" seed -data "$tmp/data" -ads "$ads" -scheduled 0 -expired 0 2>/dev/null
 "$tmp/marquee" serve -data "$tmp/data" -addr 127.0.0.1:18180 -insecure-admin 2>"$tmp/serve.log" &
 mpid=$!
