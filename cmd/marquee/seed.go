@@ -7,13 +7,12 @@ import (
 	"io"
 	"time"
 
-	"marquee/fixture"
-	"marquee/reportrow"
-	"marquee/store"
-
 	"github.com/schollz/progressbar/v3"
 
 	"marquee"
+	"marquee/fixture"
+	"marquee/reportrow"
+	"marquee/store"
 )
 
 func runSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
