@@ -1,4 +1,4 @@
-// Package adrow is the row both SQL stores keep an ad in — times as unix
+// Package adrow is the row every SQL store keeps an ad in — times as unix
 // milliseconds, conditions as JSON text — and the parallel decoding of many
 // rows that loading a large catalog needs.
 package adrow
@@ -99,7 +99,7 @@ func Each(ctx context.Context, scan func(ctx context.Context, yield func(Row) er
 	return g.Wait()
 }
 
-// Rows is what both drivers' result sets provide (*sql.Rows, pgx.Rows).
+// Rows is what the drivers' result sets provide (*sql.Rows, pgx.Rows).
 type Rows interface {
 	Next() bool
 	Scan(dest ...any) error

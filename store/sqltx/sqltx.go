@@ -1,4 +1,4 @@
-// Package sqltx is the store both SQL drivers share, written once against
+// Package sqltx is the store every SQL driver shares, written once against
 // DB and Tx, which each driver adapts (database/sql for SQLite, pgx for
 // PostgreSQL): the migration runner, the writes of ads with their
 // tracking links and of links with their click counts, the reads, and the
@@ -123,7 +123,7 @@ type Config struct {
 	ByteOrder string
 }
 
-// Store has the methods both SQL stores have, written once over a
+// Store has the methods every SQL store has, written once over a
 // driver's Config. A driver's store embeds one made by NewStore. It is
 // safe for concurrent use.
 type Store struct {
