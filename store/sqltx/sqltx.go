@@ -1,5 +1,5 @@
 // Package sqltx is the store every SQL driver shares, written once against
-// DB and Tx, which each driver adapts (database/sql for SQLite, pgx for
+// DB and Tx, which each driver adapts (database/sql for SQLite and MySQL, pgx for
 // PostgreSQL): the migration runner, the writes of ads with their
 // tracking links and of links with their click counts, the reads, and the
 // changelog. Queries use "?" placeholders; the PostgreSQL adapter numbers
