@@ -16,10 +16,18 @@ const (
 	MaxAge      = 100
 )
 
-// Genders and platforms an ad may target, in their stored spelling.
+// The platforms, in their stored spelling.
+const (
+	PlatformAndroid = "android"
+	PlatformIOS     = "ios"
+	PlatformWeb     = "web"
+)
+
+// Genders and platforms an ad may target (and reports break down by), in
+// their stored spelling.
 var (
 	Genders   = []string{"M", "F"}
-	Platforms = []string{"android", "ios", "web"}
+	Platforms = []string{PlatformAndroid, PlatformIOS, PlatformWeb}
 )
 
 // Ad is an advertisement: what to show, when, and to whom. Times are UTC with
@@ -365,7 +373,12 @@ func normPlatform(s string) (string, string) {
 			return v, ""
 		}
 	}
-	return "", fmt.Sprintf("must be one of \"android\", \"ios\", \"web\", got %q", s)
+	return "", PlatformProblem(s)
+}
+
+// PlatformProblem is what is wrong with s, a platform that is not one.
+func PlatformProblem[T string | []byte](s T) string {
+	return fmt.Sprintf("must be one of %q, %q, %q, got %q", PlatformAndroid, PlatformIOS, PlatformWeb, s)
 }
 
 // NoAd is the KindNotFound error of an id that names no ad.

@@ -22,12 +22,12 @@ func Platform(field, ua []byte) string {
 	}
 	switch {
 	case bytes.Contains(ua, []byte("Android")):
-		return "android"
+		return marquee.PlatformAndroid
 	case bytes.Contains(ua, []byte("iPhone")), bytes.Contains(ua, []byte("iPad")), bytes.Contains(ua, []byte("iOS")),
 		bytes.Contains(ua, []byte("CFNetwork")):
-		return "ios"
+		return marquee.PlatformIOS
 	}
-	return "web"
+	return marquee.PlatformWeb
 }
 
 // platformField is the platform a platform field names (any case), if

@@ -75,7 +75,7 @@ func parseListQuery(args *fasthttp.Args) (index.Query, marquee.Problems) {
 	}
 	if v, ok := param(args, "platform"); ok {
 		if q.Platform = index.PlatformCode(v); q.Platform == 0 {
-			bad("platform", fmt.Sprintf("must be one of \"android\", \"ios\", \"web\", got %q", v))
+			bad("platform", marquee.PlatformProblem(v))
 		}
 	}
 	return q, p
