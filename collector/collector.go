@@ -368,7 +368,7 @@ func (c *Collector) salvagePart(p string, good int64) (string, error) {
 	}
 	sv := salvage(p, r)
 	f.Close()
-	c.reportSalvage(p, good, sv)
+	final := ""
 	if lines := sv.lines; len(lines) > 0 {
 		// The same name (a Tally knows the file by it), written beside
 		// what it reads, in the partition of when the interrupted file
@@ -387,15 +387,16 @@ func (c *Collector) salvagePart(p string, good int64) (string, error) {
 			os.Remove(out.part)
 			return "", err
 		}
-		final, err := out.finish()
-		if err != nil {
+		if final, err = out.finish(); err != nil {
 			out.f.Close()
 			os.Remove(out.part)
 			return "", err
 		}
-		return final, os.Remove(p)
 	}
-	return "", os.Remove(p)
+	// Reported once it is completed: a completion the full disk refuses
+	// is tried again, and counted then.
+	c.reportSalvage(p, good, sv)
+	return final, os.Remove(p)
 }
 
 // reportSalvage logs what completing the .part p kept and dropped, and

@@ -100,18 +100,16 @@ func (s *shard) run() {
 			closing = true
 		}
 		s.mu.Lock()
-		switch {
-		case len(s.buf) == 0:
-		case len(pending) == 0:
-			pending, s.buf, s.spare = s.buf, s.spare[:0], nil
-			pendingGen = s.gen
-			s.gen++
-		default:
-			// Lines accepted while a failed write was in flight join its
-			// retry, or the last write before closing would leave them
-			// out.
-			pending = append(pending, s.buf...)
-			s.buf = s.buf[:0]
+		if len(s.buf) > 0 {
+			if len(pending) == 0 {
+				pending, s.buf, s.spare = s.buf, s.spare[:0], nil
+			} else {
+				// Lines accepted while a failed write was in flight join
+				// its retry, or the last write before closing would leave
+				// them out.
+				pending = append(pending, s.buf...)
+				s.buf = s.buf[:0]
+			}
 			pendingGen = s.gen
 			s.gen++
 		}
