@@ -108,17 +108,18 @@ func (a *Auth) SignIn(ctx context.Context, st LoginStore, in Login, now time.Tim
 }
 
 // VerifyPassword checks that password is the current password of p, a
-// user signed in with a password whose email is email, under the same throttle as sign-ins:
-// a wrong password counts as a failed sign-in of the account and of ip,
-// and after MaxFailures of them the check answers KindTooManyRequests
-// without looking, so a stolen session cannot guess the password.
+// user signed in with a password whose email is email, under the same
+// throttle as sign-ins: a wrong password counts as a failed sign-in of
+// the account and of ip, and after MaxFailures of them the check answers
+// KindTooManyRequests without looking, so a stolen session cannot guess
+// the password.
 func (a *Auth) VerifyPassword(ctx context.Context, st LoginStore, p Principal, email, password, ip string, now time.Time) error {
-	u, hash, err := st.UserLogin(ctx, email)
-	if err != nil {
+	subjects := failureSubjects(ip, email)
+	if err := checkThrottle(ctx, st, subjects, now, "too many wrong passwords; retry later"); err != nil {
 		return err
 	}
-	subjects := failureSubjects(ip, u.Email)
-	if err := checkThrottle(ctx, st, subjects, now, "too many wrong passwords; retry later"); err != nil {
+	_, hash, err := st.UserLogin(ctx, email)
+	if err != nil {
 		return err
 	}
 	if !CheckPassword(hash, password) {
@@ -127,7 +128,7 @@ func (a *Auth) VerifyPassword(ctx context.Context, st LoginStore, p Principal, e
 		}
 		return marquee.Invalid("invalid password change", marquee.Problems{"current": "is not your password"})
 	}
-	return st.ClearLoginFailures(ctx, "email:"+u.Email)
+	return st.ClearLoginFailures(ctx, "email:"+email)
 }
 
 // failureSubjects are what failed sign-ins count against: the IP, and
