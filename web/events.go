@@ -29,15 +29,15 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &
 
 // eventEnv adds the server's fields to events.
 type eventEnv struct {
-	sink    EventSink
-	trusted []netip.Prefix
-	stamp   eventline.Stamper
+	requester // the client's address
+	sink      EventSink
+	stamp     eventline.Stamper
 }
 
 // appendHead opens the event line of a request (eventline.AppendHead):
 // received when the request arrived, from the client's address.
 func (e *eventEnv) appendHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
-	return eventline.AppendHead(dst, &e.stamp, ctx.Time(), e.sink.AppendID, clientIP(ctx, e.trusted), ctx.UserAgent())
+	return eventline.AppendHead(dst, &e.stamp, ctx.Time(), e.sink.AppendID, e.addr(ctx), ctx.UserAgent())
 }
 
 // clientIP is the connection's address, or, when that is a trusted proxy,

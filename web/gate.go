@@ -122,10 +122,11 @@ func (r requester) audit(sctx context.Context, ctx *fasthttp.RequestCtx, action 
 	return marquee.WithAudit(sctx, marquee.Audit{Actor: principal(ctx).Actor, IP: r.ip(ctx), Action: action, Fields: fields})
 }
 
-// ip is the client's address.
-func (r requester) ip(ctx *fasthttp.RequestCtx) string {
-	return clientIP(ctx, r.trusted).String()
-}
+// addr is the client's address.
+func (r requester) addr(ctx *fasthttp.RequestCtx) netip.Addr { return clientIP(ctx, r.trusted) }
+
+// ip is the client's address as text.
+func (r requester) ip(ctx *fasthttp.RequestCtx) string { return r.addr(ctx).String() }
 
 // metricsGuard puts /metrics behind token when one is set
 // (-metrics-token); Prometheus sends it as a bearer token.

@@ -133,9 +133,9 @@ func NewServer(cfg Config, d Deps) *Server {
 		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
 		writer:  &writer{feed: d.Feed, log: d.Log},
 		req:     requester{trusted: cfg.TrustedProxies},
-		events:  &eventEnv{sink: d.Events, trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),
 	}
+	s.events = &eventEnv{requester: s.req, sink: d.Events}
 	s.acc = &accessEnv{requester: s.req, access: d.Access, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	s.mux = newMux(s, s.routes())
 	return s
