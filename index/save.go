@@ -122,21 +122,18 @@ type decoder struct {
 	err error
 }
 
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *decoder) uvarint() uint64 { return next(d, binary.Uvarint) }
 
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
+func (d *decoder) varint() int64 { return next(d, binary.Varint) }
+
+// next reads one value with read (binary.Uvarint or binary.Varint),
+// which reports how many bytes it took, or n ≤ 0 for a short or bad one.
+func next[T any](d *decoder, read func([]byte) (T, int)) T {
+	v, n := read(d.b)
 	if n <= 0 {
 		d.fail()
-		return 0
+		var zero T
+		return zero
 	}
 	d.b = d.b[n:]
 	return v
