@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"marquee/fixture"
 	"marquee/reportrow"
 	"marquee/store"
 
@@ -427,14 +426,14 @@ func testLinks(t *testing.T, open Opener) {
 	// Bulk insert and paging, newest first.
 	var bulk []marquee.LinkInput
 	for i := range 25 {
-		bulk = append(bulk, marquee.LinkInput{Code: fixture.Code(int64(i)), URL: "https://example.com/" + fmt.Sprint(i), Redirect: 302})
+		bulk = append(bulk, marquee.LinkInput{Code: bulkCode(i), URL: "https://example.com/" + fmt.Sprint(i), Redirect: 302})
 	}
 	progressed := 0
 	if err := st.InsertLinks(ctx, bulk, func() { progressed++ }); err != nil || progressed != 25 {
 		t.Fatalf("InsertLinks = %v after %d progress calls", err, progressed)
 	}
 	page, total, err := st.ListLinks(ctx, 1, 10)
-	if err != nil || total != 26 || len(page) != 10 || page[0].Code != fixture.Code(23) {
+	if err != nil || total != 26 || len(page) != 10 || page[0].Code != bulkCode(23) {
 		t.Fatalf("ListLinks(1, 10) = %d items (first %+v), total %d, %v; want 10 from seed 23, total 26", len(page), page, total, err)
 	}
 	if got := changesSince(t, st, seq); got[len(got)-1] != " reload " {
@@ -504,7 +503,7 @@ func testClicksOfManyLinks(t *testing.T, open Opener) {
 	var ins []marquee.LinkInput
 	counts := map[string]int64{}
 	for i := range n {
-		in := marquee.LinkInput{Code: fixture.Code(int64(i)), URL: "https://example.com/", Redirect: 302}
+		in := marquee.LinkInput{Code: bulkCode(i), URL: "https://example.com/", Redirect: 302}
 		if i%100 == 0 {
 			in.MaxClicks = 1000
 		}
@@ -743,3 +742,7 @@ func testHostileText(t *testing.T, open Opener) {
 		}
 	}
 }
+
+// bulkCode names the i-th link a bulk test inserts: distinct for distinct i
+// and a valid custom code.
+func bulkCode(i int) string { return fmt.Sprintf("bulk_%d", i) }
