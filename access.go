@@ -75,8 +75,8 @@ func ParseUserInput(body []byte, create bool) (UserInput, error) {
 	}
 	in.Email, in.Role, in.Password = str("email"), str("role"), str("password")
 	if in.Email != nil {
-		e := strings.ToLower(strings.TrimSpace(*in.Email))
-		if a, err := mail.ParseAddress(e); err != nil || a.Address != e || len(e) > MaxEmailLen {
+		e, ok := normalEmail(*in.Email)
+		if !ok {
 			p["email"] = "must be an email address"
 		}
 		in.Email = &e
@@ -92,6 +92,53 @@ func ParseUserInput(body []byte, create bool) (UserInput, error) {
 		}
 	}
 	return in, Invalid("invalid user", p)
+}
+
+// normalEmail is email trimmed and lower-cased, and whether that is an
+// email address of at most MaxEmailLen bytes.
+func normalEmail(email string) (string, bool) {
+	e := strings.ToLower(strings.TrimSpace(email))
+	a, err := mail.ParseAddress(e)
+	return e, err == nil && a.Address == e && len(e) <= MaxEmailLen
+}
+
+// SetupInput is the body of first-run set-up: the setup link's token,
+// and the first owner's email and password.
+type SetupInput struct{ Token, Email, Password string }
+
+// ParseSetupInput decodes and validates a set-up body; every field is
+// required, and the email and password follow the rules of a user's.
+func ParseSetupInput(body []byte) (SetupInput, error) {
+	var in SetupInput
+	p := Problems{}
+	fields, ok := object(body, p, "token", "email", "password")
+	if !ok {
+		return in, Invalid("invalid setup", p)
+	}
+	for _, f := range []struct {
+		name string
+		to   *string
+	}{{"token", &in.Token}, {"email", &in.Email}, {"password", &in.Password}} {
+		raw, ok := present(fields, f.name)
+		switch {
+		case !ok:
+			p[f.name] = "is required"
+		case json.Unmarshal(raw, f.to) != nil:
+			p[f.name] = "must be a string"
+		}
+	}
+	if _, bad := p["email"]; !bad {
+		var ok bool
+		if in.Email, ok = normalEmail(in.Email); !ok {
+			p["email"] = "must be an email address"
+		}
+	}
+	if _, bad := p["password"]; !bad {
+		if msg := CheckPassword(in.Password, &in.Email); msg != "" {
+			p["password"] = msg
+		}
+	}
+	return in, Invalid("invalid setup", p)
 }
 
 // CheckPassword returns what is wrong with password for the account of

@@ -44,7 +44,11 @@ type SignedIn struct {
 	ExpiresAt time.Time
 }
 
-var errBadLogin = marquee.Errorf(marquee.KindUnauthorized, "invalid email, password or key")
+var (
+	errBadLogin       = marquee.Errorf(marquee.KindUnauthorized, "invalid email, password or key")
+	errBootstrapLogin = marquee.Errorf(marquee.KindUnauthorized, "this is the bootstrap admin token: it works with the API, not the console; "+
+		"sign in as a user (open the setup link marquee serve printed, or run marquee users add)")
+)
 
 // SignIn checks a login and opens a session. A refused login gets the
 // same answer, after the same work, whether or not the account exists;
@@ -55,14 +59,16 @@ func (a *Auth) SignIn(ctx context.Context, st LoginStore, in Login, now time.Tim
 	if err := checkThrottle(ctx, st, subjects, now, "too many failed sign-ins; retry later"); err != nil {
 		return SignedIn{}, err
 	}
-	se := marquee.Session{CreatedAt: now, SeenAt: now, ExpiresAt: now.Add(SessionMax)}
+	var se marquee.Session
 	var p Principal
 	var err error
-	ok := false
+	ok, bootstrap := false, false
 	if in.Key != "" {
 		if p, err = a.Bearer(ctx, []byte(in.Key), now); err == nil && p.KeyID != 0 {
 			se.KeyID, ok = p.KeyID, true
-		} else if err != nil && marquee.KindOf(err) != marquee.KindUnauthorized {
+		} else if err == nil {
+			bootstrap = true // refused like any bad key, but its holder (the owner) is told what to do
+		} else if marquee.KindOf(err) != marquee.KindUnauthorized {
 			return SignedIn{}, err
 		}
 	} else {
@@ -71,8 +77,7 @@ func (a *Auth) SignIn(ctx context.Context, st LoginStore, in Login, now time.Tim
 			return SignedIn{}, err
 		}
 		if CheckPassword(hash, in.Password) { // hash is "" for no such user: the same work, false
-			scopes, _ := marquee.RoleScopes(u.Role)
-			p = Principal{Actor: userActor(&u), Scopes: scopes, UserID: u.ID, Role: u.Role}
+			p = userPrincipal(&u)
 			se.UserID, ok = u.ID, true
 		}
 	}
@@ -90,18 +95,34 @@ func (a *Auth) SignIn(ctx context.Context, st LoginStore, in Login, now time.Tim
 		if err := addFailure(ctx, st, subjects, now, marquee.AuditEntry{Actor: "anonymous", EntityID: attempted, Action: "login-failed", IP: in.IP}); err != nil {
 			return SignedIn{}, err
 		}
+		if bootstrap {
+			return SignedIn{}, errBootstrapLogin
+		}
 		return SignedIn{}, errBadLogin
-	}
-	var cookie string
-	cookie, se.Hash = NewSecret("")
-	actx := marquee.WithAudit(ctx, marquee.Audit{Actor: p.Actor, IP: in.IP, Action: "login", EntityID: signedInAs(se.UserID, se.KeyID)})
-	if err := st.CreateSession(actx, se); err != nil {
-		return SignedIn{}, err
 	}
 	if in.Email != "" {
 		if err := st.ClearLoginFailures(ctx, "email:"+in.Email); err != nil {
 			return SignedIn{}, err
 		}
+	}
+	return a.openSession(ctx, st, p, se, in.IP, now)
+}
+
+// userPrincipal is who user u is when signed in: their role's scopes.
+func userPrincipal(u *marquee.User) Principal {
+	scopes, _ := marquee.RoleScopes(u.Role)
+	return Principal{Actor: userActor(u), Scopes: scopes, UserID: u.ID, Role: u.Role}
+}
+
+// openSession stores a new session of p (se names its user or key) and
+// returns its cookie; the sign-in is in the audit log.
+func (a *Auth) openSession(ctx context.Context, st LoginStore, p Principal, se marquee.Session, ip string, now time.Time) (SignedIn, error) {
+	se.CreatedAt, se.SeenAt, se.ExpiresAt = now, now, now.Add(SessionMax)
+	var cookie string
+	cookie, se.Hash = NewSecret("")
+	actx := marquee.WithAudit(ctx, marquee.Audit{Actor: p.Actor, IP: ip, Action: "login", EntityID: signedInAs(se.UserID, se.KeyID)})
+	if err := st.CreateSession(actx, se); err != nil {
+		return SignedIn{}, err
 	}
 	p.Session, p.CSRF = se.Hash, CSRFToken([]byte(cookie))
 	return SignedIn{Cookie: cookie, Principal: p, ExpiresAt: se.ExpiresAt}, nil

@@ -43,6 +43,8 @@ type Store interface {
 	// Users, keys, sessions, sign-in and the audit log (web.AccessStore,
 	// auth.Store, auth.LoginStore).
 	CreateUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error)
+	CreateFirstUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error)
+	HasUsers(ctx context.Context) (bool, error)
 	Users(ctx context.Context) ([]marquee.User, error)
 	User(ctx context.Context, id int64) (marquee.User, error)
 	UserLogin(ctx context.Context, email string) (marquee.User, string, error)

@@ -18,7 +18,8 @@ import (
 // AccessStore is what the routes of users, keys, sessions and the audit
 // log need of the store.
 type AccessStore interface {
-	auth.LoginStore
+	auth.SetupStore
+	HasUsers(ctx context.Context) (bool, error)
 	CreateUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error)
 	Users(ctx context.Context) ([]marquee.User, error)
 	User(ctx context.Context, id int64) (marquee.User, error)

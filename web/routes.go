@@ -2,6 +2,7 @@ package web
 
 import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"marquee"
@@ -48,9 +49,16 @@ func (s *Server) consoleRoutes() []route {
 		return nil
 	}
 	return []route{
+		{"GET", "/", public, plain(toConsole)},
 		{"GET", "/admin", public, plain(s.console)},
 		{"GET", "/admin/{asset...}", public, plain(s.console)},
 	}
+}
+
+// toConsole sends a browser that opens the server's root to the console.
+func toConsole(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("Location", "/admin/")
+	ctx.SetStatusCode(fasthttp.StatusFound)
 }
 
 func (s *Server) apiRoutes() []route {
@@ -84,6 +92,8 @@ func (s *Server) apiRoutes() []route {
 		{"PUT", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(handleUpdateUser(s.acc))},
 		{"DELETE", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(handleDeleteUser(s.acc))},
 		{"GET", "/api/v1/audit", marquee.ScopeKeysAdmin, withStore(handleAudit(s.acc))},
+		{"GET", "/api/v1/setup", public, withStore(handleSetupState(s.acc))},
+		{"POST", "/api/v1/setup", public, withStore(handleSetup(s.acc))},
 		{"POST", "/api/v1/session", public, withStore(handleSignIn(s.acc))},
 		{"GET", "/api/v1/session", signedIn, withStore(handleGetSession(s.acc))},
 		{"DELETE", "/api/v1/session", signedIn, withStore(handleSignOut(s.acc))},

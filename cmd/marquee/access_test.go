@@ -55,7 +55,7 @@ func TestRouteScopeMatrix(t *testing.T) {
 		keys[sc], _ = in.createKey("only "+string(sc), string(sc))
 	}
 	wantPublic := []string{"GET /api/v1/ad", "GET /api/v1/ad/{id}", "GET /r/{code}", "GET /e", "POST /e",
-		"GET /healthz", "GET /readyz", "GET /metrics", "POST /api/v1/session"}
+		"GET /healthz", "GET /readyz", "GET /metrics", "POST /api/v1/session", "GET /api/v1/setup", "POST /api/v1/setup"}
 	var public []string
 	routes := web.NewServer(web.Config{}, web.Deps{Now: time.Now, Index: index.New(time.Now), Registry: prometheus.NewRegistry()}).Routes()
 	for _, r := range routes {
@@ -414,9 +414,15 @@ func TestPasswordChangeThrottled(t *testing.T) {
 func TestFailedKeySignInAudit(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
 	unknownKey := "mq_" + strings.Repeat("Ab0-_", 8) + "xyz" // a key's shape; no such key
-	for _, key := range []string{in.token, "my password 123", unknownKey} {
+	for _, key := range []string{"my password 123", unknownKey} {
 		r, _ := in.session("POST", "/api/v1/session", mustJSON(map[string]string{"key": key}), nil)
 		in.expect(r, 401, `{"error":"invalid email, password or key"}`)
+	}
+	// The bootstrap token is refused too, with what it is for (its holder
+	// is the owner: nothing is revealed to anyone else).
+	r, _ := in.session("POST", "/api/v1/session", mustJSON(map[string]string{"key": in.token}), nil)
+	if r.status != 401 || !strings.Contains(r.body, "bootstrap admin token") {
+		t.Errorf("sign-in with the bootstrap token = %d %s; want 401 saying what it is for", r.status, r.body)
 	}
 	var log struct{ Entries []marquee.AuditEntry }
 	json.Unmarshal([]byte(in.admin("GET", "/api/v1/audit?entity=session", "").body), &log)

@@ -21,9 +21,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "marquee:", err)
-		}
+		fmt.Fprintln(os.Stderr, "marquee:", err)
 		os.Exit(1)
 	}
 }
@@ -37,19 +35,30 @@ commands:
   hello   run a fasthttp hello-world, the baseline of benchmarks
   events  events cat FILE…: decode event files to NDJSON on stdout
   reports reports rebuild -from T -to T: recompute reports from the event files
-  keys    keys create -name N -scopes a,b | keys list | keys revoke -id N: API keys
-  users   users add -email E -role R: a user (password from the prompt or stdin)
+  keys    keys create|list|revoke: API keys (see marquee keys -h)
+  users   users list|add|role|remove|password: people who sign in (see marquee users -h)
   version print the version, commit, build time and Go version
   healthcheck -url U: exit 0 when U answers 200 (for container healthchecks)
   backup  backup -to FILE: a consistent copy of the SQLite store, while it serves
   restore restore -from FILE [-force]: make a backup the data directory's store
 
-Every flag can also be set as MARQUEE_<NAME> (e.g. MARQUEE_ADMIN_TOKEN).
+Every command answers -h with its flags. Every flag can also be set as
+MARQUEE_<NAME> (e.g. MARQUEE_ADMIN_TOKEN).
 `
 
 // run is the whole program: main only supplies the process's context,
-// arguments, environment and streams.
+// arguments, environment and streams. A command asked for its usage
+// (-h, -help, --help) prints it and succeeds.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, getenv, stdin, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// dispatch runs the command args name.
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
@@ -86,6 +95,40 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// newFlags is the flag set of command name, whose usage (on -h, or after
+// a bad flag) is "usage: marquee <synopsis>", what the command does, and
+// its flags, on w.
+func newFlags(name, synopsis, about string, w io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() {
+		fmt.Fprintf(w, "usage: marquee %s\n\n%s\n", synopsis, about)
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintf(w, "\nflags (each also MARQUEE_<NAME>):\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// subcommand is the first of args when it names one of a command's
+// subcommands. When args are empty it returns an error holding usage;
+// when they ask for help it prints usage on stdout and returns
+// flag.ErrHelp (which run turns into success).
+func subcommand(args []string, usage string, stdout io.Writer) (string, error) {
+	if len(args) == 0 {
+		return "", fmt.Errorf("no subcommand given\n%s", usage)
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return "", flag.ErrHelp
+	}
+	return args[0], nil
 }
 
 // parseFlags parses args into fs, then fills every flag not given on the

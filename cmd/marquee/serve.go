@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -153,7 +155,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, jsonLog(stderr), nil)
+	return serve(ctx, cfg, jsonLog(stderr), func(addr net.Addr) {
+		if isTerminal(stdout) {
+			if link := setupLink(cfg.data); link != "" {
+				fmt.Fprintf(stdout, "\nNo user yet. Open this link within an hour to make yourself the owner:\n\n    %s\n\n", link)
+			}
+		}
+	})
 }
 
 // serve runs the server of cfg until ctx is done, calling ready (if not
@@ -179,6 +187,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 		return err
 	}
 	stopLoops := n.startLoops()
+	n.welcome(ctx, ln.Addr())
 	err = n.serveUntil(ctx, hs, ln, ready)
 	n.stop(stopLoops)
 	if err != nil {
@@ -337,6 +346,51 @@ func (n *node) startLoops() (stop func()) {
 	hourly(func() { trimAccess(bg, n.st, cfg.auditKeep, log) })
 	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
 	return func() { cancel(); loops.Wait() }
+}
+
+// welcome tells where the console is and, while the store has no user,
+// writes a first-run setup link (valid auth.SetupTTL, for the first owner
+// only) to <data>/setup-link, mode 0600: it is a secret, so the log only
+// says where it is (runServe also prints it on a terminal).
+func (n *node) welcome(ctx context.Context, addr net.Addr) {
+	path := filepath.Join(n.cfg.data, "setup-link")
+	os.Remove(path) // a link of an earlier start is stale
+	if !console.Included {
+		return
+	}
+	base := consoleURL(n.cfg.addr, addr)
+	n.log.Info("console", "url", base)
+	has, err := n.st.HasUsers(ctx)
+	token := n.access.SetupToken(time.Now().Add(auth.SetupTTL))
+	if err != nil || has || token == "" {
+		return
+	}
+	if err := os.WriteFile(path, []byte(base+"#/setup?token="+token+"\n"), 0o600); err != nil {
+		n.log.Warn("no user yet, and the setup link could not be written: make one with marquee users add", "err", err)
+		return
+	}
+	n.log.Info("no user yet: open the setup link in this file within an hour to make the first owner (or run marquee users add)", "file", path)
+}
+
+// setupLink is the setup link welcome wrote under data, or "".
+func setupLink(data string) string {
+	b, _ := os.ReadFile(filepath.Join(data, "setup-link"))
+	return strings.TrimSpace(string(b))
+}
+
+// consoleURL is the console's address as a browser on this machine
+// reaches it: the listen address's host (localhost when it names every
+// interface) and the port listened on.
+func consoleURL(listen string, addr net.Addr) string {
+	host, _, _ := net.SplitHostPort(listen)
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	port := "80"
+	if a, ok := addr.(*net.TCPAddr); ok {
+		port = strconv.Itoa(a.Port)
+	}
+	return "http://" + net.JoinHostPort(host, port) + console.Prefix
 }
 
 // serveUntil answers requests until ctx is done (then lets the ones in

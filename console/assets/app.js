@@ -71,6 +71,7 @@
   // ---- Routing: #/path?query.
   const routes = [];
   const route = (re, scope, page) => routes.push({ re, scope, page });
+  const publicPages = ['/signin', '/setup']; // shown without a session
   function here() {
     const h = location.hash.replace(/^#/, '') || '/';
     const [path, qs] = h.split('?');
@@ -85,7 +86,7 @@
   async function render() {
     gen++;
     const { path, q } = here();
-    if (path !== '/signin' && !session) {
+    if (!publicPages.includes(path) && !session) {
       try { session = await api('GET', '/api/v1/session'); } catch (e) { if (!(e instanceof Stale) && e.status !== 401) show(errorBox(e)); return; }
     }
     frame();
@@ -105,7 +106,7 @@
   // ---- The frame: navigation by what the session may see.
   function frame() {
     const top = document.getElementById('top');
-    if (!session || here().path === '/signin') { top.hidden = true; return; }
+    if (!session || publicPages.includes(here().path)) { top.hidden = true; return; }
     top.hidden = false;
     const items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/links', 'Links', 'links:read'],
       ['#/live', 'Live', null], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
@@ -198,6 +199,38 @@
     const f2 = el('form', { class: 'card', id: 'signin-key', onsubmit: ev => { ev.preventDefault(); signIn({ key: key.value }, f2); } },
       el('h2', { text: 'Or with an API key' }), field('API key', key), el('button', { type: 'submit', text: 'Sign in with the key' }));
     show(el('h1', { text: 'Sign in to Marquee' }), err, el('div', { class: 'grid2' }, f1, f2));
+    email.focus();
+    const setup = await api('GET', '/api/v1/setup', undefined, { signIn: true }).catch(() => null);
+    if (setup && setup.needed) {
+      err.after(el('div', { class: 'card note', id: 'no-user', role: 'status' },
+        el('h2', { text: 'No user exists yet' }),
+        el('p', { text: 'Open the setup link that marquee serve printed when it started (it is also in the file setup-link of its data directory, and works for an hour): it makes you the owner. Or add yourself from a terminal:' }),
+        el('pre', { text: 'go run ./cmd/marquee users add -email you@example.com -role owner' }),
+        el('p', { class: 'muted', text: 'The admin token in data/admin-token works with the API only, not here.' })));
+    }
+  });
+
+  // ---- First-run set-up: the link marquee serve prints while no user exists.
+  route(/^\/setup$/, null, async (_, q) => {
+    const err = el('div');
+    const email = el('input', { type: 'email', autocomplete: 'username', required: true });
+    const pass = el('input', { type: 'password', autocomplete: 'new-password', required: true, minlength: 12 });
+    const again = el('input', { type: 'password', autocomplete: 'new-password', required: true });
+    const form = el('form', { class: 'card', id: 'setup', onsubmit: async ev => {
+      ev.preventDefault();
+      if (pass.value !== again.value) {
+        showProblems(form, new ApiError(400, { error: 'the two passwords differ', problems: { again: 'must be the same password' } }));
+        return;
+      }
+      try {
+        session = await api('POST', '/api/v1/setup', { token: q.get('token') || '', email: email.value, password: pass.value }, { signIn: true });
+        go('#/');
+      } catch (e) { showProblems(form, e); }
+    } }, el('p', { text: 'You are the first person here: choose the email and password you will sign in with. You will be the owner, and can add everyone else from Users.' }),
+      field('Email', email, 'email'), field('Password', pass, 'password', 'At least 12 characters.'), field('Password again', again, 'again'),
+      el('button', { class: 'primary', type: 'submit', text: 'Create the owner and sign in' }),
+      el('div', { class: 'field', 'data-field': 'token' }));
+    show(el('h1', { text: 'Set up Marquee' }), err, form);
     email.focus();
   });
 

@@ -129,17 +129,56 @@ var noUser = marquee.Errorf(marquee.KindNotFound, "user not found")
 // KindConflict error.
 func (s *Store) CreateUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error) {
 	return write(ctx, s, "create user", func(tx Tx, now time.Time) (marquee.User, error) {
-		u := marquee.User{Email: email, Role: role, CreatedAt: now, UpdatedAt: now}
-		var err error
-		u.ID, err = s.insertID(ctx, tx, `INSERT INTO users (email, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
-			"email", email, role, passwordHash, now.UnixMilli(), now.UnixMilli())
-		if errors.Is(err, errDuplicate) {
-			return u, marquee.Errorf(marquee.KindConflict, "email %q is taken", email)
+		return s.insertUser(ctx, tx, now, email, role, passwordHash)
+	})
+}
+
+// errNotFirst refuses a first user when there is one already.
+var errNotFirst = marquee.Errorf(marquee.KindConflict, "a user exists already: sign in, or ask an admin")
+
+// CreateFirstUser stores a user only when the store has none (first-run
+// set-up); otherwise it is a KindConflict error. Under the users lock,
+// so two set-ups at once make one user.
+func (s *Store) CreateFirstUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error) {
+	return write(ctx, s, "create first user", func(tx Tx, now time.Time) (marquee.User, error) {
+		if s.cfg.UsersLock != "" {
+			if _, err := tx.Exec(ctx, s.cfg.UsersLock); err != nil {
+				return marquee.User{}, err
+			}
 		}
-		if err != nil {
-			return u, err
+		var n int64
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM users`).Scan(&n); err != nil {
+			return marquee.User{}, err
 		}
-		return u, tx.LogChange(ctx, marquee.EntityUser, u.ID, "", marquee.OpPut)
+		if n > 0 {
+			return marquee.User{}, errNotFirst
+		}
+		return s.insertUser(ctx, tx, now, email, role, passwordHash)
+	})
+}
+
+// insertUser adds a user row and its changelog entry in tx.
+func (s *Store) insertUser(ctx context.Context, tx Tx, now time.Time, email, role, passwordHash string) (marquee.User, error) {
+	u := marquee.User{Email: email, Role: role, CreatedAt: now, UpdatedAt: now}
+	var err error
+	u.ID, err = s.insertID(ctx, tx, `INSERT INTO users (email, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+		"email", email, role, passwordHash, now.UnixMilli(), now.UnixMilli())
+	if errors.Is(err, errDuplicate) {
+		return u, marquee.Errorf(marquee.KindConflict, "email %q is taken", email)
+	}
+	if err != nil {
+		return u, err
+	}
+	return u, tx.LogChange(ctx, marquee.EntityUser, u.ID, "", marquee.OpPut)
+}
+
+// HasUsers reports whether any user exists (whether first-run set-up is
+// still open).
+func (s *Store) HasUsers(ctx context.Context) (bool, error) {
+	return withDB(ctx, s, "count users", func(db DB) (bool, error) {
+		var n int64
+		err := db.QueryRow(ctx, `SELECT COUNT(*) FROM users`).Scan(&n)
+		return n > 0, err
 	})
 }
 

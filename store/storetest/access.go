@@ -10,7 +10,7 @@ import (
 	"marquee"
 )
 
-// testAccess: users (a taken email, the last owner), keys (revocation
+// testAccess: users (the first one only once, a taken email, the last owner), keys (revocation
 // ends the key's sessions), sessions, failed logins, and the audit log
 // written with each change — and not when the change fails.
 func testAccess(t *testing.T, open Opener) {
@@ -19,9 +19,18 @@ func testAccess(t *testing.T, open Opener) {
 	audit := func(action string) context.Context {
 		return marquee.WithAudit(ctx, marquee.Audit{Actor: "test", IP: "192.0.2.1", Action: action, Fields: []string{"email"}})
 	}
-	owner, err := st.CreateUser(audit("create"), "o@example.com", marquee.RoleOwner, "hash-o")
+	if has, err := st.HasUsers(ctx); err != nil || has {
+		t.Fatalf("HasUsers of a new store = %v, %v; want false", has, err)
+	}
+	owner, err := st.CreateFirstUser(audit("create"), "o@example.com", marquee.RoleOwner, "hash-o")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if has, err := st.HasUsers(ctx); err != nil || !has {
+		t.Fatalf("HasUsers after the first user = %v, %v; want true", has, err)
+	}
+	if _, err := st.CreateFirstUser(audit("create"), "second@example.com", marquee.RoleOwner, "hash-2"); marquee.KindOf(err) != marquee.KindConflict {
+		t.Fatalf("CreateFirstUser with a user present = %v; want a conflict", err)
 	}
 	if _, err := st.CreateUser(audit("create"), "o@example.com", marquee.RoleViewer, "hash-x"); marquee.KindOf(err) != marquee.KindConflict {
 		t.Fatalf("CreateUser(taken email) = %v; want a conflict", err)
