@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,16 +18,16 @@ import (
 
 	"marquee"
 	"marquee/auth"
+	"marquee/store"
 )
 
 // cliActor is who the audit log says made the changes of these commands.
 const cliActor = "cli"
 
-// accessFlags are the flags every keys, users, backup and restore command takes: where
-// the store is.
-func accessFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *string) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// accessFlags are the flags every keys, users, backup and restore command
+// takes: where the store is.
+func accessFlags(name, synopsis, about string, stderr io.Writer) (*flag.FlagSet, *string, *string) {
+	fs := newFlags(name, synopsis+" [-data DIR] [-db DB]", about, stderr)
 	data := fs.String("data", "./data", "data directory (its SQLite file is the default -db)")
 	db := fs.String("db", "", dbUsage)
 	return fs, data, db
@@ -41,53 +42,85 @@ func dataDB(data, db string) string {
 	return db
 }
 
+// openExisting opens the store at db for a command that works on one
+// (keys, users, reports): unless create is true, a SQLite file that does
+// not exist is refused, not made — a mistyped -data must not create an
+// empty store. Only the commands that add the first credential (users
+// add, keys create) make one, so that they can run before the first
+// serve. A PostgreSQL or MySQL database must exist anyway (the connection
+// says so); its tables are made as serve makes them.
+func openExisting(ctx context.Context, db string, create bool, stderr io.Writer) (store.Store, error) {
+	if !create && !strings.Contains(db, "://") {
+		if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no store at %s: check -data or -db (marquee serve makes one at its first start)", db)
+		}
+	}
+	return openStore(ctx, db, jsonLog(stderr))
+}
+
+const keysUsage = `usage: marquee keys <subcommand> [flags]
+
+API keys for programs, against the store (a running server sees the
+change through the changelog). Each subcommand answers -h.
+
+  create -name N -scopes a,b [-expires RFC3339]   a key; its secret is printed once
+  list                                            every key, with its state and last use
+  revoke -id N                                    revoke a key on every instance
+`
+
 // runKeys is `marquee keys create|list|revoke`: API keys against the
 // store, for bootstrapping and scripts. A running server sees the change
 // through the changelog.
 func runKeys(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	const want = "want: keys create -name N -scopes a,b [-expires RFC3339] | keys list | keys revoke -id N  [-data DIR] [-db DB]"
-	if len(args) == 0 {
-		return errors.New(want)
+	sub, err := subcommand(args, keysUsage, stdout)
+	if err != nil {
+		return err
 	}
-	fs, data, db := accessFlags("keys "+args[0], stderr)
-	var name, scopes, expires *string
+	var fs *flag.FlagSet
+	var data, db, name, scopes, expires *string
 	var id *int64
-	switch args[0] {
+	switch sub {
 	case "create":
+		fs, data, db = accessFlags("keys create", "keys create -name N -scopes a,b [-expires RFC3339]", "Creates an API key and prints its secret (shown only now).", stderr)
 		name = fs.String("name", "", "what the key is for")
 		scopes = fs.String("scopes", "", "comma-separated: ads:read, ads:write, links:read, links:write, reports:read, keys:admin")
-		expires = fs.String("expires", "", "when the key stops working, RFC 3339 (default: never)")
+		expires = fs.String("expires", "", "when the key stops working, RFC 3339 (empty: never)")
 	case "list":
+		fs, data, db = accessFlags("keys list", "keys list", "Lists every key: id, visible prefix, name, scopes, state and last use.", stderr)
 	case "revoke":
+		fs, data, db = accessFlags("keys revoke", "keys revoke -id N", "Revokes a key: every instance refuses it within a second.", stderr)
 		id = fs.Int64("id", 0, "the key to revoke")
 	default:
-		return errors.New(want)
+		return fmt.Errorf("unknown subcommand %q\n%s", sub, keysUsage)
 	}
 	if err := parseFlags(fs, args[1:], getenv); err != nil {
 		return err
 	}
 	var in marquee.KeyInput
-	if args[0] == "create" {
+	switch sub {
+	case "create":
 		body := map[string]any{"name": *name, "scopes": strings.Split(*scopes, ",")}
 		if *expires != "" {
 			body["expiresAt"] = *expires
 		}
 		raw, _ := json.Marshal(body)
-		var err error
 		if in, err = marquee.ParseKeyInput(raw, time.Now()); err != nil {
 			return err
 		}
+	case "revoke":
+		if *id <= 0 {
+			return errors.New("keys revoke: -id N is required (marquee keys list shows the ids)")
+		}
 	}
-	st, err := openStore(ctx, dataDB(*data, *db), jsonLog(stderr))
+	st, err := openExisting(ctx, dataDB(*data, *db), sub == "create", stderr)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	switch args[0] {
+	switch sub {
 	case "create":
 		secret, hash := auth.NewSecret(auth.KeyPrefix)
-		k, err := st.CreateKey(marquee.WithAudit(ctx, marquee.Audit{Actor: cliActor, IP: "local", Action: "create",
-			Fields: []string{"name", "scopes", "expiresAt"}}),
+		k, err := st.CreateKey(cliAudit(ctx, "create", "name", "scopes", "expiresAt"),
 			marquee.APIKey{Name: in.Name, Prefix: secret[:auth.PrefixLen], Scopes: in.Scopes, CreatedBy: cliActor, ExpiresAt: in.ExpiresAt}, hash)
 		if err != nil {
 			return err
@@ -115,7 +148,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintf(stdout, "%d\t%s…\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.Scopes, state, used)
 		}
 	case "revoke":
-		if err := st.RevokeKey(marquee.WithAudit(ctx, marquee.Audit{Actor: cliActor, IP: "local", Action: "revoke"}), *id); err != nil {
+		if err := st.RevokeKey(cliAudit(ctx, "revoke"), *id); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "revoked key %d\n", *id)
@@ -123,44 +156,126 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	return nil
 }
 
-// runUsers is `marquee users add -email E -role R`: a user, with the
-// password typed at a prompt (on a terminal) or read from the first line
-// of standard input.
+// cliAudit is ctx with the audit of a change made from the command line.
+func cliAudit(ctx context.Context, action string, fields ...string) context.Context {
+	return marquee.WithAudit(ctx, marquee.Audit{Actor: cliActor, IP: "local", Action: action, Fields: fields})
+}
+
+const usersUsage = `usage: marquee users <subcommand> [flags]
+
+The people who sign in to the console and the API, against the store (a
+running server sees the change through the changelog). A password is typed
+at a prompt (not echoed) or read from the first line of standard input.
+Each subcommand answers -h.
+
+  list                                                every user: id, email, role
+  add -email E -role owner|admin|editor|viewer        a user (password from the prompt or stdin)
+  role -email E -role R                               change a user's role (ends their sessions)
+  password -email E                                   set a user's password (ends their sessions)
+  remove -email E                                     delete a user (the last owner stays)
+`
+
+// runUsers is `marquee users list|add|role|password|remove`: users
+// against the store, for bootstrapping and for an operator locked out of
+// the console.
 func runUsers(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	const want = "want: users add -email E -role owner|admin|editor|viewer [-data DIR] [-db DB] (password from the prompt or standard input)"
-	if len(args) == 0 || args[0] != "add" {
-		return errors.New(want)
+	sub, err := subcommand(args, usersUsage, stdout)
+	if err != nil {
+		return err
 	}
-	fs, data, db := accessFlags("users add", stderr)
-	email := fs.String("email", "", "the user's email")
-	role := fs.String("role", marquee.RoleViewer, "owner, admin, editor or viewer")
+	what, ok := map[string][2]string{
+		"list":     {"users list", "Lists every user: id, email and role."},
+		"add":      {"users add -email E -role R", "Adds a user; the password is typed at a prompt or read from standard input."},
+		"role":     {"users role -email E -role R", "Changes a user's role; their sessions end."},
+		"password": {"users password -email E", "Sets a user's password (typed at a prompt or read from standard input); their sessions end."},
+		"remove":   {"users remove -email E", "Deletes a user; the last owner cannot be removed."},
+	}[sub]
+	if !ok {
+		return fmt.Errorf("unknown subcommand %q\n%s", sub, usersUsage)
+	}
+	fs, data, db := accessFlags("users "+sub, what[0], what[1], stderr)
+	var email, role *string
+	if sub != "list" {
+		email = fs.String("email", "", "the user's email")
+	}
+	switch sub {
+	case "add":
+		role = fs.String("role", marquee.RoleViewer, "owner, admin, editor or viewer")
+	case "role":
+		role = fs.String("role", "", "the new role: owner, admin, editor or viewer")
+	}
 	if err := parseFlags(fs, args[1:], getenv); err != nil {
 		return err
 	}
-	password, err := readPassword(stdin, stderr)
-	if err != nil {
+	// What a change sets, checked as the API checks it.
+	body := map[string]string{}
+	if email != nil {
+		body["email"] = *email
+	}
+	if role != nil {
+		body["role"] = *role
+	}
+	if sub == "add" || sub == "password" {
+		if body["password"], err = readPassword(stdin, stderr); err != nil {
+			return err
+		}
+	}
+	raw, _ := json.Marshal(body)
+	in, err := marquee.ParseUserInput(raw, sub == "add")
+	if err != nil && sub != "list" {
 		return err
 	}
-	raw, _ := json.Marshal(map[string]string{"email": *email, "role": *role, "password": password})
-	in, err := marquee.ParseUserInput(raw, true)
-	if err != nil {
-		return err
-	}
-	hash, err := auth.HashPassword(*in.Password)
-	if err != nil {
-		return err
-	}
-	st, err := openStore(ctx, dataDB(*data, *db), jsonLog(stderr))
+	st, err := openExisting(ctx, dataDB(*data, *db), sub == "add", stderr)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	u, err := st.CreateUser(marquee.WithAudit(ctx, marquee.Audit{Actor: cliActor, IP: "local", Action: "create",
-		Fields: []string{"email", "role", "password"}}), *in.Email, *in.Role, hash)
-	if err != nil {
-		return err
+	if sub == "list" {
+		users, err := st.Users(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "id\temail\trole")
+		for _, u := range users {
+			fmt.Fprintf(stdout, "%d\t%s\t%s\n", u.ID, u.Email, u.Role)
+		}
+		return nil
 	}
-	fmt.Fprintf(stdout, "added user %d %s (%s)\n", u.ID, u.Email, u.Role)
+	var hash string
+	if in.Password != nil {
+		if hash, err = auth.HashPassword(*in.Password); err != nil {
+			return err
+		}
+	}
+	if sub == "add" {
+		u, err := st.CreateUser(cliAudit(ctx, "create", "email", "role", "password"), *in.Email, *in.Role, hash)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "added user %d %s (%s)\n", u.ID, u.Email, u.Role)
+		return nil
+	}
+	u, _, err := st.UserLogin(ctx, *in.Email)
+	if err != nil {
+		return fmt.Errorf("users %s: no user %s (marquee users list shows them)", sub, *in.Email)
+	}
+	switch sub {
+	case "role":
+		if _, err := st.UpdateUser(cliAudit(ctx, "update", "role"), u.ID, marquee.UserChange{Role: in.Role}); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "user %d %s is now %s\n", u.ID, u.Email, *in.Role)
+	case "password":
+		if _, err := st.UpdateUser(cliAudit(ctx, "update", "password"), u.ID, marquee.UserChange{PasswordHash: &hash}); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "set the password of user %d %s\n", u.ID, u.Email)
+	case "remove":
+		if err := st.DeleteUser(cliAudit(ctx, "delete"), u.ID, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed user %d %s\n", u.ID, u.Email)
+	}
 	return nil
 }
 

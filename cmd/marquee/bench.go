@@ -46,8 +46,7 @@ func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 func parseBench(args []string, getenv func(string) string, stderr io.Writer) (benchConfig, error) {
 	var c benchConfig
 	b, sc := &c.bench, &c.bench.Scenario
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("bench", "bench [flags]", "Loads a server (by default one started in-process) with a scenario and reports requests/s and latency; -baseline also loads a hello-world and reports the ratio.", stderr)
 	fs.StringVar(&sc.Name, "scenario", "ads", "request mix: ads (mixed GET /api/v1/ad), ad-by-id (Zipf GET /api/v1/ad/{id}), links (Zipf GET /r/{code}), events (GET /e beacons), url (-path or -paths)")
 	fs.StringVar(&b.Target, "target", "", "base URL to load, e.g. http://127.0.0.1:8080 (default: start Marquee in-process on a temp dir, seeded with -ads)")
 	fs.IntVar(&c.ads, "ads", 1000, "active ads to seed in-process; ad-by-id draws ids from 1 to this")
@@ -66,7 +65,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	var hdrs headerFlags
 	fs.Var(&hdrs, "H", "extra request header \"Name: value\" (repeatable)")
 	fs.DurationVar(&b.Timeout, "timeout", 5*time.Second, "per-request timeout")
-	okStatus := fs.String("ok-status", "200-299", "status codes that count as success: codes and ranges, e.g. 200-299,301-308 (default 301-308 for links)")
+	okStatus := fs.String("ok-status", "200-299", "status codes that count as success: codes and ranges, e.g. 200-299,301-308 (301-308 for the links scenario unless given)")
 	fs.Float64Var(&c.maxErrors, "max-errors", 0.001, "fail (exit non-zero) when more than this fraction of requests fail")
 	fs.StringVar(&c.jsonFile, "json", "", "write every figure to this JSON file")
 	fs.StringVar(&c.plotFile, "plot", "", "draw throughput over time and the latency percentile curve to this .svg or .png file")

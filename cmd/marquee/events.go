@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,13 +140,32 @@ func instanceName(name, data string) (string, error) {
 	return name, err
 }
 
+const eventsUsage = `usage: marquee events cat [--] FILE…
+
+Decodes event files (.ndjson.lz4, .ndjson.zst, .ndjson, and the .part of an
+interrupted run) to NDJSON on standard output, in the order given.
+`
+
 // runEvents is `marquee events cat FILE…`: decode event files to NDJSON.
 func runEvents(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) < 2 || args[0] != "cat" {
-		fmt.Fprintln(stderr, "usage: marquee events cat FILE…   (decodes .ndjson.lz4, .ndjson.zst, .ndjson and .part files to stdout)")
-		return errors.New("want: events cat FILE…")
+	sub, err := subcommand(args, eventsUsage, stdout)
+	if err != nil {
+		return err
 	}
-	for _, name := range args[1:] {
+	if sub != "cat" {
+		return fmt.Errorf("unknown subcommand %q\n%s", sub, eventsUsage)
+	}
+	files := args[1:]
+	if len(files) > 0 && files[0] == "--" {
+		files = files[1:] // a file named like a flag follows
+	} else if len(files) > 0 && slices.Contains([]string{"-h", "-help", "--help"}, files[0]) {
+		fmt.Fprint(stdout, eventsUsage)
+		return flag.ErrHelp
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("events cat: no file given\n%s", eventsUsage)
+	}
+	for _, name := range files {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -255,12 +275,22 @@ func cacheResolver(ads *cache.Cache[int64, []byte], links *cache.Cache[string, m
 
 // runReports is `marquee reports rebuild`: recompute a range of this data
 // dir's reports from its event files.
+const reportsUsage = `usage: marquee reports rebuild -from T -to T [-data DIR] [-db DB]
+
+Recomputes whole UTC days of a data directory's reports from its event
+files, with that instance stopped (see marquee reports rebuild -h).
+`
+
 func runReports(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "rebuild" {
-		return errors.New("want: reports rebuild -from T -to T [-data DIR] [-db DB]")
+	sub, err := subcommand(args, reportsUsage, stdout)
+	if err != nil {
+		return err
 	}
-	fs := flag.NewFlagSet("reports rebuild", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	if sub != "rebuild" {
+		return fmt.Errorf("unknown subcommand %q\n%s", sub, reportsUsage)
+	}
+	fs := newFlags("reports rebuild", "reports rebuild -from T -to T [-data DIR] [-db DB]",
+		"Recomputes whole UTC days of a data directory's reports from its event files (stop that instance first).", stderr)
 	data := fs.String("data", "./data", "the data directory of the instance whose reports to rebuild")
 	db := fs.String("db", "", dbUsage)
 	from := fs.String("from", "", "start of the range, RFC 3339 (rounded down to a UTC day)")
@@ -280,6 +310,12 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("-from %s: hours older than -reports-hourly-retention (%v) are rolled into daily rows and cannot be rebuilt", *from, *retention)
 	}
 	start, end := f.Unix()/86400*86400, (t.Unix()+86399)/86400*86400
+	log := jsonLog(stderr)
+	st, err := openExisting(ctx, dataDB(*data, *db), false, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	dir := filepath.Join(*data, "events")
 	if parts, _ := filepath.Glob(filepath.Join(dir, "tmp", "*.part")); len(parts) > 0 {
 		return fmt.Errorf("%s holds interrupted files: start and stop marquee serve on it first (it completes them)", dir)
@@ -288,12 +324,6 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return fmt.Errorf("the instance name of %s: %w", *data, err)
 	}
-	log := jsonLog(stderr)
-	st, err := openStore(ctx, dataDB(*data, *db), log)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	res := resolver{ad: func(ctx context.Context, id int64) error { _, err := st.Ad(ctx, id); return err }, link: st.LinkTarget}
 	b, err := reports.Rebuild(ctx, reports.Config{Store: st, Resolver: res, Slot: strings.TrimSpace(string(instance)), Log: log},
 		st, dir, start, end)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -21,8 +20,7 @@ import (
 // sends exactly the same bytes with no logic at all. With -location it
 // answers a redirect, as GET /r/{code} does.
 func runHello(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("hello", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("hello", "hello [flags]", "Serves a fixed answer on every path with the same HTTP stack as serve: the baseline that throughput is reported against.", stderr)
 	addr := fs.String("addr", ":8081", "listen address")
 	size := fs.Int("size", 13, "response body size in bytes (0: answer 204 No Content)")
 	capture := fs.String("capture", "", "base URL of a server whose responses to -paths to replay")
@@ -33,6 +31,9 @@ func runHello(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if (*capture == "") != (*paths == "") {
 		return fmt.Errorf("-capture and -paths go together")
+	}
+	if *size < 0 || *size > 64<<20 {
+		return fmt.Errorf("-size %d: want 0 (204 No Content) to 64 MiB", *size)
 	}
 	var body []byte // -size 0: 204 No Content, as an event beacon answers
 	if *size > 0 {

@@ -82,7 +82,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	case "hello":
 		return runHello(ctx, rest, getenv, stdout, stderr)
 	case "version":
-		return runVersion(stdout)
+		return runVersion(rest, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, rest, getenv, stdout, stderr)
 	case "backup":

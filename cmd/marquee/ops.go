@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,7 +53,11 @@ func buildInfo() (v, c, t string) {
 }
 
 // runVersion is `marquee version`.
-func runVersion(stdout io.Writer) error {
+func runVersion(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("version", "version", "Prints the version, commit, build time and Go version of this binary.", stderr)
+	if err := parseFlags(fs, args, func(string) string { return "" }); err != nil {
+		return err
+	}
 	v, c, t := buildInfo()
 	fmt.Fprintf(stdout, "marquee %s\ncommit %s\nbuilt %s\n%s %s/%s\n", v, c, t, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
@@ -74,8 +77,7 @@ func buildInfoGauge() prometheus.Collector {
 // URL answers 200 within the timeout, 1 otherwise — for container
 // healthchecks in an image with no shell and no curl.
 func runHealthcheck(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("healthcheck", "healthcheck [-url U] [-timeout D]", "Exits 0 when the URL answers 200 (for container healthchecks; the image has no shell).", stderr)
 	target := fs.String("url", "http://127.0.0.1:8080/readyz", "the URL that must answer 200")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
 	if err := parseFlags(fs, args, getenv); err != nil {
@@ -104,7 +106,7 @@ func runHealthcheck(ctx context.Context, args []string, getenv func(string) stri
 // SQLite store, taken while the server runs. PostgreSQL has pg_dump,
 // MySQL mysqldump.
 func runBackup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs, data, db := accessFlags("backup", stderr)
+	fs, data, db := accessFlags("backup", "backup -to FILE", "Writes a consistent copy of the SQLite store while the server runs (PostgreSQL: pg_dump; MySQL: mysqldump).", stderr)
 	to := fs.String("to", "", "the backup file to write (must not exist)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
@@ -144,7 +146,7 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 // -force is given (stop the server first: a running server would keep the
 // old file open).
 func runRestore(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs, data, db := accessFlags("restore", stderr)
+	fs, data, db := accessFlags("restore", "restore -from FILE [-force]", "Makes a backup the data directory's SQLite store (stop the server first).", stderr)
 	from := fs.String("from", "", "the backup file (from marquee backup)")
 	force := fs.Bool("force", false, "replace an existing store (stop the server first)")
 	if err := parseFlags(fs, args, getenv); err != nil {
@@ -153,6 +155,9 @@ func runRestore(ctx context.Context, args []string, getenv func(string) string, 
 	path := dataDB(*data, *db)
 	if *from == "" {
 		return errors.New("restore: -from FILE is required")
+	}
+	if _, err := os.Stat(*from); err != nil {
+		return fmt.Errorf("restore: the backup %s: %w", *from, err)
 	}
 	if strings.Contains(path, "://") {
 		return errors.New("restore: this is for the SQLite store; restore PostgreSQL with pg_restore or psql, MySQL and MariaDB with mysql or mariadb (docs/operations.md)")

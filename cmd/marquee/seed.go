@@ -16,11 +16,10 @@ import (
 )
 
 func runSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("seed", "seed [flags]", "Fills a store with generated ads and links (the same -seed makes the same ones), and with -reports days of hourly reports.", stderr)
 	data := fs.String("data", "./data", "data directory")
 	db := fs.String("db", "", dbUsage)
-	n := fs.Int("ads", 1000, "how many ads to add (default 0 when -links is set)")
+	n := fs.Int("ads", 1000, "how many ads to add; none unless given when -links is set")
 	links := fs.Int("links", 0, "how many links to add, with codes fixture.Code(i) for i from -links-from (see package fixture)")
 	linksFrom := fs.Int64("links-from", 0, "number of the first seeded link (seed more links with a higher one)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed makes the same ads")

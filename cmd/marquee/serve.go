@@ -70,8 +70,7 @@ type serveConfig struct {
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
 	var c serveConfig
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("serve", "serve [flags]", "Runs the server: the ad, link and event routes, the API and the console at /admin/.", stderr)
 	fs.StringVar(&c.addr, "addr", ":8080", "listen address")
 	fs.StringVar(&c.data, "data", "./data", "data directory (SQLite file, admin token)")
 	fs.StringVar(&c.db, "db", "", dbUsage)

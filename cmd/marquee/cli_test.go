@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs marquee with args and stdin, and returns its error, stdout
+// and stderr.
+func runCLI(t *testing.T, stdin string, args ...string) (error, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(t.Context(), args, func(string) string { return "" }, strings.NewReader(stdin), &out, &errb)
+	return err, out.String(), errb.String()
+}
+
+// TestEveryCommandAnswersHelp: every command and subcommand answers -h,
+// -help and --help with a usage that names it, and succeeds (exit 0).
+func TestEveryCommandAnswersHelp(t *testing.T) {
+	commands := [][]string{{"serve"}, {"seed"}, {"bench"}, {"hello"}, {"events"}, {"events", "cat"}, {"reports"}, {"reports", "rebuild"},
+		{"keys"}, {"keys", "create"}, {"keys", "list"}, {"keys", "revoke"},
+		{"users"}, {"users", "list"}, {"users", "add"}, {"users", "role"}, {"users", "password"}, {"users", "remove"},
+		{"version"}, {"healthcheck"}, {"backup"}, {"restore"}}
+	for _, c := range commands {
+		for _, h := range []string{"-h", "-help", "--help"} {
+			args := append(append([]string{}, c...), h)
+			err, out, errOut := runCLI(t, "", args...)
+			usage := out + errOut
+			if err != nil || !strings.Contains(usage, "usage: marquee "+strings.Join(c, " ")) {
+				t.Errorf("marquee %s = %v, usage %q; want success and a usage naming the command", strings.Join(args, " "), err, usage)
+			}
+			for _, line := range strings.Split(usage, "\n") {
+				if strings.Count(line, "(default") > 1 {
+					t.Errorf("marquee %s: a flag says its default twice: %q", strings.Join(args, " "), line)
+				}
+			}
+		}
+	}
+	if err, out, _ := runCLI(t, "", "help"); err != nil || !strings.Contains(out, "usage: marquee <command>") {
+		t.Errorf("marquee help = %v, %q", err, out)
+	}
+	// Without a subcommand, or with an unknown one: an error with the usage.
+	for _, c := range []string{"keys", "users", "events", "reports"} {
+		if err, _, _ := runCLI(t, "", c); err == nil || !strings.Contains(err.Error(), "usage: marquee "+c) {
+			t.Errorf("marquee %s = %v; want an error with its usage", c, err)
+		}
+		if err, _, _ := runCLI(t, "", c, "frobnicate"); err == nil || !strings.Contains(err.Error(), `unknown subcommand "frobnicate"`) {
+			t.Errorf("marquee %s frobnicate = %v; want an unknown subcommand error", c, err)
+		}
+	}
+}
+
+// TestReadCommandsDoNotCreateAStore: a command that works on a store
+// refuses a data directory without one (a mistyped -data) instead of
+// making an empty store there; only users add and keys create, which may
+// bootstrap before the first serve, make one.
+func TestReadCommandsDoNotCreateAStore(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "mistyped")
+	for _, args := range [][]string{
+		{"keys", "list"}, {"keys", "revoke", "-id", "1"},
+		{"users", "list"}, {"users", "remove", "-email", "a@example.com"}, {"users", "role", "-email", "a@example.com", "-role", "admin"},
+		{"users", "password", "-email", "a@example.com"},
+		{"reports", "rebuild", "-from", "2026-11-20T00:00:00Z", "-to", "2026-11-21T00:00:00Z"},
+		{"backup", "-to", filepath.Join(t.TempDir(), "b.db")},
+	} {
+		args = append(args, "-data", missing)
+		err, _, _ := runCLI(t, "a long passphrase\n", args...)
+		if err == nil || !strings.Contains(err.Error(), "no store at") {
+			t.Errorf("marquee %s = %v; want no store at …", strings.Join(args, " "), err)
+		}
+		if _, err := os.Stat(missing); err == nil {
+			t.Fatalf("marquee %s made %s", strings.Join(args, " "), missing)
+		}
+	}
+}
+
+// TestCLIFlagChecks: flags are checked, and messages name the real
+// problem.
+func TestCLIFlagChecks(t *testing.T) {
+	data := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hello", "-size", "-1"}, "-size -1"},
+		{[]string{"restore", "-from", filepath.Join(data, "nonexistent.db"), "-data", data}, "the backup"},
+		{[]string{"keys", "revoke", "-data", data}, "-id N is required"},
+		{[]string{"events", "cat"}, "no file given"},
+		{[]string{"seed", "-ads", "-5", "-data", data}, "must be ≥ 0"},
+	} {
+		if err, _, _ := runCLI(t, "", c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("marquee %s = %v; want an error saying %q", strings.Join(c.args, " "), err, c.want)
+		}
+	}
+}
+
+// TestUsersCommands: users list, add, role, password and remove against
+// the store of a data directory.
+func TestUsersCommands(t *testing.T) {
+	data := t.TempDir()
+	in := start(t, data, nil) // makes the store
+	in.stop()
+	pw := "a long passphrase\n"
+	for _, c := range []struct {
+		stdin string
+		args  []string
+		want  string
+	}{
+		{pw, []string{"users", "add", "-email", "o@example.com", "-role", "owner"}, "added user 1 o@example.com (owner)"},
+		{pw, []string{"users", "add", "-email", "e@example.com", "-role", "editor"}, "added user 2 e@example.com (editor)"},
+		{"", []string{"users", "role", "-email", "e@example.com", "-role", "admin"}, "user 2 e@example.com is now admin"},
+		{"another long one\n", []string{"users", "password", "-email", "e@example.com"}, "set the password of user 2"},
+		{"", []string{"users", "list"}, "id\temail\trole\n1\to@example.com\towner\n2\te@example.com\tadmin\n"},
+		{"", []string{"users", "remove", "-email", "e@example.com"}, "removed user 2 e@example.com"},
+	} {
+		err, out, errOut := runCLI(t, c.stdin, append(c.args, "-data", data)...)
+		if err != nil || !strings.Contains(out, c.want) {
+			t.Fatalf("marquee %s = %v, %q (%s); want %q", strings.Join(c.args, " "), err, out, errOut, c.want)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"users", "remove", "-email", "o@example.com"}, "owner"},
+		{[]string{"users", "role", "-email", "nobody@example.com", "-role", "admin"}, "no user nobody@example.com"},
+		{[]string{"users", "role", "-email", "o@example.com", "-role", "boss"}, "role"},
+	} {
+		if err, _, _ := runCLI(t, "", append(c.args, "-data", data)...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("marquee %s = %v; want an error naming %q", strings.Join(c.args, " "), err, c.want)
+		}
+	}
+	in = start(t, data, nil)
+	in.signIn(t, `{"email":"o@example.com","password":"a long passphrase"}`)
+}
