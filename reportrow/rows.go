@@ -18,7 +18,9 @@ type Key struct {
 
 // Counts are what a row counts.
 type Counts struct {
-	Impressions, Clicks, Conversions int64
+	Impressions int64 `json:"impressions"`
+	Clicks      int64 `json:"clicks"`
+	Conversions int64 `json:"conversions"`
 }
 
 // Add adds o to c.
@@ -68,6 +70,7 @@ type SumQuery struct {
 	From, To int64  // unix seconds, [From, To)
 	By       string // "", "country" or "platform"
 	Bots     bool   // include bots' events
+	OnlyBots bool   // only bots' events (what a report without them leaves out)
 }
 
 // Sum is one group of summed rows: a time (hour or day) and dimension

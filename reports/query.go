@@ -83,7 +83,10 @@ type Part struct {
 // Report is the answer to a Query.
 type Report struct {
 	Window
-	Totals    Metrics `json:"totals"`
+	Totals Metrics `json:"totals"`
+	// BotsLeftOut are the bots' events in the range that Totals leave
+	// out (nil when they are included).
+	BotsLeftOut *Counts `json:"botsLeftOut,omitempty"`
 	Series    []Point `json:"series"`
 	Breakdown []Part  `json:"breakdown,omitempty"`
 	Top       []Part  `json:"top,omitempty"`
@@ -195,8 +198,23 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 		return i
 	}
 	series := make([]Counts, len(starts))
-	var total Counts
+	var total, bots Counts
 	byDim := map[string]*Counts{}
+	if !q.Bots {
+		bq := sq
+		bq.By, bq.OnlyBots = "", true
+		for _, daily := range []bool{false, true} {
+			s, err := rp.r.ReportSums(ctx, bq, daily)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range s {
+				if i := index(b.Time); i >= 0 && i < len(series) {
+					bots.Add(b.Counts)
+				}
+			}
+		}
+	}
 	for _, s := range sums {
 		if i := index(s.Time); i >= 0 && i < len(series) {
 			series[i].Add(s.Counts)
@@ -206,6 +224,9 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 	}
 	out := &Report{Window: Window{From: q.From.UTC().Format(time.RFC3339), To: q.To.UTC().Format(time.RFC3339),
 		Granularity: q.Granularity, TZ: loc.String()}, Totals: metricsOf(total)}
+	if !q.Bots {
+		out.BotsLeftOut = &bots
+	}
 	// Reach: one sketch per bucket (per day; none for hours) and one for
 	// the whole range, merged over slots and days.
 	sketches, err := rp.r.ReportReach(ctx, q.Entity, q.ID, start.Unix()/86400*86400, q.To.Unix())

@@ -252,9 +252,12 @@ func TestWhatIsCounted(t *testing.T) {
 		if b := ad.Breakdown; len(b) != 2 || b[0].Country != "TW" && b[0].Country != "ZZ" {
 			t.Errorf("ad 1 by country = %+v; want TW and ZZ", b)
 		}
+		if b := ad.BotsLeftOut; b == nil || *b != (reports.Counts{Clicks: 1}) {
+			t.Errorf("ad 1 bots left out = %+v; want the bot's 1 click", b)
+		}
 		withBots := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: to, Bots: true})
-		if withBots.Totals.Clicks != 2 {
-			t.Errorf("ad 1 clicks with bots = %d; want 2", withBots.Totals.Clicks)
+		if withBots.Totals.Clicks != 2 || withBots.BotsLeftOut != nil {
+			t.Errorf("ad 1 clicks with bots = %d (left out %+v); want 2, none left out", withBots.Totals.Clicks, withBots.BotsLeftOut)
 		}
 		spring := report(t, w, reports.Query{Entity: marquee.EntityLink, ID: w.spring, From: from, To: to})
 		if spring.Totals.Clicks != 1 {

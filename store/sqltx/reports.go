@@ -188,7 +188,8 @@ func (s *Store) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool
 }
 
 // sumWhere is the condition of a SumQuery on a table whose time column is
-// t: the entity (and id, unless 0), the range, and bots only when asked.
+// t: the entity (and id, unless 0), the range, and bots only when asked
+// (or bots alone).
 func sumWhere(q reportrow.SumQuery, t string) (string, []any) {
 	where := `entity = ? AND ` + t + ` >= ? AND ` + t + ` < ?`
 	args := []any{q.Entity, q.From, q.To}
@@ -196,7 +197,10 @@ func sumWhere(q reportrow.SumQuery, t string) (string, []any) {
 		where += ` AND entity_id = ?`
 		args = append(args, q.ID)
 	}
-	if !q.Bots {
+	switch {
+	case q.OnlyBots:
+		where += ` AND bot = 1`
+	case !q.Bots:
 		where += ` AND bot = 0`
 	}
 	return where, args
