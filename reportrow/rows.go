@@ -76,8 +76,9 @@ type SumQuery struct {
 // Sum is one group of summed rows: a time (hour or day) and dimension
 // value, or an entity with its name in Dim (ReportTop).
 type Sum struct {
-	Time int64
-	Dim  string
-	ID   int64
+	Time  int64
+	Dim   string
+	ID    int64
+	Title string // an ad's title (ReportTop; "" once the ad is deleted)
 	Counts
 }

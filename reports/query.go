@@ -76,7 +76,8 @@ type Point struct {
 type Part struct {
 	Country  string `json:"country,omitempty"`
 	Platform string `json:"platform,omitempty"`
-	ID       string `json:"id,omitempty"` // an ad's id, a link's code
+	ID       string `json:"id,omitempty"`    // an ad's id, a link's code
+	Title    string `json:"title,omitempty"` // an ad's title (top lists)
 	Metrics
 }
 
@@ -87,9 +88,9 @@ type Report struct {
 	// BotsLeftOut are the bots' events in the range that Totals leave
 	// out (nil when they are included).
 	BotsLeftOut *Counts `json:"botsLeftOut,omitempty"`
-	Series    []Point `json:"series"`
-	Breakdown []Part  `json:"breakdown,omitempty"`
-	Top       []Part  `json:"top,omitempty"`
+	Series      []Point `json:"series"`
+	Breakdown   []Part  `json:"breakdown,omitempty"`
+	Top         []Part  `json:"top,omitempty"`
 }
 
 // Window is what a report covers, and how its series is cut.
@@ -287,7 +288,7 @@ func breakdown(byDim map[string]*Counts, by string) []Part {
 // merges both tables' full sums.
 func (rp *Reporter) top(ctx context.Context, sq SumQuery, metric string, limit int) ([]Part, error) {
 	byID := map[int64]*Counts{}
-	names := map[int64]string{}
+	names, titles := map[int64]string{}, map[int64]string{}
 	cutoff := rp.Now().Add(-rp.HourlyRetention).Unix()
 	both := sq.From < cutoff
 	for _, daily := range []bool{false, true} {
@@ -306,7 +307,7 @@ func (rp *Reporter) top(ctx context.Context, sq SumQuery, metric string, limit i
 		}
 		for _, s := range sums {
 			addTo(byID, s.ID, s.Counts)
-			names[s.ID] = s.Dim
+			names[s.ID], titles[s.ID] = s.Dim, s.Title
 		}
 	}
 	type entry struct {
@@ -339,7 +340,7 @@ func (rp *Reporter) top(ctx context.Context, sq SumQuery, metric string, limit i
 	})
 	parts := make([]Part, 0, min(limit, len(all)))
 	for _, e := range all[:min(limit, len(all))] {
-		parts = append(parts, Part{ID: names[e.id], Metrics: e.m})
+		parts = append(parts, Part{ID: names[e.id], Title: titles[e.id], Metrics: e.m})
 	}
 	return parts, nil
 }

@@ -223,6 +223,9 @@ func TestReportRoutes(t *testing.T) {
 	if top.body != "id,impressions,clicks,conversions,ctr\n1,4,0,0,0\n" {
 		t.Errorf("top ads CSV = %q", top.body)
 	}
+	if top := in.admin("GET", "/api/v1/stats?top=ads&limit=5", ""); !strings.Contains(top.body, `"top":[{"id":"1","title":"a",`) {
+		t.Errorf("top ads = %s; want ad 1 with its title", top.body)
+	}
 	if top := in.admin("GET", "/api/v1/stats?top=links&format=csv", ""); top.body != "id,impressions,clicks,conversions,ctr\nspring,4,0,0,0\n" {
 		t.Errorf("top links CSV = %q; want the link by its code", top.body)
 	}

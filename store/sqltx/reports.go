@@ -231,7 +231,9 @@ func (s *Store) ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool,
 		lim = ` LIMIT ?`
 		args = append(args, limit)
 	}
-	name := `'' AS entity_name` // an ad's name is its id, set below
+	// An ad is named by its id (set below) and titled; a link is named
+	// by its code.
+	name := `coalesce((SELECT title FROM ads WHERE ads.id = ` + table + `.entity_id), '') AS entity_name`
 	if q.Entity == marquee.EntityLink {
 		name = `coalesce((SELECT code FROM links WHERE links.id = ` + table + `.entity_id), '') AS entity_name`
 	}
@@ -239,7 +241,7 @@ func (s *Store) ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool,
 		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
 			err = r.Scan(&x.ID, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
 			if q.Entity != marquee.EntityLink {
-				x.Dim = strconv.FormatInt(x.ID, 10)
+				x.Title, x.Dim = x.Dim, strconv.FormatInt(x.ID, 10)
 			}
 			return x, err
 		}, `SELECT entity_id, `+name+`, sum(impressions), sum(clicks), sum(conversions) FROM `+table+` WHERE `+where+
