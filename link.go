@@ -224,9 +224,14 @@ func CheckURL(s string) string {
 	if len(s) > MaxURLLen {
 		return fmt.Sprintf("must be at most %d bytes (got %d)", MaxURLLen, len(s))
 	}
+	// The scheme first: "not a url" is told what a URL is, not that it
+	// holds spaces.
+	if scheme, _, ok := strings.Cut(s, "://"); !ok || !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		return "must be an absolute http or https URL, such as https://example.com/page"
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] == 0x7f {
-			return "must not contain spaces or control characters"
+			return "must not contain spaces or control characters (write a space as %20)"
 		}
 	}
 	u, err := url.Parse(s)
@@ -234,7 +239,7 @@ func CheckURL(s string) string {
 		return "is not a valid URL"
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "must be an http or https URL"
+		return "must be an absolute http or https URL, such as https://example.com/page"
 	}
 	if u.Host == "" || u.Hostname() == "" {
 		return "must name a host"

@@ -26,6 +26,8 @@ func TestParseLinkInput(t *testing.T) {
 		{`{"url":"https://x.test","code":7}`, "code", "string"},
 		{`{"url":"data:text/html,hi"}`, "url", "http or https"},
 		{`{"url":"//example.com"}`, "url", "http or https"},
+		{`{"url":"not a url"}`, "url", "must be an absolute http or https URL, such as https://example.com/page"},
+		{`{"url":"https://x.test/a b"}`, "url", "spaces"},
 		{`{"url":"http:///path"}`, "url", "host"},
 		{`{"url":"https://x.test/` + strings.Repeat("a", 2048) + `"}`, "url", "2048"},
 		{`{"url":"https://x.test/\u0000"}`, "url", "control"},

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -294,29 +295,65 @@ func TestConsoleInBrowser(t *testing.T) {
 	if n := eval[int](b, `+document.querySelector('.chart').dataset.points`); n < 7 {
 		t.Errorf("overview chart has %d points; want a point a day of the week", n)
 	}
+	// An honest chart: both axes from 0 and labelled, today apart (dashed,
+	// "so far"), ticks labelled as days.
+	chartState := eval[map[string]any](b, `(() => { const c = document.querySelector('.chart'), u = c.plot;
+		return {n: u.scales.n.min, c: u.scales.c.min, partial: c.dataset.partial, labels: u.axes.map(a => a.label || ''),
+			series: u.series.map(s => s.label || ''), ticks: [...c.querySelectorAll('.u-axis')].length}; })()`)
+	if chartState["n"] != 0.0 || chartState["c"] != 0.0 {
+		t.Errorf("overview chart y axes start at %v and %v; want 0 and 0", chartState["n"], chartState["c"])
+	}
+	if chartState["partial"] != "1" || !strings.Contains(fmt.Sprint(chartState["series"]), "Impressions (so far)") {
+		t.Errorf("overview chart: partial %v, series %v; want today drawn apart as so far", chartState["partial"], chartState["series"])
+	}
+	if labels := fmt.Sprint(chartState["labels"]); !strings.Contains(labels, "Impressions") || !strings.Contains(labels, "Clicks and conversions") {
+		t.Errorf("overview chart axis labels %s; want both y axes labelled", labels)
+	}
+	topNames := eval[[]string](b, `[...document.querySelector('main section table').querySelectorAll('tbody a')].map(a => a.textContent)`)
+	for _, name := range topNames {
+		if regexp.MustCompile(`^Ad \d+`).MatchString(name) {
+			t.Errorf("top ads %q; want them named by their titles", topNames)
+			break
+		}
+	}
+	if len(topNames) == 0 {
+		t.Errorf("overview: no top ads")
+	}
 	b.labelled("overview")
+	if m := b.text("main"); regexp.MustCompile(`\b(null|undefined|NaN)\b`).MatchString(m) {
+		t.Errorf("overview shows a JavaScript non-value:\n%s", m)
+	}
 	timing := eval[float64](b, `performance.getEntriesByType('navigation')[0].domInteractive`)
 	t.Logf("overview: DOM interactive after %.0f ms", timing)
 	b.screenshot("console-overview.png")
 
 	// An ad: a validation error beside its fields, then fixed.
 	b.open("#/ads/new", "#ad-form")
-	b.do("a condition with an unknown country, no title",
-		click("#add-condition"),
-		chromedp.SendKeys(chromedp.CSS(`#conditions input[list]`), "XX"), click(`#conditions .add-country`),
+	b.do("a condition with an unknown country", click("#add-condition"),
+		chromedp.SendKeys(chromedp.CSS(`#conditions input[list]`), "Narnia"), click(`#conditions .add-country`))
+	if p := b.text(`#conditions .problem`); !strings.Contains(p, `"Narnia" is not a country`) {
+		t.Errorf("country picker after Narnia: %q; want it refused", p)
+	}
+	b.absent(`#conditions .chip`, "the country picker took Narnia")
+	b.do("ages the wrong way round, no title",
+		chromedp.SendKeys(chromedp.CSS(`[data-field="conditions[0].ageStart"] input`), "50"),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="conditions[0].ageEnd"] input`), "20"),
 		click(`#ad-form button[type=submit]`),
 		chromedp.WaitVisible(chromedp.CSS(`[data-field="title"] .problem`)))
 	b.labelled("ad editor")
 	if p := b.text(`[data-field="title"] .problem`); !strings.Contains(p, "empty") {
 		t.Errorf("title problem %q; want it to say the title is empty", p)
 	}
-	if p := b.text(`[data-field="conditions[0].country"] .problem`); !strings.Contains(p, "XX") {
-		t.Errorf("country problem %q beside the countries; want the API's words naming XX", p)
+	if p := b.text(`[data-field="conditions[0].ageStart"] .problem`); !strings.Contains(p, "greater than ageEnd") {
+		t.Errorf("age problem %q beside the age; want the API's words", p)
 	}
 	b.screenshot("console-ad-editor.png")
 	b.do("give the ad a title", chromedp.SendKeys(chromedp.CSS(`[data-field="title"] input`), "Browser ad"))
-	b.do("remove the unknown country", click(`button[aria-label$="(XX)"]`))
-	b.do("add a country", chromedp.SendKeys(chromedp.CSS(`#conditions input[list]`), "TW"), click(`#conditions .add-country`))
+	b.absent(`[data-field="title"] .problem`, "the title's problem after it was fixed")
+	b.do("fix the ages", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-field="conditions[0].ageEnd"] input').value = ''`),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="conditions[0].ageEnd"] input`), "60"))
+	b.do("add a country", chromedp.Evaluate[chromedp.Void](`document.querySelector('#conditions input[list]').value = ''`),
+		chromedp.SendKeys(chromedp.CSS(`#conditions input[list]`), "TW"), click(`#conditions .add-country`))
 	b.do("save the ad", click(`#ad-form button[type=submit]`))
 	id := strings.TrimPrefix(b.waitHash(`^#/ads/\d+$`), "#/ads/")
 	if r := in.get("/api/v1/ad/" + id); !strings.Contains(r.body, `"title":"Browser ad"`) || !strings.Contains(r.body, `"country":["TW"]`) {
@@ -413,6 +450,23 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.labelled("audit")
 	b.open("#/users", "#user-form")
 	b.labelled("users")
+	if mine := b.text(`main table`); !strings.Contains(mine, "owner@example.com (you)") {
+		t.Errorf("users: %q; want your own row marked", mine)
+	}
+	b.absent(`select[aria-label="Role of owner@example.com"]`, "a role picker for yourself")
+	if n := eval[int](b, `[...document.querySelectorAll('main tr')].filter(r => r.textContent.includes('(you)') && r.querySelector('button.danger')).length`); n != 0 {
+		t.Errorf("users: a Remove button beside your own account")
+	}
+	b.do("change the viewer's role", chromedp.SetValue(chromedp.CSS(`select[aria-label="Role of viewer@example.com"]`), "editor"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('select[aria-label="Role of viewer@example.com"]').dispatchEvent(new Event('change'))`),
+		chromedp.WaitVisible(chromedp.CSS(`.confirm button.primary`)))
+	if r := in.admin("GET", "/api/v1/users", ""); !strings.Contains(r.body, `"email":"viewer@example.com","role":"viewer"`) {
+		t.Errorf("the role changed before it was confirmed: %s", r.body)
+	}
+	b.do("cancel the change", click(`.confirm button:not(.primary)`))
+	if v := eval[string](b, `document.querySelector('select[aria-label="Role of viewer@example.com"]').value`); v != "viewer" {
+		t.Errorf("after cancelling, the picker shows %q; want viewer", v)
+	}
 	b.open("#/audit", "table")
 	if a := b.text("main table"); !strings.Contains(a, "create key") || !strings.Contains(a, "delete ad "+copyID) {
 		t.Errorf("audit log lacks the key's creation or the ad's deletion:\n%s", a)
@@ -515,4 +569,78 @@ func BenchmarkConsolePages(b *testing.B) {
 			b.ReportMetric(worst, "worst-ms/search")
 		}
 	})
+}
+
+// TestFirstRunInBrowser follows a new install from its setup link to the
+// overview: the sign-in page says what to do while no user exists, the
+// setup page makes the owner and signs them in, and the console then
+// fits a phone and follows a dark system theme.
+func TestFirstRunInBrowser(t *testing.T) {
+	chromiumPath(t)
+	data := t.TempDir()
+	in := start(t, data, nil)
+	b := newTab(t, in.url, 1280, 900)
+
+	b.do("open the server's root", chromedp.Navigate(in.url+"/"))
+	b.waitHash(`^#/signin$`)
+	b.do("the sign-in page says no user exists", chromedp.WaitVisible(chromedp.ID("no-user")))
+	if note := b.text("#no-user"); !strings.Contains(note, "setup link") || !strings.Contains(note, "users add") {
+		t.Errorf("no-user note %q; want the setup link and marquee users add", note)
+	}
+
+	link := setupLink(data)
+	if !strings.HasPrefix(link, in.url+"/admin/#/setup?token=") {
+		t.Fatalf("setup link %q; want %s/admin/#/setup?token=…", link, in.url)
+	}
+	b.do("open the setup link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("setup")))
+	b.labelled("setup")
+	b.do("passwords that differ",
+		chromedp.SendKeys(chromedp.CSS(`[data-field="email"] input`), "first@example.com"),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="password"] input`), "first owner password"),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="again"] input`), "first owner passwort"),
+		click(`#setup button[type=submit]`), chromedp.WaitVisible(chromedp.CSS(`[data-field="again"] .problem`)))
+	b.do("the same password", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-field="again"] input').value = ''`),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="again"] input`), "first owner password"),
+		click(`#setup button[type=submit]`))
+	b.waitHash(`^#/$`)
+	b.do("the overview", chromedp.WaitVisible(chromedp.CSS(`#nav a`)))
+	if h1, who := b.text("h1"), b.text("#who"); h1 != "Overview" || !strings.Contains(who, "first@example.com (owner)") {
+		t.Errorf("after setup: h1 %q, who %q; want the overview, signed in as the owner", h1, who)
+	}
+	if e := b.text(".chart .empty"); !strings.Contains(e, "No data yet") {
+		t.Errorf("a new install's chart: %q; want it to say there is no data yet", e)
+	}
+	if s, body := b.fetch("/api/v1/setup", `{}`); s != 200 || body != `{"needed":false}` {
+		t.Errorf("after setup GET /api/v1/setup = %d %s", s, body)
+	}
+
+	// A phone: the navigation stays one line (it scrolls sideways), and no
+	// page is wider than the screen.
+	b.do("phone width", chromedp.EmulateViewport(390, 844))
+	for _, page := range []string{"#/", "#/ads", "#/links", "#/users", "#/keys", "#/audit", "#/account"} {
+		b.open(page, "h1")
+		if w := eval[int](b, `document.documentElement.scrollWidth - window.innerWidth`); w > 0 {
+			t.Errorf("%s at 390 px: %d px wider than the screen", page, w)
+		}
+		if h := eval[float64](b, `document.getElementById('top').getBoundingClientRect().height`); h > 56 {
+			t.Errorf("%s at 390 px: the top bar is %.0f px high; want one line", page, h)
+		}
+	}
+
+	// Dark: the page follows the system's colour scheme.
+	if _, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b.open("#/", "h1")
+	bg := eval[string](b, `getComputedStyle(document.documentElement).backgroundColor`)
+	var r, g, bl int
+	if _, err := fmt.Sscanf(bg, "rgb(%d, %d, %d)", &r, &g, &bl); err != nil || r+g+bl > 150 {
+		t.Errorf("dark scheme: background %s; want a dark one", bg)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.errors) > 0 {
+		t.Errorf("the pages logged errors:\n%s", strings.Join(b.errors, "\n"))
+	}
 }

@@ -53,7 +53,7 @@ func TestErrorResponses(t *testing.T) {
 		{"code cannot change", in.admin("PUT", "/api/v1/links/spring", `{"url":"https://x.test","code":"autumn"}`), 400,
 			`{"error":"invalid link","problems":{"code":"cannot change; create a new link and delete this one"}}`, "", ""},
 		{"bad link", in.admin("POST", "/api/v1/links", `{"url":"ftp://x","redirect":303,"x":1}`), 400,
-			`{"error":"invalid link","problems":{"redirect":"must be one of 301, 302, 307, 308","url":"must be an http or https URL","x":"unknown field"}}`, "", ""},
+			`{"error":"invalid link","problems":{"redirect":"must be one of 301, 302, 307, 308","url":"must be an absolute http or https URL, such as https://example.com/page","x":"unknown field"}}`, "", ""},
 		{"bad list query", in.admin("GET", "/api/v1/links?limit=1001&offset=x", ""), 400,
 			`{"error":"invalid query","problems":{"limit":"must be an integer between 1 and 1000","offset":"must be an integer ≥ 0"}}`, "", ""},
 		{"link body not JSON", in.do("POST", "/api/v1/links", in.token, "text/csv", "x"), 415, `{"error":"content type \"text/csv\" is not JSON; send application/json"}`, "", ""},

@@ -19,7 +19,7 @@
     return e;
   };
   const main = () => document.getElementById('main');
-  const show = (...kids) => { const m = main(); m.replaceChildren(...kids); };
+  const show = (...kids) => { const m = main(); m.replaceChildren(...kids.filter(k => k !== null && k !== undefined && k !== false)); };
   const nf = new Intl.NumberFormat('en');
   const num = n => (n === null || n === undefined) ? '—' : nf.format(n);
   const pct = x => (x === null || x === undefined) ? '—' : (100 * x).toFixed(2) + '%';
@@ -83,8 +83,28 @@
     if (!h.startsWith('#/signin')) sessionStorage.setItem('marquee.next', h || '#/');
     go('#/signin');
   }
-  async function render() {
+  // A page that reports figures asks to be refreshed (refresh()): every
+  // 30 s while it is shown, the tab visible and nothing in it focused for
+  // typing, it is drawn again in place.
+  let refreshTimer = 0;
+  const refreshEvery = 30e3;
+  function refresh() {
+    const hash = location.hash;
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(function again() {
+      if (location.hash !== hash) return;
+      const a = document.activeElement;
+      if (document.visibilityState !== 'visible' || (a && main().contains(a) && /^(INPUT|SELECT|TEXTAREA)$/.test(a.tagName))) {
+        refreshTimer = setTimeout(again, refreshEvery);
+        return;
+      }
+      render(true);
+    }, refreshEvery);
+    return el('p', { class: 'muted updated', text: 'Updated ' + new Date().toLocaleTimeString() + ' · refreshes every 30 s' });
+  }
+  async function render(quiet) {
     gen++;
+    clearTimeout(refreshTimer);
     const { path, q } = here();
     if (!publicPages.includes(path) && !session) {
       try { session = await api('GET', '/api/v1/session'); } catch (e) { if (!(e instanceof Stale) && e.status !== 401) show(errorBox(e)); return; }
@@ -94,9 +114,9 @@
       const m = path.match(r.re);
       if (!m) continue;
       if (r.scope && !can(r.scope)) { show(el('h1', { text: 'Not allowed' }), el('p', { text: 'Your role does not include "' + r.scope + '".' })); return; }
-      show(el('p', { class: 'loading', text: 'Loading…' }));
+      if (!quiet) show(el('p', { class: 'loading', text: 'Loading…' }));
       try { await r.page(m.slice(1).map(decodeURIComponent), q); } catch (e) { if (e instanceof Stale) return; if (e.status !== 401) show(errorBox(e)); }
-      main().focus({ preventScroll: true });
+      if (!quiet) main().focus({ preventScroll: true });
       return;
     }
     show(el('h1', { text: 'No such page' }), el('p', {}, el('a', { href: '#/', text: 'Go to the overview' })));
@@ -113,7 +133,7 @@
     const cur = '#' + here().path;
     document.getElementById('nav').replaceChildren(...items.filter(i => !i[2] || can(i[2])).map(([h, t]) =>
       el('a', { href: h, text: t, 'aria-current': (cur === h || (h !== '#/' && cur.startsWith(h))) ? 'page' : null })));
-    document.getElementById('who').textContent = session.user ? session.user.email + ' (' + session.user.role + ')' : session.actor;
+    document.getElementById('who').replaceChildren(el('a', { href: '#/account', text: session.user ? session.user.email + ' (' + session.user.role + ')' : session.actor }));
   }
   document.addEventListener('DOMContentLoaded', () => {
     document.getElementById('signout').addEventListener('click', async () => {
@@ -151,6 +171,14 @@
       f.append(p);
       const input = f.querySelector('input,select');
       if (input) { input.setAttribute('aria-invalid', 'true'); input.setAttribute('aria-describedby', p.id = nextId('p')); }
+      // Changing the field takes its problem away: the next save checks again.
+      const fixed = () => {
+        p.remove();
+        if (!f.querySelector('.problem')) f.classList.remove('bad');
+        if (input) { input.removeAttribute('aria-invalid'); input.removeAttribute('aria-describedby'); }
+        f.removeEventListener('input', fixed); f.removeEventListener('change', fixed);
+      };
+      f.addEventListener('input', fixed); f.addEventListener('change', fixed);
     }
     const box = errorBox(e);
     if (left.length) box.append(el('ul', {}, left.map(t => el('li', { text: t }))));
@@ -259,25 +287,70 @@
   const statsQuery = (rg, extra = '') => '?from=' + encodeURIComponent(rg.from) + '&to=' + encodeURIComponent(rg.to) + '&tz=' +
     encodeURIComponent(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC') + extra;
 
-  // chart draws series over time with uPlot: impressions and clicks (and
-  // conversions), clicks on their own axis.
-  function chart(series, title) {
+  // chart draws a report's series over time with uPlot, honestly: both
+  // axes start at 0 and are labelled (impressions on the left; clicks and
+  // conversions, far fewer, on the right), ticks fall on the report's own
+  // buckets and are labelled as fits its granularity, and a bucket still
+  // under way (today, this hour) is drawn apart, dashed, as "so far". A
+  // range with nothing in it says so instead of drawing an empty grid.
+  const css = name => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  const tickFormat = {
+    hour: new Intl.DateTimeFormat('en', { hour: 'numeric', minute: '2-digit' }),
+    day: new Intl.DateTimeFormat('en', { month: 'short', day: 'numeric' }),
+    month: new Intl.DateTimeFormat('en', { month: 'short', year: 'numeric' }),
+  };
+  const bucketSeconds = { hour: 3600, day: 86400, month: 31 * 86400 };
+  function chart(rep, title) {
     const box = el('div', { class: 'card chart', role: 'img', 'aria-label': title });
-    if (!series.length) { box.append(el('p', { class: 'empty', text: 'No data in this range.' })); return box; }
+    const series = rep.series || [];
+    const keys = ['impressions', 'clicks', 'conversions'];
+    if (!series.some(p => keys.some(k => p[k] > 0))) {
+      box.append(el('p', { class: 'empty', text: 'No data yet in this range: impressions, clicks and conversions show here within about 10 s of their events.' }));
+      box.dataset.points = '0';
+      return box;
+    }
+    const gran = rep.granularity || 'day';
     const xs = series.map(p => Date.parse(p.t) / 1000);
-    const data = [xs, series.map(p => p.impressions), series.map(p => p.clicks), series.map(p => p.conversions)];
+    const n = xs.length;
+    // The last bucket ends where the next would start: past now, it is partial.
+    const lastEnd = n > 1 ? xs[n - 1] + (xs[n - 1] - xs[n - 2]) : xs[0] + bucketSeconds[gran];
+    const partial = n > 1 && lastEnd * 1000 > Date.now();
+    const whole = k => series.map((p, i) => partial && i === n - 1 ? null : p[k]);
+    const sofar = k => series.map((p, i) => partial && i >= n - 2 ? p[k] : null);
+    const colors = { impressions: '#2456d6', clicks: '#d6452e', conversions: '#1e7d32' };
+    const names = { impressions: 'Impressions', clicks: 'Clicks', conversions: 'Conversions' };
+    const scaleOf = k => k === 'impressions' ? 'n' : 'c';
+    const spec = [{}], data = [xs];
+    for (const k of keys) { spec.push({ label: names[k], stroke: colors[k], width: 2, scale: scaleOf(k) }); data.push(whole(k)); }
+    if (partial) for (const k of keys) { spec.push({ label: names[k] + ' (so far)', stroke: colors[k], width: 2, dash: [5, 5], scale: scaleOf(k) }); data.push(sofar(k)); }
+    const fromZero = (u, min, max) => [0, max > 0 ? max * 1.1 : 1];
     requestAnimationFrame(() => {
-      const width = Math.max(280, Math.min(box.clientWidth - 32, 1100));
+      const width = Math.max(260, Math.min(box.clientWidth - 32, 1100));
+      const ink = css('--fg') || '#1d2330', grid = { stroke: css('--line') || '#dde1e8', width: 1 };
+      const fmt = tickFormat[gran] || tickFormat.day;
+      const every = Math.max(1, Math.ceil(n / Math.max(2, Math.floor(width / 90))));
       const plot = new uPlot({
-        title, width, height: 260,
-        series: [{}, { label: 'Impressions', stroke: '#2456d6', width: 2, scale: 'n' },
-          { label: 'Clicks', stroke: '#d6452e', width: 2, scale: 'c' }, { label: 'Conversions', stroke: '#1e7d32', width: 2, scale: 'c' }],
-        axes: [{}, { scale: 'n', size: 70 }, { scale: 'c', side: 1, size: 60, grid: { show: false } }],
+        title, width, height: 280,
+        scales: { x: { time: true }, n: { range: fromZero }, c: { range: fromZero } },
+        series: spec,
+        axes: [
+          { stroke: ink, grid, space: 70, splits: () => xs.filter((_, i) => i % every === 0),
+            values: (u, splits) => splits.map(v => fmt.format(new Date(v * 1000))) },
+          { scale: 'n', label: 'Impressions', labelSize: 18, size: 70, stroke: ink, grid },
+          { scale: 'c', label: 'Clicks and conversions', labelSize: 18, side: 1, size: 60, stroke: ink, grid: { show: false } },
+        ],
       }, data, box);
-      box.dataset.points = String(xs.length);
+      box.dataset.points = String(n);
+      box.dataset.partial = partial ? '1' : '';
       box.plot = plot;
     });
     return box;
+  }
+  // botsNote says how many bots' events the figures beside it leave out.
+  function botsNote(b) {
+    if (!b || !(b.impressions || b.clicks || b.conversions)) return null;
+    return el('p', { class: 'muted bots', text: 'Not counted above, as bots (crawlers, link previewers, HTTP libraries such as curl, no User-Agent): ' +
+      num(b.impressions) + ' impressions, ' + num(b.clicks) + ' clicks, ' + num(b.conversions) + ' conversions.' });
   }
   function tiles(cur, prev) {
     const t = (k, label, fmt) => {
@@ -307,13 +380,14 @@
       api('GET', '/api/v1/stats' + statsQuery(rg, '&top=ads&metric=impressions&limit=10')),
       api('GET', '/api/v1/stats' + statsQuery(rg, '&top=links&metric=clicks&limit=10')),
       api('GET', '/api/v1/stats' + statsQuery(prev, '&limit=0'))]); // totals only
-    show(el('h1', { text: 'Overview' }), rangePicker(q, '#/'), tiles(ads.totals, before.totals),
-      chart(ads.series || [], 'Impressions, clicks and conversions'),
+    show(el('h1', { text: 'Overview' }), rangePicker(q, '#/'), tiles(ads.totals, before.totals), botsNote(ads.botsLeftOut),
+      chart(ads, 'Impressions, clicks and conversions'),
       el('div', { class: 'grid2' },
         el('section', {}, el('h2', { text: 'Top ads by impressions' }), table(['Ad', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }],
-          (ads.top || []).map(t => [el('a', { href: '#/ads/' + t.id, text: 'Ad ' + t.id }), num(t.impressions), num(t.clicks), pct(t.ctr)]), 'No ad was seen in this range.')),
+          (ads.top || []).map(t => [el('a', { href: '#/ads/' + t.id, text: t.title || 'Ad ' + t.id + ' (deleted)' }), num(t.impressions), num(t.clicks), pct(t.ctr)]), 'No ad was seen in this range.')),
         el('section', {}, el('h2', { text: 'Top links by clicks' }), table(['Link', { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }],
-          (links.top || []).map(t => [el('a', { href: '#/links/' + encodeURIComponent(t.id), text: t.id }), num(t.clicks), num(t.conversions)]), 'No link was clicked in this range.'))));
+          (links.top || []).map(t => [el('a', { href: '#/links/' + encodeURIComponent(t.id), text: t.id }), num(t.clicks), num(t.conversions)]), 'No link was clicked in this range.'))),
+      refresh());
   });
 
   // ---- Reports of one ad or link.
@@ -325,7 +399,7 @@
     const bd = (rows, k) => table([k === 'country' ? 'Country' : 'Platform', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }, { t: 'CTR', num: 1 }],
       (rows || []).map(r => [k === 'country' ? countryName(r.country) + ' (' + r.country + ')' : r.platform, num(r.impressions), num(r.clicks), num(r.conversions), pct(r.ctr)]), 'Nothing counted in this range.');
     return el('section', { 'aria-label': 'Report' }, el('h2', { text: 'Report' }), rangePicker(q, base), tiles(all.totals, null),
-      chart(all.series || [], 'Over time'),
+      botsNote(all.botsLeftOut), chart(all, 'Over time'), refresh(),
       el('p', {}, el('a', { href: path + statsQuery(rg, '&format=csv'), download: kind + '-' + id + '.csv', id: 'csv', text: 'Download CSV' })),
       el('div', { class: 'grid2' }, el('div', {}, el('h2', { text: 'By country' }), bd(byCountry.breakdown, 'country')),
         el('div', {}, el('h2', { text: 'By platform' }), bd(byPlatform.breakdown, 'platform'))));
@@ -374,8 +448,8 @@
     const write = can('ads:write');
     const out = [el('h1', { text: a.title }),
       el('p', { class: 'muted', text: 'Ad ' + a.id + ' · ' + stateOf(a) + ' · ' + fmtTime(a.startAt) + ' → ' + fmtTime(a.endAt) }),
-      write ? el('div', { class: 'row' }, el('a', { href: '#/ads/' + id + '/edit', id: 'edit', text: 'Edit' }), ' ',
-        el('a', { href: '#/ads/new?from=' + id, id: 'duplicate', text: 'Duplicate' }), ' ',
+      write ? el('div', { class: 'row' }, el('a', { href: '#/ads/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }), ' ',
+        el('a', { href: '#/ads/new?from=' + id, class: 'button', id: 'duplicate', text: 'Duplicate' }), ' ',
         confirmButton('Delete', 'Delete this ad? Its reports stay.', async () => {
           try { await api('DELETE', '/api/v1/ad/' + id); go('#/ads'); } catch (e) { main().prepend(errorBox(e)); }
         })) : null,
@@ -444,15 +518,23 @@
     const country = el('input', { type: 'text', list: listId, placeholder: 'Type a country, then Enter', autocomplete: 'off', 'aria-label': 'Country to add' });
     const drawChips = () => chips.replaceChildren(...[...chosen].map(cc => el('span', { class: 'chip' }, countryName(cc) + ' (' + cc + ')',
       el('button', { type: 'button', 'aria-label': 'Remove ' + countryName(cc) + ' (' + cc + ')', text: '×', onclick: () => { chosen.delete(cc); drawChips(); } }))));
+    const unknown = el('div', { class: 'problem', role: 'alert', hidden: true });
     const pick = () => {
       const v = country.value.trim();
       if (!v) return;
       const m = v.match(/\(([A-Za-z]{2})\)$/) || v.match(/^([A-Za-z]{2})$/);
-      const hit = m ? m[1].toUpperCase() : (all.find(([, n]) => n.toLowerCase() === v.toLowerCase()) || [v.toUpperCase()])[0];
-      chosen.add(hit); // an unknown code goes to the API, which names it
+      const hit = m ? m[1].toUpperCase() : (all.find(([, n]) => n.toLowerCase() === v.toLowerCase()) || [''])[0];
+      if (!all.some(([cc]) => cc === hit)) { // only a country of the list becomes a chip
+        unknown.textContent = '"' + v + '" is not a country: type a name or a two-letter code and choose it from the list.';
+        unknown.hidden = false;
+        return;
+      }
+      unknown.hidden = true;
+      chosen.add(hit);
       country.value = '';
       drawChips();
     };
+    country.addEventListener('input', () => { unknown.hidden = true; });
     country.addEventListener('keydown', ev => { if (ev.key === 'Enter') { ev.preventDefault(); pick(); } });
     country.addEventListener('keypress', ev => { if (ev.key === 'Enter') ev.preventDefault(); }); // no implicit submit
     country.addEventListener('change', () => { if (/\([A-Z]{2}\)$/.test(country.value)) pick(); });
@@ -474,7 +556,7 @@
       el('div', { class: 'row' }, f('Age from', ageStart, 'ageStart'), f('Age to', ageEnd, 'ageEnd')),
       f('Gender (none: any)', gender, 'gender'), f('Platforms (none: any)', platform, 'platform'),
       f('Countries (none: any)', el('div', {}, el('div', { class: 'row' }, country,
-        el('button', { type: 'button', class: 'add-country', text: 'Add', onclick: pick })), dl, chips), 'country'),
+        el('button', { type: 'button', class: 'add-country', text: 'Add', onclick: pick })), unknown, dl, chips), 'country'),
       el('button', { type: 'button', text: 'Remove this condition', onclick: () => box.remove() }));
     // data-field names follow the condition's position, which moves as others are removed.
     const rename = () => { box.dataset.field = n(); box.querySelectorAll('[data-key]').forEach(x => { x.dataset.field = n() + '.' + x.dataset.key; }); };
@@ -496,7 +578,7 @@
       let page;
       try { page = await api('GET', '/api/v1/links?limit=' + limit + '&offset=' + o + '&q=' + encodeURIComponent(search.value)); } catch (e) { results.replaceChildren(errorBox(e)); return; }
       if (mine !== seq) return;
-      results.replaceChildren(table(['Code', 'Destination', { t: 'Clicks', num: 1 }, 'Expires'], page.items.map(l => [
+      results.replaceChildren(table(['Code', 'Destination', { t: 'Redirects', num: 1 }, 'Expires'], page.items.map(l => [
         el('a', { href: '#/links/' + encodeURIComponent(l.code), text: l.code }), l.url, num(l.clicks), l.expiresAt ? fmtTime(l.expiresAt) : 'never']),
       search.value ? 'No link code starts with "' + search.value + '".' : 'No links yet.'),
       el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (o + 1) + '–' + (o + page.items.length) + ' of ' + num(page.total) : '' }),
@@ -504,7 +586,7 @@
         o + limit < page.total ? el('button', { type: 'button', text: 'Next', onclick: () => load(o + limit) }) : null));
     };
     search.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => load(0), 200); });
-    show(el('div', { class: 'row' }, el('h1', { text: 'Links' }), can('links:write') ? el('a', { href: '#/links/new', id: 'new-link', text: 'New link' }) : null),
+    show(el('div', { class: 'row' }, el('h1', { text: 'Links' }), can('links:write') ? el('a', { href: '#/links/new', class: 'button', id: 'new-link', text: 'New link' }) : null),
       el('div', { class: 'row' }, field('Search', search)), results);
     await load(offset);
   });
@@ -549,9 +631,9 @@
       el('div', { class: 'grid2' }, el('div', { class: 'card' },
         field('Short URL', shortBox), el('div', { class: 'row' }, copy, copied),
         el('p', {}, 'Goes to ', el('a', { href: l.url, rel: 'noreferrer', text: l.url }), ' with a ' + l.redirect + '.'),
-        el('p', { text: num(l.clicks) + ' clicks counted · ' + (l.maxClicks ? 'limit ' + num(l.maxClicks) : 'no click limit') + ' · ' + (l.expiresAt ? 'expires ' + fmtTime(l.expiresAt) : 'never expires') }),
+        el('p', { id: 'redirects', text: num(l.clicks) + ' redirects, bots included (the report below counts people only) · ' + (l.maxClicks ? 'limit ' + num(l.maxClicks) : 'no click limit') + ' · ' + (l.expiresAt ? 'expires ' + fmtTime(l.expiresAt) : 'never expires') }),
         l.adId ? el('p', {}, 'Counts clicks for ', el('a', { href: '#/ads/' + l.adId, text: 'ad ' + l.adId })) : null,
-        can('links:write') ? el('div', { class: 'row' }, el('a', { href: '#/links/' + encodeURIComponent(code) + '/edit', id: 'edit', text: 'Edit' }),
+        can('links:write') ? el('div', { class: 'row' }, el('a', { href: '#/links/' + encodeURIComponent(code) + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
           confirmButton('Delete', 'Delete this link? Its short URL will answer 404.', async () => {
             try { await api('DELETE', '/api/v1/links/' + encodeURIComponent(code)); go('#/links'); } catch (e) { main().prepend(errorBox(e)); }
           })) : null),
@@ -654,6 +736,29 @@
     return box;
   }
 
+  // ---- Your account: who you are, and your password.
+  route(/^\/account$/, null, async () => {
+    const out = [el('h1', { text: 'Your account' }),
+      el('p', { text: session.user ? 'Signed in as ' + session.user.email + ', ' + session.user.role + '.' : 'Signed in with the key ' + session.actor + '.' }),
+      el('p', { class: 'muted', text: 'Can: ' + session.scopes.join(', ') + '.' })];
+    if (session.user) {
+      const cur = el('input', { type: 'password', autocomplete: 'current-password', required: true });
+      const pw = el('input', { type: 'password', autocomplete: 'new-password', required: true, minlength: 12 });
+      const form = el('form', { class: 'card', id: 'password-form', novalidate: true, onsubmit: async ev => {
+        ev.preventDefault();
+        try {
+          await api('PUT', '/api/v1/session/password', { current: cur.value, password: pw.value });
+          session = null;
+          go('#/signin');
+        } catch (e) { showProblems(form, e); }
+      } }, el('h2', { text: 'Change your password' }), field('Current password', cur, 'current'),
+      field('New password (12 to 72 bytes)', pw, 'password'), el('p', { class: 'muted', text: 'Every session of yours ends: sign in again with the new password.' }),
+      el('button', { type: 'submit', class: 'primary', text: 'Change password' }));
+      out.push(form);
+    }
+    show(...out);
+  });
+
   // ---- Users, keys and audit (keys:admin).
   const allScopes = ['ads:read', 'ads:write', 'links:read', 'links:write', 'reports:read', 'keys:admin'];
   const roles = ['owner', 'admin', 'editor', 'viewer'];
@@ -667,12 +772,22 @@
     } }, el('h2', { text: 'Add a user' }), el('div', { class: 'grid2' }, field('Email', email, 'email'), field('Role', role, 'role')),
     field('Password (12 to 72 bytes)', pw, 'password'), el('button', { type: 'submit', class: 'primary', text: 'Add user' }));
     const msg = el('div');
+    const me = session.user ? session.user.id : null;
     show(el('h1', { text: 'Users' }), msg, table(['Email', 'Role', 'Added', ''], users.map(u => {
+      if (u.id === me) return [u.email + ' (you)', u.role, fmtTime(u.createdAt), el('a', { href: '#/account', text: 'Your account' })];
+      // A role change ends that user's sessions: asked before it is made.
       const sel = el('select', { 'aria-label': 'Role of ' + u.email }, roles.map(r => el('option', { value: r, text: r, selected: r === u.role })));
-      sel.addEventListener('change', async () => {
-        try { await api('PUT', '/api/v1/users/' + u.id, { role: sel.value }); msg.replaceChildren(el('div', { class: 'notice', role: 'status', text: u.email + ' is now ' + sel.value + '.' })); } catch (e) { sel.value = u.role; msg.replaceChildren(errorBox(e)); }
+      const ask = el('span', { class: 'confirm' });
+      sel.addEventListener('change', () => {
+        const to = sel.value;
+        const cancel = () => { sel.value = u.role; ask.replaceChildren(); };
+        const yes = el('button', { type: 'button', class: 'primary', text: 'Yes, make ' + to, onclick: async () => {
+          try { await api('PUT', '/api/v1/users/' + u.id, { role: to }); u.role = to; ask.replaceChildren(); msg.replaceChildren(el('div', { class: 'notice', role: 'status', text: u.email + ' is now ' + to + '.' })); } catch (e) { cancel(); msg.replaceChildren(errorBox(e)); }
+        } });
+        ask.replaceChildren(el('span', { role: 'alert', text: ' Make ' + u.email + ' ' + to + '? They will be signed out. ' }), yes, ' ', el('button', { type: 'button', text: 'Cancel', onclick: cancel }));
+        yes.focus();
       });
-      return [u.email, sel, fmtTime(u.createdAt), confirmButton('Remove', 'Remove ' + u.email + '?', async () => {
+      return [u.email, el('span', {}, sel, ask), fmtTime(u.createdAt), confirmButton('Remove', 'Remove ' + u.email + '? They are signed out at once.', async () => {
         try { await api('DELETE', '/api/v1/users/' + u.id); render(); } catch (e) { msg.replaceChildren(errorBox(e)); }
       })];
     }), 'No users yet.'), form);
