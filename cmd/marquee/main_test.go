@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"marquee"
 )
 
 // TestMain runs the real main instead of the tests when a test starts this
@@ -532,5 +534,58 @@ func TestHelloReplaysCapturedResponses(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("hello shutdown: %v", err)
+	}
+}
+
+// TestSeededReportsAgree: seeded reports respect each ad's targeting (no
+// row in a country it does not target), and a seeded link's click count
+// equals its report's clicks.
+func TestSeededReportsAgree(t *testing.T) {
+	dir := t.TempDir()
+	if err := run(context.Background(), []string{"seed", "-data", dir, "-ads", "20", "-links", "4", "-reports", "3"},
+		func(string) string { return "" }, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	// -links without -ads seeds no ads: the 20 were asked for explicitly.
+	in := start(t, dir, nil)
+	window := "from=" + time.Now().Add(-5*24*time.Hour).UTC().Format(time.RFC3339) + "&to=" + time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	var ads struct {
+		Items []struct {
+			ID         string
+			Conditions []marquee.Condition
+		}
+	}
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/ads?limit=100", "").body), &ads)
+	checked := 0
+	for _, a := range ads.Items {
+		allowed, open := map[string]bool{}, len(a.Conditions) == 0
+		for _, c := range a.Conditions {
+			open = open || len(c.Country) == 0
+			for _, x := range c.Country {
+				allowed[x] = true
+			}
+		}
+		for _, p := range in.stats("/api/v1/ad/" + a.ID + "/stats?by=country&" + window).Breakdown {
+			if !open && !allowed[p.Country] {
+				t.Errorf("ad %s targets %v; its seeded report has %d impressions in %s", a.ID, a.Conditions, p.Impressions, p.Country)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatalf("no ad has a seeded report")
+	}
+	var links struct{ Items []struct{ Code string } }
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/links?limit=10", "").body), &links)
+	if len(links.Items) != 4 {
+		t.Fatalf("%d links; want 4", len(links.Items))
+	}
+	for _, l := range links.Items {
+		var link struct{ Clicks int64 }
+		json.Unmarshal([]byte(in.admin("GET", "/api/v1/links/"+l.Code, "").body), &link)
+		rep := in.stats("/api/v1/links/" + l.Code + "/stats?" + window)
+		if link.Clicks == 0 || link.Clicks != rep.Totals.Clicks {
+			t.Errorf("link %s: %d clicks counted, its report %d; want the same, not 0", l.Code, link.Clicks, rep.Totals.Clicks)
+		}
 	}
 }

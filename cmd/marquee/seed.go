@@ -68,20 +68,44 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // seedReports fills days of hourly report rows, and daily reach, for
-// every ad and link in st (ids 1 to their count), in slot "seed".
+// every ad and link in st, in slot "seed": an ad's rows only within its
+// window and in the countries and platforms its targeting allows. The
+// links' click counters get the clicks their rows hold (seeded events are
+// no bots'), so that a link's count and its report agree.
 func seedReports(ctx context.Context, out seedOutput, st store.Store, seed uint64, days int) error {
-	_, ads, err := st.ListAds(ctx, marquee.AdFilter{State: marquee.AdsAll, Now: time.Now(), Limit: 1})
-	if err != nil {
-		return err
+	var ads []fixture.Audience
+	for off := 0; ; off += 1000 {
+		page, _, err := st.ListAds(ctx, marquee.AdFilter{State: marquee.AdsAll, Now: time.Now(), Offset: off, Limit: 1000})
+		if err != nil {
+			return err
+		}
+		for i := range page {
+			ads = append(ads, fixture.AudienceOf(&page[i]))
+		}
+		if len(page) < 1000 {
+			break
+		}
 	}
-	_, links, err := st.ListLinks(ctx, 0, 1)
-	if err != nil {
-		return err
+	var links []int64
+	codes := map[int64]string{}
+	for off := 0; ; off += 1000 {
+		page, _, err := st.ListLinks(ctx, off, 1000)
+		if err != nil {
+			return err
+		}
+		for _, l := range page {
+			links, codes[l.ID] = append(links, l.ID), l.Code
+		}
+		if len(page) < 1000 {
+			break
+		}
 	}
 	gen := fixture.NewReportGen(seed, ads, links)
-	today := time.Now().Unix() / 86400 * 86400
+	gen.Until = time.Now().Unix()
+	today := gen.Until / 86400 * 86400
 	dayIndex := 0
-	return seedBatches(ctx, out, "days of reports", days, 1, func(int) (*reportrow.Batch, error) {
+	clicks := map[int64]int64{}
+	err := seedBatches(ctx, out, "days of reports", days, 1, func(int) (*reportrow.Batch, error) {
 		day := today - int64(days-1-dayIndex)*86400
 		dayIndex++
 		return gen.Batch(day)
@@ -90,10 +114,23 @@ func seedReports(ctx context.Context, out seedOutput, st store.Store, seed uint6
 			if err := st.AddReports(ctx, b); err != nil {
 				return err
 			}
+			for _, r := range b.Rows {
+				if r.Entity == marquee.EntityLink {
+					clicks[r.ID] += r.Clicks
+				}
+			}
 			progress()
 		}
 		return nil
 	})
+	if err != nil || len(clicks) == 0 {
+		return err
+	}
+	counts := make([]marquee.Clicks, 0, len(clicks))
+	for id, n := range clicks {
+		counts = append(counts, marquee.Clicks{LinkID: id, Code: codes[id], N: n})
+	}
+	return st.AddClicks(ctx, counts)
 }
 
 // seedOutput is where seeding reports: a summary line on stdout, a
