@@ -294,15 +294,21 @@ func handleSignIn(a *accessEnv) storeHandler {
 				return err
 			}
 		}
-		a.setSessionCookie(ctx, si.Cookie, si.ExpiresAt)
-		b, err := a.sessionBody(sctx, si.Principal)
-		if err != nil {
-			return err
-		}
-		b.ExpiresAt = &si.ExpiresAt
-		writeJSON(ctx, fasthttp.StatusCreated, b)
-		return nil
+		return a.answerSignedIn(sctx, ctx, si)
 	}
+}
+
+// answerSignedIn answers a request that opened session si: its cookie,
+// and 201 with who it is, its CSRF token and when it ends.
+func (a *accessEnv) answerSignedIn(sctx context.Context, ctx *fasthttp.RequestCtx, si auth.SignedIn) error {
+	a.setSessionCookie(ctx, si.Cookie, si.ExpiresAt)
+	b, err := a.sessionBody(sctx, si.Principal)
+	if err != nil {
+		return err
+	}
+	b.ExpiresAt = &si.ExpiresAt
+	writeJSON(ctx, fasthttp.StatusCreated, b)
+	return nil
 }
 
 // setSessionCookie sets the session cookie to value until expires; ""

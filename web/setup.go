@@ -34,13 +34,6 @@ func handleSetup(a *accessEnv) storeHandler {
 		if err != nil {
 			return err
 		}
-		a.setSessionCookie(ctx, si.Cookie, si.ExpiresAt)
-		b, err := a.sessionBody(sctx, si.Principal)
-		if err != nil {
-			return err
-		}
-		b.ExpiresAt = &si.ExpiresAt
-		writeJSON(ctx, fasthttp.StatusCreated, b)
-		return nil
+		return a.answerSignedIn(sctx, ctx, si)
 	}
 }
