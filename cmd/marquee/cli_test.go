@@ -10,11 +10,11 @@ import (
 
 // runCLI runs marquee with args and stdin, and returns its error, stdout
 // and stderr.
-func runCLI(t *testing.T, stdin string, args ...string) (error, string, string) {
+func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err := run(t.Context(), args, func(string) string { return "" }, strings.NewReader(stdin), &out, &errb)
-	return err, out.String(), errb.String()
+	err = run(t.Context(), args, func(string) string { return "" }, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), err
 }
 
 // TestEveryCommandAnswersHelp: every command and subcommand answers -h,
@@ -27,7 +27,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 	for _, c := range commands {
 		for _, h := range []string{"-h", "-help", "--help"} {
 			args := append(append([]string{}, c...), h)
-			err, out, errOut := runCLI(t, "", args...)
+			out, errOut, err := runCLI(t, "", args...)
 			usage := out + errOut
 			if err != nil || !strings.Contains(usage, "usage: marquee "+strings.Join(c, " ")) {
 				t.Errorf("marquee %s = %v, usage %q; want success and a usage naming the command", strings.Join(args, " "), err, usage)
@@ -39,15 +39,15 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 			}
 		}
 	}
-	if err, out, _ := runCLI(t, "", "help"); err != nil || !strings.Contains(out, "usage: marquee <command>") {
+	if out, _, err := runCLI(t, "", "help"); err != nil || !strings.Contains(out, "usage: marquee <command>") {
 		t.Errorf("marquee help = %v, %q", err, out)
 	}
 	// Without a subcommand, or with an unknown one: an error with the usage.
 	for _, c := range []string{"keys", "users", "events", "reports"} {
-		if err, _, _ := runCLI(t, "", c); err == nil || !strings.Contains(err.Error(), "usage: marquee "+c) {
+		if _, _, err := runCLI(t, "", c); err == nil || !strings.Contains(err.Error(), "usage: marquee "+c) {
 			t.Errorf("marquee %s = %v; want an error with its usage", c, err)
 		}
-		if err, _, _ := runCLI(t, "", c, "frobnicate"); err == nil || !strings.Contains(err.Error(), `unknown subcommand "frobnicate"`) {
+		if _, _, err := runCLI(t, "", c, "frobnicate"); err == nil || !strings.Contains(err.Error(), `unknown subcommand "frobnicate"`) {
 			t.Errorf("marquee %s frobnicate = %v; want an unknown subcommand error", c, err)
 		}
 	}
@@ -67,7 +67,7 @@ func TestReadCommandsDoNotCreateAStore(t *testing.T) {
 		{"backup", "-to", filepath.Join(t.TempDir(), "b.db")},
 	} {
 		args = append(args, "-data", missing)
-		err, _, _ := runCLI(t, "a long passphrase\n", args...)
+		_, _, err := runCLI(t, "a long passphrase\n", args...)
 		if err == nil || !strings.Contains(err.Error(), "no store at") {
 			t.Errorf("marquee %s = %v; want no store at …", strings.Join(args, " "), err)
 		}
@@ -91,7 +91,7 @@ func TestCLIFlagChecks(t *testing.T) {
 		{[]string{"events", "cat"}, "no file given"},
 		{[]string{"seed", "-ads", "-5", "-data", data}, "must be ≥ 0"},
 	} {
-		if err, _, _ := runCLI(t, "", c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := runCLI(t, "", c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("marquee %s = %v; want an error saying %q", strings.Join(c.args, " "), err, c.want)
 		}
 	}
@@ -116,7 +116,7 @@ func TestUsersCommands(t *testing.T) {
 		{"", []string{"users", "list"}, "id\temail\trole\n1\to@example.com\towner\n2\te@example.com\tadmin\n"},
 		{"", []string{"users", "remove", "-email", "e@example.com"}, "removed user 2 e@example.com"},
 	} {
-		err, out, errOut := runCLI(t, c.stdin, append(c.args, "-data", data)...)
+		out, errOut, err := runCLI(t, c.stdin, append(c.args, "-data", data)...)
 		if err != nil || !strings.Contains(out, c.want) {
 			t.Fatalf("marquee %s = %v, %q (%s); want %q", strings.Join(c.args, " "), err, out, errOut, c.want)
 		}
@@ -129,7 +129,7 @@ func TestUsersCommands(t *testing.T) {
 		{[]string{"users", "role", "-email", "nobody@example.com", "-role", "admin"}, "no user nobody@example.com"},
 		{[]string{"users", "role", "-email", "o@example.com", "-role", "boss"}, "role"},
 	} {
-		if err, _, _ := runCLI(t, "", append(c.args, "-data", data)...); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := runCLI(t, "", append(c.args, "-data", data)...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("marquee %s = %v; want an error naming %q", strings.Join(c.args, " "), err, c.want)
 		}
 	}
