@@ -3,6 +3,7 @@ package marquee
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,10 +42,14 @@ type Ad struct {
 	Conditions []Condition // OR across conditions; empty matches everyone
 	// URL is the landing page, optional; an ad with one has a tracking
 	// link (Link, its code) that redirects there and counts clicks.
-	URL       string
-	Link      string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	URL  string
+	Link string
+	// Beyond the original contract (see AdInput); zero without them.
+	CampaignID int64
+	Creative   *Creative
+	Placements []string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Condition is one targeting rule. Every field that is set must match (AND);
@@ -67,18 +72,26 @@ type AdInput struct {
 	EndAt      time.Time   `json:"endAt"`
 	Conditions []Condition `json:"conditions"`
 	URL        string      `json:"url"` // optional landing page
+	// Optional, beyond the original contract: the campaign it serves
+	// under, what it shows, and the placements it is limited to (none:
+	// any).
+	CampaignID int64     `json:"campaignId"`
+	Creative   *Creative `json:"creative"`
+	Placements []string  `json:"placements"`
 }
 
 // Input returns the fields of a that a client chooses.
 func (a *Ad) Input() AdInput {
-	return AdInput{Title: a.Title, StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, URL: a.URL}
+	return AdInput{Title: a.Title, StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, URL: a.URL,
+		CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements}
 }
 
 // Ad returns the ad that in describes, with the given id, tracking link
 // code and timestamps.
 func (in AdInput) Ad(id int64, link string, created, updated time.Time) Ad {
 	return Ad{ID: id, Title: in.Title, StartAt: in.StartAt, EndAt: in.EndAt,
-		Conditions: in.Conditions, URL: in.URL, Link: link, CreatedAt: created, UpdatedAt: updated}
+		Conditions: in.Conditions, URL: in.URL, Link: link, CreatedAt: created, UpdatedAt: updated,
+		CampaignID: in.CampaignID, Creative: in.Creative, Placements: in.Placements}
 }
 
 // ActiveAt reports whether the ad is served at instant now: startAt < now < endAt.
@@ -95,6 +108,9 @@ type adJSON struct {
 	Conditions []Condition `json:"conditions"`
 	URL        string      `json:"url,omitempty"`
 	Link       *adLinkJSON `json:"link,omitempty"`
+	CampaignID string      `json:"campaignId,omitempty"`
+	Creative   *Creative   `json:"creative,omitempty"`
+	Placements []string    `json:"placements,omitempty"`
 	CreatedAt  string      `json:"createdAt"`
 	UpdatedAt  string      `json:"updatedAt"`
 }
@@ -121,6 +137,10 @@ func (a Ad) MarshalJSON() ([]byte, error) {
 	if a.Link != "" {
 		j.Link = &adLinkJSON{Code: a.Link, Path: LinkPath(a.Link)}
 	}
+	if a.CampaignID != 0 {
+		j.CampaignID = strconv.FormatInt(a.CampaignID, 10)
+	}
+	j.Creative, j.Placements = a.Creative, a.Placements
 	return json.Marshal(j)
 }
 
@@ -130,7 +150,7 @@ func (a Ad) MarshalJSON() ([]byte, error) {
 func ParseAdInput(body []byte) (AdInput, error) {
 	var in AdInput
 	p := Problems{}
-	fields, ok := object(body, p, "title", "startAt", "endAt", "conditions", "url")
+	fields, ok := object(body, p, "title", "startAt", "endAt", "conditions", "url", "campaignId", "creative", "placements")
 	if !ok {
 		return in, Invalid("invalid ad", p)
 	}
@@ -148,8 +168,43 @@ func ParseAdInput(body []byte) (AdInput, error) {
 	if raw, ok := present(fields, "url"); ok && json.Unmarshal(raw, &in.URL) != nil {
 		p["url"] = "must be a string"
 	}
+	if raw, ok := present(fields, "campaignId"); ok {
+		if id, ok := parseID(raw); ok {
+			in.CampaignID = id
+		} else {
+			p["campaignId"] = "must be a campaign's id (a positive integer, as a string or a number)"
+		}
+	}
+	if raw, ok := present(fields, "creative"); ok {
+		in.Creative = parseCreative(raw, p)
+	}
+	if raw, ok := present(fields, "placements"); ok {
+		in.Placements = parsePlacementNames(raw, p)
+	}
 	checkAd(&in, startOK, endOK, p)
 	return in, Invalid("invalid ad", p)
+}
+
+// parsePlacementNames reads the placements an ad is limited to: names,
+// each once, in order.
+func parsePlacementNames(raw json.RawMessage, p Problems) []string {
+	var names []string
+	if json.Unmarshal(raw, &names) != nil {
+		p["placements"] = "must be an array of placement names"
+		return nil
+	}
+	out := []string{}
+	for i, n := range names {
+		if msg := CheckPlacementName(n); msg != "" {
+			p[fmt.Sprintf("placements[%d]", i)] = msg
+		} else if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Validate checks an AdInput built in code (seeding, tests) against the same
@@ -187,21 +242,7 @@ func checkAd(in *AdInput, startOK, endOK bool, p Problems) {
 			p["url"] = msg
 		}
 	}
-	in.StartAt = in.StartAt.UTC().Truncate(time.Millisecond)
-	in.EndAt = in.EndAt.UTC().Truncate(time.Millisecond)
-	if startOK && endOK && !in.EndAt.After(in.StartAt) {
-		p["endAt"] = "must be after startAt"
-	}
-	if !startOK {
-		if _, ok := p["startAt"]; !ok {
-			p["startAt"] = "is required"
-		}
-	}
-	if !endOK {
-		if _, ok := p["endAt"]; !ok {
-			p["endAt"] = "is required"
-		}
-	}
+	checkWindow(&in.StartAt, &in.EndAt, startOK, endOK, p)
 }
 
 // parseConditions accepts one condition object or an array of them.

@@ -7,30 +7,36 @@ import (
 
 // Scopes and roles: what a credential may do (docs/api.md#access).
 
-// Scope is a right a credential may hold: to read or write ads or links,
-// to read reports, or to manage users and keys (and read the audit log).
+// Scope is a right a credential may hold: to read or write ads, links or
+// campaigns, to read reports, or to manage users and keys (and read the
+// audit log).
 type Scope string
 
 // The scopes.
 const (
-	ScopeAdsRead     Scope = "ads:read"
-	ScopeAdsWrite    Scope = "ads:write"
-	ScopeLinksRead   Scope = "links:read"
-	ScopeLinksWrite  Scope = "links:write"
-	ScopeReportsRead Scope = "reports:read"
-	ScopeKeysAdmin   Scope = "keys:admin"
+	ScopeAdsRead    Scope = "ads:read"
+	ScopeAdsWrite   Scope = "ads:write"
+	ScopeLinksRead  Scope = "links:read"
+	ScopeLinksWrite Scope = "links:write"
+	// campaigns:read and campaigns:write cover advertisers, campaigns,
+	// placements and creative assets.
+	ScopeCampaignsRead  Scope = "campaigns:read"
+	ScopeCampaignsWrite Scope = "campaigns:write"
+	ScopeReportsRead    Scope = "reports:read"
+	ScopeKeysAdmin      Scope = "keys:admin"
 )
 
 // Scopes lists every scope, in the order lists of scopes are given in.
-var Scopes = []Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeReportsRead, ScopeKeysAdmin}
+var Scopes = scopeBits[:]
 
 // ScopeSet is a set of scopes, one bit each (in the order of Scopes).
-type ScopeSet uint8
+type ScopeSet uint16
 
 // AllScopes holds every scope.
 const AllScopes = ScopeSet(1)<<len(scopeBits) - 1
 
-var scopeBits = [...]Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeReportsRead, ScopeKeysAdmin}
+var scopeBits = [...]Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeCampaignsRead, ScopeCampaignsWrite,
+	ScopeReportsRead, ScopeKeysAdmin}
 
 // Has reports whether s holds scope.
 func (s ScopeSet) Has(scope Scope) bool {
@@ -93,7 +99,7 @@ func ScopesOf(stored string) ScopeSet {
 const (
 	RoleOwner  = "owner"  // everything; the last owner cannot be removed or demoted
 	RoleAdmin  = "admin"  // everything, but cannot remove, demote or make owners
-	RoleEditor = "editor" // ads, links and reports, read and write
+	RoleEditor = "editor" // ads, links, campaigns and reports, read and write
 	RoleViewer = "viewer" // every read scope
 )
 
@@ -102,12 +108,12 @@ var Roles = []string{RoleOwner, RoleAdmin, RoleEditor, RoleViewer}
 
 // RoleScopes returns the scopes of role, and whether it is a role.
 func RoleScopes(role string) (ScopeSet, bool) {
-	read, _, _ := ParseScopes([]string{"ads:read", "links:read", "reports:read"})
+	read, _, _ := ParseScopes([]string{"ads:read", "links:read", "campaigns:read", "reports:read"})
 	switch role {
 	case RoleOwner, RoleAdmin:
 		return AllScopes, true
 	case RoleEditor:
-		w, _, _ := ParseScopes([]string{"ads:write", "links:write"})
+		w, _, _ := ParseScopes([]string{"ads:write", "links:write", "campaigns:write"})
 		return read | w, true
 	case RoleViewer:
 		return read, true

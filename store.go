@@ -38,6 +38,17 @@ type AdFilter struct {
 	Limit  int
 }
 
+// ListFilter selects a page of advertisers, campaigns or placements: in
+// a state (""), of a parent (an advertiser's campaigns; 0: any), whose
+// names start with Query (any case; "": all).
+type ListFilter struct {
+	State  string
+	Parent int64
+	Query  string
+	Offset int
+	Limit  int
+}
+
 // MaxSearchCount is where a title search (AdFilter.Query) stops counting
 // its matches: a short prefix may match most of a million ads, and
 // counting them all would cost a scan per keystroke. A store counts at
@@ -59,6 +70,10 @@ const (
 const (
 	EntityAd   = "ad"
 	EntityLink = "link"
+	// The plan ads serve under (docs/api.md#campaigns).
+	EntityAdvertiser = "advertiser"
+	EntityCampaign   = "campaign"
+	EntityPlacement  = "placement"
 	// Entities of access: every instance drops what it caches of them
 	// when one changes.
 	EntityKey     = "key"

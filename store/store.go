@@ -40,6 +40,23 @@ type Store interface {
 	SearchLinks(ctx context.Context, prefix string, offset, limit int) ([]marquee.Link, int, error)
 	AddClicks(ctx context.Context, counts []marquee.Clicks) error
 
+	// Advertisers, campaigns and placements (web.CampaignStore).
+	CreateAdvertiser(ctx context.Context, in marquee.AdvertiserInput) (marquee.Advertiser, error)
+	Advertiser(ctx context.Context, id int64) (marquee.Advertiser, error)
+	ReplaceAdvertiser(ctx context.Context, id int64, in marquee.AdvertiserInput) (marquee.Advertiser, error)
+	ArchiveAdvertiser(ctx context.Context, id int64) error
+	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
+	CreateCampaign(ctx context.Context, in marquee.CampaignInput) (marquee.Campaign, error)
+	Campaign(ctx context.Context, id int64) (marquee.Campaign, error)
+	ReplaceCampaign(ctx context.Context, id int64, in marquee.CampaignInput) (marquee.Campaign, error)
+	SetCampaignState(ctx context.Context, id int64, state string) (marquee.Campaign, error)
+	ListCampaigns(ctx context.Context, f marquee.ListFilter) ([]marquee.Campaign, int, error)
+	CreatePlacement(ctx context.Context, in marquee.PlacementInput) (marquee.Placement, error)
+	Placement(ctx context.Context, name string) (marquee.Placement, error)
+	ReplacePlacement(ctx context.Context, name string, in marquee.PlacementInput) (marquee.Placement, error)
+	DeletePlacement(ctx context.Context, name string) error
+	ListPlacements(ctx context.Context, f marquee.ListFilter) ([]marquee.Placement, int, error)
+
 	// Users, keys, sessions, sign-in and the audit log (web.AccessStore,
 	// auth.Store, auth.LoginStore).
 	CreateUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error)

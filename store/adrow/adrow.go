@@ -16,7 +16,7 @@ import (
 )
 
 // Columns are the row's columns in Row.Dest order.
-const Columns = `id, title, start_at, end_at, conditions, created_at, updated_at, url, link_code`
+const Columns = `id, title, start_at, end_at, conditions, created_at, updated_at, url, link_code, campaign_id, coalesce(creative, ''), placements`
 
 // Row is an ads row as read, before its conditions are decoded.
 type Row struct {
@@ -24,11 +24,14 @@ type Row struct {
 	Title, Conditions            string
 	Start, End, Created, Updated int64
 	URL, Link                    string // landing url, tracking link code
+	Campaign                     int64  // 0: none
+	Creative, Placements         string // JSON; "": none
 }
 
 // Dest returns the scan destinations of Columns.
 func (r *Row) Dest() []any {
-	return []any{&r.ID, &r.Title, &r.Start, &r.End, &r.Conditions, &r.Created, &r.Updated, &r.URL, &r.Link}
+	return []any{&r.ID, &r.Title, &r.Start, &r.End, &r.Conditions, &r.Created, &r.Updated, &r.URL, &r.Link,
+		&r.Campaign, &r.Creative, &r.Placements}
 }
 
 // Ad decodes the row.
@@ -36,9 +39,19 @@ func (r *Row) Ad() (marquee.Ad, error) {
 	a := marquee.Ad{ID: r.ID, Title: r.Title,
 		StartAt: time.UnixMilli(r.Start).UTC(), EndAt: time.UnixMilli(r.End).UTC(),
 		CreatedAt: time.UnixMilli(r.Created).UTC(), UpdatedAt: time.UnixMilli(r.Updated).UTC(),
-		URL: r.URL, Link: r.Link}
+		URL: r.URL, Link: r.Link, CampaignID: r.Campaign}
 	if err := json.Unmarshal([]byte(r.Conditions), &a.Conditions); err != nil {
 		return a, fmt.Errorf("ad %d: decode conditions: %w", r.ID, err)
+	}
+	if r.Creative != "" {
+		if err := json.Unmarshal([]byte(r.Creative), &a.Creative); err != nil {
+			return a, fmt.Errorf("ad %d: decode creative: %w", r.ID, err)
+		}
+	}
+	if r.Placements != "" {
+		if err := json.Unmarshal([]byte(r.Placements), &a.Placements); err != nil {
+			return a, fmt.Errorf("ad %d: decode placements: %w", r.ID, err)
+		}
 	}
 	return a, nil
 }
@@ -47,6 +60,26 @@ func (r *Row) Ad() (marquee.Ad, error) {
 func Conditions(in marquee.AdInput) (string, error) {
 	b, err := json.Marshal(in.Conditions)
 	return string(b), err
+}
+
+// Extras encodes an ad's creative and placements for their columns: nil
+// (NULL) without a creative, "" without placements.
+func Extras(in marquee.AdInput) (creative any, placements string, err error) {
+	if in.Creative != nil {
+		b, err := json.Marshal(in.Creative)
+		if err != nil {
+			return nil, "", err
+		}
+		creative = string(b)
+	}
+	if len(in.Placements) > 0 {
+		b, err := json.Marshal(in.Placements)
+		if err != nil {
+			return nil, "", err
+		}
+		placements = string(b)
+	}
+	return creative, placements, nil
 }
 
 // batchSize is how many rows a decoder takes at a time.

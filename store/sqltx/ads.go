@@ -21,9 +21,14 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 		if err != nil {
 			return marquee.Ad{}, err
 		}
-		id, err := s.insertID(ctx, tx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url, title_key)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, "",
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL, TitleKey(in.Title))
+		creative, placements, err := s.checkAdRefs(ctx, tx, in)
+		if err != nil {
+			return marquee.Ad{}, err
+		}
+		id, err := s.insertID(ctx, tx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url, title_key,
+			campaign_id, creative, placements) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "",
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL, TitleKey(in.Title),
+			in.CampaignID, creative, placements)
 		if err != nil {
 			return marquee.Ad{}, err
 		}
@@ -43,6 +48,10 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 		if err != nil {
 			return marquee.Ad{}, err
 		}
+		creative, placements, err := s.checkAdRefs(ctx, tx, in)
+		if err != nil {
+			return marquee.Ad{}, err
+		}
 		var created int64
 		var link string
 		err = tx.QueryRow(ctx, `SELECT created_at, link_code FROM ads WHERE id = ?`+s.cfg.ForUpdate, id).Scan(&created, &link)
@@ -52,9 +61,10 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 		if err != nil {
 			return marquee.Ad{}, err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?, title_key = ?
-			WHERE id = ?`,
-			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, TitleKey(in.Title), id); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?, title_key = ?,
+			campaign_id = ?, creative = ?, placements = ? WHERE id = ?`,
+			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, TitleKey(in.Title),
+			in.CampaignID, creative, placements, id); err != nil {
 			return marquee.Ad{}, err
 		}
 		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
@@ -63,6 +73,39 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 		link, err = s.syncAdLink(ctx, tx, id, link, in.URL, now)
 		return in.Ad(id, link, time.UnixMilli(created).UTC(), now), err
 	})
+}
+
+// checkAdRefs checks what an ad names beyond the contract — its campaign
+// exists and is not archived, its placements exist — inside tx, and
+// encodes its creative and placements for their columns. A bad reference
+// is a 400 naming the field.
+func (s *Store) checkAdRefs(ctx context.Context, tx Tx, in marquee.AdInput) (creative any, placements string, err error) {
+	p := marquee.Problems{}
+	if in.CampaignID != 0 {
+		var state string
+		err := tx.QueryRow(ctx, `SELECT state FROM campaigns WHERE id = ?`, in.CampaignID).Scan(&state)
+		switch {
+		case errors.Is(err, ErrNoRows):
+			p["campaignId"] = fmt.Sprintf("no campaign %d", in.CampaignID)
+		case err != nil:
+			return nil, "", err
+		case state == marquee.StateArchived:
+			p["campaignId"] = fmt.Sprintf("campaign %d is archived", in.CampaignID)
+		}
+	}
+	for i, name := range in.Placements {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM placements WHERE name = ?`, name).Scan(&n); err != nil {
+			return nil, "", err
+		}
+		if n == 0 {
+			p[fmt.Sprintf("placements[%d]", i)] = fmt.Sprintf("no placement %q", name)
+		}
+	}
+	if err := marquee.Invalid("invalid ad", p); err != nil {
+		return nil, "", err
+	}
+	return adrow.Extras(in)
 }
 
 // DeleteAd deletes ad id and its tracking link; it returns marquee.NoAd

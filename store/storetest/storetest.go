@@ -109,6 +109,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
 	t.Run("Access", func(t *testing.T) { testAccess(t, open) })
+	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open) })
 	t.Run("Search", func(t *testing.T) { testSearch(t, open) })
 	t.Run("HostileText", func(t *testing.T) { testHostileText(t, open) })
 }

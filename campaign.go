@@ -1,0 +1,493 @@
+package marquee
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Advertisers and campaigns: who pays, and the plan an ad serves under
+// (docs/api.md#campaigns). An ad may name a campaign; an ad without one
+// behaves as ads always have.
+
+// The states of advertisers and campaigns. An archived one is kept (its
+// reports stay) and serves nothing; its name is free for a new one.
+const (
+	StateActive   = "active"
+	StatePaused   = "paused" // campaigns only
+	StateArchived = "archived"
+)
+
+// MaxNameLen is the longest name of an advertiser, campaign or site, in
+// characters; MaxNotesLen the longest notes.
+const (
+	MaxNameLen  = 200
+	MaxNotesLen = 10_000
+)
+
+// Advertiser is who a campaign serves for.
+type Advertiser struct {
+	ID        int64     `json:"-"`
+	Name      string    `json:"name"`
+	Notes     string    `json:"notes"`
+	State     string    `json:"state"`
+	CreatedAt time.Time `json:"-"`
+	UpdatedAt time.Time `json:"-"`
+}
+
+// AdvertiserInput is what a client sets of an advertiser.
+type AdvertiserInput struct {
+	Name  string `json:"name"`
+	Notes string `json:"notes"`
+}
+
+// MarshalJSON renders an advertiser with its id as a string and its times
+// in TimeLayout.
+func (a Advertiser) MarshalJSON() ([]byte, error) {
+	type plain Advertiser
+	return json.Marshal(struct {
+		ID string `json:"id"`
+		plain
+		CreatedAt string `json:"createdAt"`
+		UpdatedAt string `json:"updatedAt"`
+	}{strconv.FormatInt(a.ID, 10), plain(a), FormatTime(a.CreatedAt), FormatTime(a.UpdatedAt)})
+}
+
+// Input returns what a client sets of a.
+func (a *Advertiser) Input() AdvertiserInput { return AdvertiserInput{Name: a.Name, Notes: a.Notes} }
+
+// ParseAdvertiserInput decodes and validates an advertiser body.
+func ParseAdvertiserInput(body []byte) (AdvertiserInput, error) {
+	var in AdvertiserInput
+	p := Problems{}
+	fields, ok := object(body, p, "name", "notes")
+	if !ok {
+		return in, Invalid("invalid advertiser", p)
+	}
+	in.Name = nameField(fields, "name", true, p)
+	if raw, ok := present(fields, "notes"); ok {
+		switch {
+		case json.Unmarshal(raw, &in.Notes) != nil:
+			p["notes"] = "must be a string"
+		case utf8.RuneCountInString(in.Notes) > MaxNotesLen:
+			p["notes"] = fmt.Sprintf("must be at most %d characters", MaxNotesLen)
+		}
+	}
+	return in, Invalid("invalid advertiser", p)
+}
+
+// nameField reads a name: a non-empty string of at most MaxNameLen
+// characters, trimmed, without control characters.
+func nameField(fields map[string]json.RawMessage, k string, required bool, p Problems) string {
+	raw, ok := present(fields, k)
+	if !ok {
+		if required {
+			p[k] = "is required"
+		}
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		p[k] = "must be a string"
+		return ""
+	}
+	s = strings.TrimSpace(s)
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0:
+		p[k] = "must not be empty"
+	case n > MaxNameLen:
+		p[k] = fmt.Sprintf("must be at most %d characters (got %d)", MaxNameLen, n)
+	case strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		p[k] = "must not contain control characters"
+	}
+	return s
+}
+
+// Priorities of campaigns, highest first: a higher tier always wins over
+// a lower one; house is the fallback.
+const (
+	PrioritySponsorship = "sponsorship"
+	PriorityStandard    = "standard"
+	PriorityRemnant     = "remnant"
+	PriorityHouse       = "house"
+)
+
+// Priorities lists the tiers, highest first.
+var Priorities = []string{PrioritySponsorship, PriorityStandard, PriorityRemnant, PriorityHouse}
+
+// Pacing: even spreads a goal over the flight (or each day, for a daily
+// goal); asap serves whenever eligible until the goal is met.
+const (
+	PacingEven = "even"
+	PacingASAP = "asap"
+)
+
+// Goal metrics, cap windows and price models.
+var (
+	GoalMetrics = []string{"impressions", "clicks", "conversions"}
+	CapWindows  = []string{"1h", "24h", "7d", "flight"}
+	PriceModels = []string{"cpm", "cpc", "cpa", "flat"}
+)
+
+// Weight bounds: a campaign's share within its tier.
+const (
+	MinWeight = 1
+	MaxWeight = 1000
+)
+
+// MaxKeywords is how many keywords a campaign may carry; MaxKeywordLen
+// the longest one, in bytes.
+const (
+	MaxKeywords   = 50
+	MaxKeywordLen = 64
+)
+
+// Goal is what a campaign is to deliver: a total over its flight, a daily
+// amount, or both.
+type Goal struct {
+	Metric string `json:"metric"`
+	Total  int64  `json:"total,omitempty"`
+	Daily  int64  `json:"daily,omitempty"`
+}
+
+// FrequencyCap is how often one user may be served a campaign.
+type FrequencyCap struct {
+	Count  int    `json:"count"`
+	Window string `json:"window"` // one of CapWindows
+}
+
+// Price is what a campaign pays, for revenue and spend in reports.
+type Price struct {
+	Model  string      `json:"model"`  // one of PriceModels
+	Amount json.Number `json:"amount"` // a decimal ≥ 0, as given
+}
+
+// Campaign is a plan an advertiser's ads serve under.
+type Campaign struct {
+	ID    int64
+	State string
+	CampaignInput
+	CreatedAt, UpdatedAt time.Time
+}
+
+// CampaignInput is what a client sets of a campaign (state changes go
+// through pause, resume and archive).
+type CampaignInput struct {
+	AdvertiserID int64         `json:"advertiserId"`
+	Name         string        `json:"name"`
+	StartAt      time.Time     `json:"startAt"`
+	EndAt        time.Time     `json:"endAt"`
+	Priority     string        `json:"priority"`
+	Weight       int           `json:"weight"`
+	Goal         *Goal         `json:"goal,omitempty"`
+	Pacing       string        `json:"pacing"`
+	FrequencyCap *FrequencyCap `json:"frequencyCap,omitempty"`
+	Price        *Price        `json:"price,omitempty"`
+	Conditions   []Condition   `json:"conditions"`
+	Keywords     []string      `json:"keywords"`
+}
+
+// CampaignSettings are the settings of a campaign a store keeps together
+// (as one JSON document): everything but its advertiser, name, flight,
+// tier, weight and state, which are columns.
+type CampaignSettings struct {
+	Goal         *Goal         `json:"goal,omitempty"`
+	Pacing       string        `json:"pacing"`
+	FrequencyCap *FrequencyCap `json:"frequencyCap,omitempty"`
+	Price        *Price        `json:"price,omitempty"`
+	Conditions   []Condition   `json:"conditions,omitempty"`
+	Keywords     []string      `json:"keywords,omitempty"`
+}
+
+// Settings returns the settings of in that a store keeps as a document.
+func (in *CampaignInput) Settings() CampaignSettings {
+	return CampaignSettings{Goal: in.Goal, Pacing: in.Pacing, FrequencyCap: in.FrequencyCap, Price: in.Price,
+		Conditions: in.Conditions, Keywords: in.Keywords}
+}
+
+// SetSettings sets in's fields from a stored document.
+func (in *CampaignInput) SetSettings(s CampaignSettings) {
+	in.Goal, in.Pacing, in.FrequencyCap, in.Price, in.Conditions, in.Keywords = s.Goal, s.Pacing, s.FrequencyCap, s.Price, s.Conditions, s.Keywords
+}
+
+// MarshalJSON renders a campaign with its ids as strings and its times
+// in TimeLayout; conditions and keywords are always arrays.
+func (c Campaign) MarshalJSON() ([]byte, error) {
+	conds, kw := c.Conditions, c.Keywords
+	if conds == nil {
+		conds = []Condition{}
+	}
+	if kw == nil {
+		kw = []string{}
+	}
+	return json.Marshal(struct {
+		ID           string        `json:"id"`
+		AdvertiserID string        `json:"advertiserId"`
+		Name         string        `json:"name"`
+		State        string        `json:"state"`
+		StartAt      string        `json:"startAt"`
+		EndAt        string        `json:"endAt"`
+		Priority     string        `json:"priority"`
+		Weight       int           `json:"weight"`
+		Goal         *Goal         `json:"goal,omitempty"`
+		Pacing       string        `json:"pacing"`
+		FrequencyCap *FrequencyCap `json:"frequencyCap,omitempty"`
+		Price        *Price        `json:"price,omitempty"`
+		Conditions   []Condition   `json:"conditions"`
+		Keywords     []string      `json:"keywords"`
+		CreatedAt    string        `json:"createdAt"`
+		UpdatedAt    string        `json:"updatedAt"`
+	}{strconv.FormatInt(c.ID, 10), strconv.FormatInt(c.AdvertiserID, 10), c.Name, c.State, FormatTime(c.StartAt), FormatTime(c.EndAt),
+		c.Priority, c.Weight, c.Goal, c.Pacing, c.FrequencyCap, c.Price, conds, kw, FormatTime(c.CreatedAt), FormatTime(c.UpdatedAt)})
+}
+
+// ActiveAt reports whether the campaign may serve at now: active, and
+// startAt < now < endAt.
+func (c *Campaign) ActiveAt(now time.Time) bool {
+	return c.State == StateActive && c.StartAt.Before(now) && now.Before(c.EndAt)
+}
+
+// ParseCampaignInput decodes and validates a campaign body: every field
+// is checked and every problem named. Defaults: priority standard,
+// weight 1, pacing even with a goal and asap without.
+func ParseCampaignInput(body []byte) (CampaignInput, error) {
+	var in CampaignInput
+	p := Problems{}
+	fields, ok := object(body, p, "advertiserId", "name", "startAt", "endAt", "priority", "weight", "goal", "pacing",
+		"frequencyCap", "price", "conditions", "keywords")
+	if !ok {
+		return in, Invalid("invalid campaign", p)
+	}
+	if raw, ok := present(fields, "advertiserId"); !ok {
+		p["advertiserId"] = "is required"
+	} else if id, ok := parseID(raw); !ok {
+		p["advertiserId"] = "must be an advertiser's id (a positive integer, as a string or a number)"
+	} else {
+		in.AdvertiserID = id
+	}
+	in.Name = nameField(fields, "name", true, p)
+	var startOK, endOK bool
+	in.StartAt, startOK = parseTimeField(fields, "startAt", p)
+	in.EndAt, endOK = parseTimeField(fields, "endAt", p)
+	checkWindow(&in.StartAt, &in.EndAt, startOK, endOK, p)
+	in.Priority = oneOfField(fields, "priority", Priorities, PriorityStandard, p)
+	in.Weight = MinWeight
+	if raw, ok := present(fields, "weight"); ok {
+		if json.Unmarshal(raw, &in.Weight) != nil || in.Weight < MinWeight || in.Weight > MaxWeight {
+			p["weight"] = fmt.Sprintf("must be an integer from %d to %d", MinWeight, MaxWeight)
+		}
+	}
+	if raw, ok := present(fields, "goal"); ok {
+		in.Goal = parseGoal(raw, p)
+	}
+	def := PacingASAP
+	if in.Goal != nil {
+		def = PacingEven
+	}
+	in.Pacing = oneOfField(fields, "pacing", []string{PacingEven, PacingASAP}, def, p)
+	if _, given := present(fields, "pacing"); given && in.Pacing == PacingEven && in.Goal == nil {
+		if _, bad := p["goal"]; !bad {
+			p["pacing"] = "even pacing spreads a goal: set a goal, or use asap"
+		}
+	}
+	if raw, ok := present(fields, "frequencyCap"); ok {
+		in.FrequencyCap = parseCap(raw, p)
+	}
+	if raw, ok := present(fields, "price"); ok {
+		in.Price = parsePrice(raw, p)
+	}
+	if raw, ok := present(fields, "conditions"); ok {
+		in.Conditions = parseConditions(raw, p)
+	}
+	if raw, ok := present(fields, "keywords"); ok {
+		in.Keywords = parseKeywords(raw, p)
+	}
+	return in, Invalid("invalid campaign", p)
+}
+
+// parseID reads an id given as a JSON string or number: a positive
+// integer.
+func parseID(raw json.RawMessage) (int64, bool) {
+	var s string
+	if firstByte(raw) == '"' {
+		if json.Unmarshal(raw, &s) != nil {
+			return 0, false
+		}
+	} else {
+		s = string(raw)
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id > 0
+}
+
+// checkWindow applies the rules of a time window: both ends required,
+// end after start; times are kept in UTC to the millisecond.
+func checkWindow(start, end *time.Time, startOK, endOK bool, p Problems) {
+	*start = start.UTC().Truncate(time.Millisecond)
+	*end = end.UTC().Truncate(time.Millisecond)
+	if startOK && endOK && !end.After(*start) {
+		p["endAt"] = "must be after startAt"
+	}
+	for k, ok := range map[string]bool{"startAt": startOK, "endAt": endOK} {
+		if _, named := p[k]; !ok && !named {
+			p[k] = "is required"
+		}
+	}
+}
+
+// oneOfField reads a string field that must be one of allowed; absent,
+// it is def.
+func oneOfField(fields map[string]json.RawMessage, k string, allowed []string, def string, p Problems) string {
+	raw, ok := present(fields, k)
+	if !ok {
+		return def
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil || !slices.Contains(allowed, s) {
+		p[k] = "must be one of " + strings.Join(allowed, ", ")
+		return def
+	}
+	return s
+}
+
+// subObject decodes raw as an object with only the known fields, naming
+// problems under path.
+func subObject(raw json.RawMessage, path string, p Problems, known ...string) (map[string]json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if firstByte(raw) != '{' || json.Unmarshal(raw, &fields) != nil {
+		p[path] = "must be an object"
+		return nil, false
+	}
+	ok := true
+	for k := range fields {
+		if !slices.Contains(known, k) {
+			p[path+"."+k] = "unknown field"
+			ok = false
+		}
+	}
+	return fields, ok
+}
+
+// positive reads an integer field > 0 of an object, if present.
+func positive(fields map[string]json.RawMessage, k, path string, p Problems) (int64, bool) {
+	raw, ok := present(fields, k)
+	if !ok {
+		return 0, false
+	}
+	var n int64
+	if json.Unmarshal(raw, &n) != nil || n < 1 {
+		p[path+"."+k] = "must be a positive integer"
+		return 0, false
+	}
+	return n, true
+}
+
+func parseGoal(raw json.RawMessage, p Problems) *Goal {
+	fields, ok := subObject(raw, "goal", p, "metric", "total", "daily")
+	if !ok {
+		return nil
+	}
+	g := &Goal{}
+	if m, ok := present(fields, "metric"); !ok {
+		p["goal.metric"] = "is required"
+	} else if json.Unmarshal(m, &g.Metric) != nil || !slices.Contains(GoalMetrics, g.Metric) {
+		p["goal.metric"] = "must be one of " + strings.Join(GoalMetrics, ", ")
+	}
+	total, hasTotal := positive(fields, "total", "goal", p)
+	daily, hasDaily := positive(fields, "daily", "goal", p)
+	g.Total, g.Daily = total, daily
+	_, badTotal := p["goal.total"]
+	_, badDaily := p["goal.daily"]
+	if !hasTotal && !hasDaily && !badTotal && !badDaily {
+		p["goal"] = "needs a total, a daily amount, or both"
+	}
+	if hasTotal && hasDaily && daily > total {
+		p["goal.daily"] = "must not be more than the total"
+	}
+	return g
+}
+
+func parseCap(raw json.RawMessage, p Problems) *FrequencyCap {
+	fields, ok := subObject(raw, "frequencyCap", p, "count", "window")
+	if !ok {
+		return nil
+	}
+	c := &FrequencyCap{}
+	if n, ok := positive(fields, "count", "frequencyCap", p); ok {
+		c.Count = int(min(n, 1<<31-1))
+	} else if _, bad := p["frequencyCap.count"]; !bad {
+		p["frequencyCap.count"] = "is required"
+	}
+	if w, ok := present(fields, "window"); !ok {
+		p["frequencyCap.window"] = "is required"
+	} else if json.Unmarshal(w, &c.Window) != nil || !slices.Contains(CapWindows, c.Window) {
+		p["frequencyCap.window"] = "must be one of " + strings.Join(CapWindows, ", ")
+	}
+	return c
+}
+
+func parsePrice(raw json.RawMessage, p Problems) *Price {
+	fields, ok := subObject(raw, "price", p, "model", "amount")
+	if !ok {
+		return nil
+	}
+	pr := &Price{}
+	if m, ok := present(fields, "model"); !ok {
+		p["price.model"] = "is required"
+	} else if json.Unmarshal(m, &pr.Model) != nil || !slices.Contains(PriceModels, pr.Model) {
+		p["price.model"] = "must be one of " + strings.Join(PriceModels, ", ")
+	}
+	a, ok := present(fields, "amount")
+	if !ok {
+		p["price.amount"] = "is required"
+		return pr
+	}
+	var s string
+	if firstByte(a) == '"' {
+		json.Unmarshal(a, &s)
+	} else {
+		s = string(a)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1e9 || strings.ContainsAny(s, "eE") {
+		p["price.amount"] = "must be a decimal number from 0 to 1000000000 (e.g. 2.50)"
+		return pr
+	}
+	pr.Amount = json.Number(strconv.FormatFloat(f, 'f', -1, 64))
+	return pr
+}
+
+func parseKeywords(raw json.RawMessage, p Problems) []string {
+	var kws []string
+	if json.Unmarshal(raw, &kws) != nil {
+		p["keywords"] = "must be an array of strings"
+		return nil
+	}
+	if len(kws) > MaxKeywords {
+		p["keywords"] = fmt.Sprintf("must hold at most %d keywords", MaxKeywords)
+		return nil
+	}
+	out := make([]string, 0, len(kws))
+	for i, k := range kws {
+		k = strings.ToLower(strings.TrimSpace(k))
+		switch {
+		case k == "" || len(k) > MaxKeywordLen:
+			p[fmt.Sprintf("keywords[%d]", i)] = fmt.Sprintf("must be 1 to %d bytes", MaxKeywordLen)
+		case strings.ContainsFunc(k, func(r rune) bool { return r < ' ' || r == 0x7f }):
+			p[fmt.Sprintf("keywords[%d]", i)] = "must not contain control characters"
+		case !slices.Contains(out, k):
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// NoAdvertiser and NoCampaign are the errors of an unknown id.
+func NoAdvertiser(id int64) *Error { return Errorf(KindNotFound, "advertiser %d not found", id) }
+
+// NoCampaign is the error of an unknown campaign id.
+func NoCampaign(id int64) *Error { return Errorf(KindNotFound, "campaign %d not found", id) }

@@ -1,0 +1,322 @@
+package marquee
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Creatives and placements: what an ad shows, and where
+// (docs/api.md#creatives).
+
+// Creative types.
+const (
+	CreativeImage  = "image"
+	CreativeHTML   = "html"
+	CreativeNative = "native"
+	CreativeVideo  = "video"
+)
+
+// CreativeTypes lists the creative types.
+var CreativeTypes = []string{CreativeImage, CreativeHTML, CreativeNative, CreativeVideo}
+
+// VideoTypes are the media types a video creative may name.
+var VideoTypes = []string{"video/mp4", "video/webm", "application/x-mpegURL", "application/dash+xml"}
+
+// Creative limits.
+const (
+	MaxCreativeSide = 4000      // pixels, of a width or a height
+	MaxHTMLLen      = 32 << 10  // bytes of an HTML snippet
+	MaxNativeText   = 1000      // characters of a native field
+	MaxVideoMs      = 3_600_000 // an hour
+)
+
+// Creative is what an ad shows: an image, an HTML snippet (only ever
+// rendered in a sandboxed frame), native fields, or a video. ClickURL may
+// hold the macros {placement}, {campaign} and {ad}.
+type Creative struct {
+	Type        string `json:"type"`
+	Width       int    `json:"width,omitempty"`
+	Height      int    `json:"height,omitempty"`
+	ClickURL    string `json:"clickUrl,omitempty"`
+	Image       string `json:"image,omitempty"` // image: an uploaded asset's URL
+	HTML        string `json:"html,omitempty"`
+	Title       string `json:"title,omitempty"` // native
+	Body        string `json:"body,omitempty"`
+	ImageURL    string `json:"imageUrl,omitempty"`
+	CTA         string `json:"cta,omitempty"`
+	SponsoredBy string `json:"sponsoredBy,omitempty"`
+	MediaURL    string `json:"mediaUrl,omitempty"` // video
+	MimeType    string `json:"mimeType,omitempty"`
+	DurationMs  int    `json:"durationMs,omitempty"`
+}
+
+// Size is the creative's "WxH", or "" without one.
+func (c *Creative) Size() string {
+	if c.Width == 0 || c.Height == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%dx%d", c.Width, c.Height)
+}
+
+// creativeFields are the fields each type takes, besides type and
+// clickUrl.
+var creativeFields = map[string][]string{
+	CreativeImage:  {"width", "height", "image"},
+	CreativeHTML:   {"width", "height", "html"},
+	CreativeNative: {"width", "height", "title", "body", "imageUrl", "cta", "sponsoredBy"},
+	CreativeVideo:  {"width", "height", "mediaUrl", "mimeType", "durationMs"},
+}
+
+// assetPath is the path of an uploaded asset: /assets/<SHA-256>.<ext>.
+var assetPath = regexp.MustCompile(`^/assets/[0-9a-f]{64}\.(png|jpg|gif|webp)$`)
+
+// IsAssetPath reports whether s is an uploaded asset's path.
+func IsAssetPath(s string) bool { return assetPath.MatchString(s) }
+
+// parseCreative reads an ad's creative, naming problems under
+// "creative.…".
+func parseCreative(raw json.RawMessage, p Problems) *Creative {
+	var fields map[string]json.RawMessage
+	if firstByte(raw) != '{' || json.Unmarshal(raw, &fields) != nil {
+		p["creative"] = "must be an object"
+		return nil
+	}
+	c := &Creative{}
+	t, ok := present(fields, "type")
+	if !ok || json.Unmarshal(t, &c.Type) != nil || !slices.Contains(CreativeTypes, c.Type) {
+		p["creative.type"] = "must be one of " + strings.Join(CreativeTypes, ", ")
+		return nil
+	}
+	known := append([]string{"type", "clickUrl"}, creativeFields[c.Type]...)
+	for k := range fields {
+		if !slices.Contains(known, k) {
+			p["creative."+k] = "is not a field of " + article(c.Type) + " creative"
+		}
+	}
+	str := func(k string, max int, required bool) string {
+		raw, ok := present(fields, k)
+		if !ok {
+			if required {
+				p["creative."+k] = "is required for " + article(c.Type) + " creative"
+			}
+			return ""
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			p["creative."+k] = "must be a string"
+			return ""
+		}
+		if utf8.RuneCountInString(s) > max {
+			p["creative."+k] = fmt.Sprintf("must be at most %d characters", max)
+		}
+		return s
+	}
+	side := func(k string, required bool) int {
+		raw, ok := present(fields, k)
+		if !ok {
+			if required {
+				p["creative."+k] = "is required for " + article(c.Type) + " creative"
+			}
+			return 0
+		}
+		var n int
+		if json.Unmarshal(raw, &n) != nil || n < 1 || n > MaxCreativeSide {
+			p["creative."+k] = fmt.Sprintf("must be a number of pixels from 1 to %d", MaxCreativeSide)
+		}
+		return n
+	}
+	url := func(k string, required bool) string {
+		s := str(k, MaxURLLen, required)
+		if _, bad := p["creative."+k]; s != "" && !bad {
+			if msg := CheckURL(s); msg != "" {
+				p["creative."+k] = msg
+			}
+		}
+		return s
+	}
+	sized := c.Type == CreativeImage || c.Type == CreativeHTML
+	c.Width, c.Height = side("width", sized), side("height", sized)
+	if c.ClickURL = str("clickUrl", MaxURLLen, false); c.ClickURL != "" {
+		// Macros are filled in at serving; the URL must be one with any value.
+		if msg := CheckURL(strings.NewReplacer("{placement}", "p", "{campaign}", "1", "{ad}", "1").Replace(c.ClickURL)); msg != "" {
+			p["creative.clickUrl"] = msg
+		}
+	}
+	switch c.Type {
+	case CreativeImage:
+		if c.Image = str("image", MaxURLLen, true); c.Image != "" && !IsAssetPath(c.Image) {
+			p["creative.image"] = "must be the url of an uploaded asset (POST /api/v1/assets answers it)"
+		}
+	case CreativeHTML:
+		c.HTML = str("html", MaxHTMLLen, true)
+		if _, bad := p["creative.html"]; !bad && strings.TrimSpace(c.HTML) == "" {
+			p["creative.html"] = "must not be empty"
+		}
+	case CreativeNative:
+		c.Title = str("title", MaxNativeText, true)
+		c.Body = str("body", MaxNativeText, false)
+		c.CTA = str("cta", MaxNativeText, false)
+		c.SponsoredBy = str("sponsoredBy", MaxNativeText, false)
+		if c.ImageURL = str("imageUrl", MaxURLLen, false); c.ImageURL != "" && !IsAssetPath(c.ImageURL) {
+			if msg := CheckURL(c.ImageURL); msg != "" {
+				p["creative.imageUrl"] = "must be an uploaded asset's url or an http or https URL"
+			}
+		}
+	case CreativeVideo:
+		c.MediaURL = url("mediaUrl", true)
+		if c.MimeType = str("mimeType", 100, true); c.MimeType != "" && !slices.Contains(VideoTypes, c.MimeType) {
+			p["creative.mimeType"] = "must be one of " + strings.Join(VideoTypes, ", ")
+		}
+		if raw, ok := present(fields, "durationMs"); !ok {
+			p["creative.durationMs"] = "is required for a video creative"
+		} else if json.Unmarshal(raw, &c.DurationMs) != nil || c.DurationMs < 1 || c.DurationMs > MaxVideoMs {
+			p["creative.durationMs"] = fmt.Sprintf("must be a number of milliseconds from 1 to %d", MaxVideoMs)
+		}
+	}
+	return c
+}
+
+// article is "a type" or "an type".
+func article(t string) string {
+	if strings.ContainsRune("aeiou", rune(t[0])) {
+		return "an " + t
+	}
+	return "a " + t
+}
+
+// Placement is where ads are shown: a slot of a site or an app, named for
+// the tag (home-top), with the sizes and creative types it takes and an
+// optional default (house) ad.
+type Placement struct {
+	ID int64
+	PlacementInput
+	CreatedAt, UpdatedAt time.Time
+}
+
+// MarshalJSON renders a placement with its id as a string and its times
+// in TimeLayout; sizes and types are always arrays.
+func (pl Placement) MarshalJSON() ([]byte, error) {
+	sizes := pl.Sizes
+	if sizes == nil {
+		sizes = []string{}
+	}
+	var def string
+	if pl.DefaultAdID != 0 {
+		def = strconv.FormatInt(pl.DefaultAdID, 10)
+	}
+	return json.Marshal(struct {
+		ID          string   `json:"id"`
+		Name        string   `json:"name"`
+		Site        string   `json:"site"`
+		Sizes       []string `json:"sizes"`
+		Types       []string `json:"types"`
+		DefaultAdID string   `json:"defaultAdId,omitempty"`
+		CreatedAt   string   `json:"createdAt"`
+		UpdatedAt   string   `json:"updatedAt"`
+	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
+}
+
+// PlacementInput is what a client sets of a placement.
+type PlacementInput struct {
+	Name        string   `json:"name"`
+	Site        string   `json:"site"`
+	Sizes       []string `json:"sizes"`
+	Types       []string `json:"types"`
+	DefaultAdID int64    `json:"defaultAdId"`
+}
+
+// MaxPlacementName is the longest placement name.
+const MaxPlacementName = 64
+
+// placementName is what a placement name may be: URL-safe, lower-case.
+var placementName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// CheckPlacementName returns what is wrong with a placement name, or "".
+func CheckPlacementName(s string) string {
+	if len(s) > MaxPlacementName || !placementName.MatchString(s) {
+		return fmt.Sprintf("must be 1 to %d characters of a-z, 0-9, _ and -, starting with a letter or digit (it goes in URLs and tags)", MaxPlacementName)
+	}
+	return ""
+}
+
+var sizeForm = regexp.MustCompile(`^([1-9][0-9]{0,3})x([1-9][0-9]{0,3})$`)
+
+// ParsePlacementInput decodes and validates a placement body. Types
+// default to every creative type; sizes to none (any size).
+func ParsePlacementInput(body []byte) (PlacementInput, error) {
+	var in PlacementInput
+	p := Problems{}
+	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId")
+	if !ok {
+		return in, Invalid("invalid placement", p)
+	}
+	if raw, ok := present(fields, "name"); !ok {
+		p["name"] = "is required"
+	} else if json.Unmarshal(raw, &in.Name) != nil {
+		p["name"] = "must be a string"
+	} else if msg := CheckPlacementName(in.Name); msg != "" {
+		p["name"] = msg
+	}
+	if _, ok := present(fields, "site"); ok {
+		in.Site = nameField(fields, "site", false, p)
+	}
+	if raw, ok := present(fields, "sizes"); ok {
+		if json.Unmarshal(raw, &in.Sizes) != nil {
+			p["sizes"] = `must be an array of sizes such as "300x250"`
+		}
+		for i, s := range in.Sizes {
+			m := sizeForm.FindStringSubmatch(s)
+			if m == nil || len(m[1]) == 4 && m[1] > "4000" || len(m[2]) == 4 && m[2] > "4000" {
+				p[fmt.Sprintf("sizes[%d]", i)] = fmt.Sprintf(`must be WIDTHxHEIGHT in pixels from 1 to %d, such as "300x250"`, MaxCreativeSide)
+			}
+		}
+		in.Sizes = slices.Compact(slices.Sorted(slices.Values(in.Sizes)))
+	}
+	in.Types = CreativeTypes
+	if raw, ok := present(fields, "types"); ok {
+		var ts []string
+		if json.Unmarshal(raw, &ts) != nil || len(ts) == 0 {
+			p["types"] = "must be a non-empty array of " + strings.Join(CreativeTypes, ", ")
+		}
+		in.Types = nil
+		for i, t := range ts {
+			if !slices.Contains(CreativeTypes, t) {
+				p[fmt.Sprintf("types[%d]", i)] = "must be one of " + strings.Join(CreativeTypes, ", ")
+			}
+		}
+		for _, t := range CreativeTypes { // in the order of CreativeTypes, once each
+			if slices.Contains(ts, t) {
+				in.Types = append(in.Types, t)
+			}
+		}
+	}
+	if raw, ok := present(fields, "defaultAdId"); ok {
+		if id, ok := parseID(raw); ok {
+			in.DefaultAdID = id
+		} else {
+			p["defaultAdId"] = "must be an ad's id"
+		}
+	}
+	return in, Invalid("invalid placement", p)
+}
+
+// Accepts reports whether the placement takes creative c (its type, and
+// its size when the placement names sizes and c has one).
+func (in *PlacementInput) Accepts(c *Creative) bool {
+	if c == nil {
+		return true
+	}
+	if !slices.Contains(in.Types, c.Type) {
+		return false
+	}
+	return len(in.Sizes) == 0 || c.Size() == "" || slices.Contains(in.Sizes, c.Size())
+}
+
+// NoPlacement is the error of an unknown placement name.
+func NoPlacement(name string) *Error { return Errorf(KindNotFound, "no placement %q", name) }

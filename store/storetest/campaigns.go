@@ -1,0 +1,187 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"marquee"
+)
+
+// mustParse parses body with parse, failing the test on a problem.
+func mustParse[T any](t *testing.T, parse func([]byte) (T, error), body string) T {
+	t.Helper()
+	v, err := parse([]byte(body))
+	if err != nil {
+		t.Fatalf("parse %s: %v", body, err)
+	}
+	return v
+}
+
+// problemOf is the problem err names at field, or "".
+func problemOf(err error, field string) string {
+	var e *marquee.Error
+	if !errors.As(err, &e) {
+		return ""
+	}
+	return e.Problems[field]
+}
+
+// testCampaigns: advertisers (a name unique among active ones, archived
+// only without live campaigns, which frees the name), campaigns (their
+// settings kept whole, state changes, an archived one frozen), placements
+// (a unique name that cannot change, not deleted while ads are limited to
+// it), and what ads name of them checked in the store's transaction; each
+// change in the changelog.
+func testCampaigns(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	seq, _ := st.LastSeq(ctx)
+
+	acme, err := st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Acme", Notes: "since 2020"})
+	if err != nil || acme.ID == 0 || acme.State != marquee.StateActive {
+		t.Fatalf("CreateAdvertiser = %+v, %v", acme, err)
+	}
+	if _, err := st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Acme"}); marquee.KindOf(err) != marquee.KindConflict {
+		t.Fatalf("a second active Acme = %v; want a conflict", err)
+	}
+	globex, _ := st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Globex"})
+	if _, err := st.ReplaceAdvertiser(ctx, globex.ID, marquee.AdvertiserInput{Name: "Acme"}); marquee.KindOf(err) != marquee.KindConflict {
+		t.Fatalf("renaming Globex to Acme = %v; want a conflict", err)
+	}
+	if a, err := st.ReplaceAdvertiser(ctx, globex.ID, marquee.AdvertiserInput{Name: "Globex Corp", Notes: "n"}); err != nil || a.Name != "Globex Corp" {
+		t.Fatalf("ReplaceAdvertiser = %+v, %v", a, err)
+	}
+	if got, err := st.Advertiser(ctx, acme.ID); err != nil || got.Name != "Acme" || got.Notes != "since 2020" {
+		t.Fatalf("Advertiser = %+v, %v", got, err)
+	}
+	if _, err := st.Advertiser(ctx, 999); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("Advertiser(999) = %v; want not found", err)
+	}
+	if list, total, err := st.ListAdvertisers(ctx, marquee.ListFilter{Query: "glo", Limit: 10}); err != nil || total != 1 || list[0].ID != globex.ID {
+		t.Fatalf("ListAdvertisers(glo) = %+v, %d, %v", list, total, err)
+	}
+
+	body := `{"advertiserId":"` + itoa(acme.ID) + `","name":"Spring","startAt":"2026-01-01T00:00:00Z","endAt":"2031-01-01T00:00:00Z",
+		"priority":"sponsorship","weight":30,"goal":{"metric":"clicks","total":5000,"daily":100},"frequencyCap":{"count":3,"window":"24h"},
+		"price":{"model":"cpm","amount":2.5},"conditions":[{"country":["TW"]}],"keywords":["Sports","news"]}`
+	in := mustParse(t, marquee.ParseCampaignInput, body)
+	spring, err := st.CreateCampaign(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Campaign(ctx, spring.ID)
+	if err != nil || !reflect.DeepEqual(got, spring) {
+		t.Fatalf("Campaign = %+v, %v;\nwant %+v", got, err, spring)
+	}
+	j, _ := json.Marshal(got)
+	for _, want := range []string{`"goal":{"metric":"clicks","total":5000,"daily":100}`, `"pacing":"even"`, `"frequencyCap":{"count":3,"window":"24h"}`,
+		`"price":{"model":"cpm","amount":2.5}`, `"keywords":["sports","news"]`, `"state":"active"`, `"priority":"sponsorship"`, `"weight":30`} {
+		if !strings.Contains(string(j), want) {
+			t.Errorf("campaign JSON %s lacks %s", j, want)
+		}
+	}
+	if _, err := st.CreateCampaign(ctx, withAdvertiser(in, 999)); problemOf(err, "advertiserId") != "no advertiser 999" {
+		t.Fatalf("a campaign of advertiser 999 = %v; want 400 naming advertiserId", err)
+	}
+	if c, err := st.SetCampaignState(ctx, spring.ID, marquee.StatePaused); err != nil || c.State != marquee.StatePaused {
+		t.Fatalf("pause = %+v, %v", c, err)
+	}
+	if list, total, err := st.ListCampaigns(ctx, marquee.ListFilter{Parent: acme.ID, State: marquee.StatePaused, Limit: 10}); err != nil || total != 1 || list[0].ID != spring.ID {
+		t.Fatalf("ListCampaigns(acme, paused) = %+v, %d, %v", list, total, err)
+	}
+	if err := st.ArchiveAdvertiser(ctx, acme.ID); marquee.KindOf(err) != marquee.KindConflict || !strings.Contains(err.Error(), itoa(spring.ID)) {
+		t.Fatalf("archiving Acme with a paused campaign = %v; want a conflict naming it", err)
+	}
+
+	// Ads name a campaign, a creative and placements; the store checks them.
+	home, err := st.CreatePlacement(ctx, mustParse(t, marquee.ParsePlacementInput, `{"name":"home-top","site":"example.com","sizes":["300x250"]}`))
+	if err != nil || home.Types == nil {
+		t.Fatalf("CreatePlacement = %+v, %v", home, err)
+	}
+	if _, err := st.CreatePlacement(ctx, marquee.PlacementInput{Name: "home-top", Types: marquee.CreativeTypes}); marquee.KindOf(err) != marquee.KindConflict {
+		t.Fatalf("a second home-top = %v; want a conflict", err)
+	}
+	ad := input("with a campaign", -time.Hour, time.Hour)
+	ad.CampaignID, ad.Placements = spring.ID, []string{"home-top", "nowhere"}
+	ad.Creative = &marquee.Creative{Type: marquee.CreativeHTML, Width: 300, Height: 250, HTML: "<b>hi</b>"}
+	if _, err := st.CreateAd(ctx, ad); problemOf(err, "placements[1]") != `no placement "nowhere"` {
+		t.Fatalf("an ad in placement nowhere = %v; want 400 naming placements[1]", err)
+	}
+	ad.Placements = []string{"home-top"}
+	made, err := st.CreateAd(ctx, ad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Ad(ctx, made.ID); err != nil || !reflect.DeepEqual(got, made) {
+		t.Fatalf("Ad = %+v, %v;\nwant %+v", got, err, made)
+	}
+	if err := st.DeletePlacement(ctx, "home-top"); marquee.KindOf(err) != marquee.KindConflict {
+		t.Fatalf("deleting home-top while ad %d is limited to it = %v; want a conflict", made.ID, err)
+	}
+	if _, err := st.ReplacePlacement(ctx, "home-top", marquee.PlacementInput{Name: "home-2", Types: marquee.CreativeTypes}); problemOf(err, "name") == "" {
+		t.Fatalf("renaming a placement = %v; want 400 naming name", err)
+	}
+	if p, err := st.ReplacePlacement(ctx, "home-top", marquee.PlacementInput{Name: "home-top", Site: "s", Sizes: []string{"728x90"},
+		Types: []string{"image"}, DefaultAdID: made.ID}); err != nil || p.DefaultAdID != made.ID || p.Sizes[0] != "728x90" {
+		t.Fatalf("ReplacePlacement = %+v, %v", p, err)
+	}
+
+	// Archived: a campaign cannot change, nor take new ads; the advertiser
+	// then archives and frees its name.
+	if c, err := st.SetCampaignState(ctx, spring.ID, marquee.StateArchived); err != nil || c.State != marquee.StateArchived {
+		t.Fatalf("archive = %+v, %v", c, err)
+	}
+	if _, err := st.SetCampaignState(ctx, spring.ID, marquee.StateActive); marquee.KindOf(err) != marquee.KindConflict {
+		t.Fatalf("resuming an archived campaign = %v; want a conflict", err)
+	}
+	if _, err := st.ReplaceCampaign(ctx, spring.ID, in); marquee.KindOf(err) != marquee.KindConflict {
+		t.Fatalf("replacing an archived campaign = %v; want a conflict", err)
+	}
+	if _, err := st.ReplaceAd(ctx, made.ID, ad); problemOf(err, "campaignId") == "" {
+		t.Fatalf("an ad in an archived campaign = %v; want 400 naming campaignId", err)
+	}
+	if err := st.ArchiveAdvertiser(ctx, acme.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateCampaign(ctx, withAdvertiser(in, acme.ID)); problemOf(err, "advertiserId") == "" {
+		t.Fatalf("a campaign of an archived advertiser = %v; want 400 naming advertiserId", err)
+	}
+	if _, err := st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Acme"}); err != nil {
+		t.Fatalf("a new Acme after the old one was archived = %v", err)
+	}
+	ad.CampaignID, ad.Placements = 0, nil
+	if _, err := st.ReplaceAd(ctx, made.ID, ad); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DeletePlacement(ctx, "home-top"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Placement(ctx, "home-top"); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("Placement after delete = %v", err)
+	}
+
+	var kinds []string
+	for _, c := range changesSince(t, st, seq) {
+		if e, _, _ := strings.Cut(c, " "); e != marquee.EntityAd {
+			kinds = append(kinds, c)
+		}
+	}
+	want := []string{"advertiser put ", "advertiser put ", "advertiser put ", "campaign put ", "campaign put ", "placement put home-top",
+		"placement put home-top", "campaign put ", "advertiser put ", "advertiser put ", "placement delete home-top"}
+	if !reflect.DeepEqual(kinds, want) {
+		t.Errorf("changelog = %q;\nwant %q", kinds, want)
+	}
+}
+
+func withAdvertiser(in marquee.CampaignInput, id int64) marquee.CampaignInput {
+	in.AdvertiserID = id
+	return in
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
