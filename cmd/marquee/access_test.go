@@ -278,7 +278,7 @@ func TestSessions(t *testing.T) {
 		CSRFToken string
 	}
 	json.Unmarshal([]byte(r.body), &me)
-	if me.User.Email != "owner@example.com" || me.User.Role != "owner" || len(me.Scopes) != 6 || me.CSRFToken == "" {
+	if me.User.Email != "owner@example.com" || me.User.Role != "owner" || len(me.Scopes) != len(marquee.Scopes) || me.CSRFToken == "" {
 		t.Fatalf("sign-in answer %s", r.body)
 	}
 	b := &browser{in: in, cookie: cookies[0], csrf: me.CSRFToken, origin: in.url}

@@ -603,7 +603,7 @@ func TestFirstRunInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`[data-field="again"] input`), "first owner password"),
 		click(`#setup button[type=submit]`))
 	b.waitHash(`^#/$`)
-	b.do("the overview", chromedp.WaitVisible(chromedp.CSS(`#nav a`)))
+	b.do("the overview", chromedp.WaitVisible(chromedp.CSS(`#nav a`)), chromedp.WaitVisible(chromedp.CSS(`[data-kpi=impressions]`)))
 	if h1, who := b.text("h1"), b.text("#who"); h1 != "Overview" || !strings.Contains(who, "first@example.com (owner)") {
 		t.Errorf("after setup: h1 %q, who %q; want the overview, signed in as the owner", h1, who)
 	}
