@@ -82,6 +82,7 @@ type Deps struct {
 	Reports   *reports.Reporter
 	Auth      *auth.Auth  // who requests are (keys, sessions, the bootstrap token)
 	Access    AccessStore // users, keys, sessions and the audit log
+	Campaigns CampaignStore
 	// Console serves /admin and /admin/… (package console); nil: no
 	// console.
 	Console fasthttp.RequestHandler
@@ -120,6 +121,7 @@ type Server struct {
 	auth      *auth.Auth
 	req       requester
 	acc       *accessEnv
+	campaigns CampaignStore
 	console   fasthttp.RequestHandler
 	events    *eventEnv
 	metrics   *metrics
@@ -131,9 +133,10 @@ func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index,
 		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
-		writer:  &writer{feed: d.Feed, log: d.Log},
-		req:     requester{trusted: cfg.TrustedProxies},
-		metrics: newMetrics(d.Registry, d.Index),
+		campaigns: d.Campaigns,
+		writer:    &writer{feed: d.Feed, log: d.Log},
+		req:       requester{trusted: cfg.TrustedProxies},
+		metrics:   newMetrics(d.Registry, d.Index),
 	}
 	s.events = &eventEnv{requester: s.req, sink: d.Events}
 	s.acc = &accessEnv{requester: s.req, access: d.Access, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}

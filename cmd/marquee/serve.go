@@ -299,7 +299,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, Clicks: n.counter, Events: n.events, Registry: n.reg,
-			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Console: console.Handler()})
+			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, Console: console.Handler()})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
@@ -527,6 +527,7 @@ var (
 	_ web.AdStore       = store.Store(nil)
 	_ web.LinkStore     = store.Store(nil)
 	_ web.AccessStore   = store.Store(nil)
+	_ web.CampaignStore = store.Store(nil)
 	_ auth.Store        = store.Store(nil)
 	_ auth.LoginStore   = store.Store(nil)
 	_ feed.Source       = store.Store(nil)

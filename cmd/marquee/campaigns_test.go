@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestCampaignsOverHTTP manages the whole model through the API: an
+// advertiser, a campaign paused and resumed, a placement, an ad with a
+// creative in them; each bad input named; archive rules; the audit log;
+// and the original ad contract unchanged for an ad without any of it.
+func TestCampaignsOverHTTP(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	created := func(path, body string) map[string]any {
+		t.Helper()
+		r := in.admin("POST", path, body)
+		var v map[string]any
+		if r.status != 201 || json.Unmarshal([]byte(r.body), &v) != nil || r.header.Get("Location") == "" {
+			t.Fatalf("POST %s %s = %d %s (Location %q)", path, body, r.status, r.body, r.header.Get("Location"))
+		}
+		return v
+	}
+	adv := created("/api/v1/advertisers", `{"name":"Acme","notes":"since 2020"}`)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 409, `{"error":"create advertiser: an active advertiser is named \"Acme\" already"}`)
+	camp := created("/api/v1/campaigns", `{"advertiserId":"`+adv["id"].(string)+`","name":"Spring","startAt":"2026-01-01T00:00:00Z",
+		"endAt":"2031-01-01T00:00:00Z","priority":"sponsorship","goal":{"metric":"clicks","total":1000},"frequencyCap":{"count":3,"window":"24h"}}`)
+	if camp["pacing"] != "even" || camp["state"] != "active" || camp["weight"] != 1.0 {
+		t.Errorf("campaign = %v; want even pacing (a goal), active, weight 1", camp)
+	}
+	cid := camp["id"].(string)
+	created("/api/v1/placements", `{"name":"home-top","site":"example.com","sizes":["300x250"],"types":["html","native"]}`)
+	ad := created("/api/v1/ad", `{"title":"Spring banner","startAt":"2026-01-01T00:00:00Z","endAt":"2031-01-01T00:00:00Z","campaignId":"`+cid+`",
+		"placements":["home-top"],"creative":{"type":"html","width":300,"height":250,"html":"<b>Spring</b>","clickUrl":"https://acme.test/?p={placement}"}}`)
+	if r := in.get("/api/v1/ad/" + ad["id"].(string)); !strings.Contains(r.body, `"campaignId":"`+cid+`","creative":{"type":"html","width":300,"height":250,"clickUrl":"https://acme.test/?p={placement}","html":"\u003cb\u003eSpring\u003c/b\u003e"},"placements":["home-top"]`) {
+		t.Errorf("GET the ad = %s; want its campaign, creative and placements", r.body)
+	}
+	// The contract's list is unchanged by what ads carry.
+	in.expect(in.get("/api/v1/ad?limit=1"), 200, `{"items":[{"title":"Spring banner","endAt":"2031-01-01T00:00:00.000Z"}]}`)
+
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+		want               string
+	}{
+		{"POST", "/api/v1/campaigns", `{"advertiserId":"99","name":"x","startAt":"2026-01-01T00:00:00Z","endAt":"2027-01-01T00:00:00Z"}`, 400, `"advertiserId":"no advertiser 99"`},
+		{"POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"x","startAt":"2026-01-01T00:00:00Z","endAt":"2027-01-01T00:00:00Z","goal":{"metric":"clicks","total":0},"frequencyCap":{"count":1,"window":"2h"}}`, 400,
+			`"frequencyCap.window":"must be one of 1h, 24h, 7d, flight","goal.total":"must be a positive integer"`},
+		{"POST", "/api/v1/placements", `{"name":"home top"}`, 400, `"name":"must be 1 to 64 characters`},
+		{"POST", "/api/v1/ad", `{"title":"x","startAt":"2026-01-01T00:00:00Z","endAt":"2027-01-01T00:00:00Z","campaignId":"77","placements":["nope"]}`, 400,
+			`"campaignId":"no campaign 77","placements[0]":"no placement \"nope\""`},
+		{"POST", "/api/v1/ad", `{"title":"x","startAt":"2026-01-01T00:00:00Z","endAt":"2027-01-01T00:00:00Z","creative":{"type":"image","width":1,"height":1,"image":"https://cdn.test/a.png","clickUrl":"javascript:x"}}`, 400,
+			`"creative.clickUrl":"must be an absolute http or https URL`},
+		{"GET", "/api/v1/campaigns?state=running&advertiserId=x", "", 400, `"advertiserId":"must be an advertiser's id","state":"must be one of active, paused, archived"`},
+		{"GET", "/api/v1/campaigns/99", "", 404, `campaign 99 not found`},
+		{"GET", "/api/v1/placements/Nope", "", 404, `no placement \"Nope\"`},
+		{"DELETE", "/api/v1/advertisers/" + adv["id"].(string), "", 409, `has campaigns that are not archived (` + cid + `)`},
+		{"DELETE", "/api/v1/placements/home-top", "", 409, `ads are limited to placement \"home-top\"`},
+	} {
+		r := in.admin(c.method, c.path, c.body)
+		if r.status != c.status || !strings.Contains(r.body, c.want) {
+			t.Errorf("%s %s %s = %d %s; want %d …%s…", c.method, c.path, c.body, r.status, r.body, c.status, c.want)
+		}
+	}
+
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+cid+"/pause", ""), 200, "")
+	if r := in.admin("GET", "/api/v1/campaigns?advertiserId="+adv["id"].(string)+"&state=paused", ""); !strings.Contains(r.body, `"total":1`) {
+		t.Errorf("paused campaigns of Acme = %s", r.body)
+	}
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+cid+"/resume", ""), 200, "")
+	in.expect(in.admin("DELETE", "/api/v1/campaigns/"+cid, ""), 204, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+cid+"/resume", ""), 409, `{"error":"change campaign state: campaign `+cid+` is archived"}`)
+	in.expect(in.admin("DELETE", "/api/v1/advertisers/"+adv["id"].(string), ""), 204, "")
+	if r := in.admin("GET", "/api/v1/advertisers?q=ac&state=archived", ""); !strings.Contains(r.body, `"name":"Acme"`) {
+		t.Errorf("archived advertisers starting with ac = %s", r.body)
+	}
+	created("/api/v1/advertisers", `{"name":"Acme"}`) // the name is free again
+
+	r := in.admin("GET", "/api/v1/audit?entity=campaign", "")
+	if !strings.Contains(r.body, `"action":"create"`) || !strings.Contains(r.body, `"fields":["state"]`) {
+		t.Errorf("audit of campaigns = %s; want the creation and the state changes", r.body)
+	}
+}
