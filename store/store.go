@@ -56,6 +56,8 @@ type Store interface {
 	ReplacePlacement(ctx context.Context, name string, in marquee.PlacementInput) (marquee.Placement, error)
 	DeletePlacement(ctx context.Context, name string) error
 	ListPlacements(ctx context.Context, f marquee.ListFilter) ([]marquee.Placement, int, error)
+	PutAsset(ctx context.Context, a marquee.Asset, body []byte) (marquee.Asset, bool, error)
+	Asset(ctx context.Context, sha string) (marquee.Asset, []byte, error)
 
 	// Users, keys, sessions, sign-in and the audit log (web.AccessStore,
 	// auth.Store, auth.LoginStore).

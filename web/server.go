@@ -83,6 +83,7 @@ type Deps struct {
 	Auth      *auth.Auth  // who requests are (keys, sessions, the bootstrap token)
 	Access    AccessStore // users, keys, sessions and the audit log
 	Campaigns CampaignStore
+	Assets    *cache.Cache[string, Image] // uploaded images by SHA-256 (see NewAssetCache)
 	// Console serves /admin and /admin/… (package console); nil: no
 	// console.
 	Console fasthttp.RequestHandler
@@ -122,6 +123,7 @@ type Server struct {
 	req       requester
 	acc       *accessEnv
 	campaigns CampaignStore
+	assets    *cache.Cache[string, Image]
 	console   fasthttp.RequestHandler
 	events    *eventEnv
 	metrics   *metrics
@@ -133,10 +135,10 @@ func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index,
 		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
-		campaigns: d.Campaigns,
-		writer:    &writer{feed: d.Feed, log: d.Log},
-		req:       requester{trusted: cfg.TrustedProxies},
-		metrics:   newMetrics(d.Registry, d.Index),
+		campaigns: d.Campaigns, assets: d.Assets,
+		writer:  &writer{feed: d.Feed, log: d.Log},
+		req:     requester{trusted: cfg.TrustedProxies},
+		metrics: newMetrics(d.Registry, d.Index),
 	}
 	s.events = &eventEnv{requester: s.req, sink: d.Events}
 	s.acc = &accessEnv{requester: s.req, access: d.Access, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}

@@ -1,7 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	"image/png"
+	"io"
+	"mime/multipart"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -79,5 +85,67 @@ func TestCampaignsOverHTTP(t *testing.T) {
 	r := in.admin("GET", "/api/v1/audit?entity=campaign", "")
 	if !strings.Contains(r.body, `"action":"create"`) || !strings.Contains(r.body, `"fields":["state"]`) {
 		t.Errorf("audit of campaigns = %s; want the creation and the state changes", r.body)
+	}
+}
+
+// TestAssetsOverHTTP uploads an image raw and as a form, serves it
+// content-addressed and cached, lets an image creative use it, and
+// refuses SVG, other types and oversized bodies.
+func TestAssetsOverHTTP(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	var pngBody bytes.Buffer
+	png.Encode(&pngBody, image.NewGray(image.Rect(0, 0, 300, 250)))
+	upload := func(contentType string, body []byte) response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", in.url+"/api/v1/assets", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+in.token)
+		req.Header.Set("Content-Type", contentType)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return response{resp.StatusCode, resp.Header, string(b)}
+	}
+	r := upload("application/octet-stream", pngBody.Bytes()) // the type is sniffed, not believed
+	var a struct {
+		URL           string
+		Type          string
+		Width, Height int
+	}
+	if json.Unmarshal([]byte(r.body), &a); r.status != 201 || a.Type != "image/png" || a.Width != 300 || a.Height != 250 || !strings.HasPrefix(a.URL, "/assets/") {
+		t.Fatalf("upload = %d %s", r.status, r.body)
+	}
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("file", "banner.png")
+	fw.Write(pngBody.Bytes())
+	mw.Close()
+	if r := upload(mw.FormDataContentType(), form.Bytes()); r.status != 200 || !strings.Contains(r.body, a.URL) {
+		t.Errorf("the same image as a form = %d %s; want 200 with the same url", r.status, r.body)
+	}
+	got := in.get(a.URL)
+	if got.status != 200 || got.body != pngBody.String() || got.header.Get("Content-Type") != "image/png" ||
+		!strings.Contains(got.header.Get("Cache-Control"), "immutable") || !strings.Contains(got.header.Get("Content-Security-Policy"), "sandbox") {
+		t.Errorf("GET %s = %d %v (%d bytes)", a.URL, got.status, got.header, len(got.body))
+	}
+	in.expect(in.get(strings.Replace(a.URL, ".png", ".gif", 1)), 404, "")
+	in.expect(in.get("/assets/"+strings.Repeat("0", 64)+".png"), 404, "")
+	created := in.admin("POST", "/api/v1/ad", `{"title":"Banner","startAt":"2026-01-01T00:00:00Z","endAt":"2031-01-01T00:00:00Z",
+		"creative":{"type":"image","width":300,"height":250,"image":"`+a.URL+`"}}`)
+	in.expect(created, 201, "")
+
+	if r := upload("image/svg+xml", []byte(`<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`)); r.status != 415 || !strings.Contains(r.body, "SVG") {
+		t.Errorf("an SVG = %d %s; want 415 naming SVG", r.status, r.body)
+	}
+	if r := upload("image/png", []byte("GIF89a but not really")); r.status != 400 && r.status != 415 {
+		t.Errorf("a broken image = %d %s; want 400 or 415", r.status, r.body)
+	}
+	if r := upload("image/png", append(pngBody.Bytes(), make([]byte, 2<<20)...)); r.status != 413 {
+		t.Errorf("a 2 MiB upload = %d %s; want 413", r.status, r.body)
+	}
+	if r := in.do("POST", "/api/v1/assets", "", "image/png", pngBody.String()); r.status != 401 {
+		t.Errorf("an upload without a credential = %d; want 401", r.status)
 	}
 }

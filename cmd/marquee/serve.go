@@ -63,6 +63,7 @@ type serveConfig struct {
 	retention     time.Duration
 	adCache       cache.Capacity
 	linkCache     cache.Capacity
+	assetCache    cache.Capacity
 	clickFlush    time.Duration
 	events        eventsConfig
 	reports       reportsConfig
@@ -93,6 +94,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.retention, "changelog-retention", 24*time.Hour, "changelog entries older than this are trimmed")
 	adCache := fs.String("ad-cache", "100000", "capacity of the cache of GET /api/v1/ad/{id}: entries, or bytes with a unit (256MiB)")
 	linkCache := fs.String("link-cache", "100000", "capacity of the cache of GET /r/{code}: entries, or bytes with a unit (256MiB)")
+	assetCache := fs.String("asset-cache", "64MiB", "capacity of the cache of GET /assets/…, the creatives' images: bytes with a unit, or entries")
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
 	c.events.flags(fs)
 	c.reports.flags(fs)
@@ -120,6 +122,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.adCache, err = cache.ParseCapacity(*adCache); err != nil {
 		return c, fmt.Errorf("-ad-cache: %w", err)
+	}
+	if c.assetCache, err = cache.ParseCapacity(*assetCache); err != nil {
+		return c, fmt.Errorf("-asset-cache: %w", err)
 	}
 	if c.linkCache, err = cache.ParseCapacity(*linkCache); err != nil {
 		return c, fmt.Errorf("-link-cache: %w", err)
@@ -206,6 +211,7 @@ type node struct {
 	ix        *index.Index
 	ads       *cache.Cache[int64, []byte]
 	links     *cache.Cache[string, marquee.Link]
+	assets    *cache.Cache[string, web.Image]
 	access    *auth.Auth
 	fd        *feed.Feed
 	storeID   string
@@ -235,6 +241,7 @@ func (n *node) open(ctx context.Context) error {
 	n.ix = index.New(time.Now)
 	n.ads = web.NewAdCache(n.st, n.cfg.adCache, n.reg)
 	n.links = web.NewLinkCache(n.st, n.cfg.linkCache, n.reg)
+	n.assets = web.NewAssetCache(n.st, n.cfg.assetCache, n.reg)
 	n.access = auth.New(n.st, token, n.reg)
 	n.fd = feed.New(n.st, n.ix, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention,
 		OnChange: invalidator(n.ads), OnLinks: invalidator(n.links), OnAccess: n.access.Invalidate})
@@ -299,7 +306,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, Clicks: n.counter, Events: n.events, Registry: n.reg,
-			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, Console: console.Handler()})
+			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, Assets: n.assets, Console: console.Handler()})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)

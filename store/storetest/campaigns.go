@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -185,3 +186,26 @@ func withAdvertiser(in marquee.CampaignInput, id int64) marquee.CampaignInput {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// testAssets: an image is stored once under its SHA-256 and read back
+// byte for byte; an unknown one is not found.
+func testAssets(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	body := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 300_000)...) // large enough to need a large blob
+	body[len(body)-1] = 7
+	a := marquee.Asset{SHA: strings.Repeat("ab", 32), Type: "image/png", Width: 300, Height: 250, Size: int64(len(body))}
+	if got, created, err := st.PutAsset(ctx, a, body); err != nil || !created || got.SHA != a.SHA {
+		t.Fatalf("PutAsset = %+v, %v, %v; want created", got, created, err)
+	}
+	if _, created, err := st.PutAsset(ctx, a, body); err != nil || created {
+		t.Fatalf("PutAsset again = %v, %v; want stored before", created, err)
+	}
+	got, b, err := st.Asset(ctx, a.SHA)
+	if err != nil || got.Type != a.Type || got.Width != 300 || got.Height != 250 || got.Size != a.Size || !bytes.Equal(b, body) {
+		t.Fatalf("Asset = %+v, %d bytes, %v; want the stored image", got, len(b), err)
+	}
+	if _, _, err := st.Asset(ctx, strings.Repeat("cd", 32)); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("Asset(unknown) = %v; want not found", err)
+	}
+}
