@@ -22,6 +22,8 @@ const (
 	UID
 	Country
 	Platform
+	Campaign
+	Placement
 	NumFields
 )
 
@@ -35,12 +37,13 @@ var fieldKeys = [...]struct {
 }{
 	{"receivedAt", ReceivedAt}, {"ip", IP}, {"ua", UA}, {"type", Type}, {"ad", Ad}, {"adId", Ad},
 	{"link", Link}, {"code", Link}, {"uid", UID}, {"country", Country}, {"platform", Platform},
+	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead
 // and the Append functions write it) into f and reports whether the line is well formed. It does
-// not allocate. A field that is not a string is kept only for ad (a
-// number); nested values are skipped.
+// not allocate. A field that is not a string is kept only for ad and
+// campaign (a number); nested values are skipped.
 func Scan(line []byte, f *Fields) bool {
 	*f = Fields{}
 	i := serverFields(line, f)

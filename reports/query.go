@@ -88,9 +88,13 @@ type Report struct {
 	// BotsLeftOut are the bots' events in the range that Totals leave
 	// out (nil when they are included).
 	BotsLeftOut *Counts `json:"botsLeftOut,omitempty"`
-	Series      []Point `json:"series"`
-	Breakdown   []Part  `json:"breakdown,omitempty"`
-	Top         []Part  `json:"top,omitempty"`
+	// A campaign's report adds its goal's progress (over the whole flight)
+	// and what its price makes of Totals (see Progress and Spend).
+	Goal      *GoalProgress `json:"goal,omitempty"`
+	Spend     *float64      `json:"spend,omitempty"`
+	Series    []Point       `json:"series"`
+	Breakdown []Part        `json:"breakdown,omitempty"`
+	Top       []Part        `json:"top,omitempty"`
 }
 
 // Window is what a report covers, and how its series is cut.

@@ -177,6 +177,22 @@ func (r resolver) AdExists(ctx context.Context, id int64) (bool, error) {
 	return err == nil, err
 }
 
+func (r resolver) CampaignAdvertiser(ctx context.Context, id int64) (int64, bool, error) {
+	c, err := r.st.Campaign(ctx, id)
+	if marquee.KindOf(err) == marquee.KindNotFound {
+		return 0, false, nil
+	}
+	return c.AdvertiserID, err == nil, err
+}
+
+func (r resolver) PlacementID(ctx context.Context, name string) (int64, bool, error) {
+	p, err := r.st.Placement(ctx, name)
+	if marquee.KindOf(err) == marquee.KindNotFound {
+		return 0, false, nil
+	}
+	return p.ID, err == nil, err
+}
+
 func (r resolver) LinkID(ctx context.Context, code string) (int64, bool, error) {
 	l, err := r.st.LinkTarget(ctx, code)
 	if marquee.KindOf(err) == marquee.KindNotFound {
@@ -469,5 +485,75 @@ func TestCSVCellsAreInert(t *testing.T) {
 		"'\tx,0,0,0,0\n\"'\rx\",0,0,0,0\nspring,0,0,0,0\na=b,0,0,0,0\n"
 	if csv.String() != want {
 		t.Errorf("CSV =\n%q\nwant\n%q", csv.String(), want)
+	}
+}
+
+// TestCampaignAdvertiserPlacementRows: an event naming a campaign, a
+// placement and an ad counts once for each, and for the campaign's
+// advertiser (reach too); an unknown campaign or placement is dropped for
+// it and counted by reason.
+func TestCampaignAdvertiserPlacementRows(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	adv, err := w.st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, name := range []string{"Spring", "Autumn"} {
+		c, err := w.st.CreateCampaign(ctx, marquee.CampaignInput{AdvertiserID: adv.ID, Name: name, StartAt: time.Now().Add(-time.Hour),
+			EndAt: time.Now().Add(time.Hour), Priority: marquee.PriorityStandard, Weight: 1, Pacing: marquee.PacingASAP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.ID)
+	}
+	pl, err := w.st.CreatePlacement(ctx, marquee.PlacementInput{Name: "home-top", Types: marquee.CreativeTypes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	tl := reports.New(reports.Config{Store: w.st, Resolver: resolver{w.st}, Slot: "a", Log: quiet}, reg)
+	if err := tl.Recover(ctx, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
+	var lines strings.Builder
+	lines.WriteString(line(at, fmt.Sprintf(`"type":"impression","ad":"1","campaign":"%d","placement":"home-top","uid":"u1"`, ids[0])))
+	lines.WriteString(line(at, fmt.Sprintf(`"type":"impression","campaign":%d,"placement":"home-top","uid":"u2"`, ids[1])))
+	lines.WriteString(line(at, fmt.Sprintf(`"type":"click","ad":"1","campaignId":"%d","placement":"home-top","uid":"u1"`, ids[0])))
+	lines.WriteString(line(at, `"type":"impression","campaign":"999","placement":"nowhere"`))
+	tl.Written("f1", 0, []byte(lines.String()))
+	if err := tl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	from, to := at.Add(-time.Hour), at.Add(2*time.Hour)
+	for _, c := range []struct {
+		entity                       string
+		id                           int64
+		impressions, clicks, uniques int64
+	}{
+		{marquee.EntityCampaign, ids[0], 1, 1, 1},
+		{marquee.EntityCampaign, ids[1], 1, 0, 1},
+		{marquee.EntityAdvertiser, adv.ID, 2, 1, 2},
+		{marquee.EntityPlacement, pl.ID, 2, 1, 2},
+		{marquee.EntityAd, 1, 1, 1, 1},
+	} {
+		got := report(t, w, reports.Query{Entity: c.entity, ID: c.id, From: from, To: to, Granularity: reports.Day}).Totals
+		if got.Impressions != c.impressions || got.Clicks != c.clicks || *got.Uniques != c.uniques {
+			t.Errorf("%s %d: %+v (uniques %d); want %d impressions, %d clicks, %d uniques", c.entity, c.id, got, *got.Uniques, c.impressions, c.clicks, c.uniques)
+		}
+	}
+	notCounted := map[string]float64{}
+	families, _ := reg.Gather()
+	for _, f := range families {
+		if f.GetName() == "marquee_reports_events_not_counted_total" {
+			for _, m := range f.GetMetric() {
+				notCounted[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if notCounted["unknown campaign"] != 1 || notCounted["unknown placement"] != 1 {
+		t.Errorf("not counted = %v; want the unknown campaign and placement", notCounted)
 	}
 }

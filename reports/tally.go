@@ -46,16 +46,30 @@ type Store interface {
 	ReportFiles(ctx context.Context, files []string) (map[string]FileMark, error)
 }
 
-// Resolver tells which ads and links exist: events naming others are not
-// counted.
+// Resolver tells which ads, links, campaigns and placements exist:
+// events naming others are not counted for them.
 type Resolver interface {
 	AdExists(ctx context.Context, id int64) (bool, error)
 	LinkID(ctx context.Context, code string) (int64, bool, error)
+	// CampaignAdvertiser returns the advertiser of campaign id (whose
+	// rows a campaign's events also count in).
+	CampaignAdvertiser(ctx context.Context, id int64) (int64, bool, error)
+	PlacementID(ctx context.Context, name string) (int64, bool, error)
 }
 
-// pkey is a row as counted before the flush resolves it: a link by code.
+// The entities a pending row counts for: an ad or a campaign by id, a
+// link or a placement by name (resolved to an id at the flush).
+const (
+	entAd        = 'a'
+	entLink      = 'l'
+	entCampaign  = 'c'
+	entPlacement = 'p'
+)
+
+// pkey is a row as counted before the flush resolves it: a link or a
+// placement by name.
 type pkey struct {
-	entity   byte // 'a' or 'l'
+	entity   byte // entAd, entLink, entCampaign, entPlacement
 	id       int64
 	code     string
 	hour     int64
@@ -196,8 +210,8 @@ func (t *Tally) count(lines []byte) {
 			t.skip("other type")
 			continue
 		}
-		if len(f[eventline.Ad]) == 0 && len(f[eventline.Link]) == 0 {
-			t.skip("no ad or link")
+		if len(f[eventline.Ad]) == 0 && len(f[eventline.Link]) == 0 && len(f[eventline.Campaign]) == 0 && len(f[eventline.Placement]) == 0 {
+			t.skip("no ad, link, campaign or placement")
 			continue
 		}
 		hour, ok := t.hour(f[eventline.ReceivedAt])
@@ -219,7 +233,7 @@ func (t *Tally) count(lines []byte) {
 		}
 		if len(f[eventline.Ad]) > 0 {
 			if id, ok := adID(f[eventline.Ad]); ok {
-				k.entity, k.id = 'a', id
+				k.entity, k.id = entAd, id
 				t.add(k, c, uid)
 			} else {
 				t.skip("bad ad id")
@@ -227,18 +241,39 @@ func (t *Tally) count(lines []byte) {
 		}
 		if link := f[eventline.Link]; len(link) > 0 {
 			if marquee.CodeShaped(link) {
-				code, ok := t.codes[string(link)]
-				if !ok {
-					code = string(link)
-					t.codes[code] = code
-				}
-				k.entity, k.id, k.code = 'l', 0, code
+				k.entity, k.id, k.code = entLink, 0, t.intern(link)
 				t.add(k, c, uid)
 			} else {
 				t.skip("bad link code")
 			}
 		}
+		if len(f[eventline.Campaign]) > 0 {
+			if id, ok := adID(f[eventline.Campaign]); ok {
+				k.entity, k.id, k.code = entCampaign, id, ""
+				t.add(k, c, uid)
+			} else {
+				t.skip("bad campaign id")
+			}
+		}
+		if name := f[eventline.Placement]; len(name) > 0 {
+			if marquee.CheckPlacementName(string(name)) == "" {
+				k.entity, k.id, k.code = entPlacement, 0, t.intern(name)
+				t.add(k, c, uid)
+			} else {
+				t.skip("bad placement name")
+			}
+		}
 	}
+}
+
+// intern returns name as a string, one string per name. t.mu is held.
+func (t *Tally) intern(name []byte) string {
+	s, ok := t.codes[string(name)]
+	if !ok {
+		s = string(name)
+		t.codes[s] = s
+	}
+	return s
 }
 
 // skip counts a line not counted, for the metric the next flush updates
@@ -371,69 +406,95 @@ func (t *Tally) flush(ctx context.Context) error {
 	return nil
 }
 
-// resolve turns pending rows into store rows: links by id, and events
-// naming an ad or link that does not exist dropped (and counted by
-// reason, per event).
+// resolve turns pending rows into store rows: links and placements by
+// id, a campaign's rows also as its advertiser's, and events naming an
+// entity that does not exist dropped (and counted by reason, per event).
 func (t *Tally) resolve(ctx context.Context, counts map[pkey]*Counts, reach map[rkey]*hyperloglog.Sketch) (*Batch, map[string]int64, error) {
-	ads := map[int64]bool{}
-	links := map[string]int64{}
-	known := func(entity byte, id int64, code string) (int64, bool, error) {
-		if entity == 'a' {
-			ok, seen := ads[id]
-			if !seen {
-				var err error
-				if ok, err = t.res.AdExists(ctx, id); err != nil {
-					return 0, false, err
-				}
-				ads[id] = ok
-			}
-			return id, ok, nil
+	type found struct {
+		id, parent int64 // parent: a campaign's advertiser
+		ok         bool
+	}
+	seen := map[rkey]found{} // by entity and id or name; day 0
+	known := func(entity byte, id int64, code string) (found, error) {
+		k := rkey{entity: entity, id: id, code: code}
+		if f, ok := seen[k]; ok {
+			return f, nil
 		}
-		lid, seen := links[code]
-		if !seen {
-			var ok bool
-			var err error
-			if lid, ok, err = t.res.LinkID(ctx, code); err != nil {
-				return 0, false, err
-			}
-			if !ok {
-				lid = 0
-			}
-			links[code] = lid
+		f := found{id: id}
+		var err error
+		switch entity {
+		case entAd:
+			f.ok, err = t.res.AdExists(ctx, id)
+		case entLink:
+			f.id, f.ok, err = t.res.LinkID(ctx, code)
+		case entCampaign:
+			f.parent, f.ok, err = t.res.CampaignAdvertiser(ctx, id)
+		case entPlacement:
+			f.id, f.ok, err = t.res.PlacementID(ctx, code)
 		}
-		return lid, lid > 0, nil
+		if err != nil {
+			return f, err
+		}
+		seen[k] = f
+		return f, nil
 	}
 	b := &Batch{Slot: t.slot}
 	dropped := map[string]int64{}
+	rows := map[Key]int{} // a campaign's and its advertiser's rows may meet another's
+	addRow := func(k Key, c Counts) {
+		if i, ok := rows[k]; ok {
+			b.Rows[i].Counts.Add(c)
+			return
+		}
+		rows[k] = len(b.Rows)
+		b.Rows = append(b.Rows, Row{Key: k, Counts: c})
+	}
 	for k, c := range counts {
-		id, ok, err := known(k.entity, k.id, k.code)
+		f, err := known(k.entity, k.id, k.code)
 		if err != nil {
 			return nil, nil, err
 		}
-		if !ok {
-			reason := "unknown ad"
-			if k.entity == 'l' {
-				reason = "unknown link"
-			}
-			dropped[reason] += c.Impressions + c.Clicks + c.Conversions
+		if !f.ok {
+			dropped["unknown "+entityName(k.entity)] += c.Impressions + c.Clicks + c.Conversions
 			continue
 		}
-		b.Rows = append(b.Rows, Row{Key: Key{Entity: entityName(k.entity), ID: id, Time: k.hour,
-			Country: string(k.country[:]), Platform: platforms[k.platform], Bot: k.bot}, Counts: *c})
+		key := Key{Entity: entityName(k.entity), ID: f.id, Time: k.hour, Country: string(k.country[:]), Platform: platforms[k.platform], Bot: k.bot}
+		addRow(key, *c)
+		if k.entity == entCampaign {
+			key.Entity, key.ID = marquee.EntityAdvertiser, f.parent
+			addRow(key, *c)
+		}
 	}
+	advertisers := map[[2]int64]*hyperloglog.Sketch{} // advertiser, day
 	for k, sk := range reach {
-		id, ok, err := known(k.entity, k.id, k.code)
+		f, err := known(k.entity, k.id, k.code)
 		if err != nil {
 			return nil, nil, err
 		}
-		if !ok {
+		if !f.ok {
 			continue
 		}
 		enc, err := sk.MarshalBinary()
 		if err != nil {
 			return nil, nil, err
 		}
-		b.Reach = append(b.Reach, Reach{Entity: entityName(k.entity), ID: id, Day: k.day, Sketch: enc})
+		b.Reach = append(b.Reach, Reach{Entity: entityName(k.entity), ID: f.id, Day: k.day, Sketch: enc})
+		if k.entity == entCampaign {
+			ak := [2]int64{f.parent, k.day}
+			if advertisers[ak] == nil {
+				advertisers[ak] = hyperloglog.New()
+			}
+			if err := advertisers[ak].Merge(sk); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	for ak, sk := range advertisers {
+		enc, err := sk.MarshalBinary()
+		if err != nil {
+			return nil, nil, err
+		}
+		b.Reach = append(b.Reach, Reach{Entity: marquee.EntityAdvertiser, ID: ak[0], Day: ak[1], Sketch: enc})
 	}
 	var err error
 	b.Reach, err = reportrow.WithAll(b.Reach)
@@ -441,8 +502,13 @@ func (t *Tally) resolve(ctx context.Context, counts map[pkey]*Counts, reach map[
 }
 
 func entityName(e byte) string {
-	if e == 'a' {
+	switch e {
+	case entAd:
 		return marquee.EntityAd
+	case entCampaign:
+		return marquee.EntityCampaign
+	case entPlacement:
+		return marquee.EntityPlacement
 	}
 	return marquee.EntityLink
 }

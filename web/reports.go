@@ -20,11 +20,59 @@ const statsSuffix = "/stats"
 type statsOf struct {
 	entity string
 	id     func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error)
+	// more, when set, adds to the report of id (a campaign's goal and
+	// spend).
+	more func(sctx context.Context, id int64, q reports.Query, rep *reports.Report) error
+}
+
+// advertiserStats, campaignStats and placementStats find the entity of
+// GET /api/v1/advertisers/{id}/stats, /api/v1/campaigns/{id}/stats and
+// /api/v1/placements/{name}/stats.
+func advertiserStats(store CampaignStore) statsOf {
+	return statsOf{entity: marquee.EntityAdvertiser, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
+		seg := pathSegment(ctx, advertiserPrefix)
+		id, err := strconv.ParseInt(string(seg), 10, 64)
+		if err != nil || id < 1 {
+			return 0, marquee.Errorf(marquee.KindNotFound, "advertiser %q not found", seg)
+		}
+		_, err = store.Advertiser(sctx, id)
+		return id, err
+	}}
+}
+
+func campaignStats(store CampaignStore, rp *reports.Reporter) statsOf {
+	return statsOf{entity: marquee.EntityCampaign, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
+		id, err := campaignID(ctx)
+		if err != nil {
+			return 0, err
+		}
+		_, err = store.Campaign(sctx, id)
+		return id, err
+	}, more: func(sctx context.Context, id int64, q reports.Query, rep *reports.Report) error {
+		c, err := store.Campaign(sctx, id)
+		if err != nil {
+			return err
+		}
+		rep.Spend = reports.Spend(&c, rep.Totals, q.From, q.To)
+		rep.Goal, err = rp.Progress(sctx, &c, rp.Now())
+		return err
+	}}
+}
+
+func placementStats(store CampaignStore) statsOf {
+	return statsOf{entity: marquee.EntityPlacement, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
+		seg := string(pathSegment(ctx, placementPrefix))
+		if marquee.CheckPlacementName(seg) != "" {
+			return 0, marquee.NoPlacement(seg)
+		}
+		p, err := store.Placement(sctx, seg)
+		return p.ID, err
+	}}
 }
 
 // adStats finds the ad of GET /api/v1/ad/{id}/stats.
 func adStats(store AdStore) statsOf {
-	return statsOf{marquee.EntityAd, func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
+	return statsOf{entity: marquee.EntityAd, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
 		seg := pathSegment(ctx, adRoutePrefix)
 		id, err := strconv.ParseInt(string(seg), 10, 64)
 		if err != nil || id < 1 {
@@ -39,7 +87,7 @@ func adStats(store AdStore) statsOf {
 
 // linkStats finds the link of GET /api/v1/links/{code}/stats.
 func linkStats(store LinkStore) statsOf {
-	return statsOf{marquee.EntityLink, func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
+	return statsOf{entity: marquee.EntityLink, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
 		seg := pathSegment(ctx, linkRoutePrefix)
 		if !marquee.CodeShaped(seg) {
 			return 0, marquee.NoLink(seg)
@@ -66,7 +114,7 @@ func handleStats(of statsOf, rp *reports.Reporter) storeHandler {
 			return err
 		}
 		q.Entity = of.entity
-		return writeReport(sctx, ctx, rp, q, csv)
+		return writeReport(sctx, ctx, rp, q, csv, of.more)
 	}
 }
 
@@ -78,14 +126,20 @@ func handleOverallStats(rp *reports.Reporter) storeHandler {
 		if err != nil {
 			return err
 		}
-		return writeReport(sctx, ctx, rp, q, csv)
+		return writeReport(sctx, ctx, rp, q, csv, nil)
 	}
 }
 
-func writeReport(sctx context.Context, ctx *fasthttp.RequestCtx, rp *reports.Reporter, q reports.Query, csv bool) error {
+func writeReport(sctx context.Context, ctx *fasthttp.RequestCtx, rp *reports.Reporter, q reports.Query, csv bool,
+	more func(context.Context, int64, reports.Query, *reports.Report) error) error {
 	rep, err := rp.Report(sctx, q)
 	if err != nil {
 		return err
+	}
+	if more != nil {
+		if err := more(sctx, q.ID, q, rep); err != nil {
+			return err
+		}
 	}
 	if !csv {
 		writeJSON(ctx, fasthttp.StatusOK, rep)

@@ -75,6 +75,9 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/ad/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(adStats(s.store), s.reports))},
 		{"GET", "/api/v1/links/{code}/stats", marquee.ScopeReportsRead, withStore(handleStats(linkStats(s.links), s.reports))},
 		{"GET", "/api/v1/stats", marquee.ScopeReportsRead, withStore(handleOverallStats(s.reports))},
+		{"GET", "/api/v1/advertisers/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(advertiserStats(s.campaigns), s.reports))},
+		{"GET", "/api/v1/campaigns/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(campaignStats(s.campaigns, s.reports), s.reports))},
+		{"GET", "/api/v1/placements/{name}/stats", marquee.ScopeReportsRead, withStore(handleStats(placementStats(s.campaigns), s.reports))},
 		// Short links: admin, and the redirect (from the cache).
 		{"POST", "/api/v1/links", marquee.ScopeLinksWrite, withStore(s.req.audited(handleCreate(linkResource, s.links, createLink(s.now), s.writer, linkCreated)))},
 		{"GET", "/api/v1/links", marquee.ScopeLinksRead, withStore(handleListLinks(s.links))},

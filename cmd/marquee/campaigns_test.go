@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCampaignsOverHTTP manages the whole model through the API: an
@@ -148,4 +150,42 @@ func TestAssetsOverHTTP(t *testing.T) {
 	if r := in.do("POST", "/api/v1/assets", "", "image/png", pngBody.String()); r.status != 401 {
 		t.Errorf("an upload without a credential = %d; want 401", r.status)
 	}
+}
+
+// TestCampaignReportsOverHTTP: events sent to /e naming a campaign, a
+// placement and an ad reach the reports of the campaign (with its goal's
+// progress and its spend), its advertiser and the placement.
+func TestCampaignReportsOverHTTP(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Spring","startAt":"`+
+		time.Now().Add(-24*time.Hour).UTC().Format(time.RFC3339)+`","endAt":"`+time.Now().Add(24*time.Hour).UTC().Format(time.RFC3339)+
+		`","goal":{"metric":"clicks","total":100},"price":{"model":"cpc","amount":0.25}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"home-top"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"A","startAt":"2026-01-01T00:00:00Z","endAt":"2031-01-01T00:00:00Z","campaignId":"1"}`), 201, "")
+	client := &http.Client{Timeout: 5 * time.Second}
+	for i, typ := range []string{"impression", "impression", "impression", "click", "click"} {
+		if s, err := get(client, fmt.Sprintf("%s/e?type=%s&ad=1&campaign=1&placement=home-top&uid=u%d", in.url, typ, i%2)); err != nil || s != 204 {
+			t.Fatalf("beacon = %d, %v", s, err)
+		}
+	}
+	eventually(t, 5*time.Second, func() string {
+		if s := in.stats("/api/v1/campaigns/1/stats"); s.Totals.Clicks != 2 {
+			return fmt.Sprintf("campaign 1: %+v", s.Totals)
+		}
+		return ""
+	})
+	r := in.admin("GET", "/api/v1/campaigns/1/stats", "")
+	for _, want := range []string{`"totals":{"impressions":3,"clicks":2,`, `"spend":0.5`, `"goal":{"metric":"clicks","total":100,"delivered":2,"progress":0.02,"expectedByNow":50,"status":"behind"}`} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("campaign report %s lacks %s", r.body, want)
+		}
+	}
+	for _, path := range []string{"/api/v1/advertisers/1/stats", "/api/v1/placements/home-top/stats?by=country", "/api/v1/ad/1/stats"} {
+		if s := in.stats(path); s.Totals.Impressions != 3 || s.Totals.Clicks != 2 {
+			t.Errorf("%s totals = %+v; want 3 impressions, 2 clicks", path, s.Totals)
+		}
+	}
+	in.expect(in.admin("GET", "/api/v1/placements/nowhere/stats", ""), 404, `{"error":"no placement \"nowhere\""}`)
+	in.expect(in.admin("GET", "/api/v1/advertisers/9/stats", ""), 404, `{"error":"advertiser 9 not found"}`)
 }

@@ -22,6 +22,7 @@ import (
 	"marquee/collector"
 	"marquee/objstore"
 	"marquee/reports"
+	"marquee/store"
 )
 
 // eventsConfig is the event collector's part of marquee serve's flags.
@@ -240,8 +241,28 @@ func (c *reportsConfig) rollUp(ctx context.Context, st interface {
 // resolver tells reports which ads and links exist, from look-ups whose
 // KindNotFound error means "no such".
 type resolver struct {
-	ad   func(ctx context.Context, id int64) error
-	link func(ctx context.Context, code string) (marquee.Link, error)
+	ad        func(ctx context.Context, id int64) error
+	link      func(ctx context.Context, code string) (marquee.Link, error)
+	campaign  func(ctx context.Context, id int64) (marquee.Campaign, error)
+	placement func(ctx context.Context, name string) (marquee.Placement, error)
+}
+
+// storeResolver answers from the store: campaigns and placements are read
+// once per flush (a flush remembers what it resolved).
+func storeResolver(st store.Store, ad func(ctx context.Context, id int64) error, link func(ctx context.Context, code string) (marquee.Link, error)) resolver {
+	return resolver{ad: ad, link: link, campaign: st.Campaign, placement: st.Placement}
+}
+
+func (r resolver) CampaignAdvertiser(ctx context.Context, id int64) (int64, bool, error) {
+	c, err := r.campaign(ctx, id)
+	ok, err := found(err)
+	return c.AdvertiserID, ok, err
+}
+
+func (r resolver) PlacementID(ctx context.Context, name string) (int64, bool, error) {
+	p, err := r.placement(ctx, name)
+	ok, err := found(err)
+	return p.ID, ok, err
 }
 
 func (r resolver) AdExists(ctx context.Context, id int64) (bool, error) {
@@ -264,13 +285,11 @@ func found(err error) (bool, error) {
 	return false, err
 }
 
-// cacheResolver answers from the caches (a flood of unknown ids reaches
-// the store once per id, then the cached miss answers).
-func cacheResolver(ads *cache.Cache[int64, []byte], links *cache.Cache[string, marquee.Link]) resolver {
-	return resolver{
-		ad:   func(ctx context.Context, id int64) error { _, err := ads.Get(ctx, id); return err },
-		link: links.Get,
-	}
+// cacheResolver answers ads and links from the caches (a flood of
+// unknown ids reaches the store once per id, then the cached miss
+// answers), campaigns and placements from st.
+func cacheResolver(st store.Store, ads *cache.Cache[int64, []byte], links *cache.Cache[string, marquee.Link]) resolver {
+	return storeResolver(st, func(ctx context.Context, id int64) error { _, err := ads.Get(ctx, id); return err }, links.Get)
 }
 
 // runReports is `marquee reports rebuild`: recompute a range of this data
@@ -324,7 +343,7 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return fmt.Errorf("the instance name of %s: %w", *data, err)
 	}
-	res := resolver{ad: func(ctx context.Context, id int64) error { _, err := st.Ad(ctx, id); return err }, link: st.LinkTarget}
+	res := storeResolver(st, func(ctx context.Context, id int64) error { _, err := st.Ad(ctx, id); return err }, st.LinkTarget)
 	b, err := reports.Rebuild(ctx, reports.Config{Store: st, Resolver: res, Slot: strings.TrimSpace(string(instance)), Log: log},
 		st, dir, start, end)
 	if err != nil {

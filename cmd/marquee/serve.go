@@ -282,7 +282,7 @@ func (n *node) collect(ctx context.Context) error {
 		return err
 	}
 	n.events, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, func(instance, dir string) (collector.Tally, error) {
-		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log}, n.reg)
+		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.st, n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log}, n.reg)
 		return n.tally, n.tally.LoadPending(ctx, dir)
 	})
 	if err != nil {
