@@ -48,8 +48,11 @@ type Ad struct {
 	CampaignID int64
 	Creative   *Creative
 	Placements []string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// Warnings, on a write's answer only (never stored), name what the ad
+	// is allowed but should know: a window outside its campaign's flight.
+	Warnings  Problems
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Condition is one targeting rule. Every field that is set must match (AND);
@@ -111,6 +114,7 @@ type adJSON struct {
 	CampaignID string      `json:"campaignId,omitempty"`
 	Creative   *Creative   `json:"creative,omitempty"`
 	Placements []string    `json:"placements,omitempty"`
+	Warnings   Problems    `json:"warnings,omitempty"`
 	CreatedAt  string      `json:"createdAt"`
 	UpdatedAt  string      `json:"updatedAt"`
 }
@@ -140,7 +144,7 @@ func (a Ad) MarshalJSON() ([]byte, error) {
 	if a.CampaignID != 0 {
 		j.CampaignID = strconv.FormatInt(a.CampaignID, 10)
 	}
-	j.Creative, j.Placements = a.Creative, a.Placements
+	j.Creative, j.Placements, j.Warnings = a.Creative, a.Placements, a.Warnings
 	return json.Marshal(j)
 }
 

@@ -486,6 +486,28 @@ func parseKeywords(raw json.RawMessage, p Problems) []string {
 	return out
 }
 
+// FlightWarnings names what of an ad's window [start, end) lies outside
+// its campaign's flight [from, to): allowed, but the ad serves only where
+// they overlap. Nil when the flight holds the window.
+func FlightWarnings(start, end, from, to time.Time) Problems {
+	w := Problems{}
+	switch {
+	case !end.After(from) || !start.Before(to):
+		w["campaignId"] = fmt.Sprintf("the ad's window and its campaign's flight (%s to %s) do not overlap: the ad will not serve", FormatTime(from), FormatTime(to))
+	default:
+		if start.Before(from) {
+			w["startAt"] = fmt.Sprintf("before its campaign's flight starts (%s): the ad serves from then", FormatTime(from))
+		}
+		if end.After(to) {
+			w["endAt"] = fmt.Sprintf("after its campaign's flight ends (%s): the ad serves until then", FormatTime(to))
+		}
+	}
+	if len(w) == 0 {
+		return nil
+	}
+	return w
+}
+
 // NoAdvertiser and NoCampaign are the errors of an unknown id.
 func NoAdvertiser(id int64) *Error { return Errorf(KindNotFound, "advertiser %d not found", id) }
 

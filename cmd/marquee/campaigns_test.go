@@ -43,6 +43,14 @@ func TestCampaignsOverHTTP(t *testing.T) {
 	if r := in.get("/api/v1/ad/" + ad["id"].(string)); !strings.Contains(r.body, `"campaignId":"`+cid+`","creative":{"type":"html","width":300,"height":250,"clickUrl":"https://acme.test/?p={placement}","html":"\u003cb\u003eSpring\u003c/b\u003e"},"placements":["home-top"]`) {
 		t.Errorf("GET the ad = %s; want its campaign, creative and placements", r.body)
 	}
+	// A window beyond the flight is allowed, and said.
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"Late","startAt":"2025-06-01T00:00:00Z","endAt":"2032-01-01T00:00:00Z","campaignId":"`+cid+`"}`), 201,
+		`{"id":"2","warnings":{"endAt":"after its campaign's flight ends (2031-01-01T00:00:00.000Z): the ad serves until then",`+
+			`"startAt":"before its campaign's flight starts (2026-01-01T00:00:00.000Z): the ad serves from then"}}`)
+	if r := in.admin("PUT", "/api/v1/ad/2", `{"title":"Late","startAt":"2032-01-01T00:00:00Z","endAt":"2033-01-01T00:00:00Z","campaignId":"`+cid+`"}`); !strings.Contains(r.body, `"warnings":{"campaignId":"the ad's window and its campaign's flight`) {
+		t.Errorf("an ad outside its flight = %s; want a warning that it will not serve", r.body)
+	}
+	in.expect(in.admin("DELETE", "/api/v1/ad/2", ""), 204, "")
 	// The contract's list is unchanged by what ads carry.
 	in.expect(in.get("/api/v1/ad?limit=1"), 200, `{"items":[{"title":"Spring banner","endAt":"2031-01-01T00:00:00.000Z"}]}`)
 

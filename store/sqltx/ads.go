@@ -21,7 +21,7 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 		if err != nil {
 			return marquee.Ad{}, err
 		}
-		creative, placements, err := s.checkAdRefs(ctx, tx, in)
+		creative, placements, warnings, err := s.checkAdRefs(ctx, tx, in)
 		if err != nil {
 			return marquee.Ad{}, err
 		}
@@ -36,7 +36,9 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 			return marquee.Ad{}, err
 		}
 		link, err := s.syncAdLink(ctx, tx, id, "", in.URL, now)
-		return in.Ad(id, link, now, now), err
+		a := in.Ad(id, link, now, now)
+		a.Warnings = warnings
+		return a, err
 	})
 }
 
@@ -48,7 +50,7 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 		if err != nil {
 			return marquee.Ad{}, err
 		}
-		creative, placements, err := s.checkAdRefs(ctx, tx, in)
+		creative, placements, warnings, err := s.checkAdRefs(ctx, tx, in)
 		if err != nil {
 			return marquee.Ad{}, err
 		}
@@ -71,7 +73,9 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 			return marquee.Ad{}, err
 		}
 		link, err = s.syncAdLink(ctx, tx, id, link, in.URL, now)
-		return in.Ad(id, link, time.UnixMilli(created).UTC(), now), err
+		a := in.Ad(id, link, time.UnixMilli(created).UTC(), now)
+		a.Warnings = warnings
+		return a, err
 	})
 }
 
@@ -79,33 +83,37 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 // exists and is not archived, its placements exist — inside tx, and
 // encodes its creative and placements for their columns. A bad reference
 // is a 400 naming the field.
-func (s *Store) checkAdRefs(ctx context.Context, tx Tx, in marquee.AdInput) (creative any, placements string, err error) {
+func (s *Store) checkAdRefs(ctx context.Context, tx Tx, in marquee.AdInput) (creative any, placements string, warnings marquee.Problems, err error) {
 	p := marquee.Problems{}
 	if in.CampaignID != 0 {
 		var state string
-		err := tx.QueryRow(ctx, `SELECT state FROM campaigns WHERE id = ?`, in.CampaignID).Scan(&state)
+		var start, end int64
+		err := tx.QueryRow(ctx, `SELECT state, start_at, end_at FROM campaigns WHERE id = ?`, in.CampaignID).Scan(&state, &start, &end)
 		switch {
 		case errors.Is(err, ErrNoRows):
 			p["campaignId"] = fmt.Sprintf("no campaign %d", in.CampaignID)
 		case err != nil:
-			return nil, "", err
+			return nil, "", nil, err
 		case state == marquee.StateArchived:
 			p["campaignId"] = fmt.Sprintf("campaign %d is archived", in.CampaignID)
+		default:
+			warnings = marquee.FlightWarnings(in.StartAt, in.EndAt, time.UnixMilli(start), time.UnixMilli(end))
 		}
 	}
 	for i, name := range in.Placements {
 		var n int
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM placements WHERE name = ?`, name).Scan(&n); err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		if n == 0 {
 			p[fmt.Sprintf("placements[%d]", i)] = fmt.Sprintf("no placement %q", name)
 		}
 	}
 	if err := marquee.Invalid("invalid ad", p); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	return adrow.Extras(in)
+	creative, placements, err = adrow.Extras(in)
+	return creative, placements, warnings, err
 }
 
 // DeleteAd deletes ad id and its tracking link; it returns marquee.NoAd
