@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"marquee"
+	"marquee/fixture"
 )
 
 // TestMain runs the real main instead of the tests when a test starts this
@@ -586,6 +587,46 @@ func TestSeededReportsAgree(t *testing.T) {
 		rep := in.stats("/api/v1/links/" + l.Code + "/stats?" + window)
 		if link.Clicks == 0 || link.Clicks != rep.Totals.Clicks {
 			t.Errorf("link %s: %d clicks counted, its report %d; want the same, not 0", l.Code, link.Clicks, rep.Totals.Clicks)
+		}
+	}
+}
+
+// TestSeedCampaigns: seeding a catalog of campaigns makes the placements,
+// advertisers and campaigns, and puts every ad in a campaign with a
+// creative that fits its placement.
+func TestSeedCampaigns(t *testing.T) {
+	dir := t.TempDir()
+	if err := run(context.Background(), []string{"seed", "-data", dir, "-campaigns", "20", "-ads", "200"}, func(string) string { return "" }, nil, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	in := start(t, dir, nil)
+	for path, want := range map[string]string{"/api/v1/campaigns?limit=1": `"total":20`, "/api/v1/advertisers?limit=1": `"total":2`, "/api/v1/placements": `"total":6`} {
+		if r := in.admin("GET", path, ""); !strings.Contains(r.body, want) {
+			t.Errorf("GET %s = %s; want %s", path, r.body, want)
+		}
+	}
+	var raw struct {
+		Items []struct {
+			CampaignID string
+			Creative   *marquee.Creative
+			Placements []string
+		}
+	}
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/ads?limit=200", "").body), &raw)
+	if len(raw.Items) != 200 {
+		t.Fatalf("%d ads; want 200", len(raw.Items))
+	}
+	placements := map[string]marquee.PlacementInput{}
+	for _, p := range fixture.Placements {
+		placements[p.Name] = p
+	}
+	for i, a := range raw.Items {
+		if a.CampaignID == "" || a.Creative == nil || len(a.Placements) != 1 {
+			t.Fatalf("ad %d = %+v; want a campaign, a creative and a placement", i, a)
+		}
+		p := placements[a.Placements[0]]
+		if !p.Accepts(a.Creative) {
+			t.Errorf("ad %d's %s creative %s does not fit placement %s (%v, %v)", i, a.Creative.Type, a.Creative.Size(), p.Name, p.Types, p.Sizes)
 		}
 	}
 }

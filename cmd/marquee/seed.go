@@ -26,7 +26,8 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	batch := fs.Int("batch", 20_000, "ads per transaction")
 	scheduled := fs.Float64("scheduled", 0.05, "fraction of ads that start in the future")
 	expired := fs.Float64("expired", 0.05, "fraction of ads that have already ended")
-	reportDays := fs.Int("reports", 0, "fill this many days of hourly reports, up to today, for every ad and link in the store")
+	reportDays := fs.Int("reports", 0, "fill this many days of hourly reports, up to the current hour, for every ad and link in the store")
+	campaigns := fs.Int("campaigns", 0, "make this many campaigns (of -campaigns/10 advertisers) and the placements of package fixture, and put the ads in them with creatives")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -35,8 +36,8 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	if *links > 0 && !adsSet {
 		*n = 0
 	}
-	if *n < 0 || *links < 0 || *linksFrom < 0 || *batch < 1 {
-		return fmt.Errorf("-ads, -links and -links-from must be ≥ 0 and -batch ≥ 1")
+	if *n < 0 || *links < 0 || *linksFrom < 0 || *batch < 1 || *campaigns < 0 {
+		return fmt.Errorf("-ads, -links, -links-from and -campaigns must be ≥ 0 and -batch ≥ 1")
 	}
 	if *scheduled < 0 || *expired < 0 || *scheduled+*expired > 1 {
 		return fmt.Errorf("-scheduled and -expired must be fractions summing to at most 1")
@@ -49,9 +50,17 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	defer st.Close()
 
 	out := seedOutput{stdout: stdout, stderr: stderr, db: redact(*db)}
+	campaignIDs, err := seedCampaigns(ctx, out, st, *seed, *campaigns)
+	if err != nil {
+		return err
+	}
 	gen := fixture.NewAdGen(*seed, time.Now(), *scheduled, *expired)
-	err = seedBatches(ctx, out, "ads", *n, *batch, func(int) (marquee.AdInput, error) {
+	err = seedBatches(ctx, out, "ads", *n, *batch, func(i int) (marquee.AdInput, error) {
 		in := gen.Next()
+		if len(campaignIDs) > 0 {
+			in.CampaignID = campaignIDs[i%len(campaignIDs)]
+			in.Creative, in.Placements = fixture.Creative(i)
+		}
 		return in, in.Validate()
 	}, st.InsertAds)
 	if err != nil {
@@ -65,6 +74,51 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	return seedReports(ctx, out, st, *seed, *reportDays)
+}
+
+// seedCampaigns makes the placements of package fixture (those that
+// exist stay), n/10 advertisers (at least one) and n campaigns, and
+// returns the campaigns' ids.
+func seedCampaigns(ctx context.Context, out seedOutput, st store.Store, seed uint64, n int) ([]int64, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	for _, p := range fixture.Placements {
+		if _, err := st.CreatePlacement(ctx, p); err != nil && marquee.KindOf(err) != marquee.KindConflict {
+			return nil, err
+		}
+	}
+	var advertisers, ids []int64
+	err := seedBatches(ctx, out, "advertisers", max(1, n/10), 1, func(i int) (marquee.AdvertiserInput, error) {
+		return marquee.AdvertiserInput{Name: fmt.Sprintf("Advertiser %d (seed %d)", i+1, seed)}, nil
+	}, func(ctx context.Context, ins []marquee.AdvertiserInput, progress func()) error {
+		for _, in := range ins {
+			a, err := st.CreateAdvertiser(ctx, in)
+			if err != nil {
+				return fmt.Errorf("%w (seed again with another -seed)", err)
+			}
+			advertisers = append(advertisers, a.ID)
+			progress()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	gen := fixture.NewCampaignGen(seed, time.Now(), advertisers)
+	err = seedBatches(ctx, out, "campaigns", n, 1, func(int) (marquee.CampaignInput, error) { return gen.Next(), nil },
+		func(ctx context.Context, ins []marquee.CampaignInput, progress func()) error {
+			for _, in := range ins {
+				c, err := st.CreateCampaign(ctx, in)
+				if err != nil {
+					return err
+				}
+				ids = append(ids, c.ID)
+				progress()
+			}
+			return nil
+		})
+	return ids, err
 }
 
 // seedReports fills days of hourly report rows, and daily reach, for

@@ -8,16 +8,23 @@ import (
 // BulkAdColumns are the columns of ads a store's InsertAds writes, in
 // the order of BulkAdRow's values. The url is empty: a bulk-inserted ad
 // has no landing page, so no tracking link (CreateAd makes both).
-var BulkAdColumns = []string{"title", "start_at", "end_at", "conditions", "created_at", "updated_at", "url", "title_key"}
+var BulkAdColumns = []string{"title", "start_at", "end_at", "conditions", "created_at", "updated_at", "url", "title_key",
+	"campaign_id", "creative", "placements"}
 
 // BulkAdRow is the values of in for BulkAdColumns, created and updated
-// at now (Unix milliseconds), with no url whatever in.URL says.
+// at now (Unix milliseconds), with no url whatever in.URL says. Its
+// campaign and placements are not checked (seeding names ones it made).
 func BulkAdRow(in marquee.AdInput, now int64) ([]any, error) {
 	conds, err := adrow.Conditions(in)
 	if err != nil {
 		return nil, err
 	}
-	return []any{in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now, now, "", TitleKey(in.Title)}, nil
+	creative, placements, err := adrow.Extras(in)
+	if err != nil {
+		return nil, err
+	}
+	return []any{in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now, now, "", TitleKey(in.Title),
+		in.CampaignID, creative, placements}, nil
 }
 
 // BulkLinkColumns are the columns of links a store's InsertLinks writes,

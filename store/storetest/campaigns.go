@@ -156,6 +156,18 @@ func testCampaigns(t *testing.T, open Opener) {
 	if _, err := st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Acme"}); err != nil {
 		t.Fatalf("a new Acme after the old one was archived = %v", err)
 	}
+	// A bulk insert (seeding) keeps what an ad names, as a create does.
+	bulk := ad
+	bulk.Title = "bulk"
+	if err := st.InsertAds(ctx, []marquee.AdInput{bulk}, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	if page, _, err := st.ListAds(ctx, marquee.AdFilter{Query: "bulk", Now: now, Limit: 1}); err != nil || len(page) != 1 ||
+		page[0].CampaignID != spring.ID || !reflect.DeepEqual(page[0].Creative, ad.Creative) || !reflect.DeepEqual(page[0].Placements, ad.Placements) {
+		t.Fatalf("the bulk-inserted ad = %+v, %v; want its campaign, creative and placements", page, err)
+	} else if err := st.DeleteAd(ctx, page[0].ID); err != nil {
+		t.Fatal(err)
+	}
 	ad.CampaignID, ad.Placements = 0, nil
 	if _, err := st.ReplaceAd(ctx, made.ID, ad); err != nil {
 		t.Fatal(err)
@@ -174,7 +186,7 @@ func testCampaigns(t *testing.T, open Opener) {
 		}
 	}
 	want := []string{"advertiser put ", "advertiser put ", "advertiser put ", "campaign put ", "campaign put ", "placement put home-top",
-		"placement put home-top", "campaign put ", "advertiser put ", "advertiser put ", "placement delete home-top"}
+		"placement put home-top", "campaign put ", "advertiser put ", "advertiser put ", " reload ", "placement delete home-top"} // reload: the bulk insert
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("changelog = %q;\nwant %q", kinds, want)
 	}
