@@ -24,6 +24,7 @@ import (
 type benchConfig struct {
 	bench      loadgen.Bench
 	ads, links int // in-process: what to seed
+	campaigns  int
 	maxErrors  float64
 	jsonFile   string
 	plotFile   string
@@ -51,6 +52,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.StringVar(&b.Target, "target", "", "base URL to load, e.g. http://127.0.0.1:8080 (default: start Marquee in-process on a temp dir, seeded with -ads)")
 	fs.IntVar(&c.ads, "ads", 1000, "active ads to seed in-process; ad-by-id draws ids from 1 to this")
 	fs.IntVar(&c.links, "links", 100_000, "links to seed in-process (links scenario); links draws codes from the first this many seeded codes")
+	fs.IntVar(&c.campaigns, "campaigns", 0, "campaigns to seed in-process (see marquee seed -campaigns): the seeded ads are put in them")
 	fs.IntVar(&b.Conns, "c", 64, "concurrent keep-alive connections")
 	fs.DurationVar(&b.Duration, "d", 10*time.Second, "duration of each run")
 	fs.DurationVar(&b.Warmup, "warmup", 2*time.Second, "closed-loop warm-up against the target before measuring (also sizes the baseline's body)")
@@ -266,6 +268,9 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 		"-scheduled", "0", "-expired", "0"}
 	if cfg.bench.Scenario.Name == "links" {
 		seedArgs = append(seedArgs, "-links", strconv.Itoa(cfg.links))
+	}
+	if cfg.campaigns > 0 {
+		seedArgs = append(seedArgs, "-campaigns", strconv.Itoa(cfg.campaigns))
 	}
 	if err := runSeed(ctx, seedArgs, noEnv, io.Discard, stderr); err != nil {
 		os.RemoveAll(dir)
