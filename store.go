@@ -32,10 +32,12 @@ type AdFilter struct {
 	State AdState
 	// Query keeps the ads whose titles start with it, in any case (all
 	// when empty).
-	Query  string
-	Now    time.Time // the instant State is judged at
-	Offset int
-	Limit  int
+	Query string
+	// CampaignID keeps the ads of that campaign (0: every ad).
+	CampaignID int64
+	Now        time.Time // the instant State is judged at
+	Offset     int
+	Limit      int
 }
 
 // ListFilter selects a page of advertisers, campaigns or placements: in

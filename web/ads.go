@@ -177,6 +177,11 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 		if n := utf8.RuneCountInString(f.Query); n > marquee.MaxTitleLen || !utf8.ValidString(f.Query) {
 			p["q"] = fmt.Sprintf("must be valid UTF-8 of at most %d characters", marquee.MaxTitleLen)
 		}
+		if v, ok := param(args, "campaignId"); ok {
+			if f.CampaignID, err = strconv.ParseInt(string(v), 10, 64); err != nil || f.CampaignID < 1 {
+				p["campaignId"] = "must be a campaign's id"
+			}
+		}
 		f.Offset, f.Limit = pageArgs(args, p)
 		if err := marquee.Invalid("invalid query", p); err != nil {
 			return err

@@ -178,6 +178,12 @@ func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, 
 		from = s.cfg.ScanAds
 		count = `SELECT count(*) FROM (SELECT 1 FROM ` + from + ` %s LIMIT ` + strconv.Itoa(marquee.MaxSearchCount+1) + `) AS matches`
 	}
+	if f.CampaignID != 0 {
+		// A campaign's ads by the campaign index, by id.
+		conds, args = append(conds, `campaign_id = ?`), append(args, f.CampaignID)
+		from = `ads`
+		count = `SELECT count(*) FROM ads %s`
+	}
 	if f.Query != "" {
 		lo := TitleKey(f.Query)
 		hi := append(slices.Clone(lo), 0xff) // above every key starting with lo: UTF-8 has no 0xff byte

@@ -122,6 +122,9 @@ func testCampaigns(t *testing.T, open Opener) {
 	if got, err := st.Ad(ctx, made.ID); err != nil || !reflect.DeepEqual(got, made) {
 		t.Fatalf("Ad = %+v, %v;\nwant %+v", got, err, made)
 	}
+	if page, total, err := st.ListAds(ctx, marquee.AdFilter{CampaignID: spring.ID, State: marquee.AdsActive, Now: now, Limit: 10}); err != nil || total != 1 || page[0].ID != made.ID {
+		t.Fatalf("ListAds(campaign %d) = %+v, %d, %v; want ad %d", spring.ID, page, total, err, made.ID)
+	}
 	if err := st.DeletePlacement(ctx, "home-top"); marquee.KindOf(err) != marquee.KindConflict {
 		t.Fatalf("deleting home-top while ad %d is limited to it = %v; want a conflict", made.ID, err)
 	}
