@@ -263,7 +263,7 @@ func ParsePlacementInput(body []byte) (PlacementInput, error) {
 	} else if msg := CheckPlacementName(in.Name); msg != "" {
 		p["name"] = msg
 	}
-	if _, ok := present(fields, "site"); ok {
+	if raw, ok := present(fields, "site"); ok && string(raw) != `""` { // "" is no site
 		in.Site = nameField(fields, "site", false, p)
 	}
 	if raw, ok := present(fields, "sizes"); ok {

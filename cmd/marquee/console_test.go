@@ -3,9 +3,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"math/rand/v2"
 	"net/url"
@@ -638,6 +641,101 @@ func TestFirstRunInBrowser(t *testing.T) {
 	if _, err := fmt.Sscanf(bg, "rgb(%d, %d, %d)", &r, &g, &bl); err != nil || r+g+bl > 150 {
 		t.Errorf("dark scheme: background %s; want a dark one", bg)
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.errors) > 0 {
+		t.Errorf("the pages logged errors:\n%s", strings.Join(b.errors, "\n"))
+	}
+}
+
+// TestCampaignsInBrowser manages the model in the console: an
+// advertiser, a campaign (a bad goal refused beside its field first), a
+// placement, and an ad in the campaign with an image creative uploaded
+// from a file, previewed at its size; an HTML creative previews in a
+// sandboxed frame of its size; the campaign list shows its goal's
+// progress.
+func TestCampaignsInBrowser(t *testing.T) {
+	chromiumPath(t)
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil)
+	b := newTab(t, in.url, 1280, 900)
+	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	b.signIn("owner@example.com", "owner-password-1")
+
+	b.open("#/advertisers/new", "#advertiser-form")
+	b.labelled("advertiser editor")
+	b.do("create an advertiser", chromedp.SendKeys(chromedp.CSS(`[data-field="name"] input`), "Acme"), click(`#advertiser-form button[type=submit]`))
+	adv := strings.TrimPrefix(b.waitHash(`^#/advertisers/\d+$`), "#/advertisers/")
+	b.do("new campaign", click("#new-campaign"), chromedp.WaitVisible(chromedp.CSS("#campaign-form")))
+	b.labelled("campaign editor")
+	if v := eval[string](b, `document.querySelector('[data-field="advertiserId"] select').value`); v != adv {
+		t.Errorf("the campaign form's advertiser = %q; want %s (from the advertiser's page)", v, adv)
+	}
+	b.do("a goal of 0", chromedp.SendKeys(chromedp.CSS(`[data-field="name"] input`), "Spring"),
+		chromedp.SetValue(chromedp.CSS(`[data-field="goal.metric"] select`), "clicks"),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="goal.total"] input`), "0"),
+		click(`#campaign-form button[type=submit]`), chromedp.WaitVisible(chromedp.CSS(`[data-field="goal.total"] .problem`)))
+	b.do("a goal of 100 and a price", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-field="goal.total"] input').value = '100'`),
+		chromedp.SetValue(chromedp.CSS(`[data-field="price.model"] select`), "cpc"),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="price.amount"] input`), "0.25"),
+		click(`#campaign-form button[type=submit]`))
+	camp := strings.TrimPrefix(b.waitHash(`^#/campaigns/\d+$`), "#/campaigns/")
+	if r := in.admin("GET", "/api/v1/campaigns/"+camp, ""); !strings.Contains(r.body, `"goal":{"metric":"clicks","total":100}`) || !strings.Contains(r.body, `"price":{"model":"cpc","amount":0.25}`) {
+		t.Fatalf("the API has campaign %s as %s", camp, r.body)
+	}
+
+	b.open("#/placements/new", "#placement-form")
+	b.labelled("placement editor")
+	b.do("create a placement", chromedp.SendKeys(chromedp.CSS(`[data-field="name"] input`), "home-top"),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="sizes"] input`), "300x250"), click(`#placement-form button[type=submit]`))
+	b.waitHash(`^#/placements/home-top$`)
+
+	// An ad in the campaign, with an image uploaded from a file.
+	img := filepath.Join(t.TempDir(), "banner.png")
+	var buf bytes.Buffer
+	png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 300, 250)))
+	os.WriteFile(img, buf.Bytes(), 0o644)
+	b.open("#/campaigns/"+camp, "#new-ad")
+	b.do("new ad in the campaign", click("#new-ad"), chromedp.WaitVisible(chromedp.CSS("#ad-form")))
+	b.labelled("ad editor with a creative")
+	if v := eval[string](b, `document.querySelector('[data-field="campaignId"] select').value`); v != camp {
+		t.Errorf("the ad form's campaign = %q; want %s", v, camp)
+	}
+	b.do("an image creative", chromedp.SendKeys(chromedp.CSS(`[data-field="title"] input`), "Spring banner"),
+		chromedp.SetValue(chromedp.CSS(`#creative select[aria-label="Creative type"]`), "image"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#creative select').dispatchEvent(new Event('change'))`),
+		chromedp.SetUploadFiles(chromedp.CSS("#creative-file"), []string{img}),
+		chromedp.WaitVisible(chromedp.CSS(`#creative-preview img[src^="/assets/"]`)))
+	size := eval[[]int](b, `(() => { const i = document.querySelector('#creative-preview img'); return [i.width, i.height, i.naturalWidth]; })()`)
+	if len(size) != 3 || size[0] != 300 || size[1] != 250 || size[2] != 300 {
+		t.Errorf("the preview image is %v; want 300x250 at its natural width 300", size)
+	}
+	b.do("limit it to home-top, save", click(`[data-field="placements"] input[value="home-top"]`), click(`#ad-form button[type=submit]`))
+	ad := strings.TrimPrefix(b.waitHash(`^#/ads/\d+$`), "#/ads/")
+	if r := in.get("/api/v1/ad/" + ad); !strings.Contains(r.body, `"campaignId":"`+camp+`"`) || !strings.Contains(r.body, `"image":"/assets/`) ||
+		!strings.Contains(r.body, `"placements":["home-top"]`) || !strings.Contains(r.body, `"width":300,"height":250`) {
+		t.Fatalf("the API has ad %s as %s", ad, r.body)
+	}
+
+	// An HTML creative previews in a sandboxed frame of its size.
+	b.open("#/ads/new", "#ad-form")
+	b.do("an html creative", chromedp.SetValue(chromedp.CSS(`#creative select[aria-label="Creative type"]`), "html"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#creative select').dispatchEvent(new Event('change'))`),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="creative.width"] input`), "728"),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="creative.height"] input`), "90"),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="creative.html"] textarea`), "<b>Hello</b>"),
+		chromedp.WaitVisible(chromedp.CSS(`#creative-preview iframe`)))
+	frame := eval[[]string](b, `(() => { const f = document.querySelector('#creative-preview iframe'); return [f.getAttribute('sandbox'), f.width, f.height, f.srcdoc]; })()`)
+	if len(frame) != 4 || frame[0] != "allow-scripts" || frame[1] != "728" || frame[2] != "90" || frame[3] != "<b>Hello</b>" {
+		t.Errorf("the HTML preview frame is %q; want sandbox allow-scripts (no same origin), 728x90, the snippet", frame)
+	}
+
+	b.open("#/campaigns", "table")
+	if txt := b.text("main table"); !strings.Contains(txt, "Spring") || !strings.Contains(txt, "%") {
+		t.Errorf("the campaign list %q; want Spring with its goal's progress", txt)
+	}
+	b.labelled("campaign list")
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.errors) > 0 {

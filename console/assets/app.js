@@ -128,7 +128,8 @@
     const top = document.getElementById('top');
     if (!session || publicPages.includes(here().path)) { top.hidden = true; return; }
     top.hidden = false;
-    const items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/links', 'Links', 'links:read'],
+    const items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
+      ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
       ['#/live', 'Live', null], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
     const cur = '#' + here().path;
     document.getElementById('nav').replaceChildren(...items.filter(i => !i[2] || can(i[2])).map(([h, t]) =>
@@ -392,13 +393,17 @@
 
   // ---- Reports of one ad or link.
   async function reportSection(kind, id, q, base) {
-    const path = kind === 'ad' ? '/api/v1/ad/' + id + '/stats' : '/api/v1/links/' + encodeURIComponent(id) + '/stats';
+    const path = { ad: '/api/v1/ad/', link: '/api/v1/links/', campaign: '/api/v1/campaigns/', advertiser: '/api/v1/advertisers/', placement: '/api/v1/placements/' }[kind] +
+      encodeURIComponent(id) + '/stats';
     const rg = rangeOf(q);
     const [all, byCountry, byPlatform] = await Promise.all([api('GET', path + statsQuery(rg)),
       api('GET', path + statsQuery(rg, '&by=country')), api('GET', path + statsQuery(rg, '&by=platform'))]);
     const bd = (rows, k) => table([k === 'country' ? 'Country' : 'Platform', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }, { t: 'CTR', num: 1 }],
       (rows || []).map(r => [k === 'country' ? countryName(r.country) + ' (' + r.country + ')' : r.platform, num(r.impressions), num(r.clicks), num(r.conversions), pct(r.ctr)]), 'Nothing counted in this range.');
     return el('section', { 'aria-label': 'Report' }, el('h2', { text: 'Report' }), rangePicker(q, base), tiles(all.totals, null),
+      all.goal ? el('p', { id: 'goal' }, 'Goal: ', progressBar(all.goal), ' — ' + num(all.goal.delivered) + ' ' + all.goal.metric + ' delivered over the flight' +
+        (all.goal.expectedByNow !== undefined ? ', ' + num(all.goal.expectedByNow) + ' expected by now' : '') + '.') : null,
+      all.spend !== undefined ? el('p', { id: 'spend', text: 'Spend in this range: ' + all.spend.toLocaleString('en', { maximumFractionDigits: 4 }) }) : null,
       botsNote(all.botsLeftOut), chart(all, 'Over time'), refresh(),
       el('p', {}, el('a', { href: path + statsQuery(rg, '&format=csv'), download: kind + '-' + id + '.csv', id: 'csv', text: 'Download CSV' })),
       el('div', { class: 'grid2' }, el('div', {}, el('h2', { text: 'By country' }), bd(byCountry.breakdown, 'country')),
@@ -456,7 +461,10 @@
       el('div', { class: 'card' }, el('h2', { text: 'Targeting' }), a.conditions && a.conditions.length ?
         el('ul', {}, a.conditions.map(c => el('li', { text: describe(c) }))) : el('p', { text: 'Everyone.' }),
       a.url ? el('p', {}, 'Landing page: ', el('a', { href: a.url, rel: 'noreferrer', text: a.url })) : null,
-      a.link ? el('p', {}, 'Tracking link: ', el('a', { href: '#/links/' + encodeURIComponent(a.link.code), text: a.link.path })) : null)];
+      a.link ? el('p', {}, 'Tracking link: ', el('a', { href: '#/links/' + encodeURIComponent(a.link.code), text: a.link.path })) : null,
+      a.campaignId ? el('p', {}, 'Campaign: ', el('a', { href: '#/campaigns/' + a.campaignId, text: 'campaign ' + a.campaignId }),
+        a.placements ? ' · placements ' + a.placements.join(', ') : '') : null,
+      a.creative ? el('p', { id: 'creative-summary', text: 'Creative: ' + a.creative.type + (a.creative.width ? ', ' + a.creative.width + '×' + a.creative.height + ' px' : '') }) : null)];
     if (can('reports:read')) out.push(await reportSection('ad', id, q, '#/ads/' + id));
     show(...out);
   });
@@ -466,12 +474,21 @@
   route(/^\/ads\/new$/, 'ads:write', async (_, q) => {
     let base = null;
     if (q.get('from')) base = await api('GET', '/api/v1/ad/' + q.get('from'));
-    adEditor(null, base && { ...base, title: base.title + ' (copy)' });
+    base = base ? { ...base, title: base.title + ' (copy)' } : {};
+    if (q.get('campaign')) base.campaignId = q.get('campaign');
+    await adEditor(null, base);
   });
   route(/^\/ads\/(\d+)\/edit$/, 'ads:write', async ([id]) => adEditor(id, await api('GET', '/api/v1/ad/' + id)));
 
-  function adEditor(id, a) {
+  async function adEditor(id, a) {
     a = a || {};
+    // Beyond the original contract: the campaign, placements and creative
+    // (offered to a role that may read campaigns).
+    const [camps, places] = can('campaigns:read') ? await Promise.all([api('GET', '/api/v1/campaigns?state=active&limit=1000'), api('GET', '/api/v1/placements?limit=1000')]) : [null, null];
+    const campaign = camps ? el('select', {}, [['', 'No campaign'], ...camps.items.map(c => [c.id, c.name])].map(([v, t]) => el('option', { value: v, text: t, selected: String(a.campaignId || '') === v }))) : null;
+    const placements = places ? el('div', { class: 'checks', role: 'group', 'aria-label': 'Placements' },
+      places.items.map(p => el('label', {}, el('input', { type: 'checkbox', value: p.name, checked: (a.placements || []).includes(p.name) }), p.name))) : null;
+    const creative = camps ? creativeEditor(a.creative) : null;
     const title = el('input', { type: 'text', value: a.title || '', required: true, maxlength: 256 });
     const start = localInput(a.startAt || new Date().toISOString()), end = localInput(a.endAt || new Date(Date.now() + 30 * day).toISOString());
     const url = el('input', { type: 'url', value: a.url || '', placeholder: 'https://…' });
@@ -483,6 +500,11 @@
       const body = { title: title.value, startAt: fromLocal(start.value), endAt: fromLocal(end.value),
         conditions: [...conds.children].map(c => c.read()) };
       if (url.value) body.url = url.value;
+      if (campaign && campaign.value) body.campaignId = campaign.value;
+      const chosen = placements ? [...placements.querySelectorAll('input:checked')].map(i => i.value) : [];
+      if (chosen.length) body.placements = chosen;
+      const cr = creative && creative.read();
+      if (cr) body.creative = cr;
       const btn = form.querySelector('button[type=submit]');
       btn.disabled = true;
       try {
@@ -492,6 +514,9 @@
     } },
     field('Title', title, 'title'), el('div', { class: 'grid2' }, field('Starts (your time)', start, 'startAt'), field('Ends (your time)', end, 'endAt')),
     field('Landing page (optional: gives the ad a tracking link)', url, 'url'),
+    campaign ? el('div', { class: 'grid2' }, field('Campaign (optional)', campaign, 'campaignId'),
+      field('Limited to placements (none: any)', placements, 'placements')) : null,
+    creative,
     el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting' }),
       el('p', { class: 'muted', text: 'A viewer matches when any condition matches; no condition matches everyone.' }), conds,
       el('button', { type: 'button', id: 'add-condition', text: 'Add a condition', onclick: () => addCond({}) })),
@@ -566,6 +591,304 @@
     return box;
   }
   document.addEventListener('submit', ev => { const c = ev.target.querySelector && ev.target.querySelector('#conditions'); if (c) c.dispatchEvent(new Event('rename')); }, true);
+
+  // ---- Campaigns, advertisers, placements (campaigns:read; changes need campaigns:write).
+  const tiers = ['sponsorship', 'standard', 'remnant', 'house'];
+  const dateOnly = iso => iso ? new Date(iso).toLocaleDateString() : '—';
+  // progressBar draws a goal's progress and its pacing status.
+  function progressBar(g) {
+    if (!g) return el('span', { class: 'muted', text: 'no goal' });
+    const p = Math.round(100 * g.progress);
+    return el('span', { class: 'progress', 'data-status': g.status },
+      el('progress', { max: 100, value: p, 'aria-label': 'Goal progress' }), ' ' + p + '% · ' + g.status);
+  }
+  const goalText = g => g ? num(g.total || g.daily) + ' ' + g.metric + (g.total ? ' in all' : ' a day') + (g.total && g.daily ? ', ' + num(g.daily) + ' a day' : '') : 'none';
+  // listPage draws a searchable, filtered, paged list of an API list route.
+  async function listPage({ title, path, hash, q, states, head, row, empty, newHref, newId, extra }) {
+    const state = q.get('state') || '', text = q.get('q') || '', offset = +q.get('offset') || 0, limit = 20;
+    const search = el('input', { type: 'search', value: text, placeholder: 'Names starting with…', autocomplete: 'off' });
+    const stateSel = states ? el('select', {}, [['', 'Every state'], ...states.map(s => [s, s[0].toUpperCase() + s.slice(1)])]
+      .map(([v, t]) => el('option', { value: v, text: t, selected: v === state }))) : null;
+    const results = el('div', { 'aria-live': 'polite' });
+    let seq = 0, timer = 0;
+    const load = async o => {
+      const mine = ++seq;
+      let page;
+      const qs = '?limit=' + limit + '&offset=' + o + '&q=' + encodeURIComponent(search.value) + (stateSel && stateSel.value ? '&state=' + stateSel.value : '') + (extra || '');
+      try { page = await api('GET', path + qs); } catch (e) { if (mine === seq && !(e instanceof Stale)) results.replaceChildren(errorBox(e)); return; }
+      if (mine !== seq) return;
+      const rows = await Promise.all(page.items.map(row));
+      if (mine !== seq) return;
+      results.replaceChildren(table(head, rows, search.value ? 'Nothing starts with "' + search.value + '".' : empty),
+        el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (o + 1) + '–' + (o + page.items.length) + ' of ' + num(page.total) : '' }),
+          o > 0 ? el('button', { type: 'button', text: 'Previous', onclick: () => load(Math.max(0, o - limit)) }) : null,
+          o + limit < page.total ? el('button', { type: 'button', text: 'Next', onclick: () => load(o + limit) }) : null));
+    };
+    search.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => load(0), 200); });
+    if (stateSel) stateSel.addEventListener('change', () => load(0));
+    show(el('div', { class: 'row' }, el('h1', { text: title }), newHref && can('campaigns:write') ? el('a', { href: newHref, class: 'button', id: newId, text: 'New' }) : null),
+      el('div', { class: 'row' }, field('Search', search), stateSel ? field('State', stateSel) : null), results);
+    await load(offset);
+  }
+
+  // Advertisers.
+  route(/^\/advertisers$/, 'campaigns:read', async (_, q) => {
+    await listPage({ title: 'Advertisers', path: '/api/v1/advertisers', q, states: ['active', 'archived'], newHref: '#/advertisers/new', newId: 'new-advertiser',
+      head: ['Name', 'State', 'Since'], empty: 'No advertisers yet.',
+      row: a => [el('a', { href: '#/advertisers/' + a.id, text: a.name }), a.state, dateOnly(a.createdAt)] });
+  });
+  route(/^\/advertisers\/new$/, 'campaigns:write', async () => advertiserEditor(null, {}));
+  route(/^\/advertisers\/(\d+)\/edit$/, 'campaigns:write', async ([id]) => advertiserEditor(id, await api('GET', '/api/v1/advertisers/' + id)));
+  function advertiserEditor(id, a) {
+    const name = el('input', { type: 'text', value: a.name || '', maxlength: 200, required: true });
+    const notes = el('textarea', { rows: 3, 'aria-label': 'Notes' });
+    notes.value = a.notes || '';
+    const form = el('form', { class: 'card', id: 'advertiser-form', novalidate: true, onsubmit: async ev => {
+      ev.preventDefault();
+      try {
+        const r = await api(id ? 'PUT' : 'POST', '/api/v1/advertisers' + (id ? '/' + id : ''), { name: name.value, notes: notes.value });
+        go('#/advertisers/' + r.id);
+      } catch (e) { showProblems(form, e); }
+    } }, field('Name', name, 'name'), field('Notes', notes, 'notes'),
+    el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: id ? 'Save' : 'Create advertiser' }),
+      el('a', { href: id ? '#/advertisers/' + id : '#/advertisers', text: 'Cancel' })));
+    show(el('h1', { text: id ? 'Edit ' + a.name : 'New advertiser' }), form);
+    name.focus();
+  }
+  route(/^\/advertisers\/(\d+)$/, 'campaigns:read', async ([id], q) => {
+    const [a, cs] = await Promise.all([api('GET', '/api/v1/advertisers/' + id), api('GET', '/api/v1/campaigns?limit=100&advertiserId=' + id)]);
+    const write = can('campaigns:write') && a.state === 'active';
+    const out = [el('h1', { text: a.name }), el('p', { class: 'muted', text: 'Advertiser ' + a.id + ' · ' + a.state + (a.notes ? ' · ' + a.notes : '') }),
+      write ? el('div', { class: 'row' }, el('a', { href: '#/advertisers/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
+        el('a', { href: '#/campaigns/new?advertiser=' + id, class: 'button', id: 'new-campaign', text: 'New campaign' }),
+        confirmButton('Archive', 'Archive ' + a.name + '? Its reports stay; its name becomes free. (Archive its campaigns first.)', async () => {
+          try { await api('DELETE', '/api/v1/advertisers/' + id); render(); } catch (e) { main().prepend(errorBox(e)); }
+        })) : null,
+      el('h2', { text: 'Campaigns' }), table(['Name', 'Tier', 'State', 'Flight'], cs.items.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }), c.priority, c.state,
+        dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt)]), 'No campaigns yet.')];
+    if (can('reports:read')) out.push(await reportSection('advertiser', id, q, '#/advertisers/' + id));
+    show(...out);
+  });
+
+  // Campaigns.
+  const campaignStats = c => c.goal && can('reports:read') ? api('GET', '/api/v1/campaigns/' + c.id + '/stats?from=' + encodeURIComponent(new Date(Date.now() - day).toISOString())).catch(() => null) : null;
+  route(/^\/campaigns$/, 'campaigns:read', async (_, q) => {
+    await listPage({ title: 'Campaigns', path: '/api/v1/campaigns', q, states: ['active', 'paused', 'archived'], newHref: '#/campaigns/new', newId: 'new-campaign',
+      head: ['Name', 'Tier', { t: 'Weight', num: 1 }, 'State', 'Flight', 'Goal'], empty: 'No campaigns yet.',
+      row: async c => {
+        const s = await campaignStats(c);
+        return [el('a', { href: '#/campaigns/' + c.id, text: c.name }), c.priority, String(c.weight), c.state, dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt),
+          c.goal ? (s ? progressBar(s.goal) : goalText(c.goal)) : el('span', { class: 'muted', text: 'none' })];
+      } });
+  });
+  route(/^\/campaigns\/new$/, 'campaigns:write', async (_, q) => campaignEditor(null, { advertiserId: q.get('advertiser') || '' }));
+  route(/^\/campaigns\/(\d+)\/edit$/, 'campaigns:write', async ([id]) => campaignEditor(id, await api('GET', '/api/v1/campaigns/' + id)));
+  async function campaignEditor(id, c) {
+    const { items: advertisers } = await api('GET', '/api/v1/advertisers?state=active&limit=1000');
+    const sel = (opts, cur, label) => el('select', label ? { 'aria-label': label } : {}, opts.map(([v, t]) => el('option', { value: v, text: t, selected: String(cur) === v })));
+    const adv = sel([['', 'Choose an advertiser'], ...advertisers.map(a => [a.id, a.name])], c.advertiserId || '');
+    const name = el('input', { type: 'text', value: c.name || '', maxlength: 200 });
+    const start = localInput(c.startAt || new Date().toISOString()), end = localInput(c.endAt || new Date(Date.now() + 30 * day).toISOString());
+    const tier = sel(tiers.map(t => [t, t]), c.priority || 'standard');
+    const weight = el('input', { type: 'number', min: 1, max: 1000, value: c.weight || 1 });
+    const g = c.goal || {};
+    const metric = sel([['', 'No goal'], ['impressions', 'Impressions'], ['clicks', 'Clicks'], ['conversions', 'Conversions']], g.metric || '');
+    const total = el('input', { type: 'number', min: 1, value: g.total || '' }), daily = el('input', { type: 'number', min: 1, value: g.daily || '' });
+    const pacing = sel([['', 'Default (even with a goal)'], ['even', 'Even'], ['asap', 'As soon as possible']], c.pacing && c.goal ? c.pacing : '');
+    const cap = c.frequencyCap || {};
+    const capCount = el('input', { type: 'number', min: 1, value: cap.count || '' });
+    const capWindow = sel([['', 'No cap'], ['1h', 'an hour'], ['24h', '24 hours'], ['7d', '7 days'], ['flight', 'the flight']], cap.window || '');
+    const pr = c.price || {};
+    const model = sel([['', 'No price'], ['cpm', 'CPM (per 1,000 impressions)'], ['cpc', 'CPC (per click)'], ['cpa', 'CPA (per conversion)'], ['flat', 'Flat']], pr.model || '');
+    const amount = el('input', { type: 'number', min: 0, step: '0.01', value: pr.amount === undefined ? '' : pr.amount });
+    const keywords = el('input', { type: 'text', value: (c.keywords || []).join(', '), placeholder: 'sports, news' });
+    const conds = el('div', { id: 'conditions' });
+    const addCond = x => conds.append(condEditor(x || {}, conds));
+    (c.conditions || []).forEach(addCond);
+    const form = el('form', { class: 'card', id: 'campaign-form', novalidate: true, onsubmit: async ev => {
+      ev.preventDefault();
+      const body = { advertiserId: adv.value, name: name.value, startAt: fromLocal(start.value), endAt: fromLocal(end.value), priority: tier.value,
+        weight: +weight.value || 1, conditions: [...conds.children].map(x => x.read()),
+        keywords: keywords.value.split(',').map(s => s.trim()).filter(Boolean) };
+      if (metric.value) { body.goal = { metric: metric.value }; if (total.value) body.goal.total = +total.value; if (daily.value) body.goal.daily = +daily.value; }
+      if (pacing.value) body.pacing = pacing.value;
+      if (capWindow.value || capCount.value) body.frequencyCap = { count: +capCount.value || 0, window: capWindow.value };
+      if (model.value) body.price = { model: model.value, amount: amount.value === '' ? '' : +amount.value };
+      try {
+        const r = await api(id ? 'PUT' : 'POST', '/api/v1/campaigns' + (id ? '/' + id : ''), body);
+        go('#/campaigns/' + r.id);
+      } catch (e) { showProblems(form, e); }
+    } },
+    el('div', { class: 'grid2' }, field('Advertiser', adv, 'advertiserId'), field('Name', name, 'name')),
+    el('div', { class: 'grid2' }, field('Starts (your time)', start, 'startAt'), field('Ends (your time)', end, 'endAt')),
+    el('div', { class: 'grid2' }, field('Tier (a higher one always wins)', tier, 'priority'), field('Weight within the tier (1–1000)', weight, 'weight')),
+    el('fieldset', { class: 'cond', 'data-field': 'goal' }, el('legend', { text: 'Goal' }),
+      el('div', { class: 'row' }, field('Metric', metric, 'goal.metric'), field('In all', total, 'goal.total'), field('A day', daily, 'goal.daily'), field('Pacing', pacing, 'pacing'))),
+    el('fieldset', { class: 'cond', 'data-field': 'frequencyCap' }, el('legend', { text: 'Frequency cap (per person)' }),
+      el('div', { class: 'row' }, field('At most', capCount, 'frequencyCap.count'), field('times in', capWindow, 'frequencyCap.window'))),
+    el('fieldset', { class: 'cond', 'data-field': 'price' }, el('legend', { text: 'Price' }),
+      el('div', { class: 'row' }, field('Model', model, 'price.model'), field('Amount', amount, 'price.amount'))),
+    field('Keywords (a decision request must carry one; none: any)', keywords, 'keywords'),
+    el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting (every ad of the campaign)' }), conds,
+      el('button', { type: 'button', id: 'add-condition', text: 'Add a condition', onclick: () => addCond({}) })),
+    el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: id ? 'Save' : 'Create campaign' }),
+      el('a', { href: id ? '#/campaigns/' + id : '#/campaigns', text: 'Cancel' })));
+    show(el('h1', { text: id ? 'Edit ' + c.name : 'New campaign' }), advertisers.length ? null : el('div', { class: 'notice', role: 'status' }, 'No active advertiser yet: ',
+      el('a', { href: '#/advertisers/new', text: 'create one first' }), '.'), form);
+    (c.advertiserId ? name : adv).focus();
+  }
+  route(/^\/campaigns\/(\d+)$/, 'campaigns:read', async ([id], q) => {
+    const c = await api('GET', '/api/v1/campaigns/' + id);
+    const [a, ads] = await Promise.all([api('GET', '/api/v1/advertisers/' + c.advertiserId), can('ads:read') ? api('GET', '/api/v1/ads?limit=100&campaignId=' + id) : null]);
+    const write = can('campaigns:write') && c.state !== 'archived';
+    const state = (label, verb) => el('button', { type: 'button', id: verb, text: label, onclick: async () => {
+      try { await api('POST', '/api/v1/campaigns/' + id + '/' + verb); render(); } catch (e) { main().prepend(errorBox(e)); }
+    } });
+    const facts = [['Advertiser', el('a', { href: '#/advertisers/' + a.id, text: a.name })], ['State', c.state], ['Flight', fmtTime(c.startAt) + ' → ' + fmtTime(c.endAt)],
+      ['Tier and weight', c.priority + ', ' + c.weight], ['Goal', goalText(c.goal) + (c.goal ? ', paced ' + c.pacing : '')],
+      ['Frequency cap', c.frequencyCap ? c.frequencyCap.count + ' per ' + c.frequencyCap.window : 'none'],
+      ['Price', c.price ? c.price.model.toUpperCase() + ' ' + c.price.amount : 'none'], ['Keywords', c.keywords.join(', ') || 'any'],
+      ['Targeting', c.conditions.length ? c.conditions.map(describe).join(' OR ') : 'everyone']];
+    const out = [el('h1', { text: c.name }),
+      write ? el('div', { class: 'row' }, el('a', { href: '#/campaigns/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
+        c.state === 'active' ? state('Pause', 'pause') : state('Resume', 'resume'),
+        can('ads:write') ? el('a', { href: '#/ads/new?campaign=' + id, class: 'button', id: 'new-ad', text: 'New ad in this campaign' }) : null,
+        confirmButton('Archive', 'Archive this campaign? It stops serving for good; its ads and reports stay.', async () => {
+          try { await api('DELETE', '/api/v1/campaigns/' + id); render(); } catch (e) { main().prepend(errorBox(e)); }
+        })) : null,
+      el('div', { class: 'card' }, el('dl', { class: 'facts' }, facts.map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)]).flat()))];
+    if (ads) out.push(el('h2', { text: 'Ads' }), table(['Title', 'Creative', 'State'], ads.items.map(x => [el('a', { href: '#/ads/' + x.id, text: x.title }),
+      x.creative ? x.creative.type + (x.creative.width ? ' ' + x.creative.width + '×' + x.creative.height : '') : '—', stateOf(x)]), 'No ads in this campaign yet.'));
+    if (can('reports:read')) out.push(await reportSection('campaign', id, q, '#/campaigns/' + id));
+    show(...out);
+  });
+
+  // Placements.
+  route(/^\/placements$/, 'campaigns:read', async (_, q) => {
+    await listPage({ title: 'Placements', path: '/api/v1/placements', q, newHref: '#/placements/new', newId: 'new-placement',
+      head: ['Name', 'Site', 'Sizes', 'Types'], empty: 'No placements yet.',
+      row: p => [el('a', { href: '#/placements/' + p.name, text: p.name }), p.site, p.sizes.join(', ') || 'any', p.types.join(', ')] });
+  });
+  route(/^\/placements\/new$/, 'campaigns:write', async () => placementEditor(null, {}));
+  route(/^\/placements\/([a-z0-9_-]+)\/edit$/, 'campaigns:write', async ([name]) => placementEditor(name, await api('GET', '/api/v1/placements/' + name)));
+  function placementEditor(name, p) {
+    const n = el('input', { type: 'text', value: p.name || '', disabled: !!name, placeholder: 'home-top', pattern: '[a-z0-9][a-z0-9_-]*' });
+    const site = el('input', { type: 'text', value: p.site || '', placeholder: 'example.com' });
+    const sizes = el('input', { type: 'text', value: (p.sizes || []).join(', '), placeholder: '300x250, 728x90 (none: any size)' });
+    const types = el('div', { class: 'checks', role: 'group', 'aria-label': 'Creative types' },
+      ['image', 'html', 'native', 'video'].map(t => el('label', {}, el('input', { type: 'checkbox', value: t, checked: !p.types || p.types.includes(t) }), t)));
+    const def = el('input', { type: 'text', inputmode: 'numeric', value: p.defaultAdId || '' });
+    const form = el('form', { class: 'card', id: 'placement-form', novalidate: true, onsubmit: async ev => {
+      ev.preventDefault();
+      const body = { name: name || n.value, site: site.value, sizes: sizes.value.split(',').map(s => s.trim()).filter(Boolean),
+        types: [...types.querySelectorAll('input:checked')].map(i => i.value) };
+      if (def.value) body.defaultAdId = def.value;
+      try {
+        const r = await api(name ? 'PUT' : 'POST', '/api/v1/placements' + (name ? '/' + name : ''), body);
+        go('#/placements/' + r.name);
+      } catch (e) { showProblems(form, e); }
+    } }, el('div', { class: 'grid2' }, field('Name (a-z, 0-9, _ and -; used by the tag)', n, 'name'), field('Site or app', site, 'site')),
+    field('Sizes', sizes, 'sizes'), field('Creative types it takes', types, 'types'), field('Default ad id (shown when nothing else fills it)', def, 'defaultAdId'),
+    el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: name ? 'Save' : 'Create placement' }),
+      el('a', { href: name ? '#/placements/' + name : '#/placements', text: 'Cancel' })));
+    show(el('h1', { text: name ? 'Edit placement ' + name : 'New placement' }), form);
+    (name ? site : n).focus();
+  }
+  route(/^\/placements\/([a-z0-9_-]+)$/, 'campaigns:read', async ([name], q) => {
+    const p = await api('GET', '/api/v1/placements/' + name);
+    const out = [el('h1', { text: p.name }), el('p', { class: 'muted', text: (p.site || 'no site') + ' · sizes ' + (p.sizes.join(', ') || 'any') + ' · ' + p.types.join(', ') +
+      (p.defaultAdId ? ' · default ad ' + p.defaultAdId : '') }),
+      can('campaigns:write') ? el('div', { class: 'row' }, el('a', { href: '#/placements/' + name + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
+        confirmButton('Delete', 'Delete placement ' + name + '? (Ads limited to it must be changed first.)', async () => {
+          try { await api('DELETE', '/api/v1/placements/' + name); go('#/placements'); } catch (e) { main().prepend(errorBox(e)); }
+        })) : null];
+    if (can('reports:read')) out.push(await reportSection('placement', name, q, '#/placements/' + name));
+    show(...out);
+  });
+
+  // creativeEditor edits an ad's creative: its type's fields, an image
+  // uploaded (chosen or dropped), and a preview at its real size. read()
+  // returns the creative, or undefined for none.
+  function creativeEditor(c) {
+    c = c || {};
+    const box = el('fieldset', { class: 'cond', id: 'creative', 'data-field': 'creative' }, el('legend', { text: 'Creative' }));
+    const type = el('select', { 'aria-label': 'Creative type' }, [['', 'None'], ['image', 'Image'], ['html', 'HTML'], ['native', 'Native'], ['video', 'Video']]
+      .map(([v, t]) => el('option', { value: v, text: t, selected: (c.type || '') === v })));
+    const inp = (k, attrs = {}) => { const i = el('input', { type: 'text', value: c[k] === undefined ? '' : c[k], ...attrs }); i.dataset.k = k; return i; };
+    const f = {
+      width: inp('width', { type: 'number', min: 1, max: 4000 }), height: inp('height', { type: 'number', min: 1, max: 4000 }),
+      clickUrl: inp('clickUrl', { type: 'url', placeholder: 'https://…?utm_source={placement}' }), image: inp('image', { readonly: true }),
+      title: inp('title'), body: inp('body'), imageUrl: inp('imageUrl'), cta: inp('cta'), sponsoredBy: inp('sponsoredBy'),
+      mediaUrl: inp('mediaUrl', { type: 'url' }), durationMs: inp('durationMs', { type: 'number', min: 1 }),
+    };
+    const html = el('textarea', { rows: 5, 'aria-label': 'HTML snippet' });
+    html.value = c.html || '';
+    const mime = el('select', { 'aria-label': 'Video type' }, ['video/mp4', 'video/webm', 'application/x-mpegURL', 'application/dash+xml'].map(m => el('option', { value: m, text: m, selected: c.mimeType === m })));
+    const file = el('input', { type: 'file', accept: 'image/png,image/jpeg,image/gif,image/webp', 'aria-label': 'Image file', id: 'creative-file' });
+    const uploadNote = el('div', { class: 'muted', 'aria-live': 'polite' });
+    const upload = async blob => {
+      uploadNote.textContent = 'Uploading…';
+      try {
+        const r = await fetch('/api/v1/assets', { method: 'POST', body: blob, credentials: 'same-origin', headers: { 'X-CSRF-Token': session.csrfToken } });
+        const a = await r.json();
+        if (!r.ok) throw new ApiError(r.status, a);
+        f.image.value = a.url;
+        if (!f.width.value) f.width.value = a.width;
+        if (!f.height.value) f.height.value = a.height;
+        uploadNote.textContent = 'Uploaded: ' + a.width + '×' + a.height + ', ' + num(a.size) + ' bytes.';
+        draw();
+      } catch (e) { uploadNote.textContent = 'Could not upload: ' + e.message; }
+    };
+    file.addEventListener('change', () => { if (file.files[0]) upload(file.files[0]); });
+    const drop = el('div', { class: 'drop', text: 'Drop an image here (PNG, JPEG, GIF or WebP), or choose a file:' }, file);
+    drop.addEventListener('dragover', ev => { ev.preventDefault(); drop.classList.add('over'); });
+    drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+    drop.addEventListener('drop', ev => { ev.preventDefault(); drop.classList.remove('over'); if (ev.dataTransfer.files[0]) upload(ev.dataTransfer.files[0]); });
+    const preview = el('div', { class: 'preview', id: 'creative-preview', 'aria-label': 'Preview' });
+    const fd = (label, input, k) => { const x = field(label, input, 'creative.' + k); x.dataset.k = k; return x; };
+    const parts = {
+      size: el('div', { class: 'row' }, fd('Width (px)', f.width, 'width'), fd('Height (px)', f.height, 'height')),
+      image: el('div', {}, drop, uploadNote, fd('Image', f.image, 'image')),
+      html: fd('HTML (shown in a sandboxed frame)', html, 'html'),
+      native: el('div', { class: 'grid2' }, fd('Title', f.title, 'title'), fd('Body', f.body, 'body'), fd('Image URL', f.imageUrl, 'imageUrl'),
+        fd('Call to action', f.cta, 'cta'), fd('Sponsored by', f.sponsoredBy, 'sponsoredBy')),
+      video: el('div', { class: 'grid2' }, fd('Media URL', f.mediaUrl, 'mediaUrl'), fd('Type', mime, 'mimeType'), fd('Duration (ms)', f.durationMs, 'durationMs')),
+      click: fd('Click URL ({placement}, {campaign}, {ad} are filled in)', f.clickUrl, 'clickUrl'),
+    };
+    const shows = { image: ['size', 'image', 'click'], html: ['size', 'html', 'click'], native: ['native', 'click'], video: ['video', 'click'] };
+    function draw() {
+      const t = type.value;
+      for (const [k, p] of Object.entries(parts)) p.hidden = !(shows[t] || []).includes(k);
+      preview.hidden = !t;
+      const w = +f.width.value || 300, h = +f.height.value || 250;
+      if (t === 'image') preview.replaceChildren(f.image.value ? el('img', { src: f.image.value, width: w, height: h, alt: 'The image creative at its size' }) : el('p', { class: 'muted', text: 'Upload an image to see it here.' }));
+      else if (t === 'html') {
+        const frame = el('iframe', { sandbox: 'allow-scripts', width: w, height: h, title: 'The HTML creative at its size', referrerpolicy: 'no-referrer' });
+        frame.srcdoc = html.value;
+        preview.replaceChildren(frame);
+      } else if (t === 'native') {
+        preview.replaceChildren(el('div', { class: 'native' }, f.imageUrl.value ? el('img', { src: f.imageUrl.value, alt: '' }) : null,
+          el('strong', { text: f.title.value || 'Title' }), el('p', { text: f.body.value }), el('span', { class: 'button', text: f.cta.value || 'Learn more' }),
+          el('small', { class: 'muted', text: f.sponsoredBy.value ? 'Sponsored by ' + f.sponsoredBy.value : 'Sponsored' })));
+      } else if (t === 'video') preview.replaceChildren(el('p', { class: 'muted', text: 'A ' + (+f.durationMs.value / 1000 || 0) + ' s video from ' + (f.mediaUrl.value || '…') + ' (played by the video player).' }));
+      preview.style.width = t === 'image' || t === 'html' ? w + 'px' : '';
+    }
+    type.addEventListener('change', draw);
+    box.addEventListener('input', ev => { if (ev.target !== file) draw(); });
+    box.append(field('Type', type, 'creative.type'), ...Object.values(parts), el('h3', { text: 'Preview' }), preview);
+    draw();
+    box.read = () => {
+      const t = type.value;
+      if (!t) return undefined;
+      const out = { type: t };
+      const keys = { image: ['width', 'height', 'image'], html: ['width', 'height'], native: ['title', 'body', 'imageUrl', 'cta', 'sponsoredBy'], video: ['mediaUrl', 'durationMs'] }[t];
+      for (const k of [...keys, 'clickUrl']) if (f[k].value !== '') out[k] = f[k].type === 'number' ? +f[k].value : f[k].value;
+      if (t === 'html') out.html = html.value;
+      if (t === 'video') out.mimeType = mime.value;
+      return out;
+    };
+    return box;
+  }
 
   // ---- Links.
   route(/^\/links$/, 'links:read', async (_, q) => {
