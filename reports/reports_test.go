@@ -248,15 +248,7 @@ func TestWhatIsCounted(t *testing.T) {
 		if err := tl.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
-		notCounted := map[string]float64{}
-		families, _ := reg.Gather()
-		for _, f := range families {
-			if f.GetName() == "marquee_reports_events_not_counted_total" {
-				for _, m := range f.GetMetric() {
-					notCounted[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
-				}
-			}
-		}
+		notCounted := notCountedOf(reg)
 		if want := map[string]float64{"other type": 1, "unknown ad": 50, "unknown link": 50}; !maps.Equal(notCounted, want) {
 			t.Errorf("marquee_reports_events_not_counted_total = %v; want %v", notCounted, want)
 		}
@@ -544,16 +536,23 @@ func TestCampaignAdvertiserPlacementRows(t *testing.T) {
 			t.Errorf("%s %d: %+v (uniques %d); want %d impressions, %d clicks, %d uniques", c.entity, c.id, got, *got.Uniques, c.impressions, c.clicks, c.uniques)
 		}
 	}
-	notCounted := map[string]float64{}
+	notCounted := notCountedOf(reg)
+	if notCounted["unknown campaign"] != 1 || notCounted["unknown placement"] != 1 {
+		t.Errorf("not counted = %v; want the unknown campaign and placement", notCounted)
+	}
+}
+
+// notCountedOf reads marquee_reports_events_not_counted_total of reg by
+// reason.
+func notCountedOf(reg *prometheus.Registry) map[string]float64 {
+	out := map[string]float64{}
 	families, _ := reg.Gather()
 	for _, f := range families {
 		if f.GetName() == "marquee_reports_events_not_counted_total" {
 			for _, m := range f.GetMetric() {
-				notCounted[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+				out[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
 			}
 		}
 	}
-	if notCounted["unknown campaign"] != 1 || notCounted["unknown placement"] != 1 {
-		t.Errorf("not counted = %v; want the unknown campaign and placement", notCounted)
-	}
+	return out
 }
