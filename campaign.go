@@ -22,12 +22,8 @@ const (
 	StateArchived = "archived"
 )
 
-// MaxNameLen is the longest name of an advertiser, campaign or site, in
-// characters; MaxNotesLen the longest notes.
-const (
-	MaxNameLen  = 200
-	MaxNotesLen = 10_000
-)
+// MaxNotesLen is the longest notes of an advertiser, in characters.
+const MaxNotesLen = 10_000
 
 // Advertiser is who a campaign serves for.
 type Advertiser struct {
@@ -78,33 +74,6 @@ func ParseAdvertiserInput(body []byte) (AdvertiserInput, error) {
 		}
 	}
 	return in, Invalid("invalid advertiser", p)
-}
-
-// nameField reads a name: a non-empty string of at most MaxNameLen
-// characters, trimmed, without control characters.
-func nameField(fields map[string]json.RawMessage, k string, required bool, p Problems) string {
-	raw, ok := present(fields, k)
-	if !ok {
-		if required {
-			p[k] = "is required"
-		}
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		p[k] = "must be a string"
-		return ""
-	}
-	s = strings.TrimSpace(s)
-	switch n := utf8.RuneCountInString(s); {
-	case n == 0:
-		p[k] = "must not be empty"
-	case n > MaxNameLen:
-		p[k] = fmt.Sprintf("must be at most %d characters (got %d)", MaxNameLen, n)
-	case strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		p[k] = "must not contain control characters"
-	}
-	return s
 }
 
 // Priorities of campaigns, highest first: a higher tier always wins over
@@ -307,83 +276,6 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 		in.Keywords = parseKeywords(raw, p)
 	}
 	return in, Invalid("invalid campaign", p)
-}
-
-// parseID reads an id given as a JSON string or number: a positive
-// integer.
-func parseID(raw json.RawMessage) (int64, bool) {
-	var s string
-	if firstByte(raw) == '"' {
-		if json.Unmarshal(raw, &s) != nil {
-			return 0, false
-		}
-	} else {
-		s = string(raw)
-	}
-	id, err := strconv.ParseInt(s, 10, 64)
-	return id, err == nil && id > 0
-}
-
-// checkWindow applies the rules of a time window: both ends required,
-// end after start; times are kept in UTC to the millisecond.
-func checkWindow(start, end *time.Time, startOK, endOK bool, p Problems) {
-	*start = start.UTC().Truncate(time.Millisecond)
-	*end = end.UTC().Truncate(time.Millisecond)
-	if startOK && endOK && !end.After(*start) {
-		p["endAt"] = "must be after startAt"
-	}
-	for k, ok := range map[string]bool{"startAt": startOK, "endAt": endOK} {
-		if _, named := p[k]; !ok && !named {
-			p[k] = "is required"
-		}
-	}
-}
-
-// oneOfField reads a string field that must be one of allowed; absent,
-// it is def.
-func oneOfField(fields map[string]json.RawMessage, k string, allowed []string, def string, p Problems) string {
-	raw, ok := present(fields, k)
-	if !ok {
-		return def
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil || !slices.Contains(allowed, s) {
-		p[k] = "must be one of " + strings.Join(allowed, ", ")
-		return def
-	}
-	return s
-}
-
-// subObject decodes raw as an object with only the known fields, naming
-// problems under path.
-func subObject(raw json.RawMessage, path string, p Problems, known ...string) (map[string]json.RawMessage, bool) {
-	var fields map[string]json.RawMessage
-	if firstByte(raw) != '{' || json.Unmarshal(raw, &fields) != nil {
-		p[path] = "must be an object"
-		return nil, false
-	}
-	ok := true
-	for k := range fields {
-		if !slices.Contains(known, k) {
-			p[path+"."+k] = "unknown field"
-			ok = false
-		}
-	}
-	return fields, ok
-}
-
-// positive reads an integer field > 0 of an object, if present.
-func positive(fields map[string]json.RawMessage, k, path string, p Problems) (int64, bool) {
-	raw, ok := present(fields, k)
-	if !ok {
-		return 0, false
-	}
-	var n int64
-	if json.Unmarshal(raw, &n) != nil || n < 1 {
-		p[path+"."+k] = "must be a positive integer"
-		return 0, false
-	}
-	return n, true
 }
 
 func parseGoal(raw json.RawMessage, p Problems) *Goal {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -141,4 +143,112 @@ func hex4(b []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
+}
+
+// MaxNameLen is the longest name of an advertiser, campaign or site, in
+// characters (see nameField).
+const MaxNameLen = 200
+
+// nameField reads a name: a non-empty string of at most MaxNameLen
+// characters, trimmed, without control characters.
+func nameField(fields map[string]json.RawMessage, k string, required bool, p Problems) string {
+	raw, ok := present(fields, k)
+	if !ok {
+		if required {
+			p[k] = "is required"
+		}
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		p[k] = "must be a string"
+		return ""
+	}
+	s = strings.TrimSpace(s)
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0:
+		p[k] = "must not be empty"
+	case n > MaxNameLen:
+		p[k] = fmt.Sprintf("must be at most %d characters (got %d)", MaxNameLen, n)
+	case strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		p[k] = "must not contain control characters"
+	}
+	return s
+}
+
+// parseID reads an id given as a JSON string or number: a positive
+// integer.
+func parseID(raw json.RawMessage) (int64, bool) {
+	var s string
+	if firstByte(raw) == '"' {
+		if json.Unmarshal(raw, &s) != nil {
+			return 0, false
+		}
+	} else {
+		s = string(raw)
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id > 0
+}
+
+// checkWindow applies the rules of a time window: both ends required,
+// end after start; times are kept in UTC to the millisecond.
+func checkWindow(start, end *time.Time, startOK, endOK bool, p Problems) {
+	*start = start.UTC().Truncate(time.Millisecond)
+	*end = end.UTC().Truncate(time.Millisecond)
+	if startOK && endOK && !end.After(*start) {
+		p["endAt"] = "must be after startAt"
+	}
+	for k, ok := range map[string]bool{"startAt": startOK, "endAt": endOK} {
+		if _, named := p[k]; !ok && !named {
+			p[k] = "is required"
+		}
+	}
+}
+
+// oneOfField reads a string field that must be one of allowed; absent,
+// it is def.
+func oneOfField(fields map[string]json.RawMessage, k string, allowed []string, def string, p Problems) string {
+	raw, ok := present(fields, k)
+	if !ok {
+		return def
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil || !slices.Contains(allowed, s) {
+		p[k] = "must be one of " + strings.Join(allowed, ", ")
+		return def
+	}
+	return s
+}
+
+// subObject decodes raw as an object with only the known fields, naming
+// problems under path.
+func subObject(raw json.RawMessage, path string, p Problems, known ...string) (map[string]json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if firstByte(raw) != '{' || json.Unmarshal(raw, &fields) != nil {
+		p[path] = "must be an object"
+		return nil, false
+	}
+	ok := true
+	for k := range fields {
+		if !slices.Contains(known, k) {
+			p[path+"."+k] = "unknown field"
+			ok = false
+		}
+	}
+	return fields, ok
+}
+
+// positive reads an integer field > 0 of an object, if present.
+func positive(fields map[string]json.RawMessage, k, path string, p Problems) (int64, bool) {
+	raw, ok := present(fields, k)
+	if !ok {
+		return 0, false
+	}
+	var n int64
+	if json.Unmarshal(raw, &n) != nil || n < 1 {
+		p[path+"."+k] = "must be a positive integer"
+		return 0, false
+	}
+	return n, true
 }
