@@ -18,8 +18,10 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"marquee"
 	"marquee/collector"
 	"marquee/objstore"
+	"marquee/store/sqlite"
 )
 
 // fakeS3 is an in-process S3 that fails every request while down is set.
@@ -170,4 +172,41 @@ func spoolFiles(dir string) []string {
 	done, _ := filepath.Glob(filepath.Join(dir, "dt=*", "hour=*", "*"))
 	part, _ := filepath.Glob(filepath.Join(dir, "tmp", "*"))
 	return append(done, part...)
+}
+
+// Assets keeps an image's bytes in the bucket and its facts in the
+// store, and reads it back from there; an unknown one is not found.
+func TestAssetsInTheBucket(t *testing.T) {
+	f := newFakeS3(t)
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a := objstore.Assets{Meta: st, S3: f.shipper(t)}
+	ctx := context.Background()
+	body := []byte("\x89PNG\r\n\x1a\n…the image")
+	as := marquee.Asset{SHA: strings.Repeat("ab", 32), Type: "image/png", Width: 3, Height: 2, Size: int64(len(body))}
+	if _, created, err := a.PutAsset(ctx, as, body); err != nil || !created {
+		t.Fatalf("PutAsset = %v, %v", created, err)
+	}
+	obj, err := f.backend.GetObject("events", "prod/v1/assets/"+as.SHA+".png", nil)
+	if err != nil {
+		t.Fatalf("the bucket lacks the image: %v", err)
+	}
+	raw, _ := io.ReadAll(obj.Contents)
+	obj.Contents.Close()
+	if !bytes.Equal(raw, body) {
+		t.Errorf("the bucket holds %q; want the image", raw)
+	}
+	if _, inDB, _ := st.Asset(ctx, as.SHA); len(inDB) != 0 {
+		t.Errorf("the database holds %d bytes of the image; want none (they are in the bucket)", len(inDB))
+	}
+	got, b, err := a.Asset(ctx, as.SHA)
+	if err != nil || !bytes.Equal(b, body) || got.Width != 3 || got.Type != "image/png" {
+		t.Fatalf("Asset = %+v, %q, %v", got, b, err)
+	}
+	if _, _, err := a.Asset(ctx, strings.Repeat("cd", 32)); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Errorf("Asset(unknown) = %v; want not found", err)
+	}
 }

@@ -15,6 +15,13 @@ import (
 	"marquee/cache"
 )
 
+// AssetStore keeps uploaded images: the store, or the bucket with the
+// store (objstore.Assets).
+type AssetStore interface {
+	PutAsset(ctx context.Context, a marquee.Asset, body []byte) (marquee.Asset, bool, error)
+	Asset(ctx context.Context, sha string) (marquee.Asset, []byte, error)
+}
+
 // Image is an asset as served: its media type and bytes.
 type Image struct {
 	Type string
@@ -23,7 +30,7 @@ type Image struct {
 
 // NewAssetCache returns the cache that GET /assets/… answers from,
 // bounded by capacity (bytes with a unit, or entries), loading from store.
-func NewAssetCache(store CampaignStore, capacity cache.Capacity, reg prometheus.Registerer) *cache.Cache[string, Image] {
+func NewAssetCache(store AssetStore, capacity cache.Capacity, reg prometheus.Registerer) *cache.Cache[string, Image] {
 	return cache.New(cache.Config[string, Image]{
 		Name: "asset", Capacity: capacity,
 		Load: bounded(func(ctx context.Context, sha string) (Image, error) {
@@ -38,7 +45,7 @@ func NewAssetCache(store CampaignStore, capacity cache.Capacity, reg prometheus.
 // (any declared type: the type is sniffed from the bytes) or as the
 // "file" field of a multipart form. 201 with the asset and its url, or
 // 200 when the same image was stored before.
-func handleUploadAsset(store CampaignStore) storeHandler {
+func handleUploadAsset(store AssetStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		body, err := uploadedBytes(ctx)
 		if err != nil {

@@ -32,8 +32,6 @@ type CampaignStore interface {
 	ReplacePlacement(ctx context.Context, name string, in marquee.PlacementInput) (marquee.Placement, error)
 	DeletePlacement(ctx context.Context, name string) error
 	ListPlacements(ctx context.Context, f marquee.ListFilter) ([]marquee.Placement, int, error)
-	PutAsset(ctx context.Context, a marquee.Asset, body []byte) (marquee.Asset, bool, error)
-	Asset(ctx context.Context, sha string) (marquee.Asset, []byte, error)
 }
 
 const (

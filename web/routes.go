@@ -103,7 +103,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/placements/{name}", marquee.ScopeCampaignsRead, withStore(handleGet(placementResource, s.campaigns, CampaignStore.Placement))},
 		{"PUT", "/api/v1/placements/{name}", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleReplace(placementResource, s.campaigns, CampaignStore.ReplacePlacement, placementInput, s.writer)))},
 		{"DELETE", "/api/v1/placements/{name}", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleDelete(placementResource, s.campaigns, CampaignStore.DeletePlacement, s.writer)))},
-		{"POST", "/api/v1/assets", marquee.ScopeCampaignsWrite, withStore(handleUploadAsset(s.campaigns))},
+		{"POST", "/api/v1/assets", marquee.ScopeCampaignsWrite, withStore(handleUploadAsset(s.assetSt))},
 		{"GET", "/assets/{file}", public, handleAsset(s.assets)},
 		// Access: keys, users, sessions, the audit log.
 		{"POST", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(handleCreateKey(s.acc))},

@@ -69,21 +69,22 @@ type Config struct {
 
 // Deps are the server's collaborators.
 type Deps struct {
-	Log       *slog.Logger
-	Now       func() time.Time // the clock ads are judged and events stamped by
-	Store     AdStore
-	LinkStore LinkStore
-	Index     *index.Index // fed by Feed, which makes writes visible
-	Feed      Syncer
-	AdCache   *cache.Cache[int64, []byte]        // ads' JSON by id (see NewAdCache)
-	LinkCache *cache.Cache[string, marquee.Link] // links by code (see NewLinkCache)
-	Clicks    *clicks.Counter
-	Events    EventSink
-	Reports   *reports.Reporter
-	Auth      *auth.Auth  // who requests are (keys, sessions, the bootstrap token)
-	Access    AccessStore // users, keys, sessions and the audit log
-	Campaigns CampaignStore
-	Assets    *cache.Cache[string, Image] // uploaded images by SHA-256 (see NewAssetCache)
+	Log        *slog.Logger
+	Now        func() time.Time // the clock ads are judged and events stamped by
+	Store      AdStore
+	LinkStore  LinkStore
+	Index      *index.Index // fed by Feed, which makes writes visible
+	Feed       Syncer
+	AdCache    *cache.Cache[int64, []byte]        // ads' JSON by id (see NewAdCache)
+	LinkCache  *cache.Cache[string, marquee.Link] // links by code (see NewLinkCache)
+	Clicks     *clicks.Counter
+	Events     EventSink
+	Reports    *reports.Reporter
+	Auth       *auth.Auth  // who requests are (keys, sessions, the bootstrap token)
+	Access     AccessStore // users, keys, sessions and the audit log
+	Campaigns  CampaignStore
+	AssetStore AssetStore                  // where uploads go
+	Assets     *cache.Cache[string, Image] // uploaded images by SHA-256, from AssetStore (see NewAssetCache)
 	// Console serves /admin and /admin/… (package console); nil: no
 	// console.
 	Console fasthttp.RequestHandler
@@ -124,6 +125,7 @@ type Server struct {
 	acc       *accessEnv
 	campaigns CampaignStore
 	assets    *cache.Cache[string, Image]
+	assetSt   AssetStore
 	console   fasthttp.RequestHandler
 	events    *eventEnv
 	metrics   *metrics
@@ -135,7 +137,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index,
 		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
-		campaigns: d.Campaigns, assets: d.Assets,
+		campaigns: d.Campaigns, assets: d.Assets, assetSt: d.AssetStore,
 		writer:  &writer{feed: d.Feed, log: d.Log},
 		req:     requester{trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),

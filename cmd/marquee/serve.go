@@ -31,6 +31,7 @@ import (
 	"marquee/console"
 	"marquee/feed"
 	"marquee/index"
+	"marquee/objstore"
 	"marquee/reports"
 	"marquee/store"
 	"marquee/store/mysql"
@@ -207,19 +208,20 @@ type node struct {
 	log *slog.Logger
 	reg *prometheus.Registry
 
-	st        store.Store // open
-	ix        *index.Index
-	ads       *cache.Cache[int64, []byte]
-	links     *cache.Cache[string, marquee.Link]
-	assets    *cache.Cache[string, web.Image]
-	access    *auth.Auth
-	fd        *feed.Feed
-	storeID   string
-	counter   *clicks.Counter // load
-	geo       *reports.GeoIP  // collect
-	tally     *reports.Tally
-	events    *collector.Collector
-	stopPprof func() // listen
+	st         store.Store // open
+	ix         *index.Index
+	ads        *cache.Cache[int64, []byte]
+	links      *cache.Cache[string, marquee.Link]
+	assets     *cache.Cache[string, web.Image]
+	assetStore web.AssetStore
+	access     *auth.Auth
+	fd         *feed.Feed
+	storeID    string
+	counter    *clicks.Counter // load
+	geo        *reports.GeoIP  // collect
+	tally      *reports.Tally
+	events     *collector.Collector
+	stopPprof  func() // listen
 }
 
 // open opens the store and builds what reads it: the index, the two
@@ -241,7 +243,10 @@ func (n *node) open(ctx context.Context) error {
 	n.ix = index.New(time.Now)
 	n.ads = web.NewAdCache(n.st, n.cfg.adCache, n.reg)
 	n.links = web.NewLinkCache(n.st, n.cfg.linkCache, n.reg)
-	n.assets = web.NewAssetCache(n.st, n.cfg.assetCache, n.reg)
+	if n.assetStore, err = assetStore(n.cfg, n.st); err != nil {
+		return err
+	}
+	n.assets = web.NewAssetCache(n.assetStore, n.cfg.assetCache, n.reg)
 	n.access = auth.New(n.st, token, n.reg)
 	n.fd = feed.New(n.st, n.ix, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention,
 		OnChange: invalidator(n.ads), OnLinks: invalidator(n.links), OnAccess: n.access.Invalidate})
@@ -306,7 +311,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, Clicks: n.counter, Events: n.events, Registry: n.reg,
-			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, Assets: n.assets, Console: console.Handler()})
+			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Console: console.Handler()})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
@@ -352,6 +357,19 @@ func (n *node) startLoops() (stop func()) {
 	hourly(func() { trimAccess(bg, n.st, cfg.auditKeep, log) })
 	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
 	return func() { cancel(); loops.Wait() }
+}
+
+// assetStore is where uploaded images go: with -events-s3, the bucket
+// (under <prefix>/assets/) and their facts in st; else st alone.
+func assetStore(cfg serveConfig, st store.Store) (web.AssetStore, error) {
+	if cfg.events.s3.URL == "" {
+		return st, nil
+	}
+	s3, err := objstore.NewS3(cfg.events.s3)
+	if err != nil {
+		return nil, err
+	}
+	return objstore.Assets{Meta: st, S3: s3}, nil
 }
 
 // welcome tells where the console is and, while the store has no user,
@@ -535,6 +553,7 @@ var (
 	_ web.LinkStore     = store.Store(nil)
 	_ web.AccessStore   = store.Store(nil)
 	_ web.CampaignStore = store.Store(nil)
+	_ web.AssetStore    = store.Store(nil)
 	_ auth.Store        = store.Store(nil)
 	_ auth.LoginStore   = store.Store(nil)
 	_ feed.Source       = store.Store(nil)
