@@ -1,0 +1,174 @@
+// Package tracking owns the signed tracking URL's token: it writes it
+// (decisions put one in each impression, view and click URL) and reads it
+// (the tracking route checks it before anything is counted). A token is
+// the payload — what was decided, for whom, when, until when — and an
+// HMAC-SHA256 of it under a key from configuration; the previous key is
+// still accepted, so that keys rotate without breaking URLs in flight.
+package tracking
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"marquee"
+)
+
+// Kinds of tracking URL.
+const (
+	Impression = 'i'
+	View       = 'v'
+	Click      = 'c'
+)
+
+// DefaultTTL is how long a tracking URL works by default.
+const DefaultTTL = 24 * time.Hour
+
+// Payload is what a tracking URL says: which decision (its id, unique),
+// the ad, campaign and placement it chose, the user's hashed key (0:
+// none), the price's amount in millionths, and when the URL was issued
+// and stops working.
+type Payload struct {
+	Kind        byte
+	Decision    [16]byte
+	Ad          int64
+	Campaign    int64
+	Placement   string
+	UserHash    uint64
+	PriceMicros int64
+	Issued      time.Time
+	Expires     time.Time
+}
+
+// Signer writes and reads tokens. It is safe for concurrent use.
+type Signer struct {
+	key, previous []byte
+}
+
+// NewSigner returns a signer with key (required) and the previous key
+// (may be nil), which tokens are still accepted under.
+func NewSigner(key, previous []byte) (*Signer, error) {
+	if len(key) < 16 {
+		return nil, errors.New("tracking key: want at least 16 bytes")
+	}
+	return &Signer{key: key, previous: previous}, nil
+}
+
+const macLen = 16 // bytes of the HMAC kept: 128 bits
+
+var enc = base64.RawURLEncoding.Strict() // strict: a token has one spelling
+
+// Append appends p's token to dst: base64url of the payload followed by
+// its MAC. It allocates nothing when dst has room.
+func (s *Signer) Append(dst []byte, p *Payload) []byte {
+	var buf [128]byte
+	raw := appendPayload(buf[:0], p)
+	raw = append(raw, mac(s.key, raw)...) // within buf when the placement name is short
+	n := enc.EncodedLen(len(raw))
+	dst = append(dst, make([]byte, n)...)
+	enc.Encode(dst[len(dst)-n:], raw)
+	return dst
+}
+
+// Errors of Open.
+var (
+	ErrBadToken = marquee.Errorf(marquee.KindInvalid, "invalid tracking token: it was not issued by this server or was changed")
+	ErrExpired  = marquee.Errorf(marquee.KindGone, "this tracking URL has expired")
+)
+
+// Open checks token's MAC (under the key or the previous one) and expiry
+// at now and returns its payload: ErrBadToken for a token that is not
+// one of ours, ErrExpired for one past its expiry.
+func (s *Signer) Open(token []byte, now time.Time) (Payload, error) {
+	var p Payload
+	if len(token) > 512 {
+		return p, ErrBadToken
+	}
+	var buf [384]byte
+	n, err := enc.Decode(buf[:], token)
+	if err != nil || n <= macLen {
+		return p, ErrBadToken
+	}
+	raw, sum := buf[:n-macLen], buf[n-macLen:n]
+	if !hmac.Equal(sum, mac(s.key, raw)) && (s.previous == nil || !hmac.Equal(sum, mac(s.previous, raw))) {
+		return p, ErrBadToken
+	}
+	if !readPayload(raw, &p) {
+		return p, ErrBadToken
+	}
+	if !now.Before(p.Expires) {
+		return p, ErrExpired
+	}
+	return p, nil
+}
+
+func mac(key, raw []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(raw)
+	return m.Sum(nil)[:macLen]
+}
+
+// version is the first byte of a payload: its layout.
+const version = 1
+
+func appendPayload(b []byte, p *Payload) []byte {
+	b = append(b, version, p.Kind)
+	b = append(b, p.Decision[:]...)
+	b = binary.AppendUvarint(b, uint64(p.Ad))
+	b = binary.AppendUvarint(b, uint64(p.Campaign))
+	b = binary.AppendUvarint(b, uint64(len(p.Placement)))
+	b = append(b, p.Placement...)
+	b = binary.BigEndian.AppendUint64(b, p.UserHash)
+	b = binary.AppendVarint(b, p.PriceMicros)
+	b = binary.AppendVarint(b, p.Issued.Unix())
+	b = binary.AppendVarint(b, p.Expires.Unix())
+	return b
+}
+
+func readPayload(b []byte, p *Payload) bool {
+	if len(b) < 2+16 || b[0] != version {
+		return false
+	}
+	p.Kind = b[1]
+	copy(p.Decision[:], b[2:18])
+	b = b[18:]
+	uv := func() uint64 {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			b = nil
+			return 0
+		}
+		b = b[n:]
+		return v
+	}
+	sv := func() int64 {
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			b = nil
+			return 0
+		}
+		b = b[n:]
+		return v
+	}
+	p.Ad, p.Campaign = int64(uv()), int64(uv())
+	l := uv()
+	if b == nil || uint64(len(b)) < l+8 {
+		return false
+	}
+	p.Placement, b = string(b[:l]), b[l:]
+	p.UserHash, b = binary.BigEndian.Uint64(b[:8]), b[8:]
+	p.PriceMicros = sv()
+	issued, expires := sv(), sv()
+	if b == nil || len(b) != 0 {
+		return false
+	}
+	p.Issued, p.Expires = time.Unix(issued, 0).UTC(), time.Unix(expires, 0).UTC()
+	switch p.Kind {
+	case Impression, View, Click:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,81 @@
+package tracking_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"marquee"
+	"marquee/tracking"
+)
+
+func signer(t *testing.T, key, previous string) *tracking.Signer {
+	t.Helper()
+	var prev []byte
+	if previous != "" {
+		prev = []byte(previous)
+	}
+	s, err := tracking.NewSigner([]byte(key), prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Tokens round-trip every payload, including hostile ones; a token
+// changed anywhere, signed with another key, or expired is refused.
+func TestTokens(t *testing.T) {
+	s := signer(t, "the current key, 32 bytes long!!", "")
+	now := time.Unix(1_800_000_000, 0).UTC()
+	r := rand.New(rand.NewPCG(1, 2))
+	names := []string{"", "home-top", strings.Repeat("z", marquee.MaxPlacementName), "a_b-c"}
+	for i := range 2000 {
+		p := tracking.Payload{Kind: []byte{tracking.Impression, tracking.View, tracking.Click}[i%3], Ad: r.Int64(), Campaign: r.Int64N(1000),
+			Placement: names[i%len(names)], UserHash: r.Uint64(), PriceMicros: r.Int64() - math.MaxInt64/2,
+			Issued: now, Expires: now.Add(time.Duration(1+r.IntN(48)) * time.Hour)}
+		for j := range p.Decision {
+			p.Decision[j] = byte(r.Uint32())
+		}
+		tok := s.Append(nil, &p)
+		got, err := s.Open(tok, now)
+		if err != nil || got != p {
+			t.Fatalf("Open(Append(%+v)) = %+v, %v", p, got, err)
+		}
+		if i%50 == 0 { // every byte changed is refused
+			for k := range tok {
+				bad := []byte(string(tok))
+				bad[k] ^= 1
+				if _, err := s.Open(bad, now); err == nil {
+					t.Fatalf("token %q with byte %d changed was accepted", tok, k)
+				}
+			}
+		}
+		if _, err := s.Open(tok, p.Expires); err != tracking.ErrExpired {
+			t.Fatalf("at its expiry: %v; want ErrExpired", err)
+		}
+	}
+	for _, junk := range []string{"", "x", "!!!!", strings.Repeat("A", 600), strings.Repeat("A", 40)} {
+		if _, err := s.Open([]byte(junk), now); err != tracking.ErrBadToken {
+			t.Errorf("Open(%q) = %v; want ErrBadToken", junk, err)
+		}
+	}
+}
+
+// A rotated key: tokens of the previous key still open; of any other, not.
+func TestKeyRotation(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	p := tracking.Payload{Kind: tracking.Click, Ad: 7, Campaign: 3, Placement: "side", Issued: now, Expires: now.Add(time.Hour)}
+	old := signer(t, "the old key, at least 16 bytes", "")
+	tok := old.Append(nil, &p)
+	if _, err := signer(t, "the new key, at least 16 bytes", "the old key, at least 16 bytes").Open(tok, now); err != nil {
+		t.Errorf("a token of the previous key: %v; want it accepted", err)
+	}
+	if _, err := signer(t, "the new key, at least 16 bytes", "").Open(tok, now); err != tracking.ErrBadToken {
+		t.Errorf("a token of an unknown key: %v; want ErrBadToken", err)
+	}
+	if _, err := tracking.NewSigner([]byte("short"), nil); err == nil {
+		t.Error("a 5-byte key was accepted")
+	}
+}
