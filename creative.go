@@ -315,7 +315,33 @@ func (in *PlacementInput) Accepts(c *Creative) bool {
 	if !slices.Contains(in.Types, c.Type) {
 		return false
 	}
-	return len(in.Sizes) == 0 || c.Size() == "" || slices.Contains(in.Sizes, c.Size())
+	if len(in.Sizes) == 0 || c.Width == 0 || c.Height == 0 {
+		return true
+	}
+	for _, s := range in.Sizes {
+		if sizeIs(s, c.Width, c.Height) {
+			return true
+		}
+	}
+	return false
+}
+
+// sizeIs reports whether s, a "WxH" of ParsePlacementInput, is w by h. It
+// allocates nothing: decisions ask it of every candidate.
+func sizeIs(s string, w, h int) bool {
+	x := strings.IndexByte(s, 'x')
+	return x > 0 && atoiIs(s[:x], w) && atoiIs(s[x+1:], h)
+}
+
+func atoiIs(s string, n int) bool {
+	v := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+		v = v*10 + int(s[i]-'0')
+	}
+	return s != "" && v == n
 }
 
 // NoPlacement is the error of an unknown placement name.

@@ -1,0 +1,274 @@
+// Package delivery decides which ads fill the slots of a page: for each
+// slot, the ads whose targeting matches (from the ad index), whose
+// campaign is active with its own targeting and keywords matching, whose
+// creative fits the placement and that may run there, not capped for the
+// user; of those, the highest tier wins, and within it a weighted lottery
+// by the campaigns' weights. A decision is a pure function of a Plan (an
+// immutable view of campaigns, placements and the ads' creatives), an
+// index snapshot, the counters and a random source: no database, no lock
+// on the way.
+package delivery
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"marquee"
+	"marquee/index"
+)
+
+// Ad is what a decision needs of an ad beyond the index: its campaign,
+// creative and the placements it is limited to.
+type Ad struct {
+	ID         int64
+	CampaignID int64
+	Creative   *marquee.Creative
+	Placements []string
+}
+
+// Campaign is a campaign as decisions read it: its settings, and its
+// tier's rank (0 highest).
+type Campaign struct {
+	marquee.Campaign
+	Tier int
+}
+
+// Plan is what decisions read besides the index. It is never mutated
+// after it is built: a change builds a new one (sharing what it did not
+// change) and swaps it in.
+type Plan struct {
+	campaigns  map[int64]*Campaign
+	placements map[string]*marquee.Placement
+	ads        map[int64]*Ad
+}
+
+// Placement returns placement name, if it exists.
+func (p *Plan) Placement(name string) (*marquee.Placement, bool) {
+	pl, ok := p.placements[name]
+	return pl, ok
+}
+
+// Campaign returns campaign id, if it is in the plan.
+func (p *Plan) Campaign(id int64) (*Campaign, bool) {
+	c, ok := p.campaigns[id]
+	return c, ok
+}
+
+// Engine holds the current Plan and decides over it. Its methods are safe
+// for concurrent use; the feed is its only writer.
+type Engine struct {
+	ix       *index.Index
+	counters Counters
+	plan     atomic.Pointer[Plan]
+	mu       sync.Mutex // writers
+}
+
+// New returns an engine over the ad index ix and counters.
+func New(ix *index.Index, counters Counters) *Engine {
+	e := &Engine{ix: ix, counters: counters}
+	e.plan.Store(&Plan{campaigns: map[int64]*Campaign{}, placements: map[string]*marquee.Placement{}, ads: map[int64]*Ad{}})
+	return e
+}
+
+// Plan returns the current plan.
+func (e *Engine) Plan() *Plan { return e.plan.Load() }
+
+// SetCampaigns replaces the plan's campaigns (archived ones are left out)
+// and placements.
+func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.plan.Load()
+	p := &Plan{campaigns: make(map[int64]*Campaign, len(cs)), placements: make(map[string]*marquee.Placement, len(ps)), ads: old.ads}
+	for i := range cs {
+		if cs[i].State == marquee.StateArchived {
+			continue
+		}
+		p.campaigns[cs[i].ID] = &Campaign{Campaign: cs[i], Tier: slices.Index(marquee.Priorities, cs[i].Priority)}
+	}
+	for i := range ps {
+		p.placements[ps[i].Name] = &ps[i]
+	}
+	e.plan.Store(p)
+}
+
+// PutAds sets the plan's view of ads (those without a campaign are left
+// out: decisions serve campaigns' ads) and deletes the ads of dels; reset
+// replaces every ad.
+func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.plan.Load()
+	ads := map[int64]*Ad{}
+	if !reset {
+		ads = make(map[int64]*Ad, len(old.ads)+len(puts))
+		for id, a := range old.ads {
+			ads[id] = a
+		}
+	}
+	for _, id := range dels {
+		delete(ads, id)
+	}
+	for _, a := range puts {
+		if a.CampaignID == 0 {
+			delete(ads, a.ID)
+			continue
+		}
+		ads[a.ID] = &Ad{ID: a.ID, CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements}
+	}
+	e.plan.Store(&Plan{campaigns: old.campaigns, placements: old.placements, ads: ads})
+}
+
+// Request is a decision request once validated: the slots to fill, the
+// viewer (Query holds the targeting dimensions as the index compiles
+// them; Gender, Country and Platform their names), the user's hashed key
+// (0: none, and no frequency cap can apply) and keywords.
+type Request struct {
+	Slots    []Slot
+	Query    index.Query
+	Age      int
+	Gender   string // "M", "F" or ""
+	Country  string // ISO 3166-1 alpha-2, or ""
+	Platform string // android, ios, web, or ""
+	User     uint64
+	Keywords []string
+}
+
+// Slot is one place to fill: a div name the answer is keyed by, the
+// placement, and how many ads it takes.
+type Slot struct {
+	Div       string
+	Placement string
+	Count     int
+}
+
+// Choice is an ad chosen for a slot.
+type Choice struct {
+	Ad       *Ad
+	Campaign *Campaign
+}
+
+// Random is the source of the lottery: a float in [0, 1).
+type Random interface{ Float64() float64 }
+
+// maxCandidates bounds the ads a slot considers (the index's matches, in
+// end-time order): a decision stays bounded at any catalog size.
+const maxCandidates = 10_000
+
+var idPool = sync.Pool{New: func() any { b := make([]int64, 0, 1024); return &b }}
+
+// Decide fills the slots of r at now: for each slot its chosen ads (none
+// when nothing is eligible). A request shows an ad, and a campaign, at
+// most once across its slots. Chosen ads are counted against their
+// campaigns' frequency caps for r.User.
+func (e *Engine) Decide(r *Request, now time.Time, rnd Random) [][]Choice {
+	plan := e.plan.Load()
+	bp := idPool.Get().(*[]int64)
+	q := r.Query
+	q.Offset, q.Limit = 0, maxCandidates
+	ids := e.ix.Snapshot().AppendIDs((*bp)[:0], &q, now)
+	out := make([][]Choice, len(r.Slots))
+	var used usedSet
+	for si, s := range r.Slots {
+		pl := plan.placements[s.Placement]
+		if pl == nil {
+			continue // no such placement (the route refuses it before)
+		}
+		for range s.Count {
+			ch, ok := plan.pick(ids, pl, r, &used, now, rnd, e.counters)
+			if !ok {
+				break
+			}
+			used.add(ch.Ad.ID, ch.Campaign.ID)
+			out[si] = append(out[si], ch)
+			if ch.Campaign.FrequencyCap != nil && r.User != 0 {
+				e.counters.Add(r.User, ch.Campaign.ID, now)
+			}
+		}
+	}
+	*bp = ids[:0]
+	idPool.Put(bp)
+	return out
+}
+
+// usedSet is what a request has chosen so far (a few ads at most).
+type usedSet struct{ ads, campaigns []int64 }
+
+func (u *usedSet) add(ad, campaign int64) {
+	u.ads, u.campaigns = append(u.ads, ad), append(u.campaigns, campaign)
+}
+
+// pick chooses one ad for placement pl among the candidates ids: the
+// highest tier with an eligible ad, then a lottery by weight in one pass
+// (each eligible ad of the tier replaces the choice with probability
+// weight ÷ the tier's weight so far). It allocates nothing.
+func (p *Plan) pick(ids []int64, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, rnd Random, counters Counters) (Choice, bool) {
+	var best Choice
+	tier, total := len(marquee.Priorities), 0
+	for _, id := range ids {
+		a := p.ads[id]
+		if a == nil {
+			continue // no campaign
+		}
+		c := p.campaigns[a.CampaignID]
+		if c == nil || c.Tier > tier || !p.eligible(a, c, pl, r, used, now, counters) {
+			continue
+		}
+		if c.Tier < tier { // a higher tier: it wins over everything so far
+			tier, total, best = c.Tier, 0, Choice{}
+		}
+		total += c.Weight
+		if best.Ad == nil || rnd.Float64()*float64(total) < float64(c.Weight) {
+			best = Choice{Ad: a, Campaign: c}
+		}
+	}
+	return best, best.Ad != nil
+}
+
+// eligible reports whether ad a of campaign c may fill placement pl for
+// request r at now.
+func (p *Plan) eligible(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, counters Counters) bool {
+	if !c.ActiveAt(now) || !pl.Accepts(a.Creative) || slices.Contains(used.ads, a.ID) || slices.Contains(used.campaigns, c.ID) {
+		return false
+	}
+	if len(a.Placements) > 0 && !slices.Contains(a.Placements, pl.Name) {
+		return false
+	}
+	if len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords) {
+		return false
+	}
+	if len(c.Conditions) > 0 && !matchesAny(c.Conditions, r) {
+		return false
+	}
+	if fc := c.FrequencyCap; fc != nil && r.User != 0 && counters.Count(r.User, c.ID, window(fc.Window, c), now) >= fc.Count {
+		return false
+	}
+	return true
+}
+
+func anyIn(want, have []string) bool {
+	for _, k := range have {
+		if slices.Contains(want, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchesAny reports whether r matches any of conds, by the ad index's
+// rule: every set field of a condition must match (OR across
+// conditions), and a dimension the request leaves out filters nothing.
+func matchesAny(conds []marquee.Condition, r *Request) bool {
+	for i := range conds {
+		c := &conds[i]
+		if (r.Age == 0 || (c.AgeStart == 0 || r.Age >= c.AgeStart) && (c.AgeEnd == 0 || r.Age <= c.AgeEnd)) &&
+			(r.Gender == "" || len(c.Gender) == 0 || slices.Contains(c.Gender, r.Gender)) &&
+			(r.Country == "" || len(c.Country) == 0 || slices.Contains(c.Country, r.Country)) &&
+			(r.Platform == "" || len(c.Platform) == 0 || slices.Contains(c.Platform, r.Platform)) {
+			return true
+		}
+	}
+	return false
+}

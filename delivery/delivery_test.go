@@ -1,0 +1,331 @@
+package delivery_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"marquee"
+	"marquee/delivery"
+	"marquee/index"
+)
+
+var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+
+// world is an engine over a catalog made with camp and ad.
+type world struct {
+	t         *testing.T
+	ix        *index.Index
+	e         *delivery.Engine
+	campaigns []marquee.Campaign
+	ads       []*marquee.Ad
+	counters  *delivery.Memory
+}
+
+func newWorld(t *testing.T) *world {
+	ix := index.New(func() time.Time { return now })
+	c := delivery.NewMemory()
+	return &world{t: t, ix: ix, e: delivery.New(ix, c), counters: c}
+}
+
+// camp adds an active campaign of tier and weight.
+func (w *world) camp(tier string, weight int, set func(*marquee.Campaign)) int64 {
+	c := marquee.Campaign{ID: int64(len(w.campaigns) + 1), State: marquee.StateActive, CampaignInput: marquee.CampaignInput{
+		AdvertiserID: 1, Name: "c", StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Priority: tier, Weight: weight, Pacing: marquee.PacingASAP}}
+	if set != nil {
+		set(&c)
+	}
+	w.campaigns = append(w.campaigns, c)
+	return c.ID
+}
+
+// ad adds an active ad of campaign with an HTML creative of size.
+func (w *world) ad(campaign int64, size string, set func(*marquee.Ad)) int64 {
+	a := &marquee.Ad{ID: int64(len(w.ads) + 1), Title: "a", StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), CampaignID: campaign}
+	if size != "" {
+		a.Creative = &marquee.Creative{Type: marquee.CreativeHTML, HTML: "x"}
+		var wd, h int
+		for i, part := range []*int{&wd, &h} {
+			*part = []int{300, 250}[i]
+		}
+		if size == "728x90" {
+			wd, h = 728, 90
+		}
+		a.Creative.Width, a.Creative.Height = wd, h
+	}
+	if set != nil {
+		set(a)
+	}
+	w.ads = append(w.ads, a)
+	return a.ID
+}
+
+// ready loads the catalog into the index and the engine.
+func (w *world) ready(placements ...marquee.Placement) {
+	w.ix.Put(w.ads...)
+	w.e.SetCampaigns(w.campaigns, placements)
+	w.e.PutAds(w.ads, nil, true)
+}
+
+var side = marquee.Placement{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}}
+var top = marquee.Placement{ID: 2, PlacementInput: marquee.PlacementInput{Name: "top", Sizes: []string{"728x90"}, Types: marquee.CreativeTypes}}
+
+func slot(placement string, n int) []delivery.Slot {
+	return []delivery.Slot{{Div: "d", Placement: placement, Count: n}}
+}
+
+// chosen returns the campaigns of n decisions of r.
+func (w *world) chosen(r *delivery.Request, n int, rnd *rand.Rand) map[int64]int {
+	got := map[int64]int{}
+	for range n {
+		for _, s := range w.e.Decide(r, now, rnd) {
+			for _, c := range s {
+				got[c.Campaign.ID]++
+			}
+		}
+	}
+	return got
+}
+
+// A higher tier always wins when it has an eligible ad; house fills only
+// what nothing else does.
+func TestTiers(t *testing.T) {
+	w := newWorld(t)
+	sponsor := w.camp(marquee.PrioritySponsorship, 1, nil)
+	standard := w.camp(marquee.PriorityStandard, 1000, func(c *marquee.Campaign) { c.Conditions = []marquee.Condition{{Country: []string{"TW"}}} })
+	house := w.camp(marquee.PriorityHouse, 1000, nil)
+	w.ad(sponsor, "300x250", func(a *marquee.Ad) { a.Placements = []string{"side"} })
+	w.ad(standard, "300x250", nil)
+	w.ad(house, "300x250", nil)
+	w.ad(house, "728x90", nil)
+	w.ready(side, top)
+	rnd := rand.New(rand.NewPCG(1, 1))
+	if got := w.chosen(&delivery.Request{Slots: slot("side", 1), Country: "TW"}, 1000, rnd); got[sponsor] != 1000 {
+		t.Errorf("side for TW: %v; want the sponsorship every time", got)
+	}
+	if got := w.chosen(&delivery.Request{Slots: slot("top", 1), Country: "TW"}, 200, rnd); got[house] != 200 {
+		t.Errorf("top for TW: %v; want house (the others do not fit or may not run there)", got)
+	}
+	// Three slots: the sponsorship, then the standard (TW), then house.
+	r := &delivery.Request{Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "side", Count: 1}, {Div: "c", Placement: "side", Count: 1}}, Country: "TW"}
+	out := w.e.Decide(r, now, rnd)
+	if len(out) != 3 || len(out[0]) != 1 || out[0][0].Campaign.ID != sponsor || out[1][0].Campaign.ID != standard || out[2][0].Campaign.ID != house {
+		t.Errorf("three side slots = %v; want sponsorship, standard, house", out)
+	}
+	// A fourth slot: nothing left (no ad or campaign twice in a request).
+	r.Slots = append(r.Slots, delivery.Slot{Div: "d", Placement: "side", Count: 1})
+	if out := w.e.Decide(r, now, rnd); len(out[3]) != 0 {
+		t.Errorf("a fourth slot got %v; want it empty", out[3])
+	}
+	// An unknown placement fills nothing (the route refuses it first).
+	if out := w.e.Decide(&delivery.Request{Slots: slot("nowhere", 2)}, now, rnd); len(out[0]) != 0 {
+		t.Errorf("an unknown placement got %v", out[0])
+	}
+}
+
+// Within a tier, shares follow the weights: within 1 point over 100,000.
+func TestWeights(t *testing.T) {
+	w := newWorld(t)
+	weights := map[int64]int{}
+	for _, wt := range []int{1, 2, 7, 90} {
+		id := w.camp(marquee.PriorityStandard, wt, nil)
+		weights[id] = wt
+		w.ad(id, "300x250", nil)
+		w.ad(id, "300x250", nil) // two ads: a campaign's chance is its weight, not its ads'
+	}
+	w.ready(side)
+	const n = 100_000
+	got := w.chosen(&delivery.Request{Slots: slot("side", 1)}, n, rand.New(rand.NewPCG(7, 7)))
+	for id, wt := range weights {
+		share, want := float64(got[id])/n, float64(wt)/100
+		if math.Abs(share-want) > 0.01 {
+			t.Errorf("campaign of weight %d: share %.4f; want %.2f ± 0.01", wt, share, want)
+		}
+	}
+}
+
+// A cap is exact on one instance, per user; without a user key it cannot
+// apply.
+func TestCaps(t *testing.T) {
+	w := newWorld(t)
+	capped := w.camp(marquee.PrioritySponsorship, 1, func(c *marquee.Campaign) { c.FrequencyCap = &marquee.FrequencyCap{Count: 3, Window: "24h"} })
+	other := w.camp(marquee.PriorityStandard, 1, nil)
+	w.ad(capped, "300x250", nil)
+	w.ad(other, "300x250", nil)
+	w.ready(side)
+	rnd := rand.New(rand.NewPCG(3, 3))
+	for _, user := range []uint64{11, 12} {
+		got := w.chosen(&delivery.Request{Slots: slot("side", 1), User: user}, 10, rnd)
+		if got[capped] != 3 || got[other] != 7 {
+			t.Errorf("user %d over 10 decisions: %v; want the capped campaign 3 times", user, got)
+		}
+	}
+	if got := w.chosen(&delivery.Request{Slots: slot("side", 1)}, 10, rnd); got[capped] != 10 {
+		t.Errorf("no user key: %v; want no cap", got)
+	}
+	if n := w.counters.Count(11, capped, 24*time.Hour, now.Add(25*time.Hour)); n != 0 {
+		t.Errorf("a day later the window holds %d; want 0", n)
+	}
+}
+
+// Keywords and a campaign's own targeting filter its ads.
+func TestCampaignTargetingAndKeywords(t *testing.T) {
+	w := newWorld(t)
+	sports := w.camp(marquee.PrioritySponsorship, 1, func(c *marquee.Campaign) {
+		c.Keywords = []string{"sports"}
+		c.Conditions = []marquee.Condition{{AgeStart: 20, AgeEnd: 30, Platform: []string{"ios"}}}
+	})
+	fallback := w.camp(marquee.PriorityHouse, 1, nil)
+	w.ad(sports, "300x250", nil)
+	w.ad(fallback, "300x250", nil)
+	w.ready(side)
+	rnd := rand.New(rand.NewPCG(5, 5))
+	for _, c := range []struct {
+		r    delivery.Request
+		want int64
+	}{
+		{delivery.Request{Keywords: []string{"news", "sports"}, Age: 25, Platform: "ios"}, sports},
+		{delivery.Request{Keywords: []string{"sports"}}, sports}, // dimensions left out filter nothing
+		{delivery.Request{Keywords: []string{"news"}, Age: 25, Platform: "ios"}, fallback},
+		{delivery.Request{Keywords: []string{"sports"}, Age: 40}, fallback},
+		{delivery.Request{Keywords: []string{"sports"}, Platform: "android"}, fallback},
+	} {
+		c.r.Slots = slot("side", 1)
+		if out := w.e.Decide(&c.r, now, rnd); len(out[0]) != 1 || out[0][0].Campaign.ID != c.want {
+			t.Errorf("Decide(%+v) = %v; want campaign %d", c.r, out, c.want)
+		}
+	}
+}
+
+// Against a slow reference over random catalogs and requests: the engine
+// chooses only ads the reference finds eligible in the best tier, and
+// every one of them in time.
+func TestAgainstReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for round := range 30 {
+		w := newWorld(t)
+		for range 1 + r.IntN(6) {
+			id := w.camp(marquee.Priorities[r.IntN(4)], 1+r.IntN(5), func(c *marquee.Campaign) {
+				if r.IntN(3) == 0 {
+					c.Conditions = []marquee.Condition{{Country: []string{"TW", "JP"}[:1+r.IntN(2)]}}
+				}
+				if r.IntN(4) == 0 {
+					c.State = marquee.StatePaused
+				}
+			})
+			for range 1 + r.IntN(3) {
+				w.ad(id, []string{"300x250", "728x90", ""}[r.IntN(3)], func(a *marquee.Ad) {
+					if r.IntN(3) == 0 {
+						a.Conditions = []marquee.Condition{{Country: []string{"TW"}}}
+					}
+					if r.IntN(4) == 0 {
+						a.Placements = []string{"top"}
+					}
+				})
+			}
+		}
+		w.ready(side, top)
+		req := &delivery.Request{Slots: slot([]string{"side", "top"}[r.IntN(2)], 1), Country: []string{"TW", "JP", "DE"}[r.IntN(3)]}
+		req.Query.Country = slotOf(req.Country)
+		want := w.reference(req)
+		seen := map[int64]bool{}
+		for range 400 {
+			out := w.e.Decide(req, now, r)
+			if len(want) == 0 {
+				if len(out[0]) != 0 {
+					t.Fatalf("round %d: chose %d; the reference finds nothing eligible", round, out[0][0].Ad.ID)
+				}
+				continue
+			}
+			if len(out[0]) != 1 || !slices.Contains(want, out[0][0].Ad.ID) {
+				t.Fatalf("round %d: chose %v; the reference's best-tier ads are %v", round, out[0], want)
+			}
+			seen[out[0][0].Ad.ID] = true
+		}
+		if len(seen) != len(want) {
+			t.Errorf("round %d: chose %v over 400 decisions; want every one of %v", round, seen, want)
+		}
+	}
+}
+
+func slotOf(country string) int {
+	s, _ := marquee.CountrySlot(country)
+	return s + 1
+}
+
+// reference is the eligible ads of the best tier for r, found by checking
+// every ad and campaign one by one.
+func (w *world) reference(r *delivery.Request) []int64 {
+	pl := map[string]marquee.Placement{"side": side, "top": top}[r.Slots[0].Placement]
+	best, tier := []int64(nil), 99
+	for _, a := range w.ads {
+		c := w.campaigns[a.CampaignID-1]
+		matches := func(conds []marquee.Condition) bool {
+			if len(conds) == 0 {
+				return true
+			}
+			for _, cd := range conds {
+				if len(cd.Country) == 0 || slices.Contains(cd.Country, r.Country) {
+					return true
+				}
+			}
+			return false
+		}
+		if c.State != marquee.StateActive || !matches(a.Conditions) || !matches(c.Conditions) || !pl.Accepts(a.Creative) ||
+			len(a.Placements) > 0 && !slices.Contains(a.Placements, pl.Name) {
+			continue
+		}
+		t := slices.Index(marquee.Priorities, c.Priority)
+		switch {
+		case t < tier:
+			best, tier = []int64{a.ID}, t
+		case t == tier:
+			best = append(best, a.ID)
+		}
+	}
+	return best
+}
+
+// Choosing allocates nothing per candidate: a decision over 2,000
+// candidates allocates as much as one over 20.
+func TestDecideAllocations(t *testing.T) {
+	allocs := func(ads int) float64 {
+		w := newWorld(t)
+		for i := range 20 {
+			id := w.camp(marquee.PriorityStandard, 1+i, nil)
+			for range ads / 20 {
+				w.ad(id, "300x250", nil)
+			}
+		}
+		w.ready(side)
+		r := &delivery.Request{Slots: slot("side", 3)}
+		rnd := rand.New(rand.NewPCG(1, 2))
+		w.e.Decide(r, now, rnd)
+		return testing.AllocsPerRun(200, func() { w.e.Decide(r, now, rnd) })
+	}
+	if few, many := allocs(20), allocs(2000); many > few {
+		t.Errorf("a decision over 2,000 candidates allocates %.1f times; over 20, %.1f: want the same", many, few)
+	}
+}
+
+func BenchmarkDecide(b *testing.B) {
+	w := newWorld(&testing.T{})
+	for i := range 1000 {
+		id := w.camp(marquee.Priorities[i%4], 1+i%100, func(c *marquee.Campaign) {
+			c.FrequencyCap = &marquee.FrequencyCap{Count: 5, Window: "24h"}
+		})
+		for range 10 {
+			w.ad(id, []string{"300x250", "728x90"}[i%2], nil)
+		}
+	}
+	w.ready(side, top)
+	r := &delivery.Request{Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "top", Count: 1}, {Div: "c", Placement: "side", Count: 1}}}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		r.User = uint64(i)
+		w.e.Decide(r, now, rnd)
+	}
+}
