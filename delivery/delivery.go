@@ -50,6 +50,12 @@ func (p *Plan) Placement(name string) (*marquee.Placement, bool) {
 	return pl, ok
 }
 
+// Ad returns what decisions know of ad id (an ad in a campaign).
+func (p *Plan) Ad(id int64) (*Ad, bool) {
+	a, ok := p.ads[id]
+	return a, ok
+}
+
 // Campaign returns campaign id, if it is in the plan.
 func (p *Plan) Campaign(id int64) (*Campaign, bool) {
 	c, ok := p.campaigns[id]

@@ -61,6 +61,12 @@ type Config struct {
 	// OnAccess, if set, is called after every batch of changes applied
 	// that changes a key, user or session, and after a reload.
 	OnAccess func()
+	// OnAds, if set, is called with the ads a batch of changes put (as
+	// read for the index) and the ids it deleted; OnPlan after a batch
+	// that changes an advertiser, campaign or placement. A reload calls
+	// OnChange(nil) instead of either.
+	OnAds  func(puts []*marquee.Ad, dels []int64)
+	OnPlan func()
 }
 
 // batchSize bounds the changes read at a time.
@@ -326,7 +332,7 @@ func (f *Feed) hole(ctx context.Context, pos int64) (string, error) {
 func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	var ids []int64
 	var codes []string
-	access := false
+	access, plan := false, false
 	seen := map[int64]bool{}
 	for _, c := range chs {
 		switch c.Entity {
@@ -339,6 +345,8 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 			}
 		case marquee.EntityKey, marquee.EntityUser, marquee.EntitySession:
 			access = true
+		case marquee.EntityAdvertiser, marquee.EntityCampaign, marquee.EntityPlacement:
+			plan = true
 		}
 	}
 	var puts []*marquee.Ad
@@ -362,6 +370,12 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	}
 	if f.cfg.OnChange != nil && len(ids) > 0 {
 		f.cfg.OnChange(ids)
+	}
+	if f.cfg.OnAds != nil && len(puts)+len(dels) > 0 {
+		f.cfg.OnAds(puts, dels)
+	}
+	if f.cfg.OnPlan != nil && plan {
+		f.cfg.OnPlan()
 	}
 	if f.cfg.OnLinks != nil && len(codes) > 0 {
 		f.cfg.OnLinks(codes)

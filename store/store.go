@@ -29,6 +29,7 @@ type Store interface {
 	Ad(ctx context.Context, id int64) (marquee.Ad, error)
 	ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, int, error)
 	EachLiveAd(ctx context.Context, now time.Time, fn func(*marquee.Ad) error) error
+	EachCampaignAd(ctx context.Context, now time.Time, fn func(*marquee.Ad) error) error
 
 	// Links (web.LinkStore) and their clicks (clicks.Store).
 	CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.Link, error)

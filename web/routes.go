@@ -121,6 +121,10 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/session", signedIn, withStore(handleGetSession(s.acc))},
 		{"DELETE", "/api/v1/session", signedIn, withStore(handleSignOut(s.acc))},
 		{"PUT", "/api/v1/session/password", signedIn, withStore(handleChangePassword(s.acc))},
+		// Decisions: which ads fill a page's slots, and their signed tracking URLs.
+		{"POST", "/api/v1/decisions", public, handleDecisions(s.decisions)},
+		{"GET", "/api/v1/decisions", public, handleDecisions(s.decisions)},
+		{"GET", "/t/{token}", public, handleTracking(s.decisions)},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", public, handleEventGet(s.events)},
 		{"POST", "/e", public, handleEventPost(s.events)},

@@ -25,8 +25,10 @@ import (
 	"marquee/auth"
 	"marquee/cache"
 	"marquee/clicks"
+	"marquee/delivery"
 	"marquee/index"
 	"marquee/reports"
+	"marquee/tracking"
 )
 
 // AdStore is what the web layer needs of a store of ads.
@@ -65,24 +67,31 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For is believed for
 	// an event's client ip.
 	TrustedProxies []netip.Prefix
+	// TrackingTTL is how long tracking URLs work (default
+	// tracking.DefaultTTL).
+	TrackingTTL time.Duration
 }
 
 // Deps are the server's collaborators.
 type Deps struct {
-	Log        *slog.Logger
-	Now        func() time.Time // the clock ads are judged and events stamped by
-	Store      AdStore
-	LinkStore  LinkStore
-	Index      *index.Index // fed by Feed, which makes writes visible
-	Feed       Syncer
-	AdCache    *cache.Cache[int64, []byte]        // ads' JSON by id (see NewAdCache)
-	LinkCache  *cache.Cache[string, marquee.Link] // links by code (see NewLinkCache)
-	Clicks     *clicks.Counter
-	Events     EventSink
-	Reports    *reports.Reporter
-	Auth       *auth.Auth  // who requests are (keys, sessions, the bootstrap token)
-	Access     AccessStore // users, keys, sessions and the audit log
-	Campaigns  CampaignStore
+	Log       *slog.Logger
+	Now       func() time.Time // the clock ads are judged and events stamped by
+	Store     AdStore
+	LinkStore LinkStore
+	Index     *index.Index // fed by Feed, which makes writes visible
+	Feed      Syncer
+	AdCache   *cache.Cache[int64, []byte]        // ads' JSON by id (see NewAdCache)
+	LinkCache *cache.Cache[string, marquee.Link] // links by code (see NewLinkCache)
+	Clicks    *clicks.Counter
+	Events    EventSink
+	Reports   *reports.Reporter
+	Auth      *auth.Auth  // who requests are (keys, sessions, the bootstrap token)
+	Access    AccessStore // users, keys, sessions and the audit log
+	Campaigns CampaignStore
+	// Engine decides which ads fill slots; Signer signs and checks their
+	// tracking URLs.
+	Engine     *delivery.Engine
+	Signer     *tracking.Signer
 	AssetStore AssetStore                  // where uploads go
 	Assets     *cache.Cache[string, Image] // uploaded images by SHA-256, from AssetStore (see NewAssetCache)
 	// Console serves /admin and /admin/… (package console); nil: no
@@ -124,6 +133,7 @@ type Server struct {
 	req       requester
 	acc       *accessEnv
 	campaigns CampaignStore
+	decisions *decisionEnv
 	assets    *cache.Cache[string, Image]
 	assetSt   AssetStore
 	console   fasthttp.RequestHandler
@@ -143,6 +153,7 @@ func NewServer(cfg Config, d Deps) *Server {
 		metrics: newMetrics(d.Registry, d.Index),
 	}
 	s.events = &eventEnv{requester: s.req, sink: d.Events}
+	s.decisions = newDecisionEnv(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
 	s.acc = &accessEnv{requester: s.req, access: d.Access, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	s.mux = newMux(s, s.routes())
 	return s

@@ -29,6 +29,7 @@ import (
 	"marquee/clicks"
 	"marquee/collector"
 	"marquee/console"
+	"marquee/delivery"
 	"marquee/feed"
 	"marquee/index"
 	"marquee/objstore"
@@ -37,37 +38,41 @@ import (
 	"marquee/store/mysql"
 	"marquee/store/postgres"
 	"marquee/store/sqlite"
+	"marquee/tracking"
 	"marquee/web"
 )
 
 // serveConfig is the validated configuration of marquee serve.
 type serveConfig struct {
-	addr          string
-	data          string
-	db            string
-	adminToken    string
-	insecureAdmin bool
-	metricsToken  string
-	cookieSecure  bool
-	auditKeep     time.Duration
-	accessFlush   time.Duration
-	maxConns      int
-	maxConnsPerIP int
-	memoryLimit   string
-	readTimeout   time.Duration
-	savedIndex    string
-	compactEvery  time.Duration
-	shutdownWait  time.Duration
-	pprofAddr     string
-	poll          time.Duration
-	gapWait       time.Duration
-	retention     time.Duration
-	adCache       cache.Capacity
-	linkCache     cache.Capacity
-	assetCache    cache.Capacity
-	clickFlush    time.Duration
-	events        eventsConfig
-	reports       reportsConfig
+	addr             string
+	data             string
+	db               string
+	adminToken       string
+	insecureAdmin    bool
+	metricsToken     string
+	cookieSecure     bool
+	auditKeep        time.Duration
+	accessFlush      time.Duration
+	maxConns         int
+	maxConnsPerIP    int
+	memoryLimit      string
+	readTimeout      time.Duration
+	savedIndex       string
+	compactEvery     time.Duration
+	shutdownWait     time.Duration
+	pprofAddr        string
+	poll             time.Duration
+	gapWait          time.Duration
+	retention        time.Duration
+	adCache          cache.Capacity
+	linkCache        cache.Capacity
+	assetCache       cache.Capacity
+	trackingKey      string
+	trackingPrevious string
+	trackingTTL      time.Duration
+	clickFlush       time.Duration
+	events           eventsConfig
+	reports          reportsConfig
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -95,6 +100,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.retention, "changelog-retention", 24*time.Hour, "changelog entries older than this are trimmed")
 	adCache := fs.String("ad-cache", "100000", "capacity of the cache of GET /api/v1/ad/{id}: entries, or bytes with a unit (256MiB)")
 	linkCache := fs.String("link-cache", "100000", "capacity of the cache of GET /r/{code}: entries, or bytes with a unit (256MiB)")
+	fs.StringVar(&c.trackingKey, "tracking-key", "", "key that signs tracking URLs, at least 16 bytes (default: generated once, kept in <data>/tracking-key)")
+	fs.StringVar(&c.trackingPrevious, "tracking-previous-key", "", "the key before -tracking-key: its URLs are still accepted while they last (rotation)")
+	fs.DurationVar(&c.trackingTTL, "tracking-ttl", 24*time.Hour, "how long tracking URLs work")
 	assetCache := fs.String("asset-cache", "64MiB", "capacity of the cache of GET /assets/…, the creatives' images: bytes with a unit, or entries")
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
 	c.events.flags(fs)
@@ -213,6 +221,8 @@ type node struct {
 	ads        *cache.Cache[int64, []byte]
 	links      *cache.Cache[string, marquee.Link]
 	assets     *cache.Cache[string, web.Image]
+	engine     *delivery.Engine
+	signer     *tracking.Signer
 	assetStore web.AssetStore
 	access     *auth.Auth
 	fd         *feed.Feed
@@ -247,9 +257,21 @@ func (n *node) open(ctx context.Context) error {
 		return err
 	}
 	n.assets = web.NewAssetCache(n.assetStore, n.cfg.assetCache, n.reg)
+	n.engine = delivery.New(n.ix, delivery.NewMemory())
+	if n.signer, err = trackingSigner(n.cfg); err != nil {
+		return err
+	}
 	n.access = auth.New(n.st, token, n.reg)
 	n.fd = feed.New(n.st, n.ix, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention,
-		OnChange: invalidator(n.ads), OnLinks: invalidator(n.links), OnAccess: n.access.Invalidate})
+		OnChange: func(ids []int64) {
+			invalidator(n.ads)(ids)
+			if ids == nil { // a reload: everything may have changed
+				n.reloadPlan(context.Background(), true)
+			}
+		},
+		OnLinks: invalidator(n.links), OnAccess: n.access.Invalidate,
+		OnAds:  func(puts []*marquee.Ad, dels []int64) { n.engine.PutAds(puts, dels, false) },
+		OnPlan: func() { n.reloadPlan(context.Background(), false) }})
 	n.storeID, err = n.st.StoreID(ctx)
 	return err
 }
@@ -269,6 +291,9 @@ func (n *node) load(ctx context.Context) error {
 		return err
 	}
 	n.counter = clicks.New(n.st, n.fd, n.log, n.reg)
+	if err := n.reloadPlan(ctx, true); err != nil {
+		return err
+	}
 	// Loading a large catalog leaves hundreds of MB of decoded rows behind;
 	// hand them back to the OS now rather than when the scavenger gets to it.
 	debug.FreeOSMemory()
@@ -308,10 +333,11 @@ func (n *node) collect(ctx context.Context) error {
 func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	cfg := n.cfg
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
-		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout},
+		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
+		TrackingTTL: cfg.trackingTTL},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, Clicks: n.counter, Events: n.events, Registry: n.reg,
-			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Console: console.Handler()})
+			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, Console: console.Handler()})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
@@ -357,6 +383,81 @@ func (n *node) startLoops() (stop func()) {
 	hourly(func() { trimAccess(bg, n.st, cfg.auditKeep, log) })
 	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
 	return func() { cancel(); loops.Wait() }
+}
+
+// reloadPlan reads what decisions need from the store — campaigns that
+// are not archived, placements and, with ads, every live ad in a campaign
+// — and gives it to the engine. Before the feed tails the changelog (at
+// start) or from the feed's own goroutine (after a change or a reload),
+// so that no change applied meanwhile is overwritten.
+func (n *node) reloadPlan(ctx context.Context, ads bool) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err := func() error {
+		var cs []marquee.Campaign
+		for _, state := range []string{marquee.StateActive, marquee.StatePaused} {
+			for off := 0; ; off += 1000 {
+				page, _, err := n.st.ListCampaigns(ctx, marquee.ListFilter{State: state, Offset: off, Limit: 1000})
+				if err != nil {
+					return err
+				}
+				if cs = append(cs, page...); len(page) < 1000 {
+					break
+				}
+			}
+		}
+		var ps []marquee.Placement
+		for off := 0; ; off += 1000 {
+			page, _, err := n.st.ListPlacements(ctx, marquee.ListFilter{Offset: off, Limit: 1000})
+			if err != nil {
+				return err
+			}
+			if ps = append(ps, page...); len(page) < 1000 {
+				break
+			}
+		}
+		n.engine.SetCampaigns(cs, ps)
+		if !ads {
+			return nil
+		}
+		var mu sync.Mutex
+		var all []*marquee.Ad
+		if err := n.st.EachCampaignAd(ctx, time.Now(), func(a *marquee.Ad) error {
+			mu.Lock()
+			all = append(all, a)
+			mu.Unlock()
+			return nil
+		}); err != nil {
+			return err
+		}
+		n.engine.PutAds(all, nil, true)
+		return nil
+	}()
+	if err != nil {
+		n.log.Warn("decisions: campaigns not reloaded (the next change or reload tries again)", "err", err)
+	}
+	return err
+}
+
+// trackingSigner signs tracking URLs with -tracking-key, or the key kept
+// under the data dir (generated, 0600, on first start).
+func trackingSigner(cfg serveConfig) (*tracking.Signer, error) {
+	key := cfg.trackingKey
+	if key == "" {
+		var err error
+		if key, _, err = kept(cfg.data, "tracking-key", 0o600, func() string { return randomHex(32) }); err != nil {
+			return nil, fmt.Errorf("tracking key: %w", err)
+		}
+	}
+	var prev []byte
+	if cfg.trackingPrevious != "" {
+		prev = []byte(cfg.trackingPrevious)
+	}
+	s, err := tracking.NewSigner([]byte(key), prev)
+	if err != nil {
+		return nil, fmt.Errorf("-tracking-key: %w", err)
+	}
+	return s, nil
 }
 
 // assetStore is where uploaded images go: with -events-s3, the bucket

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDecisionsOverHTTP: a page's slots filled by the sponsorship over the
+// standard campaign; an empty slot; bad requests named; the tracking URLs
+// recorded once, refused when changed, the click sent to its filled URL;
+// and the campaign's report counting them.
+func TestDecisionsOverHTTP(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Big",`+flight+`,"priority":"sponsorship","price":{"model":"cpm","amount":2}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Small",`+flight+`}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"top","sizes":["728x90"]}`), 201, "")
+	creative := `"creative":{"type":"html","width":300,"height":250,"html":"<b>x</b>","clickUrl":"https://acme.test/?from={placement}&c={campaign}&ad={ad}"}`
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"big",`+flight+`,"campaignId":"1",`+creative+`}`), 201, `{"id":"1"}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"small",`+flight+`,"campaignId":"2",`+creative+`}`), 201, `{"id":"2"}`)
+
+	r := in.do("POST", "/api/v1/decisions", "", "application/json",
+		`{"placements":[{"div":"a","placement":"side"},{"div":"b","placement":"side"},{"div":"c","placement":"top"}],"user":{"key":"u-1"},"country":"TW"}`)
+	var got struct {
+		User      struct{ Key string }
+		Decisions map[string][]struct {
+			AdID, CampaignID                 string
+			ClickURL, ImpressionURL, ViewURL string
+		}
+	}
+	if r.status != 200 || json.Unmarshal([]byte(r.body), &got) != nil {
+		t.Fatalf("decisions = %d %s", r.status, r.body)
+	}
+	a, b := got.Decisions["a"], got.Decisions["b"]
+	if got.User.Key != "u-1" || len(a) != 1 || a[0].CampaignID != "1" || len(b) != 1 || b[0].CampaignID != "2" || len(got.Decisions["c"]) != 0 {
+		t.Fatalf("decisions = %s; want the sponsorship in a, the standard in b, nothing in c", r.body)
+	}
+	if !strings.HasPrefix(a[0].ImpressionURL, in.url+"/t/") || a[0].ClickURL == "" || a[0].ViewURL == a[0].ImpressionURL {
+		t.Fatalf("tracking URLs of a: %+v", a[0])
+	}
+	if g := in.get("/api/v1/decisions?placement=side&div=x&country=TW"); g.status != 200 || !strings.Contains(g.body, `"x":[{"adId":"1"`) {
+		t.Errorf("GET decisions = %d %s", g.status, g.body)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"placements":[{"placement":"nowhere"}]}`, `"placements[0].placement":"no placement \"nowhere\""`},
+		{`{"placements":[]}`, `"placements":"is required`},
+		{`{"placements":[{"placement":"side","count":11}],"age":500,"country":"XX"}`, `"age":"must be an integer between 1 and 100","country":"unknown ISO 3166-1 alpha-2 code \"XX\"","placements[0].count":"must be from 1 to 10"`},
+		{`{"placements":[` + strings.Repeat(`{"placement":"side"},`, 20) + `{"placement":"side"}]}`, `"placements":"must hold at most 20 slots"`},
+	} {
+		if r := in.do("POST", "/api/v1/decisions", "", "application/json", c.body); r.status != 400 || !strings.Contains(r.body, c.want) {
+			t.Errorf("decisions(%s) = %d %s; want 400 …%s…", c.body, r.status, r.body, c.want)
+		}
+	}
+
+	client := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	fire := func(url string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("User-Agent", iphoneUA)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for range 3 { // fired three times, counted once
+		if resp := fire(a[0].ImpressionURL); resp.StatusCode != 204 {
+			t.Fatalf("impression URL = %d", resp.StatusCode)
+		}
+	}
+	tampered := a[0].ImpressionURL[:len(a[0].ImpressionURL)-3] + "AAA"
+	if resp := fire(tampered); resp.StatusCode != 400 {
+		t.Errorf("a tampered URL = %d; want 400", resp.StatusCode)
+	}
+	resp := fire(a[0].ClickURL)
+	if resp.StatusCode != 302 || resp.Header.Get("Location") != "https://acme.test/?from=side&c=1&ad=1" {
+		t.Errorf("click = %d to %q; want 302 to the filled click URL", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	eventually(t, 5*time.Second, func() string {
+		if s := in.stats("/api/v1/campaigns/1/stats"); s.Totals.Impressions != 1 || s.Totals.Clicks != 1 {
+			return fmt.Sprintf("campaign 1: %+v", s.Totals)
+		}
+		return ""
+	})
+	if s := in.stats("/api/v1/placements/side/stats"); s.Totals.Impressions != 1 {
+		t.Errorf("placement side: %+v; want the impression", s.Totals)
+	}
+	if r := in.admin("GET", "/api/v1/campaigns/1/stats", ""); !strings.Contains(r.body, `"spend":0.002`) {
+		t.Errorf("campaign 1's spend: %s; want one impression at CPM 2 = 0.002", r.body)
+	}
+}

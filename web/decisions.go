@@ -1,0 +1,368 @@
+package web
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	mrand "math/rand/v2"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/maypok86/otter/v2"
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/delivery"
+	"marquee/eventline"
+	"marquee/index"
+	"marquee/tracking"
+)
+
+// Limits of a decision request.
+const (
+	MaxDecisionBody = 16 << 10
+	MaxSlots        = 20
+	MaxSlotCount    = 10
+	maxUserKey      = 256
+	trackingPrefix  = "/t/"
+)
+
+// decisionEnv is what the decision and tracking routes use.
+type decisionEnv struct {
+	engine *delivery.Engine
+	signer *tracking.Signer
+	ttl    time.Duration
+	events *eventEnv
+	now    func() time.Time
+	// seen holds the decision ids (and kinds) counted here within the
+	// tracking URLs' life: a URL fired twice counts once on an instance.
+	seen *otter.Cache[[17]byte, struct{}]
+}
+
+func newDecisionEnv(engine *delivery.Engine, signer *tracking.Signer, ttl time.Duration, events *eventEnv, now func() time.Time) *decisionEnv {
+	if ttl <= 0 {
+		ttl = tracking.DefaultTTL
+	}
+	return &decisionEnv{engine: engine, signer: signer, ttl: ttl, events: events, now: now,
+		seen: otter.Must(&otter.Options[[17]byte, struct{}]{MaximumSize: 2_000_000, ExpiryCalculator: otter.ExpiryWriting[[17]byte, struct{}](ttl)})}
+}
+
+// rngPool holds the lotteries' random sources (math/rand/v2's PCG, seeded
+// from crypto/rand): one per goroutine at a time, no lock.
+var rngPool = sync.Pool{New: func() any {
+	var seed [16]byte
+	rand.Read(seed[:])
+	return mrand.New(mrand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
+}}
+
+// decisionInput is a decision request's body as sent.
+type decisionInput struct {
+	Placements []struct {
+		Div       string `json:"div"`
+		Placement string `json:"placement"`
+		Count     *int   `json:"count"`
+	} `json:"placements"`
+	User *struct {
+		Key string `json:"key"`
+	} `json:"user"`
+	Age      *int            `json:"age"`
+	Gender   string          `json:"gender"`
+	Country  string          `json:"country"`
+	Platform string          `json:"platform"`
+	Keywords []string        `json:"keywords"`
+	URL      string          `json:"url"`
+	Consent  json.RawMessage `json:"consent"`
+}
+
+// parseDecision checks a request against the plan: every problem named.
+func parseDecision(in *decisionInput, plan *delivery.Plan) (*delivery.Request, string, error) {
+	p := marquee.Problems{}
+	r := &delivery.Request{}
+	switch n := len(in.Placements); {
+	case n == 0:
+		p["placements"] = "is required: the slots to fill, [{\"div\",\"placement\",\"count\"}]"
+	case n > MaxSlots:
+		p["placements"] = fmt.Sprintf("must hold at most %d slots", MaxSlots)
+	}
+	divs := map[string]bool{}
+	for i, s := range in.Placements {
+		path := fmt.Sprintf("placements[%d]", i)
+		div := cmpOr(s.Div, s.Placement)
+		switch {
+		case div == "" || len(div) > 64:
+			p[path+".div"] = "must be 1 to 64 characters (default: the placement's name)"
+		case divs[div]:
+			p[path+".div"] = fmt.Sprintf("%q names two slots", div)
+		}
+		divs[div] = true
+		if _, ok := plan.Placement(s.Placement); !ok {
+			p[path+".placement"] = fmt.Sprintf("no placement %q", s.Placement)
+		}
+		count := 1
+		if s.Count != nil {
+			if count = *s.Count; count < 1 || count > MaxSlotCount {
+				p[path+".count"] = fmt.Sprintf("must be from 1 to %d", MaxSlotCount)
+			}
+		}
+		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: s.Placement, Count: count})
+	}
+	if in.Age != nil {
+		if r.Age = *in.Age; r.Age < marquee.MinAge || r.Age > marquee.MaxAge {
+			p["age"] = fmt.Sprintf("must be an integer between %d and %d", marquee.MinAge, marquee.MaxAge)
+		}
+		r.Query.Age = r.Age
+	}
+	if in.Gender != "" {
+		if r.Query.Gender = index.GenderCode(in.Gender); r.Query.Gender == 0 {
+			p["gender"] = fmt.Sprintf("must be \"M\" or \"F\", got %q", in.Gender)
+		}
+		r.Gender = strings.ToUpper(in.Gender)
+	}
+	if in.Country != "" {
+		slot, ok := marquee.CountrySlot(in.Country)
+		if !ok {
+			p["country"] = fmt.Sprintf("unknown ISO 3166-1 alpha-2 code %q", in.Country)
+		}
+		r.Query.Country, r.Country = slot+1, strings.ToUpper(in.Country)
+	}
+	if in.Platform != "" {
+		if r.Query.Platform = index.PlatformCode(in.Platform); r.Query.Platform == 0 {
+			p["platform"] = marquee.PlatformProblem(in.Platform)
+		}
+		r.Platform = strings.ToLower(in.Platform)
+	}
+	if len(in.Keywords) > marquee.MaxKeywords {
+		p["keywords"] = fmt.Sprintf("must hold at most %d keywords", marquee.MaxKeywords)
+	}
+	for _, k := range in.Keywords {
+		r.Keywords = append(r.Keywords, strings.ToLower(strings.TrimSpace(k)))
+	}
+	var key string
+	if in.User != nil {
+		if key = in.User.Key; len(key) > maxUserKey {
+			p["user.key"] = fmt.Sprintf("must be at most %d bytes", maxUserKey)
+		}
+		if key != "" {
+			sum := sha256.Sum256([]byte(key))
+			r.User = binary.BigEndian.Uint64(sum[:8]) | 1 // never 0: 0 is "no user"
+		}
+	}
+	return r, key, marquee.Invalid("invalid decision request", p)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// decisionJSON is one chosen ad of a slot, as answered.
+type decisionJSON struct {
+	AdID          string            `json:"adId"`
+	CampaignID    string            `json:"campaignId"`
+	Creative      *marquee.Creative `json:"creative,omitempty"`
+	ClickURL      string            `json:"clickUrl,omitempty"`
+	ImpressionURL string            `json:"impressionUrl"`
+	ViewURL       string            `json:"viewUrl"`
+}
+
+// handleDecisions serves POST /api/v1/decisions (a JSON body) and GET
+// /api/v1/decisions?placement=…&… (one slot): for each slot, the chosen
+// ads with signed tracking URLs (docs/api.md#decisions).
+func handleDecisions(d *decisionEnv) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		var in decisionInput
+		if ctx.IsPost() {
+			if err := checkJSONBody(ctx, MaxDecisionBody); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(ctx.PostBody(), &in); err != nil {
+				return marquee.Invalid("invalid decision request", marquee.Problems{"body": "must be a JSON object: " + err.Error()})
+			}
+		} else if err := decisionFromQuery(ctx.QueryArgs(), &in); err != nil {
+			return err
+		}
+		plan := d.engine.Plan()
+		r, key, err := parseDecision(&in, plan)
+		if err != nil {
+			return err
+		}
+		now := d.now()
+		rnd := rngPool.Get().(*mrand.Rand)
+		chosen := d.engine.Decide(r, now, rnd)
+		rngPool.Put(rnd)
+		base := baseURL(ctx)
+		out := make(map[string][]decisionJSON, len(r.Slots))
+		for i, s := range r.Slots {
+			list := []decisionJSON{}
+			for _, ch := range chosen[i] {
+				list = append(list, d.answer(base, s.Placement, r.User, ch, now))
+			}
+			out[s.Div] = list
+		}
+		body := map[string]any{"decisions": out}
+		if key != "" {
+			body["user"] = map[string]string{"key": key}
+		}
+		writeJSON(ctx, fasthttp.StatusOK, body)
+		return nil
+	}
+}
+
+// answer is a choice with its tracking URLs: one decision id for its
+// three URLs.
+func (d *decisionEnv) answer(base, placement string, user uint64, ch delivery.Choice, now time.Time) decisionJSON {
+	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: placement, UserHash: user, Issued: now, Expires: now.Add(d.ttl)}
+	rand.Read(p.Decision[:])
+	if pr := ch.Campaign.Price; pr != nil {
+		if f, err := strconv.ParseFloat(string(pr.Amount), 64); err == nil {
+			p.PriceMicros = int64(f * 1e6)
+		}
+	}
+	url := func(kind byte) string {
+		p.Kind = kind
+		return string(d.signer.Append([]byte(base+trackingPrefix), &p))
+	}
+	j := decisionJSON{AdID: strconv.FormatInt(ch.Ad.ID, 10), CampaignID: strconv.FormatInt(ch.Campaign.ID, 10), Creative: ch.Ad.Creative,
+		ImpressionURL: url(tracking.Impression), ViewURL: url(tracking.View)}
+	if ch.Ad.Creative != nil && ch.Ad.Creative.ClickURL != "" {
+		j.ClickURL = url(tracking.Click)
+	}
+	return j
+}
+
+// baseURL is the scheme and host the request came to, for absolute
+// tracking URLs.
+func baseURL(ctx *fasthttp.RequestCtx) string {
+	scheme := "http"
+	if ctx.IsTLS() || bytes.Equal(ctx.Request.Header.Peek("X-Forwarded-Proto"), []byte("https")) {
+		scheme = "https"
+	}
+	return scheme + "://" + string(ctx.Host())
+}
+
+// decisionFromQuery reads GET /api/v1/decisions: one slot (placement,
+// div, count) and the viewer's fields.
+func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
+	pl, _ := param(args, "placement")
+	div, _ := param(args, "div")
+	slot := struct {
+		Div       string `json:"div"`
+		Placement string `json:"placement"`
+		Count     *int   `json:"count"`
+	}{Div: string(div), Placement: string(pl)}
+	p := marquee.Problems{}
+	if len(pl) == 0 {
+		p["placement"] = "is required"
+	}
+	if v, ok := param(args, "count"); ok {
+		n, err := strconv.Atoi(string(v))
+		if err != nil {
+			p["count"] = "must be an integer"
+		}
+		slot.Count = &n
+	}
+	in.Placements = append(in.Placements, slot)
+	if v, ok := param(args, "age"); ok {
+		n, err := strconv.Atoi(string(v))
+		if err != nil {
+			p["age"] = "must be an integer"
+		}
+		in.Age = &n
+	}
+	g, _ := param(args, "gender")
+	c, _ := param(args, "country")
+	pf, _ := param(args, "platform")
+	in.Gender, in.Country, in.Platform = string(g), string(c), string(pf)
+	if v, ok := param(args, "keywords"); ok {
+		in.Keywords = strings.Split(string(v), ",")
+	}
+	if v, ok := param(args, "user"); ok {
+		in.User = &struct {
+			Key string `json:"key"`
+		}{string(v)}
+	}
+	return marquee.Invalid("invalid decision request", p)
+}
+
+// handleTracking serves GET /t/{token}: a signed tracking URL. An
+// impression or view answers a 1×1 GIF (or 204) and records the event; a
+// click records it and redirects to the creative's click URL with its
+// macros filled. A token that is not ours is a 400, an expired one a 410,
+// and neither is counted; the same URL fired again counts once on this
+// instance (within the URL's life).
+func handleTracking(d *decisionEnv) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		p, err := d.signer.Open(ctx.Path()[len(trackingPrefix):], d.now())
+		if err != nil {
+			return err
+		}
+		var dedupe [17]byte
+		dedupe[0] = p.Kind
+		copy(dedupe[1:], p.Decision[:])
+		if _, fresh := d.seen.SetIfAbsent(dedupe, struct{}{}); fresh {
+			if err := d.record(ctx, &p); err != nil {
+				return err
+			}
+		}
+		if p.Kind == tracking.Click {
+			target := d.clickTarget(&p)
+			if target == "" {
+				return marquee.Errorf(marquee.KindNotFound, "this ad has no click URL")
+			}
+			ctx.Response.Header.Set(fasthttp.HeaderLocation, target)
+			ctx.SetStatusCode(fasthttp.StatusFound)
+			return nil
+		}
+		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+		if acceptsOnlyImages(ctx.Request.Header.Peek(fasthttp.HeaderAccept)) {
+			ctx.SetContentType("image/gif")
+			ctx.SetBody(gif1x1)
+			return nil
+		}
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return nil
+	}
+}
+
+// kinds are the event types of the tracking URLs' kinds.
+var kinds = map[byte]string{tracking.Impression: "impression", tracking.View: "view", tracking.Click: "click"}
+
+// record writes the event of a tracking URL: its type, ad, campaign,
+// placement and decision (what reports count it by), and the hashed user.
+func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, p *tracking.Payload) error {
+	bp := linePool.Get().(*[]byte)
+	defer linePool.Put(bp)
+	var num [20]byte
+	line := d.events.appendHead((*bp)[:0], ctx)
+	line = eventline.AppendPlain(line, "type", kinds[p.Kind])
+	line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
+	line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))
+	line = eventline.AppendPlain(line, "placement", p.Placement) // placement names need no escaping
+	line = eventline.AppendPlain(line, "decision", hex.AppendEncode(nil, p.Decision[:]))
+	if p.UserHash != 0 {
+		line = eventline.AppendPlain(line, "uid", strconv.AppendUint(num[:0], p.UserHash, 36))
+	}
+	line = eventline.End(line)
+	*bp = line
+	return d.events.sink.Append(ctx.ConnID(), line, 1)
+}
+
+// clickTarget is the click URL of the payload's ad with its macros
+// filled, or "" when it has none.
+func (d *decisionEnv) clickTarget(p *tracking.Payload) string {
+	a, ok := d.engine.Plan().Ad(p.Ad)
+	if !ok || a.Creative == nil || a.Creative.ClickURL == "" {
+		return ""
+	}
+	return strings.NewReplacer("{placement}", url.QueryEscape(p.Placement), "{campaign}", strconv.FormatInt(p.Campaign, 10),
+		"{ad}", strconv.FormatInt(p.Ad, 10)).Replace(a.Creative.ClickURL)
+}
