@@ -50,6 +50,13 @@ func (p *Plan) Placement(name string) (*marquee.Placement, bool) {
 	return pl, ok
 }
 
+// Campaigns calls fn with every campaign of the plan.
+func (p *Plan) Campaigns(fn func(*Campaign)) {
+	for _, c := range p.campaigns {
+		fn(c)
+	}
+}
+
 // Ad returns what decisions know of ad id (an ad in a campaign).
 func (p *Plan) Ad(id int64) (*Ad, bool) {
 	a, ok := p.ads[id]
@@ -67,16 +74,20 @@ func (p *Plan) Campaign(id int64) (*Campaign, bool) {
 type Engine struct {
 	ix       *index.Index
 	counters Counters
+	pacing   *Pacing
 	plan     atomic.Pointer[Plan]
 	mu       sync.Mutex // writers
 }
 
 // New returns an engine over the ad index ix and counters.
 func New(ix *index.Index, counters Counters) *Engine {
-	e := &Engine{ix: ix, counters: counters}
+	e := &Engine{ix: ix, counters: counters, pacing: NewPacing()}
 	e.plan.Store(&Plan{campaigns: map[int64]*Campaign{}, placements: map[string]*marquee.Placement{}, ads: map[int64]*Ad{}})
 	return e
 }
+
+// Pacing returns the engine's pacing (for SetDelivered).
+func (e *Engine) Pacing() *Pacing { return e.pacing }
 
 // Plan returns the current plan.
 func (e *Engine) Plan() *Plan { return e.plan.Load() }
@@ -183,7 +194,7 @@ func (e *Engine) Decide(r *Request, now time.Time, rnd Random) [][]Choice {
 			continue // no such placement (the route refuses it before)
 		}
 		for range s.Count {
-			ch, ok := plan.pick(ids, pl, r, &used, now, rnd, e.counters)
+			ch, ok := plan.pick(ids, pl, r, &used, now, rnd, e)
 			if !ok {
 				break
 			}
@@ -192,6 +203,7 @@ func (e *Engine) Decide(r *Request, now time.Time, rnd Random) [][]Choice {
 			if ch.Campaign.FrequencyCap != nil && r.User != 0 {
 				e.counters.Add(r.User, ch.Campaign.ID, now)
 			}
+			e.pacing.decided(ch.Campaign, now)
 		}
 	}
 	*bp = ids[:0]
@@ -210,7 +222,7 @@ func (u *usedSet) add(ad, campaign int64) {
 // highest tier with an eligible ad, then a lottery by weight in one pass
 // (each eligible ad of the tier replaces the choice with probability
 // weight ÷ the tier's weight so far). It allocates nothing.
-func (p *Plan) pick(ids []int64, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, rnd Random, counters Counters) (Choice, bool) {
+func (p *Plan) pick(ids []int64, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
 	var best Choice
 	tier, total := len(marquee.Priorities), 0
 	for _, id := range ids {
@@ -219,7 +231,7 @@ func (p *Plan) pick(ids []int64, pl *marquee.Placement, r *Request, used *usedSe
 			continue // no campaign
 		}
 		c := p.campaigns[a.CampaignID]
-		if c == nil || c.Tier > tier || !p.eligible(a, c, pl, r, used, now, counters) {
+		if c == nil || c.Tier > tier || !p.eligible(a, c, pl, r, used, now, e) {
 			continue
 		}
 		if c.Tier < tier { // a higher tier: it wins over everything so far
@@ -235,7 +247,7 @@ func (p *Plan) pick(ids []int64, pl *marquee.Placement, r *Request, used *usedSe
 
 // eligible reports whether ad a of campaign c may fill placement pl for
 // request r at now.
-func (p *Plan) eligible(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, counters Counters) bool {
+func (p *Plan) eligible(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, e *Engine) bool {
 	if !c.ActiveAt(now) || !pl.Accepts(a.Creative) || slices.Contains(used.ads, a.ID) || slices.Contains(used.campaigns, c.ID) {
 		return false
 	}
@@ -248,10 +260,10 @@ func (p *Plan) eligible(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, u
 	if len(c.Conditions) > 0 && !matchesAny(c.Conditions, r) {
 		return false
 	}
-	if fc := c.FrequencyCap; fc != nil && r.User != 0 && counters.Count(r.User, c.ID, window(fc.Window, c), now) >= fc.Count {
+	if fc := c.FrequencyCap; fc != nil && r.User != 0 && e.counters.Count(r.User, c.ID, window(fc.Window, c), now) >= fc.Count {
 		return false
 	}
-	return true
+	return e.pacing.allows(c, now)
 }
 
 func anyIn(want, have []string) bool {

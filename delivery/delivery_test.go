@@ -329,3 +329,76 @@ func BenchmarkDecide(b *testing.B) {
 		w.e.Decide(r, now, rnd)
 	}
 }
+
+// paced is a world of one campaign with goal and pacing, flight [from, to).
+func paced(t *testing.T, goal marquee.Goal, pacing string, from, to time.Time) (*world, int64) {
+	w := newWorld(t)
+	id := w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) {
+		c.Goal, c.Pacing, c.StartAt, c.EndAt = &goal, pacing, from, to
+	})
+	w.ad(id, "300x250", func(a *marquee.Ad) { a.StartAt, a.EndAt = from.Add(-time.Hour), to.Add(time.Hour) })
+	w.ready(side)
+	return w, id
+}
+
+// Even pacing of a lifetime goal with unlimited traffic: a straight line,
+// not the whole goal at once; the goal, whole, by the end.
+func TestPacingLifetime(t *testing.T) {
+	from := now
+	w, _ := paced(t, marquee.Goal{Metric: "impressions", Total: 600}, marquee.PacingEven, from, from.Add(10*time.Minute))
+	rnd := rand.New(rand.NewPCG(1, 1))
+	r := &delivery.Request{Slots: slot("side", 1)}
+	served, firstMinute := 0, 0
+	for at := from.Add(50 * time.Millisecond); at.Before(from.Add(10 * time.Minute)); at = at.Add(100 * time.Millisecond) {
+		if out := w.e.Decide(r, at, rnd); len(out[0]) == 1 {
+			served++
+			if at.Before(from.Add(time.Minute)) {
+				firstMinute++
+			}
+		}
+	}
+	if firstMinute < 55 || firstMinute > 65 {
+		t.Errorf("first minute: %d served; want 55-65 of the 600", firstMinute)
+	}
+	if served != 600 {
+		t.Errorf("by the end: %d served; want the goal, 600", served)
+	}
+}
+
+// Even pacing of a daily goal: spread over the day's hours within 15%.
+func TestPacingDaily(t *testing.T) {
+	day := now.Truncate(24 * time.Hour)
+	w, _ := paced(t, marquee.Goal{Metric: "impressions", Daily: 2400}, marquee.PacingEven, day.Add(-time.Hour), day.Add(48*time.Hour))
+	rnd := rand.New(rand.NewPCG(2, 2))
+	r := &delivery.Request{Slots: slot("side", 1)}
+	var hours [24]int
+	for at := day.Add(time.Second); at.Before(day.Add(24 * time.Hour)); at = at.Add(10 * time.Second) {
+		if out := w.e.Decide(r, at, rnd); len(out[0]) == 1 {
+			hours[at.Sub(day)/time.Hour]++
+		}
+	}
+	for h, n := range hours {
+		if n < 85 || n > 115 {
+			t.Errorf("hour %d: %d served; want 100 ± 15%%", h, n)
+		}
+	}
+}
+
+// A goal met stops the campaign: its own decisions, or what the reports
+// say all instances delivered.
+func TestGoalMetStops(t *testing.T) {
+	w, id := paced(t, marquee.Goal{Metric: "impressions", Total: 5}, marquee.PacingASAP, now.Add(-time.Hour), now.Add(time.Hour))
+	rnd := rand.New(rand.NewPCG(3, 3))
+	r := &delivery.Request{Slots: slot("side", 1)}
+	if got := w.chosen(r, 20, rnd); got[id] != 5 {
+		t.Errorf("asap with a goal of 5: served %d of 20; want 5", got[id])
+	}
+	w2, id2 := paced(t, marquee.Goal{Metric: "clicks", Total: 100}, marquee.PacingASAP, now.Add(-time.Hour), now.Add(time.Hour))
+	if got := w2.chosen(r, 3, rnd); got[id2] != 3 {
+		t.Fatalf("a clicks goal not met: served %d of 3", got[id2])
+	}
+	w2.e.Pacing().SetDelivered(map[int64]delivery.Delivered{id2: {Total: 100}})
+	if got := w2.chosen(r, 3, rnd); got[id2] != 0 {
+		t.Errorf("after the reports say the goal is met: served %d; want 0", got[id2])
+	}
+}

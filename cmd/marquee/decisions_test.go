@@ -96,3 +96,39 @@ func TestDecisionsOverHTTP(t *testing.T) {
 		t.Errorf("campaign 1's spend: %s; want one impression at CPM 2 = 0.002", r.body)
 	}
 }
+
+// TestGoalMetStopsOverHTTP: a campaign whose clicks goal the reports say
+// is met stops being chosen within seconds (the reports' flush, then the
+// pacing's refresh from them).
+func TestGoalMetStopsOverHTTP(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"One click",`+flight+`,"goal":{"metric":"clicks","total":1},"pacing":"asap"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
+	decide := func() []map[string]string {
+		var got struct {
+			Decisions map[string][]map[string]string
+		}
+		json.Unmarshal([]byte(in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"placement":"side"}]}`).body), &got)
+		return got.Decisions["side"]
+	}
+	d := decide()
+	if len(d) != 1 {
+		t.Fatalf("before the goal: %v; want the campaign", d)
+	}
+	req, _ := http.NewRequest("GET", d[0]["clickUrl"], nil)
+	req.Header.Set("User-Agent", iphoneUA)
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil || resp.StatusCode != 302 {
+		t.Fatalf("click = %v, %v", resp, err)
+	}
+	resp.Body.Close()
+	eventually(t, 10*time.Second, func() string {
+		if d := decide(); len(d) != 0 {
+			return fmt.Sprintf("still chosen after its one click: %v", d)
+		}
+		return ""
+	})
+}
