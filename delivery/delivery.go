@@ -10,12 +10,14 @@
 package delivery
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"marquee"
+	"marquee/counters"
 	"marquee/index"
 )
 
@@ -178,31 +180,44 @@ var idPool = sync.Pool{New: func() any { b := make([]int64, 0, 1024); return &b 
 
 // Decide fills the slots of r at now: for each slot its chosen ads (none
 // when nothing is eligible). A request shows an ad, and a campaign, at
-// most once across its slots. Chosen ads are counted against their
-// campaigns' frequency caps for r.User.
-func (e *Engine) Decide(r *Request, now time.Time, rnd Random) [][]Choice {
+// most once across its slots. A chosen capped campaign takes a serve from
+// the counters for r.User; when the counters cannot be read, or refuse
+// the serve (another decision took the last one), the campaign is left
+// out of the request and another chosen: caps hold even when the
+// counters are down (capped campaigns are not served then).
+func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Random) [][]Choice {
 	plan := e.plan.Load()
+	var used usedSet
+	if r.User != 0 {
+		var err error
+		if used.seen, err = e.counters.Seen(ctx, r.User); err != nil {
+			used.capsDown = true
+		}
+	}
 	bp := idPool.Get().(*[]int64)
 	q := r.Query
 	q.Offset, q.Limit = 0, maxCandidates
 	ids := e.ix.Snapshot().AppendIDs((*bp)[:0], &q, now)
 	out := make([][]Choice, len(r.Slots))
-	var used usedSet
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]
 		if pl == nil {
 			continue // no such placement (the route refuses it before)
 		}
-		for range s.Count {
+		for len(out[si]) < s.Count {
 			ch, ok := plan.pick(ids, pl, r, &used, now, rnd, e)
 			if !ok {
 				break
 			}
+			if fc := ch.Campaign.FrequencyCap; fc != nil && r.User != 0 {
+				took, err := e.counters.Take(ctx, r.User, ch.Campaign.ID, fc.Count, window(fc.Window, ch.Campaign), now)
+				if err != nil || !took {
+					used.campaigns = append(used.campaigns, ch.Campaign.ID) // capped meanwhile: choose again without it
+					continue
+				}
+			}
 			used.add(ch.Ad.ID, ch.Campaign.ID)
 			out[si] = append(out[si], ch)
-			if ch.Campaign.FrequencyCap != nil && r.User != 0 {
-				e.counters.Add(r.User, ch.Campaign.ID, now)
-			}
 			e.pacing.decided(ch.Campaign, now)
 		}
 	}
@@ -211,8 +226,13 @@ func (e *Engine) Decide(r *Request, now time.Time, rnd Random) [][]Choice {
 	return out
 }
 
-// usedSet is what a request has chosen so far (a few ads at most).
-type usedSet struct{ ads, campaigns []int64 }
+// usedSet is what a request has chosen so far (a few ads at most), and
+// the user's serves as the counters had them.
+type usedSet struct {
+	ads, campaigns []int64
+	seen           map[int64][]int64
+	capsDown       bool // the counters could not be read: no capped campaign is served
+}
 
 func (u *usedSet) add(ad, campaign int64) {
 	u.ads, u.campaigns = append(u.ads, ad), append(u.campaigns, campaign)
@@ -260,7 +280,7 @@ func (p *Plan) eligible(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, u
 	if len(c.Conditions) > 0 && !matchesAny(c.Conditions, r) {
 		return false
 	}
-	if fc := c.FrequencyCap; fc != nil && r.User != 0 && e.counters.Count(r.User, c.ID, window(fc.Window, c), now) >= fc.Count {
+	if fc := c.FrequencyCap; fc != nil && r.User != 0 && (used.capsDown || counters.Within(used.seen[c.ID], window(fc.Window, c), now) >= fc.Count) {
 		return false
 	}
 	return e.pacing.allows(c, now)

@@ -1,13 +1,19 @@
 package delivery_test
 
 import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"marquee"
+	"marquee/counters"
 	"marquee/delivery"
 	"marquee/index"
 )
@@ -21,12 +27,12 @@ type world struct {
 	e         *delivery.Engine
 	campaigns []marquee.Campaign
 	ads       []*marquee.Ad
-	counters  *delivery.Memory
+	counters  *counters.Memory
 }
 
 func newWorld(t *testing.T) *world {
 	ix := index.New(func() time.Time { return now })
-	c := delivery.NewMemory()
+	c := counters.NewMemory()
 	return &world{t: t, ix: ix, e: delivery.New(ix, c), counters: c}
 }
 
@@ -80,7 +86,7 @@ func slot(placement string, n int) []delivery.Slot {
 func (w *world) chosen(r *delivery.Request, n int, rnd *rand.Rand) map[int64]int {
 	got := map[int64]int{}
 	for range n {
-		for _, s := range w.e.Decide(r, now, rnd) {
+		for _, s := range w.e.Decide(context.Background(), r, now, rnd) {
 			for _, c := range s {
 				got[c.Campaign.ID]++
 			}
@@ -110,17 +116,17 @@ func TestTiers(t *testing.T) {
 	}
 	// Three slots: the sponsorship, then the standard (TW), then house.
 	r := &delivery.Request{Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "side", Count: 1}, {Div: "c", Placement: "side", Count: 1}}, Country: "TW"}
-	out := w.e.Decide(r, now, rnd)
+	out := w.e.Decide(context.Background(), r, now, rnd)
 	if len(out) != 3 || len(out[0]) != 1 || out[0][0].Campaign.ID != sponsor || out[1][0].Campaign.ID != standard || out[2][0].Campaign.ID != house {
 		t.Errorf("three side slots = %v; want sponsorship, standard, house", out)
 	}
 	// A fourth slot: nothing left (no ad or campaign twice in a request).
 	r.Slots = append(r.Slots, delivery.Slot{Div: "d", Placement: "side", Count: 1})
-	if out := w.e.Decide(r, now, rnd); len(out[3]) != 0 {
+	if out := w.e.Decide(context.Background(), r, now, rnd); len(out[3]) != 0 {
 		t.Errorf("a fourth slot got %v; want it empty", out[3])
 	}
 	// An unknown placement fills nothing (the route refuses it first).
-	if out := w.e.Decide(&delivery.Request{Slots: slot("nowhere", 2)}, now, rnd); len(out[0]) != 0 {
+	if out := w.e.Decide(context.Background(), &delivery.Request{Slots: slot("nowhere", 2)}, now, rnd); len(out[0]) != 0 {
 		t.Errorf("an unknown placement got %v", out[0])
 	}
 }
@@ -165,7 +171,8 @@ func TestCaps(t *testing.T) {
 	if got := w.chosen(&delivery.Request{Slots: slot("side", 1)}, 10, rnd); got[capped] != 10 {
 		t.Errorf("no user key: %v; want no cap", got)
 	}
-	if n := w.counters.Count(11, capped, 24*time.Hour, now.Add(25*time.Hour)); n != 0 {
+	seen, _ := w.counters.Seen(context.Background(), 11)
+	if n := counters.Within(seen[capped], 24*time.Hour, now.Add(25*time.Hour)); n != 0 {
 		t.Errorf("a day later the window holds %d; want 0", n)
 	}
 }
@@ -193,7 +200,7 @@ func TestCampaignTargetingAndKeywords(t *testing.T) {
 		{delivery.Request{Keywords: []string{"sports"}, Platform: "android"}, fallback},
 	} {
 		c.r.Slots = slot("side", 1)
-		if out := w.e.Decide(&c.r, now, rnd); len(out[0]) != 1 || out[0][0].Campaign.ID != c.want {
+		if out := w.e.Decide(context.Background(), &c.r, now, rnd); len(out[0]) != 1 || out[0][0].Campaign.ID != c.want {
 			t.Errorf("Decide(%+v) = %v; want campaign %d", c.r, out, c.want)
 		}
 	}
@@ -232,7 +239,7 @@ func TestAgainstReference(t *testing.T) {
 		want := w.reference(req)
 		seen := map[int64]bool{}
 		for range 400 {
-			out := w.e.Decide(req, now, r)
+			out := w.e.Decide(context.Background(), req, now, r)
 			if len(want) == 0 {
 				if len(out[0]) != 0 {
 					t.Fatalf("round %d: chose %d; the reference finds nothing eligible", round, out[0][0].Ad.ID)
@@ -302,8 +309,8 @@ func TestDecideAllocations(t *testing.T) {
 		w.ready(side)
 		r := &delivery.Request{Slots: slot("side", 3)}
 		rnd := rand.New(rand.NewPCG(1, 2))
-		w.e.Decide(r, now, rnd)
-		return testing.AllocsPerRun(200, func() { w.e.Decide(r, now, rnd) })
+		w.e.Decide(context.Background(), r, now, rnd)
+		return testing.AllocsPerRun(200, func() { w.e.Decide(context.Background(), r, now, rnd) })
 	}
 	if few, many := allocs(20), allocs(2000); many > few {
 		t.Errorf("a decision over 2,000 candidates allocates %.1f times; over 20, %.1f: want the same", many, few)
@@ -326,7 +333,7 @@ func BenchmarkDecide(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		r.User = uint64(i)
-		w.e.Decide(r, now, rnd)
+		w.e.Decide(context.Background(), r, now, rnd)
 	}
 }
 
@@ -350,7 +357,7 @@ func TestPacingLifetime(t *testing.T) {
 	r := &delivery.Request{Slots: slot("side", 1)}
 	served, firstMinute := 0, 0
 	for at := from.Add(50 * time.Millisecond); at.Before(from.Add(10 * time.Minute)); at = at.Add(100 * time.Millisecond) {
-		if out := w.e.Decide(r, at, rnd); len(out[0]) == 1 {
+		if out := w.e.Decide(context.Background(), r, at, rnd); len(out[0]) == 1 {
 			served++
 			if at.Before(from.Add(time.Minute)) {
 				firstMinute++
@@ -373,7 +380,7 @@ func TestPacingDaily(t *testing.T) {
 	r := &delivery.Request{Slots: slot("side", 1)}
 	var hours [24]int
 	for at := day.Add(time.Second); at.Before(day.Add(24 * time.Hour)); at = at.Add(10 * time.Second) {
-		if out := w.e.Decide(r, at, rnd); len(out[0]) == 1 {
+		if out := w.e.Decide(context.Background(), r, at, rnd); len(out[0]) == 1 {
 			hours[at.Sub(day)/time.Hour]++
 		}
 	}
@@ -400,5 +407,53 @@ func TestGoalMetStops(t *testing.T) {
 	w2.e.Pacing().SetDelivered(map[int64]delivery.Delivered{id2: {Total: 100}})
 	if got := w2.chosen(r, 3, rnd); got[id2] != 0 {
 		t.Errorf("after the reports say the goal is met: served %d; want 0", got[id2])
+	}
+}
+
+// Three instances on one Redis, deciding for one user at once: the capped
+// campaign is served exactly its cap in all, the rest goes to the other.
+func TestCapsAcrossInstances(t *testing.T) {
+	url := os.Getenv("MARQUEE_TEST_REDIS")
+	if url == "" {
+		t.Skip("MARQUEE_TEST_REDIS is not set (e.g. redis://127.0.0.1:6379/0): caps across instances are not tested")
+	}
+	var prefix [6]byte
+	crand.Read(prefix[:])
+	var engines []*world
+	var capped int64
+	for range 3 {
+		c, err := counters.NewRedis(url, "marquee-test:"+hex.EncodeToString(prefix[:])+":", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		w := newWorld(t)
+		w.e = delivery.New(w.ix, c)
+		capped = w.camp(marquee.PrioritySponsorship, 1, func(c *marquee.Campaign) { c.FrequencyCap = &marquee.FrequencyCap{Count: 4, Window: "24h"} })
+		other := w.camp(marquee.PriorityStandard, 1, nil)
+		w.ad(capped, "300x250", nil)
+		w.ad(other, "300x250", nil)
+		w.ready(side)
+		engines = append(engines, w)
+	}
+	var mu sync.Mutex
+	served := map[int64]int{}
+	var wg sync.WaitGroup
+	for g := range 30 {
+		wg.Go(func() {
+			rnd := rand.New(rand.NewPCG(uint64(g), 1))
+			for range 10 {
+				out := engines[g%3].e.Decide(context.Background(), &delivery.Request{Slots: slot("side", 1), User: 99}, now, rnd)
+				mu.Lock()
+				for _, ch := range out[0] {
+					served[ch.Campaign.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if served[capped] != 4 || served[capped]+served[capped+1] != 300 {
+		t.Errorf("300 decisions at once over three instances: %v; want the capped campaign exactly 4 times", served)
 	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -32,6 +33,9 @@ const (
 	MaxSlotCount    = 10
 	maxUserKey      = 256
 	trackingPrefix  = "/t/"
+	// countersTimeout bounds a decision's calls to shared counters: past
+	// it, capped campaigns are left out of the decision.
+	countersTimeout = 100 * time.Millisecond
 )
 
 // decisionEnv is what the decision and tracking routes use.
@@ -197,7 +201,9 @@ func handleDecisions(d *decisionEnv) handler {
 		}
 		now := d.now()
 		rnd := rngPool.Get().(*mrand.Rand)
-		chosen := d.engine.Decide(r, now, rnd)
+		cctx, cancel := context.WithTimeout(context.Background(), countersTimeout)
+		chosen := d.engine.Decide(cctx, r, now, rnd)
+		cancel()
 		rngPool.Put(rnd)
 		base := baseURL(ctx)
 		out := make(map[string][]decisionJSON, len(r.Slots))

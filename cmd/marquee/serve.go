@@ -29,6 +29,7 @@ import (
 	"marquee/clicks"
 	"marquee/collector"
 	"marquee/console"
+	"marquee/counters"
 	"marquee/delivery"
 	"marquee/feed"
 	"marquee/index"
@@ -71,6 +72,7 @@ type serveConfig struct {
 	trackingKey      string
 	trackingPrevious string
 	trackingTTL      time.Duration
+	counters         string
 	clickFlush       time.Duration
 	events           eventsConfig
 	reports          reportsConfig
@@ -104,6 +106,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.trackingKey, "tracking-key", "", "key that signs tracking URLs, at least 16 bytes (default: generated once, kept in <data>/tracking-key)")
 	fs.StringVar(&c.trackingPrevious, "tracking-previous-key", "", "the key before -tracking-key: its URLs are still accepted while they last (rotation)")
 	fs.DurationVar(&c.trackingTTL, "tracking-ttl", 24*time.Hour, "how long tracking URLs work")
+	fs.StringVar(&c.counters, "counters", "memory", "where frequency caps count: memory (exact for one instance) or redis://host:6379/0 (shared by every instance)")
 	assetCache := fs.String("asset-cache", "64MiB", "capacity of the cache of GET /assets/…, the creatives' images: bytes with a unit, or entries")
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
 	c.events.flags(fs)
@@ -223,6 +226,7 @@ type node struct {
 	links      *cache.Cache[string, marquee.Link]
 	assets     *cache.Cache[string, web.Image]
 	engine     *delivery.Engine
+	counters   delivery.Counters
 	signer     *tracking.Signer
 	assetStore web.AssetStore
 	access     *auth.Auth
@@ -258,7 +262,10 @@ func (n *node) open(ctx context.Context) error {
 		return err
 	}
 	n.assets = web.NewAssetCache(n.assetStore, n.cfg.assetCache, n.reg)
-	n.engine = delivery.New(n.ix, delivery.NewMemory())
+	if n.counters, err = openCounters(n.cfg.counters); err != nil {
+		return err
+	}
+	n.engine = delivery.New(n.ix, n.counters)
 	if n.signer, err = trackingSigner(n.cfg); err != nil {
 		return err
 	}
@@ -384,6 +391,9 @@ func (n *node) startLoops() (stop func()) {
 	flush(5*time.Second, n.refreshDelivered, "campaigns' delivery (for pacing)")
 	hourly(func() { trimAccess(bg, n.st, cfg.auditKeep, log) })
 	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
+	if m, ok := n.counters.(*counters.Memory); ok {
+		hourly(func() { m.Trim(8*24*time.Hour, time.Now()) }) // past every cap window but a flight's
+	}
 	return func() { cancel(); loops.Wait() }
 }
 
@@ -489,6 +499,28 @@ func (n *node) reloadPlan(ctx context.Context, ads bool) error {
 		n.log.Warn("decisions: campaigns not reloaded (the next change or reload tries again)", "err", err)
 	}
 	return err
+}
+
+// openCounters opens the frequency caps' counters of spec: memory, or a
+// Redis URL (checked at start: a Redis that does not answer fails it).
+func openCounters(spec string) (delivery.Counters, error) {
+	if spec == "" || spec == "memory" {
+		return counters.NewMemory(), nil
+	}
+	if !strings.HasPrefix(spec, "redis://") && !strings.HasPrefix(spec, "rediss://") {
+		return nil, fmt.Errorf("-counters %q: want memory or redis://host:port/db", spec)
+	}
+	r, err := counters.NewRedis(spec, "marquee:caps:", 8*24*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.Ping(ctx); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("-counters: Redis does not answer: %w", err)
+	}
+	return r, nil
 }
 
 // trackingSigner signs tracking URLs with -tracking-key, or the key kept
@@ -632,6 +664,9 @@ func (n *node) close() {
 	}
 	if n.geo != nil {
 		n.geo.Close()
+	}
+	if c, ok := n.counters.(io.Closer); ok {
+		c.Close()
 	}
 	if n.st != nil {
 		n.st.Close()

@@ -1,0 +1,86 @@
+// Package counterstest is the contract every frequency cap counter
+// meets, run against each (in memory, Redis) by their tests.
+package counterstest
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"marquee/counters"
+)
+
+// Counters are what the contract checks (delivery.Counters).
+type Counters interface {
+	Seen(ctx context.Context, user uint64) (map[int64][]int64, error)
+	Take(ctx context.Context, user uint64, campaign int64, count int, within time.Duration, now time.Time) (bool, error)
+}
+
+// Run checks the contract; open returns a fresh counter for "instance" i,
+// all of one test sharing their state (one Redis), or the same one.
+func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	t.Run("Cap", func(t *testing.T) {
+		c := open(t, 0)
+		for i := range 5 {
+			took, err := c.Take(ctx, 7, 3, 3, time.Hour, now.Add(time.Duration(i)*time.Minute))
+			if err != nil || took != (i < 3) {
+				t.Fatalf("take %d = %v, %v; want %v (cap 3 an hour)", i, took, err, i < 3)
+			}
+		}
+		if took, _ := c.Take(ctx, 7, 3, 3, time.Hour, now.Add(61*time.Minute)); !took {
+			t.Error("an hour after the first serve, the window has room again: refused")
+		}
+		if took, _ := c.Take(ctx, 8, 3, 3, time.Hour, now); !took {
+			t.Error("another user was refused")
+		}
+		if took, _ := c.Take(ctx, 7, 4, 3, time.Hour, now); !took {
+			t.Error("another campaign was refused")
+		}
+		seen, err := c.Seen(ctx, 7)
+		if err != nil || len(seen[3]) != 4 || len(seen[4]) != 1 || seen[3][0] != now.UnixNano() {
+			t.Errorf("Seen(7) = %v, %v; want 4 serves of campaign 3, 1 of 4", seen, err)
+		}
+		if n := counters.Within(seen[3], time.Hour, now.Add(61*time.Minute)); n != 2 {
+			t.Errorf("within the hour before +61m: %d; want 2 (the serves at +2m and +61m)", n)
+		}
+		if seen, err := c.Seen(ctx, 999); err != nil || len(seen) != 0 {
+			t.Errorf("Seen of a new user = %v, %v", seen, err)
+		}
+	})
+	t.Run("Keep", func(t *testing.T) {
+		c := open(t, 0)
+		for i := range counters.Keep + 10 {
+			c.Take(ctx, 1, 1, 1_000_000, time.Hour, now.Add(time.Duration(i)*time.Second))
+		}
+		if seen, _ := c.Seen(ctx, 1); len(seen[1]) != counters.Keep {
+			t.Errorf("kept %d serves; want the last %d", len(seen[1]), counters.Keep)
+		}
+	})
+	t.Run("ThreeInstancesAtOnce", func(t *testing.T) {
+		cs := []Counters{open(t, 0), open(t, 1), open(t, 2)}
+		var took atomic.Int64
+		var wg sync.WaitGroup
+		for g := range 30 {
+			wg.Go(func() {
+				for range 10 {
+					ok, err := cs[g%3].Take(ctx, 42, 9, 5, 24*time.Hour, now)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if ok {
+						took.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if n := took.Load(); n != 5 {
+			t.Errorf("300 takes at once over three instances, cap 5: %d taken; want exactly 5", n)
+		}
+	})
+}
