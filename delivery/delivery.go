@@ -251,7 +251,7 @@ func (p *Plan) pick(ids []int64, pl *marquee.Placement, r *Request, used *usedSe
 			continue // no campaign
 		}
 		c := p.campaigns[a.CampaignID]
-		if c == nil || c.Tier > tier || !p.eligible(a, c, pl, r, used, now, e) {
+		if c == nil || c.Tier > tier || p.why(a, c, pl, r, used, now, e) != "" {
 			continue
 		}
 		if c.Tier < tier { // a higher tier: it wins over everything so far
@@ -265,25 +265,49 @@ func (p *Plan) pick(ids []int64, pl *marquee.Placement, r *Request, used *usedSe
 	return best, best.Ad != nil
 }
 
-// eligible reports whether ad a of campaign c may fill placement pl for
-// request r at now.
-func (p *Plan) eligible(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, e *Engine) bool {
-	if !c.ActiveAt(now) || !pl.Accepts(a.Creative) || slices.Contains(used.ads, a.ID) || slices.Contains(used.campaigns, c.ID) {
-		return false
+// Why an ad is not eligible (Explain's words; "" when it is).
+const (
+	NotActive   = "campaign not active now"
+	NotThisType = "creative type not taken by the placement"
+	NotThisSize = "creative size not taken by the placement"
+	NotHere     = "ad limited to other placements"
+	Duplicate   = "already in this request"
+	NoKeyword   = "no keyword of the campaign"
+	NotTargeted = "campaign targeting"
+	Capped      = "frequency cap reached"
+	CapsDown    = "frequency caps unavailable"
+	GoalMet     = "goal met"
+	AheadOfPace = "ahead of even pacing"
+)
+
+// why says why ad a of campaign c may not fill placement pl for request r
+// at now, or "" when it may. It allocates nothing.
+func (p *Plan) why(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, e *Engine) string {
+	switch {
+	case !c.ActiveAt(now):
+		return NotActive
+	case a.Creative != nil && !slices.Contains(pl.Types, a.Creative.Type):
+		return NotThisType
+	case !pl.Accepts(a.Creative):
+		return NotThisSize
+	case len(a.Placements) > 0 && !slices.Contains(a.Placements, pl.Name):
+		return NotHere
+	case slices.Contains(used.ads, a.ID) || slices.Contains(used.campaigns, c.ID):
+		return Duplicate
+	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
+		return NoKeyword
+	case len(c.Conditions) > 0 && !matchesAny(c.Conditions, r):
+		return NotTargeted
 	}
-	if len(a.Placements) > 0 && !slices.Contains(a.Placements, pl.Name) {
-		return false
+	if fc := c.FrequencyCap; fc != nil && r.User != 0 {
+		if used.capsDown {
+			return CapsDown
+		}
+		if counters.Within(used.seen[c.ID], window(fc.Window, c), now) >= fc.Count {
+			return Capped
+		}
 	}
-	if len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords) {
-		return false
-	}
-	if len(c.Conditions) > 0 && !matchesAny(c.Conditions, r) {
-		return false
-	}
-	if fc := c.FrequencyCap; fc != nil && r.User != 0 && (used.capsDown || counters.Within(used.seen[c.ID], window(fc.Window, c), now) >= fc.Count) {
-		return false
-	}
-	return e.pacing.allows(c, now)
+	return e.pacing.why(c, now)
 }
 
 func anyIn(want, have []string) bool {

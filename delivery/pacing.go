@@ -84,29 +84,30 @@ func (p *Pacing) delivered(c *Campaign, now time.Time) Delivered {
 	return d
 }
 
-// allows reports whether campaign c may serve at now.
-func (p *Pacing) allows(c *Campaign, now time.Time) bool {
+// why says why campaign c may not serve at now (GoalMet, AheadOfPace),
+// or "" when it may.
+func (p *Pacing) why(c *Campaign, now time.Time) string {
 	g := c.Goal
 	if g == nil {
-		return true
+		return ""
 	}
 	d := p.delivered(c, now)
 	if g.Total > 0 && d.Total >= g.Total || g.Daily > 0 && d.Today >= g.Daily {
-		return false // the goal is met
+		return GoalMet
 	}
 	if c.Pacing != marquee.PacingEven {
-		return true
+		return ""
 	}
 	if g.Total > 0 && float64(d.Total) >= float64(g.Total)*share(c.StartAt, c.EndAt, now)+1 {
-		return false
+		return AheadOfPace
 	}
 	if g.Daily > 0 {
 		day := now.UTC().Truncate(24 * time.Hour)
 		if float64(d.Today) >= float64(g.Daily)*share(day, day.Add(24*time.Hour), now)+1 {
-			return false
+			return AheadOfPace
 		}
 	}
-	return true
+	return ""
 }
 
 // share is the part of [from, to) gone at now, from 0 to 1.

@@ -20,6 +20,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/auth"
 	"marquee/delivery"
 	"marquee/eventline"
 	"marquee/index"
@@ -45,6 +46,9 @@ type decisionEnv struct {
 	ttl    time.Duration
 	events *eventEnv
 	now    func() time.Time
+	// authenticate tells who a request is (for explain, which needs
+	// campaigns:read).
+	authenticate func(*fasthttp.RequestCtx) (auth.Principal, error)
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life: a URL fired twice counts once on an instance.
 	seen *otter.Cache[[17]byte, struct{}]
@@ -83,6 +87,7 @@ type decisionInput struct {
 	Keywords []string        `json:"keywords"`
 	URL      string          `json:"url"`
 	Consent  json.RawMessage `json:"consent"`
+	Explain  bool            `json:"explain"`
 }
 
 // parseDecision checks a request against the plan: every problem named.
@@ -199,10 +204,25 @@ func handleDecisions(d *decisionEnv) handler {
 		if err != nil {
 			return err
 		}
+		var why [][]delivery.Candidate
+		if in.Explain {
+			p, err := d.authenticate(ctx)
+			if err != nil {
+				return err
+			}
+			if !p.Scopes.Has(marquee.ScopeCampaignsRead) {
+				return &marquee.Error{Kind: marquee.KindForbidden, Message: "forbidden", Missing: marquee.ScopeCampaignsRead}
+			}
+		}
 		now := d.now()
 		rnd := rngPool.Get().(*mrand.Rand)
 		cctx, cancel := context.WithTimeout(context.Background(), countersTimeout)
-		chosen := d.engine.Decide(cctx, r, now, rnd)
+		var chosen [][]delivery.Choice
+		if in.Explain {
+			chosen, why = d.engine.Explain(cctx, r, now, rnd)
+		} else {
+			chosen = d.engine.Decide(cctx, r, now, rnd)
+		}
 		cancel()
 		rngPool.Put(rnd)
 		base := baseURL(ctx)
@@ -215,6 +235,13 @@ func handleDecisions(d *decisionEnv) handler {
 			out[s.Div] = list
 		}
 		body := map[string]any{"decisions": out}
+		if why != nil {
+			ex := make(map[string][]delivery.Candidate, len(r.Slots))
+			for i, s := range r.Slots {
+				ex[s.Div] = append([]delivery.Candidate{}, why[i]...)
+			}
+			body["explain"] = ex
+		}
 		if key != "" {
 			body["user"] = map[string]string{"key": key}
 		}

@@ -154,6 +154,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	}
 	s.events = &eventEnv{requester: s.req, sink: d.Events}
 	s.decisions = newDecisionEnv(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
+	s.decisions.authenticate = s.authenticate
 	s.acc = &accessEnv{requester: s.req, access: d.Access, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	s.mux = newMux(s, s.routes())
 	return s

@@ -132,3 +132,40 @@ func TestGoalMetStopsOverHTTP(t *testing.T) {
 		return ""
 	})
 }
+
+// TestExplainOverHTTP: with campaigns:read a decision says what became of
+// every ad — chosen, weighed, of a lower tier, or left out and why;
+// without it, explain is refused.
+func TestExplainOverHTTP(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Top",`+flight+`,"priority":"sponsorship","keywords":["sports"]}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Mid",`+flight+`,"weight":3}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Low",`+flight+`,"priority":"house"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	for i, c := range []string{"1", "2", "3"} {
+		in.expect(in.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"a%d",%s,"campaignId":"%s","creative":{"type":"html","width":300,"height":250,"html":"x"}}`, i, flight, c)), 201, "")
+	}
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"big",`+flight+`,"campaignId":"2","creative":{"type":"html","width":728,"height":90,"html":"x"}}`), 201, "")
+	body := `{"placements":[{"placement":"side"}],"keywords":["news"],"explain":true}`
+	if r := in.do("POST", "/api/v1/decisions", "", "application/json", body); r.status != 401 {
+		t.Errorf("explain without a credential = %d %s; want 401", r.status, r.body)
+	}
+	viewer, _ := in.createKey("viewer", "reports:read")
+	if r := in.do("POST", "/api/v1/decisions", viewer, "application/json", body); r.status != 403 || !strings.Contains(r.body, `"missing":"campaigns:read"`) {
+		t.Errorf("explain with reports:read only = %d %s; want 403 missing campaigns:read", r.status, r.body)
+	}
+	key, _ := in.createKey("ops", "campaigns:read")
+	r := in.do("POST", "/api/v1/decisions", key, "application/json", body)
+	for _, want := range []string{
+		`{"adId":"2","campaignId":"2","tier":"standard","status":"chosen","weight":3,"chance":1}`,
+		`{"adId":"3","campaignId":"3","tier":"house","status":"lower tier"}`,
+		`{"adId":"1","campaignId":"1","tier":"sponsorship","status":"no keyword of the campaign"}`,
+		`{"adId":"4","campaignId":"2","tier":"standard","status":"creative size not taken by the placement"}`,
+	} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("explain = %s; lacks %s", r.body, want)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package delivery
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"marquee"
+)
+
+// Candidate is an ad a slot considered, and what became of it: Status is
+// "chosen", "eligible" (with its campaign's weight and its chance in the
+// lottery of its tier), "lower tier", or why it was left out.
+type Candidate struct {
+	AdID       int64   `json:"adId,string"`
+	CampaignID int64   `json:"campaignId,string"`
+	Tier       string  `json:"tier"`
+	Status     string  `json:"status"`
+	Weight     int     `json:"weight,omitempty"`
+	Chance     float64 `json:"chance,omitempty"`
+}
+
+// Explain decides r as Decide does and says, for each slot, what became
+// of every ad of a campaign: chosen, eligible (weighed), of a lower tier,
+// or left out and why — including the ads whose own targeting the viewer
+// does not match. For ad operations (it allocates freely).
+func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Random) ([][]Choice, [][]Candidate) {
+	chosen := e.Decide(ctx, r, now, rnd)
+	plan := e.plan.Load()
+	q := r.Query
+	q.Offset, q.Limit = 0, maxCandidates
+	matched := e.ix.Snapshot().AppendIDs(nil, &q, now)
+	var used usedSet
+	if r.User != 0 {
+		var err error
+		if used.seen, err = e.counters.Seen(ctx, r.User); err != nil {
+			used.capsDown = true
+		}
+	}
+	out := make([][]Candidate, len(r.Slots))
+	for si, s := range r.Slots {
+		pl := plan.placements[s.Placement]
+		if pl == nil {
+			continue
+		}
+		mine := map[int64]bool{}
+		for _, ch := range chosen[si] {
+			mine[ch.Ad.ID] = true
+		}
+		var list []Candidate
+		best := len(marquee.Priorities)
+		for _, a := range plan.ads {
+			c := plan.campaigns[a.CampaignID]
+			if c == nil {
+				continue // archived campaign
+			}
+			cand := Candidate{AdID: a.ID, CampaignID: c.ID, Tier: c.Priority}
+			switch {
+			case mine[a.ID]:
+				cand.Status = "chosen"
+			case !slices.Contains(matched, a.ID):
+				cand.Status = "ad targeting (or the ad's window)"
+			default:
+				if cand.Status = plan.why(a, c, pl, r, &used, now, e); cand.Status == "" {
+					cand.Status, cand.Weight = "eligible", c.Weight
+				}
+			}
+			if cand.Status == "chosen" || cand.Status == "eligible" {
+				best = min(best, c.Tier)
+			}
+			list = append(list, cand)
+		}
+		total := 0
+		for i := range list {
+			c := plan.campaigns[list[i].CampaignID]
+			if list[i].Status == "eligible" && c.Tier > best {
+				list[i].Status, list[i].Weight = "lower tier", 0
+			}
+			if (list[i].Status == "eligible" || list[i].Status == "chosen") && c.Tier == best {
+				total += c.Weight
+			}
+		}
+		for i := range list {
+			if list[i].Status == "eligible" || list[i].Status == "chosen" {
+				list[i].Weight = plan.campaigns[list[i].CampaignID].Weight
+				list[i].Chance = float64(list[i].Weight) / float64(max(total, 1))
+			}
+		}
+		slices.SortFunc(list, func(a, b Candidate) int {
+			return cmpInt(statusRank(a.Status), statusRank(b.Status))*4 + cmpInt(a.AdID, b.AdID)
+		})
+		out[si] = list
+		for _, ch := range chosen[si] {
+			used.add(ch.Ad.ID, ch.Campaign.ID)
+		}
+	}
+	return chosen, out
+}
+
+func statusRank(s string) int {
+	switch s {
+	case "chosen":
+		return 0
+	case "eligible":
+		return 1
+	case "lower tier":
+		return 2
+	}
+	return 3
+}
+
+func cmpInt[T int | int64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
