@@ -44,6 +44,58 @@ type Plan struct {
 	campaigns  map[int64]*Campaign
 	placements map[string]*marquee.Placement
 	ads        map[int64]*Ad
+	bit        map[string]uint64 // a bit for each placement (the first 64)
+	// byID is ads by id, with each ad's campaign (nil when it is not in
+	// the plan): the candidate loop's look-up, an index instead of two map
+	// look-ups (ids are dense: the store numbers them).
+	byID []slot
+}
+
+// slot is an ad of byID, its campaign, and the placements (by their bit,
+// see Plan.bit) whose type and size its creative fits and that it may run
+// in — computed once, not at every decision.
+type slot struct {
+	ad       *Ad
+	campaign *Campaign
+	fits     uint64
+}
+
+// index builds byID from ads, campaigns and placements.
+func (p *Plan) index() {
+	n := int64(0)
+	for id := range p.ads {
+		n = max(n, id+1)
+	}
+	p.byID = make([]slot, n)
+	p.bit = make(map[string]uint64, len(p.placements))
+	for name := range p.placements {
+		if len(p.bit) < 64 {
+			p.bit[name] = 1 << len(p.bit)
+		}
+	}
+	for id, a := range p.ads {
+		s := slot{ad: a, campaign: p.campaigns[a.CampaignID]}
+		for name, b := range p.bit {
+			if fitWhy(a, p.placements[name]) == "" {
+				s.fits |= b
+			}
+		}
+		p.byID[id] = s
+	}
+}
+
+// fitWhy says why ad a's creative or placements keep it out of placement
+// pl, or "".
+func fitWhy(a *Ad, pl *marquee.Placement) string {
+	switch {
+	case a.Creative != nil && !slices.Contains(pl.Types, a.Creative.Type):
+		return NotThisType
+	case !pl.Accepts(a.Creative):
+		return NotThisSize
+	case len(a.Placements) > 0 && !slices.Contains(a.Placements, pl.Name):
+		return NotHere
+	}
+	return ""
 }
 
 // Placement returns placement name, if it exists.
@@ -110,6 +162,7 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 	for i := range ps {
 		p.placements[ps[i].Name] = &ps[i]
 	}
+	p.index()
 	e.plan.Store(p)
 }
 
@@ -137,7 +190,9 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 		}
 		ads[a.ID] = &Ad{ID: a.ID, CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements}
 	}
-	e.plan.Store(&Plan{campaigns: old.campaigns, placements: old.placements, ads: ads})
+	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads}
+	p.index()
+	e.plan.Store(p)
 }
 
 // Request is a decision request once validated: the slots to fill, the
@@ -245,13 +300,17 @@ func (u *usedSet) add(ad, campaign int64) {
 func (p *Plan) pick(ids []int64, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
 	var best Choice
 	tier, total := len(marquee.Priorities), 0
+	bit := p.bit[pl.Name] // 0 past the first 64 placements: fit is checked ad by ad
 	for _, id := range ids {
-		a := p.ads[id]
-		if a == nil {
-			continue // no campaign
+		if id >= int64(len(p.byID)) {
+			continue // not in a campaign
 		}
-		c := p.campaigns[a.CampaignID]
-		if c == nil || c.Tier > tier || p.why(a, c, pl, r, used, now, e) != "" {
+		s := p.byID[id]
+		a, c := s.ad, s.campaign
+		if c == nil || c.Tier > tier {
+			continue
+		}
+		if bit != 0 && s.fits&bit == 0 || bit == 0 && fitWhy(a, pl) != "" || p.ruleWhy(a, c, r, used, now, e) != "" {
 			continue
 		}
 		if c.Tier < tier { // a higher tier: it wins over everything so far
@@ -283,15 +342,21 @@ const (
 // why says why ad a of campaign c may not fill placement pl for request r
 // at now, or "" when it may. It allocates nothing.
 func (p *Plan) why(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, e *Engine) string {
+	if !c.ActiveAt(now) {
+		return NotActive
+	}
+	if w := fitWhy(a, pl); w != "" {
+		return w
+	}
+	return p.ruleWhy(a, c, r, used, now, e)
+}
+
+// ruleWhy is why's part that does not depend on the placement (but the
+// campaign's being active, checked first).
+func (p *Plan) ruleWhy(a *Ad, c *Campaign, r *Request, used *usedSet, now time.Time, e *Engine) string {
 	switch {
 	case !c.ActiveAt(now):
 		return NotActive
-	case a.Creative != nil && !slices.Contains(pl.Types, a.Creative.Type):
-		return NotThisType
-	case !pl.Accepts(a.Creative):
-		return NotThisSize
-	case len(a.Placements) > 0 && !slices.Contains(a.Placements, pl.Name):
-		return NotHere
 	case slices.Contains(used.ads, a.ID) || slices.Contains(used.campaigns, c.ID):
 		return Duplicate
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):

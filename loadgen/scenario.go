@@ -64,6 +64,29 @@ func EventPaths(seed uint64, n, ads int) []string {
 	return out
 }
 
+// DecisionPaths returns n requests of the "decisions" scenario: GET
+// /api/v1/decisions for one slot of a placement of fixture.Placements
+// (not the video one), a user key (one of 100,000: caps), and a country
+// and a platform each present half the time — over a catalog seeded with
+// marquee seed -campaigns. The same seed gives the same paths.
+func DecisionPaths(seed uint64, n int) []string {
+	r := rand.New(rand.NewPCG(seed, 0xdec))
+	out := make([]string, n)
+	var b strings.Builder
+	for i := range out {
+		b.Reset()
+		fmt.Fprintf(&b, "/api/v1/decisions?placement=%s&user=u%06d", fixture.Placements[r.IntN(len(fixture.Placements)-1)].Name, r.IntN(100_000))
+		if r.IntN(2) == 0 {
+			b.WriteString("&country=" + fixture.Countries[r.IntN(len(fixture.Countries))])
+		}
+		if r.IntN(2) == 0 {
+			b.WriteString("&platform=" + marquee.Platforms[r.IntN(len(marquee.Platforms))])
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
 // AdByIDPaths returns n requests of the "ad-by-id" scenario: GET
 // /api/v1/ad/{id} over ids 1–ids, drawn from a Zipf distribution with
 // exponent s (see zipfPaths). The same seed gives the same paths.
