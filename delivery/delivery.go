@@ -208,6 +208,9 @@ type Request struct {
 	Platform string // android, ios, web, or ""
 	User     uint64
 	Keywords []string
+	// Preview decides without consequence: no cap serve is taken and
+	// nothing counts toward pacing (the console's "preview a decision").
+	Preview bool
 }
 
 // Slot is one place to fill: a div name the answer is keyed by, the
@@ -264,7 +267,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			if !ok {
 				break
 			}
-			if fc := ch.Campaign.FrequencyCap; fc != nil && r.User != 0 {
+			if fc := ch.Campaign.FrequencyCap; fc != nil && r.User != 0 && !r.Preview {
 				took, err := e.counters.Take(ctx, r.User, ch.Campaign.ID, fc.Count, window(fc.Window, ch.Campaign), now)
 				if err != nil || !took {
 					used.campaigns = append(used.campaigns, ch.Campaign.ID) // capped meanwhile: choose again without it
@@ -273,7 +276,9 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			}
 			used.add(ch.Ad.ID, ch.Campaign.ID)
 			out[si] = append(out[si], ch)
-			e.pacing.decided(ch.Campaign, now)
+			if !r.Preview {
+				e.pacing.decided(ch.Campaign, now)
+			}
 		}
 	}
 	*bp = ids[:0]

@@ -88,6 +88,7 @@ type decisionInput struct {
 	URL      string          `json:"url"`
 	Consent  json.RawMessage `json:"consent"`
 	Explain  bool            `json:"explain"`
+	Preview  bool            `json:"preview"`
 }
 
 // parseDecision checks a request against the plan: every problem named.
@@ -179,8 +180,8 @@ type decisionJSON struct {
 	CampaignID    string            `json:"campaignId"`
 	Creative      *marquee.Creative `json:"creative,omitempty"`
 	ClickURL      string            `json:"clickUrl,omitempty"`
-	ImpressionURL string            `json:"impressionUrl"`
-	ViewURL       string            `json:"viewUrl"`
+	ImpressionURL string            `json:"impressionUrl,omitempty"`
+	ViewURL       string            `json:"viewUrl,omitempty"`
 }
 
 // handleDecisions serves POST /api/v1/decisions (a JSON body) and GET
@@ -205,7 +206,8 @@ func handleDecisions(d *decisionEnv) handler {
 			return err
 		}
 		var why [][]delivery.Candidate
-		if in.Explain {
+		r.Preview = in.Preview
+		if in.Explain || in.Preview {
 			p, err := d.authenticate(ctx)
 			if err != nil {
 				return err
@@ -230,7 +232,11 @@ func handleDecisions(d *decisionEnv) handler {
 		for i, s := range r.Slots {
 			list := []decisionJSON{}
 			for _, ch := range chosen[i] {
-				list = append(list, d.answer(base, s.Placement, r.User, ch, now))
+				j := d.answer(base, s.Placement, r.User, ch, now)
+				if r.Preview { // nothing of a preview may count
+					j.ClickURL, j.ImpressionURL, j.ViewURL = "", "", ""
+				}
+				list = append(list, j)
 			}
 			out[s.Div] = list
 		}

@@ -731,6 +731,14 @@ func TestCampaignsInBrowser(t *testing.T) {
 		t.Errorf("the HTML preview frame is %q; want sandbox allow-scripts (no same origin), 728x90, the snippet", frame)
 	}
 
+	// Preview: who wins the placement, and why the others do not.
+	b.open("#/decisions", "#preview-form")
+	b.labelled("preview")
+	b.do("preview home-top", chromedp.SetValue(chromedp.CSS(`[data-field="placements[0].placement"] select`), "home-top"),
+		click(`#preview-form button[type=submit]`), chromedp.WaitVisible(chromedp.CSS(`#preview-result table`)))
+	if txt := b.text("#preview-result"); !strings.Contains(txt, "Wins: ad "+ad) || !strings.Contains(txt, "chosen") {
+		t.Errorf("the preview says %q; want ad %s chosen", txt, ad)
+	}
 	b.open("#/campaigns", "table")
 	if txt := b.text("main table"); !strings.Contains(txt, "Spring") || !strings.Contains(txt, "%") {
 		t.Errorf("the campaign list %q; want Spring with its goal's progress", txt)

@@ -157,6 +157,17 @@ func TestExplainOverHTTP(t *testing.T) {
 		t.Errorf("explain with reports:read only = %d %s; want 403 missing campaigns:read", r.status, r.body)
 	}
 	key, _ := in.createKey("ops", "campaigns:read")
+	// A preview has no tracking URLs and takes no serve of a cap.
+	in.expect(in.admin("PUT", "/api/v1/campaigns/2", `{"advertiserId":"1","name":"Mid",`+flight+`,"weight":3,"frequencyCap":{"count":1,"window":"24h"}}`), 200, "")
+	preview := `{"placements":[{"placement":"side"}],"user":{"key":"u"},"preview":true}`
+	for range 3 {
+		if r := in.do("POST", "/api/v1/decisions", key, "application/json", preview); r.status != 200 || !strings.Contains(r.body, `"campaignId":"2"`) || strings.Contains(r.body, "impressionUrl") {
+			t.Fatalf("preview = %d %s; want campaign 2 (its cap of 1 untouched), no tracking URL", r.status, r.body)
+		}
+	}
+	if r := in.do("POST", "/api/v1/decisions", "", "application/json", preview); r.status != 401 {
+		t.Errorf("a preview without a credential = %d; want 401", r.status)
+	}
 	r := in.do("POST", "/api/v1/decisions", key, "application/json", body)
 	for _, want := range []string{
 		`{"adId":"2","campaignId":"2","tier":"standard","status":"chosen","weight":3,"chance":1}`,

@@ -129,7 +129,7 @@
     if (!session || publicPages.includes(here().path)) { top.hidden = true; return; }
     top.hidden = false;
     const items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
-      ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
+      ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
       ['#/live', 'Live', null], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
     const cur = '#' + here().path;
     document.getElementById('nav').replaceChildren(...items.filter(i => !i[2] || can(i[2])).map(([h, t]) =>
@@ -804,6 +804,44 @@
         })) : null];
     if (can('reports:read')) out.push(await reportSection('placement', name, q, '#/placements/' + name));
     show(...out);
+  });
+
+  // Preview a decision: a placement and a viewer; who wins, and why the
+  // others do not (a preview takes no cap serve and counts toward no pacing).
+  route(/^\/decisions$/, 'campaigns:read', async () => {
+    const { items: places } = await api('GET', '/api/v1/placements?limit=1000');
+    const placement = el('select', {}, places.map(p => el('option', { value: p.name, text: p.name })));
+    const age = el('input', { type: 'number', min: 1, max: 100 });
+    const gender = el('select', {}, [['', 'Any'], ['M', 'Men'], ['F', 'Women']].map(([v, t]) => el('option', { value: v, text: t })));
+    const country = el('input', { type: 'text', maxlength: 2, placeholder: 'TW' });
+    const platform = el('select', {}, [['', 'Any'], ['android', 'Android'], ['ios', 'iOS'], ['web', 'Web']].map(([v, t]) => el('option', { value: v, text: t })));
+    const keywords = el('input', { type: 'text', placeholder: 'sports, news' });
+    const user = el('input', { type: 'text', placeholder: 'a user key (for caps)' });
+    const result = el('div', { id: 'preview-result', 'aria-live': 'polite' });
+    const form = el('form', { class: 'card', id: 'preview-form', novalidate: true, onsubmit: async ev => {
+      ev.preventDefault();
+      const body = { placements: [{ div: 'slot', placement: placement.value }], explain: true, preview: true,
+        keywords: keywords.value.split(',').map(s => s.trim()).filter(Boolean) };
+      if (age.value) body.age = +age.value;
+      if (gender.value) body.gender = gender.value;
+      if (country.value) body.country = country.value;
+      if (platform.value) body.platform = platform.value;
+      if (user.value) body.user = { key: user.value };
+      try {
+        const r = await api('POST', '/api/v1/decisions', body);
+        const won = r.decisions.slot;
+        result.replaceChildren(el('h2', { text: won.length ? 'Wins: ad ' + won[0].adId + ' of campaign ' + won[0].campaignId : 'Nothing fills this slot' }),
+          table(['Ad', 'Campaign', 'Tier', 'Status', { t: 'Weight', num: 1 }, { t: 'Chance', num: 1 }], (r.explain.slot || []).map(c => [
+            el('a', { href: '#/ads/' + c.adId, text: 'ad ' + c.adId }), el('a', { href: '#/campaigns/' + c.campaignId, text: 'campaign ' + c.campaignId }),
+            c.tier, c.status, c.weight ? String(c.weight) : '', c.chance ? pct(c.chance) : '']), 'No ad of a campaign exists yet.'));
+      } catch (e) { showProblems(form, e); }
+    } },
+    el('div', { class: 'grid2' }, field('Placement', placement, 'placements[0].placement'), field('User key', user, 'user.key')),
+    el('div', { class: 'row' }, field('Age', age, 'age'), field('Gender', gender, 'gender'), field('Country', country, 'country'), field('Platform', platform, 'platform')),
+    field('Keywords', keywords, 'keywords'),
+    el('button', { type: 'submit', class: 'primary', text: 'Preview the decision' }));
+    show(el('h1', { text: 'Preview a decision' }), el('p', { class: 'muted', text: 'Who would fill a slot for this viewer now, and why every other ad would not. A preview takes no cap serve and counts toward no pacing.' }),
+      places.length ? form : el('p', {}, 'No placement yet: ', el('a', { href: '#/placements/new', text: 'create one' }), '.'), result);
   });
 
   // creativeEditor edits an ad's creative: its type's fields, an image
