@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -87,7 +88,7 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 			}
 		}
 		slices.SortFunc(list, func(a, b Candidate) int {
-			return cmpInt(statusRank(a.Status), statusRank(b.Status))*4 + cmpInt(a.AdID, b.AdID)
+			return cmp.Or(cmp.Compare(statusRank(a.Status), statusRank(b.Status)), cmp.Compare(a.AdID, b.AdID))
 		})
 		out[si] = list
 		for _, ch := range chosen[si] {
@@ -107,14 +108,4 @@ func statusRank(s string) int {
 		return 2
 	}
 	return 3
-}
-
-func cmpInt[T int | int64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -282,7 +283,7 @@ func breakdown(byDim map[string]*Counts, by string) []Part {
 		if a.Impressions != b.Impressions {
 			return int(b.Impressions - a.Impressions)
 		}
-		return cmpString(a.Country+a.Platform, b.Country+b.Platform)
+		return cmp.Compare(a.Country+a.Platform, b.Country+b.Platform)
 	})
 	return parts
 }
@@ -357,16 +358,6 @@ func addTo[K comparable](m map[K]*Counts, k K, c Counts) {
 		m[k] = p
 	}
 	p.Add(c)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // inert keeps a CSV cell from being run as a formula by a spreadsheet

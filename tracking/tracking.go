@@ -128,6 +128,19 @@ func appendPayload(b []byte, p *Payload) []byte {
 	return b
 }
 
+// next reads a value from *b with read (binary.Uvarint, binary.Varint);
+// a bad one sets *b to nil.
+func next[T any](b *[]byte, read func([]byte) (T, int)) T {
+	v, n := read(*b)
+	if n <= 0 {
+		*b = nil
+		var zero T
+		return zero
+	}
+	*b = (*b)[n:]
+	return v
+}
+
 func readPayload(b []byte, p *Payload) bool {
 	if len(b) < 2+16 || b[0] != version {
 		return false
@@ -135,24 +148,8 @@ func readPayload(b []byte, p *Payload) bool {
 	p.Kind = b[1]
 	copy(p.Decision[:], b[2:18])
 	b = b[18:]
-	uv := func() uint64 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			b = nil
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
-	sv := func() int64 {
-		v, n := binary.Varint(b)
-		if n <= 0 {
-			b = nil
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
+	uv := func() uint64 { return next(&b, binary.Uvarint) }
+	sv := func() int64 { return next(&b, binary.Varint) }
 	p.Ad, p.Campaign = int64(uv()), int64(uv())
 	l := uv()
 	if b == nil || uint64(len(b)) < l+8 {

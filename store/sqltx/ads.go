@@ -217,26 +217,23 @@ func TitleKey(title string) []byte { return []byte(strings.ToLower(title)) }
 // EachCampaignAd calls fn for every ad in a campaign that has not
 // expired at now (a range of the campaign index), as EachLiveAd does.
 func (s *Store) EachCampaignAd(ctx context.Context, now time.Time, fn func(*marquee.Ad) error) error {
-	_, err := withDB(ctx, s, "load campaign ads", func(db DB) (struct{}, error) {
-		return struct{}{}, adrow.Each(ctx, func(ctx context.Context, yield func(adrow.Row) error) error {
-			rows, err := db.Query(ctx, `SELECT `+adrow.Columns+` FROM ads WHERE campaign_id > 0 AND end_at > ?`, now.UnixMilli())
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			return adrow.Yield(rows, yield)
-		}, fn)
-	})
-	return err
+	return s.eachAd(ctx, "load campaign ads", `ads WHERE campaign_id > 0 AND end_at > ?`, now, fn)
 }
 
 // EachLiveAd calls fn for every ad that has not expired at now (active or
 // scheduled), in no particular order, and stops at fn's first error. fn is
 // called from several goroutines at once (see adrow.Each).
 func (s *Store) EachLiveAd(ctx context.Context, now time.Time, fn func(*marquee.Ad) error) error {
-	_, err := withDB(ctx, s, "load ads", func(db DB) (struct{}, error) {
+	return s.eachAd(ctx, "load ads", s.cfg.ScanAds+` WHERE end_at > ?`, now, fn)
+}
+
+// eachAd calls fn for every ad of `SELECT … FROM <from>` (from ends in a
+// condition on now's unix milliseconds), decoding in parallel (see
+// adrow.Each).
+func (s *Store) eachAd(ctx context.Context, what, from string, now time.Time, fn func(*marquee.Ad) error) error {
+	_, err := withDB(ctx, s, what, func(db DB) (struct{}, error) {
 		return struct{}{}, adrow.Each(ctx, func(ctx context.Context, yield func(adrow.Row) error) error {
-			rows, err := db.Query(ctx, `SELECT `+adrow.Columns+` FROM `+s.cfg.ScanAds+` WHERE end_at > ?`, now.UnixMilli())
+			rows, err := db.Query(ctx, `SELECT `+adrow.Columns+` FROM `+from, now.UnixMilli())
 			if err != nil {
 				return err
 			}
