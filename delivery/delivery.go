@@ -18,7 +18,6 @@ import (
 
 	"marquee"
 	"marquee/counters"
-	"marquee/index"
 )
 
 // Ad is what a decision needs of an ad beyond the index: its campaign,
@@ -28,6 +27,10 @@ type Ad struct {
 	CampaignID int64
 	Creative   *marquee.Creative
 	Placements []string
+	// The ad's own window and targeting (what the ad index checks for
+	// the ad list).
+	StartAt, EndAt time.Time
+	Conditions     []marquee.Condition
 }
 
 // Campaign is a campaign as decisions read it: its settings, and its
@@ -37,50 +40,72 @@ type Campaign struct {
 	Tier int
 }
 
-// Plan is what decisions read besides the index. It is never mutated
+// Plan is what decisions read. It is never mutated
 // after it is built: a change builds a new one (sharing what it did not
 // change) and swaps it in.
 type Plan struct {
 	campaigns  map[int64]*Campaign
 	placements map[string]*marquee.Placement
 	ads        map[int64]*Ad
-	bit        map[string]uint64 // a bit for each placement (the first 64)
-	// byID is ads by id, with each ad's campaign (nil when it is not in
-	// the plan): the candidate loop's look-up, an index instead of two map
-	// look-ups (ids are dense: the store numbers them).
-	byID []slot
+	// lists are, for each placement and tier, the campaigns with ads that
+	// fit it (type, size, allowed placements) and those ads: built once
+	// per change, so that a decision weighs campaigns, not every ad.
+	lists map[string]*[numTiers]tierList
 }
 
-// slot is an ad of byID, its campaign, and the placements (by their bit,
-// see Plan.bit) whose type and size its creative fits and that it may run
-// in — computed once, not at every decision.
-type slot struct {
-	ad       *Ad
-	campaign *Campaign
-	fits     uint64
+// numTiers is the number of tiers (marquee.Priorities).
+const numTiers = 4
+
+// tierList is the campaigns of one tier that may fill a placement, and
+// their weights' running sums (for drawing one by weight).
+type tierList struct {
+	camps []campAds
+	cum   []int // cum[i]: the weights of camps[:i+1]
 }
 
-// index builds byID from ads, campaigns and placements.
+// campAds is a campaign and its ads that fit a placement.
+type campAds struct {
+	c   *Campaign
+	ads []*Ad
+}
+
+// index builds the placements' lists from ads, campaigns and placements.
 func (p *Plan) index() {
-	n := int64(0)
-	for id := range p.ads {
-		n = max(n, id+1)
+	byCamp := map[int64][]*Ad{}
+	for _, a := range p.ads {
+		byCamp[a.CampaignID] = append(byCamp[a.CampaignID], a)
 	}
-	p.byID = make([]slot, n)
-	p.bit = make(map[string]uint64, len(p.placements))
-	for name := range p.placements {
-		if len(p.bit) < 64 {
-			p.bit[name] = 1 << len(p.bit)
+	p.lists = make(map[string]*[numTiers]tierList, len(p.placements))
+	for name, pl := range p.placements {
+		var lists [numTiers]tierList
+		for id, ads := range byCamp {
+			c := p.campaigns[id]
+			if c == nil || c.Tier < 0 || c.Tier >= numTiers {
+				continue
+			}
+			var fit []*Ad
+			for _, a := range ads {
+				if fitWhy(a, pl) == "" {
+					fit = append(fit, a)
+				}
+			}
+			if len(fit) == 0 {
+				continue
+			}
+			slices.SortFunc(fit, func(x, y *Ad) int { return int(x.ID - y.ID) })
+			l := &lists[c.Tier]
+			l.camps = append(l.camps, campAds{c: c, ads: fit})
 		}
-	}
-	for id, a := range p.ads {
-		s := slot{ad: a, campaign: p.campaigns[a.CampaignID]}
-		for name, b := range p.bit {
-			if fitWhy(a, p.placements[name]) == "" {
-				s.fits |= b
+		for t := range lists {
+			l := &lists[t]
+			slices.SortFunc(l.camps, func(x, y campAds) int { return int(x.c.ID - y.c.ID) })
+			sum := 0
+			for _, ca := range l.camps {
+				sum += ca.c.Weight
+				l.cum = append(l.cum, sum)
 			}
 		}
-		p.byID[id] = s
+		p.lists[name] = &lists
 	}
 }
 
@@ -126,16 +151,15 @@ func (p *Plan) Campaign(id int64) (*Campaign, bool) {
 // Engine holds the current Plan and decides over it. Its methods are safe
 // for concurrent use; the feed is its only writer.
 type Engine struct {
-	ix       *index.Index
 	counters Counters
 	pacing   *Pacing
 	plan     atomic.Pointer[Plan]
 	mu       sync.Mutex // writers
 }
 
-// New returns an engine over the ad index ix and counters.
-func New(ix *index.Index, counters Counters) *Engine {
-	e := &Engine{ix: ix, counters: counters, pacing: NewPacing()}
+// New returns an engine with counters for the frequency caps.
+func New(counters Counters) *Engine {
+	e := &Engine{counters: counters, pacing: NewPacing()}
 	e.plan.Store(&Plan{campaigns: map[int64]*Campaign{}, placements: map[string]*marquee.Placement{}, ads: map[int64]*Ad{}})
 	return e
 }
@@ -188,7 +212,8 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 			delete(ads, a.ID)
 			continue
 		}
-		ads[a.ID] = &Ad{ID: a.ID, CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements}
+		ads[a.ID] = &Ad{ID: a.ID, CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements,
+			StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions}
 	}
 	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads}
 	p.index()
@@ -196,12 +221,11 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 }
 
 // Request is a decision request once validated: the slots to fill, the
-// viewer (Query holds the targeting dimensions as the index compiles
-// them; Gender, Country and Platform their names), the user's hashed key
+// viewer (age, and gender, country and platform as the vocabulary
+// normalises them; "" or 0 when not given), the user's hashed key
 // (0: none, and no frequency cap can apply) and keywords.
 type Request struct {
 	Slots    []Slot
-	Query    index.Query
 	Age      int
 	Gender   string // "M", "F" or ""
 	Country  string // ISO 3166-1 alpha-2, or ""
@@ -230,12 +254,6 @@ type Choice struct {
 // Random is the source of the lottery: a float in [0, 1).
 type Random interface{ Float64() float64 }
 
-// maxCandidates bounds the ads a slot considers (the index's matches, in
-// end-time order): a decision stays bounded at any catalog size.
-const maxCandidates = 10_000
-
-var idPool = sync.Pool{New: func() any { b := make([]int64, 0, 1024); return &b }}
-
 // Decide fills the slots of r at now: for each slot its chosen ads (none
 // when nothing is eligible). A request shows an ad, and a campaign, at
 // most once across its slots. A chosen capped campaign takes a serve from
@@ -252,10 +270,6 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			used.capsDown = true
 		}
 	}
-	bp := idPool.Get().(*[]int64)
-	q := r.Query
-	q.Offset, q.Limit = 0, maxCandidates
-	ids := e.ix.Snapshot().AppendIDs((*bp)[:0], &q, now)
 	out := make([][]Choice, len(r.Slots))
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]
@@ -263,7 +277,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			continue // no such placement (the route refuses it before)
 		}
 		for len(out[si]) < s.Count {
-			ch, ok := plan.pick(ids, pl, r, &used, now, rnd, e)
+			ch, ok := plan.pick(pl, r, &used, now, rnd, e)
 			if !ok {
 				break
 			}
@@ -281,8 +295,6 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			}
 		}
 	}
-	*bp = ids[:0]
-	idPool.Put(bp)
 	return out
 }
 
@@ -298,39 +310,93 @@ func (u *usedSet) add(ad, campaign int64) {
 	u.ads, u.campaigns = append(u.ads, ad), append(u.campaigns, campaign)
 }
 
-// pick chooses one ad for placement pl among the candidates ids: the
-// highest tier with an eligible ad, then a lottery by weight in one pass
-// (each eligible ad of the tier replaces the choice with probability
-// weight ÷ the tier's weight so far). It allocates nothing.
-func (p *Plan) pick(ids []int64, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
-	var best Choice
-	tier, total := len(marquee.Priorities), 0
-	bit := p.bit[pl.Name] // 0 past the first 64 placements: fit is checked ad by ad
-	for _, id := range ids {
-		if id >= int64(len(p.byID)) {
-			continue // not in a campaign
-		}
-		s := p.byID[id]
-		a, c := s.ad, s.campaign
-		if c == nil || c.Tier > tier {
+// draws is how many times pick draws a campaign by weight before it
+// weighs the whole tier: with most campaigns eligible, one or two draws
+// decide; with few, the full pass does.
+const draws = 8
+
+// pick chooses one ad for placement pl: the highest tier with an eligible
+// campaign (one whose rules let it serve this request and that has an
+// eligible ad); within it, a campaign by weight — a campaign's chance is
+// its weight, whatever its number of ads — then one of its eligible ads,
+// each as likely. Drawing by weight and drawing again when the campaign
+// drawn is not eligible keeps the chances in proportion to the weights of
+// the eligible ones; after draws misses, one weighted pass over the tier
+// decides. It allocates nothing.
+func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
+	lists := p.lists[pl.Name]
+	if lists == nil {
+		return Choice{}, false
+	}
+	for t := range lists {
+		l := &lists[t]
+		if len(l.camps) == 0 {
 			continue
 		}
-		if bit != 0 && s.fits&bit == 0 || bit == 0 && fitWhy(a, pl) != "" || p.ruleWhy(a, c, r, used, now, e) != "" {
-			continue
+		total := l.cum[len(l.cum)-1]
+		for range draws {
+			x := int(rnd.Float64() * float64(total))
+			i, _ := slices.BinarySearch(l.cum, x+1) // the first running sum past x
+			if ch, ok := p.adOf(&l.camps[min(i, len(l.camps)-1)], r, used, now, rnd, e); ok {
+				return ch, true
+			}
 		}
-		if c.Tier < tier { // a higher tier: it wins over everything so far
-			tier, total, best = c.Tier, 0, Choice{}
+		var best Choice
+		sum := 0
+		for i := range l.camps {
+			ca := &l.camps[i]
+			ch, ok := p.adOf(ca, r, used, now, rnd, e)
+			if !ok {
+				continue
+			}
+			sum += ca.c.Weight
+			if rnd.Float64()*float64(sum) < float64(ca.c.Weight) {
+				best = ch
+			}
 		}
-		total += c.Weight
-		if best.Ad == nil || rnd.Float64()*float64(total) < float64(c.Weight) {
-			best = Choice{Ad: a, Campaign: c}
+		if best.Ad != nil {
+			return best, true
 		}
 	}
-	return best, best.Ad != nil
+	return Choice{}, false
+}
+
+// adOf chooses one of campaign ca's eligible ads for r, each as likely,
+// when the campaign's rules let it serve r; it allocates nothing.
+func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
+	c := ca.c
+	if p.campaignWhy(c, r, used, now, e) != "" {
+		return Choice{}, false
+	}
+	var chosen *Ad
+	n := 0
+	for _, a := range ca.ads {
+		if adWhy(a, r, used, now) != "" {
+			continue
+		}
+		n++
+		if n == 1 || rnd.Float64()*float64(n) < 1 {
+			chosen = a
+		}
+	}
+	return Choice{Ad: chosen, Campaign: c}, chosen != nil
+}
+
+// adWhy says why ad a itself may not serve r at now (its window, its
+// targeting, already in the request), or "".
+func adWhy(a *Ad, r *Request, used *usedSet, now time.Time) string {
+	switch {
+	case !a.StartAt.Before(now) || !now.Before(a.EndAt) || len(a.Conditions) > 0 && !matchesAny(a.Conditions, r):
+		return AdTargeting
+	case slices.Contains(used.ads, a.ID):
+		return Duplicate
+	}
+	return ""
 }
 
 // Why an ad is not eligible (Explain's words; "" when it is).
 const (
+	AdTargeting = "ad targeting (or the ad's window)"
 	NotActive   = "campaign not active now"
 	NotThisType = "creative type not taken by the placement"
 	NotThisSize = "creative size not taken by the placement"
@@ -347,22 +413,26 @@ const (
 // why says why ad a of campaign c may not fill placement pl for request r
 // at now, or "" when it may. It allocates nothing.
 func (p *Plan) why(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, e *Engine) string {
-	if !c.ActiveAt(now) {
-		return NotActive
+	if w := p.campaignWhy(c, r, used, now, e); w == NotActive {
+		return w
 	}
 	if w := fitWhy(a, pl); w != "" {
 		return w
 	}
-	return p.ruleWhy(a, c, r, used, now, e)
+	if w := adWhy(a, r, used, now); w != "" {
+		return w
+	}
+	return p.campaignWhy(c, r, used, now, e)
 }
 
-// ruleWhy is why's part that does not depend on the placement (but the
-// campaign's being active, checked first).
-func (p *Plan) ruleWhy(a *Ad, c *Campaign, r *Request, used *usedSet, now time.Time, e *Engine) string {
+// campaignWhy says why campaign c may not serve r at now (its state and
+// flight, already in the request, keywords, targeting, cap, pacing), or
+// "".
+func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time, e *Engine) string {
 	switch {
 	case !c.ActiveAt(now):
 		return NotActive
-	case slices.Contains(used.ads, a.ID) || slices.Contains(used.campaigns, c.ID):
+	case slices.Contains(used.campaigns, c.ID):
 		return Duplicate
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
 		return NoKeyword

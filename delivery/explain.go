@@ -23,14 +23,10 @@ type Candidate struct {
 
 // Explain decides r as Decide does and says, for each slot, what became
 // of every ad of a campaign: chosen, eligible (weighed), of a lower tier,
-// or left out and why — including the ads whose own targeting the viewer
-// does not match. For ad operations (it allocates freely).
+// or left out and why. For ad operations (it allocates freely).
 func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Random) ([][]Choice, [][]Candidate) {
 	chosen := e.Decide(ctx, r, now, rnd)
 	plan := e.plan.Load()
-	q := r.Query
-	q.Offset, q.Limit = 0, maxCandidates
-	matched := e.ix.Snapshot().AppendIDs(nil, &q, now)
 	var used usedSet
 	if r.User != 0 {
 		var err error
@@ -59,8 +55,6 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 			switch {
 			case mine[a.ID]:
 				cand.Status = "chosen"
-			case !slices.Contains(matched, a.ID):
-				cand.Status = "ad targeting (or the ad's window)"
 			default:
 				if cand.Status = plan.why(a, c, pl, r, &used, now, e); cand.Status == "" {
 					cand.Status, cand.Weight = "eligible", c.Weight

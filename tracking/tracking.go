@@ -12,6 +12,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"hash"
+	"sync"
 	"time"
 
 	"marquee"
@@ -46,6 +48,7 @@ type Payload struct {
 // Signer writes and reads tokens. It is safe for concurrent use.
 type Signer struct {
 	key, previous []byte
+	macs          sync.Pool // hash.Hash of HMAC-SHA256 under key, reset before use
 }
 
 // NewSigner returns a signer with key (required) and the previous key
@@ -54,7 +57,20 @@ func NewSigner(key, previous []byte) (*Signer, error) {
 	if len(key) < 16 {
 		return nil, errors.New("tracking key: want at least 16 bytes")
 	}
-	return &Signer{key: key, previous: previous}, nil
+	s := &Signer{key: key, previous: previous}
+	s.macs.New = func() any { return hmac.New(sha256.New, s.key) }
+	return s, nil
+}
+
+// mac is the MAC of raw under the current key, from a pooled HMAC.
+func (s *Signer) mac(raw []byte) []byte {
+	m := s.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(raw)
+	var sum [sha256.Size]byte
+	out := m.Sum(sum[:0])
+	s.macs.Put(m)
+	return out[:macLen]
 }
 
 const macLen = 16 // bytes of the HMAC kept: 128 bits
@@ -66,7 +82,7 @@ var enc = base64.RawURLEncoding.Strict() // strict: a token has one spelling
 func (s *Signer) Append(dst []byte, p *Payload) []byte {
 	var buf [128]byte
 	raw := appendPayload(buf[:0], p)
-	raw = append(raw, mac(s.key, raw)...) // within buf when the placement name is short
+	raw = append(raw, s.mac(raw)...) // within buf when the placement name is short
 	n := enc.EncodedLen(len(raw))
 	dst = append(dst, make([]byte, n)...)
 	enc.Encode(dst[len(dst)-n:], raw)
@@ -93,7 +109,7 @@ func (s *Signer) Open(token []byte, now time.Time) (Payload, error) {
 		return p, ErrBadToken
 	}
 	raw, sum := buf[:n-macLen], buf[n-macLen:n]
-	if !hmac.Equal(sum, mac(s.key, raw)) && (s.previous == nil || !hmac.Equal(sum, mac(s.previous, raw))) {
+	if !hmac.Equal(sum, s.mac(raw)) && (s.previous == nil || !hmac.Equal(sum, mac(s.previous, raw))) {
 		return p, ErrBadToken
 	}
 	if !readPayload(raw, &p) {

@@ -127,23 +127,22 @@ func parseDecision(in *decisionInput, plan *delivery.Plan) (*delivery.Request, s
 		if r.Age = *in.Age; r.Age < marquee.MinAge || r.Age > marquee.MaxAge {
 			p["age"] = fmt.Sprintf("must be an integer between %d and %d", marquee.MinAge, marquee.MaxAge)
 		}
-		r.Query.Age = r.Age
 	}
 	if in.Gender != "" {
-		if r.Query.Gender = index.GenderCode(in.Gender); r.Query.Gender == 0 {
+		if index.GenderCode(in.Gender) == 0 {
 			p["gender"] = fmt.Sprintf("must be \"M\" or \"F\", got %q", in.Gender)
 		}
 		r.Gender = strings.ToUpper(in.Gender)
 	}
 	if in.Country != "" {
-		slot, ok := marquee.CountrySlot(in.Country)
+		_, ok := marquee.CountrySlot(in.Country)
 		if !ok {
 			p["country"] = fmt.Sprintf("unknown ISO 3166-1 alpha-2 code %q", in.Country)
 		}
-		r.Query.Country, r.Country = slot+1, strings.ToUpper(in.Country)
+		r.Country = strings.ToUpper(in.Country)
 	}
 	if in.Platform != "" {
-		if r.Query.Platform = index.PlatformCode(in.Platform); r.Query.Platform == 0 {
+		if index.PlatformCode(in.Platform) == 0 {
 			p["platform"] = marquee.PlatformProblem(in.Platform)
 		}
 		r.Platform = strings.ToLower(in.Platform)
@@ -226,13 +225,13 @@ func handleDecisions(d *decisionEnv) handler {
 			chosen = d.engine.Decide(cctx, r, now, rnd)
 		}
 		cancel()
-		rngPool.Put(rnd)
+		defer rngPool.Put(rnd)
 		base := baseURL(ctx)
 		out := make(map[string][]decisionJSON, len(r.Slots))
 		for i, s := range r.Slots {
 			list := []decisionJSON{}
 			for _, ch := range chosen[i] {
-				j := d.answer(base, s.Placement, r.User, ch, now)
+				j := d.answer(base, s.Placement, r.User, ch, now, rnd)
 				if r.Preview { // nothing of a preview may count
 					j.ClickURL, j.ImpressionURL, j.ViewURL = "", "", ""
 				}
@@ -258,9 +257,12 @@ func handleDecisions(d *decisionEnv) handler {
 
 // answer is a choice with its tracking URLs: one decision id for its
 // three URLs.
-func (d *decisionEnv) answer(base, placement string, user uint64, ch delivery.Choice, now time.Time) decisionJSON {
+func (d *decisionEnv) answer(base, placement string, user uint64, ch delivery.Choice, now time.Time, rnd *mrand.Rand) decisionJSON {
 	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: placement, UserHash: user, Issued: now, Expires: now.Add(d.ttl)}
-	rand.Read(p.Decision[:])
+	// A decision id needs to be unique, not secret (the MAC guards the
+	// token): 128 bits of the request's PCG, seeded from crypto/rand.
+	binary.LittleEndian.PutUint64(p.Decision[:8], rnd.Uint64())
+	binary.LittleEndian.PutUint64(p.Decision[8:], rnd.Uint64())
 	if pr := ch.Campaign.Price; pr != nil {
 		if f, err := strconv.ParseFloat(string(pr.Amount), 64); err == nil {
 			p.PriceMicros = int64(f * 1e6)

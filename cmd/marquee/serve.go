@@ -265,7 +265,7 @@ func (n *node) open(ctx context.Context) error {
 	if n.counters, err = openCounters(n.cfg.counters); err != nil {
 		return err
 	}
-	n.engine = delivery.New(n.ix, n.counters)
+	n.engine = delivery.New(n.counters)
 	if n.signer, err = trackingSigner(n.cfg); err != nil {
 		return err
 	}
