@@ -11,7 +11,9 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,13 +33,17 @@ type Ad struct {
 	// the ad list).
 	StartAt, EndAt time.Time
 	Conditions     []marquee.Condition
+	// CreativeJSON is Creative as the decision's answer shows it,
+	// rendered once.
+	CreativeJSON []byte
 }
 
-// Campaign is a campaign as decisions read it: its settings, and its
-// tier's rank (0 highest).
+// Campaign is a campaign as decisions read it: its settings, its tier's
+// rank (0 highest) and its price's amount in millionths.
 type Campaign struct {
 	marquee.Campaign
-	Tier int
+	Tier        int
+	PriceMicros int64
 }
 
 // Plan is what decisions read. It is never mutated
@@ -181,7 +187,13 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 		if cs[i].State == marquee.StateArchived {
 			continue
 		}
-		p.campaigns[cs[i].ID] = &Campaign{Campaign: cs[i], Tier: slices.Index(marquee.Priorities, cs[i].Priority)}
+		c := &Campaign{Campaign: cs[i], Tier: slices.Index(marquee.Priorities, cs[i].Priority)}
+		if pr := c.Price; pr != nil {
+			if f, err := strconv.ParseFloat(string(pr.Amount), 64); err == nil {
+				c.PriceMicros = int64(f * 1e6)
+			}
+		}
+		p.campaigns[cs[i].ID] = c
 	}
 	for i := range ps {
 		p.placements[ps[i].Name] = &ps[i]
@@ -212,8 +224,12 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 			delete(ads, a.ID)
 			continue
 		}
-		ads[a.ID] = &Ad{ID: a.ID, CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements,
+		ad := &Ad{ID: a.ID, CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements,
 			StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions}
+		if a.Creative != nil {
+			ad.CreativeJSON, _ = json.Marshal(a.Creative) // a Creative always marshals
+		}
+		ads[a.ID] = ad
 	}
 	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads}
 	p.index()

@@ -1,0 +1,67 @@
+package web_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/counters"
+	"marquee/delivery"
+	"marquee/index"
+	"marquee/tracking"
+	"marquee/web"
+)
+
+// decisionServer decides over 1,000 campaigns of 10 ads each (two
+// placements), with signed tracking URLs.
+func decisionServer(tb testing.TB) fasthttp.RequestHandler {
+	now := time.Now()
+	var cs []marquee.Campaign
+	var ads []*marquee.Ad
+	for i := range 1000 {
+		cs = append(cs, marquee.Campaign{ID: int64(i + 1), State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 1, Name: "c",
+			StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Priority: marquee.Priorities[i%4], Weight: 1 + i%100,
+			FrequencyCap: &marquee.FrequencyCap{Count: 5, Window: "24h"}, Price: &marquee.Price{Model: "cpm", Amount: "2.5"}}})
+		for j := range 10 {
+			w, h := 300, 250
+			if i%2 == 1 {
+				w, h = 728, 90
+			}
+			ads = append(ads, &marquee.Ad{ID: int64(i*10 + j + 1), CampaignID: int64(i + 1), StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour),
+				Creative: &marquee.Creative{Type: marquee.CreativeHTML, Width: w, Height: h, HTML: "<b>x</b>", ClickURL: "https://a.test/?p={placement}"}})
+		}
+	}
+	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}},
+		{ID: 2, PlacementInput: marquee.PlacementInput{Name: "top", Sizes: []string{"728x90"}, Types: marquee.CreativeTypes}}}
+	e := delivery.New(counters.NewMemory())
+	e.SetCampaigns(cs, ps)
+	e.PutAds(ads, nil, true)
+	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Engine: e, Signer: signer, Registry: prometheus.NewRegistry()})
+	return srv.Handler()
+}
+
+// BenchmarkDecisionGet measures GET /api/v1/decisions for one slot with a
+// user key — parsing, the decision, three signed URLs, the JSON answer —
+// without the network.
+func BenchmarkDecisionGet(b *testing.B) {
+	h := decisionServer(b)
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Request.Header.SetMethod("GET")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		ctx.Request.SetRequestURI(fmt.Sprintf("/api/v1/decisions?placement=side&user=u%06d&country=TW", i%100_000))
+		ctx.Response.Reset()
+		h(ctx)
+		if ctx.Response.StatusCode() != 200 {
+			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+	}
+}
