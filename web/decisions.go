@@ -47,6 +47,9 @@ type decisionEnv struct {
 	ttl    time.Duration
 	events *eventEnv
 	now    func() time.Time
+	// shared says the counters are another server's (Redis): their calls
+	// get a deadline.
+	shared bool
 	// authenticate tells who a request is (for explain, which needs
 	// campaigns:read).
 	authenticate func(*fasthttp.RequestCtx) (auth.Principal, error)
@@ -104,22 +107,22 @@ func parseDecision(in *decisionInput, plan *delivery.Plan) (*delivery.Request, s
 	}
 	divs := map[string]bool{}
 	for i, s := range in.Placements {
-		path := fmt.Sprintf("placements[%d]", i)
+		path := func() string { return "placements[" + strconv.Itoa(i) + "]" } // only for a problem
 		div := cmpOr(s.Div, s.Placement)
 		switch {
 		case div == "" || len(div) > 64:
-			p[path+".div"] = "must be 1 to 64 characters (default: the placement's name)"
+			p[path()+".div"] = "must be 1 to 64 characters (default: the placement's name)"
 		case divs[div]:
-			p[path+".div"] = fmt.Sprintf("%q names two slots", div)
+			p[path()+".div"] = fmt.Sprintf("%q names two slots", div)
 		}
 		divs[div] = true
 		if _, ok := plan.Placement(s.Placement); !ok {
-			p[path+".placement"] = fmt.Sprintf("no placement %q", s.Placement)
+			p[path()+".placement"] = fmt.Sprintf("no placement %q", s.Placement)
 		}
 		count := 1
 		if s.Count != nil {
 			if count = *s.Count; count < 1 || count > MaxSlotCount {
-				p[path+".count"] = fmt.Sprintf("must be from 1 to %d", MaxSlotCount)
+				p[path()+".count"] = fmt.Sprintf("must be from 1 to %d", MaxSlotCount)
 			}
 		}
 		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: s.Placement, Count: count})
@@ -208,7 +211,10 @@ func handleDecisions(d *decisionEnv) handler {
 		}
 		now := d.now()
 		rnd := rngPool.Get().(*mrand.Rand)
-		cctx, cancel := context.WithTimeout(context.Background(), countersTimeout)
+		cctx, cancel := context.Background(), func() {}
+		if d.shared { // a round trip to shared counters is bounded; memory needs no deadline
+			cctx, cancel = context.WithTimeout(cctx, countersTimeout)
+		}
 		var chosen [][]delivery.Choice
 		if in.Explain {
 			chosen, why = d.engine.Explain(cctx, r, now, rnd)

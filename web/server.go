@@ -90,10 +90,13 @@ type Deps struct {
 	Campaigns CampaignStore
 	// Engine decides which ads fill slots; Signer signs and checks their
 	// tracking URLs.
-	Engine     *delivery.Engine
-	Signer     *tracking.Signer
-	AssetStore AssetStore                  // where uploads go
-	Assets     *cache.Cache[string, Image] // uploaded images by SHA-256, from AssetStore (see NewAssetCache)
+	Engine *delivery.Engine
+	Signer *tracking.Signer
+	// SharedCounters says the engine's counters are another server's
+	// (Redis): a decision bounds its calls to them.
+	SharedCounters bool
+	AssetStore     AssetStore                  // where uploads go
+	Assets         *cache.Cache[string, Image] // uploaded images by SHA-256, from AssetStore (see NewAssetCache)
 	// Console serves /admin and /admin/… (package console); nil: no
 	// console.
 	Console fasthttp.RequestHandler
@@ -155,6 +158,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.events = &eventEnv{requester: s.req, sink: d.Events}
 	s.decisions = newDecisionEnv(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
 	s.decisions.authenticate = s.authenticate
+	s.decisions.shared = d.SharedCounters
 	s.acc = &accessEnv{requester: s.req, access: d.Access, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	s.mux = newMux(s, s.routes())
 	return s

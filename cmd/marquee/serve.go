@@ -345,7 +345,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		TrackingTTL: cfg.trackingTTL},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, Clicks: n.counter, Events: n.events, Registry: n.reg,
-			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, Console: console.Handler()})
+			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler()})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
