@@ -180,3 +180,49 @@ func TestExplainOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestTrackingExpiryAndTwentySlots: an expired tracking URL is a 410 and
+// is not counted; a request of 20 slots is answered, each slot keyed.
+func TestTrackingExpiryAndTwentySlots(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-tracking-ttl", "1s", "-reports-flush", "100ms")
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
+	for i := range 25 {
+		in.expect(in.admin("POST", "/api/v1/campaigns", fmt.Sprintf(`{"advertiserId":"1","name":"c%d",%s}`, i, flight)), 201, "")
+		in.expect(in.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"a%d",%s,"campaignId":"%d","creative":{"type":"native","title":"t"}}`, i, flight, i+1)), 201, "")
+	}
+	var slots []string
+	for i := range 20 {
+		slots = append(slots, fmt.Sprintf(`{"div":"s%d","placement":"side"}`, i))
+	}
+	r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[`+strings.Join(slots, ",")+`]}`)
+	var got struct {
+		Decisions map[string][]struct{ CampaignID, ImpressionURL string }
+	}
+	if json.Unmarshal([]byte(r.body), &got); r.status != 200 || len(got.Decisions) != 20 {
+		t.Fatalf("20 slots = %d %s", r.status, r.body)
+	}
+	campaigns := map[string]bool{}
+	for div, d := range got.Decisions {
+		if len(d) != 1 || campaigns[d[0].CampaignID] {
+			t.Fatalf("slot %s = %v; want one ad of a campaign no other slot has", div, d)
+		}
+		campaigns[d[0].CampaignID] = true
+	}
+	time.Sleep(1100 * time.Millisecond) // the URLs' second passes
+	req, _ := http.NewRequest("GET", got.Decisions["s0"][0].ImpressionURL, nil)
+	req.Header.Set("User-Agent", iphoneUA)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 410 {
+		t.Errorf("an expired impression URL = %d; want 410", resp.StatusCode)
+	}
+	time.Sleep(1200 * time.Millisecond) // past a write of the collector (200 ms) and a reports flush (100 ms), several times
+	if s := in.stats("/api/v1/placements/side/stats"); s.Totals.Impressions != 0 {
+		t.Errorf("the expired URL was counted: %+v", s.Totals)
+	}
+}
