@@ -283,12 +283,7 @@ func parseGoal(raw json.RawMessage, p Problems) *Goal {
 	if !ok {
 		return nil
 	}
-	g := &Goal{}
-	if m, ok := present(fields, "metric"); !ok {
-		p["goal.metric"] = "is required"
-	} else if json.Unmarshal(m, &g.Metric) != nil || !slices.Contains(GoalMetrics, g.Metric) {
-		p["goal.metric"] = "must be one of " + strings.Join(GoalMetrics, ", ")
-	}
+	g := &Goal{Metric: requiredOneOf(fields, "metric", "goal", GoalMetrics, p)}
 	total, hasTotal := positive(fields, "total", "goal", p)
 	daily, hasDaily := positive(fields, "daily", "goal", p)
 	g.Total, g.Daily = total, daily
@@ -314,11 +309,7 @@ func parseCap(raw json.RawMessage, p Problems) *FrequencyCap {
 	} else if _, bad := p["frequencyCap.count"]; !bad {
 		p["frequencyCap.count"] = "is required"
 	}
-	if w, ok := present(fields, "window"); !ok {
-		p["frequencyCap.window"] = "is required"
-	} else if json.Unmarshal(w, &c.Window) != nil || !slices.Contains(CapWindows, c.Window) {
-		p["frequencyCap.window"] = "must be one of " + strings.Join(CapWindows, ", ")
-	}
+	c.Window = requiredOneOf(fields, "window", "frequencyCap", CapWindows, p)
 	return c
 }
 
@@ -327,12 +318,7 @@ func parsePrice(raw json.RawMessage, p Problems) *Price {
 	if !ok {
 		return nil
 	}
-	pr := &Price{}
-	if m, ok := present(fields, "model"); !ok {
-		p["price.model"] = "is required"
-	} else if json.Unmarshal(m, &pr.Model) != nil || !slices.Contains(PriceModels, pr.Model) {
-		p["price.model"] = "must be one of " + strings.Join(PriceModels, ", ")
-	}
+	pr := &Price{Model: requiredOneOf(fields, "model", "price", PriceModels, p)}
 	a, ok := present(fields, "amount")
 	if !ok {
 		p["price.amount"] = "is required"

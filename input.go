@@ -239,6 +239,21 @@ func subObject(raw json.RawMessage, path string, p Problems, known ...string) (m
 	return fields, ok
 }
 
+// requiredOneOf reads field k of an object at path, which must be one of
+// allowed.
+func requiredOneOf(fields map[string]json.RawMessage, k, path string, allowed []string, p Problems) string {
+	raw, ok := present(fields, k)
+	if !ok {
+		p[path+"."+k] = "is required"
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil || !slices.Contains(allowed, s) {
+		p[path+"."+k] = "must be one of " + strings.Join(allowed, ", ")
+	}
+	return s
+}
+
 // positive reads an integer field > 0 of an object, if present.
 func positive(fields map[string]json.RawMessage, k, path string, p Problems) (int64, bool) {
 	raw, ok := present(fields, k)

@@ -279,13 +279,7 @@ type Random interface{ Float64() float64 }
 // counters are down (capped campaigns are not served then).
 func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Random) [][]Choice {
 	plan := e.plan.Load()
-	var used usedSet
-	if r.User != 0 {
-		var err error
-		if used.seen, err = e.counters.Seen(ctx, r.User); err != nil {
-			used.capsDown = true
-		}
-	}
+	used := e.usedFor(ctx, r)
 	out := make([][]Choice, len(r.Slots))
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]
@@ -320,6 +314,19 @@ type usedSet struct {
 	ads, campaigns []int64
 	seen           map[int64][]int64
 	capsDown       bool // the counters could not be read: no capped campaign is served
+}
+
+// usedFor is a request's used set before anything is chosen: the user's
+// serves, read once (or capsDown when the counters cannot be read).
+func (e *Engine) usedFor(ctx context.Context, r *Request) usedSet {
+	var used usedSet
+	if r.User != 0 {
+		var err error
+		if used.seen, err = e.counters.Seen(ctx, r.User); err != nil {
+			used.capsDown = true
+		}
+	}
+	return used
 }
 
 func (u *usedSet) add(ad, campaign int64) {

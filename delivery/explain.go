@@ -27,13 +27,7 @@ type Candidate struct {
 func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Random) ([][]Choice, [][]Candidate) {
 	chosen := e.Decide(ctx, r, now, rnd)
 	plan := e.plan.Load()
-	var used usedSet
-	if r.User != 0 {
-		var err error
-		if used.seen, err = e.counters.Seen(ctx, r.User); err != nil {
-			used.capsDown = true
-		}
-	}
+	used := e.usedFor(ctx, r)
 	out := make([][]Candidate, len(r.Slots))
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]
