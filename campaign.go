@@ -184,34 +184,28 @@ func (in *CampaignInput) SetSettings(s CampaignSettings) {
 }
 
 // MarshalJSON renders a campaign with its ids as strings and its times
-// in TimeLayout; conditions and keywords are always arrays.
+// in TimeLayout; conditions and keywords are always arrays. The fields
+// of CampaignInput are its own, but for those the outer struct shadows.
 func (c Campaign) MarshalJSON() ([]byte, error) {
-	conds, kw := c.Conditions, c.Keywords
-	if conds == nil {
-		conds = []Condition{}
+	type input CampaignInput // without this method
+	in := input(c.CampaignInput)
+	if in.Conditions == nil {
+		in.Conditions = []Condition{}
 	}
-	if kw == nil {
-		kw = []string{}
+	if in.Keywords == nil {
+		in.Keywords = []string{}
 	}
 	return json.Marshal(struct {
-		ID           string        `json:"id"`
-		AdvertiserID string        `json:"advertiserId"`
-		Name         string        `json:"name"`
-		State        string        `json:"state"`
-		StartAt      string        `json:"startAt"`
-		EndAt        string        `json:"endAt"`
-		Priority     string        `json:"priority"`
-		Weight       int           `json:"weight"`
-		Goal         *Goal         `json:"goal,omitempty"`
-		Pacing       string        `json:"pacing"`
-		FrequencyCap *FrequencyCap `json:"frequencyCap,omitempty"`
-		Price        *Price        `json:"price,omitempty"`
-		Conditions   []Condition   `json:"conditions"`
-		Keywords     []string      `json:"keywords"`
-		CreatedAt    string        `json:"createdAt"`
-		UpdatedAt    string        `json:"updatedAt"`
-	}{strconv.FormatInt(c.ID, 10), strconv.FormatInt(c.AdvertiserID, 10), c.Name, c.State, FormatTime(c.StartAt), FormatTime(c.EndAt),
-		c.Priority, c.Weight, c.Goal, c.Pacing, c.FrequencyCap, c.Price, conds, kw, FormatTime(c.CreatedAt), FormatTime(c.UpdatedAt)})
+		ID           string `json:"id"`
+		AdvertiserID string `json:"advertiserId"`
+		State        string `json:"state"`
+		StartAt      string `json:"startAt"`
+		EndAt        string `json:"endAt"`
+		input
+		CreatedAt string `json:"createdAt"`
+		UpdatedAt string `json:"updatedAt"`
+	}{strconv.FormatInt(c.ID, 10), strconv.FormatInt(c.AdvertiserID, 10), c.State, FormatTime(c.StartAt), FormatTime(c.EndAt),
+		in, FormatTime(c.CreatedAt), FormatTime(c.UpdatedAt)})
 }
 
 // ActiveAt reports whether the campaign may serve at now: active, and
