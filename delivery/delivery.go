@@ -280,6 +280,8 @@ type Random interface{ Float64() float64 }
 func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Random) [][]Choice {
 	plan := e.plan.Load()
 	used := e.usedFor(ctx, r)
+	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
+	used.ads, used.campaigns = adsBuf[:0], campsBuf[:0]
 	out := make([][]Choice, len(r.Slots))
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]

@@ -48,7 +48,7 @@ type Payload struct {
 // Signer writes and reads tokens. It is safe for concurrent use.
 type Signer struct {
 	key, previous []byte
-	macs          sync.Pool // hash.Hash of HMAC-SHA256 under key, reset before use
+	macs          sync.Pool // *pooledMAC of HMAC-SHA256 under key, reset before use
 }
 
 // NewSigner returns a signer with key (required) and the previous key
@@ -58,19 +58,26 @@ func NewSigner(key, previous []byte) (*Signer, error) {
 		return nil, errors.New("tracking key: want at least 16 bytes")
 	}
 	s := &Signer{key: key, previous: previous}
-	s.macs.New = func() any { return hmac.New(sha256.New, s.key) }
+	s.macs.New = func() any { return &pooledMAC{h: hmac.New(sha256.New, s.key)} }
 	return s, nil
 }
 
-// mac is the MAC of raw under the current key, from a pooled HMAC.
-func (s *Signer) mac(raw []byte) []byte {
-	m := s.macs.Get().(hash.Hash)
-	m.Reset()
-	m.Write(raw)
-	var sum [sha256.Size]byte
-	out := m.Sum(sum[:0])
+// appendMAC appends the MAC of raw under the current key to dst, from a
+// pooled HMAC (copied out before the HMAC goes back to the pool).
+func (s *Signer) appendMAC(dst, raw []byte) []byte {
+	m := s.macs.Get().(*pooledMAC)
+	m.h.Reset()
+	m.h.Write(raw)
+	dst = append(dst, m.h.Sum(m.sum[:0])[:macLen]...)
 	s.macs.Put(m)
-	return out[:macLen]
+	return dst
+}
+
+// pooledMAC is an HMAC and the buffer its sums go to (no allocation a
+// token).
+type pooledMAC struct {
+	h   hash.Hash
+	sum [sha256.Size]byte
 }
 
 const macLen = 16 // bytes of the HMAC kept: 128 bits
@@ -82,7 +89,7 @@ var enc = base64.RawURLEncoding.Strict() // strict: a token has one spelling
 func (s *Signer) Append(dst []byte, p *Payload) []byte {
 	var buf [128]byte
 	raw := appendPayload(buf[:0], p)
-	raw = append(raw, s.mac(raw)...) // within buf when the placement name is short
+	raw = s.appendMAC(raw, raw) // within buf when the placement name is short
 	n := enc.EncodedLen(len(raw))
 	dst = append(dst, make([]byte, n)...)
 	enc.Encode(dst[len(dst)-n:], raw)
@@ -109,7 +116,8 @@ func (s *Signer) Open(token []byte, now time.Time) (Payload, error) {
 		return p, ErrBadToken
 	}
 	raw, sum := buf[:n-macLen], buf[n-macLen:n]
-	if !hmac.Equal(sum, s.mac(raw)) && (s.previous == nil || !hmac.Equal(sum, mac(s.previous, raw))) {
+	var mine [macLen]byte
+	if !hmac.Equal(sum, s.appendMAC(mine[:0], raw)) && (s.previous == nil || !hmac.Equal(sum, mac(s.previous, raw))) {
 		return p, ErrBadToken
 	}
 	if !readPayload(raw, &p) {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,17 +106,15 @@ func parseDecision(in *decisionInput, plan *delivery.Plan) (*delivery.Request, s
 	case n > MaxSlots:
 		p["placements"] = fmt.Sprintf("must hold at most %d slots", MaxSlots)
 	}
-	divs := map[string]bool{}
 	for i, s := range in.Placements {
 		path := func() string { return "placements[" + strconv.Itoa(i) + "]" } // only for a problem
 		div := cmpOr(s.Div, s.Placement)
 		switch {
 		case div == "" || len(div) > 64:
 			p[path()+".div"] = "must be 1 to 64 characters (default: the placement's name)"
-		case divs[div]:
+		case slices.ContainsFunc(r.Slots, func(s delivery.Slot) bool { return s.Div == div }):
 			p[path()+".div"] = fmt.Sprintf("%q names two slots", div)
 		}
-		divs[div] = true
 		if _, ok := plan.Placement(s.Placement); !ok {
 			p[path()+".placement"] = fmt.Sprintf("no placement %q", s.Placement)
 		}
