@@ -64,24 +64,34 @@ func EventPaths(seed uint64, n, ads int) []string {
 	return out
 }
 
-// DecisionPaths returns n requests of the "decisions" scenario: GET
-// /api/v1/decisions for one slot of a placement of fixture.Placements
-// (not the video one), a user key (one of 100,000: caps), and a country
-// and a platform each present half the time — over a catalog seeded with
-// marquee seed -campaigns. The same seed gives the same paths.
+// DecisionPaths returns n requests of the "decisions" scenario: POST
+// /api/v1/decisions for three slots — three different placements of
+// fixture.Placements (not the video one) — with a user key (one of
+// 100,000: caps), and a country and a platform each present half the
+// time, over a catalog seeded with marquee seed -campaigns. The same seed
+// gives the same requests.
 func DecisionPaths(seed uint64, n int) []string {
 	r := rand.New(rand.NewPCG(seed, 0xdec))
+	places := fixture.Placements[:len(fixture.Placements)-1]
 	out := make([]string, n)
 	var b strings.Builder
 	for i := range out {
 		b.Reset()
-		fmt.Fprintf(&b, "/api/v1/decisions?placement=%s&user=u%06d", fixture.Placements[r.IntN(len(fixture.Placements)-1)].Name, r.IntN(100_000))
+		b.WriteString(PostPrefix + "/api/v1/decisions\n" + `{"placements":[`)
+		for k, j := range r.Perm(len(places))[:3] {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"div":"s%d","placement":%q}`, k, places[j].Name)
+		}
+		fmt.Fprintf(&b, `],"user":{"key":"u%06d"}`, r.IntN(100_000))
 		if r.IntN(2) == 0 {
-			b.WriteString("&country=" + fixture.Countries[r.IntN(len(fixture.Countries))])
+			fmt.Fprintf(&b, `,"country":%q`, fixture.Countries[r.IntN(len(fixture.Countries))])
 		}
 		if r.IntN(2) == 0 {
-			b.WriteString("&platform=" + marquee.Platforms[r.IntN(len(marquee.Platforms))])
+			fmt.Fprintf(&b, `,"platform":%q`, marquee.Platforms[r.IntN(len(marquee.Platforms))])
 		}
+		b.WriteByte('}')
 		out[i] = b.String()
 	}
 	return out
@@ -178,10 +188,24 @@ func BuildRequests(host string, paths, headers []string) ([][]byte, error) {
 	}
 	out := make([][]byte, len(paths))
 	for i, p := range paths {
+		method, body := "GET", ""
+		if rest, ok := strings.CutPrefix(p, PostPrefix); ok {
+			method = "POST"
+			p, body, _ = strings.Cut(rest, "\n")
+		}
 		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, " \r\n") {
 			return nil, fmt.Errorf("path %q: want an absolute path without spaces", p)
 		}
-		out[i] = []byte("GET " + p + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra.String() + "\r\n")
+		req := method + " " + p + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra.String()
+		if method == "POST" {
+			req += "Content-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n"
+		}
+		out[i] = []byte(req + "\r\n" + body)
 	}
 	return out, nil
 }
+
+// PostPrefix marks a request of a scenario that is a POST: "POST /path\n"
+// then its JSON body (BuildRequests sends it with its Content-Type and
+// Content-Length).
+const PostPrefix = "POST "

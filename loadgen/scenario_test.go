@@ -1,6 +1,7 @@
 package loadgen_test
 
 import (
+	"encoding/json"
 	"math"
 	"net/url"
 	"slices"
@@ -223,5 +224,34 @@ func TestLinkPaths(t *testing.T) {
 	second := codes["/r/"+fixture.Code(int64(loadgen.ZipfID(1, links)-1))]
 	if r := float64(top) / float64(second); math.Abs(r-math.Pow(2, s))/math.Pow(2, s) > 0.05 {
 		t.Errorf("rank 0 / rank 1 = %.3f; want 2^%v ± 5%%", r, s)
+	}
+}
+
+// The decisions scenario posts three slots of three placements with a
+// user key, and BuildRequests sends a POST with its JSON body, type and
+// length.
+func TestDecisionRequests(t *testing.T) {
+	paths := loadgen.DecisionPaths(1, 200)
+	for _, p := range paths {
+		rest, ok := strings.CutPrefix(p, loadgen.PostPrefix+"/api/v1/decisions\n")
+		var body struct {
+			Placements []struct{ Div, Placement string }
+			User       struct{ Key string }
+		}
+		if !ok || json.Unmarshal([]byte(rest), &body) != nil || len(body.Placements) != 3 || body.User.Key == "" {
+			t.Fatalf("request %q: want a POST of three slots and a user key", p)
+		}
+		if a, b, c := body.Placements[0].Placement, body.Placements[1].Placement, body.Placements[2].Placement; a == b || b == c || a == c {
+			t.Fatalf("request %q: three slots of one placement twice", p)
+		}
+	}
+	reqs, err := loadgen.BuildRequests("h:1", paths[:1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(paths[0], "\n")
+	want := "POST /api/v1/decisions HTTP/1.1\r\nHost: h:1\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	if string(reqs[0]) != want {
+		t.Errorf("BuildRequests = %q; want %q", reqs[0], want)
 	}
 }

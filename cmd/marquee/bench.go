@@ -48,7 +48,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	var c benchConfig
 	b, sc := &c.bench, &c.bench.Scenario
 	fs := newFlags("bench", "bench [flags]", "Loads a server (by default one started in-process) with a scenario and reports requests/s and latency; -baseline also loads a hello-world and reports the ratio.", stderr)
-	fs.StringVar(&sc.Name, "scenario", "ads", "request mix: ads (mixed GET /api/v1/ad), ad-by-id (Zipf GET /api/v1/ad/{id}), links (Zipf GET /r/{code}), events (GET /e beacons), decisions (GET /api/v1/decisions, one slot; with -campaigns 1000 by default), url (-path or -paths)")
+	fs.StringVar(&sc.Name, "scenario", "ads", "request mix: ads (mixed GET /api/v1/ad), ad-by-id (Zipf GET /api/v1/ad/{id}), links (Zipf GET /r/{code}), events (GET /e beacons), decisions (POST /api/v1/decisions of three slots; with -campaigns 1000 by default), url (-path or -paths)")
 	fs.StringVar(&b.Target, "target", "", "base URL to load, e.g. http://127.0.0.1:8080 (default: start Marquee in-process on a temp dir, seeded with -ads)")
 	fs.IntVar(&c.ads, "ads", 1000, "active ads to seed in-process; ad-by-id draws ids from 1 to this")
 	fs.IntVar(&c.links, "links", 100_000, "links to seed in-process (links scenario); links draws codes from the first this many seeded codes")
