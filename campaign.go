@@ -123,6 +123,18 @@ type Goal struct {
 	Daily  int64  `json:"daily,omitempty"`
 }
 
+// Elapsed is the part of [from, to) gone at now, from 0 to 1: how much of
+// a goal even pacing expects delivered by now.
+func Elapsed(from, to, now time.Time) float64 {
+	switch {
+	case !now.After(from):
+		return 0
+	case !now.Before(to):
+		return 1
+	}
+	return float64(now.Sub(from)) / float64(to.Sub(from))
+}
+
 // FrequencyCap is how often one user may be served a campaign.
 type FrequencyCap struct {
 	Count  int    `json:"count"`

@@ -148,12 +148,6 @@ func (p *Plan) Ad(id int64) (*Ad, bool) {
 	return a, ok
 }
 
-// Campaign returns campaign id, if it is in the plan.
-func (p *Plan) Campaign(id int64) (*Campaign, bool) {
-	c, ok := p.campaigns[id]
-	return c, ok
-}
-
 // Engine holds the current Plan and decides over it. Its methods are safe
 // for concurrent use; the feed is its only writer.
 type Engine struct {

@@ -98,25 +98,14 @@ func (p *Pacing) why(c *Campaign, now time.Time) string {
 	if c.Pacing != marquee.PacingEven {
 		return ""
 	}
-	if g.Total > 0 && float64(d.Total) >= float64(g.Total)*share(c.StartAt, c.EndAt, now)+1 {
+	if g.Total > 0 && float64(d.Total) >= float64(g.Total)*marquee.Elapsed(c.StartAt, c.EndAt, now)+1 {
 		return AheadOfPace
 	}
 	if g.Daily > 0 {
 		day := now.UTC().Truncate(24 * time.Hour)
-		if float64(d.Today) >= float64(g.Daily)*share(day, day.Add(24*time.Hour), now)+1 {
+		if float64(d.Today) >= float64(g.Daily)*marquee.Elapsed(day, day.Add(24*time.Hour), now)+1 {
 			return AheadOfPace
 		}
 	}
 	return ""
-}
-
-// share is the part of [from, to) gone at now, from 0 to 1.
-func share(from, to, now time.Time) float64 {
-	switch {
-	case !now.After(from):
-		return 0
-	case !now.Before(to):
-		return 1
-	}
-	return float64(now.Sub(from)) / float64(to.Sub(from))
 }

@@ -30,6 +30,18 @@ func (c *Counts) Add(o Counts) {
 	c.Conversions += o.Conversions
 }
 
+// Of returns the count of metric: "clicks", "conversions", or else
+// impressions.
+func (c Counts) Of(metric string) int64 {
+	switch metric {
+	case "clicks":
+		return c.Clicks
+	case "conversions":
+		return c.Conversions
+	}
+	return c.Impressions
+}
+
 // Row is one report row.
 type Row struct {
 	Key

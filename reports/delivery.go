@@ -45,7 +45,7 @@ func (rp *Reporter) Progress(ctx context.Context, c *marquee.Campaign, now time.
 				return 0, err
 			}
 			for _, s := range sums {
-				n += metricOf(s.Counts, g.Metric)
+				n += s.Counts.Of(g.Metric)
 			}
 		}
 		return n, nil
@@ -66,10 +66,10 @@ func (rp *Reporter) Progress(ctx context.Context, c *marquee.Campaign, now time.
 	switch {
 	case g.Total > 0:
 		g.Progress = math.Min(1, float64(g.Delivered)/float64(g.Total))
-		expected = int64(float64(g.Total) * share(c.StartAt, c.EndAt, now))
+		expected = int64(float64(g.Total) * marquee.Elapsed(c.StartAt, c.EndAt, now))
 	default:
 		g.Progress = math.Min(1, float64(*g.DeliveredToday)/float64(g.Daily))
-		expected = int64(float64(g.Daily) * share(time.Unix(day, 0), time.Unix(day+86400, 0), now))
+		expected = int64(float64(g.Daily) * marquee.Elapsed(time.Unix(day, 0), time.Unix(day+86400, 0), now))
 	}
 	delivered := g.Delivered
 	if g.Total == 0 {
@@ -94,27 +94,6 @@ func (rp *Reporter) Progress(ctx context.Context, c *marquee.Campaign, now time.
 		}
 	}
 	return g, nil
-}
-
-// share is the part of [from, to) gone at now, from 0 to 1.
-func share(from, to, now time.Time) float64 {
-	if !now.After(from) {
-		return 0
-	}
-	if !now.Before(to) {
-		return 1
-	}
-	return float64(now.Sub(from)) / float64(to.Sub(from))
-}
-
-func metricOf(c Counts, metric string) int64 {
-	switch metric {
-	case "clicks":
-		return c.Clicks
-	case "conversions":
-		return c.Conversions
-	}
-	return c.Impressions
 }
 
 // Spend is what c's price makes of the figures m of [from, to): per

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -108,7 +109,7 @@ func parseDecision(in *decisionInput, plan *delivery.Plan) (*delivery.Request, s
 	}
 	for i, s := range in.Placements {
 		path := func() string { return "placements[" + strconv.Itoa(i) + "]" } // only for a problem
-		div := cmpOr(s.Div, s.Placement)
+		div := cmp.Or(s.Div, s.Placement)
 		switch {
 		case div == "" || len(div) > 64:
 			p[path()+".div"] = "must be 1 to 64 characters (default: the placement's name)"
@@ -167,13 +168,6 @@ func parseDecision(in *decisionInput, plan *delivery.Plan) (*delivery.Request, s
 		}
 	}
 	return r, key, marquee.Invalid("invalid decision request", p)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // handleDecisions serves POST /api/v1/decisions (a JSON body) and GET

@@ -432,7 +432,7 @@ func (n *node) refreshDelivered(ctx context.Context) error {
 				if c == nil {
 					continue
 				}
-				v := map[string]int64{"impressions": s.Impressions, "clicks": s.Clicks, "conversions": s.Conversions}[c.Goal.Metric]
+				v := s.Counts.Of(c.Goal.Metric)
 				d := out[s.ID]
 				if span.today {
 					d.Today += v
