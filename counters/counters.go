@@ -7,7 +7,6 @@ package counters
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 )
@@ -37,16 +36,24 @@ func NewMemory() *Memory {
 
 func (m *Memory) shard(user uint64) *shard { return &m.shards[user%uint64(len(m.shards))] }
 
-// Seen returns the times user was served each campaign (a copy).
-func (m *Memory) Seen(_ context.Context, user uint64) (map[int64][]int64, error) {
+// Serve is one serve of a campaign to a user: the campaign's id and when
+// (unix ns).
+type Serve struct {
+	Campaign, At int64
+}
+
+// Seen appends to into the times user was served each campaign (each
+// campaign's serves oldest first): no allocation when into has room.
+func (m *Memory) Seen(_ context.Context, user uint64, into []Serve) ([]Serve, error) {
 	s := m.shard(user)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[int64][]int64, len(s.m[user]))
 	for c, ts := range s.m[user] {
-		out[c] = slices.Clone(ts)
+		for _, t := range ts {
+			into = append(into, Serve{c, t})
+		}
 	}
-	return out, nil
+	return into, nil
 }
 
 // Take records a serve of campaign to user at now unless user had count
@@ -56,7 +63,8 @@ func (m *Memory) Take(_ context.Context, user uint64, campaign int64, count int,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts := s.m[user][campaign]
-	if Within(ts, within, now) >= count {
+	since := now.Add(-within).UnixNano()
+	if countAfter(ts, since) >= count {
 		return false, nil
 	}
 	if s.m[user] == nil {
@@ -86,9 +94,20 @@ func (m *Memory) Trim(keep time.Duration, now time.Time) {
 	}
 }
 
-// Within counts the serves of ts (unix ns) after now − within.
-func Within(ts []int64, within time.Duration, now time.Time) int {
+// Within counts the serves of campaign in seen after now − within.
+func Within(seen []Serve, campaign int64, within time.Duration, now time.Time) int {
 	since, n := now.Add(-within).UnixNano(), 0
+	for _, s := range seen {
+		if s.Campaign == campaign && s.At > since {
+			n++
+		}
+	}
+	return n
+}
+
+// countAfter counts the serves of ts (unix ns) after since.
+func countAfter(ts []int64, since int64) int {
+	n := 0
 	for _, t := range ts {
 		if t > since {
 			n++

@@ -39,21 +39,23 @@ func (r *Redis) Ping(ctx context.Context) error { return r.c.Ping(ctx).Err() }
 
 func (r *Redis) key(user uint64) string { return r.prefix + strconv.FormatUint(user, 36) }
 
-// Seen returns the times user was served each campaign: one HGETALL.
-func (r *Redis) Seen(ctx context.Context, user uint64) (map[int64][]int64, error) {
+// Seen appends to into the times user was served each campaign: one
+// HGETALL.
+func (r *Redis) Seen(ctx context.Context, user uint64, into []Serve) ([]Serve, error) {
 	h, err := r.c.HGetAll(ctx, r.key(user)).Result()
 	if err != nil {
-		return nil, err
+		return into, err
 	}
-	out := make(map[int64][]int64, len(h))
 	for f, v := range h {
 		c, err := strconv.ParseInt(f, 10, 64)
 		if err != nil {
 			continue
 		}
-		out[c] = decode(v)
+		for i := 0; i+8 <= len(v); i += 8 {
+			into = append(into, Serve{c, int64(binary.BigEndian.Uint64([]byte(v[i : i+8])))})
+		}
 	}
-	return out, nil
+	return into, nil
 }
 
 // take appends ARGV[3] (8 bytes: now, big-endian unix ns) to field
@@ -87,12 +89,4 @@ func (r *Redis) Take(ctx context.Context, user uint64, campaign int64, count int
 	n, err := take.Run(ctx, r.c, []string{r.key(user)}, count, now.Add(-within).UnixNano(), string(t[:]), Keep,
 		max(r.ttl, within).Milliseconds(), strconv.FormatInt(campaign, 10)).Int()
 	return n == 1, err
-}
-
-func decode(v string) []int64 {
-	out := make([]int64, 0, len(v)/8)
-	for i := 0; i+8 <= len(v); i += 8 {
-		out = append(out, int64(binary.BigEndian.Uint64([]byte(v[i:i+8]))))
-	}
-	return out
 }

@@ -3,6 +3,8 @@ package delivery
 import (
 	"context"
 	"time"
+
+	"marquee/counters"
 )
 
 // Counters keep when each user was served each campaign, for frequency
@@ -12,7 +14,8 @@ import (
 // meanwhile), so a capped campaign is never chosen more than its cap,
 // whether or not its impressions fire.
 type Counters interface {
-	Seen(ctx context.Context, user uint64) (map[int64][]int64, error)
+	// Seen appends the user's serves to into.
+	Seen(ctx context.Context, user uint64, into []counters.Serve) ([]counters.Serve, error)
 	Take(ctx context.Context, user uint64, campaign int64, count int, within time.Duration, now time.Time) (bool, error)
 }
 

@@ -273,16 +273,19 @@ type Random interface{ Float64() float64 }
 // counters are down (capped campaigns are not served then).
 func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Random) [][]Choice {
 	plan := e.plan.Load()
-	used := e.usedFor(ctx, r)
+	sp := seenPool.Get().(*[]counters.Serve)
+	used := e.usedFor(ctx, r, (*sp)[:0])
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
 	used.ads, used.campaigns = adsBuf[:0], campsBuf[:0]
-	out := make([][]Choice, len(r.Slots))
+	total := 0
+	for _, s := range r.Slots {
+		total += s.Count
+	}
+	out, all := make([][]Choice, len(r.Slots)), make([]Choice, 0, total)
 	for si, s := range r.Slots {
+		start := len(all)
 		pl := plan.placements[s.Placement]
-		if pl == nil {
-			continue // no such placement (the route refuses it before)
-		}
-		for len(out[si]) < s.Count {
+		for pl != nil && len(all)-start < s.Count { // no such placement: the route refuses it before
 			ch, ok := plan.pick(pl, r, &used, now, rnd, e)
 			if !ok {
 				break
@@ -295,30 +298,36 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 				}
 			}
 			used.add(ch.Ad.ID, ch.Campaign.ID)
-			out[si] = append(out[si], ch)
+			all = append(all, ch)
 			if !r.Preview {
 				e.pacing.decided(ch.Campaign, now)
 			}
 		}
+		out[si] = all[start:len(all):len(all)]
 	}
+	*sp = used.seen[:0]
+	seenPool.Put(sp)
 	return out
 }
+
+// seenPool holds the buffers a decision reads a user's serves into.
+var seenPool = sync.Pool{New: func() any { s := make([]counters.Serve, 0, 64); return &s }}
 
 // usedSet is what a request has chosen so far (a few ads at most), and
 // the user's serves as the counters had them.
 type usedSet struct {
 	ads, campaigns []int64
-	seen           map[int64][]int64
+	seen           []counters.Serve
 	capsDown       bool // the counters could not be read: no capped campaign is served
 }
 
 // usedFor is a request's used set before anything is chosen: the user's
 // serves, read once (or capsDown when the counters cannot be read).
-func (e *Engine) usedFor(ctx context.Context, r *Request) usedSet {
+func (e *Engine) usedFor(ctx context.Context, r *Request, seen []counters.Serve) usedSet {
 	var used usedSet
 	if r.User != 0 {
 		var err error
-		if used.seen, err = e.counters.Seen(ctx, r.User); err != nil {
+		if used.seen, err = e.counters.Seen(ctx, r.User, seen); err != nil {
 			used.capsDown = true
 		}
 	}
@@ -462,7 +471,7 @@ func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time
 		if used.capsDown {
 			return CapsDown
 		}
-		if counters.Within(used.seen[c.ID], window(fc.Window, c), now) >= fc.Count {
+		if counters.Within(used.seen, c.ID, window(fc.Window, c), now) >= fc.Count {
 			return Capped
 		}
 	}

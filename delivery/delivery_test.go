@@ -176,8 +176,8 @@ func TestCaps(t *testing.T) {
 	if got := w.chosen(&delivery.Request{Slots: slot("side", 1)}, 10, rnd); got[capped] != 10 {
 		t.Errorf("no user key: %v; want no cap", got)
 	}
-	seen, _ := w.counters.Seen(context.Background(), 11)
-	if n := counters.Within(seen[capped], 24*time.Hour, now.Add(25*time.Hour)); n != 0 {
+	seen, _ := w.counters.Seen(context.Background(), 11, nil)
+	if n := counters.Within(seen, capped, 24*time.Hour, now.Add(25*time.Hour)); n != 0 {
 		t.Errorf("a day later the window holds %d; want 0", n)
 	}
 }

@@ -27,7 +27,7 @@ type Candidate struct {
 func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Random) ([][]Choice, [][]Candidate) {
 	chosen := e.Decide(ctx, r, now, rnd)
 	plan := e.plan.Load()
-	used := e.usedFor(ctx, r)
+	used := e.usedFor(ctx, r, nil)
 	out := make([][]Candidate, len(r.Slots))
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]

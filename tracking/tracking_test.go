@@ -32,7 +32,7 @@ func TestTokens(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	names := []string{"", "home-top", strings.Repeat("z", marquee.MaxPlacementName), "a_b-c"}
 	for i := range 2000 {
-		p := tracking.Payload{Kind: []byte{tracking.Impression, tracking.View, tracking.Click}[i%3], Ad: r.Int64(), Campaign: r.Int64N(1000),
+		p := tracking.Payload{Ad: r.Int64(), Campaign: r.Int64N(1000),
 			Placement: names[i%len(names)], UserHash: r.Uint64(), PriceMicros: r.Int64() - math.MaxInt64/2,
 			Issued: now, Expires: now.Add(time.Duration(1+r.IntN(48)) * time.Hour)}
 		for j := range p.Decision {
@@ -66,7 +66,7 @@ func TestTokens(t *testing.T) {
 // A rotated key: tokens of the previous key still open; of any other, not.
 func TestKeyRotation(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	p := tracking.Payload{Kind: tracking.Click, Ad: 7, Campaign: 3, Placement: "side", Issued: now, Expires: now.Add(time.Hour)}
+	p := tracking.Payload{Ad: 7, Campaign: 3, Placement: "side", Issued: now, Expires: now.Add(time.Hour)}
 	old := signer(t, "the old key, at least 16 bytes", "")
 	tok := old.Append(nil, &p)
 	if _, err := signer(t, "the new key, at least 16 bytes", "the old key, at least 16 bytes").Open(tok, now); err != nil {
@@ -77,5 +77,25 @@ func TestKeyRotation(t *testing.T) {
 	}
 	if _, err := tracking.NewSigner([]byte("short"), nil); err == nil {
 		t.Error("a 5-byte key was accepted")
+	}
+}
+
+// A tracking URL's path round-trips its kind and token; any other path is
+// refused.
+func TestPaths(t *testing.T) {
+	for _, kind := range []byte{tracking.Impression, tracking.View, tracking.Click} {
+		path := tracking.AppendPath(nil, kind, []byte("TOKEN-_x"))
+		k, tok, ok := tracking.ParsePath(path)
+		if !ok || k != kind || string(tok) != "TOKEN-_x" || !strings.HasPrefix(string(path), tracking.Prefix) {
+			t.Errorf("ParsePath(%q) = %q, %q, %v; want %q, TOKEN-_x", path, k, tok, ok, kind)
+		}
+		if tracking.KindName(kind) == "" {
+			t.Errorf("KindName(%q) is empty", kind)
+		}
+	}
+	for _, bad := range []string{"", "/t/", "/t/i", "/t/i/", "/t/x/TOKEN", "/t/iTOKEN", "/r/i/TOKEN", "t/i/TOKEN"} {
+		if k, tok, ok := tracking.ParsePath([]byte(bad)); ok {
+			t.Errorf("ParsePath(%q) = %q, %q, true; want refused", bad, k, tok)
+		}
 	}
 }

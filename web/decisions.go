@@ -36,7 +36,6 @@ const (
 	MaxSlots        = 20
 	MaxSlotCount    = 10
 	maxUserKey      = 256
-	trackingPrefix  = "/t/"
 	// countersTimeout bounds a decision's calls to shared counters: past
 	// it, capped campaigns are left out of the decision.
 	countersTimeout = 100 * time.Millisecond
@@ -218,7 +217,8 @@ func handleDecisions(d *decisionEnv) handler {
 		defer rngPool.Put(rnd)
 		// The answer is written by hand (encoding/json of it was 40% of a
 		// decision's cost): {"user":{"key"},"decisions":{div:[…]},"explain":…}.
-		base := baseURL(ctx)
+		var head [320]byte
+		urlHead := appendURLHead(head[:0], ctx)
 		bp := pagePool.Get().(*[]byte)
 		out := append((*bp)[:0], '{')
 		if key != "" {
@@ -237,7 +237,7 @@ func handleDecisions(d *decisionEnv) handler {
 				if k > 0 {
 					out = append(out, ',')
 				}
-				out = d.appendChoice(out, base, s.Placement, r, ch, now, rnd)
+				out = d.appendChoice(out, urlHead, s.Placement, r, ch, now, rnd)
 			}
 			out = append(out, ']')
 		}
@@ -263,9 +263,10 @@ func handleDecisions(d *decisionEnv) handler {
 
 // appendChoice appends a choice as the answer shows it —
 // {"adId","campaignId","creative","clickUrl","impressionUrl","viewUrl"} —
-// with its tracking URLs: one decision id for the three (none for a
-// preview, which must not count).
-func (d *decisionEnv) appendChoice(b []byte, base, placement string, r *delivery.Request, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
+// with its tracking URLs: one decision id and one signed token for the
+// three (none for a preview, which must not count). urlHead is the
+// JSON-quoted scheme and host, without its closing quote.
+func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *delivery.Request, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
 	b = append(b, `{"adId":"`...)
 	b = strconv.AppendInt(b, ch.Ad.ID, 10)
 	b = append(b, `","campaignId":"`...)
@@ -283,13 +284,11 @@ func (d *decisionEnv) appendChoice(b []byte, base, placement string, r *delivery
 	binary.LittleEndian.PutUint64(p.Decision[:8], rnd.Uint64())
 	binary.LittleEndian.PutUint64(p.Decision[8:], rnd.Uint64())
 	p.PriceMicros = ch.Campaign.PriceMicros
-	var scratch [512]byte
+	var scratch [256]byte
+	token := d.signer.Append(scratch[:0], &p) // base64url: no JSON escaping
 	url := func(key string, kind byte) {
-		p.Kind = kind
-		u := append(append(scratch[:0], base...), trackingPrefix...)
-		u = d.signer.Append(u, &p)
-		b = append(b, key...)
-		b, _ = jsonstr.Append(b, u)
+		b = append(append(append(b, key...), urlHead...), tracking.Prefix...)
+		b = append(append(append(b, kind, '/'), token...), '"')
 	}
 	if ch.Ad.Creative != nil && ch.Ad.Creative.ClickURL != "" {
 		url(`,"clickUrl":`, tracking.Click)
@@ -299,14 +298,18 @@ func (d *decisionEnv) appendChoice(b []byte, base, placement string, r *delivery
 	return append(b, '}')
 }
 
-// baseURL is the scheme and host the request came to, for absolute
-// tracking URLs.
-func baseURL(ctx *fasthttp.RequestCtx) string {
-	scheme := "http"
+// appendURLHead appends the scheme and host the request came to, JSON
+// quoted without the closing quote: the head of its absolute tracking
+// URLs.
+func appendURLHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
+	var raw [300]byte
+	u := append(raw[:0], "http"...)
 	if ctx.IsTLS() || bytes.Equal(ctx.Request.Header.Peek("X-Forwarded-Proto"), []byte("https")) {
-		scheme = "https"
+		u = append(u, 's')
 	}
-	return scheme + "://" + string(ctx.Host())
+	u = append(append(u, "://"...), ctx.Host()...)
+	dst, _ = jsonstr.Append(dst, u)
+	return dst[:len(dst)-1]
 }
 
 // decisionFromQuery reads GET /api/v1/decisions: one slot (placement,
@@ -353,31 +356,37 @@ func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
 	return marquee.Invalid("invalid decision request", p)
 }
 
-// handleTracking serves GET /t/{token}: a signed tracking URL. An
-// impression or view answers a 1×1 GIF (or 204) and records the event; a
-// click records it and redirects to the creative's click URL with its
-// macros filled. A token that is not ours is a 400, an expired one a 410,
-// and neither is counted; the same URL fired again counts once on this
-// instance (within the URL's life).
+// handleTracking serves GET /t/{kind}/{token}: a signed tracking URL
+// (package tracking). An impression or view answers a 1×1 GIF (or 204)
+// and records the event; a click records it and redirects to the
+// creative's click URL with its macros filled. A token that is not ours
+// is a 400, an expired one a 410, and neither is counted; the same URL
+// fired again counts once on this instance (within the URL's life).
 func handleTracking(d *decisionEnv) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
-		p, err := d.signer.Open(ctx.Path()[len(trackingPrefix):], d.now())
+		kind, token, ok := tracking.ParsePath(ctx.Path())
+		if !ok {
+			return tracking.ErrBadToken
+		}
+		p, err := d.signer.Open(token, d.now())
 		if err != nil {
 			return err
 		}
+		var target string
+		if kind == tracking.Click {
+			if target = d.clickTarget(&p); target == "" {
+				return marquee.Errorf(marquee.KindNotFound, "this ad has no click URL")
+			}
+		}
 		var dedupe [17]byte
-		dedupe[0] = p.Kind
+		dedupe[0] = kind
 		copy(dedupe[1:], p.Decision[:])
 		if _, fresh := d.seen.SetIfAbsent(dedupe, struct{}{}); fresh {
-			if err := d.record(ctx, &p); err != nil {
+			if err := d.record(ctx, kind, &p); err != nil {
 				return err
 			}
 		}
-		if p.Kind == tracking.Click {
-			target := d.clickTarget(&p)
-			if target == "" {
-				return marquee.Errorf(marquee.KindNotFound, "this ad has no click URL")
-			}
+		if kind == tracking.Click {
 			ctx.Response.Header.Set(fasthttp.HeaderLocation, target)
 			ctx.SetStatusCode(fasthttp.StatusFound)
 			return nil
@@ -393,17 +402,14 @@ func handleTracking(d *decisionEnv) handler {
 	}
 }
 
-// kinds are the event types of the tracking URLs' kinds.
-var kinds = map[byte]string{tracking.Impression: "impression", tracking.View: "view", tracking.Click: "click"}
-
 // record writes the event of a tracking URL: its type, ad, campaign,
 // placement and decision (what reports count it by), and the hashed user.
-func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, p *tracking.Payload) error {
+func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payload) error {
 	bp := linePool.Get().(*[]byte)
 	defer linePool.Put(bp)
 	var num [20]byte
 	line := d.events.appendHead((*bp)[:0], ctx)
-	line = eventline.AppendPlain(line, "type", kinds[p.Kind])
+	line = eventline.AppendPlain(line, "type", tracking.KindName(kind))
 	line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
 	line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))
 	line = eventline.AppendPlain(line, "placement", p.Placement) // placement names need no escaping

@@ -29,13 +29,11 @@ type mux struct {
 // endpoint is every route that shares one pattern.
 type endpoint struct {
 	pattern string
-	// For ".../{name}..." patterns: what comes before "{name}", and after
-	// it (a name matches one path segment; "{name...}", at the end, the
-	// rest of the path, empty or not).
-	prefix, suffix string
-	rest           bool
-	methods        map[string]*bound
-	allow          string // the Allow header of a 405
+	// For ".../{name}..." patterns: what comes before the first "{", and
+	// the rest of the pattern from there (see matchTail).
+	prefix, tail string
+	methods      map[string]*bound
+	allow        string // the Allow header of a 405
 }
 
 // bound is one route with its metrics.
@@ -52,9 +50,8 @@ func newMux(s *Server, routes []route) *mux {
 		if ep == nil {
 			ep = &endpoint{pattern: r.pattern, methods: map[string]*bound{}}
 			byPattern[r.pattern] = ep
-			if i, j := strings.IndexByte(r.pattern, '{'), strings.IndexByte(r.pattern, '}'); i >= 0 && j > i {
-				ep.prefix, ep.suffix = r.pattern[:i], r.pattern[j+1:]
-				ep.rest = strings.HasSuffix(r.pattern, "...}")
+			if i := strings.IndexByte(r.pattern, '{'); i >= 0 {
+				ep.prefix, ep.tail = r.pattern[:i], r.pattern[i:]
 				m.prefix = append(m.prefix, ep)
 			} else {
 				m.static[r.pattern] = ep
@@ -81,18 +78,44 @@ func (m *mux) find(path []byte) *endpoint {
 		return ep
 	}
 	for _, ep := range m.prefix {
-		rest, ok := bytes.CutPrefix(path, []byte(ep.prefix))
-		if !ok {
-			continue
-		}
-		if ep.rest {
-			return ep
-		}
-		if rest, ok = bytes.CutSuffix(rest, []byte(ep.suffix)); ok && len(rest) > 0 && bytes.IndexByte(rest, '/') < 0 {
+		if rest, ok := bytes.CutPrefix(path, []byte(ep.prefix)); ok && matchTail(ep.tail, rest) {
 			return ep
 		}
 	}
 	return nil
+}
+
+// matchTail reports whether path matches tail, a pattern from its first
+// "{": "{name}" matches one non-empty path segment, "{name...}" (at the
+// end) the rest of the path, empty or not, and anything else itself. It
+// allocates nothing.
+func matchTail(tail string, path []byte) bool {
+	for tail != "" {
+		if tail[0] != '{' { // a literal part, up to the next name
+			n := strings.IndexByte(tail, '{')
+			if n < 0 {
+				n = len(tail)
+			}
+			if len(path) < n || string(path[:n]) != tail[:n] {
+				return false
+			}
+			tail, path = tail[n:], path[n:]
+			continue
+		}
+		end := strings.IndexByte(tail, '}')
+		if strings.HasSuffix(tail[:end], "...") {
+			return true
+		}
+		seg := bytes.IndexByte(path, '/')
+		if seg < 0 {
+			seg = len(path)
+		}
+		if seg == 0 {
+			return false
+		}
+		tail, path = tail[end+1:], path[seg:]
+	}
+	return len(path) == 0
 }
 
 func (m *mux) serve(ctx *fasthttp.RequestCtx) {

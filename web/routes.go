@@ -11,8 +11,9 @@ import (
 // route binds a method and a path pattern to a handler, behind a scope:
 // public routes have none, signedIn ones need any valid credential, the
 // others a credential that holds the scope (see guard). A pattern is a
-// fixed path, or one with a "{name}" segment that matches one path
-// segment, or one ending in "{name...}" that matches the rest of the path.
+// fixed path, or one with "{name}" segments that each match one path
+// segment, possibly ending in "{name...}" that matches the rest of the
+// path.
 type route struct {
 	method, pattern string
 	scope           marquee.Scope
@@ -124,7 +125,7 @@ func (s *Server) apiRoutes() []route {
 		// Decisions: which ads fill a page's slots, and their signed tracking URLs.
 		{"POST", "/api/v1/decisions", public, handleDecisions(s.decisions)},
 		{"GET", "/api/v1/decisions", public, handleDecisions(s.decisions)},
-		{"GET", "/t/{token}", public, handleTracking(s.decisions)},
+		{"GET", "/t/{kind}/{token}", public, handleTracking(s.decisions)},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", public, handleEventGet(s.events)},
 		{"POST", "/e", public, handleEventPost(s.events)},

@@ -79,6 +79,11 @@ func TestDecisionsOverHTTP(t *testing.T) {
 	if resp := fire(tampered); resp.StatusCode != 400 {
 		t.Errorf("a tampered URL = %d; want 400", resp.StatusCode)
 	}
+	if unknown := strings.Replace(a[0].ImpressionURL, "/t/i/", "/t/x/", 1); unknown == a[0].ImpressionURL {
+		t.Errorf("impression URL %q is not /t/i/{token}", a[0].ImpressionURL)
+	} else if resp := fire(unknown); resp.StatusCode != 400 {
+		t.Errorf("a URL of an unknown kind = %d; want 400", resp.StatusCode)
+	}
 	resp := fire(a[0].ClickURL)
 	if resp.StatusCode != 302 || resp.Header.Get("Location") != "https://acme.test/?from=side&c=1&ad=1" {
 		t.Errorf("click = %d to %q; want 302 to the filled click URL", resp.StatusCode, resp.Header.Get("Location"))

@@ -4,6 +4,7 @@ package counterstest
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,7 +15,7 @@ import (
 
 // Counters are what the contract checks (delivery.Counters).
 type Counters interface {
-	Seen(ctx context.Context, user uint64) (map[int64][]int64, error)
+	Seen(ctx context.Context, user uint64, into []counters.Serve) ([]counters.Serve, error)
 	Take(ctx context.Context, user uint64, campaign int64, count int, within time.Duration, now time.Time) (bool, error)
 }
 
@@ -40,14 +41,21 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 		if took, _ := c.Take(ctx, 7, 4, 3, time.Hour, now); !took {
 			t.Error("another campaign was refused")
 		}
-		seen, err := c.Seen(ctx, 7)
-		if err != nil || len(seen[3]) != 4 || len(seen[4]) != 1 || seen[3][0] != now.UnixNano() {
+		seen, err := c.Seen(ctx, 7, nil)
+		if err != nil || counters.Within(seen, 3, 24*time.Hour, now.Add(time.Hour)) != 4 || counters.Within(seen, 4, 24*time.Hour, now) != 1 || len(seen) != 5 {
 			t.Errorf("Seen(7) = %v, %v; want 4 serves of campaign 3, 1 of 4", seen, err)
 		}
-		if n := counters.Within(seen[3], time.Hour, now.Add(61*time.Minute)); n != 2 {
+		if first := seen[slices.IndexFunc(seen, func(s counters.Serve) bool { return s.Campaign == 3 })]; first.At != now.UnixNano() {
+			t.Errorf("the first serve of campaign 3 = %v; want at %v (oldest first)", first, now.UnixNano())
+		}
+		if n := counters.Within(seen, 3, time.Hour, now.Add(61*time.Minute)); n != 2 {
 			t.Errorf("within the hour before +61m: %d; want 2 (the serves at +2m and +61m)", n)
 		}
-		if seen, err := c.Seen(ctx, 999); err != nil || len(seen) != 0 {
+		prefix := []counters.Serve{{Campaign: 99, At: 1}}
+		if got, _ := c.Seen(ctx, 7, prefix); len(got) != 6 || got[0] != prefix[0] {
+			t.Errorf("Seen(7, one serve) = %v; want that serve and 5 more appended", got)
+		}
+		if seen, err := c.Seen(ctx, 999, nil); err != nil || len(seen) != 0 {
 			t.Errorf("Seen of a new user = %v, %v", seen, err)
 		}
 	})
@@ -56,8 +64,8 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 		for i := range counters.Keep + 10 {
 			c.Take(ctx, 1, 1, 1_000_000, time.Hour, now.Add(time.Duration(i)*time.Second))
 		}
-		if seen, _ := c.Seen(ctx, 1); len(seen[1]) != counters.Keep {
-			t.Errorf("kept %d serves; want the last %d", len(seen[1]), counters.Keep)
+		if seen, _ := c.Seen(ctx, 1, nil); len(seen) != counters.Keep || seen[0].At != now.Add(10*time.Second).UnixNano() {
+			t.Errorf("kept %d serves from %v; want the last %d", len(seen), seen[:1], counters.Keep)
 		}
 	})
 	t.Run("ThreeInstancesAtOnce", func(t *testing.T) {
