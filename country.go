@@ -34,11 +34,17 @@ const iso3166 = "" +
 // CountrySlot: one slot per pair of letters A–Z.
 const CountrySlots = 26 * 26
 
-var countryKnown [CountrySlots]bool
+var (
+	countryKnown [CountrySlots]bool
+	countryCodes [CountrySlots]string // every pair of letters, upper-case
+)
 
 func init() {
 	for _, c := range strings.Fields(iso3166) {
 		countryKnown[int(c[0]-'A')*26+int(c[1]-'A')] = true
+	}
+	for slot := range countryCodes {
+		countryCodes[slot] = string([]byte{byte('A' + slot/26), byte('A' + slot%26)})
 	}
 }
 
@@ -60,10 +66,9 @@ func CountrySlot[T ~string | ~[]byte](code T) (int, bool) {
 	return n, countryKnown[n]
 }
 
-// CountryCode returns the upper-case code of a slot from CountrySlot.
-func CountryCode(slot int) string {
-	return string([]byte{byte('A' + slot/26), byte('A' + slot%26)})
-}
+// CountryCode returns the upper-case code of a slot from CountrySlot. It
+// does not allocate.
+func CountryCode(slot int) string { return countryCodes[slot] }
 
 func upper(c byte) byte {
 	if c >= 'a' && c <= 'z' {

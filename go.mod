@@ -31,6 +31,8 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
+require github.com/valyala/fastjson v1.6.10 // indirect
+
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect

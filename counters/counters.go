@@ -70,6 +70,9 @@ func (m *Memory) Take(_ context.Context, user uint64, campaign int64, count int,
 	if s.m[user] == nil {
 		s.m[user] = map[int64][]int64{}
 	}
+	if ts == nil {
+		ts = make([]int64, 0, min(count, Keep)) // room for the cap's serves: no growing
+	}
 	ts = append(ts, now.UnixNano())
 	s.m[user][campaign] = ts[max(0, len(ts)-Keep):]
 	return true, nil

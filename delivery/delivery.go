@@ -274,9 +274,9 @@ type Random interface{ Float64() float64 }
 func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Random) [][]Choice {
 	plan := e.plan.Load()
 	sp := seenPool.Get().(*[]counters.Serve)
-	used := e.usedFor(ctx, r, (*sp)[:0])
+	seen, capsDown := e.seenBy(ctx, r, (*sp)[:0])
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
-	used.ads, used.campaigns = adsBuf[:0], campsBuf[:0]
+	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], seen: seen, capsDown: capsDown}
 	total := 0
 	for _, s := range r.Slots {
 		total += s.Count
@@ -297,7 +297,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 					continue
 				}
 			}
-			used.add(ch.Ad.ID, ch.Campaign.ID)
+			used.ads, used.campaigns = append(used.ads, ch.Ad.ID), append(used.campaigns, ch.Campaign.ID)
 			all = append(all, ch)
 			if !r.Preview {
 				e.pacing.decided(ch.Campaign, now)
@@ -305,7 +305,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 		}
 		out[si] = all[start:len(all):len(all)]
 	}
-	*sp = used.seen[:0]
+	*sp = seen[:0]
 	seenPool.Put(sp)
 	return out
 }
@@ -321,17 +321,14 @@ type usedSet struct {
 	capsDown       bool // the counters could not be read: no capped campaign is served
 }
 
-// usedFor is a request's used set before anything is chosen: the user's
-// serves, read once (or capsDown when the counters cannot be read).
-func (e *Engine) usedFor(ctx context.Context, r *Request, seen []counters.Serve) usedSet {
-	var used usedSet
-	if r.User != 0 {
-		var err error
-		if used.seen, err = e.counters.Seen(ctx, r.User, seen); err != nil {
-			used.capsDown = true
-		}
+// seenBy appends to into the serves of r's user, read once (none without
+// a user); capsDown says the counters could not be read.
+func (e *Engine) seenBy(ctx context.Context, r *Request, into []counters.Serve) (seen []counters.Serve, capsDown bool) {
+	if r.User == 0 {
+		return into, false
 	}
-	return used
+	seen, err := e.counters.Seen(ctx, r.User, into)
+	return seen, err != nil
 }
 
 func (u *usedSet) add(ad, campaign int64) {

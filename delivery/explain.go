@@ -27,7 +27,8 @@ type Candidate struct {
 func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Random) ([][]Choice, [][]Candidate) {
 	chosen := e.Decide(ctx, r, now, rnd)
 	plan := e.plan.Load()
-	used := e.usedFor(ctx, r, nil)
+	seen, capsDown := e.seenBy(ctx, r, nil)
+	used := usedSet{seen: seen, capsDown: capsDown}
 	out := make([][]Candidate, len(r.Slots))
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]

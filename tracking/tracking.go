@@ -97,26 +97,24 @@ func NewSigner(key, previous []byte) (*Signer, error) {
 		return nil, errors.New("tracking key: want at least 16 bytes")
 	}
 	s := &Signer{key: key, previous: previous}
-	s.macs.New = func() any { return &pooledMAC{h: hmac.New(sha256.New, s.key)} }
+	s.macs.New = func() any { return &pooledMAC{h: hmac.New(sha256.New, s.key), raw: make([]byte, 0, 128)} }
 	return s, nil
 }
 
-// appendMAC appends the MAC of raw under the current key to dst, from a
-// pooled HMAC (copied out before the HMAC goes back to the pool).
-func (s *Signer) appendMAC(dst, raw []byte) []byte {
-	m := s.macs.Get().(*pooledMAC)
+// appendMAC appends the MAC of raw under the current key to dst, from
+// m's HMAC.
+func (m *pooledMAC) appendMAC(dst, raw []byte) []byte {
 	m.h.Reset()
 	m.h.Write(raw)
-	dst = append(dst, m.h.Sum(m.sum[:0])[:macLen]...)
-	s.macs.Put(m)
-	return dst
+	return append(dst, m.h.Sum(m.sum[:0])[:macLen]...)
 }
 
-// pooledMAC is an HMAC and the buffer its sums go to (no allocation a
-// token).
+// pooledMAC is an HMAC and the buffers a token is written in (no
+// allocation a token).
 type pooledMAC struct {
 	h   hash.Hash
 	sum [sha256.Size]byte
+	raw []byte
 }
 
 const macLen = 16 // bytes of the HMAC kept: 128 bits
@@ -126,12 +124,14 @@ var enc = base64.RawURLEncoding.Strict() // strict: a token has one spelling
 // Append appends p's token to dst: base64url of the payload followed by
 // its MAC. It allocates nothing when dst has room.
 func (s *Signer) Append(dst []byte, p *Payload) []byte {
-	var buf [128]byte
-	raw := appendPayload(buf[:0], p)
-	raw = s.appendMAC(raw, raw) // within buf when the placement name is short
+	m := s.macs.Get().(*pooledMAC)
+	raw := appendPayload(m.raw[:0], p)
+	raw = m.appendMAC(raw, raw)
 	n := enc.EncodedLen(len(raw))
 	dst = append(dst, make([]byte, n)...)
 	enc.Encode(dst[len(dst)-n:], raw)
+	m.raw = raw[:0]
+	s.macs.Put(m)
 	return dst
 }
 
@@ -156,7 +156,10 @@ func (s *Signer) Open(token []byte, now time.Time) (Payload, error) {
 	}
 	raw, sum := buf[:n-macLen], buf[n-macLen:n]
 	var mine [macLen]byte
-	if !hmac.Equal(sum, s.appendMAC(mine[:0], raw)) && (s.previous == nil || !hmac.Equal(sum, mac(s.previous, raw))) {
+	m := s.macs.Get().(*pooledMAC)
+	ours := hmac.Equal(sum, m.appendMAC(mine[:0], raw))
+	s.macs.Put(m)
+	if !ours && (s.previous == nil || !hmac.Equal(sum, mac(s.previous, raw))) {
 		return p, ErrBadToken
 	}
 	if !readPayload(raw, &p) {

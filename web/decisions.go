@@ -2,13 +2,13 @@ package web
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"net/url"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/maypok86/otter/v2"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fastjson"
 
 	"marquee"
 	"marquee/auth"
@@ -75,98 +76,234 @@ var rngPool = sync.Pool{New: func() any {
 	return mrand.New(mrand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
 }}
 
-// decisionInput is a decision request's body as sent.
+// decisionInput is a decision request as sent (a JSON body, or a GET's
+// parameters). Its byte slices point into the request or the parser that
+// read it: valid until the answer is written.
 type decisionInput struct {
-	Placements []struct {
-		Div       string `json:"div"`
-		Placement string `json:"placement"`
-		Count     *int   `json:"count"`
-	} `json:"placements"`
-	User *struct {
-		Key string `json:"key"`
-	} `json:"user"`
-	Age      *int            `json:"age"`
-	Gender   string          `json:"gender"`
-	Country  string          `json:"country"`
-	Platform string          `json:"platform"`
-	Keywords []string        `json:"keywords"`
-	URL      string          `json:"url"`
-	Consent  json.RawMessage `json:"consent"`
-	Explain  bool            `json:"explain"`
-	Preview  bool            `json:"preview"`
+	Placements []decisionSlot
+	UserKey    []byte // empty: no user
+	Age        optInt
+	Gender     []byte
+	Country    []byte
+	Platform   []byte
+	Keywords   [][]byte
+	URL        []byte
+	Consent    []byte // JSON, as sent
+	Explain    bool
+	Preview    bool
 }
 
-// parseDecision checks a request against the plan: every problem named.
-func parseDecision(in *decisionInput, plan *delivery.Plan) (*delivery.Request, string, error) {
-	p := marquee.Problems{}
-	r := &delivery.Request{}
-	switch n := len(in.Placements); {
-	case n == 0:
-		p["placements"] = "is required: the slots to fill, [{\"div\",\"placement\",\"count\"}]"
-	case n > MaxSlots:
-		p["placements"] = fmt.Sprintf("must hold at most %d slots", MaxSlots)
+// decisionSlot is one slot of a request: {"div","placement","count"}.
+type decisionSlot struct {
+	Div, Placement []byte
+	Count          optInt
+}
+
+// optInt is an integer a request may leave out.
+type optInt struct {
+	N   int
+	Set bool
+}
+
+// parsers parse decision requests (fastjson: encoding/json's reflection
+// was a fifth of a decision's cost).
+var parsers fastjson.ParserPool
+
+// slotPaths name the slots of a request in its problems.
+var slotPaths = func() (out [MaxSlots + 1]string) {
+	for i := range out {
+		out[i] = "placements[" + strconv.Itoa(i) + "]"
 	}
-	for i, s := range in.Placements {
-		path := func() string { return "placements[" + strconv.Itoa(i) + "]" } // only for a problem
-		div := cmp.Or(s.Div, s.Placement)
-		switch {
-		case div == "" || len(div) > 64:
-			p[path()+".div"] = "must be 1 to 64 characters (default: the placement's name)"
-		case slices.ContainsFunc(r.Slots, func(s delivery.Slot) bool { return s.Div == div }):
-			p[path()+".div"] = fmt.Sprintf("%q names two slots", div)
+	return out
+}()
+
+// problems collects a request's problems; its map is made at the first.
+type problems struct{ m marquee.Problems }
+
+func (p *problems) add(field, problem string) {
+	if p.m == nil {
+		p.m = marquee.Problems{}
+	}
+	p.m[field] = problem
+}
+
+// readDecision reads a decision request's JSON body into in with jp,
+// which in's slices then point into (put jp back after the answer),
+// naming every field of the wrong type; fields it does not know are
+// ignored.
+func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
+	v, err := jp.ParseBytes(body)
+	if err == nil && v.Type() != fastjson.TypeObject {
+		err = errors.New("not an object")
+	}
+	if err != nil {
+		return marquee.Invalid("invalid decision request", marquee.Problems{"body": "must be a JSON object: " + err.Error()})
+	}
+	var p problems
+	str := func(v *fastjson.Value, path, field string) []byte {
+		b, err := v.StringBytes()
+		if err != nil {
+			p.add(path+field, "must be a string")
 		}
-		if _, ok := plan.Placement(s.Placement); !ok {
-			p[path()+".placement"] = fmt.Sprintf("no placement %q", s.Placement)
+		return b
+	}
+	integer := func(v *fastjson.Value, path, field string) optInt {
+		n, err := v.Int()
+		if err != nil {
+			p.add(path+field, "must be an integer")
 		}
-		count := 1
-		if s.Count != nil {
-			if count = *s.Count; count < 1 || count > MaxSlotCount {
-				p[path()+".count"] = fmt.Sprintf("must be from 1 to %d", MaxSlotCount)
+		return optInt{n, err == nil}
+	}
+	o, _ := v.Object()
+	o.Visit(func(k []byte, v *fastjson.Value) {
+		switch string(k) {
+		case "placements":
+			slots, err := v.Array()
+			if err != nil {
+				p.add("placements", "must be an array of slots")
+			}
+			in.Placements = make([]decisionSlot, 0, len(slots))
+			for i, sv := range slots {
+				var slot decisionSlot
+				path := slotPaths[min(i, MaxSlots)] // past MaxSlots, the request is refused anyway
+				so, err := sv.Object()
+				if err != nil {
+					p.add(path, `must be an object {"div","placement","count"}`)
+				}
+				so.Visit(func(k []byte, v *fastjson.Value) {
+					switch string(k) {
+					case "div":
+						slot.Div = str(v, path, ".div")
+					case "placement":
+						slot.Placement = str(v, path, ".placement")
+					case "count":
+						slot.Count = integer(v, path, ".count")
+					}
+				})
+				in.Placements = append(in.Placements, slot)
+			}
+		case "user":
+			if key := v.Get("key"); v.Type() != fastjson.TypeObject && v.Type() != fastjson.TypeNull {
+				p.add("user", `must be an object {"key"}`)
+			} else if key != nil {
+				in.UserKey = str(key, "user", ".key")
+			}
+		case "age":
+			in.Age = integer(v, "", "age")
+		case "gender":
+			in.Gender = str(v, "", "gender")
+		case "country":
+			in.Country = str(v, "", "country")
+		case "platform":
+			in.Platform = str(v, "", "platform")
+		case "url":
+			in.URL = str(v, "", "url")
+		case "keywords":
+			kws, err := v.Array()
+			if err != nil {
+				p.add("keywords", "must be an array of strings")
+			}
+			for i, kv := range kws {
+				in.Keywords = append(in.Keywords, str(kv, "keywords", "["+strconv.Itoa(i)+"]"))
+			}
+		case "consent":
+			in.Consent = v.MarshalTo(nil)
+		case "explain", "preview":
+			b, err := v.Bool()
+			if err != nil {
+				p.add(string(k), "must be true or false")
+			}
+			if k[0] == 'e' {
+				in.Explain = b
+			} else {
+				in.Preview = b
 			}
 		}
-		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: s.Placement, Count: count})
+	})
+	return marquee.Invalid("invalid decision request", p.m)
+}
+
+// parseDecision checks a request against the plan, every problem named,
+// and returns it in the engine's words (its strings the plan's own where
+// it can: no copy of a placement, country or platform name).
+func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot) (delivery.Request, error) {
+	var p problems
+	r := delivery.Request{Slots: slots[:0]}
+	switch n := len(in.Placements); {
+	case n == 0:
+		p.add("placements", `is required: the slots to fill, [{"div","placement","count"}]`)
+	case n > MaxSlots:
+		p.add("placements", fmt.Sprintf("must hold at most %d slots", MaxSlots))
 	}
-	if in.Age != nil {
-		if r.Age = *in.Age; r.Age < marquee.MinAge || r.Age > marquee.MaxAge {
-			p["age"] = fmt.Sprintf("must be an integer between %d and %d", marquee.MinAge, marquee.MaxAge)
+	for i, s := range in.Placements {
+		path := slotPaths[min(i, MaxSlots)]
+		var name string
+		if pl, ok := plan.Placement(string(s.Placement)); ok {
+			name = pl.Name
+		} else {
+			name = string(s.Placement)
+			p.add(path+".placement", fmt.Sprintf("no placement %q", s.Placement))
+		}
+		div := name
+		if len(s.Div) > 0 && !bytes.Equal(s.Div, s.Placement) {
+			div = string(s.Div)
+		}
+		switch {
+		case div == "" || len(div) > 64:
+			p.add(path+".div", "must be 1 to 64 characters (default: the placement's name)")
+		case slices.ContainsFunc(r.Slots, func(s delivery.Slot) bool { return s.Div == div }):
+			p.add(path+".div", fmt.Sprintf("%q names two slots", div))
+		}
+		count := 1
+		if s.Count.Set {
+			if count = s.Count.N; count < 1 || count > MaxSlotCount {
+				p.add(path+".count", fmt.Sprintf("must be from 1 to %d", MaxSlotCount))
+			}
+		}
+		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: name, Count: count})
+	}
+	if in.Age.Set {
+		if r.Age = in.Age.N; r.Age < marquee.MinAge || r.Age > marquee.MaxAge {
+			p.add("age", fmt.Sprintf("must be an integer between %d and %d", marquee.MinAge, marquee.MaxAge))
 		}
 	}
-	if in.Gender != "" {
-		if index.GenderCode(in.Gender) == 0 {
-			p["gender"] = fmt.Sprintf("must be \"M\" or \"F\", got %q", in.Gender)
+	if len(in.Gender) > 0 {
+		switch index.GenderCode(in.Gender) {
+		case index.GenderM:
+			r.Gender = "M"
+		case index.GenderF:
+			r.Gender = "F"
+		default:
+			p.add("gender", fmt.Sprintf(`must be "M" or "F", got %q`, in.Gender))
 		}
-		r.Gender = strings.ToUpper(in.Gender)
 	}
-	if in.Country != "" {
-		_, ok := marquee.CountrySlot(in.Country)
-		if !ok {
-			p["country"] = fmt.Sprintf("unknown ISO 3166-1 alpha-2 code %q", in.Country)
+	if len(in.Country) > 0 {
+		if slot, ok := marquee.CountrySlot(in.Country); ok {
+			r.Country = marquee.CountryCode(slot)
+		} else {
+			p.add("country", fmt.Sprintf("unknown ISO 3166-1 alpha-2 code %q", in.Country))
 		}
-		r.Country = strings.ToUpper(in.Country)
 	}
-	if in.Platform != "" {
-		if index.PlatformCode(in.Platform) == 0 {
-			p["platform"] = marquee.PlatformProblem(in.Platform)
+	if len(in.Platform) > 0 {
+		if code := index.PlatformCode(in.Platform); code != 0 {
+			r.Platform = marquee.Platforms[code-1]
+		} else {
+			p.add("platform", marquee.PlatformProblem(string(in.Platform)))
 		}
-		r.Platform = strings.ToLower(in.Platform)
 	}
 	if len(in.Keywords) > marquee.MaxKeywords {
-		p["keywords"] = fmt.Sprintf("must hold at most %d keywords", marquee.MaxKeywords)
+		p.add("keywords", fmt.Sprintf("must hold at most %d keywords", marquee.MaxKeywords))
 	}
 	for _, k := range in.Keywords {
-		r.Keywords = append(r.Keywords, strings.ToLower(strings.TrimSpace(k)))
+		r.Keywords = append(r.Keywords, strings.ToLower(string(bytes.TrimSpace(k))))
 	}
-	var key string
-	if in.User != nil {
-		if key = in.User.Key; len(key) > maxUserKey {
-			p["user.key"] = fmt.Sprintf("must be at most %d bytes", maxUserKey)
-		}
-		if key != "" {
-			sum := sha256.Sum256([]byte(key))
-			r.User = binary.BigEndian.Uint64(sum[:8]) | 1 // never 0: 0 is "no user"
-		}
+	if key := in.UserKey; len(key) > maxUserKey {
+		p.add("user.key", fmt.Sprintf("must be at most %d bytes", maxUserKey))
+	} else if len(key) > 0 {
+		sum := sha256.Sum256(key)
+		r.User = binary.BigEndian.Uint64(sum[:8]) | 1 // never 0: 0 is "no user"
 	}
-	return r, key, marquee.Invalid("invalid decision request", p)
+	return r, marquee.Invalid("invalid decision request", p.m)
 }
 
 // handleDecisions serves POST /api/v1/decisions (a JSON body) and GET
@@ -179,17 +316,21 @@ func handleDecisions(d *decisionEnv) handler {
 			if err := checkJSONBody(ctx, MaxDecisionBody); err != nil {
 				return err
 			}
-			if err := json.Unmarshal(ctx.PostBody(), &in); err != nil {
-				return marquee.Invalid("invalid decision request", marquee.Problems{"body": "must be a JSON object: " + err.Error()})
+			jp := parsers.Get()
+			defer parsers.Put(jp) // in points into it until the answer is written
+			if err := readDecision(jp, ctx.PostBody(), &in); err != nil {
+				return err
 			}
 		} else if err := decisionFromQuery(ctx.QueryArgs(), &in); err != nil {
 			return err
 		}
 		plan := d.engine.Plan()
-		r, key, err := parseDecision(&in, plan)
+		var slots [4]delivery.Slot // a page's usual few, without allocation
+		req, err := parseDecision(&in, plan, slots[:])
 		if err != nil {
 			return err
 		}
+		r, key := &req, in.UserKey
 		var why [][]delivery.Candidate
 		r.Preview = in.Preview
 		if in.Explain || in.Preview {
@@ -221,9 +362,9 @@ func handleDecisions(d *decisionEnv) handler {
 		urlHead := appendURLHead(head[:0], ctx)
 		bp := pagePool.Get().(*[]byte)
 		out := append((*bp)[:0], '{')
-		if key != "" {
+		if len(key) > 0 {
 			out = append(out, `"user":{"key":`...)
-			out, _ = jsonstr.Append(out, []byte(key))
+			out, _ = jsonstr.Append(out, key)
 			out = append(out, "},"...)
 		}
 		out = append(out, `"decisions":{`...)
@@ -317,43 +458,34 @@ func appendURLHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
 func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
 	pl, _ := param(args, "placement")
 	div, _ := param(args, "div")
-	slot := struct {
-		Div       string `json:"div"`
-		Placement string `json:"placement"`
-		Count     *int   `json:"count"`
-	}{Div: string(div), Placement: string(pl)}
-	p := marquee.Problems{}
+	slot := decisionSlot{Div: div, Placement: pl}
+	var p problems
 	if len(pl) == 0 {
-		p["placement"] = "is required"
+		p.add("placement", "is required")
 	}
 	if v, ok := param(args, "count"); ok {
 		n, err := strconv.Atoi(string(v))
 		if err != nil {
-			p["count"] = "must be an integer"
+			p.add("count", "must be an integer")
 		}
-		slot.Count = &n
+		slot.Count = optInt{n, true}
 	}
 	in.Placements = append(in.Placements, slot)
 	if v, ok := param(args, "age"); ok {
 		n, err := strconv.Atoi(string(v))
 		if err != nil {
-			p["age"] = "must be an integer"
+			p.add("age", "must be an integer")
 		}
-		in.Age = &n
+		in.Age = optInt{n, true}
 	}
-	g, _ := param(args, "gender")
-	c, _ := param(args, "country")
-	pf, _ := param(args, "platform")
-	in.Gender, in.Country, in.Platform = string(g), string(c), string(pf)
+	in.Gender, _ = param(args, "gender")
+	in.Country, _ = param(args, "country")
+	in.Platform, _ = param(args, "platform")
 	if v, ok := param(args, "keywords"); ok {
-		in.Keywords = strings.Split(string(v), ",")
+		in.Keywords = bytes.Split(v, []byte(","))
 	}
-	if v, ok := param(args, "user"); ok {
-		in.User = &struct {
-			Key string `json:"key"`
-		}{string(v)}
-	}
-	return marquee.Invalid("invalid decision request", p)
+	in.UserKey, _ = param(args, "user")
+	return marquee.Invalid("invalid decision request", p.m)
 }
 
 // handleTracking serves GET /t/{kind}/{token}: a signed tracking URL

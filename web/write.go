@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/valyala/fasthttp"
 
@@ -167,7 +168,10 @@ func checkJSONBody(ctx *fasthttp.RequestCtx, limit int) error {
 func checkBody(ctx *fasthttp.RequestCtx, limit int, accepts func(media []byte) bool, refusal string) error {
 	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 {
 		media, _, _ := bytes.Cut(ct, []byte(";"))
-		if !accepts(bytes.ToLower(bytes.TrimSpace(media))) {
+		if media = bytes.TrimSpace(media); bytes.ContainsFunc(media, unicode.IsUpper) {
+			media = bytes.ToLower(media) // the rare spelling: the usual one is not copied
+		}
+		if !accepts(media) {
 			return marquee.Errorf(marquee.KindUnsupportedMedia, refusal, ct)
 		}
 	}

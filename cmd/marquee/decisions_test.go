@@ -51,6 +51,10 @@ func TestDecisionsOverHTTP(t *testing.T) {
 		{`{"placements":[{"placement":"nowhere"}]}`, `"placements[0].placement":"no placement \"nowhere\""`},
 		{`{"placements":[]}`, `"placements":"is required`},
 		{`{"placements":[{"placement":"side","count":11}],"age":500,"country":"XX"}`, `"age":"must be an integer between 1 and 100","country":"unknown ISO 3166-1 alpha-2 code \"XX\"","placements[0].count":"must be from 1 to 10"`},
+		{`{"placements":[{"placement":7,"count":"x"}],"age":"old"}`, `"age":"must be an integer","placements[0].count":"must be an integer","placements[0].placement":"must be a string"`},
+		{`{"placements":{},"user":"u","keywords":["a",1],"explain":1}`, `"explain":"must be true or false","keywords[1]":"must be a string","placements":"must be an array of slots","user":"must be an object {\"key\"}"`},
+		{`[1]`, `"body":"must be a JSON object`},
+		{`{"placements":[{"placement":"side"}]`, `"body":"must be a JSON object`},
 		{`{"placements":[` + strings.Repeat(`{"placement":"side"},`, 20) + `{"placement":"side"}]}`, `"placements":"must hold at most 20 slots"`},
 	} {
 		if r := in.do("POST", "/api/v1/decisions", "", "application/json", c.body); r.status != 400 || !strings.Contains(r.body, c.want) {
