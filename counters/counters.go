@@ -7,6 +7,7 @@ package counters
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -20,16 +21,18 @@ type Memory struct {
 	shards [64]shard
 }
 
+// A shard keeps its users' serves in one slice each, in the order taken
+// (oldest first): a decision's read of them is one copy.
 type shard struct {
 	mu sync.Mutex
-	m  map[uint64]map[int64][]int64 // user → campaign → unix ns, oldest first
+	m  map[uint64][]Serve
 }
 
 // NewMemory returns empty in-memory counters.
 func NewMemory() *Memory {
 	m := &Memory{}
 	for i := range m.shards {
-		m.shards[i].m = map[uint64]map[int64][]int64{}
+		m.shards[i].m = map[uint64][]Serve{}
 	}
 	return m
 }
@@ -42,40 +45,46 @@ type Serve struct {
 	Campaign, At int64
 }
 
-// Seen appends to into the times user was served each campaign (each
-// campaign's serves oldest first): no allocation when into has room.
+// Seen appends to into the times user was served each campaign (oldest
+// first): no allocation when into has room.
 func (m *Memory) Seen(_ context.Context, user uint64, into []Serve) ([]Serve, error) {
 	s := m.shard(user)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c, ts := range s.m[user] {
-		for _, t := range ts {
-			into = append(into, Serve{c, t})
-		}
-	}
+	into = append(into, s.m[user]...)
+	s.mu.Unlock()
 	return into, nil
 }
 
 // Take records a serve of campaign to user at now unless user had count
-// serves of it since now − within; it reports whether it did.
+// serves of it since now − within; it reports whether it did. Past Keep
+// serves of the campaign, the oldest is forgotten.
 func (m *Memory) Take(_ context.Context, user uint64, campaign int64, count int, within time.Duration, now time.Time) (bool, error) {
 	s := m.shard(user)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ts := s.m[user][campaign]
-	since := now.Add(-within).UnixNano()
-	if countAfter(ts, since) >= count {
+	seen := s.m[user]
+	if Within(seen, campaign, within, now) >= count {
 		return false, nil
 	}
-	if s.m[user] == nil {
-		s.m[user] = map[int64][]int64{}
+	if kept, oldest := countOf(seen, campaign); kept >= Keep {
+		seen = slices.Delete(seen, oldest, oldest+1)
 	}
-	if ts == nil {
-		ts = make([]int64, 0, min(count, Keep)) // room for the cap's serves: no growing
-	}
-	ts = append(ts, now.UnixNano())
-	s.m[user][campaign] = ts[max(0, len(ts)-Keep):]
+	s.m[user] = append(seen, Serve{campaign, now.UnixNano()})
 	return true, nil
+}
+
+// countOf counts the serves of campaign in seen, and says where its
+// oldest is.
+func countOf(seen []Serve, campaign int64) (n, oldest int) {
+	oldest = -1
+	for i, s := range seen {
+		if s.Campaign == campaign {
+			if n++; oldest < 0 {
+				oldest = i
+			}
+		}
+	}
+	return n, oldest
 }
 
 // Trim forgets the users whose last serve is older than keep.
@@ -84,12 +93,8 @@ func (m *Memory) Trim(keep time.Duration, now time.Time) {
 	for i := range m.shards {
 		s := &m.shards[i]
 		s.mu.Lock()
-		for u, cs := range s.m {
-			last := int64(0)
-			for _, ts := range cs {
-				last = max(last, ts[len(ts)-1])
-			}
-			if last <= old {
+		for u, seen := range s.m {
+			if len(seen) == 0 || seen[len(seen)-1].At <= old {
 				delete(s.m, u)
 			}
 		}
@@ -102,17 +107,6 @@ func Within(seen []Serve, campaign int64, within time.Duration, now time.Time) i
 	since, n := now.Add(-within).UnixNano(), 0
 	for _, s := range seen {
 		if s.Campaign == campaign && s.At > since {
-			n++
-		}
-	}
-	return n
-}
-
-// countAfter counts the serves of ts (unix ns) after since.
-func countAfter(ts []int64, since int64) int {
-	n := 0
-	for _, t := range ts {
-		if t > since {
 			n++
 		}
 	}
