@@ -387,11 +387,21 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 }
 
 // adOf chooses one of campaign ca's eligible ads for r, each as likely,
-// when the campaign's rules let it serve r; it allocates nothing.
+// when the campaign's rules let it serve r; it allocates nothing. As pick
+// does with campaigns, it draws an ad and checks it, and draws again when
+// it may not serve — most of the time one check instead of one per ad —
+// and after draws misses, chooses among all the eligible in one pass.
 func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
 	c := ca.c
 	if p.campaignWhy(c, r, used, now, e) != "" {
 		return Choice{}, false
+	}
+	if len(ca.ads) > 1 {
+		for range draws {
+			if a := ca.ads[int(rnd.Float64()*float64(len(ca.ads)))]; adWhy(a, r, used, now) == "" {
+				return Choice{Ad: a, Campaign: c}, true
+			}
+		}
 	}
 	var chosen *Ad
 	n := 0

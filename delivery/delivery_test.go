@@ -157,6 +157,42 @@ func TestWeights(t *testing.T) {
 	}
 }
 
+// Within a campaign, its eligible ads are equally likely, and the others
+// never chosen (the draw-and-check of an ad, then the full pass, as few
+// are eligible).
+func TestAdsOfACampaign(t *testing.T) {
+	for _, ineligible := range []int{1, 9} {
+		w := newWorld(t)
+		c := w.camp(marquee.PriorityStandard, 1, nil)
+		var ok []int64
+		for range 3 {
+			ok = append(ok, w.ad(c, "300x250", nil))
+		}
+		for range ineligible {
+			w.ad(c, "300x250", func(a *marquee.Ad) { a.Conditions = []marquee.Condition{{Country: []string{"JP"}}} })
+		}
+		w.ready(side)
+		const n = 30_000
+		got := map[int64]int{}
+		rnd := rand.New(rand.NewPCG(3, 3))
+		for range n {
+			for _, s := range w.e.Decide(context.Background(), &delivery.Request{Slots: slot("side", 1), Country: "TW"}, now, rnd) {
+				for _, ch := range s {
+					got[ch.Ad.ID]++
+				}
+			}
+		}
+		for _, id := range ok {
+			if share := float64(got[id]) / n; math.Abs(share-1.0/3) > 0.01 {
+				t.Errorf("%d ineligible ads beside: eligible ad %d has share %.4f; want 0.333 ± 0.01", ineligible, id, share)
+			}
+		}
+		if sum := got[ok[0]] + got[ok[1]] + got[ok[2]]; sum != n {
+			t.Errorf("%d ineligible ads beside: %d of %d decisions chose an ad the country excludes", ineligible, n-sum, n)
+		}
+	}
+}
+
 // A cap is exact on one instance, per user; without a user key it cannot
 // apply.
 func TestCaps(t *testing.T) {
