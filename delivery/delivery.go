@@ -36,6 +36,9 @@ type Ad struct {
 	// CreativeJSON is Creative as the decision's answer shows it,
 	// rendered once.
 	CreativeJSON []byte
+	// The window and conditions compiled for matching.
+	span  span
+	conds []cond
 }
 
 // Campaign is a campaign as decisions read it: its settings, its tier's
@@ -44,6 +47,9 @@ type Campaign struct {
 	marquee.Campaign
 	Tier        int
 	PriceMicros int64
+	// The flight and targeting compiled for matching.
+	flight span
+	conds  []cond
 }
 
 // Plan is what decisions read. It is never mutated
@@ -181,7 +187,8 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 		if cs[i].State == marquee.StateArchived {
 			continue
 		}
-		c := &Campaign{Campaign: cs[i], Tier: slices.Index(marquee.Priorities, cs[i].Priority)}
+		c := &Campaign{Campaign: cs[i], Tier: slices.Index(marquee.Priorities, cs[i].Priority),
+			flight: spanOf(cs[i].StartAt, cs[i].EndAt), conds: compile(cs[i].Conditions)}
 		if pr := c.Price; pr != nil {
 			if f, err := strconv.ParseFloat(string(pr.Amount), 64); err == nil {
 				c.PriceMicros = int64(f * 1e6)
@@ -219,7 +226,7 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 			continue
 		}
 		ad := &Ad{ID: a.ID, CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements,
-			StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions}
+			StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, span: spanOf(a.StartAt, a.EndAt), conds: compile(a.Conditions)}
 		if a.Creative != nil {
 			ad.CreativeJSON, _ = json.Marshal(a.Creative) // a Creative always marshals
 		}
@@ -276,7 +283,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 	sp := seenPool.Get().(*[]counters.Serve)
 	seen, capsDown := e.seenBy(ctx, r, (*sp)[:0])
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
-	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], seen: seen, capsDown: capsDown}
+	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], seen: seen, capsDown: capsDown, v: viewerOf(r), at: now.UnixNano()}
 	total := 0
 	for _, s := range r.Slots {
 		total += s.Count
@@ -318,7 +325,9 @@ var seenPool = sync.Pool{New: func() any { s := make([]counters.Serve, 0, 64); r
 type usedSet struct {
 	ads, campaigns []int64
 	seen           []counters.Serve
-	capsDown       bool // the counters could not be read: no capped campaign is served
+	capsDown       bool   // the counters could not be read: no capped campaign is served
+	v              viewer // the request's targeting fields, compiled
+	at             int64  // the decision's time, unix ns
 }
 
 // seenBy appends to into the serves of r's user, read once (none without
@@ -421,7 +430,7 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 // targeting, already in the request), or "".
 func adWhy(a *Ad, r *Request, used *usedSet, now time.Time) string {
 	switch {
-	case !a.StartAt.Before(now) || !now.Before(a.EndAt) || len(a.Conditions) > 0 && !matchesAny(a.Conditions, r):
+	case !a.span.has(used.at) || !matchesAny(a.conds, &used.v):
 		return AdTargeting
 	case slices.Contains(used.ads, a.ID):
 		return Duplicate
@@ -465,13 +474,13 @@ func (p *Plan) why(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *
 // "".
 func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time, e *Engine) string {
 	switch {
-	case !c.ActiveAt(now):
+	case c.State != marquee.StateActive || !c.flight.has(used.at): // c.ActiveAt(now)
 		return NotActive
 	case slices.Contains(used.campaigns, c.ID):
 		return Duplicate
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
 		return NoKeyword
-	case len(c.Conditions) > 0 && !matchesAny(c.Conditions, r):
+	case !matchesAny(c.conds, &used.v):
 		return NotTargeted
 	}
 	if fc := c.FrequencyCap; fc != nil && r.User != 0 {
@@ -488,22 +497,6 @@ func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time
 func anyIn(want, have []string) bool {
 	for _, k := range have {
 		if slices.Contains(want, k) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchesAny reports whether r matches any of conds, by the ad index's
-// rule: every set field of a condition must match (OR across
-// conditions), and a dimension the request leaves out filters nothing.
-func matchesAny(conds []marquee.Condition, r *Request) bool {
-	for i := range conds {
-		c := &conds[i]
-		if (r.Age == 0 || (c.AgeStart == 0 || r.Age >= c.AgeStart) && (c.AgeEnd == 0 || r.Age <= c.AgeEnd)) &&
-			(r.Gender == "" || len(c.Gender) == 0 || slices.Contains(c.Gender, r.Gender)) &&
-			(r.Country == "" || len(c.Country) == 0 || slices.Contains(c.Country, r.Country)) &&
-			(r.Platform == "" || len(c.Platform) == 0 || slices.Contains(c.Platform, r.Platform)) {
 			return true
 		}
 	}

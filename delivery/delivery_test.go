@@ -252,7 +252,7 @@ func TestCampaignTargetingAndKeywords(t *testing.T) {
 // every one of them in time.
 func TestAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	for round := range 30 {
+	for round := range 200 {
 		w := newWorld(t)
 		for range 1 + r.IntN(6) {
 			id := w.camp(marquee.Priorities[r.IntN(4)], 1+r.IntN(5), func(c *marquee.Campaign) {
@@ -267,6 +267,10 @@ func TestAgainstReference(t *testing.T) {
 				w.ad(id, []string{"300x250", "728x90", ""}[r.IntN(3)], func(a *marquee.Ad) {
 					if r.IntN(3) == 0 {
 						a.Conditions = []marquee.Condition{{Country: []string{"TW"}}}
+				}
+				if r.IntN(3) == 0 {
+					a.Conditions = append(a.Conditions, marquee.Condition{Platform: []string{"ios", "web"}[:1+r.IntN(2)], AgeStart: r.IntN(40), AgeEnd: []int{0, 50}[r.IntN(2)],
+						Gender: []string{"F"}[:r.IntN(2)]})
 					}
 					if r.IntN(4) == 0 {
 						a.Placements = []string{"top"}
@@ -275,7 +279,8 @@ func TestAgainstReference(t *testing.T) {
 			}
 		}
 		w.ready(side, top)
-		req := &delivery.Request{Slots: slot([]string{"side", "top"}[r.IntN(2)], 1), Country: []string{"TW", "JP", "DE"}[r.IntN(3)]}
+		req := &delivery.Request{Slots: slot([]string{"side", "top"}[r.IntN(2)], 1), Country: []string{"TW", "JP", "DE"}[r.IntN(3)],
+			Platform: []string{"ios", "android"}[r.IntN(2)], Age: 18 + r.IntN(50), Gender: []string{"M", "F"}[r.IntN(2)]}
 		want := w.reference(req)
 		seen := map[int64]bool{}
 		for range 400 {
@@ -309,7 +314,8 @@ func (w *world) reference(r *delivery.Request) []int64 {
 				return true
 			}
 			for _, cd := range conds {
-				if len(cd.Country) == 0 || slices.Contains(cd.Country, r.Country) {
+				if (len(cd.Country) == 0 || slices.Contains(cd.Country, r.Country)) && (len(cd.Platform) == 0 || slices.Contains(cd.Platform, r.Platform)) &&
+					(len(cd.Gender) == 0 || slices.Contains(cd.Gender, r.Gender)) && (cd.AgeStart == 0 || r.Age >= cd.AgeStart) && (cd.AgeEnd == 0 || r.Age <= cd.AgeEnd) {
 					return true
 				}
 			}

@@ -28,7 +28,7 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 	chosen := e.Decide(ctx, r, now, rnd)
 	plan := e.plan.Load()
 	seen, capsDown := e.seenBy(ctx, r, nil)
-	used := usedSet{seen: seen, capsDown: capsDown}
+	used := usedSet{seen: seen, capsDown: capsDown, v: viewerOf(r), at: now.UnixNano()}
 	out := make([][]Candidate, len(r.Slots))
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]
