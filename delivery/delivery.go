@@ -10,6 +10,7 @@
 package delivery
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -47,6 +48,8 @@ type Campaign struct {
 	marquee.Campaign
 	Tier        int
 	PriceMicros int64
+	// ECPM is the campaign's eCPM in millionths (see RemnantECPM).
+	ECPM int64
 	// The flight and targeting compiled for matching.
 	flight span
 	conds  []cond
@@ -63,6 +66,9 @@ type Plan struct {
 	// fit it (type, size, allowed placements) and those ads: built once
 	// per change, so that a decision weighs campaigns, not every ad.
 	lists map[string]*[numTiers]tierList
+	// remnantECPM: the remnant tier is drawn by eCPM (its lists sorted
+	// by it), not weight.
+	remnantECPM bool
 }
 
 // numTiers is the number of tiers (marquee.Priorities).
@@ -110,7 +116,12 @@ func (p *Plan) index() {
 		}
 		for t := range lists {
 			l := &lists[t]
-			slices.SortFunc(l.camps, func(x, y campAds) int { return int(x.c.ID - y.c.ID) })
+			slices.SortFunc(l.camps, func(x, y campAds) int {
+				if p.byECPM(t) && x.c.ECPM != y.c.ECPM {
+					return cmp.Compare(y.c.ECPM, x.c.ECPM) // highest first
+				}
+				return cmp.Compare(x.c.ID, y.c.ID)
+			})
 			sum := 0
 			for _, ca := range l.camps {
 				sum += ca.c.Weight
@@ -160,7 +171,11 @@ type Engine struct {
 	counters Counters
 	pacing   *Pacing
 	plan     atomic.Pointer[Plan]
-	mu       sync.Mutex // writers
+	mu       sync.Mutex // writers, and what they read:
+	// remnantECPM and rates (SetRemnant, SetRates) make the campaigns'
+	// eCPMs.
+	remnantECPM bool
+	rates       map[int64]Rates
 }
 
 // New returns an engine with counters for the frequency caps.
@@ -182,7 +197,7 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	old := e.plan.Load()
-	p := &Plan{campaigns: make(map[int64]*Campaign, len(cs)), placements: make(map[string]*marquee.Placement, len(ps)), ads: old.ads}
+	p := &Plan{campaigns: make(map[int64]*Campaign, len(cs)), placements: make(map[string]*marquee.Placement, len(ps)), ads: old.ads, remnantECPM: e.remnantECPM}
 	for i := range cs {
 		if cs[i].State == marquee.StateArchived {
 			continue
@@ -194,6 +209,7 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 				c.PriceMicros = int64(f * 1e6)
 			}
 		}
+		c.ECPM = ecpm(c, e.rates[c.ID])
 		p.campaigns[cs[i].ID] = c
 	}
 	for i := range ps {
@@ -232,7 +248,7 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 		}
 		ads[a.ID] = ad
 	}
-	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads}
+	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads, remnantECPM: old.remnantECPM}
 	p.index()
 	e.plan.Store(p)
 }
@@ -365,6 +381,12 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 	for t := range lists {
 		l := &lists[t]
 		if len(l.camps) == 0 {
+			continue
+		}
+		if p.byECPM(t) {
+			if ch, ok := p.pickByECPM(l, r, used, now, rnd, e); ok {
+				return ch, true
+			}
 			continue
 		}
 		total := l.cum[len(l.cum)-1]

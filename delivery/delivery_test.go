@@ -4,6 +4,8 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -267,10 +269,10 @@ func TestAgainstReference(t *testing.T) {
 				w.ad(id, []string{"300x250", "728x90", ""}[r.IntN(3)], func(a *marquee.Ad) {
 					if r.IntN(3) == 0 {
 						a.Conditions = []marquee.Condition{{Country: []string{"TW"}}}
-				}
-				if r.IntN(3) == 0 {
-					a.Conditions = append(a.Conditions, marquee.Condition{Platform: []string{"ios", "web"}[:1+r.IntN(2)], AgeStart: r.IntN(40), AgeEnd: []int{0, 50}[r.IntN(2)],
-						Gender: []string{"F"}[:r.IntN(2)]})
+					}
+					if r.IntN(3) == 0 {
+						a.Conditions = append(a.Conditions, marquee.Condition{Platform: []string{"ios", "web"}[:1+r.IntN(2)], AgeStart: r.IntN(40), AgeEnd: []int{0, 50}[r.IntN(2)],
+							Gender: []string{"F"}[:r.IntN(2)]})
 					}
 					if r.IntN(4) == 0 {
 						a.Placements = []string{"top"}
@@ -496,5 +498,62 @@ func TestCapsAcrossInstances(t *testing.T) {
 	wg.Wait()
 	if served[capped] != 4 || served[capped]+served[capped+1] != 300 {
 		t.Errorf("300 decisions at once over three instances: %v; want the capped campaign exactly 4 times", served)
+	}
+}
+
+// Remnant by eCPM: the highest eCPM among the eligible wins (a CPC price
+// weighed by its measured click rate once the reports give one); equal
+// eCPMs share by weight; a capped leader leaves the impression to the
+// next; by weight (the default), prices do not matter.
+func TestRemnantECPM(t *testing.T) {
+	w := newWorld(t)
+	price := func(model, amount string) func(*marquee.Campaign) {
+		return func(c *marquee.Campaign) { c.Price = &marquee.Price{Model: model, Amount: json.Number(amount)} }
+	}
+	cpm := w.camp(marquee.PriorityRemnant, 1, price("cpm", "2"))
+	cpc := w.camp(marquee.PriorityRemnant, 1, price("cpc", "0.5"))
+	flat := w.camp(marquee.PriorityRemnant, 1, price("flat", "100"))
+	capped := w.camp(marquee.PriorityRemnant, 1, func(c *marquee.Campaign) {
+		price("cpm", "9")(c)
+		c.FrequencyCap = &marquee.FrequencyCap{Count: 1, Window: "24h"}
+	})
+	for _, c := range []int64{cpm, cpc, flat, capped} {
+		w.ad(c, "300x250", nil)
+	}
+	w.ready(side)
+	rnd := rand.New(rand.NewPCG(5, 5))
+	const n = 4000
+	if got := w.chosen(&delivery.Request{Slots: slot("side", 1)}, n, rnd); got[cpm] < n/5 || got[cpc] < n/5 || got[flat] < n/5 {
+		t.Fatalf("by weight: %v; want every campaign about a quarter", got)
+	}
+	if err := w.e.SetRemnant("price"); err == nil {
+		t.Error(`SetRemnant("price") was accepted`)
+	}
+	if err := w.e.SetRemnant(delivery.RemnantECPM); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.chosen(&delivery.Request{Slots: slot("side", 1), User: 1}, 5, rnd); got[capped] != 1 || got[cpm] != 4 {
+		t.Errorf("by eCPM, a user capped at 1: %v; want the CPM 9 once (its cap), then the CPM 2", got)
+	}
+	// CPC 0.5 at the prior's 0.1%: eCPM 0.5; at a measured 1%: eCPM 5.
+	w.e.SetRates(map[int64]delivery.Rates{cpc: {Impressions: 99_000, Clicks: 999}})
+	if got := w.chosen(&delivery.Request{Slots: slot("side", 1), User: 2}, 5, rnd); got[capped] != 1 || got[cpc] != 4 {
+		t.Errorf("by eCPM, the CPC at a 1%% click rate: %v; want the CPM 9 once, then the CPC (eCPM 5 > 2)", got)
+	}
+	_, why := w.e.Explain(context.Background(), &delivery.Request{Slots: slot("side", 1), User: 3}, now, rnd)
+	status := map[int64]string{}
+	for _, c := range why[0] {
+		status[c.CampaignID] = fmt.Sprintf("%s %g", c.Status, c.ECPM)
+	}
+	if status[capped] != "chosen 9" || status[cpc] != delivery.Outbid+" 5" || status[cpm] != delivery.Outbid+" 2" || status[flat] != delivery.Outbid+" 0" {
+		t.Errorf("explain by eCPM: %v; want the CPM 9 chosen, the others outbid with their eCPMs", status)
+	}
+	w.campaigns[cpm-1].Price.Amount = "5" // now equal to the CPC's eCPM: they share by weight
+	w.campaigns[cpm-1].Weight = 3
+	w.campaigns[capped-1].State = marquee.StatePaused
+	w.ready(side)
+	got := w.chosen(&delivery.Request{Slots: slot("side", 1)}, 20_000, rnd)
+	if share := float64(got[cpm]) / 20_000; math.Abs(share-0.75) > 0.02 || got[flat] != 0 {
+		t.Errorf("equal eCPMs of weights 3 and 1, the CPM 9 paused: %v; want the CPM 75%% ± 2, the flat never", got)
 	}
 }

@@ -19,7 +19,12 @@ type Candidate struct {
 	Status     string  `json:"status"`
 	Weight     int     `json:"weight,omitempty"`
 	Chance     float64 `json:"chance,omitempty"`
+	// ECPM is the campaign's eCPM, when its tier is drawn by eCPM.
+	ECPM float64 `json:"ecpm,omitempty"`
 }
+
+// Outbid is the status of an eligible ad whose campaign's eCPM lost.
+const Outbid = "outbid (lower eCPM)"
 
 // Explain decides r as Decide does and says, for each slot, what became
 // of every ad of a campaign: chosen, eligible (weighed), of a lower tier,
@@ -60,11 +65,24 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 			}
 			list = append(list, cand)
 		}
+		var top int64 // the best eCPM of the winning tier, when it is drawn by eCPM
+		for i := range list {
+			c := plan.campaigns[list[i].CampaignID]
+			if c.Tier == best && (list[i].Status == "eligible" || list[i].Status == "chosen") {
+				top = max(top, c.ECPM)
+			}
+			if plan.byECPM(c.Tier) {
+				list[i].ECPM = float64(c.ECPM) / 1e6
+			}
+		}
 		total := 0
 		for i := range list {
 			c := plan.campaigns[list[i].CampaignID]
 			if list[i].Status == "eligible" && c.Tier > best {
 				list[i].Status, list[i].Weight = "lower tier", 0
+			}
+			if list[i].Status == "eligible" && c.Tier == best && plan.byECPM(best) && c.ECPM < top {
+				list[i].Status = Outbid
 			}
 			if (list[i].Status == "eligible" || list[i].Status == "chosen") && c.Tier == best {
 				total += c.Weight
@@ -93,7 +111,7 @@ func statusRank(s string) int {
 		return 0
 	case "eligible":
 		return 1
-	case "lower tier":
+	case "lower tier", Outbid:
 		return 2
 	}
 	return 3

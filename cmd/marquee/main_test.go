@@ -456,6 +456,7 @@ func TestFlagsAndEnv(t *testing.T) {
 		{[]string{"serve", "-db", "mongodb://x"}, nil, "want a SQLite file path, a postgres:// or a mysql:// URL"},
 		{[]string{"serve", "-db", "mysql://u:hunter2@x"}, nil, "mysql: name the database: mysql://user:password@host:port/database"},
 		{[]string{"serve", "-poll", "0s"}, nil, "-poll"},
+		{[]string{"serve", "-remnant", "price"}, nil, `-remnant: remnant campaigns compete by "weight" or "ecpm", not "price"`},
 		{[]string{"bogus"}, nil, `unknown command "bogus"`},
 	} {
 		// A data directory of the test's: serve writes its admin token

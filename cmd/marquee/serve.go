@@ -73,6 +73,7 @@ type serveConfig struct {
 	trackingPrevious string
 	trackingTTL      time.Duration
 	counters         string
+	remnant          string
 	clickFlush       time.Duration
 	events           eventsConfig
 	reports          reportsConfig
@@ -106,6 +107,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.trackingKey, "tracking-key", "", "key that signs tracking URLs, at least 16 bytes (default: generated once, kept in <data>/tracking-key)")
 	fs.StringVar(&c.trackingPrevious, "tracking-previous-key", "", "the key before -tracking-key: its URLs are still accepted while they last (rotation)")
 	fs.DurationVar(&c.trackingTTL, "tracking-ttl", 24*time.Hour, "how long tracking URLs work")
+	fs.StringVar(&c.remnant, "remnant", delivery.RemnantWeight, "how remnant campaigns compete: weight (a lottery by weight, as every tier) or ecpm (the highest eCPM from the price wins; CPC and CPA weighed by the reports' click and conversion rates)")
 	fs.StringVar(&c.counters, "counters", "memory", "where frequency caps count: memory (exact for one instance) or redis://host:6379/0 (shared by every instance)")
 	assetCache := fs.String("asset-cache", "64MiB", "capacity of the cache of GET /assets/…, the creatives' images: bytes with a unit, or entries")
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
@@ -266,6 +268,9 @@ func (n *node) open(ctx context.Context) error {
 		return err
 	}
 	n.engine = delivery.New(n.counters)
+	if err := n.engine.SetRemnant(n.cfg.remnant); err != nil {
+		return fmt.Errorf("-remnant: %w", err)
+	}
 	if n.signer, err = trackingSigner(n.cfg); err != nil {
 		return err
 	}
@@ -399,25 +404,29 @@ func (n *node) startLoops() (stop func()) {
 
 // refreshDelivered reads, from the reports (every instance's events, bots
 // left out), what the campaigns with a goal delivered over their flights
-// and today, for pacing: four queries whatever the number of campaigns
-// (sums by campaign from the earliest flight start).
+// and today, for pacing, and the flights' counts of the campaigns whose
+// eCPM depends on their click or conversion rate: four queries whatever
+// the number of campaigns (sums by campaign from the earliest flight
+// start).
 func (n *node) refreshDelivered(ctx context.Context) error {
-	goals := map[int64]*delivery.Campaign{}
+	watched := map[int64]*delivery.Campaign{}
 	from := time.Now()
-	n.engine.Plan().Campaigns(func(c *delivery.Campaign) {
-		if c.Goal != nil {
-			goals[c.ID] = c
+	plan := n.engine.Plan()
+	plan.Campaigns(func(c *delivery.Campaign) {
+		if c.Goal != nil || plan.NeedsRates(c) {
+			watched[c.ID] = c
 			if c.StartAt.Before(from) {
 				from = c.StartAt
 			}
 		}
 	})
-	if len(goals) == 0 {
+	if len(watched) == 0 {
 		return nil
 	}
 	now := time.Now()
 	day := now.Unix() / 86400 * 86400
 	out := map[int64]delivery.Delivered{}
+	rates := map[int64]delivery.Rates{}
 	for _, span := range []struct {
 		from  int64
 		today bool
@@ -428,22 +437,32 @@ func (n *node) refreshDelivered(ctx context.Context) error {
 				return err
 			}
 			for _, s := range sums {
-				c := goals[s.ID]
-				if c == nil {
-					continue
+				c := watched[s.ID]
+				switch {
+				case c == nil:
+				case span.today && c.Goal != nil:
+					d := out[s.ID]
+					d.Today += s.Counts.Of(c.Goal.Metric)
+					out[s.ID] = d
+				case !span.today:
+					if c.Goal != nil {
+						d := out[s.ID]
+						d.Total += s.Counts.Of(c.Goal.Metric)
+						out[s.ID] = d
+					}
+					if plan.NeedsRates(c) {
+						r := rates[s.ID]
+						r.Impressions, r.Clicks, r.Conversions = r.Impressions+s.Counts.Impressions, r.Clicks+s.Counts.Clicks, r.Conversions+s.Counts.Conversions
+						rates[s.ID] = r
+					}
 				}
-				v := s.Counts.Of(c.Goal.Metric)
-				d := out[s.ID]
-				if span.today {
-					d.Today += v
-				} else {
-					d.Total += v
-				}
-				out[s.ID] = d
 			}
 		}
 	}
 	n.engine.Pacing().SetDelivered(out)
+	if len(rates) > 0 {
+		n.engine.SetRates(rates)
+	}
 	return nil
 }
 
