@@ -135,6 +135,25 @@ func Elapsed(from, to, now time.Time) float64 {
 	return float64(now.Sub(from)) / float64(to.Sub(from))
 }
 
+// ExpectedByNow is what even pacing expects c to have delivered of its
+// goal by now: of the total, the total × the share of the flight gone; of
+// the daily amount, the daily amount × the share of the UTC day gone (0
+// for a part the goal does not set, or without a goal).
+func (c *Campaign) ExpectedByNow(now time.Time) (total, today float64) {
+	g := c.Goal
+	if g == nil {
+		return 0, 0
+	}
+	if g.Total > 0 {
+		total = float64(g.Total) * Elapsed(c.StartAt, c.EndAt, now)
+	}
+	if g.Daily > 0 {
+		day := now.UTC().Truncate(24 * time.Hour)
+		today = float64(g.Daily) * Elapsed(day, day.Add(24*time.Hour), now)
+	}
+	return total, today
+}
+
 // FrequencyCap is how often one user may be served a campaign.
 type FrequencyCap struct {
 	Count  int    `json:"count"`

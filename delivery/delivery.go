@@ -50,6 +50,8 @@ type Campaign struct {
 	PriceMicros int64
 	// ECPM is the campaign's eCPM in millionths (see RemnantECPM).
 	ECPM int64
+	// stats is this instance's decisions of it, shared by every plan.
+	stats *campStats
 	// The flight and targeting compiled for matching.
 	flight span
 	conds  []cond
@@ -176,11 +178,12 @@ type Engine struct {
 	// eCPMs.
 	remnantECPM bool
 	rates       map[int64]Rates
+	started     time.Time // when this engine began counting decisions
 }
 
 // New returns an engine with counters for the frequency caps.
 func New(counters Counters) *Engine {
-	e := &Engine{counters: counters, pacing: NewPacing()}
+	e := &Engine{counters: counters, pacing: NewPacing(), started: time.Now()}
 	e.plan.Store(&Plan{campaigns: map[int64]*Campaign{}, placements: map[string]*marquee.Placement{}, ads: map[int64]*Ad{}})
 	return e
 }
@@ -210,6 +213,11 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 			}
 		}
 		c.ECPM = ecpm(c, e.rates[c.ID])
+		if was := old.campaigns[c.ID]; was != nil {
+			c.stats = was.stats
+		} else {
+			c.stats = new(campStats)
+		}
 		p.campaigns[cs[i].ID] = c
 	}
 	for i := range ps {
@@ -324,6 +332,9 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			all = append(all, ch)
 			if !r.Preview {
 				e.pacing.decided(ch.Campaign, now)
+				fc := ch.Campaign.FrequencyCap
+				reached := fc != nil && r.User != 0 && counters.Within(used.seen, ch.Campaign.ID, window(fc.Window, ch.Campaign), now)+1 >= fc.Count
+				ch.Campaign.stats.count(used.at, reached)
 			}
 		}
 		out[si] = all[start:len(all):len(all)]

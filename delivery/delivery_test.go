@@ -557,3 +557,44 @@ func TestRemnantECPM(t *testing.T) {
 		t.Errorf("equal eCPMs of weights 3 and 1, the CPM 9 paused: %v; want the CPM 75%% ± 2, the flat never", got)
 	}
 }
+
+// A campaign's delivery: this instance's decisions, over the last minute
+// too, the serves that brought a user to its cap, and pacing's view.
+func TestDelivery(t *testing.T) {
+	w := newWorld(t)
+	capped := w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) {
+		c.FrequencyCap = &marquee.FrequencyCap{Count: 3, Window: "24h"}
+		c.Goal = &marquee.Goal{Metric: "impressions", Total: 1200}
+		c.Pacing = marquee.PacingEven
+	})
+	w.ad(capped, "300x250", nil)
+	idle := w.camp(marquee.PriorityHouse, 1, nil)
+	w.ad(idle, "300x250", nil)
+	w.ready(side)
+	rnd := rand.New(rand.NewPCG(1, 1))
+	for u := range uint64(10) {
+		for range 5 { // three of the capped campaign, then the house one
+			w.e.Decide(context.Background(), &delivery.Request{Slots: slot("side", 1), User: u + 1}, now, rnd)
+		}
+	}
+	d, ok := w.e.Delivery(capped, now)
+	// A flight of two hours, half gone: 600 expected by now.
+	if !ok || d.Decisions != 30 || d.CapsReached != 10 || d.CapsReachedLastMinute != 10 || d.DecisionsPerSecond != 0.5 ||
+		d.Delivered == nil || *d.Delivered != 30 || d.ExpectedByNow == nil || *d.ExpectedByNow != 600 || !d.Serving {
+		t.Errorf("Delivery(capped) = %+v, %v; want 30 decisions (0.5/s over the minute), 10 caps reached, 30 of 600 expected, serving", d, ok)
+	}
+	if d, _ := w.e.Delivery(capped, now.Add(2*time.Minute)); d.DecisionsPerSecond != 0 || d.Decisions != 30 || d.CapsReachedLastMinute != 0 {
+		t.Errorf("two minutes later: %+v; want no recent decisions, the totals kept", d)
+	}
+	if d, _ := w.e.Delivery(idle, now); d.Decisions != 20 || d.CapsReached != 0 || d.Delivered != nil {
+		t.Errorf("Delivery(house) = %+v; want its 20 decisions, no cap, no goal", d)
+	}
+	w.campaigns[capped-1].State = marquee.StatePaused
+	w.ready(side)
+	if d, _ := w.e.Delivery(capped, now); d.Decisions != 30 || d.Serving || d.Why != delivery.NotActive {
+		t.Errorf("paused: %+v; want the counts kept across plans, not serving (%q)", d, delivery.NotActive)
+	}
+	if _, ok := w.e.Delivery(99, now); ok {
+		t.Error("Delivery of an unknown campaign: ok")
+	}
+}

@@ -98,14 +98,9 @@ func (p *Pacing) why(c *Campaign, now time.Time) string {
 	if c.Pacing != marquee.PacingEven {
 		return ""
 	}
-	if g.Total > 0 && float64(d.Total) >= float64(g.Total)*marquee.Elapsed(c.StartAt, c.EndAt, now)+1 {
+	total, today := c.ExpectedByNow(now)
+	if g.Total > 0 && float64(d.Total) >= total+1 || g.Daily > 0 && float64(d.Today) >= today+1 {
 		return AheadOfPace
-	}
-	if g.Daily > 0 {
-		day := now.UTC().Truncate(24 * time.Hour)
-		if float64(d.Today) >= float64(g.Daily)*marquee.Elapsed(day, day.Add(24*time.Hour), now)+1 {
-			return AheadOfPace
-		}
 	}
 	return ""
 }

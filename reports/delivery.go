@@ -62,14 +62,15 @@ func (rp *Reporter) Progress(ctx context.Context, c *marquee.Campaign, now time.
 		}
 		g.DeliveredToday = &today
 	}
+	total, today := c.ExpectedByNow(now)
 	var expected int64
 	switch {
 	case g.Total > 0:
 		g.Progress = math.Min(1, float64(g.Delivered)/float64(g.Total))
-		expected = int64(float64(g.Total) * marquee.Elapsed(c.StartAt, c.EndAt, now))
+		expected = int64(total)
 	default:
 		g.Progress = math.Min(1, float64(*g.DeliveredToday)/float64(g.Daily))
-		expected = int64(float64(g.Daily) * marquee.Elapsed(time.Unix(day, 0), time.Unix(day+86400, 0), now))
+		expected = int64(today)
 	}
 	delivered := g.Delivered
 	if g.Total == 0 {

@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/delivery"
 )
 
 // CampaignStore is what the routes of advertisers, campaigns and
@@ -178,4 +180,26 @@ func handleCampaignState(store CampaignStore, state string, w *writer) storeHand
 func archiveCampaign(st CampaignStore, ctx context.Context, id int64) error {
 	_, err := st.SetCampaignState(withFields(ctx, []string{"state"}), id, marquee.StateArchived)
 	return err
+}
+
+// handleCampaignDelivery serves GET /api/v1/campaigns/{id}/delivery: the
+// campaign's delivery as this instance sees it (delivery.Delivery) — its
+// decisions and the caps they filled, and pacing's view of every
+// instance's delivery.
+func handleCampaignDelivery(store CampaignStore, e *delivery.Engine, now func() time.Time) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		id, err := campaignID(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := store.Campaign(sctx, id); err != nil {
+			return err
+		}
+		d, _ := e.Delivery(id, now())
+		writeJSON(ctx, fasthttp.StatusOK, struct {
+			CampaignID int64 `json:"campaignId,string"`
+			delivery.Delivery
+		}{id, d})
+		return nil
+	}
 }

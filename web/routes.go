@@ -77,6 +77,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/links/{code}/stats", marquee.ScopeReportsRead, withStore(handleStats(linkStats(s.links), s.reports))},
 		{"GET", "/api/v1/stats", marquee.ScopeReportsRead, withStore(handleOverallStats(s.reports))},
 		{"GET", "/api/v1/advertisers/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(advertiserStats(s.campaigns), s.reports))},
+		{"GET", "/api/v1/campaigns/{id}/delivery", marquee.ScopeCampaignsRead, withStore(handleCampaignDelivery(s.campaigns, s.decisions.engine, s.now))},
 		{"GET", "/api/v1/campaigns/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(campaignStats(s.campaigns, s.reports), s.reports))},
 		{"GET", "/api/v1/placements/{name}/stats", marquee.ScopeReportsRead, withStore(handleStats(placementStats(s.campaigns), s.reports))},
 		// Short links: admin, and the redirect (from the cache).

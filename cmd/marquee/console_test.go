@@ -739,6 +739,12 @@ func TestCampaignsInBrowser(t *testing.T) {
 	if txt := b.text("#preview-result"); !strings.Contains(txt, "Wins: ad "+ad) || !strings.Contains(txt, "chosen") {
 		t.Errorf("the preview says %q; want ad %s chosen", txt, ad)
 	}
+	// A campaign's delivery: this instance's decisions.
+	in.expect(in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"placement":"home-top"}]}`), 200, "")
+	b.open("#/campaigns/"+camp, "#delivery")
+	if txt := b.text("#delivery"); strings.Contains(txt, "no —") || !strings.Contains(txt, "1 since") {
+		t.Errorf("the campaign's delivery says %q; want it serving, 1 decision", txt)
+	}
 	b.open("#/campaigns", "table")
 	if txt := b.text("main table"); !strings.Contains(txt, "Spring") || !strings.Contains(txt, "%") {
 		t.Errorf("the campaign list %q; want Spring with its goal's progress", txt)

@@ -47,6 +47,11 @@ func TestDecisionsOverHTTP(t *testing.T) {
 	if g := in.get("/api/v1/decisions?placement=side&div=x&country=TW"); g.status != 200 || !strings.Contains(g.body, `"x":[{"adId":"1"`) {
 		t.Errorf("GET decisions = %d %s", g.status, g.body)
 	}
+	if d := in.admin("GET", "/api/v1/campaigns/1/delivery", ""); d.status != 200 || !strings.Contains(d.body, `{"campaignId":"1",`) ||
+		!strings.Contains(d.body, `"decisions":2,`) || !strings.Contains(d.body, `"serving":true`) {
+		t.Errorf("campaign 1's delivery = %s; want its 2 decisions (the POST's and the GET's), serving", d.body)
+	}
+	in.expect(in.admin("GET", "/api/v1/campaigns/9/delivery", ""), 404, "")
 	for _, c := range []struct{ body, want string }{
 		{`{"placements":[{"placement":"nowhere"}]}`, `"placements[0].placement":"no placement \"nowhere\""`},
 		{`{"placements":[]}`, `"placements":"is required`},

@@ -757,11 +757,27 @@
           try { await api('DELETE', '/api/v1/campaigns/' + id); render(); } catch (e) { main().prepend(errorBox(e)); }
         })) : null,
       el('div', { class: 'card' }, el('dl', { class: 'facts' }, facts.map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)]).flat()))];
+    const d = await api('GET', '/api/v1/campaigns/' + id + '/delivery').catch(() => null);
+    if (d) out.push(el('h2', { text: 'Delivery' }), deliveryCard(c, d));
     if (ads) out.push(el('h2', { text: 'Ads' }), table(['Title', 'Creative', 'State'], ads.items.map(x => [el('a', { href: '#/ads/' + x.id, text: x.title }),
       x.creative ? x.creative.type + (x.creative.width ? ' ' + x.creative.width + '×' + x.creative.height : '') : '—', stateOf(x)]), 'No ads in this campaign yet.'));
     if (can('reports:read')) out.push(await reportSection('campaign', id, q, '#/campaigns/' + id));
     show(...out);
   });
+
+  // deliveryCard shows a campaign's delivery as the answering instance
+  // sees it (GET /api/v1/campaigns/{id}/delivery).
+  function deliveryCard(c, d) {
+    const rows = [['Serving', d.serving ? 'yes' : 'no — ' + d.why],
+      ['Decisions', num(d.decisions) + ' since ' + fmtTime(d.since) + ', ' + d.decisionsPerSecond.toFixed(2) + ' a second over the last minute'],
+      ['Caps reached', c.frequencyCap ? num(d.capsReached) + ' users brought to the cap (' + num(d.capsReachedLastMinute) + ' in the last minute)' : 'no cap']];
+    if (d.delivered !== undefined) {
+      rows.push(['Delivered', num(d.delivered) + ' ' + c.goal.metric + ' over the flight' + (d.deliveredToday !== undefined && c.goal.daily ? ', ' + num(d.deliveredToday) + ' today' : '') +
+        (d.expectedByNow !== undefined ? '; ' + num(d.expectedByNow) + ' expected by now' : '')]);
+    }
+    return el('div', { class: 'card', id: 'delivery' }, el('dl', { class: 'facts' }, rows.map(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]).flat()),
+      el('p', { class: 'muted', text: 'Decisions and caps are this instance\'s (each instance counts its own); delivered counts every instance, from the reports.' }));
+  }
 
   // Placements.
   route(/^\/placements$/, 'campaigns:read', async (_, q) => {

@@ -1,0 +1,109 @@
+package delivery
+
+import (
+	"sync/atomic"
+	"time"
+
+	"marquee"
+)
+
+// statWindow is the span decisions per second and caps reached per
+// minute are measured over.
+const statWindow = 60
+
+// campStats is what this instance decided for a campaign since it
+// started: kept across plans (a new plan takes the old one's, by
+// campaign id) and counted with atomics on the decision path.
+type campStats struct {
+	decisions, capsReached atomic.Int64
+	recent                 [statWindow]bucket // by unix second mod statWindow
+}
+
+// bucket counts one second's decisions and caps reached.
+type bucket struct {
+	sec                    atomic.Int64
+	decisions, capsReached atomic.Int64
+}
+
+// count records a decision of the campaign at unix ns at; reached says it
+// brought the user to the campaign's cap. A bucket is reset by the first
+// decision of its second (an increment racing that reset may be lost: the
+// rates are approximate, the totals exact).
+func (s *campStats) count(at int64, reached bool) {
+	sec := at / int64(time.Second)
+	b := &s.recent[sec%statWindow]
+	if old := b.sec.Load(); old != sec && b.sec.CompareAndSwap(old, sec) {
+		b.decisions.Store(0)
+		b.capsReached.Store(0)
+	}
+	s.decisions.Add(1)
+	b.decisions.Add(1)
+	if reached {
+		s.capsReached.Add(1)
+		b.capsReached.Add(1)
+	}
+}
+
+// Delivery is a campaign's delivery as this instance sees it: its own
+// decisions (totals since it started, and over the last minute), and
+// pacing's view, which counts every instance's delivery through the
+// reports.
+type Delivery struct {
+	Since                 time.Time `json:"since"`
+	Decisions             int64     `json:"decisions"`
+	DecisionsPerSecond    float64   `json:"decisionsPerSecond"` // over the last minute
+	CapsReached           int64     `json:"capsReached"`        // serves that brought a user to the cap
+	CapsReachedLastMinute int64     `json:"capsReachedLastMinute"`
+	Delivered             *int64    `json:"delivered,omitempty"`      // of the goal's metric over the flight: the reports', or this instance's decisions when more
+	DeliveredToday        *int64    `json:"deliveredToday,omitempty"` // likewise, today (UTC)
+	ExpectedByNow         *int64    `json:"expectedByNow,omitempty"`  // what even pacing allows by now (the total goal's, else the daily)
+	Serving               bool      `json:"serving"`
+	Why                   string    `json:"why,omitempty"` // why not: not active, goal met, ahead of even pacing
+}
+
+// Archived is why a campaign the plan does not hold does not serve.
+const Archived = "archived (or unknown)"
+
+// Delivery returns campaign id's delivery at now; false when the plan has
+// no such campaign (archived, or unknown: not serving, nothing counted).
+func (e *Engine) Delivery(id int64, now time.Time) (Delivery, bool) {
+	c := e.plan.Load().campaigns[id]
+	if c == nil {
+		return Delivery{Since: e.started, Why: Archived}, false
+	}
+	d := Delivery{Since: e.started, Decisions: c.stats.decisions.Load(), CapsReached: c.stats.capsReached.Load()}
+	sec := now.Unix()
+	var recent int64
+	for i := range c.stats.recent {
+		b := &c.stats.recent[i]
+		if s := b.sec.Load(); s > sec-statWindow && s <= sec {
+			recent += b.decisions.Load()
+			d.CapsReachedLastMinute += b.capsReached.Load()
+		}
+	}
+	span := int64(statWindow) // the last minute, or the seconds since the engine started when fewer
+	if up := sec - e.started.Unix() + 1; up > 0 && up < statWindow {
+		span = up
+	}
+	d.DecisionsPerSecond = float64(recent) / float64(span)
+	if g := c.Goal; g != nil {
+		got := e.pacing.delivered(c, now)
+		d.Delivered, d.DeliveredToday = &got.Total, &got.Today
+		if c.Pacing == marquee.PacingEven {
+			total, today := c.ExpectedByNow(now)
+			expected := int64(today)
+			if g.Total > 0 {
+				expected = int64(total)
+			}
+			d.ExpectedByNow = &expected
+		}
+	}
+	switch {
+	case !c.ActiveAt(now):
+		d.Why = NotActive
+	default:
+		d.Why = e.pacing.why(c, now)
+	}
+	d.Serving = d.Why == ""
+	return d, true
+}
