@@ -331,7 +331,6 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			used.ads, used.campaigns = append(used.ads, ch.Ad.ID), append(used.campaigns, ch.Campaign.ID)
 			all = append(all, ch)
 			if !r.Preview {
-				e.pacing.decided(ch.Campaign, now)
 				fc := ch.Campaign.FrequencyCap
 				reached := fc != nil && r.User != 0 && counters.Within(used.seen, ch.Campaign.ID, window(fc.Window, ch.Campaign), now)+1 >= fc.Count
 				ch.Campaign.stats.count(used.at, reached)

@@ -1,7 +1,7 @@
 package delivery
 
 import (
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"marquee"
@@ -21,9 +21,7 @@ import (
 // met. Decisions count as deliveries of an impressions goal; clicks and
 // conversions goals read the reports alone.
 type Pacing struct {
-	mu        sync.Mutex
-	reported  map[int64]Delivered
-	decisions map[int64]*local
+	reported atomic.Pointer[map[int64]Delivered]
 }
 
 // Delivered is what a campaign delivered of its goal's metric: over its
@@ -32,53 +30,25 @@ type Delivered struct {
 	Total, Today int64
 }
 
-type local struct {
-	total, today int64
-	day          int64 // the UTC day (unix days) today counts
-}
-
-// NewPacing returns pacing with nothing delivered.
+// NewPacing returns pacing with nothing reported.
 func NewPacing() *Pacing {
-	return &Pacing{reported: map[int64]Delivered{}, decisions: map[int64]*local{}}
+	p := &Pacing{}
+	p.reported.Store(&map[int64]Delivered{})
+	return p
 }
 
 // SetDelivered replaces what the reports say the campaigns delivered.
-func (p *Pacing) SetDelivered(d map[int64]Delivered) {
-	p.mu.Lock()
-	p.reported = d
-	p.mu.Unlock()
-}
-
-// decided counts a decision of campaign c at now.
-func (p *Pacing) decided(c *Campaign, now time.Time) {
-	if c.Goal == nil || c.Goal.Metric != "impressions" {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	l := p.decisions[c.ID]
-	if l == nil {
-		l = &local{}
-		p.decisions[c.ID] = l
-	}
-	day := now.Unix() / 86400
-	if l.day != day {
-		l.day, l.today = day, 0
-	}
-	l.total++
-	l.today++
-}
+func (p *Pacing) SetDelivered(d map[int64]Delivered) { p.reported.Store(&d) }
 
 // delivered is what c delivered: the more of the reports' and this
-// instance's decisions.
+// instance's decisions (its stats, counted with atomics: no lock on the
+// decision path), which are deliveries of an impressions goal.
 func (p *Pacing) delivered(c *Campaign, now time.Time) Delivered {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	d := p.reported[c.ID]
-	if l := p.decisions[c.ID]; l != nil {
-		d.Total = max(d.Total, l.total)
-		if l.day == now.Unix()/86400 {
-			d.Today = max(d.Today, l.today)
+	d := (*p.reported.Load())[c.ID]
+	if c.Goal != nil && c.Goal.Metric == "impressions" && c.stats != nil {
+		d.Total = max(d.Total, c.stats.decisions.Load())
+		if c.stats.day.Load() == now.Unix()/86400 {
+			d.Today = max(d.Today, c.stats.today.Load())
 		}
 	}
 	return d

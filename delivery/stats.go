@@ -17,6 +17,9 @@ const statWindow = 60
 type campStats struct {
 	decisions, capsReached atomic.Int64
 	recent                 [statWindow]bucket // by unix second mod statWindow
+	// today counts the decisions of the UTC day day (unix days), for
+	// pacing.
+	day, today atomic.Int64
 }
 
 // bucket counts one second's decisions and caps reached.
@@ -36,7 +39,12 @@ func (s *campStats) count(at int64, reached bool) {
 		b.decisions.Store(0)
 		b.capsReached.Store(0)
 	}
+	day := at / int64(24*time.Hour)
+	if old := s.day.Load(); old != day && s.day.CompareAndSwap(old, day) {
+		s.today.Store(0)
+	}
 	s.decisions.Add(1)
+	s.today.Add(1)
 	b.decisions.Add(1)
 	if reached {
 		s.capsReached.Add(1)
