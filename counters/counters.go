@@ -55,22 +55,34 @@ func (m *Memory) Seen(_ context.Context, user uint64, into []Serve) ([]Serve, er
 	return into, nil
 }
 
-// Take records a serve of campaign to user at now unless user had count
-// serves of it since now − within; it reports whether it did. Past Keep
-// serves of the campaign, the oldest is forgotten.
-func (m *Memory) Take(_ context.Context, user uint64, campaign int64, count int, within time.Duration, now time.Time) (bool, error) {
+// Take is a serve of a capped campaign a decision asks for: refused when
+// the user had Count serves of Campaign within Within.
+type Take struct {
+	Campaign int64
+	Count    int
+	Within   time.Duration
+}
+
+// Take records, for each of takes, a serve of its campaign to user at now
+// unless the cap is reached, and sets took[i] to whether it did (took has
+// the length of takes). Each take is atomic; past Keep serves of a
+// campaign, the oldest is forgotten.
+func (m *Memory) Take(_ context.Context, user uint64, now time.Time, takes []Take, took []bool) error {
 	s := m.shard(user)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := s.m[user]
-	if Within(seen, campaign, within, now) >= count {
-		return false, nil
+	for i, t := range takes {
+		if took[i] = Within(seen, t.Campaign, t.Within, now) < t.Count; !took[i] {
+			continue
+		}
+		if kept, oldest := countOf(seen, t.Campaign); kept >= Keep {
+			seen = slices.Delete(seen, oldest, oldest+1)
+		}
+		seen = append(seen, Serve{t.Campaign, now.UnixNano()})
 	}
-	if kept, oldest := countOf(seen, campaign); kept >= Keep {
-		seen = slices.Delete(seen, oldest, oldest+1)
-	}
-	s.m[user] = append(seen, Serve{campaign, now.UnixNano()})
-	return true, nil
+	s.m[user] = seen
+	return nil
 }
 
 // countOf counts the serves of campaign in seen, and says where its

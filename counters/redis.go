@@ -58,35 +58,63 @@ func (r *Redis) Seen(ctx context.Context, user uint64, into []Serve) ([]Serve, e
 	return into, nil
 }
 
-// take appends ARGV[3] (8 bytes: now, big-endian unix ns) to field
-// ARGV[6] (the campaign) of hash KEYS[1] (the user) unless ARGV[1] serves
-// there are after ARGV[2] (the window's start, unix ns); keeps the last
-// ARGV[4] serves; sets the hash's expiry to ARGV[5] ms. Returns 1 when it
-// took the serve. (Lua's numbers are doubles: times compare to within a
-// few hundred nanoseconds, far finer than any window.)
+// take records serves in hash KEYS[1] (the user; field: a campaign,
+// value: its serves, 8 bytes each, big-endian unix ns, oldest first):
+// ARGV[1] is now (8 bytes), ARGV[2] how many serves a field keeps, ARGV[3]
+// the hash's expiry in ms; then, for each take, three arguments — the
+// campaign, its cap, the window's start (unix ns). A take is refused when
+// the cap's serves are after the window's start. It returns one 1 (taken)
+// or 0 for each take, in one atomic step. (Lua's numbers are doubles:
+// times compare to within a few hundred nanoseconds, far finer than any
+// window.)
 var take = redis.NewScript(`
-local v = redis.call('HGET', KEYS[1], ARGV[6]) or ''
-local since, n = tonumber(ARGV[2]), 0
-for i = 1, #v, 8 do
-  local t = 0
-  for j = i, i + 7 do t = t * 256 + string.byte(v, j) end
-  if t > since then n = n + 1 end
+local now, keep, out = ARGV[1], tonumber(ARGV[2]) * 8, {}
+for k = 4, #ARGV, 3 do
+  local field, cap, since = ARGV[k], tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2])
+  local v = redis.call('HGET', KEYS[1], field) or ''
+  local n = 0
+  for i = 1, #v, 8 do
+    local t = 0
+    for j = i, i + 7 do t = t * 256 + string.byte(v, j) end
+    if t > since then n = n + 1 end
+  end
+  if n >= cap then
+    out[#out + 1] = 0
+  else
+    v = v .. now
+    if #v > keep then v = string.sub(v, #v - keep + 1) end
+    redis.call('HSET', KEYS[1], field, v)
+    out[#out + 1] = 1
+  end
 end
-if n >= tonumber(ARGV[1]) then return 0 end
-v = v .. ARGV[3]
-local keep = tonumber(ARGV[4]) * 8
-if #v > keep then v = string.sub(v, #v - keep + 1) end
-redis.call('HSET', KEYS[1], ARGV[6], v)
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return 1
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return out
 `)
 
-// Take records a serve of campaign to user at now unless user had count
-// serves of it since now − within, atomically on the server.
-func (r *Redis) Take(ctx context.Context, user uint64, campaign int64, count int, within time.Duration, now time.Time) (bool, error) {
+// Take records, for each of takes, a serve of its campaign to user at now
+// unless the cap is reached, and sets took[i] to whether it did: one
+// round trip (a Lua script), atomic on the server.
+func (r *Redis) Take(ctx context.Context, user uint64, now time.Time, takes []Take, took []bool) error {
 	var t [8]byte
 	binary.BigEndian.PutUint64(t[:], uint64(now.UnixNano()))
-	n, err := take.Run(ctx, r.c, []string{r.key(user)}, count, now.Add(-within).UnixNano(), string(t[:]), Keep,
-		max(r.ttl, within).Milliseconds(), strconv.FormatInt(campaign, 10)).Int()
-	return n == 1, err
+	ttl := r.ttl
+	args := make([]any, 0, 3+3*len(takes))
+	for _, tk := range takes {
+		ttl = max(ttl, tk.Within)
+	}
+	args = append(args, string(t[:]), Keep, ttl.Milliseconds())
+	for _, tk := range takes {
+		args = append(args, strconv.FormatInt(tk.Campaign, 10), tk.Count, now.Add(-tk.Within).UnixNano())
+	}
+	res, err := take.Run(ctx, r.c, []string{r.key(user)}, args...).Int64Slice()
+	if err != nil {
+		return err
+	}
+	if len(res) != len(takes) {
+		return fmt.Errorf("counters: the take script answered %d results for %d takes", len(res), len(takes))
+	}
+	for i, v := range res {
+		took[i] = v == 1
+	}
+	return nil
 }

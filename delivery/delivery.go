@@ -297,54 +297,121 @@ type Random interface{ Float64() float64 }
 
 // Decide fills the slots of r at now: for each slot its chosen ads (none
 // when nothing is eligible). A request shows an ad, and a campaign, at
-// most once across its slots. A chosen capped campaign takes a serve from
-// the counters for r.User; when the counters cannot be read, or refuse
-// the serve (another decision took the last one), the campaign is left
-// out of the request and another chosen: caps hold even when the
-// counters are down (capped campaigns are not served then).
+// most once across its slots. The chosen capped campaigns take their
+// serves from the counters for r.User in one call (one round trip to a
+// shared Redis); a campaign whose serve is refused (another decision took
+// the last one) is left out of the request and its slot filled again;
+// when the counters cannot be read or written, no capped campaign is
+// served: caps hold even when the counters are down.
 func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Random) [][]Choice {
 	plan := e.plan.Load()
-	sp := seenPool.Get().(*[]counters.Serve)
-	seen, capsDown := e.seenBy(ctx, r, (*sp)[:0])
+	sc := scratchPool.Get().(*scratch)
+	seen, capsDown := e.seenBy(ctx, r, sc.seen[:0])
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
 	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], seen: seen, capsDown: capsDown, v: viewerOf(r), at: now.UnixNano()}
+	var pendBuf [16]pending
+	var haveBuf [32]int
+	var whoBuf [16]int
+	pend, have := pendBuf[:0], haveBuf[:0]
+	if len(r.Slots) > len(haveBuf) {
+		have = make([]int, 0, len(r.Slots))
+	}
+	have = have[:len(r.Slots)]
+	for range maxRounds {
+		from := len(pend)
+		for si, s := range r.Slots {
+			pl := plan.placements[s.Placement]
+			for pl != nil && have[si] < s.Count { // no such placement: the route refuses it before
+				ch, ok := plan.pick(pl, r, &used, now, rnd, e)
+				if !ok {
+					break
+				}
+				used.ads, used.campaigns = append(used.ads, ch.Ad.ID), append(used.campaigns, ch.Campaign.ID)
+				pend = append(pend, pending{slot: si, ch: ch})
+				have[si]++
+			}
+		}
+		takes, who := sc.takes[:0], whoBuf[:0]
+		for i := from; i < len(pend); i++ {
+			c := pend[i].ch.Campaign
+			if fc := c.FrequencyCap; fc != nil && r.User != 0 && !r.Preview {
+				takes, who = append(takes, counters.Take{Campaign: c.ID, Count: fc.Count, Within: window(fc.Window, c)}), append(who, i)
+			} else {
+				pend[i].ok = true
+			}
+		}
+		if len(takes) == 0 {
+			break
+		}
+		took := append(sc.took[:0], make([]bool, len(takes))...)
+		sc.takes, sc.took = takes, took
+		err := e.counters.Take(ctx, r.User, now, takes, took)
+		if err != nil {
+			used.capsDown = true // no capped campaign in the slots filled again
+		}
+		refused := false
+		for k, i := range who {
+			if pend[i].ok = err == nil && took[k]; !pend[i].ok {
+				have[pend[i].slot]-- // its campaign stays used: not chosen again
+				refused = true
+			}
+		}
+		if !refused {
+			break
+		}
+	}
 	total := 0
-	for _, s := range r.Slots {
-		total += s.Count
+	for _, p := range pend {
+		if p.ok {
+			total++
+		}
 	}
 	out, all := make([][]Choice, len(r.Slots)), make([]Choice, 0, total)
-	for si, s := range r.Slots {
+	for si := range r.Slots {
 		start := len(all)
-		pl := plan.placements[s.Placement]
-		for pl != nil && len(all)-start < s.Count { // no such placement: the route refuses it before
-			ch, ok := plan.pick(pl, r, &used, now, rnd, e)
-			if !ok {
-				break
+		for _, p := range pend {
+			if p.slot != si || !p.ok {
+				continue
 			}
-			if fc := ch.Campaign.FrequencyCap; fc != nil && r.User != 0 && !r.Preview {
-				took, err := e.counters.Take(ctx, r.User, ch.Campaign.ID, fc.Count, window(fc.Window, ch.Campaign), now)
-				if err != nil || !took {
-					used.campaigns = append(used.campaigns, ch.Campaign.ID) // capped meanwhile: choose again without it
-					continue
-				}
-			}
-			used.ads, used.campaigns = append(used.ads, ch.Ad.ID), append(used.campaigns, ch.Campaign.ID)
-			all = append(all, ch)
+			all = append(all, p.ch)
 			if !r.Preview {
-				fc := ch.Campaign.FrequencyCap
-				reached := fc != nil && r.User != 0 && counters.Within(used.seen, ch.Campaign.ID, window(fc.Window, ch.Campaign), now)+1 >= fc.Count
-				ch.Campaign.stats.count(used.at, reached)
+				fc := p.ch.Campaign.FrequencyCap
+				reached := fc != nil && r.User != 0 && counters.Within(used.seen, p.ch.Campaign.ID, window(fc.Window, p.ch.Campaign), now)+1 >= fc.Count
+				p.ch.Campaign.stats.count(used.at, reached)
 			}
 		}
 		out[si] = all[start:len(all):len(all)]
 	}
-	*sp = seen[:0]
-	seenPool.Put(sp)
+	sc.seen = seen[:0]
+	scratchPool.Put(sc)
 	return out
 }
 
-// seenPool holds the buffers a decision reads a user's serves into.
-var seenPool = sync.Pool{New: func() any { s := make([]counters.Serve, 0, 64); return &s }}
+// maxRounds bounds how often a decision fills its slots again after
+// refused serves: each round is one call to the counters.
+const maxRounds = 4
+
+// pending is a choice for a slot, ok once its serve is taken (or needs
+// none).
+type pending struct {
+	slot int
+	ch   Choice
+	ok   bool
+}
+
+// scratch is what a decision lends the counters: the buffer the user's
+// serves are read into, and its takes.
+type scratch struct {
+	seen  []counters.Serve
+	takes []counters.Take
+	took  []bool
+}
+
+// scratchPool holds decisions' scratch (the counters' calls are through
+// an interface: buffers on the stack would move to the heap).
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{seen: make([]counters.Serve, 0, 64), takes: make([]counters.Take, 0, 16), took: make([]bool, 0, 16)}
+}}
 
 // usedSet is what a request has chosen so far (a few ads at most), and
 // the user's serves as the counters had them.

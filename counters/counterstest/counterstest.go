@@ -16,7 +16,14 @@ import (
 // Counters are what the contract checks (delivery.Counters).
 type Counters interface {
 	Seen(ctx context.Context, user uint64, into []counters.Serve) ([]counters.Serve, error)
-	Take(ctx context.Context, user uint64, campaign int64, count int, within time.Duration, now time.Time) (bool, error)
+	Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []bool) error
+}
+
+// take1 takes one serve.
+func take1(c Counters, ctx context.Context, user uint64, campaign int64, count int, within time.Duration, now time.Time) (bool, error) {
+	var took [1]bool
+	err := c.Take(ctx, user, now, []counters.Take{{Campaign: campaign, Count: count, Within: within}}, took[:])
+	return took[0], err
 }
 
 // Run checks the contract; open returns a fresh counter for "instance" i,
@@ -27,18 +34,18 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 	t.Run("Cap", func(t *testing.T) {
 		c := open(t, 0)
 		for i := range 5 {
-			took, err := c.Take(ctx, 7, 3, 3, time.Hour, now.Add(time.Duration(i)*time.Minute))
+			took, err := take1(c, ctx, 7, 3, 3, time.Hour, now.Add(time.Duration(i)*time.Minute))
 			if err != nil || took != (i < 3) {
 				t.Fatalf("take %d = %v, %v; want %v (cap 3 an hour)", i, took, err, i < 3)
 			}
 		}
-		if took, _ := c.Take(ctx, 7, 3, 3, time.Hour, now.Add(61*time.Minute)); !took {
+		if took, _ := take1(c, ctx, 7, 3, 3, time.Hour, now.Add(61*time.Minute)); !took {
 			t.Error("an hour after the first serve, the window has room again: refused")
 		}
-		if took, _ := c.Take(ctx, 8, 3, 3, time.Hour, now); !took {
+		if took, _ := take1(c, ctx, 8, 3, 3, time.Hour, now); !took {
 			t.Error("another user was refused")
 		}
-		if took, _ := c.Take(ctx, 7, 4, 3, time.Hour, now); !took {
+		if took, _ := take1(c, ctx, 7, 4, 3, time.Hour, now); !took {
 			t.Error("another campaign was refused")
 		}
 		seen, err := c.Seen(ctx, 7, nil)
@@ -59,10 +66,25 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 			t.Errorf("Seen of a new user = %v, %v", seen, err)
 		}
 	})
+	t.Run("Batch", func(t *testing.T) {
+		c := open(t, 0)
+		take1(c, ctx, 5, 2, 1, time.Hour, now) // campaign 2 is at its cap of 1
+		takes := []counters.Take{{Campaign: 1, Count: 2, Within: time.Hour}, {Campaign: 2, Count: 1, Within: time.Hour}, {Campaign: 3, Count: 1, Within: 24 * time.Hour}}
+		took := make([]bool, 3)
+		if err := c.Take(ctx, 5, now, takes, took); err != nil || !took[0] || took[1] || !took[2] {
+			t.Fatalf("a batch of three, the second capped = %v, %v; want [true false true]", took, err)
+		}
+		if err := c.Take(ctx, 5, now, takes, took); err != nil || !took[0] || took[1] || took[2] {
+			t.Fatalf("the batch again = %v, %v; want [true false false] (campaign 1's cap is 2)", took, err)
+		}
+		if seen, _ := c.Seen(ctx, 5, nil); len(seen) != 4 {
+			t.Errorf("after the batches: %v; want 4 serves (campaign 1 twice, 2 and 3 once)", seen)
+		}
+	})
 	t.Run("Keep", func(t *testing.T) {
 		c := open(t, 0)
 		for i := range counters.Keep + 10 {
-			c.Take(ctx, 1, 1, 1_000_000, time.Hour, now.Add(time.Duration(i)*time.Second))
+			take1(c, ctx, 1, 1, 1_000_000, time.Hour, now.Add(time.Duration(i)*time.Second))
 		}
 		if seen, _ := c.Seen(ctx, 1, nil); len(seen) != counters.Keep || seen[0].At != now.Add(10*time.Second).UnixNano() {
 			t.Errorf("kept %d serves from %v; want the last %d", len(seen), seen[:1], counters.Keep)
@@ -75,7 +97,7 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 		for g := range 30 {
 			wg.Go(func() {
 				for range 10 {
-					ok, err := cs[g%3].Take(ctx, 42, 9, 5, 24*time.Hour, now)
+					ok, err := take1(cs[g%3], ctx, 42, 9, 5, 24*time.Hour, now)
 					if err != nil {
 						t.Error(err)
 						return
