@@ -64,25 +64,34 @@ type Take struct {
 }
 
 // Take records, for each of takes, a serve of its campaign to user at now
-// unless the cap is reached, and sets took[i] to whether it did (took has
-// the length of takes). Each take is atomic; past Keep serves of a
-// campaign, the oldest is forgotten.
-func (m *Memory) Take(_ context.Context, user uint64, now time.Time, takes []Take, took []bool) error {
+// unless the cap is reached, and sets took[i] (took has the length of
+// takes) to the user's serves of it within the window once taken (at
+// least 1), or 0 when refused. Each take is atomic; past Keep serves of a
+// campaign, the oldest is forgotten. When a take is refused, it appends
+// the user's serves to seen (what a decision needs to choose again), and
+// returns seen.
+func (m *Memory) Take(_ context.Context, user uint64, now time.Time, takes []Take, took []int, seen []Serve) ([]Serve, error) {
 	s := m.shard(user)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := s.m[user]
+	mine, refused := s.m[user], false
 	for i, t := range takes {
-		if took[i] = Within(seen, t.Campaign, t.Within, now) < t.Count; !took[i] {
+		n := Within(mine, t.Campaign, t.Within, now)
+		if n >= t.Count {
+			took[i], refused = 0, true
 			continue
 		}
-		if kept, oldest := countOf(seen, t.Campaign); kept >= Keep {
-			seen = slices.Delete(seen, oldest, oldest+1)
+		if kept, oldest := countOf(mine, t.Campaign); kept >= Keep {
+			mine = slices.Delete(mine, oldest, oldest+1)
 		}
-		seen = append(seen, Serve{t.Campaign, now.UnixNano()})
+		mine = append(mine, Serve{t.Campaign, now.UnixNano()})
+		took[i] = n + 1
 	}
-	s.m[user] = seen
-	return nil
+	s.m[user] = mine
+	if refused {
+		seen = append(seen, mine...)
+	}
+	return seen, nil
 }
 
 // countOf counts the serves of campaign in seen, and says where its

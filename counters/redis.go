@@ -47,15 +47,22 @@ func (r *Redis) Seen(ctx context.Context, user uint64, into []Serve) ([]Serve, e
 		return into, err
 	}
 	for f, v := range h {
-		c, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			continue
-		}
-		for i := 0; i+8 <= len(v); i += 8 {
-			into = append(into, Serve{c, int64(binary.BigEndian.Uint64([]byte(v[i : i+8])))})
-		}
+		into = appendServes(into, f, v)
 	}
 	return into, nil
+}
+
+// appendServes appends to into the serves of one field of a user's hash:
+// f the campaign, v its serves.
+func appendServes(into []Serve, f, v string) []Serve {
+	c, err := strconv.ParseInt(f, 10, 64)
+	if err != nil {
+		return into
+	}
+	for i := 0; i+8 <= len(v); i += 8 {
+		into = append(into, Serve{c, int64(binary.BigEndian.Uint64([]byte(v[i : i+8])))})
+	}
+	return into
 }
 
 // take records serves in hash KEYS[1] (the user; field: a campaign,
@@ -63,12 +70,14 @@ func (r *Redis) Seen(ctx context.Context, user uint64, into []Serve) ([]Serve, e
 // ARGV[1] is now (8 bytes), ARGV[2] how many serves a field keeps, ARGV[3]
 // the hash's expiry in ms; then, for each take, three arguments — the
 // campaign, its cap, the window's start (unix ns). A take is refused when
-// the cap's serves are after the window's start. It returns one 1 (taken)
-// or 0 for each take, in one atomic step. (Lua's numbers are doubles:
-// times compare to within a few hundred nanoseconds, far finer than any
-// window.)
+// the cap's serves are after the window's start. It returns, for each
+// take, the serves within the window once taken, or 0 when refused; after
+// them, when one was refused, the hash's fields and values (the user's
+// serves, for choosing again). One atomic step. (Lua's numbers are
+// doubles: times compare to within a few hundred nanoseconds, far finer
+// than any window.)
 var take = redis.NewScript(`
-local now, keep, out = ARGV[1], tonumber(ARGV[2]) * 8, {}
+local now, keep, out, refused = ARGV[1], tonumber(ARGV[2]) * 8, {}, false
 for k = 4, #ARGV, 3 do
   local field, cap, since = ARGV[k], tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2])
   local v = redis.call('HGET', KEYS[1], field) or ''
@@ -80,41 +89,54 @@ for k = 4, #ARGV, 3 do
   end
   if n >= cap then
     out[#out + 1] = 0
+    refused = true
   else
     v = v .. now
     if #v > keep then v = string.sub(v, #v - keep + 1) end
     redis.call('HSET', KEYS[1], field, v)
-    out[#out + 1] = 1
+    out[#out + 1] = n + 1
   end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if refused then
+  for _, x in ipairs(redis.call('HGETALL', KEYS[1])) do out[#out + 1] = x end
+end
 return out
 `)
 
 // Take records, for each of takes, a serve of its campaign to user at now
-// unless the cap is reached, and sets took[i] to whether it did: one
-// round trip (a Lua script), atomic on the server.
-func (r *Redis) Take(ctx context.Context, user uint64, now time.Time, takes []Take, took []bool) error {
+// unless the cap is reached, as Memory.Take does: one round trip (a Lua
+// script), atomic on the server.
+func (r *Redis) Take(ctx context.Context, user uint64, now time.Time, takes []Take, took []int, seen []Serve) ([]Serve, error) {
 	var t [8]byte
 	binary.BigEndian.PutUint64(t[:], uint64(now.UnixNano()))
 	ttl := r.ttl
-	args := make([]any, 0, 3+3*len(takes))
 	for _, tk := range takes {
 		ttl = max(ttl, tk.Within)
 	}
+	args := make([]any, 0, 3+3*len(takes))
 	args = append(args, string(t[:]), Keep, ttl.Milliseconds())
 	for _, tk := range takes {
 		args = append(args, strconv.FormatInt(tk.Campaign, 10), tk.Count, now.Add(-tk.Within).UnixNano())
 	}
-	res, err := take.Run(ctx, r.c, []string{r.key(user)}, args...).Int64Slice()
+	res, err := take.Run(ctx, r.c, []string{r.key(user)}, args...).Slice()
 	if err != nil {
-		return err
+		return seen, err
 	}
-	if len(res) != len(takes) {
-		return fmt.Errorf("counters: the take script answered %d results for %d takes", len(res), len(takes))
+	if len(res) < len(takes) || (len(res)-len(takes))%2 != 0 {
+		return seen, fmt.Errorf("counters: the take script answered %d values for %d takes", len(res), len(takes))
 	}
-	for i, v := range res {
-		took[i] = v == 1
+	for i := range takes {
+		n, ok := res[i].(int64)
+		if !ok {
+			return seen, fmt.Errorf("counters: the take script answered %T for a take", res[i])
+		}
+		took[i] = int(n)
 	}
-	return nil
+	for i := len(takes); i+1 < len(res); i += 2 { // the user's hash, after a refusal
+		f, _ := res[i].(string)
+		v, _ := res[i+1].(string)
+		seen = appendServes(seen, f, v)
+	}
+	return seen, nil
 }

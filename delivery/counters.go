@@ -9,16 +9,18 @@ import (
 
 // Counters keep when each user was served each campaign, for frequency
 // caps (package counters: in memory, or in Redis for many instances). A
-// decision reads a user's serves once (Seen) and takes the serves of the
-// capped campaigns it chose in one call (Take, each refused when the cap
-// is reached meanwhile), so a capped campaign is never chosen more than
-// its cap, whether or not its impressions fire.
+// decision takes the serves of the capped campaigns it chose in one call
+// (Take, each refused when the user reached the cap), so a capped
+// campaign is never chosen more than its cap, whether or not its
+// impressions fire; Explain reads them (Seen).
 type Counters interface {
 	// Seen appends the user's serves to into.
 	Seen(ctx context.Context, user uint64, into []counters.Serve) ([]counters.Serve, error)
-	// Take takes the serves of takes (took[i]: whether takes[i] was
-	// taken), each atomically.
-	Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []bool) error
+	// Take takes the serves of takes, each atomically: took[i] is the
+	// user's serves of takes[i]'s campaign within its window once taken,
+	// 0 when refused; after a refusal, the user's serves are appended to
+	// seen.
+	Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []int, seen []counters.Serve) ([]counters.Serve, error)
 }
 
 // window is the span of a cap window: "flight" is the campaign's flight.

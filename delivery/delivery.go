@@ -297,18 +297,23 @@ type Random interface{ Float64() float64 }
 
 // Decide fills the slots of r at now: for each slot its chosen ads (none
 // when nothing is eligible). A request shows an ad, and a campaign, at
-// most once across its slots. The chosen capped campaigns take their
-// serves from the counters for r.User in one call (one round trip to a
-// shared Redis); a campaign whose serve is refused (another decision took
-// the last one) is left out of the request and its slot filled again;
-// when the counters cannot be read or written, no capped campaign is
-// served: caps hold even when the counters are down.
+// most once across its slots.
+//
+// Caps are taken, not read first: the slots are filled as if the user
+// had reached no cap, and the chosen capped campaigns take their serves
+// from the counters for r.User in one call (one round trip to a shared
+// Redis). A campaign whose serve is refused (its cap reached, or taken
+// meanwhile by another decision) is left out and its slot filled again,
+// now knowing the user's serves, which a refusal answers with. So a
+// decision costs one call to the counters, two for a user at a cap. When
+// the counters do not answer, no capped campaign is served: caps hold
+// even when the counters are down.
 func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Random) [][]Choice {
 	plan := e.plan.Load()
 	sc := scratchPool.Get().(*scratch)
-	seen, capsDown := e.seenBy(ctx, r, sc.seen[:0])
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
-	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], seen: seen, capsDown: capsDown, v: viewerOf(r), at: now.UnixNano()}
+	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], v: viewerOf(r), at: now.UnixNano()}
+	seen := sc.seen[:0] // the user's serves once a refusal told them (kept apart from used: escape analysis)
 	var pendBuf [16]pending
 	var haveBuf [32]int
 	var whoBuf [16]int
@@ -343,15 +348,17 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 		if len(takes) == 0 {
 			break
 		}
-		took := append(sc.took[:0], make([]bool, len(takes))...)
+		took := append(sc.took[:0], make([]int, len(takes))...)
 		sc.takes, sc.took = takes, took
-		err := e.counters.Take(ctx, r.User, now, takes, took)
+		got, err := e.counters.Take(ctx, r.User, now, takes, took, seen[:0])
 		if err != nil {
 			used.capsDown = true // no capped campaign in the slots filled again
+		} else {
+			seen, used.seen = got, got // the user's serves, after a refusal
 		}
 		refused := false
 		for k, i := range who {
-			if pend[i].ok = err == nil && took[k]; !pend[i].ok {
+			if pend[i].ok, pend[i].reached = err == nil && took[k] > 0, err == nil && took[k] >= takes[k].Count; !pend[i].ok {
 				have[pend[i].slot]-- // its campaign stays used: not chosen again
 				refused = true
 			}
@@ -375,9 +382,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			}
 			all = append(all, p.ch)
 			if !r.Preview {
-				fc := p.ch.Campaign.FrequencyCap
-				reached := fc != nil && r.User != 0 && counters.Within(used.seen, p.ch.Campaign.ID, window(fc.Window, p.ch.Campaign), now)+1 >= fc.Count
-				p.ch.Campaign.stats.count(used.at, reached)
+				p.ch.Campaign.stats.count(used.at, p.reached)
 			}
 		}
 		out[si] = all[start:len(all):len(all)]
@@ -392,11 +397,11 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 const maxRounds = 4
 
 // pending is a choice for a slot, ok once its serve is taken (or needs
-// none).
+// none); reached says the serve brought the user to the cap.
 type pending struct {
-	slot int
-	ch   Choice
-	ok   bool
+	slot        int
+	ch          Choice
+	ok, reached bool
 }
 
 // scratch is what a decision lends the counters: the buffer the user's
@@ -404,13 +409,13 @@ type pending struct {
 type scratch struct {
 	seen  []counters.Serve
 	takes []counters.Take
-	took  []bool
+	took  []int
 }
 
 // scratchPool holds decisions' scratch (the counters' calls are through
 // an interface: buffers on the stack would move to the heap).
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{seen: make([]counters.Serve, 0, 64), takes: make([]counters.Take, 0, 16), took: make([]bool, 0, 16)}
+	return &scratch{seen: make([]counters.Serve, 0, 64), takes: make([]counters.Take, 0, 16), took: make([]int, 0, 16)}
 }}
 
 // usedSet is what a request has chosen so far (a few ads at most), and

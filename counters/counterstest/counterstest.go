@@ -16,14 +16,14 @@ import (
 // Counters are what the contract checks (delivery.Counters).
 type Counters interface {
 	Seen(ctx context.Context, user uint64, into []counters.Serve) ([]counters.Serve, error)
-	Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []bool) error
+	Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []int, seen []counters.Serve) ([]counters.Serve, error)
 }
 
 // take1 takes one serve.
 func take1(c Counters, ctx context.Context, user uint64, campaign int64, count int, within time.Duration, now time.Time) (bool, error) {
-	var took [1]bool
-	err := c.Take(ctx, user, now, []counters.Take{{Campaign: campaign, Count: count, Within: within}}, took[:])
-	return took[0], err
+	var took [1]int
+	_, err := c.Take(ctx, user, now, []counters.Take{{Campaign: campaign, Count: count, Within: within}}, took[:], nil)
+	return took[0] > 0, err
 }
 
 // Run checks the contract; open returns a fresh counter for "instance" i,
@@ -70,12 +70,18 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 		c := open(t, 0)
 		take1(c, ctx, 5, 2, 1, time.Hour, now) // campaign 2 is at its cap of 1
 		takes := []counters.Take{{Campaign: 1, Count: 2, Within: time.Hour}, {Campaign: 2, Count: 1, Within: time.Hour}, {Campaign: 3, Count: 1, Within: 24 * time.Hour}}
-		took := make([]bool, 3)
-		if err := c.Take(ctx, 5, now, takes, took); err != nil || !took[0] || took[1] || !took[2] {
-			t.Fatalf("a batch of three, the second capped = %v, %v; want [true false true]", took, err)
+		took := make([]int, 3)
+		prefix := []counters.Serve{{Campaign: 99, At: 1}}
+		seen, err := c.Take(ctx, 5, now, takes, took, prefix)
+		if err != nil || !slices.Equal(took, []int{1, 0, 1}) {
+			t.Fatalf("a batch of three, the second capped = %v, %v; want [1 0 1] (serves within the window once taken; 0: refused)", took, err)
 		}
-		if err := c.Take(ctx, 5, now, takes, took); err != nil || !took[0] || took[1] || took[2] {
-			t.Fatalf("the batch again = %v, %v; want [true false false] (campaign 1's cap is 2)", took, err)
+		if len(seen) != 4 || seen[0] != prefix[0] || counters.Within(seen, 2, time.Hour, now) != 1 || counters.Within(seen, 1, time.Hour, now) != 1 {
+			t.Errorf("after a refusal, the user's serves appended = %v; want the prefix, then campaigns 1, 2 and 3 once each", seen)
+		}
+		seen, err = c.Take(ctx, 5, now, takes[:1], took[:1], nil)
+		if err != nil || took[0] != 2 || seen != nil {
+			t.Fatalf("campaign 1 again = %v, %v, %v; want its second serve (2), no serves appended without a refusal", took[0], seen, err)
 		}
 		if seen, _ := c.Seen(ctx, 5, nil); len(seen) != 4 {
 			t.Errorf("after the batches: %v; want 4 serves (campaign 1 twice, 2 and 3 once)", seen)
