@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -47,6 +49,37 @@ func TestRedis(t *testing.T) {
 		t.Cleanup(func() { r.Close() })
 		if err := r.Ping(context.Background()); err != nil {
 			t.Fatalf("Redis at %s: %v", url, err)
+		}
+		return r
+	})
+}
+
+// TestRedisUnixSocket runs the contract on a Redis of its own listening
+// on a Unix socket (-counters unix:///path?db=N), when redis-server is
+// installed.
+func TestRedisUnixSocket(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("no redis-server here (apt-get install -y redis-server): the Unix socket is not tested")
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	srv := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	url := "unix://" + sock + "?db=0"
+	counterstest.Run(t, func(t *testing.T, _ int) counterstest.Counters {
+		r, err := counters.NewRedis(url, prefixOf(t), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		for start := time.Now(); r.Ping(context.Background()) != nil; time.Sleep(20 * time.Millisecond) {
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("redis-server on %s did not answer within 5s", sock)
+			}
 		}
 		return r
 	})

@@ -526,8 +526,8 @@ func openCounters(spec string) (delivery.Counters, error) {
 	if spec == "" || spec == "memory" {
 		return counters.NewMemory(), nil
 	}
-	if !strings.HasPrefix(spec, "redis://") && !strings.HasPrefix(spec, "rediss://") {
-		return nil, fmt.Errorf("-counters %q: want memory or redis://host:port/db", spec)
+	if !strings.HasPrefix(spec, "redis://") && !strings.HasPrefix(spec, "rediss://") && !strings.HasPrefix(spec, "unix://") {
+		return nil, fmt.Errorf("-counters %q: want memory, redis://host:port/db or unix:///path/to/redis.sock?db=N", spec)
 	}
 	r, err := counters.NewRedis(spec, "marquee:caps:", 8*24*time.Hour)
 	if err != nil {
