@@ -466,7 +466,7 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 			continue
 		}
 		if p.byECPM(t) {
-			if ch, ok := p.pickByECPM(l, r, used, now, rnd, e); ok {
+			if ch, ok := p.weighed(l, true, r, used, now, rnd, e); ok {
 				return ch, true
 			}
 			continue
@@ -479,24 +479,34 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 				return ch, true
 			}
 		}
-		var best Choice
-		sum := 0
-		for i := range l.camps {
-			ca := &l.camps[i]
-			ch, ok := p.adOf(ca, r, used, now, rnd, e)
-			if !ok {
-				continue
-			}
-			sum += ca.c.Weight
-			if rnd.Float64()*float64(sum) < float64(ca.c.Weight) {
-				best = ch
-			}
-		}
-		if best.Ad != nil {
-			return best, true
+		if ch, ok := p.weighed(l, false, r, used, now, rnd, e); ok {
+			return ch, true
 		}
 	}
 	return Choice{}, false
+}
+
+// weighed chooses in one pass over list l among its eligible campaigns,
+// by weight; byECPM (l sorted by eCPM, highest first), only among those of
+// the first eligible one's eCPM. It allocates nothing.
+func (p *Plan) weighed(l *tierList, byECPM bool, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
+	var best Choice
+	sum := 0
+	for i := range l.camps {
+		ca := &l.camps[i]
+		if byECPM && best.Ad != nil && ca.c.ECPM < best.Campaign.ECPM {
+			break
+		}
+		ch, ok := p.adOf(ca, r, used, now, rnd, e)
+		if !ok {
+			continue
+		}
+		sum += ca.c.Weight
+		if rnd.Float64()*float64(sum) < float64(ca.c.Weight) {
+			best = ch
+		}
+	}
+	return best, best.Ad != nil
 }
 
 // adOf chooses one of campaign ca's eligible ads for r, each as likely,

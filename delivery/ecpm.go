@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"fmt"
-	"time"
 
 	"marquee"
 )
@@ -102,29 +101,6 @@ func (e *Engine) rebuild(campaigns map[int64]*Campaign) {
 // byECPM reports whether tier t of p is drawn by eCPM.
 func (p *Plan) byECPM(t int) bool {
 	return p.remnantECPM && t >= 0 && t < len(marquee.Priorities) && marquee.Priorities[t] == marquee.PriorityRemnant
-}
-
-// pickByECPM chooses in list l, sorted by eCPM (highest first): the first
-// eligible campaign's eCPM wins; among the campaigns of that eCPM, one by
-// weight. It allocates nothing.
-func (p *Plan) pickByECPM(l *tierList, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
-	var best Choice
-	sum := 0
-	for i := range l.camps {
-		ca := &l.camps[i]
-		if best.Ad != nil && ca.c.ECPM < best.Campaign.ECPM {
-			break
-		}
-		ch, ok := p.adOf(ca, r, used, now, rnd, e)
-		if !ok {
-			continue
-		}
-		sum += ca.c.Weight
-		if rnd.Float64()*float64(sum) < float64(ca.c.Weight) {
-			best = ch
-		}
-	}
-	return best, best.Ad != nil
 }
 
 // NeedsRates reports whether c's eCPM depends on its measured rates: a
