@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,6 +28,15 @@ func NewRedis(url, prefix string, ttl time.Duration) (*Redis, error) {
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
+	}
+	// A decision waits for its counters: when Redis is down, failing at
+	// once (capped campaigns left out) beats retrying and dialling again
+	// with backoff until the decision's deadline (go-redis's defaults: 3
+	// retries, 5 dials 100 ms apart). One dial; no retry unless the URL
+	// asks for some (max_retries=N).
+	opt.DialerRetries = 1
+	if !strings.Contains(url, "max_retries=") {
+		opt.MaxRetries = -1
 	}
 	return &Redis{c: redis.NewClient(opt), prefix: prefix, ttl: ttl}, nil
 }

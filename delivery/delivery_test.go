@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net"
 	"os"
 	"slices"
 	"sync"
@@ -596,5 +597,38 @@ func TestDelivery(t *testing.T) {
 	}
 	if _, ok := w.e.Delivery(99, now); ok {
 		t.Error("Delivery of an unknown campaign: ok")
+	}
+}
+
+// When the counters do not answer (a Redis nobody listens on), a user's
+// decision leaves capped campaigns out and serves the others: a cap holds
+// even then. Without a user key no cap applies, and nothing is asked.
+func TestCountersDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nobody listens there now
+	down, err := counters.NewRedis("redis://"+addr+"/0", "t:", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	e := delivery.New(down)
+	w := &world{t: t, e: e}
+	capped := w.camp(marquee.PrioritySponsorship, 1, func(c *marquee.Campaign) { c.FrequencyCap = &marquee.FrequencyCap{Count: 5, Window: "24h"} })
+	free := w.camp(marquee.PriorityStandard, 1, nil)
+	w.ad(capped, "300x250", nil)
+	w.ad(free, "300x250", nil)
+	w.ready(side)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond) // as a decision bounds its calls
+	defer cancel()
+	rnd := rand.New(rand.NewPCG(2, 2))
+	if out := e.Decide(ctx, &delivery.Request{Slots: slot("side", 1), User: 7}, now, rnd); len(out[0]) != 1 || out[0][0].Campaign.ID != free {
+		t.Errorf("counters down, a user: %v; want the uncapped campaign %d", out[0], free)
+	}
+	if out := e.Decide(ctx, &delivery.Request{Slots: slot("side", 1)}, now, rnd); len(out[0]) != 1 || out[0][0].Campaign.ID != capped {
+		t.Errorf("counters down, no user key: %v; want the sponsorship %d (no cap applies)", out[0], capped)
 	}
 }
