@@ -76,12 +76,12 @@ func (m *Memory) Take(_ context.Context, user uint64, now time.Time, takes []Tak
 	defer s.mu.Unlock()
 	mine, refused := s.m[user], false
 	for i, t := range takes {
-		n := Within(mine, t.Campaign, t.Within, now)
+		n, kept, oldest := tally(mine, t.Campaign, now.Add(-t.Within).UnixNano())
 		if n >= t.Count {
 			took[i], refused = 0, true
 			continue
 		}
-		if kept, oldest := countOf(mine, t.Campaign); kept >= Keep {
+		if kept >= Keep {
 			mine = slices.Delete(mine, oldest, oldest+1)
 		}
 		mine = append(mine, Serve{t.Campaign, now.UnixNano()})
@@ -94,18 +94,22 @@ func (m *Memory) Take(_ context.Context, user uint64, now time.Time, takes []Tak
 	return seen, nil
 }
 
-// countOf counts the serves of campaign in seen, and says where its
-// oldest is.
-func countOf(seen []Serve, campaign int64) (n, oldest int) {
+// tally reads the serves of campaign in seen in one pass: how many are
+// after since, how many there are, and where the oldest is (-1: none).
+func tally(seen []Serve, campaign, since int64) (after, kept, oldest int) {
 	oldest = -1
 	for i, s := range seen {
-		if s.Campaign == campaign {
-			if n++; oldest < 0 {
-				oldest = i
-			}
+		if s.Campaign != campaign {
+			continue
+		}
+		if kept++; oldest < 0 {
+			oldest = i
+		}
+		if s.At > since {
+			after++
 		}
 	}
-	return n, oldest
+	return after, kept, oldest
 }
 
 // Trim forgets the users whose last serve is older than keep.
@@ -125,11 +129,6 @@ func (m *Memory) Trim(keep time.Duration, now time.Time) {
 
 // Within counts the serves of campaign in seen after now − within.
 func Within(seen []Serve, campaign int64, within time.Duration, now time.Time) int {
-	since, n := now.Add(-within).UnixNano(), 0
-	for _, s := range seen {
-		if s.Campaign == campaign && s.At > since {
-			n++
-		}
-	}
+	n, _, _ := tally(seen, campaign, now.Add(-within).UnixNano())
 	return n
 }

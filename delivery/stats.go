@@ -35,12 +35,11 @@ type bucket struct {
 func (s *campStats) count(at int64, reached bool) {
 	sec := at / int64(time.Second)
 	b := &s.recent[sec%statWindow]
-	if old := b.sec.Load(); old != sec && b.sec.CompareAndSwap(old, sec) {
+	if rolled(&b.sec, sec) {
 		b.decisions.Store(0)
 		b.capsReached.Store(0)
 	}
-	day := at / int64(24*time.Hour)
-	if old := s.day.Load(); old != day && s.day.CompareAndSwap(old, day) {
+	if rolled(&s.day, at/int64(24*time.Hour)) {
 		s.today.Store(0)
 	}
 	s.decisions.Add(1)
@@ -50,6 +49,13 @@ func (s *campStats) count(at int64, reached bool) {
 		s.capsReached.Add(1)
 		b.capsReached.Add(1)
 	}
+}
+
+// rolled moves *period to p and reports whether this call did it: the
+// first to see a new period resets its counts.
+func rolled(period *atomic.Int64, p int64) bool {
+	old := period.Load()
+	return old != p && period.CompareAndSwap(old, p)
 }
 
 // Delivery is a campaign's delivery as this instance sees it: its own
