@@ -54,15 +54,9 @@ var (
 		func(b []byte) (marquee.PlacementInput, error) { return marquee.ParsePlacementInput(b) }}
 )
 
-// campaignID reads the {id} of /api/v1/campaigns/{id}[/pause|/resume].
+// campaignID reads the {id} of /api/v1/campaigns/{id}[/pause|/resume|…].
 func campaignID(ctx *fasthttp.RequestCtx) (int64, error) {
-	seg := bytes.TrimPrefix(ctx.Path(), []byte(campaignPrefix))
-	seg, _, _ = bytes.Cut(seg, []byte("/"))
-	id, err := strconv.ParseInt(string(seg), 10, 64)
-	if err != nil || id < 1 {
-		return 0, marquee.Errorf(marquee.KindNotFound, "campaign %q not found", seg)
-	}
-	return id, nil
+	return pathID(ctx, campaignPrefix, "campaign")
 }
 
 // placementName reads the {name} of /api/v1/placements/{name}.

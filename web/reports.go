@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -30,10 +29,9 @@ type statsOf struct {
 // /api/v1/placements/{name}/stats.
 func advertiserStats(store CampaignStore) statsOf {
 	return statsOf{entity: marquee.EntityAdvertiser, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
-		seg := pathSegment(ctx, advertiserPrefix)
-		id, err := strconv.ParseInt(string(seg), 10, 64)
-		if err != nil || id < 1 {
-			return 0, marquee.Errorf(marquee.KindNotFound, "advertiser %q not found", seg)
+		id, err := pathID(ctx, advertiserPrefix, "advertiser")
+		if err != nil {
+			return 0, err
 		}
 		_, err = store.Advertiser(sctx, id)
 		return id, err
@@ -73,10 +71,9 @@ func placementStats(store CampaignStore) statsOf {
 // adStats finds the ad of GET /api/v1/ad/{id}/stats.
 func adStats(store AdStore) statsOf {
 	return statsOf{entity: marquee.EntityAd, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
-		seg := pathSegment(ctx, adRoutePrefix)
-		id, err := strconv.ParseInt(string(seg), 10, 64)
-		if err != nil || id < 1 {
-			return 0, marquee.Errorf(marquee.KindNotFound, "ad %q not found", seg)
+		id, err := adID(ctx)
+		if err != nil {
+			return 0, err
 		}
 		if _, err := store.Ad(sctx, id); err != nil {
 			return 0, err

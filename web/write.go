@@ -253,10 +253,11 @@ func linkInput(st LinkStore, ctx context.Context, code string) (marquee.LinkInpu
 	return in, err
 }
 
-// pathID reads the id after prefix in the path; what names the entity
-// in the 404 of one that cannot be.
+// pathID reads the id of the path segment after prefix (what follows it,
+// as /stats or /pause, is the route's); what names the entity in the 404
+// of one that cannot be.
 func pathID(ctx *fasthttp.RequestCtx, prefix, what string) (int64, error) {
-	seg := bytes.TrimPrefix(ctx.Path(), []byte(prefix))
+	seg, _, _ := bytes.Cut(bytes.TrimPrefix(ctx.Path(), []byte(prefix)), []byte("/"))
 	id, err := strconv.ParseInt(string(seg), 10, 64)
 	if err != nil || id < 1 {
 		return 0, marquee.Errorf(marquee.KindNotFound, "%s %q not found", what, seg)
