@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
@@ -85,6 +86,20 @@ func NewReader(name string, r io.Reader) (io.Reader, error) {
 		return d.IOReadCloser(), nil
 	}
 	return r, nil
+}
+
+// ReadFile decodes a finished event file to its NDJSON.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := NewReader(path, f)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(r)
 }
 
 // salvaged is what salvage made of a file.

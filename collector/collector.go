@@ -65,6 +65,10 @@ type Config struct {
 	Shipper Shipper
 	// Tally, if set, is told of every line written (reports count them).
 	Tally Tally
+	// Forwarders are told of every line written, as Tally is, and send
+	// them on (to a broker); while one's backlog is at its bound, Append
+	// refuses events.
+	Forwarders []Forwarder
 	// MinFree is the free space the spool's filesystem keeps: below it
 	// Append refuses events (503), so that no event is acknowledged that
 	// the disk cannot take. 0 takes the default, 1 GiB or 5% of the
@@ -93,6 +97,24 @@ type Tally interface {
 	Finished(file string, size int64)
 	Flush(ctx context.Context) error
 }
+
+// Forwarder is told of the lines written as a Tally is, and sends them
+// on (package streams): a file ships and leaves the disk only once its
+// Flush says the destination has everything written before.
+type Forwarder interface {
+	Tally
+	// Full reports whether its backlog is at its bound: Append then
+	// refuses events.
+	Full() bool
+	// Name names it in errors and readiness; Up says whether its
+	// destination takes events.
+	Name() string
+	Up() bool
+}
+
+// ErrStreamFull is Append's error while a Forwarder's backlog is at its
+// bound (its broker is down or slow).
+var ErrStreamFull = marquee.Errorf(marquee.KindUnavailable, "overloaded: the event stream's broker is behind and its backlog is full")
 
 // ErrFull is Append's error when the spool or a buffer is at its bound:
 // the client should retry later (503 with Retry-After).
@@ -216,6 +238,12 @@ func (c *Collector) Append(key uint64, lines []byte, events int) error {
 		c.m.rejected.WithLabelValues("disk full").Add(float64(events))
 		return ErrDiskFull
 	}
+	for _, f := range c.cfg.Forwarders {
+		if f.Full() {
+			c.m.rejected.WithLabelValues("stream backlog full").Add(float64(events))
+			return ErrStreamFull
+		}
+	}
 	s := c.shards[key%uint64(len(c.shards))]
 	ticket, err := s.append(lines, events)
 	if err != nil {
@@ -243,6 +271,21 @@ func (c *Collector) Close(ctx context.Context) error {
 	}
 	c.wg.Wait()
 	return errors.Join(errs...)
+}
+
+// StreamsBehind names the Forwarders whose destination is down or whose
+// backlog is full, with which: "nats: down", "kafka: backlog full".
+func (c *Collector) StreamsBehind() []string {
+	var out []string
+	for _, f := range c.cfg.Forwarders {
+		switch {
+		case f.Full():
+			out = append(out, f.Name()+": backlog full")
+		case !f.Up():
+			out = append(out, f.Name()+": down")
+		}
+	}
+	return out
 }
 
 // DiskLow reports whether the spool's filesystem is below its free-space
@@ -334,8 +377,9 @@ func (c *Collector) recoverSpool() ([]string, error) {
 	return finished, nil
 }
 
-// FinishedFiles lists the finished files of the spool at dir (every file
-// but those under tmp/); a dir that does not exist has none.
+// FinishedFiles lists the finished files of the spool at dir: the files
+// of its dt=… partitions (not tmp/, nor what others keep beside them,
+// such as the streams' cursors); a dir that does not exist has none.
 func FinishedFiles(dir string) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -344,8 +388,13 @@ func FinishedFiles(dir string) ([]string, error) {
 			return nil
 		case err != nil:
 			return err
-		case d.IsDir() && d.Name() == "tmp":
-			return filepath.SkipDir
+		case p == dir:
+			return nil
+		case filepath.Dir(p) == filepath.Clean(dir) && !(d.IsDir() && strings.HasPrefix(d.Name(), "dt=")):
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		case !d.IsDir():
 			out = append(out, p)
 		}

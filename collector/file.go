@@ -59,6 +59,9 @@ func (f *file) write(lines []byte) error {
 	if f.c.cfg.Tally != nil {
 		f.c.cfg.Tally.Written(f.name, f.raw, lines)
 	}
+	for _, fw := range f.c.cfg.Forwarders {
+		fw.Written(f.name, f.raw, lines)
+	}
 	f.raw += int64(len(lines))
 	return nil
 }
@@ -93,6 +96,9 @@ func (f *file) finish() (string, error) {
 	}
 	if f.c.cfg.Tally != nil {
 		f.c.cfg.Tally.Finished(f.name, f.raw)
+	}
+	for _, fw := range f.c.cfg.Forwarders {
+		fw.Finished(f.name, f.raw)
 	}
 	f.c.m.rotated.Inc()
 	if f.raw > 0 {

@@ -97,6 +97,11 @@ func (s *shipper) ship(ctx context.Context, path string) bool {
 		if t := s.c.cfg.Tally; t != nil {
 			err = t.Flush(tctx) // the file is counted before it leaves the disk
 		}
+		for _, f := range s.c.cfg.Forwarders {
+			if err == nil {
+				err = f.Flush(tctx) // and in every stream
+			}
+		}
 		if err == nil {
 			err = s.to.Ship(tctx, key, path)
 		}

@@ -78,7 +78,7 @@ func TestRoundTrip(t *testing.T) {
 		if !eventline.Scan(line[:len(line)-1], &f) {
 			t.Fatalf("Scan(%q) = false; want the line read", line)
 		}
-		want := map[int]string{eventline.ReceivedAt: "2026-11-25T13:04:05.123456789Z", eventline.IP: "2001:db8::1",
+		want := map[int]string{eventline.ReceivedAt: "2026-11-25T13:04:05.123456789Z", eventline.ID: "01JD0000000000000000000000", eventline.IP: "2001:db8::1",
 			eventline.UA: escaped(ua), eventline.Type: escaped(typ), eventline.Ad: fmt.Sprint(i + 1),
 			eventline.Country: escaped(country), eventline.UID: escaped(uid)}
 		for k := range eventline.NumFields {

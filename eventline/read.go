@@ -24,6 +24,7 @@ const (
 	Platform
 	Campaign
 	Placement
+	ID // the event's id: the server's, unique, the same in every copy of the line
 	NumFields
 )
 
@@ -37,7 +38,7 @@ var fieldKeys = [...]struct {
 }{
 	{"receivedAt", ReceivedAt}, {"ip", IP}, {"ua", UA}, {"type", Type}, {"ad", Ad}, {"adId", Ad},
 	{"link", Link}, {"code", Link}, {"uid", UID}, {"country", Country}, {"platform", Platform},
-	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement},
+	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement}, {"id", ID},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead
@@ -119,16 +120,16 @@ func Scan(line []byte, f *Fields) bool {
 // client's fields), or 0 when the line does not open that way: scan then
 // reads it key by key.
 func serverFields(line []byte, f *Fields) int {
-	const open, stamp = `{"receivedAt":"`, 30 // "2006-01-02T15:04:05.000000000Z"
-	if len(line) < len(open)+stamp || string(line[:len(open)]) != open {
+	at := Stamp(line)
+	if at == nil {
 		return 0
 	}
-	f[ReceivedAt] = line[len(open) : len(open)+stamp]
-	i := len(open) + stamp
+	f[ReceivedAt] = at
+	i := len(openStamp) + len(at)
 	for _, next := range [...]struct {
 		sep string
 		f   int
-	}{{`","id":"`, -1}, {`","ip":"`, IP}} {
+	}{{`","id":"`, ID}, {`","ip":"`, IP}} {
 		if !bytes.HasPrefix(line[i:], []byte(next.sep)) {
 			return 0
 		}
@@ -137,9 +138,7 @@ func serverFields(line []byte, f *Fields) int {
 		if end < 0 {
 			return 0
 		}
-		if next.f >= 0 {
-			f[next.f] = line[i : i+end]
-		}
+		f[next.f] = line[i : i+end]
 		i += end
 	}
 	if !bytes.HasPrefix(line[i:], []byte(`","ua":`)) {
@@ -151,6 +150,19 @@ func serverFields(line []byte, f *Fields) int {
 	}
 	f[UA] = ua
 	return j
+}
+
+const openStamp = `{"receivedAt":"`
+
+// Stamp returns the receivedAt that opens a line AppendHead wrote —
+// "2006-01-02T15:04:05.000000000Z", fixed-width UTC, so that stamps sort
+// as the times do — or nil for a line that does not open with one.
+func Stamp(line []byte) []byte {
+	const stamp = len("2006-01-02T15:04:05.000000000Z")
+	if len(line) < len(openStamp)+stamp || string(line[:len(openStamp)]) != openStamp {
+		return nil
+	}
+	return line[len(openStamp) : len(openStamp)+stamp]
 }
 
 // str reads the JSON string starting at line[i] (a quote) and returns its

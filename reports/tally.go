@@ -16,9 +16,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -601,7 +599,7 @@ func (t *Tally) Recover(ctx context.Context, dir string) error {
 		if mk.Complete || known {
 			continue
 		}
-		data, err := ReadFile(path)
+		data, err := collector.ReadFile(path)
 		if err != nil {
 			return err
 		}
@@ -620,20 +618,6 @@ func (t *Tally) Recover(ctx context.Context, dir string) error {
 	}
 	close(t.recovered)
 	return nil
-}
-
-// ReadFile decodes a finished event file to its NDJSON.
-func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := collector.NewReader(path, f)
-	if err != nil {
-		return nil, err
-	}
-	return io.ReadAll(r)
 }
 
 // Rebuilder is the store of Rebuild.
@@ -661,7 +645,7 @@ func Rebuild(ctx context.Context, cfg Config, st Rebuilder, dir string, from, to
 		return nil, err
 	}
 	for _, path := range files {
-		data, err := ReadFile(path)
+		data, err := collector.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}

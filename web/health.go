@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -21,9 +22,11 @@ type pinger interface {
 }
 
 // handleReadyz answers 200 once the server listens (the index is loaded
-// before), and says whether the store answers, and whether a disk is the
+// before), and says whether the store answers, whether a disk is the
 // reason writes or events are refused ("store":"full", "events":"disk
-// low"). A store outage does not make an instance unready: it keeps
+// low"), and which event streams' brokers are down or behind
+// ("streams":"nats: down"; "events":"stream backlog full" once events
+// are refused for it). A store outage does not make an instance unready: it keeps
 // serving reads from memory, and only writes fail (503), so a load
 // balancer should keep sending it traffic.
 func handleReadyz(store pinger, events any) handler {
@@ -45,6 +48,10 @@ func readiness(store pinger, events any) func() map[string]string {
 	if d, ok := events.(interface{ DiskLow() bool }); ok {
 		diskLow = d.DiskLow
 	}
+	behind := func() []string { return nil }
+	if s, ok := events.(interface{ StreamsBehind() []string }); ok {
+		behind = s.StreamsBehind
+	}
 	return func() map[string]string {
 		pctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -53,6 +60,12 @@ func readiness(store pinger, events any) func() map[string]string {
 			body["store"], body["error"] = "down", err.Error()
 		} else if full() {
 			body["store"] = "full"
+		}
+		if b := behind(); len(b) > 0 {
+			body["streams"] = strings.Join(b, "; ")
+			if strings.Contains(body["streams"], "backlog full") {
+				body["events"] = "stream backlog full"
+			}
 		}
 		if diskLow() {
 			body["events"] = "disk low"

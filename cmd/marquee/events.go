@@ -23,6 +23,9 @@ import (
 	"marquee/objstore"
 	"marquee/reports"
 	"marquee/store"
+	"marquee/streams"
+	"marquee/streams/kafka"
+	"marquee/streams/natsjs"
 )
 
 // eventsConfig is the event collector's part of marquee serve's flags.
@@ -39,6 +42,17 @@ type eventsConfig struct {
 	trustedProxies string
 	proxies        []netip.Prefix // trustedProxies, parsed by parse
 	s3             objstore.S3Config
+	kafka, nats    string       // -events-kafka, -events-nats
+	streams        []streamSpec // kafka and nats, parsed by parse
+}
+
+// streamSpec is a parsed -events-kafka or -events-nats: the broker's own
+// options, and the forwarder's (key, backlog).
+type streamSpec struct {
+	name    string
+	broker  map[string]string
+	key     string
+	backlog int64
 }
 
 func (c *eventsConfig) flags(fs *flag.FlagSet) {
@@ -57,10 +71,81 @@ func (c *eventsConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.s3.AccessKey, "events-s3-access-key", "", "S3 access key")
 	fs.StringVar(&c.s3.SecretKey, "events-s3-secret-key", "", "S3 secret key")
 	fs.BoolVar(&c.s3.Insecure, "events-s3-insecure", false, "talk plain HTTP to the S3 endpoint")
+	fs.StringVar(&c.kafka, "events-kafka", "", "also publish every event to Kafka: brokers=HOST:PORT[,HOST:PORT…],topic=NAME, "+
+		"and optionally key=ad|link|user, compression=lz4|zstd|snappy|gzip|none, create=true, tls=true, tls-ca=FILE, "+
+		"tls-server-name=NAME, sasl=plain|scram-sha-256|scram-sha-512, user=U, password=P, backlog=256MiB (docs/operations.md#streams)")
+	fs.StringVar(&c.nats, "events-nats", "", "also publish every event to NATS JetStream: url=nats://HOST:PORT,subject=NAME, "+
+		"and optionally stream=NAME, create=true (create the stream if absent), key=ad|link|user, backlog=256MiB (docs/operations.md#streams)")
 }
 
-// parse parses -trusted-proxies into proxies and -events-min-free.
+// parseStreams parses -events-kafka and -events-nats.
+func (c *eventsConfig) parseStreams() error {
+	c.streams = nil
+	for _, s := range []struct {
+		name, flag, value string
+		known             []string
+	}{{"kafka", "-events-kafka", c.kafka, kafka.Options}, {"nats", "-events-nats", c.nats, natsjs.Options}} {
+		if s.value == "" {
+			continue
+		}
+		opts, err := streams.ParseOptions(s.flag, s.value, append([]string{"key", "backlog"}, s.known...)...)
+		if err != nil {
+			return err
+		}
+		spec := streamSpec{name: s.name, key: opts["key"], broker: opts}
+		if spec.key != "" && !slices.Contains(streams.Keys, spec.key) {
+			return fmt.Errorf("%s: key=%q: want one of %s", s.flag, spec.key, strings.Join(streams.Keys, ", "))
+		}
+		if b := opts["backlog"]; b != "" {
+			if spec.backlog, err = parseBytes(b); err != nil || spec.backlog < 1 {
+				return fmt.Errorf("%s: backlog=%q: want bytes with a unit (256MiB, 1GB)", s.flag, b)
+			}
+		}
+		delete(opts, "key")
+		delete(opts, "backlog")
+		c.streams = append(c.streams, spec)
+	}
+	return nil
+}
+
+// openStreams opens the forwarders of the parsed streams on the spool
+// at dir (before the collector: it tells them of the files it completes).
+func (c *eventsConfig) openStreams(dir string, log *slog.Logger, reg prometheus.Registerer) ([]*streams.Forwarder, error) {
+	var out []*streams.Forwarder
+	fail := func(err error) ([]*streams.Forwarder, error) {
+		for _, f := range out {
+			f.Close(context.Background())
+		}
+		return nil, err
+	}
+	for _, s := range c.streams {
+		var b streams.Broker
+		var err error
+		switch s.name {
+		case "kafka":
+			b, err = kafka.Open(s.broker)
+		case "nats":
+			b, err = natsjs.Open(s.broker)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		f, err := streams.Open(streams.Config{Name: s.name, Dir: dir, Key: s.key, Backlog: s.backlog, Log: log, Registerer: reg}, b)
+		if err != nil {
+			b.Close()
+			return fail(err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// parse parses -trusted-proxies into proxies, -events-min-free and the
+// streams.
 func (c *eventsConfig) parse() error {
+	if err := c.parseStreams(); err != nil {
+		return err
+	}
 	switch c.minFree {
 	case "":
 		c.minFreeBytes = 0
@@ -92,15 +177,17 @@ func (c *eventsConfig) parse() error {
 }
 
 // open starts the collector on <data>/events, counting what it writes
-// into the Tally that tally returns for this instance's name and spool.
+// into the Tally that tally returns for this instance's name and spool,
+// and forwarding it to the streams (each has recovered what its broker
+// missed).
 func (c *eventsConfig) open(data string, log *slog.Logger, reg prometheus.Registerer,
-	tally func(instance, dir string) (collector.Tally, error)) (*collector.Collector, error) {
+	tally func(instance, dir string) (collector.Tally, error)) (*collector.Collector, []*streams.Forwarder, error) {
 	if c.rotateMB < 1 || c.spoolMaxMB < 1 || c.rotateAge <= 0 || c.flush <= 0 {
-		return nil, errors.New("-events-rotate-mb, -events-spool-max-mb, -events-rotate-age and -events-flush must be positive")
+		return nil, nil, errors.New("-events-rotate-mb, -events-spool-max-mb, -events-rotate-age and -events-flush must be positive")
 	}
 	instance, err := instanceName(c.instance, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg := collector.Config{
 		Dir: filepath.Join(data, "events"), Instance: instance, Codec: c.codec,
@@ -108,16 +195,46 @@ func (c *eventsConfig) open(data string, log *slog.Logger, reg prometheus.Regist
 		Durable: c.durable, SpoolMax: int64(c.spoolMaxMB) << 20, MinFree: c.minFreeBytes,
 	}
 	if cfg.Tally, err = tally(instance, cfg.Dir); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c.s3.URL != "" {
 		s3, err := objstore.NewS3(c.s3)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cfg.Shipper = s3
 	}
-	return collector.New(cfg, log, reg)
+	fws, err := c.openStreams(cfg.Dir, log, reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range fws {
+		cfg.Forwarders = append(cfg.Forwarders, f)
+	}
+	col, err := collector.New(cfg, log, reg)
+	if err == nil {
+		for _, f := range fws {
+			err = errors.Join(err, f.Recover())
+		}
+		if err != nil {
+			col.Close(context.Background())
+		}
+	}
+	if err != nil {
+		closeStreams(context.Background(), fws, log)
+		return nil, nil, err
+	}
+	return col, fws, nil
+}
+
+// closeStreams lets the forwarders send what they hold until ctx is done
+// (the rest is sent from the files at the next start) and closes them.
+func closeStreams(ctx context.Context, fws []*streams.Forwarder, log *slog.Logger) {
+	for _, f := range fws {
+		if err := f.Close(ctx); err != nil {
+			log.Warn("event stream closed with an error; the next start sends from the files what its broker lacks", "stream", f.Name(), "err", err)
+		}
+	}
 }
 
 // instanceName returns name, or the one kept under data (generated once).

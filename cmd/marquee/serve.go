@@ -40,6 +40,7 @@ import (
 	"marquee/store/mysql"
 	"marquee/store/postgres"
 	"marquee/store/sqlite"
+	"marquee/streams"
 	"marquee/tracking"
 	"marquee/web"
 )
@@ -238,7 +239,8 @@ type node struct {
 	geo        *reports.GeoIP  // collect
 	tally      *reports.Tally
 	events     *collector.Collector
-	stopPprof  func() // listen
+	streams    []*streams.Forwarder // collect; closed after events
+	stopPprof  func()               // listen
 }
 
 // open opens the store and builds what reads it: the index, the two
@@ -324,7 +326,7 @@ func (n *node) collect(ctx context.Context) error {
 	if n.geo, err = n.cfg.reports.openGeoIP(); err != nil {
 		return err
 	}
-	n.events, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, func(instance, dir string) (collector.Tally, error) {
+	n.events, n.streams, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, func(instance, dir string) (collector.Tally, error) {
 		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.st, n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log}, n.reg)
 		return n.tally, n.tally.LoadPending(ctx, dir)
 	})
@@ -334,8 +336,9 @@ func (n *node) collect(ctx context.Context) error {
 	if err := n.tally.Recover(ctx, filepath.Join(n.cfg.data, "events")); err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), n.cfg.shutdownWait)
 		n.events.Close(cctx) // its shipper waits for the recovery that failed: give it the shutdown timeout
+		closeStreams(cctx, n.streams, n.log)
 		cancel()
-		n.events = nil
+		n.events, n.streams = nil, nil
 		return err
 	}
 	return nil
@@ -655,7 +658,8 @@ func (n *node) stop(stopLoops func()) {
 	if err := n.events.Close(sctx); err != nil {
 		n.log.Error("event collector: events lost at shutdown", "err", err)
 	}
-	n.events = nil
+	closeStreams(sctx, n.streams, n.log)
+	n.events, n.streams = nil, nil
 	if err := n.tally.Flush(sctx); err != nil {
 		n.log.Warn("reports not flushed at shutdown; the next start counts them from the files", "err", err)
 	}
@@ -676,6 +680,7 @@ func (n *node) close() {
 	if n.events != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), n.cfg.shutdownWait)
 		n.events.Close(sctx)
+		closeStreams(sctx, n.streams, n.log)
 		cancel()
 	}
 	if n.stopPprof != nil {

@@ -1,0 +1,440 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// streamBroker is a broker a stream test runs its own of, so that it can
+// stop it and start it again with what it stored.
+type streamBroker interface {
+	flags() []string // marquee serve's flags that send events to it
+	stop()
+	start()
+	// received returns every event stored, in the broker's order per
+	// key (a Kafka partition, the JetStream stream): the messages'
+	// values, with the event id each carries beside the value.
+	received(t *testing.T) []streamed
+}
+
+type streamed struct {
+	key, eid string
+	line     map[string]any
+}
+
+// natsBroker runs nats-server with JetStream on a spare port, storing in
+// a temp dir (skipped when nats-server is not installed).
+type natsBroker struct {
+	t    *testing.T
+	bin  string
+	dir  string
+	port int
+	cmd  *exec.Cmd
+}
+
+func spare(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func newNATSBroker(t *testing.T) *natsBroker {
+	bin, err := exec.LookPath("nats-server")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/nats-server"); serr != nil {
+			t.Skip("nats-server is not installed (Debian: apt-get install nats-server; .ci/run installs it): skipping the NATS stream tests")
+		}
+		bin = "/usr/sbin/nats-server"
+	}
+	b := &natsBroker{t: t, bin: bin, dir: t.TempDir(), port: spare(t)}
+	b.start()
+	t.Cleanup(b.stop)
+	return b
+}
+
+func (b *natsBroker) url() string { return "nats://127.0.0.1:" + strconv.Itoa(b.port) }
+
+func (b *natsBroker) flags() []string {
+	return []string{"-events-nats", "url=" + b.url() + ",subject=marquee.events,stream=EVENTS,create=true,key=user"}
+}
+
+func (b *natsBroker) start() {
+	b.cmd = exec.Command(b.bin, "-a", "127.0.0.1", "-p", strconv.Itoa(b.port), "-js", "-sd", b.dir)
+	if err := b.cmd.Start(); err != nil {
+		b.t.Fatal(err)
+	}
+	eventually(b.t, 10*time.Second, func() string {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(b.port)); err == nil {
+			c.Close()
+			return ""
+		}
+		return "nats-server does not listen"
+	})
+}
+
+func (b *natsBroker) stop() {
+	if b.cmd != nil {
+		b.cmd.Process.Kill()
+		b.cmd.Wait()
+		b.cmd = nil
+	}
+}
+
+func (b *natsBroker) received(t *testing.T) []streamed {
+	return natsReceived(t, b.url(), "EVENTS")
+}
+
+// natsReceived reads every message of a JetStream stream in order.
+func natsReceived(t *testing.T, url, stream string) []streamed {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return nil // not created yet
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []streamed
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatalf("message %d: %v", seq, err)
+		}
+		var line map[string]any
+		if err := json.Unmarshal(m.Data, &line); err != nil {
+			t.Fatalf("message %d is not an event line: %q", seq, m.Data)
+		}
+		out = append(out, streamed{key: "", eid: m.Header.Get(jetstream.MsgIDHeader), line: line})
+	}
+	return out
+}
+
+// kafkaBroker is franz-go's in-process cluster (kfake) on a fixed port,
+// persisting to a temp dir so that it keeps its records across a stop.
+type kafkaBroker struct {
+	t    *testing.T
+	dir  string
+	port int
+	c    *kfake.Cluster
+}
+
+func newKafkaBroker(t *testing.T) *kafkaBroker {
+	b := &kafkaBroker{t: t, dir: t.TempDir(), port: spare(t)}
+	b.start()
+	t.Cleanup(b.stop)
+	return b
+}
+
+func (b *kafkaBroker) addr() string { return "127.0.0.1:" + strconv.Itoa(b.port) }
+
+func (b *kafkaBroker) flags() []string {
+	return []string{"-events-kafka", "brokers=" + b.addr() + ",topic=events,key=user"}
+}
+
+func (b *kafkaBroker) start() {
+	c, err := kfake.NewCluster(kfake.Ports(b.port), kfake.DataDir(b.dir), kfake.SeedTopics(3, "events"))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.c = c
+}
+
+func (b *kafkaBroker) stop() {
+	if b.c != nil {
+		b.c.Close()
+		b.c = nil
+	}
+}
+
+func (b *kafkaBroker) received(t *testing.T) []streamed {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr()), kgo.ConsumeTopics("events"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []streamed
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			var line map[string]any
+			if err := json.Unmarshal(r.Value, &line); err != nil {
+				t.Fatalf("record %d/%d is not an event line: %q", r.Partition, r.Offset, r.Value)
+			}
+			s := streamed{key: string(r.Key), line: line}
+			for _, h := range r.Headers {
+				if h.Key == "eid" {
+					s.eid = string(h.Value)
+				}
+			}
+			out = append(out, s)
+		})
+		if n == 0 {
+			return out // a second without a record: all read
+		}
+	}
+}
+
+// streamLoad posts events from 4 clients, each its own user with a
+// counter, until stop is closed, and returns the events acknowledged
+// (202), as "u<client>/<n>".
+func streamLoad(base string, stop <-chan struct{}) func() []string {
+	var mu sync.Mutex
+	var acked []string
+	var wg sync.WaitGroup
+	for c := range 4 {
+		wg.Go(func() {
+			client := &http.Client{Timeout: 5 * time.Second}
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf(`{"type":"impression","uid":"u%d","n":%d}`, c, n)
+				resp, err := client.Post(base+"/e", "application/json", strings.NewReader(body))
+				if err != nil {
+					return // the server is gone
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == 202 {
+					mu.Lock()
+					acked = append(acked, fmt.Sprintf("u%d/%d", c, n))
+					mu.Unlock()
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		})
+	}
+	return func() []string {
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		return acked
+	}
+}
+
+// checkStreamed checks that every acknowledged event is in the broker
+// (copies aside: a copy has the id of the first) and that each user's
+// events are in the order sent; it returns what is missing, or "".
+func checkStreamed(got []streamed, acked []string, byKey bool) string {
+	seen := map[string]bool{}
+	last := map[string]float64{}
+	lastAt := map[string]int{}
+	have := map[string]bool{}
+	for i, s := range got {
+		if s.eid == "" || s.eid != s.line["id"] {
+			return fmt.Sprintf("message %v: event id %q; want the line's id", s.line, s.eid)
+		}
+		if seen[s.eid] {
+			continue // a copy
+		}
+		seen[s.eid] = true
+		uid, _ := s.line["uid"].(string)
+		n, _ := s.line["n"].(float64)
+		if byKey && s.key != uid {
+			return fmt.Sprintf("message %v keyed %q; want its user %q", s.line, s.key, uid)
+		}
+		if p, ok := last[uid]; ok && n <= p {
+			return fmt.Sprintf("user %s: event %v (message %d, id %s) after %v (message %d, id %v): out of order", uid, n, i, s.eid, p, lastAt[uid], got[lastAt[uid]].eid)
+		}
+		last[uid], lastAt[uid] = n, i
+		have[fmt.Sprintf("%s/%v", uid, n)] = true
+	}
+	missing := 0
+	for _, k := range acked {
+		if !have[k] {
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Sprintf("%d of %d acknowledged events are not in the broker (%d messages)", missing, len(acked), len(got))
+	}
+	return ""
+}
+
+// Every acknowledged event reaches the broker, in order per user, with
+// the broker stopped for 10 s in the middle: the collector keeps
+// accepting, and the backlog is sent when it is back.
+func TestStreamsBrokerOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10 s broker outage per broker")
+	}
+	for _, c := range []struct {
+		name   string
+		broker func(*testing.T) streamBroker
+		byKey  bool
+	}{{"nats", func(t *testing.T) streamBroker { return newNATSBroker(t) }, false},
+		{"kafka", func(t *testing.T) streamBroker { return newKafkaBroker(t) }, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.broker(t)
+			in := start(t, t.TempDir(), nil, append([]string{"-insecure-admin", "-events-durable", "-events-flush", "20ms"}, b.flags()...)...)
+			stop := make(chan struct{})
+			wait := streamLoad(in.url, stop)
+			time.Sleep(time.Second)
+			b.stop()
+			eventually(t, 20*time.Second, func() string {
+				if strings.Contains(in.get("/readyz").body, `"streams":"`+c.name+`: down"`) {
+					return ""
+				}
+				return "/readyz does not say the broker is down: " + in.get("/readyz").body
+			})
+			time.Sleep(10 * time.Second)
+			b.start()
+			time.Sleep(time.Second)
+			close(stop)
+			acked := wait()
+			if len(acked) < 200 {
+				t.Fatalf("only %d events acknowledged; the test needs load", len(acked))
+			}
+			eventually(t, 60*time.Second, func() string { return checkStreamed(b.received(t), acked, c.byKey) })
+			m := in.get("/metrics").body
+			for _, want := range []string{`marquee_stream_up{stream="` + c.name + `"} 1`, `marquee_stream_retries_total{stream="` + c.name + `"}`} {
+				if !strings.Contains(m, want) {
+					t.Errorf("/metrics lacks %s", want)
+				}
+			}
+		})
+	}
+}
+
+// Events acknowledged in durable mode while the broker is down, by a
+// Marquee then killed (SIGKILL), reach the broker once Marquee restarts
+// on the same data and the broker is back.
+func TestStreamsRestartReplaysFromFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	for _, c := range []struct {
+		name   string
+		broker func(*testing.T) streamBroker
+	}{{"nats", func(t *testing.T) streamBroker { return newNATSBroker(t) }},
+		{"kafka", func(t *testing.T) streamBroker { return newKafkaBroker(t) }}} {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.broker(t)
+			data := t.TempDir()
+			// Files rotate every 300 ms: the kill leaves finished files the
+			// broker lacks, and a file being written.
+			base, cmd := startChild(t, data, append([]string{"-events-durable", "-events-flush", "20ms", "-events-rotate-age", "300ms"}, b.flags()...)...)
+			// Some events reach the broker, then it goes away and more are
+			// acknowledged into the files only; then Marquee is killed.
+			stop := make(chan struct{})
+			wait := streamLoad(base, stop)
+			time.Sleep(500 * time.Millisecond)
+			b.stop()
+			time.Sleep(time.Second)
+			cmd.Process.Kill()
+			cmd.Wait()
+			close(stop)
+			acked := wait()
+			if len(acked) < 100 {
+				t.Fatalf("only %d events acknowledged; the test needs load", len(acked))
+			}
+			b.start()
+			start(t, data, nil, append([]string{"-insecure-admin", "-events-durable"}, b.flags()...)...)
+			eventually(t, 60*time.Second, func() string { return checkStreamed(b.received(t), acked, false) })
+		})
+	}
+}
+
+// With the broker down and the backlog at its bound, events get 503 with
+// Retry-After and /readyz says why; with the broker back, they are
+// accepted again and nothing acknowledged is missing.
+func TestStreamsBacklogFullIs503(t *testing.T) {
+	b := newNATSBroker(t)
+	flags := b.flags()
+	flags[1] += ",backlog=16KiB"
+	in := start(t, t.TempDir(), nil, append([]string{"-insecure-admin", "-events-flush", "10ms"}, flags...)...)
+	b.stop()
+	var acked []string
+	var r response
+	for n := 0; n < 5000; n++ {
+		r = post(in, "application/json", fmt.Sprintf(`{"uid":"u0","n":%d,"pad":"%s"}`, n, strings.Repeat("x", 200)))
+		if r.status == 503 {
+			break
+		}
+		if r.status != 202 {
+			t.Fatalf("POST /e = %d %s", r.status, r.body)
+		}
+		acked = append(acked, fmt.Sprintf("u0/%d", n))
+		time.Sleep(time.Millisecond)
+	}
+	if r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "backlog is full") {
+		t.Fatalf("POST /e with the backlog full = %d %s (Retry-After %q); want 503 naming the stream's backlog", r.status, r.body, r.header.Get("Retry-After"))
+	}
+	if body := in.get("/readyz").body; !strings.Contains(body, `"events":"stream backlog full"`) || !strings.Contains(body, `"streams":"nats: backlog full"`) {
+		t.Errorf("/readyz = %s; want it to say the stream's backlog is full", body)
+	}
+	b.start()
+	eventually(t, 30*time.Second, func() string {
+		if r := post(in, "application/json", `{"uid":"u1","n":0}`); r.status != 202 {
+			return fmt.Sprintf("POST /e after the broker came back = %d %s", r.status, r.body)
+		}
+		return ""
+	})
+	acked = append(acked, "u1/0")
+	eventually(t, 30*time.Second, func() string { return checkStreamed(b.received(t), acked, false) })
+}
+
+// Against the NATS server of the machine (MARQUEE_TEST_NATS, e.g.
+// nats://127.0.0.1:4222): events go to a stream Marquee creates.
+func TestStreamsSharedNATS(t *testing.T) {
+	url := os.Getenv("MARQUEE_TEST_NATS")
+	if url == "" {
+		t.Skip("MARQUEE_TEST_NATS is not set (e.g. nats://127.0.0.1:4222): skipping the test against a running NATS server")
+	}
+	name := fmt.Sprintf("MARQUEE_TEST_%d", time.Now().UnixNano())
+	defer func() {
+		nc, err := nats.Connect(url)
+		if err == nil {
+			js, _ := jetstream.New(nc)
+			js.DeleteStream(context.Background(), name)
+			nc.Close()
+		}
+	}()
+	data := t.TempDir()
+	in := start(t, data, nil, "-insecure-admin", "-events-durable", "-events-nats", "url="+url+",subject="+strings.ToLower(name)+",stream="+name+",create=true")
+	var acked []string
+	for n := range 200 {
+		if r := post(in, "application/json", fmt.Sprintf(`{"uid":"u0","n":%d}`, n)); r.status != 202 {
+			t.Fatalf("POST /e = %d %s", r.status, r.body)
+		}
+		acked = append(acked, fmt.Sprintf("u0/%d", n))
+	}
+	eventually(t, 20*time.Second, func() string { return checkStreamed(natsReceived(t, url, name), acked, false) })
+	if _, err := os.Stat(filepath.Join(data, "events", "streams", "nats.cursor")); err != nil {
+		t.Errorf("no cursor kept in the spool: %v", err)
+	}
+}
