@@ -41,13 +41,18 @@ import (
 	"marquee/eventline"
 )
 
-// Message is one event as a broker gets it: its key (the partition
+// Message is what a broker gets: one event — its key (the partition
 // key: one key's messages keep their order; nil for an event without
 // one), its id (unique per event, the same in every copy: what a
-// consumer deduplicates by) and the event line (JSON, no newline).
-// Its slices are valid until Publish returns.
+// consumer deduplicates by) and its line (JSON, no newline) — or, for a
+// broker that takes runs of events (Broker.RunBytes), a run of whole
+// lines as NDJSON (each ending in a newline), no key, and the id of its
+// first event with "+" and its number of events (so that a run sent
+// again, identical, has the same id). Its slices are valid until Publish
+// returns.
 type Message struct {
 	Key, ID, Value []byte
+	Events         int
 }
 
 // Broker publishes messages to one destination (a topic, a subject).
@@ -56,6 +61,9 @@ type Broker interface {
 	// acknowledged every one. On an error some may be stored: they are
 	// all sent again.
 	Publish(ctx context.Context, msgs []Message) error
+	// RunBytes is 0 for a broker that takes one event a message, or how
+	// many bytes of NDJSON a message holds at most (at least one line).
+	RunBytes() int
 	Close() error
 }
 
@@ -445,18 +453,37 @@ func (f *Forwarder) next(msgs []Message, fields *eventline.Fields) (_ []Message,
 		}
 		f.wake.Wait()
 	}
+	run := f.broker.RunBytes()
 	for i := range f.live {
 		c := &f.live[i]
 		pos := c.sent
 		for pos < len(c.data) && len(msgs) < f.cfg.Batch {
-			end := len(c.data)
-			if nl := bytes.IndexByte(c.data[pos:], '\n'); nl >= 0 {
-				end = pos + nl
+			start, n := pos, 0
+			for pos < len(c.data) && (n == 0 || run > 0) {
+				end := len(c.data)
+				if nl := bytes.IndexByte(c.data[pos:], '\n'); nl >= 0 {
+					end = pos + nl + 1
+				}
+				if n > 0 && end-start > run {
+					break
+				}
+				pos, n = end, n+1
 			}
-			if line := c.data[pos:end]; len(line) > 0 {
-				msgs = append(msgs, f.message(line, c.file, c.offset+int64(pos), fields))
+			line := bytes.TrimSuffix(c.data[start:pos], []byte("\n"))
+			if run == 0 {
+				if len(line) > 0 {
+					msgs = append(msgs, f.message(line, c.file, c.offset+int64(start), fields))
+				}
+				continue
 			}
-			pos = min(end+1, len(c.data))
+			first := line
+			if nl := bytes.IndexByte(first, '\n'); nl >= 0 {
+				first = first[:nl]
+			}
+			m := f.message(first, c.file, c.offset+int64(start), fields)
+			m.Key, m.Value, m.Events = nil, c.data[start:pos], n
+			m.ID = strconv.AppendInt(append(m.ID[:len(m.ID):len(m.ID)], '+'), int64(n), 10)
+			msgs = append(msgs, m)
 		}
 		reach = append(reach, pos)
 		if len(msgs) >= f.cfg.Batch {
@@ -470,7 +497,7 @@ func (f *Forwarder) next(msgs []Message, fields *eventline.Fields) (_ []Message,
 // key and id from the line (an id made of the file and offset for a
 // line without one: the same in every copy).
 func (f *Forwarder) message(line []byte, file string, offset int64, fields *eventline.Fields) Message {
-	m := Message{Value: line}
+	m := Message{Value: line, Events: 1}
 	if eventline.Scan(line, fields) {
 		for _, k := range f.order {
 			if v := fields[k]; len(v) > 0 {
@@ -540,9 +567,13 @@ func (f *Forwarder) run(ctx context.Context) {
 			err := f.broker.Publish(pctx, batch)
 			f.since.Store(0)
 			cancel()
-			f.m.produced.Add(float64(len(batch)))
+			events := 0
+			for _, m := range batch {
+				events += m.Events
+			}
+			f.m.produced.Add(float64(events))
 			if err == nil {
-				f.m.acknowledged.Add(float64(len(batch)))
+				f.m.acknowledged.Add(float64(events))
 				if !f.up.Swap(true) {
 					f.cfg.Log.Info("streams: the broker takes events again; sending the backlog", "stream", f.cfg.Name)
 				}

@@ -75,7 +75,8 @@ func (c *eventsConfig) flags(fs *flag.FlagSet) {
 		"and optionally key=ad|link|user, compression=lz4|zstd|snappy|gzip|none, create=true, tls=true, tls-ca=FILE, "+
 		"tls-server-name=NAME, sasl=plain|scram-sha-256|scram-sha-512, user=U, password=P, backlog=256MiB (docs/operations.md#streams)")
 	fs.StringVar(&c.nats, "events-nats", "", "also publish every event to NATS JetStream: url=nats://HOST:PORT,subject=NAME, "+
-		"and optionally stream=NAME, create=true (create the stream if absent), key=ad|link|user, backlog=256MiB (docs/operations.md#streams)")
+		"and optionally stream=NAME, create=true (create the stream if absent), message-bytes=65536 (NDJSON runs; 0: one event a message), "+
+		"key=ad|link|user, backlog=256MiB (docs/operations.md#streams)")
 }
 
 // parseStreams parses -events-kafka and -events-nats.

@@ -101,11 +101,13 @@ func (b *natsBroker) stop() {
 }
 
 func (b *natsBroker) received(t *testing.T) []streamed {
-	return natsReceived(t, b.url(), "EVENTS")
+	return natsReceived(t, b.url(), "EVENTS", false)
 }
 
-// natsReceived reads every message of a JetStream stream in order.
-func natsReceived(t *testing.T, url, stream string) []streamed {
+// natsReceived reads every message of a JetStream stream in order:
+// runs of events (each message's id its first event's and its count), or
+// one event a message (its id the event's) when one is true.
+func natsReceived(t *testing.T, url, stream string, one bool) []streamed {
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
@@ -128,11 +130,26 @@ func natsReceived(t *testing.T, url, stream string) []streamed {
 		if err != nil {
 			t.Fatalf("message %d: %v", seq, err)
 		}
-		var line map[string]any
-		if err := json.Unmarshal(m.Data, &line); err != nil {
-			t.Fatalf("message %d is not an event line: %q", seq, m.Data)
+		// A message is a run of event lines (NDJSON); its id is its
+		// first event's and its count.
+		lines := strings.Split(strings.TrimSuffix(string(m.Data), "\n"), "\n")
+		if got := m.Header.Get("Marquee-Events"); got != strconv.Itoa(len(lines)) {
+			t.Fatalf("message %d holds %d events; its Marquee-Events header says %q", seq, len(lines), got)
 		}
-		out = append(out, streamed{key: "", eid: m.Header.Get(jetstream.MsgIDHeader), line: line})
+		for i, l := range lines {
+			var line map[string]any
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatalf("message %d: %q is not an event line", seq, l)
+			}
+			id := fmt.Sprintf("%v+%d", line["id"], len(lines))
+			if one {
+				id = fmt.Sprint(line["id"])
+			}
+			if i == 0 && m.Header.Get(jetstream.MsgIDHeader) != id {
+				t.Fatalf("message %d: Nats-Msg-Id %q; want %q", seq, m.Header.Get(jetstream.MsgIDHeader), id)
+			}
+			out = append(out, streamed{eid: line["id"].(string), line: line})
+		}
 	}
 	return out
 }
@@ -409,32 +426,40 @@ func TestStreamsBacklogFullIs503(t *testing.T) {
 }
 
 // Against the NATS server of the machine (MARQUEE_TEST_NATS, e.g.
-// nats://127.0.0.1:4222): events go to a stream Marquee creates.
+// nats://127.0.0.1:4222): events go to a stream Marquee creates, in runs
+// of NDJSON (the default) or one a message (message-bytes=0).
 func TestStreamsSharedNATS(t *testing.T) {
 	url := os.Getenv("MARQUEE_TEST_NATS")
 	if url == "" {
 		t.Skip("MARQUEE_TEST_NATS is not set (e.g. nats://127.0.0.1:4222): skipping the test against a running NATS server")
 	}
-	name := fmt.Sprintf("MARQUEE_TEST_%d", time.Now().UnixNano())
-	defer func() {
-		nc, err := nats.Connect(url)
-		if err == nil {
-			js, _ := jetstream.New(nc)
-			js.DeleteStream(context.Background(), name)
-			nc.Close()
-		}
-	}()
-	data := t.TempDir()
-	in := start(t, data, nil, "-insecure-admin", "-events-durable", "-events-nats", "url="+url+",subject="+strings.ToLower(name)+",stream="+name+",create=true")
-	var acked []string
-	for n := range 200 {
-		if r := post(in, "application/json", fmt.Sprintf(`{"uid":"u0","n":%d}`, n)); r.status != 202 {
-			t.Fatalf("POST /e = %d %s", r.status, r.body)
-		}
-		acked = append(acked, fmt.Sprintf("u0/%d", n))
-	}
-	eventually(t, 20*time.Second, func() string { return checkStreamed(natsReceived(t, url, name), acked, false) })
-	if _, err := os.Stat(filepath.Join(data, "events", "streams", "nats.cursor")); err != nil {
-		t.Errorf("no cursor kept in the spool: %v", err)
+	for _, c := range []struct {
+		name, opt string
+		one       bool
+	}{{"runs", "", false}, {"one event a message", ",message-bytes=0", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			name := fmt.Sprintf("MARQUEE_TEST_%d", time.Now().UnixNano())
+			defer func() {
+				nc, err := nats.Connect(url)
+				if err == nil {
+					js, _ := jetstream.New(nc)
+					js.DeleteStream(context.Background(), name)
+					nc.Close()
+				}
+			}()
+			data := t.TempDir()
+			in := start(t, data, nil, "-insecure-admin", "-events-durable", "-events-nats", "url="+url+",subject="+strings.ToLower(name)+",stream="+name+",create=true"+c.opt)
+			var acked []string
+			for n := range 200 {
+				if r := post(in, "application/json", fmt.Sprintf(`{"uid":"u0","n":%d}`, n)); r.status != 202 {
+					t.Fatalf("POST /e = %d %s", r.status, r.body)
+				}
+				acked = append(acked, fmt.Sprintf("u0/%d", n))
+			}
+			eventually(t, 20*time.Second, func() string { return checkStreamed(natsReceived(t, url, name, c.one), acked, false) })
+			if _, err := os.Stat(filepath.Join(data, "events", "streams", "nats.cursor")); err != nil {
+				t.Errorf("no cursor kept in the spool: %v", err)
+			}
+		})
 	}
 }

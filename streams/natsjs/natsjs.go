@@ -1,9 +1,12 @@
 // Package natsjs publishes events to NATS JetStream
-// (github.com/nats-io/nats.go/jetstream): each event a message on one
-// subject, with the event's id as its Nats-Msg-Id, so that JetStream
-// drops the copies a retry sends within the stream's duplicate window.
-// A stream keeps one order for all its messages, so one key's events
-// keep theirs.
+// (github.com/nats-io/nats.go/jetstream) on one subject: by default each
+// message a run of events as NDJSON (up to 64 KiB, one line an event, as
+// in the files), or one event a message with message-bytes=0. A message's
+// Nats-Msg-Id is its first event's id and its count of events
+// (streams.Message), so that JetStream drops the copies a retry sends
+// within the stream's duplicate window; its Marquee-Events header says
+// how many events it holds. A stream keeps one order for all its
+// messages, so one key's events keep theirs.
 package natsjs
 
 import (
@@ -21,7 +24,7 @@ import (
 )
 
 // Options are the options of -events-nats this package reads.
-var Options = []string{"url", "subject", "stream", "create"}
+var Options = []string{"url", "subject", "stream", "create", "message-bytes"}
 
 // Broker publishes to a JetStream stream. Publish is called by one
 // goroutine at a time.
@@ -31,6 +34,7 @@ type Broker struct {
 	subject string
 	stream  string
 	create  bool // create the stream if absent, at the first publish
+	run     int  // bytes of NDJSON a message holds at most; 0: one event a message
 	mu      sync.Mutex
 	ready   bool // the stream exists (or is not ours to create)
 	futs    []jetstream.PubAckFuture
@@ -46,7 +50,14 @@ func Open(opts map[string]string) (*Broker, error) {
 	if url == "" || subject == "" {
 		return nil, errors.New("-events-nats: url= and subject= are required")
 	}
-	b := &Broker{subject: subject, stream: opts["stream"]}
+	b := &Broker{subject: subject, stream: opts["stream"], run: 64 << 10}
+	if v := opts["message-bytes"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1<<20 {
+			return nil, fmt.Errorf("-events-nats: message-bytes=%q: want bytes from 0 (one event a message) to 1048576 (NATS's default largest message)", v)
+		}
+		b.run = n
+	}
 	if b.stream == "" {
 		b.stream = "MARQUEE_EVENTS"
 	}
@@ -82,7 +93,7 @@ func (b *Broker) Publish(ctx context.Context, msgs []streams.Message) error {
 	defer func() { clear(futs); b.futs = futs[:0] }()
 	for _, m := range msgs {
 		f, err := b.js.PublishMsgAsync(&nats.Msg{Subject: b.subject, Data: m.Value,
-			Header: nats.Header{jetstream.MsgIDHeader: []string{string(m.ID)}}})
+			Header: nats.Header{jetstream.MsgIDHeader: {string(m.ID)}, "Marquee-Events": {strconv.Itoa(m.Events)}}})
 		if err != nil {
 			return err
 		}
@@ -99,6 +110,10 @@ func (b *Broker) Publish(ctx context.Context, msgs []streams.Message) error {
 	}
 	return nil
 }
+
+// RunBytes is how many bytes of NDJSON a message holds at most (0: one
+// event a message).
+func (b *Broker) RunBytes() int { return b.run }
 
 // ensure creates the stream, when asked to, once.
 func (b *Broker) ensure(ctx context.Context) error {
