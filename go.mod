@@ -38,6 +38,7 @@ require (
 require (
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1 // indirect
 )
 

@@ -24,6 +24,8 @@ const (
 	ScopeCampaignsWrite Scope = "campaigns:write"
 	ScopeReportsRead    Scope = "reports:read"
 	ScopeKeysAdmin      Scope = "keys:admin"
+	// webhooks:admin manages webhooks, which send events out.
+	ScopeWebhooksAdmin Scope = "webhooks:admin"
 )
 
 // Scopes lists every scope, in the order lists of scopes are given in.
@@ -36,7 +38,7 @@ type ScopeSet uint16
 const AllScopes = ScopeSet(1)<<len(scopeBits) - 1
 
 var scopeBits = [...]Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeCampaignsRead, ScopeCampaignsWrite,
-	ScopeReportsRead, ScopeKeysAdmin}
+	ScopeReportsRead, ScopeKeysAdmin, ScopeWebhooksAdmin}
 
 // Has reports whether s holds scope.
 func (s ScopeSet) Has(scope Scope) bool {

@@ -81,6 +81,8 @@ const (
 	EntityKey     = "key"
 	EntityUser    = "user"
 	EntitySession = "session"
+	// Webhooks: every instance reads them again when one changes.
+	EntityWebhook = "webhook"
 )
 
 // Change is one changelog entry, written in the same transaction as the

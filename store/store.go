@@ -60,6 +60,15 @@ type Store interface {
 	PutAsset(ctx context.Context, a marquee.Asset, body []byte) (marquee.Asset, bool, error)
 	Asset(ctx context.Context, sha string) (marquee.Asset, []byte, error)
 
+	// Webhooks and their delivery log (web.WebhookStore, webhooks.Store).
+	CreateWebhook(ctx context.Context, in marquee.WebhookInput, nonce string) (marquee.Webhook, error)
+	Webhook(ctx context.Context, id int64) (marquee.Webhook, error)
+	Webhooks(ctx context.Context) ([]marquee.Webhook, error)
+	SetWebhookState(ctx context.Context, id int64, state, reason string) (marquee.Webhook, error)
+	DeleteWebhook(ctx context.Context, id int64) error
+	AddWebhookDeliveries(ctx context.Context, ds []marquee.WebhookDelivery) error
+	WebhookDeliveries(ctx context.Context, id int64, limit int) ([]marquee.WebhookDelivery, error)
+
 	// Users, keys, sessions, sign-in and the audit log (web.AccessStore,
 	// auth.Store, auth.LoginStore).
 	CreateUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error)

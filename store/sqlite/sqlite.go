@@ -80,9 +80,21 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		},
 		Now: func() time.Time { return s.now() }, Unavailable: unavailable, ClickBatch: 50, ScanAds: "ads NOT INDEXED",
 	})
-	if err := s.migrate(ctx); err != nil {
+	// Instances opening a new file together race to switch it to WAL
+	// when their first connections open, and SQLite answers the losers
+	// SQLITE_BUSY without waiting (the busy timeout does not cover a
+	// journal-mode change): such a start tries again, for up to the
+	// busy timeout.
+	var migErr error
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if migErr = s.migrate(ctx); migErr == nil || !strings.Contains(migErr.Error(), "SQLITE_BUSY") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if migErr != nil {
 		db.Close()
-		return nil, fmt.Errorf("migrate %s: %w", path, err)
+		return nil, fmt.Errorf("migrate %s: %w", path, migErr)
 	}
 	return s, nil
 }

@@ -187,7 +187,8 @@ func TestTitleKeysOfOlderRows(t *testing.T) {
 	// of the later versions).
 	for _, q := range []string{`DROP INDEX ads_title_key`, `ALTER TABLE ads DROP COLUMN title_key`,
 		`DROP INDEX ads_campaign`, `ALTER TABLE ads DROP COLUMN campaign_id`, `ALTER TABLE ads DROP COLUMN creative`, `ALTER TABLE ads DROP COLUMN placements`,
-		`DROP TABLE advertisers`, `DROP TABLE campaigns`, `DROP TABLE placements`, `DROP TABLE assets`, `UPDATE schema_version SET version = 5`} {
+		`DROP TABLE advertisers`, `DROP TABLE campaigns`, `DROP TABLE placements`, `DROP TABLE assets`,
+		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `UPDATE schema_version SET version = 5`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
