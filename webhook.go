@@ -1,6 +1,7 @@
 package marquee
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -88,4 +89,31 @@ func (in WebhookInput) Check(allowHTTP bool) Problems {
 		p["adId"] = "ids are positive"
 	}
 	return p
+}
+
+// ParseWebhookInput decodes and checks a webhook create body:
+// {"url","events","link"|"adId"|"campaignId"}, every problem named.
+func ParseWebhookInput(body []byte, allowHTTP bool) (WebhookInput, error) {
+	var in WebhookInput
+	p := Problems{}
+	fields, ok := object(body, p, "url", "events", "link", "adId", "campaignId")
+	if !ok {
+		return in, Invalid("invalid webhook", p)
+	}
+	for _, f := range []struct {
+		name, want string
+		v          any
+	}{{"url", "must be a string", &in.URL}, {"events", "must be an array of event types", &in.Events},
+		{"link", "must be a link's code", &in.Link}, {"adId", "must be an ad's id (an integer)", &in.AdID},
+		{"campaignId", "must be a campaign's id (an integer)", &in.CampaignID}} {
+		if raw, ok := present(fields, f.name); ok && json.Unmarshal(raw, f.v) != nil {
+			p[f.name] = f.want
+		}
+	}
+	for k, v := range in.Check(allowHTTP) {
+		if _, named := p[k]; !named {
+			p[k] = v
+		}
+	}
+	return in, Invalid("invalid webhook", p)
 }

@@ -67,6 +67,9 @@ type Config struct {
 	// OnChange(nil) instead of either.
 	OnAds  func(puts []*marquee.Ad, dels []int64)
 	OnPlan func()
+	// OnWebhooks, if set, is called after a batch that changes a
+	// webhook, and after a reload.
+	OnWebhooks func()
 }
 
 // batchSize bounds the changes read at a time.
@@ -140,6 +143,9 @@ func (f *Feed) Load(ctx context.Context) error {
 	}
 	if f.cfg.OnAccess != nil {
 		f.cfg.OnAccess()
+	}
+	if f.cfg.OnWebhooks != nil {
+		f.cfg.OnWebhooks()
 	}
 	return nil
 }
@@ -332,7 +338,7 @@ func (f *Feed) hole(ctx context.Context, pos int64) (string, error) {
 func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	var ids []int64
 	var codes []string
-	access, plan := false, false
+	access, plan, hooks := false, false, false
 	seen := map[int64]bool{}
 	for _, c := range chs {
 		switch c.Entity {
@@ -347,6 +353,8 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 			access = true
 		case marquee.EntityAdvertiser, marquee.EntityCampaign, marquee.EntityPlacement:
 			plan = true
+		case marquee.EntityWebhook:
+			hooks = true
 		}
 	}
 	var puts []*marquee.Ad
@@ -382,6 +390,9 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	}
 	if f.cfg.OnAccess != nil && access {
 		f.cfg.OnAccess()
+	}
+	if f.cfg.OnWebhooks != nil && hooks {
+		f.cfg.OnWebhooks()
 	}
 	now := f.now()
 	for _, c := range chs {

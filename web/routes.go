@@ -107,6 +107,15 @@ func (s *Server) apiRoutes() []route {
 		{"DELETE", "/api/v1/placements/{name}", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleDelete(placementResource, s.campaigns, CampaignStore.DeletePlacement, s.writer)))},
 		{"POST", "/api/v1/assets", marquee.ScopeCampaignsWrite, withStore(handleUploadAsset(s.assetSt))},
 		{"GET", "/assets/{file}", public, handleAsset(s.assets)},
+		// Webhooks: where events are POSTed (package webhooks delivers them).
+		{"POST", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleCreateWebhook(s.hooks)))},
+		{"GET", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleListWebhooks(s.hooks)))},
+		{"GET", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleGetWebhook(s.hooks)))},
+		{"DELETE", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleDeleteWebhook(s.hooks)))},
+		{"POST", "/api/v1/webhooks/{id}/enable", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleWebhookState(s.hooks, marquee.WebhookActive)))},
+		{"POST", "/api/v1/webhooks/{id}/disable", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleWebhookState(s.hooks, marquee.WebhookDisabled)))},
+		{"POST", "/api/v1/webhooks/{id}/test", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleTestWebhook(s.hooks)))},
+		{"GET", "/api/v1/webhooks/{id}/deliveries", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleWebhookDeliveries(s.hooks)))},
 		// Access: keys, users, sessions, the audit log.
 		{"POST", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(handleCreateKey(s.acc))},
 		{"GET", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(handleListKeys(s.acc))},

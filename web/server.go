@@ -70,6 +70,9 @@ type Config struct {
 	// TrackingTTL is how long tracking URLs work (default
 	// tracking.DefaultTTL).
 	TrackingTTL time.Duration
+	// WebhooksAllowHTTP lets webhooks POST to http:// URLs (https only
+	// otherwise).
+	WebhooksAllowHTTP bool
 }
 
 // Deps are the server's collaborators.
@@ -88,6 +91,10 @@ type Deps struct {
 	Auth      *auth.Auth  // who requests are (keys, sessions, the bootstrap token)
 	Access    AccessStore // users, keys, sessions and the audit log
 	Campaigns CampaignStore
+	// WebhookStore keeps webhooks; Webhooks delivers them (nil: the
+	// webhook routes answer 404).
+	WebhookStore WebhookStore
+	Webhooks     Webhooks
 	// Engine decides which ads fill slots; Signer signs and checks their
 	// tracking URLs.
 	Engine *delivery.Engine
@@ -134,6 +141,7 @@ type Server struct {
 	reports   *reports.Reporter
 	auth      *auth.Auth
 	req       requester
+	hooks     *webhookEnv
 	acc       *accessEnv
 	campaigns CampaignStore
 	decisions *decisionEnv
@@ -159,6 +167,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.decisions = newDecisionEnv(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
 	s.decisions.authenticate = s.authenticate
 	s.decisions.shared = d.SharedCounters
+	s.hooks = &webhookEnv{requester: s.req, st: d.WebhookStore, hooks: d.Webhooks, allowHTTP: cfg.WebhooksAllowHTTP, writer: s.writer}
 	s.acc = &accessEnv{requester: s.req, access: d.Access, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	s.mux = newMux(s, s.routes())
 	return s

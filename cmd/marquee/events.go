@@ -180,8 +180,8 @@ func (c *eventsConfig) parse() error {
 // open starts the collector on <data>/events, counting what it writes
 // into the Tally that tally returns for this instance's name and spool,
 // and forwarding it to the streams (each has recovered what its broker
-// missed).
-func (c *eventsConfig) open(data string, log *slog.Logger, reg prometheus.Registerer,
+// missed) and to others (webhooks).
+func (c *eventsConfig) open(data string, log *slog.Logger, reg prometheus.Registerer, others []collector.Forwarder,
 	tally func(instance, dir string) (collector.Tally, error)) (*collector.Collector, []*streams.Forwarder, error) {
 	if c.rotateMB < 1 || c.spoolMaxMB < 1 || c.rotateAge <= 0 || c.flush <= 0 {
 		return nil, nil, errors.New("-events-rotate-mb, -events-spool-max-mb, -events-rotate-age and -events-flush must be positive")
@@ -212,6 +212,7 @@ func (c *eventsConfig) open(data string, log *slog.Logger, reg prometheus.Regist
 	for _, f := range fws {
 		cfg.Forwarders = append(cfg.Forwarders, f)
 	}
+	cfg.Forwarders = append(cfg.Forwarders, others...)
 	col, err := collector.New(cfg, log, reg)
 	if err == nil {
 		for _, f := range fws {

@@ -43,6 +43,7 @@ import (
 	"marquee/streams"
 	"marquee/tracking"
 	"marquee/web"
+	"marquee/webhooks"
 )
 
 // serveConfig is the validated configuration of marquee serve.
@@ -72,6 +73,8 @@ type serveConfig struct {
 	assetCache       cache.Capacity
 	trackingKey      string
 	trackingPrevious string
+	webhooksHTTP     bool // -webhooks-allow-http
+	webhooksPrivate  bool // -webhooks-allow-private
 	trackingTTL      time.Duration
 	counters         string
 	remnant          string
@@ -107,6 +110,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	linkCache := fs.String("link-cache", "100000", "capacity of the cache of GET /r/{code}: entries, or bytes with a unit (256MiB)")
 	fs.StringVar(&c.trackingKey, "tracking-key", "", "key that signs tracking URLs, at least 16 bytes (default: generated once, kept in <data>/tracking-key)")
 	fs.StringVar(&c.trackingPrevious, "tracking-previous-key", "", "the key before -tracking-key: its URLs are still accepted while they last (rotation)")
+	fs.BoolVar(&c.webhooksHTTP, "webhooks-allow-http", false, "let webhooks POST to http:// URLs (default: https only)")
+	fs.BoolVar(&c.webhooksPrivate, "webhooks-allow-private", false, "let webhooks reach loopback, private and link-local addresses (default: refused, against server-side request forgery)")
 	fs.DurationVar(&c.trackingTTL, "tracking-ttl", 24*time.Hour, "how long tracking URLs work")
 	fs.StringVar(&c.remnant, "remnant", delivery.RemnantWeight, "how remnant campaigns compete: weight (a lottery by weight, as every tier) or ecpm (the highest eCPM from the price wins; CPC and CPA weighed by the reports' click and conversion rates)")
 	fs.StringVar(&c.counters, "counters", "memory", "where frequency caps count: memory (exact for one instance) or redis://host:6379/0 (shared by every instance)")
@@ -240,6 +245,7 @@ type node struct {
 	tally      *reports.Tally
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
+	hooks      *webhooks.Dispatcher // open; closed after events
 	stopPprof  func()               // listen
 }
 
@@ -276,6 +282,13 @@ func (n *node) open(ctx context.Context) error {
 	if n.signer, err = trackingSigner(n.cfg); err != nil {
 		return err
 	}
+	key, err := serverKey(n.cfg)
+	if err != nil {
+		return err
+	}
+	if n.hooks, err = webhooks.New(webhooks.Config{Key: key, AllowPrivate: n.cfg.webhooksPrivate, Log: n.log, Registerer: n.reg}, n.st); err != nil {
+		return err
+	}
 	n.access = auth.New(n.st, token, n.reg)
 	n.fd = feed.New(n.st, n.ix, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention,
 		OnChange: func(ids []int64) {
@@ -284,7 +297,7 @@ func (n *node) open(ctx context.Context) error {
 				n.reloadPlan(context.Background(), true)
 			}
 		},
-		OnLinks: invalidator(n.links), OnAccess: n.access.Invalidate,
+		OnLinks: invalidator(n.links), OnAccess: n.access.Invalidate, OnWebhooks: n.reloadWebhooks,
 		OnAds:  func(puts []*marquee.Ad, dels []int64) { n.engine.PutAds(puts, dels, false) },
 		OnPlan: func() { n.reloadPlan(context.Background(), false) }})
 	n.storeID, err = n.st.StoreID(ctx)
@@ -309,12 +322,26 @@ func (n *node) load(ctx context.Context) error {
 	if err := n.reloadPlan(ctx, true); err != nil {
 		return err
 	}
+	if err := n.hooks.Reload(ctx); err != nil {
+		return fmt.Errorf("webhooks: %w", err)
+	}
 	// Loading a large catalog leaves hundreds of MB of decoded rows behind;
 	// hand them back to the OS now rather than when the scavenger gets to it.
 	debug.FreeOSMemory()
 	n.log.Info("index loaded", "ads", n.ix.Snapshot().Len(), "seq", n.fd.Position(), "took", time.Since(start).String(),
 		"from", map[bool]string{true: "the saved index and the changelog since", false: "the store"}[restored])
 	return nil
+}
+
+// reloadWebhooks reads the webhooks again after a change (from any
+// instance); a failure keeps the ones in force until the next change or
+// reload.
+func (n *node) reloadWebhooks() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.hooks.Reload(ctx); err != nil {
+		n.log.Warn("webhooks not read again after a change; the ones before stay in force", "err", err)
+	}
 }
 
 // collect opens the event collector with the Tally that counts what it
@@ -326,7 +353,7 @@ func (n *node) collect(ctx context.Context) error {
 	if n.geo, err = n.cfg.reports.openGeoIP(); err != nil {
 		return err
 	}
-	n.events, n.streams, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, func(instance, dir string) (collector.Tally, error) {
+	n.events, n.streams, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, []collector.Forwarder{n.hooks}, func(instance, dir string) (collector.Tally, error) {
 		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.st, n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log}, n.reg)
 		return n.tally, n.tally.LoadPending(ctx, dir)
 	})
@@ -350,10 +377,10 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	cfg := n.cfg
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
-		TrackingTTL: cfg.trackingTTL},
+		TrackingTTL: cfg.trackingTTL, WebhooksAllowHTTP: cfg.webhooksHTTP},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, Clicks: n.counter, Events: n.events, Registry: n.reg,
-			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler()})
+			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, WebhookStore: n.st, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler()})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
@@ -545,9 +572,28 @@ func openCounters(spec string) (delivery.Counters, error) {
 	return r, nil
 }
 
-// trackingSigner signs tracking URLs with -tracking-key, or the key kept
-// under the data dir (generated, 0600, on first start).
+// trackingSigner signs tracking URLs with the server's key (serverKey),
+// accepting -tracking-previous-key's URLs too.
 func trackingSigner(cfg serveConfig) (*tracking.Signer, error) {
+	key, err := serverKey(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var prev []byte
+	if cfg.trackingPrevious != "" {
+		prev = []byte(cfg.trackingPrevious)
+	}
+	s, err := tracking.NewSigner(key, prev)
+	if err != nil {
+		return nil, fmt.Errorf("-tracking-key: %w", err)
+	}
+	return s, nil
+}
+
+// serverKey is -tracking-key, or the key kept under the data dir
+// (generated, 0600, on first start): it signs tracking URLs, and webhook
+// secrets are derived from it. Instances sharing a store share it.
+func serverKey(cfg serveConfig) ([]byte, error) {
 	key := cfg.trackingKey
 	if key == "" {
 		var err error
@@ -555,15 +601,7 @@ func trackingSigner(cfg serveConfig) (*tracking.Signer, error) {
 			return nil, fmt.Errorf("tracking key: %w", err)
 		}
 	}
-	var prev []byte
-	if cfg.trackingPrevious != "" {
-		prev = []byte(cfg.trackingPrevious)
-	}
-	s, err := tracking.NewSigner([]byte(key), prev)
-	if err != nil {
-		return nil, fmt.Errorf("-tracking-key: %w", err)
-	}
-	return s, nil
+	return []byte(key), nil
 }
 
 // assetStore is where uploaded images go: with -events-s3, the bucket
@@ -660,6 +698,7 @@ func (n *node) stop(stopLoops func()) {
 	}
 	closeStreams(sctx, n.streams, n.log)
 	n.events, n.streams = nil, nil
+	n.hooks.Close() // after the collector: nothing is written to it any more
 	if err := n.tally.Flush(sctx); err != nil {
 		n.log.Warn("reports not flushed at shutdown; the next start counts them from the files", "err", err)
 	}
@@ -682,6 +721,9 @@ func (n *node) close() {
 		n.events.Close(sctx)
 		closeStreams(sctx, n.streams, n.log)
 		cancel()
+	}
+	if n.hooks != nil {
+		n.hooks.Close()
 	}
 	if n.stopPprof != nil {
 		n.stopPprof()

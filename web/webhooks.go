@@ -1,0 +1,191 @@
+package web
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+)
+
+// WebhookStore is what the webhook routes need of the store.
+type WebhookStore interface {
+	CreateWebhook(ctx context.Context, in marquee.WebhookInput, nonce string) (marquee.Webhook, error)
+	Webhook(ctx context.Context, id int64) (marquee.Webhook, error)
+	Webhooks(ctx context.Context) ([]marquee.Webhook, error)
+	SetWebhookState(ctx context.Context, id int64, state, reason string) (marquee.Webhook, error)
+	DeleteWebhook(ctx context.Context, id int64) error
+	WebhookDeliveries(ctx context.Context, id int64, limit int) ([]marquee.WebhookDelivery, error)
+}
+
+// Webhooks is what the webhook routes need of the deliverer (package
+// webhooks): a new secret's nonce, the secret of a nonce, and a test
+// delivery.
+type Webhooks interface {
+	NewNonce() string
+	Secret(nonce string) string
+	Test(ctx context.Context, id int64) (marquee.WebhookDelivery, error)
+}
+
+// webhookEnv is what the webhook routes use.
+type webhookEnv struct {
+	requester
+	st        WebhookStore
+	hooks     Webhooks
+	allowHTTP bool
+	writer    *writer
+}
+
+const maxWebhookBody = 16 << 10
+
+// on wraps a webhook route: without a store and a deliverer (a server
+// built without them) the routes answer 404.
+func (e *webhookEnv) on(h storeHandler) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		if e.st == nil || e.hooks == nil {
+			return marquee.Errorf(marquee.KindNotFound, "webhooks are not configured on this server")
+		}
+		return h(sctx, ctx)
+	}
+}
+
+// webhookCreated is a created webhook and its signing secret, shown only
+// in this answer.
+type webhookCreated struct {
+	marquee.Webhook
+	Secret string `json:"secret"`
+}
+
+// handleCreateWebhook serves POST /api/v1/webhooks.
+func handleCreateWebhook(e *webhookEnv) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		in, err := readJSON(ctx, maxWebhookBody, func(b []byte) (marquee.WebhookInput, error) { return marquee.ParseWebhookInput(b, e.allowHTTP) })
+		if err != nil {
+			return err
+		}
+		nonce := e.hooks.NewNonce()
+		w, err := e.st.CreateWebhook(e.audit(sctx, ctx, "create", []string{"url", "events", "link", "adId", "campaignId"}), in, nonce)
+		if err := e.writer.visible(sctx, err, "webhook"); err != nil {
+			return err
+		}
+		ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/webhooks/"+strconv.FormatInt(w.ID, 10))
+		writeJSON(ctx, fasthttp.StatusCreated, webhookCreated{Webhook: w, Secret: e.hooks.Secret(nonce)})
+		return nil
+	}
+}
+
+// handleListWebhooks serves GET /api/v1/webhooks.
+func handleListWebhooks(e *webhookEnv) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		ws, err := e.st.Webhooks(sctx)
+		if err != nil {
+			return err
+		}
+		if ws == nil {
+			ws = []marquee.Webhook{}
+		}
+		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"webhooks": ws})
+		return nil
+	}
+}
+
+const webhooksPrefix = "/api/v1/webhooks/"
+
+// handleGetWebhook serves GET /api/v1/webhooks/{id}.
+func handleGetWebhook(e *webhookEnv) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		id, err := pathID(ctx, webhooksPrefix, "webhook")
+		if err != nil {
+			return err
+		}
+		w, err := e.st.Webhook(sctx, id)
+		if err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, w)
+		return nil
+	}
+}
+
+// handleDeleteWebhook serves DELETE /api/v1/webhooks/{id}.
+func handleDeleteWebhook(e *webhookEnv) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		id, err := pathID(ctx, webhooksPrefix, "webhook")
+		if err != nil {
+			return err
+		}
+		if err := e.writer.visible(sctx, e.st.DeleteWebhook(e.audit(sctx, ctx, "delete", nil), id), "webhook"); err != nil {
+			return err
+		}
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return nil
+	}
+}
+
+// handleWebhookState serves POST /api/v1/webhooks/{id}/enable and
+// /disable: a disabled webhook delivers nothing until enabled again.
+func handleWebhookState(e *webhookEnv, state string) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		id, err := pathID(ctx, webhooksPrefix, "webhook")
+		if err != nil {
+			return err
+		}
+		reason := ""
+		if state == marquee.WebhookDisabled {
+			reason = "disabled by " + principal(ctx).Actor
+		}
+		w, err := e.st.SetWebhookState(e.audit(sctx, ctx, state, []string{"state"}), id, state, reason)
+		if err := e.writer.visible(sctx, err, "webhook"); err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, w)
+		return nil
+	}
+}
+
+// handleTestWebhook serves POST /api/v1/webhooks/{id}/test: one test
+// event delivered now, and how it went.
+func handleTestWebhook(e *webhookEnv) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		id, err := pathID(ctx, webhooksPrefix, "webhook")
+		if err != nil {
+			return err
+		}
+		d, err := e.hooks.Test(sctx, id)
+		if err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, d)
+		return nil
+	}
+}
+
+// handleWebhookDeliveries serves GET /api/v1/webhooks/{id}/deliveries:
+// the last attempts (limit, 1–500, default 50), newest first.
+func handleWebhookDeliveries(e *webhookEnv) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		id, err := pathID(ctx, webhooksPrefix, "webhook")
+		if err != nil {
+			return err
+		}
+		limit := 50
+		if v, ok := param(ctx.QueryArgs(), "limit"); ok {
+			if limit, err = strconv.Atoi(string(v)); err != nil || limit < 1 || limit > 500 {
+				return marquee.Invalid("invalid query", marquee.Problems{"limit": "must be an integer from 1 to 500"})
+			}
+		}
+		if _, err := e.st.Webhook(sctx, id); err != nil {
+			return err
+		}
+		ds, err := e.st.WebhookDeliveries(sctx, id, limit)
+		if err != nil {
+			return err
+		}
+		if ds == nil {
+			ds = []marquee.WebhookDelivery{}
+		}
+		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"deliveries": ds})
+		return nil
+	}
+}

@@ -1,0 +1,257 @@
+package webhooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"marquee"
+	"marquee/store/sqlite"
+	"marquee/webhooks"
+)
+
+var key = []byte("a server key of at least 16 bytes")
+
+func openStore(t *testing.T) *sqlite.Store {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// dispatcher returns a started Dispatcher over st with fast timings.
+func dispatcher(t *testing.T, st *sqlite.Store, cfg webhooks.Config) *webhooks.Dispatcher {
+	cfg.Key = key
+	if cfg.BatchWait == 0 {
+		cfg.BatchWait = 20 * time.Millisecond
+	}
+	if cfg.FirstRetry == 0 {
+		cfg.FirstRetry = 5 * time.Millisecond
+	}
+	d, err := webhooks.New(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	return d
+}
+
+func create(t *testing.T, st *sqlite.Store, d *webhooks.Dispatcher, in marquee.WebhookInput) (marquee.Webhook, string) {
+	nonce := webhooks.NewNonce()
+	w, err := st.CreateWebhook(context.Background(), in, nonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return w, webhooks.Secret(key, nonce)
+}
+
+var lines atomic.Int64
+
+// line is an event line of type typ with the fields extra (",\"k\":\"v\""),
+// its id e<n>.
+func line(typ, extra string) string {
+	return fmt.Sprintf(`{"receivedAt":"2026-11-26T10:00:00.000000000Z","id":"e%d","ip":"1.2.3.4","ua":"x","type":"%s"%s}`+"\n", lines.Add(1), typ, extra)
+}
+
+// received is what a receiver got: bodies in order, each checked.
+type received struct {
+	mu     sync.Mutex
+	bodies []string
+	errs   []string
+}
+
+func (r *received) events() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, b := range r.bodies {
+		var p struct {
+			Type string
+			Data struct {
+				Events []struct{ ID string }
+			}
+		}
+		json.Unmarshal([]byte(b), &p)
+		for _, e := range p.Data.Events {
+			out = append(out, e.ID)
+		}
+	}
+	return out
+}
+
+// A delivery carries the events the webhook asked for (its types, its
+// link), signed: the receiver checks it with the Standard Webhooks
+// library's Verify, the specification's reference procedure.
+func TestDeliverySignedAndFiltered(t *testing.T) {
+	st := openStore(t)
+	d := dispatcher(t, st, webhooks.Config{AllowPrivate: true})
+	var got received
+	var secret atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		wh, err := standardwebhooks.NewWebhook(secret.Load().(string))
+		if err == nil {
+			err = wh.Verify(body, r.Header)
+		}
+		got.mu.Lock()
+		if err != nil {
+			got.errs = append(got.errs, err.Error())
+		}
+		got.bodies = append(got.bodies, string(body))
+		got.mu.Unlock()
+	}))
+	defer srv.Close()
+	_, s := create(t, st, d, marquee.WebhookInput{URL: srv.URL + "/hook", Events: []string{"click", "conversion"}, Link: "promo"})
+	secret.Store(s)
+	first := lines.Load() + 1
+	d.Written("f", 0, []byte(line("click", `,"code":"promo"`)+line("click", `,"code":"other"`)+line("impression", `,"code":"promo"`)+
+		line("conversion", `,"code":"promo","n":"2"`)+"not json\n"))
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got.events()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // nothing else may come
+	if ev, want := strings.Join(got.events(), " "), fmt.Sprintf("e%d e%d", first, first+3); ev != want {
+		t.Fatalf("delivered %q; want %q: the click and the conversion of promo", ev, want)
+	}
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	if len(got.errs) > 0 {
+		t.Fatalf("the receiver's signature check failed: %v", got.errs)
+	}
+	if !strings.Contains(got.bodies[0], `"type":"marquee.events"`) || !strings.Contains(got.bodies[0], `"code":"promo"`) || strings.Contains(strings.Join(got.bodies, ""), `"other"`) {
+		t.Fatalf("bodies %q; want marquee.events of promo only", got.bodies)
+	}
+	// A secret of another webhook does not verify.
+	wh, _ := standardwebhooks.NewWebhook(webhooks.Secret(key, "another nonce"))
+	h := http.Header{}
+	h.Set("webhook-id", "msg_x")
+	h.Set("webhook-timestamp", fmt.Sprint(time.Now().Unix()))
+	sig, _ := wh.Sign("msg_x", time.Now(), []byte(got.bodies[0]))
+	h.Set("webhook-signature", sig)
+	right, _ := standardwebhooks.NewWebhook(s)
+	if right.Verify([]byte(got.bodies[0]), h) == nil {
+		t.Fatal("a body signed with another webhook's secret verified")
+	}
+}
+
+// A receiver that fails the first attempts gets the batch again, the
+// same message, until it takes it; every attempt is in the delivery log.
+func TestRetriedUntilTaken(t *testing.T) {
+	st := openStore(t)
+	d := dispatcher(t, st, webhooks.Config{AllowPrivate: true})
+	var calls atomic.Int32
+	var ids sync.Map
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ids.Store(r.Header.Get("webhook-id"), true)
+		if calls.Add(1) <= 2 {
+			w.WriteHeader(503)
+		}
+	}))
+	defer srv.Close()
+	wh, _ := create(t, st, d, marquee.WebhookInput{URL: srv.URL, Events: []string{"click"}})
+	d.Written("f", 0, []byte(line("click", `,"code":"a"`)))
+	var log []marquee.WebhookDelivery
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		log, _ = st.WebhookDeliveries(context.Background(), wh.ID, 10)
+		if len(log) >= 3 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(log) != 3 || log[0].Status != 200 || log[0].Attempt != 3 || log[1].Status != 503 || log[2].Attempt != 1 || log[2].Error != "status 503" {
+		t.Fatalf("delivery log %+v; want two 503s then a 200", log)
+	}
+	n := 0
+	ids.Range(func(any, any) bool { n++; return true })
+	if n != 1 || log[0].MessageID != log[2].MessageID {
+		t.Fatalf("%d message ids over the attempts; want one (a retry is the same message)", n)
+	}
+}
+
+// A receiver that never succeeds has its webhook disabled after
+// RetryFor, with the reason; its owner sees it in the store.
+func TestDisabledAfterRepeatedFailure(t *testing.T) {
+	st := openStore(t)
+	d := dispatcher(t, st, webhooks.Config{AllowPrivate: true, RetryFor: 100 * time.Millisecond})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	defer srv.Close()
+	wh, _ := create(t, st, d, marquee.WebhookInput{URL: srv.URL, Events: []string{"impression"}})
+	d.Written("f", 0, []byte(line("impression", "")))
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if w, _ := st.Webhook(context.Background(), wh.ID); w.State == marquee.WebhookDisabled {
+			if !strings.Contains(w.DisabledReason, "status 500") {
+				t.Fatalf("disabled for %q; want the last failure named", w.DisabledReason)
+			}
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the webhook was not disabled after its receiver failed for RetryFor")
+}
+
+// A slow receiver holds only its own deliveries: the collector's calls
+// return while it hangs, and its queue stays bounded.
+func TestSlowReceiverHoldsNothingElse(t *testing.T) {
+	st := openStore(t)
+	d := dispatcher(t, st, webhooks.Config{AllowPrivate: true, QueueEvents: 50, BatchEvents: 10, Timeout: 30 * time.Second})
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer srv.Close()
+	defer close(release)
+	create(t, st, d, marquee.WebhookInput{URL: srv.URL, Events: []string{"click"}})
+	// While the receiver hangs on the first batch, 1,000 more events are
+	// written: every call returns (the test would hang otherwise).
+	for i := range 1000 {
+		d.Written("f", 0, []byte(line("click", fmt.Sprintf(`,"n":"%d"`, i))))
+	}
+}
+
+// Deliveries may not reach loopback, private or link-local addresses
+// (the cloud metadata address among them) unless allowed.
+func TestServerSideRequestForgeryRefused(t *testing.T) {
+	st := openStore(t)
+	d := dispatcher(t, st, webhooks.Config{Timeout: 2 * time.Second})
+	var hit atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hit.Store(true) }))
+	defer srv.Close()
+	for _, u := range []string{srv.URL, "http://169.254.169.254/latest/meta-data/", "http://localhost:" + strings.Split(srv.URL, ":")[2], "http://[::1]:1/"} {
+		w, _ := create(t, st, d, marquee.WebhookInput{URL: u, Events: []string{"click"}})
+		del, err := d.Test(context.Background(), w.ID)
+		if err != nil || del.Status != 0 || !strings.Contains(del.Error, "server-side request forgery") {
+			t.Errorf("Test(%s) = %+v, %v; want refused before connecting", u, del, err)
+		}
+	}
+	if hit.Load() {
+		t.Fatal("the loopback receiver was called")
+	}
+	for _, c := range []struct {
+		addr      string
+		forbidden bool
+	}{{"127.0.0.1", true}, {"10.1.2.3", true}, {"172.16.0.1", true}, {"192.168.1.1", true}, {"169.254.169.254", true},
+		{"100.64.0.1", true}, {"0.0.0.0", true}, {"::1", true}, {"fe80::1", true}, {"fc00::1", true}, {"::ffff:127.0.0.1", true},
+		{"224.0.0.1", true}, {"93.184.216.34", false}, {"2606:2800:220:1::", false}} {
+		if got := webhooks.Forbidden(netip.MustParseAddr(c.addr)); got != c.forbidden {
+			t.Errorf("Forbidden(%s) = %v; want %v", c.addr, got, c.forbidden)
+		}
+	}
+}
