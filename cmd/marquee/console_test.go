@@ -11,6 +11,8 @@ import (
 	"image/png"
 	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -281,7 +283,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
 	addUser(t, dir, "viewer@example.com", "viewer", "viewer-password-1")
-	in := start(t, dir, nil)
+	in := start(t, dir, nil, "-webhooks-allow-http", "-webhooks-allow-private") // the test's receiver is http on loopback
 	b := newTab(t, in.url, 1280, 900)
 
 	// Sign in; the overview draws the seeded reports.
@@ -449,6 +451,34 @@ func TestConsoleInBrowser(t *testing.T) {
 	if k := b.text("#key-secret"); !strings.HasPrefix(k, "mq_") {
 		t.Errorf("new key's secret %q; want mq_…", k)
 	}
+	// Webhooks: the secret shown once; a test event from its page, and
+	// the attempt in its delivery log.
+	receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer receiver.Close()
+	b.open("#/webhooks", "#webhook-form")
+	b.labelled("webhooks")
+	b.do("create a webhook", chromedp.SendKeys(chromedp.CSS(`[data-field="url"] input`), receiver.URL+"/in"),
+		click(`#webhook-form button[type=submit]`), chromedp.WaitVisible(chromedp.CSS("#webhook-secret")))
+	if k := b.text("#webhook-secret"); !strings.HasPrefix(k, "whsec_") {
+		t.Errorf("new webhook's secret %q; want whsec_…", k)
+	}
+	var hooks struct{ Webhooks []struct{ ID int64 } }
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/webhooks", "").body), &hooks)
+	if len(hooks.Webhooks) != 1 {
+		t.Fatalf("webhooks after the console created one: %+v", hooks)
+	}
+	b.open(fmt.Sprintf("#/webhooks/%d", hooks.Webhooks[0].ID), "#send-webhook")
+	b.labelled("webhook")
+	b.do("send a test event", click("#send-webhook"), chromedp.WaitVisible(chromedp.CSS("#test-result")))
+	if r := b.text("#test-result"); !strings.Contains(r, "Delivered: status 200") {
+		t.Errorf("test event: %q; want delivered", r)
+	}
+	eventually(t, 5*time.Second, func() string { // the page draws the log again after the test
+		if n := eval[int](b, `[...document.querySelectorAll('main td')].filter(td => td.textContent === '200').length`); n == 0 {
+			return "the test event's attempt is not in the delivery log on its page"
+		}
+		return ""
+	})
 	b.open("#/audit", "table")
 	b.labelled("audit")
 	b.open("#/users", "#user-form")

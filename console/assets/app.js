@@ -130,7 +130,7 @@
     top.hidden = false;
     const items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
       ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
-      ['#/live', 'Live', null], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
+      ['#/live', 'Live', null], ['#/webhooks', 'Webhooks', 'webhooks:admin'], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
     const cur = '#' + here().path;
     document.getElementById('nav').replaceChildren(...items.filter(i => !i[2] || can(i[2])).map(([h, t]) =>
       el('a', { href: h, text: t, 'aria-current': (cur === h || (h !== '#/' && cur.startsWith(h))) ? 'page' : null })));
@@ -1137,7 +1137,7 @@
   });
 
   // ---- Users, keys and audit (keys:admin).
-  const allScopes = ['ads:read', 'ads:write', 'links:read', 'links:write', 'campaigns:read', 'campaigns:write', 'reports:read', 'keys:admin'];
+  const allScopes = ['ads:read', 'ads:write', 'links:read', 'links:write', 'campaigns:read', 'campaigns:write', 'reports:read', 'keys:admin', 'webhooks:admin'];
   const roles = ['owner', 'admin', 'editor', 'viewer'];
   route(/^\/users$/, 'keys:admin', async () => {
     const { users } = await api('GET', '/api/v1/users');
@@ -1198,10 +1198,62 @@
       })]), 'No keys yet.'), form);
   });
 
+  // Webhooks: the list with a create form (the secret shown once), and
+  // each webhook's page with its delivery log and a test event.
+  route(/^\/webhooks$/, 'webhooks:admin', async () => {
+    const { webhooks } = await api('GET', '/api/v1/webhooks');
+    const url = el('input', { type: 'url', required: true, placeholder: 'https://hooks.example.com/marquee' });
+    const events = el('div', { class: 'checks', role: 'group', 'aria-label': 'Events' }, ['click', 'conversion', 'impression'].map(e => el('label', {}, el('input', { type: 'checkbox', value: e, checked: e === 'click' }), e)));
+    const kind = el('select', {}, [['', 'every event'], ['link', 'one link (code)'], ['adId', 'one ad (id)'], ['campaignId', 'one campaign (id)']].map(([v, t]) => el('option', { value: v, text: t })));
+    const target = el('input', { type: 'text', placeholder: 'code or id' });
+    const secret = el('div');
+    const form = el('form', { class: 'card', id: 'webhook-form', novalidate: true, onsubmit: async ev => {
+      ev.preventDefault();
+      const body = { url: url.value, events: [...events.querySelectorAll('input:checked')].map(i => i.value) };
+      if (kind.value === 'link') body.link = target.value;
+      else if (kind.value) body[kind.value] = +target.value;
+      try {
+        const w = await api('POST', '/api/v1/webhooks', body);
+        const copied = el('span', { 'aria-live': 'polite', class: 'muted' });
+        secret.replaceChildren(el('div', { class: 'notice', role: 'status' }, el('p', { text: 'Webhook ' + w.id + ' signs its deliveries with this secret. Copy it now: it is not shown again.' }),
+          el('div', { class: 'secret', id: 'webhook-secret', text: w.secret }),
+          el('button', { type: 'button', text: 'Copy', onclick: async () => { try { await navigator.clipboard.writeText(w.secret); copied.textContent = 'Copied.'; } catch (_) { copied.textContent = 'Select the secret and copy it.'; } } }), copied,
+          ' ', el('button', { type: 'button', text: 'Done', onclick: () => render() })));
+      } catch (e) { showProblems(form, e); }
+    } }, el('h2', { text: 'Create a webhook' }), field('URL (https)', url, 'url'), field('Events', events, 'events'),
+    el('div', { class: 'row' }, field('For', kind, 'link'), field('Code or id', target, 'adId')),
+    el('button', { type: 'submit', class: 'primary', text: 'Create webhook' }));
+    const targetOf = w => w.link ? 'link ' + w.link : w.adId ? 'ad ' + w.adId : w.campaignId ? 'campaign ' + w.campaignId : 'everything';
+    show(el('h1', { text: 'Webhooks' }), secret, table(['Id', 'URL', 'Events', 'For', 'State'], webhooks.map(w => [el('a', { href: '#/webhooks/' + w.id, text: String(w.id) }),
+      w.url, w.events.join(', '), targetOf(w), w.state + (w.disabledReason ? ': ' + w.disabledReason : '')]), 'No webhooks yet.'), form);
+  });
+
+  route(/^\/webhooks\/(\d+)$/, 'webhooks:admin', async ([id]) => {
+    const w = await api('GET', '/api/v1/webhooks/' + id);
+    const { deliveries } = await api('GET', '/api/v1/webhooks/' + id + '/deliveries?limit=100');
+    const msg = el('div', { 'aria-live': 'polite' });
+    const act = (text, path, done) => el('button', { type: 'button', id: text.toLowerCase().replace(/ .*/, '') + '-webhook', text, onclick: async () => {
+      try { const r = await api('POST', '/api/v1/webhooks/' + id + path); if (done) done(r); else render(); } catch (e) { msg.replaceChildren(errorBox(e)); }
+    } });
+    const test = act('Send test event', '/test', d => {
+      msg.replaceChildren(el('p', { class: d.error ? 'error' : 'notice', id: 'test-result', text: d.error ? 'The test event failed: ' + d.error : 'Delivered: status ' + d.status + ' in ' + d.latencyMs + ' ms.' }));
+      setTimeout(render, 1500);
+    });
+    show(el('h1', { text: 'Webhook ' + id }),
+      el('dl', { class: 'facts' }, [['URL', w.url], ['Events', w.events.join(', ')], ['For', w.link ? 'link ' + w.link : w.adId ? 'ad ' + w.adId : w.campaignId ? 'campaign ' + w.campaignId : 'everything'],
+        ['State', w.state], ['Why disabled', w.disabledReason || '—'], ['Created', fmtTime(w.createdAt)]].flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })])),
+      el('div', { class: 'row' }, test, ' ', w.state === 'active' ? act('Disable', '/disable') : act('Enable', '/enable'), ' ',
+        confirmButton('Delete', 'Delete webhook ' + id + ' and its delivery log?', async () => {
+          try { await api('DELETE', '/api/v1/webhooks/' + id); go('#/webhooks'); } catch (e) { msg.replaceChildren(errorBox(e)); }
+        })), msg,
+      el('h2', { text: 'Deliveries' }), table(['When', 'Message', 'Attempt', 'Events', 'Status', 'Latency', 'Error'], deliveries.map(d => [fmtTime(d.at), d.messageId, String(d.attempt),
+        String(d.events), d.status ? String(d.status) : 'no answer', d.latencyMs + ' ms', d.error || '']), 'No delivery yet.'));
+  });
+
   route(/^\/audit$/, 'keys:admin', async (_, q) => {
     const offset = +q.get('offset') || 0, limit = 50;
     const actor = el('input', { type: 'text', value: q.get('actor') || '' });
-    const entity = el('select', {}, ['', 'ad', 'link', 'key', 'user', 'session'].map(e => el('option', { value: e, text: e || 'every kind', selected: e === (q.get('entity') || '') })));
+    const entity = el('select', {}, ['', 'ad', 'link', 'key', 'user', 'session', 'webhook'].map(e => el('option', { value: e, text: e || 'every kind', selected: e === (q.get('entity') || '') })));
     const qs = o => 'actor=' + encodeURIComponent(actor.value) + '&entity=' + entity.value + '&offset=' + o;
     const page = await api('GET', '/api/v1/audit?limit=' + limit + '&' + qs(offset));
     const form = el('form', { class: 'row', onsubmit: ev => { ev.preventDefault(); go('#/audit?' + qs(0)); } },
