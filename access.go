@@ -214,7 +214,7 @@ func ParseKeyInput(body []byte, now time.Time) (KeyInput, error) {
 	} else if json.Unmarshal(raw, &names) != nil || len(names) == 0 {
 		p["scopes"] = "must be a non-empty array of scopes"
 	} else if s, bad, ok := ParseScopes(names); !ok {
-		p["scopes"] = "unknown scope " + strconv.Quote(bad) + " (scopes: ads:read, ads:write, links:read, links:write, reports:read, keys:admin)"
+		p["scopes"] = "unknown scope " + strconv.Quote(bad) + " (scopes: " + strings.ReplaceAll(AllScopes.String(), " ", ", ") + ")"
 	} else {
 		in.Scopes = s
 	}
