@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -199,9 +200,18 @@ func (b *kafkaBroker) received(t *testing.T) []streamed {
 	defer cl.Close()
 	var out []streamed
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		wait := time.Second // a second without a record: all read
+		if len(out) == 0 {
+			wait = 5 * time.Second // the first fetch also finds the cluster and the partitions
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		fs := cl.PollFetches(ctx)
 		cancel()
+		for _, e := range fs.Errors() {
+			if !errors.Is(e.Err, context.DeadlineExceeded) {
+				t.Logf("reading %s/%d: %v", e.Topic, e.Partition, e.Err)
+			}
+		}
 		n := 0
 		fs.EachRecord(func(r *kgo.Record) {
 			n++
@@ -218,7 +228,7 @@ func (b *kafkaBroker) received(t *testing.T) []streamed {
 			out = append(out, s)
 		})
 		if n == 0 {
-			return out // a second without a record: all read
+			return out
 		}
 	}
 }
@@ -318,6 +328,17 @@ func TestStreamsBrokerOutage(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := c.broker(t)
 			in := start(t, t.TempDir(), nil, append([]string{"-insecure-admin", "-events-durable", "-events-flush", "20ms"}, b.flags()...)...)
+			t.Cleanup(func() {
+				if t.Failed() {
+					var streamMetrics []string
+					for l := range strings.SplitSeq(in.get("/metrics").body, "\n") {
+						if strings.HasPrefix(l, "marquee_stream_") {
+							streamMetrics = append(streamMetrics, l)
+						}
+					}
+					t.Logf("marquee's log:\n%s\nits stream metrics:\n%s", in.log, strings.Join(streamMetrics, "\n"))
+				}
+			})
 			stop := make(chan struct{})
 			wait := streamLoad(in.url, stop)
 			time.Sleep(time.Second)
