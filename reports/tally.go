@@ -182,14 +182,8 @@ func (t *Tally) Finished(file string, size int64) {
 // count adds the events of lines to the pending rows. t.mu is held.
 func (t *Tally) count(lines []byte) {
 	var f eventline.Fields
-	for len(lines) > 0 {
-		i := bytes.IndexByte(lines, '\n')
-		if i < 0 {
-			i = len(lines)
-		}
-		line := lines[:i]
-		lines = lines[min(i+1, len(lines)):]
-		if len(line) == 0 {
+	for line := range bytes.Lines(lines) {
+		if line = bytes.TrimSuffix(line, []byte("\n")); len(line) == 0 {
 			continue
 		}
 		if !eventline.Scan(line, &f) {

@@ -286,14 +286,8 @@ func (d *Dispatcher) Written(_ string, _ int64, lines []byte) {
 		return
 	}
 	var f eventline.Fields
-	for len(lines) > 0 {
-		end := bytes.IndexByte(lines, '\n')
-		if end < 0 {
-			end = len(lines)
-		}
-		line := lines[:end]
-		lines = lines[min(end+1, len(lines)):]
-		if !eventline.Scan(line, &f) {
+	for line := range bytes.Lines(lines) {
+		if line = bytes.TrimSuffix(line, []byte("\n")); !eventline.Scan(line, &f) {
 			continue
 		}
 		bit := typeBit(f[eventline.Type])
