@@ -110,8 +110,8 @@ func (s *Server) apiRoutes() []route {
 		// Webhooks: where events are POSTed (package webhooks delivers them).
 		{"POST", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleCreateWebhook(s.hooks)))},
 		{"GET", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleListWebhooks(s.hooks)))},
-		{"GET", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleGetWebhook(s.hooks)))},
-		{"DELETE", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleDeleteWebhook(s.hooks)))},
+		{"GET", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleGet(webhookResource, s.hooks.st, WebhookStore.Webhook)))},
+		{"DELETE", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(s.req.audited(handleDelete(webhookResource, s.hooks.st, WebhookStore.DeleteWebhook, s.writer))))},
 		{"POST", "/api/v1/webhooks/{id}/enable", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleWebhookState(s.hooks, marquee.WebhookActive)))},
 		{"POST", "/api/v1/webhooks/{id}/disable", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleWebhookState(s.hooks, marquee.WebhookDisabled)))},
 		{"POST", "/api/v1/webhooks/{id}/test", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleTestWebhook(s.hooks)))},

@@ -92,42 +92,19 @@ func handleListWebhooks(e *webhookEnv) storeHandler {
 
 const webhooksPrefix = "/api/v1/webhooks/"
 
-// handleGetWebhook serves GET /api/v1/webhooks/{id}.
-func handleGetWebhook(e *webhookEnv) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := pathID(ctx, webhooksPrefix, "webhook")
-		if err != nil {
-			return err
-		}
-		w, err := e.st.Webhook(sctx, id)
-		if err != nil {
-			return err
-		}
-		writeJSON(ctx, fasthttp.StatusOK, w)
-		return nil
-	}
-}
+// webhookResource is what the generic get and delete need of a webhook:
+// its name and its id's place in the path (it is created by
+// handleCreateWebhook, never replaced).
+var webhookResource = resource[int64, marquee.WebhookInput]{what: "webhook", key: webhookID}
 
-// handleDeleteWebhook serves DELETE /api/v1/webhooks/{id}.
-func handleDeleteWebhook(e *webhookEnv) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := pathID(ctx, webhooksPrefix, "webhook")
-		if err != nil {
-			return err
-		}
-		if err := e.writer.visible(sctx, e.st.DeleteWebhook(e.audit(sctx, ctx, "delete", nil), id), "webhook"); err != nil {
-			return err
-		}
-		ctx.SetStatusCode(fasthttp.StatusNoContent)
-		return nil
-	}
-}
+// webhookID reads the {id} of /api/v1/webhooks/{id}[/test|/enable|…].
+func webhookID(ctx *fasthttp.RequestCtx) (int64, error) { return pathID(ctx, webhooksPrefix, "webhook") }
 
 // handleWebhookState serves POST /api/v1/webhooks/{id}/enable and
 // /disable: a disabled webhook delivers nothing until enabled again.
 func handleWebhookState(e *webhookEnv, state string) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := pathID(ctx, webhooksPrefix, "webhook")
+		id, err := webhookID(ctx)
 		if err != nil {
 			return err
 		}
@@ -148,7 +125,7 @@ func handleWebhookState(e *webhookEnv, state string) storeHandler {
 // event delivered now, and how it went.
 func handleTestWebhook(e *webhookEnv) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := pathID(ctx, webhooksPrefix, "webhook")
+		id, err := webhookID(ctx)
 		if err != nil {
 			return err
 		}
@@ -165,7 +142,7 @@ func handleTestWebhook(e *webhookEnv) storeHandler {
 // the last attempts (limit, 1–500, default 50), newest first.
 func handleWebhookDeliveries(e *webhookEnv) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := pathID(ctx, webhooksPrefix, "webhook")
+		id, err := webhookID(ctx)
 		if err != nil {
 			return err
 		}
