@@ -98,7 +98,9 @@ const webhooksPrefix = "/api/v1/webhooks/"
 var webhookResource = resource[int64, marquee.WebhookInput]{what: "webhook", key: webhookID}
 
 // webhookID reads the {id} of /api/v1/webhooks/{id}[/test|/enable|…].
-func webhookID(ctx *fasthttp.RequestCtx) (int64, error) { return pathID(ctx, webhooksPrefix, "webhook") }
+func webhookID(ctx *fasthttp.RequestCtx) (int64, error) {
+	return pathID(ctx, webhooksPrefix, "webhook")
+}
 
 // handleWebhookState serves POST /api/v1/webhooks/{id}/enable and
 // /disable: a disabled webhook delivers nothing until enabled again.
