@@ -120,7 +120,6 @@ type Forwarder struct {
 	acked     uint64          // every chunk up to this seq is acknowledged
 	dirty     bool            // cursor changed since saved
 	closing   bool
-	failures  int // consecutive failed publishes
 
 	up    atomic.Bool
 	since atomic.Int64  // when the publish in flight began (unix ns), 0 when none is
@@ -577,14 +576,13 @@ func (f *Forwarder) run(ctx context.Context) {
 				if !f.up.Swap(true) {
 					f.cfg.Log.Info("streams: the broker takes events again; sending the backlog", "stream", f.cfg.Name)
 				}
-				f.failures = 0
 				break
 			}
 			if ctx.Err() != nil {
 				return // closed: what is not acknowledged stays in the files for the next start
 			}
 			f.m.retries.Inc()
-			if f.failures++; f.up.Swap(false) || f.failures == 1 {
+			if f.up.Swap(false) { // once an outage: the first failure after a success
 				f.cfg.Log.Warn("streams: publishing failed; events are kept and sent again", "stream", f.cfg.Name, "err", err)
 			}
 			select {

@@ -187,6 +187,15 @@ func (d *Dispatcher) Secret(nonce string) string { return Secret(d.cfg.Key, nonc
 // NewNonce returns a fresh nonce for a webhook's secret (see NewNonce).
 func (d *Dispatcher) NewNonce() string { return NewNonce() }
 
+// signer signs w's deliveries with its secret.
+func (d *Dispatcher) signer(w marquee.Webhook) (*standardwebhooks.Webhook, error) {
+	s, err := standardwebhooks.NewWebhook(d.Secret(w.Nonce))
+	if err != nil {
+		return nil, fmt.Errorf("webhook %d: %w", w.ID, err)
+	}
+	return s, nil
+}
+
 // ErrForbiddenAddress is a delivery's error when the receiver's address
 // is one deliveries may not reach.
 var ErrForbiddenAddress = errors.New("the receiver's address is loopback, private, link-local or otherwise internal: refused (server-side request forgery); the operator may allow it with -webhooks-allow-private")
@@ -245,9 +254,9 @@ func (d *Dispatcher) Reload(ctx context.Context) error {
 			continue
 		}
 		keep[w.ID] = true
-		signer, err := standardwebhooks.NewWebhook(Secret(d.cfg.Key, w.Nonce))
+		signer, err := d.signer(w)
 		if err != nil {
-			return fmt.Errorf("webhook %d: %w", w.ID, err)
+			return err
 		}
 		var bits uint8
 		for _, e := range w.Events {
@@ -498,7 +507,7 @@ func (d *Dispatcher) Test(ctx context.Context, id int64) (marquee.WebhookDeliver
 	if err != nil {
 		return marquee.WebhookDelivery{}, err
 	}
-	signer, err := standardwebhooks.NewWebhook(Secret(d.cfg.Key, w.Nonce))
+	signer, err := d.signer(w)
 	if err != nil {
 		return marquee.WebhookDelivery{}, err
 	}
