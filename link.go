@@ -37,16 +37,21 @@ var Redirects = []int{301, 302, 307, 308}
 // MaxClicks times (0: no limit). A Link value is never mutated once it
 // leaves the store; share it freely.
 type Link struct {
-	ID        int64 // the store's key; the changelog names links by it and by Code
-	Code      string
-	URL       string
-	ExpiresAt time.Time
-	MaxClicks int64
-	Redirect  int
-	AdID      int64 // the ad the link tracks clicks for; 0: none
-	Clicks    int64 // redirects counted in the store (see the click counter)
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID           int64  // the store's key; the changelog names links by it and by Code
+	Domain       string // "" for the default domain (see LinkKey)
+	Code         string
+	URL          string // where a visitor goes whom no rule takes, when the link has no destinations
+	Title        string
+	Tags         []string
+	Rules        []LinkRule    // tried in order before URL or Destinations; the first that matches wins
+	Destinations []Destination // the A/B split of the visitors no rule takes (none: URL)
+	ExpiresAt    time.Time
+	MaxClicks    int64
+	Redirect     int
+	AdID         int64 // the ad the link tracks clicks for; 0: none
+	Clicks       int64 // redirects counted in the store (see the click counter)
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // Clicks are redirects of one link counted in memory, to be added to the
@@ -60,16 +65,21 @@ type Clicks struct {
 
 // linkJSON is the wire shape of a link (admin reads).
 type linkJSON struct {
-	Code      string  `json:"code"`
-	URL       string  `json:"url"`
-	Path      string  `json:"path"`
-	Redirect  int     `json:"redirect"`
-	ExpiresAt *string `json:"expiresAt"`
-	MaxClicks *int64  `json:"maxClicks"`
-	AdID      *string `json:"adId"`
-	Clicks    int64   `json:"clicks"`
-	CreatedAt string  `json:"createdAt"`
-	UpdatedAt string  `json:"updatedAt"`
+	Code         string        `json:"code"`
+	Domain       *string       `json:"domain"`
+	URL          string        `json:"url"`
+	Path         string        `json:"path"`
+	Title        string        `json:"title"`
+	Tags         []string      `json:"tags"`
+	Rules        []LinkRule    `json:"rules"`
+	Destinations []Destination `json:"destinations"`
+	Redirect     int           `json:"redirect"`
+	ExpiresAt    *string       `json:"expiresAt"`
+	MaxClicks    *int64        `json:"maxClicks"`
+	AdID         *string       `json:"adId"`
+	Clicks       int64         `json:"clicks"`
+	CreatedAt    string        `json:"createdAt"`
+	UpdatedAt    string        `json:"updatedAt"`
 }
 
 // LinkPath is the path a link's code redirects from.
@@ -78,8 +88,21 @@ func LinkPath(code string) string { return "/r/" + code }
 // MarshalJSON renders the link with its path, its times in TimeLayout,
 // and null for what is not set.
 func (l Link) MarshalJSON() ([]byte, error) {
-	j := linkJSON{Code: l.Code, URL: l.URL, Path: LinkPath(l.Code), Redirect: l.Redirect, Clicks: l.Clicks,
+	j := linkJSON{Code: l.Code, URL: l.URL, Path: LinkPath(l.Code), Title: l.Title, Tags: l.Tags, Rules: l.Rules,
+		Destinations: l.Destinations, Redirect: l.Redirect, Clicks: l.Clicks,
 		CreatedAt: FormatTime(l.CreatedAt), UpdatedAt: FormatTime(l.UpdatedAt)}
+	if l.Domain != "" {
+		j.Domain = &l.Domain
+	}
+	if j.Tags == nil {
+		j.Tags = []string{}
+	}
+	if j.Rules == nil {
+		j.Rules = []LinkRule{}
+	}
+	if j.Destinations == nil {
+		j.Destinations = []Destination{}
+	}
 	if !l.ExpiresAt.IsZero() {
 		s := FormatTime(l.ExpiresAt)
 		j.ExpiresAt = &s
@@ -97,22 +120,29 @@ func (l Link) MarshalJSON() ([]byte, error) {
 // LinkInput is the body of a link create or replace request once
 // validated. An empty Code on create asks for a generated one.
 type LinkInput struct {
-	Code      string    `json:"code"`
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expiresAt"`
-	MaxClicks int64     `json:"maxClicks"`
-	Redirect  int       `json:"redirect"`
-	AdID      int64     `json:"adId"`
+	Domain       string        `json:"domain"`
+	Code         string        `json:"code"`
+	URL          string        `json:"url"`
+	Title        string        `json:"title"`
+	Tags         []string      `json:"tags"`
+	Rules        []LinkRule    `json:"rules"`
+	Destinations []Destination `json:"destinations"`
+	ExpiresAt    time.Time     `json:"expiresAt"`
+	MaxClicks    int64         `json:"maxClicks"`
+	Redirect     int           `json:"redirect"`
+	AdID         int64         `json:"adId"`
 }
 
 // Input returns the fields of l that a client chooses.
 func (l *Link) Input() LinkInput {
-	return LinkInput{Code: l.Code, URL: l.URL, ExpiresAt: l.ExpiresAt, MaxClicks: l.MaxClicks, Redirect: l.Redirect, AdID: l.AdID}
+	return LinkInput{Domain: l.Domain, Code: l.Code, URL: l.URL, Title: l.Title, Tags: l.Tags, Rules: l.Rules,
+		Destinations: l.Destinations, ExpiresAt: l.ExpiresAt, MaxClicks: l.MaxClicks, Redirect: l.Redirect, AdID: l.AdID}
 }
 
 // Link returns the link that in describes.
 func (in LinkInput) Link(id int64, clicks int64, created, updated time.Time) Link {
-	return Link{ID: id, Code: in.Code, URL: in.URL, ExpiresAt: in.ExpiresAt, MaxClicks: in.MaxClicks,
+	return Link{ID: id, Domain: in.Domain, Code: in.Code, URL: in.URL, Title: in.Title, Tags: in.Tags, Rules: in.Rules,
+		Destinations: in.Destinations, ExpiresAt: in.ExpiresAt, MaxClicks: in.MaxClicks,
 		Redirect: in.Redirect, AdID: in.AdID, Clicks: clicks, CreatedAt: created, UpdatedAt: updated}
 }
 
@@ -122,16 +152,34 @@ func (in LinkInput) Link(id int64, clicks int64, created, updated time.Time) Lin
 func ParseLinkInput(body []byte) (LinkInput, error) {
 	in := LinkInput{Redirect: DefaultRedirect}
 	p := Problems{}
-	fields, ok := object(body, p, "url", "code", "expiresAt", "maxClicks", "redirect", "adId")
+	fields, ok := object(body, p, "url", "code", "domain", "title", "tags", "rules", "destinations", "expiresAt", "maxClicks", "redirect", "adId")
 	if !ok {
 		return in, Invalid("invalid link", p)
 	}
-	if raw, ok := present(fields, "url"); !ok {
-		p["url"] = "is required"
-	} else if json.Unmarshal(raw, &in.URL) != nil {
-		p["url"] = "must be a string"
-	} else if msg := CheckURL(in.URL); msg != "" {
-		p["url"] = msg
+	if raw, ok := present(fields, "destinations"); ok {
+		in.Destinations = parseDestinations(raw, p)
+	}
+	if _, ok := present(fields, "url"); ok || len(in.Destinations) == 0 {
+		in.URL = urlField(fields, "url", "url", p)
+	} else {
+		// A split with no url of its own: the link's url is its first
+		// destination's (what a client that knows no splits shows).
+		in.URL = in.Destinations[0].URL
+	}
+	if raw, ok := present(fields, "domain"); ok {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			p["domain"] = "must be a string"
+		} else if in.Domain, s = NormDomain(s); s != "" {
+			p["domain"] = s
+		}
+	}
+	in.Title = nameField(fields, "title", false, p)
+	if raw, ok := present(fields, "tags"); ok {
+		in.Tags = parseTags(raw, p)
+	}
+	if raw, ok := present(fields, "rules"); ok {
+		in.Rules = parseRules(raw, p)
 	}
 	if raw, ok := present(fields, "code"); ok {
 		if json.Unmarshal(raw, &in.Code) != nil {

@@ -51,6 +51,16 @@ type ListFilter struct {
 	Limit  int
 }
 
+// LinkFilter selects links (GET /api/v1/links?q=&tag=); what is set must
+// hold.
+type LinkFilter struct {
+	// Query matches a link whose code starts with it (codes are
+	// case-sensitive) or whose title holds it (in any case; SQLite folds
+	// only ASCII letters).
+	Query string
+	Tag   string // a tag the link carries, as NormTag gives it
+}
+
 // MaxSearchCount is where a title search (AdFilter.Query) stops counting
 // its matches: a short prefix may match most of a million ads, and
 // counting them all would cost a scan per keystroke. A store counts at

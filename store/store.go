@@ -38,7 +38,7 @@ type Store interface {
 	Link(ctx context.Context, code string) (marquee.Link, error)
 	LinkTarget(ctx context.Context, code string) (marquee.Link, error)
 	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
-	SearchLinks(ctx context.Context, prefix string, offset, limit int) ([]marquee.Link, int, error)
+	SearchLinks(ctx context.Context, f marquee.LinkFilter, offset, limit int) ([]marquee.Link, int, error)
 	AddClicks(ctx context.Context, counts []marquee.Clicks) error
 
 	// Advertisers, campaigns and placements (web.CampaignStore).

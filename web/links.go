@@ -118,30 +118,38 @@ func createLink(now func() time.Time) func(LinkStore, context.Context, marquee.L
 }
 
 // handleListLinks serves GET /api/v1/links?offset=&limit=: newest first;
-// with q, the links whose codes start with it, by code.
+// with q, the links whose codes start with it or whose titles hold it,
+// by code; with tag, those carrying it.
 func handleListLinks(store LinkStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		p := marquee.Problems{}
-		q := string(ctx.QueryArgs().Peek("q"))
-		if len(q) > marquee.MaxCodeLen {
-			p["q"] = fmt.Sprintf("must be at most %d characters (a code's length)", marquee.MaxCodeLen)
+		args := ctx.QueryArgs()
+		f := marquee.LinkFilter{Query: string(args.Peek("q"))}
+		if len(f.Query) > marquee.MaxTitleLen*4 {
+			p["q"] = fmt.Sprintf("must be at most %d bytes (a title's length)", marquee.MaxTitleLen*4)
 		}
-		offset, limit := pageArgs(ctx.QueryArgs(), p)
+		if args.Has("tag") {
+			var msg string
+			if f.Tag, msg = marquee.NormTag(string(args.Peek("tag"))); msg != "" {
+				p["tag"] = msg
+			}
+		}
+		offset, limit := pageArgs(args, p)
 		if err := marquee.Invalid("invalid query", p); err != nil {
 			return err
 		}
 		var links []marquee.Link
 		var total int
 		var err error
-		if q == "" {
+		if f == (marquee.LinkFilter{}) {
 			links, total, err = store.ListLinks(sctx, offset, limit)
 		} else {
-			links, total, err = store.SearchLinks(sctx, q, offset, limit)
+			links, total, err = store.SearchLinks(sctx, f, offset, limit)
 		}
 		if err != nil {
 			return err
 		}
-		writeJSON(ctx, fasthttp.StatusOK, newAdminPage(links, total, offset, limit, q != ""))
+		writeJSON(ctx, fasthttp.StatusOK, newAdminPage(links, total, offset, limit, f != (marquee.LinkFilter{})))
 		return nil
 	}
 }

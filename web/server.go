@@ -51,7 +51,7 @@ type LinkStore interface {
 	// load): clicks only for a link with a limit, no timestamps.
 	LinkTarget(ctx context.Context, code string) (marquee.Link, error)
 	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
-	SearchLinks(ctx context.Context, prefix string, offset, limit int) ([]marquee.Link, int, error)
+	SearchLinks(ctx context.Context, f marquee.LinkFilter, offset, limit int) ([]marquee.Link, int, error)
 }
 
 // Config holds the settings of the HTTP edge.

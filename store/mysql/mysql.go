@@ -299,7 +299,7 @@ func (s *Store) InsertLinks(ctx context.Context, ins []marquee.LinkInput, progre
 	now := time.Now().UnixMilli()
 	return s.bulk(ctx, "links", sqltx.BulkLinkColumns, len(ins), func(i int) ([]any, error) {
 		progress()
-		return sqltx.BulkLinkRow(ins[i], now), nil
+		return sqltx.BulkLinkRow(ins[i], now)
 	})
 }
 

@@ -19,6 +19,16 @@ import (
 // open opens a store on dsn that logs to slog.Default().
 func open(ctx context.Context, dsn string) (*mysql.Store, error) { return mysql.Open(ctx, dsn, nil) }
 
+// A database from before link domains keeps its links, and its ids go on
+// from theirs.
+func TestUpgradeLinks(t *testing.T) {
+	dsn := mysqltest.DSN(t)
+	storetest.UpgradeLinks(t, dsn, open, func(q string) error {
+		_, err := mysqltest.Raw(t, dsn).Exec(q)
+		return err
+	})
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, mysqltest.DSN, open)
 }

@@ -225,7 +225,11 @@ func (s *Store) InsertLinks(ctx context.Context, ins []marquee.LinkInput, progre
 		}
 		defer stmt.Close()
 		for _, in := range ins {
-			if _, err := stmt.ExecContext(ctx, sqltx.BulkLinkRow(in, now.UnixMilli())...); err != nil {
+			row, err := sqltx.BulkLinkRow(in, now.UnixMilli())
+			if err != nil {
+				return err
+			}
+			if _, err := stmt.ExecContext(ctx, row...); err != nil {
 				return fmt.Errorf("insert link %q: %w", in.Code, err)
 			}
 			progress()

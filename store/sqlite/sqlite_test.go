@@ -20,6 +20,21 @@ import (
 	"marquee/store/storetest"
 )
 
+// A database from before link domains keeps its links, and its ids go on
+// from theirs.
+func TestUpgradeLinks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	storetest.UpgradeLinks(t, path, sqlite.Open, func(q string) error {
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		_, err = db.Exec(q)
+		return err
+	})
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t testing.TB) string { return filepath.Join(t.TempDir(), "sub", "m.db") }, sqlite.Open)
 }
@@ -188,7 +203,7 @@ func TestTitleKeysOfOlderRows(t *testing.T) {
 	for _, q := range []string{`DROP INDEX ads_title_key`, `ALTER TABLE ads DROP COLUMN title_key`,
 		`DROP INDEX ads_campaign`, `ALTER TABLE ads DROP COLUMN campaign_id`, `ALTER TABLE ads DROP COLUMN creative`, `ALTER TABLE ads DROP COLUMN placements`,
 		`DROP TABLE advertisers`, `DROP TABLE campaigns`, `DROP TABLE placements`, `DROP TABLE assets`,
-		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `UPDATE schema_version SET version = 5`} {
+		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `DROP TABLE link_tags`, `UPDATE schema_version SET version = 5`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

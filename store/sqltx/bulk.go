@@ -29,10 +29,13 @@ func BulkAdRow(in marquee.AdInput, now int64) ([]any, error) {
 
 // BulkLinkColumns are the columns of links a store's InsertLinks writes,
 // in the order of BulkLinkRow's values.
-var BulkLinkColumns = []string{"code", "url", "expires_at", "max_clicks", "redirect", "ad_id", "created_at", "updated_at"}
+var BulkLinkColumns = []string{"domain", "code", "url", "title", "tags", "rules", "destinations", "expires_at", "max_clicks", "redirect",
+	"ad_id", "created_at", "updated_at"}
 
 // BulkLinkRow is the values of in for BulkLinkColumns, created and
-// updated at now (Unix milliseconds).
-func BulkLinkRow(in marquee.LinkInput, now int64) []any {
-	return []any{in.Code, in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now, now}
+// updated at now (Unix milliseconds). Its tags are not indexed (seeding
+// gives none).
+func BulkLinkRow(in marquee.LinkInput, now int64) ([]any, error) {
+	tags, rules, dests, err := linkJSON(in)
+	return []any{in.Domain, in.Code, in.URL, in.Title, tags, rules, dests, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now, now}, err
 }

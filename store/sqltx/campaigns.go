@@ -152,7 +152,7 @@ func listWhere(f marquee.ListFilter, name string) (string, []any) {
 	}
 	if f.Query != "" {
 		// A prefix of the lower-cased name; LIKE's wildcards escaped.
-		q := strings.NewReplacer(`!`, `!!`, `%`, `!%`, `_`, `!_`).Replace(strings.ToLower(f.Query))
+		q := likeEscaper.Replace(strings.ToLower(f.Query))
 		conds, args = append(conds, `lower(`+name+`) LIKE ? ESCAPE '!'`), append(args, q+"%")
 	}
 	if f.Parent != 0 {

@@ -3,10 +3,12 @@ package sqltx
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"marquee"
@@ -23,29 +25,44 @@ func (s *Store) CreateLink(ctx context.Context, in marquee.LinkInput) (marquee.L
 	})
 }
 
-// ReplaceLink replaces every field of link code that a client sets but
-// the code; its clicks stay. It returns marquee.NoLink if there is no
-// such link, a KindConflict error if it is an ad's tracking link.
-func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInput) (marquee.Link, error) {
+// ReplaceLink replaces every field of link key (marquee.LinkKey) that a
+// client sets but the domain and code; its clicks stay. It returns
+// marquee.NoLink if there is no such link, a KindConflict error if it is
+// an ad's tracking link.
+func (s *Store) ReplaceLink(ctx context.Context, key string, in marquee.LinkInput) (marquee.Link, error) {
 	return write(ctx, s, "replace link", func(tx Tx, now time.Time) (marquee.Link, error) {
+		domain, code := marquee.SplitLinkKey(key)
+		p := marquee.Problems{}
 		if in.Code != "" && in.Code != code {
-			return marquee.Link{}, marquee.Invalid("invalid link",
-				marquee.Problems{"code": "cannot change; create a new link and delete this one"})
+			p["code"] = "cannot change; create a new link and delete this one"
+		}
+		if in.Domain != "" && in.Domain != domain {
+			p["domain"] = "cannot change; create a new link on the other domain and delete this one"
+		}
+		if err := marquee.Invalid("invalid link", p); err != nil {
+			return marquee.Link{}, err
 		}
 		if err := checkAd(ctx, tx, in.AdID); err != nil {
 			return marquee.Link{}, err
 		}
-		in.Code = code
+		in.Domain, in.Code = domain, code
 		var id, clicks, created int64
-		err := tx.QueryRow(ctx, `SELECT id, created_at FROM links WHERE code = ? AND ad_owned = 0`+s.cfg.ForUpdate, code).Scan(&id, &created)
+		err := tx.QueryRow(ctx, `SELECT id, created_at FROM links WHERE domain = ? AND code = ? AND ad_owned = 0`+s.cfg.ForUpdate, domain, code).Scan(&id, &created)
 		if errors.Is(err, ErrNoRows) {
-			return marquee.Link{}, whyNoLink(ctx, tx, code)
+			return marquee.Link{}, whyNoLink(ctx, tx, domain, code)
 		}
 		if err != nil {
 			return marquee.Link{}, err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE links SET url = ?, expires_at = ?, max_clicks = ?, redirect = ?, ad_id = ?, updated_at = ? WHERE id = ?`,
-			in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now.UnixMilli(), id); err != nil {
+		tags, rules, dests, err := linkJSON(in)
+		if err != nil {
+			return marquee.Link{}, err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE links SET url = ?, title = ?, tags = ?, rules = ?, destinations = ?, expires_at = ?, max_clicks = ?, redirect = ?, ad_id = ?, updated_at = ? WHERE id = ?`,
+			in.URL, in.Title, tags, rules, dests, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, now.UnixMilli(), id); err != nil {
+			return marquee.Link{}, err
+		}
+		if err := setTags(ctx, tx, id, in.Tags); err != nil {
 			return marquee.Link{}, err
 		}
 		if err := tx.QueryRow(ctx, `SELECT `+clicksOf+` FROM links WHERE id = ?`, id).Scan(&clicks); err != nil {
@@ -55,13 +72,14 @@ func (s *Store) ReplaceLink(ctx context.Context, code string, in marquee.LinkInp
 	})
 }
 
-// DeleteLink deletes link code; errors as ReplaceLink's.
-func (s *Store) DeleteLink(ctx context.Context, code string) error {
+// DeleteLink deletes link key; errors as ReplaceLink's.
+func (s *Store) DeleteLink(ctx context.Context, key string) error {
 	return exec(ctx, s, "delete link", func(tx Tx, _ time.Time) error {
+		domain, code := marquee.SplitLinkKey(key)
 		var id int64
-		err := tx.QueryRow(ctx, `SELECT id FROM links WHERE code = ? AND ad_owned = 0`+s.cfg.ForUpdate, code).Scan(&id)
+		err := tx.QueryRow(ctx, `SELECT id FROM links WHERE domain = ? AND code = ? AND ad_owned = 0`+s.cfg.ForUpdate, domain, code).Scan(&id)
 		if errors.Is(err, ErrNoRows) {
-			return whyNoLink(ctx, tx, code)
+			return whyNoLink(ctx, tx, domain, code)
 		}
 		if err != nil {
 			return err
@@ -76,15 +94,15 @@ func (s *Store) AddClicks(ctx context.Context, counts []marquee.Clicks) error {
 	return exec(ctx, s, "add clicks", func(tx Tx, _ time.Time) error { return s.addClicks(ctx, tx, counts) })
 }
 
-// Link returns link code, or marquee.NoLink.
-func (s *Store) Link(ctx context.Context, code string) (marquee.Link, error) {
-	return withDB(ctx, s, "get link", func(db DB) (marquee.Link, error) { return link(ctx, db, code) })
+// Link returns link key (marquee.LinkKey), or marquee.NoLink.
+func (s *Store) Link(ctx context.Context, key string) (marquee.Link, error) {
+	return withDB(ctx, s, "get link", func(db DB) (marquee.Link, error) { return link(ctx, db, key) })
 }
 
-// LinkTarget returns what a redirect needs of link code (see target), or
+// LinkTarget returns what a redirect needs of link key (see target), or
 // marquee.NoLink.
-func (s *Store) LinkTarget(ctx context.Context, code string) (marquee.Link, error) {
-	return lookup(ctx, s, "get link", func(db DB) (marquee.Link, error) { return target(ctx, db, code) })
+func (s *Store) LinkTarget(ctx context.Context, key string) (marquee.Link, error) {
+	return lookup(ctx, s, "get link", func(db DB) (marquee.Link, error) { return target(ctx, db, key) })
 }
 
 // ListLinks returns one page of links, newest first, and how many there
@@ -98,29 +116,49 @@ func (s *Store) ListLinks(ctx context.Context, offset, limit int) ([]marquee.Lin
 	return links, total, err
 }
 
-// SearchLinks returns one page of the links whose codes start with prefix
-// (codes are case-sensitive), by code — a range of the code index —, and
-// how many there are, counting at most marquee.MaxSearchCount+1.
-func (s *Store) SearchLinks(ctx context.Context, prefix string, offset, limit int) ([]marquee.Link, int, error) {
-	hi := prefix + "\x7f" // above every code starting with prefix: codes are [A-Za-z0-9_-]
-	code := `code` + s.cfg.ByteOrder
-	where := ` FROM links WHERE ` + code + ` >= ? AND ` + code + ` < ?`
+// SearchLinks returns one page of the links f selects — by code when
+// f.Query is set (a range of the code index, or a title that holds it),
+// else newest first — and how many there are, counting at most
+// marquee.MaxSearchCount+1.
+func (s *Store) SearchLinks(ctx context.Context, f marquee.LinkFilter, offset, limit int) ([]marquee.Link, int, error) {
+	var where []string
+	var args []any
+	order := `id DESC`
+	if f.Query != "" {
+		code := `code` + s.cfg.ByteOrder
+		// Above every code starting with the query: codes are [A-Za-z0-9_-].
+		where = append(where, `(`+code+` >= ? AND `+code+` < ? OR lower(title) LIKE ? ESCAPE '!')`)
+		args = append(args, f.Query, f.Query+"\x7f", "%"+likeEscaper.Replace(strings.ToLower(f.Query))+"%")
+		order = code
+	}
+	if f.Tag != "" {
+		where = append(where, `id IN (SELECT link_id FROM link_tags WHERE tag = ?)`)
+		args = append(args, f.Tag)
+	}
+	from := ` FROM links`
+	if len(where) > 0 {
+		from += ` WHERE ` + strings.Join(where, ` AND `)
+	}
 	var total int
 	links, err := withDB(ctx, s, "search links", func(db DB) (l []marquee.Link, err error) {
-		err = db.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1`+where+` LIMIT `+strconv.Itoa(marquee.MaxSearchCount+1)+`) AS matches`,
-			prefix, hi).Scan(&total)
+		err = db.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1`+from+` LIMIT `+strconv.Itoa(marquee.MaxSearchCount+1)+`) AS matches`,
+			args...).Scan(&total)
 		if err != nil {
 			return nil, err
 		}
 		return query(ctx, db, func(r Rows) (marquee.Link, error) { return scanLink(r) },
-			`SELECT `+linkColumns+where+` ORDER BY `+code+` LIMIT ? OFFSET ?`, prefix, hi, limit, offset)
+			`SELECT `+linkColumns+from+` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(args, limit, offset)...)
 	})
 	return links, total, err
 }
 
+// likeEscaper escapes LIKE's wildcards, with "!" as the escape character
+// (ESCAPE '!': every dialect's default differs).
+var likeEscaper = strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
+
 // linkColumns are a links row's columns in scanLink's order, its clicks
 // from link_clicks.
-const linkColumns = `id, code, url, expires_at, max_clicks, redirect, ad_id, ` + clicksOf + `, created_at, updated_at`
+const linkColumns = `id, domain, code, url, title, tags, rules, destinations, expires_at, max_clicks, redirect, ad_id, ` + clicksOf + `, created_at, updated_at`
 
 // clicksOf is a links row's clicks.
 const clicksOf = `coalesce((SELECT c.clicks FROM link_clicks c WHERE c.link_id = links.id), 0)`
@@ -129,12 +167,59 @@ const clicksOf = `coalesce((SELECT c.clicks FROM link_clicks c WHERE c.link_id =
 func scanLink(r Row) (marquee.Link, error) {
 	var l marquee.Link
 	var expires, created, updated int64
-	err := r.Scan(&l.ID, &l.Code, &l.URL, &expires, &l.MaxClicks, &l.Redirect, &l.AdID, &l.Clicks, &created, &updated)
+	var tags, rules, dests string
+	if err := r.Scan(&l.ID, &l.Domain, &l.Code, &l.URL, &l.Title, &tags, &rules, &dests, &expires, &l.MaxClicks, &l.Redirect, &l.AdID, &l.Clicks, &created, &updated); err != nil {
+		return l, err
+	}
 	if expires != 0 {
 		l.ExpiresAt = time.UnixMilli(expires).UTC()
 	}
 	l.CreatedAt, l.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
-	return l, err
+	return l, scanLinkJSON(&l, tags, rules, dests)
+}
+
+// linkJSON is how the tags, rules and destinations of in are stored:
+// JSON, and "" for none.
+func linkJSON(in marquee.LinkInput) (tags, rules, dests string, err error) {
+	enc := func(n int, v any) string {
+		if n == 0 || err != nil {
+			return ""
+		}
+		var b []byte
+		b, err = json.Marshal(v)
+		return string(b)
+	}
+	return enc(len(in.Tags), in.Tags), enc(len(in.Rules), in.Rules), enc(len(in.Destinations), in.Destinations), err
+}
+
+// scanLinkJSON reads into l the tags, rules and destinations linkJSON
+// stored.
+func scanLinkJSON(l *marquee.Link, tags, rules, dests string) error {
+	for _, f := range []struct {
+		text string
+		dst  any
+	}{{tags, &l.Tags}, {rules, &l.Rules}, {dests, &l.Destinations}} {
+		if f.text == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(f.text), f.dst); err != nil {
+			return fmt.Errorf("link %d: stored JSON: %w", l.ID, err)
+		}
+	}
+	return nil
+}
+
+// setTags makes link id's rows of link_tags its tags.
+func setTags(ctx context.Context, tx Tx, id int64, tags []string) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM link_tags WHERE link_id = ?`, id); err != nil || len(tags) == 0 {
+		return err
+	}
+	args := make([]any, 0, 2*len(tags))
+	for _, t := range tags {
+		args = append(args, t, id)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO link_tags (tag, link_id) VALUES `+Tuples(len(tags), 2), args...)
+	return err
 }
 
 func millis(t time.Time) int64 {
@@ -153,6 +238,10 @@ const generateTries = 8
 // marquee.KindConflict error.
 func (s *Store) insertLink(ctx context.Context, tx Tx, in marquee.LinkInput, owned bool, now time.Time) (marquee.Link, error) {
 	custom := in.Code != ""
+	tags, rules, dests, err := linkJSON(in)
+	if err != nil {
+		return marquee.Link{}, err
+	}
 	ownedCol := 0
 	if owned {
 		ownedCol = 1
@@ -161,15 +250,20 @@ func (s *Store) insertLink(ctx context.Context, tx Tx, in marquee.LinkInput, own
 		if !custom {
 			in.Code = marquee.NewCode()
 		}
-		id, err := s.insertID(ctx, tx, `INSERT INTO links (code, url, expires_at, max_clicks, redirect, ad_id, ad_owned, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, "code",
-			in.Code, in.URL, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, ownedCol, now.UnixMilli(), now.UnixMilli())
+		id, err := s.insertID(ctx, tx, `INSERT INTO links (domain, code, url, title, tags, rules, destinations, expires_at, max_clicks, redirect, ad_id, ad_owned, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "domain, code",
+			in.Domain, in.Code, in.URL, in.Title, tags, rules, dests, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, in.AdID, ownedCol, now.UnixMilli(), now.UnixMilli())
 		switch {
+		case errors.Is(err, errDuplicate) && custom && in.Domain != "":
+			return marquee.Link{}, marquee.Errorf(marquee.KindConflict, "code %q is taken on %s", in.Code, in.Domain)
 		case errors.Is(err, errDuplicate) && custom:
 			return marquee.Link{}, marquee.Errorf(marquee.KindConflict, "code %q is taken", in.Code)
 		case errors.Is(err, errDuplicate):
 			continue
 		case err != nil:
+			return marquee.Link{}, err
+		}
+		if err := setTags(ctx, tx, id, in.Tags); err != nil {
 			return marquee.Link{}, err
 		}
 		return in.Link(id, 0, now, now), tx.LogChange(ctx, marquee.EntityLink, id, in.Code, marquee.OpPut)
@@ -190,10 +284,13 @@ func checkAd(ctx context.Context, tx Tx, adID int64) error {
 	return err
 }
 
-// deleteLink deletes link id (code) with its clicks and logs its
-// deletion.
+// deleteLink deletes link id (code) with its clicks and tags and logs
+// its deletion.
 func deleteLink(ctx context.Context, tx Tx, id int64, code string) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM links WHERE id = ?`, id); err != nil {
+		return err
+	}
+	if err := setTags(ctx, tx, id, nil); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM link_clicks WHERE link_id = ?`, id); err != nil {
@@ -203,45 +300,51 @@ func deleteLink(ctx context.Context, tx Tx, id int64, code string) error {
 }
 
 // whyNoLink tells a missing link from an ad's tracking link.
-func whyNoLink(ctx context.Context, tx Tx, code string) error {
+func whyNoLink(ctx context.Context, tx Tx, domain, code string) error {
 	var adID int64
-	err := tx.QueryRow(ctx, `SELECT ad_id FROM links WHERE code = ?`, code).Scan(&adID)
+	err := tx.QueryRow(ctx, `SELECT ad_id FROM links WHERE domain = ? AND code = ?`, domain, code).Scan(&adID)
 	switch {
 	case errors.Is(err, ErrNoRows):
-		return marquee.NoLink(code)
+		return marquee.NoLink(marquee.LinkKey(domain, code))
 	case err != nil:
 		return err
 	}
 	return marquee.Errorf(marquee.KindConflict, "link %q is the tracking link of ad %d; change or delete the ad", code, adID)
 }
 
-// link returns link code, or marquee.NoLink.
-func link(ctx context.Context, db DB, code string) (marquee.Link, error) {
-	l, err := scanLink(db.QueryRow(ctx, `SELECT `+linkColumns+` FROM links WHERE code = ?`, code))
+// link returns link key, or marquee.NoLink.
+func link(ctx context.Context, db DB, key string) (marquee.Link, error) {
+	domain, code := marquee.SplitLinkKey(key)
+	l, err := scanLink(db.QueryRow(ctx, `SELECT `+linkColumns+` FROM links WHERE domain = ? AND code = ?`, domain, code))
 	if errors.Is(err, ErrNoRows) {
-		return l, marquee.NoLink(code)
+		return l, marquee.NoLink(key)
 	}
 	return l, err
 }
 
-// target returns what a redirect needs of link code — its id, url,
-// expiry, limit, status and ad, and its clicks only when it has a limit
-// (they are 0 otherwise) — or marquee.NoLink. Half
-// the columns of Link, and no read of link_clicks for most links: this is
-// a cache miss's query.
-func target(ctx context.Context, db DB, code string) (marquee.Link, error) {
-	l := marquee.Link{Code: code}
+// target returns what a redirect needs of link key — its id, url,
+// rules, destinations, expiry, limit, status and ad, and its clicks only
+// when it has a limit (they are 0 otherwise) — or marquee.NoLink. Not its
+// title, tags or timestamps, and no read of link_clicks for most links:
+// this is a cache miss's query.
+func target(ctx context.Context, db DB, key string) (marquee.Link, error) {
+	domain, code := marquee.SplitLinkKey(key)
+	l := marquee.Link{Domain: domain, Code: code}
 	var expires int64
-	err := db.QueryRow(ctx, `SELECT id, url, expires_at, max_clicks, redirect, ad_id,
-		CASE WHEN max_clicks > 0 THEN `+clicksOf+` ELSE 0 END FROM links WHERE code = ?`, code).
-		Scan(&l.ID, &l.URL, &expires, &l.MaxClicks, &l.Redirect, &l.AdID, &l.Clicks)
+	var rules, dests string
+	err := db.QueryRow(ctx, `SELECT id, url, rules, destinations, expires_at, max_clicks, redirect, ad_id,
+		CASE WHEN max_clicks > 0 THEN `+clicksOf+` ELSE 0 END FROM links WHERE domain = ? AND code = ?`, domain, code).
+		Scan(&l.ID, &l.URL, &rules, &dests, &expires, &l.MaxClicks, &l.Redirect, &l.AdID, &l.Clicks)
 	if errors.Is(err, ErrNoRows) {
-		return l, marquee.NoLink(code)
+		return l, marquee.NoLink(key)
+	}
+	if err != nil {
+		return l, err
 	}
 	if expires != 0 {
 		l.ExpiresAt = time.UnixMilli(expires).UTC()
 	}
-	return l, err
+	return l, scanLinkJSON(&l, "", rules, dests)
 }
 
 // listLinks returns one page of links, newest first, and how many there
@@ -346,7 +449,7 @@ func (s *Store) syncAdLink(ctx context.Context, tx Tx, adID int64, code, url str
 // trackingLink locks ad adID's tracking link code and returns its id.
 func (s *Store) trackingLink(ctx context.Context, tx Tx, adID int64, code string) (int64, error) {
 	var id int64
-	if err := tx.QueryRow(ctx, `SELECT id FROM links WHERE code = ?`+s.cfg.ForUpdate, code).Scan(&id); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT id FROM links WHERE domain = '' AND code = ?`+s.cfg.ForUpdate, code).Scan(&id); err != nil {
 		return 0, fmt.Errorf("tracking link %q of ad %d: %w", code, adID, err)
 	}
 	return id, nil

@@ -54,6 +54,10 @@ type Dialect struct {
 	// Name ({{name:x}}) quotes the column name x where it is a reserved
 	// word (nil: as it is).
 	Name func(x string) string
+	// Resync ({{resync:t}}) is a statement that makes the ids table t's
+	// {{id}} assigns next follow the ids inserted into it explicitly
+	// (nil: "", the database does so by itself).
+	Resync func(table string) string
 	// Applied reports an error of a statement that a run stopped halfway
 	// had already applied (a table, column or index that exists), on a
 	// database whose DDL commits statement by statement: the statement
@@ -61,7 +65,7 @@ type Dialect struct {
 	Applied func(err error) bool
 }
 
-var placeholder = regexp.MustCompile(`\{\{(str|bytes)(\d+)\}\}|\{\{name:(\w+)\}\}`)
+var placeholder = regexp.MustCompile(`\{\{(str|bytes)(\d+)\}\}|\{\{(name|resync):(\w+)\}\}`)
 
 // spell fills in the placeholders of a migration file in dialect d.
 func (d Dialect) spell(file string) string {
@@ -71,6 +75,10 @@ func (d Dialect) spell(file string) string {
 		p := placeholder.FindStringSubmatch(m)
 		n, _ := strconv.Atoi(p[2])
 		switch {
+		case p[3] == "resync" && d.Resync != nil:
+			return d.Resync(p[4])
+		case p[3] == "resync":
+			return ""
 		case p[1] == "str" && d.Str != nil:
 			return d.Str(n)
 		case p[1] == "str":
@@ -80,9 +88,9 @@ func (d Dialect) spell(file string) string {
 		case p[1] == "bytes":
 			return d.Blob
 		case d.Name != nil:
-			return d.Name(p[3])
+			return d.Name(p[4])
 		}
-		return p[3]
+		return p[4]
 	})
 }
 

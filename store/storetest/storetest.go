@@ -105,6 +105,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("TwoHandles", func(t *testing.T) { testTwoHandles(t, open) })
 	t.Run("ConcurrentWritesCommitInSeqOrder", func(t *testing.T) { testConcurrentWrites(t, open) })
 	t.Run("Links", func(t *testing.T) { testLinks(t, open) })
+	t.Run("LinkDomains", func(t *testing.T) { testLinkDomains(t, open) })
 	t.Run("AdTrackingLinks", func(t *testing.T) { testAdTrackingLinks(t, open) })
 	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
@@ -390,7 +391,7 @@ func testLinks(t *testing.T, open Opener) {
 	}{{"promo_1", 5}, {gen.Code, 0}} {
 		full, _ := st.Link(ctx, c.code)
 		want := full
-		want.Clicks, want.CreatedAt, want.UpdatedAt = c.clicks, time.Time{}, time.Time{}
+		want.Clicks, want.CreatedAt, want.UpdatedAt, want.Title, want.Tags = c.clicks, time.Time{}, time.Time{}, "", nil
 		if got, err := st.LinkTarget(ctx, c.code); err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("LinkTarget(%s) = %+v, %v; want %+v", c.code, got, err, want)
 		}
@@ -659,7 +660,7 @@ func testSearch(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 	}
-	links, total, err := st.SearchLinks(ctx, "promo", 0, 10)
+	links, total, err := st.SearchLinks(ctx, marquee.LinkFilter{Query: "promo"}, 0, 10)
 	var codes []string
 	for _, l := range links {
 		codes = append(codes, l.Code)
