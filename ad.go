@@ -1,6 +1,7 @@
 package marquee
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -419,6 +420,20 @@ func normPlatform(s string) (string, string) {
 		}
 	}
 	return "", PlatformProblem(s)
+}
+
+// UAPlatform is the platform a User-Agent says: android when it holds
+// Android, then ios for iPhone, iPad, iOS or CFNetwork (Apple's HTTP
+// stack), else web.
+func UAPlatform(ua []byte) string {
+	switch {
+	case bytes.Contains(ua, []byte("Android")):
+		return PlatformAndroid
+	case bytes.Contains(ua, []byte("iPhone")), bytes.Contains(ua, []byte("iPad")), bytes.Contains(ua, []byte("iOS")),
+		bytes.Contains(ua, []byte("CFNetwork")):
+		return PlatformIOS
+	}
+	return PlatformWeb
 }
 
 // PlatformProblem is what is wrong with s, a platform that is not one.

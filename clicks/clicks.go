@@ -1,6 +1,8 @@
 // Package clicks counts redirects in memory and adds them to the store in
 // batches, so the redirect path never writes to the database. Counts are
-// sharded by code, each shard a map under its own mutex; the owner calls
+// sharded by link id (a code names a link only within its domain, and a
+// code deleted and created again is another link), each shard a map under
+// its own mutex; the owner calls
 // Flush every interval and Close once more at shutdown.
 //
 // A link's click limit is judged by the count the store had when the link
@@ -15,7 +17,6 @@ package clicks
 import (
 	"cmp"
 	"context"
-	"hash/maphash"
 	"log/slog"
 	"slices"
 	"sync"
@@ -37,13 +38,12 @@ type Syncer interface {
 
 const shards = 64
 
-// Counter counts redirects by link code. Take may be called from any
+// Counter counts redirects by link id. Take may be called from any
 // goroutine; Flush and Close are called by the owner.
 type Counter struct {
 	store Store
 	feed  Syncer
 	log   *slog.Logger
-	seed  maphash.Seed
 
 	flushMu sync.Mutex // one flush at a time
 	shards  [shards]shard
@@ -53,21 +53,21 @@ type Counter struct {
 
 type shard struct {
 	mu       sync.Mutex
-	pending  map[string]count // counted since the last flush began, by code
-	flushing map[string]count // taken by the flush in progress; nil between flushes
-	_        [64]byte         // keep shards' mutexes on separate cache lines
+	pending  map[int64]count // counted since the last flush began, by link id
+	flushing map[int64]count // taken by the flush in progress; nil between flushes
+	_        [64]byte        // keep shards' mutexes on separate cache lines
 }
 
 // count is one link's counted redirects.
 type count struct {
-	id int64 // the link's id when last counted
-	n  int64
+	code string // the link's code (the changelog names links by it)
+	n    int64
 }
 
 // New returns a counter that flushes into store; reg receives its
 // metrics.
 func New(store Store, feed Syncer, log *slog.Logger, reg prometheus.Registerer) *Counter {
-	c := &Counter{store: store, feed: feed, log: log, seed: maphash.MakeSeed(),
+	c := &Counter{store: store, feed: feed, log: log,
 		flushed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "marquee_clicks_flushed_total",
 			Help: "Redirects counted and added to the store.",
@@ -78,7 +78,7 @@ func New(store Store, feed Syncer, log *slog.Logger, reg prometheus.Registerer) 
 		}),
 	}
 	for i := range c.shards {
-		c.shards[i].pending = map[string]count{}
+		c.shards[i].pending = map[int64]count{}
 	}
 	if reg != nil {
 		reg.MustRegister(c.flushed, c.failures, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -93,14 +93,14 @@ func New(store Store, feed Syncer, log *slog.Logger, reg prometheus.Registerer) 
 // (counting what this instance has not flushed yet): then it counts
 // nothing and returns false.
 func (c *Counter) Take(l *marquee.Link) bool {
-	sh := c.shardOf(l.Code)
+	sh := c.shardOf(l.ID)
 	sh.mu.Lock()
-	p := sh.pending[l.Code]
-	if l.MaxClicks > 0 && l.Clicks+p.n+sh.flushing[l.Code].n >= l.MaxClicks {
+	p := sh.pending[l.ID]
+	if l.MaxClicks > 0 && l.Clicks+p.n+sh.flushing[l.ID].n >= l.MaxClicks {
 		sh.mu.Unlock()
 		return false
 	}
-	sh.pending[l.Code] = count{id: l.ID, n: p.n + 1}
+	sh.pending[l.ID] = count{code: l.Code, n: p.n + 1}
 	sh.mu.Unlock()
 	return true
 }
@@ -111,15 +111,16 @@ func (c *Counter) Reached(l *marquee.Link) bool {
 	if l.MaxClicks == 0 {
 		return false
 	}
-	sh := c.shardOf(l.Code)
+	sh := c.shardOf(l.ID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return l.Clicks+sh.pending[l.Code].n+sh.flushing[l.Code].n >= l.MaxClicks
+	return l.Clicks+sh.pending[l.ID].n+sh.flushing[l.ID].n >= l.MaxClicks
 }
 
-// shardOf is the shard that counts code.
-func (c *Counter) shardOf(code string) *shard {
-	return &c.shards[maphash.String(c.seed, code)%shards]
+// shardOf is the shard that counts link id (ids are assigned in order,
+// so consecutive links fall in different shards).
+func (c *Counter) shardOf(id int64) *shard {
+	return &c.shards[uint64(id)%shards]
 }
 
 // Pending is how many redirects are counted and not yet in the store.
@@ -156,9 +157,9 @@ func (c *Counter) Flush(ctx context.Context) error {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
-		sh.flushing, sh.pending = sh.pending, map[string]count{}
-		for code, p := range sh.flushing {
-			all = append(all, marquee.Clicks{LinkID: p.id, Code: code, N: p.n})
+		sh.flushing, sh.pending = sh.pending, map[int64]count{}
+		for id, p := range sh.flushing {
+			all = append(all, marquee.Clicks{LinkID: id, Code: p.code, N: p.n})
 		}
 		sh.mu.Unlock()
 	}
@@ -188,27 +189,23 @@ func (c *Counter) Flush(ctx context.Context) error {
 			c.log.Debug("click flush: feed not synced", "err", serr)
 		}
 	}
-	unstored := map[string]bool{}
+	unstored := map[int64]bool{}
 	for _, c := range all[stored:] {
-		unstored[c.Code] = true
+		unstored[c.LinkID] = true
 	}
 	c.settle(unstored)
 	return err
 }
 
-// settle ends a flush: the taken counts of unstored codes go back to
+// settle ends a flush: the taken counts of unstored links go back to
 // pending, the rest are dropped.
-func (c *Counter) settle(unstored map[string]bool) {
+func (c *Counter) settle(unstored map[int64]bool) {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
-		for code, f := range sh.flushing {
-			if unstored[code] {
-				p := sh.pending[code]
-				if p.n == 0 {
-					p.id = f.id // else the link was counted since: keep its newer id
-				}
-				sh.pending[code] = count{id: p.id, n: p.n + f.n}
+		for id, f := range sh.flushing {
+			if unstored[id] {
+				sh.pending[id] = count{code: f.code, n: sh.pending[id].n + f.n}
 			}
 		}
 		sh.flushing = nil

@@ -24,7 +24,8 @@ const (
 	Platform
 	Campaign
 	Placement
-	ID // the event's id: the server's, unique, the same in every copy of the line
+	ID     // the event's id: the server's, unique, the same in every copy of the line
+	Domain // the link's domain (a redirect's click event on a link domain)
 	NumFields
 )
 
@@ -39,6 +40,7 @@ var fieldKeys = [...]struct {
 	{"receivedAt", ReceivedAt}, {"ip", IP}, {"ua", UA}, {"type", Type}, {"ad", Ad}, {"adId", Ad},
 	{"link", Link}, {"code", Link}, {"uid", UID}, {"country", Country}, {"platform", Platform},
 	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement}, {"id", ID},
+	{"domain", Domain},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead

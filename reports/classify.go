@@ -20,14 +20,7 @@ func Platform(field, ua []byte) string {
 	if p, ok := platformField(field); ok {
 		return p
 	}
-	switch {
-	case bytes.Contains(ua, []byte("Android")):
-		return marquee.PlatformAndroid
-	case bytes.Contains(ua, []byte("iPhone")), bytes.Contains(ua, []byte("iPad")), bytes.Contains(ua, []byte("iOS")),
-		bytes.Contains(ua, []byte("CFNetwork")):
-		return marquee.PlatformIOS
-	}
-	return marquee.PlatformWeb
+	return marquee.UAPlatform(ua)
 }
 
 // platformField is the platform a platform field names (any case), if

@@ -232,8 +232,8 @@ func (t *Tally) count(lines []byte) {
 			}
 		}
 		if link := f[eventline.Link]; len(link) > 0 {
-			if marquee.CodeShaped(link) {
-				k.entity, k.id, k.code = entLink, 0, t.intern(link)
+			if key, ok := t.linkKey(link, f[eventline.Domain]); ok {
+				k.entity, k.id, k.code = entLink, 0, key
 				t.add(k, c, uid)
 			} else {
 				t.skip("bad link code")
@@ -256,6 +256,22 @@ func (t *Tally) count(lines []byte) {
 			}
 		}
 	}
+}
+
+// linkKey is the interned marquee.LinkKey of an event's link code and
+// domain, if both are well formed.
+func (t *Tally) linkKey(code, domain []byte) (string, bool) {
+	if !marquee.CodeShaped(code) {
+		return "", false
+	}
+	if len(domain) == 0 {
+		return t.intern(code), true
+	}
+	d, msg := marquee.NormDomain(string(domain))
+	if msg != "" {
+		return "", false
+	}
+	return t.intern([]byte(marquee.LinkKey(d, string(code)))), true
 }
 
 // intern returns name as a string, one string per name. t.mu is held.

@@ -14,6 +14,7 @@ import (
 	"marquee/cache"
 	"marquee/clicks"
 	"marquee/eventline"
+	"marquee/linkroute"
 )
 
 const (
@@ -22,27 +23,47 @@ const (
 	maxReferrer     = 1024 // bytes of a Referer a click event keeps
 )
 
-// handleRedirect serves GET /r/{code}: the link from the cache, the click
-// counted in memory and sent to the event collector as a click event — no
-// store write. It answers the link's redirect, 404 for an unknown code,
-// 410 for an expired link or one at its click limit. HEAD answers the
-// same without counting a click (link checkers and previews are not
-// visitors). A click event the collector refuses (spool full) is counted
-// in dropped, not a reason to fail the redirect.
-func handleRedirect(links *cache.Cache[string, marquee.Link], counter *clicks.Counter, ev *eventEnv, dropped prometheus.Counter) handler {
+// handleRedirect serves GET /r/{code}: the link of the code on the
+// request's host (LinkDomains) from the cache, where it sends this
+// visitor (linkroute.Choose: its rules, its A/B split, its url), the
+// click counted in memory and sent to the event collector as a click
+// event — no store write. It answers the link's redirect, 404 for an
+// unknown code or host, 410 for an expired link or one at its click
+// limit. HEAD answers the same without counting a click (link checkers
+// and previews are not visitors). A click event the collector refuses
+// (spool full) is counted in dropped, not a reason to fail the redirect.
+func handleRedirect(links *cache.Cache[string, marquee.Link], domains *LinkDomains, geo linkroute.Geo, counter *clicks.Counter, ev *eventEnv, dropped prometheus.Counter) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		code := ctx.Path()[len(redirectPrefix):]
 		if !marquee.CodeShaped(code) {
 			return marquee.NoLink(code)
 		}
+		domain, ok := domains.host(ctx.Host())
+		if !ok {
+			return marquee.Errorf(marquee.KindNotFound, "no links are served on host %q", ctx.Host())
+		}
+		// The cache's string key, the one allocation of a redirect.
+		var key string
+		if domain == "" {
+			key = string(code)
+		} else {
+			var buf [marquee.MaxDomainLen + 1 + marquee.MaxCodeLen]byte
+			key = string(append(append(append(buf[:0], domain...), '/'), code...))
+		}
 		// A link's load has its own timeout (NewLinkCache); a hit needs no
 		// context.
-		l, err := links.Get(context.Background(), string(code))
+		l, err := links.Get(context.Background(), key)
 		if err != nil {
 			return err
 		}
 		if !l.ExpiresAt.IsZero() && !ctx.Time().Before(l.ExpiresAt) {
 			return marquee.Errorf(marquee.KindGone, "link %q has expired", code)
+		}
+		to := linkroute.Choice{URL: l.URL, Rule: -1, Dest: -1}
+		if len(l.Rules) > 0 || len(l.Destinations) > 0 {
+			v := linkroute.Visitor{UA: ctx.UserAgent(), AcceptLanguage: ctx.Request.Header.Peek(fasthttp.HeaderAcceptLanguage),
+				IP: ev.addr(ctx), Geo: geo, Query: ctx.QueryArgs(), Now: ctx.Time()}
+			to = linkroute.Choose(&l, &v)
 		}
 		if ctx.IsHead() {
 			if counter.Reached(&l) {
@@ -53,26 +74,37 @@ func handleRedirect(links *cache.Cache[string, marquee.Link], counter *clicks.Co
 				return marquee.Errorf(marquee.KindGone, "link %q has reached its maximum number of clicks", code)
 			}
 			bp := linePool.Get().(*[]byte)
-			*bp = appendClick((*bp)[:0], ev, ctx, &l)
+			*bp = appendClick((*bp)[:0], ev, ctx, &l, to)
 			if err := ev.sink.Append(ctx.ConnID(), *bp, 1); err != nil {
 				dropped.Inc()
 			}
 			linePool.Put(bp)
 		}
-		ctx.Response.Header.Set(fasthttp.HeaderLocation, l.URL)
+		ctx.Response.Header.Set(fasthttp.HeaderLocation, to.URL)
 		ctx.SetStatusCode(l.Redirect)
 		return nil
 	}
 }
 
-// appendClick appends the click event line of a redirect to l.
-func appendClick(line []byte, ev *eventEnv, ctx *fasthttp.RequestCtx, l *marquee.Link) []byte {
+// appendClick appends the click event line of a redirect to l, sent
+// where to says: its domain when not the default, and the rule or
+// destination that chose the target.
+func appendClick(line []byte, ev *eventEnv, ctx *fasthttp.RequestCtx, l *marquee.Link, to linkroute.Choice) []byte {
 	line = ev.appendHead(line, ctx)
 	line = eventline.AppendPlain(line, "type", "click")
 	line = eventline.AppendPlain(line, "code", l.Code) // codes need no escaping
+	if l.Domain != "" {
+		line = eventline.AppendPlain(line, "domain", l.Domain) // nor do domains
+	}
+	var num [20]byte
 	if l.AdID > 0 {
-		var id [20]byte
-		line = eventline.AppendPlain(line, "adId", strconv.AppendInt(id[:0], l.AdID, 10))
+		line = eventline.AppendPlain(line, "adId", strconv.AppendInt(num[:0], l.AdID, 10))
+	}
+	if to.Rule >= 0 {
+		line = eventline.AppendPlain(line, "rule", strconv.AppendInt(num[:0], int64(to.Rule), 10))
+	}
+	if to.Dest >= 0 {
+		line = eventline.AppendPlain(line, "dest", strconv.AppendInt(num[:0], int64(to.Dest), 10))
 	}
 	if ref := ctx.Referer(); len(ref) > 0 {
 		line = eventline.AppendString(line, "referrer", ref[:min(len(ref), maxReferrer)])
@@ -80,20 +112,42 @@ func appendClick(line []byte, ev *eventEnv, ctx *fasthttp.RequestCtx, l *marquee
 	return eventline.End(line)
 }
 
-// linkCode parses the {code} segment of the admin routes.
-func linkCode(ctx *fasthttp.RequestCtx) (string, error) {
-	seg := bytes.TrimPrefix(ctx.Path(), []byte(linkRoutePrefix))
+// linkKey parses the {code} segment of the admin routes, on the domain
+// ?domain= names (the default domain without one): the store's key of
+// the link (marquee.LinkKey).
+func (d *LinkDomains) linkKey(ctx *fasthttp.RequestCtx) (string, error) {
+	seg, _, _ := bytes.Cut(bytes.TrimPrefix(ctx.Path(), []byte(linkRoutePrefix)), []byte("/"))
 	if !marquee.CodeShaped(seg) {
 		return "", marquee.NoLink(seg)
 	}
-	return string(seg), nil
+	in := marquee.LinkInput{}
+	if args := ctx.QueryArgs(); args.Has("domain") {
+		var msg string
+		if in.Domain, msg = marquee.NormDomain(string(args.Peek("domain"))); msg != "" {
+			return "", marquee.Invalid("invalid query", marquee.Problems{"domain": msg})
+		}
+	}
+	if err := d.check(&in); err != nil {
+		return "", marquee.Invalid("invalid query", marquee.AsError(err).Problems)
+	}
+	return marquee.LinkKey(in.Domain, string(seg)), nil
 }
 
-// handleGetLink serves GET /api/v1/links/{code}: the link as stored, its
-// clicks as of the last flush.
-func handleGetLink(store LinkStore) storeHandler {
+// parseLink reads a link create or replace body (ParseLinkInput), its
+// domain one of d's (check).
+func (d *LinkDomains) parseLink(body []byte) (marquee.LinkInput, error) {
+	in, err := marquee.ParseLinkInput(body)
+	if err != nil {
+		return in, err
+	}
+	return in, d.check(&in)
+}
+
+// handleGetLink serves GET /api/v1/links/{code}?domain=: the link as
+// stored, its clicks as of the last flush.
+func handleGetLink(store LinkStore, domains *LinkDomains) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		code, err := linkCode(ctx)
+		code, err := domains.linkKey(ctx)
 		if err != nil {
 			return err
 		}
@@ -155,4 +209,9 @@ func handleListLinks(store LinkStore) storeHandler {
 }
 
 // linkCreated answers a created link: the link, and where to read it.
-func linkCreated(l marquee.Link) (location string, body any) { return linkRoutePrefix + l.Code, l }
+func linkCreated(l marquee.Link) (location string, body any) {
+	if l.Domain != "" {
+		return linkRoutePrefix + l.Code + "?domain=" + l.Domain, l
+	}
+	return linkRoutePrefix + l.Code, l
+}

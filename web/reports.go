@@ -82,14 +82,14 @@ func adStats(store AdStore) statsOf {
 	}}
 }
 
-// linkStats finds the link of GET /api/v1/links/{code}/stats.
-func linkStats(store LinkStore) statsOf {
+// linkStats finds the link of GET /api/v1/links/{code}/stats?domain=.
+func linkStats(store LinkStore, domains *LinkDomains) statsOf {
 	return statsOf{entity: marquee.EntityLink, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
-		seg := pathSegment(ctx, linkRoutePrefix)
-		if !marquee.CodeShaped(seg) {
-			return 0, marquee.NoLink(seg)
+		key, err := domains.linkKey(ctx)
+		if err != nil {
+			return 0, err
 		}
-		l, err := store.LinkTarget(sctx, string(seg))
+		l, err := store.LinkTarget(sctx, key)
 		return l.ID, err
 	}}
 }

@@ -27,6 +27,7 @@ import (
 	"marquee/clicks"
 	"marquee/delivery"
 	"marquee/index"
+	"marquee/linkroute"
 	"marquee/reports"
 	"marquee/tracking"
 )
@@ -73,6 +74,9 @@ type Config struct {
 	// WebhooksAllowHTTP lets webhooks POST to http:// URLs (https only
 	// otherwise).
 	WebhooksAllowHTTP bool
+	// LinkDomains are the hosts short links are served on (none: every
+	// link is on the default domain).
+	LinkDomains LinkDomains
 }
 
 // Deps are the server's collaborators.
@@ -84,7 +88,10 @@ type Deps struct {
 	Index     *index.Index // fed by Feed, which makes writes visible
 	Feed      Syncer
 	AdCache   *cache.Cache[int64, []byte]        // ads' JSON by id (see NewAdCache)
-	LinkCache *cache.Cache[string, marquee.Link] // links by code (see NewLinkCache)
+	LinkCache *cache.Cache[string, marquee.Link] // links by marquee.LinkKey (see NewLinkCache)
+	// GeoIP places visitors for links' country rules (nil: no country is
+	// known, and those rules never match).
+	GeoIP     linkroute.Geo
 	Clicks    *clicks.Counter
 	Events    EventSink
 	Reports   *reports.Reporter
@@ -114,7 +121,7 @@ type Deps struct {
 // Limits of the HTTP edge.
 const (
 	MaxAdBody      = 64 << 10 // bytes of a create/replace body
-	MaxLinkBody    = 16 << 10 // bytes of a link create/replace body
+	MaxLinkBody    = 64 << 10 // bytes of a link create/replace body (20 rules of 20 values fit)
 	MaxRequestBody = 1 << 20  // bytes of any request body (the server rejects more)
 	ReadTimeout    = 10 * time.Second
 	WriteTimeout   = 10 * time.Second
@@ -137,6 +144,7 @@ type Server struct {
 	writer    *writer
 	adCache   *cache.Cache[int64, []byte]
 	linkCache *cache.Cache[string, marquee.Link]
+	geo       linkroute.Geo
 	clicks    *clicks.Counter
 	reports   *reports.Reporter
 	auth      *auth.Auth
@@ -157,7 +165,7 @@ type Server struct {
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index,
-		adCache: d.AdCache, linkCache: d.LinkCache, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
+		adCache: d.AdCache, linkCache: d.LinkCache, geo: d.GeoIP, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
 		campaigns: d.Campaigns, assets: d.Assets, assetSt: d.AssetStore,
 		writer:  &writer{feed: d.Feed, log: d.Log},
 		req:     requester{trusted: cfg.TrustedProxies},

@@ -72,10 +72,13 @@ type resource[K, In any] struct {
 	parse func([]byte) (In, error)
 }
 
-var (
-	adResource   = resource[int64, marquee.AdInput]{"ad", adID, MaxAdBody, marquee.ParseAdInput}
-	linkResource = resource[string, marquee.LinkInput]{"link", linkCode, MaxLinkBody, marquee.ParseLinkInput}
-)
+var adResource = resource[int64, marquee.AdInput]{"ad", adID, MaxAdBody, marquee.ParseAdInput}
+
+// linkResource is a link on domains: named by its code and ?domain=, its
+// body's domain one of them.
+func linkResource(domains *LinkDomains) resource[string, marquee.LinkInput] {
+	return resource[string, marquee.LinkInput]{"link", domains.linkKey, MaxLinkBody, domains.parseLink}
+}
 
 // handleCreate serves POST of a resource: 201 with the Location and body
 // that answer gives for what create stored, once it is visible here.
@@ -246,10 +249,10 @@ func adInput(st AdStore, ctx context.Context, id int64) (marquee.AdInput, error)
 	return a.Input(), err
 }
 
-func linkInput(st LinkStore, ctx context.Context, code string) (marquee.LinkInput, error) {
-	l, err := st.Link(ctx, code)
+func linkInput(st LinkStore, ctx context.Context, key string) (marquee.LinkInput, error) {
+	l, err := st.Link(ctx, key)
 	in := l.Input()
-	in.Code = "" // a replace keeps the code, and its body has none
+	in.Code, in.Domain = "", "" // a replace keeps them, and its body has neither
 	return in, err
 }
 

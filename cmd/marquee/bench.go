@@ -23,7 +23,8 @@ import (
 // benchConfig is the validated configuration of marquee bench.
 type benchConfig struct {
 	bench      loadgen.Bench
-	ads, links int // in-process: what to seed
+	ads, links int  // in-process: what to seed
+	linkRules  bool // in-process links: with rules and destinations
 	campaigns  int
 	maxErrors  float64
 	jsonFile   string
@@ -51,6 +52,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.StringVar(&sc.Name, "scenario", "ads", "request mix: ads (mixed GET /api/v1/ad), ad-by-id (Zipf GET /api/v1/ad/{id}), links (Zipf GET /r/{code}), events (GET /e beacons), decisions (POST /api/v1/decisions of three slots; with -campaigns 1000 by default), url (-path or -paths)")
 	fs.StringVar(&b.Target, "target", "", "base URL to load, e.g. http://127.0.0.1:8080 (default: start Marquee in-process on a temp dir, seeded with -ads)")
 	fs.IntVar(&c.ads, "ads", 1000, "active ads to seed in-process; ad-by-id draws ids from 1 to this")
+	fs.BoolVar(&c.linkRules, "link-rules", false, "links scenario: seed every link with 5 redirect rules and 2 weighted destinations, which the generator's requests (a desktop browser in English) meet none of")
 	fs.IntVar(&c.links, "links", 100_000, "links to seed in-process (links scenario); links draws codes from the first this many seeded codes")
 	fs.IntVar(&c.campaigns, "campaigns", 0, "campaigns to seed in-process (see marquee seed -campaigns): the seeded ads are put in them")
 	fs.IntVar(&b.Conns, "c", 64, "concurrent keep-alive connections")
@@ -271,6 +273,9 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 		"-scheduled", "0", "-expired", "0"}
 	if cfg.bench.Scenario.Name == "links" {
 		seedArgs = append(seedArgs, "-links", strconv.Itoa(cfg.links))
+		if cfg.linkRules {
+			seedArgs = append(seedArgs, "-link-rules")
+		}
 	}
 	if cfg.campaigns > 0 {
 		seedArgs = append(seedArgs, "-campaigns", strconv.Itoa(cfg.campaigns))

@@ -30,7 +30,7 @@ func TestErrorResponses(t *testing.T) {
 		t.Fatalf("first click of spring = %d %s; want 302", r.status, r.body)
 	}
 
-	bigLink := `{"url":"https://x.test/` + strings.Repeat("a", 17000) + `"}`
+	bigLink := `{"url":"https://x.test/` + strings.Repeat("a", 66000) + `"}`
 	for _, c := range []struct {
 		name       string
 		r          response
@@ -58,7 +58,7 @@ func TestErrorResponses(t *testing.T) {
 			`{"error":"invalid query","problems":{"limit":"must be an integer between 1 and 1000","offset":"must be an integer ≥ 0"}}`, "", ""},
 		{"link body not JSON", in.do("POST", "/api/v1/links", in.token, "text/csv", "x"), 415, `{"error":"content type \"text/csv\" is not JSON; send application/json"}`, "", ""},
 		{"link body too large", in.admin("POST", "/api/v1/links", bigLink), 413,
-			fmt.Sprintf(`{"error":"request body is %d bytes; the limit is 16384"}`, len(bigLink)), "", ""},
+			fmt.Sprintf(`{"error":"request body is %d bytes; the limit is 65536"}`, len(bigLink)), "", ""},
 		{"links without a token", in.do("GET", "/api/v1/links", "", "", ""), 401,
 			`{"error":"missing bearer token: send Authorization: Bearer <admin token>"}`, "WWW-Authenticate", `Bearer realm="marquee"`},
 		{"wrong method", in.do("PATCH", "/api/v1/ad/1", in.token, "", ""), 405,

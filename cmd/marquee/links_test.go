@@ -35,6 +35,10 @@ func (in *instance) follow(method, code string, header ...string) response {
 	in.t.Helper()
 	req, _ := http.NewRequest(method, in.url+"/r/"+code, nil)
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := noFollow.Do(req)
@@ -50,6 +54,9 @@ func (in *instance) follow(method, code string, header ...string) response {
 // (encoding/json matches the fields' names case-insensitively).
 type link struct {
 	Code, URL, Path string
+	Domain          *string
+	Title           string
+	Tags            []string
 	Redirect        int
 	ExpiresAt, AdID *string // null when not set
 	MaxClicks       *int64
@@ -128,7 +135,7 @@ func TestLinkRedirects(t *testing.T) {
 		}
 	}
 	in.expect(in.do("POST", "/api/v1/links", in.token, "text/html", `{"url":"https://x.test"}`), 415, "")
-	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.test/`+strings.Repeat("a", 17<<10)+`"}`), 413, "")
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.test/`+strings.Repeat("a", 65<<10)+`"}`), 413, "")
 
 	// Auth: every admin route needs the token; the redirect does not.
 	for _, c := range []struct{ method, path string }{
@@ -315,5 +322,161 @@ func TestClicksFlushedAtShutdown(t *testing.T) {
 	again := start(t, data, nil)
 	if l := decodeLink(t, again.admin("GET", "/api/v1/links/bye", "")); l.Clicks != 7 {
 		t.Fatalf("clicks after a restart = %d; want 7 (flushed at shutdown)", l.Clicks)
+	}
+}
+
+// Domains: the Host header picks the namespace, the same code on two
+// domains is two links, the admin routes name one with ?domain=, and an
+// unknown host is the default domain's (or a 404 with -unknown-hosts 404).
+func TestLinkDomains(t *testing.T) {
+	data := t.TempDir()
+	in := start(t, data, nil, "-link-domains", "go.brand.example,Links.Other.example", "-default-domain", "lnk.example",
+		"-unknown-hosts", "404", "-events-flush", "20ms")
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://default.example/","code":"sale"}`), 201, "")
+	r := in.admin("POST", "/api/v1/links", `{"url":"https://brand.example/","code":"sale","domain":"GO.brand.example","title":"Brand sale","tags":["Spring"]}`)
+	in.expect(r, 201, "")
+	if loc := r.header.Get("Location"); loc != "/api/v1/links/sale?domain=go.brand.example" {
+		t.Errorf("Location = %q; want the link on its domain", loc)
+	}
+	if l := decodeLink(t, r); l.Domain == nil || *l.Domain != "go.brand.example" || l.Title != "Brand sale" || len(l.Tags) != 1 || l.Tags[0] != "spring" {
+		t.Errorf("created link = %+v; want its domain, title and tags", l)
+	}
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.example/","code":"sale","domain":"go.brand.example"}`), 409, "")
+	// The default domain's own name is the default domain.
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.example/","code":"sale","domain":"lnk.example"}`), 409, "")
+	for _, c := range []struct{ body, field, msg string }{
+		{`{"url":"https://x.example/","domain":"unknown.example"}`, "domain", "not one of this server's link domains: go.brand.example, links.other.example"},
+		{`{"url":"https://x.example/","domain":"https://go.brand.example"}`, "domain", "not a hostname"},
+	} {
+		r := in.admin("POST", "/api/v1/links", c.body)
+		if r.status != 400 || !strings.Contains(r.body, c.msg) {
+			t.Errorf("POST %s = %d %s; want 400 naming %s: %s", c.body, r.status, r.body, c.field, c.msg)
+		}
+	}
+	for _, c := range []struct{ host, location string }{
+		{"go.brand.example", "https://brand.example/"},
+		{"GO.BRAND.EXAMPLE:8080", "https://brand.example/"},
+		{"lnk.example", "https://default.example/"},
+	} {
+		if r := in.follow("GET", "sale", "Host", c.host); r.status != 302 || r.header.Get("Location") != c.location {
+			t.Errorf("GET /r/sale on %s = %d %q; want 302 to %s", c.host, r.status, r.header.Get("Location"), c.location)
+		}
+	}
+	if r := in.follow("GET", "sale", "Host", "links.other.example"); r.status != 404 {
+		t.Errorf("GET /r/sale on links.other.example = %d; want 404 (no such code there)", r.status)
+	}
+	if r := in.follow("GET", "sale", "Host", "stranger.example"); r.status != 404 || !strings.Contains(r.body, "stranger.example") {
+		t.Errorf("GET /r/sale on an unknown host = %d %s; want 404 naming the host", r.status, r.body)
+	}
+	if l := decodeLink(t, in.admin("GET", "/api/v1/links/sale?domain=go.brand.example", "")); l.URL != "https://brand.example/" {
+		t.Errorf("GET ?domain=go.brand.example = %+v; want the brand's link", l)
+	}
+	in.expect(in.admin("GET", "/api/v1/links/sale?domain=nowhere.example", ""), 400, "")
+	in.expect(in.admin("PUT", "/api/v1/links/sale?domain=go.brand.example", `{"url":"https://brand.example/v2"}`), 200, "")
+	if r := in.follow("GET", "sale", "Host", "go.brand.example"); r.header.Get("Location") != "https://brand.example/v2" {
+		t.Errorf("after the PUT, GET /r/sale on go.brand.example = %q; want the new url", r.header.Get("Location"))
+	}
+	if r := in.follow("GET", "sale", "Host", "lnk.example"); r.header.Get("Location") != "https://default.example/" {
+		t.Errorf("after the PUT on the brand's link, the default one = %q; want it unchanged", r.header.Get("Location"))
+	}
+	// By tag and by title.
+	var page struct {
+		Items []link `json:"items"`
+		Total int    `json:"total"`
+	}
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/links?tag=SPRING", "").body), &page)
+	if page.Total != 0 { // the PUT replaced every field, tags too
+		t.Errorf("GET ?tag=spring after the PUT without tags = %+v; want none", page)
+	}
+	in.expect(in.admin("PUT", "/api/v1/links/sale?domain=go.brand.example", `{"url":"https://brand.example/v2","tags":["spring","q3"],"title":"Brand sale"}`), 200, "")
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/links?tag=q3", "").body), &page)
+	if page.Total != 1 || *page.Items[0].Domain != "go.brand.example" {
+		t.Errorf("GET ?tag=q3 = %+v; want the brand's link", page)
+	}
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/links?q=brand%20SALE", "").body), &page)
+	if page.Total != 1 {
+		t.Errorf("GET ?q=brand SALE = %+v; want the link titled Brand sale", page)
+	}
+	in.expect(in.admin("GET", "/api/v1/links?tag=a,b", ""), 400, "")
+	in.expect(in.admin("DELETE", "/api/v1/links/sale?domain=go.brand.example", ""), 204, "")
+	if r := in.follow("GET", "sale", "Host", "go.brand.example"); r.status != 404 {
+		t.Errorf("after the DELETE, GET /r/sale on go.brand.example = %d; want 404", r.status)
+	}
+	if err := in.stop(); err != nil {
+		t.Fatal(err)
+	}
+	domains := map[any]int{}
+	for _, l := range eventLines(t, data) {
+		if l["type"] == "click" {
+			domains[l["domain"]]++
+		}
+	}
+	if domains["go.brand.example"] != 3 || domains[nil] != 2 {
+		t.Errorf("click events by domain = %v; want 3 on go.brand.example, 2 on the default domain", domains)
+	}
+}
+
+// Rules send different people to different places, first match first;
+// a split keeps each visitor on one destination and shares visitors by
+// weight; the click event says which rule or destination it was.
+func TestLinkRulesAndSplits(t *testing.T) {
+	data := t.TempDir()
+	in := start(t, data, nil, "-events-flush", "20ms")
+	in.expect(in.admin("POST", "/api/v1/links", `{"code":"app","url":"https://example.com/",
+		"rules":[
+			{"when":{"platform":"ios"},"url":"https://apps.apple.example/"},
+			{"when":{"platform":["android"],"language":"de"},"url":"https://play.example/de"},
+			{"when":{"language":["de","fr-CH"]},"url":"https://example.de/"},
+			{"when":{"query":{"utm_source":"mail"}},"url":"https://example.com/mail"},
+			{"when":{"from":"2000-01-01T00:00:00Z","to":"2001-01-01T00:00:00Z"},"url":"https://example.com/y2k"}],
+		"destinations":[{"url":"https://a.example/","weight":75},{"url":"https://b.example/","weight":25}]}`), 201, "")
+	const android = "Mozilla/5.0 (Linux; Android 14; Pixel 8) Chrome/120.0 Mobile Safari/537.36"
+	const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+	for _, c := range []struct {
+		name, code string
+		header     []string
+		want       string
+	}{
+		{"an iPhone", "app", []string{"User-Agent", iphoneUA, "Accept-Language", ""}, "https://apps.apple.example/"},
+		{"Android in German", "app", []string{"User-Agent", android, "Accept-Language", "de-DE,de;q=0.9"}, "https://play.example/de"},
+		{"Android in English", "app?utm_source=mail", []string{"User-Agent", android, "Accept-Language", "en-US"}, "https://example.com/mail"},
+		{"desktop in Swiss French", "app", []string{"User-Agent", firefox, "Accept-Language", "fr-CH, en;q=0.5"}, "https://example.de/"},
+		{"desktop, French refused", "app", []string{"User-Agent", firefox, "Accept-Language", "fr-CH;q=0, en"}, ""},
+	} {
+		r := in.follow("GET", c.code, c.header...)
+		loc := r.header.Get("Location")
+		if c.want == "" {
+			if loc != "https://a.example/" && loc != "https://b.example/" {
+				t.Errorf("%s: GET /r/%s = %d %q; want a destination", c.name, c.code, r.status, loc)
+			}
+		} else if r.status != 302 || loc != c.want {
+			t.Errorf("%s: GET /r/%s = %d %q; want 302 to %s", c.name, c.code, r.status, loc, c.want)
+		}
+	}
+	// The split: 400 visitors (User-Agents), each asking twice.
+	got := map[string]int{}
+	for i := range 400 {
+		ua := fmt.Sprintf("%s visitor/%d", firefox, i)
+		first := in.follow("GET", "app", "User-Agent", ua).header.Get("Location")
+		if again := in.follow("GET", "app", "User-Agent", ua).header.Get("Location"); again != first {
+			t.Fatalf("visitor %d went to %s, then %s; want the same destination each time", i, first, again)
+		}
+		got[first]++
+	}
+	if got["https://a.example/"] < 260 || got["https://a.example/"] > 340 || got["https://a.example/"]+got["https://b.example/"] != 400 {
+		t.Errorf("400 visitors split 75/25 went %v; want about 300/100", got)
+	}
+	if err := in.stop(); err != nil {
+		t.Fatal(err)
+	}
+	rules, dests := map[any]int{}, map[any]int{}
+	for _, l := range eventLines(t, data) {
+		if l["type"] == "click" {
+			rules[l["rule"]]++
+			dests[l["dest"]]++
+		}
+	}
+	if rules["0"] != 1 || rules["1"] != 1 || rules["2"] != 1 || rules["3"] != 1 || dests["0"]+dests["1"] != 801 {
+		t.Errorf("click events by rule %v and by destination %v; want one each of rules 0-3 and 801 split clicks", rules, dests)
 	}
 }

@@ -22,6 +22,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	n := fs.Int("ads", 1000, "how many ads to add; none unless given when -links is set")
 	links := fs.Int("links", 0, "how many links to add, with codes fixture.Code(i) for i from -links-from (see package fixture)")
 	linksFrom := fs.Int64("links-from", 0, "number of the first seeded link (seed more links with a higher one)")
+	linkRules := fs.Bool("link-rules", false, "give every seeded link 5 redirect rules and 2 weighted destinations (fixture.RuledLink)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed makes the same ads")
 	batch := fs.Int("batch", 20_000, "ads per transaction")
 	scheduled := fs.Float64("scheduled", 0.05, "fraction of ads that start in the future")
@@ -68,6 +69,9 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	err = seedBatches(ctx, out, "links", *links, *batch, func(i int) (marquee.LinkInput, error) {
 		in := fixture.Link(*linksFrom + int64(i))
+		if *linkRules {
+			in = fixture.RuledLink(*linksFrom + int64(i))
+		}
 		return in, in.Validate()
 	}, st.InsertLinks)
 	if err != nil || *reportDays <= 0 {

@@ -33,6 +33,7 @@ import (
 	"marquee/delivery"
 	"marquee/feed"
 	"marquee/index"
+	"marquee/linkroute"
 	"marquee/objstore"
 	"marquee/reportrow"
 	"marquee/reports"
@@ -79,6 +80,7 @@ type serveConfig struct {
 	counters         string
 	remnant          string
 	clickFlush       time.Duration
+	linkDomains      web.LinkDomains // -link-domains, -default-domain, -unknown-hosts
 	events           eventsConfig
 	reports          reportsConfig
 }
@@ -117,6 +119,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.counters, "counters", "memory", "where frequency caps count: memory (exact for one instance) or redis://host:6379/0 (shared by every instance)")
 	assetCache := fs.String("asset-cache", "64MiB", "capacity of the cache of GET /assets/…, the creatives' images: bytes with a unit, or entries")
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
+	linkDomains := fs.String("link-domains", "", "comma-separated hosts that short links may belong to, each its own namespace of codes (go.brand.example,links.other.example)")
+	defaultDomain := fs.String("default-domain", "", "the host of the default domain's links (shown in the console; a link given it is on the default domain)")
+	unknownHosts := fs.String("unknown-hosts", "default", "what /r/{code} on a host that is not a link domain serves: default (the default domain's links) or 404")
 	c.events.flags(fs)
 	c.reports.flags(fs)
 	if err := parseFlags(fs, args, getenv); err != nil {
@@ -152,6 +157,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.clickFlush <= 0 {
 		return c, fmt.Errorf("-click-flush must be positive")
+	}
+	if c.linkDomains, err = web.ParseLinkDomains(*linkDomains, *defaultDomain, *unknownHosts); err != nil {
+		return c, err
 	}
 	if c.maxConns < 1 || c.maxConnsPerIP < 0 || c.readTimeout <= 0 {
 		return c, fmt.Errorf("-max-conns and -read-timeout must be positive and -max-conns-per-ip at least 0")
@@ -297,7 +305,7 @@ func (n *node) open(ctx context.Context) error {
 				n.reloadPlan(context.Background(), true)
 			}
 		},
-		OnLinks: invalidator(n.links), OnAccess: n.access.Invalidate, OnWebhooks: n.reloadWebhooks,
+		OnLinks: func(codes []string) { invalidator(n.links)(n.cfg.linkDomains.Keys(codes)) }, OnAccess: n.access.Invalidate, OnWebhooks: n.reloadWebhooks,
 		OnAds:  func(puts []*marquee.Ad, dels []int64) { n.engine.PutAds(puts, dels, false) },
 		OnPlan: func() { n.reloadPlan(context.Background(), false) }})
 	n.storeID, err = n.st.StoreID(ctx)
@@ -371,15 +379,23 @@ func (n *node) collect(ctx context.Context) error {
 	return nil
 }
 
+// linkGeo is the GeoIP links' country rules read: none without -geoip.
+func (n *node) linkGeo() linkroute.Geo {
+	if n.geo == nil {
+		return nil
+	}
+	return n.geo
+}
+
 // listen builds the HTTP edge and opens its listener (and pprof's, when
 // asked).
 func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	cfg := n.cfg
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
-		TrackingTTL: cfg.trackingTTL, WebhooksAllowHTTP: cfg.webhooksHTTP},
+		TrackingTTL: cfg.trackingTTL, WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
-			AdCache: n.ads, LinkCache: n.links, Clicks: n.counter, Events: n.events, Registry: n.reg,
+			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Events: n.events, Registry: n.reg,
 			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, WebhookStore: n.st, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler()})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
