@@ -37,6 +37,8 @@ require (
 )
 
 require (
+	github.com/boyter/go-string v1.0.5 // indirect
+	github.com/medama-io/go-useragent v1.2.5 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1 // indirect

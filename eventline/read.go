@@ -24,8 +24,10 @@ const (
 	Platform
 	Campaign
 	Placement
-	ID     // the event's id: the server's, unique, the same in every copy of the line
-	Domain // the link's domain (a redirect's click event on a link domain)
+	ID       // the event's id: the server's, unique, the same in every copy of the line
+	Domain   // the link's domain (a redirect's click event on a link domain)
+	Referrer // where the visitor came from (a redirect's Referer, or the client's)
+	Dest     // the A/B destination a redirect picked (its index)
 	NumFields
 )
 
@@ -40,7 +42,7 @@ var fieldKeys = [...]struct {
 	{"receivedAt", ReceivedAt}, {"ip", IP}, {"ua", UA}, {"type", Type}, {"ad", Ad}, {"adId", Ad},
 	{"link", Link}, {"code", Link}, {"uid", UID}, {"country", Country}, {"platform", Platform},
 	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement}, {"id", ID},
-	{"domain", Domain},
+	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead

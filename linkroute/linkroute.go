@@ -56,7 +56,7 @@ func Choose(l *marquee.Link, v *Visitor) Choice {
 		}
 	}
 	if len(l.Destinations) > 0 {
-		d := Pick(l.Destinations, Sticky(l.ID, v.IP, v.UA))
+		d := Pick(l.Destinations, Sticky(l.ID, VisitorHash(v.IP, v.UA)))
 		return Choice{URL: l.Destinations[d].URL, Rule: -1, Dest: d}
 	}
 	return Choice{URL: l.URL, Rule: -1, Dest: -1}
@@ -147,22 +147,28 @@ func zeroQuality(params []byte) bool {
 	return true
 }
 
-// Sticky is the hash a visitor of link id is split by: of the link, the
-// address and the User-Agent, so that one browser on one network keeps
-// its destination (and two links split the same visitors differently)
-// with no cookie. The same on every instance.
-func Sticky(id int64, ip netip.Addr, ua []byte) uint64 {
+// VisitorHash is the hash of a visitor a split keeps apart: their
+// address and User-Agent, so that one browser on one network keeps its
+// destination with no cookie. reports computes it again from a click's
+// or conversion's event line, to count conversions by destination.
+func VisitorHash(ip netip.Addr, ua []byte) uint64 {
 	var d xxhash.Digest
 	d.Reset()
-	var b [8 + 16]byte
-	for i := range 8 {
-		b[i] = byte(id >> (8 * i))
-	}
 	a := ip.As16()
-	copy(b[8:], a[:])
-	d.Write(b[:])
+	d.Write(a[:])
 	d.Write(ua)
 	return d.Sum64()
+}
+
+// Sticky is the hash a visitor (VisitorHash) of link id is split by: two
+// links split the same visitors differently. The same on every instance.
+func Sticky(id int64, visitor uint64) uint64 {
+	// splitmix64's finaliser over the two: every bit of each moves every
+	// bit of the result.
+	z := visitor ^ uint64(id)*0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 // Pick is the destination a visitor with hash h gets: the one whose

@@ -122,16 +122,19 @@ func TestPickSharesByWeight(t *testing.T) {
 	const visitors = 100_000
 	for range visitors {
 		ip := netip.AddrFrom4([4]byte{byte(r.IntN(256)), byte(r.IntN(256)), byte(r.IntN(256)), byte(r.IntN(256))})
-		n[linkroute.Pick(dests, linkroute.Sticky(42, ip, []byte(desktop)))]++
+		n[linkroute.Pick(dests, linkroute.Sticky(42, linkroute.VisitorHash(ip, []byte(desktop))))]++
 	}
 	if n[1] != 0 || n[0] < visitors*68/100 || n[0] > visitors*72/100 {
 		t.Fatalf("shares of 100,000 visitors by weights 70/0/30 = %v; want about 70,000/0/30,000", n)
 	}
 	// A visitor keeps their destination; another link splits them anew.
 	ip := netip.MustParseAddr("2001:db8::1")
-	h := linkroute.Sticky(42, ip, []byte(iphone))
-	if again := linkroute.Sticky(42, netip.MustParseAddr("2001:db8:0::1"), []byte(strings.Clone(iphone))); again != h ||
-		h == linkroute.Sticky(43, ip, []byte(iphone)) || h == linkroute.Sticky(42, ip, []byte(android)) {
+	sticky := func(id int64, ip netip.Addr, ua string) uint64 {
+		return linkroute.Sticky(id, linkroute.VisitorHash(ip, []byte(ua)))
+	}
+	h := sticky(42, ip, iphone)
+	if again := sticky(42, netip.MustParseAddr("2001:db8:0::1"), strings.Clone(iphone)); again != h ||
+		h == sticky(43, ip, iphone) || h == sticky(42, ip, android) {
 		t.Fatal("Sticky: want the same hash for the same link, address and User-Agent, and another for another")
 	}
 }

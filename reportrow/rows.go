@@ -65,12 +65,44 @@ type FileMark struct {
 	Complete bool
 }
 
+// The dimensions an ad's or a link's events are also counted by, a UTC
+// day at a time (DimRow): where they came from, the browser and the
+// operating system their User-Agent names, and (a link's) the A/B
+// destination they went to.
+const (
+	DimReferrer    = "referrer"
+	DimBrowser     = "browser"
+	DimOS          = "os"
+	DimDestination = "destination"
+)
+
+// Dims are the dimensions of DimRows.
+var Dims = []string{DimReferrer, DimBrowser, DimOS, DimDestination}
+
+// DimRow counts one UTC day of an ad's or a link's events that share the
+// value of one dimension (a referrer's host, "direct" for none; a
+// browser; an OS; a destination's index).
+type DimRow struct {
+	Entity string
+	ID     int64
+	Day    int64 // unix seconds of the day's start
+	Dim    string
+	Value  string
+	Bot    bool
+	Counts
+}
+
+// MaxDimValue bounds the bytes of a dimension's value (a referrer's host
+// is at most 253).
+const MaxDimValue = 255
+
 // Batch is what one flush adds, in one transaction: counts added to the
-// slot's rows, sketches merged (with Merge) into the slot's, and the
-// files' new marks.
+// slot's rows and dimension rows, sketches merged (with Merge) into the
+// slot's, and the files' new marks.
 type Batch struct {
 	Slot  string
 	Rows  []Row
+	Dims  []DimRow
 	Reach []Reach
 	Files []FileMark
 }
@@ -80,7 +112,7 @@ type SumQuery struct {
 	Entity   string // marquee.EntityAd or marquee.EntityLink
 	ID       int64  // 0: every ad or link
 	From, To int64  // unix seconds, [From, To)
-	By       string // "", "country" or "platform"
+	By       string // "", "country", "platform" or one of Dims
 	Bots     bool   // include bots' events
 	OnlyBots bool   // only bots' events (what a report without them leaves out)
 }

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"net/netip"
+	"strings"
 
 	"github.com/oschwald/maxminddb-golang/v2"
 
@@ -32,6 +33,43 @@ func platformField(field []byte) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Direct is the referrer of an event that names none.
+const Direct = "direct"
+
+// Other is the browser or OS of a User-Agent the parser does not know.
+const Other = "Other"
+
+// ReferrerHost is the host a referrer URL names, lower case, without a
+// "www." (what a report by referrer groups by), Direct for none, and
+// "(invalid)" for one that is not a URL with a host name.
+func ReferrerHost(ref []byte) string {
+	if len(ref) == 0 {
+		return Direct
+	}
+	// The line keeps JSON's escapes: a client may have sent "\/" for "/".
+	if bytes.Contains(ref, []byte(`\/`)) {
+		ref = bytes.ReplaceAll(ref, []byte(`\/`), []byte("/"))
+	}
+	_, rest, ok := bytes.Cut(ref, []byte("://"))
+	if !ok {
+		return "(invalid)"
+	}
+	if i := bytes.IndexAny(rest, "/?#\\"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := bytes.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if i := bytes.LastIndexByte(rest, ':'); i >= 0 && bytes.IndexByte(rest, ']') < 0 {
+		rest = rest[:i]
+	}
+	host, msg := marquee.NormDomain(string(rest))
+	if msg != "" {
+		return "(invalid)"
+	}
+	return strings.TrimPrefix(host, "www.")
 }
 
 // botMarks are what the User-Agents of well-known crawlers, link

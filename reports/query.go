@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"marquee"
+	"marquee/reportrow"
 )
 
 // Reader is what reports are read from.
 type Reader interface {
 	ReportSums(ctx context.Context, q SumQuery, daily bool) ([]Sum, error)
 	ReportTop(ctx context.Context, q SumQuery, daily bool, metric string, limit int) ([]Sum, error)
+	ReportTags(ctx context.Context, q SumQuery, daily bool, metric string, limit int) ([]Sum, error)
 	ReportReach(ctx context.Context, entity string, id, from, to int64) ([]Reach, error)
 }
 
@@ -37,12 +39,14 @@ type Query struct {
 	ID          int64
 	From, To    time.Time // [From, To)
 	Granularity string
-	By          string // "", "country" or "platform"
+	By          string // "", "country", "platform", or one of reportrow.Dims (a breakdown of whole UTC days)
 	Bots        bool
 	Loc         *time.Location // day and month boundaries
-	// Top, when > 0, asks for that many ads or links by TopMetric.
+	// Top, when > 0, asks for that many ads or links (or, with TopTags,
+	// links' tags) by TopMetric.
 	Top       int
 	TopMetric string
+	TopTags   bool
 }
 
 // Metrics are a report's figures: counts, the click-through rate
@@ -73,13 +77,41 @@ type Point struct {
 	Uniques *int64 `json:"uniques"`
 }
 
-// Part is one value of a breakdown, or one ad or link of a top list.
+// Part is one value of a breakdown, or one ad, link or tag of a top
+// list: the field of its dimension is set.
 type Part struct {
-	Country  string `json:"country,omitempty"`
-	Platform string `json:"platform,omitempty"`
-	ID       string `json:"id,omitempty"`    // an ad's id, a link's code
-	Title    string `json:"title,omitempty"` // an ad's title (top lists)
+	Country     string `json:"country,omitempty"`
+	Platform    string `json:"platform,omitempty"`
+	Referrer    string `json:"referrer,omitempty"` // a host, or "direct"
+	Browser     string `json:"browser,omitempty"`
+	OS          string `json:"os,omitempty"`
+	Destination *int   `json:"destination,omitempty"` // an A/B destination's index
+	URL         string `json:"url,omitempty"`         // that destination's URL, as the link holds it now
+	Tag         string `json:"tag,omitempty"`
+	ID          string `json:"id,omitempty"`    // an ad's id, a link's code
+	Title       string `json:"title,omitempty"` // an ad's title (top lists)
 	Metrics
+}
+
+// label is the value of the part's dimension, and the dimension's name.
+func (p *Part) label() (value, dim string) {
+	switch {
+	case p.Country != "":
+		return p.Country, "country"
+	case p.Platform != "":
+		return p.Platform, "platform"
+	case p.Referrer != "":
+		return p.Referrer, reportrow.DimReferrer
+	case p.Browser != "":
+		return p.Browser, reportrow.DimBrowser
+	case p.OS != "":
+		return p.OS, reportrow.DimOS
+	case p.Destination != nil:
+		return strconv.Itoa(*p.Destination), reportrow.DimDestination
+	case p.Tag != "":
+		return p.Tag, "tag"
+	}
+	return p.ID, "id"
 }
 
 // Report is the answer to a Query.
@@ -180,8 +212,14 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 		loc = time.UTC
 	}
 	start := bucket(q.From, q.Granularity, loc)
-	// With a breakdown, one read serves both: sums by time and dimension.
+	// With a breakdown by country or platform, one read serves both:
+	// sums by time and dimension. The other dimensions are kept by day
+	// apart, and read below.
 	sq := SumQuery{Entity: q.Entity, ID: q.ID, From: start.Unix(), To: q.To.Unix(), By: q.By, Bots: q.Bots}
+	dayDim := slices.Contains(reportrow.Dims, q.By)
+	if dayDim {
+		sq.By = ""
+	}
 	var sums []Sum
 	for _, daily := range []bool{false, true} {
 		s, err := rp.r.ReportSums(ctx, sq, daily)
@@ -256,15 +294,29 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 			out.Series[i].Uniques = &perBucket[i]
 		}
 	}
+	if dayDim {
+		// The days that start in the range (reach's rule too).
+		dq := sq
+		dq.By, dq.From = q.By, start.Unix()/86400*86400
+		sums, err := rp.r.ReportSums(ctx, dq, true)
+		if err != nil {
+			return nil, err
+		}
+		byDim = map[string]*Counts{}
+		for _, s := range sums {
+			addTo(byDim, s.Dim, s.Counts)
+		}
+	}
 	if q.By != "" {
 		out.Breakdown = breakdown(byDim, q.By)
 	}
-	if q.Top > 0 {
-		if out.Top, err = rp.top(ctx, sq, q.TopMetric, q.Top); err != nil {
-			return nil, err
-		}
+	switch {
+	case q.Top > 0 && q.TopTags:
+		out.Top, err = rp.topTags(ctx, sq, q.TopMetric, q.Top)
+	case q.Top > 0:
+		out.Top, err = rp.top(ctx, sq, q.TopMetric, q.Top)
 	}
-	return out, nil
+	return out, err
 }
 
 // breakdown lists the sums by a dimension, largest impressions first.
@@ -272,10 +324,20 @@ func breakdown(byDim map[string]*Counts, by string) []Part {
 	parts := make([]Part, 0, len(byDim))
 	for dim, c := range byDim {
 		p := Part{Metrics: metricsOf(*c)}
-		if by == "country" {
+		switch by {
+		case "country":
 			p.Country = dim
-		} else {
+		case "platform":
 			p.Platform = dim
+		case reportrow.DimReferrer:
+			p.Referrer = dim
+		case reportrow.DimBrowser:
+			p.Browser = dim
+		case reportrow.DimOS:
+			p.OS = dim
+		case reportrow.DimDestination:
+			n, _ := strconv.Atoi(dim)
+			p.Destination = &n
 		}
 		parts = append(parts, p)
 	}
@@ -283,9 +345,65 @@ func breakdown(byDim map[string]*Counts, by string) []Part {
 		if a.Impressions != b.Impressions {
 			return int(b.Impressions - a.Impressions)
 		}
-		return cmp.Compare(a.Country+a.Platform, b.Country+b.Platform)
+		if a.Clicks != b.Clicks {
+			return int(b.Clicks - a.Clicks)
+		}
+		va, _ := a.label()
+		vb, _ := b.label()
+		return cmp.Compare(va, vb)
 	})
 	return parts
+}
+
+// topTags returns the top tags of the range by metric: the sums of the
+// links that carry each, from the hourly totals and (for a range that
+// reaches before the hourly retention) the daily rows.
+func (rp *Reporter) topTags(ctx context.Context, sq SumQuery, metric string, limit int) ([]Part, error) {
+	byTag := map[string]*Counts{}
+	both := sq.From < rp.Now().Add(-rp.HourlyRetention).Unix()
+	for _, daily := range []bool{false, true} {
+		if daily && !both {
+			continue
+		}
+		lim := limit
+		if both {
+			lim = 0
+		}
+		sums, err := rp.r.ReportTags(ctx, sq, daily, metric, lim)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sums {
+			addTo(byTag, s.Dim, s.Counts)
+		}
+	}
+	parts := make([]Part, 0, len(byTag))
+	for tag, c := range byTag {
+		parts = append(parts, Part{Tag: tag, Metrics: metricsOf(*c)})
+	}
+	slices.SortFunc(parts, func(a, b Part) int {
+		if c := byMetric(metric)(a.Metrics, b.Metrics); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Tag, b.Tag)
+	})
+	return parts[:min(limit, len(parts))], nil
+}
+
+// byMetric orders metrics by one of them, largest first.
+func byMetric(metric string) func(a, b Metrics) int {
+	value := func(m Metrics) float64 {
+		switch metric {
+		case "clicks":
+			return float64(m.Clicks)
+		case "conversions":
+			return float64(m.Conversions)
+		case "ctr":
+			return m.CTR
+		}
+		return float64(m.Impressions)
+	}
+	return func(a, b Metrics) int { return cmp.Compare(value(b), value(a)) }
 }
 
 // top returns the top ads or links of the range by metric. Within the
@@ -323,23 +441,9 @@ func (rp *Reporter) top(ctx context.Context, sq SumQuery, metric string, limit i
 	for id, c := range byID {
 		all = append(all, entry{id, metricsOf(*c)})
 	}
-	value := func(m Metrics) float64 {
-		switch metric {
-		case "clicks":
-			return float64(m.Clicks)
-		case "conversions":
-			return float64(m.Conversions)
-		case "ctr":
-			return m.CTR
-		}
-		return float64(m.Impressions)
-	}
 	slices.SortFunc(all, func(a, b entry) int {
-		if va, vb := value(a.m), value(b.m); va != vb {
-			if va > vb {
-				return -1
-			}
-			return 1
+		if c := byMetric(metric)(a.m, b.m); c != 0 {
+			return c
 		}
 		return int(a.id - b.id)
 	})
@@ -380,16 +484,15 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	ftoa := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	switch {
 	case len(r.Breakdown) > 0 || len(r.Top) > 0:
-		parts, first := r.Breakdown, "country"
-		if len(parts) > 0 && parts[0].Platform != "" {
-			first = "platform"
-		}
+		parts := r.Breakdown
 		if len(parts) == 0 {
-			parts, first = r.Top, "id"
+			parts = r.Top
 		}
+		_, first := parts[0].label()
 		cw.Write([]string{first, "impressions", "clicks", "conversions", "ctr"})
 		for _, p := range parts {
-			cw.Write([]string{inert(p.Country + p.Platform + p.ID), itoa(p.Impressions), itoa(p.Clicks), itoa(p.Conversions), ftoa(p.CTR)})
+			value, _ := p.label()
+			cw.Write([]string{inert(value), itoa(p.Impressions), itoa(p.Clicks), itoa(p.Conversions), ftoa(p.CTR)})
 		}
 	default:
 		cw.Write([]string{"t", "impressions", "clicks", "conversions", "uniques"})

@@ -19,9 +19,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"marquee"
+	"marquee/linkroute"
 	"marquee/reports"
 	"marquee/store"
 	"marquee/store/storetest"
+	"net/netip"
+	"strconv"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -193,12 +196,12 @@ func (r resolver) PlacementID(ctx context.Context, name string) (int64, bool, er
 	return p.ID, err == nil, err
 }
 
-func (r resolver) LinkID(ctx context.Context, code string) (int64, bool, error) {
-	l, err := r.st.LinkTarget(ctx, code)
+func (r resolver) Link(ctx context.Context, key string) (marquee.Link, bool, error) {
+	l, err := r.st.LinkTarget(ctx, key)
 	if marquee.KindOf(err) == marquee.KindNotFound {
-		return 0, false, nil
+		return l, false, nil
 	}
-	return l.ID, err == nil, err
+	return l, err == nil, err
 }
 
 const iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X)"
@@ -555,4 +558,100 @@ func notCountedOf(reg *prometheus.Registry) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// Breakdowns by referrer, browser, OS and destination, and top tags:
+// counted from the lines the events already hold (a redirect's referrer,
+// the User-Agent, a click's dest), a conversion put on the destination the
+// same visitor was sent to, on every store, and rebuilt alike.
+func TestBreakdownsByDimension(t *testing.T) {
+	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
+		w := worldOn(t, be.OpenStore(t, db))
+		ctx := context.Background()
+		split, err := w.st.CreateLink(ctx, marquee.LinkInput{Code: "split", URL: "https://a.test", Redirect: 302, Tags: []string{"spring", "ab"},
+			Destinations: []marquee.Destination{{URL: "https://a.test", Weight: 50}, {URL: "https://b.test", Weight: 50}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.st.ReplaceLink(ctx, "spring", marquee.LinkInput{URL: "https://x.test", Redirect: 302, AdID: 1, Tags: []string{"spring"}}); err != nil {
+			t.Fatal(err)
+		}
+		const firefox = "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0"
+		at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
+		ev := func(ip, ua, fields string) string {
+			return fmt.Sprintf(`{"receivedAt":"%s","id":"x","ip":%q,"ua":%q,%s}`+"\n", at.Format("2006-01-02T15:04:05.000000000Z"), ip, ua, fields)
+		}
+		// Visitors of the split: where the redirect sent each is in its
+		// click; their conversions come without it.
+		dest := func(ip, ua string) int {
+			return linkroute.Pick(split.Destinations, linkroute.Sticky(split.ID, linkroute.VisitorHash(netip.MustParseAddr(ip), []byte(ua))))
+		}
+		var lines strings.Builder
+		wantConv := map[int]int64{}
+		for i := range 40 {
+			ip := fmt.Sprintf("198.51.100.%d", i)
+			lines.WriteString(ev(ip, firefox, fmt.Sprintf(`"type":"click","code":"split","dest":"%d","referrer":"https://www.News.example:443/a?b"`, dest(ip, firefox))))
+			if i%4 == 0 {
+				lines.WriteString(ev(ip, firefox, `"type":"conversion","link":"split"`))
+				wantConv[dest(ip, firefox)]++
+			}
+		}
+		lines.WriteString(ev("203.0.113.1", iphone, `"type":"click","code":"spring","adId":"1"`))
+		lines.WriteString(ev("203.0.113.2", iphone, `"type":"click","code":"spring","adId":"1","referrer":"https:\/\/t.co\/x"`))
+		lines.WriteString(ev("203.0.113.3", firefox, `"type":"impression","ad":"1","referrer":"not a url"`))
+		w.tl.Written("f1", 0, []byte(lines.String()))
+		if err := w.tl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		from, to := at.Truncate(24*time.Hour), at.Truncate(24*time.Hour).Add(24*time.Hour)
+		parts := func(entity string, id int64, by string) map[string]reports.Metrics {
+			t.Helper()
+			r := report(t, w, reports.Query{Entity: entity, ID: id, From: from, To: to, By: by})
+			out := map[string]reports.Metrics{}
+			for _, p := range r.Breakdown {
+				var k string
+				switch by {
+				case "referrer":
+					k = p.Referrer
+				case "browser":
+					k = p.Browser
+				case "os":
+					k = p.OS
+				case "destination":
+					k = strconv.Itoa(*p.Destination)
+				}
+				out[k] = p.Metrics
+			}
+			return out
+		}
+		if got := parts(marquee.EntityLink, split.ID, "referrer"); len(got) != 2 || got["news.example"].Clicks != 40 || got["direct"].Conversions != 10 {
+			t.Errorf("split by referrer = %+v; want news.example with 40 clicks, 10 conversions direct", got)
+		}
+		if got := parts(marquee.EntityLink, w.spring, "referrer"); got["direct"].Clicks != 1 || got["t.co"].Clicks != 1 {
+			t.Errorf("spring by referrer = %+v; want 1 direct and 1 from t.co", got)
+		}
+		if got := parts(marquee.EntityAd, 1, "referrer"); got["(invalid)"].Impressions != 1 || got["direct"].Clicks != 1 || got["t.co"].Clicks != 1 {
+			t.Errorf("ad 1 by referrer = %+v; want 1 impression with an invalid referrer, 1 click direct, 1 from t.co", got)
+		}
+		if got := parts(marquee.EntityAd, 1, "browser"); got["Firefox"].Impressions != 1 || got["Safari"].Clicks+got["Other"].Clicks != 2 {
+			t.Errorf("ad 1 by browser = %+v; want Firefox's impression, the iPhone's 2 clicks", got)
+		}
+		if got := parts(marquee.EntityAd, 1, "os"); got["Windows"].Impressions != 1 || got["iOS"].Clicks != 2 {
+			t.Errorf("ad 1 by os = %+v; want Windows' impression, iOS's 2 clicks", got)
+		}
+		byDest := parts(marquee.EntityLink, split.ID, "destination")
+		if byDest["0"].Clicks+byDest["1"].Clicks != 40 || byDest["0"].Clicks == 0 || byDest["1"].Clicks == 0 ||
+			byDest["0"].Conversions != wantConv[0] || byDest["1"].Conversions != wantConv[1] {
+			t.Errorf("split by destination = %+v; want 40 clicks over both, conversions %v", byDest, wantConv)
+		}
+		r := report(t, w, reports.Query{Entity: marquee.EntityLink, From: from, To: to, Top: 10, TopTags: true, TopMetric: "clicks"})
+		if len(r.Top) != 2 || r.Top[0].Tag != "spring" || r.Top[0].Clicks != 42 || r.Top[1].Tag != "ab" || r.Top[1].Clicks != 40 {
+			t.Errorf("top tags by clicks = %+v; want spring 42 (split and spring), ab 40", r.Top)
+		}
+		var csv strings.Builder
+		if err := report(t, w, reports.Query{Entity: marquee.EntityLink, ID: split.ID, From: from, To: to, By: "referrer"}).WriteCSV(&csv); err != nil ||
+			!strings.HasPrefix(csv.String(), "referrer,impressions,clicks,conversions,ctr\nnews.example,0,40,0,0\n") {
+			t.Errorf("CSV by referrer = %q, %v", csv.String(), err)
+		}
+	})
 }

@@ -12,6 +12,7 @@ type (
 	Key      = reportrow.Key
 	Counts   = reportrow.Counts
 	Row      = reportrow.Row
+	DimRow   = reportrow.DimRow
 	Reach    = reportrow.Reach
 	FileMark = reportrow.FileMark
 	Batch    = reportrow.Batch

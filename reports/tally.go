@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,11 +25,13 @@ import (
 	"time"
 
 	"github.com/axiomhq/hyperloglog"
+	"github.com/medama-io/go-useragent"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"marquee"
 	"marquee/collector"
 	"marquee/eventline"
+	"marquee/linkroute"
 	"marquee/reportrow"
 )
 
@@ -48,7 +51,9 @@ type Store interface {
 // events naming others are not counted for them.
 type Resolver interface {
 	AdExists(ctx context.Context, id int64) (bool, error)
-	LinkID(ctx context.Context, code string) (int64, bool, error)
+	// Link returns the link of key (marquee.LinkKey) with its id and
+	// destinations, and whether it exists.
+	Link(ctx context.Context, key string) (marquee.Link, bool, error)
 	// CampaignAdvertiser returns the advertiser of campaign id (whose
 	// rows a campaign's events also count in).
 	CampaignAdvertiser(ctx context.Context, id int64) (int64, bool, error)
@@ -76,6 +81,28 @@ type pkey struct {
 	bot      bool
 }
 
+// dkey is an ad's or a link's events of a day that share their values of
+// every dimension row's dimension, as counted before the flush resolves
+// it and splits it into a row of each (one map entry an event, not four).
+type dkey struct {
+	entity                byte // entAd or entLink
+	id                    int64
+	code                  string
+	day                   int64
+	bot                   bool
+	referrer, browser, os string
+	dest                  int8 // a link click's destination; -1: none
+}
+
+// vkey is a link's conversions by one visitor of one day, before the
+// flush finds the destination the link's split sent that visitor to.
+type vkey struct {
+	code    string
+	day     int64
+	bot     bool
+	visitor uint64 // linkroute.VisitorHash
+}
+
 // rkey is a reach sketch as counted before the flush resolves it.
 type rkey struct {
 	entity byte
@@ -100,13 +127,14 @@ type Tally struct {
 	m     *metrics
 	keep  func(hour int64) bool // when set, only events of the hours it keeps are counted
 
-	mu      sync.Mutex
-	counts  map[pkey]*Counts
-	reach   map[rkey]*hyperloglog.Sketch
-	files   map[string]*fileState
-	codes   map[string]string // interned link codes
-	agents  map[string]agent  // what each User-Agent seen is (a few thousand at most)
-	skipped map[string]int64  // lines not counted since the last flush, by reason
+	mu sync.Mutex
+	pending
+	files     map[string]*fileState
+	codes     map[string]string // interned link codes and dimension values
+	referrers map[string]string // referrer fields' hosts (see referrer)
+	parser    *useragent.Parser
+	agents    map[string]agent // what each User-Agent seen is (a few thousand at most)
+	skipped   map[string]int64 // lines not counted since the last flush, by reason
 	// stamp and stampHour remember the hour of the last receivedAt: most
 	// lines of a batch are of one hour.
 	stamp     [13]byte
@@ -132,13 +160,26 @@ type Config struct {
 // New returns a Tally; reg (if not nil) receives its metrics.
 func New(cfg Config, reg prometheus.Registerer) *Tally {
 	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg),
-		files: map[string]*fileState{}, agents: map[string]agent{}, recovered: make(chan struct{})}
+		files: map[string]*fileState{}, agents: map[string]agent{}, parser: useragent.NewParser(), recovered: make(chan struct{})}
 	t.reset()
 	return t
 }
 
+// pending is what a Tally has counted and not yet flushed.
+type pending struct {
+	counts map[pkey]*Counts
+	dims   map[dkey]*Counts
+	visits map[vkey]int64 // links' conversions by visitor (see vkey)
+	reach  map[rkey]*hyperloglog.Sketch
+}
+
+func (p *pending) empty() bool {
+	return len(p.counts) == 0 && len(p.dims) == 0 && len(p.visits) == 0 && len(p.reach) == 0
+}
+
 func (t *Tally) reset() {
-	t.counts, t.reach, t.codes, t.skipped = map[pkey]*Counts{}, map[rkey]*hyperloglog.Sketch{}, map[string]string{}, map[string]int64{}
+	t.pending = pending{counts: map[pkey]*Counts{}, dims: map[dkey]*Counts{}, visits: map[vkey]int64{}, reach: map[rkey]*hyperloglog.Sketch{}}
+	t.codes, t.skipped, t.referrers = map[string]string{}, map[string]int64{}, map[string]string{}
 	t.oldest = time.Time{}
 }
 
@@ -227,6 +268,7 @@ func (t *Tally) count(lines []byte) {
 			if id, ok := adID(f[eventline.Ad]); ok {
 				k.entity, k.id = entAd, id
 				t.add(k, c, uid)
+				t.addDims(k, c, &f, ua)
 			} else {
 				t.skip("bad ad id")
 			}
@@ -235,6 +277,7 @@ func (t *Tally) count(lines []byte) {
 			if key, ok := t.linkKey(link, f[eventline.Domain]); ok {
 				k.entity, k.id, k.code = entLink, 0, key
 				t.add(k, c, uid)
+				t.addDims(k, c, &f, ua)
 			} else {
 				t.skip("bad link code")
 			}
@@ -301,6 +344,52 @@ func (t *Tally) add(k pkey, c Counts, uid []byte) {
 	}
 }
 
+// addDims counts an ad's or a link's event (k, c) by referrer, browser
+// and OS, and a link's by destination: a click by the one its line names,
+// a conversion by the visitor, whose destination the flush finds. t.mu is
+// held.
+func (t *Tally) addDims(k pkey, c Counts, f *eventline.Fields, ua agent) {
+	d := dkey{entity: k.entity, id: k.id, code: k.code, day: k.hour / 86400 * 86400, bot: k.bot,
+		referrer: t.referrer(f[eventline.Referrer]), browser: ua.browser, os: ua.os, dest: -1}
+	if k.entity == entLink {
+		switch dest := f[eventline.Dest]; {
+		case len(dest) == 1 && '0' <= dest[0] && dest[0] <= '9': // an index below marquee.MaxDestinations
+			d.dest = int8(dest[0] - '0')
+		case len(dest) == 0 && c.Conversions > 0:
+			if ip, err := netip.ParseAddr(string(f[eventline.IP])); err == nil {
+				t.visits[vkey{code: k.code, day: d.day, bot: k.bot, visitor: linkroute.VisitorHash(ip, f[eventline.UA])}] += c.Conversions
+			}
+		}
+	}
+	addTo(t.dims, d, c)
+}
+
+// referrer is the interned ReferrerHost of an event's referrer field, a
+// flush's worth remembered by the field's bytes. t.mu is held.
+func (t *Tally) referrer(field []byte) string {
+	if len(field) == 0 {
+		return Direct
+	}
+	if h, ok := t.referrers[string(field)]; ok {
+		return h
+	}
+	h := t.value(ReferrerHost(field))
+	if len(t.referrers) < maxAgents {
+		t.referrers[string(field)] = h
+	}
+	return h
+}
+
+// value returns a dimension's value interned (a flush's worth). t.mu is
+// held.
+func (t *Tally) value(s string) string {
+	if v, ok := t.codes[s]; ok {
+		return v
+	}
+	t.codes[s] = s
+	return s
+}
+
 // hour returns the unix second of the start of receivedAt's UTC hour.
 // t.mu is held.
 func (t *Tally) hour(receivedAt []byte) (int64, bool) {
@@ -316,11 +405,13 @@ func (t *Tally) hour(receivedAt []byte) (int64, bool) {
 	return h, ok
 }
 
-// agent is what a User-Agent says of an event: its platform, and whether
-// it is a bot's.
+// agent is what a User-Agent says of an event: its platform, whether it
+// is a bot's, and its browser and OS as reports name them ("Other" when
+// the parser knows neither).
 type agent struct {
-	platform uint8
-	bot      bool
+	platform    uint8
+	bot         bool
+	browser, os string
 }
 
 // maxAgents bounds the User-Agents a Tally remembers; past it, it starts
@@ -333,7 +424,14 @@ func (t *Tally) userAgent(ua []byte) agent {
 	if a, ok := t.agents[string(ua)]; ok {
 		return a
 	}
-	a := agent{platform: platformIndex(Platform(nil, ua)), bot: IsBot(ua)}
+	a := agent{platform: platformIndex(Platform(nil, ua)), bot: IsBot(ua), browser: Other, os: Other}
+	p := t.parser.Parse(string(ua))
+	if p.Browser() != "" {
+		a.browser = string(p.Browser())
+	}
+	if p.OS() != "" {
+		a.os = string(p.OS())
+	}
 	if len(t.agents) >= maxAgents {
 		clear(t.agents)
 	}
@@ -368,7 +466,7 @@ func (t *Tally) flush(ctx context.Context) error {
 	defer t.flushMu.Unlock()
 	start := time.Now()
 	t.mu.Lock()
-	counts, reach, oldest, skipped := t.counts, t.reach, t.oldest, t.skipped
+	p, oldest, skipped := t.pending, t.oldest, t.skipped
 	var marks []FileMark
 	for name, fs := range t.files {
 		marks = append(marks, FileMark{File: name, Upto: fs.upto, Complete: fs.size >= 0 && fs.upto >= fs.size})
@@ -378,16 +476,16 @@ func (t *Tally) flush(ctx context.Context) error {
 	for reason, n := range skipped {
 		t.m.notCounted(reason, n)
 	}
-	if len(counts) == 0 && len(reach) == 0 && len(marks) == 0 {
+	if p.empty() && len(marks) == 0 {
 		return nil
 	}
-	b, dropped, err := t.resolve(ctx, counts, reach)
+	b, dropped, err := t.resolve(ctx, p)
 	if err == nil {
 		b.Files = marks
 		err = t.store.AddReports(ctx, b)
 	}
 	if err != nil {
-		t.putBack(counts, reach, oldest)
+		t.putBack(p, oldest)
 		t.m.flushErrors.Inc()
 		return fmt.Errorf("reports flush: %w", err)
 	}
@@ -417,10 +515,11 @@ func (t *Tally) flush(ctx context.Context) error {
 // resolve turns pending rows into store rows: links and placements by
 // id, a campaign's rows also as its advertiser's, and events naming an
 // entity that does not exist dropped (and counted by reason, per event).
-func (t *Tally) resolve(ctx context.Context, counts map[pkey]*Counts, reach map[rkey]*hyperloglog.Sketch) (*Batch, map[string]int64, error) {
+func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int64, error) {
 	type found struct {
 		id, parent int64 // parent: a campaign's advertiser
 		ok         bool
+		dests      []marquee.Destination // a link's
 	}
 	seen := map[rkey]found{} // by entity and id or name; day 0
 	known := func(entity byte, id int64, code string) (found, error) {
@@ -434,7 +533,9 @@ func (t *Tally) resolve(ctx context.Context, counts map[pkey]*Counts, reach map[
 		case entAd:
 			f.ok, err = t.res.AdExists(ctx, id)
 		case entLink:
-			f.id, f.ok, err = t.res.LinkID(ctx, code)
+			var l marquee.Link
+			l, f.ok, err = t.res.Link(ctx, code)
+			f.id, f.dests = l.ID, l.Destinations
 		case entCampaign:
 			f.parent, f.ok, err = t.res.CampaignAdvertiser(ctx, id)
 		case entPlacement:
@@ -457,7 +558,7 @@ func (t *Tally) resolve(ctx context.Context, counts map[pkey]*Counts, reach map[
 		rows[k] = len(b.Rows)
 		b.Rows = append(b.Rows, Row{Key: k, Counts: c})
 	}
-	for k, c := range counts {
+	for k, c := range p.counts {
 		f, err := known(k.entity, k.id, k.code)
 		if err != nil {
 			return nil, nil, err
@@ -473,8 +574,49 @@ func (t *Tally) resolve(ctx context.Context, counts map[pkey]*Counts, reach map[
 			addRow(key, *c)
 		}
 	}
+	dimRows := map[DimRow]int{} // by key: counts zero
+	addDim := func(d DimRow, c Counts) {
+		if i, ok := dimRows[d]; ok {
+			b.Dims[i].Counts.Add(c)
+			return
+		}
+		dimRows[d] = len(b.Dims)
+		d.Counts = c
+		b.Dims = append(b.Dims, d)
+	}
+	for k, c := range p.dims {
+		f, err := known(k.entity, k.id, k.code)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !f.ok { // the event is dropped, and counted so, with its row
+			continue
+		}
+		d := DimRow{Entity: entityName(k.entity), ID: f.id, Day: k.day, Bot: k.bot}
+		for _, dv := range [...]struct{ dim, value string }{
+			{reportrow.DimReferrer, k.referrer}, {reportrow.DimBrowser, k.browser}, {reportrow.DimOS, k.os},
+		} {
+			d.Dim, d.Value = dv.dim, dv.value
+			addDim(d, *c)
+		}
+		if k.dest >= 0 {
+			d.Dim, d.Value = reportrow.DimDestination, strconv.Itoa(int(k.dest))
+			addDim(d, *c)
+		}
+	}
+	for v, n := range p.visits {
+		f, err := known(entLink, 0, v.code)
+		if err != nil {
+			return nil, nil, err
+		}
+		if f.ok && len(f.dests) > 0 {
+			d := linkroute.Pick(f.dests, linkroute.Sticky(f.id, v.visitor))
+			addDim(DimRow{Entity: marquee.EntityLink, ID: f.id, Day: v.day, Dim: reportrow.DimDestination, Value: strconv.Itoa(d), Bot: v.bot},
+				Counts{Conversions: n})
+		}
+	}
 	advertisers := map[[2]int64]*hyperloglog.Sketch{} // advertiser, day
-	for k, sk := range reach {
+	for k, sk := range p.reach {
 		f, err := known(k.entity, k.id, k.code)
 		if err != nil {
 			return nil, nil, err
@@ -522,20 +664,26 @@ func entityName(e byte) string {
 }
 
 // putBack returns a failed flush's counts to the pending ones.
-func (t *Tally) putBack(counts map[pkey]*Counts, reach map[rkey]*hyperloglog.Sketch, oldest time.Time) {
+func (t *Tally) putBack(p pending, oldest time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for k, c := range counts {
+	for k, c := range p.counts {
 		addTo(t.counts, k, *c)
 	}
-	for k, sk := range reach {
+	for k, c := range p.dims {
+		addTo(t.dims, k, *c)
+	}
+	for k, n := range p.visits {
+		t.visits[k] += n
+	}
+	for k, sk := range p.reach {
 		if p := t.reach[k]; p != nil {
 			p.Merge(sk)
 		} else {
 			t.reach[k] = sk
 		}
 	}
-	for k := range counts {
+	for k := range p.counts {
 		if k.code != "" {
 			t.codes[k.code] = k.code
 		}
@@ -661,7 +809,7 @@ func Rebuild(ctx context.Context, cfg Config, st Rebuilder, dir string, from, to
 		}
 		r.Written(filepath.Base(path), 0, data)
 	}
-	b, _, err := r.resolve(ctx, r.counts, r.reach)
+	b, _, err := r.resolve(ctx, r.pending)
 	if err != nil {
 		return nil, err
 	}

@@ -108,6 +108,7 @@ type Store interface {
 	ReportFiles(ctx context.Context, files []string) (map[string]reportrow.FileMark, error)
 	ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool) ([]reportrow.Sum, error)
 	ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool, metric string, limit int) ([]reportrow.Sum, error)
+	ReportTags(ctx context.Context, q reportrow.SumQuery, daily bool, metric string, limit int) ([]reportrow.Sum, error)
 	ReportReach(ctx context.Context, entity string, id, from, to int64) ([]reportrow.Reach, error)
 	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
 	ReplaceReports(ctx context.Context, b *reportrow.Batch, from, to int64) error

@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/reportrow"
 	"marquee/reports"
 )
 
@@ -20,8 +21,8 @@ type statsOf struct {
 	entity string
 	id     func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error)
 	// more, when set, adds to the report of id (a campaign's goal and
-	// spend).
-	more func(sctx context.Context, id int64, q reports.Query, rep *reports.Report) error
+	// spend, a link's destinations' URLs).
+	more func(sctx context.Context, ctx *fasthttp.RequestCtx, id int64, q reports.Query, rep *reports.Report) error
 }
 
 // advertiserStats, campaignStats and placementStats find the entity of
@@ -46,7 +47,7 @@ func campaignStats(store CampaignStore, rp *reports.Reporter) statsOf {
 		}
 		_, err = store.Campaign(sctx, id)
 		return id, err
-	}, more: func(sctx context.Context, id int64, q reports.Query, rep *reports.Report) error {
+	}, more: func(sctx context.Context, _ *fasthttp.RequestCtx, id int64, q reports.Query, rep *reports.Report) error {
 		c, err := store.Campaign(sctx, id)
 		if err != nil {
 			return err
@@ -91,6 +92,21 @@ func linkStats(store LinkStore, domains *LinkDomains) statsOf {
 		}
 		l, err := store.LinkTarget(sctx, key)
 		return l.ID, err
+	}, more: func(sctx context.Context, ctx *fasthttp.RequestCtx, _ int64, q reports.Query, rep *reports.Report) error {
+		if q.By != reportrow.DimDestination {
+			return nil
+		}
+		key, err := domains.linkKey(ctx)
+		if err != nil {
+			return err
+		}
+		l, err := store.LinkTarget(sctx, key)
+		for i, p := range rep.Breakdown {
+			if d := p.Destination; d != nil && *d < len(l.Destinations) {
+				rep.Breakdown[i].URL = l.Destinations[*d].URL
+			}
+		}
+		return err
 	}}
 }
 
@@ -128,13 +144,13 @@ func handleOverallStats(rp *reports.Reporter) storeHandler {
 }
 
 func writeReport(sctx context.Context, ctx *fasthttp.RequestCtx, rp *reports.Reporter, q reports.Query, csv bool,
-	more func(context.Context, int64, reports.Query, *reports.Report) error) error {
+	more func(context.Context, *fasthttp.RequestCtx, int64, reports.Query, *reports.Report) error) error {
 	rep, err := rp.Report(sctx, q)
 	if err != nil {
 		return err
 	}
 	if more != nil {
-		if err := more(sctx, q.ID, q, rep); err != nil {
+		if err := more(sctx, ctx, q.ID, q, rep); err != nil {
 			return err
 		}
 	}
@@ -184,7 +200,7 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 	if q.Granularity == "" {
 		q.Granularity = reports.DefaultGranularity(q.From, q.To)
 	}
-	q.By = oneOf("by", "", "country", "platform")
+	q.By = oneOf("by", "", append([]string{"country", "platform"}, reportrow.Dims...)...)
 	q.Bots = oneOf("bots", "exclude", "exclude", "include") == "include"
 	if v, ok := param(args, "tz"); ok {
 		loc, err := time.LoadLocation(string(v))
@@ -199,8 +215,11 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 		!format && bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderAccept), []byte("text/csv"))
 	if overall {
 		q.Entity = marquee.EntityAd
-		if oneOf("top", "ads", "ads", "links") == "links" {
+		switch oneOf("top", "ads", "ads", "links", "tags") {
+		case "links":
 			q.Entity = marquee.EntityLink
+		case "tags":
+			q.Entity, q.TopTags = marquee.EntityLink, true
 		}
 		q.TopMetric = oneOf("metric", "impressions", "impressions", "clicks", "conversions", "ctr")
 		q.Top = 10

@@ -388,10 +388,10 @@ func (r resolver) AdExists(ctx context.Context, id int64) (bool, error) {
 	return found(r.ad(ctx, id))
 }
 
-func (r resolver) LinkID(ctx context.Context, code string) (int64, bool, error) {
-	l, err := r.link(ctx, code)
+func (r resolver) Link(ctx context.Context, key string) (marquee.Link, bool, error) {
+	l, err := r.link(ctx, key)
 	ok, err := found(err)
-	return l.ID, ok, err
+	return l, ok, err
 }
 
 func found(err error) (bool, error) {

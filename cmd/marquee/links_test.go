@@ -421,7 +421,7 @@ func TestLinkDomains(t *testing.T) {
 // weight; the click event says which rule or destination it was.
 func TestLinkRulesAndSplits(t *testing.T) {
 	data := t.TempDir()
-	in := start(t, data, nil, "-events-flush", "20ms")
+	in := start(t, data, nil, "-events-flush", "20ms", "-reports-flush", "50ms")
 	in.expect(in.admin("POST", "/api/v1/links", `{"code":"app","url":"https://example.com/",
 		"rules":[
 			{"when":{"platform":"ios"},"url":"https://apps.apple.example/"},
@@ -465,6 +465,29 @@ func TestLinkRulesAndSplits(t *testing.T) {
 	}
 	if got["https://a.example/"] < 260 || got["https://a.example/"] > 340 || got["https://a.example/"]+got["https://b.example/"] != 400 {
 		t.Errorf("400 visitors split 75/25 went %v; want about 300/100", got)
+	}
+	// The report by destination: each destination's clicks, with its URL.
+	type part struct {
+		Destination *int
+		URL         string
+		Clicks      int
+	}
+	var rep struct{ Breakdown []part }
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		json.Unmarshal([]byte(in.admin("GET", "/api/v1/links/app/stats?by=destination", "").body), &rep)
+		byURL := map[string]int{}
+		for _, p := range rep.Breakdown {
+			byURL[p.URL] += p.Clicks
+		}
+		if byURL["https://a.example/"] == 2*got["https://a.example/"]+1 && byURL["https://b.example/"] == 2*got["https://b.example/"] ||
+			byURL["https://a.example/"] == 2*got["https://a.example/"] && byURL["https://b.example/"] == 2*got["https://b.example/"]+1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET stats?by=destination = %+v; want each destination's clicks (%v, twice each, and the one of the refused-French visitor)", rep, got)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if err := in.stop(); err != nil {
 		t.Fatal(err)

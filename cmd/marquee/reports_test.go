@@ -204,7 +204,7 @@ func TestReportRoutes(t *testing.T) {
 	in.expect(in.admin("GET", "/api/v1/links/nope/stats", ""), 404, `{"error":"no link \"nope\""}`)
 	in.expect(in.do("GET", "/api/v1/ad/1/stats", "", "", ""), 401, "")
 	in.expect(in.admin("GET", "/api/v1/ad/1/stats?from=yesterday&granularity=week&by=city&bots=all&tz=Mars/Olympus&format=xml", ""), 400,
-		`{"error":"invalid query","problems":{"bots":"must be one of [\"exclude\" \"include\"], got \"all\"","by":"must be one of [\"country\" \"platform\"], got \"city\"",`+
+		`{"error":"invalid query","problems":{"bots":"must be one of [\"exclude\" \"include\"], got \"all\"","by":"must be one of [\"country\" \"platform\" \"referrer\" \"browser\" \"os\" \"destination\"], got \"city\"",`+
 			`"format":"must be one of [\"json\" \"csv\"], got \"xml\"","from":"must be an RFC 3339 timestamp, got \"yesterday\"",`+
 			`"granularity":"must be one of [\"hour\" \"day\" \"month\"], got \"week\"","tz":"unknown IANA time zone \"Mars/Olympus\""}}`)
 	in.expect(in.admin("GET", "/api/v1/ad/1/stats?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z", ""), 400,

@@ -203,7 +203,7 @@ func TestTitleKeysOfOlderRows(t *testing.T) {
 	for _, q := range []string{`DROP INDEX ads_title_key`, `ALTER TABLE ads DROP COLUMN title_key`,
 		`DROP INDEX ads_campaign`, `ALTER TABLE ads DROP COLUMN campaign_id`, `ALTER TABLE ads DROP COLUMN creative`, `ALTER TABLE ads DROP COLUMN placements`,
 		`DROP TABLE advertisers`, `DROP TABLE campaigns`, `DROP TABLE placements`, `DROP TABLE assets`,
-		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `DROP TABLE link_tags`, `UPDATE schema_version SET version = 5`} {
+		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `DROP TABLE link_tags`, `DROP TABLE report_dims`, `UPDATE schema_version SET version = 5`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -22,6 +22,9 @@ func (s *Store) AddReports(ctx context.Context, b *reportrow.Batch) error {
 		if err := s.addRows(ctx, tx, b.Slot, b.Rows); err != nil {
 			return err
 		}
+		if err := s.addDims(ctx, tx, b.Slot, b.Dims); err != nil {
+			return err
+		}
 		if err := s.mergeReach(ctx, tx, b.Slot, b.Reach); err != nil {
 			return err
 		}
@@ -113,6 +116,30 @@ func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows 
 	return nil
 }
 
+// addDims adds dimension rows to the slot's, rowBatch a statement, in
+// the table's key order.
+func (s *Store) addDims(ctx context.Context, tx Tx, slot string, dims []reportrow.DimRow) error {
+	dims = slices.Clone(dims)
+	slices.SortFunc(dims, func(a, b reportrow.DimRow) int {
+		return cmp.Or(strings.Compare(a.Entity, b.Entity), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Day, b.Day),
+			strings.Compare(a.Dim, b.Dim), strings.Compare(a.Value, b.Value), cmpBool(a.Bot, b.Bot))
+	})
+	upsert := s.upsert("report_dims", "entity, entity_id, day, dim, value, bot, slot", counters, nil)
+	for len(dims) > 0 {
+		chunk := dims[:min(rowBatch, len(dims))]
+		dims = dims[len(chunk):]
+		args := make([]any, 0, 10*len(chunk))
+		for _, d := range chunk {
+			args = append(args, d.Entity, d.ID, d.Day, d.Dim, d.Value, boolInt(d.Bot), slot, d.Impressions, d.Clicks, d.Conversions)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO report_dims (entity, entity_id, day, dim, value, bot, slot, impressions, clicks, conversions)
+			VALUES `+Tuples(len(chunk), 10)+upsert, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // mergeReach merges each sketch into the slot's sketch of its day.
 func (s *Store) mergeReach(ctx context.Context, tx Tx, slot string, reach []reportrow.Reach) error {
 	for _, r := range reach {
@@ -166,6 +193,9 @@ func (s *Store) ReportFiles(ctx context.Context, files []string) (map[string]rep
 // daily rows) and, with q.By, by that dimension: from the hourly rows, or
 // the daily ones with daily.
 func (s *Store) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool) ([]reportrow.Sum, error) {
+	if slices.Contains(reportrow.Dims, q.By) {
+		return s.dimSums(ctx, q, daily)
+	}
 	table, t := "report_hourly", "hour"
 	switch {
 	case daily:
@@ -178,7 +208,7 @@ func (s *Store) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool
 	case "country", "platform":
 		dim, group = q.By, t+", "+q.By
 	}
-	where, args := sumWhere(q, t)
+	where, args := sumWhere(q, "", t)
 	return withDB(ctx, s, "read reports", func(db DB) ([]reportrow.Sum, error) {
 		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
 			return x, r.Scan(&x.Time, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
@@ -187,21 +217,75 @@ func (s *Store) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool
 	})
 }
 
+// dimSums sums the dimension rows of q.By in q's range by day and value:
+// all of them with daily (the days that start in the range), none from
+// the hourly rows (there are none by these dimensions).
+func (s *Store) dimSums(ctx context.Context, q reportrow.SumQuery, daily bool) ([]reportrow.Sum, error) {
+	if !daily {
+		return nil, nil
+	}
+	where, args := sumWhere(q, "", "day")
+	return withDB(ctx, s, "read reports", func(db DB) ([]reportrow.Sum, error) {
+		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
+			return x, r.Scan(&x.Time, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
+		}, `SELECT day, value, sum(impressions), sum(clicks), sum(conversions) FROM report_dims WHERE dim = ? AND `+where+
+			` GROUP BY day, value`, append([]any{q.By}, args...)...)
+	})
+}
+
+// ReportTags returns the sums of the links carrying each tag in q's
+// range (q.Entity and q.ID are ignored), each tag in Dim, from the hourly
+// totals or the daily rows, ordered by metric as ReportTop's, at most
+// limit of them (0: all). A link with two tags counts in both.
+func (s *Store) ReportTags(ctx context.Context, q reportrow.SumQuery, daily bool, metric string, limit int) ([]reportrow.Sum, error) {
+	table, t := "report_totals", "hour"
+	if daily {
+		table, t = "report_daily", "day"
+	}
+	q.Entity, q.ID = marquee.EntityLink, 0
+	where, args := sumWhere(q, "r.", t)
+	lim := ""
+	if limit > 0 {
+		lim = ` LIMIT ?`
+		args = append(args, limit)
+	}
+	return withDB(ctx, s, "read tag reports", func(db DB) ([]reportrow.Sum, error) {
+		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
+			return x, r.Scan(&x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
+		}, `SELECT t.tag, sum(r.impressions), sum(r.clicks), sum(r.conversions) FROM `+table+` r JOIN link_tags t ON t.link_id = r.entity_id
+			WHERE `+where+` GROUP BY t.tag ORDER BY `+topOrder(metric, "r.")+` DESC, t.tag`+lim, args...)
+	})
+}
+
+// topOrder is the ORDER BY expression of a top list by metric
+// (impressions, clicks, conversions or ctr) over columns prefixed p.
+func topOrder(metric, p string) string {
+	switch metric {
+	case "clicks", "conversions":
+		return "sum(" + p + metric + ")"
+	case "ctr":
+		// 1e0: a float (MySQL) or exact number (PostgreSQL) in every
+		// dialect, never an integer division (SQLite).
+		return "CASE WHEN sum(" + p + "impressions) > 0 THEN sum(" + p + "clicks) * 1e0 / sum(" + p + "impressions) ELSE 0 END"
+	}
+	return "sum(" + p + "impressions)"
+}
+
 // sumWhere is the condition of a SumQuery on a table whose time column is
-// t: the entity (and id, unless 0), the range, and bots only when asked
-// (or bots alone).
-func sumWhere(q reportrow.SumQuery, t string) (string, []any) {
-	where := `entity = ? AND ` + t + ` >= ? AND ` + t + ` < ?`
+// t, its columns prefixed p ("r." in a join): the entity (and id, unless
+// 0), the range, and bots only when asked (or bots alone).
+func sumWhere(q reportrow.SumQuery, p, t string) (string, []any) {
+	where := p + `entity = ? AND ` + p + t + ` >= ? AND ` + p + t + ` < ?`
 	args := []any{q.Entity, q.From, q.To}
 	if q.ID != 0 {
-		where += ` AND entity_id = ?`
+		where += ` AND ` + p + `entity_id = ?`
 		args = append(args, q.ID)
 	}
 	switch {
 	case q.OnlyBots:
-		where += ` AND bot = 1`
+		where += ` AND ` + p + `bot = 1`
 	case !q.Bots:
-		where += ` AND bot = 0`
+		where += ` AND ` + p + `bot = 0`
 	}
 	return where, args
 }
@@ -216,16 +300,8 @@ func (s *Store) ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool,
 		table, t = "report_daily", "day"
 	}
 	q.ID = 0
-	where, args := sumWhere(q, t)
-	order := "sum(impressions)"
-	switch metric {
-	case "clicks", "conversions":
-		order = "sum(" + metric + ")"
-	case "ctr":
-		// 1e0: a float (MySQL) or exact number (PostgreSQL) in every
-		// dialect, never an integer division (SQLite).
-		order = "CASE WHEN sum(impressions) > 0 THEN sum(clicks) * 1e0 / sum(impressions) ELSE 0 END"
-	}
+	where, args := sumWhere(q, "", t)
+	order := topOrder(metric, "")
 	lim := ""
 	if limit > 0 {
 		lim = ` LIMIT ?`
@@ -307,10 +383,15 @@ func (s *Store) ReplaceReports(ctx context.Context, b *reportrow.Batch, from, to
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM report_reach WHERE slot = ? AND day >= ? AND day < ?`, b.Slot, from, to); err != nil {
-			return err
+		for _, table := range []string{"report_reach", "report_dims"} {
+			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE slot = ? AND day >= ? AND day < ?`, b.Slot, from, to); err != nil {
+				return err
+			}
 		}
 		if err := s.addRows(ctx, tx, b.Slot, b.Rows); err != nil {
+			return err
+		}
+		if err := s.addDims(ctx, tx, b.Slot, b.Dims); err != nil {
 			return err
 		}
 		return s.mergeReach(ctx, tx, b.Slot, b.Reach)
