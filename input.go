@@ -165,15 +165,23 @@ func nameField(fields map[string]json.RawMessage, k string, required bool, p Pro
 		return ""
 	}
 	s = strings.TrimSpace(s)
-	switch n := utf8.RuneCountInString(s); {
-	case n == 0:
-		p[k] = "must not be empty"
-	case n > MaxNameLen:
-		p[k] = fmt.Sprintf("must be at most %d characters (got %d)", MaxNameLen, n)
-	case strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		p[k] = "must not contain control characters"
+	if msg := nameProblem(s); msg != "" {
+		p[k] = msg
 	}
 	return s
+}
+
+// nameProblem is what is wrong with a trimmed name, or "".
+func nameProblem(s string) string {
+	switch n := utf8.RuneCountInString(s); {
+	case n == 0:
+		return "must not be empty"
+	case n > MaxNameLen:
+		return fmt.Sprintf("must be at most %d characters (got %d)", MaxNameLen, n)
+	case strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		return "must not contain control characters"
+	}
+	return ""
 }
 
 // parseID reads an id given as a JSON string or number: a positive

@@ -25,7 +25,7 @@ const CodeAlphabet = "23456789abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"
 // ReservedCodes are refused as custom codes: they name, or may one day
 // name, Marquee's own paths, or read as something else in a shared link.
 var ReservedCodes = []string{
-	"admin", "api", "assets", "e", "favicon", "health", "healthz", "links",
+	"admin", "api", "assets", "e", "export", "favicon", "health", "healthz", "import", "links",
 	"login", "logout", "metrics", "r", "readyz", "robots", "static", "www",
 }
 
@@ -232,7 +232,9 @@ func (in LinkInput) CheckNew(now time.Time) error {
 }
 
 // Validate checks a LinkInput built in code (seeding, an ad's tracking
-// link) against the rules ParseLinkInput applies.
+// link, an imported row) against the rules ParseLinkInput applies to its
+// url, code, redirect, limit, title, domain and tags, normalising them as
+// it does (its rules and destinations are taken as they are).
 func (in *LinkInput) Validate() error {
 	p := Problems{}
 	if msg := CheckURL(in.URL); msg != "" {
@@ -249,6 +251,20 @@ func (in *LinkInput) Validate() error {
 	}
 	if in.MaxClicks < 0 {
 		p["maxClicks"] = "must be a positive integer (omit it for no limit)"
+	}
+	if in.Title != "" {
+		if in.Title = strings.TrimSpace(in.Title); nameProblem(in.Title) != "" {
+			p["title"] = nameProblem(in.Title)
+		}
+	}
+	if in.Domain != "" {
+		var msg string
+		if in.Domain, msg = NormDomain(in.Domain); msg != "" {
+			p["domain"] = msg
+		}
+	}
+	if len(in.Tags) > 0 {
+		in.Tags = normTags(in.Tags, p)
 	}
 	return Invalid("invalid link", p)
 }

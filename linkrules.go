@@ -328,15 +328,20 @@ func urlField(fields map[string]json.RawMessage, k, path string, p Problems) str
 	return s
 }
 
-// parseTags reads a link's tags: at most MaxTags, each 1 to MaxTagLen
-// bytes once trimmed, lower-cased, without commas or control characters;
-// duplicates are dropped.
+// parseTags reads a link's tags field (see normTags).
 func parseTags(raw json.RawMessage, p Problems) []string {
 	var tags []string
 	if json.Unmarshal(raw, &tags) != nil {
 		p["tags"] = "must be an array of strings"
 		return nil
 	}
+	return normTags(tags, p)
+}
+
+// normTags checks a link's tags — at most MaxTags, each 1 to MaxTagLen
+// bytes once trimmed, without commas or control characters — and returns
+// them lower-cased, without duplicates.
+func normTags(tags []string, p Problems) []string {
 	if len(tags) > MaxTags {
 		p["tags"] = fmt.Sprintf("must hold at most %d tags (got %d)", MaxTags, len(tags))
 		return nil

@@ -61,6 +61,25 @@ type LinkFilter struct {
 	Tag   string // a tag the link carries, as NormTag gives it
 }
 
+// ImportOptions say what a link import does (POST /api/v1/links/import,
+// marquee links import).
+type ImportOptions struct {
+	// Skip keeps a link whose code is taken on its domain as it is; by
+	// default the import replaces its url, title, tags, expiry, click
+	// limit and redirect (its rules, destinations, ad and clicks stay).
+	Skip bool
+	// DryRun counts what the import would do and writes nothing.
+	DryRun bool
+}
+
+// ImportResult is what a link import did (or, dry, would do).
+type ImportResult struct {
+	Created   int `json:"created"`
+	Updated   int `json:"updated"`
+	Unchanged int `json:"unchanged"`
+	Skipped   int `json:"skipped"`
+}
+
 // MaxSearchCount is where a title search (AdFilter.Query) stops counting
 // its matches: a short prefix may match most of a million ads, and
 // counting them all would cost a scan per keystroke. A store counts at

@@ -39,6 +39,7 @@ type Store interface {
 	LinkTarget(ctx context.Context, code string) (marquee.Link, error)
 	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
 	SearchLinks(ctx context.Context, f marquee.LinkFilter, offset, limit int) ([]marquee.Link, int, error)
+	ImportLinks(ctx context.Context, ins []marquee.LinkInput, opt marquee.ImportOptions, progress func(done int)) (marquee.ImportResult, error)
 	AddClicks(ctx context.Context, counts []marquee.Clicks) error
 
 	// Advertisers, campaigns and placements (web.CampaignStore).

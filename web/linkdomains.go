@@ -84,9 +84,10 @@ func (d *LinkDomains) host(h []byte) (string, bool) {
 	return "", !d.UnknownHost404 || bytes.EqualFold(h, []byte(d.Default))
 }
 
-// check makes in's domain what a store keeps ("" for the default
-// domain's name) and refuses one that is not among d's.
-func (d *LinkDomains) check(in *marquee.LinkInput) error {
+// Check makes in's domain (normalised, NormDomain) what a store keeps
+// ("" for the default domain's name) and refuses one that is not among
+// d's.
+func (d *LinkDomains) Check(in *marquee.LinkInput) error {
 	switch {
 	case in.Domain == "" || in.Domain == d.Default:
 		in.Domain = ""

@@ -127,7 +127,7 @@ func (d *LinkDomains) linkKey(ctx *fasthttp.RequestCtx) (string, error) {
 			return "", marquee.Invalid("invalid query", marquee.Problems{"domain": msg})
 		}
 	}
-	if err := d.check(&in); err != nil {
+	if err := d.Check(&in); err != nil {
 		return "", marquee.Invalid("invalid query", marquee.AsError(err).Problems)
 	}
 	return marquee.LinkKey(in.Domain, string(seg)), nil
@@ -140,7 +140,7 @@ func (d *LinkDomains) parseLink(body []byte) (marquee.LinkInput, error) {
 	if err != nil {
 		return in, err
 	}
-	return in, d.check(&in)
+	return in, d.Check(&in)
 }
 
 // handleGetLink serves GET /api/v1/links/{code}?domain=: the link as
@@ -177,24 +177,16 @@ func createLink(now func() time.Time) func(LinkStore, context.Context, marquee.L
 func handleListLinks(store LinkStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		p := marquee.Problems{}
-		args := ctx.QueryArgs()
-		f := marquee.LinkFilter{Query: string(args.Peek("q"))}
-		if len(f.Query) > marquee.MaxTitleLen*4 {
-			p["q"] = fmt.Sprintf("must be at most %d bytes (a title's length)", marquee.MaxTitleLen*4)
+		f, err := linkFilter(ctx.QueryArgs())
+		if err != nil {
+			p = marquee.AsError(err).Problems
 		}
-		if args.Has("tag") {
-			var msg string
-			if f.Tag, msg = marquee.NormTag(string(args.Peek("tag"))); msg != "" {
-				p["tag"] = msg
-			}
-		}
-		offset, limit := pageArgs(args, p)
+		offset, limit := pageArgs(ctx.QueryArgs(), p)
 		if err := marquee.Invalid("invalid query", p); err != nil {
 			return err
 		}
 		var links []marquee.Link
 		var total int
-		var err error
 		if f == (marquee.LinkFilter{}) {
 			links, total, err = store.ListLinks(sctx, offset, limit)
 		} else {
@@ -206,6 +198,22 @@ func handleListLinks(store LinkStore) storeHandler {
 		writeJSON(ctx, fasthttp.StatusOK, newAdminPage(links, total, offset, limit, f != (marquee.LinkFilter{})))
 		return nil
 	}
+}
+
+// linkFilter reads the q and tag of a links query.
+func linkFilter(args *fasthttp.Args) (marquee.LinkFilter, error) {
+	p := marquee.Problems{}
+	f := marquee.LinkFilter{Query: string(args.Peek("q"))}
+	if len(f.Query) > marquee.MaxNameLen*4 {
+		p["q"] = fmt.Sprintf("must be at most %d bytes (a title's length)", marquee.MaxNameLen*4)
+	}
+	if args.Has("tag") {
+		var msg string
+		if f.Tag, msg = marquee.NormTag(string(args.Peek("tag"))); msg != "" {
+			p["tag"] = msg
+		}
+	}
+	return f, marquee.Invalid("invalid query", p)
 }
 
 // linkCreated answers a created link: the link, and where to read it.

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
@@ -83,6 +85,9 @@ func (s *Server) apiRoutes() []route {
 		// Short links: admin, and the redirect (from the cache).
 		{"POST", "/api/v1/links", marquee.ScopeLinksWrite, withStore(s.req.audited(handleCreate(linkResource(&s.cfg.LinkDomains), s.links, createLink(s.now), s.writer, linkCreated)))},
 		{"GET", "/api/v1/links", marquee.ScopeLinksRead, withStore(handleListLinks(s.links))},
+		{"POST", "/api/v1/links/import", marquee.ScopeLinksWrite, withStoreFor(time.Minute, s.req.audited(handleImportLinks(s.imports, &s.cfg.LinkDomains)))},
+		{"GET", "/api/v1/links/import/{id}", marquee.ScopeLinksRead, handleImportJob(s.imports)},
+		{"GET", "/api/v1/links/export", marquee.ScopeLinksRead, withStoreFor(time.Minute, handleExportLinks(s.links))},
 		{"GET", "/api/v1/links/{code}", marquee.ScopeLinksRead, withStore(handleGetLink(s.links, &s.cfg.LinkDomains))},
 		{"PUT", "/api/v1/links/{code}", marquee.ScopeLinksWrite, withStore(s.req.audited(handleReplace(linkResource(&s.cfg.LinkDomains), s.links, LinkStore.ReplaceLink, linkInput, s.writer)))},
 		{"DELETE", "/api/v1/links/{code}", marquee.ScopeLinksWrite, withStore(s.req.audited(handleDelete(linkResource(&s.cfg.LinkDomains), s.links, LinkStore.DeleteLink, s.writer)))},

@@ -53,6 +53,7 @@ type LinkStore interface {
 	LinkTarget(ctx context.Context, code string) (marquee.Link, error)
 	ListLinks(ctx context.Context, offset, limit int) ([]marquee.Link, int, error)
 	SearchLinks(ctx context.Context, f marquee.LinkFilter, offset, limit int) ([]marquee.Link, int, error)
+	ImportStore
 }
 
 // Config holds the settings of the HTTP edge.
@@ -145,6 +146,7 @@ type Server struct {
 	adCache   *cache.Cache[int64, []byte]
 	linkCache *cache.Cache[string, marquee.Link]
 	geo       linkroute.Geo
+	imports   *imports
 	clicks    *clicks.Counter
 	reports   *reports.Reporter
 	auth      *auth.Auth
@@ -172,6 +174,7 @@ func NewServer(cfg Config, d Deps) *Server {
 		metrics: newMetrics(d.Registry, d.Index),
 	}
 	s.events = &eventEnv{requester: s.req, sink: d.Events}
+	s.imports = &imports{st: d.LinkStore, writer: s.writer, log: d.Log, now: d.Now, jobs: map[string]*importJob{}}
 	s.decisions = newDecisionEnv(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
 	s.decisions.authenticate = s.authenticate
 	s.decisions.shared = d.SharedCounters
@@ -194,6 +197,7 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 		WriteTimeout:       WriteTimeout,
 		IdleTimeout:        IdleTimeout,
 		MaxRequestBodySize: MaxRequestBody,
+		HeaderReceived:     requestConfig, // the import route's larger body
 		// A full page of 100 items is ~6 KiB; a buffer that holds the whole
 		// response sends it in one write(2) instead of two.
 		WriteBufferSize:       WriteBufferSize,

@@ -24,9 +24,13 @@ const storeTimeout = 5 * time.Second
 type storeHandler func(sctx context.Context, ctx *fasthttp.RequestCtx) error
 
 // withStore gives h a context that ends after storeTimeout.
-func withStore(h storeHandler) handler {
+func withStore(h storeHandler) handler { return withStoreFor(storeTimeout, h) }
+
+// withStoreFor is withStore with a store deadline of d, for a route that
+// reads or checks every link (an import's checks, an export).
+func withStoreFor(d time.Duration, h storeHandler) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
-		sctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		sctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
 		return h(sctx, ctx)
 	}

@@ -35,6 +35,7 @@ commands:
   hello   run a fasthttp hello-world, the baseline of benchmarks
   events  events cat FILE…: decode event files to NDJSON on stdout
   reports reports rebuild -from T -to T: recompute reports from the event files
+  links   links import FILE | links export: links from and to CSV (Marquee's, Shlink's, YOURLS's, Bitly's)
   keys    keys create|list|revoke: API keys (see marquee keys -h)
   users   users list|add|role|remove|password: people who sign in (see marquee users -h)
   version print the version, commit, build time and Go version
@@ -75,6 +76,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runEvents(ctx, rest, stdout, stderr)
 	case "reports":
 		return runReports(ctx, rest, getenv, stdout, stderr)
+	case "links":
+		return runLinks(ctx, rest, getenv, stdout, stderr)
 	case "keys":
 		return runKeys(ctx, rest, getenv, stdout, stderr)
 	case "users":

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -95,6 +96,76 @@ func testLinkDomains(t *testing.T, open Opener) {
 	}
 	if _, err := st.Link(ctx, "same"); err != nil {
 		t.Errorf("after deleting same on go.brand.example, Link(same) error = %v; want the default domain's", err)
+	}
+}
+
+// testImportLinks: an import creates, replaces, skips and leaves alone,
+// all in one transaction logged link by link; a dry run writes nothing;
+// a row naming an ad's tracking link fails the import with nothing
+// written.
+func testImportLinks(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	ad, _ := st.CreateAd(ctx, marquee.AdInput{Title: "ad", StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), URL: "https://shop.example/"})
+	kept, err := st.CreateLink(ctx, marquee.LinkInput{Code: "kept", URL: "https://example.com/kept", Redirect: 302, Title: "Kept", Tags: []string{"a"},
+		Destinations: []marquee.Destination{{URL: "https://example.com/kept", Weight: 1}, {URL: "https://example.com/b", Weight: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, _ := st.CreateLink(ctx, marquee.LinkInput{Code: "changed", URL: "https://example.com/old", Redirect: 302})
+	ins := []marquee.LinkInput{
+		{Code: "kept", URL: "https://example.com/kept", Redirect: 302, Title: "Kept", Tags: []string{"a"}},
+		{Code: "changed", URL: "https://example.com/new", Redirect: 301, Tags: []string{"b", "c"}},
+		{Code: "new1", URL: "https://example.com/1", Redirect: 302, Title: "One", Tags: []string{"c"}},
+		{Domain: "go.example", Code: "kept", URL: "https://example.com/other", Redirect: 302},
+		{URL: "https://example.com/generated", Redirect: 302},
+	}
+	seq, _ := st.LastSeq(ctx)
+	dry, err := st.ImportLinks(ctx, ins, marquee.ImportOptions{DryRun: true}, func(int) {})
+	if want := (marquee.ImportResult{Created: 3, Updated: 1, Unchanged: 1}); err != nil || dry != want {
+		t.Fatalf("dry ImportLinks = %+v, %v; want %+v", dry, err, want)
+	}
+	if after, _ := st.LastSeq(ctx); after != seq {
+		t.Fatalf("a dry run logged changes (seq %d → %d)", seq, after)
+	}
+	if _, err := st.Link(ctx, "new1"); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("after a dry run, Link(new1) error = %v; want KindNotFound", err)
+	}
+	var done []int
+	res, err := st.ImportLinks(ctx, ins, marquee.ImportOptions{}, func(n int) { done = append(done, n) })
+	if want := (marquee.ImportResult{Created: 3, Updated: 1, Unchanged: 1}); err != nil || res != want || done[len(done)-1] != len(ins) {
+		t.Fatalf("ImportLinks = %+v, %v (progress %v); want %+v", res, err, done, want)
+	}
+	if l, _ := st.Link(ctx, "changed"); l.ID != changed.ID || l.URL != "https://example.com/new" || l.Redirect != 301 || !slices.Equal(l.Tags, []string{"b", "c"}) {
+		t.Errorf("the replaced link = %+v; want its new url, redirect and tags, its id kept", l)
+	}
+	if l, _ := st.Link(ctx, "kept"); len(l.Destinations) != 2 || !l.UpdatedAt.Equal(kept.UpdatedAt) {
+		t.Errorf("the unchanged link = %+v; want it untouched, its destinations kept", l)
+	}
+	if got := searchIDs(t, st, marquee.LinkFilter{Tag: "c"}); len(got) != 2 {
+		t.Errorf("tag c after the import = %v; want the replaced link and new1", got)
+	}
+	changes, err := st.Changes(ctx, seq, 100)
+	if err != nil || len(changes) != 4 {
+		t.Errorf("changelog after the import = %d entries, %v; want 4 (a replace and three creates)", len(changes), err)
+	}
+	again, err := st.ImportLinks(ctx, ins[:4], marquee.ImportOptions{}, func(int) {})
+	if want := (marquee.ImportResult{Unchanged: 4}); err != nil || again != want {
+		t.Errorf("the same import again = %+v, %v; want %+v (idempotent by code)", again, err, want)
+	}
+	skip, err := st.ImportLinks(ctx, []marquee.LinkInput{{Code: "changed", URL: "https://example.com/x", Redirect: 302}}, marquee.ImportOptions{Skip: true}, func(int) {})
+	if err != nil || skip != (marquee.ImportResult{Skipped: 1}) {
+		t.Errorf("ImportLinks(Skip) = %+v, %v; want 1 skipped", skip, err)
+	}
+	// An ad's tracking link: the whole import fails, nothing written.
+	a, _ := st.Ad(ctx, ad.ID)
+	_, err = st.ImportLinks(ctx, []marquee.LinkInput{{Code: "new2", URL: "https://example.com/2", Redirect: 302},
+		{Code: a.Link, URL: "https://example.com/ad", Redirect: 302}}, marquee.ImportOptions{}, func(int) {})
+	if marquee.KindOf(err) != marquee.KindInvalid || !strings.Contains(marquee.AsError(err).Problems["rows[1]"], "tracking link") {
+		t.Fatalf("ImportLinks(an ad's tracking link) error = %v; want the row named", err)
+	}
+	if _, err := st.Link(ctx, "new2"); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Errorf("after a failed import, Link(new2) error = %v; want KindNotFound (never half applied)", err)
 	}
 }
 

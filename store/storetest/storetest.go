@@ -106,6 +106,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("ConcurrentWritesCommitInSeqOrder", func(t *testing.T) { testConcurrentWrites(t, open) })
 	t.Run("Links", func(t *testing.T) { testLinks(t, open) })
 	t.Run("LinkDomains", func(t *testing.T) { testLinkDomains(t, open) })
+	t.Run("ImportLinks", func(t *testing.T) { testImportLinks(t, open) })
 	t.Run("AdTrackingLinks", func(t *testing.T) { testAdTrackingLinks(t, open) })
 	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })

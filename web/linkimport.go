@@ -1,0 +1,299 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/linkcsv"
+)
+
+// Limits of link imports.
+const (
+	// MaxImportBody is the largest CSV POST /api/v1/links/import takes
+	// (about 500,000 rows of a typical export), allowed for that route
+	// alone and only to a request that brings a credential (see
+	// requestConfig).
+	MaxImportBody = 64 << 20
+	// importTimeout bounds an import's transaction.
+	importTimeout = 10 * time.Minute
+	// importReadTimeout is how long a client has to send an import's
+	// body.
+	importReadTimeout = time.Minute
+	// keptJobs is how many finished imports this instance remembers.
+	keptJobs = 100
+)
+
+const importPath = "/api/v1/links/import"
+
+// requestConfig is fasthttp's HeaderReceived: the import route takes a
+// larger body and longer to send it, when the request carries a bearer
+// token or a session cookie (whether they are good is the route's gate's
+// to say; without either the 1 MiB limit of every route holds).
+func requestConfig(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if !h.IsPost() || string(h.RequestURI()) != importPath && !bytes.HasPrefix(h.RequestURI(), []byte(importPath+"?")) {
+		return fasthttp.RequestConfig{}
+	}
+	if len(h.Peek(fasthttp.HeaderAuthorization)) == 0 && len(h.Cookie(SessionCookie)) == 0 {
+		return fasthttp.RequestConfig{}
+	}
+	return fasthttp.RequestConfig{MaxRequestBodySize: MaxImportBody, ReadTimeout: importReadTimeout}
+}
+
+// ImportStore is what an import needs of the store.
+type ImportStore interface {
+	ImportLinks(ctx context.Context, ins []marquee.LinkInput, opt marquee.ImportOptions, progress func(done int)) (marquee.ImportResult, error)
+}
+
+// importJob is one import this instance runs, as GET
+// /api/v1/links/import/{id} shows it.
+type importJob struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"` // running, done or failed
+	Format   string `json:"format"`
+	Rows     int    `json:"rows"`  // data rows of the file
+	Valid    int    `json:"valid"` // rows imported (the others have problems)
+	Done     int64  `json:"done"`  // rows stored so far (atomic: see view)
+	Error    string `json:"error,omitempty"`
+	Started  string `json:"startedAt"`
+	Finished string `json:"finishedAt,omitempty"`
+	marquee.ImportResult
+	Ignored  []string         `json:"ignoredColumns"`
+	Problems marquee.Problems `json:"problems"`
+}
+
+// view is a copy of the job to show: the caller holds imports.mu, and
+// Done is read atomically (the import's progress writes it without mu).
+func (j *importJob) view() importJob {
+	v := *j
+	v.Done = atomic.LoadInt64(&j.Done)
+	return v
+}
+
+// imports runs and remembers this instance's imports.
+type imports struct {
+	st     ImportStore
+	writer *writer
+	log    *slog.Logger
+	now    func() time.Time
+
+	mu   sync.Mutex
+	jobs map[string]*importJob // guarded by mu, as are the jobs' fields but Done
+	done []string              // finished jobs, oldest first
+}
+
+// handleImportLinks serves POST /api/v1/links/import: a CSV of links
+// (linkcsv) checked row by row. With dryRun=true it answers what the
+// import would do, and every bad row's problems, writing nothing. Else a
+// file with a bad row is refused whole (400, every row's problems) unless
+// partial=true, and a good one is imported in one transaction by a job:
+// 202 and the job, at /api/v1/links/import/{id}. existing=skip keeps links
+// whose codes are taken; domain= puts the rows on a link domain.
+func handleImportLinks(im *imports, domains *LinkDomains) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		err := checkBody(ctx, MaxImportBody, func(media []byte) bool {
+			return string(media) == "text/csv" || string(media) == "application/csv" || string(media) == "text/plain"
+		}, "content type %q is not CSV; send text/csv")
+		if err != nil {
+			return err
+		}
+		args := ctx.QueryArgs()
+		p := marquee.Problems{}
+		flag := func(k string) bool {
+			v := string(args.Peek(k))
+			if v != "" && v != "true" && v != "false" {
+				p[k] = fmt.Sprintf("must be true or false, got %q", v)
+			}
+			return v == "true"
+		}
+		dry, partial := flag("dryRun"), flag("partial")
+		var opt marquee.ImportOptions
+		switch v := string(args.Peek("existing")); v {
+		case "", "update":
+		case "skip":
+			opt.Skip = true
+		default:
+			p["existing"] = fmt.Sprintf("must be update or skip, got %q", v)
+		}
+		target := marquee.LinkInput{}
+		if args.Has("domain") {
+			var msg string
+			if target.Domain, msg = marquee.NormDomain(string(args.Peek("domain"))); msg != "" {
+				p["domain"] = msg
+			}
+		}
+		if err := domains.Check(&target); err != nil && p["domain"] == "" {
+			p["domain"] = marquee.AsError(err).Problems["domain"]
+		}
+		if err := marquee.Invalid("invalid query", p); err != nil {
+			return err
+		}
+		res, err := linkcsv.Read(bytes.NewReader(ctx.PostBody()), target.Domain)
+		if err != nil {
+			return marquee.Invalid("invalid import", marquee.Problems{"body": err.Error()})
+		}
+		rows, problems := ImportRows(res, domains)
+		job := &importJob{Format: res.Format, Rows: res.Total, Valid: len(rows), Ignored: res.Ignored, Problems: problems}
+		if job.Ignored == nil {
+			job.Ignored = []string{}
+		}
+		if dry {
+			opt.DryRun = true
+			job.Status = "dry run"
+			job.ImportResult, err = im.st.ImportLinks(sctx, rows, opt, func(int) {})
+			job.Done = int64(len(rows))
+			if e := marquee.AsError(err); e != nil && e.Kind == marquee.KindInvalid {
+				RowProblems(job.Problems, res, e.Problems)
+				err = nil
+			}
+			if err != nil {
+				return err
+			}
+			writeJSON(ctx, fasthttp.StatusOK, job)
+			return nil
+		}
+		if len(problems) > 0 && !partial {
+			return marquee.Invalid(fmt.Sprintf("invalid import: %d of %d rows have problems, and nothing was imported (send partial=true to import the others)",
+				res.Total-len(rows), res.Total), problems)
+		}
+		im.start(sctx, job, res, rows, opt)
+		ctx.Response.Header.Set(fasthttp.HeaderLocation, importPath+"/"+job.ID)
+		im.mu.Lock()
+		defer im.mu.Unlock()
+		writeJSON(ctx, fasthttp.StatusAccepted, job.view())
+		return nil
+	}
+}
+
+// ImportRows are the links of res's good rows, their domains checked
+// against domains (a row whose domain is not one of them goes bad), and
+// the problems of every bad row.
+func ImportRows(res *linkcsv.Result, domains *LinkDomains) ([]marquee.LinkInput, marquee.Problems) {
+	problems := res.Problems()
+	rows := make([]marquee.LinkInput, 0, len(res.Rows))
+	good := res.Rows[:0:0]
+	for _, r := range res.Rows {
+		if err := domains.Check(&r.In); err != nil {
+			problems[fmt.Sprintf("row %d: domain", r.Line)] = marquee.AsError(err).Problems["domain"]
+			continue
+		}
+		rows = append(rows, r.In)
+		good = append(good, r)
+	}
+	res.Rows = good
+	return rows, problems
+}
+
+// RowProblems adds a store's problems of the good rows of res (rows[i],
+// the ins ImportRows gave it) to p, named by the rows of the file.
+func RowProblems(p marquee.Problems, res *linkcsv.Result, store marquee.Problems) {
+	for k, v := range store {
+		var i int
+		if _, err := fmt.Sscanf(k, "rows[%d]", &i); err == nil && i < len(res.Rows) {
+			k = fmt.Sprintf("row %d: code", res.Rows[i].Line)
+		}
+		p[k] = v
+	}
+}
+
+// start runs job's import of rows in a goroutine of its own, which ends
+// with the transaction (importTimeout at most); the job is remembered
+// until keptJobs newer ones have finished.
+func (im *imports) start(sctx context.Context, job *importJob, res *linkcsv.Result, rows []marquee.LinkInput, opt marquee.ImportOptions) {
+	var b [8]byte
+	rand.Read(b[:])
+	job.ID, job.Status, job.Started = hex.EncodeToString(b[:]), "running", marquee.FormatTime(im.now())
+	im.mu.Lock()
+	im.jobs[job.ID] = job
+	im.mu.Unlock()
+	// The request's audit (who imported) goes with the job; its deadline
+	// does not.
+	ctx := context.WithoutCancel(sctx)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, importTimeout)
+		defer cancel()
+		result, err := im.st.ImportLinks(ctx, rows, opt, func(n int) { atomic.StoreInt64(&job.Done, int64(n)) })
+		err = im.writer.visible(ctx, err, "link import")
+		im.mu.Lock()
+		defer im.mu.Unlock()
+		job.ImportResult, job.Finished, job.Status = result, marquee.FormatTime(im.now()), "done"
+		if err != nil {
+			job.Status = "failed"
+			if e := marquee.AsError(err); e != nil && e.Kind == marquee.KindInvalid {
+				job.Error = "nothing was imported: " + e.Message
+				RowProblems(job.Problems, res, e.Problems)
+			} else {
+				job.Error = "nothing was imported: the store failed (see the server's log)"
+				im.log.Error("link import failed", "job", job.ID, "err", err)
+			}
+		}
+		im.done = append(im.done, job.ID)
+		if len(im.done) > keptJobs {
+			delete(im.jobs, im.done[0])
+			im.done = im.done[1:]
+		}
+	}()
+}
+
+// handleImportJob serves GET /api/v1/links/import/{id}: an import this
+// instance runs or ran (a 404 on another instance, or after a restart).
+func handleImportJob(im *imports) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		id := string(bytes.TrimPrefix(ctx.Path(), []byte(importPath+"/")))
+		im.mu.Lock()
+		defer im.mu.Unlock()
+		job := im.jobs[id]
+		if job == nil {
+			return marquee.Errorf(marquee.KindNotFound, "no import %q on this instance (an import's status is kept by the instance that runs it, until it restarts)", id)
+		}
+		writeJSON(ctx, fasthttp.StatusOK, job.view())
+		return nil
+	}
+}
+
+// handleExportLinks serves GET /api/v1/links/export: every link (or,
+// with q and tag, those GET /api/v1/links would list) as Marquee's CSV,
+// which POST /api/v1/links/import reads back.
+func handleExportLinks(store LinkStore) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		f, err := linkFilter(ctx.QueryArgs())
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		w := linkcsv.NewWriter(&buf)
+		const page = 1000
+		for offset := 0; ; offset += page {
+			links, _, err := store.SearchLinks(sctx, f, offset, page)
+			if err != nil {
+				return err
+			}
+			for i := range links {
+				if err := w.Write(&links[i]); err != nil {
+					return err
+				}
+			}
+			if len(links) < page {
+				break
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		ctx.SetStatusCode(fasthttp.StatusOK)
+		ctx.SetContentType("text/csv; charset=utf-8")
+		ctx.Response.Header.Set("Content-Disposition", `attachment; filename="links-`+strconv.FormatInt(time.Now().Unix(), 10)+`.csv"`)
+		ctx.SetBody(buf.Bytes())
+		return nil
+	}
+}
