@@ -234,12 +234,23 @@ type PlacementInput struct {
 // MaxPlacementName is the longest placement name.
 const MaxPlacementName = 64
 
-// placementName is what a placement name may be: URL-safe, lower-case.
-var placementName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+// placementNameOK reports whether s is what a placement name may be:
+// URL-safe, lower-case, [a-z0-9][a-z0-9_-]*. A loop, not a regexp: reports
+// check the name of every event that carries one (the regexp was 14% of
+// the tally's time, go test ./reports -bench Written).
+func placementNameOK(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || i > 0 && (c == '_' || c == '-')) {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // CheckPlacementName returns what is wrong with a placement name, or "".
 func CheckPlacementName(s string) string {
-	if len(s) > MaxPlacementName || !placementName.MatchString(s) {
+	if len(s) > MaxPlacementName || !placementNameOK(s) {
 		return fmt.Sprintf("must be 1 to %d characters of a-z, 0-9, _ and -, starting with a letter or digit (it goes in URLs and tags)", MaxPlacementName)
 	}
 	return ""

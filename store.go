@@ -93,7 +93,7 @@ type ChangeOp string
 const (
 	OpPut    ChangeOp = "put"    // the entity was created or changed: read it again
 	OpDelete ChangeOp = "delete" // the entity is gone
-	OpReload ChangeOp = "reload" // anything may have changed (bulk load): reload everything
+	OpReload ChangeOp = "reload" // anything may have changed (bulk load): reload everything; of EntityLink, any link may have (an import)
 )
 
 // The changelog's entities (also the audit log's and the reports'): the

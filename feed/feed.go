@@ -56,7 +56,8 @@ type Config struct {
 	// changed).
 	OnChange func(ids []int64)
 	// OnLinks, if set, is called with the codes of the links in every
-	// batch of changes applied, and with nil after a reload.
+	// batch of changes applied, and with nil after a reload or an import
+	// (a link reload entry: any link may have changed).
 	OnLinks func(codes []string)
 	// OnAccess, if set, is called after every batch of changes applied
 	// that changes a key, user or session, and after a reload.
@@ -286,7 +287,7 @@ func (f *Feed) catchUp(ctx context.Context) (reload string, holed bool, err erro
 		}
 		n := 0
 		for n < len(chs) && chs[n].Seq == pos+int64(n)+1 {
-			if chs[n].Op == marquee.OpReload {
+			if chs[n].Op == marquee.OpReload && chs[n].Entity == "" {
 				return "bulk load", false, nil
 			}
 			n++
@@ -338,12 +339,13 @@ func (f *Feed) hole(ctx context.Context, pos int64) (string, error) {
 func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	var ids []int64
 	var codes []string
-	access, plan, hooks := false, false, false
+	access, plan, hooks, links := false, false, false, false
 	seen := map[int64]bool{}
 	for _, c := range chs {
 		switch c.Entity {
 		case marquee.EntityLink:
 			codes = append(codes, c.Key)
+			links = links || c.Op == marquee.OpReload // an import: any link
 		case marquee.EntityAd:
 			if !seen[c.ID] {
 				seen[c.ID] = true
@@ -385,7 +387,11 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	if f.cfg.OnPlan != nil && plan {
 		f.cfg.OnPlan()
 	}
-	if f.cfg.OnLinks != nil && len(codes) > 0 {
+	switch {
+	case f.cfg.OnLinks == nil:
+	case links:
+		f.cfg.OnLinks(nil)
+	case len(codes) > 0:
 		f.cfg.OnLinks(codes)
 	}
 	if f.cfg.OnAccess != nil && access {

@@ -590,6 +590,23 @@ func testCachesInvalidated(t *testing.T, db sharedDB, dsn string) {
 	time.Sleep(300 * time.Millisecond)
 	checkSwitch(t, "link created after a cached miss", stop(), written, "302 https://fresh.example/")
 
+	// An import on A: with a generated code among its rows, one changelog
+	// entry says any link may have changed, and B's cached link and
+	// cached miss both go.
+	stop = watch(redirect("fresh"))
+	stopMiss := watch(redirect("imported"))
+	time.Sleep(50 * time.Millisecond)
+	r := a.do("POST", "/api/v1/links/import", a.token, "text/csv",
+		"code,url\nfresh,https://fresh.example/v2\nimported,https://imported.example/\n,https://generated.example/\n")
+	if r.status != 202 {
+		t.Fatalf("import on A = %d %s", r.status, r.body)
+	}
+	a.waitJob(decodeJob(t, r).ID)
+	written = time.Now()
+	time.Sleep(300 * time.Millisecond)
+	checkSwitch(t, "link replaced by an import", stop(), written, "302 https://fresh.example/v2")
+	checkSwitch(t, "link created by an import after a cached miss", stopMiss(), written, "302 https://imported.example/")
+
 	// An ad, hot in B's cache, replaced then deleted; the next id, cached
 	// as missing, then created.
 	id := a.create("before", time.Hour)

@@ -57,8 +57,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txn{conn{tx}, tx, s}) })
 		},
 		Now: time.Now, Unavailable: unavailable, ClickBatch: 500, ScanAds: "ads", ByteOrder: ` COLLATE "C"`, ForUpdate: " FOR UPDATE",
-		UsersLock:  `SELECT pg_advisory_xact_lock(hashtextextended('marquee:users:' || current_schema(), 0))`,
-		RollUpLock: `SELECT pg_try_advisory_xact_lock(hashtextextended('marquee:rollup:' || current_schema(), 0))`,
+		ImportStart: "SET LOCAL plan_cache_mode = force_custom_plan",
+		UsersLock:   `SELECT pg_advisory_xact_lock(hashtextextended('marquee:users:' || current_schema(), 0))`,
+		RollUpLock:  `SELECT pg_try_advisory_xact_lock(hashtextextended('marquee:rollup:' || current_schema(), 0))`,
 	})
 	if err := s.migrate(ctx, cfg.ConnConfig.RuntimeParams["search_path"]); err != nil {
 		pool.Close()

@@ -30,6 +30,11 @@ func (s *Store) ImportLinks(ctx context.Context, ins []marquee.LinkInput, opt ma
 		})
 	}
 	return write(ctx, s, "import links", func(tx Tx, now time.Time) (marquee.ImportResult, error) {
+		if s.cfg.ImportStart != "" {
+			if _, err := tx.Exec(ctx, s.cfg.ImportStart); err != nil {
+				return marquee.ImportResult{}, err
+			}
+		}
 		return s.importLinks(ctx, tx, tx, ins, opt, now, progress)
 	})
 }
@@ -40,6 +45,8 @@ func (s *Store) importLinks(ctx context.Context, db DB, tx Tx, ins []marquee.Lin
 	progress func(int)) (marquee.ImportResult, error) {
 	var res marquee.ImportResult
 	problems := marquee.Problems{}
+	var changed []marquee.Change // the links made or changed, for the changelog
+	generated := 0               // links made with generated codes (not in changed)
 	progress(0)
 	for start := 0; start < len(ins); start += importBatch {
 		batch := ins[start:min(start+importBatch, len(ins))]
@@ -47,16 +54,22 @@ func (s *Store) importLinks(ctx context.Context, db DB, tx Tx, ins []marquee.Lin
 		if err != nil {
 			return res, err
 		}
+		var fresh []marquee.LinkInput // new links with their codes, inserted together
 		for i, in := range batch {
 			old, ok := stored[marquee.LinkKey(in.Domain, in.Code)]
 			switch {
-			case in.Code == "" || !ok:
+			case in.Code == "":
 				res.Created++
+				generated++
 				if tx != nil {
-					if _, err := s.insertLink(ctx, tx, in, false, now); err != nil {
+					// A generated code may clash: one at a time, as a create.
+					if _, err := s.insertLink(ctx, unlogged{tx}, in, false, now); err != nil {
 						return res, fmt.Errorf("rows[%d]: %w", start+i, err)
 					}
 				}
+			case !ok:
+				res.Created++
+				fresh = append(fresh, in)
 			case old.owned:
 				problems[fmt.Sprintf("rows[%d]", start+i)] = fmt.Sprintf("code %q is the tracking link of ad %d; change or delete the ad", in.Code, old.AdID)
 			case opt.Skip:
@@ -69,12 +82,84 @@ func (s *Store) importLinks(ctx context.Context, db DB, tx Tx, ins []marquee.Lin
 					if err := updateImported(ctx, tx, old.ID, in, now); err != nil {
 						return res, fmt.Errorf("rows[%d]: %w", start+i, err)
 					}
+					changed = append(changed, marquee.Change{ID: old.ID, Key: in.Code})
 				}
 			}
 		}
+		if tx != nil && len(fresh) > 0 {
+			made, err := insertImported(ctx, tx, fresh, now)
+			if err != nil {
+				return res, err
+			}
+			changed = append(changed, made...)
+		}
 		progress(start + len(batch))
 	}
-	return res, marquee.Invalid("invalid import", problems)
+	if err := marquee.Invalid("invalid import", problems); err != nil || tx == nil {
+		return res, err
+	}
+	return res, logImported(ctx, tx, changed, generated)
+}
+
+// importLogEach is how many changed links an import logs one by one;
+// past it, one entry says any link may have changed (each instance then
+// empties its link cache, instead of reading that many entries).
+const importLogEach = 1000
+
+// logImported writes the changelog entries of an import: one per link in
+// changed, or one for every link when there are more than importLogEach,
+// or links made with generated codes (which changed does not name).
+func logImported(ctx context.Context, tx Tx, changed []marquee.Change, generated int) error {
+	if len(changed) > importLogEach || generated > 0 {
+		return tx.LogChange(ctx, marquee.EntityLink, 0, "", marquee.OpReload)
+	}
+	for _, c := range changed {
+		if err := tx.LogChange(ctx, marquee.EntityLink, c.ID, c.Key, marquee.OpPut); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unlogged is a Tx whose changes the caller logs (logImported).
+type unlogged struct{ Tx }
+
+func (unlogged) LogChange(context.Context, string, int64, string, marquee.ChangeOp) error { return nil }
+
+// insertImported inserts new links that have their codes, importBatch at
+// most, in one statement, then their tags, and returns them as changes.
+func insertImported(ctx context.Context, tx Tx, ins []marquee.LinkInput, now time.Time) ([]marquee.Change, error) {
+	const width = 13
+	args := make([]any, 0, width*len(ins))
+	for _, in := range ins {
+		row, err := BulkLinkRow(in, now.UnixMilli())
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, row...)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO links (`+strings.Join(BulkLinkColumns, ", ")+`) VALUES `+Tuples(len(ins), width), args...); err != nil {
+		return nil, err
+	}
+	made, err := storedLinks(ctx, tx, ins)
+	if err != nil {
+		return nil, err
+	}
+	var tagArgs []any
+	changes := make([]marquee.Change, 0, len(ins))
+	for _, in := range ins {
+		l := made[marquee.LinkKey(in.Domain, in.Code)]
+		changes = append(changes, marquee.Change{ID: l.ID, Key: in.Code})
+		for _, t := range in.Tags {
+			tagArgs = append(tagArgs, t, l.ID)
+		}
+	}
+	if len(tagArgs) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO link_tags (tag, link_id) VALUES `+Tuples(len(tagArgs)/2, 2), tagArgs...); err != nil {
+			return nil, err
+		}
+	}
+	return changes, nil
 }
 
 // importedLink is a stored link an import may replace.
@@ -83,37 +168,41 @@ type importedLink struct {
 	owned bool
 }
 
-// storedLinks returns the stored links that batch names, by LinkKey.
+// storedLinks returns the stored links that batch names, by LinkKey: a
+// look-up of (domain, code IN …) for each domain, which the unique index
+// answers.
 func storedLinks(ctx context.Context, db DB, batch []marquee.LinkInput) (map[string]importedLink, error) {
-	var args []any
+	byDomain := map[string][]any{}
 	for _, in := range batch {
 		if in.Code != "" {
-			args = append(args, in.Domain, in.Code)
+			byDomain[in.Domain] = append(byDomain[in.Domain], in.Code)
 		}
 	}
 	out := map[string]importedLink{}
-	if len(args) == 0 {
-		return out, nil
-	}
-	links, err := query(ctx, db, func(r Rows) (importedLink, error) {
-		var l importedLink
-		var expires, owned int64
-		var tags string
-		err := r.Scan(&l.ID, &l.Domain, &l.Code, &l.URL, &l.Title, &tags, &expires, &l.MaxClicks, &l.Redirect, &l.AdID, &owned)
-		if expires != 0 {
-			l.ExpiresAt = time.UnixMilli(expires).UTC()
+	for domain, codes := range byDomain {
+		links, err := query(ctx, db, func(r Rows) (importedLink, error) {
+			var l importedLink
+			var expires, owned int64
+			var tags string
+			err := r.Scan(&l.ID, &l.Domain, &l.Code, &l.URL, &l.Title, &tags, &expires, &l.MaxClicks, &l.Redirect, &l.AdID, &owned)
+			if expires != 0 {
+				l.ExpiresAt = time.UnixMilli(expires).UTC()
+			}
+			l.owned = owned != 0
+			if err == nil {
+				err = scanLinkJSON(&l.Link, tags, "", "")
+			}
+			return l, err
+		}, `SELECT id, domain, code, url, title, tags, expires_at, max_clicks, redirect, ad_id, ad_owned FROM links
+			WHERE domain = ? AND code IN (`+placeholders(len(codes))+`)`, append([]any{domain}, codes...)...)
+		if err != nil {
+			return nil, err
 		}
-		l.owned = owned != 0
-		if err == nil {
-			err = scanLinkJSON(&l.Link, tags, "", "")
+		for _, l := range links {
+			out[marquee.LinkKey(l.Domain, l.Code)] = l
 		}
-		return l, err
-	}, `SELECT id, domain, code, url, title, tags, expires_at, max_clicks, redirect, ad_id, ad_owned FROM links
-		WHERE (domain, code) IN (`+strings.TrimSuffix(strings.Repeat("(?, ?), ", len(args)/2), ", ")+`)`, args...)
-	for _, l := range links {
-		out[marquee.LinkKey(l.Domain, l.Code)] = l
 	}
-	return out, err
+	return out, nil
 }
 
 // sameImported reports whether an import of in would leave l as it is.
@@ -122,7 +211,8 @@ func sameImported(l *marquee.Link, in *marquee.LinkInput) bool {
 		l.MaxClicks == in.MaxClicks && l.Redirect == in.Redirect
 }
 
-// updateImported replaces what an import sets of link id, and logs it.
+// updateImported replaces what an import sets of link id (logImported
+// logs it).
 func updateImported(ctx context.Context, tx Tx, id int64, in marquee.LinkInput, now time.Time) error {
 	tags, _, _, err := linkJSON(marquee.LinkInput{Tags: in.Tags})
 	if err != nil {
@@ -132,8 +222,5 @@ func updateImported(ctx context.Context, tx Tx, id int64, in marquee.LinkInput, 
 		in.URL, in.Title, tags, millis(in.ExpiresAt), in.MaxClicks, in.Redirect, now.UnixMilli(), id); err != nil {
 		return err
 	}
-	if err := setTags(ctx, tx, id, in.Tags); err != nil {
-		return err
-	}
-	return tx.LogChange(ctx, marquee.EntityLink, id, in.Code, marquee.OpPut)
+	return setTags(ctx, tx, id, in.Tags)
 }

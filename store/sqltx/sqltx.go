@@ -121,6 +121,12 @@ type Config struct {
 	// binary collation), ` COLLATE "C"` on PostgreSQL, whose database
 	// collation may order otherwise.
 	ByteOrder string
+	// ImportStart, when set, is run first in an import's transaction.
+	// PostgreSQL's is "SET LOCAL plan_cache_mode = force_custom_plan":
+	// the import looks links up batch after batch in a table it grows,
+	// and a generic plan made while the table was empty scans it whole
+	// each time (100,000 rows: 4 minutes instead of seconds).
+	ImportStart string
 }
 
 // Store has the methods every SQL store has, written once over a
