@@ -42,11 +42,11 @@
   async function api(method, path, body, opt = {}) {
     const g = gen;
     const headers = { Accept: opt.accept || 'application/json' };
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (body !== undefined) headers['Content-Type'] = opt.type || 'application/json';
     if (method !== 'GET' && session && session.csrfToken) headers['X-CSRF-Token'] = session.csrfToken;
     let r;
     try {
-      r = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+      r = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : opt.type ? body : JSON.stringify(body) });
     } catch (e) {
       throw new ApiError(0, { error: 'cannot reach the server (' + e.message + ')' });
     }
@@ -392,12 +392,16 @@
   });
 
   // ---- Reports of one ad or link.
-  async function reportSection(kind, id, q, base) {
+  async function reportSection(kind, id, q, base, extra = '') {
     const path = { ad: '/api/v1/ad/', link: '/api/v1/links/', campaign: '/api/v1/campaigns/', advertiser: '/api/v1/advertisers/', placement: '/api/v1/placements/' }[kind] +
       encodeURIComponent(id) + '/stats';
     const rg = rangeOf(q);
-    const [all, byCountry, byPlatform] = await Promise.all([api('GET', path + statsQuery(rg)),
-      api('GET', path + statsQuery(rg, '&by=country')), api('GET', path + statsQuery(rg, '&by=platform'))]);
+    const whereFrom = kind === 'ad' || kind === 'link';
+    const [all, byCountry, byPlatform, byReferrer, byBrowser, byOS] = await Promise.all([api('GET', path + statsQuery(rg, extra)),
+      api('GET', path + statsQuery(rg, extra + '&by=country')), api('GET', path + statsQuery(rg, extra + '&by=platform')),
+      ...(whereFrom ? ['referrer', 'browser', 'os'].map(by => api('GET', path + statsQuery(rg, extra + '&by=' + by))) : [])]);
+    const top = (rows, k, label) => el('div', {}, el('h2', { text: label }), table([label.replace(/^(Top|By) /, ''), { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }],
+      (rows || []).slice(0, 10).map(r => [r[k], num(r.impressions), num(r.clicks), num(r.conversions)]), 'Nothing counted in these days.'));
     const bd = (rows, k) => table([k === 'country' ? 'Country' : 'Platform', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }, { t: 'CTR', num: 1 }],
       (rows || []).map(r => [k === 'country' ? countryName(r.country) + ' (' + r.country + ')' : r.platform, num(r.impressions), num(r.clicks), num(r.conversions), pct(r.ctr)]), 'Nothing counted in this range.');
     return el('section', { 'aria-label': 'Report' }, el('h2', { text: 'Report' }), rangePicker(q, base), tiles(all.totals, null),
@@ -407,7 +411,10 @@
       botsNote(all.botsLeftOut), chart(all, 'Over time'), refresh(),
       el('p', {}, el('a', { href: path + statsQuery(rg, '&format=csv'), download: kind + '-' + id + '.csv', id: 'csv', text: 'Download CSV' })),
       el('div', { class: 'grid2' }, el('div', {}, el('h2', { text: 'By country' }), bd(byCountry.breakdown, 'country')),
-        el('div', {}, el('h2', { text: 'By platform' }), bd(byPlatform.breakdown, 'platform'))));
+        el('div', {}, el('h2', { text: 'By platform' }), bd(byPlatform.breakdown, 'platform'))),
+      whereFrom ? el('div', { class: 'grid2', id: 'where-from' }, el('div', { id: 'top-referrers' }, top(byReferrer.breakdown, 'referrer', 'Top referrers')),
+        el('div', {}, top(byBrowser.breakdown, 'browser', 'By browser'), top(byOS.breakdown, 'os', 'By OS'))) : null,
+      whereFrom ? el('p', { class: 'muted', text: 'Referrers, browsers and systems are counted by whole days.' }) : null);
   }
 
   // ---- Countries.
@@ -945,79 +952,250 @@
   }
 
   // ---- Links.
+  // A link is named by its code and, on a link domain, ?domain= (the API's
+  // and the console's routes alike).
+  const domainQ = l => l.domain ? '?domain=' + encodeURIComponent(l.domain) : '';
+  const linkHash = l => '#/links/' + encodeURIComponent(l.code) + domainQ(l);
+  const linkAPI = l => '/api/v1/links/' + encodeURIComponent(l.code) + domainQ(l);
+  const shortURL = l => (l.domain ? 'https://' + l.domain : location.origin) + l.path;
+  const tagChips = tags => el('span', { class: 'tags' }, (tags || []).map(t => el('a', { href: '#/links?tag=' + encodeURIComponent(t), class: 'tag', text: t })));
   route(/^\/links$/, 'links:read', async (_, q) => {
-    const offset = +q.get('offset') || 0, limit = 50, text = q.get('q') || '';
-    const search = el('input', { type: 'search', value: text, placeholder: 'Codes starting with…', autocomplete: 'off' });
+    const offset = +q.get('offset') || 0, limit = 50, text = q.get('q') || '', tag = q.get('tag') || '';
+    const search = el('input', { type: 'search', value: text, placeholder: 'Codes starting with, or words of titles…', autocomplete: 'off' });
+    const tagBox = el('input', { type: 'search', value: tag, placeholder: 'a tag', autocomplete: 'off', id: 'tag-filter' });
     const results = el('div', { 'aria-live': 'polite' });
     let seq = 0, timer = 0;
     const load = async o => {
       const mine = ++seq;
       let page;
-      try { page = await api('GET', '/api/v1/links?limit=' + limit + '&offset=' + o + '&q=' + encodeURIComponent(search.value)); } catch (e) { results.replaceChildren(errorBox(e)); return; }
+      try {
+        page = await api('GET', '/api/v1/links?limit=' + limit + '&offset=' + o + '&q=' + encodeURIComponent(search.value) +
+          (tagBox.value ? '&tag=' + encodeURIComponent(tagBox.value) : ''));
+      } catch (e) { results.replaceChildren(errorBox(e)); return; }
       if (mine !== seq) return;
-      results.replaceChildren(table(['Code', 'Destination', { t: 'Redirects', num: 1 }, 'Expires'], page.items.map(l => [
-        el('a', { href: '#/links/' + encodeURIComponent(l.code), text: l.code }), l.url, num(l.clicks), l.expiresAt ? fmtTime(l.expiresAt) : 'never']),
-      search.value ? 'No link code starts with "' + search.value + '".' : 'No links yet.'),
+      results.replaceChildren(table(['Code', 'Title', 'Tags', 'Destination', { t: 'Redirects', num: 1 }, 'Expires'], page.items.map(l => [
+        el('a', { href: linkHash(l), text: (l.domain ? l.domain + '/' : '') + l.code }), l.title || '', tagChips(l.tags),
+        l.destinations.length ? l.destinations.length + ' destinations' : l.url, num(l.clicks), l.expiresAt ? fmtTime(l.expiresAt) : 'never']),
+      search.value || tagBox.value ? 'No link matches.' : 'No links yet.'),
       el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (o + 1) + '–' + (o + page.items.length) + ' of ' + num(page.total) : '' }),
         o > 0 ? el('button', { type: 'button', text: 'Previous', onclick: () => load(Math.max(0, o - limit)) }) : null,
         o + limit < page.total ? el('button', { type: 'button', text: 'Next', onclick: () => load(o + limit) }) : null));
     };
-    search.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => load(0), 200); });
-    show(el('div', { class: 'row' }, el('h1', { text: 'Links' }), can('links:write') ? el('a', { href: '#/links/new', class: 'button', id: 'new-link', text: 'New link' }) : null),
-      el('div', { class: 'row' }, field('Search', search)), results);
+    for (const box of [search, tagBox]) box.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => load(0), 200); });
+    show(el('div', { class: 'row' }, el('h1', { text: 'Links' }),
+      can('links:write') ? el('a', { href: '#/links/new', class: 'button', id: 'new-link', text: 'New link' }) : null,
+      can('links:write') ? el('a', { href: '#/links/import', class: 'button', id: 'import-links', text: 'Import' }) : null,
+      el('a', { href: '/api/v1/links/export', download: 'links.csv', id: 'export-links', text: 'Export CSV' })),
+      el('div', { class: 'grid2' }, field('Search', search), field('Tag', tagBox)), results);
     await load(offset);
   });
 
-  route(/^\/links\/new$/, 'links:write', async () => linkEditor(null, {}));
-  route(/^\/links\/([^/]+)\/edit$/, 'links:write', async ([code]) => linkEditor(code, await api('GET', '/api/v1/links/' + encodeURIComponent(code))));
+  route(/^\/links\/new$/, 'links:write', async () => linkEditor(null, { destinations: [], rules: [], tags: [] }));
+  route(/^\/links\/import$/, 'links:write', async () => linkImport());
+  route(/^\/links\/([^/]+)\/edit$/, 'links:write', async ([code], q) =>
+    linkEditor(code, await api('GET', linkAPI({ code, domain: q.get('domain') }))));
+
+  // utmBuilder sets the utm_* parameters of a URL field.
+  function utmBuilder(url) {
+    const keys = ['source', 'medium', 'campaign', 'term', 'content'];
+    const inputs = Object.fromEntries(keys.map(k => [k, el('input', { type: 'text', id: 'utm-' + k, placeholder: { source: 'newsletter', medium: 'email', campaign: 'spring_sale' }[k] || '' })]));
+    const fill = () => {
+      try {
+        const u = new URL(url.value);
+        for (const k of keys) inputs[k].value = u.searchParams.get('utm_' + k) || '';
+      } catch (_) { /* not a URL yet */ }
+    };
+    fill();
+    const apply = el('button', { type: 'button', id: 'utm-apply', text: 'Apply to the URL', onclick: () => {
+      let u;
+      try { u = new URL(url.value); } catch (_) { url.focus(); return; }
+      for (const k of keys) {
+        const v = inputs[k].value.trim();
+        if (v) u.searchParams.set('utm_' + k, v); else u.searchParams.delete('utm_' + k);
+      }
+      url.value = u.toString();
+    } });
+    return el('details', { class: 'card', id: 'utm' }, el('summary', { text: 'UTM builder' }),
+      el('div', { class: 'grid2' }, ...keys.map(k => field('utm_' + k, inputs[k]))), el('div', { class: 'row' }, apply));
+  }
+
+  // rowsEditor edits a list of items, each drawn by make(item, i) as an
+  // element with a get() method; add makes a new one.
+  function rowsEditor(name, items, make, addLabel) {
+    const box = el('div', { class: 'rows', 'data-field': name });
+    const rows = [];
+    const redraw = () => box.replaceChildren(...rows.map((r, i) => { r.dataset.field = name + '[' + i + ']'; return r; }),
+      el('button', { type: 'button', class: 'add', text: addLabel, onclick: () => { rows.push(row({})); redraw(); } }));
+    const row = item => {
+      const r = make(item);
+      r.append(el('button', { type: 'button', class: 'remove', text: 'Remove', onclick: () => { rows.splice(rows.indexOf(r), 1); redraw(); } }));
+      return r;
+    };
+    for (const it of items || []) rows.push(row(it));
+    redraw();
+    box.get = () => rows.map(r => r.get());
+    return box;
+  }
+
+  const list = v => v.split(',').map(x => x.trim()).filter(Boolean);
+  function ruleRow(r) {
+    const w = r.when || {};
+    const plats = ['android', 'ios', 'desktop'].map(p => el('label', { class: 'check' }, el('input', { type: 'checkbox', value: p, checked: (w.platform || []).includes(p) }), ' ' + p));
+    const lang = el('input', { type: 'text', value: (w.language || []).join(', '), placeholder: 'de, pt-BR' });
+    const country = el('input', { type: 'text', value: (w.country || []).join(', '), placeholder: 'DE, AT' });
+    const query = el('input', { type: 'text', value: Object.entries(w.query || {}).map(([k, v]) => k + '=' + v).join('&'), placeholder: 'utm_source=newsletter' });
+    const from = localInput(w.from), to = localInput(w.to);
+    const url = el('input', { type: 'url', value: r.url || '', placeholder: 'https://…' });
+    const box = el('fieldset', { class: 'rule' }, el('legend', { text: 'When' }),
+      el('div', { class: 'field', 'data-field': '' }, el('span', { text: 'Platform ' }), ...plats),
+      el('div', { class: 'grid2' }, field('Languages (BCP 47)', lang), field('Countries (ISO codes)', country)),
+      el('div', { class: 'grid2' }, field('Query parameters', query), el('div', { class: 'grid2' }, field('From', from), field('To', to))),
+      field('Then go to', url));
+    box.get = () => {
+      const when = {};
+      const p = plats.map(l => l.firstChild).filter(c => c.checked).map(c => c.value);
+      if (p.length) when.platform = p;
+      if (lang.value.trim()) when.language = list(lang.value);
+      if (country.value.trim()) when.country = list(country.value);
+      if (query.value.trim()) when.query = Object.fromEntries(new URLSearchParams(query.value));
+      if (from.value) when.from = fromLocal(from.value);
+      if (to.value) when.to = fromLocal(to.value);
+      return { when, url: url.value };
+    };
+    return box;
+  }
+  function destRow(d) {
+    const url = el('input', { type: 'url', value: d.url || '', placeholder: 'https://…' });
+    const weight = el('input', { type: 'number', min: 0, max: 1000, value: d.weight === undefined ? 50 : d.weight });
+    const box = el('div', { class: 'grid2 dest' }, field('URL', url), field('Weight', weight));
+    box.get = () => ({ url: url.value, weight: +weight.value });
+    return box;
+  }
+
   function linkEditor(code, l) {
     const c = el('input', { type: 'text', value: l.code || '', placeholder: 'generated when empty', disabled: !!code });
-    const url = el('input', { type: 'url', value: l.url || '', required: true, placeholder: 'https://…' });
+    const dom = el('input', { type: 'text', value: l.domain || '', placeholder: 'the default domain', disabled: !!code });
+    const url = el('input', { type: 'url', value: l.url || '', placeholder: 'https://…' });
+    const title = el('input', { type: 'text', value: l.title || '', maxlength: 200 });
+    const tags = el('input', { type: 'text', value: (l.tags || []).join(', '), placeholder: 'spring, newsletter' });
     const exp = localInput(l.expiresAt);
     const max = el('input', { type: 'number', min: 1, value: l.maxClicks || '' });
     const red = el('select', {}, [301, 302, 307, 308].map(s => el('option', { value: s, text: String(s), selected: (l.redirect || 302) === s })));
     const ad = el('input', { type: 'text', inputmode: 'numeric', value: l.adId || '' });
+    const rules = rowsEditor('rules', l.rules, ruleRow, 'Add a rule');
+    const dests = rowsEditor('destinations', l.destinations, destRow, 'Add a destination');
     const form = el('form', { class: 'card', id: 'link-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
-      const body = { url: url.value, redirect: +red.value };
+      const body = { url: url.value, redirect: +red.value, rules: rules.get(), destinations: dests.get(), tags: list(tags.value) };
       if (!code && c.value) body.code = c.value;
+      if (!code && dom.value) body.domain = dom.value;
+      if (title.value.trim()) body.title = title.value;
       if (exp.value) body.expiresAt = fromLocal(exp.value);
       if (max.value) body.maxClicks = +max.value;
       if (ad.value) body.adId = ad.value;
+      if (!body.url && body.destinations.length) delete body.url;
       try {
-        const r = code ? await api('PUT', '/api/v1/links/' + encodeURIComponent(code), body) : await api('POST', '/api/v1/links', body);
-        go('#/links/' + encodeURIComponent(r.code));
+        const r = code ? await api('PUT', linkAPI(l), body) : await api('POST', '/api/v1/links', body);
+        go(linkHash(r));
       } catch (e) { showProblems(form, e); }
-    } }, field('Code', c, 'code'), field('Destination URL', url, 'url'),
+    } }, el('div', { class: 'grid2' }, field('Code', c, 'code'), field('Domain', dom, 'domain')),
+    field('Destination URL', url, 'url'), utmBuilder(url),
+    el('div', { class: 'grid2' }, field('Title', title, 'title'), field('Tags (comma-separated)', tags, 'tags')),
     el('div', { class: 'grid2' }, field('Expires (your time; empty: never)', exp, 'expiresAt'), field('Click limit (empty: none)', max, 'maxClicks')),
     el('div', { class: 'grid2' }, field('Redirect status', red, 'redirect'), field('Ad id (optional)', ad, 'adId')),
-    el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: code ? 'Save' : 'Create link' }), el('a', { href: code ? '#/links/' + encodeURIComponent(code) : '#/links', text: 'Cancel' })));
+    el('h2', { text: 'Rules' }), el('p', { class: 'muted', text: 'Tried in order; the first whose conditions a visitor meets sends them to its URL.' }), rules,
+    el('h2', { text: 'A/B destinations' }), el('p', { class: 'muted', text: 'Visitors no rule takes are shared by weight, each keeping theirs. Leave empty for the URL alone.' }), dests,
+    el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: code ? 'Save' : 'Create link' }), el('a', { href: code ? linkHash(l) : '#/links', text: 'Cancel' })));
     show(el('h1', { text: code ? 'Edit link ' + code : 'New link' }), form);
     (code ? url : c).focus();
   }
 
+  // linkImport checks a CSV (a dry run) and imports it, following the job.
+  function linkImport() {
+    const file = el('input', { type: 'file', accept: '.csv,text/csv', id: 'import-file' });
+    const existing = el('select', { id: 'import-existing' }, el('option', { value: 'update', text: 'update them' }), el('option', { value: 'skip', text: 'keep them' }));
+    const out = el('div', { id: 'import-result', 'aria-live': 'polite' });
+    const send = async dry => {
+      if (!file.files.length) { file.focus(); return; }
+      const csv = await file.files[0].text();
+      let job;
+      try { job = await api('POST', '/api/v1/links/import?dryRun=' + dry + '&existing=' + existing.value, csv, { type: 'text/csv' }); } catch (e) { out.replaceChildren(errorBox(e), problemList(e.body && e.body.problems)); return; }
+      for (;;) {
+        out.replaceChildren(el('p', { id: 'import-status', text: (dry ? 'Checked' : 'Import ' + job.status) + ': ' + job.format + ' format, ' + num(job.rows) + ' rows, ' + num(job.valid) + ' good; ' +
+          num(job.created) + ' to create, ' + num(job.updated) + ' to update, ' + num(job.unchanged) + ' unchanged, ' + num(job.skipped) + ' kept' +
+          (job.status === 'running' ? ' — ' + num(job.done) + ' stored so far' : '') + (job.error ? ' — ' + job.error : '') + '.' }),
+        job.ignoredColumns.length ? el('p', { class: 'muted', text: 'Ignored columns: ' + job.ignoredColumns.join(', ') }) : null, problemList(job.problems));
+        if (job.status !== 'running') return;
+        await new Promise(r => setTimeout(r, 500));
+        job = await api('GET', '/api/v1/links/import/' + job.id);
+      }
+    };
+    show(el('h1', { text: 'Import links' }), el('div', { class: 'card' },
+      el('p', {}, 'A CSV of links: Marquee\'s export (code, url, title, tags, …), or the export of Shlink, YOURLS or Bitly. A file with a bad row is imported only once it is fixed.'),
+      field('File', file), field('Links whose codes are taken', existing),
+      el('div', { class: 'row' }, el('button', { type: 'button', id: 'import-check', text: 'Check', onclick: () => send(true) }),
+        el('button', { type: 'button', class: 'primary', id: 'import-run', text: 'Import', onclick: () => send(false) }))), out);
+  }
+  const problemList = p => {
+    const keys = Object.keys(p || {}).sort((a, b) => (parseInt(a.slice(4)) || 0) - (parseInt(b.slice(4)) || 0));
+    return keys.length ? el('ul', { id: 'import-problems' }, keys.map(k => el('li', { text: k + ': ' + p[k] }))) : null;
+  };
+
   route(/^\/links\/([^/]+)$/, 'links:read', async ([code], q) => {
-    const l = await api('GET', '/api/v1/links/' + encodeURIComponent(code));
-    const short = location.origin + l.path;
+    const domain = q.get('domain') || '';
+    const l = await api('GET', linkAPI({ code, domain }));
+    const short = shortURL(l);
     const shortBox = el('input', { type: 'text', value: short, readonly: true, id: 'short-url' });
     const copied = el('span', { class: 'muted', 'aria-live': 'polite' });
     const copy = el('button', { type: 'button', id: 'copy', text: 'Copy', onclick: async () => {
       try { await navigator.clipboard.writeText(short); copied.textContent = 'Copied.'; } catch (_) { shortBox.select(); copied.textContent = 'Selected: press Ctrl+C to copy.'; }
     } });
-    const out = [el('h1', { text: 'Link ' + l.code }),
+    const out = [el('h1', { text: 'Link ' + (l.domain ? l.domain + '/' : '') + l.code }),
       el('div', { class: 'grid2' }, el('div', { class: 'card' },
+        l.title ? el('p', { id: 'link-title', text: l.title }) : null, l.tags.length ? el('p', {}, tagChips(l.tags)) : null,
         field('Short URL', shortBox), el('div', { class: 'row' }, copy, copied),
-        el('p', {}, 'Goes to ', el('a', { href: l.url, rel: 'noreferrer', text: l.url }), ' with a ' + l.redirect + '.'),
+        el('p', {}, 'Goes to ', el('a', { href: l.url, rel: 'noreferrer', text: l.url }), ' with a ' + l.redirect + (l.rules.length || l.destinations.length ? ', unless a rule or the split says otherwise.' : '.')),
         el('p', { id: 'redirects', text: num(l.clicks) + ' redirects, bots included (the report below counts people only) · ' + (l.maxClicks ? 'limit ' + num(l.maxClicks) : 'no click limit') + ' · ' + (l.expiresAt ? 'expires ' + fmtTime(l.expiresAt) : 'never expires') }),
         l.adId ? el('p', {}, 'Counts clicks for ', el('a', { href: '#/ads/' + l.adId, text: 'ad ' + l.adId })) : null,
-        can('links:write') ? el('div', { class: 'row' }, el('a', { href: '#/links/' + encodeURIComponent(code) + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
+        can('links:write') ? el('div', { class: 'row' }, el('a', { href: '#/links/' + encodeURIComponent(code) + '/edit' + domainQ(l), class: 'button', id: 'edit', text: 'Edit' }),
           confirmButton('Delete', 'Delete this link? Its short URL will answer 404.', async () => {
-            try { await api('DELETE', '/api/v1/links/' + encodeURIComponent(code)); go('#/links'); } catch (e) { main().prepend(errorBox(e)); }
+            try { await api('DELETE', linkAPI(l)); go('#/links'); } catch (e) { main().prepend(errorBox(e)); }
           })) : null),
       qrCard(short, l.code))];
-    if (can('reports:read')) out.push(await reportSection('link', code, q, '#/links/' + encodeURIComponent(code)));
+    if (l.rules.length) {
+      out.push(el('div', { class: 'card', id: 'rules' }, el('h2', { text: 'Rules' }), el('ol', {}, l.rules.map(r => el('li', {},
+        Object.entries(r.when).map(([k, v]) => k + ' ' + (Array.isArray(v) ? v.join(' or ') : typeof v === 'object' ? Object.entries(v).map(([a, b]) => a + '=' + b).join(' and ') : v)).join('; ') + ' → ',
+        el('a', { href: r.url, rel: 'noreferrer', text: r.url }))))));
+    }
+    if (l.destinations.length) out.push(await destinationsCard(l, q));
+    if (can('reports:read')) out.push(await reportSection('link', code, q, linkHash(l), l.domain ? '&domain=' + encodeURIComponent(l.domain) : ''));
     show(...out);
   });
+
+  // destinationsCard shows a split's destinations with their clicks and
+  // conversions in the range, and (to a writer) a button that promotes
+  // one: its weight to 100, the others' to 0.
+  async function destinationsCard(l, q) {
+    let parts = [];
+    if (can('reports:read')) {
+      const rg = rangeOf(q);
+      try { parts = (await api('GET', linkAPI({ code: l.code }) + '/stats' + statsQuery(rg, (l.domain ? '&domain=' + encodeURIComponent(l.domain) : '') + '&by=destination'))).breakdown || []; } catch (_) { /* shown without figures */ }
+    }
+    const total = l.destinations.reduce((n, d) => n + d.weight, 0);
+    const of = i => parts.find(p => p.destination === i) || {};
+    return el('div', { class: 'card', id: 'destinations' }, el('h2', { text: 'A/B destinations' }),
+      table(['Destination', { t: 'Share', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }, ''], l.destinations.map((d, i) => [
+        el('a', { href: d.url, rel: 'noreferrer', text: d.url }), pct(total ? d.weight / total : 0), num(of(i).clicks || 0), num(of(i).conversions || 0),
+        can('links:write') && d.weight !== total ? confirmButton('Promote', 'Send every visitor to ' + d.url + '? (its weight becomes 100, the others 0)', async () => {
+          const body = { url: l.url, redirect: l.redirect, title: l.title || undefined, tags: l.tags, rules: l.rules,
+            destinations: l.destinations.map((x, j) => ({ url: x.url, weight: j === i ? 100 : 0 })) };
+          if (l.expiresAt) body.expiresAt = l.expiresAt;
+          if (l.maxClicks) body.maxClicks = l.maxClicks;
+          if (l.adId) body.adId = l.adId;
+          try { await api('PUT', linkAPI(l), body); render(); } catch (e) { main().prepend(errorBox(e)); }
+        }) : '']), ''),
+      el('p', { class: 'muted', text: 'Clicks by the destination the split picked; conversions by the visitor\'s destination. Counted by whole days.' }));
+  }
 
   // qrCard draws the short URL's QR code (qrcode-generator computes the
   // modules) as SVG, with SVG and PNG downloads.
