@@ -37,6 +37,17 @@ type Visitor struct {
 	Geo            Geo        // nil: no country is known, and country rules never match
 	Query          Args       // nil: no query parameter is set
 	Now            time.Time
+
+	platform string // Platform(UA), once a rule has asked
+}
+
+// Platform is the visitor's rule platform (see Platform), worked out the
+// first time a rule asks.
+func (v *Visitor) Platform() string {
+	if v.platform == "" {
+		v.platform = Platform(v.UA)
+	}
+	return v.platform
 }
 
 // Choice is where a visitor goes, and why.
@@ -67,7 +78,7 @@ func Matches(w *marquee.RuleWhen, v *Visitor) bool {
 	if !w.From.IsZero() && v.Now.Before(w.From) || !w.To.IsZero() && !v.Now.Before(w.To) {
 		return false
 	}
-	if len(w.Platforms) > 0 && !oneOf(w.Platforms, Platform(v.UA)) {
+	if len(w.Platforms) > 0 && !oneOf(w.Platforms, v.Platform()) {
 		return false
 	}
 	for _, q := range w.Query {

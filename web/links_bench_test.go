@@ -15,6 +15,7 @@ import (
 	"marquee/cache"
 	"marquee/clicks"
 	"marquee/collector"
+	"marquee/fixture"
 	"marquee/index"
 	"marquee/store/sqlite"
 	"marquee/web"
@@ -28,13 +29,18 @@ func (synced) Sync(context.Context) error { return nil }
 // redirectServer serves one link, "promo", through the link cache, the
 // click counter and the event collector.
 func redirectServer(tb testing.TB) fasthttp.RequestHandler {
+	return redirectServerOf(tb, marquee.LinkInput{Code: "promo", URL: "https://example.com/p/123456", Redirect: 302})
+}
+
+// redirectServerOf serves the link in (code "promo").
+func redirectServerOf(tb testing.TB, in marquee.LinkInput) fasthttp.RequestHandler {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "m.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { st.Close() })
-	if _, err := st.CreateLink(ctx, marquee.LinkInput{Code: "promo", URL: "https://example.com/p/123456", Redirect: 302}); err != nil {
+	if _, err := st.CreateLink(ctx, in); err != nil {
 		tb.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -63,6 +69,18 @@ func redirectCtx() *fasthttp.RequestCtx {
 // the network.
 func BenchmarkRedirect(b *testing.B) {
 	benchServe(b, redirectServer(b), redirectCtx(), fasthttp.StatusFound)
+}
+
+// BenchmarkRedirectRules is BenchmarkRedirect through a link with 5 rules
+// and 2 weighted destinations (fixture.RuledLink), which the request (an
+// iPhone's User-Agent would match the first; this one is a desktop's)
+// meets none of.
+func BenchmarkRedirectRules(b *testing.B) {
+	in := fixture.RuledLink(0)
+	in.Code = "promo"
+	ctx := redirectCtx()
+	ctx.Request.Header.SetUserAgent("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0")
+	benchServe(b, redirectServerOf(b, in), ctx, fasthttp.StatusFound)
 }
 
 func TestRedirectAllocations(t *testing.T) {
