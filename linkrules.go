@@ -75,7 +75,9 @@ type whenJSON struct {
 	To       string           `json:"to,omitempty"`
 }
 
-// MarshalJSON renders the rule as it is given: {"when": {…}, "url": …}.
+// MarshalJSON renders the rule as it is given: {"when": {…}, "url": …},
+// the shape the API answers and the stores keep (sqltx reads it back;
+// ParseLinkInput reads and checks what a client sends).
 func (r LinkRule) MarshalJSON() ([]byte, error) {
 	w := whenJSON{Platform: r.When.Platforms, Language: r.When.Languages, Country: r.When.Countries}
 	if len(r.When.Query) > 0 {
@@ -100,31 +102,6 @@ func (r LinkRule) MarshalJSON() ([]byte, error) {
 		w.To = FormatTime(r.When.To)
 	}
 	return json.Marshal(ruleJSON{When: w, URL: r.URL})
-}
-
-// UnmarshalJSON reads a rule as MarshalJSON writes it — how stores keep
-// rules — without checking it again (ParseLinkInput checks what clients
-// send): a link cache's miss decodes its rules, and checking them was 9
-// tenths of that.
-func (r *LinkRule) UnmarshalJSON(b []byte) error {
-	var j struct {
-		When struct {
-			Platform, Language, Country []string
-			Query                       map[string]string
-			From, To                    time.Time
-		}
-		URL string
-	}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	w := RuleWhen{Platforms: j.When.Platform, Languages: j.When.Language, Countries: j.When.Country, From: j.When.From, To: j.When.To}
-	for k, v := range j.When.Query {
-		w.Query = append(w.Query, QueryMatch{Name: k, Value: v})
-	}
-	slices.SortFunc(w.Query, func(a, b QueryMatch) int { return strings.Compare(a.Name, b.Name) })
-	*r = LinkRule{When: w, URL: j.URL}
-	return nil
 }
 
 // parseRules reads a link's rules field, naming problems as

@@ -195,16 +195,18 @@ func linkJSON(in marquee.LinkInput) (tags, rules, dests string, err error) {
 // scanLinkJSON reads into l the tags, rules and destinations linkJSON
 // stored.
 func scanLinkJSON(l *marquee.Link, tags, rules, dests string) error {
-	for _, f := range []struct {
-		text string
-		dst  any
-	}{{tags, &l.Tags}, {rules, &l.Rules}, {dests, &l.Destinations}} {
-		if f.text == "" {
-			continue
-		}
-		if err := json.Unmarshal([]byte(f.text), f.dst); err != nil {
-			return fmt.Errorf("link %d: stored JSON: %w", l.ID, err)
-		}
+	var err error
+	if tags != "" {
+		err = json.Unmarshal([]byte(tags), &l.Tags)
+	}
+	if rules != "" && err == nil {
+		l.Rules, err = decodeRules(rules)
+	}
+	if dests != "" && err == nil {
+		l.Destinations, err = decodeDestinations(dests)
+	}
+	if err != nil {
+		return fmt.Errorf("link %d: stored JSON: %w", l.ID, err)
 	}
 	return nil
 }
