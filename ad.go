@@ -1,7 +1,6 @@
 package marquee
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -18,19 +17,8 @@ const (
 	MaxAge      = 100
 )
 
-// The platforms, in their stored spelling.
-const (
-	PlatformAndroid = "android"
-	PlatformIOS     = "ios"
-	PlatformWeb     = "web"
-)
-
-// Genders and platforms an ad may target (and reports break down by), in
-// their stored spelling.
-var (
-	Genders   = []string{"M", "F"}
-	Platforms = []string{PlatformAndroid, PlatformIOS, PlatformWeb}
-)
+// Genders an ad may target, in their stored spelling.
+var Genders = []string{"M", "F"}
 
 // Ad is an advertisement: what to show, when, and to whom. Times are UTC with
 // millisecond precision. An Ad value is never mutated once it leaves the
@@ -334,82 +322,11 @@ func checkAge(v int, set bool, path string, p Problems) bool {
 	return true
 }
 
-// parseOneOrMany reads an optional dimension given as one string or an array
-// of strings, normalising each value with norm.
-func parseOneOrMany(fields map[string]json.RawMessage, k, path string, norm func(string) (string, string), p Problems) []string {
-	raw, ok := present(fields, k)
-	if !ok {
-		return nil
-	}
-	path += "." + k
-	var vals []string
-	switch firstByte(raw) {
-	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			p[path] = "must be a string or an array of strings"
-			return nil
-		}
-		v, problem := norm(s)
-		if problem != "" {
-			p[path] = problem
-			return nil
-		}
-		return []string{v}
-	case '[':
-		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) != nil {
-			p[path] = "must be a string or an array of strings"
-			return nil
-		}
-		for i, it := range items {
-			var s string
-			if firstByte(it) != '"' || json.Unmarshal(it, &s) != nil {
-				p[fmt.Sprintf("%s[%d]", path, i)] = "must be a string"
-				continue
-			}
-			vals = append(vals, s)
-		}
-	default:
-		p[path] = "must be a string or an array of strings"
-		return nil
-	}
-	return normaliseAll(vals, path, norm, p)
-}
-
-// normaliseAll normalises every value, reports bad ones by index, and drops
-// duplicates. An empty result is nil: no restriction.
-func normaliseAll(vals []string, path string, norm func(string) (string, string), p Problems) []string {
-	var out []string
-	for i, s := range vals {
-		v, problem := norm(s)
-		if problem != "" {
-			p[fmt.Sprintf("%s[%d]", path, i)] = problem
-			continue
-		}
-		dup := false
-		for _, o := range out {
-			dup = dup || o == v
-		}
-		if !dup {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 func normGender(s string) (string, string) {
 	if s == "M" || s == "F" {
 		return s, ""
 	}
 	return "", fmt.Sprintf("must be \"M\" or \"F\", got %q", s)
-}
-
-func normCountry(s string) (string, string) {
-	if _, ok := CountrySlot(s); !ok {
-		return "", fmt.Sprintf("unknown ISO 3166-1 alpha-2 code %q", s)
-	}
-	return strings.ToUpper(s), ""
 }
 
 func normPlatform(s string) (string, string) {
@@ -420,25 +337,6 @@ func normPlatform(s string) (string, string) {
 		}
 	}
 	return "", PlatformProblem(s)
-}
-
-// UAPlatform is the platform a User-Agent says: android when it holds
-// Android, then ios for iPhone, iPad, iOS or CFNetwork (Apple's HTTP
-// stack), else web.
-func UAPlatform(ua []byte) string {
-	switch {
-	case bytes.Contains(ua, []byte("Android")):
-		return PlatformAndroid
-	case bytes.Contains(ua, []byte("iPhone")), bytes.Contains(ua, []byte("iPad")), bytes.Contains(ua, []byte("iOS")),
-		bytes.Contains(ua, []byte("CFNetwork")):
-		return PlatformIOS
-	}
-	return PlatformWeb
-}
-
-// PlatformProblem is what is wrong with s, a platform that is not one.
-func PlatformProblem[T string | []byte](s T) string {
-	return fmt.Sprintf("must be one of %q, %q, %q, got %q", PlatformAndroid, PlatformIOS, PlatformWeb, s)
 }
 
 // NoAd is the KindNotFound error of an id that names no ad.

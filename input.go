@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -274,4 +275,113 @@ func positive(fields map[string]json.RawMessage, k, path string, p Problems) (in
 		return 0, false
 	}
 	return n, true
+}
+
+// MaxURLLen bounds the bytes of a URL Marquee sends people to (a link's
+// target, an ad's landing page, a creative's image or click URL, a
+// webhook's endpoint).
+const MaxURLLen = 2048
+
+// CheckURL returns what is wrong with a redirect target, or "": it must be
+// an absolute http or https URL with a host, at most MaxURLLen bytes,
+// without control characters or spaces.
+func CheckURL(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if len(s) > MaxURLLen {
+		return fmt.Sprintf("must be at most %d bytes (got %d)", MaxURLLen, len(s))
+	}
+	// The scheme first: "not a url" is told what a URL is, not that it
+	// holds spaces.
+	if scheme, _, ok := strings.Cut(s, "://"); !ok || !strings.EqualFold(scheme, "http") && !strings.EqualFold(scheme, "https") {
+		return "must be an absolute http or https URL, such as https://example.com/page"
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] == 0x7f {
+			return "must not contain spaces or control characters (write a space as %20)"
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "is not a valid URL"
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "must be an absolute http or https URL, such as https://example.com/page"
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return "must name a host"
+	}
+	return ""
+}
+
+// parseOneOrMany reads an optional dimension given as one string or an array
+// of strings, normalising each value with norm.
+func parseOneOrMany(fields map[string]json.RawMessage, k, path string, norm func(string) (string, string), p Problems) []string {
+	raw, ok := present(fields, k)
+	if !ok {
+		return nil
+	}
+	path += "." + k
+	var vals []string
+	switch firstByte(raw) {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			p[path] = "must be a string or an array of strings"
+			return nil
+		}
+		v, problem := norm(s)
+		if problem != "" {
+			p[path] = problem
+			return nil
+		}
+		return []string{v}
+	case '[':
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			p[path] = "must be a string or an array of strings"
+			return nil
+		}
+		for i, it := range items {
+			var s string
+			if firstByte(it) != '"' || json.Unmarshal(it, &s) != nil {
+				p[fmt.Sprintf("%s[%d]", path, i)] = "must be a string"
+				continue
+			}
+			vals = append(vals, s)
+		}
+	default:
+		p[path] = "must be a string or an array of strings"
+		return nil
+	}
+	return normaliseAll(vals, path, norm, p)
+}
+
+// normaliseAll normalises every value, reports bad ones by index, and drops
+// duplicates. An empty result is nil: no restriction.
+func normaliseAll(vals []string, path string, norm func(string) (string, string), p Problems) []string {
+	var out []string
+	for i, s := range vals {
+		v, problem := norm(s)
+		if problem != "" {
+			p[fmt.Sprintf("%s[%d]", path, i)] = problem
+			continue
+		}
+		dup := false
+		for _, o := range out {
+			dup = dup || o == v
+		}
+		if !dup {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func normCountry(s string) (string, string) {
+	if _, ok := CountrySlot(s); !ok {
+		return "", fmt.Sprintf("unknown ISO 3166-1 alpha-2 code %q", s)
+	}
+	return strings.ToUpper(s), ""
 }

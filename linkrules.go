@@ -13,14 +13,15 @@ import (
 
 // Limits of a link's tags, rules and destinations.
 const (
-	MaxTags         = 20  // tags on one link
-	MaxTagLen       = 50  // bytes of a tag
-	MaxRules        = 20  // redirect rules on one link
-	MaxRuleValues   = 20  // values in one condition of a rule (platforms, languages, countries, query parameters)
-	MaxQueryLen     = 100 // bytes of a rule's query parameter name or value
-	MaxDestinations = 10  // A/B destinations on one link
-	MaxDomainLen    = 253 // bytes of a domain name
-	PromotedWeight  = 100 // the weight "promote the winner" gives a destination (MaxWeight bounds a weight)
+	MaxTags         = 20   // tags on one link
+	MaxTagLen       = 50   // bytes of a tag
+	MaxRules        = 20   // redirect rules on one link
+	MaxRuleValues   = 20   // values in one condition of a rule (platforms, languages, countries, query parameters)
+	MaxQueryLen     = 100  // bytes of a rule's query parameter name or value
+	MaxDestinations = 10   // A/B destinations on one link
+	MaxDestWeight   = 1000 // a destination's weight (as a campaign's, MaxWeight)
+	MaxDomainLen    = 253  // bytes of a domain name
+	PromotedWeight  = 100  // the weight "promote the winner" gives a destination (MaxDestWeight bounds a weight)
 )
 
 // PlatformDesktop is the platform a redirect rule names for a User-Agent
@@ -246,7 +247,7 @@ func normLanguage(s string) (string, string) {
 }
 
 // parseDestinations reads a link's A/B destinations: at least two, each
-// with a URL and a weight from 0 to MaxWeight (a campaign's weights' bound), the weights summing to a
+// with a URL and a weight from 0 to MaxDestWeight, the weights summing to a
 // positive number.
 func parseDestinations(raw json.RawMessage, p Problems) []Destination {
 	var items []json.RawMessage
@@ -275,8 +276,8 @@ func parseDestinations(raw json.RawMessage, p Problems) []Destination {
 		d := Destination{URL: urlField(fields, "url", path+".url", p)}
 		if raw, ok := present(fields, "weight"); !ok {
 			p[path+".weight"] = "is required"
-		} else if json.Unmarshal(raw, &d.Weight) != nil || d.Weight < 0 || d.Weight > MaxWeight {
-			p[path+".weight"] = fmt.Sprintf("must be an integer from 0 to %d", MaxWeight)
+		} else if json.Unmarshal(raw, &d.Weight) != nil || d.Weight < 0 || d.Weight > MaxDestWeight {
+			p[path+".weight"] = fmt.Sprintf("must be an integer from 0 to %d", MaxDestWeight)
 			d.Weight = 0
 		}
 		sum += d.Weight
