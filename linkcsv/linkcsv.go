@@ -263,6 +263,27 @@ func shortCode(s string) string {
 	return p[strings.LastIndexByte(p, '/')+1:]
 }
 
+// WriteAll writes, in Marquee's format, every link that page gives, page
+// by page (the links from offset, at most limit; fewer: the last page).
+func WriteAll(w io.Writer, page func(offset, limit int) ([]marquee.Link, error)) error {
+	cw := NewWriter(w)
+	const limit = 1000
+	for offset := 0; ; offset += limit {
+		links, err := page(offset, limit)
+		if err != nil {
+			return err
+		}
+		for i := range links {
+			if err := cw.Write(&links[i]); err != nil {
+				return err
+			}
+		}
+		if len(links) < limit {
+			return cw.Flush()
+		}
+	}
+}
+
 // Writer writes links in Marquee's format, the header first.
 type Writer struct {
 	cw     *csv.Writer

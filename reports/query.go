@@ -360,22 +360,9 @@ func breakdown(byDim map[string]*Counts, by string) []Part {
 // reaches before the hourly retention) the daily rows.
 func (rp *Reporter) topTags(ctx context.Context, sq SumQuery, metric string, limit int) ([]Part, error) {
 	byTag := map[string]*Counts{}
-	both := sq.From < rp.Now().Add(-rp.HourlyRetention).Unix()
-	for _, daily := range []bool{false, true} {
-		if daily && !both {
-			continue
-		}
-		lim := limit
-		if both {
-			lim = 0
-		}
-		sums, err := rp.r.ReportTags(ctx, sq, daily, metric, lim)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range sums {
-			addTo(byTag, s.Dim, s.Counts)
-		}
+	err := rp.eachTop(ctx, sq, metric, limit, rp.r.ReportTags, func(s Sum) { addTo(byTag, s.Dim, s.Counts) })
+	if err != nil {
+		return nil, err
 	}
 	parts := make([]Part, 0, len(byTag))
 	for tag, c := range byTag {
@@ -412,26 +399,12 @@ func byMetric(metric string) func(a, b Metrics) int {
 func (rp *Reporter) top(ctx context.Context, sq SumQuery, metric string, limit int) ([]Part, error) {
 	byID := map[int64]*Counts{}
 	names, titles := map[int64]string{}, map[int64]string{}
-	cutoff := rp.Now().Add(-rp.HourlyRetention).Unix()
-	both := sq.From < cutoff
-	for _, daily := range []bool{false, true} {
-		if daily && !both {
-			// Daily rows exist only before the cutoff (and for hours that
-			// a rollup has just moved, none of which is in range).
-			continue
-		}
-		lim := limit
-		if both {
-			lim = 0
-		}
-		sums, err := rp.r.ReportTop(ctx, sq, daily, metric, lim)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range sums {
-			addTo(byID, s.ID, s.Counts)
-			names[s.ID], titles[s.ID] = s.Dim, s.Title
-		}
+	err := rp.eachTop(ctx, sq, metric, limit, rp.r.ReportTop, func(s Sum) {
+		addTo(byID, s.ID, s.Counts)
+		names[s.ID], titles[s.ID] = s.Dim, s.Title
+	})
+	if err != nil {
+		return nil, err
 	}
 	type entry struct {
 		id int64
@@ -452,6 +425,34 @@ func (rp *Reporter) top(ctx context.Context, sq SumQuery, metric string, limit i
 		parts = append(parts, Part{ID: names[e.id], Title: titles[e.id], Metrics: e.m})
 	}
 	return parts, nil
+}
+
+// eachTop calls add with every sum a top list reads (read: ReportTop or
+// ReportTags): within the hourly retention one query's, the first limit
+// by metric; a range reaching into daily rows, both tables' full sums,
+// which the caller merges and ranks.
+func (rp *Reporter) eachTop(ctx context.Context, sq SumQuery, metric string, limit int,
+	read func(ctx context.Context, q SumQuery, daily bool, metric string, limit int) ([]Sum, error), add func(Sum)) error {
+	both := sq.From < rp.Now().Add(-rp.HourlyRetention).Unix()
+	for _, daily := range []bool{false, true} {
+		if daily && !both {
+			// Daily rows exist only before the cutoff (and for hours that
+			// a rollup has just moved, none of which is in range).
+			continue
+		}
+		lim := limit
+		if both {
+			lim = 0
+		}
+		sums, err := read(ctx, sq, daily, metric, lim)
+		if err != nil {
+			return err
+		}
+		for _, s := range sums {
+			add(s)
+		}
+	}
+	return nil
 }
 
 // addTo adds c to m[k].

@@ -271,23 +271,11 @@ func handleExportLinks(store LinkStore) storeHandler {
 			return err
 		}
 		var buf bytes.Buffer
-		w := linkcsv.NewWriter(&buf)
-		const page = 1000
-		for offset := 0; ; offset += page {
-			links, _, err := store.SearchLinks(sctx, f, offset, page)
-			if err != nil {
-				return err
-			}
-			for i := range links {
-				if err := w.Write(&links[i]); err != nil {
-					return err
-				}
-			}
-			if len(links) < page {
-				break
-			}
-		}
-		if err := w.Flush(); err != nil {
+		err = linkcsv.WriteAll(&buf, func(offset, limit int) ([]marquee.Link, error) {
+			links, _, err := store.SearchLinks(sctx, f, offset, limit)
+			return links, err
+		})
+		if err != nil {
 			return err
 		}
 		ctx.SetStatusCode(fasthttp.StatusOK)

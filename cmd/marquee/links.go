@@ -178,21 +178,8 @@ func runLinksExport(ctx context.Context, args []string, getenv func(string) stri
 		defer file.Close()
 		w = file
 	}
-	cw := linkcsv.NewWriter(w)
-	const page = 1000
-	for offset := 0; ; offset += page {
-		links, _, err := st.SearchLinks(ctx, f, offset, page)
-		if err != nil {
-			return err
-		}
-		for i := range links {
-			if err := cw.Write(&links[i]); err != nil {
-				return err
-			}
-		}
-		if len(links) < page {
-			break
-		}
-	}
-	return cw.Flush()
+	return linkcsv.WriteAll(w, func(offset, limit int) ([]marquee.Link, error) {
+		links, _, err := st.SearchLinks(ctx, f, offset, limit)
+		return links, err
+	})
 }

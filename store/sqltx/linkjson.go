@@ -19,23 +19,16 @@ var ruleParsers fastjson.ParserPool
 // decodeRules reads rules as marquee.LinkRule's MarshalJSON writes them
 // (the store keeps them so; they were checked when they were written).
 func decodeRules(text string) ([]marquee.LinkRule, error) {
-	p := ruleParsers.Get()
-	defer ruleParsers.Put(p)
-	v, err := p.Parse(text)
-	if err != nil {
-		return nil, err
-	}
-	items, err := v.Array()
-	if err != nil {
-		return nil, err
-	}
-	rules := make([]marquee.LinkRule, len(items))
-	for i, it := range items {
+	var rules []marquee.LinkRule
+	err := eachItem(text, func(i, n int, it *fastjson.Value) error {
+		if i == 0 {
+			rules = make([]marquee.LinkRule, n)
+		}
 		r := &rules[i]
 		r.URL = string(it.GetStringBytes("url"))
 		w := it.Get("when")
 		if w == nil {
-			return nil, fmt.Errorf("rule %d has no when", i)
+			return fmt.Errorf("rule %d has no when", i)
 		}
 		r.When.Platforms, r.When.Languages, r.When.Countries = strs(w.GetArray("platform")), strs(w.GetArray("language")), strs(w.GetArray("country"))
 		if q := w.GetObject("query"); q != nil {
@@ -49,32 +42,49 @@ func decodeRules(text string) ([]marquee.LinkRule, error) {
 			dst *time.Time
 		}{{"from", &r.When.From}, {"to", &r.When.To}} {
 			if s := w.GetStringBytes(t.key); s != nil {
+				var err error
 				if *t.dst, err = time.Parse(time.RFC3339Nano, string(s)); err != nil {
-					return nil, fmt.Errorf("rule %d: %s: %w", i, t.key, err)
+					return fmt.Errorf("rule %d: %s: %w", i, t.key, err)
 				}
 			}
 		}
-	}
-	return rules, nil
+		return nil
+	})
+	return rules, err
 }
 
 // decodeDestinations reads destinations as stored ([{url, weight}]).
 func decodeDestinations(text string) ([]marquee.Destination, error) {
+	var dests []marquee.Destination
+	err := eachItem(text, func(i, n int, it *fastjson.Value) error {
+		if i == 0 {
+			dests = make([]marquee.Destination, 0, n)
+		}
+		dests = append(dests, marquee.Destination{URL: string(it.GetStringBytes("url")), Weight: it.GetInt("weight")})
+		return nil
+	})
+	return dests, err
+}
+
+// eachItem calls fn with each item of text, a JSON array, in order, and
+// the array's length (the values live as long as the call).
+func eachItem(text string, fn func(i, n int, it *fastjson.Value) error) error {
 	p := ruleParsers.Get()
 	defer ruleParsers.Put(p)
 	v, err := p.Parse(text)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	items, err := v.Array()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	dests := make([]marquee.Destination, len(items))
 	for i, it := range items {
-		dests[i] = marquee.Destination{URL: string(it.GetStringBytes("url")), Weight: it.GetInt("weight")}
+		if err := fn(i, len(items), it); err != nil {
+			return err
+		}
 	}
-	return dests, nil
+	return nil
 }
 
 // strs are the strings of an array, nil for none.
