@@ -70,13 +70,18 @@ type importJob struct {
 	marquee.ImportResult
 	Ignored  []string         `json:"ignoredColumns"`
 	Problems marquee.Problems `json:"problems"`
+	// progress is the rows stored so far, which the import writes
+	// without imports.mu.
+	progress *atomic.Int64
 }
 
-// view is a copy of the job to show: the caller holds imports.mu, and
-// Done is read atomically (the import's progress writes it without mu).
+// view is a copy of the job to show, Done its progress: the caller holds
+// imports.mu.
 func (j *importJob) view() importJob {
 	v := *j
-	v.Done = atomic.LoadInt64(&j.Done)
+	if j.progress != nil {
+		v.Done = j.progress.Load()
+	}
 	return v
 }
 
@@ -213,6 +218,7 @@ func (im *imports) start(sctx context.Context, job *importJob, res *linkcsv.Resu
 	var b [8]byte
 	rand.Read(b[:])
 	job.ID, job.Status, job.Started = hex.EncodeToString(b[:]), "running", marquee.FormatTime(im.now())
+	job.progress = new(atomic.Int64)
 	im.mu.Lock()
 	im.jobs[job.ID] = job
 	im.mu.Unlock()
@@ -222,7 +228,7 @@ func (im *imports) start(sctx context.Context, job *importJob, res *linkcsv.Resu
 	go func() {
 		ctx, cancel := context.WithTimeout(ctx, importTimeout)
 		defer cancel()
-		result, err := im.st.ImportLinks(ctx, rows, opt, func(n int) { atomic.StoreInt64(&job.Done, int64(n)) })
+		result, err := im.st.ImportLinks(ctx, rows, opt, func(n int) { job.progress.Store(int64(n)) })
 		err = im.writer.visible(ctx, err, "link import")
 		im.mu.Lock()
 		defer im.mu.Unlock()
