@@ -101,6 +101,22 @@ func (d *LinkDomains) Check(in *marquee.LinkInput) error {
 	return nil
 }
 
+// Named is the domain a parameter that is given names (?domain=,
+// -domain), as a store keeps it ("" for the default domain's name), or
+// what is wrong with it: not a hostname (NormDomain; "" is not), or not
+// one of d's (Check).
+func (d *LinkDomains) Named(s string) (string, string) {
+	in := marquee.LinkInput{}
+	var msg string
+	if in.Domain, msg = marquee.NormDomain(s); msg != "" {
+		return "", msg
+	}
+	if err := d.Check(&in); err != nil {
+		return "", marquee.AsError(err).Problems["domain"]
+	}
+	return in.Domain, ""
+}
+
 // Keys are the link cache's keys of codes on every domain (the
 // changelog names a changed link by its code alone). nil, which says
 // "every key" (a reload), stays nil.

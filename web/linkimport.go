@@ -130,20 +130,17 @@ func handleImportLinks(im *imports, domains *LinkDomains) storeHandler {
 		default:
 			p["existing"] = fmt.Sprintf("must be update or skip, got %q", v)
 		}
-		target := marquee.LinkInput{}
+		var domain string
 		if args.Has("domain") {
 			var msg string
-			if target.Domain, msg = marquee.NormDomain(string(args.Peek("domain"))); msg != "" {
+			if domain, msg = domains.Named(string(args.Peek("domain"))); msg != "" {
 				p["domain"] = msg
 			}
-		}
-		if err := domains.Check(&target); err != nil && p["domain"] == "" {
-			p["domain"] = marquee.AsError(err).Problems["domain"]
 		}
 		if err := marquee.Invalid("invalid query", p); err != nil {
 			return err
 		}
-		res, err := linkcsv.Read(bytes.NewReader(ctx.PostBody()), target.Domain)
+		res, err := linkcsv.Read(bytes.NewReader(ctx.PostBody()), domain)
 		if err != nil {
 			return marquee.Invalid("invalid import", marquee.Problems{"body": err.Error()})
 		}

@@ -120,17 +120,14 @@ func (d *LinkDomains) linkKey(ctx *fasthttp.RequestCtx) (string, error) {
 	if !marquee.CodeShaped(seg) {
 		return "", marquee.NoLink(seg)
 	}
-	in := marquee.LinkInput{}
+	var domain string
 	if args := ctx.QueryArgs(); args.Has("domain") {
 		var msg string
-		if in.Domain, msg = marquee.NormDomain(string(args.Peek("domain"))); msg != "" {
+		if domain, msg = d.Named(string(args.Peek("domain"))); msg != "" {
 			return "", marquee.Invalid("invalid query", marquee.Problems{"domain": msg})
 		}
 	}
-	if err := d.Check(&in); err != nil {
-		return "", marquee.Invalid("invalid query", marquee.AsError(err).Problems)
-	}
-	return marquee.LinkKey(in.Domain, string(seg)), nil
+	return marquee.LinkKey(domain, string(seg)), nil
 }
 
 // parseLink reads a link create or replace body (ParseLinkInput), its

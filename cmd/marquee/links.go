@@ -10,8 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"marquee"
 	"marquee/linkcsv"
 	"marquee/web"
@@ -67,15 +65,12 @@ func runLinksImport(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		return err
 	}
-	target := marquee.LinkInput{}
+	var target string
 	if *domain != "" {
 		var msg string
-		if target.Domain, msg = marquee.NormDomain(*domain); msg != "" {
+		if target, msg = domains.Named(*domain); msg != "" {
 			return fmt.Errorf("-domain: %s", msg)
 		}
-	}
-	if err := domains.Check(&target); err != nil {
-		return fmt.Errorf("-domain: %s", marquee.AsError(err).Problems["domain"])
 	}
 	f, err := os.Open(file)
 	if err != nil {
@@ -83,7 +78,7 @@ func runLinksImport(ctx context.Context, args []string, getenv func(string) stri
 	}
 	defer f.Close()
 	start := time.Now()
-	res, err := linkcsv.Read(f, target.Domain)
+	res, err := linkcsv.Read(f, target)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -100,13 +95,7 @@ func runLinksImport(ctx context.Context, args []string, getenv func(string) stri
 		printProblems(stderr, problems)
 		return fmt.Errorf("%d of %d rows have problems, and nothing was imported (-partial imports the others)", res.Total-len(rows), res.Total)
 	}
-	progress := io.Discard // a progress bar only on a terminal
-	if isTerminal(stderr) {
-		progress = stderr
-	}
-	bar := progressbar.NewOptions(len(rows), progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("importing links"),
-		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }))
+	bar := progressBar(stderr, len(rows), "importing links")
 	result, err := st.ImportLinks(ctx, rows, opt, func(n int) { bar.Set(n) })
 	if e := marquee.AsError(err); e != nil && e.Kind == marquee.KindInvalid {
 		web.RowProblems(problems, res, e.Problems)

@@ -198,6 +198,18 @@ type seedOutput struct {
 	db             string
 }
 
+// progressBar is a bar of n steps described as what, drawn on stderr only
+// when it is a terminal.
+func progressBar(stderr io.Writer, n int, what string) *progressbar.ProgressBar {
+	progress := io.Discard
+	if isTerminal(stderr) {
+		progress = stderr
+	}
+	return progressbar.NewOptions(n, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }))
+}
+
 // seedBatches makes n inputs with next and stores them with insert, batch
 // at a time, then reports how many and how long.
 func seedBatches[T any](ctx context.Context, out seedOutput, what string, n, batch int,
@@ -206,14 +218,7 @@ func seedBatches[T any](ctx context.Context, out seedOutput, what string, n, bat
 		return nil
 	}
 	start := time.Now()
-	stderr := out.stderr
-	progress := io.Discard // a progress bar only on a terminal
-	if isTerminal(stderr) {
-		progress = stderr
-	}
-	bar := progressbar.NewOptions(n, progressbar.OptionSetWriter(progress), progressbar.OptionSetDescription("seeding "+what),
-		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(progress) }))
+	bar := progressBar(out.stderr, n, "seeding "+what)
 	for done := 0; done < n; {
 		k := min(batch, n-done)
 		ins := make([]T, k)
