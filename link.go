@@ -23,8 +23,8 @@ const CodeAlphabet = "23456789abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"
 // ReservedCodes are refused as custom codes: they name, or may one day
 // name, Marquee's own paths, or read as something else in a shared link.
 var ReservedCodes = []string{
-	"admin", "api", "assets", "e", "export", "favicon", "health", "healthz", "import", "links",
-	"login", "logout", "metrics", "r", "readyz", "robots", "static", "www",
+	"admin", "api", "assets", "e", "export", "f", "favicon", "health", "healthz", "import", "links",
+	"login", "logout", "metrics", "r", "readyz", "robots", "static", "t", "tag", "vast", "www",
 }
 
 // Redirects are the statuses a link may answer with.

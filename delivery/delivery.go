@@ -28,6 +28,7 @@ import (
 type Ad struct {
 	ID         int64
 	CampaignID int64
+	Title      string
 	Creative   *marquee.Creative
 	Placements []string
 	// The ad's own window and targeting (what the ad index checks for
@@ -249,7 +250,7 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 			delete(ads, a.ID)
 			continue
 		}
-		ad := &Ad{ID: a.ID, CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements,
+		ad := &Ad{ID: a.ID, CampaignID: a.CampaignID, Title: a.Title, Creative: a.Creative, Placements: a.Placements,
 			StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, span: spanOf(a.StartAt, a.EndAt), conds: compile(a.Conditions)}
 		if a.Creative != nil {
 			ad.CreativeJSON, _ = json.Marshal(a.Creative) // a Creative always marshals

@@ -28,6 +28,7 @@ const (
 	Domain   // the link's domain (a redirect's click event on a link domain)
 	Referrer // where the visitor came from (a redirect's Referer, or the client's)
 	Dest     // the A/B destination a redirect picked (its index)
+	Measured // "1": the tag measured the impression's viewability
 	NumFields
 )
 
@@ -42,7 +43,7 @@ var fieldKeys = [...]struct {
 	{"receivedAt", ReceivedAt}, {"ip", IP}, {"ua", UA}, {"type", Type}, {"ad", Ad}, {"adId", Ad},
 	{"link", Link}, {"code", Link}, {"uid", UID}, {"country", Country}, {"platform", Platform},
 	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement}, {"id", ID},
-	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest},
+	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest}, {"measured", Measured},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead

@@ -16,30 +16,97 @@ type Key struct {
 	Bot      bool
 }
 
-// Counts are what a row counts.
+// Counts are what a row counts: impressions, clicks and conversions;
+// of the impressions, those whose viewability was measured (by the tag)
+// and those that were viewable by MRC's rule (views); and video plays
+// that started and reached each quartile (VAST tracking events).
 type Counts struct {
-	Impressions int64 `json:"impressions"`
-	Clicks      int64 `json:"clicks"`
-	Conversions int64 `json:"conversions"`
+	Impressions    int64 `json:"impressions"`
+	Clicks         int64 `json:"clicks"`
+	Conversions    int64 `json:"conversions"`
+	Measured       int64 `json:"measured"`
+	Views          int64 `json:"views"`
+	Starts         int64 `json:"starts"`
+	FirstQuartiles int64 `json:"firstQuartiles"`
+	Midpoints      int64 `json:"midpoints"`
+	ThirdQuartiles int64 `json:"thirdQuartiles"`
+	Completes      int64 `json:"completes"`
+}
+
+// Columns are the stored columns of Counts, in the order of Fields: what
+// every report table holds and an upsert adds up.
+var Columns = [...]string{"impressions", "clicks", "conversions", "measured", "views",
+	"starts", "first_quartiles", "midpoints", "third_quartiles", "completes"}
+
+// Fields returns pointers to c's counts in the order of Columns (for a
+// row's scan, and to add counts one by one).
+func (c *Counts) Fields() [len(Columns)]*int64 {
+	return [...]*int64{&c.Impressions, &c.Clicks, &c.Conversions, &c.Measured, &c.Views,
+		&c.Starts, &c.FirstQuartiles, &c.Midpoints, &c.ThirdQuartiles, &c.Completes}
 }
 
 // Add adds o to c.
 func (c *Counts) Add(o Counts) {
-	c.Impressions += o.Impressions
-	c.Clicks += o.Clicks
-	c.Conversions += o.Conversions
+	of := o.Fields()
+	for i, p := range c.Fields() {
+		*p += *of[i]
+	}
 }
 
-// Of returns the count of metric: "clicks", "conversions", or else
-// impressions.
+// Events is how many events c counts: every count but Measured, which
+// counts impressions again.
+func (c Counts) Events() int64 {
+	var n int64
+	for _, p := range c.Fields() {
+		n += *p
+	}
+	return n - c.Measured
+}
+
+// Of returns the count of metric: "clicks", "conversions", "views", or
+// else impressions.
 func (c Counts) Of(metric string) int64 {
 	switch metric {
 	case "clicks":
 		return c.Clicks
 	case "conversions":
 		return c.Conversions
+	case "views":
+		return c.Views
 	}
 	return c.Impressions
+}
+
+// CountOf adds to c the count of an event of type typ (an event line's
+// "type") and reports whether a report counts that type; measured says
+// the tag measured an impression's viewability.
+func (c *Counts) CountOf(typ []byte, measured bool) bool {
+	switch string(typ) {
+	case "impression":
+		c.Impressions++
+		if measured {
+			c.Measured++
+		}
+	case "click":
+		c.Clicks++
+	case "conversion":
+		c.Conversions++
+	case "view":
+		c.Views++
+	case "start":
+		c.Starts++
+	case "firstQuartile":
+		c.FirstQuartiles++
+	case "midpoint":
+		c.Midpoints++
+	case "thirdQuartile":
+		c.ThirdQuartiles++
+	case "complete":
+		c.Completes++
+	default:
+		return false
+	}
+	return true
 }
 
 // Row is one report row.

@@ -49,30 +49,35 @@ type Query struct {
 	TopTags   bool
 }
 
-// Metrics are a report's figures: counts, the click-through rate
-// (clicks ÷ impressions, 0 without impressions) and unique users.
+// Metrics are a report's figures: counts, and the rates made of them —
+// the click-through rate (clicks ÷ impressions), the viewability rate
+// (viewable ÷ measured impressions) and the video completion rate
+// (completes ÷ starts), each 0 where it divides by 0 — and unique users.
 type Metrics struct {
-	Impressions int64   `json:"impressions"`
-	Clicks      int64   `json:"clicks"`
-	Conversions int64   `json:"conversions"`
-	CTR         float64 `json:"ctr"`
-	Uniques     *int64  `json:"uniques,omitempty"`
+	Counts
+	CTR            float64 `json:"ctr"`
+	Viewability    float64 `json:"viewability"`
+	CompletionRate float64 `json:"completionRate"`
+	Uniques        *int64  `json:"uniques,omitempty"`
 }
 
 func metricsOf(c Counts) Metrics {
-	m := Metrics{Impressions: c.Impressions, Clicks: c.Clicks, Conversions: c.Conversions}
-	if c.Impressions > 0 {
-		m.CTR = float64(c.Clicks) / float64(c.Impressions)
+	return Metrics{Counts: c, CTR: ratio(c.Clicks, c.Impressions), Viewability: ratio(c.Views, c.Measured),
+		CompletionRate: ratio(c.Completes, c.Starts)}
+}
+
+// ratio is n ÷ d, or 0 when d is 0.
+func ratio(n, d int64) float64 {
+	if d == 0 {
+		return 0
 	}
-	return m
+	return float64(n) / float64(d)
 }
 
 // Point is one bucket of a series.
 type Point struct {
-	T           string `json:"t"`
-	Impressions int64  `json:"impressions"`
-	Clicks      int64  `json:"clicks"`
-	Conversions int64  `json:"conversions"`
+	T string `json:"t"`
+	Counts
 	// Uniques is null in hourly series: reach is kept per day.
 	Uniques *int64 `json:"uniques"`
 }
@@ -289,7 +294,7 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 	out.Series = make([]Point, len(starts))
 	for i, t := range starts {
 		c := series[i]
-		out.Series[i] = Point{T: t.Format(time.RFC3339), Impressions: c.Impressions, Clicks: c.Clicks, Conversions: c.Conversions}
+		out.Series[i] = Point{T: t.Format(time.RFC3339), Counts: c}
 		if q.Granularity != Hour {
 			out.Series[i].Uniques = &perBucket[i]
 		}
@@ -380,15 +385,10 @@ func (rp *Reporter) topTags(ctx context.Context, sq SumQuery, metric string, lim
 // byMetric orders metrics by one of them, largest first.
 func byMetric(metric string) func(a, b Metrics) int {
 	value := func(m Metrics) float64 {
-		switch metric {
-		case "clicks":
-			return float64(m.Clicks)
-		case "conversions":
-			return float64(m.Conversions)
-		case "ctr":
+		if metric == "ctr" {
 			return m.CTR
 		}
-		return float64(m.Impressions)
+		return float64(m.Of(metric))
 	}
 	return func(a, b Metrics) int { return cmp.Compare(value(b), value(a)) }
 }
@@ -476,6 +476,15 @@ func inert(cell string) string {
 	return cell
 }
 
+// counts appends c's counts to cells, in the order of reportrow.Columns
+// (the CSV's headings).
+func counts(cells []string, c *Counts) []string {
+	for _, p := range c.Fields() {
+		cells = append(cells, strconv.FormatInt(*p, 10))
+	}
+	return cells
+}
+
 // WriteCSV writes a report as CSV: one row per breakdown value when it has
 // a breakdown, else one per top entry when it has a top list, else one
 // per bucket of its series. Text cells are made inert (see inert).
@@ -490,19 +499,19 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			parts = r.Top
 		}
 		_, first := parts[0].label()
-		cw.Write([]string{first, "impressions", "clicks", "conversions", "ctr"})
+		cw.Write(append(append([]string{first}, reportrow.Columns[:]...), "ctr", "viewability", "completion_rate"))
 		for _, p := range parts {
 			value, _ := p.label()
-			cw.Write([]string{inert(value), itoa(p.Impressions), itoa(p.Clicks), itoa(p.Conversions), ftoa(p.CTR)})
+			cw.Write(append(counts([]string{inert(value)}, &p.Counts), ftoa(p.CTR), ftoa(p.Viewability), ftoa(p.CompletionRate)))
 		}
 	default:
-		cw.Write([]string{"t", "impressions", "clicks", "conversions", "uniques"})
+		cw.Write(append(append([]string{"t"}, reportrow.Columns[:]...), "uniques"))
 		for _, p := range r.Series {
 			u := ""
 			if p.Uniques != nil {
 				u = itoa(*p.Uniques)
 			}
-			cw.Write([]string{p.T, itoa(p.Impressions), itoa(p.Clicks), itoa(p.Conversions), u})
+			cw.Write(append(counts([]string{p.T}, &p.Counts), u))
 		}
 	}
 	cw.Flush()

@@ -232,14 +232,7 @@ func (t *Tally) count(lines []byte) {
 			continue
 		}
 		var c Counts
-		switch string(f[eventline.Type]) {
-		case "impression":
-			c.Impressions = 1
-		case "click":
-			c.Clicks = 1
-		case "conversion":
-			c.Conversions = 1
-		default:
+		if !c.CountOf(f[eventline.Type], string(f[eventline.Measured]) == "1") {
 			t.skip("other type")
 			continue
 		}
@@ -501,7 +494,7 @@ func (t *Tally) flush(ctx context.Context) error {
 	}
 	var events int64
 	for _, r := range b.Rows {
-		events += r.Impressions + r.Clicks + r.Conversions
+		events += r.Events()
 	}
 	t.m.counted.Add(float64(events))
 	t.m.rows.Add(float64(len(b.Rows)))
@@ -564,7 +557,7 @@ func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int6
 			return nil, nil, err
 		}
 		if !f.ok {
-			dropped["unknown "+entityName(k.entity)] += c.Impressions + c.Clicks + c.Conversions
+			dropped["unknown "+entityName(k.entity)] += c.Events()
 			continue
 		}
 		key := Key{Entity: entityName(k.entity), ID: f.id, Time: k.hour, Country: string(k.country[:]), Platform: platforms[k.platform], Bot: k.bot}

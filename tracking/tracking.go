@@ -26,25 +26,37 @@ import (
 	"marquee"
 )
 
-// Kinds of tracking URL: the event a URL reports.
+// Kinds of tracking URL: the event a URL reports. Impression, view and
+// click come with every decision; the others are a video ad's (VAST's
+// tracking events, and its error URL).
 const (
-	Impression = 'i'
-	View       = 'v'
-	Click      = 'c'
+	Impression    = 'i'
+	View          = 'v'
+	Click         = 'c'
+	Start         = 's'
+	FirstQuartile = 'f'
+	Midpoint      = 'm'
+	ThirdQuartile = 't'
+	Complete      = 'e'
+	Pause         = 'p'
+	Mute          = 'u'
+	Skip          = 'k'
+	Error         = 'x'
 )
 
-// KindName is the event type of kind ("impression", "view", "click"), or
-// "" for a byte that is no kind.
+// kindNames are the event types of the kinds, by kind byte.
+var kindNames = [128]string{Impression: "impression", View: "view", Click: "click",
+	Start: "start", FirstQuartile: "firstQuartile", Midpoint: "midpoint", ThirdQuartile: "thirdQuartile",
+	Complete: "complete", Pause: "pause", Mute: "mute", Skip: "skip", Error: "error"}
+
+// KindName is the event type of kind ("impression", "view", "click",
+// "start", …: VAST's names for its tracking events), or "" for a byte
+// that is no kind.
 func KindName(kind byte) string {
-	switch kind {
-	case Impression:
-		return "impression"
-	case View:
-		return "view"
-	case Click:
-		return "click"
+	if kind >= 128 {
+		return ""
 	}
-	return ""
+	return kindNames[kind]
 }
 
 // Prefix starts every tracking URL's path.

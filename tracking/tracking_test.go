@@ -83,7 +83,8 @@ func TestKeyRotation(t *testing.T) {
 // A tracking URL's path round-trips its kind and token; any other path is
 // refused.
 func TestPaths(t *testing.T) {
-	for _, kind := range []byte{tracking.Impression, tracking.View, tracking.Click} {
+	for _, kind := range []byte{tracking.Impression, tracking.View, tracking.Click, tracking.Start, tracking.FirstQuartile,
+		tracking.Midpoint, tracking.ThirdQuartile, tracking.Complete, tracking.Pause, tracking.Mute, tracking.Skip, tracking.Error} {
 		path := tracking.AppendPath(nil, kind, []byte("TOKEN-_x"))
 		k, tok, ok := tracking.ParsePath(path)
 		if !ok || k != kind || string(tok) != "TOKEN-_x" || !strings.HasPrefix(string(path), tracking.Prefix) {
@@ -93,7 +94,7 @@ func TestPaths(t *testing.T) {
 			t.Errorf("KindName(%q) is empty", kind)
 		}
 	}
-	for _, bad := range []string{"", "/t/", "/t/i", "/t/i/", "/t/x/TOKEN", "/t/iTOKEN", "/r/i/TOKEN", "t/i/TOKEN"} {
+	for _, bad := range []string{"", "/t/", "/t/i", "/t/i/", "/t/z/TOKEN", "/t/\xe9/TOKEN", "/t/iTOKEN", "/r/i/TOKEN", "t/i/TOKEN"} {
 		if k, tok, ok := tracking.ParsePath([]byte(bad)); ok {
 			t.Errorf("ParsePath(%q) = %q, %q, true; want refused", bad, k, tok)
 		}

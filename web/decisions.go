@@ -58,13 +58,15 @@ type decisionEnv struct {
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life: a URL fired twice counts once on an instance.
 	seen *otter.Cache[[17]byte, struct{}]
+	// vast holds video ads' compiled VAST documents.
+	vast *vastTemplates
 }
 
 func newDecisionEnv(engine *delivery.Engine, signer *tracking.Signer, ttl time.Duration, events *eventEnv, now func() time.Time) *decisionEnv {
 	if ttl <= 0 {
 		ttl = tracking.DefaultTTL
 	}
-	return &decisionEnv{engine: engine, signer: signer, ttl: ttl, events: events, now: now,
+	return &decisionEnv{engine: engine, signer: signer, ttl: ttl, events: events, now: now, vast: newVASTTemplates(),
 		seen: otter.Must(&otter.Options[[17]byte, struct{}]{MaximumSize: 2_000_000, ExpiryCalculator: otter.ExpiryWriting[[17]byte, struct{}](ttl)})}
 }
 
@@ -311,6 +313,9 @@ func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot
 // ads with signed tracking URLs (docs/api.md#decisions).
 func handleDecisions(d *decisionEnv) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
+		// Any page may ask (the tag does, from the publisher's origin):
+		// the answer holds nothing of a credential's.
+		ctx.Response.Header.Set(fasthttp.HeaderAccessControlAllowOrigin, "*")
 		var in decisionInput
 		if ctx.IsPost() {
 			if err := checkJSONBody(ctx, MaxDecisionBody); err != nil {
@@ -328,6 +333,9 @@ func handleDecisions(d *decisionEnv) handler {
 		var slots [4]delivery.Slot // a page's usual few, without allocation
 		req, err := parseDecision(&in, plan, slots[:])
 		if err != nil {
+			if !ctx.IsPost() {
+				return asParams(err)
+			}
 			return err
 		}
 		r, key := &req, in.UserKey
@@ -403,7 +411,8 @@ func handleDecisions(d *decisionEnv) handler {
 }
 
 // appendChoice appends a choice as the answer shows it —
-// {"adId","campaignId","creative","clickUrl","impressionUrl","viewUrl"} —
+// {"adId","campaignId","creative","clickUrl","impressionUrl","viewUrl"},
+// and an HTML creative's "frameUrl" —
 // with its tracking URLs: one decision id and one signed token for the
 // three (none for a preview, which must not count). urlHead is the
 // JSON-quoted scheme and host, without its closing quote.
@@ -419,14 +428,8 @@ func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *deliv
 	if r.Preview {
 		return append(b, '}')
 	}
-	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: placement, UserHash: r.User, Issued: now, Expires: now.Add(d.ttl)}
-	// A decision id needs to be unique, not secret (the MAC guards the
-	// token): 128 bits of the request's PCG, seeded from crypto/rand.
-	binary.LittleEndian.PutUint64(p.Decision[:8], rnd.Uint64())
-	binary.LittleEndian.PutUint64(p.Decision[8:], rnd.Uint64())
-	p.PriceMicros = ch.Campaign.PriceMicros
 	var scratch [256]byte
-	token := d.signer.Append(scratch[:0], &p) // base64url: no JSON escaping
+	token, _ := d.sign(scratch[:0], placement, r, ch, now, rnd) // base64url: no JSON escaping
 	url := func(key string, kind byte) {
 		b = append(append(append(b, key...), urlHead...), tracking.Prefix...)
 		b = append(append(append(b, kind, '/'), token...), '"')
@@ -436,7 +439,24 @@ func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *deliv
 	}
 	url(`,"impressionUrl":`, tracking.Impression)
 	url(`,"viewUrl":`, tracking.View)
+	if ch.Ad.Creative != nil && ch.Ad.Creative.Type == marquee.CreativeHTML {
+		b = append(append(append(b, `,"frameUrl":`...), urlHead...), FramePrefix...)
+		b = append(append(b, token...), '"')
+	}
 	return append(b, '}')
+}
+
+// sign appends to dst the signed token of a choice, under a new
+// decision id, which it also returns: one token serves every tracking URL
+// of the choice.
+func (d *decisionEnv) sign(dst []byte, placement string, r *delivery.Request, ch delivery.Choice, now time.Time, rnd *mrand.Rand) ([]byte, [16]byte) {
+	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: placement, UserHash: r.User, Issued: now, Expires: now.Add(d.ttl)}
+	// A decision id needs to be unique, not secret (the MAC guards the
+	// token): 128 bits of the request's PCG, seeded from crypto/rand.
+	binary.LittleEndian.PutUint64(p.Decision[:8], rnd.Uint64())
+	binary.LittleEndian.PutUint64(p.Decision[8:], rnd.Uint64())
+	p.PriceMicros = ch.Campaign.PriceMicros
+	return d.signer.Append(dst, &p), p.Decision
 }
 
 // appendURLHead appends the scheme and host the request came to, JSON
@@ -444,13 +464,23 @@ func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *deliv
 // URLs.
 func appendURLHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
 	var raw [300]byte
-	u := append(raw[:0], "http"...)
-	if ctx.IsTLS() || bytes.Equal(ctx.Request.Header.Peek("X-Forwarded-Proto"), []byte("https")) {
-		u = append(u, 's')
-	}
-	u = append(append(u, "://"...), ctx.Host()...)
-	dst, _ = jsonstr.Append(dst, u)
+	dst, _ = jsonstr.Append(dst, appendOrigin(raw[:0], ctx))
 	return dst[:len(dst)-1]
+}
+
+// asParams names the problems of a GET decision's one slot by its
+// parameters (placement, div, count), not by the slot's path in a body.
+func asParams(err error) error {
+	var e *marquee.Error
+	if errors.As(err, &e) {
+		for k, v := range e.Problems {
+			if param, ok := strings.CutPrefix(k, slotPaths[0]+"."); ok {
+				delete(e.Problems, k)
+				e.Problems[param] = v
+			}
+		}
+	}
+	return err
 }
 
 // decisionFromQuery reads GET /api/v1/decisions: one slot (placement,
@@ -549,9 +579,32 @@ func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Pa
 	if p.UserHash != 0 {
 		line = eventline.AppendPlain(line, "uid", strconv.AppendUint(num[:0], p.UserHash, 36))
 	}
+	args := ctx.QueryArgs()
+	switch kind {
+	case tracking.Impression:
+		if bytes.Equal(args.Peek("m"), []byte("1")) { // the tag measures this impression's viewability
+			line = eventline.AppendPlain(line, "measured", "1")
+		}
+	case tracking.Error:
+		// VAST's [ERRORCODE] macro, filled in by the player: a number, or
+		// the macro left as it is (no code).
+		if code := args.Peek("code"); len(code) > 0 && len(code) <= 4 && isDigits(code) {
+			line = eventline.AppendPlain(line, "code", code)
+		}
+	}
 	line = eventline.End(line)
 	*bp = line
 	return d.events.sink.Append(ctx.ConnID(), line, 1)
+}
+
+// isDigits reports whether b is ASCII digits only.
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // clickTarget is the click URL of the payload's ad with its macros

@@ -221,7 +221,7 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 		case "tags":
 			q.Entity, q.TopTags = marquee.EntityLink, true
 		}
-		q.TopMetric = oneOf("metric", "impressions", "impressions", "clicks", "conversions", "ctr")
+		q.TopMetric = oneOf("metric", "impressions", "impressions", "clicks", "conversions", "views", "ctr")
 		q.Top = 10
 		intParam(args, "limit", 0, 1000, &q.Top, func(k, msg string) { p[k] = msg }) // 0: totals and series only
 	}

@@ -140,7 +140,13 @@ func (s *Server) apiRoutes() []route {
 		// Decisions: which ads fill a page's slots, and their signed tracking URLs.
 		{"POST", "/api/v1/decisions", public, handleDecisions(s.decisions)},
 		{"GET", "/api/v1/decisions", public, handleDecisions(s.decisions)},
+		{"OPTIONS", "/api/v1/decisions", public, handlePreflight()},
 		{"GET", "/t/{kind}/{token}", public, handleTracking(s.decisions)},
+		// The ad tag, HTML creatives' frames, and video ads (VAST).
+		{"GET", "/t.js", public, handleTagScript()},
+		{"GET", "/tag/{file}", public, handleTagScript()},
+		{"GET", "/f/{token}", public, handleFrame(s.decisions)},
+		{"GET", "/vast", public, handleVAST(s.decisions)},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", public, handleEventGet(s.events)},
 		{"POST", "/e", public, handleEventPost(s.events)},

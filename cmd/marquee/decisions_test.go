@@ -88,7 +88,7 @@ func TestDecisionsOverHTTP(t *testing.T) {
 	if resp := fire(tampered); resp.StatusCode != 400 {
 		t.Errorf("a tampered URL = %d; want 400", resp.StatusCode)
 	}
-	if unknown := strings.Replace(a[0].ImpressionURL, "/t/i/", "/t/x/", 1); unknown == a[0].ImpressionURL {
+	if unknown := strings.Replace(a[0].ImpressionURL, "/t/i/", "/t/z/", 1); unknown == a[0].ImpressionURL {
 		t.Errorf("impression URL %q is not /t/i/{token}", a[0].ImpressionURL)
 	} else if resp := fire(unknown); resp.StatusCode != 400 {
 		t.Errorf("a URL of an unknown kind = %d; want 400", resp.StatusCode)

@@ -79,23 +79,53 @@ func totalsOf(rows []reportrow.Row) []reportrow.Row {
 			at[k] = i
 			out = append(out, reportrow.Row{Key: k})
 		}
-		out[i].Counts.Impressions += r.Impressions
-		out[i].Counts.Clicks += r.Clicks
-		out[i].Counts.Conversions += r.Conversions
+		out[i].Counts.Add(r.Counts)
 	}
 	return out
 }
 
-// counters are the columns of report rows that upserts add up.
-var counters = []string{"impressions", "clicks", "conversions"}
+// counters are the columns of report rows that upserts add up
+// (reportrow.Columns); countList is them as a column list, and sums as
+// their sums over rows whose columns are prefixed by p.
+var counters = reportrow.Columns[:]
+
+var countList = strings.Join(counters, ", ")
+
+func sums(p string) string {
+	var b strings.Builder
+	for i, c := range counters {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("sum(" + p + c + ")")
+	}
+	return b.String()
+}
+
+// countArgs appends c's counts to args, in the order of counters.
+func countArgs(args []any, c *reportrow.Counts) []any {
+	for _, p := range c.Fields() {
+		args = append(args, *p)
+	}
+	return args
+}
+
+// scanCounts appends pointers to c's counts to dst, for a Scan of sums.
+func scanCounts(dst []any, c *reportrow.Counts) []any {
+	for _, p := range c.Fields() {
+		dst = append(dst, p)
+	}
+	return dst
+}
 
 // upsertRows adds rows to a table of hourly rows (report_hourly, or
 // report_totals without country and platform).
 func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows []reportrow.Row) error {
-	cols, key, width := "entity, entity_id, hour, country, platform, bot", "entity, entity_id, hour, country, platform, bot, slot", 10
+	cols, key, width := "entity, entity_id, hour, country, platform, bot", "entity, entity_id, hour, country, platform, bot, slot", 7
 	if table == "report_totals" {
-		cols, key, width = "entity, entity_id, hour, bot", "entity, hour, bot, entity_id, slot", 8
+		cols, key, width = "entity, entity_id, hour, bot", "entity, hour, bot, entity_id, slot", 5
 	}
+	width += len(counters)
 	upsert := s.upsert(table, key, counters, nil)
 	for len(rows) > 0 {
 		chunk := rows[:min(rowBatch, len(rows))]
@@ -103,12 +133,12 @@ func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows 
 		args := make([]any, 0, width*len(chunk))
 		for _, r := range chunk {
 			args = append(args, r.Entity, r.ID, r.Time)
-			if width == 10 {
+			if table != "report_totals" {
 				args = append(args, r.Country, r.Platform)
 			}
-			args = append(args, boolInt(r.Bot), slot, r.Impressions, r.Clicks, r.Conversions)
+			args = countArgs(append(args, boolInt(r.Bot), slot), &r.Counts)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (`+cols+`, slot, impressions, clicks, conversions)
+		if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (`+cols+`, slot, `+countList+`)
 			VALUES `+Tuples(len(chunk), width)+upsert, args...); err != nil {
 			return err
 		}
@@ -128,12 +158,13 @@ func (s *Store) addDims(ctx context.Context, tx Tx, slot string, dims []reportro
 	for len(dims) > 0 {
 		chunk := dims[:min(rowBatch, len(dims))]
 		dims = dims[len(chunk):]
-		args := make([]any, 0, 10*len(chunk))
+		width := 7 + len(counters)
+		args := make([]any, 0, width*len(chunk))
 		for _, d := range chunk {
-			args = append(args, d.Entity, d.ID, d.Day, d.Dim, d.Value, boolInt(d.Bot), slot, d.Impressions, d.Clicks, d.Conversions)
+			args = countArgs(append(args, d.Entity, d.ID, d.Day, d.Dim, d.Value, boolInt(d.Bot), slot), &d.Counts)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO report_dims (entity, entity_id, day, dim, value, bot, slot, impressions, clicks, conversions)
-			VALUES `+Tuples(len(chunk), 10)+upsert, args...); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO report_dims (entity, entity_id, day, dim, value, bot, slot, `+countList+`)
+			VALUES `+Tuples(len(chunk), width)+upsert, args...); err != nil {
 			return err
 		}
 	}
@@ -211,8 +242,8 @@ func (s *Store) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool
 	where, args := sumWhere(q, "", t)
 	return withDB(ctx, s, "read reports", func(db DB) ([]reportrow.Sum, error) {
 		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
-			return x, r.Scan(&x.Time, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
-		}, `SELECT `+t+`, `+dim+`, sum(impressions), sum(clicks), sum(conversions) FROM `+table+` WHERE `+where+
+			return x, r.Scan(scanCounts([]any{&x.Time, &x.Dim}, &x.Counts)...)
+		}, `SELECT `+t+`, `+dim+`, `+sums("")+` FROM `+table+` WHERE `+where+
 			` GROUP BY `+group, args...)
 	})
 }
@@ -227,8 +258,8 @@ func (s *Store) dimSums(ctx context.Context, q reportrow.SumQuery, daily bool) (
 	where, args := sumWhere(q, "", "day")
 	return withDB(ctx, s, "read reports", func(db DB) ([]reportrow.Sum, error) {
 		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
-			return x, r.Scan(&x.Time, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
-		}, `SELECT day, value, sum(impressions), sum(clicks), sum(conversions) FROM report_dims WHERE dim = ? AND `+where+
+			return x, r.Scan(scanCounts([]any{&x.Time, &x.Dim}, &x.Counts)...)
+		}, `SELECT day, value, `+sums("")+` FROM report_dims WHERE dim = ? AND `+where+
 			` GROUP BY day, value`, append([]any{q.By}, args...)...)
 	})
 }
@@ -251,17 +282,17 @@ func (s *Store) ReportTags(ctx context.Context, q reportrow.SumQuery, daily bool
 	}
 	return withDB(ctx, s, "read tag reports", func(db DB) ([]reportrow.Sum, error) {
 		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
-			return x, r.Scan(&x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
-		}, `SELECT t.tag, sum(r.impressions), sum(r.clicks), sum(r.conversions) FROM `+table+` r JOIN link_tags t ON t.link_id = r.entity_id
+			return x, r.Scan(scanCounts([]any{&x.Dim}, &x.Counts)...)
+		}, `SELECT t.tag, `+sums("r.")+` FROM `+table+` r JOIN link_tags t ON t.link_id = r.entity_id
 			WHERE `+where+` GROUP BY t.tag ORDER BY `+topOrder(metric, "r.")+` DESC, t.tag`+lim, args...)
 	})
 }
 
 // topOrder is the ORDER BY expression of a top list by metric
-// (impressions, clicks, conversions or ctr) over columns prefixed p.
+// (impressions, clicks, conversions, views or ctr) over columns prefixed p.
 func topOrder(metric, p string) string {
 	switch metric {
-	case "clicks", "conversions":
+	case "clicks", "conversions", "views":
 		return "sum(" + p + metric + ")"
 	case "ctr":
 		// 1e0: a float (MySQL) or exact number (PostgreSQL) in every
@@ -315,12 +346,12 @@ func (s *Store) ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool,
 	}
 	return withDB(ctx, s, "read top reports", func(db DB) ([]reportrow.Sum, error) {
 		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
-			err = r.Scan(&x.ID, &x.Dim, &x.Impressions, &x.Clicks, &x.Conversions)
+			err = r.Scan(scanCounts([]any{&x.ID, &x.Dim}, &x.Counts)...)
 			if q.Entity != marquee.EntityLink {
 				x.Title, x.Dim = x.Dim, strconv.FormatInt(x.ID, 10)
 			}
 			return x, err
-		}, `SELECT entity_id, `+name+`, sum(impressions), sum(clicks), sum(conversions) FROM `+table+` WHERE `+where+
+		}, `SELECT entity_id, `+name+`, `+sums("")+` FROM `+table+` WHERE `+where+
 			` GROUP BY entity_id ORDER BY `+order+` DESC, entity_id`+lim, args...)
 	})
 }
@@ -356,8 +387,8 @@ func (s *Store) RollUpReports(ctx context.Context, cutoff int64) (int64, error) 
 				return err
 			}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO report_daily (entity, entity_id, day, country, platform, bot, impressions, clicks, conversions)
-			SELECT entity, entity_id, hour - hour % 86400, country, platform, bot, sum(impressions), sum(clicks), sum(conversions)
+		if _, err := tx.Exec(ctx, `INSERT INTO report_daily (entity, entity_id, day, country, platform, bot, `+countList+`)
+			SELECT entity, entity_id, hour - hour % 86400, country, platform, bot, `+sums("")+`
 			FROM report_hourly WHERE hour < ? GROUP BY entity, entity_id, hour - hour % 86400, country, platform, bot`+
 			s.upsert("report_daily", "entity, entity_id, day, country, platform, bot", counters, nil),
 			cutoff); err != nil {

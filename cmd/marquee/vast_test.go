@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The VAST 4.x document as the IAB's specification (VAST 4.2, section 3)
+// lays it out, written here from the specification and not from the types
+// that write it (package vast): what a player reads.
+type vastDoc struct {
+	XMLName xml.Name `xml:"http://www.iab.com/VAST VAST"`
+	Version string   `xml:"version,attr"`
+	Ads     []struct {
+		ID       string `xml:"id,attr"`
+		Sequence string `xml:"sequence,attr"`
+		InLine   *struct {
+			AdSystem struct {
+				Version string `xml:"version,attr"`
+				Name    string `xml:",chardata"`
+			}
+			Error      []string
+			Impression []struct {
+				ID  string `xml:"id,attr"`
+				URL string `xml:",chardata"`
+			}
+			AdServingID string `xml:"AdServingId"`
+			AdTitle     string
+			Viewable    struct {
+				Viewable []string `xml:"Viewable"`
+			} `xml:"ViewableImpression"`
+			Creatives []struct {
+				ID            string `xml:"id,attr"`
+				AdID          string `xml:"adId,attr"`
+				UniversalAdID struct {
+					IDRegistry string `xml:"idRegistry,attr"`
+				} `xml:"UniversalAdId"`
+				Linear *struct {
+					Duration string
+					Tracking []struct {
+						Event string `xml:"event,attr"`
+						URL   string `xml:",chardata"`
+					} `xml:"TrackingEvents>Tracking"`
+					MediaFiles []struct {
+						Delivery string `xml:"delivery,attr"`
+						Type     string `xml:"type,attr"`
+						Width    int    `xml:"width,attr"`
+						Height   int    `xml:"height,attr"`
+						URL      string `xml:",chardata"`
+					} `xml:"MediaFiles>MediaFile"`
+					ClickThrough string `xml:"VideoClicks>ClickThrough"`
+				}
+			} `xml:"Creatives>Creative"`
+		}
+		Wrapper *struct{}
+	} `xml:"Ad"`
+}
+
+func decodeVAST(t *testing.T, r response) vastDoc {
+	t.Helper()
+	var doc vastDoc
+	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/xml") {
+		t.Fatalf("GET /vast = %d %s %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	if err := xml.Unmarshal([]byte(r.body), &doc); err != nil {
+		t.Fatalf("GET /vast: %v in\n%s", err, r.body)
+	}
+	if doc.Version != "4.2" {
+		t.Fatalf("VAST version %q; want 4.2", doc.Version)
+	}
+	return doc
+}
+
+// TestVASTOverHTTP: a video ad's VAST document, read as a player reads it;
+// every tracking event counted once, whatever VAST macros the player
+// leaves in its URLs; a tampered URL not counted; an empty VAST when
+// nothing fills the placement; the reports' quartiles and completion rate.
+func TestVASTOverHTTP(t *testing.T) {
+	data := t.TempDir()
+	in := start(t, data, nil, "-reports-flush", "100ms")
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Spring video",`+flight+`}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"preroll","types":["video"]}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"midroll","types":["video"]}`), 201, "")
+	creative := `"creative":{"type":"video","width":1280,"height":720,"mediaUrl":"https://cdn.acme.test/spring.mp4?a=1&b=2","mimeType":"video/mp4","durationMs":15500,"clickUrl":"https://acme.test/?ad={ad}"}`
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"Spring <sale> & more",`+flight+`,"campaignId":"1","placements":["preroll"],`+creative+`}`), 201, `{"id":"1"}`)
+
+	r := in.get("/vast?placement=preroll&country=TW")
+	if r.header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("GET /vast: Access-Control-Allow-Origin %q; want * (players fetch it from any page)", r.header.Get("Access-Control-Allow-Origin"))
+	}
+	doc := decodeVAST(t, r)
+	if len(doc.Ads) != 1 || doc.Ads[0].InLine == nil || doc.Ads[0].ID != "1" || doc.Ads[0].Sequence != "" {
+		t.Fatalf("VAST = %s; want one InLine ad 1, not in a pod", r.body)
+	}
+	il := doc.Ads[0].InLine
+	if il.AdSystem.Name != "Marquee" || il.AdTitle != "Spring <sale> & more" || !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(il.AdServingID) {
+		t.Errorf("InLine = %+v; want AdSystem Marquee, the ad's title, a 128-bit AdServingId", il)
+	}
+	if len(il.Impression) != 1 || !strings.HasPrefix(il.Impression[0].URL, in.url+"/t/i/") || len(il.Viewable.Viewable) != 1 ||
+		!strings.HasPrefix(il.Viewable.Viewable[0], in.url+"/t/v/") || len(il.Error) != 1 || !strings.HasSuffix(il.Error[0], "?code=[ERRORCODE]") {
+		t.Fatalf("InLine's URLs: impression %+v, viewable %+v, error %q", il.Impression, il.Viewable, il.Error)
+	}
+	if len(il.Creatives) != 1 || il.Creatives[0].Linear == nil || il.Creatives[0].UniversalAdID.IDRegistry == "" {
+		t.Fatalf("Creatives = %+v; want one Linear with a UniversalAdId", il.Creatives)
+	}
+	lin := il.Creatives[0].Linear
+	if lin.Duration != "00:00:15.500" || len(lin.MediaFiles) != 1 || !strings.HasPrefix(lin.ClickThrough, in.url+"/t/c/") {
+		t.Fatalf("Linear = %+v; want 00:00:15.500, one media file, a signed ClickThrough", lin)
+	}
+	if mf := lin.MediaFiles[0]; mf.URL != "https://cdn.acme.test/spring.mp4?a=1&b=2" || mf.Type != "video/mp4" || mf.Delivery != "progressive" || mf.Width != 1280 || mf.Height != 720 {
+		t.Errorf("MediaFile = %+v", mf)
+	}
+	events := map[string]string{}
+	for _, e := range lin.Tracking {
+		events[e.Event] = strings.TrimSpace(e.URL)
+	}
+	want := []string{"start", "firstQuartile", "midpoint", "thirdQuartile", "complete", "pause", "mute", "skip"}
+	for _, e := range want {
+		if !strings.HasPrefix(events[e], in.url+"/t/") {
+			t.Fatalf("TrackingEvents = %v; want a signed URL for %s", events, e)
+		}
+	}
+
+	client := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	fire := func(url string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("User-Agent", iphoneUA) // not a bot: reports count it
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// A player fills the macros it knows and may leave the others as they are.
+	for _, u := range []string{il.Impression[0].URL + "?ts=[TIMESTAMP]", il.Viewable.Viewable[0], strings.Replace(il.Error[0], "[ERRORCODE]", "405", 1)} {
+		for range 2 {
+			if s := fire(u); s != 204 {
+				t.Fatalf("GET %s = %d; want 204", u, s)
+			}
+		}
+	}
+	for _, e := range want {
+		for range 2 { // fired twice, counted once
+			if s := fire(events[e] + "?cb=[CACHEBUSTING]&t=2026-11-26T10%3A00%3A00Z"); s != 204 {
+				t.Fatalf("%s URL = %d; want 204", e, s)
+			}
+		}
+	}
+	tampered := events["complete"][:len(events["complete"])-4] + "AAAA"
+	if s := fire(tampered); s != 400 {
+		t.Errorf("a tampered complete URL = %d; want 400", s)
+	}
+	if s := fire(lin.ClickThrough); s != 302 {
+		t.Errorf("ClickThrough = %d; want 302", s)
+	}
+
+	// Nothing fills midroll: an empty VAST.
+	if empty := decodeVAST(t, in.get("/vast?placement=midroll")); len(empty.Ads) != 0 {
+		t.Errorf("VAST of an empty placement has %d ads; want none", len(empty.Ads))
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/vast", `"placement":"is required"`},
+		{"/vast?placement=nowhere", `"placement":"no placement \"nowhere\""`},
+		{"/vast?placement=preroll&age=old", `"age":"must be an integer"`},
+	} {
+		if r := in.get(c.path); r.status != 400 || !strings.Contains(r.body, c.want) {
+			t.Errorf("GET %s = %d %s; want 400 …%s…", c.path, r.status, r.body, c.want)
+		}
+	}
+
+	eventually(t, 5*time.Second, func() string {
+		s := in.stats("/api/v1/campaigns/1/stats")
+		if x := s.Totals; x.Impressions != 1 || x.Views != 1 || x.Clicks != 1 || x.Starts != 1 || x.FirstQuartiles != 1 || x.Midpoints != 1 ||
+			x.ThirdQuartiles != 1 || x.Completes != 1 || x.CompletionRate != 1 || x.Measured != 0 {
+			return fmt.Sprintf("campaign 1: %+v; want each event once, completion rate 1, nothing measured by a tag", x)
+		}
+		return ""
+	})
+	in.stop()
+	types := map[string]int{}
+	var code any
+	for _, e := range eventLines(t, data) {
+		types[fmt.Sprint(e["type"])]++
+		if e["type"] == "error" {
+			code = e["code"]
+		}
+	}
+	for _, e := range append(want, "impression", "view", "click", "error") {
+		if types[e] != 1 {
+			t.Errorf("event files hold %d %s events; want 1 (all: %v)", types[e], e, types)
+		}
+	}
+	if code != "405" {
+		t.Errorf("the error event's code = %v; want the player's 405", code)
+	}
+}

@@ -1,0 +1,176 @@
+/* Marquee ad tag (docs/tag.md). One script per page, one element per slot:
+ *   <script async src="https://ADS/t.js"></script>
+ *   <div data-marquee-placement="home-top"></div>
+ * It asks one decision for every slot, renders each ad without ever letting
+ * it touch the page (image and native ads are built with DOM calls; HTML ads
+ * live in a sandboxed frame of the ad server's origin), fires the impression
+ * URL once the ad has rendered and the view URL once MRC's rule is met, and
+ * sends clicks through the signed click URL. No dependency, no build step. */
+(function (w, d) {
+  'use strict';
+  if (w.marquee && w.marquee.fill) return; // loaded twice
+  var me = d.currentScript || d.querySelector('script[src$="/t.js"]');
+  if (!me) return;
+  var origin = new URL(me.src, d.baseURI).origin;
+  var opt = me.dataset; // data-user, data-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform
+  var n = 0;
+  var IO = w.IntersectionObserver;
+
+  function el(tag, attrs, parent) {
+    var e = d.createElement(tag);
+    for (var k in attrs) if (attrs[k] != null && attrs[k] !== '') e.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function text(tag, cls, s, parent) {
+    if (!s) return null;
+    var e = el(tag, { 'class': cls }, parent);
+    e.textContent = s;
+    return e;
+  }
+  // ping fires a tracking URL once, without cookies, and never fails loudly.
+  function ping(url) {
+    if (!url) return;
+    try {
+      fetch(url, { mode: 'no-cors', credentials: 'omit', keepalive: true, cache: 'no-store' }).catch(function () {});
+    } catch (e) { (new Image()).src = url; }
+  }
+  function asset(u) { return u && u.charAt(0) === '/' ? origin + u : u; }
+
+  // The user key: only the publisher's own (data-user) or, where the publisher
+  // opts in (data-cookie="1"), the tag's first-party cookie; and only with
+  // consent (data-consent="1") and without a Global Privacy Control signal.
+  function userKey() {
+    if (navigator.globalPrivacyControl || opt.consent !== '1') return '';
+    if (opt.user) return opt.user;
+    if (opt.cookie !== '1') return '';
+    var m = /(?:^|; )mq_uid=([A-Za-z0-9]+)/.exec(d.cookie);
+    if (m) return m[1];
+    var a = new Uint8Array(16), s = '';
+    crypto.getRandomValues(a);
+    for (var i = 0; i < a.length; i++) s += (a[i] + 256).toString(16).slice(1);
+    d.cookie = 'mq_uid=' + s + '; max-age=31536000; path=/; SameSite=Lax' + (location.protocol === 'https:' ? '; Secure' : '');
+    return s;
+  }
+
+  // viewable fires url once el has been in view by MRC's rule: at least 50% of
+  // its pixels (30% for ads of 242,500 pixels or more) for 1 continuous second
+  // (2 for video, while it plays), and only while the page is visible.
+  function viewable(e, url, area, video) {
+    if (!IO || !url) return;
+    var need = area >= 242500 ? 0.3 : 0.5, ms = video ? 2000 : 1000, ratio = 0, timer = 0, io;
+    function check() {
+      var on = ratio >= need && d.visibilityState === 'visible' && (!video || !(video.paused || video.ended));
+      if (on && !timer) timer = setTimeout(done, ms);
+      if (!on && timer) timer = clearTimeout(timer) || 0;
+    }
+    function done() {
+      ping(url);
+      io.disconnect();
+      d.removeEventListener('visibilitychange', check);
+    }
+    io = new IO(function (es) { ratio = es[es.length - 1].intersectionRatio; check(); }, { threshold: [0, 0.25, 0.3, 0.5, 0.75, 1] });
+    io.observe(e);
+    d.addEventListener('visibilitychange', check);
+    if (video) ['playing', 'pause', 'ended'].forEach(function (t) { video.addEventListener(t, check); });
+  }
+
+  // render adds one chosen ad to slot and reports it once it has rendered.
+  function render(slot, ch) {
+    var c = ch.creative || {}, box = el('div', { 'class': 'mq-ad', 'data-ad-id': ch.adId }, slot), shown, media;
+    var wide = c.width && c.height ? c.width * c.height : 0;
+    function rendered(target) {
+      if (shown) return;
+      shown = 1;
+      ping(ch.impressionUrl + (IO ? '?m=1' : ''));
+      if (target) viewable(target, ch.viewUrl, wide || target.offsetWidth * target.offsetHeight, c.type === 'video' && target);
+    }
+    function link(parent) {
+      return ch.clickUrl ? el('a', { href: ch.clickUrl, target: '_blank', rel: 'noopener' }, parent) : parent;
+    }
+    switch (c.type) {
+      case 'image':
+        media = el('img', { src: asset(c.image), width: c.width, height: c.height, alt: '' }, link(box));
+        media.addEventListener('load', function () { rendered(media); });
+        break;
+      case 'html':
+        media = el('iframe', { src: ch.frameUrl, width: c.width, height: c.height, sandbox: 'allow-scripts allow-popups allow-popups-to-escape-sandbox',
+          scrolling: 'no', title: 'Advertisement', referrerpolicy: 'no-referrer' }, box);
+        media.style.border = '0'; // CSSOM, not a style attribute: a strict CSP allows it
+        media.style.display = 'block';
+        media.addEventListener('load', function () { rendered(media); });
+        break;
+      case 'native':
+        box.className += ' mq-native';
+        var a = link(box);
+        if (c.imageUrl) el('img', { src: asset(c.imageUrl), alt: '', 'class': 'mq-image' }, a);
+        text('strong', 'mq-title', c.title, a);
+        text('p', 'mq-body', c.body, a);
+        text('span', 'mq-cta', c.cta, a);
+        text('small', 'mq-sponsor', c.sponsoredBy, box);
+        rendered(box);
+        break;
+      case 'video':
+        media = el('video', { src: c.mediaUrl, width: c.width, height: c.height, preload: 'auto' }, box);
+        media.muted = media.playsInline = true;
+        media.autoplay = true;
+        if (ch.clickUrl) media.addEventListener('click', function () { w.open(ch.clickUrl, '_blank', 'noopener'); });
+        media.addEventListener('loadeddata', function () { rendered(media); });
+        break;
+      default:
+        box.remove(); // an ad without a creative has nothing to show
+    }
+  }
+
+  function empty(slot) {
+    slot.setAttribute('data-marquee-state', 'empty');
+    if (slot.hasAttribute('data-marquee-collapse')) slot.style.display = 'none';
+  }
+
+  // fill asks one decision for the slots (elements with
+  // data-marquee-placement) and renders what it chooses.
+  function fill(slots) {
+    var byDiv = {}, req = { placements: [], url: location.href };
+    slots.forEach(function (s) {
+      if (!s.id) s.id = 'mq-slot-' + (++n);
+      s.setAttribute('data-marquee-state', 'loading');
+      byDiv[s.id] = s;
+      var p = { div: s.id, placement: s.getAttribute('data-marquee-placement') };
+      if (s.dataset.marqueeCount) p.count = +s.dataset.marqueeCount;
+      req.placements.push(p);
+    });
+    if (!req.placements.length) return Promise.resolve();
+    var key = userKey();
+    if (key) req.user = { key: key };
+    if (opt.keywords) req.keywords = opt.keywords.split(',');
+    if (opt.age) req.age = +opt.age;
+    ['gender', 'country', 'platform'].forEach(function (k) { if (opt[k]) req[k] = opt[k]; });
+    // A body without a content type: a simple request, no preflight.
+    return fetch(origin + '/api/v1/decisions', { method: 'POST', body: new Blob([JSON.stringify(req)]), credentials: 'omit' })
+      .then(function (r) { if (!r.ok) throw new Error('decision: ' + r.status); return r.json(); })
+      .then(function (res) {
+        for (var div in byDiv) {
+          var s = byDiv[div], chosen = (res.decisions || {})[div] || [];
+          s.textContent = '';
+          chosen.forEach(function (ch) { render(s, ch); });
+          if (chosen.length) s.setAttribute('data-marquee-state', 'filled'); else empty(s);
+        }
+      })
+      .catch(function () { for (var div in byDiv) empty(byDiv[div]); });
+  }
+
+  function unfilled(all) {
+    return Array.prototype.filter.call(d.querySelectorAll('[data-marquee-placement]'), function (s) {
+      return all || !s.hasAttribute('data-marquee-state');
+    });
+  }
+
+  w.marquee = {
+    // refresh fills every slot not filled yet (all: every slot again).
+    refresh: function (all) { return fill(unfilled(all)); },
+    // fill fills one slot element (again, if it was).
+    fill: function (e) { return fill([e]); }
+  };
+  if (d.readyState === 'loading') d.addEventListener('DOMContentLoaded', function () { w.marquee.refresh(); });
+  else w.marquee.refresh();
+})(window, document);

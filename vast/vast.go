@@ -1,0 +1,215 @@
+// Package vast writes the VAST 4.2 documents (IAB Tech Lab's Video Ad
+// Serving Template) that video players ask an ad server for: an InLine ad
+// with its impression, error, viewability, click and tracking URLs, or an
+// empty document when nothing fills the request.
+//
+// An ad's document is encoded once, with encoding/xml, into a Template
+// whose holes are what changes from one request to the next (the signed
+// tracking URLs and the ad serving id); a request only copies the
+// template's bytes and fills its holes. The tests read what this package
+// writes with types of their own, written from the specification, not
+// with the types below.
+package vast
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"strconv"
+	"time"
+
+	"marquee/tracking"
+)
+
+// Version is the VAST version the documents declare.
+const Version = "4.2"
+
+// Header starts every document, and Footer ends it; a document with
+// nothing between them is VAST's "no ad" answer.
+const (
+	Header = xml.Header + `<VAST version="` + Version + `" xmlns="http://www.iab.com/VAST">`
+	Footer = `</VAST>`
+)
+
+// Empty is the document of a request that nothing fills.
+const Empty = Header + Footer + "\n"
+
+// ServingID is the hole of the ad serving id (AdServingId): the
+// decision's id, unique per request. Every other hole is a tracking URL,
+// named by its kind (package tracking).
+const ServingID = 'D'
+
+// Events are the kinds of VAST's tracking events a document asks the
+// player to report (tracking.KindName is each one's VAST name).
+var Events = []byte{tracking.Start, tracking.FirstQuartile, tracking.Midpoint, tracking.ThirdQuartile,
+	tracking.Complete, tracking.Pause, tracking.Mute, tracking.Skip}
+
+// Ad is what a video ad's document says of it.
+type Ad struct {
+	ID       int64
+	Title    string
+	MediaURL string
+	MimeType string // one of marquee.VideoTypes
+	// Width and Height are the video's pixels; 0 writes DefaultWidth by
+	// DefaultHeight (VAST requires both on a media file).
+	Width, Height int
+	Duration      time.Duration
+	// Clickable: the document has a ClickThrough (the ad has a click URL).
+	Clickable bool
+}
+
+// The size a media file is said to be when its creative names none.
+const (
+	DefaultWidth  = 640
+	DefaultHeight = 360
+)
+
+// Template is an ad's document (its <Ad> element) with holes: a hole is
+// filled by the caller with the bytes of a tracking URL's kind, or of
+// ServingID. A Template is never changed once compiled: share it.
+type Template struct {
+	head  []byte   // up to the <Ad>'s id attribute's value
+	parts [][]byte // parts[i] follows hole i-1 (parts[0]: after the head)
+	holes []byte
+}
+
+// mark starts a hole in what encoding/xml writes: a byte no escaped text
+// can hold (encoding/xml writes U+FFFD for it in text and attributes), so
+// that only the fields this package writes as CDATA carry one.
+const mark = '\x01'
+
+func hole(kind byte) string { return string([]byte{mark, kind}) }
+
+// Compile encodes a's document once.
+func Compile(a Ad) (*Template, error) {
+	w, h := a.Width, a.Height
+	if w == 0 || h == 0 {
+		w, h = DefaultWidth, DefaultHeight
+	}
+	delivery := "progressive"
+	if a.MimeType == "application/x-mpegURL" || a.MimeType == "application/dash+xml" {
+		delivery = "streaming"
+	}
+	id := strconv.FormatInt(a.ID, 10)
+	in := inLine{
+		AdSystem:    adSystem{Version: "1", Name: "Marquee"},
+		Error:       cdata{hole(tracking.Error) + "?code=[ERRORCODE]"},
+		Impression:  []idURL{{ID: "marquee", URL: hole(tracking.Impression)}},
+		AdServingID: cdata{hole(ServingID)},
+		AdTitle:     a.Title,
+		Viewable:    &viewableImpression{ID: "marquee", Viewable: cdata{hole(tracking.View)}},
+	}
+	lin := linear{Duration: clock(a.Duration)}
+	for _, e := range Events {
+		lin.Tracking = append(lin.Tracking, trackingEvent{Event: tracking.KindName(e), URL: hole(e)})
+	}
+	lin.MediaFiles = []mediaFile{{Delivery: delivery, Type: a.MimeType, Width: w, Height: h, URL: a.MediaURL}}
+	if a.Clickable {
+		lin.Clicks = &videoClicks{ClickThrough: idURL{ID: "marquee", URL: hole(tracking.Click)}}
+	}
+	in.Creatives = []creative{{ID: id, AdID: id, UniversalAdID: universalAdID{Registry: "unknown", Value: "unknown"}, Linear: lin}}
+	body, err := xml.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("vast: ad %d: %w", a.ID, err)
+	}
+	if bytes.Count(body, []byte{mark}) != 4+len(Events)+boolInt(a.Clickable) {
+		return nil, fmt.Errorf("vast: ad %d: a field holds a byte 0x01", a.ID) // never: encoding/xml escapes it
+	}
+	t := &Template{head: []byte(`<Ad id="` + id + `"`)}
+	pieces := bytes.Split(append(append([]byte{'>'}, body...), "</Ad>"...), []byte{mark})
+	t.parts = append(t.parts, pieces[0])
+	for _, p := range pieces[1:] {
+		t.holes = append(t.holes, p[0])
+		t.parts = append(t.parts, p[1:])
+	}
+	return t, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Append appends the ad's <Ad> element to dst, its holes filled by fill
+// (which appends the bytes of a hole to dst and returns it: a tracking
+// URL, or the serving id, with nothing that CDATA cannot hold); sequence
+// > 0 places the ad in a pod.
+func (t *Template) Append(dst []byte, sequence int, fill func(dst []byte, hole byte) []byte) []byte {
+	dst = append(dst, t.head...)
+	if sequence > 0 {
+		dst = append(strconv.AppendInt(append(dst, ` sequence="`...), int64(sequence), 10), '"')
+	}
+	dst = append(dst, t.parts[0]...)
+	for i, h := range t.holes {
+		dst = fill(dst, h)
+		dst = append(dst, t.parts[i+1]...)
+	}
+	return dst
+}
+
+// clock is d as VAST writes a duration: HH:MM:SS.mmm.
+func clock(d time.Duration) string {
+	ms := d.Milliseconds()
+	return fmt.Sprintf("%02d:%02d:%02d.%03d", ms/3_600_000, ms/60_000%60, ms/1000%60, ms%1000)
+}
+
+// The elements this package writes (VAST 4.2, section 3).
+type (
+	inLine struct {
+		XMLName     xml.Name            `xml:"InLine"`
+		AdSystem    adSystem            `xml:"AdSystem"`
+		Error       cdata               `xml:"Error"`
+		Impression  []idURL             `xml:"Impression"`
+		AdServingID cdata               `xml:"AdServingId"`
+		AdTitle     string              `xml:"AdTitle"`
+		Viewable    *viewableImpression `xml:"ViewableImpression"`
+		Creatives   []creative          `xml:"Creatives>Creative"`
+	}
+	adSystem struct {
+		Version string `xml:"version,attr"`
+		Name    string `xml:",chardata"`
+	}
+	cdata struct {
+		Text string `xml:",cdata"`
+	}
+	idURL struct {
+		ID  string `xml:"id,attr"`
+		URL string `xml:",cdata"`
+	}
+	viewableImpression struct {
+		ID       string `xml:"id,attr"`
+		Viewable cdata  `xml:"Viewable"`
+	}
+	creative struct {
+		ID            string        `xml:"id,attr"`
+		AdID          string        `xml:"adId,attr"`
+		UniversalAdID universalAdID `xml:"UniversalAdId"`
+		Linear        linear        `xml:"Linear"`
+	}
+	universalAdID struct {
+		Registry string `xml:"idRegistry,attr"`
+		Value    string `xml:",chardata"`
+	}
+	linear struct {
+		Duration   string          `xml:"Duration"`
+		Tracking   []trackingEvent `xml:"TrackingEvents>Tracking"`
+		MediaFiles []mediaFile     `xml:"MediaFiles>MediaFile"`
+		Clicks     *videoClicks    `xml:"VideoClicks"`
+	}
+	trackingEvent struct {
+		Event string `xml:"event,attr"`
+		URL   string `xml:",cdata"`
+	}
+	mediaFile struct {
+		Delivery string `xml:"delivery,attr"`
+		Type     string `xml:"type,attr"`
+		Width    int    `xml:"width,attr"`
+		Height   int    `xml:"height,attr"`
+		URL      string `xml:",chardata"`
+	}
+	videoClicks struct {
+		ClickThrough idURL `xml:"ClickThrough"`
+	}
+)

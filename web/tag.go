@@ -1,0 +1,110 @@
+package web
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/tag"
+	"marquee/tracking"
+)
+
+// The ad tag's routes: the script (package tag), and the frames HTML
+// creatives render in (docs/tag.md).
+
+// tagPath is the path of the tag's immutable copy: /tag/{version}.js.
+var tagPath = "/tag/" + tag.Version + ".js"
+
+// handleTagScript serves the ad tag: at /t.js for 5 minutes (the address
+// a publisher pastes, so a new version reaches pages soon), at its
+// versioned path for a year (it never changes there). It is gzipped for
+// clients that take gzip, and answers 304 to a copy the client has.
+func handleTagScript() handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		h := &ctx.Response.Header
+		switch string(ctx.Path()) {
+		case "/t.js":
+			h.Set(fasthttp.HeaderCacheControl, "public, max-age=300")
+		case tagPath:
+			h.Set(fasthttp.HeaderCacheControl, "public, max-age=31536000, immutable")
+		default:
+			return marquee.Errorf(marquee.KindNotFound, "no tag %s: the tag is at /t.js (this version at %s)", ctx.Path(), tagPath)
+		}
+		etag := `"` + tag.Version + `"`
+		h.Set(fasthttp.HeaderETag, etag)
+		h.Set(fasthttp.HeaderVary, "Accept-Encoding")
+		h.Set(fasthttp.HeaderAccessControlAllowOrigin, "*")
+		h.Set("X-Content-Type-Options", "nosniff")
+		ctx.SetContentType("text/javascript; charset=utf-8")
+		if bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch), []byte(etag)) {
+			ctx.SetStatusCode(fasthttp.StatusNotModified)
+			return nil
+		}
+		if ctx.Request.Header.HasAcceptEncoding("gzip") {
+			h.Set(fasthttp.HeaderContentEncoding, "gzip")
+			ctx.SetBody(tag.Gzip)
+			return nil
+		}
+		ctx.SetBody(tag.Script)
+		return nil
+	}
+}
+
+// FramePrefix starts the path of an HTML creative's frame: /f/{token},
+// the token of the decision that chose it.
+const FramePrefix = "/f/"
+
+// frameSandbox is what an HTML creative may do, in the frame's CSP as in
+// the tag's iframe: run scripts and open windows, never be of the
+// publisher's origin or the ad server's.
+const frameSandbox = "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox"
+
+// handleFrame serves GET /f/{token}: the HTML creative of the decision's
+// ad as a document of its own, sandboxed by its CSP whoever frames it,
+// with {clickUrl} in the creative replaced by the decision's signed click
+// URL. A token that is not ours is a 400, an expired one a 410.
+func handleFrame(d *decisionEnv) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		token := ctx.Path()[len(FramePrefix):]
+		p, err := d.signer.Open(token, d.now())
+		if err != nil {
+			return err
+		}
+		a, ok := d.engine.Plan().Ad(p.Ad)
+		if !ok || a.Creative == nil || a.Creative.Type != marquee.CreativeHTML {
+			return marquee.Errorf(marquee.KindNotFound, "this ad has no HTML creative (now)")
+		}
+		html := a.Creative.HTML
+		if a.Creative.ClickURL != "" && plainHost(ctx.Host()) {
+			// A plain host and a base64url token: nothing in it to escape.
+			click := tracking.AppendPath(appendOrigin(nil, ctx), tracking.Click, token)
+			html = strings.ReplaceAll(html, "{clickUrl}", string(click))
+		}
+		h := &ctx.Response.Header
+		h.Set("Content-Security-Policy", frameSandbox)
+		h.Set(fasthttp.HeaderCacheControl, "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		ctx.SetContentType("text/html; charset=utf-8")
+		ctx.SetBodyString(`<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>` +
+			html + `</body></html>`)
+		return nil
+	}
+}
+
+// handlePreflight answers a browser's CORS preflight of the decision
+// route from any origin: a page may POST a JSON body to it (the tag sends
+// none and needs no preflight). It holds no cookie or credential.
+func handlePreflight() handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		h := &ctx.Response.Header
+		h.Set(fasthttp.HeaderAccessControlAllowOrigin, "*")
+		h.Set(fasthttp.HeaderAccessControlAllowMethods, "GET, POST")
+		h.Set(fasthttp.HeaderAccessControlAllowHeaders, "Content-Type")
+		h.Set(fasthttp.HeaderAccessControlMaxAge, "86400")
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return nil
+	}
+}

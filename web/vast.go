@@ -1,0 +1,126 @@
+package web
+
+import (
+	"context"
+	"encoding/hex"
+	mrand "math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/maypok86/otter/v2"
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/delivery"
+	"marquee/tracking"
+	"marquee/vast"
+)
+
+// vastTemplates holds the compiled VAST document of each video ad the
+// VAST route has served, by the plan's ad (a changed ad is a new *Ad: its
+// old template is never served again, and ages out).
+type vastTemplates = otter.Cache[*delivery.Ad, *vast.Template]
+
+func newVASTTemplates() *vastTemplates {
+	return otter.Must(&otter.Options[*delivery.Ad, *vast.Template]{MaximumSize: 10_000})
+}
+
+// template is the compiled document of a video ad, or nil for an ad that
+// is not a video (a VAST answer leaves it out).
+func (d *decisionEnv) template(a *delivery.Ad) *vast.Template {
+	c := a.Creative
+	if c == nil || c.Type != marquee.CreativeVideo {
+		return nil
+	}
+	if t, ok := d.vast.GetIfPresent(a); ok {
+		return t
+	}
+	t, err := vast.Compile(vast.Ad{ID: a.ID, Title: a.Title, MediaURL: c.MediaURL, MimeType: c.MimeType, Width: c.Width, Height: c.Height,
+		Duration: time.Duration(c.DurationMs) * time.Millisecond, Clickable: c.ClickURL != ""})
+	if err != nil {
+		return nil // never: a creative's fields always encode
+	}
+	d.vast.Set(a, t)
+	return t
+}
+
+// handleVAST serves GET /vast?placement=…&…: a VAST 4.2 document of the
+// video ads a decision chooses for one slot (the parameters of GET
+// /api/v1/decisions), their tracking URLs signed as a decision's; an
+// empty <VAST> when nothing fills it (docs/api.md#vast).
+func handleVAST(d *decisionEnv) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		ctx.Response.Header.Set(fasthttp.HeaderAccessControlAllowOrigin, "*") // players read it from the publisher's page
+		var in decisionInput
+		if err := decisionFromQuery(ctx.QueryArgs(), &in); err != nil {
+			return err
+		}
+		var slots [1]delivery.Slot
+		req, err := parseDecision(&in, d.engine.Plan(), slots[:])
+		if err != nil {
+			return asParams(err)
+		}
+		if !plainHost(ctx.Host()) {
+			return marquee.Invalid("invalid request", marquee.Problems{"Host": "must be a host name, with a port or not"})
+		}
+		now := d.now()
+		rnd := rngPool.Get().(*mrand.Rand)
+		defer rngPool.Put(rnd)
+		cctx, cancel := context.Background(), func() {}
+		if d.shared {
+			cctx, cancel = context.WithTimeout(cctx, countersTimeout)
+		}
+		chosen := d.engine.Decide(cctx, &req, now, rnd)[0]
+		var raw [300]byte
+		head := appendOrigin(raw[:0], ctx)
+		cancel()
+		bp := pagePool.Get().(*[]byte)
+		out := append((*bp)[:0], vast.Header...)
+		seq, pod := 0, len(chosen) > 1
+		for _, ch := range chosen {
+			t := d.template(ch.Ad)
+			if t == nil {
+				continue
+			}
+			if pod {
+				seq++
+			}
+			var scratch [256]byte
+			token, id := d.sign(scratch[:0], req.Slots[0].Placement, &req, ch, now, rnd)
+			out = t.Append(out, seq, func(dst []byte, h byte) []byte {
+				if h == vast.ServingID {
+					return hex.AppendEncode(dst, id[:])
+				}
+				return tracking.AppendPath(append(dst, head...), h, token)
+			})
+		}
+		out = append(out, vast.Footer+"\n"...)
+		ctx.SetContentType("application/xml; charset=utf-8")
+		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+		*bp = ctx.Response.SwapBody(out)
+		pagePool.Put(bp)
+		return nil
+	}
+}
+
+// appendOrigin appends the scheme and host the request came to (the head
+// of its absolute URLs) to dst.
+func appendOrigin(dst []byte, ctx *fasthttp.RequestCtx) []byte {
+	dst = append(dst, "http"...)
+	if ctx.IsTLS() || string(ctx.Request.Header.Peek("X-Forwarded-Proto")) == "https" {
+		dst = append(dst, 's')
+	}
+	return append(append(dst, "://"...), ctx.Host()...)
+}
+
+// plainHost reports whether host holds only a host name's or an
+// address's characters (and a port): a URL made of it needs no escaping
+// in XML, HTML or JSON.
+func plainHost(host []byte) bool {
+	for _, c := range host {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(".-:[]_", c) >= 0) {
+			return false
+		}
+	}
+	return len(host) > 0
+}
