@@ -11,8 +11,8 @@
   if (w.marquee && w.marquee.fill) return; // loaded twice
   var me = d.currentScript || d.querySelector('script[src$="/t.js"]');
   if (!me) return;
-  var origin = new URL(me.src, d.baseURI).origin;
-  var opt = me.dataset; // data-user, data-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform
+  var opt = me.dataset; // data-server, data-user, data-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform
+  var origin = (opt.server || new URL(me.src, d.baseURI).origin).replace(/\/$/, ''); // data-server: a self-hosted copy's ad server
   var n = 0;
   var IO = w.IntersectionObserver;
 

@@ -55,7 +55,8 @@ func TestRouteScopeMatrix(t *testing.T) {
 		keys[sc], _ = in.createKey("only "+string(sc), string(sc))
 	}
 	wantPublic := []string{"GET /api/v1/ad", "GET /api/v1/ad/{id}", "GET /r/{code}", "GET /e", "POST /e",
-		"GET /healthz", "GET /readyz", "GET /metrics", "POST /api/v1/session", "GET /api/v1/setup", "POST /api/v1/setup", "GET /assets/{file}", "POST /api/v1/decisions", "GET /api/v1/decisions", "GET /t/{kind}/{token}"}
+		"GET /healthz", "GET /readyz", "GET /metrics", "POST /api/v1/session", "GET /api/v1/setup", "POST /api/v1/setup", "GET /assets/{file}", "POST /api/v1/decisions", "GET /api/v1/decisions", "GET /t/{kind}/{token}",
+		"OPTIONS /api/v1/decisions", "GET /t.js", "GET /tag/{file}", "GET /f/{token}", "GET /vast"}
 	var public []string
 	routes := web.NewServer(web.Config{}, web.Deps{Now: time.Now, Index: index.New(time.Now), Registry: prometheus.NewRegistry()}).Routes()
 	for _, r := range routes {

@@ -1,0 +1,445 @@
+//go:build !noconsole
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"marquee/tag"
+)
+
+// The ad tag's tests (docs/tag.md) run in Debian's Chromium, as the
+// console's do: a publisher's page on an origin of its own (an httptest
+// server) loads /t.js from a Marquee instance.
+
+// publisher is a publisher's site: pages by path, each with its CSP (""
+// none), and the files every page may load.
+type publisher struct {
+	*httptest.Server
+	mu    sync.Mutex
+	pages map[string]pubPage
+	video []byte // a recorded video, POSTed by the page that records it
+}
+
+type pubPage struct{ html, csp string }
+
+// pageJS runs before the tag on every publisher page: it keeps the bodies
+// of the decision requests the tag sends (window.sent), the messages ads'
+// frames post (window.fromAds), and shows that the page's own script ran.
+const pageJS = `window.sent = []; window.fromAds = [];
+const realFetch = window.fetch;
+window.fetch = function (u, init) {
+  if (String(u).indexOf('/api/v1/decisions') >= 0) window.sent.push(init && init.body);
+  return realFetch.apply(this, arguments);
+};
+window.addEventListener('message', function (e) { window.fromAds.push(e.data); });
+document.addEventListener('DOMContentLoaded', function () { document.getElementById('title').textContent = 'News: the page works'; });
+`
+
+func newPublisher(t *testing.T) *publisher {
+	p := &publisher{pages: map[string]pubPage{}}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		switch r.URL.Path {
+		case "/page.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			io.WriteString(w, pageJS)
+		case "/self-hosted/t.js": // a publisher's own copy of the tag
+			w.Header().Set("Content-Type", "text/javascript")
+			w.Write(tag.Script)
+		case "/video.webm":
+			if r.Method == "POST" {
+				p.video, _ = io.ReadAll(r.Body)
+				return
+			}
+			http.ServeContent(w, r, "video.webm", time.Time{}, bytes.NewReader(p.video))
+		default:
+			pg, ok := p.pages[r.URL.Path]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			if pg.csp != "" {
+				w.Header().Set("Content-Security-Policy", pg.csp)
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, pg.html)
+		}
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *publisher) page(path, csp, html string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pages[path] = pubPage{html, csp}
+	return p.URL + path
+}
+
+// pubHTML is a publisher's page: the page's script, the tag (its script
+// element's attributes given), a title, and the body.
+func pubHTML(tagSrc, tagAttrs, body string) string {
+	return `<!doctype html><html><head><meta charset="utf-8"><title>Publisher</title>
+<script src="/page.js"></script>
+<script async src="` + tagSrc + `" ` + tagAttrs + `></script></head>
+<body><h1 id="title">News</h1>` + body + `</body></html>`
+}
+
+// adServer is a Marquee instance with one campaign and the ads the tests
+// show, and reports flushed every 100 ms.
+type adServer struct {
+	*instance
+	flight string
+	ads    map[string]string // name → id
+}
+
+func newAdServer(t *testing.T) *adServer {
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
+	a := &adServer{instance: in, ads: map[string]string{},
+		flight: `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`}
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	return a
+}
+
+// placement makes a placement, and a campaign with an ad in it showing
+// creative (JSON): a campaign each, as a page shows a campaign once.
+func (a *adServer) placement(name, creative string) {
+	a.t.Helper()
+	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"`+name+`"}`), 201, "")
+	r := a.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"`+name+`",`+a.flight+`}`)
+	var camp struct{ ID string }
+	if json.Unmarshal([]byte(r.body), &camp); r.status != 201 {
+		a.t.Fatalf("create the campaign of %s = %d %s", name, r.status, r.body)
+	}
+	r = a.admin("POST", "/api/v1/ad", `{"title":"`+name+` ad",`+a.flight+`,"campaignId":"`+camp.ID+`","placements":["`+name+`"],"creative":`+creative+`}`)
+	var got struct{ ID string }
+	if json.Unmarshal([]byte(r.body), &got); r.status != 201 {
+		a.t.Fatalf("create the ad of %s = %d %s", name, r.status, r.body)
+	}
+	a.ads[name] = got.ID
+}
+
+// uploadPNG uploads a w×h image and returns its URL (/assets/…).
+func (a *adServer) uploadPNG(w, h int) string {
+	a.t.Helper()
+	var body bytes.Buffer
+	png.Encode(&body, image.NewGray(image.Rect(0, 0, w, h)))
+	r := a.do("POST", "/api/v1/assets", a.token, "image/png", body.String())
+	var got struct{ URL string }
+	if json.Unmarshal([]byte(r.body), &got); r.status != 201 {
+		a.t.Fatalf("upload = %d %s", r.status, r.body)
+	}
+	return got.URL
+}
+
+// totals are an ad's (or, with "all", the advertiser's) report totals,
+// bots included (headless Chromium says it is one).
+func (a *adServer) totals(name string) map[string]float64 {
+	a.t.Helper()
+	path := "/api/v1/advertisers/1/stats?bots=include"
+	if name != "all" {
+		path = "/api/v1/ad/" + a.ads[name] + "/stats?bots=include"
+	}
+	r := a.admin("GET", path, "")
+	var got struct{ Totals map[string]float64 }
+	if json.Unmarshal([]byte(r.body), &got); r.status != 200 {
+		a.t.Fatalf("GET %s = %d %s", path, r.status, r.body)
+	}
+	return got.Totals
+}
+
+// waitFor polls the page until js is true.
+func (b *tab) waitFor(what, js string, within time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(within)
+	for !eval[bool](b, js) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s: not true within %s: %s\n(page: %s)", what, within, js, eval[string](b, `document.body.outerHTML`))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// sandboxProbe is an HTML creative that tries what a creative must never
+// do to the page that shows it, and posts what happened to its parent.
+const sandboxProbe = `<div id=ad style="width:300px;height:250px;background:#fc0">ad</div><script>
+var r = {};
+function probe(name, f) { try { r[name] = f(); } catch (e) { r[name] = 'blocked'; } }
+probe('parentDocument', function () { return parent.document.title; });
+probe('changePage', function () { parent.document.body.textContent = 'owned'; return 'changed'; });
+probe('topLocation', function () { return String(top.location.href); });
+probe('cookie', function () { return document.cookie; });
+probe('storage', function () { return String(localStorage.length); });
+parent.postMessage(r, '*');
+try { top.location = 'https://example.invalid/'; } catch (e) {}
+</script>`
+
+// TestTagInBrowser: a page with three placements — an image, an HTML
+// creative and a native ad — under a strict CSP that allows the ad
+// server's origin: each filled once by one decision request, the HTML ad
+// unable to reach the page, the impressions counted (and measured); a
+// slot added later filled through marquee.fill.
+func TestTagInBrowser(t *testing.T) {
+	ads := newAdServer(t)
+	img := ads.uploadPNG(728, 90)
+	ads.placement("top", `{"type":"image","width":728,"height":90,"image":"`+img+`","clickUrl":"https://acme.test/spring"}`)
+	ads.placement("side", `{"type":"html","width":300,"height":250,"html":`+jsString(sandboxProbe)+`}`)
+	ads.placement("feed", `{"type":"native","title":"Spring sale","body":"<b>not markup</b>","cta":"Shop now","sponsoredBy":"Acme","clickUrl":"https://acme.test/native"}`)
+	pub := newPublisher(t)
+	csp := "default-src 'none'; script-src 'self' " + ads.url + "; connect-src " + ads.url + "; img-src " + ads.url + "; frame-src " + ads.url
+	url := pub.page("/article", csp, pubHTML(ads.url+"/t.js", `data-consent="1" data-user="reader-7"`,
+		`<div data-marquee-placement="top"></div><div data-marquee-placement="side"></div><div id="native-slot" data-marquee-placement="feed"></div>`))
+
+	b := newTab(t, pub.URL, 1200, 900)
+	b.do("open the publisher's page", chromedp.Navigate(url))
+	b.waitFor("every slot filled", `[...document.querySelectorAll('[data-marquee-placement]')].every(s => s.dataset.marqueeState === 'filled')`, 10*time.Second)
+	b.waitFor("the HTML ad's probe reported", `window.fromAds.length > 0`, 10*time.Second)
+
+	if n := eval[int](b, `window.sent.length`); n != 1 {
+		t.Errorf("decision requests = %d; want 1 for the page's three slots", n)
+	}
+	sent := eval[string](b, `window.sent[0].text()`)
+	if !strings.Contains(sent, `"placement":"top"`) || !strings.Contains(sent, `"placement":"feed"`) || !strings.Contains(sent, `"user":{"key":"reader-7"}`) {
+		t.Errorf("decision request = %s; want the three slots and the user key (consent given, no GPC)", sent)
+	}
+	for _, c := range []struct{ sel, what string }{
+		{`[data-marquee-placement=top] .mq-ad a[href^="` + ads.url + `/t/c/"][target=_blank] img[src^="` + ads.url + `/assets/"][width="728"]`, "the image, linked through the signed click URL"},
+		{`[data-marquee-placement=side] .mq-ad iframe[src^="` + ads.url + `/f/"][sandbox="allow-scripts allow-popups allow-popups-to-escape-sandbox"][width="300"][height="250"]`, "the HTML ad in a sandboxed frame of the ad server"},
+		{`#native-slot .mq-ad.mq-native a[href^="` + ads.url + `/t/c/"] strong.mq-title`, "the native ad, built of elements"},
+	} {
+		if n := eval[int](b, `document.querySelectorAll(`+jsString(c.sel)+`).length`); n != 1 {
+			t.Errorf("%s: %d elements match %s; want 1", c.what, n, c.sel)
+		}
+	}
+	if got := eval[string](b, `document.querySelector('#native-slot .mq-body').innerHTML`); got != "&lt;b&gt;not markup&lt;/b&gt;" {
+		t.Errorf("native body = %q; want its text, never markup", got)
+	}
+	var probe map[string]string
+	if err := json.Unmarshal(eval[[]byte](b, `window.fromAds[0]`), &probe); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"parentDocument", "changePage", "topLocation", "cookie", "storage"} {
+		if probe[k] != "blocked" {
+			t.Errorf("the HTML creative's %s = %q; want blocked (all: %v)", k, probe[k], probe)
+		}
+	}
+	if title := b.text("#title"); title != "News: the page works" {
+		t.Errorf("the page's title = %q; want the page's own script's text, untouched by any ad", title)
+	}
+	time.Sleep(300 * time.Millisecond) // a navigation of the page would have begun
+	if loc := eval[string](b, `location.href`); loc != url {
+		t.Errorf("the page is at %s; want %s (the creative tried to navigate it)", loc, url)
+	}
+
+	// A slot a single-page app adds later: marquee.fill.
+	eval[bool](b, `(() => { const e = document.createElement('div'); e.id = 'late'; e.dataset.marqueePlacement = 'top'; document.body.append(e); marquee.fill(e); return true; })()`)
+	b.waitFor("the late slot filled", `document.getElementById('late').dataset.marqueeState === 'filled'`, 10*time.Second)
+	if n := eval[int](b, `window.sent.length`); n != 2 {
+		t.Errorf("decision requests after marquee.fill = %d; want 2", n)
+	}
+	if n := eval[int](b, `document.querySelector('[data-marquee-placement=top]').querySelectorAll('.mq-ad').length`); n != 1 {
+		t.Errorf("the first top slot has %d ads after the late fill; want still 1", n)
+	}
+
+	eventually(t, 10*time.Second, func() string {
+		c := ads.totals("all")
+		if c["impressions"] != 4 || c["measured"] != 4 {
+			return fmt.Sprintf("advertiser totals %v; want 4 impressions (3 slots and the late one), all measured", c)
+		}
+		return ""
+	})
+	for _, e := range b.errors {
+		if strings.Contains(e, "exception") {
+			t.Errorf("the page threw: %s", e)
+		}
+	}
+}
+
+// viewPage is a publisher's page whose ads start below the fold: a
+// 300×250 ad and a 970×250 one (242,500 pixels: MRC's large ad) side by
+// side, 2,000 pixels down.
+const viewPage = `<div style="height:2000px">above the fold</div>
+<div style="display:flex;gap:10px;align-items:flex-start"><div id="small" data-marquee-placement="small"></div><div id="large" data-marquee-placement="large"></div></div>
+<div style="height:3000px">below</div>`
+
+// TestTagViewabilityInBrowser checks MRC's rule as the tag applies it: an
+// ad below the fold is not viewable; in view for 0.5 s then scrolled away
+// it is not; at 35% in view a large ad is and a small one is not; in a
+// hidden (minimised) window time does not count; 1 s at 100% is.
+func TestTagViewabilityInBrowser(t *testing.T) {
+	ads := newAdServer(t)
+	box := func(color string, w int) string {
+		return `{"type":"html","width":` + fmt.Sprint(w) + `,"height":250,"html":"<div style=\"height:250px;background:` + color + `\"></div>"}`
+	}
+	ads.placement("small", box("#0a0", 300))
+	ads.placement("large", box("#00a", 970))
+	pub := newPublisher(t)
+	url := pub.page("/long", "", pubHTML(ads.url+"/t.js", "", viewPage))
+	b := newTab(t, pub.URL, 1400, 800)
+	b.do("open the page", chromedp.Navigate(url))
+	b.waitFor("both slots filled", `['small','large'].every(id => document.getElementById(id).dataset.marqueeState === 'filled')`, 10*time.Second)
+	views := func() (small, large float64) {
+		return ads.totals("small")["views"], ads.totals("large")["views"]
+	}
+	settle := func() { time.Sleep(1500 * time.Millisecond) } // past the 1 s rule, and a report flush
+	scrollTo := func(shown float64) { // so that this share of the ads' 250 pixels is on screen
+		eval[bool](b, fmt.Sprintf(`window.scrollTo(0, document.getElementById('small').getBoundingClientRect().top + scrollY - innerHeight + 250 * %g); true`, shown))
+	}
+	eventually(t, 10*time.Second, func() string {
+		if ads.totals("small")["impressions"] != 1 || ads.totals("large")["impressions"] != 1 {
+			return "the two impressions are not counted yet"
+		}
+		return ""
+	})
+
+	settle()
+	if s, l := views(); s != 0 || l != 0 {
+		t.Fatalf("below the fold: views %v and %v; want none", s, l)
+	}
+
+	scrollTo(1) // fully in view for 0.5 s, then away
+	time.Sleep(500 * time.Millisecond)
+	scrollTo(-2)
+	settle()
+	if s, l := views(); s != 0 || l != 0 {
+		t.Fatalf("in view 0.5 s then away: views %v and %v; want none", s, l)
+	}
+
+	scrollTo(0.35) // 35%: enough for the large ad, not the small one
+	eventually(t, 5*time.Second, func() string {
+		if _, l := views(); l != 1 {
+			return fmt.Sprintf("large ad at 35%% for over 1 s: %v views; want 1", l)
+		}
+		return ""
+	})
+	if s, _ := views(); s != 0 {
+		t.Fatalf("small ad at 35%%: %v views; want none (it needs 50%%)", s)
+	}
+
+	// Fully in view for 0.3 s, then the window is minimised (the page
+	// hidden) for longer than the rule: its time does not count.
+	win, err := chromedp.Call(b.ctx, cdpbrowser.GetWindowForTarget, cdpbrowser.GetWindowForTargetParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setWindow := func(state cdpbrowser.WindowState) {
+		if _, err := chromedp.Call(b.ctx, cdpbrowser.SetWindowBounds, cdpbrowser.SetWindowBoundsParams{WindowID: win.WindowID, Bounds: &cdpbrowser.Bounds{WindowState: state}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scrollTo(1)
+	time.Sleep(300 * time.Millisecond)
+	setWindow(cdpbrowser.WindowStateMinimized)
+	b.waitFor("the page hidden", `document.visibilityState === 'hidden'`, 5*time.Second)
+	settle()
+	if s, _ := views(); s != 0 {
+		t.Fatalf("small ad in view in a hidden page: %v views; want none", s)
+	}
+	setWindow(cdpbrowser.WindowStateNormal)
+	b.waitFor("the page visible", `document.visibilityState === 'visible'`, 5*time.Second)
+	eventually(t, 5*time.Second, func() string {
+		if s, _ := views(); s != 1 {
+			return fmt.Sprintf("small ad fully in view, the page visible again for over 1 s: %v views; want 1", s)
+		}
+		return ""
+	})
+	if c := ads.totals("all"); c["measured"] != 2 || c["views"] != 2 || c["viewability"] != 1 {
+		t.Errorf("advertiser totals %v; want 2 measured, 2 views, viewability 1", c)
+	}
+}
+
+// TestTagFailsQuietlyInBrowser: a self-hosted copy of the tag whose ad
+// server is down leaves the page working and collapses the slot that asks
+// for it; and the tag's privacy rules: no user key without consent or with
+// GPC, no cookie unless the publisher opts in.
+func TestTagFailsQuietlyInBrowser(t *testing.T) {
+	ads := newAdServer(t)
+	ads.placement("top", `{"type":"native","title":"Spring sale"}`)
+	pub := newPublisher(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close() // nothing listens there now
+	url := pub.page("/down", "", pubHTML("/self-hosted/t.js", `data-server="`+down+`"`,
+		`<div id="a" data-marquee-placement="top" data-marquee-collapse></div><div id="b" data-marquee-placement="top">kept</div><p id="after">the rest of the page</p>`))
+	b := newTab(t, pub.URL, 1000, 800)
+	b.do("open the page", chromedp.Navigate(url))
+	b.waitFor("both slots given up", `['a','b'].every(id => document.getElementById(id).dataset.marqueeState === 'empty')`, 10*time.Second)
+	if got := eval[string](b, `getComputedStyle(document.getElementById('a')).display + ' ' + getComputedStyle(document.getElementById('b')).display`); got != "none block" {
+		t.Errorf("displays of the slots = %q; want the one that asks collapsed, the other kept", got)
+	}
+	if title := b.text("#title"); title != "News: the page works" {
+		t.Errorf("title = %q; want the page's script to have run", title)
+	}
+	for _, e := range b.errors {
+		if strings.Contains(e, "exception") {
+			t.Errorf("the page threw: %s", e)
+		}
+	}
+
+	// Privacy: what the decision request carries, and the tag's cookie.
+	for _, c := range []struct {
+		name, attrs string
+		gpc         bool
+		key         string // "" none; "cookie" the tag's cookie's id
+		cookie      bool
+	}{
+		{"consent and a key", `data-consent="1" data-user="u-1"`, false, "u-1", false},
+		{"a key without consent", `data-user="u-1"`, false, "", false},
+		{"consent refused", `data-consent="0" data-user="u-1"`, false, "", false},
+		{"GPC", `data-consent="1" data-user="u-1"`, true, "", false},
+		{"the tag's cookie, opted in", `data-consent="1" data-cookie="1"`, false, "cookie", true},
+		{"the tag's cookie under GPC", `data-consent="1" data-cookie="1"`, true, "", false},
+		{"no cookie without the opt-in", `data-consent="1"`, false, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newTab(t, pub.URL, 1000, 800)
+			if c.gpc {
+				if _, err := chromedp.Call(b.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+					Source: `Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', {get: () => true})`}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			url := pub.page("/privacy", "", pubHTML(ads.url+"/t.js", c.attrs, `<div id="a" data-marquee-placement="top"></div>`))
+			b.do("open the page", chromedp.Navigate(url))
+			b.waitFor("the slot filled", `document.getElementById('a').dataset.marqueeState === 'filled'`, 10*time.Second)
+			var sent struct{ User *struct{ Key string } }
+			json.Unmarshal([]byte(eval[string](b, `window.sent[0].text()`)), &sent)
+			cookie := eval[string](b, `document.cookie`)
+			got := ""
+			if sent.User != nil {
+				got = sent.User.Key
+			}
+			want := c.key
+			if want == "cookie" {
+				want = strings.TrimPrefix(cookie, "mq_uid=")
+				if len(want) != 32 {
+					t.Fatalf("document.cookie = %q; want the tag's mq_uid of 32 hex digits", cookie)
+				}
+			}
+			if got != want || (cookie != "") != c.cookie {
+				t.Errorf("user key sent %q, cookie %q; want key %q, a cookie: %v", got, cookie, want, c.cookie)
+			}
+		})
+	}
+}
