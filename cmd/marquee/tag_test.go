@@ -300,7 +300,7 @@ func TestTagViewabilityInBrowser(t *testing.T) {
 		return ads.totals("small")["views"], ads.totals("large")["views"]
 	}
 	settle := func() { time.Sleep(1500 * time.Millisecond) } // past the 1 s rule, and a report flush
-	scrollTo := func(shown float64) { // so that this share of the ads' 250 pixels is on screen
+	scrollTo := func(shown float64) {                        // so that this share of the ads' 250 pixels is on screen
 		eval[bool](b, fmt.Sprintf(`window.scrollTo(0, document.getElementById('small').getBoundingClientRect().top + scrollY - innerHeight + 250 * %g); true`, shown))
 	}
 	eventually(t, 10*time.Second, func() string {
