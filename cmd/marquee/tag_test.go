@@ -443,3 +443,127 @@ func TestTagFailsQuietlyInBrowser(t *testing.T) {
 		})
 	}
 }
+
+// recordPage records a 3-second video (a canvas drawn frame by frame,
+// through MediaRecorder) and POSTs it to the publisher's /video.webm:
+// Chromium makes the video ad the player plays, with nothing downloaded.
+const recordPage = `<!doctype html><html><head><meta charset="utf-8"></head><body><canvas id="c" width="320" height="180"></canvas><script>
+window.record = function () {
+  return new Promise(function (done) {
+    var c = document.getElementById('c'), g = c.getContext('2d'), start = performance.now();
+    var rec = new MediaRecorder(c.captureStream(30), { mimeType: 'video/webm;codecs=vp8' }), parts = [];
+    rec.ondataavailable = function (e) { parts.push(e.data); };
+    rec.onstop = function () { fetch('/video.webm', { method: 'POST', body: new Blob(parts, { type: 'video/webm' }) }).then(function () { done(true); }); };
+    (function frame() {
+      var t = performance.now() - start;
+      g.fillStyle = 'hsl(' + (t / 10 % 360) + ',80%,50%)'; g.fillRect(0, 0, 320, 180);
+      g.fillStyle = '#fff'; g.font = '40px sans-serif'; g.fillText((t / 1000).toFixed(1) + ' s', 90, 100);
+      if (t < 3300) requestAnimationFrame(frame); else rec.stop();
+    })();
+    rec.start(100);
+  });
+};
+</script></body></html>`
+
+// playerPage is a minimal VAST player, written for this test from the
+// VAST 4 specification: it reads the document with DOMParser, plays the
+// MediaFile in a plain <video>, and fires the Impression when the video
+// plays, the Linear's tracking events (start, the quartiles by the VAST
+// Duration, complete, pause, mute, skip) and the Viewable URL after 2
+// continuous seconds of play in full view. It fires start twice, as
+// careless players do.
+const playerPage = `<!doctype html><html><head><meta charset="utf-8"></head><body>
+<video id="v" width="640" height="360" muted playsinline></video>
+<button id="unmute">unmute</button><button id="mute">mute</button>
+<script>
+var v = document.getElementById('v');
+document.getElementById('unmute').onclick = function () { v.muted = false; };
+document.getElementById('mute').onclick = function () { v.muted = true; };
+window.play = async function (vastUrl, skipAt) {
+  var text = await (await fetch(vastUrl)).text();
+  var doc = new DOMParser().parseFromString(text, 'application/xml');
+  var ad = doc.querySelector('VAST > Ad > InLine');
+  if (!ad) return 'empty';
+  var fire = function (u) { return fetch(u.trim().replace('[TIMESTAMP]', encodeURIComponent(new Date().toISOString())), { mode: 'no-cors' }); };
+  var track = {}, fired = {};
+  ad.querySelectorAll('Linear > TrackingEvents > Tracking').forEach(function (t) { (track[t.getAttribute('event')] = track[t.getAttribute('event')] || []).push(t.textContent); });
+  var once = function (e) { if (fired[e]) return; fired[e] = 1; (track[e] || []).forEach(fire); };
+  var hms = ad.querySelector('Linear > Duration').textContent.split(':');
+  var dur = +hms[0] * 3600 + +hms[1] * 60 + +hms[2];
+  return new Promise(function (done) {
+    var playedFor = 0, last = 0;
+    v.onplaying = function () {
+      if (!fired.impression) { fired.impression = 1; ad.querySelectorAll('Impression').forEach(function (e) { fire(e.textContent); }); }
+      if (!fired.start) { (track.start || []).forEach(fire); }
+      once('start');
+      last = performance.now();
+    };
+    v.ontimeupdate = function () {
+      var p = v.currentTime / dur, now = performance.now();
+      if (!v.paused && last) { playedFor += now - last; last = now; }
+      if (playedFor >= 2000 && !fired.viewable) { fired.viewable = 1; ad.querySelectorAll('ViewableImpression > Viewable').forEach(function (e) { fire(e.textContent); }); }
+      if (p >= 0.25) once('firstQuartile');
+      if (p >= 0.5) once('midpoint');
+      if (p >= 0.75) once('thirdQuartile');
+      if (skipAt && v.currentTime >= skipAt) { once('skip'); v.pause(); v.onpause = null; done('skipped'); }
+    };
+    v.onpause = function () { if (!v.ended) { once('pause'); playedFor = 0; last = 0; } };
+    v.onvolumechange = function () { if (v.muted) once('mute'); };
+    v.onended = function () { once('complete'); done('complete'); };
+    v.src = ad.querySelector('MediaFiles > MediaFile').textContent.trim();
+    v.play();
+  });
+};
+</script></body></html>`
+
+// TestVASTPlayerInBrowser plays a video ad in Chromium through a minimal
+// VAST player: every tracking event of a full play counted once (start
+// fired twice), a second play skipped, and the reports' quartiles,
+// completion rate and viewable impression.
+func TestVASTPlayerInBrowser(t *testing.T) {
+	ads := newAdServer(t)
+	pub := newPublisher(t)
+	b := newTab(t, pub.URL, 1000, 800)
+	b.do("open the recorder", chromedp.Navigate(pub.page("/record", "", recordPage)))
+	if !eval[bool](b, `window.record()`) {
+		t.Fatal("the video was not recorded")
+	}
+	ads.placement("preroll", `{"type":"video","width":320,"height":180,"mediaUrl":"`+pub.URL+`/video.webm","mimeType":"video/webm","durationMs":3000,"clickUrl":"https://acme.test/video"}`)
+	b.do("open the player", chromedp.Navigate(pub.page("/player", "", playerPage)))
+	vast := jsString(ads.url + "/vast?placement=preroll")
+	eval[bool](b, `(window.full = window.play(`+vast+`), true)`)
+	b.waitFor("the video playing", `!document.getElementById('v').paused && document.getElementById('v').currentTime > 0.2`, 10*time.Second)
+	b.do("unmute and mute, as a person would", chromedp.Click(chromedp.ID("unmute")), chromedp.Click(chromedp.ID("mute")))
+	b.waitFor("past a second", `document.getElementById('v').currentTime > 1`, 10*time.Second)
+	eval[bool](b, `(async () => { const v = document.getElementById('v'); v.pause(); await new Promise(r => setTimeout(r, 200)); await v.play(); return true; })()`)
+	if got := eval[string](b, `window.full`); got != "complete" {
+		t.Fatalf("the first play ended %q; want complete", got)
+	}
+	if got := eval[string](b, `window.play(`+vast+`, 0.5)`); got != "skipped" {
+		t.Fatalf("the second play ended %q; want skipped", got)
+	}
+	if got := eval[string](b, `window.play(`+jsString(ads.url+"/vast?placement=preroll&country=ZZZ")+`).catch(e => String(e))`); got == "complete" {
+		t.Fatalf("a VAST request with a bad country played %q", got)
+	}
+	want := map[string]float64{"impressions": 2, "starts": 2, "firstQuartiles": 1, "midpoints": 1, "thirdQuartiles": 1, "completes": 1,
+		"completionRate": 0.5, "views": 1}
+	eventually(t, 10*time.Second, func() string {
+		got := ads.totals("preroll")
+		for k, v := range want {
+			if got[k] != v {
+				return fmt.Sprintf("the video ad's totals %v; want %v", got, want)
+			}
+		}
+		return ""
+	})
+	ads.stop()
+	types := map[string]int{}
+	for _, e := range eventLines(t, ads.data) {
+		types[fmt.Sprint(e["type"])]++
+	}
+	for k, n := range map[string]int{"impression": 2, "start": 2, "pause": 1, "mute": 1, "skip": 1, "complete": 1, "view": 1} {
+		if types[k] != n {
+			t.Errorf("event files hold %d %s events; want %d (all: %v)", types[k], k, n, types)
+		}
+	}
+}
