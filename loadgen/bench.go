@@ -17,7 +17,7 @@ import (
 
 // Scenario names a request mix and its parameters (see Paths).
 type Scenario struct {
-	Name      string  // "ads", "ad-by-id", "links", "events", "decisions" or "url"
+	Name      string  // "ads", "ad-by-id", "links", "events", "decisions", "vast" or "url"
 	Seed      uint64  // the same seed gives the same requests
 	Requests  int     // how many requests a generated scenario pre-builds
 	Ads       int     // ad-by-id: ids 1–Ads
@@ -53,6 +53,8 @@ func (s Scenario) Paths() ([]string, error) {
 		return EventPaths(s.Seed, s.Requests, s.Ads), nil
 	case "decisions":
 		return DecisionPaths(s.Seed, s.Requests), nil
+	case "vast":
+		return VASTPaths(s.Seed, s.Requests), nil
 	}
 	if s.Path != "" {
 		return ReadPaths(strings.NewReader(s.Path))

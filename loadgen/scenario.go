@@ -97,6 +97,28 @@ func DecisionPaths(seed uint64, n int) []string {
 	return out
 }
 
+// VASTPaths returns n requests of the "vast" scenario: GET /vast for the
+// video placement of fixture.Placements, with a user key (one of
+// 100,000) and a country and a platform each present half the time, over
+// a catalog seeded with marquee seed -campaigns (every tenth ad a video).
+// The same seed gives the same paths.
+func VASTPaths(seed uint64, n int) []string {
+	r := rand.New(rand.NewPCG(seed, 0x7a57))
+	video := fixture.Placements[len(fixture.Placements)-1].Name
+	out := make([]string, n)
+	for i := range out {
+		p := fmt.Sprintf("/vast?placement=%s&user=u%06d", video, r.IntN(100_000))
+		if r.IntN(2) == 0 {
+			p += "&country=" + fixture.Countries[r.IntN(len(fixture.Countries))]
+		}
+		if r.IntN(2) == 0 {
+			p += "&platform=" + marquee.Platforms[r.IntN(len(marquee.Platforms))]
+		}
+		out[i] = p
+	}
+	return out
+}
+
 // AdByIDPaths returns n requests of the "ad-by-id" scenario: GET
 // /api/v1/ad/{id} over ids 1–ids, drawn from a Zipf distribution with
 // exponent s (see zipfPaths). The same seed gives the same paths.

@@ -49,7 +49,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	var c benchConfig
 	b, sc := &c.bench, &c.bench.Scenario
 	fs := newFlags("bench", "bench [flags]", "Loads a server (by default one started in-process) with a scenario and reports requests/s and latency; -baseline also loads a hello-world and reports the ratio.", stderr)
-	fs.StringVar(&sc.Name, "scenario", "ads", "request mix: ads (mixed GET /api/v1/ad), ad-by-id (Zipf GET /api/v1/ad/{id}), links (Zipf GET /r/{code}), events (GET /e beacons), decisions (POST /api/v1/decisions of three slots; with -campaigns 1000 by default), url (-path or -paths)")
+	fs.StringVar(&sc.Name, "scenario", "ads", "request mix: ads (mixed GET /api/v1/ad), ad-by-id (Zipf GET /api/v1/ad/{id}), links (Zipf GET /r/{code}), events (GET /e beacons), decisions (POST /api/v1/decisions of three slots; with -campaigns 1000 by default), vast (GET /vast of the video placement; -campaigns 1000 by default), url (-path or -paths)")
 	fs.StringVar(&b.Target, "target", "", "base URL to load, e.g. http://127.0.0.1:8080 (default: start Marquee in-process on a temp dir, seeded with -ads)")
 	fs.IntVar(&c.ads, "ads", 1000, "active ads to seed in-process; ad-by-id draws ids from 1 to this")
 	fs.BoolVar(&c.linkRules, "link-rules", false, "links scenario: seed every link with 5 redirect rules and 2 weighted destinations, which the generator's requests (a desktop browser in English) meet none of")
@@ -86,7 +86,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	}
 	b.Headers = hdrs
 	sc.Ads, sc.Links = c.ads, c.links
-	if sc.Name == "decisions" && !flagSet(fs, "campaigns") {
+	if (sc.Name == "decisions" || sc.Name == "vast") && !flagSet(fs, "campaigns") {
 		c.campaigns = 1000
 	}
 	if sc.Name == "links" && !flagSet(fs, "ok-status") {
@@ -116,13 +116,13 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 		problems = append(problems, "-ads and -links must be ≥ 0")
 	}
 	switch sc.Name {
-	case "ads", "ad-by-id", "links", "events", "decisions":
+	case "ads", "ad-by-id", "links", "events", "decisions", "vast":
 	case "url":
 		if (sc.Path == "") == (sc.PathsFile == "") {
 			problems = append(problems, "-scenario url needs exactly one of -path and -paths")
 		}
 	default:
-		problems = append(problems, fmt.Sprintf("-scenario %q: want ads, ad-by-id, links, events, decisions or url", sc.Name))
+		problems = append(problems, fmt.Sprintf("-scenario %q: want ads, ad-by-id, links, events, decisions, vast or url", sc.Name))
 	}
 	if *rate != "" {
 		if pct, ok := strings.CutSuffix(*rate, "%"); ok {

@@ -720,6 +720,13 @@ func TestCampaignsInBrowser(t *testing.T) {
 	b.do("create a placement", chromedp.SendKeys(chromedp.CSS(`[data-field="name"] input`), "home-top"),
 		chromedp.SendKeys(chromedp.CSS(`[data-field="sizes"] input`), "300x250"), click(`#placement-form button[type=submit]`))
 	b.waitHash(`^#/placements/home-top$`)
+	b.do("the placement's page", chromedp.WaitVisible(chromedp.ID("tag-snippet")))
+	if got := eval[string](b, `document.getElementById('tag-snippet').value`); got != `<script async src="`+in.url+`/t.js"></script>`+"\n"+`<div data-marquee-placement="home-top"></div>` {
+		t.Errorf("the placement's tag snippet = %q", got)
+	}
+	if got := eval[string](b, `document.getElementById('vast-url').value`); got != in.url+"/vast?placement=home-top" {
+		t.Errorf("the placement's VAST URL = %q (it takes every type, video too)", got)
+	}
 
 	// An ad in the campaign, with an image uploaded from a file.
 	img := filepath.Join(t.TempDir(), "banner.png")

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -112,7 +113,9 @@ type adServer struct {
 }
 
 func newAdServer(t *testing.T) *adServer {
-	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil, "-reports-flush", "100ms")
 	a := &adServer{instance: in, ads: map[string]string{},
 		flight: `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`}
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
@@ -294,6 +297,12 @@ func TestTagViewabilityInBrowser(t *testing.T) {
 	pub := newPublisher(t)
 	url := pub.page("/long", "", pubHTML(ads.url+"/t.js", "", viewPage))
 	b := newTab(t, pub.URL, 1400, 800)
+	// A person's browser, not a headless one (a bot, which the console's
+	// figures leave out).
+	if _, err := chromedp.Call(b.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+		UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"}); err != nil {
+		t.Fatal(err)
+	}
 	b.do("open the page", chromedp.Navigate(url))
 	b.waitFor("both slots filled", `['small','large'].every(id => document.getElementById(id).dataset.marqueeState === 'filled')`, 10*time.Second)
 	views := func() (small, large float64) {
@@ -363,6 +372,15 @@ func TestTagViewabilityInBrowser(t *testing.T) {
 	})
 	if c := ads.totals("all"); c["measured"] != 2 || c["views"] != 2 || c["viewability"] != 1 {
 		t.Errorf("advertiser totals %v; want 2 measured, 2 views, viewability 1", c)
+	}
+
+	// The console shows the figures.
+	con := newTab(t, ads.url, 1280, 900)
+	con.do("open the console", chromedp.Navigate(ads.url+"/admin/"))
+	con.signIn("owner@example.com", "owner-password-1")
+	con.open("#/ads/"+ads.ads["large"], `[data-kpi=viewability]`)
+	if v, n := con.text(`[data-kpi=viewability] .v`), con.text(`[data-kpi=views] .v`); v != "100.00%" || n != "1" {
+		t.Errorf("the ad's console tiles: viewability %q, viewable impressions %q; want 100.00%% and 1", v, n)
 	}
 }
 

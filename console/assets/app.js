@@ -20,6 +20,17 @@
   };
   const main = () => document.getElementById('main');
   const show = (...kids) => { const m = main(); m.replaceChildren(...kids.filter(k => k !== null && k !== undefined && k !== false)); };
+  // copyButton copies text to the clipboard or, where the browser refuses,
+  // selects it in box (an input or textarea) for the person to copy; a
+  // status next to the button says which.
+  const copyButton = (text, box, id) => {
+    const said = el('span', { class: 'muted', 'aria-live': 'polite' });
+    return [el('button', { type: 'button', id, text: 'Copy', onclick: async () => {
+      try { await navigator.clipboard.writeText(text); said.textContent = 'Copied.'; } catch (_) {
+        if (box && box.select) { box.select(); said.textContent = 'Selected: press Ctrl+C to copy.'; } else said.textContent = 'Select it and copy it.';
+      }
+    } }), said];
+  };
   const nf = new Intl.NumberFormat('en');
   const num = n => (n === null || n === undefined) ? '—' : nf.format(n);
   const pct = x => (x === null || x === undefined) ? '—' : (100 * x).toFixed(2) + '%';
@@ -364,8 +375,12 @@
       }
       return el('div', { class: 'tile', 'data-kpi': k }, el('div', { class: 'k', text: label }), el('div', { class: 'v', text: fmt(a) }), d);
     };
+    // Viewability shows where the tag measured impressions; video
+    // completion where videos started.
     return el('div', { class: 'tiles' }, t('impressions', 'Impressions', num), t('clicks', 'Clicks', num), t('ctr', 'CTR', pct),
-      t('conversions', 'Conversions', num), t('uniques', 'Reach (unique viewers)', num));
+      t('conversions', 'Conversions', num), t('uniques', 'Reach (unique viewers)', num),
+      cur.measured ? [t('views', 'Viewable impressions', num), t('viewability', 'Viewability (viewable ÷ measured)', pct)] : null,
+      cur.starts ? [t('starts', 'Video starts', num), t('completionRate', 'Video completion', pct)] : null);
   }
   function table(head, rows, empty) {
     if (!rows.length) return el('p', { class: 'empty', text: empty });
@@ -384,8 +399,9 @@
     show(el('h1', { text: 'Overview' }), rangePicker(q, '#/'), tiles(ads.totals, before.totals), botsNote(ads.botsLeftOut),
       chart(ads, 'Impressions, clicks and conversions'),
       el('div', { class: 'grid2' },
-        el('section', {}, el('h2', { text: 'Top ads by impressions' }), table(['Ad', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }],
-          (ads.top || []).map(t => [el('a', { href: '#/ads/' + t.id, text: t.title || 'Ad ' + t.id + ' (deleted)' }), num(t.impressions), num(t.clicks), pct(t.ctr)]), 'No ad was seen in this range.')),
+        el('section', {}, el('h2', { text: 'Top ads by impressions' }), table(['Ad', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }, { t: 'Viewability', num: 1 }],
+          (ads.top || []).map(t => [el('a', { href: '#/ads/' + t.id, text: t.title || 'Ad ' + t.id + ' (deleted)' }), num(t.impressions), num(t.clicks), pct(t.ctr),
+            t.measured ? pct(t.viewability) : '—']), 'No ad was seen in this range.')),
         el('section', {}, el('h2', { text: 'Top links by clicks' }), table(['Link', { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }],
           (links.top || []).map(t => [el('a', { href: '#/links/' + encodeURIComponent(t.id), text: t.id }), num(t.clicks), num(t.conversions)]), 'No link was clicked in this range.'))),
       refresh());
@@ -817,6 +833,19 @@
     show(el('h1', { text: name ? 'Edit placement ' + name : 'New placement' }), form);
     (name ? site : n).focus();
   }
+  // tagSnippet is what a publisher pastes to show the placement's ads: the
+  // ad tag and the slot (docs/tag.md) and, for video, the VAST URL.
+  function tagSnippet(p) {
+    const code = '<script async src="' + location.origin + '/t.js"></script>\n<div data-marquee-placement="' + p.name + '"></div>';
+    const box = el('textarea', { id: 'tag-snippet', readonly: true, rows: 2, spellcheck: 'false', 'aria-label': 'Ad tag of ' + p.name, value: code });
+    const vast = p.types.includes('video') ? location.origin + '/vast?placement=' + p.name : '';
+    const vastBox = vast ? el('input', { type: 'text', id: 'vast-url', readonly: true, value: vast, 'aria-label': 'VAST URL of ' + p.name }) : null;
+    return el('section', { class: 'card', 'aria-label': 'Ad tag' }, el('h2', { text: 'Put it on a page' }),
+      el('p', { class: 'muted', text: 'Paste the script once per page and the element where the ad goes. Attributes for keywords, consent and a user key are in docs/tag.md.' }),
+      box, el('div', { class: 'row' }, copyButton(code, box, 'copy-tag')),
+      vast ? [el('p', { class: 'muted', text: 'Video players ask this VAST 4.2 URL (add the viewer\'s country, platform, age, gender, keywords or user as parameters):' }),
+        vastBox, el('div', { class: 'row' }, copyButton(vast, vastBox, 'copy-vast'))] : null);
+  }
   route(/^\/placements\/([a-z0-9_-]+)$/, 'campaigns:read', async ([name], q) => {
     const p = await api('GET', '/api/v1/placements/' + name);
     const out = [el('h1', { text: p.name }), el('p', { class: 'muted', text: (p.site || 'no site') + ' · sizes ' + (p.sizes.join(', ') || 'any') + ' · ' + p.types.join(', ') +
@@ -824,7 +853,7 @@
       can('campaigns:write') ? el('div', { class: 'row' }, el('a', { href: '#/placements/' + name + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
         confirmButton('Delete', 'Delete placement ' + name + '? (Ads limited to it must be changed first.)', async () => {
           try { await api('DELETE', '/api/v1/placements/' + name); go('#/placements'); } catch (e) { main().prepend(errorBox(e)); }
-        })) : null];
+        })) : null, tagSnippet(p)];
     if (can('reports:read')) out.push(await reportSection('placement', name, q, '#/placements/' + name));
     show(...out);
   });
@@ -1146,10 +1175,7 @@
     const l = await api('GET', linkAPI({ code, domain }));
     const short = shortURL(l);
     const shortBox = el('input', { type: 'text', value: short, readonly: true, id: 'short-url' });
-    const copied = el('span', { class: 'muted', 'aria-live': 'polite' });
-    const copy = el('button', { type: 'button', id: 'copy', text: 'Copy', onclick: async () => {
-      try { await navigator.clipboard.writeText(short); copied.textContent = 'Copied.'; } catch (_) { shortBox.select(); copied.textContent = 'Selected: press Ctrl+C to copy.'; }
-    } });
+    const [copy, copied] = copyButton(short, shortBox, 'copy');
     const out = [el('h1', { text: 'Link ' + (l.domain ? l.domain + '/' : '') + l.code }),
       el('div', { class: 'grid2' }, el('div', { class: 'card' },
         l.title ? el('p', { id: 'link-title', text: l.title }) : null, l.tags.length ? el('p', {}, tagChips(l.tags)) : null,
@@ -1360,10 +1386,8 @@
       if (exp.value) body.expiresAt = fromLocal(exp.value);
       try {
         const k = await api('POST', '/api/v1/keys', body);
-        const copied = el('span', { 'aria-live': 'polite', class: 'muted' });
         secret.replaceChildren(el('div', { class: 'notice', role: 'status' }, el('p', { text: 'The key "' + k.name + '". Copy it now: it is not shown again.' }),
-          el('div', { class: 'secret', id: 'key-secret', text: k.key }),
-          el('button', { type: 'button', text: 'Copy', onclick: async () => { try { await navigator.clipboard.writeText(k.key); copied.textContent = 'Copied.'; } catch (_) { copied.textContent = 'Select the key and copy it.'; } } }), copied,
+          el('div', { class: 'secret', id: 'key-secret', text: k.key }), copyButton(k.key),
           ' ', el('button', { type: 'button', text: 'Done', onclick: () => render() })));
       } catch (e) { showProblems(form, e); }
     } }, el('h2', { text: 'Create a key' }), field('Name', name, 'name'), field('Scopes', scopes, 'scopes'), field('Expires (optional, your time)', exp, 'expiresAt'),
@@ -1392,10 +1416,8 @@
       else if (kind.value) body[kind.value] = +target.value;
       try {
         const w = await api('POST', '/api/v1/webhooks', body);
-        const copied = el('span', { 'aria-live': 'polite', class: 'muted' });
         secret.replaceChildren(el('div', { class: 'notice', role: 'status' }, el('p', { text: 'Webhook ' + w.id + ' signs its deliveries with this secret. Copy it now: it is not shown again.' }),
-          el('div', { class: 'secret', id: 'webhook-secret', text: w.secret }),
-          el('button', { type: 'button', text: 'Copy', onclick: async () => { try { await navigator.clipboard.writeText(w.secret); copied.textContent = 'Copied.'; } catch (_) { copied.textContent = 'Select the secret and copy it.'; } } }), copied,
+          el('div', { class: 'secret', id: 'webhook-secret', text: w.secret }), copyButton(w.secret),
           ' ', el('button', { type: 'button', text: 'Done', onclick: () => render() })));
       } catch (e) { showProblems(form, e); }
     } }, el('h2', { text: 'Create a webhook' }), field('URL (https)', url, 'url'), field('Events', events, 'events'),
