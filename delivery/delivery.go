@@ -38,6 +38,11 @@ type Ad struct {
 	// CreativeJSON is Creative as the decision's answer shows it,
 	// rendered once.
 	CreativeJSON []byte
+	// Memo holds what a route renders of the ad once and keeps for as
+	// long as the ad is unchanged (a changed ad is a new *Ad): the VAST
+	// route's compiled document. Set at most once per kind of value,
+	// read without a lock.
+	Memo atomic.Value
 	// The window and conditions compiled for matching.
 	span  span
 	conds []cond

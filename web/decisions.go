@@ -58,15 +58,13 @@ type decisionEnv struct {
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life: a URL fired twice counts once on an instance.
 	seen *otter.Cache[[17]byte, struct{}]
-	// vast holds video ads' compiled VAST documents.
-	vast *vastTemplates
 }
 
 func newDecisionEnv(engine *delivery.Engine, signer *tracking.Signer, ttl time.Duration, events *eventEnv, now func() time.Time) *decisionEnv {
 	if ttl <= 0 {
 		ttl = tracking.DefaultTTL
 	}
-	return &decisionEnv{engine: engine, signer: signer, ttl: ttl, events: events, now: now, vast: newVASTTemplates(),
+	return &decisionEnv{engine: engine, signer: signer, ttl: ttl, events: events, now: now,
 		seen: otter.Must(&otter.Options[[17]byte, struct{}]{MaximumSize: 2_000_000, ExpiryCalculator: otter.ExpiryWriting[[17]byte, struct{}](ttl)})}
 }
 
@@ -315,7 +313,7 @@ func handleDecisions(d *decisionEnv) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		// Any page may ask (the tag does, from the publisher's origin):
 		// the answer holds nothing of a credential's.
-		ctx.Response.Header.Set(fasthttp.HeaderAccessControlAllowOrigin, "*")
+		anyOrigin(ctx)
 		var in decisionInput
 		if ctx.IsPost() {
 			if err := checkJSONBody(ctx, MaxDecisionBody); err != nil {
@@ -553,7 +551,7 @@ func handleTracking(d *decisionEnv) handler {
 			ctx.SetStatusCode(fasthttp.StatusFound)
 			return nil
 		}
-		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+		noStore(ctx)
 		if acceptsOnlyImages(ctx.Request.Header.Peek(fasthttp.HeaderAccept)) {
 			ctx.SetContentType("image/gif")
 			ctx.SetBody(gif1x1)

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,20 @@ import (
 // decisionServer decides over 1,000 campaigns of 10 ads each (two
 // placements), with signed tracking URLs.
 func decisionServer(tb testing.TB) fasthttp.RequestHandler {
+	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}},
+		{ID: 2, PlacementInput: marquee.PlacementInput{Name: "top", Sizes: []string{"728x90"}, Types: marquee.CreativeTypes}}}
+	return planServer(tb, ps, func(i, _ int) *marquee.Creative {
+		w, h := 300, 250
+		if i%2 == 1 {
+			w, h = 728, 90
+		}
+		return &marquee.Creative{Type: marquee.CreativeHTML, Width: w, Height: h, HTML: "<b>x</b>", ClickURL: "https://a.test/?p={placement}"}
+	})
+}
+
+// planServer decides over 1,000 campaigns of 10 ads each, ad j of
+// campaign i showing creative(i, j), in placements ps.
+func planServer(tb testing.TB, ps []marquee.Placement, creative func(i, j int) *marquee.Creative) fasthttp.RequestHandler {
 	now := time.Now()
 	var cs []marquee.Campaign
 	var ads []*marquee.Ad
@@ -29,16 +44,10 @@ func decisionServer(tb testing.TB) fasthttp.RequestHandler {
 			StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Priority: marquee.Priorities[i%4], Weight: 1 + i%100,
 			FrequencyCap: &marquee.FrequencyCap{Count: 5, Window: "24h"}, Price: &marquee.Price{Model: "cpm", Amount: "2.5"}}})
 		for j := range 10 {
-			w, h := 300, 250
-			if i%2 == 1 {
-				w, h = 728, 90
-			}
 			ads = append(ads, &marquee.Ad{ID: int64(i*10 + j + 1), CampaignID: int64(i + 1), StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour),
-				Creative: &marquee.Creative{Type: marquee.CreativeHTML, Width: w, Height: h, HTML: "<b>x</b>", ClickURL: "https://a.test/?p={placement}"}})
+				Title: fmt.Sprintf("Video %d", i*10+j+1), Creative: creative(i, j)})
 		}
 	}
-	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}},
-		{ID: 2, PlacementInput: marquee.PlacementInput{Name: "top", Sizes: []string{"728x90"}, Types: marquee.CreativeTypes}}}
 	e := delivery.New(counters.NewMemory())
 	e.SetCampaigns(cs, ps)
 	e.PutAds(ads, nil, true)
@@ -82,6 +91,29 @@ func BenchmarkDecisionPost(b *testing.B) {
 		ctx.Response.Reset()
 		h(ctx)
 		if ctx.Response.StatusCode() != 200 {
+			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+	}
+}
+
+// BenchmarkVAST measures GET /vast for one video slot with a user key —
+// parsing, the decision, one signed token, the document from its
+// template — without the network.
+func BenchmarkVAST(b *testing.B) {
+	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "preroll", Types: []string{marquee.CreativeVideo}}}}
+	h := planServer(b, ps, func(i, j int) *marquee.Creative {
+		return &marquee.Creative{Type: marquee.CreativeVideo, Width: 1280, Height: 720, MediaURL: fmt.Sprintf("https://cdn.test/v/%d-%d.mp4", i, j),
+			MimeType: "video/mp4", DurationMs: 15_000, ClickURL: "https://a.test/?p={placement}"}
+	})
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Request.Header.SetMethod("GET")
+	ctx.Request.Header.SetHost("ads.test")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		ctx.Request.SetRequestURI(fmt.Sprintf("/vast?placement=preroll&user=u%06d&country=TW", i%100_000))
+		ctx.Response.Reset()
+		h(ctx)
+		if ctx.Response.StatusCode() != 200 || !bytes.Contains(ctx.Response.Body(), []byte("<InLine>")) {
 			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
 		}
 	}

@@ -154,3 +154,23 @@ var (
 func nosniff(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.SetCanonical(headerNosniff, valueNosniff)
 }
+
+var (
+	headerAllowOrigin  = []byte(fasthttp.HeaderAccessControlAllowOrigin)
+	headerCacheControl = []byte(fasthttp.HeaderCacheControl)
+	valueAny           = []byte("*")
+	valueNoStore       = []byte("no-store")
+	contentTypeXML     = []byte("application/xml; charset=utf-8")
+)
+
+// anyOrigin lets a page of any origin read the answer (CORS): for the
+// public routes a publisher's page or a player calls, which answer
+// nothing of a credential's.
+func anyOrigin(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.SetCanonical(headerAllowOrigin, valueAny)
+}
+
+// noStore keeps every cache from keeping the answer (one per request).
+func noStore(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.SetCanonical(headerCacheControl, valueNoStore)
+}

@@ -35,8 +35,7 @@ func handleTagScript() handler {
 		etag := `"` + tag.Version + `"`
 		h.Set(fasthttp.HeaderETag, etag)
 		h.Set(fasthttp.HeaderVary, "Accept-Encoding")
-		h.Set(fasthttp.HeaderAccessControlAllowOrigin, "*")
-		h.Set("X-Content-Type-Options", "nosniff")
+		anyOrigin(ctx)
 		ctx.SetContentType("text/javascript; charset=utf-8")
 		if bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch), []byte(etag)) {
 			ctx.SetStatusCode(fasthttp.StatusNotModified)
@@ -84,8 +83,7 @@ func handleFrame(d *decisionEnv) handler {
 		}
 		h := &ctx.Response.Header
 		h.Set("Content-Security-Policy", frameSandbox)
-		h.Set(fasthttp.HeaderCacheControl, "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
+		noStore(ctx)
 		h.Set("Referrer-Policy", "no-referrer")
 		ctx.SetContentType("text/html; charset=utf-8")
 		ctx.SetBodyString(`<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>` +
@@ -99,8 +97,8 @@ func handleFrame(d *decisionEnv) handler {
 // none and needs no preflight). It holds no cookie or credential.
 func handlePreflight() handler {
 	return func(ctx *fasthttp.RequestCtx) error {
+		anyOrigin(ctx)
 		h := &ctx.Response.Header
-		h.Set(fasthttp.HeaderAccessControlAllowOrigin, "*")
 		h.Set(fasthttp.HeaderAccessControlAllowMethods, "GET, POST")
 		h.Set(fasthttp.HeaderAccessControlAllowHeaders, "Content-Type")
 		h.Set(fasthttp.HeaderAccessControlMaxAge, "86400")

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	mrand "math/rand/v2"
-	"strings"
 	"time"
 
-	"github.com/maypok86/otter/v2"
 	"github.com/valyala/fasthttp"
 
 	"marquee"
@@ -16,23 +14,15 @@ import (
 	"marquee/vast"
 )
 
-// vastTemplates holds the compiled VAST document of each video ad the
-// VAST route has served, by the plan's ad (a changed ad is a new *Ad: its
-// old template is never served again, and ages out).
-type vastTemplates = otter.Cache[*delivery.Ad, *vast.Template]
-
-func newVASTTemplates() *vastTemplates {
-	return otter.Must(&otter.Options[*delivery.Ad, *vast.Template]{MaximumSize: 10_000})
-}
-
-// template is the compiled document of a video ad, or nil for an ad that
-// is not a video (a VAST answer leaves it out).
-func (d *decisionEnv) template(a *delivery.Ad) *vast.Template {
+// template is the compiled document of a video ad (compiled at its first
+// request and kept with the ad), or nil for an ad that is not a video (a
+// VAST answer leaves it out).
+func template(a *delivery.Ad) *vast.Template {
 	c := a.Creative
 	if c == nil || c.Type != marquee.CreativeVideo {
 		return nil
 	}
-	if t, ok := d.vast.GetIfPresent(a); ok {
+	if t, ok := a.Memo.Load().(*vast.Template); ok {
 		return t
 	}
 	t, err := vast.Compile(vast.Ad{ID: a.ID, Title: a.Title, MediaURL: c.MediaURL, MimeType: c.MimeType, Width: c.Width, Height: c.Height,
@@ -40,7 +30,7 @@ func (d *decisionEnv) template(a *delivery.Ad) *vast.Template {
 	if err != nil {
 		return nil // never: a creative's fields always encode
 	}
-	d.vast.Set(a, t)
+	a.Memo.CompareAndSwap(nil, t) // two first requests at once: either's will do
 	return t
 }
 
@@ -50,7 +40,7 @@ func (d *decisionEnv) template(a *delivery.Ad) *vast.Template {
 // empty <VAST> when nothing fills it (docs/api.md#vast).
 func handleVAST(d *decisionEnv) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
-		ctx.Response.Header.Set(fasthttp.HeaderAccessControlAllowOrigin, "*") // players read it from the publisher's page
+		anyOrigin(ctx) // players read it from the publisher's page
 		var in decisionInput
 		if err := decisionFromQuery(ctx.QueryArgs(), &in); err != nil {
 			return err
@@ -78,7 +68,7 @@ func handleVAST(d *decisionEnv) handler {
 		out := append((*bp)[:0], vast.Header...)
 		seq, pod := 0, len(chosen) > 1
 		for _, ch := range chosen {
-			t := d.template(ch.Ad)
+			t := template(ch.Ad)
 			if t == nil {
 				continue
 			}
@@ -95,8 +85,8 @@ func handleVAST(d *decisionEnv) handler {
 			})
 		}
 		out = append(out, vast.Footer+"\n"...)
-		ctx.SetContentType("application/xml; charset=utf-8")
-		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+		ctx.SetContentTypeBytes(contentTypeXML)
+		noStore(ctx)
 		*bp = ctx.Response.SwapBody(out)
 		pagePool.Put(bp)
 		return nil
@@ -118,7 +108,9 @@ func appendOrigin(dst []byte, ctx *fasthttp.RequestCtx) []byte {
 // in XML, HTML or JSON.
 func plainHost(host []byte) bool {
 	for _, c := range host {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(".-:[]_", c) >= 0) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '-', c == ':', c == '[', c == ']', c == '_':
+		default:
 			return false
 		}
 	}
