@@ -350,10 +350,7 @@ func handleDecisions(d *decisionEnv) handler {
 		}
 		now := d.now()
 		rnd := rngPool.Get().(*mrand.Rand)
-		cctx, cancel := context.Background(), func() {}
-		if d.shared { // a round trip to shared counters is bounded; memory needs no deadline
-			cctx, cancel = context.WithTimeout(cctx, countersTimeout)
-		}
+		cctx, cancel := d.countersContext()
 		var chosen [][]delivery.Choice
 		if in.Explain {
 			chosen, why = d.engine.Explain(cctx, r, now, rnd)
@@ -442,6 +439,16 @@ func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *deliv
 		b = append(append(b, token...), '"')
 	}
 	return append(b, '}')
+}
+
+// countersContext is the context of a decision's calls to its counters:
+// a round trip to shared counters is bounded (countersTimeout); memory
+// needs no deadline.
+func (d *decisionEnv) countersContext() (context.Context, context.CancelFunc) {
+	if d.shared {
+		return context.WithTimeout(context.Background(), countersTimeout)
+	}
+	return context.Background(), func() {}
 }
 
 // sign appends to dst the signed token of a choice, under a new

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/hex"
 	mrand "math/rand/v2"
 	"time"
@@ -56,14 +55,11 @@ func handleVAST(d *decisionEnv) handler {
 		now := d.now()
 		rnd := rngPool.Get().(*mrand.Rand)
 		defer rngPool.Put(rnd)
-		cctx, cancel := context.Background(), func() {}
-		if d.shared {
-			cctx, cancel = context.WithTimeout(cctx, countersTimeout)
-		}
+		cctx, cancel := d.countersContext()
 		chosen := d.engine.Decide(cctx, &req, now, rnd)[0]
+		cancel()
 		var raw [300]byte
 		head := appendOrigin(raw[:0], ctx)
-		cancel()
 		bp := pagePool.Get().(*[]byte)
 		out := append((*bp)[:0], vast.Header...)
 		seq, pod := 0, len(chosen) > 1
