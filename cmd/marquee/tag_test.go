@@ -324,9 +324,15 @@ func TestTagViewabilityInBrowser(t *testing.T) {
 		t.Fatalf("below the fold: views %v and %v; want none", s, l)
 	}
 
-	scrollTo(1) // fully in view for 0.5 s, then away
-	time.Sleep(500 * time.Millisecond)
-	scrollTo(-2)
+	// Fully in view for 0.5 s, then away: timed in the page, so that a
+	// slow round trip to the browser cannot stretch it.
+	eval[bool](b, `(async () => {
+		const top = document.getElementById('small').getBoundingClientRect().top + scrollY;
+		scrollTo(0, top - innerHeight + 250);
+		await new Promise(r => setTimeout(r, 500));
+		scrollTo(0, 0);
+		return true;
+	})()`)
 	settle()
 	if s, l := views(); s != 0 || l != 0 {
 		t.Fatalf("in view 0.5 s then away: views %v and %v; want none", s, l)
@@ -354,13 +360,19 @@ func TestTagViewabilityInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	eval[bool](b, `document.addEventListener('visibilitychange', () => { if (document.hidden) window.hiddenAt = performance.now(); }); true`)
 	scrollTo(1)
+	eval[bool](b, `(window.shownAt = performance.now(), true)`)
 	time.Sleep(300 * time.Millisecond)
 	setWindow(cdpbrowser.WindowStateMinimized)
 	b.waitFor("the page hidden", `document.visibilityState === 'hidden'`, 5*time.Second)
 	settle()
-	if s, _ := views(); s != 0 {
-		t.Fatalf("small ad in view in a hidden page: %v views; want none", s)
+	// The check holds only if the page was hidden before the ad's second
+	// in view was up; a machine too slow for that is said, not failed.
+	if gap := eval[float64](b, `window.hiddenAt - window.shownAt`); gap > 900 {
+		t.Logf("the window took %.0f ms to hide after the scroll (over the rule's second): the hidden page's check is not made this run", gap)
+	} else if s, _ := views(); s != 0 {
+		t.Fatalf("small ad in view %.0f ms, then the page hidden for 1.5 s: %v views; want none", gap, s)
 	}
 	setWindow(cdpbrowser.WindowStateNormal)
 	b.waitFor("the page visible", `document.visibilityState === 'visible'`, 5*time.Second)
@@ -462,11 +474,11 @@ func TestTagFailsQuietlyInBrowser(t *testing.T) {
 	}
 }
 
-// recordPage records a 3-second video (a canvas drawn frame by frame,
+// recordPage records a video of ms milliseconds (a canvas drawn frame by frame,
 // through MediaRecorder) and POSTs it to the publisher's /video.webm:
 // Chromium makes the video ad the player plays, with nothing downloaded.
 const recordPage = `<!doctype html><html><head><meta charset="utf-8"></head><body><canvas id="c" width="320" height="180"></canvas><script>
-window.record = function () {
+window.record = function (ms) {
   return new Promise(function (done) {
     var c = document.getElementById('c'), g = c.getContext('2d'), start = performance.now();
     var rec = new MediaRecorder(c.captureStream(30), { mimeType: 'video/webm;codecs=vp8' }), parts = [];
@@ -476,7 +488,7 @@ window.record = function () {
       var t = performance.now() - start;
       g.fillStyle = 'hsl(' + (t / 10 % 360) + ',80%,50%)'; g.fillRect(0, 0, 320, 180);
       g.fillStyle = '#fff'; g.font = '40px sans-serif'; g.fillText((t / 1000).toFixed(1) + ' s', 90, 100);
-      if (t < 3300) requestAnimationFrame(frame); else rec.stop();
+      if (t < ms) requestAnimationFrame(frame); else rec.stop();
     })();
     rec.start(100);
   });
@@ -543,7 +555,7 @@ func TestVASTPlayerInBrowser(t *testing.T) {
 	pub := newPublisher(t)
 	b := newTab(t, pub.URL, 1000, 800)
 	b.do("open the recorder", chromedp.Navigate(pub.page("/record", "", recordPage)))
-	if !eval[bool](b, `window.record()`) {
+	if !eval[bool](b, `window.record(3300)`) {
 		t.Fatal("the video was not recorded")
 	}
 	ads.placement("preroll", `{"type":"video","width":320,"height":180,"mediaUrl":"`+pub.URL+`/video.webm","mimeType":"video/webm","durationMs":3000,"clickUrl":"https://acme.test/video"}`)
@@ -583,5 +595,48 @@ func TestVASTPlayerInBrowser(t *testing.T) {
 		if types[k] != n {
 			t.Errorf("event files hold %d %s events; want %d (all: %v)", types[k], k, n, types)
 		}
+	}
+}
+
+// TestTagVideoInBrowser: a video ad the tag plays in a display slot is
+// viewable by MRC's video rule — in view while it plays for 2 continuous
+// seconds — and not before: a second of play, a pause, and the clock
+// starts again.
+func TestTagVideoInBrowser(t *testing.T) {
+	ads := newAdServer(t)
+	pub := newPublisher(t)
+	b := newTab(t, pub.URL, 1000, 800)
+	if _, err := chromedp.Call(b.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+		UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"}); err != nil {
+		t.Fatal(err)
+	}
+	b.do("open the recorder", chromedp.Navigate(pub.page("/record", "", recordPage)))
+	if !eval[bool](b, `window.record(6000)`) {
+		t.Fatal("the video was not recorded")
+	}
+	ads.placement("clip", `{"type":"video","width":320,"height":180,"mediaUrl":"`+pub.URL+`/video.webm","mimeType":"video/webm","durationMs":6000}`)
+	b.do("open the page", chromedp.Navigate(pub.page("/clip", "", pubHTML(ads.url+"/t.js", "", `<div id="a" data-marquee-placement="clip"></div>`))))
+	b.waitFor("the video playing", `(v => !!v && !v.paused && v.currentTime > 0)(document.querySelector('#a video'))`, 10*time.Second)
+	// In the page's own time: a second of play, then a pause of 2.5 s.
+	eval[bool](b, `(async () => {
+		const v = document.querySelector('#a video'), sleep = ms => new Promise(r => setTimeout(r, ms));
+		while (v.currentTime < 1) await sleep(20);
+		v.pause();
+		await sleep(2500);
+		return true;
+	})()`)
+	time.Sleep(300 * time.Millisecond) // a report flush
+	if v := ads.totals("clip")["views"]; v != 0 {
+		t.Fatalf("a video played 1 s then paused: %v views; want none", v)
+	}
+	eval[bool](b, `(document.querySelector('#a video').play(), true)`)
+	eventually(t, 6*time.Second, func() string {
+		if v := ads.totals("clip")["views"]; v != 1 {
+			return fmt.Sprintf("the video played again for over 2 s: %v views; want 1", v)
+		}
+		return ""
+	})
+	if c := ads.totals("clip"); c["impressions"] != 1 || c["measured"] != 1 {
+		t.Errorf("the video ad's totals %v; want 1 impression, measured", c)
 	}
 }
