@@ -268,7 +268,7 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 		if i := index(s.Time); i >= 0 && i < len(series) {
 			series[i].Add(s.Counts)
 			total.Add(s.Counts)
-			addTo(byDim, s.Dim, s.Counts)
+			addTo(byDim, s.Dim, &s.Counts)
 		}
 	}
 	out := &Report{Window: Window{From: q.From.UTC().Format(time.RFC3339), To: q.To.UTC().Format(time.RFC3339),
@@ -309,7 +309,7 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 		}
 		byDim = map[string]*Counts{}
 		for _, s := range sums {
-			addTo(byDim, s.Dim, s.Counts)
+			addTo(byDim, s.Dim, &s.Counts)
 		}
 	}
 	if q.By != "" {
@@ -365,7 +365,7 @@ func breakdown(byDim map[string]*Counts, by string) []Part {
 // reaches before the hourly retention) the daily rows.
 func (rp *Reporter) topTags(ctx context.Context, sq SumQuery, metric string, limit int) ([]Part, error) {
 	byTag := map[string]*Counts{}
-	err := rp.eachTop(ctx, sq, metric, limit, rp.r.ReportTags, func(s Sum) { addTo(byTag, s.Dim, s.Counts) })
+	err := rp.eachTop(ctx, sq, metric, limit, rp.r.ReportTags, func(s Sum) { addTo(byTag, s.Dim, &s.Counts) })
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +400,7 @@ func (rp *Reporter) top(ctx context.Context, sq SumQuery, metric string, limit i
 	byID := map[int64]*Counts{}
 	names, titles := map[int64]string{}, map[int64]string{}
 	err := rp.eachTop(ctx, sq, metric, limit, rp.r.ReportTop, func(s Sum) {
-		addTo(byID, s.ID, s.Counts)
+		addTo(byID, s.ID, &s.Counts)
 		names[s.ID], titles[s.ID] = s.Dim, s.Title
 	})
 	if err != nil {
@@ -455,14 +455,14 @@ func (rp *Reporter) eachTop(ctx context.Context, sq SumQuery, metric string, lim
 	return nil
 }
 
-// addTo adds c to m[k].
-func addTo[K comparable](m map[K]*Counts, k K, c Counts) {
+// addTo adds *c to m[k].
+func addTo[K comparable](m map[K]*Counts, k K, c *Counts) {
 	p := m[k]
 	if p == nil {
 		p = &Counts{}
 		m[k] = p
 	}
-	p.Add(c)
+	p.Add(*c)
 }
 
 // inert keeps a CSV cell from being run as a formula by a spreadsheet

@@ -260,8 +260,8 @@ func (t *Tally) count(lines []byte) {
 		if len(f[eventline.Ad]) > 0 {
 			if id, ok := adID(f[eventline.Ad]); ok {
 				k.entity, k.id = entAd, id
-				t.add(k, c, uid)
-				t.addDims(k, c, &f, ua)
+				t.add(k, &c, uid)
+				t.addDims(k, &c, &f, ua)
 			} else {
 				t.skip("bad ad id")
 			}
@@ -269,8 +269,8 @@ func (t *Tally) count(lines []byte) {
 		if link := f[eventline.Link]; len(link) > 0 {
 			if key, ok := t.linkKey(link, f[eventline.Domain]); ok {
 				k.entity, k.id, k.code = entLink, 0, key
-				t.add(k, c, uid)
-				t.addDims(k, c, &f, ua)
+				t.add(k, &c, uid)
+				t.addDims(k, &c, &f, ua)
 			} else {
 				t.skip("bad link code")
 			}
@@ -278,7 +278,7 @@ func (t *Tally) count(lines []byte) {
 		if len(f[eventline.Campaign]) > 0 {
 			if id, ok := adID(f[eventline.Campaign]); ok {
 				k.entity, k.id, k.code = entCampaign, id, ""
-				t.add(k, c, uid)
+				t.add(k, &c, uid)
 			} else {
 				t.skip("bad campaign id")
 			}
@@ -286,7 +286,7 @@ func (t *Tally) count(lines []byte) {
 		if name := f[eventline.Placement]; len(name) > 0 {
 			if marquee.CheckPlacementName(string(name)) == "" {
 				k.entity, k.id, k.code = entPlacement, 0, t.intern(name)
-				t.add(k, c, uid)
+				t.add(k, &c, uid)
 			} else {
 				t.skip("bad placement name")
 			}
@@ -324,7 +324,7 @@ func (t *Tally) intern(name []byte) string {
 // (a label look-up a line would cost the writer). t.mu is held.
 func (t *Tally) skip(reason string) { t.skipped[reason]++ }
 
-func (t *Tally) add(k pkey, c Counts, uid []byte) {
+func (t *Tally) add(k pkey, c *Counts, uid []byte) {
 	addTo(t.counts, k, c)
 	if len(uid) > 0 {
 		rk := rkey{entity: k.entity, id: k.id, code: k.code, day: k.hour / 86400 * 86400}
@@ -341,7 +341,7 @@ func (t *Tally) add(k pkey, c Counts, uid []byte) {
 // and OS, and a link's by destination: a click by the one its line names,
 // a conversion by the visitor, whose destination the flush finds. t.mu is
 // held.
-func (t *Tally) addDims(k pkey, c Counts, f *eventline.Fields, ua agent) {
+func (t *Tally) addDims(k pkey, c *Counts, f *eventline.Fields, ua agent) {
 	d := dkey{entity: k.entity, id: k.id, code: k.code, day: k.hour / 86400 * 86400, bot: k.bot,
 		referrer: t.referrer(f[eventline.Referrer]), browser: ua.browser, os: ua.os, dest: -1}
 	if k.entity == entLink {
@@ -661,10 +661,10 @@ func (t *Tally) putBack(p pending, oldest time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k, c := range p.counts {
-		addTo(t.counts, k, *c)
+		addTo(t.counts, k, c)
 	}
 	for k, c := range p.dims {
-		addTo(t.dims, k, *c)
+		addTo(t.dims, k, c)
 	}
 	for k, n := range p.visits {
 		t.visits[k] += n
