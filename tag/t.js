@@ -130,7 +130,7 @@
   // fill asks one decision for the slots (elements with
   // data-marquee-placement) and renders what it chooses.
   function fill(slots) {
-    var byDiv = {}, req = { placements: [], url: location.href };
+    var byDiv = {}, req = { placements: [], url: location.origin + location.pathname }; // no query or fragment: they may hold a visitor's tokens
     slots.forEach(function (s) {
       if (!s.id) s.id = 'mq-slot-' + (++n);
       s.setAttribute('data-marquee-state', 'loading');

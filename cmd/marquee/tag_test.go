@@ -212,7 +212,7 @@ func TestTagInBrowser(t *testing.T) {
 		`<div data-marquee-placement="top"></div><div data-marquee-placement="side"></div><div id="native-slot" data-marquee-placement="feed"></div>`))
 
 	b := newTab(t, pub.URL, 1200, 900)
-	b.do("open the publisher's page", chromedp.Navigate(url))
+	b.do("open the publisher's page", chromedp.Navigate(url+"?session=s3cret#token"))
 	b.waitFor("every slot filled", `[...document.querySelectorAll('[data-marquee-placement]')].every(s => s.dataset.marqueeState === 'filled')`, 10*time.Second)
 	b.waitFor("the HTML ad's probe reported", `window.fromAds.length > 0`, 10*time.Second)
 
@@ -222,6 +222,9 @@ func TestTagInBrowser(t *testing.T) {
 	sent := eval[string](b, `window.sent[0].text()`)
 	if !strings.Contains(sent, `"placement":"top"`) || !strings.Contains(sent, `"placement":"feed"`) || !strings.Contains(sent, `"user":{"key":"reader-7"}`) {
 		t.Errorf("decision request = %s; want the three slots and the user key (consent given, no GPC)", sent)
+	}
+	if !strings.Contains(sent, `"url":"`+url+`"`) || strings.Contains(sent, "s3cret") {
+		t.Errorf("decision request = %s; want the page's url without its query or fragment", sent)
 	}
 	for _, c := range []struct{ sel, what string }{
 		{`[data-marquee-placement=top] .mq-ad a[href^="` + ads.url + `/t/c/"][target=_blank] img[src^="` + ads.url + `/assets/"][width="728"]`, "the image, linked through the signed click URL"},
@@ -248,7 +251,7 @@ func TestTagInBrowser(t *testing.T) {
 		t.Errorf("the page's title = %q; want the page's own script's text, untouched by any ad", title)
 	}
 	time.Sleep(300 * time.Millisecond) // a navigation of the page would have begun
-	if loc := eval[string](b, `location.href`); loc != url {
+	if loc := eval[string](b, `location.href`); loc != url+"?session=s3cret#token" {
 		t.Errorf("the page is at %s; want %s (the creative tried to navigate it)", loc, url)
 	}
 
