@@ -14,8 +14,12 @@ import (
 // The ad tag's routes: the script (package tag), and the frames HTML
 // creatives render in (docs/tag.md).
 
-// tagPath is the path of the tag's immutable copy: /tag/{version}.js.
-var tagPath = "/tag/" + tag.Version + ".js"
+// tagPath is the path of the tag's immutable copy, /tag/{version}.js,
+// and tagETag its ETag (the version, quoted), made once.
+var (
+	tagPath = "/tag/" + tag.Version + ".js"
+	tagETag = []byte(`"` + tag.Version + `"`)
+)
 
 // handleTagScript serves the ad tag: at /t.js for 5 minutes (the address
 // a publisher pastes, so a new version reaches pages soon), at its
@@ -32,12 +36,11 @@ func handleTagScript() handler {
 		default:
 			return marquee.Errorf(marquee.KindNotFound, "no tag %s: the tag is at /t.js (this version at %s)", ctx.Path(), tagPath)
 		}
-		etag := `"` + tag.Version + `"`
-		h.Set(fasthttp.HeaderETag, etag)
+		h.SetBytesV(fasthttp.HeaderETag, tagETag)
 		h.Set(fasthttp.HeaderVary, "Accept-Encoding")
 		anyOrigin(ctx)
 		ctx.SetContentType("text/javascript; charset=utf-8")
-		if bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch), []byte(etag)) {
+		if bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch), tagETag) {
 			ctx.SetStatusCode(fasthttp.StatusNotModified)
 			return nil
 		}

@@ -169,6 +169,26 @@ func (a *adServer) totals(name string) map[string]float64 {
 	return got.Totals
 }
 
+// asPerson makes the tab send a person's browser's User-Agent, not a
+// headless one's (a bot, which reports and the console leave out).
+func (b *tab) asPerson() {
+	b.t.Helper()
+	if _, err := chromedp.Call(b.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+		UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"}); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// recordVideo records a video of ms milliseconds in the tab (recordPage)
+// and leaves it at the publisher's /video.webm.
+func (p *publisher) recordVideo(b *tab, ms int) {
+	b.t.Helper()
+	b.do("open the recorder", chromedp.Navigate(p.page("/record", "", recordPage)))
+	if !eval[bool](b, fmt.Sprintf(`window.record(%d)`, ms)) {
+		b.t.Fatal("the video was not recorded")
+	}
+}
+
 // waitFor polls the page until js is true.
 func (b *tab) waitFor(what, js string, within time.Duration) {
 	b.t.Helper()
@@ -300,12 +320,7 @@ func TestTagViewabilityInBrowser(t *testing.T) {
 	pub := newPublisher(t)
 	url := pub.page("/long", "", pubHTML(ads.url+"/t.js", "", viewPage))
 	b := newTab(t, pub.URL, 1400, 800)
-	// A person's browser, not a headless one (a bot, which the console's
-	// figures leave out).
-	if _, err := chromedp.Call(b.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
-		UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"}); err != nil {
-		t.Fatal(err)
-	}
+	b.asPerson()
 	b.do("open the page", chromedp.Navigate(url))
 	b.waitFor("both slots filled", `['small','large'].every(id => document.getElementById(id).dataset.marqueeState === 'filled')`, 10*time.Second)
 	views := func() (small, large float64) {
@@ -557,10 +572,7 @@ func TestVASTPlayerInBrowser(t *testing.T) {
 	ads := newAdServer(t)
 	pub := newPublisher(t)
 	b := newTab(t, pub.URL, 1000, 800)
-	b.do("open the recorder", chromedp.Navigate(pub.page("/record", "", recordPage)))
-	if !eval[bool](b, `window.record(3300)`) {
-		t.Fatal("the video was not recorded")
-	}
+	pub.recordVideo(b, 3300)
 	ads.placement("preroll", `{"type":"video","width":320,"height":180,"mediaUrl":"`+pub.URL+`/video.webm","mimeType":"video/webm","durationMs":3000,"clickUrl":"https://acme.test/video"}`)
 	b.do("open the player", chromedp.Navigate(pub.page("/player", "", playerPage)))
 	vast := jsString(ads.url + "/vast?placement=preroll")
@@ -609,14 +621,8 @@ func TestTagVideoInBrowser(t *testing.T) {
 	ads := newAdServer(t)
 	pub := newPublisher(t)
 	b := newTab(t, pub.URL, 1000, 800)
-	if _, err := chromedp.Call(b.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
-		UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"}); err != nil {
-		t.Fatal(err)
-	}
-	b.do("open the recorder", chromedp.Navigate(pub.page("/record", "", recordPage)))
-	if !eval[bool](b, `window.record(6000)`) {
-		t.Fatal("the video was not recorded")
-	}
+	b.asPerson()
+	pub.recordVideo(b, 6000)
 	ads.placement("clip", `{"type":"video","width":320,"height":180,"mediaUrl":"`+pub.URL+`/video.webm","mimeType":"video/webm","durationMs":6000}`)
 	b.do("open the page", chromedp.Navigate(pub.page("/clip", "", pubHTML(ads.url+"/t.js", "", `<div id="a" data-marquee-placement="clip"></div>`))))
 	b.waitFor("the video playing", `(v => !!v && !v.paused && v.currentTime > 0)(document.querySelector('#a video'))`, 10*time.Second)
