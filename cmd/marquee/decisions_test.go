@@ -21,7 +21,7 @@ func TestDecisionsOverHTTP(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Small",`+flight+`}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"top","sizes":["728x90"]}`), 201, "")
-	creative := `"creative":{"type":"html","width":300,"height":250,"html":"<b>x</b>","clickUrl":"https://acme.test/?from={placement}&c={campaign}&ad={ad}"}`
+	creative := `"creative":{"type":"html","width":300,"height":250,"html":"<a href='{clickUrl}'>x</a>","clickUrl":"https://acme.test/?from={placement}&c={campaign}&ad={ad}"}`
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"big",`+flight+`,"campaignId":"1",`+creative+`}`), 201, `{"id":"1"}`)
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"small",`+flight+`,"campaignId":"2",`+creative+`}`), 201, `{"id":"2"}`)
 
@@ -30,8 +30,8 @@ func TestDecisionsOverHTTP(t *testing.T) {
 	var got struct {
 		User      struct{ Key string }
 		Decisions map[string][]struct {
-			AdID, CampaignID                 string
-			ClickURL, ImpressionURL, ViewURL string
+			AdID, CampaignID                           string
+			ClickURL, ImpressionURL, ViewURL, FrameURL string
 		}
 	}
 	if r.status != 200 || json.Unmarshal([]byte(r.body), &got) != nil {
@@ -43,6 +43,13 @@ func TestDecisionsOverHTTP(t *testing.T) {
 	}
 	if !strings.HasPrefix(a[0].ImpressionURL, in.url+"/t/") || a[0].ClickURL == "" || a[0].ViewURL == a[0].ImpressionURL {
 		t.Fatalf("tracking URLs of a: %+v", a[0])
+	}
+	if !strings.HasPrefix(a[0].FrameURL, in.url+"/f/") {
+		t.Fatalf("an HTML creative's frameUrl = %q; want %s/f/{token}", a[0].FrameURL, in.url)
+	}
+	if f := in.get(strings.TrimPrefix(a[0].FrameURL, in.url)); f.status != 200 || !strings.Contains(f.body, "<a href='"+a[0].ClickURL+"'>x</a>") ||
+		f.header.Get("Content-Security-Policy") != "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox" {
+		t.Errorf("GET frameUrl = %d %v %s; want the creative with its signed click URL, sandboxed by its CSP", f.status, f.header, f.body)
 	}
 	if g := in.get("/api/v1/decisions?placement=side&div=x&country=TW"); g.status != 200 || !strings.Contains(g.body, `"x":[{"adId":"1"`) {
 		t.Errorf("GET decisions = %d %s", g.status, g.body)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"marquee/tag"
 )
 
 // The VAST 4.x document as the IAB's specification (VAST 4.2, section 3)
@@ -201,5 +203,34 @@ func TestVASTOverHTTP(t *testing.T) {
 	}
 	if code != "405" {
 		t.Errorf("the error event's code = %v; want the player's 405", code)
+	}
+}
+
+// TestTagRoutes: the tag at /t.js (5 minutes' cache, gzipped for a client
+// that takes it, 304 for the copy it has) and at its version's path (a
+// year); another version and a frame of a token not ours refused.
+func TestTagRoutes(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	etag := `"` + tag.Version + `"`
+	r := in.get("/t.js", "Accept-Encoding", "gzip")
+	if r.status != 200 || r.header.Get("Content-Encoding") != "gzip" || r.body != string(tag.Gzip) || r.header.Get("ETag") != etag ||
+		r.header.Get("Cache-Control") != "public, max-age=300" || !strings.HasPrefix(r.header.Get("Content-Type"), "text/javascript") {
+		t.Errorf("GET /t.js (gzip) = %d %v, %d bytes; want the gzipped tag, its ETag, 5 minutes' cache", r.status, r.header, len(r.body))
+	}
+	if r := in.get("/t.js", "Accept-Encoding", "identity"); r.status != 200 || r.body != string(tag.Script) || r.header.Get("Content-Encoding") != "" {
+		t.Errorf("GET /t.js (identity) = %d %v; want the script as it is", r.status, r.header)
+	}
+	if r := in.get("/t.js", "If-None-Match", etag); r.status != 304 || r.body != "" {
+		t.Errorf("GET /t.js with its ETag = %d, %d bytes; want 304 and nothing", r.status, len(r.body))
+	}
+	if r := in.get("/tag/"+tag.Version+".js", "Accept-Encoding", "identity"); r.status != 200 || r.body != string(tag.Script) ||
+		r.header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+		t.Errorf("GET the versioned tag = %d %v; want it cached a year", r.status, r.header)
+	}
+	if r := in.get("/tag/000000000000.js"); r.status != 404 || !strings.Contains(r.body, "/tag/"+tag.Version+".js") {
+		t.Errorf("GET another version = %d %s; want 404 naming this one", r.status, r.body)
+	}
+	if r := in.get("/f/AAAA"); r.status != 400 {
+		t.Errorf("GET /f/ of a token not ours = %d %s; want 400", r.status, r.body)
 	}
 }
