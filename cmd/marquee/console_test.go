@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,6 +138,15 @@ func newTab(t testing.TB, base string, width, height int) *tab {
 		}
 	}()
 	return b
+}
+
+// logged returns a copy of what the pages logged as errors, and of the
+// requests they made to other origins, so far: the tab's listeners append
+// to both while the test reads them.
+func (b *tab) logged() (errors, requests []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.errors), slices.Clone(b.requests)
 }
 
 // do runs steps, failing the test on the first error.
@@ -538,13 +548,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("viewer's forged POST /api/v1/ad = %d %s; want 403 naming ads:write", status, body)
 	}
 
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.errors) > 0 {
-		t.Errorf("the pages logged errors:\n%s", strings.Join(b.errors, "\n"))
+	errs, reqs := b.logged()
+	if len(errs) > 0 {
+		t.Errorf("the pages logged errors:\n%s", strings.Join(errs, "\n"))
 	}
-	if len(b.requests) > 0 {
-		t.Errorf("the pages asked other origins: %v", b.requests)
+	if len(reqs) > 0 {
+		t.Errorf("the pages asked other origins: %v", reqs)
 	}
 }
 
@@ -671,10 +680,8 @@ func TestFirstRunInBrowser(t *testing.T) {
 	if _, err := fmt.Sscanf(bg, "rgb(%d, %d, %d)", &r, &g, &bl); err != nil || r+g+bl > 150 {
 		t.Errorf("dark scheme: background %s; want a dark one", bg)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.errors) > 0 {
-		t.Errorf("the pages logged errors:\n%s", strings.Join(b.errors, "\n"))
+	if errs, _ := b.logged(); len(errs) > 0 {
+		t.Errorf("the pages logged errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
 
@@ -787,9 +794,7 @@ func TestCampaignsInBrowser(t *testing.T) {
 		t.Errorf("the campaign list %q; want Spring with its goal's progress", txt)
 	}
 	b.labelled("campaign list")
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.errors) > 0 {
-		t.Errorf("the pages logged errors:\n%s", strings.Join(b.errors, "\n"))
+	if errs, _ := b.logged(); len(errs) > 0 {
+		t.Errorf("the pages logged errors:\n%s", strings.Join(errs, "\n"))
 	}
 }

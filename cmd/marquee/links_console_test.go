@@ -131,9 +131,7 @@ func TestLinksInBrowser(t *testing.T) {
 	if r := in.admin("GET", "/api/v1/links/imp3", ""); r.status != 200 {
 		t.Errorf("GET imp3 after the console's import = %d", r.status)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.errors) > 0 {
-		t.Errorf("the pages logged errors:\n%s", strings.Join(b.errors, "\n"))
+	if errs, _ := b.logged(); len(errs) > 0 {
+		t.Errorf("the pages logged errors:\n%s", strings.Join(errs, "\n"))
 	}
 }

@@ -292,7 +292,8 @@ func TestTagInBrowser(t *testing.T) {
 		}
 		return ""
 	})
-	for _, e := range b.errors {
+	errs, _ := b.logged()
+	for _, e := range errs {
 		if strings.Contains(e, "exception") {
 			t.Errorf("the page threw: %s", e)
 		}
@@ -439,7 +440,8 @@ func TestTagFailsQuietlyInBrowser(t *testing.T) {
 	if title := b.text("#title"); title != "News: the page works" {
 		t.Errorf("title = %q; want the page's script to have run", title)
 	}
-	for _, e := range b.errors {
+	errs, _ := b.logged()
+	for _, e := range errs {
 		if strings.Contains(e, "exception") {
 			t.Errorf("the page threw: %s", e)
 		}
