@@ -18,9 +18,10 @@ const (
 	MaxEventsBody    = 1 << 20 // bytes of one POST body
 )
 
-// ReservedEventKeys are the fields the server adds to every event; a client
-// may not send them.
-var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "ua"}
+// ReservedEventKeys are the fields the server adds to events (geo and
+// limited when privacy says so: docs/privacy.md); a client may not send
+// them.
+var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited"}
 
 // CheckEventKey reports what is wrong with a field name, or "" if nothing:
 // 1–64 bytes of letters, digits, '_', '-', '.' and ':', not reserved.

@@ -41,6 +41,7 @@ require (
 	github.com/medama-io/go-useragent v1.2.5 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/prebid/go-gdpr v1.12.0 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1 // indirect
 )
 

@@ -26,6 +26,8 @@ const (
 	ScopeKeysAdmin      Scope = "keys:admin"
 	// webhooks:admin manages webhooks, which send events out.
 	ScopeWebhooksAdmin Scope = "webhooks:admin"
+	// privacy:admin answers data subjects' requests (erasure).
+	ScopePrivacyAdmin Scope = "privacy:admin"
 )
 
 // Scopes lists every scope, in the order lists of scopes are given in.
@@ -38,7 +40,7 @@ type ScopeSet uint16
 const AllScopes = ScopeSet(1)<<len(scopeBits) - 1
 
 var scopeBits = [...]Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeCampaignsRead, ScopeCampaignsWrite,
-	ScopeReportsRead, ScopeKeysAdmin, ScopeWebhooksAdmin}
+	ScopeReportsRead, ScopeKeysAdmin, ScopeWebhooksAdmin, ScopePrivacyAdmin}
 
 // Has reports whether s holds scope.
 func (s ScopeSet) Has(scope Scope) bool {

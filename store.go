@@ -112,6 +112,9 @@ const (
 	EntitySession = "session"
 	// Webhooks: every instance reads them again when one changes.
 	EntityWebhook = "webhook"
+	// An erased data subject: the change's id is one of its pseudonyms
+	// (a uint64 as int64), which every instance's counters forget.
+	EntitySubject = "subject"
 )
 
 // Change is one changelog entry, written in the same transaction as the

@@ -55,6 +55,17 @@ func (m *Memory) Seen(_ context.Context, user uint64, into []Serve) ([]Serve, er
 	return into, nil
 }
 
+// Forget drops every serve of user (an erased subject) and returns how
+// many there were.
+func (m *Memory) Forget(_ context.Context, user uint64) (int, error) {
+	s := m.shard(user)
+	s.mu.Lock()
+	n := len(s.m[user])
+	delete(s.m, user)
+	s.mu.Unlock()
+	return n, nil
+}
+
 // Take is a serve of a capped campaign a decision asks for: refused when
 // the user had Count serves of Campaign within Within.
 type Take struct {

@@ -62,6 +62,22 @@ func (r *Redis) Seen(ctx context.Context, user uint64, into []Serve) ([]Serve, e
 	return into, nil
 }
 
+// forget deletes the hash KEYS[1] and returns how many serves it held:
+// one atomic step.
+var forget = redis.NewScript(`
+local n = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[1])) do n = n + #v / 8 end
+redis.call('DEL', KEYS[1])
+return n
+`)
+
+// Forget drops every serve of user (an erased subject) on the server and
+// returns how many there were: one round trip.
+func (r *Redis) Forget(ctx context.Context, user uint64) (int, error) {
+	n, err := forget.Run(ctx, r.c, []string{r.key(user)}).Int()
+	return n, err
+}
+
 // appendServes appends to into the serves of one field of a user's hash:
 // f the campaign, v its serves.
 func appendServes(into []Serve, f, v string) []Serve {

@@ -14,13 +14,19 @@ import (
 )
 
 func TestAppendEvents(t *testing.T) {
-	head := func(dst []byte) []byte { return append(dst, `{"id":"x"`...) }
+	w := eventline.Writer{
+		Head: func(dst []byte) []byte { return append(dst, `{"id":"x"`...) },
+		// a uid as the writer gets it: a string's text, other values' JSON
+		UID: func(dst, uid []byte) []byte { return eventline.AppendString(dst, "uid", append([]byte("p:"), uid...)) },
+	}
 	for _, c := range []struct {
 		body, lines string
 		n           int
 		err         string
 	}{
 		{`{"type":"a","n":{"b": [1, 2]}}`, "{\"id\":\"x\",\"type\":\"a\",\"n\":{\"b\":[1,2]}}\n", 1, ""},
+		{`{"uid":"v\u00e9","a":1}`, "{\"id\":\"x\",\"uid\":\"p:vé\",\"a\":1}\n", 1, ""},
+		{`{"uid":42}`, "{\"id\":\"x\",\"uid\":\"p:42\"}\n", 1, ""},
 		{`[{"a":1},{"b":2}]`, "{\"id\":\"x\",\"a\":1}\n{\"id\":\"x\",\"b\":2}\n", 2, ""},
 		{"{\"a\":1}\n{\"b\":2}\n", "{\"id\":\"x\",\"a\":1}\n{\"id\":\"x\",\"b\":2}\n", 2, ""},
 		{``, "", 0, "invalid event: body: no events"},
@@ -29,7 +35,7 @@ func TestAppendEvents(t *testing.T) {
 		{`{"a":` + strings.Repeat("[", 9) + strings.Repeat("]", 9) + `}`, "", 1, "invalid events: [0].a: nests deeper than 8 levels"},
 		{strings.Repeat(`{"a":1}`+"\n", marquee.MaxEventsPerPost+1), "", marquee.MaxEventsPerPost, "more than 500 events in one request"},
 	} {
-		got, n, err := eventline.AppendEvents(nil, []byte(c.body), head)
+		got, n, err := eventline.AppendEvents(nil, []byte(c.body), w)
 		if c.err != "" {
 			if err == nil || err.Error() != c.err || n != c.n {
 				t.Errorf("AppendEvents(%.40q) = %d, %v; want %d, %s", c.body, n, err, c.n, c.err)
@@ -65,7 +71,8 @@ func TestRoundTrip(t *testing.T) {
 			return hostile[rnd.IntN(len(hostile))]
 		}
 		ua, typ, country, uid, other := pick(), pick(), pick(), pick(), pick()
-		line := eventline.AppendHead(nil, &st, at, id, ip, []byte(ua))
+		geo := [...]string{"", "FR"}[i%2]
+		line := eventline.AppendHead(nil, &st, at, id, ip, geo, []byte(ua))
 		line = eventline.AppendString(line, "other", []byte(other))
 		line = eventline.AppendString(line, "type", []byte(typ))
 		line = eventline.AppendRaw(line, "n", []byte(`{"ip":"1.1.1.1","type":["x"]}`))
@@ -80,7 +87,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 		want := map[int]string{eventline.ReceivedAt: "2026-11-25T13:04:05.123456789Z", eventline.ID: "01JD0000000000000000000000", eventline.IP: "2001:db8::1",
 			eventline.UA: escaped(ua), eventline.Type: escaped(typ), eventline.Ad: fmt.Sprint(i + 1),
-			eventline.Country: escaped(country), eventline.UID: escaped(uid)}
+			eventline.Country: escaped(country), eventline.UID: escaped(uid), eventline.Geo: geo}
 		for k := range eventline.NumFields {
 			if got := string(f[k]); got != want[k] {
 				t.Fatalf("line %q: field %d = %q; want %q", line, k, got, want[k])
@@ -107,8 +114,8 @@ func escaped(v string) string {
 // A line with a forged head (a client field named like the server's, in
 // a POSTed event) is refused before it is written.
 func TestServerFieldsCannotBeForged(t *testing.T) {
-	head := func(dst []byte) []byte { return append(dst, `{"receivedAt":"x","id":"y","ip":"1.2.3.4","ua":""`...) }
-	for _, k := range []string{"receivedAt", "id", "ip", "ua"} {
+	head := eventline.Writer{Head: func(dst []byte) []byte { return append(dst, `{"receivedAt":"x","id":"y","ip":"1.2.3.4","ua":""`...) }}
+	for _, k := range marquee.ReservedEventKeys {
 		_, _, err := eventline.AppendEvents(nil, []byte(`{"`+k+`":"forged"}`), head)
 		if marquee.KindOf(err) != marquee.KindInvalid {
 			t.Errorf("an event naming %s = %v; want refused", k, err)

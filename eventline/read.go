@@ -29,6 +29,7 @@ const (
 	Referrer // where the visitor came from (a redirect's Referer, or the client's)
 	Dest     // the A/B destination a redirect picked (its index)
 	Measured // "1": the tag measured the impression's viewability
+	Geo      // the country of the address before it was truncated (the server's)
 	NumFields
 )
 
@@ -43,7 +44,7 @@ var fieldKeys = [...]struct {
 	{"receivedAt", ReceivedAt}, {"ip", IP}, {"ua", UA}, {"type", Type}, {"ad", Ad}, {"adId", Ad},
 	{"link", Link}, {"code", Link}, {"uid", UID}, {"country", Country}, {"platform", Platform},
 	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement}, {"id", ID},
-	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest}, {"measured", Measured},
+	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest}, {"measured", Measured}, {"geo", Geo},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead
@@ -145,6 +146,10 @@ func serverFields(line []byte, f *Fields) int {
 		}
 		f[next.f] = line[i : i+end]
 		i += end
+	}
+	if sep := `","geo":"`; bytes.HasPrefix(line[i:], []byte(sep)) && len(line) >= i+len(sep)+2 {
+		f[Geo] = line[i+len(sep) : i+len(sep)+2]
+		i += len(sep) + 2
 	}
 	if !bytes.HasPrefix(line[i:], []byte(`","ua":`)) {
 		return 0

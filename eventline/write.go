@@ -56,16 +56,22 @@ func (s *Stamper) Append(dst []byte, t time.Time) []byte {
 
 // AppendHead opens an event line with the fields the server adds, in
 // the order Scan reads them by position: receivedAt (at, stamped by st),
-// id (appended by id: a unique id without quotes or backslashes), ip,
-// and ua (at most MaxUA bytes; bytes that are not UTF-8 become U+FFFD).
-// The line goes on with AppendString or AppendRaw and ends with End.
-func AppendHead(dst []byte, st *Stamper, at time.Time, id func([]byte) []byte, ip netip.Addr, ua []byte) []byte {
+// id (appended by id: a unique id without quotes or backslashes), ip
+// (as the privacy mode keeps it), geo (the country of the address before
+// it was truncated, when a GeoIP database knew it: two letters, or ""
+// and no field), and ua (at most MaxUA bytes; bytes that are not UTF-8
+// become U+FFFD). The line goes on with AppendString or AppendRaw and
+// ends with End.
+func AppendHead(dst []byte, st *Stamper, at time.Time, id func([]byte) []byte, ip netip.Addr, geo string, ua []byte) []byte {
 	dst = append(dst, `{"receivedAt":"`...)
 	dst = st.Append(dst, at)
 	dst = append(dst, `","id":"`...)
 	dst = id(dst)
 	dst = append(dst, `","ip":"`...)
 	dst = ip.AppendTo(dst)
+	if len(geo) == 2 {
+		dst = append(append(dst, `","geo":"`...), geo...)
+	}
 	dst = append(dst, `","ua":`...)
 	if len(ua) > MaxUA {
 		ua = ua[:MaxUA] // a rune cut in two becomes U+FFFD
@@ -107,13 +113,23 @@ func AppendRaw[K string | []byte](dst []byte, key K, raw []byte) []byte {
 // End closes the line.
 func End(dst []byte) []byte { return append(dst, '}', '\n') }
 
+// Writer says how AppendEvents writes what is the server's in a line.
+type Writer struct {
+	// Head appends the opening of a line (AppendHead).
+	Head func(dst []byte) []byte
+	// UID appends an event's uid field (its value: a string's text, or
+	// any other value's JSON) as privacy keeps it — or nothing.
+	UID func(dst, uid []byte) []byte
+}
+
 // AppendEvents appends every event of a POST /e body — one JSON object, a
-// JSON array of them, or NDJSON — as one line each: head's opening of the
-// line (AppendHead), the event's fields as compact JSON, "}\n".
+// JSON array of them, or NDJSON — as one line each: w.Head's opening of
+// the line (AppendHead), the event's fields as compact JSON (its uid as
+// w.UID writes it), "}\n".
 // It returns the lines and how many events there were. Either every event
 // is valid or the error names every problem (KindInvalid); more than
 // marquee.MaxEventsPerPost events is marquee.KindTooLarge.
-func AppendEvents(dst, body []byte, head func([]byte) []byte) ([]byte, int, error) {
+func AppendEvents(dst, body []byte, w Writer) ([]byte, int, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return dst, 0, marquee.InvalidEvent("body", "no events")
@@ -143,7 +159,7 @@ func AppendEvents(dst, body []byte, head func([]byte) []byte) ([]byte, int, erro
 		}
 		start := len(dst)
 		var err error
-		dst, err = appendEvent(dst, dec, head, n, &problems)
+		dst, err = appendEvent(dst, dec, w, n, &problems)
 		if errors.Is(err, io.EOF) && !array && n > 0 {
 			dst = dst[:start]
 			break
@@ -161,7 +177,7 @@ func AppendEvents(dst, body []byte, head func([]byte) []byte) ([]byte, int, erro
 
 // appendEvent decodes event i, one JSON object, and appends its line.
 // Field problems go to problems; a malformed body is the error.
-func appendEvent(dst []byte, dec *json.Decoder, head func([]byte) []byte, i int, problems *marquee.Problems) ([]byte, error) {
+func appendEvent(dst []byte, dec *json.Decoder, w Writer, i int, problems *marquee.Problems) ([]byte, error) {
 	t, err := dec.Token()
 	if err != nil {
 		if err == io.EOF {
@@ -172,7 +188,7 @@ func appendEvent(dst []byte, dec *json.Decoder, head func([]byte) []byte, i int,
 	if d, ok := t.(json.Delim); !ok || d != '{' {
 		return dst, errors.New("an event must be a JSON object")
 	}
-	dst = head(dst)
+	dst = w.Head(dst)
 	var seen []string
 	var raw json.RawMessage
 	var compact bytes.Buffer
@@ -211,6 +227,15 @@ func appendEvent(dst []byte, dec *json.Decoder, head func([]byte) []byte, i int,
 			}
 		}
 		seen = append(seen, k)
+		if k == "uid" {
+			uid := compact.Bytes()
+			var text string
+			if uid[0] == '"' && json.Unmarshal(uid, &text) == nil {
+				uid = []byte(text)
+			}
+			dst = w.UID(dst, uid)
+			continue
+		}
 		dst = AppendRaw(dst, k, compact.Bytes())
 	}
 	if _, err := dec.Token(); err != nil { // }

@@ -71,6 +71,11 @@ type Config struct {
 	// OnWebhooks, if set, is called after a batch that changes a
 	// webhook, and after a reload.
 	OnWebhooks func()
+	// OnSubjects, if set, is called with the pseudonyms of the data
+	// subjects a batch erases (their counters are forgotten). A reload
+	// (after a gap or a trimmed position) does not replay the erasures
+	// it jumps over (docs/privacy.md).
+	OnSubjects func(pseudonyms []uint64)
 }
 
 // batchSize bounds the changes read at a time.
@@ -340,6 +345,7 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	var ids []int64
 	var codes []string
 	access, plan, hooks, links := false, false, false, false
+	var subjects []uint64
 	seen := map[int64]bool{}
 	for _, c := range chs {
 		switch c.Entity {
@@ -357,6 +363,8 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 			plan = true
 		case marquee.EntityWebhook:
 			hooks = true
+		case marquee.EntitySubject:
+			subjects = append(subjects, uint64(c.ID))
 		}
 	}
 	var puts []*marquee.Ad
@@ -399,6 +407,9 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	}
 	if f.cfg.OnWebhooks != nil && hooks {
 		f.cfg.OnWebhooks()
+	}
+	if f.cfg.OnSubjects != nil && len(subjects) > 0 {
+		f.cfg.OnSubjects(subjects)
 	}
 	now := f.now()
 	for _, c := range chs {

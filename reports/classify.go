@@ -143,12 +143,15 @@ func (g *GeoIP) Country(ip netip.Addr) string {
 }
 
 // Country is an event's country: its own country field when that is a
-// valid ISO 3166-1 alpha-2 code (any case), else where geo places its
-// address (geo may be nil), else Unknown.
-func Country(field, ip []byte, geo *GeoIP) [2]byte {
-	if slot, ok := marquee.CountrySlot(field); ok {
-		c := marquee.CountryCode(slot)
-		return [2]byte{c[0], c[1]}
+// valid ISO 3166-1 alpha-2 code (any case), else the server's geo field
+// (where GeoIP placed the address before privacy truncated it), else
+// where geo places its address (geo may be nil), else Unknown.
+func Country(field, geoField, ip []byte, geo *GeoIP) [2]byte {
+	for _, f := range [2][]byte{field, geoField} {
+		if slot, ok := marquee.CountrySlot(f); ok {
+			c := marquee.CountryCode(slot)
+			return [2]byte{c[0], c[1]}
+		}
 	}
 	if geo != nil {
 		if a, err := netip.ParseAddr(string(ip)); err == nil {

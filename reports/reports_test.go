@@ -83,11 +83,22 @@ func TestCountry(t *testing.T) {
 		{"", "192.0.2.1", "ZZ"},
 		{"<script>", "not an ip", "ZZ"},
 	} {
-		if got := reports.Country([]byte(c.field), []byte(c.ip), geo); string(got[:]) != c.want {
+		if got := reports.Country([]byte(c.field), nil, []byte(c.ip), geo); string(got[:]) != c.want {
 			t.Errorf("Country(%q, %q) = %s; want %s", c.field, c.ip, got[:], c.want)
 		}
 	}
-	if got := reports.Country(nil, []byte("81.2.69.160"), nil); string(got[:]) != "ZZ" {
+	// The server's geo field (the country before privacy truncated the
+	// address) comes after the client's field and before a look-up.
+	for _, c := range []struct{ field, geoField, ip, want string }{
+		{"", "FR", "81.2.69.0", "FR"},
+		{"jp", "FR", "81.2.69.0", "JP"},
+		{"XX", "", "81.2.69.0", "GB"},
+	} {
+		if got := reports.Country([]byte(c.field), []byte(c.geoField), []byte(c.ip), geo); string(got[:]) != c.want {
+			t.Errorf("Country(%q, geo %q, %q) = %s; want %s", c.field, c.geoField, c.ip, got[:], c.want)
+		}
+	}
+	if got := reports.Country(nil, nil, []byte("81.2.69.160"), nil); string(got[:]) != "ZZ" {
 		t.Errorf("Country without GeoIP = %s; want ZZ", got[:])
 	}
 }

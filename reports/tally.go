@@ -249,7 +249,7 @@ func (t *Tally) count(lines []byte) {
 			continue
 		}
 		ua := t.userAgent(f[eventline.UA])
-		k := pkey{hour: hour, country: Country(f[eventline.Country], f[eventline.IP], t.geo), platform: ua.platform, bot: ua.bot}
+		k := pkey{hour: hour, country: Country(f[eventline.Country], f[eventline.Geo], f[eventline.IP], t.geo), platform: ua.platform, bot: ua.bot}
 		if p, ok := platformField(f[eventline.Platform]); ok { // a valid field wins over the User-Agent
 			k.platform = platformIndex(p)
 		}

@@ -61,6 +61,8 @@ type Store interface {
 	PutAsset(ctx context.Context, a marquee.Asset, body []byte) (marquee.Asset, bool, error)
 	Asset(ctx context.Context, sha string) (marquee.Asset, []byte, error)
 
+	// The erasure of a data subject (web.PrivacyStore).
+	EraseSubject(ctx context.Context, pseudonyms []uint64) error
 	// Webhooks and their delivery log (web.WebhookStore, webhooks.Store).
 	CreateWebhook(ctx context.Context, in marquee.WebhookInput, nonce string) (marquee.Webhook, error)
 	Webhook(ctx context.Context, id int64) (marquee.Webhook, error)

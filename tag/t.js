@@ -11,7 +11,7 @@
   if (w.marquee && w.marquee.fill) return; // loaded twice
   var me = d.currentScript || d.querySelector('script[src$="/t.js"]');
   if (!me) return;
-  var opt = me.dataset; // data-server, data-user, data-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform
+  var opt = me.dataset; // data-server, data-user, data-consent, data-gdpr, data-gdpr-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform
   var origin = (opt.server || new URL(me.src, d.baseURI).origin).replace(/\/$/, ''); // data-server: a self-hosted copy's ad server
   var n = 0;
   var IO = w.IntersectionObserver;
@@ -37,11 +37,29 @@
   }
   function asset(u) { return u && u.charAt(0) === '/' ? origin + u : u; }
 
+  // tcf is the page's IAB TCF v2 consent — data-gdpr and data-gdpr-consent,
+  // else what the page's CMP (__tcfapi) answers within 500 ms — as the
+  // decision's consent {gdpr, tcf}, or null: the ad server judges it.
+  function tcf() {
+    return new Promise(function (done) {
+      if (opt.gdpr || opt.gdprConsent) return done({ gdpr: opt.gdpr === '0' ? 0 : 1, tcf: opt.gdprConsent });
+      if (typeof w.__tcfapi !== 'function') return done(null);
+      var t = setTimeout(done, 500, null);
+      try {
+        w.__tcfapi('getTCData', 2, function (r, ok) {
+          clearTimeout(t);
+          done(ok && r ? { gdpr: r.gdprApplies ? 1 : 0, tcf: r.tcString } : null);
+        });
+      } catch (e) { clearTimeout(t); done(null); }
+    });
+  }
+
   // The user key: only the publisher's own (data-user) or, where the publisher
   // opts in (data-cookie="1"), the tag's first-party cookie; and only with
-  // consent (data-consent="1") and without a Global Privacy Control signal.
-  function userKey() {
-    if (navigator.globalPrivacyControl || opt.consent !== '1') return '';
+  // consent (data-consent="1", or a TCF signal the ad server checks) and
+  // without a Global Privacy Control signal.
+  function userKey(c) {
+    if (navigator.globalPrivacyControl || (opt.consent !== '1' && !c)) return '';
     if (opt.user) return opt.user;
     if (opt.cookie !== '1') return '';
     var m = /(?:^|; )mq_uid=([A-Za-z0-9]+)/.exec(d.cookie);
@@ -140,13 +158,16 @@
       req.placements.push(p);
     });
     if (!req.placements.length) return Promise.resolve();
-    var key = userKey();
-    if (key) req.user = { key: key };
     if (opt.keywords) req.keywords = opt.keywords.split(',');
     if (opt.age) req.age = +opt.age;
     ['gender', 'country', 'platform'].forEach(function (k) { if (opt[k]) req[k] = opt[k]; });
-    // A body without a content type: a simple request, no preflight.
-    return fetch(origin + '/api/v1/decisions', { method: 'POST', body: new Blob([JSON.stringify(req)]), credentials: 'omit' })
+    return tcf().then(function (c) {
+      var key = userKey(c);
+      if (key) req.user = { key: key };
+      if (c) req.consent = c;
+      // A body without a content type: a simple request, no preflight.
+      return fetch(origin + '/api/v1/decisions', { method: 'POST', body: new Blob([JSON.stringify(req)]), credentials: 'omit' });
+    })
       .then(function (r) { if (!r.ok) throw new Error('decision: ' + r.status); return r.json(); })
       .then(function (res) {
         for (var div in byDiv) {

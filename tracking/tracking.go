@@ -82,9 +82,10 @@ func ParsePath(path []byte) (kind byte, token []byte, ok bool) {
 const DefaultTTL = 24 * time.Hour
 
 // Payload is what a tracking URL says: which decision (its id, unique),
-// the ad, campaign and placement it chose, the user's hashed key (0:
-// none), the price's amount in millionths, and when the URL was issued
-// and stops working.
+// the ad, campaign and placement it chose, the user's pseudonym (0:
+// none), the price's amount in millionths, when the URL was issued and
+// stops working, and why the decision's visitor was not to be followed
+// (a privacy.Limit; 0: no reason), which its events say.
 type Payload struct {
 	Decision    [16]byte
 	Ad          int64
@@ -94,6 +95,7 @@ type Payload struct {
 	PriceMicros int64
 	Issued      time.Time
 	Expires     time.Time
+	Limit       uint8
 }
 
 // Signer writes and reads tokens. It is safe for concurrent use.
@@ -190,8 +192,8 @@ func mac(key, raw []byte) []byte {
 }
 
 // version is the first byte of a payload: its layout (1 held the kind,
-// which the path now says).
-const version = 2
+// which the path now says; 2 had no Limit, and is still read, as 0).
+const version = 3
 
 func appendPayload(b []byte, p *Payload) []byte {
 	b = append(b, version)
@@ -204,7 +206,7 @@ func appendPayload(b []byte, p *Payload) []byte {
 	b = binary.AppendVarint(b, p.PriceMicros)
 	b = binary.AppendVarint(b, p.Issued.Unix())
 	b = binary.AppendVarint(b, p.Expires.Unix())
-	return b
+	return append(b, p.Limit)
 }
 
 // next reads a value from *b with read (binary.Uvarint, binary.Varint);
@@ -221,9 +223,10 @@ func next[T any](b *[]byte, read func([]byte) (T, int)) T {
 }
 
 func readPayload(b []byte, p *Payload) bool {
-	if len(b) < 1+16 || b[0] != version {
+	if len(b) < 1+16 || b[0] != version && b[0] != 2 {
 		return false
 	}
+	v := b[0]
 	copy(p.Decision[:], b[1:17])
 	b = b[17:]
 	uv := func() uint64 { return next(&b, binary.Uvarint) }
@@ -237,6 +240,9 @@ func readPayload(b []byte, p *Payload) bool {
 	p.UserHash, b = binary.BigEndian.Uint64(b[:8]), b[8:]
 	p.PriceMicros = sv()
 	issued, expires := sv(), sv()
+	if v == version && len(b) == 1 {
+		p.Limit, b = b[0], b[1:]
+	}
 	if b == nil || len(b) != 0 {
 		return false
 	}

@@ -34,7 +34,7 @@ func TestTokens(t *testing.T) {
 	for i := range 2000 {
 		p := tracking.Payload{Ad: r.Int64(), Campaign: r.Int64N(1000),
 			Placement: names[i%len(names)], UserHash: r.Uint64(), PriceMicros: r.Int64() - math.MaxInt64/2,
-			Issued: now, Expires: now.Add(time.Duration(1+r.IntN(48)) * time.Hour)}
+			Issued: now, Expires: now.Add(time.Duration(1+r.IntN(48)) * time.Hour), Limit: uint8(r.IntN(4))}
 		for j := range p.Decision {
 			p.Decision[j] = byte(r.Uint32())
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -28,6 +27,7 @@ import (
 	"marquee/eventline"
 	"marquee/index"
 	"marquee/jsonstr"
+	"marquee/privacy"
 	"marquee/tracking"
 )
 
@@ -88,9 +88,12 @@ type decisionInput struct {
 	Platform   []byte
 	Keywords   [][]byte
 	URL        []byte
-	Consent    []byte // JSON, as sent
-	Explain    bool
-	Preview    bool
+	// GDPR and TCF are what consent says: whether GDPR applies
+	// (privacy.ParseGDPR) and the TCF v2 string.
+	GDPR    int8
+	TCF     []byte
+	Explain bool
+	Preview bool
 }
 
 // decisionSlot is one slot of a request: {"div","placement","count"}.
@@ -207,7 +210,7 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 				in.Keywords = append(in.Keywords, str(kv, "keywords", "["+strconv.Itoa(i)+"]"))
 			}
 		case "consent":
-			in.Consent = v.MarshalTo(nil)
+			readConsent(v, in, &p)
 		case "explain", "preview":
 			b, err := v.Bool()
 			if err != nil {
@@ -221,6 +224,43 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 		}
 	})
 	return marquee.Invalid("invalid decision request", p.m)
+}
+
+// readConsent reads a body's "consent": {"gdpr": 1|0|true|false, "tcf":
+// "<TCF v2 string>"}.
+func readConsent(v *fastjson.Value, in *decisionInput, p *problems) {
+	o, err := v.Object()
+	if err != nil {
+		p.add("consent", `must be an object {"gdpr","tcf"}`)
+		return
+	}
+	o.Visit(func(k []byte, f *fastjson.Value) {
+		switch string(k) {
+		case "gdpr":
+			switch f.Type() {
+			case fastjson.TypeTrue:
+				in.GDPR = 1
+			case fastjson.TypeFalse:
+				in.GDPR = 0
+			case fastjson.TypeNumber:
+				if n, err := f.Int(); err == nil && (n == 0 || n == 1) {
+					in.GDPR = int8(n)
+					return
+				}
+				p.add("consent.gdpr", "must be 0, 1, true or false")
+			default:
+				p.add("consent.gdpr", "must be 0, 1, true or false")
+			}
+		case "tcf":
+			b, err := f.StringBytes()
+			if err != nil {
+				p.add("consent.tcf", "must be a string")
+			}
+			in.TCF = b
+		default:
+			p.add("consent."+string(k), "is not a field of consent (gdpr, tcf)")
+		}
+	})
 }
 
 // parseDecision checks a request against the plan, every problem named,
@@ -299,11 +339,22 @@ func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot
 	}
 	if key := in.UserKey; len(key) > maxUserKey {
 		p.add("user.key", fmt.Sprintf("must be at most %d bytes", maxUserKey))
-	} else if len(key) > 0 {
-		sum := sha256.Sum256(key)
-		r.User = binary.BigEndian.Uint64(sum[:8]) | 1 // never 0: 0 is "no user"
 	}
 	return r, marquee.Invalid("invalid decision request", p.m)
+}
+
+// request is a decision request checked against the plan
+// (parseDecision), its user the pseudonym of its key at now — none when
+// the request's consent (its body's or parameters', and Sec-GPC) says
+// the visitor is not to be followed, which lim says.
+func (d *decisionEnv) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *delivery.Plan, slots []delivery.Slot, now time.Time) (r delivery.Request, lim privacy.Limit, err error) {
+	if r, err = parseDecision(in, plan, slots); err != nil {
+		return r, lim, err
+	}
+	pol := d.events.privacy
+	lim = pol.Limit(privacy.Signal{GPC: sentGPC(ctx), GDPR: in.GDPR, TCF: in.TCF})
+	r.User = pol.User(in.UserKey, now, lim)
+	return r, lim, nil
 }
 
 // handleDecisions serves POST /api/v1/decisions (a JSON body) and GET
@@ -314,7 +365,7 @@ func handleDecisions(d *decisionEnv) handler {
 		// Any page may ask (the tag does, from the publisher's origin):
 		// the answer holds nothing of a credential's.
 		anyOrigin(ctx)
-		var in decisionInput
+		in := decisionInput{GDPR: -1}
 		if ctx.IsPost() {
 			if err := checkJSONBody(ctx, MaxDecisionBody); err != nil {
 				return err
@@ -329,7 +380,8 @@ func handleDecisions(d *decisionEnv) handler {
 		}
 		plan := d.engine.Plan()
 		var slots [4]delivery.Slot // a page's usual few, without allocation
-		req, err := parseDecision(&in, plan, slots[:])
+		now := d.now()
+		req, lim, err := d.request(ctx, &in, plan, slots[:], now)
 		if err != nil {
 			if !ctx.IsPost() {
 				return asParams(err)
@@ -348,7 +400,6 @@ func handleDecisions(d *decisionEnv) handler {
 				return &marquee.Error{Kind: marquee.KindForbidden, Message: "forbidden", Missing: marquee.ScopeCampaignsRead}
 			}
 		}
-		now := d.now()
 		rnd := rngPool.Get().(*mrand.Rand)
 		cctx, cancel := d.countersContext()
 		var chosen [][]delivery.Choice
@@ -365,7 +416,7 @@ func handleDecisions(d *decisionEnv) handler {
 		urlHead := appendURLHead(head[:0], ctx)
 		bp := pagePool.Get().(*[]byte)
 		out := append((*bp)[:0], '{')
-		if len(key) > 0 {
+		if len(key) > 0 && r.User != 0 {
 			out = append(out, `"user":{"key":`...)
 			out, _ = jsonstr.Append(out, key)
 			out = append(out, "},"...)
@@ -381,7 +432,7 @@ func handleDecisions(d *decisionEnv) handler {
 				if k > 0 {
 					out = append(out, ',')
 				}
-				out = d.appendChoice(out, urlHead, s.Placement, r, ch, now, rnd)
+				out = d.appendChoice(out, urlHead, s.Placement, r, lim, ch, now, rnd)
 			}
 			out = append(out, ']')
 		}
@@ -411,7 +462,7 @@ func handleDecisions(d *decisionEnv) handler {
 // with its tracking URLs: one decision id and one signed token for the
 // three (none for a preview, which must not count). urlHead is the
 // JSON-quoted scheme and host, without its closing quote.
-func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *delivery.Request, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
+func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
 	b = append(b, `{"adId":"`...)
 	b = strconv.AppendInt(b, ch.Ad.ID, 10)
 	b = append(b, `","campaignId":"`...)
@@ -424,7 +475,7 @@ func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *deliv
 		return append(b, '}')
 	}
 	var scratch [256]byte
-	token, _ := d.sign(scratch[:0], placement, r, ch, now, rnd) // base64url: no JSON escaping
+	token, _ := d.sign(scratch[:0], placement, r, lim, ch, now, rnd) // base64url: no JSON escaping
 	url := func(key string, kind byte) {
 		b = append(append(append(b, key...), urlHead...), tracking.Prefix...)
 		b = append(append(append(b, kind, '/'), token...), '"')
@@ -453,9 +504,10 @@ func (d *decisionEnv) countersContext() (context.Context, context.CancelFunc) {
 
 // sign appends to dst the signed token of a choice, under a new
 // decision id, which it also returns: one token serves every tracking URL
-// of the choice.
-func (d *decisionEnv) sign(dst []byte, placement string, r *delivery.Request, ch delivery.Choice, now time.Time, rnd *mrand.Rand) ([]byte, [16]byte) {
-	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: placement, UserHash: r.User, Issued: now, Expires: now.Add(d.ttl)}
+// of the choice, and carries the request's privacy limit to its events.
+func (d *decisionEnv) sign(dst []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) ([]byte, [16]byte) {
+	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: placement, UserHash: r.User, Issued: now, Expires: now.Add(d.ttl),
+		Limit: uint8(lim)}
 	// A decision id needs to be unique, not secret (the MAC guards the
 	// token): 128 bits of the request's PCG, seeded from crypto/rand.
 	binary.LittleEndian.PutUint64(p.Decision[:8], rnd.Uint64())
@@ -520,6 +572,7 @@ func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
 		in.Keywords = bytes.Split(v, []byte(","))
 	}
 	in.UserKey, _ = param(args, "user")
+	in.GDPR, in.TCF = privacy.ParseGDPR(args.Peek("gdpr")), args.Peek("gdpr_consent")
 	return marquee.Invalid("invalid decision request", p.m)
 }
 
@@ -575,13 +628,17 @@ func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Pa
 	bp := linePool.Get().(*[]byte)
 	defer linePool.Put(bp)
 	var num [20]byte
-	line := d.events.appendHead((*bp)[:0], ctx)
+	lim := privacy.Limit(p.Limit)
+	if lim == privacy.None && sentGPC(ctx) {
+		lim = privacy.GPC // the pixel's own request opts out
+	}
+	line := d.events.appendHead((*bp)[:0], ctx, lim)
 	line = eventline.AppendPlain(line, "type", tracking.KindName(kind))
 	line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
 	line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))
 	line = eventline.AppendPlain(line, "placement", p.Placement) // placement names need no escaping
 	line = eventline.AppendPlain(line, "decision", hex.AppendEncode(nil, p.Decision[:]))
-	if p.UserHash != 0 {
+	if p.UserHash != 0 && lim == privacy.None {
 		line = eventline.AppendPlain(line, "uid", strconv.AppendUint(num[:0], p.UserHash, 36))
 	}
 	args := ctx.QueryArgs()

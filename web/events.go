@@ -6,11 +6,14 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"marquee"
 	"marquee/eventline"
+	"marquee/linkroute"
+	"marquee/privacy"
 )
 
 // EventSink is what the event routes need of the collector.
@@ -27,18 +30,52 @@ var gif1x1 = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!
 
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
-// eventEnv adds the server's fields to events.
+// eventEnv adds the server's fields to events, as the privacy policy
+// says.
 type eventEnv struct {
 	requester // the client's address
 	sink      EventSink
 	stamp     eventline.Stamper
+	privacy   *privacy.Policy
+	geo       linkroute.Geo // nil: no GeoIP database
 }
 
 // appendHead opens the event line of a request (eventline.AppendHead):
-// received when the request arrived, from the client's address.
-func (e *eventEnv) appendHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
-	return eventline.AppendHead(dst, &e.stamp, ctx.Time(), e.sink.AppendID, e.addr(ctx), ctx.UserAgent())
+// received when the request arrived, from the client's address —
+// truncated where the policy says (after GeoIP placed it: the country
+// goes in the line) —, and, when lim says the visitor is not to be
+// followed, why ("limited").
+func (e *eventEnv) appendHead(dst []byte, ctx *fasthttp.RequestCtx, lim privacy.Limit) []byte {
+	ip, geo := e.addr(ctx), ""
+	if e.privacy.Truncates(lim) {
+		if e.geo != nil {
+			geo = e.geo.Country(ip)
+		}
+		ip = privacy.Truncate(ip)
+	}
+	dst = eventline.AppendHead(dst, &e.stamp, ctx.Time(), e.sink.AppendID, ip, geo, ctx.UserAgent())
+	if lim != privacy.None {
+		dst = eventline.AppendPlain(dst, "limited", lim.String())
+	}
+	return dst
 }
+
+// signal is what a request says about consent: its Sec-GPC header, and
+// the gdpr and gdpr_consent parameters of its query (beacons, the tag,
+// VAST players' macros).
+func signal(ctx *fasthttp.RequestCtx) privacy.Signal {
+	args := ctx.QueryArgs()
+	return privacy.Signal{GPC: sentGPC(ctx), GDPR: privacy.ParseGDPR(args.Peek("gdpr")), TCF: args.Peek("gdpr_consent")}
+}
+
+// sentGPC reports a Sec-GPC: 1 header (Global Privacy Control).
+func sentGPC(ctx *fasthttp.RequestCtx) bool {
+	return string(ctx.Request.Header.Peek("Sec-GPC")) == "1"
+}
+
+// consentParam reports a query parameter that carries consent: read by
+// signal, never written into an event.
+func consentParam(k []byte) bool { return string(k) == "gdpr" || string(k) == "gdpr_consent" }
 
 // clientIP is the connection's address, or, when that is a trusted proxy,
 // the nearest address in X-Forwarded-For that is not one.
@@ -80,23 +117,28 @@ func handleEventGet(e *eventEnv) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		bp := linePool.Get().(*[]byte)
 		defer linePool.Put(bp)
-		line := e.appendHead((*bp)[:0], ctx)
+		lim := e.privacy.Limit(signal(ctx))
+		line := e.appendHead((*bp)[:0], ctx, lim)
 		args := ctx.QueryArgs()
 		if n := args.Len(); n == 0 || n > marquee.MaxEventFields {
 			return marquee.InvalidEvent("query", fmt.Sprintf("an event needs 1-%d fields, got %d", marquee.MaxEventFields, n))
 		}
 		var problems marquee.Problems
 		var keys [marquee.MaxEventFields][]byte
-		i := 0
+		i, at := 0, ctx.Time()
 		// VisitAll, not the All iterator it is deprecated for: on fasthttp
 		// v1.74 ranging over All moves the loop's variables to the heap (6
 		// allocations a request, TestEventGetAllocatesNothing); VisitAll's
 		// callback does not escape.
 		//lint:ignore SA1019 see above
 		args.VisitAll(func(k, v []byte) {
-			if path, msg := marquee.CheckBeaconField(i, keys[:i], k, v); path != "" {
+			switch path, msg := marquee.CheckBeaconField(i, keys[:i], k, v); {
+			case path != "":
 				problems = marquee.AddEventProblem(problems, path, msg)
-			} else if problems == nil {
+			case problems != nil || consentParam(k):
+			case string(k) == "uid":
+				line = e.appendUID(line, v, at, lim)
+			default:
 				line = eventline.AppendString(line, k, v)
 			}
 			keys[i] = k
@@ -148,7 +190,11 @@ func handleEventPost(e *eventEnv) handler {
 		}
 		bp := linePool.Get().(*[]byte)
 		defer linePool.Put(bp)
-		lines, n, err := eventline.AppendEvents((*bp)[:0], ctx.PostBody(), func(dst []byte) []byte { return e.appendHead(dst, ctx) })
+		lim, at := e.privacy.Limit(signal(ctx)), ctx.Time()
+		lines, n, err := eventline.AppendEvents((*bp)[:0], ctx.PostBody(), eventline.Writer{
+			Head: func(dst []byte) []byte { return e.appendHead(dst, ctx, lim) },
+			UID:  func(dst, uid []byte) []byte { return e.appendUID(dst, uid, at, lim) },
+		})
 		*bp = lines
 		if err != nil {
 			return err
@@ -161,6 +207,22 @@ func handleEventPost(e *eventEnv) handler {
 		ctx.SetBodyString(`{"accepted":` + strconv.Itoa(n) + `}`)
 		return nil
 	}
+}
+
+// appendUID appends an event's uid field as the policy keeps it: the id
+// as sent (off), its pseudonym (balanced, strict), or nothing (a visitor
+// not to be followed).
+func (e *eventEnv) appendUID(line, uid []byte, at time.Time, lim privacy.Limit) []byte {
+	start := len(line)
+	line = append(line, `,"uid":"`...)
+	line, raw, ok := e.privacy.AppendUID(line, uid, at, lim)
+	switch {
+	case !ok:
+		return line[:start]
+	case raw: // the id as sent, escaped
+		return eventline.AppendString(line[:start], "uid", uid)
+	}
+	return append(line, '"')
 }
 
 func checkEventBody(ctx *fasthttp.RequestCtx) error {

@@ -90,7 +90,7 @@ func handleRedirect(links *cache.Cache[string, marquee.Link], domains *LinkDomai
 // where to says: its domain when not the default, and the rule or
 // destination that chose the target.
 func appendClick(line []byte, ev *eventEnv, ctx *fasthttp.RequestCtx, l *marquee.Link, to linkroute.Choice) []byte {
-	line = ev.appendHead(line, ctx)
+	line = ev.appendHead(line, ctx, ev.privacy.Limit(signal(ctx)))
 	line = eventline.AppendPlain(line, "type", "click")
 	line = eventline.AppendPlain(line, "code", l.Code) // codes need no escaping
 	if l.Domain != "" {
@@ -106,7 +106,7 @@ func appendClick(line []byte, ev *eventEnv, ctx *fasthttp.RequestCtx, l *marquee
 	if to.Dest >= 0 {
 		line = eventline.AppendPlain(line, "dest", strconv.AppendInt(num[:0], int64(to.Dest), 10))
 	}
-	if ref := ctx.Referer(); len(ref) > 0 {
+	if ref := ev.privacy.Referrer(ctx.Referer()); len(ref) > 0 {
 		line = eventline.AppendString(line, "referrer", ref[:min(len(ref), maxReferrer)])
 	}
 	return eventline.End(line)

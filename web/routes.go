@@ -113,6 +113,7 @@ func (s *Server) apiRoutes() []route {
 		{"POST", "/api/v1/assets", marquee.ScopeCampaignsWrite, withStore(handleUploadAsset(s.assetSt))},
 		{"GET", "/assets/{file}", public, handleAsset(s.assets)},
 		// Webhooks: where events are POSTed (package webhooks delivers them).
+		{"DELETE", "/api/v1/privacy/subjects/{userKey...}", marquee.ScopePrivacyAdmin, withStore(handleEraseSubject(s.privacy))},
 		{"POST", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleCreateWebhook(s.hooks)))},
 		{"GET", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleListWebhooks(s.hooks)))},
 		{"GET", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleGet(webhookResource, s.hooks.st, WebhookStore.Webhook)))},

@@ -10,6 +10,7 @@ package web
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 	"marquee/delivery"
 	"marquee/index"
 	"marquee/linkroute"
+	"marquee/privacy"
 	"marquee/reports"
 	"marquee/tracking"
 )
@@ -117,6 +119,17 @@ type Deps struct {
 	Console fasthttp.RequestHandler
 	// Registry receives the server's metrics.
 	Registry *prometheus.Registry
+	// Privacy says what events keep of visitors and whether a request's
+	// may be followed (nil: balanced, under a secret of this process
+	// alone).
+	Privacy *privacy.Policy
+	// PrivacyStore records erasures; Counters are the frequency-cap
+	// counters they clear (nil: the erasure route answers 404).
+	PrivacyStore PrivacyStore
+	Counters     Forgetter
+	// EventsRetention is how long event files are kept (0: until
+	// deleted), which an erasure's answer says.
+	EventsRetention time.Duration
 }
 
 // Limits of the HTTP edge.
@@ -159,6 +172,7 @@ type Server struct {
 	assetSt   AssetStore
 	console   fasthttp.RequestHandler
 	events    *eventEnv
+	privacy   *privacyEnv
 	metrics   *metrics
 	mux       *mux
 }
@@ -173,7 +187,12 @@ func NewServer(cfg Config, d Deps) *Server {
 		req:     requester{trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),
 	}
-	s.events = &eventEnv{requester: s.req, sink: d.Events}
+	s.events = &eventEnv{requester: s.req, sink: d.Events, privacy: d.Privacy, geo: d.GeoIP}
+	if s.events.privacy == nil {
+		s.events.privacy, _ = privacy.NewPolicy(privacy.Balanced, []byte(rand.Text()), 0)
+	}
+	s.privacy = &privacyEnv{requester: s.req, st: d.PrivacyStore, counters: d.Counters, policy: s.events.privacy,
+		retention: d.EventsRetention, writer: s.writer, now: d.Now}
 	s.imports = &imports{st: d.LinkStore, writer: s.writer, log: d.Log, now: d.Now, jobs: map[string]*importJob{}}
 	s.decisions = newDecisionEnv(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
 	s.decisions.authenticate = s.authenticate

@@ -40,19 +40,19 @@ func template(a *delivery.Ad) *vast.Template {
 func handleVAST(d *decisionEnv) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		anyOrigin(ctx) // players read it from the publisher's page
-		var in decisionInput
+		in := decisionInput{GDPR: -1}
 		if err := decisionFromQuery(ctx.QueryArgs(), &in); err != nil {
 			return err
 		}
 		var slots [1]delivery.Slot
-		req, err := parseDecision(&in, d.engine.Plan(), slots[:])
+		now := d.now()
+		req, lim, err := d.request(ctx, &in, d.engine.Plan(), slots[:], now)
 		if err != nil {
 			return asParams(err)
 		}
 		if !plainHost(ctx.Host()) {
 			return marquee.Invalid("invalid request", marquee.Problems{"Host": "must be a host name, with a port or not"})
 		}
-		now := d.now()
 		rnd := rngPool.Get().(*mrand.Rand)
 		defer rngPool.Put(rnd)
 		cctx, cancel := d.countersContext()
@@ -72,7 +72,7 @@ func handleVAST(d *decisionEnv) handler {
 				seq++
 			}
 			var scratch [256]byte
-			token, id := d.sign(scratch[:0], req.Slots[0].Placement, &req, ch, now, rnd)
+			token, id := d.sign(scratch[:0], req.Slots[0].Placement, &req, lim, ch, now, rnd)
 			out = t.Append(out, seq, func(dst []byte, h byte) []byte {
 				if h == vast.ServingID {
 					return hex.AppendEncode(dst, id[:])

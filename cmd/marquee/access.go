@@ -83,7 +83,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 	case "create":
 		fs, data, db = accessFlags("keys create", "keys create -name N -scopes a,b [-expires RFC3339]", "Creates an API key and prints its secret (shown only now).", stderr)
 		name = fs.String("name", "", "what the key is for")
-		scopes = fs.String("scopes", "", "comma-separated: ads:read, ads:write, links:read, links:write, reports:read, keys:admin")
+		scopes = fs.String("scopes", "", "comma-separated, of: "+scopeNames())
 		expires = fs.String("expires", "", "when the key stops working, RFC 3339 (empty: never)")
 	case "list":
 		fs, data, db = accessFlags("keys list", "keys list", "Lists every key: id, visible prefix, name, scopes, state and last use.", stderr)
@@ -296,4 +296,13 @@ func readPassword(stdin io.Reader, stderr io.Writer) (string, error) {
 		return "", err
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// scopeNames lists every scope, comma-separated.
+func scopeNames() string {
+	names := make([]string, len(marquee.Scopes))
+	for i, sc := range marquee.Scopes {
+		names[i] = string(sc)
+	}
+	return strings.Join(names, ", ")
 }

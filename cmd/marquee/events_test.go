@@ -308,8 +308,10 @@ func TestEventsCatCommand(t *testing.T) {
 }
 
 // X-Forwarded-For is believed only from -trusted-proxies: the event's ip
-// is the nearest hop that is not trusted. A client that accepts only
-// images gets a 1×1 GIF; sendBeacon's text/plain is read as JSON.
+// is the nearest hop that is not trusted (seen whole with -privacy off;
+// the default truncates it: TestPrivacyModesEveryPath). A client that
+// accepts only images gets a 1×1 GIF; sendBeacon's text/plain is read as
+// JSON.
 func TestEventsClientIPPixelAndBeacon(t *testing.T) {
 	for _, c := range []struct {
 		trusted, want string
@@ -319,7 +321,7 @@ func TestEventsClientIPPixelAndBeacon(t *testing.T) {
 		{"127.0.0.0/8,10.0.0.0/8", "203.0.113.9"},
 	} {
 		data := t.TempDir()
-		flags := []string{"-insecure-admin"}
+		flags := []string{"-insecure-admin", "-privacy", "off"}
 		if c.trusted != "" {
 			flags = append(flags, "-trusted-proxies", c.trusted)
 		}

@@ -42,6 +42,7 @@ commands:
   healthcheck -url U: exit 0 when U answers 200 (for container healthchecks)
   backup  backup -to FILE: a consistent copy of the SQLite store, while it serves
   restore restore -from FILE [-force]: make a backup the data directory's store
+  privacy privacy export -user KEY: what the event files hold about a visitor (docs/privacy.md)
 
 Every command answers -h with its flags. Every flag can also be set as
 MARQUEE_<NAME> (e.g. MARQUEE_ADMIN_TOKEN).
@@ -92,6 +93,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runBackup(ctx, rest, getenv, stdout, stderr)
 	case "restore":
 		return runRestore(ctx, rest, getenv, stdout, stderr)
+	case "privacy":
+		return runPrivacy(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

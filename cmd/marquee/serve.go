@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +36,7 @@ import (
 	"marquee/index"
 	"marquee/linkroute"
 	"marquee/objstore"
+	"marquee/privacy"
 	"marquee/reportrow"
 	"marquee/reports"
 	"marquee/store"
@@ -78,6 +80,10 @@ type serveConfig struct {
 	webhooksPrivate  bool // -webhooks-allow-private
 	trackingTTL      time.Duration
 	counters         string
+	privacy          string
+	privacyKey       string
+	tcfVendor        uint
+	eventsRetention  time.Duration
 	remnant          string
 	clickFlush       time.Duration
 	linkDomains      web.LinkDomains // -link-domains, -default-domain, -unknown-hosts
@@ -116,6 +122,10 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.BoolVar(&c.webhooksPrivate, "webhooks-allow-private", false, "let webhooks reach loopback, private and link-local addresses (default: refused, against server-side request forgery)")
 	fs.DurationVar(&c.trackingTTL, "tracking-ttl", 24*time.Hour, "how long tracking URLs work")
 	fs.StringVar(&c.remnant, "remnant", delivery.RemnantWeight, "how remnant campaigns compete: weight (a lottery by weight, as every tier) or ecpm (the highest eCPM from the price wins; CPC and CPA weighed by the reports' click and conversion rates)")
+	fs.StringVar(&c.privacy, "privacy", "balanced", "what events keep of visitors: balanced (truncated addresses, pseudonymous user ids), strict (as balanced, pseudonyms rotated daily, user keys only with a consent signal) or off (full addresses and ids, unless consent is withheld); docs/privacy.md")
+	fs.StringVar(&c.privacyKey, "privacy-key", "", "secret of the pseudonyms of user ids, at least 16 bytes, the same on every instance (default: derived from -tracking-key or the key kept under -data)")
+	fs.UintVar(&c.tcfVendor, "tcf-vendor", 0, "your IAB TCF vendor id: a TCF consent string must also give this vendor consent (0: only purpose 1 is checked)")
+	fs.DurationVar(&c.eventsRetention, "events-retention", 0, "event files kept under <data>/events are deleted this long after they were written (0: kept); shipped files follow the bucket's lifecycle rule")
 	fs.StringVar(&c.counters, "counters", "memory", "where frequency caps count: memory (exact for one instance) or redis://host:6379/0 (shared by every instance)")
 	assetCache := fs.String("asset-cache", "64MiB", "capacity of the cache of GET /assets/…, the creatives' images: bytes with a unit, or entries")
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
@@ -142,6 +152,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.Visit(func(f *flag.Flag) { pollSet = pollSet || f.Name == "poll" })
 	if !pollSet {
 		c.poll = defaultPoll(kind)
+	}
+	if c.eventsRetention < 0 {
+		return c, errors.New("-events-retention: want a duration ≥ 0 (0: kept)")
 	}
 	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 || c.auditKeep <= 0 || c.accessFlush <= 0 {
 		return c, fmt.Errorf("-compact-every, -poll, -gap-wait, -changelog-retention, -audit-retention and -access-flush must be positive")
@@ -242,7 +255,8 @@ type node struct {
 	links      *cache.Cache[string, marquee.Link]
 	assets     *cache.Cache[string, web.Image]
 	engine     *delivery.Engine
-	counters   delivery.Counters
+	counters   capCounters
+	privacy    *privacy.Policy
 	signer     *tracking.Signer
 	assetStore web.AssetStore
 	access     *auth.Auth
@@ -294,6 +308,9 @@ func (n *node) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if n.privacy, err = privacyPolicy(n.cfg, key); err != nil {
+		return err
+	}
 	if n.hooks, err = webhooks.New(webhooks.Config{Key: key, AllowPrivate: n.cfg.webhooksPrivate, Log: n.log, Registerer: n.reg}, n.st); err != nil {
 		return err
 	}
@@ -306,8 +323,9 @@ func (n *node) open(ctx context.Context) error {
 			}
 		},
 		OnLinks: func(codes []string) { invalidator(n.links)(n.cfg.linkDomains.Keys(codes)) }, OnAccess: n.access.Invalidate, OnWebhooks: n.reloadWebhooks,
-		OnAds:  func(puts []*marquee.Ad, dels []int64) { n.engine.PutAds(puts, dels, false) },
-		OnPlan: func() { n.reloadPlan(context.Background(), false) }})
+		OnSubjects: n.forget,
+		OnAds:      func(puts []*marquee.Ad, dels []int64) { n.engine.PutAds(puts, dels, false) },
+		OnPlan:     func() { n.reloadPlan(context.Background(), false) }})
 	n.storeID, err = n.st.StoreID(ctx)
 	return err
 }
@@ -396,7 +414,8 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		TrackingTTL: cfg.trackingTTL, WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Events: n.events, Registry: n.reg,
-			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, WebhookStore: n.st, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler()})
+			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, WebhookStore: n.st, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
+			Privacy: n.privacy, PrivacyStore: n.st, Counters: n.counters, EventsRetention: cfg.eventsRetention})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
@@ -441,6 +460,9 @@ func (n *node) startLoops() (stop func()) {
 	flush(cfg.accessFlush, n.access.Flush, "keys' and sessions' last use")
 	flush(5*time.Second, n.refreshDelivered, "campaigns' delivery (for pacing)")
 	hourly(func() { trimAccess(bg, n.st, cfg.auditKeep, log) })
+	if cfg.eventsRetention > 0 && cfg.events.s3.URL == "" {
+		hourly(func() { expireEvents(cfg.data, cfg.eventsRetention, log) })
+	}
 	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
 	if m, ok := n.counters.(*counters.Memory); ok {
 		hourly(func() { m.Trim(8*24*time.Hour, time.Now()) }) // past every cap window but a flight's
@@ -566,9 +588,60 @@ func (n *node) reloadPlan(ctx context.Context, ads bool) error {
 	return err
 }
 
+// capCounters are the frequency caps' counters: what decisions take and
+// what erasures forget.
+type capCounters interface {
+	delivery.Counters
+	web.Forgetter
+}
+
+// forget makes the counters forget erased subjects (the feed's
+// OnSubjects).
+func (n *node) forget(pseudonyms []uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, p := range pseudonyms {
+		if _, err := n.counters.Forget(ctx, p); err != nil {
+			n.log.Error("an erased subject's frequency-cap serves were not forgotten", "err", err)
+		}
+	}
+}
+
+// privacyPolicy is -privacy's policy, its pseudonyms keyed by
+// -privacy-key or else by a key derived from the server's.
+func privacyPolicy(cfg serveConfig, serverKey []byte) (*privacy.Policy, error) {
+	mode, err := privacy.ParseMode(cfg.privacy)
+	if err != nil {
+		return nil, fmt.Errorf("-privacy: %w", err)
+	}
+	if cfg.tcfVendor > 65535 {
+		return nil, fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", cfg.tcfVendor)
+	}
+	secret := []byte(cfg.privacyKey)
+	if cfg.privacyKey == "" {
+		secret = serverKey
+	} else if len(secret) < 16 {
+		return nil, errors.New("-privacy-key: want at least 16 bytes")
+	}
+	return privacy.NewPolicy(mode, secret, uint16(cfg.tcfVendor))
+}
+
+// expireEvents deletes the event files past -events-retention (kept under
+// <data>/events without -events-s3: shipped files are the bucket's
+// lifecycle rule's).
+func expireEvents(data string, retention time.Duration, log *slog.Logger) {
+	n, size, err := collector.Expire(filepath.Join(data, "events"), time.Now().Add(-retention))
+	if err != nil {
+		log.Error("event files past -events-retention not all deleted", "err", err)
+	}
+	if n > 0 {
+		log.Info("event files past -events-retention deleted", "files", n, "bytes", size)
+	}
+}
+
 // openCounters opens the frequency caps' counters of spec: memory, or a
 // Redis URL (checked at start: a Redis that does not answer fails it).
-func openCounters(spec string) (delivery.Counters, error) {
+func openCounters(spec string) (capCounters, error) {
 	if spec == "" || spec == "memory" {
 		return counters.NewMemory(), nil
 	}

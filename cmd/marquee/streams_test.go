@@ -249,7 +249,7 @@ func streamLoad(base string, stop <-chan struct{}) func() []string {
 					return
 				default:
 				}
-				body := fmt.Sprintf(`{"type":"impression","uid":"u%d","n":%d}`, c, n)
+				body := fmt.Sprintf(`{"type":"impression","uid":"u%d","who":"u%d","n":%d}`, c, c, n)
 				resp, err := client.Post(base+"/e", "application/json", strings.NewReader(body))
 				if err != nil {
 					return // the server is gone
@@ -275,7 +275,9 @@ func streamLoad(base string, stop <-chan struct{}) func() []string {
 
 // checkStreamed checks that every acknowledged event is in the broker
 // (copies aside: a copy has the id of the first) and that each user's
-// events are in the order sent; it returns what is missing, or "".
+// events are in the order sent; it returns what is missing, or "". The
+// user is the event's "who" ("u<client>"): its uid is the pseudonym the
+// privacy mode made of it, which keys the message.
 func checkStreamed(got []streamed, acked []string, byKey bool) string {
 	seen := map[string]bool{}
 	last := map[string]float64{}
@@ -289,10 +291,10 @@ func checkStreamed(got []streamed, acked []string, byKey bool) string {
 			continue // a copy
 		}
 		seen[s.eid] = true
-		uid, _ := s.line["uid"].(string)
+		uid, _ := s.line["who"].(string)
 		n, _ := s.line["n"].(float64)
-		if byKey && s.key != uid {
-			return fmt.Sprintf("message %v keyed %q; want its user %q", s.line, s.key, uid)
+		if pseudonym, _ := s.line["uid"].(string); byKey && (s.key != pseudonym || pseudonym == "" || pseudonym == uid) {
+			return fmt.Sprintf("message %v keyed %q; want its user's pseudonym %q", s.line, s.key, pseudonym)
 		}
 		if p, ok := last[uid]; ok && n <= p {
 			return fmt.Sprintf("user %s: event %v (message %d, id %s) after %v (message %d, id %v): out of order", uid, n, i, s.eid, p, lastAt[uid], got[lastAt[uid]].eid)
@@ -419,7 +421,7 @@ func TestStreamsBacklogFullIs503(t *testing.T) {
 	var acked []string
 	var r response
 	for n := 0; n < 5000; n++ {
-		r = post(in, "application/json", fmt.Sprintf(`{"uid":"u0","n":%d,"pad":"%s"}`, n, strings.Repeat("x", 200)))
+		r = post(in, "application/json", fmt.Sprintf(`{"uid":"u0","who":"u0","n":%d,"pad":"%s"}`, n, strings.Repeat("x", 200)))
 		if r.status == 503 {
 			break
 		}
@@ -437,7 +439,7 @@ func TestStreamsBacklogFullIs503(t *testing.T) {
 	}
 	b.start()
 	eventually(t, 30*time.Second, func() string {
-		if r := post(in, "application/json", `{"uid":"u1","n":0}`); r.status != 202 {
+		if r := post(in, "application/json", `{"uid":"u1","who":"u1","n":0}`); r.status != 202 {
 			return fmt.Sprintf("POST /e after the broker came back = %d %s", r.status, r.body)
 		}
 		return ""
@@ -472,7 +474,7 @@ func TestStreamsSharedNATS(t *testing.T) {
 			in := start(t, data, nil, "-insecure-admin", "-events-durable", "-events-nats", "url="+url+",subject="+strings.ToLower(name)+",stream="+name+",create=true"+c.opt)
 			var acked []string
 			for n := range 200 {
-				if r := post(in, "application/json", fmt.Sprintf(`{"uid":"u0","n":%d}`, n)); r.status != 202 {
+				if r := post(in, "application/json", fmt.Sprintf(`{"uid":"u0","who":"u0","n":%d}`, n)); r.status != 202 {
 					t.Fatalf("POST /e = %d %s", r.status, r.body)
 				}
 				acked = append(acked, fmt.Sprintf("u0/%d", n))

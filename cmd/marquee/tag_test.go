@@ -448,33 +448,49 @@ func TestTagFailsQuietlyInBrowser(t *testing.T) {
 	}
 
 	// Privacy: what the decision request carries, and the tag's cookie.
+	const cmp = `window.__tcfapi = function (cmd, v, cb) { if (cmd === 'getTCData' && v === 2) cb({gdprApplies: true, tcString: 'CMP-STRING'}, true); };`
 	for _, c := range []struct {
 		name, attrs string
 		gpc         bool
 		key         string // "" none; "cookie" the tag's cookie's id
 		cookie      bool
+		script      string // run before the page's (a CMP)
+		consent     string // the consent the decision carries, as JSON
 	}{
-		{"consent and a key", `data-consent="1" data-user="u-1"`, false, "u-1", false},
-		{"a key without consent", `data-user="u-1"`, false, "", false},
-		{"consent refused", `data-consent="0" data-user="u-1"`, false, "", false},
-		{"GPC", `data-consent="1" data-user="u-1"`, true, "", false},
-		{"the tag's cookie, opted in", `data-consent="1" data-cookie="1"`, false, "cookie", true},
-		{"the tag's cookie under GPC", `data-consent="1" data-cookie="1"`, true, "", false},
-		{"no cookie without the opt-in", `data-consent="1"`, false, "", false},
+		{"consent and a key", `data-consent="1" data-user="u-1"`, false, "u-1", false, "", ""},
+		{"a key without consent", `data-user="u-1"`, false, "", false, "", ""},
+		{"consent refused", `data-consent="0" data-user="u-1"`, false, "", false, "", ""},
+		{"GPC", `data-consent="1" data-user="u-1"`, true, "", false, "", ""},
+		{"the tag's cookie, opted in", `data-consent="1" data-cookie="1"`, false, "cookie", true, "", ""},
+		{"the tag's cookie under GPC", `data-consent="1" data-cookie="1"`, true, "", false, "", ""},
+		{"no cookie without the opt-in", `data-consent="1"`, false, "", false, "", ""},
+		{"a CMP's TCF string", `data-user="u-1"`, false, "u-1", false, cmp, `{"gdpr":1,"tcf":"CMP-STRING"}`},
+		{"a CMP under GPC", `data-user="u-1"`, true, "", false, cmp, `{"gdpr":1,"tcf":"CMP-STRING"}`},
+		{"data-gdpr-consent", `data-user="u-1" data-gdpr="1" data-gdpr-consent="ATTR-STRING"`, false, "u-1", false, "", `{"gdpr":1,"tcf":"ATTR-STRING"}`},
+		{"GDPR said not to apply", `data-user="u-1" data-gdpr="0"`, false, "u-1", false, "", `{"gdpr":0}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := newTab(t, pub.URL, 1000, 800)
+			before := c.script
 			if c.gpc {
-				if _, err := chromedp.Call(b.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-					Source: `Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', {get: () => true})`}); err != nil {
+				before += `Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', {get: () => true});`
+			}
+			if before != "" {
+				if _, err := chromedp.Call(b.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: before}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			url := pub.page("/privacy", "", pubHTML(ads.url+"/t.js", c.attrs, `<div id="a" data-marquee-placement="top"></div>`))
 			b.do("open the page", chromedp.Navigate(url))
 			b.waitFor("the slot filled", `document.getElementById('a').dataset.marqueeState === 'filled'`, 10*time.Second)
-			var sent struct{ User *struct{ Key string } }
+			var sent struct {
+				User    *struct{ Key string }
+				Consent json.RawMessage
+			}
 			json.Unmarshal([]byte(eval[string](b, `window.sent[0].text()`)), &sent)
+			if string(sent.Consent) != c.consent {
+				t.Errorf("consent sent %s; want %s", sent.Consent, c.consent)
+			}
 			cookie := eval[string](b, `document.cookie`)
 			got := ""
 			if sent.User != nil {

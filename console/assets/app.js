@@ -1341,7 +1341,7 @@
   });
 
   // ---- Users, keys and audit (keys:admin).
-  const allScopes = ['ads:read', 'ads:write', 'links:read', 'links:write', 'campaigns:read', 'campaigns:write', 'reports:read', 'keys:admin', 'webhooks:admin'];
+  const allScopes = ['ads:read', 'ads:write', 'links:read', 'links:write', 'campaigns:read', 'campaigns:write', 'reports:read', 'keys:admin', 'webhooks:admin', 'privacy:admin'];
   const roles = ['owner', 'admin', 'editor', 'viewer'];
   route(/^\/users$/, 'keys:admin', async () => {
     const { users } = await api('GET', '/api/v1/users');

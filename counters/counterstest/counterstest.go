@@ -17,6 +17,7 @@ import (
 type Counters interface {
 	Seen(ctx context.Context, user uint64, into []counters.Serve) ([]counters.Serve, error)
 	Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []int, seen []counters.Serve) ([]counters.Serve, error)
+	Forget(ctx context.Context, user uint64) (int, error)
 }
 
 // take1 takes one serve.
@@ -117,6 +118,26 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 		wg.Wait()
 		if n := took.Load(); n != 5 {
 			t.Errorf("300 takes at once over three instances, cap 5: %d taken; want exactly 5", n)
+		}
+	})
+	t.Run("Forget", func(t *testing.T) {
+		c := open(t, 0)
+		for i := range 3 {
+			take1(c, ctx, 77, int64(10+i), 5, time.Hour, now)
+		}
+		take1(c, ctx, 78, 10, 5, time.Hour, now)
+		n, err := c.Forget(ctx, 77)
+		if err != nil || n != 3 {
+			t.Errorf("Forget(77) = %d, %v; want its 3 serves forgotten", n, err)
+		}
+		if seen, _ := c.Seen(ctx, 77, nil); len(seen) != 0 {
+			t.Errorf("Seen(77) after Forget = %v; want none", seen)
+		}
+		if seen, _ := c.Seen(ctx, 78, nil); len(seen) != 1 {
+			t.Errorf("Seen(78), another user, after Forget(77) = %v; want its one serve", seen)
+		}
+		if n, err := c.Forget(ctx, 77); err != nil || n != 0 {
+			t.Errorf("Forget(77) again = %d, %v; want 0, nil", n, err)
 		}
 	})
 }

@@ -114,6 +114,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open) })
 	t.Run("Assets", func(t *testing.T) { testAssets(t, open) })
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
+	t.Run("EraseSubject", func(t *testing.T) { testEraseSubject(t, open) })
 	t.Run("Search", func(t *testing.T) { testSearch(t, open) })
 	t.Run("HostileText", func(t *testing.T) { testHostileText(t, open) })
 }

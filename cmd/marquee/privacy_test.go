@@ -1,0 +1,430 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"marquee/privacy/privacytest"
+)
+
+// The visitor every privacy test sends: an address of each family and a
+// user key, which must never reach a file, a webhook or a stream where
+// the mode says so.
+const (
+	visitorV4  = "203.0.113.77"
+	visitorV6  = "2001:db8:1234:5678::1"
+	visitorKey = "visitor-42"
+	referrer   = "https://news.example:8443/story?email=ana%40example.com#top"
+)
+
+// privacyServer runs a server in mode behind a trusted proxy (so that a
+// test names the visitor's address), with a campaign, an ad with a click
+// URL on placement "side" and a short link "promo"; a webhook of clicks
+// delivers to its hooks, and, when kafka is set, events go to it too.
+type privacyServer struct {
+	*instance
+	mu    sync.Mutex
+	hooks []string
+}
+
+func newPrivacyServer(t *testing.T, mode string, flags ...string) *privacyServer {
+	t.Helper()
+	p := &privacyServer{}
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		p.mu.Lock()
+		p.hooks = append(p.hooks, string(b))
+		p.mu.Unlock()
+	}))
+	t.Cleanup(hook.Close)
+	flags = append([]string{"-insecure-admin", "-privacy", mode, "-trusted-proxies", "127.0.0.1/32", "-events-flush", "20ms",
+		"-webhooks-allow-http", "-webhooks-allow-private", "-reports-flush", "100ms"}, flags...)
+	p.instance = start(t, t.TempDir(), nil, flags...)
+	in := p.instance
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Capped",`+flight+`,"frequencyCap":{"count":1,"window":"24h"}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"one",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"<a href='{clickUrl}'>x</a>","clickUrl":"https://acme.example/"}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://example.com/a","code":"promo"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/webhooks", fmt.Sprintf(`{"url":%q,"events":["click"]}`, hook.URL)), 201, "")
+	return p
+}
+
+// from sends a request as the visitor at addr (through the trusted
+// proxy), with header's pairs.
+func (p *privacyServer) from(addr, method, path, contentType, body string, header ...string) response {
+	p.t.Helper()
+	req, _ := http.NewRequest(method, p.url+path, strings.NewReader(body))
+	req.Header.Set("X-Forwarded-For", addr)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, body: string(b), header: resp.Header}
+}
+
+// decide asks for one ad on "side" for the visitor's key with consent
+// (a JSON value, or "") and header, and returns its tracking URLs (paths)
+// and the answer.
+func (p *privacyServer) decide(consent string, header ...string) (impression, view, click string, answer string) {
+	p.t.Helper()
+	body := `{"placements":[{"div":"a","placement":"side"}],"user":{"key":"` + visitorKey + `"}`
+	if consent != "" {
+		body += `,"consent":` + consent
+	}
+	r := p.from(visitorV4, "POST", "/api/v1/decisions", "application/json", body+"}", header...)
+	var got struct {
+		Decisions map[string][]struct{ ImpressionURL, ViewURL, ClickURL string }
+	}
+	if r.status != 200 || json.Unmarshal([]byte(r.body), &got) != nil {
+		p.t.Fatalf("decisions = %d %s", r.status, r.body)
+	}
+	if len(got.Decisions["a"]) == 0 {
+		return "", "", "", r.body
+	}
+	a := got.Decisions["a"][0]
+	return strings.TrimPrefix(a.ImpressionURL, p.url), strings.TrimPrefix(a.ViewURL, p.url), strings.TrimPrefix(a.ClickURL, p.url), r.body
+}
+
+// everyPath sends one event down every path: a beacon, a batch, a
+// redirect, and a decision's impression, view and click.
+func (p *privacyServer) everyPath(gdpr string) {
+	p.t.Helper()
+	consent := ""
+	if gdpr != "" {
+		consent = `{"gdpr":` + gdpr + `}`
+	}
+	q := "/e?type=beacon&uid=" + visitorKey
+	if gdpr != "" {
+		q += "&gdpr=" + gdpr
+	}
+	p.expect(p.from(visitorV4, "GET", q, "", ""), 204, "")
+	p.expect(p.from(visitorV6, "POST", strings.Replace(q, "/e?type=beacon&uid="+visitorKey, "/e?", 1), "application/json",
+		`[{"type":"batch","uid":"`+visitorKey+`"}]`), 202, "")
+	if r := p.from(visitorV4, "GET", "/r/promo", "", "", "Referer", referrer); r.status != 302 {
+		p.t.Fatalf("redirect = %d %s", r.status, r.body)
+	}
+	imp, view, click, answer := p.decide(consent)
+	if imp == "" {
+		p.t.Fatalf("no ad decided: %s", answer)
+	}
+	for _, u := range []string{imp, view, click} {
+		if r := p.from(visitorV6, "GET", u, "", ""); r.status >= 400 {
+			p.t.Fatalf("GET %s = %d %s", u, r.status, r.body)
+		}
+	}
+}
+
+// files returns the event lines the server wrote, decoded, and their
+// bytes.
+func files(t *testing.T, data string) ([]map[string]any, string) {
+	t.Helper()
+	var lines []map[string]any
+	for _, l := range eventLines(t, data) {
+		if l["receivedAt"] != nil { // not a stream's cursor
+			lines = append(lines, l)
+		}
+	}
+	var raw bytes.Buffer
+	filepath.WalkDir(filepath.Join(data, "events"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(p, "dt=") {
+			catFile(p, &raw)
+		}
+		return nil
+	})
+	return lines, raw.String()
+}
+
+func byType(lines []map[string]any) map[string][]map[string]any {
+	out := map[string][]map[string]any{}
+	for _, l := range lines {
+		typ, _ := l["type"].(string)
+		out[typ] = append(out[typ], l)
+	}
+	return out
+}
+
+// Every event path, under each mode, writes what the mode says — checked
+// in the bytes of the files, of the webhook's deliveries and of the Kafka
+// stream: balanced and strict never hold the visitor's address or user
+// key; off holds both; the uid of a beacon and of a decision's events is
+// one pseudonym.
+func TestPrivacyModesEveryPath(t *testing.T) {
+	for _, c := range []struct {
+		mode, gdpr     string
+		ip4, ip6, ref  string
+		rawUID, anyUID bool
+	}{
+		{"off", "", visitorV4, visitorV6, referrer, true, true},
+		{"balanced", "", "203.0.113.0", "2001:db8:1234::", "https://news.example:8443/story", false, true},
+		{"strict", "0", "203.0.113.0", "2001:db8:1234::", "https://news.example:8443", false, true},
+		{"strict", "", "203.0.113.0", "2001:db8:1234::", "https://news.example:8443", false, false},
+	} {
+		t.Run(c.mode+"/gdpr="+c.gdpr, func(t *testing.T) {
+			kafka := newKafkaBroker(t)
+			p := newPrivacyServer(t, c.mode, kafka.flags()...)
+			p.everyPath(c.gdpr)
+			eventually(t, 15*time.Second, func() string {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if n := strings.Count(strings.Join(p.hooks, ""), `"type":"click"`); n < 2 {
+					return fmt.Sprintf("the webhook has %d clicks; want the redirect's and the ad's", n)
+				}
+				return ""
+			})
+			p.stop()
+			lines, raw := files(t, p.data)
+			types := byType(lines)
+			for _, typ := range []string{"beacon", "batch", "click", "impression", "view"} {
+				if len(types[typ]) == 0 {
+					t.Fatalf("no %s event in the files: %s", typ, raw)
+				}
+			}
+			ipOf := map[string]string{"beacon": c.ip4, "batch": c.ip6, "impression": c.ip6, "view": c.ip6}
+			for typ, want := range ipOf {
+				if got := types[typ][0]["ip"]; got != want {
+					t.Errorf("%s: %s event's ip = %v; want %s", c.mode, typ, got, want)
+				}
+			}
+			for _, l := range types["click"] {
+				if l["code"] == "promo" && l["referrer"] != c.ref {
+					t.Errorf("%s: the redirect's referrer = %v; want %s", c.mode, l["referrer"], c.ref)
+				}
+			}
+			uids := map[string]any{}
+			for _, typ := range []string{"beacon", "batch", "impression", "view"} {
+				uids[typ] = types[typ][0]["uid"]
+			}
+			switch {
+			case !c.anyUID:
+				for typ, u := range uids {
+					if u != nil || types[typ][0]["limited"] != "nosignal" {
+						t.Errorf("%s without a signal: %s event's uid = %v, limited = %v; want none, nosignal", c.mode, typ, u, types[typ][0]["limited"])
+					}
+				}
+			case c.rawUID:
+				if uids["beacon"] != visitorKey || uids["batch"] != visitorKey {
+					t.Errorf("off: beacon and batch uids = %v, %v; want %s as sent", uids["beacon"], uids["batch"], visitorKey)
+				}
+			default:
+				for typ, u := range uids {
+					if u == nil || u != uids["impression"] {
+						t.Errorf("%s: uids %v; want one pseudonym on every path (%s differs)", c.mode, uids, typ)
+						break
+					}
+				}
+			}
+			streamed := kafka.received(t)
+			if len(streamed) < len(lines) {
+				var got []any
+				for _, s := range streamed {
+					got = append(got, s.line["type"])
+				}
+				t.Errorf("Kafka has %d events (%v); want the files' %d (%v)", len(streamed), got, len(lines), types)
+			}
+			var streamRaw strings.Builder
+			for _, s := range streamed {
+				b, _ := json.Marshal(s.line)
+				streamRaw.Write(b)
+			}
+			p.mu.Lock()
+			hooked := strings.Join(p.hooks, "\n")
+			p.mu.Unlock()
+			for where, bytes := range map[string]string{"files": raw, "webhook": hooked, "stream": streamRaw.String()} {
+				for _, secret := range []string{visitorV4, strings.TrimSuffix(visitorV6, "::1"), visitorKey, "ana%40example.com"} {
+					if c.mode != "off" && strings.Contains(bytes, secret) {
+						t.Errorf("%s: the %s hold %q", c.mode, where, secret)
+					}
+				}
+			}
+			if c.mode == "off" && (!strings.Contains(raw, visitorV4) || !strings.Contains(raw, visitorKey)) {
+				t.Errorf("off: the files lack the full address or the key as sent:\n%s", raw)
+			}
+		})
+	}
+}
+
+// Consent: GPC and a refused TCF string keep the visitor from being
+// followed — no user key used (the frequency cap does not apply), no uid
+// stored, the address truncated even in off mode, and the event says
+// why —; consent given, or GDPR not applying, lets the key work.
+func TestPrivacyConsent(t *testing.T) {
+	given := privacytest.TCString([]int{1, 2, 7}, []int{1})
+	refused := privacytest.TCString([]int{2, 7}, []int{1})
+	p := newPrivacyServer(t, "off")
+
+	// Refused: twice served (no cap by user), no user echoed.
+	for i := range 2 {
+		imp, _, _, answer := p.decide(`{"gdpr":1,"tcf":"` + refused + `"}`)
+		if imp == "" || strings.Contains(answer, `"user"`) {
+			t.Fatalf("decision %d with consent refused = %s; want an ad (the cap cannot count) and no user", i, answer)
+		}
+		if i == 0 {
+			p.expect(p.from(visitorV4, "GET", imp, "", ""), 204, "")
+		}
+	}
+	// GPC on a decision with consent given: the same.
+	for i := range 2 {
+		if imp, _, _, answer := p.decide(`{"gdpr":1,"tcf":"`+given+`"}`, "Sec-GPC", "1"); imp == "" || strings.Contains(answer, `"user"`) {
+			t.Fatalf("decision %d with GPC = %s; want an ad and no user", i, answer)
+		}
+	}
+	// Given: the cap counts the key — the first is served, the second not.
+	imp, _, _, answer := p.decide(`{"gdpr":1,"tcf":"` + given + `"}`)
+	if imp == "" || !strings.Contains(answer, `"user":{"key":"`+visitorKey+`"}`) {
+		t.Fatalf("decision with consent given = %s; want an ad for the user", answer)
+	}
+	p.expect(p.from(visitorV4, "GET", imp, "", ""), 204, "")
+	if imp, _, _, answer := p.decide(`{"gdpr":0}`); imp != "" {
+		t.Fatalf("a second decision for the key (GDPR not applying) = %s; want none: capped at 1 a day", answer)
+	}
+	// Beacons: GPC, refused, given, unsaid.
+	p.expect(p.from(visitorV4, "GET", "/e?type=gpc&uid="+visitorKey, "", "", "Sec-GPC", "1"), 204, "")
+	p.expect(p.from(visitorV4, "GET", "/e?type=refused&uid="+visitorKey+"&gdpr=1&gdpr_consent="+refused, "", ""), 204, "")
+	p.expect(p.from(visitorV4, "GET", "/e?type=given&uid="+visitorKey+"&gdpr=1&gdpr_consent="+given, "", ""), 204, "")
+	p.expect(p.from(visitorV4, "POST", "/e?gdpr=1", "application/json", `{"type":"nostring","uid":"`+visitorKey+`"}`), 202, "")
+	p.expect(p.from(visitorV4, "GET", "/e?type=nogdpr&uid="+visitorKey+"&gdpr=0", "", ""), 204, "")
+	p.stop()
+
+	lines, raw := files(t, p.data)
+	if strings.Contains(raw, given) || strings.Contains(raw, refused) {
+		t.Error("a consent string was written into an event")
+	}
+	types := byType(lines)
+	for typ, want := range map[string]string{"gpc": "gpc", "refused": "tcf", "nostring": "tcf", "given": "", "nogdpr": ""} {
+		if len(types[typ]) != 1 {
+			t.Fatalf("%d %s events; want 1", len(types[typ]), typ)
+		}
+		l := types[typ][0]
+		limited, _ := l["limited"].(string)
+		followed := want == ""
+		if limited != want || (l["uid"] == visitorKey) != followed || (l["ip"] == visitorV4) != followed {
+			t.Errorf("off, %s: limited %q, uid %v, ip %v; want limited %q and the key and full address only when followed", typ, limited, l["uid"], l["ip"], want)
+		}
+	}
+	imps := types["impression"]
+	if len(imps) != 2 {
+		t.Fatalf("%d impressions; want 2", len(imps))
+	}
+	for _, l := range imps {
+		refusedOne := l["limited"] == "tcf"
+		if refusedOne == (l["uid"] != nil) || refusedOne == (l["ip"] == visitorV4) {
+			t.Errorf("impression %v: want the refused decision's without uid and with a truncated address, the consented one's with both", l)
+		}
+	}
+}
+
+// An erasure reaches every instance: each forgets the subject's
+// frequency-cap serves (memory counters, so only the changelog can tell
+// them), the audit log records it once, by pseudonym, and the answer
+// says what is kept. (Who may erase: TestRouteScopeMatrix.)
+func TestErasureAcrossThreeInstances(t *testing.T) { eachShared(t, testErasure) }
+
+func testErasure(t *testing.T, db sharedDB, dsn string) {
+	flags := []string{"-tracking-key", strings.Repeat("k", 32), "-counters", "memory", "-poll", "50ms"}
+	ins := []*instance{db.start(t, dsn, flags...), db.start(t, dsn, flags...), db.start(t, dsn, flags...)}
+	a := ins[0]
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	a.expect(a.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	a.expect(a.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Capped",`+flight+`,"frequencyCap":{"count":1,"window":"24h"}}`), 201, "")
+	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	a.expect(a.admin("POST", "/api/v1/ad", `{"title":"one",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"<b>x</b>"}}`), 201, "")
+	decide := func(in *instance, user string) response {
+		return in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"a","placement":"side"}],"user":{"key":"`+user+`"}}`)
+	}
+	served := func(in *instance, user string) bool {
+		r := decide(in, user)
+		if r.status != 200 {
+			t.Fatalf("decision = %d %s", r.status, r.body)
+		}
+		return strings.Contains(r.body, `"adId"`)
+	}
+	for i, in := range ins {
+		eventually(t, 10*time.Second, func() string {
+			if r := decide(in, fmt.Sprint("probe-", i, time.Now().UnixNano())); r.status != 200 || !strings.Contains(r.body, `"adId"`) {
+				return fmt.Sprintf("instance %d serves nothing yet: %d %s", i, r.status, r.body)
+			}
+			return ""
+		})
+		if served(in, visitorKey); served(in, visitorKey) {
+			t.Fatalf("instance %d: a second decision for the key was served; want capped", i)
+		}
+	}
+	if r := a.admin("DELETE", "/api/v1/privacy/subjects/"+strings.Repeat("x", 300), ""); r.status != 400 || !strings.Contains(r.body, `"userKey"`) {
+		t.Fatalf("erasure of a 300-byte key = %d %s; want 400 naming userKey", r.status, r.body)
+	}
+	r := ins[1].admin("DELETE", "/api/v1/privacy/subjects/"+visitorKey, "")
+	var erased struct {
+		Subject    string
+		Pseudonyms int
+		Removed    []struct {
+			Data  string
+			Count *int
+		}
+		Kept []struct{ Data, Reason string }
+	}
+	if r.status != 200 || json.Unmarshal([]byte(r.body), &erased) != nil || erased.Pseudonyms != 1 || len(erased.Removed) != 1 ||
+		erased.Removed[0].Count == nil || *erased.Removed[0].Count != 1 || len(erased.Kept) != 2 || strings.Contains(r.body, visitorKey) {
+		t.Fatalf("erasure on instance 1 = %d %s; want its one serve there removed, two kinds of data kept, the key never echoed", r.status, r.body)
+	}
+	for i, in := range ins {
+		eventually(t, 10*time.Second, func() string {
+			if !served(in, visitorKey) {
+				return fmt.Sprintf("instance %d still caps the erased subject", i)
+			}
+			return ""
+		})
+	}
+	audit := a.admin("GET", "/api/v1/audit?entity=subject", "")
+	if audit.status != 200 || !strings.Contains(audit.body, `"entityId":"`+erased.Subject+`"`) || strings.Count(audit.body, `"action":"erase"`) != 1 ||
+		strings.Contains(audit.body, visitorKey) {
+		t.Errorf("audit log = %d %s; want one erase entry naming the pseudonym %s, never the key", audit.status, audit.body, erased.Subject)
+	}
+}
+
+// marquee privacy export finds a subject's events in the files by its
+// pseudonym, which only the server's secret computes.
+func TestPrivacyExport(t *testing.T) {
+	p := newPrivacyServer(t, "balanced")
+	p.expect(p.from(visitorV4, "GET", "/e?type=mine&uid="+visitorKey, "", ""), 204, "")
+	p.expect(p.from(visitorV4, "GET", "/e?type=theirs&uid=someone-else", "", ""), 204, "")
+	p.stop()
+	var out, errs bytes.Buffer
+	if err := run(t.Context(), []string{"privacy", "export", "-data", p.data, "-user", visitorKey}, func(string) string { return "" }, nil, &out, &errs); err != nil {
+		t.Fatalf("privacy export = %v: %s", err, errs.String())
+	}
+	var got struct {
+		Mode       string
+		Pseudonyms []string
+		Events     []map[string]any
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("privacy export wrote %q: %v", out.String(), err)
+	}
+	if got.Mode != "balanced" || len(got.Pseudonyms) != 1 || len(got.Events) != 1 || got.Events[0]["type"] != "mine" || got.Events[0]["uid"] != got.Pseudonyms[0] {
+		t.Errorf("privacy export = %s; want the one event of the key, by its pseudonym", out.String())
+	}
+	if err := run(t.Context(), []string{"privacy", "export", "-data", p.data}, func(string) string { return "" }, nil, &out, &errs); err == nil {
+		t.Error("privacy export without -user: no error")
+	}
+}

@@ -1,0 +1,309 @@
+// Package privacy decides what of a visitor an event keeps
+// (docs/privacy.md): the mode (off, balanced, strict), what a request
+// says about consent (a TCF v2 string, read with Prebid's go-gdpr, and
+// the Sec-GPC header), the truncation of addresses, and the pseudonyms
+// user keys become — an HMAC under a secret that never leaves the
+// server, rotated daily in strict mode.
+//
+// Everything here runs on the hot paths (beacons, decisions, tracking
+// URLs, redirects) and allocates nothing, but the parse of a consent
+// string, which only requests that carry one pay.
+package privacy
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"math"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prebid/go-gdpr/consentconstants"
+	"github.com/prebid/go-gdpr/vendorconsent"
+)
+
+// Mode is how much of a visitor events keep.
+type Mode uint8
+
+// The modes (docs/privacy.md has the table of what each stores).
+const (
+	// Balanced, the default: addresses truncated, user keys as stable
+	// pseudonyms, referrers without their query.
+	Balanced Mode = iota
+	// Strict: as balanced, but pseudonyms rotate every UTC day, a user
+	// key is used only with a signal that allows it (consent, or GDPR
+	// said not to apply), and referrers keep only their origin.
+	Strict
+	// Off: events keep the full address, the user id as sent and the
+	// full referrer — unless the request withholds consent.
+	Off
+)
+
+// Modes are the modes' names, in the order of their values.
+var Modes = [...]string{Balanced: "balanced", Strict: "strict", Off: "off"}
+
+func (m Mode) String() string { return Modes[m] }
+
+// ParseMode reads a mode's name.
+func ParseMode(s string) (Mode, error) {
+	for m, name := range Modes {
+		if s == name {
+			return Mode(m), nil
+		}
+	}
+	return 0, fmt.Errorf("privacy mode %q: want balanced, strict or off", s)
+}
+
+// Limit is why a request's visitor must not be followed: none, or the
+// reason, which the event line names ("limited").
+type Limit uint8
+
+// The limits.
+const (
+	None Limit = iota
+	// GPC: the browser sent Sec-GPC: 1 (Global Privacy Control), an
+	// opt-out of sale and sharing.
+	GPC
+	// Refused: GDPR applies and the TCF string does not give consent to
+	// storing and reading a device identifier (purpose 1) — or to the
+	// configured vendor —, or is missing or unreadable.
+	Refused
+	// NoSignal: strict mode, and the request said neither that GDPR
+	// does not apply nor that consent was given.
+	NoSignal
+)
+
+var limitNames = [...]string{None: "", GPC: "gpc", Refused: "tcf", NoSignal: "nosignal"}
+
+// String is the limit's name in event lines: "gpc", "tcf", "nosignal",
+// or "" for None.
+func (l Limit) String() string { return limitNames[l] }
+
+// Signal is what a request says about consent.
+type Signal struct {
+	// GPC is a Sec-GPC: 1 header.
+	GPC bool
+	// GDPR is whether GDPR applies: -1 unknown (not said), 0 no, 1 yes.
+	GDPR int8
+	// TCF is the TCF v2 consent string (base64url), as sent; empty when
+	// none was.
+	TCF []byte
+}
+
+// ParseGDPR reads a gdpr parameter as OpenRTB and Prebid send it: "1"
+// or "true" applies, "0" or "false" does not, anything else (or nothing)
+// is unknown.
+func ParseGDPR(v []byte) int8 {
+	switch string(v) {
+	case "1", "true":
+		return 1
+	case "0", "false":
+		return 0
+	}
+	return -1
+}
+
+// Policy is a server's privacy: its mode, the TCF vendor whose consent
+// counts, and the pseudonyms' secret. It is safe for concurrent use.
+type Policy struct {
+	mode   Mode
+	vendor uint16
+	names  *Pseudonyms
+}
+
+// NewPolicy returns the policy of mode. Pseudonyms are HMACs under a
+// key derived from secret (at least 16 bytes, shared by every instance),
+// rotated daily in strict mode. vendor, when not 0, is the TCF vendor id
+// whose consent is needed besides purpose 1's.
+func NewPolicy(mode Mode, secret []byte, vendor uint16) (*Policy, error) {
+	if len(secret) < 16 {
+		return nil, fmt.Errorf("privacy: a secret of at least 16 bytes is required")
+	}
+	return &Policy{mode: mode, vendor: vendor, names: newPseudonyms(secret, mode == Strict)}, nil
+}
+
+// Mode is the policy's mode.
+func (p *Policy) Mode() Mode { return p.mode }
+
+// Limit decides whether a request's visitor may be followed: GPC first,
+// then GDPR with its TCF string, then, in strict mode, whether there was
+// a signal at all.
+func (p *Policy) Limit(s Signal) Limit {
+	switch {
+	case s.GPC:
+		return GPC
+	case s.GDPR == 1 || s.GDPR == -1 && len(s.TCF) > 0:
+		if !p.consents(s.TCF) {
+			return Refused
+		}
+		return None
+	case s.GDPR == -1 && p.mode == Strict:
+		return NoSignal
+	}
+	return None
+}
+
+// consents reports whether tcf gives consent to purpose 1 (store and
+// read information on a device: what a user key is) and, when the
+// policy names one, to its vendor. An unreadable string gives none.
+func (p *Policy) consents(tcf []byte) bool {
+	if len(tcf) == 0 {
+		return false
+	}
+	c, err := vendorconsent.ParseString(string(tcf))
+	if err != nil || c.Version() != 2 {
+		return false
+	}
+	return c.PurposeAllowed(consentconstants.InfoStorageAccess) && (p.vendor == 0 || c.VendorConsent(p.vendor))
+}
+
+// Truncates reports whether an event under limit keeps a truncated
+// address: always but in off mode, and there when the visitor is not to
+// be followed.
+func (p *Policy) Truncates(l Limit) bool { return p.mode != Off || l != None }
+
+// Truncate is ip with its host bits cleared: an IPv4 address to its /24,
+// an IPv6 address to its /48.
+func Truncate(ip netip.Addr) netip.Addr {
+	bits := 48
+	if ip.Is4() {
+		bits = 24
+	}
+	pre, err := ip.Prefix(bits)
+	if err != nil {
+		return ip // the zero Addr
+	}
+	return pre.Addr()
+}
+
+// User is the pseudonym of a user key at at — never 0, which stands for
+// no user — or 0 when the key is empty or the visitor is not to be
+// followed.
+func (p *Policy) User(key []byte, at time.Time, l Limit) uint64 {
+	if len(key) == 0 || l != None {
+		return 0
+	}
+	return p.names.Of(key, at)
+}
+
+// AppendUID appends the uid an event keeps of the user id key at at: in
+// off mode the key as sent (the caller escapes it: raw reports whether
+// it did append key itself), else its pseudonym in base 36. ok is false
+// when the event keeps no uid (the visitor is not to be followed).
+func (p *Policy) AppendUID(dst, key []byte, at time.Time, l Limit) (out []byte, raw, ok bool) {
+	if l != None || len(key) == 0 {
+		return dst, false, false
+	}
+	if p.mode == Off {
+		return append(dst, key...), true, true
+	}
+	return strconv.AppendUint(dst, p.names.Of(key, at), 36), false, true
+}
+
+// Referrer is what an event keeps of a referrer: all of it in off mode,
+// without its query and fragment in balanced, its origin
+// (scheme://host[:port]) in strict. It is a prefix of ref.
+func (p *Policy) Referrer(ref []byte) []byte {
+	switch p.mode {
+	case Off:
+		return ref
+	case Strict:
+		if i := bytes.Index(ref, []byte("://")); i >= 0 {
+			if j := bytes.IndexAny(ref[i+3:], "/?#"); j >= 0 {
+				return ref[:i+3+j]
+			}
+		}
+		return ref
+	}
+	if i := bytes.IndexAny(ref, "?#"); i >= 0 {
+		return ref[:i]
+	}
+	return ref
+}
+
+// Subject is every pseudonym key may have had within the last days days
+// at now, newest first: the one of the policy (stable), or, in strict
+// mode, each day's. Erasure forgets all of them.
+func (p *Policy) Subject(key []byte, now time.Time, days int) []uint64 {
+	if !p.names.daily {
+		return []uint64{p.names.Of(key, now)}
+	}
+	out := make([]uint64, 0, days)
+	for d := range days {
+		out = append(out, p.names.Of(key, now.Add(-time.Duration(d)*24*time.Hour)))
+	}
+	return out
+}
+
+// Pseudonyms turns user keys into keyed hashes: the first 64 bits of
+// HMAC-SHA256(k, key), where k is derived from the secret — once, or,
+// when daily, for each UTC day, so that one day's pseudonyms cannot be
+// joined to another's without the secret. Safe for concurrent use; Of
+// allocates nothing but at a day's first call.
+type Pseudonyms struct {
+	secret []byte
+	daily  bool
+	today  atomic.Pointer[dayKey]
+}
+
+// stable is the day of the stable key.
+const stable = math.MinInt64
+
+// dayKey is the HMAC key of one UTC day (days since 1970; stable: the
+// stable key) and a pool of HMACs under it.
+type dayKey struct {
+	day  int64
+	macs sync.Pool // *pooledMAC
+}
+
+type pooledMAC struct {
+	h   hash.Hash
+	sum [sha256.Size]byte
+}
+
+func newPseudonyms(secret []byte, daily bool) *Pseudonyms {
+	return &Pseudonyms{secret: deriveKey(secret, []byte("marquee pseudonyms v1")), daily: daily}
+}
+
+func deriveKey(secret, label []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write(label)
+	return m.Sum(nil)
+}
+
+// Of is key's pseudonym at at (never 0).
+func (ps *Pseudonyms) Of(key []byte, at time.Time) uint64 {
+	day := int64(stable)
+	if ps.daily {
+		day = at.UTC().Truncate(24*time.Hour).Unix() / 86400
+	}
+	k := ps.today.Load()
+	if k == nil || k.day != day {
+		k = &dayKey{day: day}
+		ps.today.Store(k)
+	}
+	m, _ := k.macs.Get().(*pooledMAC)
+	if m == nil {
+		m = k.newMAC(ps.secret)
+	}
+	m.h.Reset()
+	m.h.Write(key)
+	sum := m.h.Sum(m.sum[:0])
+	n := binary.BigEndian.Uint64(sum[:8]) | 1 // never 0: 0 is "no user"
+	k.macs.Put(m)
+	return n
+}
+
+func (k *dayKey) newMAC(secret []byte) *pooledMAC {
+	key := secret
+	if k.day != stable {
+		key = deriveKey(secret, strconv.AppendInt([]byte("day "), k.day, 10))
+	}
+	return &pooledMAC{h: hmac.New(sha256.New, key)}
+}

@@ -1,0 +1,121 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/privacy"
+)
+
+// PrivacyStore is what erasure needs of the store.
+type PrivacyStore interface {
+	EraseSubject(ctx context.Context, pseudonyms []uint64) error
+}
+
+// Forgetter is what erasure needs of the frequency-cap counters.
+type Forgetter interface {
+	Forget(ctx context.Context, user uint64) (int, error)
+}
+
+// ErasureDays is how many days of a strict server's daily pseudonyms an
+// erasure covers: the counters keep a serve 8 days at most (the longest
+// cap window but a flight's, 7 days, and one more).
+const ErasureDays = 8
+
+const subjectsPrefix = "/api/v1/privacy/subjects/"
+
+// privacyEnv is what the privacy routes use.
+type privacyEnv struct {
+	requester
+	st        PrivacyStore
+	counters  Forgetter
+	policy    *privacy.Policy
+	retention time.Duration // -events-retention (0: kept until deleted)
+	writer    *writer
+	now       func() time.Time
+}
+
+// Erasure is the answer to an erasure: what was removed, and what is kept
+// and why.
+type Erasure struct {
+	// Subject is the stable name of the subject in the audit log: its
+	// pseudonym of today, never its key.
+	Subject string `json:"subject"`
+	// Pseudonyms is how many pseudonyms were erased (strict: each day's).
+	Pseudonyms int `json:"pseudonyms"`
+	// Removed names what was deleted, with how much.
+	Removed []Held `json:"removed"`
+	// Kept names what cannot be deleted, and why.
+	Kept []Held `json:"kept"`
+}
+
+// Held is data Marquee holds about a subject.
+type Held struct {
+	Data   string `json:"data"`
+	Count  *int   `json:"count,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// handleEraseSubject serves DELETE /api/v1/privacy/subjects/{userKey}:
+// the subject's frequency-cap serves are forgotten here and, through the
+// changelog, on every instance; the audit log records the erasure by the
+// subject's pseudonym (docs/privacy.md#erasure).
+func handleEraseSubject(e *privacyEnv) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		if e.st == nil || e.counters == nil {
+			return marquee.Errorf(marquee.KindNotFound, "erasure is not configured on this server")
+		}
+		key := ctx.Path()[len(subjectsPrefix):]
+		if len(key) == 0 || len(key) > maxUserKey {
+			return marquee.Invalid("invalid subject", marquee.Problems{"userKey": fmt.Sprintf("must be 1-%d bytes", maxUserKey)})
+		}
+		now := e.now()
+		names := e.policy.Subject(key, now, ErasureDays)
+		forgot := 0
+		for _, p := range names {
+			n, err := e.counters.Forget(sctx, p)
+			if err != nil {
+				return fmt.Errorf("erase subject: forget its serves: %w", err)
+			}
+			forgot += n
+		}
+		subject := strconv.FormatUint(names[0], 36)
+		a := marquee.Audit{Actor: principal(ctx).Actor, IP: e.ip(ctx), Action: "erase", EntityID: subject}
+		err := e.st.EraseSubject(marquee.WithAudit(sctx, a), names)
+		if err := e.writer.visible(sctx, err, "erasure"); err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, Erasure{Subject: subject, Pseudonyms: len(names),
+			Removed: []Held{{Data: "frequency-cap serves", Count: &forgot,
+				Reason: "forgotten here (or in the shared Redis); every other instance forgets its own when it applies the erasure from the changelog"}},
+			Kept: e.kept()})
+		return nil
+	}
+}
+
+// kept is what an erasure cannot remove, as the policy says.
+func (e *privacyEnv) kept() []Held {
+	files := "event files keep the subject's events as written: "
+	switch e.policy.Mode() {
+	case privacy.Off:
+		files += "with the user id as sent (privacy mode off)"
+	case privacy.Strict:
+		files += "under daily pseudonyms, which only this server's secret links to the key"
+	default:
+		files += "under a pseudonym, which only this server's secret links to the key"
+	}
+	if e.retention > 0 {
+		files += fmt.Sprintf("; they are deleted %s after they were written (-events-retention)", e.retention)
+	} else {
+		files += "; they are kept until deleted (no -events-retention)"
+	}
+	return []Held{
+		{Data: "event files", Reason: files},
+		{Data: "reports", Reason: "counts and HyperLogLog reach sketches are aggregates: they hold no id to remove"},
+	}
+}
