@@ -2,8 +2,8 @@
 // (docs/privacy.md): the mode (off, balanced, strict), what a request
 // says about consent (a TCF v2 string, read with Prebid's go-gdpr, and
 // the Sec-GPC header), the truncation of addresses, and the pseudonyms
-// user keys become — an HMAC under a secret that never leaves the
-// server, rotated daily in strict mode.
+// user keys become — a keyed hash (SipHash-2-4) under a secret that never
+// leaves the server, rotated daily in strict mode.
 //
 // Everything here runs on the hot paths (beacons, decisions, tracking
 // URLs, redirects) and allocates nothing, but the parse of a consent
@@ -15,15 +15,15 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
-	"hash"
 	"math"
 	"net/netip"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/dchest/siphash"
 	"github.com/prebid/go-gdpr/consentconstants"
 	"github.com/prebid/go-gdpr/vendorconsent"
 )
@@ -77,12 +77,15 @@ const (
 	// NoSignal: strict mode, and the request said neither that GDPR
 	// does not apply nor that consent was given.
 	NoSignal
+	// Withheld: the publisher said its visitor did not consent (a
+	// decision's consent.given false).
+	Withheld
 )
 
-var limitNames = [...]string{None: "", GPC: "gpc", Refused: "tcf", NoSignal: "nosignal"}
+var limitNames = [...]string{None: "", GPC: "gpc", Refused: "tcf", NoSignal: "nosignal", Withheld: "consent"}
 
 // String is the limit's name in event lines: "gpc", "tcf", "nosignal",
-// or "" for None.
+// "consent", or "" for None.
 func (l Limit) String() string { return limitNames[l] }
 
 // Signal is what a request says about consent.
@@ -94,7 +97,21 @@ type Signal struct {
 	// TCF is the TCF v2 consent string (base64url), as sent; empty when
 	// none was.
 	TCF []byte
+	// Given is the publisher's own word on consent, collected without TCF
+	// (the tag's data-consent). It wins over a TCF string, never over
+	// GPC.
+	Given Said
 }
+
+// Said is what a publisher said of its visitor's consent.
+type Said uint8
+
+// What a publisher may say.
+const (
+	Unsaid Said = iota
+	Yes
+	No
+)
 
 // ParseGDPR reads a gdpr parameter as OpenRTB and Prebid send it: "1"
 // or "true" applies, "0" or "false" does not, anything else (or nothing)
@@ -132,12 +149,16 @@ func NewPolicy(mode Mode, secret []byte, vendor uint16) (*Policy, error) {
 func (p *Policy) Mode() Mode { return p.mode }
 
 // Limit decides whether a request's visitor may be followed: GPC first,
-// then GDPR with its TCF string, then, in strict mode, whether there was
-// a signal at all.
+// then the publisher's own word, then GDPR with its TCF string, then, in
+// strict mode, whether there was a signal at all.
 func (p *Policy) Limit(s Signal) Limit {
 	switch {
 	case s.GPC:
 		return GPC
+	case s.Given == No:
+		return Withheld
+	case s.Given == Yes:
+		return None
 	case s.GDPR == 1 || s.GDPR == -1 && len(s.TCF) > 0:
 		if !p.consents(s.TCF) {
 			return Refused
@@ -194,7 +215,7 @@ func (p *Policy) User(key []byte, at time.Time, l Limit) uint64 {
 
 // AppendUID appends the uid an event keeps of the user id key at at: in
 // off mode the key as sent (the caller escapes it: raw reports whether
-// it did append key itself), else its pseudonym in base 36. ok is false
+// it did append key itself), else its pseudonym (AppendName). ok is false
 // when the event keeps no uid (the visitor is not to be followed).
 func (p *Policy) AppendUID(dst, key []byte, at time.Time, l Limit) (out []byte, raw, ok bool) {
 	if l != None || len(key) == 0 {
@@ -203,26 +224,40 @@ func (p *Policy) AppendUID(dst, key []byte, at time.Time, l Limit) (out []byte, 
 	if p.mode == Off {
 		return append(dst, key...), true, true
 	}
-	return strconv.AppendUint(dst, p.names.Of(key, at), 36), false, true
+	return AppendName(dst, p.names.Of(key, at)), false, true
+}
+
+// AppendName appends a pseudonym as events write it: 16 lower-case hex
+// digits (a table look-up a digit, where base 36 took a division: ~40 ns
+// of a beacon).
+func AppendName(dst []byte, pseudonym uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], pseudonym)
+	return hex.AppendEncode(dst, b[:])
 }
 
 // Referrer is what an event keeps of a referrer: all of it in off mode,
 // without its query and fragment in balanced, its origin
-// (scheme://host[:port]) in strict. It is a prefix of ref.
+// (scheme://host[:port]) in strict. It is a prefix of ref. (Loops, not
+// bytes.IndexAny, which builds its set on every call: a redirect's cost.)
 func (p *Policy) Referrer(ref []byte) []byte {
 	switch p.mode {
 	case Off:
 		return ref
 	case Strict:
 		if i := bytes.Index(ref, []byte("://")); i >= 0 {
-			if j := bytes.IndexAny(ref[i+3:], "/?#"); j >= 0 {
-				return ref[:i+3+j]
+			for j := i + 3; j < len(ref); j++ {
+				if c := ref[j]; c == '/' || c == '?' || c == '#' {
+					return ref[:j]
+				}
 			}
 		}
 		return ref
 	}
-	if i := bytes.IndexAny(ref, "?#"); i >= 0 {
-		return ref[:i]
+	for i, c := range ref {
+		if c == '?' || c == '#' {
+			return ref[:i]
+		}
 	}
 	return ref
 }
@@ -241,31 +276,29 @@ func (p *Policy) Subject(key []byte, now time.Time, days int) []uint64 {
 	return out
 }
 
-// Pseudonyms turns user keys into keyed hashes: the first 64 bits of
-// HMAC-SHA256(k, key), where k is derived from the secret — once, or,
+// Pseudonyms turns user keys into keyed hashes: SipHash-2-4 of the key
+// under a 128-bit key k derived from the secret (HMAC-SHA256) — once, or,
 // when daily, for each UTC day, so that one day's pseudonyms cannot be
-// joined to another's without the secret. Safe for concurrent use; Of
-// allocates nothing but at a day's first call.
+// joined to another's without the secret. SipHash is a pseudorandom
+// function made for short inputs under a secret key (Plausible's
+// pseudonyms are SipHash too): ~20 ns a key where HMAC-SHA256 took ~210
+// ns (go test ./privacy -bench User), on every beacon and decision. Safe
+// for concurrent use; Of allocates nothing but at a day's first call.
 type Pseudonyms struct {
 	secret []byte
 	daily  bool
 	today  atomic.Pointer[dayKey]
 }
 
+// dayKey is the SipHash key of one UTC day (days since 1970; stable: the
+// stable key).
+type dayKey struct {
+	day    int64
+	k0, k1 uint64
+}
+
 // stable is the day of the stable key.
 const stable = math.MinInt64
-
-// dayKey is the HMAC key of one UTC day (days since 1970; stable: the
-// stable key) and a pool of HMACs under it.
-type dayKey struct {
-	day  int64
-	macs sync.Pool // *pooledMAC
-}
-
-type pooledMAC struct {
-	h   hash.Hash
-	sum [sha256.Size]byte
-}
 
 func newPseudonyms(secret []byte, daily bool) *Pseudonyms {
 	return &Pseudonyms{secret: deriveKey(secret, []byte("marquee pseudonyms v1")), daily: daily}
@@ -285,25 +318,17 @@ func (ps *Pseudonyms) Of(key []byte, at time.Time) uint64 {
 	}
 	k := ps.today.Load()
 	if k == nil || k.day != day {
-		k = &dayKey{day: day}
+		k = ps.keyOf(day)
 		ps.today.Store(k)
 	}
-	m, _ := k.macs.Get().(*pooledMAC)
-	if m == nil {
-		m = k.newMAC(ps.secret)
-	}
-	m.h.Reset()
-	m.h.Write(key)
-	sum := m.h.Sum(m.sum[:0])
-	n := binary.BigEndian.Uint64(sum[:8]) | 1 // never 0: 0 is "no user"
-	k.macs.Put(m)
-	return n
+	return siphash.Hash(k.k0, k.k1, key) | 1 // never 0: 0 is "no user"
 }
 
-func (k *dayKey) newMAC(secret []byte) *pooledMAC {
-	key := secret
-	if k.day != stable {
-		key = deriveKey(secret, strconv.AppendInt([]byte("day "), k.day, 10))
+// keyOf derives the SipHash key of day from the secret.
+func (ps *Pseudonyms) keyOf(day int64) *dayKey {
+	key := ps.secret
+	if day != stable {
+		key = deriveKey(ps.secret, strconv.AppendInt([]byte("day "), day, 10))
 	}
-	return &pooledMAC{h: hmac.New(sha256.New, key)}
+	return &dayKey{day: day, k0: binary.LittleEndian.Uint64(key[:8]), k1: binary.LittleEndian.Uint64(key[8:16])}
 }

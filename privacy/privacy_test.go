@@ -35,6 +35,10 @@ func TestLimit(t *testing.T) {
 		{"vendor consented", privacy.Balanced, 755, privacy.Signal{GDPR: 1, TCF: []byte(given)}, privacy.None},
 		{"vendor not consented", privacy.Balanced, 755, privacy.Signal{GDPR: 1, TCF: []byte(notVendor)}, privacy.Refused},
 		{"GPC", privacy.Off, 0, privacy.Signal{GPC: true, GDPR: 0}, privacy.GPC},
+		{"the publisher's consent, strict", privacy.Strict, 0, privacy.Signal{GDPR: -1, Given: privacy.Yes}, privacy.None},
+		{"the publisher's consent over a refusing string", privacy.Balanced, 0, privacy.Signal{GDPR: 1, TCF: []byte(refused), Given: privacy.Yes}, privacy.None},
+		{"the publisher's refusal", privacy.Off, 0, privacy.Signal{GDPR: -1, Given: privacy.No}, privacy.Withheld},
+		{"the publisher's consent under GPC", privacy.Balanced, 0, privacy.Signal{GPC: true, GDPR: -1, Given: privacy.Yes}, privacy.GPC},
 		{"GPC over consent", privacy.Balanced, 0, privacy.Signal{GPC: true, GDPR: 1, TCF: []byte(given)}, privacy.GPC},
 	} {
 		p, err := privacy.NewPolicy(c.mode, secret, c.vendor)

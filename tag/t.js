@@ -164,6 +164,7 @@
     return tcf().then(function (c) {
       var key = userKey(c);
       if (key) req.user = { key: key };
+      if (opt.consent === '1') (c = c || {}).given = true; // the publisher's own consent
       if (c) req.consent = c;
       // A body without a content type: a simple request, no preflight.
       return fetch(origin + '/api/v1/decisions', { method: 'POST', body: new Blob([JSON.stringify(req)]), credentials: 'omit' });

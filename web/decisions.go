@@ -88,10 +88,11 @@ type decisionInput struct {
 	Platform   []byte
 	Keywords   [][]byte
 	URL        []byte
-	// GDPR and TCF are what consent says: whether GDPR applies
-	// (privacy.ParseGDPR) and the TCF v2 string.
+	// GDPR, TCF and Given are what consent says: whether GDPR applies
+	// (privacy.ParseGDPR), the TCF v2 string, the publisher's own word.
 	GDPR    int8
 	TCF     []byte
+	Given   privacy.Said
 	Explain bool
 	Preview bool
 }
@@ -227,11 +228,11 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 }
 
 // readConsent reads a body's "consent": {"gdpr": 1|0|true|false, "tcf":
-// "<TCF v2 string>"}.
+// "<TCF v2 string>", "given": true|false}.
 func readConsent(v *fastjson.Value, in *decisionInput, p *problems) {
 	o, err := v.Object()
 	if err != nil {
-		p.add("consent", `must be an object {"gdpr","tcf"}`)
+		p.add("consent", `must be an object {"gdpr","tcf","given"}`)
 		return
 	}
 	o.Visit(func(k []byte, f *fastjson.Value) {
@@ -257,8 +258,17 @@ func readConsent(v *fastjson.Value, in *decisionInput, p *problems) {
 				p.add("consent.tcf", "must be a string")
 			}
 			in.TCF = b
+		case "given":
+			switch f.Type() {
+			case fastjson.TypeTrue:
+				in.Given = privacy.Yes
+			case fastjson.TypeFalse:
+				in.Given = privacy.No
+			default:
+				p.add("consent.given", "must be true or false")
+			}
 		default:
-			p.add("consent."+string(k), "is not a field of consent (gdpr, tcf)")
+			p.add("consent."+string(k), "is not a field of consent (gdpr, tcf, given)")
 		}
 	})
 }
@@ -352,7 +362,7 @@ func (d *decisionEnv) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan 
 		return r, lim, err
 	}
 	pol := d.events.privacy
-	lim = pol.Limit(privacy.Signal{GPC: sentGPC(ctx), GDPR: in.GDPR, TCF: in.TCF})
+	lim = pol.Limit(privacy.Signal{GPC: sentGPC(ctx), GDPR: in.GDPR, TCF: in.TCF, Given: in.Given})
 	r.User = pol.User(in.UserKey, now, lim)
 	return r, lim, nil
 }
@@ -639,7 +649,7 @@ func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Pa
 	line = eventline.AppendPlain(line, "placement", p.Placement) // placement names need no escaping
 	line = eventline.AppendPlain(line, "decision", hex.AppendEncode(nil, p.Decision[:]))
 	if p.UserHash != 0 && lim == privacy.None {
-		line = eventline.AppendPlain(line, "uid", strconv.AppendUint(num[:0], p.UserHash, 36))
+		line = eventline.AppendPlain(line, "uid", privacy.AppendName(num[:0], p.UserHash))
 	}
 	args := ctx.QueryArgs()
 	switch kind {

@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -84,7 +83,7 @@ func handleEraseSubject(e *privacyEnv) storeHandler {
 			}
 			forgot += n
 		}
-		subject := strconv.FormatUint(names[0], 36)
+		subject := string(privacy.AppendName(nil, names[0]))
 		a := marquee.Audit{Actor: principal(ctx).Actor, IP: e.ip(ctx), Action: "erase", EntityID: subject}
 		err := e.st.EraseSubject(marquee.WithAudit(sctx, a), names)
 		if err := e.writer.visible(sctx, err, "erasure"); err != nil {

@@ -289,6 +289,12 @@ func TestPrivacyConsent(t *testing.T) {
 			t.Fatalf("decision %d with GPC = %s; want an ad and no user", i, answer)
 		}
 	}
+	// The publisher's own refusal (the tag's data-consent="0").
+	if imp, _, _, answer := p.decide(`{"given":false}`); imp == "" || strings.Contains(answer, `"user"`) {
+		t.Fatalf("decision with consent.given false = %s; want an ad and no user", answer)
+	} else {
+		p.expect(p.from(visitorV4, "GET", imp, "", ""), 204, "")
+	}
 	// Given: the cap counts the key — the first is served, the second not.
 	imp, _, _, answer := p.decide(`{"gdpr":1,"tcf":"` + given + `"}`)
 	if imp == "" || !strings.Contains(answer, `"user":{"key":"`+visitorKey+`"}`) {
@@ -323,14 +329,19 @@ func TestPrivacyConsent(t *testing.T) {
 		}
 	}
 	imps := types["impression"]
-	if len(imps) != 2 {
-		t.Fatalf("%d impressions; want 2", len(imps))
+	if len(imps) != 3 {
+		t.Fatalf("%d impressions; want 3", len(imps))
 	}
+	limits := map[string]bool{}
 	for _, l := range imps {
-		refusedOne := l["limited"] == "tcf"
-		if refusedOne == (l["uid"] != nil) || refusedOne == (l["ip"] == visitorV4) {
-			t.Errorf("impression %v: want the refused decision's without uid and with a truncated address, the consented one's with both", l)
+		limited, _ := l["limited"].(string)
+		limits[limited] = true
+		if (limited != "") == (l["uid"] != nil) || (limited != "") == (l["ip"] == visitorV4) {
+			t.Errorf("impression %v: want a refused decision's without uid and with a truncated address, the consented one's with both", l)
 		}
+	}
+	if !limits["tcf"] || !limits["consent"] || !limits[""] {
+		t.Errorf("impressions' limits %v; want tcf, consent and none", limits)
 	}
 }
 
@@ -426,5 +437,43 @@ func TestPrivacyExport(t *testing.T) {
 	}
 	if err := run(t.Context(), []string{"privacy", "export", "-data", p.data}, func(string) string { return "" }, nil, &out, &errs); err == nil {
 		t.Error("privacy export without -user: no error")
+	}
+}
+
+// -events-retention deletes, at start and hourly, the event files under
+// <data>/events last written before it (the clock is the files' times,
+// set here as if written 40 and 10 days ago); newer ones stay.
+func TestEventsRetention(t *testing.T) {
+	data := t.TempDir()
+	old := filepath.Join(data, "events", "dt=2026-10-01", "hour=09", "a-1.ndjson")
+	recent := filepath.Join(data, "events", "dt=2026-11-01", "hour=09", "a-2.ndjson")
+	for p, age := range map[string]time.Duration{old: 40 * 24 * time.Hour, recent: 10 * 24 * time.Hour} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(`{"receivedAt":"2026-10-01T09:00:00.000000000Z","id":"x","ip":"203.0.113.0","ua":"","type":"old"}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(-age)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(t, data, nil, "-insecure-admin", "-events-retention", "720h")
+	eventually(t, 10*time.Second, func() string {
+		if _, err := os.Stat(old); err == nil {
+			return "the 40-day-old file is still there"
+		}
+		return ""
+	})
+	if _, err := os.Stat(filepath.Dir(old)); err == nil {
+		t.Error("the emptied partition is still there")
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("the 10-day-old file: %v; want it kept", err)
+	}
+	var errs bytes.Buffer
+	if err := run(t.Context(), []string{"serve", "-data", t.TempDir(), "-events-retention", "-1h"}, func(string) string { return "" }, nil, io.Discard, &errs); err == nil || !strings.Contains(err.Error(), "-events-retention") {
+		t.Errorf("serve -events-retention -1h = %v; want an error naming the flag", err)
 	}
 }

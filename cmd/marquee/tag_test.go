@@ -457,13 +457,13 @@ func TestTagFailsQuietlyInBrowser(t *testing.T) {
 		script      string // run before the page's (a CMP)
 		consent     string // the consent the decision carries, as JSON
 	}{
-		{"consent and a key", `data-consent="1" data-user="u-1"`, false, "u-1", false, "", ""},
+		{"consent and a key", `data-consent="1" data-user="u-1"`, false, "u-1", false, "", `{"given":true}`},
 		{"a key without consent", `data-user="u-1"`, false, "", false, "", ""},
 		{"consent refused", `data-consent="0" data-user="u-1"`, false, "", false, "", ""},
-		{"GPC", `data-consent="1" data-user="u-1"`, true, "", false, "", ""},
-		{"the tag's cookie, opted in", `data-consent="1" data-cookie="1"`, false, "cookie", true, "", ""},
-		{"the tag's cookie under GPC", `data-consent="1" data-cookie="1"`, true, "", false, "", ""},
-		{"no cookie without the opt-in", `data-consent="1"`, false, "", false, "", ""},
+		{"GPC", `data-consent="1" data-user="u-1"`, true, "", false, "", `{"given":true}`},
+		{"the tag's cookie, opted in", `data-consent="1" data-cookie="1"`, false, "cookie", true, "", `{"given":true}`},
+		{"the tag's cookie under GPC", `data-consent="1" data-cookie="1"`, true, "", false, "", `{"given":true}`},
+		{"no cookie without the opt-in", `data-consent="1"`, false, "", false, "", `{"given":true}`},
 		{"a CMP's TCF string", `data-user="u-1"`, false, "u-1", false, cmp, `{"gdpr":1,"tcf":"CMP-STRING"}`},
 		{"a CMP under GPC", `data-user="u-1"`, true, "", false, cmp, `{"gdpr":1,"tcf":"CMP-STRING"}`},
 		{"data-gdpr-consent", `data-user="u-1" data-gdpr="1" data-gdpr-consent="ATTR-STRING"`, false, "u-1", false, "", `{"gdpr":1,"tcf":"ATTR-STRING"}`},
