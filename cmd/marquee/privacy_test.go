@@ -30,7 +30,7 @@ const (
 // privacyServer runs a server in mode behind a trusted proxy (so that a
 // test names the visitor's address), with a campaign, an ad with a click
 // URL on placement "side" and a short link "promo"; a webhook of clicks
-// delivers to its hooks, and, when kafka is set, events go to it too.
+// delivers to its hooks; flags (a broker's) go to the server too.
 type privacyServer struct {
 	*instance
 	mu    sync.Mutex
@@ -51,14 +51,21 @@ func newPrivacyServer(t *testing.T, mode string, flags ...string) *privacyServer
 		"-webhooks-allow-http", "-webhooks-allow-private", "-reports-flush", "100ms"}, flags...)
 	p.instance = start(t, t.TempDir(), nil, flags...)
 	in := p.instance
+	cappedAd(in)
+	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://example.com/a","code":"promo"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/webhooks", fmt.Sprintf(`{"url":%q,"events":["click"]}`, hook.URL)), 201, "")
+	return p
+}
+
+// cappedAd gives in one campaign capped at one serve a day per user, with
+// one ad (an HTML creative with a click URL) on placement "side".
+func cappedAd(in *instance) {
+	in.t.Helper()
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Capped",`+flight+`,"frequencyCap":{"count":1,"window":"24h"}}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"one",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"<a href='{clickUrl}'>x</a>","clickUrl":"https://acme.example/"}}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://example.com/a","code":"promo"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/webhooks", fmt.Sprintf(`{"url":%q,"events":["click"]}`, hook.URL)), 201, "")
-	return p
 }
 
 // from sends a request as the visitor at addr (through the trusted
@@ -355,11 +362,7 @@ func testErasure(t *testing.T, db sharedDB, dsn string) {
 	flags := []string{"-tracking-key", strings.Repeat("k", 32), "-counters", "memory", "-poll", "50ms"}
 	ins := []*instance{db.start(t, dsn, flags...), db.start(t, dsn, flags...), db.start(t, dsn, flags...)}
 	a := ins[0]
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
-	a.expect(a.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	a.expect(a.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Capped",`+flight+`,"frequencyCap":{"count":1,"window":"24h"}}`), 201, "")
-	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
-	a.expect(a.admin("POST", "/api/v1/ad", `{"title":"one",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"<b>x</b>"}}`), 201, "")
+	cappedAd(a)
 	decide := func(in *instance, user string) response {
 		return in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"a","placement":"side"}],"user":{"key":"`+user+`"}}`)
 	}
