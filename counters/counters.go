@@ -16,6 +16,11 @@ import (
 // cap counts more.
 const Keep = 64
 
+// Horizon is how long a serve is worth keeping: past every cap window but
+// a flight's (7 days), and a day more. The server trims Memory to it and
+// gives it to Redis as the keys' expiry; an erasure covers it.
+const Horizon = 8 * 24 * time.Hour
+
 // Memory keeps the serves in this process. Safe for concurrent use.
 type Memory struct {
 	shards [64]shard

@@ -582,7 +582,7 @@ func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
 		in.Keywords = bytes.Split(v, []byte(","))
 	}
 	in.UserKey, _ = param(args, "user")
-	in.GDPR, in.TCF = privacy.ParseGDPR(args.Peek("gdpr")), args.Peek("gdpr_consent")
+	in.GDPR, in.TCF = queryConsent(args)
 	return marquee.Invalid("invalid decision request", p.m)
 }
 

@@ -61,11 +61,17 @@ func (e *eventEnv) appendHead(dst []byte, ctx *fasthttp.RequestCtx, lim privacy.
 }
 
 // signal is what a request says about consent: its Sec-GPC header, and
-// the gdpr and gdpr_consent parameters of its query (beacons, the tag,
-// VAST players' macros).
+// the consent parameters of its query (queryConsent).
 func signal(ctx *fasthttp.RequestCtx) privacy.Signal {
-	args := ctx.QueryArgs()
-	return privacy.Signal{GPC: sentGPC(ctx), GDPR: privacy.ParseGDPR(args.Peek("gdpr")), TCF: args.Peek("gdpr_consent")}
+	gdpr, tcf := queryConsent(ctx.QueryArgs())
+	return privacy.Signal{GPC: sentGPC(ctx), GDPR: gdpr, TCF: tcf}
+}
+
+// queryConsent reads the consent parameters of a query (beacons, GET
+// decisions, VAST players' macros): gdpr (privacy.ParseGDPR) and
+// gdpr_consent (a TCF v2 string).
+func queryConsent(args *fasthttp.Args) (gdpr int8, tcf []byte) {
+	return privacy.ParseGDPR(args.Peek("gdpr")), args.Peek("gdpr_consent")
 }
 
 // sentGPC reports a Sec-GPC: 1 header (Global Privacy Control).

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/counters"
 	"marquee/privacy"
 )
 
@@ -22,9 +23,8 @@ type Forgetter interface {
 }
 
 // ErasureDays is how many days of a strict server's daily pseudonyms an
-// erasure covers: the counters keep a serve 8 days at most (the longest
-// cap window but a flight's, 7 days, and one more).
-const ErasureDays = 8
+// erasure covers: as long as the counters keep a serve.
+const ErasureDays = int(counters.Horizon / (24 * time.Hour))
 
 const subjectsPrefix = "/api/v1/privacy/subjects/"
 

@@ -465,7 +465,7 @@ func (n *node) startLoops() (stop func()) {
 	}
 	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
 	if m, ok := n.counters.(*counters.Memory); ok {
-		hourly(func() { m.Trim(8*24*time.Hour, time.Now()) }) // past every cap window but a flight's
+		hourly(func() { m.Trim(counters.Horizon, time.Now()) })
 	}
 	return func() { cancel(); loops.Wait() }
 }
@@ -617,13 +617,14 @@ func privacyPolicy(cfg serveConfig, serverKey []byte) (*privacy.Policy, error) {
 	if cfg.tcfVendor > 65535 {
 		return nil, fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", cfg.tcfVendor)
 	}
-	secret := []byte(cfg.privacyKey)
 	if cfg.privacyKey == "" {
-		secret = serverKey
-	} else if len(secret) < 16 {
-		return nil, errors.New("-privacy-key: want at least 16 bytes")
+		return privacy.NewPolicy(mode, serverKey, uint16(cfg.tcfVendor))
 	}
-	return privacy.NewPolicy(mode, secret, uint16(cfg.tcfVendor))
+	p, err := privacy.NewPolicy(mode, []byte(cfg.privacyKey), uint16(cfg.tcfVendor))
+	if err != nil {
+		return nil, fmt.Errorf("-privacy-key: %w", err)
+	}
+	return p, nil
 }
 
 // expireEvents deletes the event files past -events-retention (kept under
@@ -648,7 +649,7 @@ func openCounters(spec string) (capCounters, error) {
 	if !strings.HasPrefix(spec, "redis://") && !strings.HasPrefix(spec, "rediss://") && !strings.HasPrefix(spec, "unix://") {
 		return nil, fmt.Errorf("-counters %q: want memory, redis://host:port/db or unix:///path/to/redis.sock?db=N", spec)
 	}
-	r, err := counters.NewRedis(spec, "marquee:caps:", 8*24*time.Hour)
+	r, err := counters.NewRedis(spec, "marquee:caps:", counters.Horizon)
 	if err != nil {
 		return nil, err
 	}
