@@ -19,9 +19,25 @@ const (
 )
 
 // ReservedEventKeys are the fields the server adds to events (geo and
-// limited when privacy says so: docs/privacy.md); a client may not send
-// them.
-var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited"}
+// limited when privacy says so: docs/privacy.md; verified on a tracking
+// URL's event that a decision vouches for: docs/api.md#verified-counts);
+// a client may not send them.
+var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified"}
+
+// ConsentEventKeys are the fields that carry a visitor's consent (the
+// gdpr flag and the TCF string, as IAB names them): the server reads
+// them and never writes them into an event, as docs/privacy.md promises.
+var ConsentEventKeys = [...]string{"gdpr", "gdpr_consent"}
+
+// IsConsentKey reports whether k is one of ConsentEventKeys.
+func IsConsentKey[K string | []byte](k K) bool {
+	for _, c := range ConsentEventKeys {
+		if string(k) == c {
+			return true
+		}
+	}
+	return false
+}
 
 // CheckEventKey reports what is wrong with a field name, or "" if nothing:
 // 1–64 bytes of letters, digits, '_', '-', '.' and ':', not reserved.

@@ -27,6 +27,8 @@ func TestAppendEvents(t *testing.T) {
 		{`{"type":"a","n":{"b": [1, 2]}}`, "{\"id\":\"x\",\"type\":\"a\",\"n\":{\"b\":[1,2]}}\n", 1, ""},
 		{`{"uid":"v\u00e9","a":1}`, "{\"id\":\"x\",\"uid\":\"p:vé\",\"a\":1}\n", 1, ""},
 		{`{"uid":42}`, "{\"id\":\"x\",\"uid\":\"p:42\"}\n", 1, ""},
+		// consent is read from the query, never written
+		{`{"type":"a","gdpr":1,"gdpr_consent":"CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"}`, "{\"id\":\"x\",\"type\":\"a\"}\n", 1, ""},
 		{`[{"a":1},{"b":2}]`, "{\"id\":\"x\",\"a\":1}\n{\"id\":\"x\",\"b\":2}\n", 2, ""},
 		{"{\"a\":1}\n{\"b\":2}\n", "{\"id\":\"x\",\"a\":1}\n{\"id\":\"x\",\"b\":2}\n", 2, ""},
 		{``, "", 0, "invalid event: body: no events"},

@@ -227,6 +227,9 @@ func appendEvent(dst []byte, dec *json.Decoder, w Writer, i int, problems *marqu
 			}
 		}
 		seen = append(seen, k)
+		if marquee.IsConsentKey(k) { // read from the query, never kept
+			continue
+		}
 		if k == "uid" {
 			uid := compact.Bytes()
 			var text string

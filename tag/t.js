@@ -112,7 +112,7 @@
         media.addEventListener('load', function () { rendered(media); });
         break;
       case 'html':
-        media = el('iframe', { src: ch.frameUrl, width: c.width, height: c.height, sandbox: 'allow-scripts allow-popups allow-popups-to-escape-sandbox',
+        media = el('iframe', { src: ch.frameUrl, width: c.width, height: c.height, sandbox: 'allow-scripts allow-popups',
           scrolling: 'no', title: 'Advertisement', referrerpolicy: 'no-referrer' }, box);
         media.style.border = '0'; // CSSOM, not a style attribute: a strict CSP allows it
         media.style.display = 'block';

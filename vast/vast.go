@@ -162,9 +162,9 @@ type (
 		AdSystem    adSystem            `xml:"AdSystem"`
 		Error       cdata               `xml:"Error"`
 		Impression  []idURL             `xml:"Impression"`
+		Viewable    *viewableImpression `xml:"ViewableImpression"` // AdDefinitionBase_type's last: before AdServingId
 		AdServingID cdata               `xml:"AdServingId"`
 		AdTitle     string              `xml:"AdTitle"`
-		Viewable    *viewableImpression `xml:"ViewableImpression"`
 		Creatives   []creative          `xml:"Creatives>Creative"`
 	}
 	adSystem struct {
@@ -192,9 +192,9 @@ type (
 		Registry string `xml:"idRegistry,attr"`
 		Value    string `xml:",chardata"`
 	}
-	linear struct {
-		Duration   string          `xml:"Duration"`
+	linear struct { // Linear_Base_type's TrackingEvents first, then Linear_Inline_type's own
 		Tracking   []trackingEvent `xml:"TrackingEvents>Tracking"`
+		Duration   string          `xml:"Duration"`
 		MediaFiles []mediaFile     `xml:"MediaFiles>MediaFile"`
 		Clicks     *videoClicks    `xml:"VideoClicks"`
 	}

@@ -2,6 +2,7 @@ package vast_test
 
 import (
 	"encoding/xml"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,4 +64,65 @@ func BenchmarkAppend(b *testing.B) {
 		})
 	}
 	b.SetBytes(int64(len(buf)))
+}
+
+// specOrder is the order of the children of the elements Marquee writes,
+// as the IAB's VAST 4.2 XSD's sequences lay them out, where a type that
+// extends another lists the base's elements first: InLine's are
+// AdDefinitionBase_type's (AdSystem, Error, Extensions, Impression,
+// Pricing, ViewableImpression) then InLine's own; Linear's are
+// Linear_Base_type's (Icons, TrackingEvents) then Linear_Inline_type's.
+// Written here from the spec, independently of the package's types.
+// (Creative's children are not checked: the spec's own samples put
+// UniversalAdId first, and no player is known to care.)
+var specOrder = map[string][]string{
+	"InLine": {"AdSystem", "Error", "Extensions", "Impression", "Pricing", "ViewableImpression", "AdServingId", "AdTitle",
+		"AdVerifications", "Advertiser", "Category", "Creatives", "Description", "Expires", "Survey"},
+	"ViewableImpression": {"Viewable", "NotViewable", "ViewUndetermined"},
+	"Linear":             {"Icons", "TrackingEvents", "AdParameters", "Duration", "MediaFiles", "VideoClicks"},
+}
+
+// TestElementOrder checks that every element of a document, clickable or
+// not, lists its children in the specification's order (strict players
+// and SSAI validators refuse others).
+func TestElementOrder(t *testing.T) {
+	for _, clickable := range []bool{false, true} {
+		tm, err := vast.Compile(vast.Ad{ID: 7, Title: "t", MediaURL: "https://cdn.test/v.mp4", MimeType: "video/mp4", Duration: time.Second, Clickable: clickable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := vast.Header + string(tm.Append(nil, 0, func(dst []byte, h byte) []byte { return append(dst, "https://ads.test/x"...) })) + vast.Footer
+		dec := xml.NewDecoder(strings.NewReader(doc))
+		type open struct {
+			name string
+			last int // index in specOrder of the last child seen
+		}
+		var stack []open
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			switch e := tok.(type) {
+			case xml.StartElement:
+				if len(stack) > 0 {
+					parent := &stack[len(stack)-1]
+					if order, ok := specOrder[parent.name]; ok {
+						i := slices.Index(order, e.Name.Local)
+						switch {
+						case i < 0:
+							t.Errorf("<%s> holds <%s>, which the spec does not put there", parent.name, e.Name.Local)
+						case i < parent.last:
+							t.Errorf("<%s>: <%s> after <%s>; the spec's order is %v", parent.name, e.Name.Local, order[parent.last], order)
+						default:
+							parent.last = i
+						}
+					}
+				}
+				stack = append(stack, open{name: e.Name.Local})
+			case xml.EndElement:
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
 }

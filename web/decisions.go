@@ -166,6 +166,11 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 			if err != nil {
 				p.add("placements", "must be an array of slots")
 			}
+			if len(slots) > MaxSlots { // refused before any slot is read
+				p.add("placements", fmt.Sprintf("must hold at most %d slots", MaxSlots))
+				in.Placements = nil
+				return
+			}
 			in.Placements = make([]decisionSlot, 0, len(slots))
 			for i, sv := range slots {
 				var slot decisionSlot
@@ -373,8 +378,10 @@ func (d *decisionEnv) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan 
 func handleDecisions(d *decisionEnv) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		// Any page may ask (the tag does, from the publisher's origin):
-		// the answer holds nothing of a credential's.
+		// the answer holds nothing of a credential's. No cache may keep
+		// it: every answer is a new decision with URLs of its own.
 		anyOrigin(ctx)
+		noStore(ctx)
 		in := decisionInput{GDPR: -1}
 		if ctx.IsPost() {
 			if err := checkJSONBody(ctx, MaxDecisionBody); err != nil {
@@ -608,12 +615,19 @@ func handleTracking(d *decisionEnv) handler {
 				return marquee.Errorf(marquee.KindNotFound, "this ad has no click URL")
 			}
 		}
-		var dedupe [17]byte
-		dedupe[0] = kind
-		copy(dedupe[1:], p.Decision[:])
-		if _, fresh := d.seen.SetIfAbsent(dedupe, struct{}{}); fresh {
-			if err := d.record(ctx, kind, &p); err != nil {
-				return err
+		// A HEAD (a link checker's, a prefetch) counts nothing. Else the
+		// URL is marked counted before its event is written, so that two
+		// firings at once count once, and unmarked when the write fails, so
+		// that the retry a 503 asks for counts it.
+		if !ctx.IsHead() {
+			var dedupe [17]byte
+			dedupe[0] = kind
+			copy(dedupe[1:], p.Decision[:])
+			if _, fresh := d.seen.SetIfAbsent(dedupe, struct{}{}); fresh {
+				if err := d.record(ctx, kind, &p); err != nil {
+					d.seen.Invalidate(dedupe)
+					return err
+				}
 			}
 		}
 		if kind == tracking.Click {

@@ -79,10 +79,6 @@ func sentGPC(ctx *fasthttp.RequestCtx) bool {
 	return string(ctx.Request.Header.Peek("Sec-GPC")) == "1"
 }
 
-// consentParam reports a query parameter that carries consent: read by
-// signal, never written into an event.
-func consentParam(k []byte) bool { return string(k) == "gdpr" || string(k) == "gdpr_consent" }
-
 // clientIP is the connection's address, or, when that is a trusted proxy,
 // the nearest address in X-Forwarded-For that is not one.
 func clientIP(ctx *fasthttp.RequestCtx, trusted []netip.Prefix) netip.Addr {
@@ -141,7 +137,7 @@ func handleEventGet(e *eventEnv) handler {
 			switch path, msg := marquee.CheckBeaconField(i, keys[:i], k, v); {
 			case path != "":
 				problems = marquee.AddEventProblem(problems, path, msg)
-			case problems != nil || consentParam(k):
+			case problems != nil || marquee.IsConsentKey(k):
 			case string(k) == "uid":
 				line = e.appendUID(line, v, at, lim)
 			default:

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,19 +34,26 @@ const (
 	importReadTimeout = time.Minute
 	// keptJobs is how many finished imports this instance remembers.
 	keptJobs = 100
+	// MaxImportProblems bounds the rows an answer names problems of (the
+	// first, by line): a file of a million bad rows answers a page, not
+	// a million problems.
+	MaxImportProblems = 1000
 )
 
 const importPath = "/api/v1/links/import"
 
 // requestConfig is fasthttp's HeaderReceived: the import route takes a
-// larger body and longer to send it, when the request carries a bearer
-// token or a session cookie (whether they are good is the route's gate's
-// to say; without either the 1 MiB limit of every route holds).
-func requestConfig(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+// larger body and longer to send it, but only from a request whose
+// credential is valid and holds links:write — checked here, on the
+// headers, before a byte of the body is read. Any other request keeps the
+// 1 MiB limit and the read timeout of every route (and the route's gate
+// then answers 401 or 403).
+func (s *Server) requestConfig(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	if !h.IsPost() || string(h.RequestURI()) != importPath && !bytes.HasPrefix(h.RequestURI(), []byte(importPath+"?")) {
 		return fasthttp.RequestConfig{}
 	}
-	if len(h.Peek(fasthttp.HeaderAuthorization)) == 0 && len(h.Cookie(SessionCookie)) == 0 {
+	p, err := s.credential(h)
+	if err != nil || !p.Scopes.Has(marquee.ScopeLinksWrite) {
 		return fasthttp.RequestConfig{}
 	}
 	return fasthttp.RequestConfig{MaxRequestBodySize: MaxImportBody, ReadTimeout: importReadTimeout}
@@ -69,7 +78,10 @@ type importJob struct {
 	Finished string `json:"finishedAt,omitempty"`
 	marquee.ImportResult
 	Ignored  []string         `json:"ignoredColumns"`
-	Problems marquee.Problems `json:"problems"`
+	Problems marquee.Problems `json:"problems"` // of the first MaxImportProblems rows with problems
+	// ProblemRows is how many rows have problems in all (Problems names
+	// the first MaxImportProblems).
+	ProblemRows int `json:"problemRows"`
 	// progress is the rows stored so far, which the import writes
 	// without imports.mu.
 	progress *atomic.Int64
@@ -161,13 +173,16 @@ func handleImportLinks(im *imports, domains *LinkDomains) storeHandler {
 			if err != nil {
 				return err
 			}
+			job.Problems, job.ProblemRows = FirstProblems(job.Problems, MaxImportProblems)
 			writeJSON(ctx, fasthttp.StatusOK, job)
 			return nil
 		}
 		if len(problems) > 0 && !partial {
-			return marquee.Invalid(fmt.Sprintf("invalid import: %d of %d rows have problems, and nothing was imported (send partial=true to import the others)",
-				res.Total-len(rows), res.Total), problems)
+			shown, n := FirstProblems(problems, MaxImportProblems)
+			return marquee.Invalid(fmt.Sprintf("invalid import: %d of %d rows have problems (those of the first %d are named), and nothing was imported (send partial=true to import the others)",
+				n, res.Total, min(n, MaxImportProblems)), shown)
 		}
+		job.Problems, job.ProblemRows = FirstProblems(job.Problems, MaxImportProblems)
 		im.start(sctx, job, res, rows, opt)
 		ctx.Response.Header.Set(fasthttp.HeaderLocation, importPath+"/"+job.ID)
 		im.mu.Lock()
@@ -208,6 +223,38 @@ func RowProblems(p marquee.Problems, res *linkcsv.Result, store marquee.Problems
 	}
 }
 
+// FirstProblems keeps the problems of the first max rows of p (keys
+// "row N: field", by N; other keys first) and says how many rows p names.
+func FirstProblems(p marquee.Problems, max int) (marquee.Problems, int) {
+	rowOf := func(k string) int {
+		var n int
+		if _, err := fmt.Sscanf(k, "row %d:", &n); err != nil {
+			return -1
+		}
+		return n
+	}
+	rows := map[int]bool{}
+	for k := range p {
+		rows[rowOf(k)] = true
+	}
+	n := len(rows)
+	if rows[-1] {
+		n--
+	}
+	if len(rows) <= max {
+		return p, n
+	}
+	nums := slices.Sorted(maps.Keys(rows))[:max]
+	last := nums[len(nums)-1]
+	out := make(marquee.Problems, max)
+	for k, v := range p {
+		if rowOf(k) <= last {
+			out[k] = v
+		}
+	}
+	return out, n
+}
+
 // start runs job's import of rows in a goroutine of its own, which ends
 // with the transaction (importTimeout at most); the job is remembered
 // until keptJobs newer ones have finished.
@@ -235,6 +282,7 @@ func (im *imports) start(sctx context.Context, job *importJob, res *linkcsv.Resu
 			if e := marquee.AsError(err); e != nil && e.Kind == marquee.KindInvalid {
 				job.Error = "nothing was imported: " + e.Message
 				RowProblems(job.Problems, res, e.Problems)
+				job.Problems, job.ProblemRows = FirstProblems(job.Problems, MaxImportProblems)
 			} else {
 				job.Error = "nothing was imported: the store failed (see the server's log)"
 				im.log.Error("link import failed", "job", job.ID, "err", err)

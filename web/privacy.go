@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -60,7 +62,9 @@ type Held struct {
 	Reason string `json:"reason"`
 }
 
-// handleEraseSubject serves DELETE /api/v1/privacy/subjects/{userKey}:
+// handleEraseSubject serves DELETE /api/v1/privacy/subjects/{userKey}
+// (the key percent-encoded as one path segment) and DELETE
+// /api/v1/privacy/subjects?userKey=…:
 // the subject's frequency-cap serves are forgotten here and, through the
 // changelog, on every instance; the audit log records the erasure by the
 // subject's pseudonym (docs/privacy.md#erasure).
@@ -69,7 +73,22 @@ func handleEraseSubject(e *privacyEnv) storeHandler {
 		if e.st == nil || e.counters == nil {
 			return marquee.Errorf(marquee.KindNotFound, "erasure is not configured on this server")
 		}
-		key := ctx.Path()[len(subjectsPrefix):]
+		// The key from the raw request URI, percent-decoded once (the
+		// path fasthttp normalises has "." and ".." segments and "//"
+		// folded), or from ?userKey= (a key that starts with "../" cannot
+		// be routed as a path segment at all).
+		var k string
+		if q := ctx.QueryArgs().Peek("userKey"); len(q) > 0 {
+			k = string(q)
+		} else {
+			raw, _, _ := bytes.Cut(ctx.Request.Header.RequestURI(), []byte("?"))
+			raw = raw[min(len(raw), max(0, bytes.Index(raw, []byte(subjectsPrefix)))+len(subjectsPrefix)):]
+			var err error
+			if k, err = url.PathUnescape(string(raw)); err != nil {
+				return marquee.Invalid("invalid subject", marquee.Problems{"userKey": "must be percent-encoded (" + err.Error() + ")"})
+			}
+		}
+		key := []byte(k)
 		if len(key) == 0 || len(key) > maxUserKey {
 			return marquee.Invalid("invalid subject", marquee.Problems{"userKey": fmt.Sprintf("must be 1-%d bytes", maxUserKey)})
 		}

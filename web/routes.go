@@ -114,6 +114,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/assets/{file}", public, handleAsset(s.assets)},
 		// Webhooks: where events are POSTed (package webhooks delivers them).
 		{"DELETE", "/api/v1/privacy/subjects/{userKey...}", marquee.ScopePrivacyAdmin, withStore(handleEraseSubject(s.privacy))},
+		{"DELETE", "/api/v1/privacy/subjects", marquee.ScopePrivacyAdmin, withStore(handleEraseSubject(s.privacy))},
 		{"POST", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleCreateWebhook(s.hooks)))},
 		{"GET", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleListWebhooks(s.hooks)))},
 		{"GET", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleGet(webhookResource, s.hooks.st, WebhookStore.Webhook)))},

@@ -216,7 +216,7 @@ func (s *Server) HTTPServer() *fasthttp.Server {
 		WriteTimeout:       WriteTimeout,
 		IdleTimeout:        IdleTimeout,
 		MaxRequestBodySize: MaxRequestBody,
-		HeaderReceived:     requestConfig, // the import route's larger body
+		HeaderReceived:     s.requestConfig, // the import route's larger body, for a valid credential
 		// A full page of 100 items is ~6 KiB; a buffer that holds the whole
 		// response sends it in one write(2) instead of two.
 		WriteBufferSize:       WriteBufferSize,

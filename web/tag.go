@@ -60,8 +60,11 @@ const FramePrefix = "/f/"
 
 // frameSandbox is what an HTML creative may do, in the frame's CSP as in
 // the tag's iframe: run scripts and open windows, never be of the
-// publisher's origin or the ad server's.
-const frameSandbox = "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox"
+// publisher's origin or the ad server's. A window it opens keeps the
+// sandbox (no allow-popups-to-escape-sandbox): with it, a popup the ad
+// opens could set opener.top.location and take the publisher's tab
+// (TestTagPopupCannotNavigatePage).
+const frameSandbox = "sandbox allow-scripts allow-popups"
 
 // handleFrame serves GET /f/{token}: the HTML creative of the decision's
 // ad as a document of its own, sandboxed by its CSP whoever frames it,

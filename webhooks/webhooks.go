@@ -200,13 +200,55 @@ func (d *Dispatcher) signer(w marquee.Webhook) (*standardwebhooks.Webhook, error
 // is one deliveries may not reach.
 var ErrForbiddenAddress = errors.New("the receiver's address is loopback, private, link-local or otherwise internal: refused (server-side request forgery); the operator may allow it with -webhooks-allow-private")
 
-// Forbidden reports whether deliveries may not reach addr.
+// Forbidden reports whether deliveries may not reach addr: loopback,
+// private, link-local, multicast, unspecified and reserved ranges, and an
+// IPv6 address that embeds an IPv4 one which is forbidden (NAT64
+// 64:ff9b::/96, 6to4 2002::/16, Teredo 2001::/32, IPv4-compatible
+// ::a.b.c.d and IPv4-translated ::ffff:0:a.b.c.d), since a gateway on
+// the path delivers to that IPv4 address. NAT64's local-use prefix
+// 64:ff9b:1::/48 and the old site-local fec0::/10 are forbidden whole.
 func Forbidden(addr netip.Addr) bool {
 	addr = addr.Unmap()
+	if addr.Is6() {
+		if nat64Local.Contains(addr) || siteLocal.Contains(addr) {
+			return true
+		}
+		for _, v4 := range embeddedV4(addr) {
+			if Forbidden(v4) {
+				return true
+			}
+		}
+	}
 	return addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() ||
 		addr.IsInterfaceLocalMulticast() || addr.IsMulticast() || addr.IsUnspecified() || !addr.IsValid() ||
 		sharedSpace.Contains(addr) || thisNetwork.Contains(addr) || addr == broadcast
 }
+
+// embeddedV4 returns the IPv4 addresses an IPv6 address carries by a
+// translation or tunnelling convention.
+func embeddedV4(a netip.Addr) []netip.Addr {
+	b := a.As16()
+	v4 := func(x [4]byte) netip.Addr { return netip.AddrFrom4(x) }
+	switch {
+	case nat64.Contains(a), ipv4Compatible.Contains(a), ipv4Translated.Contains(a):
+		return []netip.Addr{v4([4]byte(b[12:16]))}
+	case sixToFour.Contains(a):
+		return []netip.Addr{v4([4]byte(b[2:6]))}
+	case teredo.Contains(a): // the server's address, and the client's, obfuscated
+		return []netip.Addr{v4([4]byte(b[4:8])), v4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})}
+	}
+	return nil
+}
+
+var (
+	nat64          = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	teredo         = netip.MustParsePrefix("2001::/32")
+	ipv4Compatible = netip.MustParsePrefix("::/96")
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	siteLocal      = netip.MustParsePrefix("fec0::/10")
+)
 
 var (
 	sharedSpace = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT

@@ -249,7 +249,12 @@ func TestServerSideRequestForgeryRefused(t *testing.T) {
 		forbidden bool
 	}{{"127.0.0.1", true}, {"10.1.2.3", true}, {"172.16.0.1", true}, {"192.168.1.1", true}, {"169.254.169.254", true},
 		{"100.64.0.1", true}, {"0.0.0.0", true}, {"::1", true}, {"fe80::1", true}, {"fc00::1", true}, {"::ffff:127.0.0.1", true},
-		{"224.0.0.1", true}, {"93.184.216.34", false}, {"2606:2800:220:1::", false}} {
+		{"224.0.0.1", true}, {"93.184.216.34", false}, {"2606:2800:220:1::", false},
+		// IPv6 that carries a forbidden IPv4 address to a gateway.
+		{"64:ff9b::7f00:1", true}, {"64:ff9b::a9fe:a9fe", true}, {"64:ff9b::5db8:d822", false}, {"64:ff9b:1::1", true},
+		{"2002:7f00:1::", true}, {"2002:a00:1::1", true}, {"2002:5db8:d822::1", false},
+		{"::7f00:1", true}, {"::a9fe:a9fe", true}, {"::ffff:0:7f00:1", true}, {"fec0::1", true},
+		{"2001:0:5db8:d822::80ff:fffe", true}, {"2001:0:5db8:d822::a247:2bdd", false}} {
 		if got := webhooks.Forbidden(netip.MustParseAddr(c.addr)); got != c.forbidden {
 			t.Errorf("Forbidden(%s) = %v; want %v", c.addr, got, c.forbidden)
 		}

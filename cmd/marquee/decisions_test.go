@@ -37,6 +37,9 @@ func TestDecisionsOverHTTP(t *testing.T) {
 	if r.status != 200 || json.Unmarshal([]byte(r.body), &got) != nil {
 		t.Fatalf("decisions = %d %s", r.status, r.body)
 	}
+	if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("a decision's Cache-Control = %q; want no-store (each answer is a new decision)", cc)
+	}
 	a, b := got.Decisions["a"], got.Decisions["b"]
 	if got.User.Key != "u-1" || len(a) != 1 || a[0].CampaignID != "1" || len(b) != 1 || b[0].CampaignID != "2" || len(got.Decisions["c"]) != 0 {
 		t.Fatalf("decisions = %s; want the sponsorship in a, the standard in b, nothing in c", r.body)
@@ -48,7 +51,7 @@ func TestDecisionsOverHTTP(t *testing.T) {
 		t.Fatalf("an HTML creative's frameUrl = %q; want %s/f/{token}", a[0].FrameURL, in.url)
 	}
 	if f := in.get(strings.TrimPrefix(a[0].FrameURL, in.url)); f.status != 200 || !strings.Contains(f.body, "<a href='"+a[0].ClickURL+"'>x</a>") ||
-		f.header.Get("Content-Security-Policy") != "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox" {
+		f.header.Get("Content-Security-Policy") != "sandbox allow-scripts allow-popups" {
 		t.Errorf("GET frameUrl = %d %v %s; want the creative with its signed click URL, sandboxed by its CSP", f.status, f.header, f.body)
 	}
 	if g := in.get("/api/v1/decisions?placement=side&div=x&country=TW"); g.status != 200 || !strings.Contains(g.body, `"x":[{"adId":"1"`) {

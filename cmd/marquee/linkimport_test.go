@@ -179,3 +179,60 @@ func TestLinksCommand(t *testing.T) {
 		t.Error("links import without a file: want an error")
 	}
 }
+
+// The import route's larger body is for a valid credential that may
+// import: a made-up token, or a key without links:write, meets the 1 MiB
+// limit of every route (413, the body never read past it), and the owner's
+// token imports the same 2 MiB file.
+func TestImportLimitNeedsCredential(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	var csv strings.Builder
+	csv.WriteString("url,code\n")
+	for i := 0; csv.Len() < 2<<20; i++ {
+		fmt.Fprintf(&csv, "https://example.com/%s,c%07d\n", strings.Repeat("p", 60), i)
+	}
+	body := csv.String()
+	r := in.admin("POST", "/api/v1/keys", `{"name":"reader","scopes":["links:read"]}`)
+	var key struct{ Key string }
+	if err := json.Unmarshal([]byte(r.body), &key); err != nil || key.Key == "" {
+		t.Fatalf("POST /api/v1/keys = %d %s", r.status, r.body)
+	}
+	for _, token := range []string{"not-a-token", key.Key} {
+		if r := in.do("POST", "/api/v1/links/import?dryRun=true", token, "text/csv", body); r.status != 413 {
+			t.Fatalf("import of 2 MiB with token %.10q = %d %.200s; want 413 before the body is read", token, r.status, r.body)
+		}
+	}
+	if r := in.do("POST", "/api/v1/links/import?dryRun=true", in.token, "text/csv", body); r.status != 200 {
+		t.Fatalf("import of 2 MiB with the owner's token = %d %.300s; want 200", r.status, r.body)
+	}
+}
+
+// A file of many bad rows answers the problems of the first
+// MaxImportProblems of them and how many there are, in a dry run and in
+// the refusal of the whole file.
+func TestImportProblemsBounded(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	var csv strings.Builder
+	csv.WriteString("url,code\n")
+	for i := range 1500 {
+		fmt.Fprintf(&csv, "ftp://example.com/,c%05d\n", i)
+	}
+	r := in.do("POST", "/api/v1/links/import?dryRun=true", in.token, "text/csv", csv.String())
+	var job struct {
+		Problems    map[string]string
+		ProblemRows int
+	}
+	if err := json.Unmarshal([]byte(r.body), &job); err != nil || r.status != 200 {
+		t.Fatalf("dry run = %d %.300s", r.status, r.body)
+	}
+	if len(job.Problems) != 1000 || job.ProblemRows != 1500 || job.Problems["row 2: url"] == "" || job.Problems["row 1002: url"] != "" {
+		t.Fatalf("dry run named %d problems of %d rows (row 2: %q, row 1002: %q); want the first 1000 of 1500",
+			len(job.Problems), job.ProblemRows, job.Problems["row 2: url"], job.Problems["row 1002: url"])
+	}
+	r = in.do("POST", "/api/v1/links/import", in.token, "text/csv", csv.String())
+	var refusal struct{ Problems map[string]string }
+	json.Unmarshal([]byte(r.body), &refusal)
+	if r.status != 400 || len(refusal.Problems) != 1000 {
+		t.Fatalf("import of 1500 bad rows = %d with %d problems; want 400 naming 1000", r.status, len(refusal.Problems))
+	}
+}

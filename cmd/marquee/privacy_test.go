@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -478,5 +479,34 @@ func TestEventsRetention(t *testing.T) {
 	var errs bytes.Buffer
 	if err := run(t.Context(), []string{"serve", "-data", t.TempDir(), "-events-retention", "-1h"}, func(string) string { return "" }, nil, io.Discard, &errs); err == nil || !strings.Contains(err.Error(), "-events-retention") {
 		t.Errorf("serve -events-retention -1h = %v; want an error naming the flag", err)
+	}
+}
+
+// A user key with "/", "." and "%" in it is erased when its path segment
+// is percent-encoded (as url.PathEscape does): the route reads the key
+// from the raw request, not from the path fasthttp normalises; a key
+// that starts with ".." (which no path can carry) through ?userKey=.
+func TestErasureOfAwkwardKeys(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-tracking-key", strings.Repeat("k", 32))
+	cappedAd(in)
+	for _, key := range []string{"a/b", "../x", "./y.z", "50%off", "a%2Fb", "//"} {
+		decide := func() bool {
+			r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"a","placement":"side"}],"user":{"key":"`+key+`"}}`)
+			return r.status == 200 && strings.Contains(r.body, `"adId"`)
+		}
+		if !decide() || decide() {
+			t.Fatalf("key %q: want served once, then capped", key)
+		}
+		path := "/api/v1/privacy/subjects/" + url.PathEscape(key)
+		if strings.HasPrefix(key, "..") {
+			path = "/api/v1/privacy/subjects?userKey=" + url.QueryEscape(key)
+		}
+		r := in.admin("DELETE", path, "")
+		if r.status != 200 || !strings.Contains(r.body, `"count":1`) {
+			t.Fatalf("erasure of %q = %d %s; want its one serve removed", key, r.status, r.body)
+		}
+		if !decide() {
+			t.Fatalf("key %q still capped after its erasure", key)
+		}
 	}
 }

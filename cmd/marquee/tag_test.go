@@ -35,7 +35,8 @@ type publisher struct {
 	*httptest.Server
 	mu    sync.Mutex
 	pages map[string]pubPage
-	video []byte // a recorded video, POSTed by the page that records it
+	hits  map[string]int // pages served, by path
+	video []byte         // a recorded video, POSTed by the page that records it
 }
 
 type pubPage struct{ html, csp string }
@@ -54,7 +55,7 @@ document.addEventListener('DOMContentLoaded', function () { document.getElementB
 `
 
 func newPublisher(t *testing.T) *publisher {
-	p := &publisher{pages: map[string]pubPage{}}
+	p := &publisher{pages: map[string]pubPage{}, hits: map[string]int{}}
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -73,6 +74,7 @@ func newPublisher(t *testing.T) *publisher {
 			http.ServeContent(w, r, "video.webm", time.Time{}, bytes.NewReader(p.video))
 		default:
 			pg, ok := p.pages[r.URL.Path]
+			p.hits[r.URL.Path]++
 			if !ok {
 				http.NotFound(w, r)
 				return
@@ -248,7 +250,7 @@ func TestTagInBrowser(t *testing.T) {
 	}
 	for _, c := range []struct{ sel, what string }{
 		{`[data-marquee-placement=top] .mq-ad a[href^="` + ads.url + `/t/c/"][target=_blank] img[src^="` + ads.url + `/assets/"][width="728"]`, "the image, linked through the signed click URL"},
-		{`[data-marquee-placement=side] .mq-ad iframe[src^="` + ads.url + `/f/"][sandbox="allow-scripts allow-popups allow-popups-to-escape-sandbox"][width="300"][height="250"]`, "the HTML ad in a sandboxed frame of the ad server"},
+		{`[data-marquee-placement=side] .mq-ad iframe[src^="` + ads.url + `/f/"][sandbox="allow-scripts allow-popups"][width="300"][height="250"]`, "the HTML ad in a sandboxed frame of the ad server"},
 		{`#native-slot .mq-ad.mq-native a[href^="` + ads.url + `/t/c/"] strong.mq-title`, "the native ad, built of elements"},
 	} {
 		if n := eval[int](b, `document.querySelectorAll(`+jsString(c.sel)+`).length`); n != 1 {
@@ -297,6 +299,49 @@ func TestTagInBrowser(t *testing.T) {
 		if strings.Contains(e, "exception") {
 			t.Errorf("the page threw: %s", e)
 		}
+	}
+}
+
+// TestTagPopupCannotNavigatePage: an HTML creative that opens a window
+// on a click (as ads do) cannot use that window to navigate the
+// publisher's tab (reverse tabnabbing through opener.top): the window
+// opens, runs its script, and the page stays where it is.
+func TestTagPopupCannotNavigatePage(t *testing.T) {
+	ads := newAdServer(t)
+	pub := newPublisher(t)
+	evil := pub.page("/evil", "", `<!doctype html><script>
+try { opener.top.location = '`+pub.URL+`/pwned'; } catch (e) {}
+try { opener.parent.location = '`+pub.URL+`/pwned'; } catch (e) {}
+fetch('/evil-ran').catch(function () {});
+</script>`)
+	pub.page("/evil-ran", "", "ran")
+	pub.page("/pwned", "", "<title>pwned</title>taken")
+	opener := `<div id=ad style="width:300px;height:250px;background:#fc0">click me</div><script>
+document.addEventListener('click', function () { window.open('` + evil + `', '_blank'); });
+</script>`
+	ads.placement("side", `{"type":"html","width":300,"height":250,"html":`+jsString(opener)+`}`)
+	url := pub.page("/article", "", pubHTML(ads.url+"/t.js", ``, `<div id="slot" data-marquee-placement="side"></div>`))
+	b := newTab(t, pub.URL, 1200, 900)
+	b.do("open the publisher's page", chromedp.Navigate(url))
+	b.waitFor("the slot filled", `document.getElementById('slot').dataset.marqueeState === 'filled'`, 10*time.Second)
+	time.Sleep(300 * time.Millisecond) // the frame's document loads
+	x := eval[float64](b, `(() => { const r = document.querySelector('#slot iframe').getBoundingClientRect(); return r.left + r.width / 2; })()`)
+	y := eval[float64](b, `(() => { const r = document.querySelector('#slot iframe').getBoundingClientRect(); return r.top + r.height / 2; })()`)
+	b.do("click the ad", chromedp.MouseClickXY(x, y))
+	eventually(t, 10*time.Second, func() string {
+		pub.mu.Lock()
+		defer pub.mu.Unlock()
+		if pub.hits["/evil-ran"] == 0 {
+			return fmt.Sprintf("the ad's window never ran its script (hits %v)", pub.hits)
+		}
+		return ""
+	})
+	time.Sleep(500 * time.Millisecond) // a navigation of the page would have begun
+	pub.mu.Lock()
+	pwned := pub.hits["/pwned"]
+	pub.mu.Unlock()
+	if loc := eval[string](b, `location.href`); loc != url || pwned != 0 {
+		t.Fatalf("the publisher's tab is at %s (/pwned served %d times); want it still at %s", loc, pwned, url)
 	}
 }
 
