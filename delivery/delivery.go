@@ -571,6 +571,7 @@ const (
 	Capped      = "frequency cap reached"
 	CapsDown    = "frequency caps unavailable"
 	GoalMet     = "goal met"
+	GoalPending = "goal may be met: waiting for the reports"
 	AheadOfPace = "ahead of even pacing"
 )
 

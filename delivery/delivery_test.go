@@ -238,7 +238,9 @@ func TestCampaignTargetingAndKeywords(t *testing.T) {
 		want int64
 	}{
 		{delivery.Request{Keywords: []string{"news", "sports"}, Age: 25, Platform: "ios"}, sports},
-		{delivery.Request{Keywords: []string{"sports"}}, sports}, // dimensions left out filter nothing
+		{delivery.Request{Keywords: []string{"sports"}}, fallback},                  // targeting fails closed: unknown age and platform match no restriction
+		{delivery.Request{Keywords: []string{"sports"}, Age: 25}, fallback},         // nor does an unknown platform alone
+		{delivery.Request{Keywords: []string{"sports"}, Platform: "ios"}, fallback}, // nor an unknown age
 		{delivery.Request{Keywords: []string{"news"}, Age: 25, Platform: "ios"}, fallback},
 		{delivery.Request{Keywords: []string{"sports"}, Age: 40}, fallback},
 		{delivery.Request{Keywords: []string{"sports"}, Platform: "android"}, fallback},
@@ -395,16 +397,55 @@ func paced(t *testing.T, goal marquee.Goal, pacing string, from, to time.Time) (
 	return w, id
 }
 
+// reportsOf plays the reports for pacing, as the server's do: what
+// rendered (an impression fired and counted) reaches SetDelivered once
+// lag has passed, read every refresh.
+type reportsOf struct {
+	w            *world
+	id           int64
+	lag, refresh time.Duration
+	rendered     []time.Time
+	last         time.Time
+}
+
+// decide decides at at, renders a chosen ad when render says so, and
+// refreshes the reports when refresh has passed; it reports whether the
+// campaign was chosen.
+func (rp *reportsOf) decide(r *delivery.Request, at time.Time, rnd *rand.Rand, render bool) bool {
+	if at.Sub(rp.last) >= rp.refresh {
+		rp.last = at
+		asOf := at.Add(-rp.lag)
+		day := at.Truncate(24 * time.Hour)
+		var d delivery.Delivered
+		for _, t := range rp.rendered {
+			if t.Before(asOf) {
+				d.Total++
+				if !t.Before(day) {
+					d.Today++
+				}
+			}
+		}
+		rp.w.e.Pacing().SetDelivered(map[int64]delivery.Delivered{rp.id: d}, asOf)
+	}
+	out := rp.w.e.Decide(context.Background(), r, at, rnd)
+	if len(out[0]) == 1 && render {
+		rp.rendered = append(rp.rendered, at)
+	}
+	return len(out[0]) == 1
+}
+
 // Even pacing of a lifetime goal with unlimited traffic: a straight line,
-// not the whole goal at once; the goal, whole, by the end.
+// not the whole goal at once; the goal, whole, by the end — with reports
+// 2 s behind, read every second.
 func TestPacingLifetime(t *testing.T) {
 	from := now
-	w, _ := paced(t, marquee.Goal{Metric: "impressions", Total: 600}, marquee.PacingEven, from, from.Add(10*time.Minute))
+	w, id := paced(t, marquee.Goal{Metric: "impressions", Total: 600}, marquee.PacingEven, from, from.Add(10*time.Minute))
+	rp := &reportsOf{w: w, id: id, lag: 2 * time.Second, refresh: time.Second}
 	rnd := rand.New(rand.NewPCG(1, 1))
 	r := &delivery.Request{Slots: slot("side", 1)}
 	served, firstMinute := 0, 0
 	for at := from.Add(50 * time.Millisecond); at.Before(from.Add(10 * time.Minute)); at = at.Add(100 * time.Millisecond) {
-		if out := w.e.Decide(context.Background(), r, at, rnd); len(out[0]) == 1 {
+		if rp.decide(r, at, rnd, true) {
 			served++
 			if at.Before(from.Add(time.Minute)) {
 				firstMinute++
@@ -422,12 +463,13 @@ func TestPacingLifetime(t *testing.T) {
 // Even pacing of a daily goal: spread over the day's hours within 15%.
 func TestPacingDaily(t *testing.T) {
 	day := now.Truncate(24 * time.Hour)
-	w, _ := paced(t, marquee.Goal{Metric: "impressions", Daily: 2400}, marquee.PacingEven, day.Add(-time.Hour), day.Add(48*time.Hour))
+	w, id := paced(t, marquee.Goal{Metric: "impressions", Daily: 2400}, marquee.PacingEven, day.Add(-time.Hour), day.Add(48*time.Hour))
+	rp := &reportsOf{w: w, id: id, lag: 5 * time.Second, refresh: 5 * time.Second}
 	rnd := rand.New(rand.NewPCG(2, 2))
 	r := &delivery.Request{Slots: slot("side", 1)}
 	var hours [24]int
 	for at := day.Add(time.Second); at.Before(day.Add(24 * time.Hour)); at = at.Add(10 * time.Second) {
-		if out := w.e.Decide(context.Background(), r, at, rnd); len(out[0]) == 1 {
+		if rp.decide(r, at, rnd, true) {
 			hours[at.Sub(day)/time.Hour]++
 		}
 	}
@@ -438,22 +480,69 @@ func TestPacingDaily(t *testing.T) {
 	}
 }
 
-// A goal met stops the campaign: its own decisions, or what the reports
-// say all instances delivered.
+// Only the reports meet a goal: decisions hold a campaign back while
+// their impressions may still come (GoalPending), never end it; a clicks
+// goal reads the reports alone.
 func TestGoalMetStops(t *testing.T) {
 	w, id := paced(t, marquee.Goal{Metric: "impressions", Total: 5}, marquee.PacingASAP, now.Add(-time.Hour), now.Add(time.Hour))
 	rnd := rand.New(rand.NewPCG(3, 3))
 	r := &delivery.Request{Slots: slot("side", 1)}
 	if got := w.chosen(r, 20, rnd); got[id] != 5 {
-		t.Errorf("asap with a goal of 5: served %d of 20; want 5", got[id])
+		t.Errorf("asap with a goal of 5: served %d of 20; want 5 (then held for the reports)", got[id])
+	}
+	if d, _ := w.e.Delivery(id, now); d.Why != delivery.GoalPending || *d.Delivered != 0 {
+		t.Errorf("after 5 decisions and no report: %q, delivered %d; want %q and 0", d.Why, *d.Delivered, delivery.GoalPending)
+	}
+	w.e.Pacing().SetDelivered(map[int64]delivery.Delivered{id: {Total: 5}}, now.Add(time.Second))
+	if d, _ := w.e.Delivery(id, now); d.Why != delivery.GoalMet {
+		t.Errorf("once the reports count 5: %q; want %q", d.Why, delivery.GoalMet)
 	}
 	w2, id2 := paced(t, marquee.Goal{Metric: "clicks", Total: 100}, marquee.PacingASAP, now.Add(-time.Hour), now.Add(time.Hour))
 	if got := w2.chosen(r, 3, rnd); got[id2] != 3 {
 		t.Fatalf("a clicks goal not met: served %d of 3", got[id2])
 	}
-	w2.e.Pacing().SetDelivered(map[int64]delivery.Delivered{id2: {Total: 100}})
+	w2.e.Pacing().SetDelivered(map[int64]delivery.Delivered{id2: {Total: 100}}, now)
 	if got := w2.chosen(r, 3, rnd); got[id2] != 0 {
 		t.Errorf("after the reports say the goal is met: served %d; want 0", got[id2])
+	}
+}
+
+// Half the decisions never render: the impressions goal is still
+// delivered in impressions (within 1%), about twice as many decisions
+// later; and decisions of which none render (an anonymous flood) hold the
+// campaign back only until the reports show it, never meet its goal.
+func TestGoalInImpressionsNotDecisions(t *testing.T) {
+	w, id := paced(t, marquee.Goal{Metric: "impressions", Total: 1000}, marquee.PacingASAP, now.Add(-time.Hour), now.Add(time.Hour))
+	rp := &reportsOf{w: w, id: id, lag: 2 * time.Second, refresh: time.Second}
+	rnd := rand.New(rand.NewPCG(4, 4))
+	r := &delivery.Request{Slots: slot("side", 1)}
+	decisions := 0
+	at := now
+	for ; at.Before(now.Add(30 * time.Minute)); at = at.Add(10 * time.Millisecond) {
+		if rp.decide(r, at, rnd, rnd.IntN(2) == 0) {
+			decisions++
+		}
+		if d, _ := w.e.Delivery(id, at); d.Why == delivery.GoalMet {
+			break
+		}
+	}
+	if n := len(rp.rendered); n < 1000 || n > 1010 {
+		t.Errorf("rendered %d impressions of a goal of 1,000 (%d decisions); want 1,000-1,010", n, decisions)
+	}
+	if decisions < 1800 || decisions > 2200 {
+		t.Errorf("%d decisions for 1,000 impressions at half rendered; want about 2,000", decisions)
+	}
+
+	w2, id2 := paced(t, marquee.Goal{Metric: "impressions", Total: 30}, marquee.PacingASAP, now.Add(-time.Hour), now.Add(time.Hour))
+	rp2 := &reportsOf{w: w2, id: id2, lag: 2 * time.Second, refresh: time.Second}
+	for i := range 40 {
+		rp2.decide(r, now.Add(time.Duration(i)*time.Millisecond), rnd, false)
+	}
+	for i := range 5 { // the reports catch up: none of the 40 rendered
+		rp2.decide(r, now.Add(time.Duration(i+3)*time.Second), rnd, false)
+	}
+	if d, _ := w2.e.Delivery(id2, now.Add(8*time.Second)); !d.Serving || *d.Delivered != 0 {
+		t.Errorf("after 40 decisions that never rendered: serving %v (%q), delivered %d; want serving, 0 delivered", d.Serving, d.Why, *d.Delivered)
 	}
 }
 
@@ -584,8 +673,8 @@ func TestDelivery(t *testing.T) {
 	d, ok := w.e.Delivery(capped, now)
 	// A flight of two hours, half gone: 600 expected by now.
 	if !ok || d.Decisions != 30 || d.CapsReached != 10 || d.CapsReachedLastMinute != 10 || d.DecisionsPerSecond != 0.5 ||
-		d.Delivered == nil || *d.Delivered != 30 || d.ExpectedByNow == nil || *d.ExpectedByNow != 600 || !d.Serving {
-		t.Errorf("Delivery(capped) = %+v, %v; want 30 decisions (0.5/s over the minute), 10 caps reached, 30 of 600 expected, serving", d, ok)
+		d.Delivered == nil || *d.Delivered != 0 || d.Estimated == nil || *d.Estimated != 30 || d.ExpectedByNow == nil || *d.ExpectedByNow != 600 || !d.Serving {
+		t.Errorf("Delivery(capped) = %+v, %v; want 30 decisions (0.5/s over the minute), 10 caps reached, none reported and 30 estimated of 600 expected, serving", d, ok)
 	}
 	if d, _ := w.e.Delivery(capped, now.Add(2*time.Minute)); d.DecisionsPerSecond != 0 || d.Decisions != 30 || d.CapsReachedLastMinute != 0 {
 		t.Errorf("two minutes later: %+v; want no recent decisions, the totals kept", d)

@@ -75,20 +75,24 @@ func viewerOf(r *Request) viewer {
 	return v
 }
 
-// matchesAny reports whether v matches any of conds, by the ad index's
-// rule: every set field of a condition must match (OR across
-// conditions), and a dimension the request leaves out filters nothing.
-// No conditions match everyone.
+// matchesAny reports whether v matches any of conds: every field a
+// condition restricts must match (OR across conditions), and a field the
+// request leaves out matches no restriction of it — targeting fails
+// closed, so that a campaign for US and CA never serves a viewer of
+// unknown country (the server fills country from GeoIP and platform from
+// the User-Agent where it can). This is decisions' rule; the ad
+// contract's list (package index) keeps its own, where a field left out
+// filters nothing. No conditions match everyone.
 func matchesAny(conds []cond, v *viewer) bool {
 	if len(conds) == 0 {
 		return true
 	}
 	for i := range conds {
 		c := &conds[i]
-		if (v.age == 0 || (c.ageLo == 0 || v.age >= c.ageLo) && (c.ageHi == 0 || v.age <= c.ageHi)) &&
-			(v.gender == 0 || c.genders == 0 || c.genders&v.gender != 0) &&
-			(v.platform == 0 || c.platforms == 0 || c.platforms&v.platform != 0) &&
-			(v.country < 0 || c.countries == nil || c.countries[v.country/64]&(1<<(v.country%64)) != 0) {
+		if (c.ageLo == 0 && c.ageHi == 0 || v.age != 0 && (c.ageLo == 0 || v.age >= c.ageLo) && (c.ageHi == 0 || v.age <= c.ageHi)) &&
+			(c.genders == 0 || c.genders&v.gender != 0) &&
+			(c.platforms == 0 || c.platforms&v.platform != 0) &&
+			(c.countries == nil || v.country >= 0 && c.countries[v.country/64]&(1<<(v.country%64)) != 0) {
 			return true
 		}
 	}

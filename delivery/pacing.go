@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -8,24 +9,43 @@ import (
 )
 
 // Pacing decides whether a campaign with a goal may serve now, from what
-// it delivered: the count the store's reports hold (all instances,
-// refreshed by SetDelivered) or this instance's own decisions since the
-// flight (or the day) began, whichever is more (the reports lag the
-// decisions by a flush).
+// it delivered: the verified count the store's reports hold (every
+// instance's events that a decision vouches for, refreshed by
+// SetDelivered) — never decisions, never unsigned beacons.
 //
-// A goal met stops the campaign. With even pacing a campaign serves only
-// while what it delivered is below what the goal expects by now — the
-// total × the share of the flight gone, the daily amount × the share of
-// the UTC day gone — plus one: with unlimited traffic it delivers its goal
-// as a straight line, never ahead of it. asap serves until the goal is
-// met. Decisions count as deliveries of an impressions goal; clicks and
-// conversions goals read the reports alone.
+// A goal is met only by the reports: it stops the campaign. The reports
+// lag the decisions (a flush, then a refresh), so pacing bridges the lag
+// with an estimate: this instance's decisions of the campaign since the
+// reports' snapshot (its asOf), at most the last statWindow (60) seconds
+// of them, times the share of its earlier decisions whose impressions
+// were reported (1 before any report: a decision is assumed rendered
+// until the reports say otherwise), plus two standard deviations of that
+// binomial guess. The estimate never meets a goal; it
+// holds a campaign back (GoalPending) while the reported count and the
+// estimate reach the goal, and, with even pacing, counts toward the
+// straight line. Decisions that never render so no longer deliver a goal
+// in decisions, and a flood of anonymous decisions holds a campaign back
+// only until the reports show their impressions never came.
+//
+// With even pacing a campaign serves only while what it delivered is
+// below what the goal expects by now — the total × the share of the
+// flight gone, the daily amount × the share of the UTC day gone — plus
+// one: with unlimited traffic it delivers its goal as a straight line.
+// asap serves until the goal is met. Only impressions goals have an
+// estimate: clicks and conversions goals read the reports alone.
 type Pacing struct {
-	reported atomic.Pointer[map[int64]Delivered]
+	reported atomic.Pointer[reports]
 }
 
-// Delivered is what a campaign delivered of its goal's metric: over its
-// flight so far, and today (UTC).
+// reports is a snapshot of what the reports say, complete for events
+// before asOf (unix seconds).
+type reports struct {
+	by   map[int64]Delivered
+	asOf int64
+}
+
+// Delivered is what a campaign delivered of its goal's metric, verified:
+// over its flight so far, and today (UTC).
 type Delivered struct {
 	Total, Today int64
 }
@@ -33,43 +53,61 @@ type Delivered struct {
 // NewPacing returns pacing with nothing reported.
 func NewPacing() *Pacing {
 	p := &Pacing{}
-	p.reported.Store(&map[int64]Delivered{})
+	p.reported.Store(&reports{by: map[int64]Delivered{}})
 	return p
 }
 
-// SetDelivered replaces what the reports say the campaigns delivered.
-func (p *Pacing) SetDelivered(d map[int64]Delivered) { p.reported.Store(&d) }
-
-// delivered is what c delivered: the more of the reports' and this
-// instance's decisions (its stats, counted with atomics: no lock on the
-// decision path), which are deliveries of an impressions goal.
-func (p *Pacing) delivered(c *Campaign, now time.Time) Delivered {
-	d := (*p.reported.Load())[c.ID]
-	if c.Goal != nil && c.Goal.Metric == "impressions" && c.stats != nil {
-		d.Total = max(d.Total, c.stats.decisions.Load())
-		if c.stats.day.Load() == now.Unix()/86400 {
-			d.Today = max(d.Today, c.stats.today.Load())
-		}
-	}
-	return d
+// SetDelivered replaces what the reports say the campaigns delivered,
+// counting every event written before asOf (the time the reports were
+// read, less the reports' flush interval).
+func (p *Pacing) SetDelivered(d map[int64]Delivered, asOf time.Time) {
+	p.reported.Store(&reports{by: d, asOf: asOf.Unix()})
 }
 
-// why says why campaign c may not serve at now (GoalMet, AheadOfPace),
-// or "" when it may.
+// delivered is what the reports say c delivered, and the estimate of what
+// its decisions since the reports' snapshot will add (impressions goals;
+// see Pacing).
+func (p *Pacing) delivered(c *Campaign, now time.Time) (Delivered, int64) {
+	r := p.reported.Load()
+	d := r.by[c.ID]
+	if c.Goal == nil || c.Goal.Metric != "impressions" || c.stats == nil {
+		return d, 0
+	}
+	sec := now.Unix()
+	var since int64
+	for i := range c.stats.recent {
+		b := &c.stats.recent[i]
+		if s := b.sec.Load(); s >= r.asOf && s > sec-statWindow && s <= sec {
+			since += b.decisions.Load()
+		}
+	}
+	before := c.stats.decisions.Load() - since // decisions whose impressions the reports had time to count
+	rate := min(1, float64(d.Total+1)/float64(before+1))
+	// The expected renders, and two standard deviations of a binomial
+	// more: a campaign near its goal waits rather than overshoots.
+	n := float64(since)
+	return d, int64(math.Ceil(n*rate + 2*math.Sqrt(n*rate*(1-rate))))
+}
+
+// why says why campaign c may not serve at now (GoalMet, GoalPending,
+// AheadOfPace), or "" when it may.
 func (p *Pacing) why(c *Campaign, now time.Time) string {
 	g := c.Goal
 	if g == nil {
 		return ""
 	}
-	d := p.delivered(c, now)
+	d, est := p.delivered(c, now)
 	if g.Total > 0 && d.Total >= g.Total || g.Daily > 0 && d.Today >= g.Daily {
 		return GoalMet
+	}
+	if g.Total > 0 && d.Total+est >= g.Total || g.Daily > 0 && d.Today+est >= g.Daily {
+		return GoalPending
 	}
 	if c.Pacing != marquee.PacingEven {
 		return ""
 	}
 	total, today := c.ExpectedByNow(now)
-	if g.Total > 0 && float64(d.Total) >= total+1 || g.Daily > 0 && float64(d.Today) >= today+1 {
+	if g.Total > 0 && float64(d.Total+est) >= total+1 || g.Daily > 0 && float64(d.Today+est) >= today+1 {
 		return AheadOfPace
 	}
 	return ""

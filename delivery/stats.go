@@ -68,8 +68,9 @@ type Delivery struct {
 	DecisionsPerSecond    float64   `json:"decisionsPerSecond"` // over the last minute
 	CapsReached           int64     `json:"capsReached"`        // serves that brought a user to the cap
 	CapsReachedLastMinute int64     `json:"capsReachedLastMinute"`
-	Delivered             *int64    `json:"delivered,omitempty"`      // of the goal's metric over the flight: the reports', or this instance's decisions when more
+	Delivered             *int64    `json:"delivered,omitempty"`      // of the goal's metric over the flight, verified: the reports'
 	DeliveredToday        *int64    `json:"deliveredToday,omitempty"` // likewise, today (UTC)
+	Estimated             *int64    `json:"estimated,omitempty"`      // impressions this instance's decisions since the reports' snapshot are expected to add (pacing's bridge; never meets a goal)
 	ExpectedByNow         *int64    `json:"expectedByNow,omitempty"`  // what even pacing allows by now (the total goal's, else the daily)
 	Serving               bool      `json:"serving"`
 	Why                   string    `json:"why,omitempty"` // why not: not active, goal met, ahead of even pacing
@@ -101,8 +102,8 @@ func (e *Engine) Delivery(id int64, now time.Time) (Delivery, bool) {
 	}
 	d.DecisionsPerSecond = float64(recent) / float64(span)
 	if g := c.Goal; g != nil {
-		got := e.pacing.delivered(c, now)
-		d.Delivered, d.DeliveredToday = &got.Total, &got.Today
+		got, est := e.pacing.delivered(c, now)
+		d.Delivered, d.DeliveredToday, d.Estimated = &got.Total, &got.Today, &est
 		if c.Pacing == marquee.PacingEven {
 			total, today := c.ExpectedByNow(now)
 			expected := int64(today)

@@ -30,6 +30,7 @@ const (
 	Dest     // the A/B destination a redirect picked (its index)
 	Measured // "1": the tag measured the impression's viewability
 	Geo      // the country of the address before it was truncated (the server's)
+	Verified // "1": a valid decision token vouches for the event (the server's; see reportrow.Counts)
 	NumFields
 )
 
@@ -45,6 +46,7 @@ var fieldKeys = [...]struct {
 	{"link", Link}, {"code", Link}, {"uid", UID}, {"country", Country}, {"platform", Platform},
 	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement}, {"id", ID},
 	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest}, {"measured", Measured}, {"geo", Geo},
+	{"verified", Verified},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead

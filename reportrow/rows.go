@@ -31,18 +31,32 @@ type Counts struct {
 	Midpoints      int64 `json:"midpoints"`
 	ThirdQuartiles int64 `json:"thirdQuartiles"`
 	Completes      int64 `json:"completes"`
+	// Of the impressions, clicks, conversions and views above, those
+	// that no valid decision token vouches for: beacons that name an ad,
+	// a campaign or a placement (any client can send one), and tracking
+	// events not tied to a counted impression (a click or view whose
+	// decision's impression was not counted, a view of an impression
+	// whose viewability was not measured, a conversion without its
+	// click). Goals, pacing and spend count only the others
+	// (docs/api.md#verified-counts).
+	UnverifiedImpressions int64 `json:"unverifiedImpressions"`
+	UnverifiedClicks      int64 `json:"unverifiedClicks"`
+	UnverifiedConversions int64 `json:"unverifiedConversions"`
+	UnverifiedViews       int64 `json:"unverifiedViews"`
 }
 
 // Columns are the stored columns of Counts, in the order of Fields: what
 // every report table holds and an upsert adds up.
 var Columns = [...]string{"impressions", "clicks", "conversions", "measured", "views",
-	"starts", "first_quartiles", "midpoints", "third_quartiles", "completes"}
+	"starts", "first_quartiles", "midpoints", "third_quartiles", "completes",
+	"unverified_impressions", "unverified_clicks", "unverified_conversions", "unverified_views"}
 
 // Fields returns pointers to c's counts in the order of Columns (for a
 // row's scan, and to add counts one by one).
 func (c *Counts) Fields() [len(Columns)]*int64 {
 	return [...]*int64{&c.Impressions, &c.Clicks, &c.Conversions, &c.Measured, &c.Views,
-		&c.Starts, &c.FirstQuartiles, &c.Midpoints, &c.ThirdQuartiles, &c.Completes}
+		&c.Starts, &c.FirstQuartiles, &c.Midpoints, &c.ThirdQuartiles, &c.Completes,
+		&c.UnverifiedImpressions, &c.UnverifiedClicks, &c.UnverifiedConversions, &c.UnverifiedViews}
 }
 
 // Add adds o to c. Field by field, not through Fields: a tally adds
@@ -58,20 +72,25 @@ func (c *Counts) Add(o Counts) {
 	c.Midpoints += o.Midpoints
 	c.ThirdQuartiles += o.ThirdQuartiles
 	c.Completes += o.Completes
+	c.UnverifiedImpressions += o.UnverifiedImpressions
+	c.UnverifiedClicks += o.UnverifiedClicks
+	c.UnverifiedConversions += o.UnverifiedConversions
+	c.UnverifiedViews += o.UnverifiedViews
 }
 
 // Events is how many events c counts: every count but Measured, which
-// counts impressions again.
+// counts impressions again, and the unverified ones, which count events
+// of the others again.
 func (c Counts) Events() int64 {
 	var n int64
 	for _, p := range c.Fields() {
 		n += *p
 	}
-	return n - c.Measured
+	return n - c.Measured - c.UnverifiedImpressions - c.UnverifiedClicks - c.UnverifiedConversions - c.UnverifiedViews
 }
 
 // Of returns the count of metric: "clicks", "conversions", "views", or
-// else impressions.
+// else impressions — verified or not (what a report shows).
 func (c Counts) Of(metric string) int64 {
 	switch metric {
 	case "clicks":
@@ -84,22 +103,49 @@ func (c Counts) Of(metric string) int64 {
 	return c.Impressions
 }
 
+// Verified returns the verified count of metric (Of less its unverified
+// events): what goals, pacing and spend count.
+func (c Counts) Verified(metric string) int64 {
+	switch metric {
+	case "clicks":
+		return c.Clicks - c.UnverifiedClicks
+	case "conversions":
+		return c.Conversions - c.UnverifiedConversions
+	case "views":
+		return c.Views - c.UnverifiedViews
+	}
+	return c.Impressions - c.UnverifiedImpressions
+}
+
 // CountOf adds to c the count of an event of type typ (an event line's
 // "type") and reports whether a report counts that type; measured says
-// the tag measured an impression's viewability.
-func (c *Counts) CountOf(typ []byte, measured bool) bool {
+// the tag measured an impression's viewability, verified that a valid
+// decision token vouches for the event (its line's "verified").
+func (c *Counts) CountOf(typ []byte, measured, verified bool) bool {
 	switch string(typ) {
 	case "impression":
 		c.Impressions++
 		if measured {
 			c.Measured++
 		}
+		if !verified {
+			c.UnverifiedImpressions++
+		}
 	case "click":
 		c.Clicks++
+		if !verified {
+			c.UnverifiedClicks++
+		}
 	case "conversion":
 		c.Conversions++
+		if !verified {
+			c.UnverifiedConversions++
+		}
 	case "view":
 		c.Views++
+		if !verified {
+			c.UnverifiedViews++
+		}
 	case "start":
 		c.Starts++
 	case "firstQuartile":

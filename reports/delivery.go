@@ -10,7 +10,8 @@ import (
 )
 
 // GoalProgress is how far a campaign is towards its goal: what it
-// delivered of the goal's metric over its flight so far (and today, for a
+// delivered of the goal's metric — verified events only
+// (reportrow.Counts.Verified) — over its flight so far (and today, for a
 // daily goal), the share of the total, what even pacing expects by now,
 // and a status.
 type GoalProgress struct {
@@ -45,7 +46,7 @@ func (rp *Reporter) Progress(ctx context.Context, c *marquee.Campaign, now time.
 				return 0, err
 			}
 			for _, s := range sums {
-				n += s.Counts.Of(g.Metric)
+				n += s.Counts.Verified(g.Metric)
 			}
 		}
 		return n, nil
@@ -97,8 +98,9 @@ func (rp *Reporter) Progress(ctx context.Context, c *marquee.Campaign, now time.
 	return g, nil
 }
 
-// Spend is what c's price makes of the figures m of [from, to): per
-// thousand impressions (cpm), per click (cpc), per conversion (cpa), or
+// Spend is what c's price makes of the verified figures m of [from, to)
+// (an unsigned beacon never bills): per thousand impressions (cpm), per
+// click (cpc), per conversion (cpa), or
 // the flat amount's share of the flight that the range covers; rounded to
 // 1/10,000. Nil without a price.
 func Spend(c *marquee.Campaign, m Metrics, from, to time.Time) *float64 {
@@ -112,11 +114,11 @@ func Spend(c *marquee.Campaign, m Metrics, from, to time.Time) *float64 {
 	var s float64
 	switch c.Price.Model {
 	case "cpm":
-		s = float64(m.Impressions) / 1000 * amount
+		s = float64(m.Verified("impressions")) / 1000 * amount
 	case "cpc":
-		s = float64(m.Clicks) * amount
+		s = float64(m.Verified("clicks")) * amount
 	case "cpa":
-		s = float64(m.Conversions) * amount
+		s = float64(m.Verified("conversions")) * amount
 	case "flat":
 		lo, hi := max(from.Unix(), c.StartAt.Unix()), min(to.Unix(), c.EndAt.Unix())
 		if hi > lo {

@@ -61,8 +61,17 @@ type Metrics struct {
 	Uniques        *int64  `json:"uniques,omitempty"`
 }
 
+// metricsOf is c with its rates. Where any impression is verified, CTR
+// is verified clicks ÷ verified impressions (a beacon cannot raise it);
+// else (the ad contract's ads, counted by beacons alone) clicks ÷
+// impressions. Viewability is verified views ÷ measured impressions:
+// only the tag measures, so it is display viewability, never above 1.
 func metricsOf(c Counts) Metrics {
-	return Metrics{Counts: c, CTR: ratio(c.Clicks, c.Impressions), Viewability: ratio(c.Views, c.Measured),
+	ctr := ratio(c.Clicks, c.Impressions)
+	if c.Impressions > c.UnverifiedImpressions {
+		ctr = ratio(c.Verified("clicks"), c.Verified("impressions"))
+	}
+	return Metrics{Counts: c, CTR: ctr, Viewability: ratio(c.Verified("views"), c.Measured),
 		CompletionRate: ratio(c.Completes, c.Starts)}
 }
 

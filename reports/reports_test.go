@@ -250,11 +250,11 @@ func TestWhatIsCounted(t *testing.T) {
 		}
 		at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
 		var lines strings.Builder
-		lines.WriteString(line(at, `"type":"impression","ad":"1","country":"tw","uid":"u1","measured":"1"`))
+		lines.WriteString(line(at, `"type":"impression","ad":"1","country":"tw","uid":"u1","measured":"1","verified":"1"`))
 		lines.WriteString(line(at, `"type":"impression","ad":1,"uid":"u2","nested":{"a":[1,"}"]}`))
 		lines.WriteString(line(at, `"type":"click","code":"spring","adId":"1","referrer":"x"`)) // a redirect
 		lines.WriteString(line(at, `"type":"conversion","link":"autumn","platform":"web"`))
-		lines.WriteString(line(at, `"type":"view","ad":"1"`))
+		lines.WriteString(line(at, `"type":"view","ad":"1","verified":"1"`))
 		lines.WriteString(line(at, `"type":"start","ad":"1"`))
 		lines.WriteString(line(at, `"type":"midpoint","ad":"1"`))
 		lines.WriteString(line(at, `"type":"pause","ad":"1"`)) // in the file, not in reports
@@ -272,17 +272,20 @@ func TestWhatIsCounted(t *testing.T) {
 		}
 		from, to := at.Truncate(24*time.Hour), at.Truncate(24*time.Hour).Add(24*time.Hour)
 		ad := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: to, By: "country"})
-		if got := ad.Totals; got.Impressions != 2 || got.Clicks != 1 || got.Conversions != 0 || *got.Uniques != 2 || got.CTR != 0.5 {
-			t.Errorf("ad 1 totals = %+v; want 2 impressions, 1 click, 2 uniques, ctr 0.5", got)
+		if got := ad.Totals; got.Impressions != 2 || got.Clicks != 1 || got.Conversions != 0 || *got.Uniques != 2 || got.CTR != 0 {
+			t.Errorf("ad 1 totals = %+v; want 2 impressions, 1 click, 2 uniques, ctr 0 (its one verified impression has no verified click)", got)
 		}
 		if got := ad.Totals; got.Measured != 1 || got.Views != 1 || got.Viewability != 1 || got.Starts != 1 || got.Midpoints != 1 ||
 			got.Completes != 0 || got.CompletionRate != 0 {
 			t.Errorf("ad 1 totals = %+v; want 1 measured, 1 view (viewability 1), 1 start, 1 midpoint, no completes", got)
 		}
+		if got := ad.Totals; got.UnverifiedImpressions != 1 || got.UnverifiedClicks != 1 || got.UnverifiedViews != 0 {
+			t.Errorf("ad 1 totals = %+v; want 1 unverified impression (the one without verified), 1 unverified click (the redirect's), no unverified view", got)
+		}
 		if b := ad.Breakdown; len(b) != 2 || b[0].Country != "TW" && b[0].Country != "ZZ" {
 			t.Errorf("ad 1 by country = %+v; want TW and ZZ", b)
 		}
-		if b := ad.BotsLeftOut; b == nil || *b != (reports.Counts{Clicks: 1}) {
+		if b := ad.BotsLeftOut; b == nil || *b != (reports.Counts{Clicks: 1, UnverifiedClicks: 1}) {
 			t.Errorf("ad 1 bots left out = %+v; want the bot's 1 click", b)
 		}
 		withBots := report(t, w, reports.Query{Entity: marquee.EntityAd, ID: 1, From: from, To: to, Bots: true})
@@ -439,7 +442,7 @@ func TestSeriesGranularityAndTZ(t *testing.T) {
 		if err := utc.WriteCSV(&csv); err != nil {
 			t.Fatal(err)
 		}
-		if want := "t,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,uniques\n2026-11-18T00:00:00Z,0,0,0,0,0,0,0,0,0,0,0\n2026-11-19T00:00:00Z,1,0,0,0,0,0,0,0,0,0,0\n2026-11-20T00:00:00Z,1,0,0,0,0,0,0,0,0,0,0\n"; csv.String() != want {
+		if want := "t,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,uniques\n2026-11-18T00:00:00Z,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n2026-11-19T00:00:00Z,1,0,0,0,0,0,0,0,0,0,1,0,0,0,0\n2026-11-20T00:00:00Z,1,0,0,0,0,0,0,0,0,0,1,0,0,0,0\n"; csv.String() != want {
 			t.Errorf("CSV =\n%s\nwant\n%s", csv.String(), want)
 		}
 	})
@@ -672,7 +675,7 @@ func TestBreakdownsByDimension(t *testing.T) {
 		}
 		var csv strings.Builder
 		if err := report(t, w, reports.Query{Entity: marquee.EntityLink, ID: split.ID, From: from, To: to, By: "referrer"}).WriteCSV(&csv); err != nil ||
-			!strings.HasPrefix(csv.String(), "referrer,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,ctr,viewability,completion_rate\nnews.example,0,40,0,0,0,0,0,0,0,0,0,0,0\n") {
+			!strings.HasPrefix(csv.String(), "referrer,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,ctr,viewability,completion_rate\nnews.example,0,40,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n") {
 			t.Errorf("CSV by referrer = %q, %v", csv.String(), err)
 		}
 	})

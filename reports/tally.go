@@ -232,7 +232,7 @@ func (t *Tally) count(lines []byte) {
 			continue
 		}
 		var c Counts
-		if !c.CountOf(f[eventline.Type], string(f[eventline.Measured]) == "1") {
+		if !c.CountOf(f[eventline.Type], string(f[eventline.Measured]) == "1", string(f[eventline.Verified]) == "1") {
 			t.skip("other type")
 			continue
 		}
@@ -269,8 +269,10 @@ func (t *Tally) count(lines []byte) {
 		if link := f[eventline.Link]; len(link) > 0 {
 			if key, ok := t.linkKey(link, f[eventline.Domain]); ok {
 				k.entity, k.id, k.code = entLink, 0, key
-				t.add(k, &c, uid)
-				t.addDims(k, &c, &f, ua)
+				lc := c // a link has no decision to vouch for its events: verification is not a link's
+				lc.UnverifiedImpressions, lc.UnverifiedClicks, lc.UnverifiedConversions, lc.UnverifiedViews = 0, 0, 0, 0
+				t.add(k, &lc, uid)
+				t.addDims(k, &lc, &f, ua)
 			} else {
 				t.skip("bad link code")
 			}

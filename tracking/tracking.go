@@ -20,6 +20,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,12 +43,15 @@ const (
 	Mute          = 'u'
 	Skip          = 'k'
 	Error         = 'x'
+	// Conversion is the advertiser's: its URL reaches the landing page
+	// through the click URL's {conversionUrl} macro.
+	Conversion = 'a'
 )
 
 // kindNames are the event types of the kinds, by kind byte.
 var kindNames = [128]string{Impression: "impression", View: "view", Click: "click",
 	Start: "start", FirstQuartile: "firstQuartile", Midpoint: "midpoint", ThirdQuartile: "thirdQuartile",
-	Complete: "complete", Pause: "pause", Mute: "mute", Skip: "skip", Error: "error"}
+	Complete: "complete", Pause: "pause", Mute: "mute", Skip: "skip", Error: "error", Conversion: "conversion"}
 
 // KindName is the event type of kind ("impression", "view", "click",
 // "start", …: VAST's names for its tracking events), or "" for a byte
@@ -96,6 +100,11 @@ type Payload struct {
 	Issued      time.Time
 	Expires     time.Time
 	Limit       uint8
+	// Country and Platform are the decision's viewer's, as the request
+	// said or the server found them ("" unknown): the events of its URLs
+	// carry them, so that reports break tag traffic down by them.
+	Country  string // ISO 3166-1 alpha-2
+	Platform string // marquee.Platforms
 }
 
 // Signer writes and reads tokens. It is safe for concurrent use.
@@ -192,8 +201,9 @@ func mac(key, raw []byte) []byte {
 }
 
 // version is the first byte of a payload: its layout (1 held the kind,
-// which the path now says; 2 had no Limit, and is still read, as 0).
-const version = 3
+// which the path now says; 2 had no Limit, and is still read, as 0; 3 had
+// no Country and Platform, and is still read, as unknown).
+const version = 4
 
 func appendPayload(b []byte, p *Payload) []byte {
 	b = append(b, version)
@@ -206,7 +216,11 @@ func appendPayload(b []byte, p *Payload) []byte {
 	b = binary.AppendVarint(b, p.PriceMicros)
 	b = binary.AppendVarint(b, p.Issued.Unix())
 	b = binary.AppendVarint(b, p.Expires.Unix())
-	return append(b, p.Limit)
+	b = append(b, p.Limit)
+	var country [2]byte
+	copy(country[:], p.Country)
+	b = append(b, country[:]...)
+	return append(b, byte(slices.Index(marquee.Platforms, p.Platform)+1))
 }
 
 // next reads a value from *b with read (binary.Uvarint, binary.Varint);
@@ -223,7 +237,7 @@ func next[T any](b *[]byte, read func([]byte) (T, int)) T {
 }
 
 func readPayload(b []byte, p *Payload) bool {
-	if len(b) < 1+16 || b[0] != version && b[0] != 2 {
+	if len(b) < 1+16 || b[0] < 2 || b[0] > version {
 		return false
 	}
 	v := b[0]
@@ -240,8 +254,17 @@ func readPayload(b []byte, p *Payload) bool {
 	p.UserHash, b = binary.BigEndian.Uint64(b[:8]), b[8:]
 	p.PriceMicros = sv()
 	issued, expires := sv(), sv()
-	if v == version && len(b) == 1 {
+	if v >= 3 && len(b) >= 1 {
 		p.Limit, b = b[0], b[1:]
+	}
+	if v >= 4 && len(b) == 3 {
+		if b[0] != 0 {
+			p.Country = string(b[:2])
+		}
+		if i := int(b[2]) - 1; i >= 0 && i < len(marquee.Platforms) {
+			p.Platform = marquee.Platforms[i]
+		}
+		b = b[3:]
 	}
 	if b == nil || len(b) != 0 {
 		return false

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -88,6 +89,11 @@ type decisionInput struct {
 	Platform   []byte
 	Keywords   [][]byte
 	URL        []byte
+	// IP and UserAgent are the viewer's, when a server-to-server client
+	// decides for one (as Kevel's decision API takes them); else the
+	// request's own are the viewer's.
+	IP        []byte
+	UserAgent []byte
 	// GDPR, TCF and Given are what consent says: whether GDPR applies
 	// (privacy.ParseGDPR), the TCF v2 string, the publisher's own word.
 	GDPR    int8
@@ -207,6 +213,10 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 			in.Platform = str(v, "", "platform")
 		case "url":
 			in.URL = str(v, "", "url")
+		case "ip":
+			in.IP = str(v, "", "ip")
+		case "userAgent":
+			in.UserAgent = str(v, "", "userAgent")
 		case "keywords":
 			kws, err := v.Array()
 			if err != nil {
@@ -366,10 +376,44 @@ func (d *decisionEnv) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan 
 	if r, err = parseDecision(in, plan, slots); err != nil {
 		return r, lim, err
 	}
+	if err = d.fillViewer(ctx, in, &r); err != nil {
+		return r, lim, err
+	}
 	pol := d.events.privacy
 	lim = pol.Limit(privacy.Signal{GPC: sentGPC(ctx), GDPR: in.GDPR, TCF: in.TCF, Given: in.Given})
 	r.User = pol.User(in.UserKey, now, lim)
 	return r, lim, nil
+}
+
+// fillViewer fills what the request leaves out of its viewer from the
+// viewer's address and User-Agent — the body's ip and userAgent, else the
+// request's own (its client's address through the trusted proxies): the
+// country from GeoIP (-geoip), the platform from the User-Agent. What
+// stays unknown matches no targeting of it (targeting fails closed).
+func (d *decisionEnv) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *delivery.Request) error {
+	if r.Country == "" && d.events.geo != nil {
+		ip := d.events.addr(ctx)
+		if len(in.IP) > 0 {
+			a, err := netip.ParseAddr(string(in.IP))
+			if err != nil {
+				return marquee.Invalid("invalid decision request", marquee.Problems{"ip": "must be an IPv4 or IPv6 address"})
+			}
+			ip = a.Unmap()
+		}
+		if slot, ok := marquee.CountrySlot(d.events.geo.Country(ip)); ok {
+			r.Country = marquee.CountryCode(slot)
+		}
+	}
+	if r.Platform == "" {
+		ua := in.UserAgent
+		if len(ua) == 0 {
+			ua = ctx.UserAgent()
+		}
+		if len(bytes.TrimSpace(ua)) > 0 {
+			r.Platform = marquee.UAPlatform(ua)
+		}
+	}
+	return nil
 }
 
 // handleDecisions serves POST /api/v1/decisions (a JSON body) and GET
@@ -524,7 +568,7 @@ func (d *decisionEnv) countersContext() (context.Context, context.CancelFunc) {
 // of the choice, and carries the request's privacy limit to its events.
 func (d *decisionEnv) sign(dst []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) ([]byte, [16]byte) {
 	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: placement, UserHash: r.User, Issued: now, Expires: now.Add(d.ttl),
-		Limit: uint8(lim)}
+		Limit: uint8(lim), Country: r.Country, Platform: r.Platform}
 	// A decision id needs to be unique, not secret (the MAC guards the
 	// token): 128 bits of the request's PCG, seeded from crypto/rand.
 	binary.LittleEndian.PutUint64(p.Decision[:8], rnd.Uint64())
@@ -611,7 +655,7 @@ func handleTracking(d *decisionEnv) handler {
 		}
 		var target string
 		if kind == tracking.Click {
-			if target = d.clickTarget(&p); target == "" {
+			if target = d.clickTarget(ctx, &p, token); target == "" {
 				return marquee.Errorf(marquee.KindNotFound, "this ad has no click URL")
 			}
 		}
@@ -620,13 +664,17 @@ func handleTracking(d *decisionEnv) handler {
 		// firings at once count once, and unmarked when the write fails, so
 		// that the retry a 503 asks for counts it.
 		if !ctx.IsHead() {
-			var dedupe [17]byte
-			dedupe[0] = kind
-			copy(dedupe[1:], p.Decision[:])
-			if _, fresh := d.seen.SetIfAbsent(dedupe, struct{}{}); fresh {
-				if err := d.record(ctx, kind, &p); err != nil {
-					d.seen.Invalidate(dedupe)
-					return err
+			key := markKey(kind, p.Decision)
+			if _, fresh := d.seen.SetIfAbsent(key, struct{}{}); fresh {
+				verified, keep := d.vouch(kind, &p)
+				if keep {
+					if err := d.record(ctx, kind, &p, verified); err != nil {
+						d.seen.Invalidate(key)
+						return err
+					}
+				}
+				if kind == tracking.Impression && measured(ctx) {
+					d.seen.Set(markKey(measuredMark, p.Decision), struct{}{})
 				}
 			}
 		}
@@ -646,9 +694,59 @@ func handleTracking(d *decisionEnv) handler {
 	}
 }
 
+// measuredMark marks, with a decision's id, that its impression counted
+// and the tag measured its viewability (the impression URL's m=1).
+const measuredMark = 'M'
+
+// markKey is the key of the seen set for a kind of a decision.
+func markKey(kind byte, decision [16]byte) (k [17]byte) {
+	k[0] = kind
+	copy(k[1:], decision[:])
+	return k
+}
+
+// measured reports an impression URL fired with m=1: the tag measures
+// the impression's viewability.
+func measured(ctx *fasthttp.RequestCtx) bool {
+	return bytes.Equal(ctx.QueryArgs().Peek("m"), []byte("1"))
+}
+
+// vouch says whether the decision vouches for an event of kind
+// (verified: goals, pacing and spend count it) and whether it is written
+// at all. An impression is verified; a click, or a video event of a video
+// ad, when the decision's impression counted here; a view when the
+// impression counted and its viewability was measured (a view of an
+// unmeasured impression would make viewability exceed 100%); a
+// conversion when the decision's click counted here. A video event of an
+// ad that is not a video is not written: it cannot have happened.
+// (docs/api.md#verified-counts)
+func (d *decisionEnv) vouch(kind byte, p *tracking.Payload) (verified, keep bool) {
+	seen := func(k byte) bool {
+		_, ok := d.seen.GetIfPresent(markKey(k, p.Decision))
+		return ok
+	}
+	switch kind {
+	case tracking.Impression:
+		return true, true
+	case tracking.Click:
+		return seen(tracking.Impression), true
+	case tracking.View:
+		return seen(measuredMark), true
+	case tracking.Conversion:
+		return seen(tracking.Click), true
+	case tracking.Error:
+		return false, true // reports do not count errors
+	}
+	if a, ok := d.engine.Plan().Ad(p.Ad); !ok || a.Creative == nil || a.Creative.Type != marquee.CreativeVideo {
+		return false, false
+	}
+	return seen(tracking.Impression), true
+}
+
 // record writes the event of a tracking URL: its type, ad, campaign,
-// placement and decision (what reports count it by), and the hashed user.
-func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payload) error {
+// placement and decision (what reports count it by), the hashed user,
+// and verified when the decision vouches for it (vouch).
+func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payload, verified bool) error {
 	bp := linePool.Get().(*[]byte)
 	defer linePool.Put(bp)
 	var num [20]byte
@@ -665,10 +763,19 @@ func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Pa
 	if p.UserHash != 0 && lim == privacy.None {
 		line = eventline.AppendPlain(line, "uid", privacy.AppendName(num[:0], p.UserHash))
 	}
+	if verified {
+		line = eventline.AppendPlain(line, "verified", "1")
+	}
+	if p.Country != "" { // the decision's viewer's: reports count tag traffic by them
+		line = eventline.AppendPlain(line, "country", p.Country)
+	}
+	if p.Platform != "" {
+		line = eventline.AppendPlain(line, "platform", p.Platform)
+	}
 	args := ctx.QueryArgs()
 	switch kind {
 	case tracking.Impression:
-		if bytes.Equal(args.Peek("m"), []byte("1")) { // the tag measures this impression's viewability
+		if measured(ctx) { // the tag measures this impression's viewability
 			line = eventline.AppendPlain(line, "measured", "1")
 		}
 	case tracking.Error:
@@ -694,12 +801,19 @@ func isDigits(b []byte) bool {
 }
 
 // clickTarget is the click URL of the payload's ad with its macros
-// filled, or "" when it has none.
-func (d *decisionEnv) clickTarget(p *tracking.Payload) string {
+// filled — {placement}, {campaign}, {ad}, and {conversionUrl}, the
+// decision's signed conversion URL (query-escaped) for the landing page
+// to fire — or "" when it has none.
+func (d *decisionEnv) clickTarget(ctx *fasthttp.RequestCtx, p *tracking.Payload, token []byte) string {
 	a, ok := d.engine.Plan().Ad(p.Ad)
 	if !ok || a.Creative == nil || a.Creative.ClickURL == "" {
 		return ""
 	}
+	conv := ""
+	if strings.Contains(a.Creative.ClickURL, "{conversionUrl}") {
+		var raw [300]byte
+		conv = url.QueryEscape(string(tracking.AppendPath(appendOrigin(raw[:0], ctx), tracking.Conversion, token)))
+	}
 	return strings.NewReplacer("{placement}", url.QueryEscape(p.Placement), "{campaign}", strconv.FormatInt(p.Campaign, 10),
-		"{ad}", strconv.FormatInt(p.Ad, 10)).Replace(a.Creative.ClickURL)
+		"{ad}", strconv.FormatInt(p.Ad, 10), "{conversionUrl}", conv).Replace(a.Creative.ClickURL)
 }

@@ -142,6 +142,11 @@ func TestGoalMetStopsOverHTTP(t *testing.T) {
 	if len(d) != 1 {
 		t.Fatalf("before the goal: %v; want the campaign", d)
 	}
+	imp, _ := http.NewRequest("GET", d[0]["impressionUrl"], nil) // a click counts for a decision whose impression did
+	imp.Header.Set("User-Agent", iphoneUA)
+	if resp, err := http.DefaultClient.Do(imp); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("impression = %v, %v", resp, err)
+	}
 	req, _ := http.NewRequest("GET", d[0]["clickUrl"], nil)
 	req.Header.Set("User-Agent", iphoneUA)
 	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)

@@ -313,19 +313,21 @@ func catFile(name string, w io.Writer) error {
 // reportsConfig is the reports' part of marquee serve's configuration.
 type reportsConfig struct {
 	flush           time.Duration
+	pacingRefresh   time.Duration
 	hourlyRetention time.Duration
 	geoIP           string
 }
 
 func (c *reportsConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.flush, "reports-flush", 10*time.Second, "counted events reach the reports within this long")
+	fs.DurationVar(&c.pacingRefresh, "pacing-refresh", 5*time.Second, "pacing and goals read the campaigns' verified delivery from the reports this often")
 	fs.DurationVar(&c.hourlyRetention, "reports-hourly-retention", 90*24*time.Hour, "hourly report rows older than this are rolled into daily rows")
 	fs.StringVar(&c.geoIP, "geoip", "", "a MaxMind-format database (GeoLite2-Country, …): the country of events that name none")
 }
 
 func (c *reportsConfig) parse() error {
-	if c.flush <= 0 || c.hourlyRetention < 48*time.Hour {
-		return fmt.Errorf("-reports-flush must be positive and -reports-hourly-retention at least 48h")
+	if c.flush <= 0 || c.pacingRefresh <= 0 || c.hourlyRetention < 48*time.Hour {
+		return fmt.Errorf("-reports-flush and -pacing-refresh must be positive and -reports-hourly-retention at least 48h")
 	}
 	return nil
 }

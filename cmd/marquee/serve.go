@@ -458,7 +458,7 @@ func (n *node) startLoops() (stop func()) {
 	flush(cfg.clickFlush, n.counter.Flush, "click counts")
 	flush(cfg.reports.flush, n.tally.Flush, "reports")
 	flush(cfg.accessFlush, n.access.Flush, "keys' and sessions' last use")
-	flush(5*time.Second, n.refreshDelivered, "campaigns' delivery (for pacing)")
+	flush(cfg.reports.pacingRefresh, n.refreshDelivered, "campaigns' delivery (for pacing)")
 	hourly(func() { trimAccess(bg, n.st, cfg.auditKeep, log) })
 	if cfg.eventsRetention > 0 && cfg.events.s3.URL == "" {
 		hourly(func() { expireEvents(cfg.data, cfg.eventsRetention, log) })
@@ -477,6 +477,9 @@ func (n *node) startLoops() (stop func()) {
 // the number of campaigns (sums by campaign from the earliest flight
 // start).
 func (n *node) refreshDelivered(ctx context.Context) error {
+	// The reports hold every event written before the last flush: asOf
+	// is the read's start less a flush interval.
+	asOf := time.Now().Add(-n.cfg.reports.flush)
 	watched := map[int64]*delivery.Campaign{}
 	from := time.Now()
 	plan := n.engine.Plan()
@@ -510,24 +513,25 @@ func (n *node) refreshDelivered(ctx context.Context) error {
 				case c == nil:
 				case span.today && c.Goal != nil:
 					d := out[s.ID]
-					d.Today += s.Counts.Of(c.Goal.Metric)
+					d.Today += s.Counts.Verified(c.Goal.Metric)
 					out[s.ID] = d
 				case !span.today:
 					if c.Goal != nil {
 						d := out[s.ID]
-						d.Total += s.Counts.Of(c.Goal.Metric)
+						d.Total += s.Counts.Verified(c.Goal.Metric)
 						out[s.ID] = d
 					}
 					if plan.NeedsRates(c) {
 						r := rates[s.ID]
-						r.Impressions, r.Clicks, r.Conversions = r.Impressions+s.Counts.Impressions, r.Clicks+s.Counts.Clicks, r.Conversions+s.Counts.Conversions
+						r.Impressions, r.Clicks, r.Conversions = r.Impressions+s.Counts.Verified("impressions"), r.Clicks+s.Counts.Verified("clicks"),
+							r.Conversions+s.Counts.Verified("conversions")
 						rates[s.ID] = r
 					}
 				}
 			}
 		}
 	}
-	n.engine.Pacing().SetDelivered(out)
+	n.engine.Pacing().SetDelivered(out, asOf)
 	if len(rates) > 0 {
 		n.engine.SetRates(rates)
 	}
