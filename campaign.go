@@ -154,7 +154,12 @@ func (c *Campaign) ExpectedByNow(now time.Time) (total, today float64) {
 	return total, today
 }
 
-// FrequencyCap is how often one user may be served a campaign.
+// MaxCapCount is the largest frequency cap count: the serves of one user
+// and campaign the counters remember.
+const MaxCapCount = 64
+
+// FrequencyCap is how often one user may be served a campaign: at most
+// Count (1 to MaxCapCount) serves within Window.
 type FrequencyCap struct {
 	Count  int    `json:"count"`
 	Window string `json:"window"` // one of CapWindows
@@ -329,8 +334,10 @@ func parseCap(raw json.RawMessage, p Problems) *FrequencyCap {
 		return nil
 	}
 	c := &FrequencyCap{}
-	if n, ok := positive(fields, "count", "frequencyCap", p); ok {
-		c.Count = int(min(n, 1<<31-1))
+	if n, ok := positive(fields, "count", "frequencyCap", p); ok && n > MaxCapCount {
+		p["frequencyCap.count"] = fmt.Sprintf("must be at most %d (the serves a user is remembered for)", MaxCapCount)
+	} else if ok {
+		c.Count = int(n)
 	} else if _, bad := p["frequencyCap.count"]; !bad {
 		p["frequencyCap.count"] = "is required"
 	}

@@ -12,15 +12,16 @@ import (
 // decision takes the serves of the capped campaigns it chose in one call
 // (Take, each refused when the user reached the cap), so a capped
 // campaign is never chosen more than its cap, whether or not its
-// impressions fire; Explain reads them (Seen).
+// impressions fire; Explain reads the caps a user reached (Reached).
 type Counters interface {
-	// Seen appends the user's serves to into.
-	Seen(ctx context.Context, user uint64, into []counters.Serve) ([]counters.Serve, error)
-	// Take takes the serves of takes, each atomically: took[i] is the
-	// user's serves of takes[i]'s campaign within its window once taken,
-	// 0 when refused; after a refusal, the user's serves are appended to
-	// seen.
-	Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []int, seen []counters.Serve) ([]counters.Serve, error)
+	// Reached appends the caps user has reached at now to into, sorted
+	// by campaign.
+	Reached(ctx context.Context, user uint64, now time.Time, into []counters.Reached) ([]counters.Reached, error)
+	// Take takes the serves of takes, atomically: took[i] is the user's
+	// serves of takes[i]'s campaign within its window once taken, 0 when
+	// refused; after a refusal, the user's reached caps are appended to
+	// reached.
+	Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []int, reached []counters.Reached) ([]counters.Reached, error)
 }
 
 // window is the span of a cap window: "flight" is the campaign's flight.

@@ -13,6 +13,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -77,6 +79,29 @@ type Plan struct {
 	// remnantECPM: the remnant tier is drawn by eCPM (its lists sorted
 	// by it), not weight.
 	remnantECPM bool
+	// The capped campaigns of the lists, numbered: ids[i] is campaign
+	// number i (sorted), caps[i] its cap, inLists[listsAt[i]:listsAt[i+1]]
+	// the lists it is in. A user's reached caps become a bitset of these
+	// numbers and a count of them per list, so that a decision skips a
+	// list whose campaigns the user has all reached, and checks a
+	// campaign with one bit.
+	ids      []int64
+	caps     []capRule
+	listsAt  []int32
+	inLists  []int32
+	numLists int
+	// gen tells plans apart (a memo names its plan by it, not by a
+	// pointer that would keep the plan in memory).
+	gen uint64
+}
+
+// plans numbers the plans built.
+var plans atomic.Uint64
+
+// capRule is a capped campaign's cap: count serves within.
+type capRule struct {
+	count  int
+	within time.Duration
 }
 
 // numTiers is the number of tiers (marquee.Priorities).
@@ -87,12 +112,15 @@ const numTiers = 4
 type tierList struct {
 	camps []campAds
 	cum   []int // cum[i]: the weights of camps[:i+1]
+	id    int32 // the list's number in its plan
 }
 
-// campAds is a campaign and its ads that fit a placement.
+// campAds is a campaign and its ads that fit a placement; capped is the
+// campaign's number among the plan's capped ones (-1: not capped).
 type campAds struct {
-	c   *Campaign
-	ads []*Ad
+	c      *Campaign
+	ads    []*Ad
+	capped int32
 }
 
 // index builds the placements' lists from ads, campaigns and placements.
@@ -138,6 +166,46 @@ func (p *Plan) index() {
 		}
 		p.lists[name] = &lists
 	}
+	p.numberCapped()
+}
+
+// numberCapped numbers the capped campaigns of the lists (ids, inLists)
+// and the lists.
+func (p *Plan) numberCapped() {
+	p.gen = plans.Add(1)
+	for _, c := range p.campaigns {
+		if c.FrequencyCap != nil {
+			p.ids = append(p.ids, c.ID)
+		}
+	}
+	slices.Sort(p.ids)
+	p.caps = make([]capRule, len(p.ids))
+	for i, id := range p.ids {
+		c := p.campaigns[id]
+		p.caps[i] = capRule{c.FrequencyCap.Count, window(c.FrequencyCap.Window, c)}
+	}
+	in := make([][]int32, len(p.ids))
+	for _, lists := range p.lists {
+		for t := range lists {
+			l := &lists[t]
+			l.id = int32(p.numLists)
+			p.numLists++
+			for k := range l.camps {
+				ca := &l.camps[k]
+				ca.capped = -1
+				if i, ok := slices.BinarySearch(p.ids, ca.c.ID); ok {
+					ca.capped = int32(i)
+					in[i] = append(in[i], l.id)
+				}
+			}
+		}
+	}
+	p.listsAt = make([]int32, 0, len(in)+1)
+	for _, ls := range in {
+		p.listsAt = append(p.listsAt, int32(len(p.inLists)))
+		p.inLists = append(p.inLists, ls...)
+	}
+	p.listsAt = append(p.listsAt, int32(len(p.inLists)))
 }
 
 // fitWhy says why ad a's creative or placements keep it out of placement
@@ -177,9 +245,14 @@ func (p *Plan) Ad(id int64) (*Ad, bool) {
 // for concurrent use; the feed is its only writer.
 type Engine struct {
 	counters Counters
-	pacing   *Pacing
-	plan     atomic.Pointer[Plan]
-	mu       sync.Mutex // writers, and what they read:
+	// readFirst: the counters answer in this process (InProcess), so a
+	// decision reads the user's reached caps before choosing rather than
+	// learn them from a refused take.
+	readFirst bool
+	memo      memoCounters // the counters, when they keep a memo with each user's serves
+	pacing    *Pacing
+	plan      atomic.Pointer[Plan]
+	mu        sync.Mutex // writers, and what they read:
 	// remnantECPM and rates (SetRemnant, SetRates) make the campaigns'
 	// eCPMs.
 	remnantECPM bool
@@ -190,6 +263,10 @@ type Engine struct {
 // New returns an engine with counters for the frequency caps.
 func New(counters Counters) *Engine {
 	e := &Engine{counters: counters, pacing: NewPacing(), started: time.Now()}
+	if c, ok := counters.(interface{ InProcess() bool }); ok {
+		e.readFirst = c.InProcess()
+	}
+	e.memo, _ = counters.(memoCounters)
 	e.plan.Store(&Plan{campaigns: map[int64]*Campaign{}, placements: map[string]*marquee.Placement{}, ads: map[int64]*Ad{}})
 	return e
 }
@@ -319,7 +396,12 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 	sc := scratchPool.Get().(*scratch)
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
 	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], v: viewerOf(r), at: now.UnixNano()}
-	seen := sc.seen[:0] // the user's serves once a refusal told them (kept apart from used: escape analysis)
+	reached := sc.reached[:0] // the user's reached caps once a refusal told them (kept apart from used: escape analysis)
+	if e.readFirst && r.User != 0 && !r.Preview && len(plan.ids) > 0 {
+		var err error
+		used.blocked, reached, err = e.blockedOf(ctx, plan, r.User, now, sc)
+		used.reached, used.capsDown = reached, err != nil
+	}
 	var pendBuf [16]pending
 	var haveBuf [32]int
 	var whoBuf [16]int
@@ -356,11 +438,13 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 		}
 		took := append(sc.took[:0], make([]int, len(takes))...)
 		sc.takes, sc.took = takes, took
-		got, err := e.counters.Take(ctx, r.User, now, takes, took, seen[:0])
+		got, err := e.counters.Take(ctx, r.User, now, takes, took, reached[:0])
 		if err != nil {
 			used.capsDown = true // no capped campaign in the slots filled again
-		} else {
-			seen, used.seen = got, got // the user's serves, after a refusal
+		} else if len(got) > 0 {
+			reached, used.reached = got, got // the user's reached caps, after a refusal
+			plan.block(&sc.blocked, got, used.at)
+			used.blocked = &sc.blocked
 		}
 		refused := false
 		for k, i := range who {
@@ -393,7 +477,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 		}
 		out[si] = all[start:len(all):len(all)]
 	}
-	sc.seen = seen[:0]
+	sc.reached = reached[:0]
 	scratchPool.Put(sc)
 	return out
 }
@@ -411,37 +495,147 @@ type pending struct {
 }
 
 // scratch is what a decision lends the counters: the buffer the user's
-// serves are read into, and its takes.
+// reached caps are read into, what they block, and its takes.
 type scratch struct {
-	seen  []counters.Serve
-	takes []counters.Take
-	took  []int
+	reached []counters.Reached
+	blocked blockedSet
+	takes   []counters.Take
+	took    []int
+}
+
+// blockedSet is a user's reached caps in a plan's numbers: a bit for each
+// capped campaign the user may not be served now, and how many of each
+// list's campaigns are blocked.
+type blockedSet struct {
+	bits   []uint64
+	inList []int32
+}
+
+// memoCounters are counters that keep a memo with each user's serves,
+// dropped at the user's next take (counters.Memory).
+type memoCounters interface {
+	// Recall returns the user's memo, or else appends their reached caps
+	// at now to into.
+	Recall(user uint64, now time.Time, into []counters.Reached) (memo any, reached []counters.Reached)
+	// Remember keeps memo, of bytes, until the user's next take.
+	Remember(user uint64, memo any, bytes int)
+}
+
+// blockMemo is a user's blocked set in plan number gen, true until until
+// (unix ns: the first of its reached caps to end) or the user's next
+// take. Never mutated once remembered: decisions of the user share it.
+type blockMemo struct {
+	gen   uint64
+	until int64
+	set   blockedSet
+}
+
+// memoFrom is how many reached caps make a user's blocked set worth
+// remembering: below it, building the set costs less than the memo
+// weighs.
+const memoFrom = 16
+
+// blockedOf reads what user's reached caps block in plan at now (nil:
+// nothing) and the reached caps read (none when a memo answered): from
+// the user's memo when it is of this plan and still true, else from the
+// counters, remembered when there are memoFrom or more.
+func (e *Engine) blockedOf(ctx context.Context, plan *Plan, user uint64, now time.Time, sc *scratch) (*blockedSet, []counters.Reached, error) {
+	at, reached := now.UnixNano(), sc.reached[:0]
+	var err error
+	if e.memo != nil {
+		var memo any
+		memo, reached = e.memo.Recall(user, now, reached)
+		if m, ok := memo.(*blockMemo); ok && m.gen == plan.gen && at < m.until {
+			return &m.set, nil, nil
+		} else if memo != nil {
+			reached, err = e.counters.Reached(ctx, user, now, reached)
+		}
+	} else {
+		reached, err = e.counters.Reached(ctx, user, now, reached)
+	}
+	if err != nil || len(reached) == 0 {
+		return nil, reached, err
+	}
+	if e.memo != nil && len(reached) >= memoFrom {
+		m := &blockMemo{gen: plan.gen}
+		m.until = plan.block(&m.set, reached, at)
+		e.memo.Remember(user, m, 64+8*len(m.set.bits)+4*len(m.set.inList))
+		return &m.set, reached, nil
+	}
+	plan.block(&sc.blocked, reached, at)
+	return &sc.blocked, reached, nil
+}
+
+// has says whether campaign number i (-1: not capped) is blocked.
+func (b *blockedSet) has(i int32) bool { return i >= 0 && b.bits[i>>6]&(1<<(i&63)) != 0 }
+
+// block sets b to what reached (sorted by campaign) blocks at at: each
+// reached cap that is the campaign's cap now; it returns when the first
+// of them ends (math.MaxInt64: none). Its cost is the smaller of
+// len(reached) binary searches and one merge of reached with the plan's
+// capped campaigns.
+func (p *Plan) block(b *blockedSet, reached []counters.Reached, at int64) (until int64) {
+	until = math.MaxInt64
+	n := len(p.ids)
+	b.bits = append(b.bits[:0], make([]uint64, (n+63)/64)...)
+	b.inList = append(b.inList[:0], make([]int32, p.numLists)...)
+	search := len(reached)*bits.Len(uint(n)) < n
+	ids, caps, j := p.ids, p.caps, 0
+	for i := range reached {
+		r := &reached[i]
+		if search {
+			k, ok := slices.BinarySearch(ids[j:], r.Campaign)
+			if j += k; !ok {
+				continue
+			}
+		} else {
+			for j < n && ids[j] < r.Campaign {
+				j++
+			}
+			if j == n {
+				break
+			}
+			if ids[j] != r.Campaign {
+				continue
+			}
+		}
+		if r.Until <= at || r.Count != caps[j].count || r.Within != caps[j].within {
+			continue
+		}
+		b.bits[j>>6] |= 1 << (j & 63)
+		for _, l := range p.inLists[p.listsAt[j]:p.listsAt[j+1]] {
+			b.inList[l]++
+		}
+		until = min(until, r.Until)
+	}
+	return until
 }
 
 // scratchPool holds decisions' scratch (the counters' calls are through
 // an interface: buffers on the stack would move to the heap).
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{seen: make([]counters.Serve, 0, 64), takes: make([]counters.Take, 0, 16), took: make([]int, 0, 16)}
+	return &scratch{reached: make([]counters.Reached, 0, 32), takes: make([]counters.Take, 0, 16), took: make([]int, 0, 16)}
 }}
 
 // usedSet is what a request has chosen so far (a few ads at most), and
-// the user's serves as the counters had them.
+// the user's reached caps as the counters had them.
 type usedSet struct {
 	ads, campaigns []int64
-	seen           []counters.Serve
-	capsDown       bool   // the counters could not be read: no capped campaign is served
-	v              viewer // the request's targeting fields, compiled
-	at             int64  // the decision's time, unix ns
+	reached        []counters.Reached
+	blocked        *blockedSet // reached in the plan's numbers (nil: none, or Explain's, which searches reached)
+	capsDown       bool        // the counters could not be read: no capped campaign is served
+	v              viewer      // the request's targeting fields, compiled
+	at             int64       // the decision's time, unix ns
 }
 
-// seenBy appends to into the serves of r's user, read once (none without
-// a user); capsDown says the counters could not be read.
-func (e *Engine) seenBy(ctx context.Context, r *Request, into []counters.Serve) (seen []counters.Serve, capsDown bool) {
+// reachedBy reads the caps r's user has reached at now (none without a
+// user); capsDown says the counters could not be read.
+func (e *Engine) reachedBy(ctx context.Context, r *Request, now time.Time) (reached []counters.Reached, capsDown bool) {
 	if r.User == 0 {
-		return into, false
+		return nil, false
 	}
-	seen, err := e.counters.Seen(ctx, r.User, into)
-	return seen, err != nil
+	reached, err := e.counters.Reached(ctx, r.User, now, nil)
+	return reached, err != nil
 }
 
 func (u *usedSet) add(ad, campaign int64) {
@@ -468,8 +662,8 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 	}
 	for t := range lists {
 		l := &lists[t]
-		if len(l.camps) == 0 {
-			continue
+		if len(l.camps) == 0 || used.blocked != nil && int(used.blocked.inList[l.id]) == len(l.camps) {
+			continue // nothing, or every campaign at the user's cap
 		}
 		if p.byECPM(t) {
 			if ch, ok := p.weighed(l, true, r, used, now, rnd, e); ok {
@@ -522,7 +716,7 @@ func (p *Plan) weighed(l *tierList, byECPM bool, r *Request, used *usedSet, now 
 // and after draws misses, chooses among all the eligible in one pass.
 func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
 	c := ca.c
-	if p.campaignWhy(c, r, used, now, e) != "" {
+	if used.blocked != nil && used.blocked.has(ca.capped) || p.campaignWhy(c, r, used, now, e) != "" {
 		return Choice{}, false
 	}
 	if len(ca.ads) > 1 {
@@ -608,7 +802,7 @@ func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time
 		if used.capsDown {
 			return CapsDown
 		}
-		if counters.Within(used.seen, c.ID, window(fc.Window, c), now) >= fc.Count {
+		if used.blocked == nil && counters.Blocks(used.reached, c.ID, fc.Count, window(fc.Window, c), used.at) { // else adOf checked the bit
 			return Capped
 		}
 	}

@@ -32,7 +32,7 @@ type world struct {
 }
 
 func newWorld(t *testing.T) *world {
-	c := counters.NewMemory()
+	c := counters.NewMemory(counters.DefaultMemory)
 	return &world{t: t, e: delivery.New(c), counters: c}
 }
 
@@ -215,9 +215,8 @@ func TestCaps(t *testing.T) {
 	if got := w.chosen(&delivery.Request{Slots: slot("side", 1)}, 10, rnd); got[capped] != 10 {
 		t.Errorf("no user key: %v; want no cap", got)
 	}
-	seen, _ := w.counters.Seen(context.Background(), 11, nil)
-	if n := counters.Within(seen, capped, 24*time.Hour, now.Add(25*time.Hour)); n != 0 {
-		t.Errorf("a day later the window holds %d; want 0", n)
+	if got, _ := w.counters.Reached(context.Background(), 11, now.Add(25*time.Hour), nil); len(got) != 0 {
+		t.Errorf("a day later the user's reached caps are %v; want none", got)
 	}
 }
 
@@ -377,13 +376,36 @@ func BenchmarkDecide(b *testing.B) {
 		}
 	}
 	w.ready(side, top)
-	r := &delivery.Request{Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "top", Count: 1}, {Div: "c", Placement: "side", Count: 1}}}
 	rnd := rand.New(rand.NewPCG(1, 2))
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		r.User = uint64(i)
-		w.e.Decide(context.Background(), r, now, rnd)
-	}
+	slots := []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "top", Count: 1}, {Div: "c", Placement: "side", Count: 1}}
+	b.Run("fresh", func(b *testing.B) {
+		r := &delivery.Request{Slots: slots}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			r.User = uint64(1_000_000 + i)
+			w.e.Decide(context.Background(), r, now, rnd)
+		}
+	})
+	// A user who reached the cap of every campaign: what a decision costs
+	// when history, not the catalog, is large (5,000 serves remembered).
+	b.Run("capped", func(b *testing.B) {
+		r := &delivery.Request{Slots: slots, User: 7}
+		for n := 0; ; n++ {
+			out := w.e.Decide(context.Background(), r, now, rnd)
+			if len(out[0])+len(out[1])+len(out[2]) == 0 {
+				break
+			}
+			if n > 10_000 {
+				b.Fatal("the user never reached every cap")
+			}
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if out := w.e.Decide(context.Background(), r, now, rnd); len(out[0])+len(out[1])+len(out[2]) != 0 {
+				b.Fatal("a user at every cap was served")
+			}
+		}
+	})
 }
 
 // paced is a world of one campaign with goal and pacing, flight [from, to).
@@ -558,7 +580,7 @@ func TestCapsAcrossInstances(t *testing.T) {
 	var engines []*world
 	var capped int64
 	for range 3 {
-		c, err := counters.NewRedis(url, "marquee-test:"+hex.EncodeToString(prefix[:])+":", time.Hour)
+		c, err := counters.NewRedis(url, "marquee-test:"+hex.EncodeToString(prefix[:])+":")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -702,7 +724,7 @@ func TestCountersDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nobody listens there now
-	down, err := counters.NewRedis("redis://"+addr+"/0", "t:", time.Hour)
+	down, err := counters.NewRedis("redis://"+addr+"/0", "t:")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -722,5 +744,97 @@ func TestCountersDown(t *testing.T) {
 	}
 	if out := e.Decide(ctx, &delivery.Request{Slots: slot("side", 1)}, now, rnd); len(out[0]) != 1 || out[0][0].Campaign.ID != capped {
 		t.Errorf("counters down, no user key: %v; want the sponsorship %d (no cap applies)", out[0], capped)
+	}
+}
+
+// remoteCounters are Memory seen as a shared server is (counters.Redis):
+// no memo, caps learnt from refused takes rather than read first.
+type remoteCounters struct{ m *counters.Memory }
+
+func (r remoteCounters) Reached(ctx context.Context, user uint64, now time.Time, into []counters.Reached) ([]counters.Reached, error) {
+	return r.m.Reached(ctx, user, now, into)
+}
+
+func (r remoteCounters) Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []int, reached []counters.Reached) ([]counters.Reached, error) {
+	return r.m.Take(ctx, user, now, takes, took, reached)
+}
+
+// Caps against a reference: one user decides thousands of times, minutes
+// apart, over 50 capped campaigns in two tiers (most capped by the day)
+// and an uncapped house one, so that the user is often at every cap and
+// campaigns come back as their windows pass; the caps change halfway. Every decision keeps every cap, and serves a
+// lower tier only when each campaign of the higher tiers is at its cap —
+// with the caps read first and remembered (in-process counters, the
+// user's blocked set kept as a memo), and learnt from refusals (shared
+// counters).
+func TestCapsAgainstReference(t *testing.T) {
+	for _, mode := range []string{"in-process", "shared"} {
+		t.Run(mode, func(t *testing.T) {
+			w := newWorld(t)
+			if mode == "shared" {
+				w.e = delivery.New(remoteCounters{w.counters})
+			}
+			rnd := rand.New(rand.NewPCG(7, 7))
+			windows := map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour}
+			for i := range 50 {
+				tier := []string{marquee.PrioritySponsorship, marquee.PriorityStandard}[i%2]
+				id := w.camp(tier, 1+rnd.IntN(5), func(c *marquee.Campaign) {
+					c.StartAt, c.EndAt = now.Add(-time.Hour), now.Add(30*24*time.Hour)
+					c.FrequencyCap = &marquee.FrequencyCap{Count: 1 + rnd.IntN(3), Window: "24h"}
+					if i%10 == 0 {
+						c.FrequencyCap = &marquee.FrequencyCap{Count: 1, Window: "1h"}
+					}
+				})
+				w.ad(id, "300x250", func(a *marquee.Ad) { a.EndAt = now.Add(30 * 24 * time.Hour) })
+			}
+			house := w.camp(marquee.PriorityHouse, 1, func(c *marquee.Campaign) { c.EndAt = now.Add(30 * 24 * time.Hour) })
+			w.ad(house, "300x250", func(a *marquee.Ad) { a.EndAt = now.Add(30 * 24 * time.Hour) })
+			w.ready(side)
+			tierOf := func(c marquee.Campaign) int { return slices.Index(marquee.Priorities, c.Priority) }
+			served := map[int64][]time.Time{}
+			within := func(id int64, at time.Time) int {
+				c := w.campaigns[id-1]
+				n := 0
+				for _, s := range served[id] {
+					if s.After(at.Add(-windows[c.FrequencyCap.Window])) {
+						n++
+					}
+				}
+				return n
+			}
+			at := now
+			r := &delivery.Request{Slots: slot("side", 1), User: 99}
+			house0 := 0
+			defer func() { t.Logf("%d of 3000 decisions at every cap (the house campaign)", house0) }()
+			for d := range 3000 {
+				if d == 1500 { // the caps of a third of the campaigns raised by one
+					for i := 0; i < 50; i += 3 {
+						w.campaigns[i].FrequencyCap = &marquee.FrequencyCap{Count: w.campaigns[i].FrequencyCap.Count + 1, Window: w.campaigns[i].FrequencyCap.Window}
+					}
+					w.e.SetCampaigns(w.campaigns, []marquee.Placement{side})
+				}
+				at = at.Add(time.Duration(rnd.IntN(10)) * time.Minute)
+				out := w.e.Decide(context.Background(), r, at, rnd)
+				if len(out[0]) != 1 {
+					t.Fatalf("decision %d: %d ads; want 1 (the house campaign is never capped)", d, len(out[0]))
+				}
+				chosen := w.campaigns[out[0][0].Campaign.ID-1]
+				if chosen.ID == house {
+					house0++
+				}
+				if chosen.FrequencyCap != nil {
+					if n := within(chosen.ID, at); n >= chosen.FrequencyCap.Count {
+						t.Fatalf("decision %d at %v: campaign %d served with %d serves in its window; its cap is %d", d, at, chosen.ID, n, chosen.FrequencyCap.Count)
+					}
+					served[chosen.ID] = append(served[chosen.ID], at)
+				}
+				for _, c := range w.campaigns {
+					if c.FrequencyCap != nil && tierOf(c) < tierOf(chosen) && within(c.ID, at) < c.FrequencyCap.Count {
+						t.Fatalf("decision %d at %v: campaign %d (%s) served while campaign %d (%s) had room (%d of %d)",
+							d, at, chosen.ID, chosen.Priority, c.ID, c.Priority, within(c.ID, at), c.FrequencyCap.Count)
+					}
+				}
+			}
+		})
 	}
 }

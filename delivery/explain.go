@@ -32,8 +32,8 @@ const Outbid = "outbid (lower eCPM)"
 func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Random) ([][]Choice, [][]Candidate) {
 	chosen := e.Decide(ctx, r, now, rnd)
 	plan := e.plan.Load()
-	seen, capsDown := e.seenBy(ctx, r, nil)
-	used := usedSet{seen: seen, capsDown: capsDown, v: viewerOf(r), at: now.UnixNano()}
+	reached, capsDown := e.reachedBy(ctx, r, now)
+	used := usedSet{reached: reached, capsDown: capsDown, v: viewerOf(r), at: now.UnixNano()}
 	out := make([][]Candidate, len(r.Slots))
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]

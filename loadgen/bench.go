@@ -22,6 +22,7 @@ type Scenario struct {
 	Requests  int     // how many requests a generated scenario pre-builds
 	Ads       int     // ad-by-id: ids 1–Ads
 	Links     int     // links: codes of the first Links seeded links
+	Users     int     // decisions, vast: user keys drawn from (1: one user, soon at every cap)
 	ZipfS     float64 // ad-by-id, links: the Zipf exponent
 	Path      string  // url: the one path
 	PathsFile string  // url: a file of paths, one a line
@@ -52,9 +53,9 @@ func (s Scenario) Paths() ([]string, error) {
 	case "events":
 		return EventPaths(s.Seed, s.Requests, s.Ads), nil
 	case "decisions":
-		return DecisionPaths(s.Seed, s.Requests), nil
+		return DecisionPaths(s.Seed, s.Requests, s.Users), nil
 	case "vast":
-		return VASTPaths(s.Seed, s.Requests), nil
+		return VASTPaths(s.Seed, s.Requests, s.Users), nil
 	}
 	if s.Path != "" {
 		return ReadPaths(strings.NewReader(s.Path))

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -66,11 +67,13 @@ func EventPaths(seed uint64, n, ads int) []string {
 
 // DecisionPaths returns n requests of the "decisions" scenario: POST
 // /api/v1/decisions for three slots — three different placements of
-// fixture.Placements (not the video one) — with a user key (one of
-// 100,000: caps), and a country and a platform each present half the
-// time, over a catalog seeded with marquee seed -campaigns. The same seed
-// gives the same requests.
-func DecisionPaths(seed uint64, n int) []string {
+// fixture.Placements (not the video one) — with a user key (one of users;
+// 100,000 by default, 1: one user who soon reaches every cap), and a
+// country and a platform each present half the time, over a catalog
+// seeded with marquee seed -campaigns. The same seed gives the same
+// requests.
+func DecisionPaths(seed uint64, n, users int) []string {
+	users = cmp.Or(max(users, 0), 100_000)
 	r := rand.New(rand.NewPCG(seed, 0xdec))
 	places := fixture.Placements[:len(fixture.Placements)-1]
 	out := make([]string, n)
@@ -84,7 +87,7 @@ func DecisionPaths(seed uint64, n int) []string {
 			}
 			fmt.Fprintf(&b, `{"div":"s%d","placement":%q}`, k, places[j].Name)
 		}
-		fmt.Fprintf(&b, `],"user":{"key":"u%06d"}`, r.IntN(100_000))
+		fmt.Fprintf(&b, `],"user":{"key":"u%06d"}`, r.IntN(users))
 		if r.IntN(2) == 0 {
 			fmt.Fprintf(&b, `,"country":%q`, fixture.Countries[r.IntN(len(fixture.Countries))])
 		}
@@ -98,16 +101,17 @@ func DecisionPaths(seed uint64, n int) []string {
 }
 
 // VASTPaths returns n requests of the "vast" scenario: GET /vast for the
-// video placement of fixture.Placements, with a user key (one of
-// 100,000) and a country and a platform each present half the time, over
-// a catalog seeded with marquee seed -campaigns (every tenth ad a video).
-// The same seed gives the same paths.
-func VASTPaths(seed uint64, n int) []string {
+// video placement of fixture.Placements, with a user key (one of users,
+// 100,000 by default) and a country and a platform each present half the
+// time, over a catalog seeded with marquee seed -campaigns (every tenth ad
+// a video). The same seed gives the same paths.
+func VASTPaths(seed uint64, n, users int) []string {
+	users = cmp.Or(max(users, 0), 100_000)
 	r := rand.New(rand.NewPCG(seed, 0x7a57))
 	video := fixture.Placements[len(fixture.Placements)-1].Name
 	out := make([]string, n)
 	for i := range out {
-		p := fmt.Sprintf("/vast?placement=%s&user=u%06d", video, r.IntN(100_000))
+		p := fmt.Sprintf("/vast?placement=%s&user=u%06d", video, r.IntN(users))
 		if r.IntN(2) == 0 {
 			p += "&country=" + fixture.Countries[r.IntN(len(fixture.Countries))]
 		}

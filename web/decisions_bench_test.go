@@ -48,7 +48,7 @@ func planServer(tb testing.TB, ps []marquee.Placement, creative func(i, j int) *
 				Title: fmt.Sprintf("Video %d", i*10+j+1), Creative: creative(i, j)})
 		}
 	}
-	e := delivery.New(counters.NewMemory())
+	e := delivery.New(counters.NewMemory(counters.DefaultMemory))
 	e.SetCampaigns(cs, ps)
 	e.PutAds(ads, nil, true)
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)

@@ -55,7 +55,7 @@ func trackingServer(t *testing.T, sink web.EventSink) fasthttp.RequestHandler {
 		StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Priority: marquee.Priorities[1], Weight: 1}}}
 	ads := []*marquee.Ad{{ID: 1, CampaignID: 1, StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Title: "a",
 		Creative: &marquee.Creative{Type: marquee.CreativeNative, Title: "t", ClickURL: "https://a.test/"}}}
-	e := delivery.New(counters.NewMemory())
+	e := delivery.New(counters.NewMemory(counters.DefaultMemory))
 	e.SetCampaigns(cs, ps)
 	e.PutAds(ads, nil, true)
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)

@@ -26,6 +26,7 @@ type benchConfig struct {
 	ads, links int  // in-process: what to seed
 	linkRules  bool // in-process links: with rules and destinations
 	campaigns  int
+	capAll     string // in-process: every campaign capped at this (seed -cap-campaigns)
 	maxErrors  float64
 	jsonFile   string
 	plotFile   string
@@ -55,6 +56,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.BoolVar(&c.linkRules, "link-rules", false, "links scenario: seed every link with 5 redirect rules and 2 weighted destinations, which the generator's requests (a desktop browser in English) meet none of")
 	fs.IntVar(&c.links, "links", 100_000, "links to seed in-process (links scenario); links draws codes from the first this many seeded codes")
 	fs.IntVar(&c.campaigns, "campaigns", 0, "campaigns to seed in-process (see marquee seed -campaigns): the seeded ads are put in them")
+	fs.StringVar(&c.capAll, "cap-campaigns", "", "cap every seeded campaign at COUNT/WINDOW (see marquee seed -cap-campaigns; with -users 1, a user at every cap)")
 	fs.IntVar(&b.Conns, "c", 64, "concurrent keep-alive connections")
 	fs.DurationVar(&b.Duration, "d", 10*time.Second, "duration of each run")
 	fs.DurationVar(&b.Warmup, "warmup", 2*time.Second, "closed-loop warm-up against the target before measuring (also sizes the baseline's body)")
@@ -62,6 +64,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.IntVar(&b.Rounds, "rounds", 3, "measured runs against the target (alternating with the hello-world with -baseline)")
 	fs.BoolVar(&b.Baseline, "baseline", false, "also load an in-process fasthttp hello-world returning the scenario's average body size, and report the ratio")
 	fs.Uint64Var(&sc.Seed, "seed", 1, "random seed of the scenario (and of the seeded ads)")
+	fs.IntVar(&sc.Users, "users", 100_000, "decisions and vast scenarios: how many user keys the requests draw from (1: one user, who soon reaches every frequency cap)")
 	fs.IntVar(&sc.Requests, "requests", 10_000, "requests a generated scenario pre-builds and cycles through (for ad-by-id and links: 150K per second of every run, 1M–8M — a cache benchmark must not replay a short trace)")
 	fs.Float64Var(&sc.ZipfS, "zipf-s", 1.01, "Zipf exponent of ad-by-id and links (> 1)")
 	fs.StringVar(&sc.Path, "path", "", "url scenario: the one path to load")
@@ -279,6 +282,9 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 	}
 	if cfg.campaigns > 0 {
 		seedArgs = append(seedArgs, "-campaigns", strconv.Itoa(cfg.campaigns))
+	}
+	if cfg.capAll != "" {
+		seedArgs = append(seedArgs, "-cap-campaigns", cfg.capAll)
 	}
 	if err := runSeed(ctx, seedArgs, noEnv, io.Discard, stderr); err != nil {
 		os.RemoveAll(dir)

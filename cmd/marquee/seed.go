@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -29,6 +32,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	expired := fs.Float64("expired", 0.05, "fraction of ads that have already ended")
 	reportDays := fs.Int("reports", 0, "fill this many days of hourly reports, up to the current hour, for every ad and link in the store")
 	campaigns := fs.Int("campaigns", 0, "make this many campaigns (of -campaigns/10 advertisers) and the placements of package fixture, and put the ads in them with creatives")
+	capAll := fs.String("cap-campaigns", "", "cap every seeded campaign at COUNT/WINDOW (5/24h: 5 serves a user a day); default: a third of them, at random")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -50,8 +54,16 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer st.Close()
 
+	var fc *marquee.FrequencyCap
+	if *capAll != "" {
+		count, window, _ := strings.Cut(*capAll, "/")
+		n, err := strconv.Atoi(count)
+		if fc = (&marquee.FrequencyCap{Count: n, Window: window}); err != nil || n < 1 || n > marquee.MaxCapCount || !slices.Contains(marquee.CapWindows, window) {
+			return fmt.Errorf("-cap-campaigns %q: want COUNT/WINDOW, a count from 1 to %d and a window of %s", *capAll, marquee.MaxCapCount, strings.Join(marquee.CapWindows, ", "))
+		}
+	}
 	out := seedOutput{stdout: stdout, stderr: stderr, db: redact(*db)}
-	campaignIDs, err := seedCampaigns(ctx, out, st, *seed, *campaigns)
+	campaignIDs, err := seedCampaigns(ctx, out, st, *seed, *campaigns, fc)
 	if err != nil {
 		return err
 	}
@@ -81,9 +93,9 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // seedCampaigns makes the placements of package fixture (those that
-// exist stay), n/10 advertisers (at least one) and n campaigns, and
-// returns the campaigns' ids.
-func seedCampaigns(ctx context.Context, out seedOutput, st store.Store, seed uint64, n int) ([]int64, error) {
+// exist stay), n/10 advertisers (at least one) and n campaigns, each
+// capped at fc when it is not nil, and returns the campaigns' ids.
+func seedCampaigns(ctx context.Context, out seedOutput, st store.Store, seed uint64, n int, fc *marquee.FrequencyCap) ([]int64, error) {
 	if n == 0 {
 		return nil, nil
 	}
@@ -110,7 +122,13 @@ func seedCampaigns(ctx context.Context, out seedOutput, st store.Store, seed uin
 		return nil, err
 	}
 	gen := fixture.NewCampaignGen(seed, time.Now(), advertisers)
-	err = seedBatches(ctx, out, "campaigns", n, 1, func(int) (marquee.CampaignInput, error) { return gen.Next(), nil },
+	err = seedBatches(ctx, out, "campaigns", n, 1, func(int) (marquee.CampaignInput, error) {
+		in := gen.Next()
+		if fc != nil {
+			in.FrequencyCap = fc
+		}
+		return in, nil
+	},
 		func(ctx context.Context, ins []marquee.CampaignInput, progress func()) error {
 			for _, in := range ins {
 				c, err := st.CreateCampaign(ctx, in)

@@ -80,6 +80,7 @@ type serveConfig struct {
 	webhooksPrivate  bool // -webhooks-allow-private
 	trackingTTL      time.Duration
 	counters         string
+	capsMemory       string
 	privacy          string
 	privacyKey       string
 	tcfVendor        uint
@@ -127,6 +128,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.UintVar(&c.tcfVendor, "tcf-vendor", 0, "your IAB TCF vendor id: a TCF consent string must also give this vendor consent (0: only purpose 1 is checked)")
 	fs.DurationVar(&c.eventsRetention, "events-retention", 0, "event files kept under <data>/events are deleted this long after they were written (0: kept); shipped files follow the bucket's lifecycle rule")
 	fs.StringVar(&c.counters, "counters", "memory", "where frequency caps count: memory (exact for one instance) or redis://host:6379/0 (shared by every instance)")
+	fs.StringVar(&c.capsMemory, "caps-memory", "256MiB", "with -counters memory, the most memory the users' frequency cap serves take (bytes with a unit); past it the users least likely to return are forgotten (docs/operations.md#frequency-caps)")
 	assetCache := fs.String("asset-cache", "64MiB", "capacity of the cache of GET /assets/…, the creatives' images: bytes with a unit, or entries")
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
 	linkDomains := fs.String("link-domains", "", "comma-separated hosts that short links may belong to, each its own namespace of codes (go.brand.example,links.other.example)")
@@ -176,6 +178,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.maxConns < 1 || c.maxConnsPerIP < 0 || c.readTimeout <= 0 {
 		return c, fmt.Errorf("-max-conns and -read-timeout must be positive and -max-conns-per-ip at least 0")
+	}
+	if n, err := parseBytes(c.capsMemory); err != nil || n < 1<<20 {
+		return c, fmt.Errorf("-caps-memory %q: want bytes with a unit, at least 1MiB", c.capsMemory)
 	}
 	if c.memoryLimit != "" {
 		if n, err := parseBytes(c.memoryLimit); err != nil || n < 64<<20 {
@@ -294,7 +299,7 @@ func (n *node) open(ctx context.Context) error {
 		return err
 	}
 	n.assets = web.NewAssetCache(n.assetStore, n.cfg.assetCache, n.reg)
-	if n.counters, err = openCounters(n.cfg.counters); err != nil {
+	if n.counters, err = openCounters(n.cfg, n.reg, n.log); err != nil {
 		return err
 	}
 	n.engine = delivery.New(n.counters)
@@ -465,7 +470,7 @@ func (n *node) startLoops() (stop func()) {
 	}
 	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
 	if m, ok := n.counters.(*counters.Memory); ok {
-		hourly(func() { m.Trim(counters.Horizon, time.Now()) })
+		hourly(func() { m.Trim(time.Now()) })
 	}
 	return func() { cancel(); loops.Wait() }
 }
@@ -644,16 +649,27 @@ func expireEvents(data string, retention time.Duration, log *slog.Logger) {
 	}
 }
 
-// openCounters opens the frequency caps' counters of spec: memory, or a
-// Redis URL (checked at start: a Redis that does not answer fails it).
-func openCounters(spec string) (capCounters, error) {
+// openCounters opens the frequency caps' counters of -counters: memory
+// (bounded by -caps-memory, its size in reg), or a Redis URL (checked at
+// start: a Redis that does not answer fails it; one whose memory has no
+// bound, or that evicts nothing, is logged).
+func openCounters(cfg serveConfig, reg prometheus.Registerer, log *slog.Logger) (capCounters, error) {
+	spec := cfg.counters
 	if spec == "" || spec == "memory" {
-		return counters.NewMemory(), nil
+		limit, _ := parseBytes(cfg.capsMemory) // checked by parseServe
+		m := counters.NewMemory(limit)
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "marquee_caps_users",
+			Help: "Users whose frequency cap serves this instance keeps (-counters memory; an estimate)."}, func() float64 { return float64(m.Users()) }))
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "marquee_caps_bytes",
+			Help: "Bytes the frequency cap serves take, by the counters' weigher (-counters memory; at most -caps-memory)."}, func() float64 { return float64(m.Bytes()) }))
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "marquee_caps_evictions_total",
+			Help: "Users whose frequency cap serves -caps-memory made this instance forget (their caps start again)."}, func() float64 { return float64(m.Evictions()) }))
+		return m, nil
 	}
 	if !strings.HasPrefix(spec, "redis://") && !strings.HasPrefix(spec, "rediss://") && !strings.HasPrefix(spec, "unix://") {
 		return nil, fmt.Errorf("-counters %q: want memory, redis://host:port/db or unix:///path/to/redis.sock?db=N", spec)
 	}
-	r, err := counters.NewRedis(spec, "marquee:caps:", counters.Horizon)
+	r, err := counters.NewRedis(spec, "marquee:caps:")
 	if err != nil {
 		return nil, err
 	}
@@ -662,6 +678,12 @@ func openCounters(spec string) (capCounters, error) {
 	if err := r.Ping(ctx); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("-counters: Redis does not answer: %w", err)
+	}
+	switch maxBytes, policy, err := r.Bound(ctx); {
+	case err != nil:
+		log.Info("-counters: Redis's maxmemory could not be read (CONFIG GET refused); bound it, with an eviction policy, as docs/operations.md#frequency-caps says", "err", err)
+	case maxBytes == 0 || policy == "noeviction":
+		log.Warn("-counters: Redis's memory is not bounded with an eviction policy: user keys grow until it refuses writes, and then no capped campaign serves (docs/operations.md#frequency-caps)", "maxmemory", maxBytes, "maxmemory-policy", policy)
 	}
 	return r, nil
 }

@@ -15,8 +15,8 @@ import (
 
 // Counters are what the contract checks (delivery.Counters).
 type Counters interface {
-	Seen(ctx context.Context, user uint64, into []counters.Serve) ([]counters.Serve, error)
-	Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []int, seen []counters.Serve) ([]counters.Serve, error)
+	Reached(ctx context.Context, user uint64, now time.Time, into []counters.Reached) ([]counters.Reached, error)
+	Take(ctx context.Context, user uint64, now time.Time, takes []counters.Take, took []int, reached []counters.Reached) ([]counters.Reached, error)
 	Forget(ctx context.Context, user uint64) (int, error)
 }
 
@@ -27,8 +27,18 @@ func take1(c Counters, ctx context.Context, user uint64, campaign int64, count i
 	return took[0] > 0, err
 }
 
+// campaigns lists the campaigns of reached caps, in order.
+func campaigns(reached []counters.Reached) []int64 {
+	var ids []int64
+	for _, r := range reached {
+		ids = append(ids, r.Campaign)
+	}
+	return ids
+}
+
 // Run checks the contract; open returns a fresh counter for "instance" i,
 // all of one test sharing their state (one Redis), or the same one.
+// Times are whole milliseconds (Redis keeps milliseconds).
 func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -40,6 +50,17 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 				t.Fatalf("take %d = %v, %v; want %v (cap 3 an hour)", i, took, err, i < 3)
 			}
 		}
+		want := counters.Reached{Campaign: 3, Until: now.Add(time.Hour).UnixNano(), Count: 3, Within: time.Hour}
+		if got, err := c.Reached(ctx, 7, now.Add(5*time.Minute), nil); err != nil || !slices.Equal(got, []counters.Reached{want}) {
+			t.Errorf("Reached(7) at +5m = %v, %v; want %v (room again an hour after the first serve)", got, err, want)
+		}
+		if !counters.Blocks([]counters.Reached{want}, 3, 3, time.Hour, now.Add(59*time.Minute).UnixNano()) ||
+			counters.Blocks([]counters.Reached{want}, 3, 3, time.Hour, now.Add(time.Hour).UnixNano()) {
+			t.Error("Blocks: want the cap reached until an hour after the first serve, and not at that hour")
+		}
+		if got, _ := c.Reached(ctx, 7, now.Add(time.Hour), nil); len(got) != 0 {
+			t.Errorf("Reached(7) at +1h = %v; want none", got)
+		}
 		if took, _ := take1(c, ctx, 7, 3, 3, time.Hour, now.Add(61*time.Minute)); !took {
 			t.Error("an hour after the first serve, the window has room again: refused")
 		}
@@ -49,22 +70,13 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 		if took, _ := take1(c, ctx, 7, 4, 3, time.Hour, now); !took {
 			t.Error("another campaign was refused")
 		}
-		seen, err := c.Seen(ctx, 7, nil)
-		if err != nil || counters.Within(seen, 3, 24*time.Hour, now.Add(time.Hour)) != 4 || counters.Within(seen, 4, 24*time.Hour, now) != 1 || len(seen) != 5 {
-			t.Errorf("Seen(7) = %v, %v; want 4 serves of campaign 3, 1 of 4", seen, err)
+		take1(c, ctx, 7, 5, 1, time.Hour, now.Add(62*time.Minute))
+		prefix := []counters.Reached{{Campaign: 99}}
+		if got, _ := c.Reached(ctx, 7, now.Add(62*time.Minute), prefix); !slices.Equal(campaigns(got), []int64{99, 5}) {
+			t.Errorf("Reached(7, one cap) = %v; want that cap, then campaign 5's appended (3 has room again)", got)
 		}
-		if first := seen[slices.IndexFunc(seen, func(s counters.Serve) bool { return s.Campaign == 3 })]; first.At != now.UnixNano() {
-			t.Errorf("the first serve of campaign 3 = %v; want at %v (oldest first)", first, now.UnixNano())
-		}
-		if n := counters.Within(seen, 3, time.Hour, now.Add(61*time.Minute)); n != 2 {
-			t.Errorf("within the hour before +61m: %d; want 2 (the serves at +2m and +61m)", n)
-		}
-		prefix := []counters.Serve{{Campaign: 99, At: 1}}
-		if got, _ := c.Seen(ctx, 7, prefix); len(got) != 6 || got[0] != prefix[0] {
-			t.Errorf("Seen(7, one serve) = %v; want that serve and 5 more appended", got)
-		}
-		if seen, err := c.Seen(ctx, 999, nil); err != nil || len(seen) != 0 {
-			t.Errorf("Seen of a new user = %v, %v", seen, err)
+		if got, err := c.Reached(ctx, 999, now, nil); err != nil || len(got) != 0 {
+			t.Errorf("Reached of a new user = %v, %v", got, err)
 		}
 	})
 	t.Run("Batch", func(t *testing.T) {
@@ -72,29 +84,46 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 		take1(c, ctx, 5, 2, 1, time.Hour, now) // campaign 2 is at its cap of 1
 		takes := []counters.Take{{Campaign: 1, Count: 2, Within: time.Hour}, {Campaign: 2, Count: 1, Within: time.Hour}, {Campaign: 3, Count: 1, Within: 24 * time.Hour}}
 		took := make([]int, 3)
-		prefix := []counters.Serve{{Campaign: 99, At: 1}}
-		seen, err := c.Take(ctx, 5, now, takes, took, prefix)
+		prefix := []counters.Reached{{Campaign: 99}}
+		got, err := c.Take(ctx, 5, now, takes, took, prefix)
 		if err != nil || !slices.Equal(took, []int{1, 0, 1}) {
 			t.Fatalf("a batch of three, the second capped = %v, %v; want [1 0 1] (serves within the window once taken; 0: refused)", took, err)
 		}
-		if len(seen) != 4 || seen[0] != prefix[0] || counters.Within(seen, 2, time.Hour, now) != 1 || counters.Within(seen, 1, time.Hour, now) != 1 {
-			t.Errorf("after a refusal, the user's serves appended = %v; want the prefix, then campaigns 1, 2 and 3 once each", seen)
+		if ids := campaigns(got); !slices.Equal(ids, []int64{99, 2, 3}) {
+			t.Errorf("after a refusal, the reached caps appended = %v; want the prefix, then campaigns 2 and 3 (each at a cap of 1), by id", ids)
 		}
-		seen, err = c.Take(ctx, 5, now, takes[:1], took[:1], nil)
-		if err != nil || took[0] != 2 || seen != nil {
-			t.Fatalf("campaign 1 again = %v, %v, %v; want its second serve (2), no serves appended without a refusal", took[0], seen, err)
+		got, err = c.Take(ctx, 5, now, takes[:1], took[:1], nil)
+		if err != nil || took[0] != 2 || got != nil {
+			t.Fatalf("campaign 1 again = %v, %v, %v; want its second serve (2), nothing appended without a refusal", took[0], got, err)
 		}
-		if seen, _ := c.Seen(ctx, 5, nil); len(seen) != 4 {
-			t.Errorf("after the batches: %v; want 4 serves (campaign 1 twice, 2 and 3 once)", seen)
+		if got, _ := c.Reached(ctx, 5, now, nil); !slices.Equal(campaigns(got), []int64{1, 2, 3}) {
+			t.Errorf("after the batches: %v; want campaigns 1, 2 and 3 reached", got)
+		}
+	})
+	t.Run("CapEdited", func(t *testing.T) {
+		c := open(t, 0)
+		take1(c, ctx, 6, 1, 1, time.Hour, now)
+		got, _ := c.Reached(ctx, 6, now, nil)
+		if len(got) != 1 || counters.Blocks(got, 1, 2, time.Hour, now.UnixNano()) || counters.Blocks(got, 1, 1, 24*time.Hour, now.UnixNano()) {
+			t.Errorf("a cap of 1 an hour reached = %v; want it to block that cap only, not 2 an hour or 1 a day", got)
+		}
+		if took, _ := take1(c, ctx, 6, 1, 2, time.Hour, now.Add(time.Minute)); !took {
+			t.Error("the cap raised to 2 an hour: the second serve was refused")
+		}
+		if took, _ := take1(c, ctx, 6, 1, 2, time.Hour, now.Add(2*time.Minute)); took {
+			t.Error("the cap raised to 2 an hour: a third serve was taken")
 		}
 	})
 	t.Run("Keep", func(t *testing.T) {
 		c := open(t, 0)
+		taken := 0
 		for i := range counters.Keep + 10 {
-			take1(c, ctx, 1, 1, 1_000_000, time.Hour, now.Add(time.Duration(i)*time.Second))
+			if ok, _ := take1(c, ctx, 1, 1, 1_000_000, time.Hour, now.Add(time.Duration(i)*time.Second)); ok {
+				taken++
+			}
 		}
-		if seen, _ := c.Seen(ctx, 1, nil); len(seen) != counters.Keep || seen[0].At != now.Add(10*time.Second).UnixNano() {
-			t.Errorf("kept %d serves from %v; want the last %d", len(seen), seen[:1], counters.Keep)
+		if taken != counters.Keep {
+			t.Errorf("a cap of 1,000,000 (stored before counts were limited): %d taken; want it held at %d", taken, counters.Keep)
 		}
 	})
 	t.Run("ThreeInstancesAtOnce", func(t *testing.T) {
@@ -125,17 +154,18 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 		for i := range 3 {
 			take1(c, ctx, 77, int64(10+i), 5, time.Hour, now)
 		}
-		take1(c, ctx, 78, 10, 5, time.Hour, now)
+		take1(c, ctx, 78, 10, 1, time.Hour, now)
 		n, err := c.Forget(ctx, 77)
 		if err != nil || n != 3 {
 			t.Errorf("Forget(77) = %d, %v; want its 3 serves forgotten", n, err)
 		}
-		if seen, _ := c.Seen(ctx, 77, nil); len(seen) != 0 {
-			t.Errorf("Seen(77) after Forget = %v; want none", seen)
+		if took, _ := take1(c, ctx, 77, 10, 1, time.Hour, now); !took {
+			t.Error("after Forget(77), a cap of 1 refused its serve")
 		}
-		if seen, _ := c.Seen(ctx, 78, nil); len(seen) != 1 {
-			t.Errorf("Seen(78), another user, after Forget(77) = %v; want its one serve", seen)
+		if got, _ := c.Reached(ctx, 78, now, nil); len(got) != 1 {
+			t.Errorf("Reached(78), another user, after Forget(77) = %v; want its one cap", got)
 		}
+		c.Forget(ctx, 77)
 		if n, err := c.Forget(ctx, 77); err != nil || n != 0 {
 			t.Errorf("Forget(77) again = %d, %v; want 0, nil", n, err)
 		}
