@@ -20,9 +20,10 @@ const (
 
 // ReservedEventKeys are the fields the server adds to events (geo and
 // limited when privacy says so: docs/privacy.md; verified on a tracking
-// URL's event that a decision vouches for: docs/api.md#verified-counts);
-// a client may not send them.
-var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified"}
+// URL's event that a decision vouches for: docs/api.md#verified-counts;
+// defaultFill on the events of a placement's default ad; redirected on a
+// redirect's click); a client may not send them.
+var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified", "defaultFill", "redirected"}
 
 // ConsentEventKeys are the fields that carry a visitor's consent (the
 // gdpr flag and the TCF string, as IAB names them): the server reads

@@ -14,13 +14,17 @@ var WebhookEvents = []string{"click", "conversion", "impression"}
 
 // WebhookInput is what a client sets of a webhook: where events are POSTed,
 // which types, and for what — one link (by code), one ad or one campaign,
-// or everything when none is set.
+// or everything when none is set — and whether events the server does not
+// vouch for come too (Unverified: beacons naming an ad or a campaign, a
+// click whose impression did not count; by default only a decision's
+// verified events and a redirect's clicks).
 type WebhookInput struct {
 	URL        string   `json:"url"`
 	Events     []string `json:"events"`
 	Link       string   `json:"link,omitempty"`
 	AdID       int64    `json:"adId,omitempty"`
 	CampaignID int64    `json:"campaignId,omitempty"`
+	Unverified bool     `json:"unverified"`
 }
 
 // Webhook states.
@@ -96,7 +100,7 @@ func (in WebhookInput) Check(allowHTTP bool) Problems {
 func ParseWebhookInput(body []byte, allowHTTP bool) (WebhookInput, error) {
 	var in WebhookInput
 	p := Problems{}
-	fields, ok := object(body, p, "url", "events", "link", "adId", "campaignId")
+	fields, ok := object(body, p, "url", "events", "link", "adId", "campaignId", "unverified")
 	if !ok {
 		return in, Invalid("invalid webhook", p)
 	}
@@ -105,7 +109,8 @@ func ParseWebhookInput(body []byte, allowHTTP bool) (WebhookInput, error) {
 		v          any
 	}{{"url", "must be a string", &in.URL}, {"events", "must be an array of event types", &in.Events},
 		{"link", "must be a link's code", &in.Link}, {"adId", "must be an ad's id (an integer)", &in.AdID},
-		{"campaignId", "must be a campaign's id (an integer)", &in.CampaignID}} {
+		{"campaignId", "must be a campaign's id (an integer)", &in.CampaignID},
+		{"unverified", "must be true or false", &in.Unverified}} {
 		if raw, ok := present(fields, f.name); ok && json.Unmarshal(raw, f.v) != nil {
 			p[f.name] = f.want
 		}

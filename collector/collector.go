@@ -18,6 +18,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -139,10 +140,16 @@ type Collector struct {
 	spool  atomic.Int64 // bytes counted against SpoolMax
 	closed atomic.Bool
 	low    atomic.Bool // the spool's filesystem is below MinFree
-	stop   chan struct{}
-	ship   *shipper
-	wg     sync.WaitGroup
-	ids    *IDs
+	// room is what may still be accepted: the free space above MinFree at
+	// the last probe, less the bytes written since; unwritten is what was
+	// accepted and not yet written. An event is acknowledged only while
+	// unwritten fits in room, so that what is acknowledged fits on the
+	// disk even when the disk fills between two probes.
+	room, unwritten atomic.Int64
+	stop            chan struct{}
+	ship            *shipper
+	wg              sync.WaitGroup
+	ids             *IDs
 }
 
 // New recovers what an earlier run left in the spool (files being written
@@ -191,6 +198,7 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Collector, e
 		return nil, err
 	}
 	c := &Collector{cfg: cfg, ext: ext, log: log, ids: ids, stop: make(chan struct{})}
+	c.room.Store(math.MaxInt64)
 	c.m = newMetrics(reg, c.accepted)
 	c.probe()
 	// File seqs are milliseconds since the epoch ×1000: increasing across
@@ -244,9 +252,16 @@ func (c *Collector) Append(key uint64, lines []byte, events int) error {
 			return ErrStreamFull
 		}
 	}
+	n := int64(len(lines))
+	if c.unwritten.Add(n) > c.room.Load() {
+		c.unwritten.Add(-n)
+		c.m.rejected.WithLabelValues("disk full").Add(float64(events))
+		return ErrDiskFull
+	}
 	s := c.shards[key%uint64(len(c.shards))]
 	ticket, err := s.append(lines, events)
 	if err != nil {
+		c.unwritten.Add(-n)
 		c.m.rejected.WithLabelValues("buffer full").Add(float64(events))
 		return err
 	}
@@ -320,6 +335,7 @@ func (c *Collector) probe() {
 	if c.cfg.MinFree == 0 {
 		want = DefaultMinFree(total)
 	}
+	c.room.Store(int64(min(free, math.MaxInt64/2)) - int64(want)) // bytes written since are in free now
 	low := free < want
 	if low != c.low.Swap(low) {
 		if low {
@@ -330,6 +346,17 @@ func (c *Collector) probe() {
 	}
 	c.m.diskFree.Set(float64(free))
 	c.m.diskLow.Set(map[bool]float64{false: 0, true: 1}[low])
+}
+
+// wrote counts n accepted bytes written: no longer unwritten, and taken
+// from the room until the next probe measures the disk again. (A probe
+// between the write and this call counts the bytes twice until the next:
+// it errs toward refusing.) The codecs write fewer bytes than they take.
+func (c *Collector) wrote(n int) {
+	c.unwritten.Add(-int64(n))
+	if c.cfg.MinFree >= 0 {
+		c.room.Add(-int64(n))
+	}
 }
 
 // accepted sums the shards' counts of accepted events and bytes.

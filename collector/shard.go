@@ -121,6 +121,7 @@ func (s *shard) run() {
 			if len(pending) > 0 {
 				s.written = pendingGen
 				s.spare = pending[:0]
+				s.c.wrote(len(pending))
 			}
 			pending = nil
 		}

@@ -13,6 +13,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"math/bits"
 	"slices"
@@ -72,6 +73,9 @@ type Plan struct {
 	campaigns  map[int64]*Campaign
 	placements map[string]*marquee.Placement
 	ads        map[int64]*Ad
+	// defaults are the placements' default ads that are in no campaign
+	// (SetDefaultAds; a campaign's ad is in ads).
+	defaults map[int64]*Ad
 	// lists are, for each placement and tier, the campaigns with ads that
 	// fit it (type, size, allowed placements) and those ads: built once
 	// per change, so that a decision weighs campaigns, not every ad.
@@ -235,12 +239,6 @@ func (p *Plan) Campaigns(fn func(*Campaign)) {
 	}
 }
 
-// Ad returns what decisions know of ad id (an ad in a campaign).
-func (p *Plan) Ad(id int64) (*Ad, bool) {
-	a, ok := p.ads[id]
-	return a, ok
-}
-
 // Engine holds the current Plan and decides over it. Its methods are safe
 // for concurrent use; the feed is its only writer.
 type Engine struct {
@@ -283,7 +281,7 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	old := e.plan.Load()
-	p := &Plan{campaigns: make(map[int64]*Campaign, len(cs)), placements: make(map[string]*marquee.Placement, len(ps)), ads: old.ads, remnantECPM: e.remnantECPM}
+	p := &Plan{campaigns: make(map[int64]*Campaign, len(cs)), placements: make(map[string]*marquee.Placement, len(ps)), ads: old.ads, defaults: old.defaults, remnantECPM: e.remnantECPM}
 	for i := range cs {
 		if cs[i].State == marquee.StateArchived {
 			continue
@@ -311,8 +309,8 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 }
 
 // PutAds sets the plan's view of ads (those without a campaign are left
-// out: decisions serve campaigns' ads) and deletes the ads of dels; reset
-// replaces every ad.
+// out — decisions serve campaigns' ads — but for placements' default ads)
+// and deletes the ads of dels; reset replaces every ad.
 func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -324,24 +322,99 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 			ads[id] = a
 		}
 	}
+	defaults := maps.Clone(old.defaults)
 	for _, id := range dels {
 		delete(ads, id)
+		delete(defaults, id)
 	}
 	for _, a := range puts {
+		delete(defaults, a.ID)
 		if a.CampaignID == 0 {
 			delete(ads, a.ID)
+			if old.isDefault(a.ID) {
+				if defaults == nil {
+					defaults = map[int64]*Ad{}
+				}
+				defaults[a.ID] = planAd(a)
+			}
 			continue
 		}
-		ad := &Ad{ID: a.ID, CampaignID: a.CampaignID, Title: a.Title, Creative: a.Creative, Placements: a.Placements,
-			StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, span: spanOf(a.StartAt, a.EndAt), conds: compile(a.Conditions)}
-		if a.Creative != nil {
-			ad.CreativeJSON, _ = json.Marshal(a.Creative) // a Creative always marshals
-		}
-		ads[a.ID] = ad
+		ads[a.ID] = planAd(a)
 	}
-	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads, remnantECPM: old.remnantECPM}
+	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads, defaults: defaults, remnantECPM: old.remnantECPM}
 	p.index()
 	e.plan.Store(p)
+}
+
+// SetDefaultAds gives the plan the placements' default ads that are in no
+// campaign (the others are in it with their campaigns): the feed reads
+// them after the placements, and PutAds keeps them current.
+func (e *Engine) SetDefaultAds(ads []*marquee.Ad) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.plan.Load()
+	defaults := make(map[int64]*Ad, len(ads))
+	for _, a := range ads {
+		if a.CampaignID == 0 && old.isDefault(a.ID) {
+			defaults[a.ID] = planAd(a)
+		}
+	}
+	p := *old
+	p.defaults = defaults
+	e.plan.Store(&p)
+}
+
+// DefaultAdIDs are the placements' default ads.
+func (p *Plan) DefaultAdIDs() []int64 {
+	var ids []int64
+	for _, pl := range p.placements {
+		if pl.DefaultAdID != 0 && !slices.Contains(ids, pl.DefaultAdID) {
+			ids = append(ids, pl.DefaultAdID)
+		}
+	}
+	return ids
+}
+
+func (p *Plan) isDefault(id int64) bool { return slices.Contains(p.DefaultAdIDs(), id) }
+
+// planAd is what decisions keep of ad a.
+func planAd(a *marquee.Ad) *Ad {
+	ad := &Ad{ID: a.ID, CampaignID: a.CampaignID, Title: a.Title, Creative: a.Creative, Placements: a.Placements,
+		StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, span: spanOf(a.StartAt, a.EndAt), conds: compile(a.Conditions)}
+	if a.Creative != nil {
+		ad.CreativeJSON, _ = json.Marshal(a.Creative) // a Creative always marshals
+	}
+	return ad
+}
+
+// defaultOf is placement name's default ad when it may fill an empty slot
+// of r: it has a creative that fits the placement, its window is on, its
+// own targeting takes the viewer, and it is not in the request already.
+// Its campaign's rules (flight, cap, pacing) do not apply: a default fill
+// counts for no campaign.
+func (p *Plan) defaultOf(name string, r *Request, used *usedSet) *Ad {
+	pl := p.placements[name]
+	if pl == nil || pl.DefaultAdID == 0 {
+		return nil
+	}
+	a := p.ads[pl.DefaultAdID]
+	if a == nil {
+		a = p.defaults[pl.DefaultAdID]
+	}
+	if a == nil || a.Creative == nil || fitWhy(a, pl) != "" || adWhy(a, r, used, time.Time{}) != "" {
+		return nil
+	}
+	return a
+}
+
+// Ad returns what decisions know of ad id: an ad in a campaign, or a
+// placement's default ad.
+func (p *Plan) Ad(id int64) (*Ad, bool) {
+	if a, ok := p.ads[id]; ok {
+		return a, true
+	}
+	a, ok := p.defaults[id]
+	return a, ok
 }
 
 // Request is a decision request once validated: the slots to fill, the
@@ -372,8 +445,17 @@ type Slot struct {
 // Choice is an ad chosen for a slot.
 type Choice struct {
 	Ad       *Ad
-	Campaign *Campaign
+	Campaign *Campaign // DefaultFill for a placement's default ad
+	// Default: the placement's default ad, filling a slot nothing else
+	// filled; it counts for no campaign (Campaign is DefaultFill).
+	Default bool
 }
+
+// DefaultFill is the campaign of a default ad's choice: none (id 0), of
+// the house tier, without cap, goal or price. A default fill never counts
+// toward a campaign's goal, pacing, cap or spend, even when the default
+// ad belongs to a campaign.
+var DefaultFill = &Campaign{Campaign: marquee.Campaign{CampaignInput: marquee.CampaignInput{Priority: marquee.PriorityHouse}}, Tier: numTiers - 1}
 
 // Random is the source of the lottery: a float in [0, 1).
 type Random interface{ Float64() float64 }
@@ -399,8 +481,9 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 	reached := sc.reached[:0] // the user's reached caps once a refusal told them (kept apart from used: escape analysis)
 	if e.readFirst && r.User != 0 && !r.Preview && len(plan.ids) > 0 {
 		var err error
-		used.blocked, reached, err = e.blockedOf(ctx, plan, r.User, now, sc)
+		used.memo, used.blocked, reached, err = e.blockedOf(ctx, plan, r.User, now, sc)
 		used.reached, used.capsDown = reached, err != nil
+		used.viewerKey, used.keyed = used.v.key(), len(r.Keywords) == 0
 	}
 	var pendBuf [16]pending
 	var haveBuf [32]int
@@ -444,7 +527,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 		} else if len(got) > 0 {
 			reached, used.reached = got, got // the user's reached caps, after a refusal
 			plan.block(&sc.blocked, got, used.at)
-			used.blocked = &sc.blocked
+			used.blocked, used.memo = &sc.blocked, nil
 		}
 		refused := false
 		for k, i := range who {
@@ -463,6 +546,16 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			total++
 		}
 	}
+	for si, s := range r.Slots { // the default ad of a placement fills what nothing else did
+		if have[si] > 0 {
+			continue
+		}
+		if a := plan.defaultOf(s.Placement, r, &used); a != nil {
+			used.ads = append(used.ads, a.ID)
+			pend = append(pend, pending{slot: si, ch: Choice{Ad: a, Campaign: DefaultFill, Default: true}, ok: true})
+			total++
+		}
+	}
 	out, all := make([][]Choice, len(r.Slots)), make([]Choice, 0, total)
 	for si := range r.Slots {
 		start := len(all)
@@ -471,7 +564,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 				continue
 			}
 			all = append(all, p.ch)
-			if !r.Preview {
+			if !r.Preview && !p.ch.Default {
 				p.ch.Campaign.stats.count(used.at, p.reached)
 			}
 		}
@@ -523,12 +616,24 @@ type memoCounters interface {
 
 // blockMemo is a user's blocked set in plan number gen, true until until
 // (unix ns: the first of its reached caps to end) or the user's next
-// take. Never mutated once remembered: decisions of the user share it.
+// take; and, for each list of the plan, until when it has nothing for
+// the user whatever the request (unix ns, 0: not known to). Decisions of
+// the user share it: set is never mutated once remembered, exhausted
+// only atomically.
 type blockMemo struct {
-	gen   uint64
-	until int64
-	set   blockedSet
+	gen       uint64
+	until     int64
+	set       blockedSet
+	exhausted []atomic.Int64
+	forViewer []atomic.Pointer[viewerMark] // a list's viewerSlots, by the viewer's key
 }
+
+// exhaustFor is how long a list stays skipped for a user once every
+// campaign in it was left out for reasons no request changes — the user
+// reached its cap, pacing held it back, its flight is not on — and so how
+// late, at most, a decision for that user sees a campaign that pacing
+// lets serve again or whose flight starts.
+const exhaustFor = 250 * time.Millisecond
 
 // memoFrom is how many reached caps make a user's blocked set worth
 // remembering: below it, building the set costs less than the memo
@@ -536,17 +641,18 @@ type blockMemo struct {
 const memoFrom = 16
 
 // blockedOf reads what user's reached caps block in plan at now (nil:
-// nothing) and the reached caps read (none when a memo answered): from
-// the user's memo when it is of this plan and still true, else from the
-// counters, remembered when there are memoFrom or more.
-func (e *Engine) blockedOf(ctx context.Context, plan *Plan, user uint64, now time.Time, sc *scratch) (*blockedSet, []counters.Reached, error) {
+// nothing), the user's memo when there is one, and the reached caps read
+// (none when a memo answered): from the user's memo when it is of this
+// plan and still true, else from the counters, remembered when there are
+// memoFrom or more.
+func (e *Engine) blockedOf(ctx context.Context, plan *Plan, user uint64, now time.Time, sc *scratch) (*blockMemo, *blockedSet, []counters.Reached, error) {
 	at, reached := now.UnixNano(), sc.reached[:0]
 	var err error
 	if e.memo != nil {
 		var memo any
 		memo, reached = e.memo.Recall(user, now, reached)
 		if m, ok := memo.(*blockMemo); ok && m.gen == plan.gen && at < m.until {
-			return &m.set, nil, nil
+			return m, &m.set, nil, nil
 		} else if memo != nil {
 			reached, err = e.counters.Reached(ctx, user, now, reached)
 		}
@@ -554,16 +660,16 @@ func (e *Engine) blockedOf(ctx context.Context, plan *Plan, user uint64, now tim
 		reached, err = e.counters.Reached(ctx, user, now, reached)
 	}
 	if err != nil || len(reached) == 0 {
-		return nil, reached, err
+		return nil, nil, reached, err
 	}
 	if e.memo != nil && len(reached) >= memoFrom {
-		m := &blockMemo{gen: plan.gen}
+		m := &blockMemo{gen: plan.gen, exhausted: make([]atomic.Int64, plan.numLists), forViewer: make([]atomic.Pointer[viewerMark], plan.numLists*viewerSlots)}
 		m.until = plan.block(&m.set, reached, at)
-		e.memo.Remember(user, m, 64+8*len(m.set.bits)+4*len(m.set.inList))
-		return &m.set, reached, nil
+		e.memo.Remember(user, m, 64+8*len(m.set.bits)+(12+24*viewerSlots)*len(m.set.inList))
+		return m, &m.set, reached, nil
 	}
 	plan.block(&sc.blocked, reached, at)
-	return &sc.blocked, reached, nil
+	return nil, &sc.blocked, reached, nil
 }
 
 // has says whether campaign number i (-1: not capped) is blocked.
@@ -623,9 +729,13 @@ type usedSet struct {
 	ads, campaigns []int64
 	reached        []counters.Reached
 	blocked        *blockedSet // reached in the plan's numbers (nil: none, or Explain's, which searches reached)
-	capsDown       bool        // the counters could not be read: no capped campaign is served
-	v              viewer      // the request's targeting fields, compiled
-	at             int64       // the decision's time, unix ns
+	memo           *blockMemo  // the user's memo, when blocked is its set
+	leftOut        uint8       // why campaigns of the list weighed last were left out, beyond reasons no request changes: byViewer, byUsed
+	viewerKey      uint64      // the request's targeting fields, when it has no keywords (keyed)
+	keyed          bool
+	capsDown       bool   // the counters could not be read: no capped campaign is served
+	v              viewer // the request's targeting fields, compiled
+	at             int64  // the decision's time, unix ns
 }
 
 // reachedBy reads the caps r's user has reached at now (none without a
@@ -662,13 +772,16 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 	}
 	for t := range lists {
 		l := &lists[t]
-		if len(l.camps) == 0 || used.blocked != nil && int(used.blocked.inList[l.id]) == len(l.camps) {
-			continue // nothing, or every campaign at the user's cap
+		if len(l.camps) == 0 || used.blocked != nil && int(used.blocked.inList[l.id]) == len(l.camps) ||
+			used.memo != nil && used.memo.skips(l.id, used) {
+			continue // nothing, every campaign at the user's cap, or nothing for the user a moment ago
 		}
 		if p.byECPM(t) {
+			used.leftOut = 0
 			if ch, ok := p.weighed(l, true, r, used, now, rnd, e); ok {
 				return ch, true
 			}
+			used.exhausted(l)
 			continue
 		}
 		total := l.cum[len(l.cum)-1]
@@ -679,11 +792,62 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 				return ch, true
 			}
 		}
+		used.leftOut = 0
 		if ch, ok := p.weighed(l, false, r, used, now, rnd, e); ok {
 			return ch, true
 		}
+		used.exhausted(l)
 	}
 	return Choice{}, false
+}
+
+// Reasons a campaign was left out that a request changes (usedSet.leftOut).
+const (
+	byViewer = 1 << iota // the request's targeting fields or keywords
+	byUsed               // already chosen for another slot of the request
+)
+
+// exhausted notes in the user's memo that list l, just weighed whole, had
+// nothing for the user: for any request when no campaign was left out
+// for a reason of the request, else for requests of these targeting
+// fields, when that was the only such reason.
+func (u *usedSet) exhausted(l *tierList) {
+	switch until := u.at + int64(exhaustFor); {
+	case u.memo == nil || u.leftOut&byUsed != 0:
+	case u.leftOut == 0:
+		u.memo.exhausted[l.id].Store(until)
+	case u.keyed:
+		u.memo.forViewer[int(l.id)*viewerSlots+int(u.viewerKey%viewerSlots)].Store(&viewerMark{key: u.viewerKey, until: until})
+	}
+}
+
+// skips says whether list number l had nothing for the user a moment ago,
+// for any request or for one of u's targeting fields.
+func (m *blockMemo) skips(l int32, u *usedSet) bool {
+	if m.exhausted[l].Load() > u.at {
+		return true
+	}
+	if !u.keyed {
+		return false
+	}
+	mk := m.forViewer[int(l)*viewerSlots+int(u.viewerKey%viewerSlots)].Load()
+	return mk != nil && mk.key == u.viewerKey && mk.until > u.at
+}
+
+// viewerMark is a list that had nothing for a user's requests of one set
+// of targeting fields (key), until until (unix ns).
+type viewerMark struct {
+	key   uint64
+	until int64
+}
+
+// viewerSlots is how many sets of targeting fields a memo remembers a
+// list for (the last of each slot).
+const viewerSlots = 8
+
+// key is the viewer's targeting fields in one number.
+func (v *viewer) key() uint64 {
+	return uint64(uint32(v.age))<<32 | uint64(v.gender)<<24 | uint64(v.platform)<<16 | uint64(uint16(int16(v.country)))
 }
 
 // weighed chooses in one pass over list l among its eligible campaigns,
@@ -716,20 +880,37 @@ func (p *Plan) weighed(l *tierList, byECPM bool, r *Request, used *usedSet, now 
 // and after draws misses, chooses among all the eligible in one pass.
 func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
 	c := ca.c
-	if used.blocked != nil && used.blocked.has(ca.capped) || p.campaignWhy(c, r, used, now, e) != "" {
+	if used.blocked != nil && used.blocked.has(ca.capped) {
+		return Choice{}, false
+	}
+	switch p.campaignRules(c, r, used, now) {
+	case "":
+	case Duplicate:
+		used.leftOut |= byUsed
+		return Choice{}, false
+	case NoKeyword, NotTargeted:
+		used.leftOut |= byViewer
+		return Choice{}, false
+	default: // its flight, a cap, pacing, a goal: the same for any request now
 		return Choice{}, false
 	}
 	if len(ca.ads) > 1 {
 		for range draws {
 			if a := ca.ads[int(rnd.Float64()*float64(len(ca.ads)))]; adWhy(a, r, used, now) == "" {
-				return Choice{Ad: a, Campaign: c}, true
+				return Choice{Ad: a, Campaign: c}, e.pacing.why(c, now) == ""
 			}
 		}
 	}
 	var chosen *Ad
-	n := 0
+	n, leftOut := 0, uint8(0)
 	for _, a := range ca.ads {
-		if adWhy(a, r, used, now) != "" {
+		switch adWhy(a, r, used, now) {
+		case "":
+		case Duplicate:
+			leftOut |= byUsed
+			continue
+		default:
+			leftOut |= byViewer
 			continue
 		}
 		n++
@@ -737,7 +918,11 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 			chosen = a
 		}
 	}
-	return Choice{Ad: chosen, Campaign: c}, chosen != nil
+	if chosen == nil {
+		used.leftOut |= leftOut
+		return Choice{}, false
+	}
+	return Choice{Ad: chosen, Campaign: c}, e.pacing.why(c, now) == "" // pacing last: it costs the most
 }
 
 // adWhy says why ad a itself may not serve r at now (its window, its
@@ -788,6 +973,15 @@ func (p *Plan) why(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *
 // flight, already in the request, keywords, targeting, cap, pacing), or
 // "".
 func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time, e *Engine) string {
+	if w := p.campaignRules(c, r, used, now); w != "" {
+		return w
+	}
+	return e.pacing.why(c, now)
+}
+
+// campaignRules is campaignWhy but pacing: what is cheap to check, and
+// checked before a campaign's ads (pacing after them).
+func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Time) string {
 	switch {
 	case c.State != marquee.StateActive || !c.flight.has(used.at): // c.ActiveAt(now)
 		return NotActive
@@ -806,7 +1000,7 @@ func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time
 			return Capped
 		}
 	}
-	return e.pacing.why(c, now)
+	return ""
 }
 
 func anyIn(want, have []string) bool {

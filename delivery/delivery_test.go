@@ -838,3 +838,114 @@ func TestCapsAgainstReference(t *testing.T) {
 		})
 	}
 }
+
+// A user at every cap of a tier keeps the lists that had nothing for them
+// skipped for at most exhaustFor (250 ms): a campaign whose flight starts
+// meanwhile serves them within that.
+func TestExhaustedListComesBack(t *testing.T) {
+	w := newWorld(t)
+	for range 20 {
+		id := w.camp(marquee.PrioritySponsorship, 1, func(c *marquee.Campaign) { c.FrequencyCap = &marquee.FrequencyCap{Count: 1, Window: "24h"} })
+		w.ad(id, "300x250", nil)
+	}
+	later := w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) { c.StartAt = now.Add(time.Second) })
+	w.ad(later, "300x250", nil)
+	house := w.camp(marquee.PriorityHouse, 1, nil)
+	w.ad(house, "300x250", nil)
+	w.ready(side)
+	rnd := rand.New(rand.NewPCG(5, 5))
+	r := &delivery.Request{Slots: slot("side", 1), User: 3}
+	at := now
+	for range 20 { // the user reaches every sponsorship cap
+		at = at.Add(time.Millisecond)
+		w.e.Decide(context.Background(), r, at, rnd)
+	}
+	served := func(at time.Time) int64 { return w.e.Decide(context.Background(), r, at, rnd)[0][0].Campaign.ID }
+	if got := served(now.Add(900 * time.Millisecond)); got != house {
+		t.Fatalf("at every cap, before the standard campaign's flight: campaign %d; want the house one (%d)", got, house)
+	}
+	if got := served(now.Add(time.Second + 300*time.Millisecond)); got != later {
+		t.Errorf("300 ms after the standard campaign's flight began: campaign %d; want it (%d): a list left out for the user is skipped 250 ms at most", got, later)
+	}
+}
+
+// What a list had nothing for is remembered per set of targeting fields:
+// a user at every cap whose requests from the US found nothing in a
+// tier is served that tier's campaign for France the moment a request
+// comes from France.
+func TestExhaustedListByViewer(t *testing.T) {
+	w := newWorld(t)
+	for range 20 {
+		id := w.camp(marquee.PrioritySponsorship, 1, func(c *marquee.Campaign) { c.FrequencyCap = &marquee.FrequencyCap{Count: 1, Window: "24h"} })
+		w.ad(id, "300x250", nil)
+	}
+	fr := w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) { c.Conditions = []marquee.Condition{{Country: []string{"FR"}}} })
+	w.ad(fr, "300x250", nil)
+	house := w.camp(marquee.PriorityHouse, 1, nil)
+	w.ad(house, "300x250", nil)
+	w.ready(side)
+	rnd := rand.New(rand.NewPCG(5, 6))
+	us := &delivery.Request{Slots: slot("side", 1), User: 3, Country: "US"}
+	at := now
+	for range 25 {
+		at = at.Add(time.Millisecond)
+		if got := w.e.Decide(context.Background(), us, at, rnd)[0][0].Campaign.ID; got == fr {
+			t.Fatalf("a request from the US was served the campaign for France")
+		}
+	}
+	if got := w.e.Decide(context.Background(), us, at.Add(time.Millisecond), rnd)[0][0].Campaign.ID; got != house {
+		t.Fatalf("at every cap, from the US: campaign %d; want the house one (%d)", got, house)
+	}
+	frReq := &delivery.Request{Slots: slot("side", 1), User: 3, Country: "FR"}
+	if got := w.e.Decide(context.Background(), frReq, at.Add(2*time.Millisecond), rnd)[0][0].Campaign.ID; got != fr {
+		t.Errorf("at every cap, from France right after: campaign %d; want France's (%d)", got, fr)
+	}
+}
+
+// A placement's default ad fills a slot nothing else fills, and only
+// such a slot: its choice counts for no campaign, whether the ad is the
+// ad contract's (no campaign) or a campaign's; it must fit the placement,
+// and follows the ad's changes.
+func TestDefaultAd(t *testing.T) {
+	w := newWorld(t)
+	capped := w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) { c.FrequencyCap = &marquee.FrequencyCap{Count: 1, Window: "24h"} })
+	w.ad(capped, "300x250", nil)
+	house := &marquee.Ad{ID: 50, Title: "house", StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour),
+		Creative: &marquee.Creative{Type: marquee.CreativeHTML, HTML: "house", Width: 300, Height: 250}}
+	wide := &marquee.Ad{ID: 51, Title: "wide", StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour),
+		Creative: &marquee.Creative{Type: marquee.CreativeHTML, HTML: "wide", Width: 728, Height: 90}}
+	withDefault := side
+	withDefault.DefaultAdID = house.ID
+	topDefault := top
+	topDefault.DefaultAdID = 1 // the capped campaign's own ad, which cannot fit the top
+	w.ready(withDefault, topDefault)
+	w.e.SetDefaultAds([]*marquee.Ad{house, wide})
+	rnd := rand.New(rand.NewPCG(1, 9))
+	r := &delivery.Request{Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "top", Count: 1}}, User: 4}
+	first := w.e.Decide(context.Background(), r, now, rnd)
+	if len(first[0]) != 1 || first[0][0].Default || first[0][0].Campaign.ID != capped {
+		t.Fatalf("first decision: %+v; want the campaign's ad", first[0])
+	}
+	if len(first[1]) != 0 {
+		t.Errorf("the top's default ad does not fit it (300x250 in 728x90): got %+v", first[1])
+	}
+	second := w.e.Decide(context.Background(), r, now, rnd)
+	if len(second[0]) != 1 || !second[0][0].Default || second[0][0].Ad.ID != house.ID || second[0][0].Campaign != delivery.DefaultFill {
+		t.Fatalf("at the campaign's cap: %+v; want the default ad, for no campaign", second[0])
+	}
+	// Edited: the default ad's window ends; deleted: nothing fills the slot.
+	ended := *house
+	ended.EndAt = now.Add(-time.Minute)
+	w.e.PutAds([]*marquee.Ad{&ended}, nil, false)
+	if got := w.e.Decide(context.Background(), r, now, rnd); len(got[0]) != 0 {
+		t.Errorf("the default ad's window over: %+v; want nothing", got[0])
+	}
+	w.e.PutAds([]*marquee.Ad{house}, nil, false)
+	if got := w.e.Decide(context.Background(), r, now, rnd); len(got[0]) != 1 || got[0][0].Ad.ID != house.ID {
+		t.Errorf("the default ad back: %+v; want it", got[0])
+	}
+	w.e.PutAds(nil, []int64{house.ID}, false)
+	if got := w.e.Decide(context.Background(), r, now, rnd); len(got[0]) != 0 {
+		t.Errorf("the default ad deleted: %+v; want nothing", got[0])
+	}
+}

@@ -88,7 +88,7 @@ func (e *Engine) SetRates(rates map[int64]Rates) {
 // caller holds e.mu.
 func (e *Engine) rebuild(campaigns map[int64]*Campaign) {
 	old := e.plan.Load()
-	p := &Plan{campaigns: make(map[int64]*Campaign, len(campaigns)), placements: old.placements, ads: old.ads, remnantECPM: e.remnantECPM}
+	p := &Plan{campaigns: make(map[int64]*Campaign, len(campaigns)), placements: old.placements, ads: old.ads, defaults: old.defaults, remnantECPM: e.remnantECPM}
 	for id, c := range campaigns {
 		cp := *c
 		cp.ECPM = ecpm(&cp, e.rates[id])

@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,7 @@ type Pacing struct {
 type reports struct {
 	by   map[int64]Delivered
 	asOf int64
+	gen  int64 // tells snapshots apart: a pacing hold stands for one
 }
 
 // Delivered is what a campaign delivered of its goal's metric, verified:
@@ -61,7 +63,7 @@ func NewPacing() *Pacing {
 // counting every event written before asOf (the time the reports were
 // read, less the reports' flush interval).
 func (p *Pacing) SetDelivered(d map[int64]Delivered, asOf time.Time) {
-	p.reported.Store(&reports{by: d, asOf: asOf.Unix()})
+	p.reported.Store(&reports{by: d, asOf: asOf.Unix(), gen: snapshots.Add(1)})
 }
 
 // delivered is what the reports say c delivered, and the estimate of what
@@ -89,6 +91,15 @@ func (p *Pacing) delivered(c *Campaign, now time.Time) (Delivered, int64) {
 	return d, int64(math.Ceil(n*rate + 2*math.Sqrt(n*rate*(1-rate))))
 }
 
+// holdFor is how long pacing's "not now" for a campaign stands before it
+// is weighed again: at tens of thousands of decisions a second, the
+// hundreds of that moment read it rather than each add up a minute of
+// decisions; a campaign so waits at most 10 ms longer than it must.
+const holdFor = 10 * time.Millisecond
+
+// heldWhy are the reasons a hold keeps (held is an index).
+var heldWhy = [...]string{GoalMet, GoalPending, AheadOfPace}
+
 // why says why campaign c may not serve at now (GoalMet, GoalPending,
 // AheadOfPace), or "" when it may.
 func (p *Pacing) why(c *Campaign, now time.Time) string {
@@ -96,6 +107,26 @@ func (p *Pacing) why(c *Campaign, now time.Time) string {
 	if g == nil {
 		return ""
 	}
+	s, at, gen := c.stats, now.UnixNano(), p.reported.Load().gen
+	if s != nil && at < s.heldUntil.Load() && s.heldFor.Load() == gen && at >= s.heldFrom.Load() {
+		return heldWhy[s.held.Load()]
+	}
+	w := p.weigh(c, now)
+	if s != nil && w != "" { // racing holds of one moment: any of them stands
+		s.held.Store(int32(slices.Index(heldWhy[:], w)))
+		s.heldFor.Store(gen)
+		s.heldFrom.Store(at)
+		s.heldUntil.Store(at + int64(holdFor))
+	}
+	return w
+}
+
+// snapshots numbers the reports' snapshots.
+var snapshots atomic.Int64
+
+// weigh says why campaign c, with a goal, may not serve at now, or "".
+func (p *Pacing) weigh(c *Campaign, now time.Time) string {
+	g := c.Goal
 	d, est := p.delivered(c, now)
 	if g.Total > 0 && d.Total >= g.Total || g.Daily > 0 && d.Today >= g.Daily {
 		return GoalMet

@@ -20,6 +20,12 @@ type campStats struct {
 	// today counts the decisions of the UTC day day (unix days), for
 	// pacing.
 	day, today atomic.Int64
+	// held (an index in heldWhy) is pacing's last "not now", standing
+	// from heldFrom to heldUntil (unix ns) while the reports' snapshot is
+	// heldFor, so that the decisions of that moment do not all weigh it
+	// again.
+	heldFrom, heldUntil, heldFor atomic.Int64
+	held                         atomic.Int32
 }
 
 // bucket counts one second's decisions and caps reached.

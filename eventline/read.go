@@ -24,13 +24,14 @@ const (
 	Platform
 	Campaign
 	Placement
-	ID       // the event's id: the server's, unique, the same in every copy of the line
-	Domain   // the link's domain (a redirect's click event on a link domain)
-	Referrer // where the visitor came from (a redirect's Referer, or the client's)
-	Dest     // the A/B destination a redirect picked (its index)
-	Measured // "1": the tag measured the impression's viewability
-	Geo      // the country of the address before it was truncated (the server's)
-	Verified // "1": a valid decision token vouches for the event (the server's; see reportrow.Counts)
+	ID         // the event's id: the server's, unique, the same in every copy of the line
+	Domain     // the link's domain (a redirect's click event on a link domain)
+	Referrer   // where the visitor came from (a redirect's Referer, or the client's)
+	Dest       // the A/B destination a redirect picked (its index)
+	Measured   // "1": the tag measured the impression's viewability
+	Geo        // the country of the address before it was truncated (the server's)
+	Verified   // "1": a valid decision token vouches for the event (the server's; see reportrow.Counts)
+	Redirected // "1": a redirect's click (the server's: the request it answered)
 	NumFields
 )
 
@@ -46,7 +47,7 @@ var fieldKeys = [...]struct {
 	{"link", Link}, {"code", Link}, {"uid", UID}, {"country", Country}, {"platform", Platform},
 	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement}, {"id", ID},
 	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest}, {"measured", Measured}, {"geo", Geo},
-	{"verified", Verified},
+	{"verified", Verified}, {"redirected", Redirected},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead

@@ -519,16 +519,21 @@ func handleDecisions(d *decisionEnv) handler {
 
 // appendChoice appends a choice as the answer shows it —
 // {"adId","campaignId","creative","clickUrl","impressionUrl","viewUrl"},
-// and an HTML creative's "frameUrl" —
+// and an HTML creative's "frameUrl" ("default":true for a placement's
+// default ad, in place of campaignId) —
 // with its tracking URLs: one decision id and one signed token for the
 // three (none for a preview, which must not count). urlHead is the
 // JSON-quoted scheme and host, without its closing quote.
 func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
 	b = append(b, `{"adId":"`...)
 	b = strconv.AppendInt(b, ch.Ad.ID, 10)
-	b = append(b, `","campaignId":"`...)
-	b = strconv.AppendInt(b, ch.Campaign.ID, 10)
-	b = append(b, '"')
+	if ch.Default { // a placement's default ad counts for no campaign
+		b = append(b, `","default":true`...)
+	} else {
+		b = append(b, `","campaignId":"`...)
+		b = strconv.AppendInt(b, ch.Campaign.ID, 10)
+		b = append(b, '"')
+	}
 	if len(ch.Ad.CreativeJSON) > 0 {
 		b = append(append(b, `,"creative":`...), ch.Ad.CreativeJSON...)
 	}
@@ -757,7 +762,11 @@ func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Pa
 	line := d.events.appendHead((*bp)[:0], ctx, lim)
 	line = eventline.AppendPlain(line, "type", tracking.KindName(kind))
 	line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
-	line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))
+	if p.Campaign != 0 {
+		line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))
+	} else { // only a placement's default ad is decided without a campaign
+		line = eventline.AppendPlain(line, "defaultFill", "1")
+	}
 	line = eventline.AppendPlain(line, "placement", p.Placement) // placement names need no escaping
 	line = eventline.AppendPlain(line, "decision", hex.AppendEncode(nil, p.Decision[:]))
 	if p.UserHash != 0 && lim == privacy.None {

@@ -92,7 +92,8 @@ func handleRedirect(links *cache.Cache[string, marquee.Link], domains *LinkDomai
 func appendClick(line []byte, ev *eventEnv, ctx *fasthttp.RequestCtx, l *marquee.Link, to linkroute.Choice) []byte {
 	line = ev.appendHead(line, ctx, ev.privacy.Limit(signal(ctx)))
 	line = eventline.AppendPlain(line, "type", "click")
-	line = eventline.AppendPlain(line, "code", l.Code) // codes need no escaping
+	line = eventline.AppendPlain(line, "redirected", "1") // the server saw this click: webhooks deliver it
+	line = eventline.AppendPlain(line, "code", l.Code)    // codes need no escaping
 	if l.Domain != "" {
 		line = eventline.AppendPlain(line, "domain", l.Domain) // nor do domains
 	}

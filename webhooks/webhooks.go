@@ -361,6 +361,8 @@ func (h *hook) wants(bit uint8, f *eventline.Fields) bool {
 	switch {
 	case events&bit == 0:
 		return false
+	case !w.Unverified && string(f[eventline.Verified]) != "1" && string(f[eventline.Redirected]) != "1":
+		return false // an event the server does not vouch for (a beacon; a click without its impression)
 	case w.Link != "":
 		return string(f[eventline.Link]) == w.Link
 	case w.AdID != 0:

@@ -64,9 +64,12 @@ func create(t *testing.T, st *sqlite.Store, d *webhooks.Dispatcher, in marquee.W
 
 var lines atomic.Int64
 
-// line is an event line of type typ with the fields extra (",\"k\":\"v\""),
-// its id e<n>.
-func line(typ, extra string) string {
+// line is an event line of type typ the server vouches for ("verified"),
+// with the fields extra (",\"k\":\"v\""), its id e<n>.
+func line(typ, extra string) string { return rawLine(typ, `,"verified":"1"`+extra) }
+
+// rawLine is line without "verified": a beacon's event.
+func rawLine(typ, extra string) string {
 	return fmt.Sprintf(`{"receivedAt":"2026-11-26T10:00:00.000000000Z","id":"e%d","ip":"1.2.3.4","ua":"x","type":"%s"%s}`+"\n", lines.Add(1), typ, extra)
 }
 
@@ -258,5 +261,45 @@ func TestServerSideRequestForgeryRefused(t *testing.T) {
 		if got := webhooks.Forbidden(netip.MustParseAddr(c.addr)); got != c.forbidden {
 			t.Errorf("Forbidden(%s) = %v; want %v", c.addr, got, c.forbidden)
 		}
+	}
+}
+
+// A webhook gets only the events the server vouches for — a decision's
+// verified events, a redirect's clicks — unless it asks for the others
+// ("unverified"): an anonymous beacon naming a campaign, or a click whose
+// impression did not count, reaches only such a webhook.
+func TestOnlyVouchedEventsByDefault(t *testing.T) {
+	st := openStore(t)
+	d := dispatcher(t, st, webhooks.Config{AllowPrivate: true})
+	receiver := func() (*received, *httptest.Server) {
+		var got received
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			got.mu.Lock()
+			got.bodies = append(got.bodies, string(body))
+			got.mu.Unlock()
+		}))
+		t.Cleanup(srv.Close)
+		return &got, srv
+	}
+	vouched, vsrv := receiver()
+	every, esrv := receiver()
+	create(t, st, d, marquee.WebhookInput{URL: vsrv.URL, Events: []string{"click", "impression"}})
+	create(t, st, d, marquee.WebhookInput{URL: esrv.URL, Events: []string{"click", "impression"}, Unverified: true})
+	first := lines.Load() + 1
+	d.Written("f", 0, []byte(line("impression", `,"ad":"1","campaign":"8"`)+ // a decision's impression
+		rawLine("click", `,"campaign":"8"`)+ // an anonymous beacon
+		rawLine("click", `,"ad":"1","campaign":"8"`)+ // a click whose impression did not count
+		rawLine("click", `,"redirected":"1","code":"promo"`))) // a redirect's click
+	deadline := time.Now().Add(10 * time.Second)
+	for (len(vouched.events()) < 2 || len(every.events()) < 4) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // nothing else may come
+	if got, want := strings.Join(vouched.events(), " "), fmt.Sprintf("e%d e%d", first, first+3); got != want {
+		t.Errorf("a webhook by default got %q; want %q: the decision's impression and the redirect's click", got, want)
+	}
+	if got, want := strings.Join(every.events(), " "), fmt.Sprintf("e%d e%d e%d e%d", first, first+1, first+2, first+3); got != want {
+		t.Errorf("a webhook asking for unverified events got %q; want all four, %q", got, want)
 	}
 }

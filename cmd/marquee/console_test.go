@@ -751,7 +751,8 @@ func TestCampaignsInBrowser(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#creative select').dispatchEvent(new Event('change'))`),
 		chromedp.SetUploadFiles(chromedp.CSS("#creative-file"), []string{img}),
 		chromedp.WaitVisible(chromedp.CSS(`#creative-preview img[src^="/assets/"]`)))
-	size := eval[[]int](b, `(() => { const i = document.querySelector('#creative-preview img'); return [i.width, i.height, i.naturalWidth]; })()`)
+	// Once loaded: the img is visible before its bytes arrive (naturalWidth 0).
+	size := eval[[]int](b, `(async () => { const i = document.querySelector('#creative-preview img'); await i.decode().catch(() => {}); return [i.width, i.height, i.naturalWidth]; })()`)
 	if len(size) != 3 || size[0] != 300 || size[1] != 250 || size[2] != 300 {
 		t.Errorf("the preview image is %v; want 300x250 at its natural width 300", size)
 	}

@@ -575,6 +575,18 @@ func (n *node) reloadPlan(ctx context.Context, ads bool) error {
 			}
 		}
 		n.engine.SetCampaigns(cs, ps)
+		var defaults []*marquee.Ad
+		for _, id := range n.engine.Plan().DefaultAdIDs() {
+			a, err := n.st.Ad(ctx, id)
+			switch {
+			case marquee.KindOf(err) == marquee.KindNotFound:
+				continue // deleted since: the placement fills nothing by default
+			case err != nil:
+				return err
+			}
+			defaults = append(defaults, &a)
+		}
+		n.engine.SetDefaultAds(defaults)
 		if !ads {
 			return nil
 		}

@@ -457,8 +457,10 @@
       if (mine !== seq) return; // a newer keystroke's answer wins
       if (here().path === '/ads') history.replaceState(null, '', hash(o));
       const now = Date.now();
-      results.replaceChildren(table(['Id', 'Title', 'Starts', 'Ends', 'State'], page.items.map(a => [String(a.id),
-        el('a', { href: '#/ads/' + a.id, text: a.title }), fmtTime(a.startAt), fmtTime(a.endAt), stateOf(a, now)]),
+      results.replaceChildren(table(['Id', 'Title', 'Campaign', 'Starts', 'Ends', 'State'], page.items.map(a => [String(a.id),
+        el('a', { href: '#/ads/' + a.id, text: a.title }),
+        a.campaignId ? el('a', { href: '#/campaigns/' + a.campaignId, text: 'campaign ' + a.campaignId }) : el('span', { class: 'muted', text: 'none: ad list only' }),
+        fmtTime(a.startAt), fmtTime(a.endAt), stateOf(a, now)]),
       search.value ? 'No ad title starts with "' + search.value + '".' : 'No ads yet.'),
       el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (o + 1) + '–' + (o + page.items.length) + ' of ' + num(page.total) + (page.totalCapped ? '+' : '') : '' }),
         o > 0 ? el('button', { type: 'button', text: 'Previous', onclick: () => load(Math.max(0, o - limit)) }) : null,
@@ -486,7 +488,8 @@
       a.url ? el('p', {}, 'Landing page: ', el('a', { href: a.url, rel: 'noreferrer', text: a.url })) : null,
       a.link ? el('p', {}, 'Tracking link: ', el('a', { href: '#/links/' + encodeURIComponent(a.link.code), text: a.link.path })) : null,
       a.campaignId ? el('p', {}, 'Campaign: ', el('a', { href: '#/campaigns/' + a.campaignId, text: 'campaign ' + a.campaignId }),
-        a.placements ? ' · placements ' + a.placements.join(', ') : '') : null,
+        a.placements ? ' · placements ' + a.placements.join(', ') : '') :
+        el('p', { id: 'no-campaign', text: 'No campaign: an ad of the ad list (GET /api/v1/ad), which decisions serve only as a placement\'s default ad.' }),
       a.creative ? el('p', { id: 'creative-summary', text: 'Creative: ' + a.creative.type + (a.creative.width ? ', ' + a.creative.width + '×' + a.creative.height + ' px' : '') }) : null)];
     if (can('reports:read')) out.push(await reportSection('ad', id, q, '#/ads/' + id));
     show(...out);
@@ -882,7 +885,7 @@
       try {
         const r = await api('POST', '/api/v1/decisions', body);
         const won = r.decisions.slot;
-        result.replaceChildren(el('h2', { text: won.length ? 'Wins: ad ' + won[0].adId + ' of campaign ' + won[0].campaignId : 'Nothing fills this slot' }),
+        result.replaceChildren(el('h2', { text: !won.length ? 'Nothing fills this slot' : won[0].default ? 'Wins: ad ' + won[0].adId + ', the placement\'s default ad' : 'Wins: ad ' + won[0].adId + ' of campaign ' + won[0].campaignId }),
           table(['Ad', 'Campaign', 'Tier', 'Status', { t: 'Weight', num: 1 }, { t: 'Chance', num: 1 }], (r.explain.slot || []).map(c => [
             el('a', { href: '#/ads/' + c.adId, text: 'ad ' + c.adId }), el('a', { href: '#/campaigns/' + c.campaignId, text: 'campaign ' + c.campaignId }),
             c.tier, c.status, c.weight ? String(c.weight) : '', c.chance ? pct(c.chance) : '']), 'No ad of a campaign exists yet.'));
@@ -1408,10 +1411,11 @@
     const events = el('div', { class: 'checks', role: 'group', 'aria-label': 'Events' }, ['click', 'conversion', 'impression'].map(e => el('label', {}, el('input', { type: 'checkbox', value: e, checked: e === 'click' }), e)));
     const kind = el('select', {}, [['', 'every event'], ['link', 'one link (code)'], ['adId', 'one ad (id)'], ['campaignId', 'one campaign (id)']].map(([v, t]) => el('option', { value: v, text: t })));
     const target = el('input', { type: 'text', placeholder: 'code or id' });
+    const unverified = el('input', { type: 'checkbox', id: 'webhook-unverified' });
     const secret = el('div');
     const form = el('form', { class: 'card', id: 'webhook-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
-      const body = { url: url.value, events: [...events.querySelectorAll('input:checked')].map(i => i.value) };
+      const body = { url: url.value, events: [...events.querySelectorAll('input:checked')].map(i => i.value), unverified: unverified.checked };
       if (kind.value === 'link') body.link = target.value;
       else if (kind.value) body[kind.value] = +target.value;
       try {
@@ -1422,6 +1426,7 @@
       } catch (e) { showProblems(form, e); }
     } }, el('h2', { text: 'Create a webhook' }), field('URL (https)', url, 'url'), field('Events', events, 'events'),
     el('div', { class: 'row' }, field('For', kind, 'link'), field('Code or id', target, 'adId')),
+    el('label', { class: 'check' }, unverified, ' Also events no decision vouches for (beacons naming an ad or campaign, clicks whose impression did not count)'),
     el('button', { type: 'submit', class: 'primary', text: 'Create webhook' }));
     const targetOf = w => w.link ? 'link ' + w.link : w.adId ? 'ad ' + w.adId : w.campaignId ? 'campaign ' + w.campaignId : 'everything';
     show(el('h1', { text: 'Webhooks' }), secret, table(['Id', 'URL', 'Events', 'For', 'State'], webhooks.map(w => [el('a', { href: '#/webhooks/' + w.id, text: String(w.id) }),
@@ -1441,6 +1446,7 @@
     });
     show(el('h1', { text: 'Webhook ' + id }),
       el('dl', { class: 'facts' }, [['URL', w.url], ['Events', w.events.join(', ')], ['For', w.link ? 'link ' + w.link : w.adId ? 'ad ' + w.adId : w.campaignId ? 'campaign ' + w.campaignId : 'everything'],
+        ['Delivers', w.unverified ? 'every event of its types' : 'verified events and redirects only'],
         ['State', w.state], ['Why disabled', w.disabledReason || '—'], ['Created', fmtTime(w.createdAt)]].flatMap(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })])),
       el('div', { class: 'row' }, test, ' ', w.state === 'active' ? act('Disable', '/disable') : act('Enable', '/enable'), ' ',
         confirmButton('Delete', 'Delete webhook ' + id + ' and its delivery log?', async () => {

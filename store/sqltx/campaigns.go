@@ -332,17 +332,21 @@ func scanPlacement(r Row) (marquee.Placement, error) {
 	return p, nil
 }
 
-// checkDefaultAd refuses (400) a default ad that does not exist.
+// checkDefaultAd refuses (400) a default ad that does not exist or has no
+// creative (it fills a slot with its creative).
 func checkDefaultAd(ctx context.Context, tx Tx, id int64) error {
 	if id == 0 {
 		return nil
 	}
-	var n int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM ads WHERE id = ?`, id).Scan(&n); err != nil {
+	var n, creatives int
+	if err := tx.QueryRow(ctx, `SELECT count(*), count(creative) FROM ads WHERE id = ?`, id).Scan(&n, &creatives); err != nil {
 		return err
 	}
-	if n == 0 {
+	switch {
+	case n == 0:
 		return marquee.Invalid("invalid placement", marquee.Problems{"defaultAdId": fmt.Sprintf("no ad %d", id)})
+	case creatives == 0:
+		return marquee.Invalid("invalid placement", marquee.Problems{"defaultAdId": fmt.Sprintf("ad %d has no creative to fill a slot with", id)})
 	}
 	return nil
 }

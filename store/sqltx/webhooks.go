@@ -10,15 +10,16 @@ import (
 	"marquee"
 )
 
-const webhookCols = `id, url, events, link, ad_id, campaign_id, nonce, state, disabled_reason, created_at, updated_at`
+const webhookCols = `id, url, events, link, ad_id, campaign_id, unverified, nonce, state, disabled_reason, created_at, updated_at`
 
 func scanWebhook(r Row) (marquee.Webhook, error) {
 	var w marquee.Webhook
 	var events string
-	var created, updated int64
-	if err := r.Scan(&w.ID, &w.URL, &events, &w.Link, &w.AdID, &w.CampaignID, &w.Nonce, &w.State, &w.DisabledReason, &created, &updated); err != nil {
+	var created, updated, unverified int64
+	if err := r.Scan(&w.ID, &w.URL, &events, &w.Link, &w.AdID, &w.CampaignID, &unverified, &w.Nonce, &w.State, &w.DisabledReason, &created, &updated); err != nil {
 		return w, err
 	}
+	w.Unverified = unverified != 0
 	w.CreatedAt, w.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
 	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
 		return w, fmt.Errorf("webhook %d: decode events: %w", w.ID, err)
@@ -34,8 +35,12 @@ func (s *Store) CreateWebhook(ctx context.Context, in marquee.WebhookInput, nonc
 		w := marquee.Webhook{WebhookInput: in, State: marquee.WebhookActive, Nonce: nonce, CreatedAt: now, UpdatedAt: now}
 		events, _ := json.Marshal(append([]string{}, in.Events...))
 		var err error
-		w.ID, err = s.insertID(ctx, tx, `INSERT INTO webhooks (url, events, link, ad_id, campaign_id, nonce, state, disabled_reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?)`,
-			"", in.URL, string(events), in.Link, in.AdID, in.CampaignID, nonce, w.State, now.UnixMilli(), now.UnixMilli())
+		unverified := 0
+		if in.Unverified {
+			unverified = 1
+		}
+		w.ID, err = s.insertID(ctx, tx, `INSERT INTO webhooks (url, events, link, ad_id, campaign_id, unverified, nonce, state, disabled_reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?)`,
+			"", in.URL, string(events), in.Link, in.AdID, in.CampaignID, unverified, nonce, w.State, now.UnixMilli(), now.UnixMilli())
 		if err != nil {
 			return w, err
 		}

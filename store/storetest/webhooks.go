@@ -28,12 +28,12 @@ func testWebhooks(t *testing.T, open Opener) {
 	if err != nil || got.URL != in.URL || !slices.Equal(got.Events, in.Events) || got.Link != "promo" || got.Nonce != "nonce-1" || got.CreatedAt.IsZero() {
 		t.Fatalf("Webhook(%d) = %+v, %v; want %+v with its nonce", w.ID, got, err, in)
 	}
-	w2, err := st.CreateWebhook(ctx, marquee.WebhookInput{URL: "https://b.example/", Events: []string{"impression"}, CampaignID: 7}, "nonce-2")
+	w2, err := st.CreateWebhook(ctx, marquee.WebhookInput{URL: "https://b.example/", Events: []string{"impression"}, CampaignID: 7, Unverified: true}, "nonce-2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if all, err := st.Webhooks(ctx); err != nil || len(all) != 2 || all[0].ID != w.ID || all[1].CampaignID != 7 {
-		t.Fatalf("Webhooks = %+v, %v; want both, by id", all, err)
+	if all, err := st.Webhooks(ctx); err != nil || len(all) != 2 || all[0].ID != w.ID || all[1].CampaignID != 7 || all[0].Unverified || !all[1].Unverified {
+		t.Fatalf("Webhooks = %+v, %v; want both, by id, the second asking for unverified events", all, err)
 	}
 	if d, err := st.SetWebhookState(ctx, w.ID, marquee.WebhookDisabled, "24 h of failures: 503"); err != nil || d.State != marquee.WebhookDisabled {
 		t.Fatalf("SetWebhookState = %+v, %v", d, err)
