@@ -43,20 +43,27 @@ type Counts struct {
 	UnverifiedClicks      int64 `json:"unverifiedClicks"`
 	UnverifiedConversions int64 `json:"unverifiedConversions"`
 	UnverifiedViews       int64 `json:"unverifiedViews"`
+	// Of video impressions, those whose viewability the player measured
+	// (VAST's Viewable or NotViewable fired) and those it found viewable,
+	// verified: video viewability, apart from the tag's display figures.
+	VideoMeasured int64 `json:"videoMeasured"`
+	VideoViews    int64 `json:"videoViews"`
 }
 
 // Columns are the stored columns of Counts, in the order of Fields: what
 // every report table holds and an upsert adds up.
 var Columns = [...]string{"impressions", "clicks", "conversions", "measured", "views",
 	"starts", "first_quartiles", "midpoints", "third_quartiles", "completes",
-	"unverified_impressions", "unverified_clicks", "unverified_conversions", "unverified_views"}
+	"unverified_impressions", "unverified_clicks", "unverified_conversions", "unverified_views",
+	"video_measured", "video_views"}
 
 // Fields returns pointers to c's counts in the order of Columns (for a
 // row's scan, and to add counts one by one).
 func (c *Counts) Fields() [len(Columns)]*int64 {
 	return [...]*int64{&c.Impressions, &c.Clicks, &c.Conversions, &c.Measured, &c.Views,
 		&c.Starts, &c.FirstQuartiles, &c.Midpoints, &c.ThirdQuartiles, &c.Completes,
-		&c.UnverifiedImpressions, &c.UnverifiedClicks, &c.UnverifiedConversions, &c.UnverifiedViews}
+		&c.UnverifiedImpressions, &c.UnverifiedClicks, &c.UnverifiedConversions, &c.UnverifiedViews,
+		&c.VideoMeasured, &c.VideoViews}
 }
 
 // Add adds o to c. Field by field, not through Fields: a tally adds
@@ -76,6 +83,8 @@ func (c *Counts) Add(o Counts) {
 	c.UnverifiedClicks += o.UnverifiedClicks
 	c.UnverifiedConversions += o.UnverifiedConversions
 	c.UnverifiedViews += o.UnverifiedViews
+	c.VideoMeasured += o.VideoMeasured
+	c.VideoViews += o.VideoViews
 }
 
 // Events is how many events c counts: every count but Measured, which
@@ -120,7 +129,8 @@ func (c Counts) Verified(metric string) int64 {
 // CountOf adds to c the count of an event of type typ (an event line's
 // "type") and reports whether a report counts that type; measured says
 // the tag measured an impression's viewability, verified that a valid
-// decision token vouches for the event (its line's "verified").
+// decision token vouches for the event (its line's "verified"). A video
+// player's viewability events count only verified.
 func (c *Counts) CountOf(typ []byte, measured, verified bool) bool {
 	switch string(typ) {
 	case "impression":
@@ -156,6 +166,14 @@ func (c *Counts) CountOf(typ []byte, measured, verified bool) bool {
 		c.ThirdQuartiles++
 	case "complete":
 		c.Completes++
+	case "videoViewable", "videoNotViewable": // only a decision's: a beacon's measures nothing
+		if verified {
+			c.VideoMeasured++
+			if string(typ) == "videoViewable" {
+				c.VideoViews++
+			}
+		}
+	case "videoViewUndetermined":
 	default:
 		return false
 	}

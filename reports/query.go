@@ -50,29 +50,32 @@ type Query struct {
 }
 
 // Metrics are a report's figures: counts, and the rates made of them —
-// the click-through rate (clicks ÷ impressions), the viewability rate
-// (viewable ÷ measured impressions) and the video completion rate
+// the click-through rate (clicks ÷ impressions), the viewability rates
+// (viewable ÷ measured impressions: display by the tag, video by the
+// player, apart as GAM reports them) and the video completion rate
 // (completes ÷ starts), each 0 where it divides by 0 — and unique users.
 type Metrics struct {
 	Counts
-	CTR            float64 `json:"ctr"`
-	Viewability    float64 `json:"viewability"`
-	CompletionRate float64 `json:"completionRate"`
-	Uniques        *int64  `json:"uniques,omitempty"`
+	CTR              float64 `json:"ctr"`
+	Viewability      float64 `json:"viewability"`
+	VideoViewability float64 `json:"videoViewability"`
+	CompletionRate   float64 `json:"completionRate"`
+	Uniques          *int64  `json:"uniques,omitempty"`
 }
 
 // metricsOf is c with its rates. Where any impression is verified, CTR
 // is verified clicks ÷ verified impressions (a beacon cannot raise it);
 // else (the ad contract's ads, counted by beacons alone) clicks ÷
 // impressions. Viewability is verified views ÷ measured impressions:
-// only the tag measures, so it is display viewability, never above 1.
+// only the tag measures those, so it is display viewability, never above
+// 1; video viewability is the player's viewable ÷ measured.
 func metricsOf(c Counts) Metrics {
 	ctr := ratio(c.Clicks, c.Impressions)
 	if c.Impressions > c.UnverifiedImpressions {
 		ctr = ratio(c.Verified("clicks"), c.Verified("impressions"))
 	}
 	return Metrics{Counts: c, CTR: ctr, Viewability: ratio(c.Verified("views"), c.Measured),
-		CompletionRate: ratio(c.Completes, c.Starts)}
+		VideoViewability: ratio(c.VideoViews, c.VideoMeasured), CompletionRate: ratio(c.Completes, c.Starts)}
 }
 
 // ratio is n ÷ d, or 0 when d is 0.
@@ -508,10 +511,10 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			parts = r.Top
 		}
 		_, first := parts[0].label()
-		cw.Write(append(append([]string{first}, reportrow.Columns[:]...), "ctr", "viewability", "completion_rate"))
+		cw.Write(append(append([]string{first}, reportrow.Columns[:]...), "ctr", "viewability", "video_viewability", "completion_rate"))
 		for _, p := range parts {
 			value, _ := p.label()
-			cw.Write(append(counts([]string{inert(value)}, &p.Counts), ftoa(p.CTR), ftoa(p.Viewability), ftoa(p.CompletionRate)))
+			cw.Write(append(counts([]string{inert(value)}, &p.Counts), ftoa(p.CTR), ftoa(p.Viewability), ftoa(p.VideoViewability), ftoa(p.CompletionRate)))
 		}
 	default:
 		cw.Write(append(append([]string{"t"}, reportrow.Columns[:]...), "uniques"))

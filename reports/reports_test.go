@@ -7,21 +7,19 @@ import (
 	"log/slog"
 	"maps"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/maxmind/mmdbwriter"
-	"github.com/maxmind/mmdbwriter/mmdbtype"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"marquee"
 	"marquee/linkroute"
 	"marquee/reportrow"
 	"marquee/reports"
+	"marquee/reports/geoiptest"
 	"marquee/store"
 	"marquee/store/storetest"
 	"net/netip"
@@ -107,28 +105,7 @@ func TestCountry(t *testing.T) {
 // countries and opens it.
 func writeGeoIP(t *testing.T, networks map[string]string) *reports.GeoIP {
 	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoLite2-Country", RecordSize: 24})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for cidr, iso := range networks {
-		_, n, err := net.ParseCIDR(cidr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tree.Insert(n, mmdbtype.Map{"country": mmdbtype.Map{"iso_code": mmdbtype.String(iso)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "geo.mmdb")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tree.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := geoiptest.Write(t, networks)
 	geo, err := reports.OpenGeoIP(path)
 	if err != nil {
 		t.Fatal(err)
@@ -442,7 +419,7 @@ func TestSeriesGranularityAndTZ(t *testing.T) {
 		if err := utc.WriteCSV(&csv); err != nil {
 			t.Fatal(err)
 		}
-		if want := "t,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,uniques\n2026-11-18T00:00:00Z,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n2026-11-19T00:00:00Z,1,0,0,0,0,0,0,0,0,0,1,0,0,0,0\n2026-11-20T00:00:00Z,1,0,0,0,0,0,0,0,0,0,1,0,0,0,0\n"; csv.String() != want {
+		if want := "t,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,uniques\n2026-11-18T00:00:00Z,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n2026-11-19T00:00:00Z,1,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0\n2026-11-20T00:00:00Z,1,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0\n"; csv.String() != want {
 			t.Errorf("CSV =\n%s\nwant\n%s", csv.String(), want)
 		}
 	})
@@ -498,8 +475,8 @@ func TestCSVCellsAreInert(t *testing.T) {
 	if err := r.WriteCSV(&csv); err != nil {
 		t.Fatal(err)
 	}
-	zeros := strings.Repeat(",0", len(reportrow.Columns)+3) // the counts and three rates
-	want := "id," + strings.Join(reportrow.Columns[:], ",") + ",ctr,viewability,completion_rate\n"
+	zeros := strings.Repeat(",0", len(reportrow.Columns)+4) // the counts and four rates
+	want := "id," + strings.Join(reportrow.Columns[:], ",") + ",ctr,viewability,video_viewability,completion_rate\n"
 	for _, id := range []string{`"'=HYPERLINK(""http://x"")"`, "'+1", "'-spring", "'@SUM(A1)", "'\tx", "\"'\rx\"", "spring", "a=b"} {
 		want += id + zeros + "\n"
 	}
@@ -675,7 +652,7 @@ func TestBreakdownsByDimension(t *testing.T) {
 		}
 		var csv strings.Builder
 		if err := report(t, w, reports.Query{Entity: marquee.EntityLink, ID: split.ID, From: from, To: to, By: "referrer"}).WriteCSV(&csv); err != nil ||
-			!strings.HasPrefix(csv.String(), "referrer,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,ctr,viewability,completion_rate\nnews.example,0,40,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n") {
+			!strings.HasPrefix(csv.String(), "referrer,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,ctr,viewability,video_viewability,completion_rate\nnews.example,0,40,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n") {
 			t.Errorf("CSV by referrer = %q, %v", csv.String(), err)
 		}
 	})

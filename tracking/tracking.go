@@ -43,6 +43,11 @@ const (
 	Mute          = 'u'
 	Skip          = 'k'
 	Error         = 'x'
+	// VAST's ViewableImpression: the player measured the video impression
+	// and found it viewable, not viewable, or could not tell.
+	VideoViewable         = 'w'
+	VideoNotViewable      = 'n'
+	VideoViewUndetermined = 'd'
 	// Conversion is the advertiser's: its URL reaches the landing page
 	// through the click URL's {conversionUrl} macro.
 	Conversion = 'a'
@@ -51,7 +56,8 @@ const (
 // kindNames are the event types of the kinds, by kind byte.
 var kindNames = [128]string{Impression: "impression", View: "view", Click: "click",
 	Start: "start", FirstQuartile: "firstQuartile", Midpoint: "midpoint", ThirdQuartile: "thirdQuartile",
-	Complete: "complete", Pause: "pause", Mute: "mute", Skip: "skip", Error: "error", Conversion: "conversion"}
+	Complete: "complete", Pause: "pause", Mute: "mute", Skip: "skip", Error: "error", Conversion: "conversion",
+	VideoViewable: "videoViewable", VideoNotViewable: "videoNotViewable", VideoViewUndetermined: "videoViewUndetermined"}
 
 // KindName is the event type of kind ("impression", "view", "click",
 // "start", …: VAST's names for its tracking events), or "" for a byte

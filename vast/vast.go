@@ -97,7 +97,8 @@ func Compile(a Ad) (*Template, error) {
 		Impression:  []idURL{{ID: "marquee", URL: hole(tracking.Impression)}},
 		AdServingID: cdata{hole(ServingID)},
 		AdTitle:     a.Title,
-		Viewable:    &viewableImpression{ID: "marquee", Viewable: cdata{hole(tracking.View)}},
+		Viewable: &viewableImpression{ID: "marquee", Viewable: cdata{hole(tracking.VideoViewable)},
+			NotViewable: cdata{hole(tracking.VideoNotViewable)}, Undetermined: cdata{hole(tracking.VideoViewUndetermined)}},
 	}
 	lin := linear{Duration: clock(a.Duration)}
 	for _, e := range Events {
@@ -112,7 +113,7 @@ func Compile(a Ad) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vast: ad %d: %w", a.ID, err)
 	}
-	if bytes.Count(body, []byte{mark}) != 4+len(Events)+boolInt(a.Clickable) {
+	if bytes.Count(body, []byte{mark}) != 6+len(Events)+boolInt(a.Clickable) { // error, impression, serving id, the three viewable ones
 		return nil, fmt.Errorf("vast: ad %d: a field holds a byte 0x01", a.ID) // never: encoding/xml escapes it
 	}
 	t := &Template{head: []byte(`<Ad id="` + id + `"`)}
@@ -178,9 +179,11 @@ type (
 		ID  string `xml:"id,attr"`
 		URL string `xml:",cdata"`
 	}
-	viewableImpression struct {
-		ID       string `xml:"id,attr"`
-		Viewable cdata  `xml:"Viewable"`
+	viewableImpression struct { // the player's measurement: video viewability is Viewable ÷ (Viewable + NotViewable)
+		ID           string `xml:"id,attr"`
+		Viewable     cdata  `xml:"Viewable"`
+		NotViewable  cdata  `xml:"NotViewable"`
+		Undetermined cdata  `xml:"ViewUndetermined"`
 	}
 	creative struct {
 		ID            string        `xml:"id,attr"`

@@ -41,8 +41,8 @@ func TestHostileFields(t *testing.T) {
 			t.Errorf("AdTitle = %q; want %q", got.Ad.Title, want)
 		}
 		if got.Ad.Sequence != "2" || got.Ad.Duration != "01:02:03.456" || got.Ad.Media != "https://cdn.test/v.mp4?a=1&b=]]>" ||
-			got.Ad.Serving != "https://ads.test/t/D/TOKEN" || holes != 12 {
-			t.Errorf("title %q: %+v, %d holes; want sequence 2, 01:02:03.456, the media URL, the serving id's hole, 12 holes", title, got.Ad, holes)
+			got.Ad.Serving != "https://ads.test/t/D/TOKEN" || holes != 14 {
+			t.Errorf("title %q: %+v, %d holes; want sequence 2, 01:02:03.456, the media URL, the serving id's hole, 14 holes (3 of them ViewableImpression's)", title, got.Ad, holes)
 		}
 	}
 }

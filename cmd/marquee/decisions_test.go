@@ -77,33 +77,21 @@ func TestDecisionsOverHTTP(t *testing.T) {
 		}
 	}
 
-	client := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	fire := func(url string) *http.Response {
-		t.Helper()
-		req, _ := http.NewRequest("GET", url, nil)
-		req.Header.Set("User-Agent", iphoneUA)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
-	}
 	for range 3 { // fired three times, counted once
-		if resp := fire(a[0].ImpressionURL); resp.StatusCode != 204 {
+		if resp := fire(t, a[0].ImpressionURL); resp.StatusCode != 204 {
 			t.Fatalf("impression URL = %d", resp.StatusCode)
 		}
 	}
 	tampered := a[0].ImpressionURL[:len(a[0].ImpressionURL)-3] + "AAA"
-	if resp := fire(tampered); resp.StatusCode != 400 {
+	if resp := fire(t, tampered); resp.StatusCode != 400 {
 		t.Errorf("a tampered URL = %d; want 400", resp.StatusCode)
 	}
 	if unknown := strings.Replace(a[0].ImpressionURL, "/t/i/", "/t/z/", 1); unknown == a[0].ImpressionURL {
 		t.Errorf("impression URL %q is not /t/i/{token}", a[0].ImpressionURL)
-	} else if resp := fire(unknown); resp.StatusCode != 400 {
+	} else if resp := fire(t, unknown); resp.StatusCode != 400 {
 		t.Errorf("a URL of an unknown kind = %d; want 400", resp.StatusCode)
 	}
-	resp := fire(a[0].ClickURL)
+	resp := fire(t, a[0].ClickURL)
 	if resp.StatusCode != 302 || resp.Header.Get("Location") != "https://acme.test/?from=side&c=1&ad=1" {
 		t.Errorf("click = %d to %q; want 302 to the filled click URL", resp.StatusCode, resp.Header.Get("Location"))
 	}

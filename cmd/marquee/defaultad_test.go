@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -48,11 +47,9 @@ func TestDefaultAdFillsEmptySlots(t *testing.T) {
 	if len(got) != 1 || !got[0].Default || got[0].AdID != "2" || got[0].CampaignID != "" || got[0].ImpressionURL == "" {
 		t.Fatalf("at the campaign's cap: %+v; want the default ad 2, \"default\":true, no campaignId, an impression URL", got)
 	}
-	resp, err := http.Get(got[0].ImpressionURL)
-	if err != nil {
-		t.Fatal(err)
+	if s := fire(t, got[0].ImpressionURL).StatusCode; s != 204 {
+		t.Fatalf("the default ad's impression URL = %d; want 204", s)
 	}
-	resp.Body.Close()
 	eventually(t, 5*time.Second, func() string {
 		var s struct{ Totals struct{ Impressions int64 } }
 		r := in.admin("GET", "/api/v1/ad/2/stats?bots=include", "")

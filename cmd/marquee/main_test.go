@@ -175,15 +175,25 @@ type response struct {
 // do sends a request; token "" sends no Authorization header.
 func (in *instance) do(method, path, token, contentType, body string) response {
 	in.t.Helper()
+	if token == "" {
+		return in.doHeaders(method, path, contentType, body)
+	}
+	return in.doHeaders(method, path, contentType, body, "Authorization", "Bearer "+token)
+}
+
+// doHeaders sends a request with header's pairs (name, value, …) and no
+// credentials but those.
+func (in *instance) doHeaders(method, path, contentType, body string, header ...string) response {
+	in.t.Helper()
 	req, err := http.NewRequest(method, in.url+path, strings.NewReader(body))
 	if err != nil {
 		in.t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -197,19 +207,30 @@ func (in *instance) do(method, path, token, contentType, body string) response {
 // get sends a GET with the admin token and header (name, value, …).
 func (in *instance) get(path string, header ...string) response {
 	in.t.Helper()
-	req, _ := http.NewRequest("GET", in.url+path, nil)
-	req.Header.Set("Authorization", "Bearer "+in.token)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		in.t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return response{resp.StatusCode, resp.Header, string(b)}
+	return in.doHeaders("GET", path, "", "", append([]string{"Authorization", "Bearer " + in.token}, header...)...)
 }
+
+// fire fires a tracking URL as a phone's browser does (an iPhone's
+// User-Agent), without following its redirect, and returns the answer
+// (its body read and closed).
+func fire(t testing.TB, url string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("User-Agent", iphoneUA)
+	resp, err := noRedirects.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
+}
+
+// noRedirects is a client that answers a redirect as it is.
+var noRedirects = &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 func (in *instance) admin(method, path, body string) response {
 	return in.do(method, path, in.token, "application/json", body)

@@ -654,7 +654,7 @@ func TestVASTPlayerInBrowser(t *testing.T) {
 		t.Fatalf("a VAST request with a bad country played %q", got)
 	}
 	want := map[string]float64{"impressions": 2, "starts": 2, "firstQuartiles": 1, "midpoints": 1, "thirdQuartiles": 1, "completes": 1,
-		"completionRate": 0.5, "views": 1}
+		"completionRate": 0.5, "videoMeasured": 1, "videoViews": 1, "videoViewability": 1, "views": 0}
 	eventually(t, 10*time.Second, func() string {
 		got := ads.totals("preroll")
 		for k, v := range want {
@@ -669,7 +669,7 @@ func TestVASTPlayerInBrowser(t *testing.T) {
 	for _, e := range eventLines(t, ads.data) {
 		types[fmt.Sprint(e["type"])]++
 	}
-	for k, n := range map[string]int{"impression": 2, "start": 2, "pause": 1, "mute": 1, "skip": 1, "complete": 1, "view": 1} {
+	for k, n := range map[string]int{"impression": 2, "start": 2, "pause": 1, "mute": 1, "skip": 1, "complete": 1, "videoViewable": 1} {
 		if types[k] != n {
 			t.Errorf("event files hold %d %s events; want %d (all: %v)", types[k], k, n, types)
 		}

@@ -3,44 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/maxmind/mmdbwriter"
-	"github.com/maxmind/mmdbwriter/mmdbtype"
+	"marquee/reports/geoiptest"
 )
-
-// geoIPFile writes a MaxMind-format database mapping networks to
-// countries and returns its path.
-func geoIPFile(t *testing.T, networks map[string]string) string {
-	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoLite2-Country", RecordSize: 24})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for cidr, iso := range networks {
-		_, n, _ := net.ParseCIDR(cidr)
-		if err := tree.Insert(n, mmdbtype.Map{"country": mmdbtype.Map{"iso_code": mmdbtype.String(iso)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "geo.mmdb")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := tree.WriteTo(f); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // Targeting fails closed: a campaign for US and CA on the web does not
 // serve a viewer of unknown country, nor an Android browser that sends no
@@ -50,7 +18,7 @@ func geoIPFile(t *testing.T, networks map[string]string) string {
 // decision's country and platform, so that reports break tag traffic down
 // by them.
 func TestTargetingFailsClosed(t *testing.T) {
-	geo := geoIPFile(t, map[string]string{"81.2.69.0/24": "US", "5.6.7.0/24": "DE"})
+	geo := geoiptest.Write(t, map[string]string{"81.2.69.0/24": "US", "5.6.7.0/24": "DE"})
 	in := start(t, t.TempDir(), nil, "-geoip", geo, "-trusted-proxies", "127.0.0.1/32", "-reports-flush", "100ms")
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
@@ -105,23 +73,4 @@ func TestTargetingFailsClosed(t *testing.T) {
 	if s := in.stats("/api/v1/campaigns/1/stats?by=platform&bots=include"); len(s.Breakdown) != 1 || s.Breakdown[0].Platform != "web" {
 		t.Errorf("campaign by platform = %+v; want web (the decision's, not the pixel's Android)", s.Breakdown)
 	}
-}
-
-// doHeaders sends a request without credentials, with header's pairs.
-func (in *instance) doHeaders(method, path, contentType, body string, header ...string) response {
-	in.t.Helper()
-	req, _ := http.NewRequest(method, in.url+path, strings.NewReader(body))
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		in.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return response{resp.StatusCode, resp.Header, string(b)}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/xml"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -34,7 +33,9 @@ type vastDoc struct {
 			AdServingID string `xml:"AdServingId"`
 			AdTitle     string
 			Viewable    struct {
-				Viewable []string `xml:"Viewable"`
+				Viewable     []string `xml:"Viewable"`
+				NotViewable  []string `xml:"NotViewable"`
+				Undetermined []string `xml:"ViewUndetermined"`
 			} `xml:"ViewableImpression"`
 			Creatives []struct {
 				ID            string `xml:"id,attr"`
@@ -106,7 +107,9 @@ func TestVASTOverHTTP(t *testing.T) {
 		t.Errorf("InLine = %+v; want AdSystem Marquee, the ad's title, a 128-bit AdServingId", il)
 	}
 	if len(il.Impression) != 1 || !strings.HasPrefix(il.Impression[0].URL, in.url+"/t/i/") || len(il.Viewable.Viewable) != 1 ||
-		!strings.HasPrefix(il.Viewable.Viewable[0], in.url+"/t/v/") || len(il.Error) != 1 || !strings.HasSuffix(il.Error[0], "?code=[ERRORCODE]") {
+		!strings.HasPrefix(il.Viewable.Viewable[0], in.url+"/t/w/") || len(il.Viewable.NotViewable) != 1 || !strings.HasPrefix(il.Viewable.NotViewable[0], in.url+"/t/n/") ||
+		len(il.Viewable.Undetermined) != 1 || !strings.HasPrefix(il.Viewable.Undetermined[0], in.url+"/t/d/") ||
+		len(il.Error) != 1 || !strings.HasSuffix(il.Error[0], "?code=[ERRORCODE]") {
 		t.Fatalf("InLine's URLs: impression %+v, viewable %+v, error %q", il.Impression, il.Viewable, il.Error)
 	}
 	if len(il.Creatives) != 1 || il.Creatives[0].Linear == nil || il.Creatives[0].UniversalAdID.IDRegistry == "" {
@@ -130,38 +133,26 @@ func TestVASTOverHTTP(t *testing.T) {
 		}
 	}
 
-	client := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	fire := func(url string) int {
-		t.Helper()
-		req, _ := http.NewRequest("GET", url, nil)
-		req.Header.Set("User-Agent", iphoneUA) // not a bot: reports count it
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
 	// A player fills the macros it knows and may leave the others as they are.
 	for _, u := range []string{il.Impression[0].URL + "?ts=[TIMESTAMP]", il.Viewable.Viewable[0], strings.Replace(il.Error[0], "[ERRORCODE]", "405", 1)} {
 		for range 2 {
-			if s := fire(u); s != 204 {
+			if s := fire(t, u).StatusCode; s != 204 {
 				t.Fatalf("GET %s = %d; want 204", u, s)
 			}
 		}
 	}
 	for _, e := range want {
 		for range 2 { // fired twice, counted once
-			if s := fire(events[e] + "?cb=[CACHEBUSTING]&t=2026-11-26T10%3A00%3A00Z"); s != 204 {
+			if s := fire(t, events[e]+"?cb=[CACHEBUSTING]&t=2026-11-26T10%3A00%3A00Z").StatusCode; s != 204 {
 				t.Fatalf("%s URL = %d; want 204", e, s)
 			}
 		}
 	}
 	tampered := events["complete"][:len(events["complete"])-4] + "AAAA"
-	if s := fire(tampered); s != 400 {
+	if s := fire(t, tampered).StatusCode; s != 400 {
 		t.Errorf("a tampered complete URL = %d; want 400", s)
 	}
-	if s := fire(lin.ClickThrough); s != 302 {
+	if s := fire(t, lin.ClickThrough).StatusCode; s != 302 {
 		t.Errorf("ClickThrough = %d; want 302", s)
 	}
 
@@ -181,9 +172,10 @@ func TestVASTOverHTTP(t *testing.T) {
 
 	eventually(t, 5*time.Second, func() string {
 		s := in.stats("/api/v1/campaigns/1/stats")
-		if x := s.Totals; x.Impressions != 1 || x.Views != 1 || x.Clicks != 1 || x.Starts != 1 || x.FirstQuartiles != 1 || x.Midpoints != 1 ||
-			x.ThirdQuartiles != 1 || x.Completes != 1 || x.CompletionRate != 1 || x.Measured != 0 {
-			return fmt.Sprintf("campaign 1: %+v; want each event once, completion rate 1, nothing measured by a tag", x)
+		if x := s.Totals; x.Impressions != 1 || x.Views != 0 || x.Clicks != 1 || x.Starts != 1 || x.FirstQuartiles != 1 || x.Midpoints != 1 ||
+			x.ThirdQuartiles != 1 || x.Completes != 1 || x.CompletionRate != 1 || x.Measured != 0 || x.Viewability != 0 ||
+			x.VideoMeasured != 1 || x.VideoViews != 1 || x.VideoViewability != 1 {
+			return fmt.Sprintf("campaign 1: %+v; want each event once, completion rate 1, nothing measured by a tag, the player's viewable impression: video viewability 1", x)
 		}
 		return ""
 	})
@@ -196,7 +188,7 @@ func TestVASTOverHTTP(t *testing.T) {
 			code = e["code"]
 		}
 	}
-	for _, e := range append(want, "impression", "view", "click", "error") {
+	for _, e := range append(want, "impression", "videoViewable", "click", "error") {
 		if types[e] != 1 {
 			t.Errorf("event files hold %d %s events; want 1 (all: %v)", types[e], e, types)
 		}

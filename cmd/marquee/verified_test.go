@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -33,20 +32,8 @@ func TestOnlyVerifiedEventsDeliverAndBill(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"CPC",`+flight+`,"priority":"sponsorship","price":{"model":"cpc","amount":1.5},"goal":{"metric":"clicks","total":5}}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"img",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
-	client := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	fire := func(url string) int {
-		t.Helper()
-		req, _ := http.NewRequest("GET", url, nil)
-		req.Header.Set("User-Agent", iphoneUA)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
 	for range 5 {
-		if s := fire(in.url + "/e?type=click&campaign=1&ad=1"); s != 204 {
+		if s := fire(t, in.url+"/e?type=click&campaign=1&ad=1").StatusCode; s != 204 {
 			t.Fatalf("anonymous click beacon = %d", s)
 		}
 	}
@@ -61,13 +48,13 @@ func TestOnlyVerifiedEventsDeliverAndBill(t *testing.T) {
 		return got.Decisions["a"][0].ImpressionURL, got.Decisions["a"][0].ClickURL
 	}
 	_, orphanClick := decide() // its impression never fires
-	if s := fire(orphanClick); s != 302 {
+	if s := fire(t, orphanClick).StatusCode; s != 302 {
 		t.Fatalf("click = %d", s)
 	}
 	imp, click := decide()
 	video := strings.Replace(imp, "/t/i/", "/t/e/", 1) // a "complete" of an image ad
 	for _, u := range []string{video, imp, click, click} {
-		fire(u)
+		fire(t, u)
 	}
 	campaign := func() verifiedStats {
 		var v verifiedStats
