@@ -949,3 +949,39 @@ func TestDefaultAd(t *testing.T) {
 		t.Errorf("the default ad deleted: %+v; want nothing", got[0])
 	}
 }
+
+// Explain's chance of each ad is what decisions do: over 10,000 decisions
+// of a campaign of weight 1 with three ads and one of weight 2 with one,
+// each ad's measured share is within 2 points of its chance (1/9 for
+// each of the three, 2/3 for the other).
+func TestExplainChanceMatchesDecisions(t *testing.T) {
+	w := newWorld(t)
+	three := w.camp(marquee.PriorityStandard, 1, nil)
+	one := w.camp(marquee.PriorityStandard, 2, nil)
+	for range 3 {
+		w.ad(three, "300x250", nil)
+	}
+	w.ad(one, "300x250", nil)
+	w.ready(side)
+	rnd := rand.New(rand.NewPCG(8, 8))
+	r := &delivery.Request{Slots: slot("side", 1)}
+	_, why := w.e.Explain(context.Background(), r, now, rnd)
+	chance := map[int64]float64{}
+	for _, c := range why[0] {
+		chance[c.AdID] = c.Chance
+	}
+	const n = 10_000
+	got := map[int64]int{}
+	for range n {
+		got[w.e.Decide(context.Background(), r, now, rnd)[0][0].Ad.ID]++
+	}
+	for _, ad := range w.ads {
+		measured := float64(got[ad.ID]) / n
+		if math.Abs(measured-chance[ad.ID]) > 0.02 {
+			t.Errorf("ad %d: explain's chance %.3f, measured %.3f over %d decisions; want within 2 points", ad.ID, chance[ad.ID], measured, n)
+		}
+	}
+	if want := 2.0 / 3; math.Abs(chance[4]-want) > 1e-9 {
+		t.Errorf("the one ad of the weight-2 campaign: chance %.3f; want %.3f", chance[4], want)
+	}
+}

@@ -75,7 +75,11 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 				list[i].ECPM = float64(c.ECPM) / 1e6
 			}
 		}
-		total := 0
+		// A decision draws a campaign by weight, then one of its eligible
+		// ads, each as likely: an ad's chance is its campaign's weight over
+		// the weights of the competing campaigns (each once, whatever its
+		// number of ads), shared among the campaign's eligible ads.
+		total, ads := 0, map[int64]int{} // ads: each competing campaign's eligible ads
 		for i := range list {
 			c := plan.campaigns[list[i].CampaignID]
 			if list[i].Status == "eligible" && c.Tier > best {
@@ -85,13 +89,16 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 				list[i].Status = Outbid
 			}
 			if (list[i].Status == "eligible" || list[i].Status == "chosen") && c.Tier == best {
-				total += c.Weight
+				if ads[c.ID]++; ads[c.ID] == 1 {
+					total += c.Weight
+				}
 			}
 		}
 		for i := range list {
 			if list[i].Status == "eligible" || list[i].Status == "chosen" {
-				list[i].Weight = plan.campaigns[list[i].CampaignID].Weight
-				list[i].Chance = float64(list[i].Weight) / float64(max(total, 1))
+				c := plan.campaigns[list[i].CampaignID]
+				list[i].Weight = c.Weight
+				list[i].Chance = float64(c.Weight) / float64(max(total, 1)) / float64(max(ads[c.ID], 1))
 			}
 		}
 		slices.SortFunc(list, func(a, b Candidate) int {

@@ -204,6 +204,14 @@ func (r requester) audited(h storeHandler) storeHandler {
 	}
 }
 
+// auditedAs is audited for a route whose change is action (pause,
+// resume, archive, import): what happened, not the HTTP method.
+func (r requester) auditedAs(action string, h storeHandler) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		return h(r.audit(sctx, ctx, action, nil), ctx)
+	}
+}
+
 // withFields sets the changed fields of the audit sctx carries.
 func withFields(sctx context.Context, fields []string) context.Context {
 	a, ok := marquee.AuditFrom(sctx)

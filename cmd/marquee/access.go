@@ -91,7 +91,7 @@ func runKeys(ctx context.Context, args []string, getenv func(string) string, std
 		fs, data, db = accessFlags("keys revoke", "keys revoke -id N", "Revokes a key: every instance refuses it within a second.", stderr)
 		id = fs.Int64("id", 0, "the key to revoke")
 	default:
-		return fmt.Errorf("unknown subcommand %q\n%s", sub, keysUsage)
+		return unknownSubcommand("keys", sub, "create", "list", "revoke")
 	}
 	if err := parseFlags(fs, args[1:], getenv); err != nil {
 		return err
@@ -191,7 +191,7 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 		"remove":   {"users remove -email E", "Deletes a user; the last owner cannot be removed."},
 	}[sub]
 	if !ok {
-		return fmt.Errorf("unknown subcommand %q\n%s", sub, usersUsage)
+		return unknownSubcommand("users", sub, "list", "add", "role", "remove", "password")
 	}
 	fs, data, db := accessFlags("users "+sub, what[0], what[1], stderr)
 	var email, role *string

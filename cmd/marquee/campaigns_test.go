@@ -93,8 +93,16 @@ func TestCampaignsOverHTTP(t *testing.T) {
 	created("/api/v1/advertisers", `{"name":"Acme"}`) // the name is free again
 
 	r := in.admin("GET", "/api/v1/audit?entity=campaign", "")
-	if !strings.Contains(r.body, `"action":"create"`) || !strings.Contains(r.body, `"fields":["state"]`) {
-		t.Errorf("audit of campaigns = %s; want the creation and the state changes", r.body)
+	for _, action := range []string{"create", "pause", "resume", "archive"} {
+		if !strings.Contains(r.body, `"action":"`+action+`"`) {
+			t.Errorf("audit of campaigns = %s; want the creation, the pause, the resume and the archive named so", r.body)
+		}
+	}
+	if strings.Contains(r.body, `"action":"delete"`) || !strings.Contains(r.body, `"fields":["state"]`) {
+		t.Errorf("audit of campaigns = %s; want the state changes' fields, and no delete (a campaign is archived)", r.body)
+	}
+	if r := in.admin("GET", "/api/v1/audit?entity=advertiser", ""); !strings.Contains(r.body, `"action":"archive"`) {
+		t.Errorf("audit of advertisers = %s; want its archive", r.body)
 	}
 }
 

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,4 +137,57 @@ func TestUsersCommands(t *testing.T) {
 	}
 	in = start(t, data, nil)
 	in.signIn(t, `{"email":"o@example.com","password":"a long passphrase"}`)
+}
+
+// A typo of a command, or of one of serve's flags, names the right one,
+// says where the rest are listed in one line (not the whole usage), and
+// exits 2 — the process, as a shell sees it — without creating the data
+// directory; so do a bad flag value and an address already in use (exit
+// 1). --version and -version print the version.
+func TestTyposSuggestAndCreateNothing(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serv"}, 2, `unknown command "serv"; did you mean serve?`},
+		{[]string{"sed"}, 2, `did you mean seed?`},
+		{[]string{"bnch"}, 2, `did you mean bench?`},
+		{[]string{"linx"}, 2, `did you mean links?`},
+		{[]string{"restor"}, 2, `did you mean restore?`},
+		{[]string{"serve", "-adr", ":0"}, 2, "flag provided but not defined: -adr; did you mean -addr? (marquee serve -h lists its flags)"},
+		{[]string{"serve", "-privcy", "strict"}, 2, "did you mean -privacy?"},
+		{[]string{"serve", "-privacy", "strcit"}, 2, `-privacy: privacy mode "strcit"`},
+		{[]string{"serve", "-addr", busy.Addr().String()}, 1, "address already in use"},
+	} {
+		data := filepath.Join(t.TempDir(), "data")
+		cmd := exec.Command(os.Args[0], append(c.args, "-data", data)...)
+		if len(c.args) == 1 {
+			cmd = exec.Command(os.Args[0], c.args...)
+		}
+		cmd.Env = append(os.Environ(), "MARQUEE_TEST_RUN_MAIN=1", "MARQUEE_DATA="+data)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		code := 0
+		if e, ok := err.(*exec.ExitError); ok {
+			code = e.ExitCode()
+		}
+		if code != c.code || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") > 3 {
+			t.Errorf("marquee %s: exit %d, stderr %q; want exit %d and one line with %q", strings.Join(c.args, " "), code, stderr.String(), c.code, c.want)
+		}
+		if _, err := os.Stat(data); !os.IsNotExist(err) {
+			t.Errorf("marquee %s created the data directory %s", strings.Join(c.args, " "), data)
+		}
+	}
+	for _, v := range []string{"--version", "-version", "version"} {
+		if out, _, err := runCLI(t, "", v); err != nil || !strings.HasPrefix(out, "marquee ") {
+			t.Errorf("marquee %s = %v, %q; want the version", v, err, out)
+		}
+	}
 }

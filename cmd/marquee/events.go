@@ -273,7 +273,7 @@ func runEvents(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if sub != "cat" {
-		return fmt.Errorf("unknown subcommand %q\n%s", sub, eventsUsage)
+		return unknownSubcommand("events", sub, "cat")
 	}
 	files := args[1:]
 	if len(files) > 0 && files[0] == "--" {
@@ -427,7 +427,7 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	if sub != "rebuild" {
-		return fmt.Errorf("unknown subcommand %q\n%s", sub, reportsUsage)
+		return unknownSubcommand("reports", sub, "rebuild")
 	}
 	fs := newFlags("reports rebuild", "reports rebuild -from T -to T [-data DIR] [-db DB]",
 		"Recomputes whole UTC days of a data directory's reports from its event files (stop that instance first).", stderr)

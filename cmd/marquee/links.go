@@ -34,7 +34,7 @@ func runLinks(ctx context.Context, args []string, getenv func(string) string, st
 	case "export":
 		return runLinksExport(ctx, args[1:], getenv, stdout, stderr)
 	}
-	return fmt.Errorf("unknown subcommand %q\n%s", sub, linksUsage)
+	return unknownSubcommand("links", sub, "import", "export")
 }
 
 func runLinksImport(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

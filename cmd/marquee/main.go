@@ -22,9 +22,66 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "marquee:", err)
+		var u usageError
+		if errors.As(err, &u) {
+			os.Exit(2) // as flag's ExitOnError does: the command line was wrong
+		}
 		os.Exit(1)
 	}
 }
+
+// usageError is a command line that names no command or flag of
+// Marquee's, or gives a flag a bad value: the process exits 2, and
+// nothing was created on disk.
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+// suggest is the name of names nearest to typo, as "; did you mean
+// X?", or "" when none is near (an edit distance of at most a third of
+// the longer name, and 2 at least).
+func suggest(typo string, names []string, prefix string) string {
+	best, bestD := "", 1<<30
+	for _, n := range names {
+		if d := editDistance(typo, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" || bestD > max(2, max(len(typo), len(best))/3) {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s%s?", prefix, best)
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// unknownSubcommand is the usageError of sub, which is none of command's
+// subcommands subs.
+func unknownSubcommand(command, sub string, subs ...string) error {
+	return usageError{fmt.Errorf("unknown subcommand %q%s (marquee %s -h lists them)", sub, suggest(sub, subs, command+" "), command)}
+}
+
+// commands are the commands dispatch knows, for suggestions.
+var commands = []string{"serve", "seed", "bench", "events", "reports", "links", "keys", "users", "hello", "version", "healthcheck", "backup", "restore", "privacy", "help"}
 
 const usage = `usage: marquee <command> [flags]
 
@@ -85,7 +142,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runUsers(ctx, rest, getenv, stdin, stdout, stderr)
 	case "hello":
 		return runHello(ctx, rest, getenv, stdout, stderr)
-	case "version":
+	case "version", "-version", "--version":
 		return runVersion(rest, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, rest, getenv, stdout, stderr)
@@ -99,8 +156,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	return usageError{fmt.Errorf("unknown command %q%s (marquee -h lists the commands)", cmd, suggest(cmd, commands, ""))}
 }
 
 // newFlags is the flag set of command name, whose usage (on -h, or after
@@ -138,22 +194,40 @@ func subcommand(args []string, usage string, stdout io.Writer) (string, error) {
 }
 
 // parseFlags parses args into fs, then fills every flag not given on the
-// command line from MARQUEE_<NAME> (upper-case, "-" as "_").
+// command line from MARQUEE_<NAME> (upper-case, "-" as "_"). Asked for
+// help, it prints the usage; a bad flag is a usageError that names it,
+// the nearest flag when one is near, and where the others are listed —
+// not the whole list.
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	if err := fs.Parse(args); err != nil {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage()
 		return err
+	case err != nil:
+		hint := ""
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			hint = suggest(strings.TrimPrefix(name, "-"), names, "-")
+		}
+		return usageError{fmt.Errorf("%w%s (marquee %s -h lists its flags)", err, hint, fs.Name())}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+		return usageError{fmt.Errorf("unexpected arguments: %q (marquee %s -h lists its flags)", fs.Args(), fs.Name())}
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		env := "MARQUEE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v := getenv(env); v != "" && !given[f.Name] && err == nil {
 			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s=%q: %w", env, v, e)
+				err = usageError{fmt.Errorf("%s=%q: %w", env, v, e)}
 			}
 		}
 	})

@@ -35,7 +35,7 @@ func runPrivacy(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	if sub != "export" {
-		return fmt.Errorf("unknown subcommand %q\n%s", sub, privacyUsage)
+		return unknownSubcommand("privacy", sub, "export")
 	}
 	fs := newFlags("privacy export", "privacy export -user KEY", "Prints what the event files hold about a user key.", stderr)
 	var cfg serveConfig

@@ -179,6 +179,13 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.maxConns < 1 || c.maxConnsPerIP < 0 || c.readTimeout <= 0 {
 		return c, fmt.Errorf("-max-conns and -read-timeout must be positive and -max-conns-per-ip at least 0")
 	}
+	// Every value is checked here, before anything is created on disk.
+	if _, err := privacy.ParseMode(c.privacy); err != nil {
+		return c, usageError{fmt.Errorf("-privacy: %w", err)}
+	}
+	if c.remnant != delivery.RemnantWeight && c.remnant != delivery.RemnantECPM {
+		return c, usageError{fmt.Errorf("-remnant: remnant campaigns compete by %q or %q, not %q", delivery.RemnantWeight, delivery.RemnantECPM, c.remnant)}
+	}
 	if n, err := parseBytes(c.capsMemory); err != nil || n < 1<<20 {
 		return c, fmt.Errorf("-caps-memory %q: want bytes with a unit, at least 1MiB", c.capsMemory)
 	}
@@ -205,6 +212,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	cfg, err := parseServe(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	// An address that cannot be listened on fails before the data
+	// directory, its keys and its store are made (listening itself waits
+	// until the index is loaded, so that no connection waits for it).
+	if ln, err := net.Listen("tcp", cfg.addr); err != nil {
+		return fmt.Errorf("-addr %s: %w", cfg.addr, err)
+	} else {
+		ln.Close()
 	}
 	return serve(ctx, cfg, jsonLog(stderr), func(addr net.Addr) {
 		if isTerminal(stdout) {

@@ -1459,7 +1459,7 @@
   route(/^\/audit$/, 'keys:admin', async (_, q) => {
     const offset = +q.get('offset') || 0, limit = 50;
     const actor = el('input', { type: 'text', value: q.get('actor') || '' });
-    const entity = el('select', {}, ['', 'ad', 'link', 'key', 'user', 'session', 'webhook'].map(e => el('option', { value: e, text: e || 'every kind', selected: e === (q.get('entity') || '') })));
+    const entity = el('select', {}, ['', 'ad', 'link', 'advertiser', 'campaign', 'placement', 'key', 'user', 'session', 'webhook', 'subject'].map(e => el('option', { value: e, text: e || 'every kind', selected: e === (q.get('entity') || '') })));
     const qs = o => 'actor=' + encodeURIComponent(actor.value) + '&entity=' + entity.value + '&offset=' + o;
     const page = await api('GET', '/api/v1/audit?limit=' + limit + '&' + qs(offset));
     const form = el('form', { class: 'row', onsubmit: ev => { ev.preventDefault(); go('#/audit?' + qs(0)); } },
