@@ -56,6 +56,17 @@ type Creative struct {
 	DurationMs  int    `json:"durationMs,omitempty"`
 }
 
+// Warnings names what of c is served but likely not as meant, by field:
+// without a clickUrl a click on the ad goes nowhere and counts nothing
+// (nothing links an image or a native card, and a video has no
+// ClickThrough). Nil when nothing is amiss.
+func (c *Creative) Warnings() Problems {
+	if c == nil || c.ClickURL != "" {
+		return nil
+	}
+	return Problems{"creative.clickUrl": "is empty: the ad is served, but a click on it goes nowhere and counts nothing"}
+}
+
 // Size is the creative's "WxH", or "" without one.
 func (c *Creative) Size() string {
 	if c.Width == 0 || c.Height == 0 {

@@ -202,7 +202,7 @@ func adID(ctx *fasthttp.RequestCtx) (int64, error) { return pathID(ctx, adRouteP
 // adCreated answers a created ad: its id, and where to read it.
 func adCreated(a marquee.Ad) (location string, body any) {
 	id := strconv.FormatInt(a.ID, 10)
-	if a.Warnings != nil { // beyond the contract: only an ad with a campaign has any
+	if a.Warnings != nil { // beyond the contract: only an ad with a campaign or a creative has any
 		return adRoutePrefix + id, map[string]any{"id": id, "warnings": a.Warnings}
 	}
 	return adRoutePrefix + id, map[string]string{"id": id}

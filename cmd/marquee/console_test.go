@@ -757,7 +757,13 @@ func TestCampaignsInBrowser(t *testing.T) {
 		t.Errorf("the preview image is %v; want 300x250 at its natural width 300", size)
 	}
 	b.do("limit it to home-top, save", click(`[data-field="placements"] input[value="home-top"]`), click(`#ad-form button[type=submit]`))
-	ad := strings.TrimPrefix(b.waitHash(`^#/ads/\d+$`), "#/ads/")
+	// Saved without a click URL: the API's warning is shown beside the
+	// creative's field, on the new ad's editor.
+	ad := strings.TrimSuffix(strings.TrimPrefix(b.waitHash(`^#/ads/\d+/edit$`), "#/ads/"), "/edit")
+	b.do("the warning", chromedp.WaitVisible(chromedp.CSS(`#saved-with-warnings`)))
+	if w := eval[string](b, `[...document.querySelectorAll('#ad-form .warning')].map(w => w.closest('[data-field]').dataset.field + ': ' + w.textContent).join('; ')`); !strings.Contains(w, "creative") || !strings.Contains(w, "goes nowhere") {
+		t.Errorf("warnings beside the fields: %q; want the creative's empty click URL", w)
+	}
 	if r := in.get("/api/v1/ad/" + ad); !strings.Contains(r.body, `"campaignId":"`+camp+`"`) || !strings.Contains(r.body, `"image":"/assets/`) ||
 		!strings.Contains(r.body, `"placements":["home-top"]`) || !strings.Contains(r.body, `"width":300,"height":250`) {
 		t.Fatalf("the API has ad %s as %s", ad, r.body)

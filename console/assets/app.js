@@ -169,6 +169,25 @@
   const parentKey = k => { const m = k.match(/^(.*?)(\.[^.[\]]+|\[\d+\])$/); return m ? m[1] : ''; };
   // showProblems puts each of the API's problems beside the field it names
   // (its data-field, or the nearest enclosing one), and the rest at the top.
+  // savedWarnings are the warnings of the last save, shown by the editor
+  // it leads to: {id, warnings}.
+  let savedWarnings = null;
+
+  // showWarnings shows, beside each field, what the API warned of on a
+  // save that succeeded, and a notice saying so with a way on (href).
+  function showWarnings(form, warnings, href) {
+    const left = [];
+    for (const [key, msg] of Object.entries(warnings)) {
+      let k = key, f = null;
+      while (k && !(f = form.querySelector('[data-field="' + CSS.escape(k) + '"]'))) k = parentKey(k);
+      if (!f) { left.push(key + ': ' + msg); continue; }
+      f.append(el('div', { class: 'warning', role: 'status', text: (k === key ? '' : key + ': ') + msg }));
+    }
+    form.prepend(el('div', { class: 'notice', id: 'saved-with-warnings', role: 'status' },
+      el('p', { text: 'Saved, with warnings: the ad serves as it is; change what is marked below, or ' }), el('a', { href, text: 'see the ad' }),
+      left.length ? el('ul', {}, left.map(t => el('li', { text: t }))) : null));
+  }
+
   function showProblems(form, e) {
     form.querySelectorAll('.problem').forEach(p => p.remove());
     form.querySelectorAll('.field.bad').forEach(f => f.classList.remove('bad'));
@@ -535,6 +554,11 @@
       btn.disabled = true;
       try {
         const r = id ? await api('PUT', '/api/v1/ad/' + id, body) : await api('POST', '/api/v1/ad', body);
+        if (r.warnings && Object.keys(r.warnings).length) { // saved: say what is amiss beside its field, on the ad's editor
+          savedWarnings = { id: String(id || r.id), warnings: r.warnings };
+          if (id) render(); else go('#/ads/' + r.id + '/edit');
+          return;
+        }
         go('#/ads/' + (id || r.id));
       } catch (e) { btn.disabled = false; showProblems(form, e); }
     } },
@@ -550,6 +574,10 @@
       el('a', { href: id ? '#/ads/' + id : '#/ads', text: 'Cancel' })));
     show(el('h1', { text: id ? 'Edit ad ' + id : 'New ad' }), form);
     title.focus();
+    if (id && savedWarnings && savedWarnings.id === String(id)) {
+      showWarnings(form, savedWarnings.warnings, '#/ads/' + id);
+      savedWarnings = null;
+    }
   }
 
   function condEditor(c, list) {

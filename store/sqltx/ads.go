@@ -113,6 +113,12 @@ func (s *Store) checkAdRefs(ctx context.Context, tx Tx, in marquee.AdInput) (cre
 		return nil, "", nil, err
 	}
 	creative, placements, err = adrow.Extras(in)
+	for k, v := range in.Creative.Warnings() {
+		if warnings == nil {
+			warnings = marquee.Problems{}
+		}
+		warnings[k] = v
+	}
 	return creative, placements, warnings, err
 }
 

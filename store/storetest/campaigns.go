@@ -119,6 +119,12 @@ func testCampaigns(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A creative without a click URL is saved, with a warning on the
+	// answer only (never stored).
+	if made.Warnings["creative.clickUrl"] == "" {
+		t.Errorf("an ad whose creative has no click URL: warnings %v; want creative.clickUrl", made.Warnings)
+	}
+	made.Warnings = nil
 	if got, err := st.Ad(ctx, made.ID); err != nil || !reflect.DeepEqual(got, made) {
 		t.Fatalf("Ad = %+v, %v;\nwant %+v", got, err, made)
 	}
