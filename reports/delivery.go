@@ -20,9 +20,10 @@ type GoalProgress struct {
 	DeliveredToday *int64  `json:"deliveredToday,omitempty"` // with a daily goal (the UTC day)
 	Progress       float64 `json:"progress"`                 // delivered ÷ total (today's ÷ daily without a total), at most 1
 	ExpectedByNow  *int64  `json:"expectedByNow,omitempty"`  // even pacing: the goal × the share of its period gone
-	// Status: "complete" (the goal is met), "ahead", "on track" or
-	// "behind" (even pacing, within 10% of expected is on track), "asap"
-	// (no pacing to judge), "not started" or "ended".
+	// Status: "complete" (the goal is met), "paused" or "archived" (the
+	// campaign's state: nothing to judge its pace by), "ahead", "on track"
+	// or "behind" (even pacing, within 10% of expected is on track),
+	// "asap" (no pacing to judge), "not started" or "ended".
 	Status string `json:"status"`
 }
 
@@ -80,6 +81,8 @@ func (rp *Reporter) Progress(ctx context.Context, c *marquee.Campaign, now time.
 	switch {
 	case g.Progress >= 1:
 		g.Status = "complete"
+	case c.State == marquee.StatePaused || c.State == marquee.StateArchived:
+		g.Status = c.State
 	case now.Before(c.StartAt):
 		g.Status = "not started"
 	case !now.Before(c.EndAt):

@@ -203,6 +203,11 @@ func TestCampaignReportsOverHTTP(t *testing.T) {
 			t.Errorf("campaign report %s lacks %s", r.body, want)
 		}
 	}
+	// Paused, it is not "behind": its pace is not judged.
+	in.expect(in.admin("POST", "/api/v1/campaigns/1/pause", ""), 200, "")
+	if r := in.admin("GET", "/api/v1/campaigns/1/stats", ""); !strings.Contains(r.body, `"expectedByNow":50,"status":"paused"}`) && !strings.Contains(r.body, `"progress":0,"status":"paused"}`) {
+		t.Errorf("a paused campaign's goal = %s; want status paused", r.body)
+	}
 	for _, path := range []string{"/api/v1/advertisers/1/stats", "/api/v1/placements/home-top/stats?by=country", "/api/v1/ad/1/stats"} {
 		if s := in.stats(path); s.Totals.Impressions != 3 || s.Totals.Clicks != 2 {
 			t.Errorf("%s totals = %+v; want 3 impressions, 2 clicks", path, s.Totals)

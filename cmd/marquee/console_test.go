@@ -796,6 +796,22 @@ func TestCampaignsInBrowser(t *testing.T) {
 	if txt := b.text("#delivery"); strings.Contains(txt, "no —") || !strings.Contains(txt, "1 since") {
 		t.Errorf("the campaign's delivery says %q; want it serving, 1 decision", txt)
 	}
+	if n := eval[int](b, `document.querySelectorAll('#cap-needs-user').length`); n != 0 {
+		t.Errorf("an uncapped campaign's page explains caps (%d notes); want none", n)
+	}
+	// Capped: the page says what a decision must send for the cap to apply.
+	var c map[string]any
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/campaigns/"+camp, "").body), &c)
+	for _, k := range []string{"id", "state", "createdAt", "updatedAt"} {
+		delete(c, k)
+	}
+	c["frequencyCap"] = map[string]any{"count": 3, "window": "24h"}
+	body, _ := json.Marshal(c)
+	in.expect(in.admin("PUT", "/api/v1/campaigns/"+camp, string(body)), 200, "")
+	b.open("#/campaigns/"+camp, "#cap-needs-user")
+	if txt := b.text("#cap-needs-user"); !strings.Contains(txt, "data-user") || !strings.Contains(txt, "uncapped") {
+		t.Errorf("a capped campaign's page says %q; want how a decision carries a user key, and that without one it serves uncapped", txt)
+	}
 	b.open("#/campaigns", "table")
 	if txt := b.text("main table"); !strings.Contains(txt, "Spring") || !strings.Contains(txt, "%") {
 		t.Errorf("the campaign list %q; want Spring with its goal's progress", txt)

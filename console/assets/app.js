@@ -396,7 +396,8 @@
     };
     // Viewability shows where the tag measured impressions; video
     // completion where videos started.
-    return el('div', { class: 'tiles' }, t('impressions', 'Impressions', num), t('clicks', 'Clicks', num), t('ctr', 'CTR', pct),
+    // CTR needs impressions: a link's clicks (no impressions) show none.
+    return el('div', { class: 'tiles' }, t('impressions', 'Impressions', num), t('clicks', 'Clicks', num), cur.impressions ? t('ctr', 'CTR', pct) : null,
       t('conversions', 'Conversions', num), t('uniques', 'Reach (unique viewers)', num),
       cur.measured ? [t('views', 'Viewable impressions', num), t('viewability', 'Viewability (viewable ÷ measured)', pct)] : null,
       cur.starts ? [t('starts', 'Video starts', num), t('completionRate', 'Video completion', pct)] : null);
@@ -810,7 +811,9 @@
         confirmButton('Archive', 'Archive this campaign? It stops serving for good; its ads and reports stay.', async () => {
           try { await api('DELETE', '/api/v1/campaigns/' + id); render(); } catch (e) { main().prepend(errorBox(e)); }
         })) : null,
-      el('div', { class: 'card' }, el('dl', { class: 'facts' }, facts.map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)]).flat()))];
+      el('div', { class: 'card' }, el('dl', { class: 'facts' }, facts.map(([k, v]) => [el('dt', { text: k }), el('dd', {}, v)]).flat()),
+        c.frequencyCap ? el('p', { class: 'muted', id: 'cap-needs-user', text: 'The cap counts per user key. A decision without one cannot apply it, and serves this campaign uncapped: ' +
+          'the ad tag sends a key only with data-user (or data-cookie="1") and the viewer\'s consent (data-consent="1" or a TCF signal); a server-to-server decision sends "user":{"key":…}.' }) : null)];
     const d = await api('GET', '/api/v1/campaigns/' + id + '/delivery').catch(() => null);
     if (d) out.push(el('h2', { text: 'Delivery' }), deliveryCard(c, d));
     if (ads) out.push(el('h2', { text: 'Ads' }), table(['Title', 'Creative', 'State'], ads.items.map(x => [el('a', { href: '#/ads/' + x.id, text: x.title }),
