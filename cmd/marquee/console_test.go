@@ -771,15 +771,24 @@ func TestCampaignsInBrowser(t *testing.T) {
 
 	// An HTML creative previews in a sandboxed frame of its size.
 	b.open("#/ads/new", "#ad-form")
+	// Its own style and script run there (a frame holding the console's
+	// policy blocked both): the script reports its style's color to the
+	// console's window, which the test listens to.
+	eval[bool](b, `(() => { window.fromPreview = []; addEventListener('message', e => fromPreview.push(String(e.data))); return true; })()`)
 	b.do("an html creative", chromedp.SetValue(chromedp.CSS(`#creative select[aria-label="Creative type"]`), "html"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#creative select').dispatchEvent(new Event('change'))`),
 		chromedp.SendKeys(chromedp.CSS(`[data-field="creative.width"] input`), "728"),
 		chromedp.SendKeys(chromedp.CSS(`[data-field="creative.height"] input`), "90"),
-		chromedp.SendKeys(chromedp.CSS(`[data-field="creative.html"] textarea`), "<b>Hello</b>"),
+		chromedp.SetValue(chromedp.CSS(`[data-field="creative.html"] textarea`), `<style>b{color:rgb(1, 2, 3)}</style><b id="x">Hello</b><script>var c; try { c = 'cookies ' + document.cookie.length } catch (e) { c = 'sandboxed' } parent.postMessage('ran ' + getComputedStyle(document.getElementById('x')).color + ' ' + c, '*')</script>`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-field="creative.html"] textarea').dispatchEvent(new Event('input', {bubbles: true}))`),
 		chromedp.WaitVisible(chromedp.CSS(`#creative-preview iframe`)))
-	frame := eval[[]string](b, `(() => { const f = document.querySelector('#creative-preview iframe'); return [f.getAttribute('sandbox'), f.width, f.height, f.srcdoc]; })()`)
-	if len(frame) != 4 || frame[0] != "allow-scripts" || frame[1] != "728" || frame[2] != "90" || frame[3] != "<b>Hello</b>" {
-		t.Errorf("the HTML preview frame is %q; want sandbox allow-scripts (no same origin), 728x90, the snippet", frame)
+	frame := eval[[]string](b, `(() => { const f = document.querySelector('#creative-preview iframe'); return [f.getAttribute('sandbox'), f.width, f.height, new URL(f.src).pathname]; })()`)
+	if len(frame) != 4 || frame[0] != "allow-scripts" || frame[1] != "728" || frame[2] != "90" || frame[3] != "/admin/preview" {
+		t.Errorf("the HTML preview frame is %q; want sandbox allow-scripts (no same origin), 728x90, the preview page", frame)
+	}
+	b.waitFor("the creative's own script", `fromPreview.some(m => m.startsWith('ran '))`, 5*time.Second)
+	if got := eval[[]string](b, `fromPreview.filter(m => m.startsWith('ran '))`); len(got) == 0 || got[len(got)-1] != "ran rgb(1, 2, 3) sandboxed" {
+		t.Errorf("the creative's script said %q; want its own style applied (rgb(1, 2, 3)) and no access to cookies (an opaque origin)", got)
 	}
 
 	// Preview: who wins the placement, and why the others do not.

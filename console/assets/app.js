@@ -169,6 +169,15 @@
   const parentKey = k => { const m = k.match(/^(.*?)(\.[^.[\]]+|\[\d+\])$/); return m ? m[1] : ''; };
   // showProblems puts each of the API's problems beside the field it names
   // (its data-field, or the nearest enclosing one), and the rest at the top.
+  // previewing is the HTML creative preview being drawn: its frame and
+  // the HTML it is given once its page says it is ready (one listener for
+  // every preview).
+  let previewing = null;
+  addEventListener('message', e => {
+    if (!previewing || e.source !== previewing.frame.contentWindow || e.data !== 'marquee-preview-ready') return;
+    previewing.frame.contentWindow.postMessage(previewing.html, '*'); // the sandboxed frame's origin is opaque: '*' is the only target
+  });
+
   // savedWarnings are the warnings of the last save, shown by the editor
   // it leads to: {id, warnings}.
   let savedWarnings = null;
@@ -987,8 +996,10 @@
       const w = +f.width.value || 300, h = +f.height.value || 250;
       if (t === 'image') preview.replaceChildren(f.image.value ? el('img', { src: f.image.value, width: w, height: h, alt: 'The image creative at its size' }) : el('p', { class: 'muted', text: 'Upload an image to see it here.' }));
       else if (t === 'html') {
-        const frame = el('iframe', { sandbox: 'allow-scripts', width: w, height: h, title: 'The HTML creative at its size', referrerpolicy: 'no-referrer' });
-        frame.srcdoc = html.value;
+        // Drawn in the preview page (its own sandboxing policy, as the tag's
+        // frame has), which takes the HTML by postMessage once it is ready.
+        const frame = el('iframe', { sandbox: 'allow-scripts', width: w, height: h, title: 'The HTML creative at its size', referrerpolicy: 'no-referrer', src: 'preview' });
+        previewing = { frame, html: html.value };
         preview.replaceChildren(frame);
       } else if (t === 'native') {
         preview.replaceChildren(el('div', { class: 'native' }, f.imageUrl.value ? el('img', { src: f.imageUrl.value, alt: '' }) : null,
