@@ -796,8 +796,17 @@ func TestCampaignsInBrowser(t *testing.T) {
 	b.labelled("preview")
 	b.do("preview home-top", chromedp.SetValue(chromedp.CSS(`[data-field="placements[0].placement"] select`), "home-top"),
 		click(`#preview-form button[type=submit]`), chromedp.WaitVisible(chromedp.CSS(`#preview-result table`)))
-	if txt := b.text("#preview-result"); !strings.Contains(txt, "Wins: ad "+ad) || !strings.Contains(txt, "chosen") {
-		t.Errorf("the preview says %q; want ad %s chosen", txt, ad)
+	if txt := b.text("#preview-result"); !strings.Contains(txt, "Wins: ad "+ad+" of Spring") || !strings.Contains(txt, "chosen") || strings.Contains(txt, "campaign "+camp) {
+		t.Errorf("the preview says %q; want ad %s of Spring (the campaign by its name) chosen", txt, ad)
+	}
+	// The ad's page names its campaign and says what the campaign targets.
+	b.open("#/ads/"+ad, "#campaign-targeting")
+	if txt := b.text("main"); !strings.Contains(txt, "Campaign: Spring") || !strings.Contains(b.text("#campaign-targeting"), "Its campaign serves") {
+		t.Errorf("the ad's page says %q; want its campaign by name and the campaign's targeting", txt)
+	}
+	b.open("#/ads", "main table")
+	if txt := b.text("main table"); !strings.Contains(txt, "Spring") {
+		t.Errorf("the ad list %q; want the campaign's name beside its ad", txt)
 	}
 	// A campaign's delivery: this instance's decisions.
 	in.expect(in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"placement":"home-top"}]}`), 200, "")

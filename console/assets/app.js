@@ -169,6 +169,20 @@
   const parentKey = k => { const m = k.match(/^(.*?)(\.[^.[\]]+|\[\d+\])$/); return m ? m[1] : ''; };
   // showProblems puts each of the API's problems beside the field it names
   // (its data-field, or the nearest enclosing one), and the rest at the top.
+  // campaignNames maps campaign ids to names, from one list read at most
+  // every 30 s (empty for a role that may not read campaigns): names
+  // where ids would show.
+  let campNames = null, campNamesAt = 0;
+  async function campaignNames() {
+    if (!can('campaigns:read')) return new Map();
+    if (!campNames || Date.now() - campNamesAt > 30000) {
+      campNamesAt = Date.now();
+      campNames = api('GET', '/api/v1/campaigns?limit=1000').then(r => new Map(r.items.map(c => [String(c.id), c.name]))).catch(() => new Map());
+    }
+    return campNames;
+  }
+  const campaignLink = (id, m) => el('a', { href: '#/campaigns/' + id, text: m.get(String(id)) || 'campaign ' + id });
+
   // previewing is the HTML creative preview being drawn: its frame and
   // the HTML it is given once its page says it is ready (one listener for
   // every preview).
@@ -485,10 +499,11 @@
       } catch (e) { if (mine === seq && !(e instanceof Stale)) results.replaceChildren(errorBox(e)); return; }
       if (mine !== seq) return; // a newer keystroke's answer wins
       if (here().path === '/ads') history.replaceState(null, '', hash(o));
-      const now = Date.now();
+      const now = Date.now(), cn = await campaignNames();
+      if (mine !== seq) return;
       results.replaceChildren(table(['Id', 'Title', 'Campaign', 'Starts', 'Ends', 'State'], page.items.map(a => [String(a.id),
         el('a', { href: '#/ads/' + a.id, text: a.title }),
-        a.campaignId ? el('a', { href: '#/campaigns/' + a.campaignId, text: 'campaign ' + a.campaignId }) : el('span', { class: 'muted', text: 'none: ad list only' }),
+        a.campaignId ? campaignLink(a.campaignId, cn) : el('span', { class: 'muted', text: 'none: ad list only' }),
         fmtTime(a.startAt), fmtTime(a.endAt), stateOf(a, now)]),
       search.value ? 'No ad title starts with "' + search.value + '".' : 'No ads yet.'),
       el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (o + 1) + '–' + (o + page.items.length) + ' of ' + num(page.total) + (page.totalCapped ? '+' : '') : '' }),
@@ -505,6 +520,8 @@
   route(/^\/ads\/(\d+)$/, 'ads:read', async ([id], q) => {
     const a = await api('GET', '/api/v1/ad/' + id);
     const write = can('ads:write');
+    // Its campaign: its name, and its targeting, which the ad's narrows.
+    const camp = a.campaignId && can('campaigns:read') ? await api('GET', '/api/v1/campaigns/' + a.campaignId).catch(() => null) : null;
     const out = [el('h1', { text: a.title }),
       el('p', { class: 'muted', text: 'Ad ' + a.id + ' · ' + stateOf(a) + ' · ' + fmtTime(a.startAt) + ' → ' + fmtTime(a.endAt) }),
       write ? el('div', { class: 'row' }, el('a', { href: '#/ads/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }), ' ',
@@ -513,10 +530,12 @@
           try { await api('DELETE', '/api/v1/ad/' + id); go('#/ads'); } catch (e) { main().prepend(errorBox(e)); }
         })) : null,
       el('div', { class: 'card' }, el('h2', { text: 'Targeting' }), a.conditions && a.conditions.length ?
-        el('ul', {}, a.conditions.map(c => el('li', { text: describe(c) }))) : el('p', { text: 'Everyone.' }),
+        el('ul', {}, a.conditions.map(c => el('li', { text: describe(c) }))) : el('p', { id: 'ad-targeting', text: camp ? 'The ad adds no targeting of its own.' : 'Everyone.' }),
+        camp ? el('p', { id: 'campaign-targeting', text: 'Its campaign serves ' + (camp.conditions.length ? camp.conditions.map(describe).join(' OR ') : 'everyone') +
+          (camp.keywords.length ? ', with a keyword of ' + camp.keywords.join(', ') : '') + (a.conditions && a.conditions.length ? '; the ad only those its own conditions take too.' : '.') }) : null,
       a.url ? el('p', {}, 'Landing page: ', el('a', { href: a.url, rel: 'noreferrer', text: a.url })) : null,
       a.link ? el('p', {}, 'Tracking link: ', el('a', { href: '#/links/' + encodeURIComponent(a.link.code), text: a.link.path })) : null,
-      a.campaignId ? el('p', {}, 'Campaign: ', el('a', { href: '#/campaigns/' + a.campaignId, text: 'campaign ' + a.campaignId }),
+      a.campaignId ? el('p', {}, 'Campaign: ', el('a', { href: '#/campaigns/' + a.campaignId, text: camp ? camp.name : 'campaign ' + a.campaignId }),
         a.placements ? ' · placements ' + a.placements.join(', ') : '') :
         el('p', { id: 'no-campaign', text: 'No campaign: an ad of the ad list (GET /api/v1/ad), which decisions serve only as a placement\'s default ad.' }),
       a.creative ? el('p', { id: 'creative-summary', text: 'Creative: ' + a.creative.type + (a.creative.width ? ', ' + a.creative.width + '×' + a.creative.height + ' px' : '') }) : null)];
@@ -924,10 +943,10 @@
       if (user.value) body.user = { key: user.value };
       try {
         const r = await api('POST', '/api/v1/decisions', body);
-        const won = r.decisions.slot;
-        result.replaceChildren(el('h2', { text: !won.length ? 'Nothing fills this slot' : won[0].default ? 'Wins: ad ' + won[0].adId + ', the placement\'s default ad' : 'Wins: ad ' + won[0].adId + ' of campaign ' + won[0].campaignId }),
+        const won = r.decisions.slot, cn = await campaignNames();
+        result.replaceChildren(el('h2', { text: !won.length ? 'Nothing fills this slot' : won[0].default ? 'Wins: ad ' + won[0].adId + ', the placement\'s default ad' : 'Wins: ad ' + won[0].adId + ' of ' + (cn.get(String(won[0].campaignId)) || 'campaign ' + won[0].campaignId) }),
           table(['Ad', 'Campaign', 'Tier', 'Status', { t: 'Weight', num: 1 }, { t: 'Chance', num: 1 }], (r.explain.slot || []).map(c => [
-            el('a', { href: '#/ads/' + c.adId, text: 'ad ' + c.adId }), el('a', { href: '#/campaigns/' + c.campaignId, text: 'campaign ' + c.campaignId }),
+            el('a', { href: '#/ads/' + c.adId, text: 'ad ' + c.adId }), campaignLink(c.campaignId, cn),
             c.tier, c.status, c.weight ? String(c.weight) : '', c.chance ? pct(c.chance) : '']), 'No ad of a campaign exists yet.'));
       } catch (e) { showProblems(form, e); }
     } },
