@@ -6,10 +6,9 @@
 // never exceed a cap. Both meet one contract, run by counterstest.
 //
 // What a decision reads is the user's reached caps (Reached), one entry
-// per campaign the user may not see now, sorted by campaign: a candidate
-// is checked by a binary search over them, and the serves themselves are
-// never copied out. A decision's cost so grows with the log of the caps
-// a user reached, not with their serves.
+// per campaign the user may not see now, sorted by campaign; the serves
+// themselves are never copied out, so a decision's cost grows with the
+// caps a user reached, not with their serves.
 package counters
 
 import (
@@ -57,10 +56,13 @@ type Reached struct {
 // (the campaign's was edited since) blocks nothing: the next take decides.
 func Blocks(reached []Reached, campaign int64, count int, within time.Duration, now int64) bool {
 	i, ok := slices.BinarySearchFunc(reached, campaign, func(r Reached, c int64) int { return cmp.Compare(r.Campaign, c) })
-	if !ok {
-		return false
-	}
-	r := reached[i]
+	return ok && reached[i].Holds(count, within, now)
+}
+
+// Holds reports whether r is the campaign's cap of count serves within
+// (not one taken under a cap since edited) and still reached at now
+// (unix ns).
+func (r *Reached) Holds(count int, within time.Duration, now int64) bool {
 	return r.Count == count && r.Within == within && r.Until > now
 }
 
@@ -72,9 +74,9 @@ const DefaultMemory = 256 << 20
 // bytes (by a weigher that TestMemoryBound holds to the heap). Past it, a
 // take forgets users as Redis's approximated LRU does: of a few users
 // drawn at random from the taker's shard (samples), the one served
-// longest ago. An
-// evicted user's caps start again from nothing. Trim forgets the users
-// whose caps' windows have all passed. Safe for concurrent use.
+// longest ago. An evicted user's caps start again from nothing. Trim
+// forgets the users whose caps' windows have all passed. Safe for
+// concurrent use.
 //
 // (otter, the bounded cache the keyed caches use, was measured here
 // first: its admission and maintenance took 1.3 µs of a 1.6 µs decision;
@@ -286,10 +288,10 @@ func (m *Memory) Trim(now time.Time) {
 // take takes one serve at at: the serves within its window once taken,
 // or 0 when refused.
 func (h *history) take(t Take, at int64) int {
-	ci, found := slices.BinarySearchFunc(h.caps, t.Campaign, func(c capState, id int64) int { return cmp.Compare(c.campaign, id) })
+	ci, found := slices.BinarySearchFunc(h.caps, t.Campaign, capOf)
 	if !found {
 		h.sweep(at)
-		ci, _ = slices.BinarySearchFunc(h.caps, t.Campaign, func(c capState, id int64) int { return cmp.Compare(c.campaign, id) })
+		ci, _ = slices.BinarySearchFunc(h.caps, t.Campaign, capOf)
 		h.caps = slices.Insert(h.caps, ci, capState{campaign: t.Campaign})
 	}
 	c := &h.caps[ci]
@@ -317,6 +319,9 @@ func (h *history) take(t Take, at int64) int {
 	return took
 }
 
+// capOf orders a user's caps by campaign (for binary searches).
+func capOf(c capState, campaign int64) int { return cmp.Compare(c.campaign, campaign) }
+
 func cmpServe(a, b serve) int {
 	if c := cmp.Compare(a.campaign, b.campaign); c != 0 {
 		return c
@@ -332,7 +337,7 @@ func (h *history) sweep(at int64) {
 		return
 	}
 	h.serves = slices.DeleteFunc(h.serves, func(s serve) bool {
-		i, ok := slices.BinarySearchFunc(h.caps, s.campaign, func(c capState, id int64) int { return cmp.Compare(c.campaign, id) })
+		i, ok := slices.BinarySearchFunc(h.caps, s.campaign, capOf)
 		return ok && gone(&h.caps[i])
 	})
 	h.caps = slices.DeleteFunc(h.caps, func(c capState) bool { return h.lastOf(c.campaign) == 0 })

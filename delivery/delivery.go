@@ -375,7 +375,14 @@ func (p *Plan) DefaultAdIDs() []int64 {
 	return ids
 }
 
-func (p *Plan) isDefault(id int64) bool { return slices.Contains(p.DefaultAdIDs(), id) }
+func (p *Plan) isDefault(id int64) bool {
+	for _, pl := range p.placements {
+		if pl.DefaultAdID == id {
+			return true
+		}
+	}
+	return false
+}
 
 // planAd is what decisions keep of ad a.
 func planAd(a *marquee.Ad) *Ad {
@@ -705,7 +712,7 @@ func (p *Plan) block(b *blockedSet, reached []counters.Reached, at int64) (until
 				continue
 			}
 		}
-		if r.Until <= at || r.Count != caps[j].count || r.Within != caps[j].within {
+		if !r.Holds(caps[j].count, caps[j].within, at) {
 			continue
 		}
 		b.bits[j>>6] |= 1 << (j & 63)

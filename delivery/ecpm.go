@@ -53,11 +53,20 @@ func ecpm(c *Campaign, r Rates) int64 {
 	return 0
 }
 
+// CheckRemnant says whether mode is how remnant campaigns may compete
+// (RemnantWeight or RemnantECPM), and if not, what is wrong.
+func CheckRemnant(mode string) error {
+	if mode != RemnantWeight && mode != RemnantECPM {
+		return fmt.Errorf("remnant campaigns compete by %q or %q, not %q", RemnantWeight, RemnantECPM, mode)
+	}
+	return nil
+}
+
 // SetRemnant sets how remnant campaigns compete: RemnantWeight (the
 // default) or RemnantECPM; another mode is an error.
 func (e *Engine) SetRemnant(mode string) error {
-	if mode != RemnantWeight && mode != RemnantECPM {
-		return fmt.Errorf("remnant campaigns compete by %q or %q, not %q", RemnantWeight, RemnantECPM, mode)
+	if err := CheckRemnant(mode); err != nil {
+		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -81,6 +81,7 @@ type serveConfig struct {
 	trackingTTL      time.Duration
 	counters         string
 	capsMemory       string
+	privacyMode      privacy.Mode // -privacy, parsed
 	privacy          string
 	privacyKey       string
 	tcfVendor        uint
@@ -179,12 +180,17 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.maxConns < 1 || c.maxConnsPerIP < 0 || c.readTimeout <= 0 {
 		return c, fmt.Errorf("-max-conns and -read-timeout must be positive and -max-conns-per-ip at least 0")
 	}
-	// Every value is checked here, before anything is created on disk.
-	if _, err := privacy.ParseMode(c.privacy); err != nil {
+	// The values a flag holds on its own are checked here, before
+	// anything is created on disk (keys, the database and the GeoIP file
+	// are checked as they are opened).
+	if c.privacyMode, err = privacy.ParseMode(c.privacy); err != nil {
 		return c, usageError{fmt.Errorf("-privacy: %w", err)}
 	}
-	if c.remnant != delivery.RemnantWeight && c.remnant != delivery.RemnantECPM {
-		return c, usageError{fmt.Errorf("-remnant: remnant campaigns compete by %q or %q, not %q", delivery.RemnantWeight, delivery.RemnantECPM, c.remnant)}
+	if c.tcfVendor > 65535 {
+		return c, usageError{fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", c.tcfVendor)}
+	}
+	if err := delivery.CheckRemnant(c.remnant); err != nil {
+		return c, usageError{fmt.Errorf("-remnant: %w", err)}
 	}
 	if n, err := parseBytes(c.capsMemory); err != nil || n < 1<<20 {
 		return c, fmt.Errorf("-caps-memory %q: want bytes with a unit, at least 1MiB", c.capsMemory)
@@ -646,13 +652,7 @@ func (n *node) forget(pseudonyms []uint64) {
 // privacyPolicy is -privacy's policy, its pseudonyms keyed by
 // -privacy-key or else by a key derived from the server's.
 func privacyPolicy(cfg serveConfig, serverKey []byte) (*privacy.Policy, error) {
-	mode, err := privacy.ParseMode(cfg.privacy)
-	if err != nil {
-		return nil, fmt.Errorf("-privacy: %w", err)
-	}
-	if cfg.tcfVendor > 65535 {
-		return nil, fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", cfg.tcfVendor)
-	}
+	mode := cfg.privacyMode // checked by parseServe
 	if cfg.privacyKey == "" {
 		return privacy.NewPolicy(mode, serverKey, uint16(cfg.tcfVendor))
 	}
