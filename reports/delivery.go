@@ -2,9 +2,12 @@ package reports
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
+
+	"golang.org/x/text/currency"
 
 	"marquee"
 )
@@ -101,12 +104,26 @@ func (rp *Reporter) Progress(ctx context.Context, c *marquee.Campaign, now time.
 	return g, nil
 }
 
-// Spend is what c's price makes of the verified figures m of [from, to)
+// DefaultCurrency is the currency of prices and spend when none is
+// configured (-currency).
+const DefaultCurrency = "USD"
+
+// ParseCurrency checks an ISO 4217 currency code (as x/text/currency
+// knows them) and returns it in capitals.
+func ParseCurrency(code string) (string, error) {
+	u, err := currency.ParseISO(code)
+	if err != nil {
+		return "", fmt.Errorf("want an ISO 4217 currency code such as USD, EUR or TWD, got %q", code)
+	}
+	return u.String(), nil
+}
+
+// Spend is what c's price makes of the verified counts m of [from, to)
 // (an unsigned beacon never bills): per thousand impressions (cpm), per
-// click (cpc), per conversion (cpa), or
-// the flat amount's share of the flight that the range covers; rounded to
-// 1/10,000. Nil without a price.
-func Spend(c *marquee.Campaign, m Metrics, from, to time.Time) *float64 {
+// click (cpc), per conversion (cpa), or the flat amount's share of the
+// flight that the range covers; rounded to 1/10,000 of the currency. Nil
+// without a price.
+func Spend(c *marquee.Campaign, m Counts, from, to time.Time) *float64 {
 	if c.Price == nil {
 		return nil
 	}
@@ -128,6 +145,78 @@ func Spend(c *marquee.Campaign, m Metrics, from, to time.Time) *float64 {
 			s = amount * float64(hi-lo) / float64(c.EndAt.Unix()-c.StartAt.Unix())
 		}
 	}
-	s = math.Round(s*1e4) / 1e4
+	s = roundMoney(s)
 	return &s
+}
+
+// roundMoney rounds an amount to 1/10,000 of the currency.
+func roundMoney(s float64) float64 { return math.Round(s*1e4) / 1e4 }
+
+// Price adds to rep, campaign c's report over q, what c's price makes of
+// it: the spend of the range and of each bucket of its series (a bucket
+// cut by the range counts its part), in the Reporter's currency. Nothing
+// without a price.
+func (rp *Reporter) Price(rep *Report, c *marquee.Campaign, q Query) {
+	if rep.Spend = Spend(c, rep.Totals.Counts, q.From, q.To); rep.Spend == nil {
+		return
+	}
+	rep.Currency = rp.Currency
+	for i := range rep.Series {
+		from, _ := time.Parse(time.RFC3339, rep.Series[i].T)
+		to := q.To
+		if i+1 < len(rep.Series) {
+			to, _ = time.Parse(time.RFC3339, rep.Series[i+1].T)
+		}
+		rep.Series[i].Spend = Spend(c, rep.Series[i].Counts, maxTime(from, q.From), minTime(to, q.To))
+	}
+}
+
+// AddSpend sets rep's spend to amount, in the Reporter's currency.
+func (rp *Reporter) AddSpend(rep *Report, amount float64) {
+	s := roundMoney(amount)
+	rep.Spend, rep.Currency = &s, rp.Currency
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// Spending is what campaigns' prices make of a range: by campaign and by
+// advertiser, in the Reporter's currency.
+type Spending struct {
+	Campaigns, Advertisers map[int64]float64
+}
+
+// Spending answers what the prices of campaigns make of their verified
+// counts of [q.From, q.To): one read of every campaign's sums over the
+// range (bots left out), then each priced campaign's Spend.
+func (rp *Reporter) Spending(ctx context.Context, q Query, campaigns []marquee.Campaign) (Spending, error) {
+	sums := map[int64]*Counts{}
+	sq := SumQuery{Entity: marquee.EntityCampaign, From: q.From.Unix(), To: q.To.Unix()}
+	if err := rp.eachTop(ctx, sq, "impressions", 0, rp.r.ReportTop, func(s Sum) { addTo(sums, s.ID, &s.Counts) }); err != nil {
+		return Spending{}, err
+	}
+	out := Spending{Campaigns: map[int64]float64{}, Advertisers: map[int64]float64{}}
+	for i := range campaigns {
+		c := &campaigns[i]
+		var m Counts
+		if p := sums[c.ID]; p != nil {
+			m = *p
+		}
+		if s := Spend(c, m, q.From, q.To); s != nil {
+			out.Campaigns[c.ID] = *s
+			out.Advertisers[c.AdvertiserID] = roundMoney(out.Advertisers[c.AdvertiserID] + *s)
+		}
+	}
+	return out, nil
 }

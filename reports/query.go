@@ -92,6 +92,9 @@ type Point struct {
 	Counts
 	// Uniques is null in hourly series: reach is kept per day.
 	Uniques *int64 `json:"uniques"`
+	// Spend is what a campaign's price makes of the bucket (campaign
+	// reports; see Reporter.Price).
+	Spend *float64 `json:"spend,omitempty"`
 }
 
 // Part is one value of a breakdown, or one ad, link or tag of a top
@@ -105,9 +108,13 @@ type Part struct {
 	Destination *int   `json:"destination,omitempty"` // an A/B destination's index
 	URL         string `json:"url,omitempty"`         // that destination's URL, as the link holds it now
 	Tag         string `json:"tag,omitempty"`
-	ID          string `json:"id,omitempty"`    // an ad's id, a link's code
+	ID          string `json:"id,omitempty"`    // an ad's, campaign's or advertiser's id, a placement's id, a link's code
 	Title       string `json:"title,omitempty"` // an ad's title (top lists)
+	Name        string `json:"name,omitempty"`  // a campaign's, advertiser's or placement's name (top lists)
 	Metrics
+	// Spend is what a campaign's price (an advertiser's campaigns'
+	// prices) make of the part, in the report's currency.
+	Spend *float64 `json:"spend,omitempty"`
 }
 
 // label is the value of the part's dimension, and the dimension's name.
@@ -140,8 +147,11 @@ type Report struct {
 	BotsLeftOut *Counts `json:"botsLeftOut,omitempty"`
 	// A campaign's report adds its goal's progress (over the whole flight)
 	// and what its price makes of Totals (see Progress and Spend).
+	// An advertiser's report adds the spend of its campaigns. Currency
+	// is the spend's (ISO 4217, configured once: -currency).
 	Goal      *GoalProgress `json:"goal,omitempty"`
 	Spend     *float64      `json:"spend,omitempty"`
+	Currency  string        `json:"currency,omitempty"`
 	Series    []Point       `json:"series"`
 	Breakdown []Part        `json:"breakdown,omitempty"`
 	Top       []Part        `json:"top,omitempty"`
@@ -163,11 +173,14 @@ type Reporter struct {
 	HourlyRetention time.Duration
 	// Now is the clock of default ranges and retention.
 	Now func() time.Time
+	// Currency is the ISO 4217 code of prices and spend (see
+	// ParseCurrency).
+	Currency string
 }
 
-// NewReporter returns a Reporter over r.
+// NewReporter returns a Reporter over r, in DefaultCurrency.
 func NewReporter(r Reader, hourlyRetention time.Duration) *Reporter {
-	return &Reporter{r: r, HourlyRetention: hourlyRetention, Now: time.Now}
+	return &Reporter{r: r, HourlyRetention: hourlyRetention, Now: time.Now, Currency: DefaultCurrency}
 }
 
 // DefaultGranularity picks a granularity from the range: up to 48 hours
@@ -434,7 +447,13 @@ func (rp *Reporter) top(ctx context.Context, sq SumQuery, metric string, limit i
 	})
 	parts := make([]Part, 0, min(limit, len(all)))
 	for _, e := range all[:min(limit, len(all))] {
-		parts = append(parts, Part{ID: names[e.id], Title: titles[e.id], Metrics: e.m})
+		p := Part{ID: names[e.id], Metrics: e.m}
+		if sq.Entity == marquee.EntityAd {
+			p.Title = titles[e.id]
+		} else {
+			p.Name = titles[e.id]
+		}
+		parts = append(parts, p)
 	}
 	return parts, nil
 }
@@ -499,31 +518,67 @@ func counts(cells []string, c *Counts) []string {
 
 // WriteCSV writes a report as CSV: one row per breakdown value when it has
 // a breakdown, else one per top entry when it has a top list, else one
-// per bucket of its series. Text cells are made inert (see inert).
+// per bucket of its series. Top entries add their name (or title), and
+// rows with spend add it and its currency. Text cells are made inert (see
+// inert).
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
 	ftoa := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	money := func(cells []string, s *float64) []string {
+		if s == nil {
+			return append(cells, "", "")
+		}
+		return append(cells, ftoa(*s), r.Currency)
+	}
 	switch {
 	case len(r.Breakdown) > 0 || len(r.Top) > 0:
 		parts := r.Breakdown
 		if len(parts) == 0 {
 			parts = r.Top
 		}
+		named := slices.ContainsFunc(parts, func(p Part) bool { return p.Title != "" || p.Name != "" })
+		spent := slices.ContainsFunc(parts, func(p Part) bool { return p.Spend != nil })
 		_, first := parts[0].label()
-		cw.Write(append(append([]string{first}, reportrow.Columns[:]...), "ctr", "viewability", "video_viewability", "completion_rate"))
+		head := []string{first}
+		if named {
+			head = append(head, "name")
+		}
+		head = append(append(head, reportrow.Columns[:]...), "ctr", "viewability", "video_viewability", "completion_rate")
+		if spent {
+			head = append(head, "spend", "currency")
+		}
+		cw.Write(head)
 		for _, p := range parts {
 			value, _ := p.label()
-			cw.Write(append(counts([]string{inert(value)}, &p.Counts), ftoa(p.CTR), ftoa(p.Viewability), ftoa(p.VideoViewability), ftoa(p.CompletionRate)))
+			cells := []string{inert(value)}
+			if named {
+				cells = append(cells, inert(cmp.Or(p.Name, p.Title)))
+			}
+			cells = append(counts(cells, &p.Counts), ftoa(p.CTR), ftoa(p.Viewability), ftoa(p.VideoViewability), ftoa(p.CompletionRate))
+			if spent {
+				cells = money(cells, p.Spend)
+			}
+			cw.Write(cells)
 		}
 	default:
-		cw.Write(append(append([]string{"t"}, reportrow.Columns[:]...), "uniques"))
+		spent := r.Spend != nil
+		head := append(append([]string{"t"}, reportrow.Columns[:]...), "uniques", "ctr")
+		if spent {
+			head = append(head, "spend", "currency")
+		}
+		cw.Write(head)
 		for _, p := range r.Series {
 			u := ""
 			if p.Uniques != nil {
 				u = itoa(*p.Uniques)
 			}
-			cw.Write(append(counts([]string{p.T}, &p.Counts), u))
+			m := metricsOf(p.Counts)
+			cells := append(counts([]string{p.T}, &p.Counts), u, ftoa(m.CTR))
+			if spent {
+				cells = money(cells, p.Spend)
+			}
+			cw.Write(cells)
 		}
 	}
 	cw.Flush()

@@ -40,7 +40,8 @@ type accessEnv struct {
 	auth         *auth.Auth
 	writer       *writer
 	now          func() time.Time
-	cookieSecure bool // -cookie-secure: the session cookie is Secure on plain HTTP too
+	cookieSecure bool   // -cookie-secure: the session cookie is Secure on plain HTTP too
+	currency     string // of prices and spend (reports.Reporter.Currency), told to the console
 }
 
 // MaxAccessBody bounds the bodies of users, keys and sign-ins.
@@ -260,10 +261,12 @@ type sessionBody struct {
 	Scopes    []marquee.Scope `json:"scopes"`
 	CSRFToken string          `json:"csrfToken,omitempty"`
 	ExpiresAt *time.Time      `json:"expiresAt,omitempty"`
+	// Currency is the ISO 4217 code of every price and spend (-currency).
+	Currency string `json:"currency"`
 }
 
 func (a *accessEnv) sessionBody(sctx context.Context, p auth.Principal) (sessionBody, error) {
-	b := sessionBody{Actor: p.Actor, KeyID: p.KeyID, Scopes: p.Scopes.List(), CSRFToken: p.CSRF}
+	b := sessionBody{Actor: p.Actor, KeyID: p.KeyID, Scopes: p.Scopes.List(), CSRFToken: p.CSRF, Currency: a.currency}
 	if p.UserID != 0 {
 		u, err := a.access.User(sctx, p.UserID)
 		if err != nil {

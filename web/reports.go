@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -28,7 +30,7 @@ type statsOf struct {
 // advertiserStats, campaignStats and placementStats find the entity of
 // GET /api/v1/advertisers/{id}/stats, /api/v1/campaigns/{id}/stats and
 // /api/v1/placements/{name}/stats.
-func advertiserStats(store CampaignStore) statsOf {
+func advertiserStats(store CampaignStore, rp *reports.Reporter) statsOf {
 	return statsOf{entity: marquee.EntityAdvertiser, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
 		id, err := pathID(ctx, advertiserPrefix, "advertiser")
 		if err != nil {
@@ -36,7 +38,60 @@ func advertiserStats(store CampaignStore) statsOf {
 		}
 		_, err = store.Advertiser(sctx, id)
 		return id, err
+	}, more: func(sctx context.Context, _ *fasthttp.RequestCtx, id int64, q reports.Query, rep *reports.Report) error {
+		cs, err := allCampaigns(sctx, store, id)
+		if err != nil || !slices.ContainsFunc(cs, func(c marquee.Campaign) bool { return c.Price != nil }) {
+			return err
+		}
+		sp, err := rp.Spending(sctx, q, cs)
+		rp.AddSpend(rep, sp.Advertisers[id])
+		return err
 	}}
+}
+
+// allCampaigns lists every campaign of advertiser (0: of every
+// advertiser), whatever its state.
+func allCampaigns(sctx context.Context, store CampaignStore, advertiser int64) ([]marquee.Campaign, error) {
+	const page = 1000
+	var all []marquee.Campaign
+	for {
+		cs, _, err := store.ListCampaigns(sctx, marquee.ListFilter{Parent: advertiser, Offset: len(all), Limit: page})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, cs...)
+		if len(cs) < page {
+			return all, nil
+		}
+	}
+}
+
+// priceTop adds to a top list of campaigns or advertisers what their
+// prices make of the range (docs/api.md).
+func priceTop(sctx context.Context, store CampaignStore, rp *reports.Reporter, q reports.Query, rep *reports.Report) error {
+	if len(rep.Top) == 0 || q.Entity != marquee.EntityCampaign && q.Entity != marquee.EntityAdvertiser {
+		return nil
+	}
+	cs, err := allCampaigns(sctx, store, 0)
+	if err != nil {
+		return err
+	}
+	sp, err := rp.Spending(sctx, q, cs)
+	if err != nil {
+		return err
+	}
+	by := sp.Campaigns
+	if q.Entity == marquee.EntityAdvertiser {
+		by = sp.Advertisers
+	}
+	for i := range rep.Top {
+		id, _ := strconv.ParseInt(rep.Top[i].ID, 10, 64)
+		if s, ok := by[id]; ok {
+			rep.Top[i].Spend = &s
+			rep.Currency = rp.Currency
+		}
+	}
+	return nil
 }
 
 func campaignStats(store CampaignStore, rp *reports.Reporter) statsOf {
@@ -52,7 +107,7 @@ func campaignStats(store CampaignStore, rp *reports.Reporter) statsOf {
 		if err != nil {
 			return err
 		}
-		rep.Spend = reports.Spend(&c, rep.Totals, q.From, q.To)
+		rp.Price(rep, &c, q)
 		rep.Goal, err = rp.Progress(sctx, &c, rp.Now())
 		return err
 	}}
@@ -132,14 +187,17 @@ func handleStats(of statsOf, rp *reports.Reporter) storeHandler {
 }
 
 // handleOverallStats serves GET /api/v1/stats: every ad's (or, with
-// top=links, every link's) totals and series, and the top ones.
-func handleOverallStats(rp *reports.Reporter) storeHandler {
+// top=links, every link's; top=campaigns, advertisers or placements,
+// every one's) totals and series, and the top ones.
+func handleOverallStats(rp *reports.Reporter, store CampaignStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		q, csv, err := parseReportQuery(ctx, rp, true)
 		if err != nil {
 			return err
 		}
-		return writeReport(sctx, ctx, rp, q, csv, nil)
+		return writeReport(sctx, ctx, rp, q, csv, func(sctx context.Context, _ *fasthttp.RequestCtx, _ int64, q reports.Query, rep *reports.Report) error {
+			return priceTop(sctx, store, rp, q, rep)
+		})
 	}
 }
 
@@ -215,11 +273,17 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 		!format && bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderAccept), []byte("text/csv"))
 	if overall {
 		q.Entity = marquee.EntityAd
-		switch oneOf("top", "ads", "ads", "links", "tags") {
+		switch oneOf("top", "ads", "ads", "links", "tags", "campaigns", "advertisers", "placements") {
 		case "links":
 			q.Entity = marquee.EntityLink
 		case "tags":
 			q.Entity, q.TopTags = marquee.EntityLink, true
+		case "campaigns":
+			q.Entity = marquee.EntityCampaign
+		case "advertisers":
+			q.Entity = marquee.EntityAdvertiser
+		case "placements":
+			q.Entity = marquee.EntityPlacement
 		}
 		q.TopMetric = oneOf("metric", "impressions", "impressions", "clicks", "conversions", "views", "ctr")
 		q.Top = 10

@@ -77,8 +77,8 @@ func (s *Server) apiRoutes() []route {
 		// Reports.
 		{"GET", "/api/v1/ad/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(adStats(s.store), s.reports))},
 		{"GET", "/api/v1/links/{code}/stats", marquee.ScopeReportsRead, withStore(handleStats(linkStats(s.links, &s.cfg.LinkDomains), s.reports))},
-		{"GET", "/api/v1/stats", marquee.ScopeReportsRead, withStore(handleOverallStats(s.reports))},
-		{"GET", "/api/v1/advertisers/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(advertiserStats(s.campaigns), s.reports))},
+		{"GET", "/api/v1/stats", marquee.ScopeReportsRead, withStore(handleOverallStats(s.reports, s.campaigns))},
+		{"GET", "/api/v1/advertisers/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(advertiserStats(s.campaigns, s.reports), s.reports))},
 		{"GET", "/api/v1/campaigns/{id}/delivery", marquee.ScopeCampaignsRead, withStore(handleCampaignDelivery(s.campaigns, s.decisions.engine, s.now))},
 		{"GET", "/api/v1/campaigns/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(campaignStats(s.campaigns, s.reports), s.reports))},
 		{"GET", "/api/v1/placements/{name}/stats", marquee.ScopeReportsRead, withStore(handleStats(placementStats(s.campaigns), s.reports))},

@@ -199,6 +199,9 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.decisions.shared = d.SharedCounters
 	s.hooks = &webhookEnv{requester: s.req, st: d.WebhookStore, hooks: d.Webhooks, allowHTTP: cfg.WebhooksAllowHTTP, writer: s.writer}
 	s.acc = &accessEnv{requester: s.req, access: d.Access, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
+	if d.Reports != nil {
+		s.acc.currency = d.Reports.Currency
+	}
 	s.mux = newMux(s, s.routes())
 	return s
 }

@@ -163,6 +163,7 @@ func TestTyposSuggestAndCreateNothing(t *testing.T) {
 		{[]string{"serve", "-adr", ":0"}, 2, "flag provided but not defined: -adr; did you mean -addr? (marquee serve -h lists its flags)"},
 		{[]string{"serve", "-privcy", "strict"}, 2, "did you mean -privacy?"},
 		{[]string{"serve", "-privacy", "strcit"}, 2, `-privacy: privacy mode "strcit"`},
+		{[]string{"serve", "-currency", "EURO"}, 2, `-currency: want an ISO 4217 currency code such as USD, EUR or TWD, got "EURO"`},
 		{[]string{"serve", "-addr", busy.Addr().String()}, 1, "address already in use"},
 	} {
 		data := filepath.Join(t.TempDir(), "data")

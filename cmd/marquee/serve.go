@@ -83,6 +83,7 @@ type serveConfig struct {
 	capsMemory       string
 	privacyMode      privacy.Mode // -privacy, parsed
 	privacy          string
+	currency         string // -currency, checked
 	privacyKey       string
 	tcfVendor        uint
 	eventsRetention  time.Duration
@@ -126,6 +127,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.remnant, "remnant", delivery.RemnantWeight, "how remnant campaigns compete: weight (a lottery by weight, as every tier) or ecpm (the highest eCPM from the price wins; CPC and CPA weighed by the reports' click and conversion rates)")
 	fs.StringVar(&c.privacy, "privacy", "balanced", "what events keep of visitors: balanced (truncated addresses, pseudonymous user ids), strict (as balanced, pseudonyms rotated daily, user keys only with a consent signal) or off (full addresses and ids, unless consent is withheld); docs/privacy.md")
 	fs.StringVar(&c.privacyKey, "privacy-key", "", "secret of the pseudonyms of user ids, at least 16 bytes, the same on every instance (default: derived from -tracking-key or the key kept under -data)")
+	fs.StringVar(&c.currency, "currency", reports.DefaultCurrency, "ISO 4217 code of every price and spend (one currency per install: change it only before anything is priced)")
 	fs.UintVar(&c.tcfVendor, "tcf-vendor", 0, "your IAB TCF vendor id: a TCF consent string must also give this vendor consent (0: only purpose 1 is checked)")
 	fs.DurationVar(&c.eventsRetention, "events-retention", 0, "event files kept under <data>/events are deleted this long after they were written (0: kept); shipped files follow the bucket's lifecycle rule")
 	fs.StringVar(&c.counters, "counters", "memory", "where frequency caps count: memory (exact for one instance) or redis://host:6379/0 (shared by every instance)")
@@ -185,6 +187,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	// are checked as they are opened).
 	if c.privacyMode, err = privacy.ParseMode(c.privacy); err != nil {
 		return c, usageError{fmt.Errorf("-privacy: %w", err)}
+	}
+	if c.currency, err = reports.ParseCurrency(c.currency); err != nil {
+		return c, usageError{fmt.Errorf("-currency: %w", err)}
 	}
 	if c.tcfVendor > 65535 {
 		return c, usageError{fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", c.tcfVendor)}
@@ -435,12 +440,14 @@ func (n *node) linkGeo() linkroute.Geo {
 // asked).
 func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	cfg := n.cfg
+	reporter := reports.NewReporter(n.st, cfg.reports.hourlyRetention)
+	reporter.Currency = cfg.currency
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
 		TrackingTTL: cfg.trackingTTL, WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Events: n.events, Registry: n.reg,
-			Reports: reports.NewReporter(n.st, cfg.reports.hourlyRetention), Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, WebhookStore: n.st, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
+			Reports: reporter, Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, WebhookStore: n.st, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
 			Privacy: n.privacy, PrivacyStore: n.st, Counters: n.counters, EventsRetention: cfg.eventsRetention})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

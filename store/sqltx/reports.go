@@ -338,12 +338,15 @@ func (s *Store) ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool,
 		lim = ` LIMIT ?`
 		args = append(args, limit)
 	}
-	// An ad is named by its id (set below) and titled; a link is named
-	// by its code.
-	name := `coalesce((SELECT title FROM ads WHERE ads.id = ` + table + `.entity_id), '') AS entity_name`
-	if q.Entity == marquee.EntityLink {
-		name = `coalesce((SELECT code FROM links WHERE links.id = ` + table + `.entity_id), '') AS entity_name`
+	// A link is named by its code; the others by their id (set below),
+	// with their title or name in Title.
+	from := map[string]string{marquee.EntityAd: `title FROM ads WHERE ads`, marquee.EntityLink: `code FROM links WHERE links`,
+		marquee.EntityCampaign: `name FROM campaigns WHERE campaigns`, marquee.EntityAdvertiser: `name FROM advertisers WHERE advertisers`,
+		marquee.EntityPlacement: `name FROM placements WHERE placements`}[q.Entity]
+	if from == "" {
+		return nil, fmt.Errorf("top %s: no such entity", q.Entity)
 	}
+	name := `coalesce((SELECT ` + from + `.id = ` + table + `.entity_id), '') AS entity_name`
 	return withDB(ctx, s, "read top reports", func(db DB) ([]reportrow.Sum, error) {
 		return query(ctx, db, func(r Rows) (x reportrow.Sum, err error) {
 			err = r.Scan(scanCounts([]any{&x.ID, &x.Dim}, &x.Counts)...)

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMoneyEverywhere: the currency given once (-currency) is on every
+// spend; a campaign's report prices its range and each bucket; an
+// advertiser's report adds up its campaigns' spend (a flat fee's share
+// included); the top list of campaigns names them with their spend; and
+// the CSVs carry names, CTR, spend and currency.
+func TestMoneyEverywhere(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-currency", "eur")
+	now := time.Now().UTC()
+	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(time.Hour).Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Other"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Per mille",`+flight+`,"priority":"sponsorship","price":{"model":"cpm","amount":2000}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Flat fee",`+flight+`,"price":{"model":"flat","amount":100}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"2","name":"Unpriced",`+flight+`}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"big",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
+
+	if r := in.admin("GET", "/api/v1/session", ""); !strings.Contains(r.body, `"currency":"EUR"`) {
+		t.Errorf("session = %s; want the configured currency, EUR", r.body)
+	}
+	var got struct {
+		Decisions map[string][]struct{ ImpressionURL, ClickURL string }
+	}
+	r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"placement":"side"}]}`)
+	if json.Unmarshal([]byte(r.body), &got) != nil || len(got.Decisions["side"]) != 1 {
+		t.Fatalf("decisions = %s", r.body)
+	}
+	fire(t, got.Decisions["side"][0].ImpressionURL)
+	fire(t, got.Decisions["side"][0].ClickURL)
+	range_ := "?from=" + now.Add(-2*time.Hour).Format(time.RFC3339) + "&to=" + now.Add(2*time.Hour).Format(time.RFC3339) + "&granularity=hour"
+	type report struct {
+		Spend    *float64
+		Currency string
+		Series   []struct{ Spend *float64 }
+		Top      []struct {
+			ID, Name    string
+			Impressions int64
+			Spend       *float64
+		}
+	}
+	read := func(path string) (rep report) {
+		t.Helper()
+		r := in.admin("GET", path, "")
+		if r.status != 200 || json.Unmarshal([]byte(r.body), &rep) != nil {
+			t.Fatalf("GET %s = %d %s", path, r.status, r.body)
+		}
+		return rep
+	}
+	eventually(t, 5*time.Second, func() string {
+		if s := in.stats("/api/v1/campaigns/1/stats" + range_); s.Totals.Impressions != 1 {
+			return fmt.Sprintf("campaign 1: %+v", s.Totals)
+		}
+		return ""
+	})
+	c := read("/api/v1/campaigns/1/stats" + range_)
+	var buckets float64
+	for _, p := range c.Series {
+		if p.Spend == nil {
+			t.Fatalf("campaign 1's series has a bucket without spend: %+v", c.Series)
+		}
+		buckets += *p.Spend
+	}
+	if c.Spend == nil || *c.Spend != 2 || c.Currency != "EUR" || buckets != 2 {
+		t.Errorf("campaign 1: spend %v %q, buckets' %v; want 2 EUR (one impression at CPM 2,000), in its buckets too", c.Spend, c.Currency, buckets)
+	}
+	// The flat fee's share of the range: the range covers its whole flight.
+	if a := read("/api/v1/advertisers/1/stats" + range_); a.Spend == nil || *a.Spend != 102 || a.Currency != "EUR" {
+		t.Errorf("advertiser 1: spend %v %q; want 102 EUR (2 + the flat 100)", a.Spend, a.Currency)
+	}
+	if a := read("/api/v1/advertisers/2/stats" + range_); a.Spend != nil {
+		t.Errorf("advertiser 2 (no priced campaign): spend %v; want none", *a.Spend)
+	}
+	top := read("/api/v1/stats" + range_ + "&top=campaigns&limit=5")
+	if len(top.Top) != 1 || top.Top[0].ID != "1" || top.Top[0].Name != "Per mille" || top.Top[0].Spend == nil || *top.Top[0].Spend != 2 || top.Currency != "EUR" {
+		t.Errorf("top campaigns = %+v (%s); want Per mille with its 2 EUR", top.Top, top.Currency)
+	}
+	if adv := read("/api/v1/stats" + range_ + "&top=advertisers"); len(adv.Top) != 1 || adv.Top[0].Name != "Acme" || adv.Top[0].Spend == nil || *adv.Top[0].Spend != 102 {
+		t.Errorf("top advertisers = %+v; want Acme with 102", adv.Top)
+	}
+	if pl := read("/api/v1/stats" + range_ + "&top=placements"); len(pl.Top) != 1 || pl.Top[0].Name != "side" || pl.Top[0].Impressions != 1 {
+		t.Errorf("top placements = %+v; want side with its impression", pl.Top)
+	}
+	csv := in.admin("GET", "/api/v1/stats"+range_+"&top=campaigns&format=csv", "").body
+	if head, row, _ := strings.Cut(csv, "\n"); !strings.HasPrefix(head, "id,name,impressions,") || !strings.HasSuffix(head, ",ctr,viewability,video_viewability,completion_rate,spend,currency") ||
+		!strings.HasPrefix(row, "1,Per mille,1,1,") || !strings.HasSuffix(strings.TrimSpace(row), ",1,0,0,0,2,EUR") {
+		t.Errorf("top campaigns' CSV =\n%s\nwant id,name,…,ctr,…,spend,currency and Per mille's row with CTR 1 and 2 EUR", csv)
+	}
+	series := in.admin("GET", "/api/v1/campaigns/1/stats"+range_+"&format=csv", "").body
+	if head, _, _ := strings.Cut(series, "\n"); !strings.HasSuffix(head, ",uniques,ctr,spend,currency") || !strings.Contains(series, ",1,2,EUR\n") {
+		t.Errorf("campaign 1's CSV =\n%s\nwant …,uniques,ctr,spend,currency and the bucket with CTR 1 and 2 EUR", series)
+	}
+}
