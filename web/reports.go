@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -84,12 +85,40 @@ func priceTop(sctx context.Context, store CampaignStore, rp *reports.Reporter, q
 	if q.Entity == marquee.EntityAdvertiser {
 		by = sp.Advertisers
 	}
+	listed := map[int64]bool{}
 	for i := range rep.Top {
 		id, _ := strconv.ParseInt(rep.Top[i].ID, 10, 64)
+		listed[id] = true
 		if s, ok := by[id]; ok {
 			rep.Top[i].Spend = &s
 			rep.Currency = rp.Currency
 		}
+	}
+	// What spent without an event in the range (a flat fee) follows the
+	// ranked ones, as far as the limit goes, most spent first.
+	var rest []int64
+	for id, s := range by {
+		if !listed[id] && s > 0 {
+			rest = append(rest, id)
+		}
+	}
+	slices.SortFunc(rest, func(a, b int64) int { return cmp.Or(cmp.Compare(by[b], by[a]), cmp.Compare(a, b)) })
+	names := map[int64]string{}
+	for _, c := range cs {
+		names[c.ID] = c.Name
+	}
+	for _, id := range rest[:max(0, min(len(rest), q.Top-len(rep.Top)))] {
+		s := by[id]
+		p := reports.Part{ID: strconv.FormatInt(id, 10), Name: names[id], Spend: &s}
+		if q.Entity == marquee.EntityAdvertiser {
+			a, err := store.Advertiser(sctx, id)
+			if err != nil {
+				return err
+			}
+			p.Name = a.Name
+		}
+		rep.Top = append(rep.Top, p)
+		rep.Currency = rp.Currency
 	}
 	return nil
 }

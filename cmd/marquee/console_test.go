@@ -240,8 +240,9 @@ func (b *tab) waitHash(re string) string {
 	return ""
 }
 
-// screenshot writes a PNG of the page to the test's directory, and to
-// MARQUEE_SCREENSHOTS (docs/, to update the README's pictures) when set.
+// screenshot writes a PNG of the page to the test's directory, to
+// MARQUEE_SCREENSHOTS (docs/, to update the README's pictures) and to
+// MARQUEE_ARTIFACTS/<test> (CI's artifacts: .ci/run sets it) when set.
 func (b *tab) screenshot(name string) {
 	b.t.Helper()
 	time.Sleep(300 * time.Millisecond)                            // charts draw on the next frame
@@ -249,7 +250,14 @@ func (b *tab) screenshot(name string) {
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
-	for _, dir := range []string{b.t.TempDir(), os.Getenv("MARQUEE_SCREENSHOTS")} {
+	artifacts := os.Getenv("MARQUEE_ARTIFACTS")
+	if artifacts != "" {
+		artifacts = filepath.Join(artifacts, b.t.Name())
+		if err := os.MkdirAll(artifacts, 0o755); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	for _, dir := range []string{b.t.TempDir(), os.Getenv("MARQUEE_SCREENSHOTS"), artifacts} {
 		if dir != "" {
 			if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 				b.t.Fatal(err)
@@ -312,17 +320,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	// An honest chart: both axes from 0 and labelled, today apart (dashed,
 	// "so far"), ticks labelled as days.
-	chartState := eval[map[string]any](b, `(() => { const c = document.querySelector('.chart'), u = c.plot;
-		return {n: u.scales.n.min, c: u.scales.c.min, partial: c.dataset.partial, labels: u.axes.map(a => a.label || ''),
-			series: u.series.map(s => s.label || ''), ticks: [...c.querySelectorAll('.u-axis')].length}; })()`)
-	if chartState["n"] != 0.0 || chartState["c"] != 0.0 {
-		t.Errorf("overview chart y axes start at %v and %v; want 0 and 0", chartState["n"], chartState["c"])
+	b.waitFor("the plots", `document.querySelector('.chart').plots?.length > 0`, 5*time.Second)
+	chartState := eval[map[string]any](b, `(() => { const c = document.querySelector('.chart');
+		return {mins: c.plots.map(u => u.scales.y.min), partial: c.dataset.partial, labels: c.plots.map(u => u.axes[1].label),
+			series: c.plots.flatMap(u => u.series.map(s => s.label || ''))}; })()`)
+	if mins := fmt.Sprint(chartState["mins"]); mins != "[0 0 0]" {
+		t.Errorf("overview chart y axes start at %v; want three plots (impressions, clicks, conversions) from 0", mins)
 	}
-	if chartState["partial"] != "1" || !strings.Contains(fmt.Sprint(chartState["series"]), "Impressions (so far)") {
+	if chartState["partial"] != "1" || !strings.Contains(fmt.Sprint(chartState["series"]), "so far") {
 		t.Errorf("overview chart: partial %v, series %v; want today drawn apart as so far", chartState["partial"], chartState["series"])
 	}
-	if labels := fmt.Sprint(chartState["labels"]); !strings.Contains(labels, "Impressions") || !strings.Contains(labels, "Clicks and conversions") {
-		t.Errorf("overview chart axis labels %s; want both y axes labelled", labels)
+	if labels := fmt.Sprint(chartState["labels"]); labels != "[Impressions Clicks Conversions]" {
+		t.Errorf("overview chart axis labels %s; want each plot's axis labelled with its unit", labels)
 	}
 	topNames := eval[[]string](b, `[...document.querySelector('main section table').querySelectorAll('tbody a')].map(a => a.textContent)`)
 	for _, name := range topNames {
@@ -422,7 +431,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	csvHref := eval[string](b, `document.getElementById('csv').getAttribute('href')`)
 	status, csv := b.fetch(csvHref, `{}`)
 	api := in.get(csvHref)
-	if status != 200 || csv != api.body || !strings.HasPrefix(csv, "t,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,uniques\n") || strings.Count(csv, "\n") < 8 {
+	if status != 200 || csv != api.body || !strings.HasPrefix(csv, "t,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,uniques,ctr\n") || strings.Count(csv, "\n") < 8 {
 		t.Fatalf("the console's CSV (%d):\n%s\nthe API's (%d):\n%s", status, csv, api.status, api.body)
 	}
 
@@ -811,7 +820,7 @@ func TestCampaignsInBrowser(t *testing.T) {
 	// A campaign's delivery: this instance's decisions.
 	in.expect(in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"placement":"home-top"}]}`), 200, "")
 	b.open("#/campaigns/"+camp, "#delivery")
-	if txt := b.text("#delivery"); strings.Contains(txt, "no —") || !strings.Contains(txt, "1 since") {
+	if txt := b.text("#delivery"); strings.Contains(txt, "no —") || !strings.Contains(txt, "1 decision chose it since") {
 		t.Errorf("the campaign's delivery says %q; want it serving, 1 decision", txt)
 	}
 	if n := eval[int](b, `document.querySelectorAll('#cap-needs-user').length`); n != 0 {

@@ -81,8 +81,12 @@ func TestMoneyEverywhere(t *testing.T) {
 		t.Errorf("advertiser 2 (no priced campaign): spend %v; want none", *a.Spend)
 	}
 	top := read("/api/v1/stats" + range_ + "&top=campaigns&limit=5")
-	if len(top.Top) != 1 || top.Top[0].ID != "1" || top.Top[0].Name != "Per mille" || top.Top[0].Spend == nil || *top.Top[0].Spend != 2 || top.Currency != "EUR" {
-		t.Errorf("top campaigns = %+v (%s); want Per mille with its 2 EUR", top.Top, top.Currency)
+	if len(top.Top) != 2 || top.Top[0].ID != "1" || top.Top[0].Name != "Per mille" || top.Top[0].Spend == nil || *top.Top[0].Spend != 2 || top.Currency != "EUR" ||
+		top.Top[1].Name != "Flat fee" || top.Top[1].Impressions != 0 || top.Top[1].Spend == nil || *top.Top[1].Spend != 100 {
+		t.Errorf("top campaigns = %+v (%s); want Per mille with its 2 EUR, then the flat fee's 100 without an event", top.Top, top.Currency)
+	}
+	if one := read("/api/v1/stats" + range_ + "&top=campaigns&limit=1"); len(one.Top) != 1 {
+		t.Errorf("top campaigns, limit 1 = %+v; want one", one.Top)
 	}
 	if adv := read("/api/v1/stats" + range_ + "&top=advertisers"); len(adv.Top) != 1 || adv.Top[0].Name != "Acme" || adv.Top[0].Spend == nil || *adv.Top[0].Spend != 102 {
 		t.Errorf("top advertisers = %+v; want Acme with 102", adv.Top)
@@ -91,9 +95,10 @@ func TestMoneyEverywhere(t *testing.T) {
 		t.Errorf("top placements = %+v; want side with its impression", pl.Top)
 	}
 	csv := in.admin("GET", "/api/v1/stats"+range_+"&top=campaigns&format=csv", "").body
-	if head, row, _ := strings.Cut(csv, "\n"); !strings.HasPrefix(head, "id,name,impressions,") || !strings.HasSuffix(head, ",ctr,viewability,video_viewability,completion_rate,spend,currency") ||
-		!strings.HasPrefix(row, "1,Per mille,1,1,") || !strings.HasSuffix(strings.TrimSpace(row), ",1,0,0,0,2,EUR") {
-		t.Errorf("top campaigns' CSV =\n%s\nwant id,name,…,ctr,…,spend,currency and Per mille's row with CTR 1 and 2 EUR", csv)
+	lines := strings.Split(csv, "\n")
+	if head, row := lines[0], lines[1]; len(lines) != 4 || !strings.HasPrefix(head, "id,name,impressions,") || !strings.HasSuffix(head, ",ctr,viewability,video_viewability,completion_rate,spend,currency") ||
+		!strings.HasPrefix(row, "1,Per mille,1,1,") || !strings.HasSuffix(row, ",1,0,0,0,2,EUR") || lines[2] != "2,Flat fee,"+strings.Repeat("0,", 20)+"100,EUR" {
+		t.Errorf("top campaigns' CSV =\n%s\nwant id,name,…,ctr,…,spend,currency, Per mille's row with CTR 1 and 2 EUR, the flat fee's with 100", csv)
 	}
 	series := in.admin("GET", "/api/v1/campaigns/1/stats"+range_+"&format=csv", "").body
 	if head, _, _ := strings.Cut(series, "\n"); !strings.HasSuffix(head, ",uniques,ctr,spend,currency") || !strings.Contains(series, ",1,2,EUR\n") {

@@ -34,6 +34,20 @@
   const nf = new Intl.NumberFormat('en');
   const num = n => (n === null || n === undefined) ? '—' : nf.format(n);
   const pct = x => (x === null || x === undefined) ? '—' : (100 * x).toFixed(2) + '%';
+  // Money is in the one currency the server is configured with
+  // (-currency, told by the session), to 1/10,000 at most.
+  const currency = () => (session && session.currency) || 'USD';
+  const moneyFormats = {};
+  const money = x => {
+    if (x === null || x === undefined) return '—';
+    const c = currency();
+    try {
+      const f = moneyFormats[c] || (moneyFormats[c] = new Intl.NumberFormat('en', { style: 'currency', currency: c, maximumFractionDigits: 4 }));
+      return f.format(x);
+    } catch (_) { return nf.format(x) + ' ' + c; }
+  };
+  const priceModels = { cpm: 'per 1,000 impressions (CPM)', cpc: 'per click (CPC)', cpa: 'per conversion (CPA)', flat: 'for the whole flight (flat)' };
+  const priceText = p => p ? money(+p.amount) + ' ' + (priceModels[p.model] || p.model) : 'none';
   const day = 86400e3;
   let uid = 0;
   const nextId = p => p + '-' + (++uid);
@@ -143,11 +157,27 @@
       ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
       ['#/live', 'Live', null], ['#/webhooks', 'Webhooks', 'webhooks:admin'], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
     const cur = '#' + here().path;
-    document.getElementById('nav').replaceChildren(...items.filter(i => !i[2] || can(i[2])).map(([h, t]) =>
+    const nav = document.getElementById('nav');
+    nav.replaceChildren(...items.filter(i => !i[2] || can(i[2])).map(([h, t]) =>
       el('a', { href: h, text: t, 'aria-current': (cur === h || (h !== '#/' && cur.startsWith(h))) ? 'page' : null })));
+    const at = nav.querySelector('[aria-current=page]');
+    if (at && nav.scrollWidth > nav.clientWidth) nav.scrollLeft = Math.max(0, at.offsetLeft - nav.offsetLeft - nav.clientWidth / 2 + at.offsetWidth / 2);
+    moreSections(nav);
     document.getElementById('who').replaceChildren(el('a', { href: '#/account', text: session.user ? session.user.email + ' (' + session.user.role + ')' : session.actor }));
   }
+  // On a narrow screen the sections scroll sideways on one line: the
+  // side that has more of them fades out, with an arrow, so that nobody
+  // takes the three they see for all there are.
+  function moreSections(nav) {
+    const right = nav.scrollLeft + nav.clientWidth < nav.scrollWidth - 2, left = nav.scrollLeft > 2;
+    nav.classList.toggle('more-right', right);
+    nav.classList.toggle('more-left', left);
+    document.getElementById('top').classList.toggle('more-right', right);
+  }
   document.addEventListener('DOMContentLoaded', () => {
+    const nav = document.getElementById('nav');
+    nav.addEventListener('scroll', () => moreSections(nav), { passive: true });
+    addEventListener('resize', () => moreSections(nav));
     document.getElementById('signout').addEventListener('click', async () => {
       try { await api('DELETE', '/api/v1/session'); } catch (_) { /* signed out either way */ }
       session = null;
@@ -169,19 +199,23 @@
   const parentKey = k => { const m = k.match(/^(.*?)(\.[^.[\]]+|\[\d+\])$/); return m ? m[1] : ''; };
   // showProblems puts each of the API's problems beside the field it names
   // (its data-field, or the nearest enclosing one), and the rest at the top.
-  // campaignNames maps campaign ids to names, from one list read at most
-  // every 30 s (empty for a role that may not read campaigns): names
-  // where ids would show.
-  let campNames = null, campNamesAt = 0;
-  async function campaignNames() {
-    if (!can('campaigns:read')) return new Map();
-    if (!campNames || Date.now() - campNamesAt > 30000) {
-      campNamesAt = Date.now();
-      campNames = api('GET', '/api/v1/campaigns?limit=1000').then(r => new Map(r.items.map(c => [String(c.id), c.name]))).catch(() => new Map());
-    }
-    return campNames;
-  }
+  // campaignNames and advertiserNames map ids to names, each from one
+  // list read at most every 30 s (empty for a role that may not read
+  // campaigns): names where ids would show.
+  const namesOf = (path) => {
+    let names = null, at = 0;
+    return async () => {
+      if (!can('campaigns:read')) return new Map();
+      if (!names || Date.now() - at > 30000) {
+        at = Date.now();
+        names = api('GET', path + '?limit=1000').then(r => new Map(r.items.map(c => [String(c.id), c.name]))).catch(() => new Map());
+      }
+      return names;
+    };
+  };
+  const campaignNames = namesOf('/api/v1/campaigns'), advertiserNames = namesOf('/api/v1/advertisers');
   const campaignLink = (id, m) => el('a', { href: '#/campaigns/' + id, text: m.get(String(id)) || 'campaign ' + id });
+  const advertiserLink = (id, m) => el('a', { href: '#/advertisers/' + id, text: m.get(String(id)) || 'advertiser ' + id });
 
   // previewing is the HTML creative preview being drawn: its frame and
   // the HTML it is given once its page says it is ready (one listener for
@@ -341,12 +375,16 @@
   const statsQuery = (rg, extra = '') => '?from=' + encodeURIComponent(rg.from) + '&to=' + encodeURIComponent(rg.to) + '&tz=' +
     encodeURIComponent(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC') + extra;
 
-  // chart draws a report's series over time with uPlot, honestly: both
-  // axes start at 0 and are labelled (impressions on the left; clicks and
-  // conversions, far fewer, on the right), ticks fall on the report's own
-  // buckets and are labelled as fits its granularity, and a bucket still
-  // under way (today, this hour) is drawn apart, dashed, as "so far". A
-  // range with nothing in it says so instead of drawing an empty grid.
+  // chart draws a report's series over time with uPlot, as small
+  // multiples: one plot per unit (impressions, clicks, conversions, spend),
+  // each on its own labelled axis from 0, so that 7 impressions and 3
+  // clicks are both plain to see and no two scales share a plot. The
+  // plots share a cursor; the legend shows the values under it, and
+  // nothing otherwise. Ticks fall on the report's own buckets (the last
+  // one always labelled, inside the plot) and are labelled as fits its
+  // granularity; a bucket still under way (today, this hour) is drawn
+  // apart, dashed, as "so far". A range with nothing in it says so
+  // instead of drawing an empty grid.
   const css = name => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   const tickFormat = {
     hour: new Intl.DateTimeFormat('en', { hour: 'numeric', minute: '2-digit' }),
@@ -354,49 +392,76 @@
     month: new Intl.DateTimeFormat('en', { month: 'short', year: 'numeric' }),
   };
   const bucketSeconds = { hour: 3600, day: 86400, month: 31 * 86400 };
+  const chartMetrics = [
+    { k: 'impressions', label: 'Impressions', color: '#2456d6', dark: '#8ab0ff' },
+    { k: 'clicks', label: 'Clicks', color: '#d6452e', dark: '#ff8a70' },
+    { k: 'conversions', label: 'Conversions', color: '#1e7d32', dark: '#7bd88f' },
+    { k: 'spend', label: 'Spend', color: '#8a5a00', dark: '#f2c14e', money: true },
+  ];
+  let chartKey = 0;
   function chart(rep, title) {
-    const box = el('div', { class: 'card chart', role: 'img', 'aria-label': title });
+    const box = el('div', { class: 'card chart', role: 'group', 'aria-label': title }, el('h3', { class: 'chart-title', text: title }));
     const series = rep.series || [];
-    const keys = ['impressions', 'clicks', 'conversions'];
-    if (!series.some(p => keys.some(k => p[k] > 0))) {
+    const shown = chartMetrics.filter(m => series.some(p => p[m.k] > 0));
+    if (!shown.length) {
       box.append(el('p', { class: 'empty', text: 'No data yet in this range: impressions, clicks and conversions show here within about 10 s of their events.' }));
       box.dataset.points = '0';
       return box;
     }
+    const none = chartMetrics.filter(m => !m.money && !shown.includes(m)).map(m => m.label.toLowerCase());
     const gran = rep.granularity || 'day';
     const xs = series.map(p => Date.parse(p.t) / 1000);
     const n = xs.length;
     // The last bucket ends where the next would start: past now, it is partial.
     const lastEnd = n > 1 ? xs[n - 1] + (xs[n - 1] - xs[n - 2]) : xs[0] + bucketSeconds[gran];
     const partial = n > 1 && lastEnd * 1000 > Date.now();
-    const whole = k => series.map((p, i) => partial && i === n - 1 ? null : p[k]);
-    const sofar = k => series.map((p, i) => partial && i >= n - 2 ? p[k] : null);
-    const colors = { impressions: '#2456d6', clicks: '#d6452e', conversions: '#1e7d32' };
-    const names = { impressions: 'Impressions', clicks: 'Clicks', conversions: 'Conversions' };
-    const scaleOf = k => k === 'impressions' ? 'n' : 'c';
-    const spec = [{}], data = [xs];
-    for (const k of keys) { spec.push({ label: names[k], stroke: colors[k], width: 2, scale: scaleOf(k) }); data.push(whole(k)); }
-    if (partial) for (const k of keys) { spec.push({ label: names[k] + ' (so far)', stroke: colors[k], width: 2, dash: [5, 5], scale: scaleOf(k) }); data.push(sofar(k)); }
-    const fromZero = (u, min, max) => [0, max > 0 ? max * 1.1 : 1];
+    const whole = k => series.map((p, i) => partial && i === n - 1 ? null : (p[k] || 0));
+    const sofar = k => series.map((p, i) => partial && i >= n - 2 ? (p[k] || 0) : null);
+    const plots = el('div', { class: 'plots' });
+    box.append(plots);
+    if (none.length) box.append(el('p', { class: 'muted', text: 'No ' + none.join(' or ') + ' in this range.' }));
+    box.dataset.points = String(n);
+    box.dataset.partial = partial ? '1' : '';
+    box.plots = [];
+    const key = 'chart-' + (++chartKey);
+    const dark = matchMedia('(prefers-color-scheme: dark)').matches;
     requestAnimationFrame(() => {
-      const width = Math.max(260, Math.min(box.clientWidth - 32, 1100));
+      const width = Math.max(240, Math.min(plots.clientWidth, 1100));
       const ink = css('--fg') || '#1d2330', grid = { stroke: css('--line') || '#dde1e8', width: 1 };
       const fmt = tickFormat[gran] || tickFormat.day;
-      const every = Math.max(1, Math.ceil(n / Math.max(2, Math.floor(width / 90))));
-      const plot = new uPlot({
-        title, width, height: 280,
-        scales: { x: { time: true }, n: { range: fromZero }, c: { range: fromZero } },
-        series: spec,
-        axes: [
-          { stroke: ink, grid, space: 70, splits: () => xs.filter((_, i) => i % every === 0),
-            values: (u, splits) => splits.map(v => fmt.format(new Date(v * 1000))) },
-          { scale: 'n', label: 'Impressions', labelSize: 18, size: 70, stroke: ink, grid },
-          { scale: 'c', label: 'Clicks and conversions', labelSize: 18, side: 1, size: 60, stroke: ink, grid: { show: false } },
-        ],
-      }, data, box);
-      box.dataset.points = String(n);
-      box.dataset.partial = partial ? '1' : '';
-      box.plot = plot;
+      const every = Math.max(1, Math.ceil(n / Math.max(2, Math.floor(width / 80))));
+      const when = new Intl.DateTimeFormat('en', gran === 'hour' ? { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' } :
+        gran === 'month' ? { month: 'long', year: 'numeric' } : { weekday: 'short', month: 'short', day: 'numeric' });
+      for (const m of shown) {
+        const shows = m.money ? money : num;
+        // The legend: values under the cursor, nothing without one.
+        const value = (u, v, si, idx) => idx === null || idx === undefined || v === null || v === undefined ? '' : shows(v);
+        const stroke = dark ? m.dark : m.color;
+        const spec = [{ label: { hour: 'Hour', day: 'Day', month: 'Month' }[gran] || 'Day', value: (u, v, si, idx) => idx === null || idx === undefined ? '' : when.format(new Date(v * 1000)) },
+          { label: m.label, stroke, width: 2, value }];
+        const data = [xs, whole(m.k)];
+        if (partial) { spec.push({ label: 'so far', stroke, width: 2, dash: [5, 5], value }); data.push(sofar(m.k)); }
+        const wrap = el('div', { class: 'plot', 'data-metric': m.k });
+        plots.append(wrap);
+        const plot = new uPlot({
+          width, height: 150, padding: [10, 28, 0, 0],
+          cursor: { sync: { key }, y: false },
+          legend: { live: true },
+          scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.15 : 1] } },
+          series: spec,
+          axes: [
+            { stroke: ink, grid, space: 60, size: 36, splits: () => xs.filter((_, i) => (n - 1 - i) % every === 0),
+              values: (u, splits) => splits.map(v => fmt.format(new Date(v * 1000))) },
+            { label: m.money ? m.label + ' (' + currency() + ')' : m.label, labelSize: 18, size: m.money ? 64 : 52, stroke: ink, grid,
+              // Counts tick on whole numbers.
+              incrs: m.money ? undefined : [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9],
+              values: (u, splits) => splits.map(v => m.money ? money(v) : num(v)) },
+          ],
+        }, data, wrap);
+        plot.metric = m.k;
+        box.plots.push(plot);
+      }
+      box.plot = box.plots[0];
     });
     return box;
   }
@@ -425,10 +490,31 @@
       cur.measured ? [t('views', 'Viewable impressions', num), t('viewability', 'Viewability (viewable ÷ measured)', pct)] : null,
       cur.starts ? [t('starts', 'Video starts', num), t('completionRate', 'Video completion', pct)] : null);
   }
+  // table draws rows under head (a heading, or {t, num} for a column of
+  // numbers). Every column sorts: a click on its heading sorts by it
+  // (numbers largest first, text A to Z), a second click the other way.
   function table(head, rows, empty) {
     if (!rows.length) return el('p', { class: 'empty', text: empty });
-    return el('div', { class: 'scroll' }, el('table', {}, el('thead', {}, el('tr', {}, head.map(h => el('th', { class: h.num ? 'num' : null, text: h.t || h })))),
-      el('tbody', {}, rows.map(r => el('tr', {}, r.map((c, i) => el('td', { class: head[i].num ? 'num' : null }, c)))))));
+    const body = el('tbody', {}, rows.map(r => el('tr', {}, r.map((c, i) => el('td', { class: head[i].num ? 'num' : null }, c)))));
+    const keyOf = (tr, i) => {
+      const t = tr.children[i].textContent.trim();
+      if (!head[i].num) return t.toLowerCase();
+      const x = parseFloat(t.replace(/[^0-9.eE+-]/g, ''));
+      return isNaN(x) ? -Infinity : x;
+    };
+    const ths = head.map((h, i) => {
+      const th = el('th', { class: h.num ? 'num' : null, 'aria-sort': 'none' });
+      th.append(el('button', { type: 'button', class: 'sort', text: h.t || h, title: 'Sort by ' + (h.t || h), onclick: () => {
+        const first = h.num ? 'descending' : 'ascending';
+        const dir = th.getAttribute('aria-sort') === first ? (first === 'ascending' ? 'descending' : 'ascending') : first;
+        ths.forEach(x => x.setAttribute('aria-sort', 'none'));
+        th.setAttribute('aria-sort', dir);
+        const sign = dir === 'ascending' ? 1 : -1;
+        body.append(...[...body.children].sort((a, b) => { const x = keyOf(a, i), y = keyOf(b, i); return x < y ? -sign : x > y ? sign : 0; }));
+      } }));
+      return th;
+    });
+    return el('div', { class: 'scroll' }, el('table', {}, el('thead', {}, el('tr', {}, ths)), body));
   }
 
   // ---- Overview.
@@ -464,9 +550,9 @@
     const bd = (rows, k) => table([k === 'country' ? 'Country' : 'Platform', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }, { t: 'CTR', num: 1 }],
       (rows || []).map(r => [k === 'country' ? countryName(r.country) + ' (' + r.country + ')' : r.platform, num(r.impressions), num(r.clicks), num(r.conversions), pct(r.ctr)]), 'Nothing counted in this range.');
     return el('section', { 'aria-label': 'Report' }, el('h2', { text: 'Report' }), rangePicker(q, base), tiles(all.totals, null),
-      all.goal ? el('p', { id: 'goal' }, 'Goal: ', progressBar(all.goal), ' — ' + num(all.goal.delivered) + ' ' + all.goal.metric + ' delivered over the flight' +
-        (all.goal.expectedByNow !== undefined ? ', ' + num(all.goal.expectedByNow) + ' expected by now' : '') + '.') : null,
-      all.spend !== undefined ? el('p', { id: 'spend', text: 'Spend in this range: ' + all.spend.toLocaleString('en', { maximumFractionDigits: 4 }) }) : null,
+      all.goal ? el('p', { id: 'goal' }, 'Goal: ', progressBar(all.goal), ' — ' + num(all.goal.delivered) + ' verified ' + all.goal.metric + ' over the whole flight' +
+        (all.goal.expectedByNow !== undefined ? ', ' + num(all.goal.expectedByNow) + ' expected by now' : '') + ' (whatever the range above).') : null,
+      all.spend !== undefined ? el('p', { id: 'spend', text: 'Spend in this range: ' + money(all.spend) + (kind === 'advertiser' ? ' (its campaigns\' prices)' : '') }) : null,
       botsNote(all.botsLeftOut), chart(all, 'Over time'), refresh(),
       el('p', {}, el('a', { href: path + statsQuery(rg, '&format=csv'), download: kind + '-' + id + '.csv', id: 'csv', text: 'Download CSV' })),
       el('div', { class: 'grid2' }, el('div', {}, el('h2', { text: 'By country' }), bd(byCountry.breakdown, 'country')),
@@ -481,6 +567,19 @@
   const countryName = c => { try { return (names && names.of(c)) || c; } catch (_) { return c; } };
 
   // ---- Ads.
+  // adFigures maps ad ids to their last 7 days' figures (the 1,000 most
+  // seen: one report read at most every 30 s; null for a role without
+  // reports).
+  let adFig = null, adFigAt = 0;
+  function adFigures() {
+    if (!can('reports:read')) return null;
+    if (!adFig || Date.now() - adFigAt > 30000) {
+      adFigAt = Date.now();
+      adFig = api('GET', '/api/v1/stats' + statsQuery(rangeOf(new URLSearchParams('range=7d')), '&top=ads&limit=1000'))
+        .then(r => new Map((r.top || []).map(t => [t.id, t]))).catch(() => null);
+    }
+    return adFig;
+  }
   const stateOf = (a, now = Date.now()) => Date.parse(a.endAt) <= now ? 'expired' : Date.parse(a.startAt) >= now ? 'scheduled' : 'active';
   route(/^\/ads$/, 'ads:read', async (_, q) => {
     const state = q.get('state') || '', text = q.get('q') || '', offset = +q.get('offset') || 0, limit = 50;
@@ -499,12 +598,14 @@
       } catch (e) { if (mine === seq && !(e instanceof Stale)) results.replaceChildren(errorBox(e)); return; }
       if (mine !== seq) return; // a newer keystroke's answer wins
       if (here().path === '/ads') history.replaceState(null, '', hash(o));
-      const now = Date.now(), cn = await campaignNames();
+      const now = Date.now(), [cn, stats] = await Promise.all([campaignNames(), adFigures()]);
       if (mine !== seq) return;
-      results.replaceChildren(table(['Id', 'Title', 'Campaign', 'Starts', 'Ends', 'State'], page.items.map(a => [String(a.id),
+      const fig = a => { const t = stats && stats.get(String(a.id)) || { impressions: 0, clicks: 0 }; return [num(t.impressions), num(t.clicks), t.impressions ? pct(t.ctr) : '—']; };
+      results.replaceChildren(table(['Id', 'Title', 'Campaign', 'State', ...(stats ? [{ t: 'Impressions (7 days)', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }] : []),
+        'Starts', 'Ends'], page.items.map(a => [String(a.id),
         el('a', { href: '#/ads/' + a.id, text: a.title }),
         a.campaignId ? campaignLink(a.campaignId, cn) : el('span', { class: 'muted', text: 'none: ad list only' }),
-        fmtTime(a.startAt), fmtTime(a.endAt), stateOf(a, now)]),
+        stateOf(a, now), ...(stats ? fig(a) : []), fmtTime(a.startAt), fmtTime(a.endAt)]),
       search.value ? 'No ad title starts with "' + search.value + '".' : 'No ads yet.'),
       el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (o + 1) + '–' + (o + page.items.length) + ' of ' + num(page.total) + (page.totalCapped ? '+' : '') : '' }),
         o > 0 ? el('button', { type: 'button', text: 'Previous', onclick: () => load(Math.max(0, o - limit)) }) : null,
@@ -755,13 +856,22 @@
 
   // Campaigns.
   const campaignStats = c => c.goal && can('reports:read') ? api('GET', '/api/v1/campaigns/' + c.id + '/stats?from=' + encodeURIComponent(new Date(Date.now() - day).toISOString())).catch(() => null) : null;
+  // The campaign list: what an ad team sorts by — advertiser, state, the
+  // last 7 days' impressions, clicks, CTR and spend (one report of every
+  // campaign), and the goal's pacing.
   route(/^\/campaigns$/, 'campaigns:read', async (_, q) => {
+    const rg = rangeOf(new URLSearchParams('range=7d'));
+    const [advs, stats] = await Promise.all([advertiserNames(),
+      can('reports:read') ? api('GET', '/api/v1/stats' + statsQuery(rg, '&top=campaigns&limit=1000')).catch(() => null) : null]);
+    const byId = new Map(((stats && stats.top) || []).map(t => [t.id, t]));
+    const figures = stats ? [{ t: 'Impressions (7 days)', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }, { t: 'Spend', num: 1 }] : [];
     await listPage({ title: 'Campaigns', path: '/api/v1/campaigns', q, states: ['active', 'paused', 'archived'], newHref: '#/campaigns/new', newId: 'new-campaign',
-      head: ['Name', 'Tier', { t: 'Weight', num: 1 }, 'State', 'Flight', 'Goal'], empty: 'No campaigns yet.',
+      head: ['Name', 'Advertiser', 'Tier', 'State', ...figures, 'Pacing', 'Flight'], empty: 'No campaigns yet.',
       row: async c => {
-        const s = await campaignStats(c);
-        return [el('a', { href: '#/campaigns/' + c.id, text: c.name }), c.priority, String(c.weight), c.state, dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt),
-          c.goal ? (s ? progressBar(s.goal) : goalText(c.goal)) : el('span', { class: 'muted', text: 'none' })];
+        const s = await campaignStats(c), t = byId.get(String(c.id)) || { impressions: 0, clicks: 0 };
+        return [el('a', { href: '#/campaigns/' + c.id, text: c.name }), advertiserLink(c.advertiserId, advs), c.priority + (c.weight !== 1 ? ' ×' + c.weight : ''), c.state,
+          ...(stats ? [num(t.impressions), num(t.clicks), t.impressions ? pct(t.ctr) : '—', t.spend !== undefined ? money(t.spend) : c.price ? money(0) : '—'] : []),
+          c.goal ? (s ? progressBar(s.goal) : goalText(c.goal)) : el('span', { class: 'muted', text: 'no goal' }), dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt)];
       } });
   });
   route(/^\/campaigns\/new$/, 'campaigns:write', async (_, q) => campaignEditor(null, { advertiserId: q.get('advertiser') || '' }));
@@ -810,7 +920,7 @@
     el('fieldset', { class: 'cond', 'data-field': 'frequencyCap' }, el('legend', { text: 'Frequency cap (per person)' }),
       el('div', { class: 'row' }, field('At most', capCount, 'frequencyCap.count'), field('times in', capWindow, 'frequencyCap.window'))),
     el('fieldset', { class: 'cond', 'data-field': 'price' }, el('legend', { text: 'Price' }),
-      el('div', { class: 'row' }, field('Model', model, 'price.model'), field('Amount', amount, 'price.amount'))),
+      el('div', { class: 'row' }, field('Model', model, 'price.model'), field('Amount (' + currency() + ')', amount, 'price.amount'))),
     field('Keywords (a decision request must carry one; none: any)', keywords, 'keywords'),
     el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting (every ad of the campaign)' }), conds,
       el('button', { type: 'button', id: 'add-condition', text: 'Add a condition', onclick: () => addCond({}) })),
@@ -830,7 +940,7 @@
     const facts = [['Advertiser', el('a', { href: '#/advertisers/' + a.id, text: a.name })], ['State', c.state], ['Flight', fmtTime(c.startAt) + ' → ' + fmtTime(c.endAt)],
       ['Tier and weight', c.priority + ', ' + c.weight], ['Goal', goalText(c.goal) + (c.goal ? ', paced ' + c.pacing : '')],
       ['Frequency cap', c.frequencyCap ? c.frequencyCap.count + ' per ' + c.frequencyCap.window : 'none'],
-      ['Price', c.price ? c.price.model.toUpperCase() + ' ' + c.price.amount : 'none'], ['Keywords', c.keywords.join(', ') || 'any'],
+      ['Price', priceText(c.price)], ['Keywords', c.keywords.join(', ') || 'any'],
       ['Targeting', c.conditions.length ? c.conditions.map(describe).join(' OR ') : 'everyone']];
     const out = [el('h1', { text: c.name }),
       write ? el('div', { class: 'row' }, el('a', { href: '#/campaigns/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
@@ -854,10 +964,11 @@
   // sees it (GET /api/v1/campaigns/{id}/delivery).
   function deliveryCard(c, d) {
     const rows = [['Serving', d.serving ? 'yes' : 'no — ' + d.why],
-      ['Decisions', num(d.decisions) + ' since ' + fmtTime(d.since) + ', ' + d.decisionsPerSecond.toFixed(2) + ' a second over the last minute'],
+      ['Decisions (this instance)', num(d.decisions) + (d.decisions === 1 ? ' decision' : ' decisions') + ' chose it since ' + fmtTime(d.since) + ', ' + d.decisionsPerSecond.toFixed(2) + ' a second over the last minute' +
+        ' (a decision is not an impression: the report below counts those)'],
       ['Caps reached', c.frequencyCap ? num(d.capsReached) + ' users brought to the cap (' + num(d.capsReachedLastMinute) + ' in the last minute)' : 'no cap']];
     if (d.delivered !== undefined) {
-      rows.push(['Delivered', num(d.delivered) + ' ' + c.goal.metric + ' over the flight' + (d.deliveredToday !== undefined && c.goal.daily ? ', ' + num(d.deliveredToday) + ' today' : '') +
+      rows.push(['Delivered toward the goal', num(d.delivered) + ' verified ' + c.goal.metric + ' over the flight' + (d.deliveredToday !== undefined && c.goal.daily ? ', ' + num(d.deliveredToday) + ' today' : '') +
         (d.expectedByNow !== undefined ? '; ' + num(d.expectedByNow) + ' expected by now' : '')]);
     }
     return el('div', { class: 'card', id: 'delivery' }, el('dl', { class: 'facts' }, rows.map(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]).flat()),
@@ -1522,11 +1633,19 @@
     const actor = el('input', { type: 'text', value: q.get('actor') || '' });
     const entity = el('select', {}, ['', 'ad', 'link', 'advertiser', 'campaign', 'placement', 'key', 'user', 'session', 'webhook', 'subject'].map(e => el('option', { value: e, text: e || 'every kind', selected: e === (q.get('entity') || '') })));
     const qs = o => 'actor=' + encodeURIComponent(actor.value) + '&entity=' + entity.value + '&offset=' + o;
-    const page = await api('GET', '/api/v1/audit?limit=' + limit + '&' + qs(offset));
+    const [page, cn, an] = await Promise.all([api('GET', '/api/v1/audit?limit=' + limit + '&' + qs(offset)), campaignNames(), advertiserNames()]);
+    // What an entry changed, named and linked where the console has a page for it.
+    const what = e => {
+      if (!e.entityId) return e.action + ' ' + e.entity;
+      const named = { campaign: () => campaignLink(e.entityId, cn), advertiser: () => advertiserLink(e.entityId, an),
+        ad: () => el('a', { href: '#/ads/' + e.entityId, text: e.entityId }), placement: () => el('a', { href: '#/placements/' + e.entityId, text: e.entityId }),
+        link: () => el('a', { href: '#/links/' + encodeURIComponent(e.entityId), text: e.entityId }) }[e.entity];
+      return named ? [e.action + ' ' + e.entity + ' ', named()] : e.action + ' ' + e.entity + ' ' + e.entityId;
+    };
     const form = el('form', { class: 'row', onsubmit: ev => { ev.preventDefault(); go('#/audit?' + qs(0)); } },
       field('Actor (exact)', actor), field('Kind', entity), el('button', { type: 'submit', text: 'Filter' }));
     show(el('h1', { text: 'Audit log' }), form, table(['When', 'Who', 'What', 'Fields', 'From'], page.entries.map(e => [fmtTime(e.at), e.actor,
-      e.action + ' ' + e.entity + (e.entityId ? ' ' + e.entityId : ''), (e.fields || []).join(', '), e.ip]), 'Nothing recorded with these filters.'),
+      el('span', {}, what(e)), (e.fields || []).join(', '), e.ip]), 'Nothing recorded with these filters.'),
     el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (offset + 1) + '–' + (offset + page.entries.length) + ' of ' + num(page.total) : '' }),
       offset > 0 ? el('a', { href: '#/audit?' + qs(Math.max(0, offset - limit)), text: 'Newer' }) : null,
       offset + limit < page.total ? el('a', { href: '#/audit?' + qs(offset + limit), text: 'Older' }) : null));
