@@ -225,7 +225,7 @@ func TestReportRoutes(t *testing.T) {
 		t.Errorf("JSON breakdown = %s", r.body)
 	}
 	top := in.admin("GET", "/api/v1/stats?top=ads&metric=impressions&limit=5&format=csv", "")
-	if top.body != "id,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,ctr,viewability,video_viewability,completion_rate\n1,4,0,0,0,0,0,0,0,0,0,4,0,0,0,0,0,0,0,0,0\n" {
+	if top.body != "id,name,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,ctr,viewability,video_viewability,completion_rate\n1,a,4,0,0,0,0,0,0,0,0,0,4,0,0,0,0,0,0,0,0,0\n" {
 		t.Errorf("top ads CSV = %q", top.body)
 	}
 	if top := in.admin("GET", "/api/v1/stats?top=ads&limit=5", ""); !strings.Contains(top.body, `"top":[{"id":"1","title":"a",`) {

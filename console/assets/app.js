@@ -1021,8 +1021,10 @@
   }
   route(/^\/placements\/([a-z0-9_-]+)$/, 'campaigns:read', async ([name], q) => {
     const p = await api('GET', '/api/v1/placements/' + name);
-    const out = [el('h1', { text: p.name }), el('p', { class: 'muted', text: (p.site || 'no site') + ' · sizes ' + (p.sizes.join(', ') || 'any') + ' · ' + p.types.join(', ') +
-      (p.defaultAdId ? ' · default ad ' + p.defaultAdId : '') }),
+    // The default ad by its title (an ad deleted since keeps its id).
+    const def = p.defaultAdId && can('ads:read') ? await api('GET', '/api/v1/ad/' + p.defaultAdId).catch(() => null) : null;
+    const out = [el('h1', { text: p.name }), el('p', { class: 'muted' }, (p.site || 'no site') + ' · sizes ' + (p.sizes.join(', ') || 'any') + ' · ' + p.types.join(', '),
+      p.defaultAdId ? [' · default ad ', el('a', { href: '#/ads/' + p.defaultAdId, id: 'default-ad', text: def ? def.title : 'ad ' + p.defaultAdId })] : null),
       can('campaigns:write') ? el('div', { class: 'row' }, el('a', { href: '#/placements/' + name + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
         confirmButton('Delete', 'Delete placement ' + name + '? (Ads limited to it must be changed first.)', async () => {
           try { await api('DELETE', '/api/v1/placements/' + name); go('#/placements'); } catch (e) { main().prepend(errorBox(e)); }
