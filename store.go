@@ -1,6 +1,7 @@
 package marquee
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -128,3 +129,48 @@ type Change struct {
 	Op     ChangeOp
 	At     time.Time // commit time, millisecond precision
 }
+
+// Batch is what one read of the changelog changed, by entity, for the
+// views an instance keeps in memory (the ad index, the decisions' plan,
+// the caches, access, webhooks): or, with Reload, anything — the feed
+// reloaded (at start, after a gap, a trimmed position, a bulk load or an
+// outage) and every view reads what it holds again. The feed hands each
+// batch to every Applier in turn, in changelog order.
+type Batch struct {
+	// Reload: everything may have changed. EachLiveAd then walks every
+	// live ad, read from the store once for whoever needs them.
+	Reload     bool
+	EachLiveAd func(fn func(*Ad) error) error
+	// Ads are the ids of the ads the batch names: Put holds the rows of
+	// those that exist (as read after the batch), Deleted the others.
+	Ads     []int64
+	Put     []*Ad
+	Deleted []int64
+	// Links are the codes of the links named (AllLinks: an import, any
+	// link may have changed).
+	Links    []string
+	AllLinks bool
+	// Campaigns and Advertisers by id, Placements by name.
+	Campaigns   []int64
+	Advertisers []int64
+	Placements  []string
+	// Access: a key, user or session changed. Webhooks: a webhook did.
+	Access, Webhooks bool
+	// Subjects are the pseudonyms of the data subjects erased (a reload
+	// does not replay the erasures it jumps over: docs/privacy.md).
+	Subjects []uint64
+}
+
+// An Applier is a view in memory that the feed keeps current. Apply is
+// called from the feed's goroutine only, with each batch in changelog
+// order; an error leaves the batch to be applied again (every view applies
+// a batch idempotently).
+type Applier interface {
+	Apply(ctx context.Context, b *Batch) error
+}
+
+// ApplyFunc is a function as an Applier.
+type ApplyFunc func(ctx context.Context, b *Batch) error
+
+// Apply calls f.
+func (f ApplyFunc) Apply(ctx context.Context, b *Batch) error { return f(ctx, b) }

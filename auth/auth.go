@@ -354,3 +354,13 @@ func (p Principal) MayManageUser(role string) error {
 	scopes, _ := marquee.RoleScopes(role)
 	return p.MayManage(role, scopes)
 }
+
+// Apply drops every cached credential after a batch of the changelog
+// that changes a key, user or session, and on a reload (it is a
+// marquee.Applier).
+func (a *Auth) Apply(_ context.Context, b *marquee.Batch) error {
+	if b.Reload || b.Access {
+		a.Invalidate()
+	}
+	return nil
+}

@@ -24,6 +24,7 @@ import (
 
 	"marquee"
 	"marquee/counters"
+	"marquee/targeting"
 )
 
 // Ad is what a decision needs of an ad beyond the index: its campaign,
@@ -48,7 +49,7 @@ type Ad struct {
 	Memo atomic.Value
 	// The window and conditions compiled for matching.
 	span  span
-	conds []cond
+	conds []targeting.Cond
 }
 
 // Campaign is a campaign as decisions read it: its settings, its tier's
@@ -63,7 +64,7 @@ type Campaign struct {
 	stats *campStats
 	// The flight and targeting compiled for matching.
 	flight span
-	conds  []cond
+	conds  []targeting.Cond
 }
 
 // Plan is what decisions read. It is never mutated
@@ -283,29 +284,62 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 	old := e.plan.Load()
 	p := &Plan{campaigns: make(map[int64]*Campaign, len(cs)), placements: make(map[string]*marquee.Placement, len(ps)), ads: old.ads, defaults: old.defaults, remnantECPM: e.remnantECPM}
 	for i := range cs {
-		if cs[i].State == marquee.StateArchived {
-			continue
+		if cs[i].State != marquee.StateArchived {
+			p.campaigns[cs[i].ID] = e.compileCampaign(cs[i], old)
 		}
-		c := &Campaign{Campaign: cs[i], Tier: slices.Index(marquee.Priorities, cs[i].Priority),
-			flight: spanOf(cs[i].StartAt, cs[i].EndAt), conds: compile(cs[i].Conditions)}
-		if pr := c.Price; pr != nil {
-			if f, err := strconv.ParseFloat(string(pr.Amount), 64); err == nil {
-				c.PriceMicros = int64(f * 1e6)
-			}
-		}
-		c.ECPM = ecpm(c, e.rates[c.ID])
-		if was := old.campaigns[c.ID]; was != nil {
-			c.stats = was.stats
-		} else {
-			c.stats = new(campStats)
-		}
-		p.campaigns[cs[i].ID] = c
 	}
 	for i := range ps {
 		p.placements[ps[i].Name] = &ps[i]
 	}
 	p.index()
 	e.plan.Store(p)
+}
+
+// PatchCampaigns changes only what it is given: the campaigns of puts
+// are put (an archived one leaves the plan), those of gone removed, and
+// likewise the placements of pputs and pgone (by name). The plan is
+// rebuilt from the one before; nothing else is read.
+func (e *Engine) PatchCampaigns(puts []marquee.Campaign, gone []int64, pputs []marquee.Placement, pgone []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.plan.Load()
+	p := &Plan{campaigns: maps.Clone(old.campaigns), placements: maps.Clone(old.placements), ads: old.ads, defaults: old.defaults, remnantECPM: e.remnantECPM}
+	for _, id := range gone {
+		delete(p.campaigns, id)
+	}
+	for i := range puts {
+		if puts[i].State == marquee.StateArchived {
+			delete(p.campaigns, puts[i].ID)
+			continue
+		}
+		p.campaigns[puts[i].ID] = e.compileCampaign(puts[i], old)
+	}
+	for _, name := range pgone {
+		delete(p.placements, name)
+	}
+	for i := range pputs {
+		p.placements[pputs[i].Name] = &pputs[i]
+	}
+	p.index()
+	e.plan.Store(p)
+}
+
+// compileCampaign is mc as decisions read it, keeping its decisions'
+// stats from the plan before. The caller holds e.mu.
+func (e *Engine) compileCampaign(mc marquee.Campaign, old *Plan) *Campaign {
+	c := &Campaign{Campaign: mc, Tier: slices.Index(marquee.Priorities, mc.Priority), flight: spanOf(mc.StartAt, mc.EndAt), conds: targeting.CompileAll(mc.Conditions)}
+	if pr := c.Price; pr != nil {
+		if f, err := strconv.ParseFloat(string(pr.Amount), 64); err == nil {
+			c.PriceMicros = int64(f * 1e6)
+		}
+	}
+	c.ECPM = ecpm(c, e.rates[c.ID])
+	if was := old.campaigns[c.ID]; was != nil {
+		c.stats = was.stats
+	} else {
+		c.stats = new(campStats)
+	}
+	return c
 }
 
 // PutAds sets the plan's view of ads (those without a campaign are left
@@ -387,7 +421,7 @@ func (p *Plan) isDefault(id int64) bool {
 // planAd is what decisions keep of ad a.
 func planAd(a *marquee.Ad) *Ad {
 	ad := &Ad{ID: a.ID, CampaignID: a.CampaignID, Title: a.Title, Creative: a.Creative, Placements: a.Placements,
-		StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, span: spanOf(a.StartAt, a.EndAt), conds: compile(a.Conditions)}
+		StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, span: spanOf(a.StartAt, a.EndAt), conds: targeting.CompileAll(a.Conditions)}
 	if a.Creative != nil {
 		ad.CreativeJSON, _ = json.Marshal(a.Creative) // a Creative always marshals
 	}
@@ -425,15 +459,12 @@ func (p *Plan) Ad(id int64) (*Ad, bool) {
 }
 
 // Request is a decision request once validated: the slots to fill, the
-// viewer (age, and gender, country and platform as the vocabulary
-// normalises them; "" or 0 when not given), the user's hashed key
-// (0: none, and no frequency cap can apply) and keywords.
+// viewer (its targeting fields compiled at the edge: 0 where not given),
+// the user's hashed key (0: none, and no frequency cap can apply) and
+// keywords.
 type Request struct {
 	Slots    []Slot
-	Age      int
-	Gender   string // "M", "F" or ""
-	Country  string // ISO 3166-1 alpha-2, or ""
-	Platform string // android, ios, web, or ""
+	Viewer   targeting.Viewer
 	User     uint64
 	Keywords []string
 	// Preview decides without consequence: no cap serve is taken and
@@ -484,13 +515,13 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 	plan := e.plan.Load()
 	sc := scratchPool.Get().(*scratch)
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
-	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], v: viewerOf(r), at: now.UnixNano()}
+	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], v: &r.Viewer, at: now.UnixNano()}
 	reached := sc.reached[:0] // the user's reached caps once a refusal told them (kept apart from used: escape analysis)
 	if e.readFirst && r.User != 0 && !r.Preview && len(plan.ids) > 0 {
 		var err error
 		used.memo, used.blocked, reached, err = e.blockedOf(ctx, plan, r.User, now, sc)
 		used.reached, used.capsDown = reached, err != nil
-		used.viewerKey, used.keyed = used.v.key(), len(r.Keywords) == 0
+		used.viewerKey, used.keyed = viewerKey(used.v), len(r.Keywords) == 0
 	}
 	var pendBuf [16]pending
 	var haveBuf [32]int
@@ -740,9 +771,9 @@ type usedSet struct {
 	leftOut        uint8       // why campaigns of the list weighed last were left out, beyond reasons no request changes: byViewer, byUsed
 	viewerKey      uint64      // the request's targeting fields, when it has no keywords (keyed)
 	keyed          bool
-	capsDown       bool   // the counters could not be read: no capped campaign is served
-	v              viewer // the request's targeting fields, compiled
-	at             int64  // the decision's time, unix ns
+	capsDown       bool              // the counters could not be read: no capped campaign is served
+	v              *targeting.Viewer // the request's targeting fields, compiled
+	at             int64             // the decision's time, unix ns
 }
 
 // reachedBy reads the caps r's user has reached at now (none without a
@@ -852,9 +883,9 @@ type viewerMark struct {
 // list for (the last of each slot).
 const viewerSlots = 8
 
-// key is the viewer's targeting fields in one number.
-func (v *viewer) key() uint64 {
-	return uint64(uint32(v.age))<<32 | uint64(v.gender)<<24 | uint64(v.platform)<<16 | uint64(uint16(int16(v.country)))
+// viewerKey is the viewer's targeting fields in one number.
+func viewerKey(v *targeting.Viewer) uint64 {
+	return uint64(uint32(v.Age))<<32 | uint64(v.Gender)<<24 | uint64(v.Platform)<<16 | uint64(uint16(v.Country))
 }
 
 // weighed chooses in one pass over list l among its eligible campaigns,
@@ -936,7 +967,7 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 // targeting, already in the request), or "".
 func adWhy(a *Ad, r *Request, used *usedSet, now time.Time) string {
 	switch {
-	case !a.span.has(used.at) || !matchesAny(a.conds, &used.v):
+	case !a.span.has(used.at) || !targeting.MatchesAny(a.conds, used.v):
 		return AdTargeting
 	case slices.Contains(used.ads, a.ID):
 		return Duplicate
@@ -996,7 +1027,7 @@ func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Ti
 		return Duplicate
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
 		return NoKeyword
-	case !matchesAny(c.conds, &used.v):
+	case !targeting.MatchesAny(c.conds, used.v):
 		return NotTargeted
 	}
 	if fc := c.FrequencyCap; fc != nil && r.User != 0 {

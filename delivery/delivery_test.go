@@ -18,6 +18,7 @@ import (
 	"marquee"
 	"marquee/counters"
 	"marquee/delivery"
+	"marquee/targeting"
 )
 
 var now = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -107,14 +108,14 @@ func TestTiers(t *testing.T) {
 	w.ad(house, "728x90", nil)
 	w.ready(side, top)
 	rnd := rand.New(rand.NewPCG(1, 1))
-	if got := w.chosen(&delivery.Request{Slots: slot("side", 1), Country: "TW"}, 1000, rnd); got[sponsor] != 1000 {
+	if got := w.chosen(&delivery.Request{Slots: slot("side", 1), Viewer: targeting.ViewerOf(0, "", "TW", "")}, 1000, rnd); got[sponsor] != 1000 {
 		t.Errorf("side for TW: %v; want the sponsorship every time", got)
 	}
-	if got := w.chosen(&delivery.Request{Slots: slot("top", 1), Country: "TW"}, 200, rnd); got[house] != 200 {
+	if got := w.chosen(&delivery.Request{Slots: slot("top", 1), Viewer: targeting.ViewerOf(0, "", "TW", "")}, 200, rnd); got[house] != 200 {
 		t.Errorf("top for TW: %v; want house (the others do not fit or may not run there)", got)
 	}
 	// Three slots: the sponsorship, then the standard (TW), then house.
-	r := &delivery.Request{Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "side", Count: 1}, {Div: "c", Placement: "side", Count: 1}}, Country: "TW"}
+	r := &delivery.Request{Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "side", Count: 1}, {Div: "c", Placement: "side", Count: 1}}, Viewer: targeting.ViewerOf(0, "", "TW", "")}
 	out := w.e.Decide(context.Background(), r, now, rnd)
 	if len(out) != 3 || len(out[0]) != 1 || out[0][0].Campaign.ID != sponsor || out[1][0].Campaign.ID != standard || out[2][0].Campaign.ID != house {
 		t.Errorf("three side slots = %v; want sponsorship, standard, house", out)
@@ -179,7 +180,7 @@ func TestAdsOfACampaign(t *testing.T) {
 		got := map[int64]int{}
 		rnd := rand.New(rand.NewPCG(3, 3))
 		for range n {
-			for _, s := range w.e.Decide(context.Background(), &delivery.Request{Slots: slot("side", 1), Country: "TW"}, now, rnd) {
+			for _, s := range w.e.Decide(context.Background(), &delivery.Request{Slots: slot("side", 1), Viewer: targeting.ViewerOf(0, "", "TW", "")}, now, rnd) {
 				for _, ch := range s {
 					got[ch.Ad.ID]++
 				}
@@ -236,13 +237,13 @@ func TestCampaignTargetingAndKeywords(t *testing.T) {
 		r    delivery.Request
 		want int64
 	}{
-		{delivery.Request{Keywords: []string{"news", "sports"}, Age: 25, Platform: "ios"}, sports},
-		{delivery.Request{Keywords: []string{"sports"}}, fallback},                  // targeting fails closed: unknown age and platform match no restriction
-		{delivery.Request{Keywords: []string{"sports"}, Age: 25}, fallback},         // nor does an unknown platform alone
-		{delivery.Request{Keywords: []string{"sports"}, Platform: "ios"}, fallback}, // nor an unknown age
-		{delivery.Request{Keywords: []string{"news"}, Age: 25, Platform: "ios"}, fallback},
-		{delivery.Request{Keywords: []string{"sports"}, Age: 40}, fallback},
-		{delivery.Request{Keywords: []string{"sports"}, Platform: "android"}, fallback},
+		{delivery.Request{Keywords: []string{"news", "sports"}, Viewer: targeting.ViewerOf(25, "", "", "ios")}, sports},
+		{delivery.Request{Keywords: []string{"sports"}}, fallback},                                               // targeting fails closed: unknown age and platform match no restriction
+		{delivery.Request{Keywords: []string{"sports"}, Viewer: targeting.ViewerOf(25, "", "", "")}, fallback},   // nor does an unknown platform alone
+		{delivery.Request{Keywords: []string{"sports"}, Viewer: targeting.ViewerOf(0, "", "", "ios")}, fallback}, // nor an unknown age
+		{delivery.Request{Keywords: []string{"news"}, Viewer: targeting.ViewerOf(25, "", "", "ios")}, fallback},
+		{delivery.Request{Keywords: []string{"sports"}, Viewer: targeting.ViewerOf(40, "", "", "")}, fallback},
+		{delivery.Request{Keywords: []string{"sports"}, Viewer: targeting.ViewerOf(0, "", "", "android")}, fallback},
 	} {
 		c.r.Slots = slot("side", 1)
 		if out := w.e.Decide(context.Background(), &c.r, now, rnd); len(out[0]) != 1 || out[0][0].Campaign.ID != c.want {
@@ -283,8 +284,7 @@ func TestAgainstReference(t *testing.T) {
 			}
 		}
 		w.ready(side, top)
-		req := &delivery.Request{Slots: slot([]string{"side", "top"}[r.IntN(2)], 1), Country: []string{"TW", "JP", "DE"}[r.IntN(3)],
-			Platform: []string{"ios", "android"}[r.IntN(2)], Age: 18 + r.IntN(50), Gender: []string{"M", "F"}[r.IntN(2)]}
+		req := &delivery.Request{Slots: slot([]string{"side", "top"}[r.IntN(2)], 1), Viewer: targeting.ViewerOf(18+r.IntN(50), []string{"M", "F"}[r.IntN(2)], []string{"TW", "JP", "DE"}[r.IntN(3)], []string{"ios", "android"}[r.IntN(2)])}
 		want := w.reference(req)
 		seen := map[int64]bool{}
 		for range 400 {
@@ -318,8 +318,8 @@ func (w *world) reference(r *delivery.Request) []int64 {
 				return true
 			}
 			for _, cd := range conds {
-				if (len(cd.Country) == 0 || slices.Contains(cd.Country, r.Country)) && (len(cd.Platform) == 0 || slices.Contains(cd.Platform, r.Platform)) &&
-					(len(cd.Gender) == 0 || slices.Contains(cd.Gender, r.Gender)) && (cd.AgeStart == 0 || r.Age >= cd.AgeStart) && (cd.AgeEnd == 0 || r.Age <= cd.AgeEnd) {
+				if (len(cd.Country) == 0 || slices.Contains(cd.Country, r.Viewer.CountryCode())) && (len(cd.Platform) == 0 || slices.Contains(cd.Platform, targeting.PlatformName(r.Viewer.Platform))) &&
+					(len(cd.Gender) == 0 || slices.Contains(cd.Gender, targeting.GenderName(r.Viewer.Gender))) && (cd.AgeStart == 0 || r.Viewer.Age >= cd.AgeStart) && (cd.AgeEnd == 0 || r.Viewer.Age <= cd.AgeEnd) {
 					return true
 				}
 			}
@@ -885,7 +885,7 @@ func TestExhaustedListByViewer(t *testing.T) {
 	w.ad(house, "300x250", nil)
 	w.ready(side)
 	rnd := rand.New(rand.NewPCG(5, 6))
-	us := &delivery.Request{Slots: slot("side", 1), User: 3, Country: "US"}
+	us := &delivery.Request{Slots: slot("side", 1), User: 3, Viewer: targeting.ViewerOf(0, "", "US", "")}
 	at := now
 	for range 25 {
 		at = at.Add(time.Millisecond)
@@ -896,7 +896,7 @@ func TestExhaustedListByViewer(t *testing.T) {
 	if got := w.e.Decide(context.Background(), us, at.Add(time.Millisecond), rnd)[0][0].Campaign.ID; got != house {
 		t.Fatalf("at every cap, from the US: campaign %d; want the house one (%d)", got, house)
 	}
-	frReq := &delivery.Request{Slots: slot("side", 1), User: 3, Country: "FR"}
+	frReq := &delivery.Request{Slots: slot("side", 1), User: 3, Viewer: targeting.ViewerOf(0, "", "FR", "")}
 	if got := w.e.Decide(context.Background(), frReq, at.Add(2*time.Millisecond), rnd)[0][0].Campaign.ID; got != fr {
 		t.Errorf("at every cap, from France right after: campaign %d; want France's (%d)", got, fr)
 	}

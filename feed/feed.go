@@ -1,15 +1,18 @@
-// Package feed keeps an instance's index in step with the store's
-// changelog: it loads everything at start, then applies every committed
-// change in seq order, woken at once by a notification (PostgreSQL
-// LISTEN/NOTIFY) or, when notifications are lost or absent (SQLite), by a
-// poll. A gap in seqs that does not fill within a bound, a changelog
-// trimmed past the feed's position, or the store coming back after an
-// outage triggers a full reload, so no change is ever skipped.
+// Package feed keeps an instance's views in memory (the ad index, the
+// decisions' plan, the caches, access, webhooks: each a marquee.Applier)
+// in step with the store's changelog: it loads everything at start, then
+// hands every committed change, in seq order and by batch, to each view —
+// woken at once by a notification (PostgreSQL LISTEN/NOTIFY) or, when
+// notifications are lost or absent (SQLite), by a poll. A gap in seqs that
+// does not fill within a bound, a changelog trimmed past the feed's
+// position, or the store coming back after an outage triggers a full
+// reload (a batch with Reload), so no change is ever skipped.
 package feed
 
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"marquee"
-	"marquee/index"
 )
 
 // Source is what the feed reads: the changelog and the ads it names.
@@ -51,45 +53,29 @@ type Config struct {
 	Retention time.Duration
 	// TrimEvery is how often Run trims the changelog (default 1 min).
 	TrimEvery time.Duration
-	// OnChange, if set, is called with the ids of the ads in every batch
-	// of changes applied, and with nil after a reload (everything may have
-	// changed).
-	OnChange func(ids []int64)
-	// OnLinks, if set, is called with the codes of the links in every
-	// batch of changes applied, and with nil after a reload or an import
-	// (a link reload entry: any link may have changed).
-	OnLinks func(codes []string)
-	// OnAccess, if set, is called after every batch of changes applied
-	// that changes a key, user or session, and after a reload.
-	OnAccess func()
-	// OnAds, if set, is called with the ads a batch of changes put (as
-	// read for the index) and the ids it deleted; OnPlan after a batch
-	// that changes an advertiser, campaign or placement. A reload calls
-	// OnChange(nil) instead of either.
-	OnAds  func(puts []*marquee.Ad, dels []int64)
-	OnPlan func()
-	// OnWebhooks, if set, is called after a batch that changes a
-	// webhook, and after a reload.
-	OnWebhooks func()
-	// OnSubjects, if set, is called with the pseudonyms of the data
-	// subjects a batch erases (their counters are forgotten). A reload
-	// (after a gap or a trimmed position) does not replay the erasures
-	// it jumps over (docs/privacy.md).
-	OnSubjects func(pseudonyms []uint64)
+	// Saved, when set, is the view whose state Save writes with the
+	// feed's position and Start restores (the ad index).
+	Saved Saver
+}
+
+// Saver is a view whose state can be written and read back.
+type Saver interface {
+	Save(w io.Writer) error
+	Restore(r io.Reader) error
 }
 
 // batchSize bounds the changes read at a time.
 const batchSize = 1000
 
-// Feed applies a store's changelog to an index. Run owns its goroutines;
+// Feed applies a store's changelog to views. Run owns its goroutines;
 // Sync may be called from any goroutine.
 type Feed struct {
-	src  Source
-	ix   *index.Index
-	log  *slog.Logger
-	cfg  Config
-	now  func() time.Time
-	wake chan struct{}
+	src   Source
+	views []marquee.Applier
+	log   *slog.Logger
+	cfg   Config
+	now   func() time.Time
+	wake  chan struct{}
 
 	mu       sync.Mutex // guards the fields below
 	pos      int64      // every change up to pos is applied
@@ -103,8 +89,9 @@ type Feed struct {
 	m metrics
 }
 
-// New returns a feed of src into ix; reg receives its metrics.
-func New(src Source, ix *index.Index, log *slog.Logger, reg prometheus.Registerer, cfg Config) *Feed {
+// New returns a feed of src into views, applied in that order; reg
+// receives its metrics.
+func New(src Source, views []marquee.Applier, log *slog.Logger, reg prometheus.Registerer, cfg Config) *Feed {
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
 	}
@@ -117,41 +104,40 @@ func New(src Source, ix *index.Index, log *slog.Logger, reg prometheus.Registere
 	if cfg.TrimEvery <= 0 {
 		cfg.TrimEvery = time.Minute
 	}
-	f := &Feed{src: src, ix: ix, log: log, cfg: cfg, now: time.Now, wake: make(chan struct{}, 1), m: newMetrics(reg)}
+	f := &Feed{src: src, views: views, log: log, cfg: cfg, now: time.Now, wake: make(chan struct{}, 1), m: newMetrics(reg)}
 	f.cycled = sync.NewCond(&f.mu)
 	return f
 }
 
-// Load fills the index with every live ad and positions the feed after the
-// changelog's current end. The position is read first: a change committed
-// while the ads load is in the load and is applied again after it, which
-// is harmless (applying a change reads the ad's current row).
+// Load reloads every view (a batch with Reload) and positions the feed
+// after the changelog's current end. The position is read first: a change
+// committed while the views load is in the load and is applied again
+// after it, which is harmless (applying a change reads its current row).
 func (f *Feed) Load(ctx context.Context) error {
 	seq, err := f.src.LastSeq(ctx)
 	if err != nil {
 		return err
 	}
-	err = f.ix.Load(func(add func(*marquee.Ad)) error {
-		return f.src.EachLiveAd(ctx, f.now(), func(a *marquee.Ad) error { add(a); return nil })
-	})
-	if err != nil {
+	b := &marquee.Batch{Reload: true, EachLiveAd: func(fn func(*marquee.Ad) error) error {
+		return f.src.EachLiveAd(ctx, f.now(), fn)
+	}}
+	if err := f.hand(ctx, b); err != nil {
 		return err
 	}
 	f.mu.Lock()
 	f.pos, f.gapSince = seq, time.Time{}
 	f.mu.Unlock()
 	f.m.lastSeq.Set(float64(seq))
-	if f.cfg.OnChange != nil {
-		f.cfg.OnChange(nil)
-	}
-	if f.cfg.OnLinks != nil {
-		f.cfg.OnLinks(nil)
-	}
-	if f.cfg.OnAccess != nil {
-		f.cfg.OnAccess()
-	}
-	if f.cfg.OnWebhooks != nil {
-		f.cfg.OnWebhooks()
+	return nil
+}
+
+// hand gives b to every view in turn; the first error stops it (the batch
+// is applied again: views apply it idempotently).
+func (f *Feed) hand(ctx context.Context, b *marquee.Batch) error {
+	for _, v := range f.views {
+		if err := v.Apply(ctx, b); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -269,7 +255,7 @@ func (f *Feed) step(ctx context.Context) {
 			return
 		}
 		f.m.reloads.WithLabelValues(reason).Inc()
-		f.log.Info("index reloaded from the store", "reason", reason, "ads", f.ix.Snapshot().Len(), "took", time.Since(start).String())
+		f.log.Info("views reloaded from the store", "reason", reason, "took", time.Since(start).String())
 	}
 	f.m.up.Set(1)
 	if holed && reason == "" {
@@ -336,80 +322,68 @@ func (f *Feed) hole(ctx context.Context, pos int64) (string, error) {
 	return "", nil
 }
 
-// apply reads the current row of every ad the changes name and puts or
-// deletes it in the index, tells OnChange, OnLinks and OnAccess what
-// changed, then
-// advances the position past them. Links are not indexed: their caches
-// read them again.
+// apply gathers what chs change into one batch — reading the current row
+// of every ad they name — hands it to every view, then advances the
+// position past them. Links are not read: their caches read them again.
 func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
-	var ids []int64
-	var codes []string
-	access, plan, hooks, links := false, false, false, false
-	var subjects []uint64
+	b := &marquee.Batch{}
 	seen := map[int64]bool{}
+	plans := map[string]map[int64]bool{}
+	once := func(entity string, id int64) bool {
+		m := plans[entity]
+		if m == nil {
+			m = map[int64]bool{}
+			plans[entity] = m
+		}
+		if m[id] {
+			return false
+		}
+		m[id] = true
+		return true
+	}
 	for _, c := range chs {
 		switch c.Entity {
 		case marquee.EntityLink:
-			codes = append(codes, c.Key)
-			links = links || c.Op == marquee.OpReload // an import: any link
+			b.Links = append(b.Links, c.Key)
+			b.AllLinks = b.AllLinks || c.Op == marquee.OpReload // an import: any link
 		case marquee.EntityAd:
 			if !seen[c.ID] {
 				seen[c.ID] = true
-				ids = append(ids, c.ID)
+				b.Ads = append(b.Ads, c.ID)
 			}
 		case marquee.EntityKey, marquee.EntityUser, marquee.EntitySession:
-			access = true
-		case marquee.EntityAdvertiser, marquee.EntityCampaign, marquee.EntityPlacement:
-			plan = true
+			b.Access = true
+		case marquee.EntityCampaign:
+			if once(c.Entity, c.ID) {
+				b.Campaigns = append(b.Campaigns, c.ID)
+			}
+		case marquee.EntityAdvertiser:
+			if once(c.Entity, c.ID) {
+				b.Advertisers = append(b.Advertisers, c.ID)
+			}
+		case marquee.EntityPlacement:
+			if once(c.Entity, c.ID) {
+				b.Placements = append(b.Placements, c.Key)
+			}
 		case marquee.EntityWebhook:
-			hooks = true
+			b.Webhooks = true
 		case marquee.EntitySubject:
-			subjects = append(subjects, uint64(c.ID))
+			b.Subjects = append(b.Subjects, uint64(c.ID))
 		}
 	}
-	var puts []*marquee.Ad
-	var dels []int64
-	for _, id := range ids {
+	for _, id := range b.Ads {
 		a, err := f.src.Ad(ctx, id)
 		switch {
 		case marquee.KindOf(err) == marquee.KindNotFound:
-			dels = append(dels, id)
+			b.Deleted = append(b.Deleted, id)
 		case err != nil:
 			return err
 		default:
-			puts = append(puts, &a)
+			b.Put = append(b.Put, &a)
 		}
 	}
-	if len(puts) > 0 {
-		f.ix.Put(puts...)
-	}
-	if len(dels) > 0 {
-		f.ix.Delete(dels...)
-	}
-	if f.cfg.OnChange != nil && len(ids) > 0 {
-		f.cfg.OnChange(ids)
-	}
-	if f.cfg.OnAds != nil && len(puts)+len(dels) > 0 {
-		f.cfg.OnAds(puts, dels)
-	}
-	if f.cfg.OnPlan != nil && plan {
-		f.cfg.OnPlan()
-	}
-	switch {
-	case f.cfg.OnLinks == nil:
-	case links:
-		f.cfg.OnLinks(nil)
-	case len(codes) > 0:
-		f.cfg.OnLinks(codes)
-	}
-	if f.cfg.OnAccess != nil && access {
-		f.cfg.OnAccess()
-	}
-	if f.cfg.OnWebhooks != nil && hooks {
-		f.cfg.OnWebhooks()
-	}
-	if f.cfg.OnSubjects != nil && len(subjects) > 0 {
-		f.cfg.OnSubjects(subjects)
+	if err := f.hand(ctx, b); err != nil {
+		return err
 	}
 	now := f.now()
 	for _, c := range chs {

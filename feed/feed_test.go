@@ -23,9 +23,9 @@ type instance struct {
 	ix      *index.Index
 	feed    *feed.Feed
 	mu      gosync.Mutex
-	ids     []int64  // ids passed to OnChange
-	reloads int      // OnChange(nil) calls, the initial load included
-	codes   []string // codes passed to OnLinks
+	ids     []int64  // ads named by the batches
+	reloads int      // reload batches, the initial load included
+	codes   []string // links named by the batches
 }
 
 func (in *instance) changed() ([]int64, int) {
@@ -42,20 +42,20 @@ func open(t *testing.T, be storetest.Backend, db string, cfg feed.Config) *insta
 		t.Fatal(err)
 	}
 	in := &instance{st: st, ix: index.New(time.Now)}
-	cfg.OnChange = func(ids []int64) {
+	// A view that records what reaches it: the ads and links each batch
+	// names, and the reloads.
+	record := marquee.ApplyFunc(func(_ context.Context, b *marquee.Batch) error {
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		if ids == nil {
+		if b.Reload {
 			in.reloads++
 		}
-		in.ids = append(in.ids, ids...)
-	}
-	cfg.OnLinks = func(codes []string) {
-		in.mu.Lock()
-		defer in.mu.Unlock()
-		in.codes = append(in.codes, codes...)
-	}
-	in.feed = feed.New(st, in.ix, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, cfg)
+		in.ids = append(in.ids, b.Ads...)
+		in.codes = append(in.codes, b.Links...)
+		return nil
+	})
+	cfg.Saved = in.ix
+	in.feed = feed.New(st, []marquee.Applier{in.ix, record}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, cfg)
 	if err := in.feed.Load(ctx); err != nil {
 		t.Fatal(err)
 	}

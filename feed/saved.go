@@ -3,15 +3,18 @@ package feed
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"marquee"
 )
 
-// Save writes the index, with the store's id and the changelog position
-// it reflects, to path (a temporary file, synced, then renamed over it),
+// Save writes the saved view (Config.Saved: the index), with the store's
+// id and the changelog position it reflects, to path (a temporary file, synced, then renamed over it),
 // for Start to begin from. The position is read before the index: a
 // change applied in between is in the index and is applied again after a
 // restore, which is harmless (applying reads the ad's current row).
@@ -19,7 +22,10 @@ func (f *Feed) Save(path, storeID string) error {
 	pos := f.Position()
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "%s %d\n", storeID, pos)
-	if err := f.ix.Save(&buf); err != nil {
+	if f.cfg.Saved == nil {
+		return errors.New("feed: no view to save (Config.Saved)")
+	}
+	if err := f.cfg.Saved.Save(&buf); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
@@ -41,7 +47,7 @@ func (f *Feed) Save(path, storeID string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// Start fills the index before serving: from the index Save left at path
+// Start fills the views before serving: the saved one from what Save left at path
 // when it was saved from this store (storeID) and the changelog still
 // holds every change since, which it then applies; otherwise — no saved
 // index, another store's, a damaged one, a store older than it, a
@@ -66,8 +72,20 @@ func (f *Feed) restore(ctx context.Context, data []byte, storeID string) bool {
 		return false
 	}
 	last, err := f.src.LastSeq(ctx)
-	if err != nil || pos > last || f.ix.Restore(bytes.NewReader(rest)) != nil {
+	if err != nil || pos > last || f.cfg.Saved == nil || f.cfg.Saved.Restore(bytes.NewReader(rest)) != nil {
 		return false
+	}
+	// The other views load in full; then every view catches up.
+	b := &marquee.Batch{Reload: true, EachLiveAd: func(fn func(*marquee.Ad) error) error {
+		return f.src.EachLiveAd(ctx, f.now(), fn)
+	}}
+	for _, v := range f.views {
+		if any(v) == any(f.cfg.Saved) {
+			continue
+		}
+		if err := v.Apply(ctx, b); err != nil {
+			return false
+		}
 	}
 	f.mu.Lock()
 	f.pos, f.gapSince = pos, time.Time{}

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"marquee"
+	"marquee/targeting"
 )
 
 // chunkAds is how many ads a chunk is cut to (a variable so that tests can
@@ -50,7 +51,7 @@ type chunk struct {
 	ageAny      bitset
 	genders     [3]bitset
 	genderAny   bitset
-	platforms   [numPlatforms + 1]bitset
+	platforms   [targeting.NumPlatforms + 1]bitset
 	platformAny bitset
 	// countryAt[slot] is 1 + the index in countries of the slot's bitset,
 	// or 0 when no row names that country.
@@ -136,24 +137,24 @@ func buildChunk(entries []*entry, now int64) *chunk {
 				c.sched.set(row)
 				c.nextStart = min(c.nextStart, e.startAt)
 			}
-			if cd.ageLo == marquee.MinAge && cd.ageHi == marquee.MaxAge {
+			if cd.AgeLo == marquee.MinAge && cd.AgeHi == marquee.MaxAge {
 				c.ageAny.set(row)
 			} else {
-				if startsAt[cd.ageLo] == nil {
-					startsAt[cd.ageLo] = scratch.get()
+				if startsAt[cd.AgeLo] == nil {
+					startsAt[cd.AgeLo] = scratch.get()
 				}
-				if endsAt[cd.ageHi] == nil {
-					endsAt[cd.ageHi] = scratch.get()
+				if endsAt[cd.AgeHi] == nil {
+					endsAt[cd.AgeHi] = scratch.get()
 				}
-				startsAt[cd.ageLo].set(row)
-				endsAt[cd.ageHi].set(row)
+				startsAt[cd.AgeLo].set(row)
+				endsAt[cd.AgeHi].set(row)
 			}
-			setMask(cd.genders, c.genders[:], c.genderAny, row, lazy)
-			setMask(cd.platforms, c.platforms[:], c.platformAny, row, lazy)
-			if cd.countries == nil {
+			setMask(cd.Genders, c.genders[:], c.genderAny, row, lazy)
+			setMask(cd.Platforms, c.platforms[:], c.platformAny, row, lazy)
+			if cd.Countries == nil {
 				c.countryAny.set(row)
 			}
-			for _, slot := range cd.countries {
+			for _, slot := range cd.Countries {
 				if c.countryAt[slot] == 0 {
 					c.countries = append(c.countries, bs.get())
 					c.countryAt[slot] = uint16(len(c.countries))
@@ -171,7 +172,7 @@ func buildChunk(entries []*entry, now int64) *chunk {
 
 // chunkHeaderBytes is the size of a chunk's own struct, roughly: its
 // fixed arrays of bitset headers and country indexes.
-const chunkHeaderBytes = 24*(marquee.MaxAge+1+3+numPlatforms+1) + 2*marquee.CountrySlots + 256
+const chunkHeaderBytes = 24*(marquee.MaxAge+1+3+targeting.NumPlatforms+1) + 2*marquee.CountrySlots + 256
 
 // buildAges sets ages[a] to the rows with ageLo ≤ a ≤ ageHi: the rows whose
 // range ends at or after a (an OR running down from 100), AND the rows whose

@@ -3,33 +3,13 @@ package index
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 
 	"marquee"
+	"marquee/targeting"
 )
 
-// Dimension codes shared by Query and the compiled conditions. Zero always
-// means "any".
-const (
-	GenderM = 1 + iota
-	GenderF
-)
-
-// Platform codes, in the order of marquee.Platforms, starting at 1.
-const (
-	PlatformAndroid = 1 + iota
-	PlatformIOS
-	PlatformWeb
-	numPlatforms = 3
-)
-
-// cond is a compiled marquee.Condition. A zero mask or nil slice means any.
-type cond struct {
-	ageLo, ageHi uint8    // inclusive, 1..100
-	genders      uint8    // bit 1<<GenderM | 1<<GenderF
-	platforms    uint8    // bit 1<<Platform*
-	countries    []uint16 // sorted country slots
-}
+// cond is a compiled condition: the targeting package owns the rule.
+type cond = targeting.Cond
 
 // entry is one ad as the index's master copy holds it: its sort key, its
 // pre-rendered list item and its compiled conditions. Only the index's
@@ -43,7 +23,7 @@ type entry struct {
 }
 
 // anyone is the condition of an ad without conditions.
-var anyone = []cond{{ageLo: marquee.MinAge, ageHi: marquee.MaxAge}}
+var anyone = []cond{targeting.Anyone}
 
 func newEntry(a *marquee.Ad) *entry {
 	e := &entry{
@@ -54,72 +34,9 @@ func newEntry(a *marquee.Ad) *entry {
 		conds:   anyone,
 	}
 	if len(a.Conditions) > 0 {
-		e.conds = make([]cond, len(a.Conditions))
-		for i := range a.Conditions {
-			e.conds[i] = compile(&a.Conditions[i])
-		}
+		e.conds = targeting.CompileAll(a.Conditions)
 	}
 	return e
-}
-
-func compile(c *marquee.Condition) cond {
-	out := cond{ageLo: marquee.MinAge, ageHi: marquee.MaxAge}
-	if c.AgeStart != 0 {
-		out.ageLo = uint8(c.AgeStart)
-	}
-	if c.AgeEnd != 0 {
-		out.ageHi = uint8(c.AgeEnd)
-	}
-	for _, g := range c.Gender {
-		out.genders |= 1 << GenderCode(g)
-	}
-	for _, p := range c.Platform {
-		out.platforms |= 1 << PlatformCode(p)
-	}
-	for _, cc := range c.Country {
-		slot, _ := marquee.CountrySlot(cc)
-		out.countries = append(out.countries, uint16(slot))
-	}
-	slices.Sort(out.countries)
-	return out
-}
-
-// GenderCode returns GenderM or GenderF for "M" or "F", else 0.
-func GenderCode[T ~string | ~[]byte](g T) int {
-	switch string(g) {
-	case "M":
-		return GenderM
-	case "F":
-		return GenderF
-	}
-	return 0
-}
-
-// PlatformCode returns the Platform* code of a platform name in any case,
-// else 0. It does not allocate.
-func PlatformCode[T ~string | ~[]byte](p T) int {
-	for i, name := range marquee.Platforms {
-		if equalFold(p, name) {
-			return i + 1
-		}
-	}
-	return 0
-}
-
-func equalFold[T ~string | ~[]byte](a T, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		c := a[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // renderItem renders the list item of an ad exactly as GET /api/v1/ad

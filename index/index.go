@@ -6,6 +6,7 @@
 package index
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -240,4 +241,22 @@ func (ix *Index) Refresh(maxAge time.Duration) {
 		ix.dropExpired(now)
 		ix.publish(patch(s, ix.sorted, now, slices.Compact(touched)), start)
 	}
+}
+
+// Apply keeps the index in step with a batch of the changelog (it is a
+// marquee.Applier): the ads it put and deleted, or, on a reload, every
+// live ad.
+func (ix *Index) Apply(_ context.Context, b *marquee.Batch) error {
+	if b.Reload {
+		return ix.Load(func(add func(*marquee.Ad)) error {
+			return b.EachLiveAd(func(a *marquee.Ad) error { add(a); return nil })
+		})
+	}
+	if len(b.Put) > 0 {
+		ix.Put(b.Put...)
+	}
+	if len(b.Deleted) > 0 {
+		ix.Delete(b.Deleted...)
+	}
+	return nil
 }

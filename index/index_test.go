@@ -12,6 +12,7 @@ import (
 
 	"marquee"
 	"marquee/index"
+	"marquee/targeting"
 )
 
 var base = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -73,7 +74,7 @@ type viewer struct {
 
 func (v viewer) query() *index.Query {
 	q := &index.Query{Offset: v.offset, Limit: v.limit, Age: v.age,
-		Gender: index.GenderCode(v.gender), Platform: index.PlatformCode(v.platform)}
+		Gender: targeting.GenderCode(v.gender), Platform: targeting.PlatformCode(v.platform)}
 	if v.country != "" {
 		slot, _ := marquee.CountrySlot(v.country)
 		q.Country = slot + 1
@@ -244,7 +245,7 @@ func TestRefreshDropsExpiredAds(t *testing.T) {
 
 func TestQueryAllocatesNothing(t *testing.T) {
 	ix, now := filled(t, 10_000)
-	q := &index.Query{Offset: 20, Limit: 100, Age: 30, Gender: index.GenderF, Platform: index.PlatformIOS}
+	q := &index.Query{Offset: 20, Limit: 100, Age: 30, Gender: targeting.GenderF, Platform: targeting.PlatformIOS}
 	buf := make([]byte, 0, 64<<10)
 	snap := ix.Snapshot()
 	if n := testing.AllocsPerRun(100, func() { buf = snap.AppendPage(buf[:0], q, now) }); n != 0 {
@@ -286,7 +287,7 @@ func BenchmarkAppendPage(b *testing.B) {
 			q    index.Query
 		}{
 			{"default", index.Query{Limit: 5}},
-			{"filtered", index.Query{Offset: 10, Limit: 20, Age: 24, Gender: index.GenderF, Country: 1 + slot("TW"), Platform: index.PlatformIOS}},
+			{"filtered", index.Query{Offset: 10, Limit: 20, Age: 24, Gender: targeting.GenderF, Country: 1 + slot("TW"), Platform: targeting.PlatformIOS}},
 			{"deep", index.Query{Offset: 99, Limit: 100, Age: 50}},
 		} {
 			b.Run(fmt.Sprintf("ads=%d/%s", n, c.name), func(b *testing.B) {

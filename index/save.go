@@ -34,9 +34,9 @@ func (ix *Index) Save(w io.Writer) error {
 		buf = append(buf, e.item...)
 		buf = binary.AppendUvarint(buf, uint64(len(e.conds)))
 		for _, c := range e.conds {
-			buf = append(buf, c.ageLo, c.ageHi, c.genders, c.platforms)
-			buf = binary.AppendUvarint(buf, uint64(len(c.countries)))
-			for _, slot := range c.countries {
+			buf = append(buf, c.AgeLo, c.AgeHi, c.Genders, c.Platforms)
+			buf = binary.AppendUvarint(buf, uint64(len(c.Countries)))
+			for _, slot := range c.Countries {
 				buf = binary.AppendUvarint(buf, uint64(slot))
 			}
 		}
@@ -85,19 +85,19 @@ func (ix *Index) Restore(r io.Reader) error {
 			if d.err != nil {
 				return errCorrupt
 			}
-			c.ageLo, c.ageHi, c.genders, c.platforms = b[0], b[1], b[2], b[3]
+			c.AgeLo, c.AgeHi, c.Genders, c.Platforms = b[0], b[1], b[2], b[3]
 			if nk := d.uvarint(); nk > 0 {
 				if nk > uint64(len(d.b)) {
 					return errCorrupt
 				}
-				c.countries = make([]uint16, nk)
-				for k := range c.countries {
-					c.countries[k] = uint16(d.uvarint())
+				c.Countries = make([]uint16, nk)
+				for k := range c.Countries {
+					c.Countries[k] = uint16(d.uvarint())
 				}
 			}
 		}
-		if len(e.conds) == 1 && e.conds[0].ageLo == anyone[0].ageLo && e.conds[0].ageHi == anyone[0].ageHi &&
-			e.conds[0].genders == 0 && e.conds[0].platforms == 0 && e.conds[0].countries == nil {
+		if len(e.conds) == 1 && e.conds[0].AgeLo == anyone[0].AgeLo && e.conds[0].AgeHi == anyone[0].AgeHi &&
+			e.conds[0].Genders == 0 && e.conds[0].Platforms == 0 && e.conds[0].Countries == nil {
 			e.conds = anyone
 		}
 		if d.err != nil || (len(sorted) > 0 && cmpEntries(sorted[len(sorted)-1], e) >= 0) || byID[e.id] != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/oschwald/maxminddb-golang/v2"
 
 	"marquee"
+	"marquee/targeting"
 )
 
 // platforms are the platforms a report breaks down by, as stored: the
@@ -25,14 +26,10 @@ func Platform(field, ua []byte) string {
 }
 
 // platformField is the platform a platform field names (any case), if
-// it names one.
+// it names one (the targeting package's codes).
 func platformField(field []byte) (string, bool) {
-	for _, p := range platforms {
-		if bytes.EqualFold(field, []byte(p)) {
-			return p, true
-		}
-	}
-	return "", false
+	p := targeting.PlatformName(targeting.PlatformCode(field))
+	return p, p != ""
 }
 
 // Direct is the referrer of an event that names none.

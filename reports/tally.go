@@ -33,6 +33,7 @@ import (
 	"marquee/eventline"
 	"marquee/linkroute"
 	"marquee/reportrow"
+	"marquee/targeting"
 )
 
 // MaxUID bounds the bytes of a uid a report reads; a longer one counts
@@ -434,11 +435,10 @@ func (t *Tally) userAgent(ua []byte) agent {
 	return a
 }
 
+// platformIndex is p's index in platforms (web for an unknown one).
 func platformIndex(p string) uint8 {
-	for i, q := range platforms {
-		if p == q {
-			return uint8(i)
-		}
+	if code := targeting.PlatformCode(p); code != 0 {
+		return uint8(code - 1)
 	}
 	return uint8(len(platforms) - 1)
 }

@@ -14,6 +14,7 @@ import (
 	"marquee"
 	"marquee/cache"
 	"marquee/index"
+	"marquee/targeting"
 )
 
 // Defaults and bounds of the list query (docs/api.md) and the admin lists.
@@ -62,7 +63,7 @@ func parseListQuery(args *fasthttp.Args) (index.Query, marquee.Problems) {
 	intParam(args, "limit", 1, maxLimit, &q.Limit, bad)
 	intParam(args, "age", marquee.MinAge, marquee.MaxAge, &q.Age, bad)
 	if v, ok := param(args, "gender"); ok {
-		if q.Gender = index.GenderCode(v); q.Gender == 0 {
+		if q.Gender = targeting.GenderCode(v); q.Gender == 0 {
 			bad("gender", fmt.Sprintf("must be \"M\" or \"F\", got %q", v))
 		}
 	}
@@ -74,7 +75,7 @@ func parseListQuery(args *fasthttp.Args) (index.Query, marquee.Problems) {
 		q.Country = slot + 1
 	}
 	if v, ok := param(args, "platform"); ok {
-		if q.Platform = index.PlatformCode(v); q.Platform == 0 {
+		if q.Platform = targeting.PlatformCode(v); q.Platform == 0 {
 			bad("platform", marquee.PlatformProblem(v))
 		}
 	}

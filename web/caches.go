@@ -46,3 +46,33 @@ func bounded[K, V any](load func(context.Context, K) (V, error)) func(context.Co
 		return load(ctx, k)
 	}
 }
+
+// AdCacheView keeps the ad cache in step with the changelog: the ads a
+// batch names are dropped (the next request loads them), everything on a
+// reload.
+func AdCacheView(c *cache.Cache[int64, []byte]) marquee.Applier {
+	return marquee.ApplyFunc(func(_ context.Context, b *marquee.Batch) error {
+		switch {
+		case b.Reload:
+			c.InvalidateAll()
+		case len(b.Ads) > 0:
+			c.Invalidate(b.Ads...)
+		}
+		return nil
+	})
+}
+
+// LinkCacheView keeps the link cache in step with the changelog: the
+// links a batch names are dropped (on every domain they may be on),
+// everything on a reload or an import.
+func LinkCacheView(c *cache.Cache[string, marquee.Link], domains *LinkDomains) marquee.Applier {
+	return marquee.ApplyFunc(func(_ context.Context, b *marquee.Batch) error {
+		switch {
+		case b.Reload || b.AllLinks:
+			c.InvalidateAll()
+		case len(b.Links) > 0:
+			c.Invalidate(domains.Keys(b.Links)...)
+		}
+		return nil
+	})
+}

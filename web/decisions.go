@@ -26,9 +26,9 @@ import (
 	"marquee/auth"
 	"marquee/delivery"
 	"marquee/eventline"
-	"marquee/index"
 	"marquee/jsonstr"
 	"marquee/privacy"
+	"marquee/targeting"
 	"marquee/tracking"
 )
 
@@ -327,32 +327,26 @@ func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot
 		}
 		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: name, Count: count})
 	}
+	// The viewer is compiled here, once: delivery matches its codes.
 	if in.Age.Set {
-		if r.Age = in.Age.N; r.Age < marquee.MinAge || r.Age > marquee.MaxAge {
+		if r.Viewer.Age = in.Age.N; r.Viewer.Age < marquee.MinAge || r.Viewer.Age > marquee.MaxAge {
 			p.add("age", fmt.Sprintf("must be an integer between %d and %d", marquee.MinAge, marquee.MaxAge))
 		}
 	}
 	if len(in.Gender) > 0 {
-		switch index.GenderCode(in.Gender) {
-		case index.GenderM:
-			r.Gender = "M"
-		case index.GenderF:
-			r.Gender = "F"
-		default:
+		if r.Viewer.Gender = targeting.GenderCode(in.Gender); r.Viewer.Gender == 0 {
 			p.add("gender", fmt.Sprintf(`must be "M" or "F", got %q`, in.Gender))
 		}
 	}
 	if len(in.Country) > 0 {
 		if slot, ok := marquee.CountrySlot(in.Country); ok {
-			r.Country = marquee.CountryCode(slot)
+			r.Viewer.Country = slot + 1
 		} else {
 			p.add("country", fmt.Sprintf("unknown ISO 3166-1 alpha-2 code %q", in.Country))
 		}
 	}
 	if len(in.Platform) > 0 {
-		if code := index.PlatformCode(in.Platform); code != 0 {
-			r.Platform = marquee.Platforms[code-1]
-		} else {
+		if r.Viewer.Platform = targeting.PlatformCode(in.Platform); r.Viewer.Platform == 0 {
 			p.add("platform", marquee.PlatformProblem(string(in.Platform)))
 		}
 	}
@@ -391,7 +385,7 @@ func (d *decisionEnv) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan 
 // country from GeoIP (-geoip), the platform from the User-Agent. What
 // stays unknown matches no targeting of it (targeting fails closed).
 func (d *decisionEnv) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *delivery.Request) error {
-	if r.Country == "" && d.events.geo != nil {
+	if r.Viewer.Country == 0 && d.events.geo != nil {
 		ip := d.events.addr(ctx)
 		if len(in.IP) > 0 {
 			a, err := netip.ParseAddr(string(in.IP))
@@ -400,17 +394,15 @@ func (d *decisionEnv) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r 
 			}
 			ip = a.Unmap()
 		}
-		if slot, ok := marquee.CountrySlot(d.events.geo.Country(ip)); ok {
-			r.Country = marquee.CountryCode(slot)
-		}
+		r.Viewer.SetCountry(d.events.geo.Country(ip))
 	}
-	if r.Platform == "" {
+	if r.Viewer.Platform == 0 {
 		ua := in.UserAgent
 		if len(ua) == 0 {
 			ua = ctx.UserAgent()
 		}
 		if len(bytes.TrimSpace(ua)) > 0 {
-			r.Platform = marquee.UAPlatform(ua)
+			r.Viewer.Platform = targeting.PlatformCode(marquee.UAPlatform(ua))
 		}
 	}
 	return nil
@@ -573,7 +565,7 @@ func (d *decisionEnv) countersContext() (context.Context, context.CancelFunc) {
 // of the choice, and carries the request's privacy limit to its events.
 func (d *decisionEnv) sign(dst []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) ([]byte, [16]byte) {
 	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: placement, UserHash: r.User, Issued: now, Expires: now.Add(d.ttl),
-		Limit: uint8(lim), Country: r.Country, Platform: r.Platform}
+		Limit: uint8(lim), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform)}
 	// A decision id needs to be unique, not secret (the MAC guards the
 	// token): 128 bits of the request's PCG, seeded from crypto/rand.
 	binary.LittleEndian.PutUint64(p.Decision[:8], rnd.Uint64())

@@ -600,3 +600,19 @@ func (d *Dispatcher) Close() {
 	d.mu.Unlock()
 	d.wg.Wait()
 }
+
+// Apply reads the webhooks again after a batch of the changelog that
+// changes one, and on a reload (it is a marquee.Applier). After a change a
+// failure keeps the ones in force until the next change or reload; a
+// reload's failure is the caller's.
+func (d *Dispatcher) Apply(ctx context.Context, b *marquee.Batch) error {
+	if !b.Reload && !b.Webhooks {
+		return nil
+	}
+	err := d.Reload(ctx)
+	if err != nil && !b.Reload {
+		d.cfg.Log.Warn("webhooks not read again after a change; the ones before stay in force", "err", err)
+		return nil
+	}
+	return err
+}

@@ -37,7 +37,6 @@ import (
 	"marquee/linkroute"
 	"marquee/objstore"
 	"marquee/privacy"
-	"marquee/reportrow"
 	"marquee/reports"
 	"marquee/store"
 	"marquee/store/mysql"
@@ -346,17 +345,11 @@ func (n *node) open(ctx context.Context) error {
 		return err
 	}
 	n.access = auth.New(n.st, token, n.reg)
-	n.fd = feed.New(n.st, n.ix, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention,
-		OnChange: func(ids []int64) {
-			invalidator(n.ads)(ids)
-			if ids == nil { // a reload: everything may have changed
-				n.reloadPlan(context.Background(), true)
-			}
-		},
-		OnLinks: func(codes []string) { invalidator(n.links)(n.cfg.linkDomains.Keys(codes)) }, OnAccess: n.access.Invalidate, OnWebhooks: n.reloadWebhooks,
-		OnSubjects: n.forget,
-		OnAds:      func(puts []*marquee.Ad, dels []int64) { n.engine.PutAds(puts, dels, false) },
-		OnPlan:     func() { n.reloadPlan(context.Background(), false) }})
+	// The views in memory the feed keeps current, in the order a batch
+	// reaches them: the index first (the plan's ads are read for it).
+	views := []marquee.Applier{n.ix, n.engine.From(n.st), web.AdCacheView(n.ads), web.LinkCacheView(n.links, &n.cfg.linkDomains),
+		n.access, n.hooks, counters.Eraser(n.counters, n.log)}
+	n.fd = feed.New(n.st, views, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention, Saved: n.ix})
 	n.storeID, err = n.st.StoreID(ctx)
 	return err
 }
@@ -376,29 +369,12 @@ func (n *node) load(ctx context.Context) error {
 		return err
 	}
 	n.counter = clicks.New(n.st, n.fd, n.log, n.reg)
-	if err := n.reloadPlan(ctx, true); err != nil {
-		return err
-	}
-	if err := n.hooks.Reload(ctx); err != nil {
-		return fmt.Errorf("webhooks: %w", err)
-	}
 	// Loading a large catalog leaves hundreds of MB of decoded rows behind;
 	// hand them back to the OS now rather than when the scavenger gets to it.
 	debug.FreeOSMemory()
 	n.log.Info("index loaded", "ads", n.ix.Snapshot().Len(), "seq", n.fd.Position(), "took", time.Since(start).String(),
 		"from", map[bool]string{true: "the saved index and the changelog since", false: "the store"}[restored])
 	return nil
-}
-
-// reloadWebhooks reads the webhooks again after a change (from any
-// instance); a failure keeps the ones in force until the next change or
-// reload.
-func (n *node) reloadWebhooks() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n.hooks.Reload(ctx); err != nil {
-		n.log.Warn("webhooks not read again after a change; the ones before stay in force", "err", err)
-	}
 }
 
 // collect opens the event collector with the Tally that counts what it
@@ -503,138 +479,13 @@ func (n *node) startLoops() (stop func()) {
 	return func() { cancel(); loops.Wait() }
 }
 
-// refreshDelivered reads, from the reports (every instance's events, bots
-// left out), what the campaigns with a goal delivered over their flights
-// and today, for pacing, and the flights' counts of the campaigns whose
-// eCPM depends on their click or conversion rate: four queries whatever
-// the number of campaigns (sums by campaign from the earliest flight
-// start).
+// refreshDelivered gives pacing and eCPM the campaigns' verified delivery
+// from the reports (delivery.Engine.RefreshDelivered). The reports hold
+// every event written before the last flush: asOf is the read's start
+// less a flush interval.
 func (n *node) refreshDelivered(ctx context.Context) error {
-	// The reports hold every event written before the last flush: asOf
-	// is the read's start less a flush interval.
-	asOf := time.Now().Add(-n.cfg.reports.flush)
-	watched := map[int64]*delivery.Campaign{}
-	from := time.Now()
-	plan := n.engine.Plan()
-	plan.Campaigns(func(c *delivery.Campaign) {
-		if c.Goal != nil || plan.NeedsRates(c) {
-			watched[c.ID] = c
-			if c.StartAt.Before(from) {
-				from = c.StartAt
-			}
-		}
-	})
-	if len(watched) == 0 {
-		return nil
-	}
 	now := time.Now()
-	day := now.Unix() / 86400 * 86400
-	out := map[int64]delivery.Delivered{}
-	rates := map[int64]delivery.Rates{}
-	for _, span := range []struct {
-		from  int64
-		today bool
-	}{{from.Unix() / 3600 * 3600, false}, {day, true}} {
-		for _, daily := range []bool{false, true} {
-			sums, err := n.st.ReportTop(ctx, reportrow.SumQuery{Entity: marquee.EntityCampaign, From: span.from, To: now.Unix() + 3600}, daily, "impressions", 0)
-			if err != nil {
-				return err
-			}
-			for _, s := range sums {
-				c := watched[s.ID]
-				switch {
-				case c == nil:
-				case span.today && c.Goal != nil:
-					d := out[s.ID]
-					d.Today += s.Counts.Verified(c.Goal.Metric)
-					out[s.ID] = d
-				case !span.today:
-					if c.Goal != nil {
-						d := out[s.ID]
-						d.Total += s.Counts.Verified(c.Goal.Metric)
-						out[s.ID] = d
-					}
-					if plan.NeedsRates(c) {
-						r := rates[s.ID]
-						r.Impressions, r.Clicks, r.Conversions = r.Impressions+s.Counts.Verified("impressions"), r.Clicks+s.Counts.Verified("clicks"),
-							r.Conversions+s.Counts.Verified("conversions")
-						rates[s.ID] = r
-					}
-				}
-			}
-		}
-	}
-	n.engine.Pacing().SetDelivered(out, asOf)
-	if len(rates) > 0 {
-		n.engine.SetRates(rates)
-	}
-	return nil
-}
-
-// reloadPlan reads what decisions need from the store — campaigns that
-// are not archived, placements and, with ads, every live ad in a campaign
-// — and gives it to the engine. Before the feed tails the changelog (at
-// start) or from the feed's own goroutine (after a change or a reload),
-// so that no change applied meanwhile is overwritten.
-func (n *node) reloadPlan(ctx context.Context, ads bool) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	err := func() error {
-		var cs []marquee.Campaign
-		for _, state := range []string{marquee.StateActive, marquee.StatePaused} {
-			for off := 0; ; off += 1000 {
-				page, _, err := n.st.ListCampaigns(ctx, marquee.ListFilter{State: state, Offset: off, Limit: 1000})
-				if err != nil {
-					return err
-				}
-				if cs = append(cs, page...); len(page) < 1000 {
-					break
-				}
-			}
-		}
-		var ps []marquee.Placement
-		for off := 0; ; off += 1000 {
-			page, _, err := n.st.ListPlacements(ctx, marquee.ListFilter{Offset: off, Limit: 1000})
-			if err != nil {
-				return err
-			}
-			if ps = append(ps, page...); len(page) < 1000 {
-				break
-			}
-		}
-		n.engine.SetCampaigns(cs, ps)
-		var defaults []*marquee.Ad
-		for _, id := range n.engine.Plan().DefaultAdIDs() {
-			a, err := n.st.Ad(ctx, id)
-			switch {
-			case marquee.KindOf(err) == marquee.KindNotFound:
-				continue // deleted since: the placement fills nothing by default
-			case err != nil:
-				return err
-			}
-			defaults = append(defaults, &a)
-		}
-		n.engine.SetDefaultAds(defaults)
-		if !ads {
-			return nil
-		}
-		var mu sync.Mutex
-		var all []*marquee.Ad
-		if err := n.st.EachCampaignAd(ctx, time.Now(), func(a *marquee.Ad) error {
-			mu.Lock()
-			all = append(all, a)
-			mu.Unlock()
-			return nil
-		}); err != nil {
-			return err
-		}
-		n.engine.PutAds(all, nil, true)
-		return nil
-	}()
-	if err != nil {
-		n.log.Warn("decisions: campaigns not reloaded (the next change or reload tries again)", "err", err)
-	}
-	return err
+	return n.engine.RefreshDelivered(ctx, n.st, now, now.Add(-n.cfg.reports.flush))
 }
 
 // capCounters are the frequency caps' counters: what decisions take and
@@ -642,18 +493,6 @@ func (n *node) reloadPlan(ctx context.Context, ads bool) error {
 type capCounters interface {
 	delivery.Counters
 	web.Forgetter
-}
-
-// forget makes the counters forget erased subjects (the feed's
-// OnSubjects).
-func (n *node) forget(pseudonyms []uint64) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, p := range pseudonyms {
-		if _, err := n.counters.Forget(ctx, p); err != nil {
-			n.log.Error("an erased subject's frequency-cap serves were not forgotten", "err", err)
-		}
-	}
 }
 
 // privacyPolicy is -privacy's policy, its pseudonyms keyed by

@@ -1,0 +1,216 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"marquee"
+	"marquee/reportrow"
+)
+
+// Store is what the engine reads its plan from — campaigns, placements and
+// the ads of campaigns — and the campaigns' verified delivery (the
+// reports' sums by campaign).
+type Store interface {
+	Campaign(ctx context.Context, id int64) (marquee.Campaign, error)
+	ListCampaigns(ctx context.Context, f marquee.ListFilter) ([]marquee.Campaign, int, error)
+	Placement(ctx context.Context, name string) (marquee.Placement, error)
+	ListPlacements(ctx context.Context, f marquee.ListFilter) ([]marquee.Placement, int, error)
+	Ad(ctx context.Context, id int64) (marquee.Ad, error)
+	EachCampaignAd(ctx context.Context, now time.Time, fn func(*marquee.Ad) error) error
+	ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool, metric string, limit int) ([]reportrow.Sum, error)
+}
+
+// page bounds the rows of one list read.
+const page = 1000
+
+// Load reads the whole plan from st — the campaigns that are not archived,
+// every placement, the placements' default ads and, with ads, every live
+// ad in a campaign — and swaps it in. At start, and after the feed
+// reloads (it may have missed anything).
+func (e *Engine) Load(ctx context.Context, st Store, ads bool) error {
+	var cs []marquee.Campaign
+	for _, state := range []string{marquee.StateActive, marquee.StatePaused} {
+		for off := 0; ; off += page {
+			got, _, err := st.ListCampaigns(ctx, marquee.ListFilter{State: state, Offset: off, Limit: page})
+			if err != nil {
+				return err
+			}
+			if cs = append(cs, got...); len(got) < page {
+				break
+			}
+		}
+	}
+	var ps []marquee.Placement
+	for off := 0; ; off += page {
+		got, _, err := st.ListPlacements(ctx, marquee.ListFilter{Offset: off, Limit: page})
+		if err != nil {
+			return err
+		}
+		if ps = append(ps, got...); len(got) < page {
+			break
+		}
+	}
+	e.SetCampaigns(cs, ps)
+	if err := e.loadDefaults(ctx, st); err != nil {
+		return err
+	}
+	if !ads {
+		return nil
+	}
+	var mu sync.Mutex
+	var all []*marquee.Ad
+	if err := st.EachCampaignAd(ctx, time.Now(), func(a *marquee.Ad) error {
+		mu.Lock()
+		all = append(all, a)
+		mu.Unlock()
+		return nil
+	}); err != nil {
+		return err
+	}
+	e.PutAds(all, nil, true)
+	return nil
+}
+
+// loadDefaults reads the placements' default ads (an ad deleted since is
+// skipped: its placement fills nothing by default).
+func (e *Engine) loadDefaults(ctx context.Context, st Store) error {
+	var defaults []*marquee.Ad
+	for _, id := range e.Plan().DefaultAdIDs() {
+		a, err := st.Ad(ctx, id)
+		switch {
+		case marquee.KindOf(err) == marquee.KindNotFound:
+			continue
+		case err != nil:
+			return err
+		}
+		defaults = append(defaults, &a)
+	}
+	e.SetDefaultAds(defaults)
+	return nil
+}
+
+// Apply reads from st the campaigns and placements a batch of changes
+// names — by id and by name, nothing else — and patches the plan with
+// them (PatchCampaigns): one that is gone or archived leaves it. A change
+// of placements reads their default ads again.
+func (e *Engine) Apply(ctx context.Context, st Store, campaigns []int64, placements []string) error {
+	var puts []marquee.Campaign
+	var gone []int64
+	for _, id := range campaigns {
+		c, err := st.Campaign(ctx, id)
+		switch {
+		case marquee.KindOf(err) == marquee.KindNotFound:
+			gone = append(gone, id)
+		case err != nil:
+			return err
+		default:
+			puts = append(puts, c)
+		}
+	}
+	var pputs []marquee.Placement
+	var pgone []string
+	for _, name := range placements {
+		p, err := st.Placement(ctx, name)
+		switch {
+		case marquee.KindOf(err) == marquee.KindNotFound:
+			pgone = append(pgone, name)
+		case err != nil:
+			return err
+		default:
+			pputs = append(pputs, p)
+		}
+	}
+	e.PatchCampaigns(puts, gone, pputs, pgone)
+	if len(placements) > 0 {
+		return e.loadDefaults(ctx, st)
+	}
+	return nil
+}
+
+// RefreshDelivered reads, from the reports in st (every instance's
+// events, bots left out), what the campaigns with a goal delivered over
+// their flights and today, for pacing, and the flights' counts of the
+// campaigns whose eCPM depends on their click or conversion rate: four
+// queries whatever the number of campaigns (sums by campaign from the
+// earliest flight start). asOf is when the reports were last complete
+// (the read's start less a reports flush).
+func (e *Engine) RefreshDelivered(ctx context.Context, st Store, now, asOf time.Time) error {
+	watched := map[int64]*Campaign{}
+	from := now
+	plan := e.Plan()
+	plan.Campaigns(func(c *Campaign) {
+		if c.Goal != nil || plan.NeedsRates(c) {
+			watched[c.ID] = c
+			if c.StartAt.Before(from) {
+				from = c.StartAt
+			}
+		}
+	})
+	if len(watched) == 0 {
+		return nil
+	}
+	day := now.Unix() / 86400 * 86400
+	out := map[int64]Delivered{}
+	rates := map[int64]Rates{}
+	for _, span := range []struct {
+		from  int64
+		today bool
+	}{{from.Unix() / 3600 * 3600, false}, {day, true}} {
+		for _, daily := range []bool{false, true} {
+			sums, err := st.ReportTop(ctx, reportrow.SumQuery{Entity: marquee.EntityCampaign, From: span.from, To: now.Unix() + 3600}, daily, "impressions", 0)
+			if err != nil {
+				return err
+			}
+			for _, s := range sums {
+				c := watched[s.ID]
+				switch {
+				case c == nil:
+				case span.today && c.Goal != nil:
+					d := out[s.ID]
+					d.Today += s.Counts.Verified(c.Goal.Metric)
+					out[s.ID] = d
+				case !span.today:
+					if c.Goal != nil {
+						d := out[s.ID]
+						d.Total += s.Counts.Verified(c.Goal.Metric)
+						out[s.ID] = d
+					}
+					if plan.NeedsRates(c) {
+						r := rates[s.ID]
+						r.Impressions, r.Clicks, r.Conversions = r.Impressions+s.Counts.Verified("impressions"), r.Clicks+s.Counts.Verified("clicks"),
+							r.Conversions+s.Counts.Verified("conversions")
+						rates[s.ID] = r
+					}
+				}
+			}
+		}
+	}
+	e.pacing.SetDelivered(out, asOf)
+	if len(rates) > 0 {
+		e.SetRates(rates)
+	}
+	return nil
+}
+
+// From is the marquee.Applier that keeps the engine's plan in step with
+// the changelog, reading st: the ads a batch put and deleted, the
+// campaigns and placements it names (by id and name: Apply), or, on a
+// reload, everything (Load).
+func (e *Engine) From(st Store) marquee.Applier {
+	return marquee.ApplyFunc(func(ctx context.Context, b *marquee.Batch) error {
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if b.Reload {
+			return e.Load(ctx, st, true)
+		}
+		if len(b.Put)+len(b.Deleted) > 0 {
+			e.PutAds(b.Put, b.Deleted, false)
+		}
+		if len(b.Campaigns)+len(b.Placements) > 0 {
+			return e.Apply(ctx, st, b.Campaigns, b.Placements)
+		}
+		return nil
+	})
+}
