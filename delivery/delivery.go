@@ -515,13 +515,13 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 	plan := e.plan.Load()
 	sc := scratchPool.Get().(*scratch)
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
-	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], v: &r.Viewer, at: now.UnixNano()}
+	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], v: r.Viewer, at: now.UnixNano()}
 	reached := sc.reached[:0] // the user's reached caps once a refusal told them (kept apart from used: escape analysis)
 	if e.readFirst && r.User != 0 && !r.Preview && len(plan.ids) > 0 {
 		var err error
 		used.memo, used.blocked, reached, err = e.blockedOf(ctx, plan, r.User, now, sc)
 		used.reached, used.capsDown = reached, err != nil
-		used.viewerKey, used.keyed = viewerKey(used.v), len(r.Keywords) == 0
+		used.viewerKey, used.keyed = viewerKey(&used.v), len(r.Keywords) == 0
 	}
 	var pendBuf [16]pending
 	var haveBuf [32]int
@@ -771,9 +771,9 @@ type usedSet struct {
 	leftOut        uint8       // why campaigns of the list weighed last were left out, beyond reasons no request changes: byViewer, byUsed
 	viewerKey      uint64      // the request's targeting fields, when it has no keywords (keyed)
 	keyed          bool
-	capsDown       bool              // the counters could not be read: no capped campaign is served
-	v              *targeting.Viewer // the request's targeting fields, compiled
-	at             int64             // the decision's time, unix ns
+	capsDown       bool             // the counters could not be read: no capped campaign is served
+	v              targeting.Viewer // the request's targeting fields, compiled (a copy: nothing escapes)
+	at             int64            // the decision's time, unix ns
 }
 
 // reachedBy reads the caps r's user has reached at now (none without a
@@ -967,7 +967,7 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 // targeting, already in the request), or "".
 func adWhy(a *Ad, r *Request, used *usedSet, now time.Time) string {
 	switch {
-	case !a.span.has(used.at) || !targeting.MatchesAny(a.conds, used.v):
+	case !a.span.has(used.at) || !targeting.MatchesAny(a.conds, &used.v):
 		return AdTargeting
 	case slices.Contains(used.ads, a.ID):
 		return Duplicate
@@ -1027,7 +1027,7 @@ func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Ti
 		return Duplicate
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
 		return NoKeyword
-	case !targeting.MatchesAny(c.conds, used.v):
+	case !targeting.MatchesAny(c.conds, &used.v):
 		return NotTargeted
 	}
 	if fc := c.FrequencyCap; fc != nil && r.User != 0 {

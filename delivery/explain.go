@@ -33,7 +33,7 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 	chosen := e.Decide(ctx, r, now, rnd)
 	plan := e.plan.Load()
 	reached, capsDown := e.reachedBy(ctx, r, now)
-	used := usedSet{reached: reached, capsDown: capsDown, v: &r.Viewer, at: now.UnixNano()}
+	used := usedSet{reached: reached, capsDown: capsDown, v: r.Viewer, at: now.UnixNano()}
 	out := make([][]Candidate, len(r.Slots))
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]

@@ -1,0 +1,405 @@
+// The decision request: read from a JSON body or a GET's query, checked,
+// and its viewer compiled once (targeting.Viewer).
+
+package web
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fastjson"
+
+	"marquee"
+	"marquee/delivery"
+	"marquee/privacy"
+	"marquee/targeting"
+)
+
+// decisionInput is a decision request as sent (a JSON body, or a GET's
+// parameters). Its byte slices point into the request or the parser that
+// read it: valid until the answer is written.
+type decisionInput struct {
+	Placements []decisionSlot
+	UserKey    []byte // empty: no user
+	Age        optInt
+	Gender     []byte
+	Country    []byte
+	Platform   []byte
+	Keywords   [][]byte
+	URL        []byte
+	// IP and UserAgent are the viewer's, when a server-to-server client
+	// decides for one (as Kevel's decision API takes them); else the
+	// request's own are the viewer's.
+	IP        []byte
+	UserAgent []byte
+	// GDPR, TCF and Given are what consent says: whether GDPR applies
+	// (privacy.ParseGDPR), the TCF v2 string, the publisher's own word.
+	GDPR    int8
+	TCF     []byte
+	Given   privacy.Said
+	Explain bool
+	Preview bool
+}
+
+// decisionSlot is one slot of a request: {"div","placement","count"}.
+type decisionSlot struct {
+	Div, Placement []byte
+	Count          optInt
+}
+
+// optInt is an integer a request may leave out.
+type optInt struct {
+	N   int
+	Set bool
+}
+
+// parsers parse decision requests (fastjson: encoding/json's reflection
+// was a fifth of a decision's cost).
+var parsers fastjson.ParserPool
+
+// slotPaths name the slots of a request in its problems.
+var slotPaths = func() (out [MaxSlots + 1]string) {
+	for i := range out {
+		out[i] = "placements[" + strconv.Itoa(i) + "]"
+	}
+	return out
+}()
+
+// problems collects a request's problems; its map is made at the first.
+type problems struct{ m marquee.Problems }
+
+func (p *problems) add(field, problem string) {
+	if p.m == nil {
+		p.m = marquee.Problems{}
+	}
+	p.m[field] = problem
+}
+
+// readDecision reads a decision request's JSON body into in with jp,
+// which in's slices then point into (put jp back after the answer),
+// naming every field of the wrong type; fields it does not know are
+// ignored.
+func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
+	v, err := jp.ParseBytes(body)
+	if err == nil && v.Type() != fastjson.TypeObject {
+		err = errors.New("not an object")
+	}
+	if err != nil {
+		return marquee.Invalid("invalid decision request", marquee.Problems{"body": "must be a JSON object: " + err.Error()})
+	}
+	var p problems
+	str := func(v *fastjson.Value, path, field string) []byte {
+		b, err := v.StringBytes()
+		if err != nil {
+			p.add(path+field, "must be a string")
+		}
+		return b
+	}
+	integer := func(v *fastjson.Value, path, field string) optInt {
+		n, err := v.Int()
+		if err != nil {
+			p.add(path+field, "must be an integer")
+		}
+		return optInt{n, err == nil}
+	}
+	o, _ := v.Object()
+	o.Visit(func(k []byte, v *fastjson.Value) {
+		switch string(k) {
+		case "placements":
+			slots, err := v.Array()
+			if err != nil {
+				p.add("placements", "must be an array of slots")
+			}
+			if len(slots) > MaxSlots { // refused before any slot is read
+				p.add("placements", fmt.Sprintf("must hold at most %d slots", MaxSlots))
+				in.Placements = nil
+				return
+			}
+			in.Placements = make([]decisionSlot, 0, len(slots))
+			for i, sv := range slots {
+				var slot decisionSlot
+				path := slotPaths[min(i, MaxSlots)] // past MaxSlots, the request is refused anyway
+				so, err := sv.Object()
+				if err != nil {
+					p.add(path, `must be an object {"div","placement","count"}`)
+				}
+				so.Visit(func(k []byte, v *fastjson.Value) {
+					switch string(k) {
+					case "div":
+						slot.Div = str(v, path, ".div")
+					case "placement":
+						slot.Placement = str(v, path, ".placement")
+					case "count":
+						slot.Count = integer(v, path, ".count")
+					}
+				})
+				in.Placements = append(in.Placements, slot)
+			}
+		case "user":
+			if key := v.Get("key"); v.Type() != fastjson.TypeObject && v.Type() != fastjson.TypeNull {
+				p.add("user", `must be an object {"key"}`)
+			} else if key != nil {
+				in.UserKey = str(key, "user", ".key")
+			}
+		case "age":
+			in.Age = integer(v, "", "age")
+		case "gender":
+			in.Gender = str(v, "", "gender")
+		case "country":
+			in.Country = str(v, "", "country")
+		case "platform":
+			in.Platform = str(v, "", "platform")
+		case "url":
+			in.URL = str(v, "", "url")
+		case "ip":
+			in.IP = str(v, "", "ip")
+		case "userAgent":
+			in.UserAgent = str(v, "", "userAgent")
+		case "keywords":
+			kws, err := v.Array()
+			if err != nil {
+				p.add("keywords", "must be an array of strings")
+			}
+			for i, kv := range kws {
+				in.Keywords = append(in.Keywords, str(kv, "keywords", "["+strconv.Itoa(i)+"]"))
+			}
+		case "consent":
+			readConsent(v, in, &p)
+		case "explain", "preview":
+			b, err := v.Bool()
+			if err != nil {
+				p.add(string(k), "must be true or false")
+			}
+			if k[0] == 'e' {
+				in.Explain = b
+			} else {
+				in.Preview = b
+			}
+		}
+	})
+	return marquee.Invalid("invalid decision request", p.m)
+}
+
+// readConsent reads a body's "consent": {"gdpr": 1|0|true|false, "tcf":
+// "<TCF v2 string>", "given": true|false}.
+func readConsent(v *fastjson.Value, in *decisionInput, p *problems) {
+	o, err := v.Object()
+	if err != nil {
+		p.add("consent", `must be an object {"gdpr","tcf","given"}`)
+		return
+	}
+	o.Visit(func(k []byte, f *fastjson.Value) {
+		switch string(k) {
+		case "gdpr":
+			switch f.Type() {
+			case fastjson.TypeTrue:
+				in.GDPR = 1
+			case fastjson.TypeFalse:
+				in.GDPR = 0
+			case fastjson.TypeNumber:
+				if n, err := f.Int(); err == nil && (n == 0 || n == 1) {
+					in.GDPR = int8(n)
+					return
+				}
+				p.add("consent.gdpr", "must be 0, 1, true or false")
+			default:
+				p.add("consent.gdpr", "must be 0, 1, true or false")
+			}
+		case "tcf":
+			b, err := f.StringBytes()
+			if err != nil {
+				p.add("consent.tcf", "must be a string")
+			}
+			in.TCF = b
+		case "given":
+			switch f.Type() {
+			case fastjson.TypeTrue:
+				in.Given = privacy.Yes
+			case fastjson.TypeFalse:
+				in.Given = privacy.No
+			default:
+				p.add("consent.given", "must be true or false")
+			}
+		default:
+			p.add("consent."+string(k), "is not a field of consent (gdpr, tcf, given)")
+		}
+	})
+}
+
+// parseDecision checks a request against the plan, every problem named,
+// and returns it in the engine's words (its strings the plan's own where
+// it can: no copy of a placement, country or platform name).
+func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot) (delivery.Request, error) {
+	var p problems
+	r := delivery.Request{Slots: slots[:0]}
+	switch n := len(in.Placements); {
+	case n == 0:
+		p.add("placements", `is required: the slots to fill, [{"div","placement","count"}]`)
+	case n > MaxSlots:
+		p.add("placements", fmt.Sprintf("must hold at most %d slots", MaxSlots))
+	}
+	for i, s := range in.Placements {
+		path := slotPaths[min(i, MaxSlots)]
+		var name string
+		if pl, ok := plan.Placement(string(s.Placement)); ok {
+			name = pl.Name
+		} else {
+			name = string(s.Placement)
+			p.add(path+".placement", fmt.Sprintf("no placement %q", s.Placement))
+		}
+		div := name
+		if len(s.Div) > 0 && !bytes.Equal(s.Div, s.Placement) {
+			div = string(s.Div)
+		}
+		switch {
+		case div == "" || len(div) > 64:
+			p.add(path+".div", "must be 1 to 64 characters (default: the placement's name)")
+		case slices.ContainsFunc(r.Slots, func(s delivery.Slot) bool { return s.Div == div }):
+			p.add(path+".div", fmt.Sprintf("%q names two slots", div))
+		}
+		count := 1
+		if s.Count.Set {
+			if count = s.Count.N; count < 1 || count > MaxSlotCount {
+				p.add(path+".count", fmt.Sprintf("must be from 1 to %d", MaxSlotCount))
+			}
+		}
+		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: name, Count: count})
+	}
+	// The viewer is compiled here, once: delivery matches its codes.
+	if in.Age.Set {
+		if r.Viewer.Age = in.Age.N; r.Viewer.Age < marquee.MinAge || r.Viewer.Age > marquee.MaxAge {
+			p.add("age", fmt.Sprintf("must be an integer between %d and %d", marquee.MinAge, marquee.MaxAge))
+		}
+	}
+	if len(in.Gender) > 0 {
+		if r.Viewer.Gender = targeting.GenderCode(in.Gender); r.Viewer.Gender == 0 {
+			p.add("gender", fmt.Sprintf(`must be "M" or "F", got %q`, in.Gender))
+		}
+	}
+	if len(in.Country) > 0 {
+		if slot, ok := marquee.CountrySlot(in.Country); ok {
+			r.Viewer.Country = slot + 1
+		} else {
+			p.add("country", fmt.Sprintf("unknown ISO 3166-1 alpha-2 code %q", in.Country))
+		}
+	}
+	if len(in.Platform) > 0 {
+		if r.Viewer.Platform = targeting.PlatformCode(in.Platform); r.Viewer.Platform == 0 {
+			p.add("platform", marquee.PlatformProblem(string(in.Platform)))
+		}
+	}
+	if len(in.Keywords) > marquee.MaxKeywords {
+		p.add("keywords", fmt.Sprintf("must hold at most %d keywords", marquee.MaxKeywords))
+	}
+	for _, k := range in.Keywords {
+		r.Keywords = append(r.Keywords, strings.ToLower(string(bytes.TrimSpace(k))))
+	}
+	if key := in.UserKey; len(key) > maxUserKey {
+		p.add("user.key", fmt.Sprintf("must be at most %d bytes", maxUserKey))
+	}
+	return r, marquee.Invalid("invalid decision request", p.m)
+}
+
+// request is a decision request checked against the plan
+// (parseDecision), its user the pseudonym of its key at now — none when
+// the request's consent (its body's or parameters', and Sec-GPC) says
+// the visitor is not to be followed, which lim says.
+func (d *decisionEnv) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *delivery.Plan, slots []delivery.Slot, now time.Time) (r delivery.Request, lim privacy.Limit, err error) {
+	if r, err = parseDecision(in, plan, slots); err != nil {
+		return r, lim, err
+	}
+	if err = d.fillViewer(ctx, in, &r); err != nil {
+		return r, lim, err
+	}
+	pol := d.events.privacy
+	lim = pol.Limit(privacy.Signal{GPC: sentGPC(ctx), GDPR: in.GDPR, TCF: in.TCF, Given: in.Given})
+	r.User = pol.User(in.UserKey, now, lim)
+	return r, lim, nil
+}
+
+// fillViewer fills what the request leaves out of its viewer from the
+// viewer's address and User-Agent — the body's ip and userAgent, else the
+// request's own (its client's address through the trusted proxies): the
+// country from GeoIP (-geoip), the platform from the User-Agent. What
+// stays unknown matches no targeting of it (targeting fails closed).
+func (d *decisionEnv) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *delivery.Request) error {
+	if r.Viewer.Country == 0 && d.events.geo != nil {
+		ip := d.events.addr(ctx)
+		if len(in.IP) > 0 {
+			a, err := netip.ParseAddr(string(in.IP))
+			if err != nil {
+				return marquee.Invalid("invalid decision request", marquee.Problems{"ip": "must be an IPv4 or IPv6 address"})
+			}
+			ip = a.Unmap()
+		}
+		r.Viewer.SetCountry(d.events.geo.Country(ip))
+	}
+	if r.Viewer.Platform == 0 {
+		ua := in.UserAgent
+		if len(ua) == 0 {
+			ua = ctx.UserAgent()
+		}
+		if len(bytes.TrimSpace(ua)) > 0 {
+			r.Viewer.Platform = targeting.PlatformCode(marquee.UAPlatform(ua))
+		}
+	}
+	return nil
+}
+
+// asParams names the problems of a GET decision's one slot by its
+// parameters (placement, div, count), not by the slot's path in a body.
+func asParams(err error) error {
+	var e *marquee.Error
+	if errors.As(err, &e) {
+		for k, v := range e.Problems {
+			if param, ok := strings.CutPrefix(k, slotPaths[0]+"."); ok {
+				delete(e.Problems, k)
+				e.Problems[param] = v
+			}
+		}
+	}
+	return err
+}
+
+// decisionFromQuery reads GET /api/v1/decisions: one slot (placement,
+// div, count) and the viewer's fields.
+func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
+	pl, _ := param(args, "placement")
+	div, _ := param(args, "div")
+	slot := decisionSlot{Div: div, Placement: pl}
+	var p problems
+	if len(pl) == 0 {
+		p.add("placement", "is required")
+	}
+	if v, ok := param(args, "count"); ok {
+		n, err := strconv.Atoi(string(v))
+		if err != nil {
+			p.add("count", "must be an integer")
+		}
+		slot.Count = optInt{n, true}
+	}
+	in.Placements = append(in.Placements, slot)
+	if v, ok := param(args, "age"); ok {
+		n, err := strconv.Atoi(string(v))
+		if err != nil {
+			p.add("age", "must be an integer")
+		}
+		in.Age = optInt{n, true}
+	}
+	in.Gender, _ = param(args, "gender")
+	in.Country, _ = param(args, "country")
+	in.Platform, _ = param(args, "platform")
+	if v, ok := param(args, "keywords"); ok {
+		in.Keywords = bytes.Split(v, []byte(","))
+	}
+	in.UserKey, _ = param(args, "user")
+	in.GDPR, in.TCF = queryConsent(args)
+	return marquee.Invalid("invalid decision request", p.m)
+}

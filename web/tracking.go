@@ -1,0 +1,204 @@
+// The tracking pixel and redirect: GET /t/{kind}/{token}, counted once
+// per decision and kind.
+
+package web
+
+import (
+	"bytes"
+	"encoding/hex"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/eventline"
+	"marquee/privacy"
+	"marquee/tracking"
+)
+
+// handleTracking serves GET /t/{kind}/{token}: a signed tracking URL
+// (package tracking). An impression or view answers a 1×1 GIF (or 204)
+// and records the event; a click records it and redirects to the
+// creative's click URL with its macros filled. A token that is not ours
+// is a 400, an expired one a 410, and neither is counted; the same URL
+// fired again counts once on this instance (within the URL's life).
+func handleTracking(d *decisionEnv) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		kind, token, ok := tracking.ParsePath(ctx.Path())
+		if !ok {
+			return tracking.ErrBadToken
+		}
+		p, err := d.signer.Open(token, d.now())
+		if err != nil {
+			return err
+		}
+		var target string
+		if kind == tracking.Click {
+			if target = d.clickTarget(ctx, &p, token); target == "" {
+				return marquee.Errorf(marquee.KindNotFound, "this ad has no click URL")
+			}
+		}
+		// A HEAD (a link checker's, a prefetch) counts nothing. Else the
+		// URL is marked counted before its event is written, so that two
+		// firings at once count once, and unmarked when the write fails, so
+		// that the retry a 503 asks for counts it.
+		if !ctx.IsHead() {
+			key := markKey(kind, p.Decision)
+			if _, fresh := d.seen.SetIfAbsent(key, struct{}{}); fresh {
+				verified, keep := d.vouch(kind, &p)
+				if keep {
+					if err := d.record(ctx, kind, &p, verified); err != nil {
+						d.seen.Invalidate(key)
+						return err
+					}
+				}
+				if kind == tracking.Impression && measured(ctx) {
+					d.seen.Set(markKey(measuredMark, p.Decision), struct{}{})
+				}
+			}
+		}
+		if kind == tracking.Click {
+			ctx.Response.Header.Set(fasthttp.HeaderLocation, target)
+			ctx.SetStatusCode(fasthttp.StatusFound)
+			return nil
+		}
+		noStore(ctx)
+		if acceptsOnlyImages(ctx.Request.Header.Peek(fasthttp.HeaderAccept)) {
+			ctx.SetContentType("image/gif")
+			ctx.SetBody(gif1x1)
+			return nil
+		}
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return nil
+	}
+}
+
+// measuredMark marks, with a decision's id, that its impression counted
+// and the tag measured its viewability (the impression URL's m=1).
+const measuredMark = 'M'
+
+// markKey is the key of the seen set for a kind of a decision.
+func markKey(kind byte, decision [16]byte) (k [17]byte) {
+	k[0] = kind
+	copy(k[1:], decision[:])
+	return k
+}
+
+// measured reports an impression URL fired with m=1: the tag measures
+// the impression's viewability.
+func measured(ctx *fasthttp.RequestCtx) bool {
+	return bytes.Equal(ctx.QueryArgs().Peek("m"), []byte("1"))
+}
+
+// vouch says whether the decision vouches for an event of kind
+// (verified: goals, pacing and spend count it) and whether it is written
+// at all. An impression is verified; a click, or a video event of a video
+// ad, when the decision's impression counted here; a view when the
+// impression counted and its viewability was measured (a view of an
+// unmeasured impression would make viewability exceed 100%); a
+// conversion when the decision's click counted here. A video event of an
+// ad that is not a video is not written: it cannot have happened.
+// (docs/api.md#verified-counts)
+func (d *decisionEnv) vouch(kind byte, p *tracking.Payload) (verified, keep bool) {
+	seen := func(k byte) bool {
+		_, ok := d.seen.GetIfPresent(markKey(k, p.Decision))
+		return ok
+	}
+	switch kind {
+	case tracking.Impression:
+		return true, true
+	case tracking.Click:
+		return seen(tracking.Impression), true
+	case tracking.View:
+		return seen(measuredMark), true
+	case tracking.Conversion:
+		return seen(tracking.Click), true
+	case tracking.Error:
+		return false, true // reports do not count errors
+	}
+	if a, ok := d.engine.Plan().Ad(p.Ad); !ok || a.Creative == nil || a.Creative.Type != marquee.CreativeVideo {
+		return false, false
+	}
+	return seen(tracking.Impression), true
+}
+
+// record writes the event of a tracking URL: its type, ad, campaign,
+// placement and decision (what reports count it by), the hashed user,
+// and verified when the decision vouches for it (vouch).
+func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payload, verified bool) error {
+	bp := linePool.Get().(*[]byte)
+	defer linePool.Put(bp)
+	var num [20]byte
+	lim := privacy.Limit(p.Limit)
+	if lim == privacy.None && sentGPC(ctx) {
+		lim = privacy.GPC // the pixel's own request opts out
+	}
+	line := d.events.appendHead((*bp)[:0], ctx, lim)
+	line = eventline.AppendPlain(line, "type", tracking.KindName(kind))
+	line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
+	if p.Campaign != 0 {
+		line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))
+	} else { // only a placement's default ad is decided without a campaign
+		line = eventline.AppendPlain(line, "defaultFill", "1")
+	}
+	line = eventline.AppendPlain(line, "placement", p.Placement) // placement names need no escaping
+	line = eventline.AppendPlain(line, "decision", hex.AppendEncode(nil, p.Decision[:]))
+	if p.UserHash != 0 && lim == privacy.None {
+		line = eventline.AppendPlain(line, "uid", privacy.AppendName(num[:0], p.UserHash))
+	}
+	if verified {
+		line = eventline.AppendPlain(line, "verified", "1")
+	}
+	if p.Country != "" { // the decision's viewer's: reports count tag traffic by them
+		line = eventline.AppendPlain(line, "country", p.Country)
+	}
+	if p.Platform != "" {
+		line = eventline.AppendPlain(line, "platform", p.Platform)
+	}
+	args := ctx.QueryArgs()
+	switch kind {
+	case tracking.Impression:
+		if measured(ctx) { // the tag measures this impression's viewability
+			line = eventline.AppendPlain(line, "measured", "1")
+		}
+	case tracking.Error:
+		// VAST's [ERRORCODE] macro, filled in by the player: a number, or
+		// the macro left as it is (no code).
+		if code := args.Peek("code"); len(code) > 0 && len(code) <= 4 && isDigits(code) {
+			line = eventline.AppendPlain(line, "code", code)
+		}
+	}
+	line = eventline.End(line)
+	*bp = line
+	return d.events.sink.Append(ctx.ConnID(), line, 1)
+}
+
+// isDigits reports whether b is ASCII digits only.
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// clickTarget is the click URL of the payload's ad with its macros
+// filled — {placement}, {campaign}, {ad}, and {conversionUrl}, the
+// decision's signed conversion URL (query-escaped) for the landing page
+// to fire — or "" when it has none.
+func (d *decisionEnv) clickTarget(ctx *fasthttp.RequestCtx, p *tracking.Payload, token []byte) string {
+	a, ok := d.engine.Plan().Ad(p.Ad)
+	if !ok || a.Creative == nil || a.Creative.ClickURL == "" {
+		return ""
+	}
+	conv := ""
+	if strings.Contains(a.Creative.ClickURL, "{conversionUrl}") {
+		var raw [300]byte
+		conv = url.QueryEscape(string(tracking.AppendPath(appendOrigin(raw[:0], ctx), tracking.Conversion, token)))
+	}
+	return strings.NewReplacer("{placement}", url.QueryEscape(p.Placement), "{campaign}", strconv.FormatInt(p.Campaign, 10),
+		"{ad}", strconv.FormatInt(p.Ad, 10), "{conversionUrl}", conv).Replace(a.Creative.ClickURL)
+}
