@@ -7,7 +7,19 @@
 // The mechanisms live in sub-packages, each named for what it provides:
 //
 //   - index: the in-memory ad index that answers GET /api/v1/ad
-//   - feed: tails the store's changelog and applies it to the index and caches
+//   - feed: tails the store's changelog and hands each batch of changes to
+//     the views in memory (marquee.Applier: the index, the delivery plan,
+//     the caches, access, webhooks, the counters)
+//   - targeting: the targeting rule, conditions and viewers compiled once
+//   - delivery: decisions over an immutable plan of campaigns, placements
+//     and their ads; counters: frequency caps' counts (memory, Redis)
+//   - tracking: the signed tracking URL; vast: the VAST document; tag: the
+//     ad tag's script
+//   - privacy: what events keep of visitors, consent, pseudonyms
+//   - streams (kafka, natsjs): events forwarded to brokers; webhooks:
+//     events POSTed to receivers
+//   - linkcsv: links as CSV; linkroute: where a short link sends a visitor
+//   - asset: what an uploaded image is
 //   - cache: the bounded W-TinyLFU cache of links and ads by key
 //   - clicks: counts redirects in memory and flushes them to the store
 //   - eventline: the event line's format, written (web) and read (reports)

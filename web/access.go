@@ -103,7 +103,7 @@ func handleListKeys(a *accessEnv) storeHandler {
 // scopes never change, so reading them first is enough).
 func handleRevokeKey(a *accessEnv) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := pathID(ctx, "/api/v1/keys/", "key")
+		id, err := pathID(ctx, "key")
 		if err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func handleListUsers(a *accessEnv) storeHandler {
 // handleGetUser serves GET /api/v1/users/{id}.
 func handleGetUser(a *accessEnv) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := pathID(ctx, "/api/v1/users/", "user")
+		id, err := pathID(ctx, "user")
 		if err != nil {
 			return err
 		}
@@ -194,7 +194,7 @@ func mayManage(p auth.Principal, role *string) func(old marquee.User) error {
 // user's sessions.
 func handleUpdateUser(a *accessEnv) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := pathID(ctx, "/api/v1/users/", "user")
+		id, err := pathID(ctx, "user")
 		if err != nil {
 			return err
 		}
@@ -240,7 +240,7 @@ func handleUpdateUser(a *accessEnv) storeHandler {
 // handleDeleteUser serves DELETE /api/v1/users/{id}.
 func handleDeleteUser(a *accessEnv) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := pathID(ctx, "/api/v1/users/", "user")
+		id, err := pathID(ctx, "user")
 		if err != nil {
 			return err
 		}

@@ -198,7 +198,7 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 
 // adID parses the {id} segment; an id that is not a positive integer names
 // no ad.
-func adID(ctx *fasthttp.RequestCtx) (int64, error) { return pathID(ctx, adRoutePrefix, "ad") }
+func adID(ctx *fasthttp.RequestCtx) (int64, error) { return pathID(ctx, "ad") }
 
 // adCreated answers a created ad: its id, and where to read it.
 func adCreated(a marquee.Ad) (location string, body any) {

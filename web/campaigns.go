@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -47,7 +46,7 @@ const (
 
 var (
 	advertiserResource = resource[int64, marquee.AdvertiserInput]{"advertiser",
-		func(ctx *fasthttp.RequestCtx) (int64, error) { return pathID(ctx, advertiserPrefix, "advertiser") },
+		func(ctx *fasthttp.RequestCtx) (int64, error) { return pathID(ctx, "advertiser") },
 		MaxCampaignBody, marquee.ParseAdvertiserInput}
 	campaignResource  = resource[int64, marquee.CampaignInput]{"campaign", campaignID, MaxCampaignBody, marquee.ParseCampaignInput}
 	placementResource = resource[string, marquee.PlacementInput]{"placement", placementName, MaxCampaignBody,
@@ -56,12 +55,12 @@ var (
 
 // campaignID reads the {id} of /api/v1/campaigns/{id}[/pause|/resume|…].
 func campaignID(ctx *fasthttp.RequestCtx) (int64, error) {
-	return pathID(ctx, campaignPrefix, "campaign")
+	return pathID(ctx, "campaign")
 }
 
 // placementName reads the {name} of /api/v1/placements/{name}.
 func placementName(ctx *fasthttp.RequestCtx) (string, error) {
-	seg := string(bytes.TrimPrefix(ctx.Path(), []byte(placementPrefix)))
+	seg := string(pathParam(ctx, 0))
 	if marquee.CheckPlacementName(seg) != "" {
 		return "", marquee.NoPlacement(seg)
 	}

@@ -300,7 +300,7 @@ func (im *imports) start(sctx context.Context, job *importJob, res *linkcsv.Resu
 // instance runs or ran (a 404 on another instance, or after a restart).
 func handleImportJob(im *imports) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
-		id := string(bytes.TrimPrefix(ctx.Path(), []byte(importPath+"/")))
+		id := string(pathParam(ctx, 0))
 		im.mu.Lock()
 		defer im.mu.Unlock()
 		job := im.jobs[id]

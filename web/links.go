@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -34,7 +33,7 @@ const (
 // (spool full) is counted in dropped, not a reason to fail the redirect.
 func handleRedirect(links *cache.Cache[string, marquee.Link], domains *LinkDomains, geo linkroute.Geo, counter *clicks.Counter, ev *eventEnv, dropped prometheus.Counter) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
-		code := ctx.Path()[len(redirectPrefix):]
+		code := pathParam(ctx, 0)
 		if !marquee.CodeShaped(code) {
 			return marquee.NoLink(code)
 		}
@@ -117,7 +116,7 @@ func appendClick(line []byte, ev *eventEnv, ctx *fasthttp.RequestCtx, l *marquee
 // ?domain= names (the default domain without one): the store's key of
 // the link (marquee.LinkKey).
 func (d *LinkDomains) linkKey(ctx *fasthttp.RequestCtx) (string, error) {
-	seg, _, _ := bytes.Cut(bytes.TrimPrefix(ctx.Path(), []byte(linkRoutePrefix)), []byte("/"))
+	seg := pathParam(ctx, 0)
 	if !marquee.CodeShaped(seg) {
 		return "", marquee.NoLink(seg)
 	}

@@ -50,7 +50,7 @@ func redirectServerOf(tb testing.TB, in marquee.LinkInput) fasthttp.RequestHandl
 	}
 	tb.Cleanup(func() { c.Close(context.Background()) })
 	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Events: c,
-		LinkStore: st, LinkCache: web.NewLinkCache(st, cache.Capacity{Entries: 1000}, nil),
+		Store: st, LinkCache: web.NewLinkCache(st, cache.Capacity{Entries: 1000}, nil),
 		Clicks: clicks.New(st, synced{}, log, nil), Registry: prometheus.NewRegistry()})
 	return srv.Handler()
 }

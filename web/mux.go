@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -73,23 +74,52 @@ func newMux(s *Server, routes []route) *mux {
 	return m
 }
 
-func (m *mux) find(path []byte) *endpoint {
+// find returns the endpoint of path, with the segments its pattern's
+// "{name}"s matched in p.
+func (m *mux) find(path []byte, p *params) *endpoint {
 	if ep := m.static[string(path)]; ep != nil { // no allocation: map lookup by converted key
 		return ep
 	}
 	for _, ep := range m.prefix {
-		if rest, ok := bytes.CutPrefix(path, []byte(ep.prefix)); ok && matchTail(ep.tail, rest) {
+		if rest, ok := bytes.CutPrefix(path, []byte(ep.prefix)); ok && matchTail(ep.tail, rest, p) {
 			return ep
 		}
 	}
 	return nil
 }
 
+// params are the path segments a route's "{name}"s matched, in order:
+// captured by the mux as it finds the route, so that a handler reads them
+// (pathParam) rather than cutting the path again. They alias the request's
+// path: valid while the handler runs.
+type params struct {
+	n   int
+	seg [maxParams][]byte
+}
+
+// maxParams bounds the "{name}"s of a pattern.
+const maxParams = 3
+
+// paramsKey is the request's user value that holds its params.
+const paramsKey = "marquee.params"
+
+var paramsPool = sync.Pool{New: func() any { return new(params) }}
+
+// pathParam is the i-th segment the request's route captured ("" when it has
+// none).
+func pathParam(ctx *fasthttp.RequestCtx, i int) []byte {
+	if p, ok := ctx.UserValue(paramsKey).(*params); ok && i < p.n {
+		return p.seg[i]
+	}
+	return nil
+}
+
 // matchTail reports whether path matches tail, a pattern from its first
 // "{": "{name}" matches one non-empty path segment, "{name...}" (at the
-// end) the rest of the path, empty or not, and anything else itself. It
-// allocates nothing.
-func matchTail(tail string, path []byte) bool {
+// end) the rest of the path, empty or not, and anything else itself; the
+// segments matched go to p. It allocates nothing.
+func matchTail(tail string, path []byte, p *params) bool {
+	p.n = 0
 	for tail != "" {
 		if tail[0] != '{' { // a literal part, up to the next name
 			n := strings.IndexByte(tail, '{')
@@ -104,6 +134,7 @@ func matchTail(tail string, path []byte) bool {
 		}
 		end := strings.IndexByte(tail, '}')
 		if strings.HasSuffix(tail[:end], "...") {
+			p.add(path)
 			return true
 		}
 		seg := bytes.IndexByte(path, '/')
@@ -113,19 +144,47 @@ func matchTail(tail string, path []byte) bool {
 		if seg == 0 {
 			return false
 		}
+		p.add(path[:seg])
 		tail, path = tail[end+1:], path[seg:]
 	}
 	return len(path) == 0
 }
 
+func (p *params) add(seg []byte) {
+	if p.n < maxParams {
+		p.seg[p.n] = seg
+		p.n++
+	}
+}
+
 func (m *mux) serve(ctx *fasthttp.RequestCtx) {
 	start := ctx.Time() // set by fasthttp just before calling the handler
 	nosniff(ctx)
-	ep := m.find(ctx.Path())
+	p := paramsPool.Get().(*params)
+	if b := m.route(ctx, p); b != nil {
+		if p.n > 0 {
+			ctx.SetUserValue(paramsKey, p)
+		}
+		if err := b.h(ctx); err != nil {
+			m.srv.writeError(ctx, err)
+		}
+		// The user value is not removed: fasthttp resets them with the
+		// request, and only a route with params (which sets its own)
+		// reads it.
+		b.stats.observe(ctx.Response.StatusCode(), time.Since(start))
+	}
+	*p = params{}
+	paramsPool.Put(p)
+}
+
+// route finds the route of the request, its path's segments in p, or
+// answers 404 or 405 and returns nil.
+func (m *mux) route(ctx *fasthttp.RequestCtx, p *params) *bound {
+	ep := m.find(ctx.Path(), p)
 	if ep == nil {
 		m.srv.writeError(ctx, marquee.Errorf(marquee.KindNotFound, "no route for %q", ctx.Path()))
 		m.srv.metrics.unrouted.Inc()
-		return
+		return nil
 	}
 	method := ctx.Method()
 	if ctx.IsHead() {
@@ -136,12 +195,8 @@ func (m *mux) serve(ctx *fasthttp.RequestCtx) {
 		ctx.Response.Header.Set("Allow", ep.allow)
 		m.srv.writeError(ctx, marquee.Errorf(marquee.KindMethodNotAllowed, "method %s not allowed on %s; allowed: %s", ctx.Method(), ep.pattern, ep.allow))
 		m.srv.metrics.unrouted.Inc()
-		return
 	}
-	if err := b.h(ctx); err != nil {
-		m.srv.writeError(ctx, err)
-	}
-	b.stats.observe(ctx.Response.StatusCode(), time.Since(start))
+	return b
 }
 
 var (

@@ -23,7 +23,7 @@ func TestMatchTail(t *testing.T) {
 		{"{id}/{rest...}", "7/a/b", true},
 		{"{id}/{rest...}", "7", false},
 	} {
-		if got := matchTail(c.tail, []byte(c.path)); got != c.want {
+		if got := matchTail(c.tail, []byte(c.path), new(params)); got != c.want {
 			t.Errorf("matchTail(%q, %q) = %v; want %v", c.tail, c.path, got, c.want)
 		}
 	}

@@ -33,7 +33,7 @@ type statsOf struct {
 // /api/v1/placements/{name}/stats.
 func advertiserStats(store CampaignStore, rp *reports.Reporter) statsOf {
 	return statsOf{entity: marquee.EntityAdvertiser, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
-		id, err := pathID(ctx, advertiserPrefix, "advertiser")
+		id, err := pathID(ctx, "advertiser")
 		if err != nil {
 			return 0, err
 		}
@@ -144,7 +144,7 @@ func campaignStats(store CampaignStore, rp *reports.Reporter) statsOf {
 
 func placementStats(store CampaignStore) statsOf {
 	return statsOf{entity: marquee.EntityPlacement, id: func(sctx context.Context, ctx *fasthttp.RequestCtx) (int64, error) {
-		seg := string(pathSegment(ctx, placementPrefix))
+		seg := string(pathParam(ctx, 0))
 		if marquee.CheckPlacementName(seg) != "" {
 			return 0, marquee.NoPlacement(seg)
 		}
@@ -192,11 +192,6 @@ func linkStats(store LinkStore, domains *LinkDomains) statsOf {
 		}
 		return err
 	}}
-}
-
-// pathSegment is the segment between prefix and "/stats".
-func pathSegment(ctx *fasthttp.RequestCtx, prefix string) []byte {
-	return bytes.TrimSuffix(bytes.TrimPrefix(ctx.Path(), []byte(prefix)), []byte(statsSuffix))
 }
 
 // handleStats serves GET /api/v1/ad/{id}/stats and GET

@@ -82,29 +82,36 @@ type Config struct {
 	LinkDomains LinkDomains
 }
 
+// Store is every method of the store the edge calls: the one store, which
+// each resource's handlers see only as the interface it declares (AdStore,
+// LinkStore, AccessStore, CampaignStore, WebhookStore, PrivacyStore).
+type Store interface {
+	AdStore
+	LinkStore
+	AccessStore
+	CampaignStore
+	WebhookStore
+	PrivacyStore
+}
+
 // Deps are the server's collaborators.
 type Deps struct {
 	Log       *slog.Logger
 	Now       func() time.Time // the clock ads are judged and events stamped by
-	Store     AdStore
-	LinkStore LinkStore
-	Index     *index.Index // fed by Feed, which makes writes visible
+	Store     Store            // nil: the routes that read or write it fail (tests of other routes)
+	Index     *index.Index     // fed by Feed, which makes writes visible
 	Feed      Syncer
 	AdCache   *cache.Cache[int64, []byte]        // ads' JSON by id (see NewAdCache)
 	LinkCache *cache.Cache[string, marquee.Link] // links by marquee.LinkKey (see NewLinkCache)
 	// GeoIP places visitors for links' country rules (nil: no country is
 	// known, and those rules never match).
-	GeoIP     linkroute.Geo
-	Clicks    *clicks.Counter
-	Events    EventSink
-	Reports   *reports.Reporter
-	Auth      *auth.Auth  // who requests are (keys, sessions, the bootstrap token)
-	Access    AccessStore // users, keys, sessions and the audit log
-	Campaigns CampaignStore
-	// WebhookStore keeps webhooks; Webhooks delivers them (nil: the
-	// webhook routes answer 404).
-	WebhookStore WebhookStore
-	Webhooks     Webhooks
+	GeoIP   linkroute.Geo
+	Clicks  *clicks.Counter
+	Events  EventSink
+	Reports *reports.Reporter
+	Auth    *auth.Auth // who requests are (keys, sessions, the bootstrap token)
+	// Webhooks delivers webhooks (nil: the webhook routes answer 404).
+	Webhooks Webhooks
 	// Engine decides which ads fill slots; Signer signs and checks their
 	// tracking URLs.
 	Engine *delivery.Engine
@@ -123,10 +130,9 @@ type Deps struct {
 	// may be followed (nil: balanced, under a secret of this process
 	// alone).
 	Privacy *privacy.Policy
-	// PrivacyStore records erasures; Counters are the frequency-cap
-	// counters they clear (nil: the erasure route answers 404).
-	PrivacyStore PrivacyStore
-	Counters     Forgetter
+	// Counters are the frequency-cap counters erasures clear (nil: the
+	// erasure route answers 404).
+	Counters Forgetter
 	// EventsRetention is how long event files are kept (0: until
 	// deleted), which an erasure's answer says.
 	EventsRetention time.Duration
@@ -180,9 +186,9 @@ type Server struct {
 // NewServer builds the HTTP edge.
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
-		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.LinkStore, index: d.Index,
+		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.Store, index: d.Index,
 		adCache: d.AdCache, linkCache: d.LinkCache, geo: d.GeoIP, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
-		campaigns: d.Campaigns, assets: d.Assets, assetSt: d.AssetStore,
+		campaigns: d.Store, assets: d.Assets, assetSt: d.AssetStore,
 		writer:  &writer{feed: d.Feed, log: d.Log},
 		req:     requester{trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),
@@ -191,14 +197,14 @@ func NewServer(cfg Config, d Deps) *Server {
 	if s.events.privacy == nil {
 		s.events.privacy, _ = privacy.NewPolicy(privacy.Balanced, []byte(rand.Text()), 0)
 	}
-	s.privacy = &privacyEnv{requester: s.req, st: d.PrivacyStore, counters: d.Counters, policy: s.events.privacy,
+	s.privacy = &privacyEnv{requester: s.req, st: d.Store, counters: d.Counters, policy: s.events.privacy,
 		retention: d.EventsRetention, writer: s.writer, now: d.Now}
-	s.imports = &imports{st: d.LinkStore, writer: s.writer, log: d.Log, now: d.Now, jobs: map[string]*importJob{}}
+	s.imports = &imports{st: d.Store, writer: s.writer, log: d.Log, now: d.Now, jobs: map[string]*importJob{}}
 	s.decisions = newDecisionEnv(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
 	s.decisions.authenticate = s.authenticate
 	s.decisions.shared = d.SharedCounters
-	s.hooks = &webhookEnv{requester: s.req, st: d.WebhookStore, hooks: d.Webhooks, allowHTTP: cfg.WebhooksAllowHTTP, writer: s.writer}
-	s.acc = &accessEnv{requester: s.req, access: d.Access, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
+	s.hooks = &webhookEnv{requester: s.req, st: d.Store, hooks: d.Webhooks, allowHTTP: cfg.WebhooksAllowHTTP, writer: s.writer}
+	s.acc = &accessEnv{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {
 		s.acc.currency = d.Reports.Currency
 	}

@@ -72,7 +72,7 @@ const frameSandbox = "sandbox allow-scripts allow-popups"
 // URL. A token that is not ours is a 400, an expired one a 410.
 func handleFrame(d *decisionEnv) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
-		token := ctx.Path()[len(FramePrefix):]
+		token := pathParam(ctx, 0)
 		p, err := d.signer.Open(token, d.now())
 		if err != nil {
 			return err

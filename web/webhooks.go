@@ -99,7 +99,7 @@ var webhookResource = resource[int64, marquee.WebhookInput]{what: "webhook", key
 
 // webhookID reads the {id} of /api/v1/webhooks/{id}[/test|/enable|…].
 func webhookID(ctx *fasthttp.RequestCtx) (int64, error) {
-	return pathID(ctx, webhooksPrefix, "webhook")
+	return pathID(ctx, "webhook")
 }
 
 // handleWebhookState serves POST /api/v1/webhooks/{id}/enable and

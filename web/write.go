@@ -268,11 +268,10 @@ func linkInput(st LinkStore, ctx context.Context, key string) (marquee.LinkInput
 	return in, err
 }
 
-// pathID reads the id of the path segment after prefix (what follows it,
-// as /stats or /pause, is the route's); what names the entity in the 404
-// of one that cannot be.
-func pathID(ctx *fasthttp.RequestCtx, prefix, what string) (int64, error) {
-	seg, _, _ := bytes.Cut(bytes.TrimPrefix(ctx.Path(), []byte(prefix)), []byte("/"))
+// pathID reads the id the route's "{id}" captured; what names the entity
+// in the 404 of one that cannot be.
+func pathID(ctx *fasthttp.RequestCtx, what string) (int64, error) {
+	seg := pathParam(ctx, 0)
 	id, err := strconv.ParseInt(string(seg), 10, 64)
 	if err != nil || id < 1 {
 		return 0, marquee.Errorf(marquee.KindNotFound, "%s %q not found", what, seg)

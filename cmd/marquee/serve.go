@@ -421,10 +421,10 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
 		TrackingTTL: cfg.trackingTTL, WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains},
-		web.Deps{Log: n.log, Now: time.Now, Store: n.st, LinkStore: n.st, Index: n.ix, Feed: n.fd,
+		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Events: n.events, Registry: n.reg,
-			Reports: reporter, Auth: n.access, Access: n.st, Campaigns: n.st, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, WebhookStore: n.st, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
-			Privacy: n.privacy, PrivacyStore: n.st, Counters: n.counters, EventsRetention: cfg.eventsRetention})
+			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
+			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)

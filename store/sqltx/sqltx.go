@@ -1,8 +1,9 @@
 // Package sqltx is the store every SQL driver shares, written once against
 // DB and Tx, which each driver adapts (database/sql for SQLite and MySQL, pgx for
-// PostgreSQL): the migration runner, the writes of ads with their
-// tracking links and of links with their click counts, the reads, and the
-// changelog. Queries use "?" placeholders; the PostgreSQL adapter numbers
+// PostgreSQL): the migration runner, the writes and reads of every entity
+// (ads, links, advertisers, campaigns, placements, assets, users, keys,
+// sessions, the audit log, webhooks, erased subjects), the report rows,
+// and the changelog. Queries use "?" placeholders; the PostgreSQL adapter numbers
 // them. Where the dialects differ, Config says so.
 package sqltx
 
