@@ -70,7 +70,7 @@ func allCampaigns(sctx context.Context, store CampaignStore, advertiser int64) (
 // priceTop adds to a top list of campaigns or advertisers what their
 // prices make of the range (docs/api.md).
 func priceTop(sctx context.Context, store CampaignStore, rp *reports.Reporter, q reports.Query, rep *reports.Report) error {
-	if len(rep.Top) == 0 || q.Entity != marquee.EntityCampaign && q.Entity != marquee.EntityAdvertiser {
+	if q.Top == 0 || q.Entity != marquee.EntityCampaign && q.Entity != marquee.EntityAdvertiser {
 		return nil
 	}
 	cs, err := allCampaigns(sctx, store, 0)
