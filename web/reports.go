@@ -16,8 +16,6 @@ import (
 	"marquee/reports"
 )
 
-const statsSuffix = "/stats"
-
 // statsOf names whose stats a route serves: the entity, and how its id is
 // found from the path (a 404 for an unknown ad or link).
 type statsOf struct {

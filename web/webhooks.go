@@ -90,8 +90,6 @@ func handleListWebhooks(e *webhookEnv) storeHandler {
 	}
 }
 
-const webhooksPrefix = "/api/v1/webhooks/"
-
 // webhookResource is what the generic get and delete need of a webhook:
 // its name and its id's place in the path (it is created by
 // handleCreateWebhook, never replaced).

@@ -771,18 +771,6 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	return func() { hs.Close(); <-done }, nil
 }
 
-// invalidator returns the feed callback that drops changed keys from c
-// (nil: everything, after a reload).
-func invalidator[K comparable, V any](c *cache.Cache[K, V]) func([]K) {
-	return func(keys []K) {
-		if keys == nil {
-			c.InvalidateAll()
-			return
-		}
-		c.Invalidate(keys...)
-	}
-}
-
 // jsonLog is the log of every command: JSON lines on w.
 func jsonLog(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
 
