@@ -52,6 +52,22 @@ type ListFilter struct {
 	Limit  int
 }
 
+// ListAll gathers every page that list gives of f, 1,000 rows at a time
+// (f's Offset and Limit are set page by page).
+func ListAll[T any](ctx context.Context, f ListFilter, list func(context.Context, ListFilter) ([]T, int, error)) ([]T, error) {
+	const page = 1000
+	var all []T
+	for f.Offset, f.Limit = 0, page; ; f.Offset += page {
+		got, _, err := list(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		if all = append(all, got...); len(got) < page {
+			return all, nil
+		}
+	}
+}
+
 // LinkFilter selects links (GET /api/v1/links?q=&tag=); what is set must
 // hold.
 type LinkFilter struct {
@@ -138,7 +154,8 @@ type Change struct {
 // batch to every Applier in turn, in changelog order.
 type Batch struct {
 	// Reload: everything may have changed. EachLiveAd then walks every
-	// live ad, read from the store once for whoever needs them.
+	// live ad from the store (each call reads them again: the index
+	// walks them; the delivery plan reads only its campaigns' ads).
 	Reload     bool
 	EachLiveAd func(fn func(*Ad) error) error
 	// Ads are the ids of the ads the batch names: Put holds the rows of

@@ -22,9 +22,6 @@ type Store interface {
 	ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool, metric string, limit int) ([]reportrow.Sum, error)
 }
 
-// page bounds the rows of one list read.
-const page = 1000
-
 // Load reads the whole plan from st — the campaigns that are not archived,
 // every placement, the placements' default ads and, with ads, every live
 // ad in a campaign — and swaps it in. At start, and after the feed
@@ -32,25 +29,15 @@ const page = 1000
 func (e *Engine) Load(ctx context.Context, st Store, ads bool) error {
 	var cs []marquee.Campaign
 	for _, state := range []string{marquee.StateActive, marquee.StatePaused} {
-		for off := 0; ; off += page {
-			got, _, err := st.ListCampaigns(ctx, marquee.ListFilter{State: state, Offset: off, Limit: page})
-			if err != nil {
-				return err
-			}
-			if cs = append(cs, got...); len(got) < page {
-				break
-			}
-		}
-	}
-	var ps []marquee.Placement
-	for off := 0; ; off += page {
-		got, _, err := st.ListPlacements(ctx, marquee.ListFilter{Offset: off, Limit: page})
+		got, err := marquee.ListAll(ctx, marquee.ListFilter{State: state}, st.ListCampaigns)
 		if err != nil {
 			return err
 		}
-		if ps = append(ps, got...); len(got) < page {
-			break
-		}
+		cs = append(cs, got...)
+	}
+	ps, err := marquee.ListAll(ctx, marquee.ListFilter{}, st.ListPlacements)
+	if err != nil {
+		return err
 	}
 	e.SetCampaigns(cs, ps)
 	if err := e.loadDefaults(ctx, st); err != nil {
@@ -96,37 +83,36 @@ func (e *Engine) loadDefaults(ctx context.Context, st Store) error {
 // them (PatchCampaigns): one that is gone or archived leaves it. A change
 // of placements reads their default ads again.
 func (e *Engine) Apply(ctx context.Context, st Store, campaigns []int64, placements []string) error {
-	var puts []marquee.Campaign
-	var gone []int64
-	for _, id := range campaigns {
-		c, err := st.Campaign(ctx, id)
-		switch {
-		case marquee.KindOf(err) == marquee.KindNotFound:
-			gone = append(gone, id)
-		case err != nil:
-			return err
-		default:
-			puts = append(puts, c)
-		}
+	puts, gone, err := readEach(ctx, campaigns, st.Campaign)
+	if err != nil {
+		return err
 	}
-	var pputs []marquee.Placement
-	var pgone []string
-	for _, name := range placements {
-		p, err := st.Placement(ctx, name)
-		switch {
-		case marquee.KindOf(err) == marquee.KindNotFound:
-			pgone = append(pgone, name)
-		case err != nil:
-			return err
-		default:
-			pputs = append(pputs, p)
-		}
+	pputs, pgone, err := readEach(ctx, placements, st.Placement)
+	if err != nil {
+		return err
 	}
 	e.PatchCampaigns(puts, gone, pputs, pgone)
 	if len(placements) > 0 {
 		return e.loadDefaults(ctx, st)
 	}
 	return nil
+}
+
+// readEach reads the row of every key with get: found, or gone (not
+// found).
+func readEach[K, T any](ctx context.Context, keys []K, get func(context.Context, K) (T, error)) (found []T, gone []K, err error) {
+	for _, k := range keys {
+		v, err := get(ctx, k)
+		switch {
+		case marquee.KindOf(err) == marquee.KindNotFound:
+			gone = append(gone, k)
+		case err != nil:
+			return nil, nil, err
+		default:
+			found = append(found, v)
+		}
+	}
+	return found, gone, nil
 }
 
 // RefreshDelivered reads, from the reports in st (every instance's

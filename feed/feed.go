@@ -118,10 +118,7 @@ func (f *Feed) Load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b := &marquee.Batch{Reload: true, EachLiveAd: func(fn func(*marquee.Ad) error) error {
-		return f.src.EachLiveAd(ctx, f.now(), fn)
-	}}
-	if err := f.hand(ctx, b); err != nil {
+	if err := f.hand(ctx, f.reload(ctx)); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -129,6 +126,14 @@ func (f *Feed) Load(ctx context.Context) error {
 	f.mu.Unlock()
 	f.m.lastSeq.Set(float64(seq))
 	return nil
+}
+
+// reload is the batch of a full reload: every view reads what it holds
+// again.
+func (f *Feed) reload(ctx context.Context) *marquee.Batch {
+	return &marquee.Batch{Reload: true, EachLiveAd: func(fn func(*marquee.Ad) error) error {
+		return f.src.EachLiveAd(ctx, f.now(), fn)
+	}}
 }
 
 // hand gives b to every view in turn; the first error stops it (the batch
@@ -327,13 +332,13 @@ func (f *Feed) hole(ctx context.Context, pos int64) (string, error) {
 // position past them. Links are not read: their caches read them again.
 func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 	b := &marquee.Batch{}
-	seen := map[int64]bool{}
-	plans := map[string]map[int64]bool{}
+	// once is true the first time the batch names an entity's id.
+	seen := map[string]map[int64]bool{}
 	once := func(entity string, id int64) bool {
-		m := plans[entity]
+		m := seen[entity]
 		if m == nil {
 			m = map[int64]bool{}
-			plans[entity] = m
+			seen[entity] = m
 		}
 		if m[id] {
 			return false
@@ -347,8 +352,7 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 			b.Links = append(b.Links, c.Key)
 			b.AllLinks = b.AllLinks || c.Op == marquee.OpReload // an import: any link
 		case marquee.EntityAd:
-			if !seen[c.ID] {
-				seen[c.ID] = true
+			if once(c.Entity, c.ID) {
 				b.Ads = append(b.Ads, c.ID)
 			}
 		case marquee.EntityKey, marquee.EntityUser, marquee.EntitySession:

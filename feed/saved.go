@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
-
-	"marquee"
 )
 
 // Save writes the saved view (Config.Saved: the index), with the store's
@@ -76,9 +74,7 @@ func (f *Feed) restore(ctx context.Context, data []byte, storeID string) bool {
 		return false
 	}
 	// The other views load in full; then every view catches up.
-	b := &marquee.Batch{Reload: true, EachLiveAd: func(fn func(*marquee.Ad) error) error {
-		return f.src.EachLiveAd(ctx, f.now(), fn)
-	}}
+	b := f.reload(ctx)
 	for _, v := range f.views {
 		if any(v) == any(f.cfg.Saved) {
 			continue

@@ -51,18 +51,7 @@ func advertiserStats(store CampaignStore, rp *reports.Reporter) statsOf {
 // allCampaigns lists every campaign of advertiser (0: of every
 // advertiser), whatever its state.
 func allCampaigns(sctx context.Context, store CampaignStore, advertiser int64) ([]marquee.Campaign, error) {
-	const page = 1000
-	var all []marquee.Campaign
-	for {
-		cs, _, err := store.ListCampaigns(sctx, marquee.ListFilter{Parent: advertiser, Offset: len(all), Limit: page})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, cs...)
-		if len(cs) < page {
-			return all, nil
-		}
-	}
+	return marquee.ListAll(sctx, marquee.ListFilter{Parent: advertiser}, store.ListCampaigns)
 }
 
 // priceTop adds to a top list of campaigns or advertisers what their
