@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -51,6 +52,9 @@ func newMux(s *Server, routes []route) *mux {
 		if ep == nil {
 			ep = &endpoint{pattern: r.pattern, methods: map[string]*bound{}}
 			byPattern[r.pattern] = ep
+			if n := strings.Count(r.pattern, "{"); n > maxParams {
+				panic(fmt.Sprintf("web: route %s has %d {name}s; the mux captures at most %d", r.pattern, n, maxParams))
+			}
 			if i := strings.IndexByte(r.pattern, '{'); i >= 0 {
 				ep.prefix, ep.tail = r.pattern[:i], r.pattern[i:]
 				m.prefix = append(m.prefix, ep)
@@ -74,12 +78,9 @@ func newMux(s *Server, routes []route) *mux {
 	return m
 }
 
-// find returns the endpoint of path, with the segments its pattern's
-// "{name}"s matched in p.
-func (m *mux) find(path []byte, p *params) *endpoint {
-	if ep := m.static[string(path)]; ep != nil { // no allocation: map lookup by converted key
-		return ep
-	}
+// matchPrefix returns the endpoint of a path that no fixed route has, with
+// the segments its pattern's "{name}"s matched in p.
+func (m *mux) matchPrefix(path []byte, p *params) *endpoint {
 	for _, ep := range m.prefix {
 		if rest, ok := bytes.CutPrefix(path, []byte(ep.prefix)); ok && matchTail(ep.tail, rest, p) {
 			return ep
@@ -160,31 +161,32 @@ func (p *params) add(seg []byte) {
 func (m *mux) serve(ctx *fasthttp.RequestCtx) {
 	start := ctx.Time() // set by fasthttp just before calling the handler
 	nosniff(ctx)
-	p := paramsPool.Get().(*params)
-	if b := m.route(ctx, p); b != nil {
-		if p.n > 0 {
-			ctx.SetUserValue(paramsKey, p)
-		}
-		if err := b.h(ctx); err != nil {
-			m.srv.writeError(ctx, err)
-		}
-		// The user value is not removed: fasthttp resets them with the
-		// request, and only a route with params (which sets its own)
-		// reads it.
-		b.stats.observe(ctx.Response.StatusCode(), time.Since(start))
+	path := ctx.Path()
+	if ep := m.static[string(path)]; ep != nil { // no allocation: map lookup by converted key
+		m.call(ctx, ep, start)
+		return
 	}
+	// Only a route with "{name}"s has segments to capture.
+	p := paramsPool.Get().(*params)
+	ep := m.matchPrefix(path, p)
+	if ep != nil && p.n > 0 {
+		// Not removed after the handler: fasthttp resets user values
+		// with the request, and only a route with params (which sets its
+		// own) reads it.
+		ctx.SetUserValue(paramsKey, p)
+	}
+	m.call(ctx, ep, start)
 	*p = params{}
 	paramsPool.Put(p)
 }
 
-// route finds the route of the request, its path's segments in p, or
-// answers 404 or 405 and returns nil.
-func (m *mux) route(ctx *fasthttp.RequestCtx, p *params) *bound {
-	ep := m.find(ctx.Path(), p)
+// call runs the route of ep for the request's method, or answers 404 (no
+// endpoint) or 405.
+func (m *mux) call(ctx *fasthttp.RequestCtx, ep *endpoint, start time.Time) {
 	if ep == nil {
 		m.srv.writeError(ctx, marquee.Errorf(marquee.KindNotFound, "no route for %q", ctx.Path()))
 		m.srv.metrics.unrouted.Inc()
-		return nil
+		return
 	}
 	method := ctx.Method()
 	if ctx.IsHead() {
@@ -195,8 +197,12 @@ func (m *mux) route(ctx *fasthttp.RequestCtx, p *params) *bound {
 		ctx.Response.Header.Set("Allow", ep.allow)
 		m.srv.writeError(ctx, marquee.Errorf(marquee.KindMethodNotAllowed, "method %s not allowed on %s; allowed: %s", ctx.Method(), ep.pattern, ep.allow))
 		m.srv.metrics.unrouted.Inc()
+		return
 	}
-	return b
+	if err := b.h(ctx); err != nil {
+		m.srv.writeError(ctx, err)
+	}
+	b.stats.observe(ctx.Response.StatusCode(), time.Since(start))
 }
 
 var (
