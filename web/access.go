@@ -32,9 +32,11 @@ type AccessStore interface {
 	AuditLog(ctx context.Context, f marquee.AuditFilter) ([]marquee.AuditEntry, int, error)
 }
 
-// accessEnv is what the routes of keys, users, sessions and the audit
-// log use.
-type accessEnv struct {
+// sessions is what the session routes (sign-in, sign-out, setup, the
+// session's answer, password changes) share: the store of users and
+// sessions, auth's rules, the session cookie's settings and the
+// currency the console is told.
+type sessions struct {
 	requester
 	access       AccessStore
 	auth         *auth.Auth
@@ -48,10 +50,11 @@ type accessEnv struct {
 const MaxAccessBody = 4 << 10
 
 // handleCreateKey serves POST /api/v1/keys: 201 with the key and, this
-// once, its secret. A key gets no scope its creator lacks.
-func handleCreateKey(a *accessEnv) storeHandler {
+// once, its secret. A key gets no scope its creator lacks. The route
+// gives sctx the request's audit.
+func handleCreateKey(st AccessStore, now func() time.Time) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		in, err := readJSON(ctx, MaxAccessBody, func(b []byte) (marquee.KeyInput, error) { return marquee.ParseKeyInput(b, a.now()) })
+		in, err := readJSON(ctx, MaxAccessBody, func(b []byte) (marquee.KeyInput, error) { return marquee.ParseKeyInput(b, now()) })
 		if err != nil {
 			return err
 		}
@@ -60,7 +63,7 @@ func handleCreateKey(a *accessEnv) storeHandler {
 			return err
 		}
 		secret, hash := auth.NewSecret(auth.KeyPrefix)
-		k, err := a.access.CreateKey(a.audit(sctx, ctx, "create", []string{"name", "scopes", "expiresAt"}),
+		k, err := st.CreateKey(withFields(sctx, []string{"name", "scopes", "expiresAt"}),
 			marquee.APIKey{Name: in.Name, Prefix: secret[:auth.PrefixLen], Scopes: in.Scopes, CreatedBy: p.Actor, ExpiresAt: in.ExpiresAt}, hash)
 		if err != nil {
 			return err
@@ -84,37 +87,25 @@ type keyCreated struct {
 	Key       string          `json:"key"` // the secret, shown only here
 }
 
-// handleListKeys serves GET /api/v1/keys: every key, revoked ones too,
-// with when each was last used (as of the last batch).
-func handleListKeys(a *accessEnv) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		keys, err := a.access.Keys(sctx)
-		if err != nil {
-			return err
-		}
-		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"keys": keys})
-		return nil
-	}
-}
-
 // handleRevokeKey serves DELETE /api/v1/keys/{id}: 204 once revoked
 // here; every instance refuses it within the feed's bound. Only a
 // credential that holds every scope of the key may revoke it (a key's
-// scopes never change, so reading them first is enough).
-func handleRevokeKey(a *accessEnv) storeHandler {
+// scopes never change, so reading them first is enough). Audited as
+// "revoke" by the route.
+func handleRevokeKey(st AccessStore, wr *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := pathID(ctx, "key")
 		if err != nil {
 			return err
 		}
-		k, err := a.access.Key(sctx, id)
+		k, err := st.Key(sctx, id)
 		if err != nil {
 			return err
 		}
 		if err := principal(ctx).MayManage("", k.Scopes); err != nil {
 			return err
 		}
-		if err := a.writer.visible(sctx, a.access.RevokeKey(a.audit(sctx, ctx, "revoke", nil), id), "key"); err != nil {
+		if err := wr.visible(sctx, st.RevokeKey(sctx, id), "key"); err != nil {
 			return err
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -122,8 +113,12 @@ func handleRevokeKey(a *accessEnv) storeHandler {
 	}
 }
 
-// handleCreateUser serves POST /api/v1/users.
-func handleCreateUser(a *accessEnv) storeHandler {
+// userResource is what the generic get needs of a user: its name and its
+// id's place in the path.
+var userResource = resource[int64, marquee.UserInput]{what: "user", key: func(ctx *fasthttp.RequestCtx) (int64, error) { return pathID(ctx, "user") }}
+
+// handleCreateUser serves POST /api/v1/users (audited by the route).
+func handleCreateUser(st AccessStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readJSON(ctx, MaxAccessBody, func(b []byte) (marquee.UserInput, error) { return marquee.ParseUserInput(b, true) })
 		if err != nil {
@@ -136,40 +131,12 @@ func handleCreateUser(a *accessEnv) storeHandler {
 		if err != nil {
 			return err
 		}
-		u, err := a.access.CreateUser(a.audit(sctx, ctx, "create", []string{"email", "role", "password"}), *in.Email, *in.Role, hash)
+		u, err := st.CreateUser(withFields(sctx, []string{"email", "role", "password"}), *in.Email, *in.Role, hash)
 		if err != nil {
 			return err
 		}
 		ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/users/"+strconv.FormatInt(u.ID, 10))
 		writeJSON(ctx, fasthttp.StatusCreated, u)
-		return nil
-	}
-}
-
-// handleListUsers serves GET /api/v1/users.
-func handleListUsers(a *accessEnv) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		users, err := a.access.Users(sctx)
-		if err != nil {
-			return err
-		}
-		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"users": users})
-		return nil
-	}
-}
-
-// handleGetUser serves GET /api/v1/users/{id}.
-func handleGetUser(a *accessEnv) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := pathID(ctx, "user")
-		if err != nil {
-			return err
-		}
-		u, err := a.access.User(sctx, id)
-		if err != nil {
-			return err
-		}
-		writeJSON(ctx, fasthttp.StatusOK, u)
 		return nil
 	}
 }
@@ -191,8 +158,8 @@ func mayManage(p auth.Principal, role *string) func(old marquee.User) error {
 
 // handleUpdateUser serves PUT /api/v1/users/{id}: the fields present
 // change (email, role, password); a changed role or password ends the
-// user's sessions.
-func handleUpdateUser(a *accessEnv) storeHandler {
+// user's sessions. Audited as "update" by the route.
+func handleUpdateUser(st AccessStore, wr *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := pathID(ctx, "user")
 		if err != nil {
@@ -211,7 +178,7 @@ func handleUpdateUser(a *accessEnv) storeHandler {
 		}
 		slices.Sort(fields)
 		if in.Password != nil {
-			old, err := a.access.User(sctx, id)
+			old, err := st.User(sctx, id)
 			if err != nil {
 				return err
 			}
@@ -228,8 +195,8 @@ func handleUpdateUser(a *accessEnv) storeHandler {
 			}
 			c.PasswordHash = &hash
 		}
-		u, err := a.access.UpdateUser(a.audit(sctx, ctx, "update", fields), id, c)
-		if err := a.writer.visible(sctx, err, "user"); err != nil {
+		u, err := st.UpdateUser(withFields(sctx, fields), id, c)
+		if err := wr.visible(sctx, err, "user"); err != nil {
 			return err
 		}
 		writeJSON(ctx, fasthttp.StatusOK, u)
@@ -237,15 +204,16 @@ func handleUpdateUser(a *accessEnv) storeHandler {
 	}
 }
 
-// handleDeleteUser serves DELETE /api/v1/users/{id}.
-func handleDeleteUser(a *accessEnv) storeHandler {
+// handleDeleteUser serves DELETE /api/v1/users/{id} (audited by the
+// route).
+func handleDeleteUser(st AccessStore, wr *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := pathID(ctx, "user")
 		if err != nil {
 			return err
 		}
-		err = a.access.DeleteUser(a.audit(sctx, ctx, "delete", nil), id, mayManage(principal(ctx), nil))
-		if err := a.writer.visible(sctx, err, "user"); err != nil {
+		err = st.DeleteUser(sctx, id, mayManage(principal(ctx), nil))
+		if err := wr.visible(sctx, err, "user"); err != nil {
 			return err
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -265,7 +233,7 @@ type sessionBody struct {
 	Currency string `json:"currency"`
 }
 
-func (a *accessEnv) sessionBody(sctx context.Context, p auth.Principal) (sessionBody, error) {
+func (a *sessions) sessionBody(sctx context.Context, p auth.Principal) (sessionBody, error) {
 	b := sessionBody{Actor: p.Actor, KeyID: p.KeyID, Scopes: p.Scopes.List(), CSRFToken: p.CSRF, Currency: a.currency}
 	if p.UserID != 0 {
 		u, err := a.access.User(sctx, p.UserID)
@@ -279,7 +247,7 @@ func (a *accessEnv) sessionBody(sctx context.Context, p auth.Principal) (session
 
 // handleSignIn serves POST /api/v1/session: {email, password} or {key}
 // opens a session and sets its cookie (a new id at every sign-in).
-func handleSignIn(a *accessEnv) storeHandler {
+func handleSignIn(a *sessions) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readJSON(ctx, MaxAccessBody, parseLogin)
 		if err != nil {
@@ -303,7 +271,7 @@ func handleSignIn(a *accessEnv) storeHandler {
 
 // answerSignedIn answers a request that opened session si: its cookie,
 // and 201 with who it is, its CSRF token and when it ends.
-func (a *accessEnv) answerSignedIn(sctx context.Context, ctx *fasthttp.RequestCtx, si auth.SignedIn) error {
+func (a *sessions) answerSignedIn(sctx context.Context, ctx *fasthttp.RequestCtx, si auth.SignedIn) error {
 	a.setSessionCookie(ctx, si.Cookie, si.ExpiresAt)
 	b, err := a.sessionBody(sctx, si.Principal)
 	if err != nil {
@@ -318,7 +286,7 @@ func (a *accessEnv) answerSignedIn(sctx context.Context, ctx *fasthttp.RequestCt
 // and fasthttp.CookieExpireDelete clear it. A clearing cookie has the
 // same path and attributes as the one it replaces, or a browser keeps
 // the old one.
-func (a *accessEnv) setSessionCookie(ctx *fasthttp.RequestCtx, value string, expires time.Time) {
+func (a *sessions) setSessionCookie(ctx *fasthttp.RequestCtx, value string, expires time.Time) {
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)
 	c.SetKey(SessionCookie)
@@ -367,7 +335,7 @@ func parseLogin(body []byte) (auth.Login, error) {
 
 // handleGetSession serves GET /api/v1/session: who you are, your scopes,
 // and (for a session) the CSRF token its changes must send.
-func handleGetSession(a *accessEnv) storeHandler {
+func handleGetSession(a *sessions) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		b, err := a.sessionBody(sctx, principal(ctx))
 		if err != nil {
@@ -380,7 +348,7 @@ func handleGetSession(a *accessEnv) storeHandler {
 
 // handleSignOut serves DELETE /api/v1/session: the session ends (on
 // every instance) and its cookie is cleared.
-func handleSignOut(a *accessEnv) storeHandler {
+func handleSignOut(a *sessions) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		if err := a.auth.SignOut(sctx, a.access, principal(ctx), a.ip(ctx)); err != nil {
 			return err
@@ -393,7 +361,7 @@ func handleSignOut(a *accessEnv) storeHandler {
 
 // handleAudit serves GET /api/v1/audit: entries newest first, filtered
 // by actor, entity and time, paged by offset and limit.
-func handleAudit(a *accessEnv) storeHandler {
+func handleAudit(st AccessStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		args := ctx.QueryArgs()
 		f := marquee.AuditFilter{Actor: string(args.Peek("actor")), Entity: string(args.Peek("entity")), Limit: 50}
@@ -426,7 +394,7 @@ func handleAudit(a *accessEnv) storeHandler {
 		if err := marquee.Invalid("invalid query", p); err != nil {
 			return err
 		}
-		entries, total, err := a.access.AuditLog(sctx, f)
+		entries, total, err := st.AuditLog(sctx, f)
 		if err != nil {
 			return err
 		}
@@ -439,7 +407,7 @@ func handleAudit(a *accessEnv) storeHandler {
 // user changes their own password, giving the current one
 // ({"current","password"}). Their other sessions end; this one too,
 // as every session of a user whose password changed.
-func handleChangePassword(a *accessEnv) storeHandler {
+func handleChangePassword(a *sessions) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		p := principal(ctx)
 		if p.UserID == 0 {

@@ -151,6 +151,22 @@ func handleList[S, T any](store S, list func(S, context.Context, marquee.ListFil
 	}
 }
 
+// handleListAll serves a list that is never paged (keys, users,
+// webhooks): 200 with {name: [every item]}.
+func handleListAll[S, T any](name string, store S, list func(S, context.Context) ([]T, error)) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		items, err := list(store, sctx)
+		if err != nil {
+			return err
+		}
+		if items == nil {
+			items = []T{}
+		}
+		writeJSON(ctx, fasthttp.StatusOK, map[string]any{name: items})
+		return nil
+	}
+}
+
 // handleCampaignState serves POST /api/v1/campaigns/{id}/pause and
 // /resume: 200 with the campaign once the change is visible here.
 func handleCampaignState(store CampaignStore, state string, w *writer) storeHandler {

@@ -311,7 +311,7 @@ func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot
 // (parseDecision), its user the pseudonym of its key at now — none when
 // the request's consent (its body's or parameters', and Sec-GPC) says
 // the visitor is not to be followed, which lim says.
-func (d *decisionEnv) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *delivery.Plan, slots []delivery.Slot, now time.Time) (r delivery.Request, lim privacy.Limit, err error) {
+func (d *decider) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *delivery.Plan, slots []delivery.Slot, now time.Time) (r delivery.Request, lim privacy.Limit, err error) {
 	if r, err = parseDecision(in, plan, slots); err != nil {
 		return r, lim, err
 	}
@@ -329,7 +329,7 @@ func (d *decisionEnv) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan 
 // request's own (its client's address through the trusted proxies): the
 // country from GeoIP (-geoip), the platform from the User-Agent. What
 // stays unknown matches no targeting of it (targeting fails closed).
-func (d *decisionEnv) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *delivery.Request) error {
+func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *delivery.Request) error {
 	if r.Viewer.Country == 0 && d.events.geo != nil {
 		ip := d.events.addr(ctx)
 		if len(in.IP) > 0 {

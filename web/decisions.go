@@ -33,12 +33,15 @@ const (
 	countersTimeout = 100 * time.Millisecond
 )
 
-// decisionEnv is what the decision and tracking routes use.
-type decisionEnv struct {
+// decider answers decisions and counts what their signed tracking URLs
+// report: the delivery engine's pick, the signer of tracking URLs and
+// their life, the event lines, and the decision ids seen here (so a URL
+// fired twice counts once on an instance).
+type decider struct {
 	engine *delivery.Engine
 	signer *tracking.Signer
 	ttl    time.Duration
-	events *eventEnv
+	events *eventLines
 	now    func() time.Time
 	// shared says the counters are another server's (Redis): their calls
 	// get a deadline.
@@ -51,11 +54,11 @@ type decisionEnv struct {
 	seen *otter.Cache[[17]byte, struct{}]
 }
 
-func newDecisionEnv(engine *delivery.Engine, signer *tracking.Signer, ttl time.Duration, events *eventEnv, now func() time.Time) *decisionEnv {
+func newDecider(engine *delivery.Engine, signer *tracking.Signer, ttl time.Duration, events *eventLines, now func() time.Time) *decider {
 	if ttl <= 0 {
 		ttl = tracking.DefaultTTL
 	}
-	return &decisionEnv{engine: engine, signer: signer, ttl: ttl, events: events, now: now,
+	return &decider{engine: engine, signer: signer, ttl: ttl, events: events, now: now,
 		seen: otter.Must(&otter.Options[[17]byte, struct{}]{MaximumSize: 2_000_000, ExpiryCalculator: otter.ExpiryWriting[[17]byte, struct{}](ttl)})}
 }
 
@@ -70,7 +73,7 @@ var rngPool = sync.Pool{New: func() any {
 // handleDecisions serves POST /api/v1/decisions (a JSON body) and GET
 // /api/v1/decisions?placement=…&… (one slot): for each slot, the chosen
 // ads with signed tracking URLs (docs/api.md#decisions).
-func handleDecisions(d *decisionEnv) handler {
+func handleDecisions(d *decider) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		// Any page may ask (the tag does, from the publisher's origin):
 		// the answer holds nothing of a credential's. No cache may keep
@@ -175,7 +178,7 @@ func handleDecisions(d *decisionEnv) handler {
 // with its tracking URLs: one decision id and one signed token for the
 // three (none for a preview, which must not count). urlHead is the
 // JSON-quoted scheme and host, without its closing quote.
-func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
+func (d *decider) appendChoice(b, urlHead []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
 	b = append(b, `{"adId":"`...)
 	b = strconv.AppendInt(b, ch.Ad.ID, 10)
 	if ch.Default { // a placement's default ad counts for no campaign
@@ -211,7 +214,7 @@ func (d *decisionEnv) appendChoice(b, urlHead []byte, placement string, r *deliv
 // countersContext is the context of a decision's calls to its counters:
 // a round trip to shared counters is bounded (countersTimeout); memory
 // needs no deadline.
-func (d *decisionEnv) countersContext() (context.Context, context.CancelFunc) {
+func (d *decider) countersContext() (context.Context, context.CancelFunc) {
 	if d.shared {
 		return context.WithTimeout(context.Background(), countersTimeout)
 	}
@@ -221,7 +224,7 @@ func (d *decisionEnv) countersContext() (context.Context, context.CancelFunc) {
 // sign appends to dst the signed token of a choice, under a new
 // decision id, which it also returns: one token serves every tracking URL
 // of the choice, and carries the request's privacy limit to its events.
-func (d *decisionEnv) sign(dst []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) ([]byte, [16]byte) {
+func (d *decider) sign(dst []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) ([]byte, [16]byte) {
 	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: placement, UserHash: r.User, Issued: now, Expires: now.Add(d.ttl),
 		Limit: uint8(lim), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform)}
 	// A decision id needs to be unique, not secret (the MAC guards the

@@ -30,9 +30,11 @@ var gif1x1 = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!
 
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
-// eventEnv adds the server's fields to events, as the privacy policy
-// says.
-type eventEnv struct {
+// eventLines writes the event lines of requests into the sink: it adds
+// the server's fields (time, id, address, country, user agent) and the
+// user id, as the privacy policy says. The event beacons, the redirect's
+// clicks and the tracking URLs' events all write through it.
+type eventLines struct {
 	requester // the client's address
 	sink      EventSink
 	stamp     eventline.Stamper
@@ -45,7 +47,7 @@ type eventEnv struct {
 // truncated where the policy says (after GeoIP placed it: the country
 // goes in the line) —, and, when lim says the visitor is not to be
 // followed, why ("limited").
-func (e *eventEnv) appendHead(dst []byte, ctx *fasthttp.RequestCtx, lim privacy.Limit) []byte {
+func (e *eventLines) appendHead(dst []byte, ctx *fasthttp.RequestCtx, lim privacy.Limit) []byte {
 	ip, geo := e.addr(ctx), ""
 	if e.privacy.Truncates(lim) {
 		if e.geo != nil {
@@ -115,7 +117,7 @@ func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
 
 // handleEventGet serves GET /e?k=v&…: one event of string fields. It
 // answers 204, or a 1×1 GIF to a client that accepts only images.
-func handleEventGet(e *eventEnv) handler {
+func handleEventGet(e *eventLines) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		bp := linePool.Get().(*[]byte)
 		defer linePool.Put(bp)
@@ -185,7 +187,7 @@ func acceptsOnlyImages(accept []byte) bool {
 // NDJSON (application/json, application/x-ndjson, or text/plain as
 // navigator.sendBeacon sends), at most MaxEventsPerPost events in
 // MaxEventsBody bytes. Either every event is accepted (202) or none is.
-func handleEventPost(e *eventEnv) handler {
+func handleEventPost(e *eventLines) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		if err := checkEventBody(ctx); err != nil {
 			return err
@@ -214,7 +216,7 @@ func handleEventPost(e *eventEnv) handler {
 // appendUID appends an event's uid field as the policy keeps it: the id
 // as sent (off), its pseudonym (balanced, strict), or nothing (a visitor
 // not to be followed).
-func (e *eventEnv) appendUID(line, uid []byte, at time.Time, lim privacy.Limit) []byte {
+func (e *eventLines) appendUID(line, uid []byte, at time.Time, lim privacy.Limit) []byte {
 	start := len(line)
 	line = append(line, `,"uid":"`...)
 	line, raw, ok := e.privacy.AppendUID(line, uid, at, lim)

@@ -31,7 +31,7 @@ const (
 // limit. HEAD answers the same without counting a click (link checkers
 // and previews are not visitors). A click event the collector refuses
 // (spool full) is counted in dropped, not a reason to fail the redirect.
-func handleRedirect(links *cache.Cache[string, marquee.Link], domains *LinkDomains, geo linkroute.Geo, counter *clicks.Counter, ev *eventEnv, dropped prometheus.Counter) handler {
+func handleRedirect(links *cache.Cache[string, marquee.Link], domains *LinkDomains, geo linkroute.Geo, counter *clicks.Counter, ev *eventLines, dropped prometheus.Counter) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		code := pathParam(ctx, 0)
 		if !marquee.CodeShaped(code) {
@@ -88,7 +88,7 @@ func handleRedirect(links *cache.Cache[string, marquee.Link], domains *LinkDomai
 // appendClick appends the click event line of a redirect to l, sent
 // where to says: its domain when not the default, and the rule or
 // destination that chose the target.
-func appendClick(line []byte, ev *eventEnv, ctx *fasthttp.RequestCtx, l *marquee.Link, to linkroute.Choice) []byte {
+func appendClick(line []byte, ev *eventLines, ctx *fasthttp.RequestCtx, l *marquee.Link, to linkroute.Choice) []byte {
 	line = ev.appendHead(line, ctx, ev.privacy.Limit(signal(ctx)))
 	line = eventline.AppendPlain(line, "type", "click")
 	line = eventline.AppendPlain(line, "redirected", "1") // the server saw this click: webhooks deliver it

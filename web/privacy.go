@@ -30,17 +30,6 @@ const ErasureDays = int(counters.Horizon / (24 * time.Hour))
 
 const subjectsPrefix = "/api/v1/privacy/subjects/"
 
-// privacyEnv is what the privacy routes use.
-type privacyEnv struct {
-	requester
-	st        PrivacyStore
-	counters  Forgetter
-	policy    *privacy.Policy
-	retention time.Duration // -events-retention (0: kept until deleted)
-	writer    *writer
-	now       func() time.Time
-}
-
 // Erasure is the answer to an erasure: what was removed, and what is kept
 // and why.
 type Erasure struct {
@@ -67,10 +56,12 @@ type Held struct {
 // /api/v1/privacy/subjects?userKey=…:
 // the subject's frequency-cap serves are forgotten here and, through the
 // changelog, on every instance; the audit log records the erasure by the
-// subject's pseudonym (docs/privacy.md#erasure).
-func handleEraseSubject(e *privacyEnv) storeHandler {
+// subject's pseudonym (docs/privacy.md#erasure); the route gives sctx the
+// request's audit. The answer says what the policy and retention
+// (-events-retention, 0: kept until deleted) keep.
+func handleEraseSubject(st PrivacyStore, counters Forgetter, policy *privacy.Policy, retention time.Duration, wr *writer, now func() time.Time) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		if e.st == nil || e.counters == nil {
+		if st == nil || counters == nil {
 			return marquee.Errorf(marquee.KindNotFound, "erasure is not configured on this server")
 		}
 		// The key from the raw request URI, percent-decoded once (the
@@ -92,34 +83,37 @@ func handleEraseSubject(e *privacyEnv) storeHandler {
 		if len(key) == 0 || len(key) > maxUserKey {
 			return marquee.Invalid("invalid subject", marquee.Problems{"userKey": fmt.Sprintf("must be 1-%d bytes", maxUserKey)})
 		}
-		now := e.now()
-		names := e.policy.Subject(key, now, ErasureDays)
+		names := policy.Subject(key, now(), ErasureDays)
 		forgot := 0
 		for _, p := range names {
-			n, err := e.counters.Forget(sctx, p)
+			n, err := counters.Forget(sctx, p)
 			if err != nil {
 				return fmt.Errorf("erase subject: forget its serves: %w", err)
 			}
 			forgot += n
 		}
 		subject := string(privacy.AppendName(nil, names[0]))
-		a := marquee.Audit{Actor: principal(ctx).Actor, IP: e.ip(ctx), Action: "erase", EntityID: subject}
-		err := e.st.EraseSubject(marquee.WithAudit(sctx, a), names)
-		if err := e.writer.visible(sctx, err, "erasure"); err != nil {
+		if a, ok := marquee.AuditFrom(sctx); ok {
+			a.EntityID = subject
+			sctx = marquee.WithAudit(sctx, a)
+		}
+		err := st.EraseSubject(sctx, names)
+		if err := wr.visible(sctx, err, "erasure"); err != nil {
 			return err
 		}
 		writeJSON(ctx, fasthttp.StatusOK, Erasure{Subject: subject, Pseudonyms: len(names),
 			Removed: []Held{{Data: "frequency-cap serves", Count: &forgot,
 				Reason: "forgotten here (or in the shared Redis); every other instance forgets its own when it applies the erasure from the changelog"}},
-			Kept: e.kept()})
+			Kept: kept(policy, retention)})
 		return nil
 	}
 }
 
-// kept is what an erasure cannot remove, as the policy says.
-func (e *privacyEnv) kept() []Held {
+// kept is what an erasure cannot remove, as the policy and the events'
+// retention say.
+func kept(policy *privacy.Policy, retention time.Duration) []Held {
 	files := "event files keep the subject's events as written: "
-	switch e.policy.Mode() {
+	switch policy.Mode() {
 	case privacy.Off:
 		files += "with the user id as sent (privacy mode off)"
 	case privacy.Strict:
@@ -127,8 +121,8 @@ func (e *privacyEnv) kept() []Held {
 	default:
 		files += "under a pseudonym, which only this server's secret links to the key"
 	}
-	if e.retention > 0 {
-		files += fmt.Sprintf("; they are deleted %s after they were written (-events-retention)", e.retention)
+	if retention > 0 {
+		files += fmt.Sprintf("; they are deleted %s after they were written (-events-retention)", retention)
 	} else {
 		files += "; they are kept until deleted (no -events-retention)"
 	}

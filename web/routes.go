@@ -65,6 +65,8 @@ func toConsole(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) apiRoutes() []route {
+	erase := handleEraseSubject(s.privSt, s.forget, s.events.privacy, s.retention, s.writer, s.now)
+	hooksOn := func(h storeHandler) storeHandler { return webhooksOn(s.hookSt, s.hooks, h) }
 	return []route{
 		// The ad contract (docs/api.md).
 		{"GET", "/api/v1/ad", public, handleListAds(s.index, s.now)},
@@ -113,32 +115,32 @@ func (s *Server) apiRoutes() []route {
 		{"POST", "/api/v1/assets", marquee.ScopeCampaignsWrite, withStore(handleUploadAsset(s.assetSt))},
 		{"GET", "/assets/{file}", public, handleAsset(s.assets)},
 		// Webhooks: where events are POSTed (package webhooks delivers them).
-		{"DELETE", "/api/v1/privacy/subjects/{userKey...}", marquee.ScopePrivacyAdmin, withStore(handleEraseSubject(s.privacy))},
-		{"DELETE", "/api/v1/privacy/subjects", marquee.ScopePrivacyAdmin, withStore(handleEraseSubject(s.privacy))},
-		{"POST", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleCreateWebhook(s.hooks)))},
-		{"GET", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleListWebhooks(s.hooks)))},
-		{"GET", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleGet(webhookResource, s.hooks.st, WebhookStore.Webhook)))},
-		{"DELETE", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(s.req.audited(handleDelete(webhookResource, s.hooks.st, WebhookStore.DeleteWebhook, s.writer))))},
-		{"POST", "/api/v1/webhooks/{id}/enable", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleWebhookState(s.hooks, marquee.WebhookActive)))},
-		{"POST", "/api/v1/webhooks/{id}/disable", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleWebhookState(s.hooks, marquee.WebhookDisabled)))},
-		{"POST", "/api/v1/webhooks/{id}/test", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleTestWebhook(s.hooks)))},
-		{"GET", "/api/v1/webhooks/{id}/deliveries", marquee.ScopeWebhooksAdmin, withStore(s.hooks.on(handleWebhookDeliveries(s.hooks)))},
+		{"DELETE", "/api/v1/privacy/subjects/{userKey...}", marquee.ScopePrivacyAdmin, withStore(s.req.auditedAs("erase", erase))},
+		{"DELETE", "/api/v1/privacy/subjects", marquee.ScopePrivacyAdmin, withStore(s.req.auditedAs("erase", erase))},
+		{"POST", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(hooksOn(s.req.audited(handleCreateWebhook(s.hookSt, s.hooks, s.cfg.WebhooksAllowHTTP, s.writer))))},
+		{"GET", "/api/v1/webhooks", marquee.ScopeWebhooksAdmin, withStore(hooksOn(handleListAll("webhooks", s.hookSt, WebhookStore.Webhooks)))},
+		{"GET", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(hooksOn(handleGet(webhookResource, s.hookSt, WebhookStore.Webhook)))},
+		{"DELETE", "/api/v1/webhooks/{id}", marquee.ScopeWebhooksAdmin, withStore(hooksOn(s.req.audited(handleDelete(webhookResource, s.hookSt, WebhookStore.DeleteWebhook, s.writer))))},
+		{"POST", "/api/v1/webhooks/{id}/enable", marquee.ScopeWebhooksAdmin, withStore(hooksOn(s.req.auditedAs(marquee.WebhookActive, handleWebhookState(s.hookSt, marquee.WebhookActive, s.writer))))},
+		{"POST", "/api/v1/webhooks/{id}/disable", marquee.ScopeWebhooksAdmin, withStore(hooksOn(s.req.auditedAs(marquee.WebhookDisabled, handleWebhookState(s.hookSt, marquee.WebhookDisabled, s.writer))))},
+		{"POST", "/api/v1/webhooks/{id}/test", marquee.ScopeWebhooksAdmin, withStore(hooksOn(handleTestWebhook(s.hooks)))},
+		{"GET", "/api/v1/webhooks/{id}/deliveries", marquee.ScopeWebhooksAdmin, withStore(hooksOn(handleWebhookDeliveries(s.hookSt)))},
 		// Access: keys, users, sessions, the audit log.
-		{"POST", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(handleCreateKey(s.acc))},
-		{"GET", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(handleListKeys(s.acc))},
-		{"DELETE", "/api/v1/keys/{id}", marquee.ScopeKeysAdmin, withStore(handleRevokeKey(s.acc))},
-		{"POST", "/api/v1/users", marquee.ScopeKeysAdmin, withStore(handleCreateUser(s.acc))},
-		{"GET", "/api/v1/users", marquee.ScopeKeysAdmin, withStore(handleListUsers(s.acc))},
-		{"GET", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(handleGetUser(s.acc))},
-		{"PUT", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(handleUpdateUser(s.acc))},
-		{"DELETE", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(handleDeleteUser(s.acc))},
-		{"GET", "/api/v1/audit", marquee.ScopeKeysAdmin, withStore(handleAudit(s.acc))},
-		{"GET", "/api/v1/setup", public, withStore(handleSetupState(s.acc))},
-		{"POST", "/api/v1/setup", public, withStore(handleSetup(s.acc))},
-		{"POST", "/api/v1/session", public, withStore(handleSignIn(s.acc))},
-		{"GET", "/api/v1/session", signedIn, withStore(handleGetSession(s.acc))},
-		{"DELETE", "/api/v1/session", signedIn, withStore(handleSignOut(s.acc))},
-		{"PUT", "/api/v1/session/password", signedIn, withStore(handleChangePassword(s.acc))},
+		{"POST", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(s.req.audited(handleCreateKey(s.access, s.now)))},
+		{"GET", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(handleListAll("keys", s.access, AccessStore.Keys))},
+		{"DELETE", "/api/v1/keys/{id}", marquee.ScopeKeysAdmin, withStore(s.req.auditedAs("revoke", handleRevokeKey(s.access, s.writer)))},
+		{"POST", "/api/v1/users", marquee.ScopeKeysAdmin, withStore(s.req.audited(handleCreateUser(s.access)))},
+		{"GET", "/api/v1/users", marquee.ScopeKeysAdmin, withStore(handleListAll("users", s.access, AccessStore.Users))},
+		{"GET", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(handleGet(userResource, s.access, AccessStore.User))},
+		{"PUT", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(s.req.auditedAs("update", handleUpdateUser(s.access, s.writer)))},
+		{"DELETE", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(s.req.audited(handleDeleteUser(s.access, s.writer)))},
+		{"GET", "/api/v1/audit", marquee.ScopeKeysAdmin, withStore(handleAudit(s.access))},
+		{"GET", "/api/v1/setup", public, withStore(handleSetupState(s.access))},
+		{"POST", "/api/v1/setup", public, withStore(handleSetup(s.sessions))},
+		{"POST", "/api/v1/session", public, withStore(handleSignIn(s.sessions))},
+		{"GET", "/api/v1/session", signedIn, withStore(handleGetSession(s.sessions))},
+		{"DELETE", "/api/v1/session", signedIn, withStore(handleSignOut(s.sessions))},
+		{"PUT", "/api/v1/session/password", signedIn, withStore(handleChangePassword(s.sessions))},
 		// Decisions: which ads fill a page's slots, and their signed tracking URLs.
 		{"POST", "/api/v1/decisions", public, handleDecisions(s.decisions)},
 		{"GET", "/api/v1/decisions", public, handleDecisions(s.decisions)},
@@ -147,7 +149,7 @@ func (s *Server) apiRoutes() []route {
 		// The ad tag, HTML creatives' frames, and video ads (VAST).
 		{"GET", "/t.js", public, handleTagScript()},
 		{"GET", "/tag/{file}", public, handleTagScript()},
-		{"GET", "/f/{token}", public, handleFrame(s.decisions)},
+		{"GET", "/f/{token}", public, handleFrame(s.decisions.engine, s.decisions.signer, s.now)},
 		{"GET", "/vast", public, handleVAST(s.decisions)},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", public, handleEventGet(s.events)},

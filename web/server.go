@@ -170,15 +170,19 @@ type Server struct {
 	reports   *reports.Reporter
 	auth      *auth.Auth
 	req       requester
-	hooks     *webhookEnv
-	acc       *accessEnv
+	hookSt    WebhookStore
+	hooks     Webhooks
+	access    AccessStore
+	sessions  *sessions
 	campaigns CampaignStore
-	decisions *decisionEnv
+	decisions *decider
 	assets    *cache.Cache[string, Image]
 	assetSt   AssetStore
 	console   fasthttp.RequestHandler
-	events    *eventEnv
-	privacy   *privacyEnv
+	events    *eventLines
+	privSt    PrivacyStore
+	forget    Forgetter
+	retention time.Duration // of the event files (-events-retention)
 	metrics   *metrics
 	mux       *mux
 }
@@ -188,25 +192,23 @@ func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.Store, index: d.Index,
 		adCache: d.AdCache, linkCache: d.LinkCache, geo: d.GeoIP, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
-		campaigns: d.Store, assets: d.Assets, assetSt: d.AssetStore,
+		campaigns: d.Store, hookSt: d.Store, hooks: d.Webhooks,
+		access: d.Store, privSt: d.Store, forget: d.Counters, retention: d.EventsRetention, assets: d.Assets, assetSt: d.AssetStore,
 		writer:  &writer{feed: d.Feed, log: d.Log},
 		req:     requester{trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),
 	}
-	s.events = &eventEnv{requester: s.req, sink: d.Events, privacy: d.Privacy, geo: d.GeoIP}
+	s.events = &eventLines{requester: s.req, sink: d.Events, privacy: d.Privacy, geo: d.GeoIP}
 	if s.events.privacy == nil {
 		s.events.privacy, _ = privacy.NewPolicy(privacy.Balanced, []byte(rand.Text()), 0)
 	}
-	s.privacy = &privacyEnv{requester: s.req, st: d.Store, counters: d.Counters, policy: s.events.privacy,
-		retention: d.EventsRetention, writer: s.writer, now: d.Now}
 	s.imports = &imports{st: d.Store, writer: s.writer, log: d.Log, now: d.Now, jobs: map[string]*importJob{}}
-	s.decisions = newDecisionEnv(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
+	s.decisions = newDecider(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
 	s.decisions.authenticate = s.authenticate
 	s.decisions.shared = d.SharedCounters
-	s.hooks = &webhookEnv{requester: s.req, st: d.Store, hooks: d.Webhooks, allowHTTP: cfg.WebhooksAllowHTTP, writer: s.writer}
-	s.acc = &accessEnv{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
+	s.sessions = &sessions{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {
-		s.acc.currency = d.Reports.Currency
+		s.sessions.currency = d.Reports.Currency
 	}
 	s.mux = newMux(s, s.routes())
 	return s

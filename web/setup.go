@@ -10,9 +10,9 @@ import (
 
 // handleSetupState serves GET /api/v1/setup: {"needed": true} while the
 // store has no user (the console's sign-in page then says how to set up).
-func handleSetupState(a *accessEnv) storeHandler {
+func handleSetupState(st AccessStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		has, err := a.access.HasUsers(sctx)
+		has, err := st.HasUsers(sctx)
 		if err != nil {
 			return err
 		}
@@ -24,7 +24,7 @@ func handleSetupState(a *accessEnv) storeHandler {
 // handleSetup serves POST /api/v1/setup: with the token of the setup link
 // marquee serve printed, makes the first owner and signs them in (201,
 // as a sign-in answers). Refused (409) once any user exists.
-func handleSetup(a *accessEnv) storeHandler {
+func handleSetup(a *sessions) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readJSON(ctx, MaxAccessBody, marquee.ParseSetupInput)
 		if err != nil {

@@ -3,10 +3,12 @@ package web
 import (
 	"bytes"
 	"strings"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/delivery"
 	"marquee/tag"
 	"marquee/tracking"
 )
@@ -70,14 +72,14 @@ const frameSandbox = "sandbox allow-scripts allow-popups"
 // ad as a document of its own, sandboxed by its CSP whoever frames it,
 // with {clickUrl} in the creative replaced by the decision's signed click
 // URL. A token that is not ours is a 400, an expired one a 410.
-func handleFrame(d *decisionEnv) handler {
+func handleFrame(engine *delivery.Engine, signer *tracking.Signer, now func() time.Time) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		token := pathParam(ctx, 0)
-		p, err := d.signer.Open(token, d.now())
+		p, err := signer.Open(token, now())
 		if err != nil {
 			return err
 		}
-		a, ok := d.engine.Plan().Ad(p.Ad)
+		a, ok := engine.Plan().Ad(p.Ad)
 		if !ok || a.Creative == nil || a.Creative.Type != marquee.CreativeHTML {
 			return marquee.Errorf(marquee.KindNotFound, "this ad has no HTML creative (now)")
 		}

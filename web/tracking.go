@@ -24,7 +24,7 @@ import (
 // creative's click URL with its macros filled. A token that is not ours
 // is a 400, an expired one a 410, and neither is counted; the same URL
 // fired again counts once on this instance (within the URL's life).
-func handleTracking(d *decisionEnv) handler {
+func handleTracking(d *decider) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		kind, token, ok := tracking.ParsePath(ctx.Path())
 		if !ok {
@@ -101,7 +101,7 @@ func measured(ctx *fasthttp.RequestCtx) bool {
 // conversion when the decision's click counted here. A video event of an
 // ad that is not a video is not written: it cannot have happened.
 // (docs/api.md#verified-counts)
-func (d *decisionEnv) vouch(kind byte, p *tracking.Payload) (verified, keep bool) {
+func (d *decider) vouch(kind byte, p *tracking.Payload) (verified, keep bool) {
 	seen := func(k byte) bool {
 		_, ok := d.seen.GetIfPresent(markKey(k, p.Decision))
 		return ok
@@ -127,7 +127,7 @@ func (d *decisionEnv) vouch(kind byte, p *tracking.Payload) (verified, keep bool
 // record writes the event of a tracking URL: its type, ad, campaign,
 // placement and decision (what reports count it by), the hashed user,
 // and verified when the decision vouches for it (vouch).
-func (d *decisionEnv) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payload, verified bool) error {
+func (d *decider) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payload, verified bool) error {
 	bp := linePool.Get().(*[]byte)
 	defer linePool.Put(bp)
 	var num [20]byte
@@ -189,7 +189,7 @@ func isDigits(b []byte) bool {
 // filled — {placement}, {campaign}, {ad}, and {conversionUrl}, the
 // decision's signed conversion URL (query-escaped) for the landing page
 // to fire — or "" when it has none.
-func (d *decisionEnv) clickTarget(ctx *fasthttp.RequestCtx, p *tracking.Payload, token []byte) string {
+func (d *decider) clickTarget(ctx *fasthttp.RequestCtx, p *tracking.Payload, token []byte) string {
 	a, ok := d.engine.Plan().Ad(p.Ad)
 	if !ok || a.Creative == nil || a.Creative.ClickURL == "" {
 		return ""

@@ -37,7 +37,7 @@ func template(a *delivery.Ad) *vast.Template {
 // video ads a decision chooses for one slot (the parameters of GET
 // /api/v1/decisions), their tracking URLs signed as a decision's; an
 // empty <VAST> when nothing fills it (docs/api.md#vast).
-func handleVAST(d *decisionEnv) handler {
+func handleVAST(d *decider) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		anyOrigin(ctx) // players read it from the publisher's page
 		in := decisionInput{GDPR: -1}

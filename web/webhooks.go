@@ -28,22 +28,13 @@ type Webhooks interface {
 	Test(ctx context.Context, id int64) (marquee.WebhookDelivery, error)
 }
 
-// webhookEnv is what the webhook routes use.
-type webhookEnv struct {
-	requester
-	st        WebhookStore
-	hooks     Webhooks
-	allowHTTP bool
-	writer    *writer
-}
-
 const maxWebhookBody = 16 << 10
 
-// on wraps a webhook route: without a store and a deliverer (a server
-// built without them) the routes answer 404.
-func (e *webhookEnv) on(h storeHandler) storeHandler {
+// webhooksOn wraps a webhook route: without a store and a deliverer (a
+// server built without them) the routes answer 404.
+func webhooksOn(st WebhookStore, hooks Webhooks, h storeHandler) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		if e.st == nil || e.hooks == nil {
+		if st == nil || hooks == nil {
 			return marquee.Errorf(marquee.KindNotFound, "webhooks are not configured on this server")
 		}
 		return h(sctx, ctx)
@@ -57,35 +48,22 @@ type webhookCreated struct {
 	Secret string `json:"secret"`
 }
 
-// handleCreateWebhook serves POST /api/v1/webhooks.
-func handleCreateWebhook(e *webhookEnv) storeHandler {
+// handleCreateWebhook serves POST /api/v1/webhooks (audited: the route
+// gives sctx the request's audit). allowHTTP lets a URL be plain http
+// (-webhooks-allow-http).
+func handleCreateWebhook(st WebhookStore, hooks Webhooks, allowHTTP bool, wr *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		in, err := readJSON(ctx, maxWebhookBody, func(b []byte) (marquee.WebhookInput, error) { return marquee.ParseWebhookInput(b, e.allowHTTP) })
+		in, err := readJSON(ctx, maxWebhookBody, func(b []byte) (marquee.WebhookInput, error) { return marquee.ParseWebhookInput(b, allowHTTP) })
 		if err != nil {
 			return err
 		}
-		nonce := e.hooks.NewNonce()
-		w, err := e.st.CreateWebhook(e.audit(sctx, ctx, "create", []string{"url", "events", "link", "adId", "campaignId"}), in, nonce)
-		if err := e.writer.visible(sctx, err, "webhook"); err != nil {
+		nonce := hooks.NewNonce()
+		w, err := st.CreateWebhook(withFields(sctx, []string{"url", "events", "link", "adId", "campaignId"}), in, nonce)
+		if err := wr.visible(sctx, err, "webhook"); err != nil {
 			return err
 		}
 		ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/webhooks/"+strconv.FormatInt(w.ID, 10))
-		writeJSON(ctx, fasthttp.StatusCreated, webhookCreated{Webhook: w, Secret: e.hooks.Secret(nonce)})
-		return nil
-	}
-}
-
-// handleListWebhooks serves GET /api/v1/webhooks.
-func handleListWebhooks(e *webhookEnv) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		ws, err := e.st.Webhooks(sctx)
-		if err != nil {
-			return err
-		}
-		if ws == nil {
-			ws = []marquee.Webhook{}
-		}
-		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"webhooks": ws})
+		writeJSON(ctx, fasthttp.StatusCreated, webhookCreated{Webhook: w, Secret: hooks.Secret(nonce)})
 		return nil
 	}
 }
@@ -101,8 +79,9 @@ func webhookID(ctx *fasthttp.RequestCtx) (int64, error) {
 }
 
 // handleWebhookState serves POST /api/v1/webhooks/{id}/enable and
-// /disable: a disabled webhook delivers nothing until enabled again.
-func handleWebhookState(e *webhookEnv, state string) storeHandler {
+// /disable: a disabled webhook delivers nothing until enabled again
+// (audited as state by the route).
+func handleWebhookState(st WebhookStore, state string, wr *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := webhookID(ctx)
 		if err != nil {
@@ -112,8 +91,8 @@ func handleWebhookState(e *webhookEnv, state string) storeHandler {
 		if state == marquee.WebhookDisabled {
 			reason = "disabled by " + principal(ctx).Actor
 		}
-		w, err := e.st.SetWebhookState(e.audit(sctx, ctx, state, []string{"state"}), id, state, reason)
-		if err := e.writer.visible(sctx, err, "webhook"); err != nil {
+		w, err := st.SetWebhookState(withFields(sctx, []string{"state"}), id, state, reason)
+		if err := wr.visible(sctx, err, "webhook"); err != nil {
 			return err
 		}
 		writeJSON(ctx, fasthttp.StatusOK, w)
@@ -123,13 +102,13 @@ func handleWebhookState(e *webhookEnv, state string) storeHandler {
 
 // handleTestWebhook serves POST /api/v1/webhooks/{id}/test: one test
 // event delivered now, and how it went.
-func handleTestWebhook(e *webhookEnv) storeHandler {
+func handleTestWebhook(hooks Webhooks) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := webhookID(ctx)
 		if err != nil {
 			return err
 		}
-		d, err := e.hooks.Test(sctx, id)
+		d, err := hooks.Test(sctx, id)
 		if err != nil {
 			return err
 		}
@@ -140,7 +119,7 @@ func handleTestWebhook(e *webhookEnv) storeHandler {
 
 // handleWebhookDeliveries serves GET /api/v1/webhooks/{id}/deliveries:
 // the last attempts (limit, 1–500, default 50), newest first.
-func handleWebhookDeliveries(e *webhookEnv) storeHandler {
+func handleWebhookDeliveries(st WebhookStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := webhookID(ctx)
 		if err != nil {
@@ -152,10 +131,10 @@ func handleWebhookDeliveries(e *webhookEnv) storeHandler {
 				return marquee.Invalid("invalid query", marquee.Problems{"limit": "must be an integer from 1 to 500"})
 			}
 		}
-		if _, err := e.st.Webhook(sctx, id); err != nil {
+		if _, err := st.Webhook(sctx, id); err != nil {
 			return err
 		}
-		ds, err := e.st.WebhookDeliveries(sctx, id, limit)
+		ds, err := st.WebhookDeliveries(sctx, id, limit)
 		if err != nil {
 			return err
 		}
