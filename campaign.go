@@ -194,6 +194,11 @@ type CampaignInput struct {
 	Price        *Price        `json:"price,omitempty"`
 	Conditions   []Condition   `json:"conditions"`
 	Keywords     []string      `json:"keywords"`
+	// Targeting is the campaign's targeting tree (nil: none), matched
+	// with Conditions and Keywords; its day-parts are read in TimeZone
+	// (an IANA name; "": UTC).
+	Targeting *Targeting `json:"targeting,omitempty"`
+	TimeZone  string     `json:"timeZone,omitempty"`
 }
 
 // CampaignSettings are the settings of a campaign a store keeps together
@@ -206,17 +211,20 @@ type CampaignSettings struct {
 	Price        *Price        `json:"price,omitempty"`
 	Conditions   []Condition   `json:"conditions,omitempty"`
 	Keywords     []string      `json:"keywords,omitempty"`
+	Targeting    *Targeting    `json:"targeting,omitempty"`
+	TimeZone     string        `json:"timeZone,omitempty"`
 }
 
 // Settings returns the settings of in that a store keeps as a document.
 func (in *CampaignInput) Settings() CampaignSettings {
 	return CampaignSettings{Goal: in.Goal, Pacing: in.Pacing, FrequencyCap: in.FrequencyCap, Price: in.Price,
-		Conditions: in.Conditions, Keywords: in.Keywords}
+		Conditions: in.Conditions, Keywords: in.Keywords, Targeting: in.Targeting, TimeZone: in.TimeZone}
 }
 
 // SetSettings sets in's fields from a stored document.
 func (in *CampaignInput) SetSettings(s CampaignSettings) {
 	in.Goal, in.Pacing, in.FrequencyCap, in.Price, in.Conditions, in.Keywords = s.Goal, s.Pacing, s.FrequencyCap, s.Price, s.Conditions, s.Keywords
+	in.Targeting, in.TimeZone = s.Targeting, s.TimeZone
 }
 
 // MarshalJSON renders a campaign with its ids as strings and its times
@@ -257,7 +265,7 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 	var in CampaignInput
 	p := Problems{}
 	fields, ok := object(body, p, "advertiserId", "name", "startAt", "endAt", "priority", "weight", "goal", "pacing",
-		"frequencyCap", "price", "conditions", "keywords")
+		"frequencyCap", "price", "conditions", "keywords", "targeting", "timeZone")
 	if !ok {
 		return in, Invalid("invalid campaign", p)
 	}
@@ -304,6 +312,16 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 	}
 	if raw, ok := present(fields, "keywords"); ok {
 		in.Keywords = parseKeywords(raw, p)
+	}
+	if raw, ok := present(fields, "targeting"); ok {
+		in.Targeting = parseTargeting(raw, "targeting", p)
+	}
+	if raw, ok := present(fields, "timeZone"); ok {
+		if json.Unmarshal(raw, &in.TimeZone) != nil {
+			p["timeZone"] = "must be an IANA time zone name (\"America/New_York\")"
+		} else if _, err := ParseTimeZone(in.TimeZone); err != nil {
+			p["timeZone"] = err.Error()
+		}
 	}
 	return in, Invalid("invalid campaign", p)
 }

@@ -121,3 +121,53 @@ func TestAdCreatives(t *testing.T) {
 		{`{` + ad + `,"creative":{"type":"html","width":1,"height":1,"html":"x","clickUrl":"javascript:alert(1)"}}`, "creative.clickUrl", "http or https"},
 	})
 }
+
+// TestParseTargeting: a campaign's targeting tree round-trips as given
+// (keys and values normalised), and every bad node is named by its path.
+func TestParseTargeting(t *testing.T) {
+	in, err := marquee.ParseCampaignInput([]byte(`{` + flight + `,"timeZone":"America/New_York","targeting":{"all":[
+		{"key":"Section","in":["Sports"," News "]},
+		{"any":[{"key":"$device","in":["phone","TABLET"]},{"not":{"key":"pos","exists":true}}]},
+		{"key":"score","gte":2,"lte":5},
+		{"key":"$path","glob":["/sports/*"]},
+		{"key":"$ip","notIn":["10.1.2.3/8","2001:db8::1"]},
+		{"key":"$region","in":["us-ca"]},
+		{"dayPart":{"days":["Mon","friday"],"from":"08:00","to":"20:00"}}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := in.Targeting.All
+	if len(all) != 7 || all[0].Key != "section" || strings.Join(all[0].In, ",") != "sports,news" ||
+		strings.Join(all[1].Any[0].In, ",") != "phone,tablet" || !all[1].Any[1].Not.Exists ||
+		*all[2].Gte != 2 || *all[2].Lte != 5 || strings.Join(all[4].NotIn, ",") != "10.0.0.0/8,2001:db8::1/128" ||
+		all[5].In[0] != "US-CA" || strings.Join(all[6].DayPart.Days, ",") != "mon,fri" || in.TimeZone != "America/New_York" {
+		t.Errorf("targeting = %+v; want keys and values normalised", in.Targeting)
+	}
+	deep := `{"all":[{"all":[{"all":[{"all":[{"key":"a","exists":true}]}]}]}]}`
+	many := `{"key":"a","in":[` + strings.TrimSuffix(strings.Repeat(`"v",`, 101), ",") + `]}`
+	refuses(t, "ParseCampaignInput", marquee.ParseCampaignInput, []badInput{
+		{`{` + flight + `,"targeting":{"key":"section","is":["a"]}}`, "targeting.is", "unknown field"},
+		{`{` + flight + `,"targeting":{"key":"section"}}`, "targeting", "needs an operator"},
+		{`{` + flight + `,"targeting":{"key":"section","in":["a"],"notIn":["b"]}}`, "targeting", "one operator"},
+		{`{` + flight + `,"targeting":{"key":"Sec tion","in":["a"]}}`, "targeting.key", "a-z, 0-9"},
+		{`{` + flight + `,"targeting":{"key":"$planet","in":["mars"]}}`, "targeting.key", "unknown reserved key"},
+		{`{` + flight + `,"targeting":` + deep + `}`, "targeting.all[0].all[0].all[0].all[0]", "too deep"},
+		{`{` + flight + `,"targeting":` + many + `}`, "targeting.in", "at most 100"},
+		{`{` + flight + `,"targeting":{"all":[]}}`, "targeting.all", "non-empty array"},
+		{`{` + flight + `,"targeting":{"all":[{"key":"a","exists":true}],"any":[{"key":"a","exists":true}]}}`, "targeting", "has 2 of them"},
+		{`{` + flight + `,"targeting":{"any":[{"key":"a","in":"x"}]}}`, "targeting.any[0].in", "array of strings"},
+		{`{` + flight + `,"targeting":{"key":"$ip","in":["10.0.0.0/33"]}}`, "targeting.in[0]", "CIDR"},
+		{`{` + flight + `,"targeting":{"key":"$device","in":["watch"]}}`, "targeting.in[0]", "desktop, phone, tablet, tv, bot"},
+		{`{` + flight + `,"targeting":{"key":"$device","gte":1}}`, "targeting.gte", "not an operator of $device"},
+		{`{` + flight + `,"targeting":{"key":"section","prefix":["/a"]}}`, "targeting.prefix", "not an operator of section"},
+		{`{` + flight + `,"targeting":{"key":"score","gte":5,"lte":1}}`, "targeting.lte", "less than gte"},
+		{`{` + flight + `,"targeting":{"key":"$path","in":["sports"]}}`, "targeting.in[0]", "starting with"},
+		{`{` + flight + `,"targeting":{"key":"$region","in":["California"]}}`, "targeting.in[0]", "ISO 3166-2"},
+		{`{` + flight + `,"targeting":{"key":"a","exists":false}}`, "targeting.exists", "must be true"},
+		{`{` + flight + `,"targeting":{"dayPart":{"from":"8:00","to":"20:00"}}}`, "targeting.dayPart.from", "HH:MM"},
+		{`{` + flight + `,"targeting":{"dayPart":{"from":"08:00","to":"24:30"}}}`, "targeting.dayPart.to", "HH:MM"},
+		{`{` + flight + `,"targeting":{"dayPart":{"days":["someday"],"from":"08:00","to":"09:00"}}}`, "targeting.dayPart.days[0]", "sun, mon"},
+		{`{` + flight + `,"targeting":{"dayPart":{"from":"08:00","to":"08:00"}}}`, "targeting.dayPart.to", "must differ"},
+		{`{` + flight + `,"timeZone":"Mars/Olympus"}`, "timeZone", "unknown IANA time zone"},
+	})
+}

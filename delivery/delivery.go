@@ -65,6 +65,7 @@ type Campaign struct {
 	// The flight and targeting compiled for matching.
 	flight span
 	conds  []targeting.Cond
+	tree   *targeting.Tree // nil: no targeting tree
 }
 
 // Plan is what decisions read. It is never mutated
@@ -98,7 +99,13 @@ type Plan struct {
 	// gen tells plans apart (a memo names its plan by it, not by a
 	// pointer that would keep the plan in memory).
 	gen uint64
+	// needs is what the campaigns' targeting trees read of a viewer.
+	needs targeting.Needs
 }
+
+// Needs says what the plan's targeting trees read of a viewer beyond the
+// contract's fields: what the edge must fill (and need not, else).
+func (p *Plan) Needs() targeting.Needs { return p.needs }
 
 // plans numbers the plans built.
 var plans atomic.Uint64
@@ -133,6 +140,10 @@ func (p *Plan) index() {
 	byCamp := map[int64][]*Ad{}
 	for _, a := range p.ads {
 		byCamp[a.CampaignID] = append(byCamp[a.CampaignID], a)
+	}
+	p.needs = 0
+	for _, c := range p.campaigns {
+		p.needs |= c.tree.Needs()
 	}
 	p.lists = make(map[string]*[numTiers]tierList, len(p.placements))
 	for name, pl := range p.placements {
@@ -327,7 +338,8 @@ func (e *Engine) PatchCampaigns(puts []marquee.Campaign, gone []int64, pputs []m
 // compileCampaign is mc as decisions read it, keeping its decisions'
 // stats from the plan before. The caller holds e.mu.
 func (e *Engine) compileCampaign(mc marquee.Campaign, old *Plan) *Campaign {
-	c := &Campaign{Campaign: mc, Tier: slices.Index(marquee.Priorities, mc.Priority), flight: spanOf(mc.StartAt, mc.EndAt), conds: targeting.CompileAll(mc.Conditions)}
+	c := &Campaign{Campaign: mc, Tier: slices.Index(marquee.Priorities, mc.Priority), flight: spanOf(mc.StartAt, mc.EndAt), conds: targeting.CompileAll(mc.Conditions),
+		tree: targeting.CompileTree(mc.Targeting, mc.TimeZone)}
 	if pr := c.Price; pr != nil {
 		if f, err := strconv.ParseFloat(string(pr.Amount), 64); err == nil {
 			c.PriceMicros = int64(f * 1e6)
@@ -473,11 +485,27 @@ type Request struct {
 }
 
 // Slot is one place to fill: a div name the answer is keyed by, the
-// placement, and how many ads it takes.
+// placement, and how many ads it takes; KV, when the slot has key-values
+// of its own, is the request's with the slot's (sorted, the slot's
+// replacing the page's of the same key), else nil.
 type Slot struct {
 	Div       string
 	Placement string
 	Count     int
+	KV        []targeting.KV
+}
+
+// forSlot sets the viewer's slot fields for slot s in placement pl: its
+// key-values and the placement's site.
+func (u *usedSet) forSlot(r *Request, s *Slot, pl *marquee.Placement) {
+	u.v.KV = r.Viewer.KV
+	if s.KV != nil {
+		u.v.KV = s.KV
+	}
+	u.v.Site = ""
+	if pl != nil {
+		u.v.Site = pl.Site
+	}
 }
 
 // Choice is an ad chosen for a slot.
@@ -521,7 +549,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 		var err error
 		used.memo, used.blocked, reached, err = e.blockedOf(ctx, plan, r.User, now, sc)
 		used.reached, used.capsDown = reached, err != nil
-		used.viewerKey, used.keyed = viewerKey(&used.v), len(r.Keywords) == 0
+		used.viewerKey, used.keyed = viewerKey(r), len(r.Keywords) == 0
 	}
 	var pendBuf [16]pending
 	var haveBuf [32]int
@@ -533,8 +561,10 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 	have = have[:len(r.Slots)]
 	for range maxRounds {
 		from := len(pend)
-		for si, s := range r.Slots {
+		for si := range r.Slots {
+			s := &r.Slots[si]
 			pl := plan.placements[s.Placement]
+			used.forSlot(r, s, pl)
 			for pl != nil && have[si] < s.Count { // no such placement: the route refuses it before
 				ch, ok := plan.pick(pl, r, &used, now, rnd, e)
 				if !ok {
@@ -588,6 +618,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 		if have[si] > 0 {
 			continue
 		}
+		used.forSlot(r, &r.Slots[si], plan.placements[s.Placement])
 		if a := plan.defaultOf(s.Placement, r, &used); a != nil {
 			used.ads = append(used.ads, a.ID)
 			pend = append(pend, pending{slot: si, ch: Choice{Ad: a, Campaign: DefaultFill, Default: true}, ok: true})
@@ -883,9 +914,21 @@ type viewerMark struct {
 // list for (the last of each slot).
 const viewerSlots = 8
 
-// viewerKey is the viewer's targeting fields in one number.
-func viewerKey(v *targeting.Viewer) uint64 {
-	return uint64(uint32(v.Age))<<32 | uint64(v.Gender)<<24 | uint64(v.Platform)<<16 | uint64(uint16(v.Country))
+// viewerKey is the request's targeting fields in one number: the
+// contract's four, and a hash of what trees read (the slots' key-values
+// too).
+func viewerKey(r *Request) uint64 {
+	v := &r.Viewer
+	k := uint64(uint32(v.Age))<<32 | uint64(v.Gender)<<24 | uint64(v.Platform)<<16 | uint64(uint16(v.Country))
+	if h := v.Hash(); h != 0 {
+		k ^= h
+	}
+	for i := range r.Slots {
+		for _, kv := range r.Slots[i].KV {
+			k ^= targeting.HashKV(kv) * uint64(i+1)
+		}
+	}
+	return k
 }
 
 // weighed chooses in one pass over list l among its eligible campaigns,
@@ -1027,7 +1070,7 @@ func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Ti
 		return Duplicate
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
 		return NoKeyword
-	case !targeting.MatchesAny(c.conds, &used.v):
+	case !targeting.MatchesAny(c.conds, &used.v) || !c.tree.Matches(&used.v, used.at):
 		return NotTargeted
 	}
 	if fc := c.FrequencyCap; fc != nil && r.User != 0 {

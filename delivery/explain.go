@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"marquee"
+	"marquee/targeting"
 )
 
 // Candidate is an ad a slot considered, and what became of it: Status is
@@ -40,6 +41,7 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 		if pl == nil {
 			continue
 		}
+		used.forSlot(r, &r.Slots[si], pl)
 		mine := map[int64]bool{}
 		for _, ch := range chosen[si] {
 			mine[ch.Ad.ID] = true
@@ -58,6 +60,8 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 			default:
 				if cand.Status = plan.why(a, c, pl, r, &used, now, e); cand.Status == "" {
 					cand.Status, cand.Weight = "eligible", c.Weight
+				} else if cand.Status == NotTargeted && targeting.MatchesAny(c.conds, &used.v) {
+					cand.Status += ": " + c.tree.Why(&used.v, used.at) // the tree's rule that left it out
 				}
 			}
 			if cand.Status == "chosen" || cand.Status == "eligible" {

@@ -11,6 +11,7 @@
 package targeting
 
 import (
+	"net/netip"
 	"slices"
 
 	"marquee"
@@ -141,11 +142,20 @@ func CompileAll(conds []marquee.Condition) []Cond {
 }
 
 // Viewer is a request's targeting fields compiled once, at the edge:
-// codes, 0 for a field the request leaves out (Country is a slot + 1).
+// codes, 0 for a field the request leaves out (Country is a slot + 1);
+// and what trees read, "" (or no address) where unknown: key-values sorted
+// (SortKVs), the page's host and path, the referrer's host, the
+// placement's site, the place below the country, the device, browser
+// and OS (lower case), the primary language subtag and the address.
 type Viewer struct {
-	Age              int
-	Gender, Platform int
-	Country          int
+	Age                           int
+	Gender, Platform              int
+	Country                       int
+	KV                            []KV
+	Host, Path, Referrer, Site    string
+	Region, City, Metro           string
+	Device, Browser, OS, Language string
+	IP                            netip.Addr
 }
 
 // ViewerOf compiles targeting fields given as strings (an unknown value

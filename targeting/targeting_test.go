@@ -2,6 +2,7 @@ package targeting_test
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -71,7 +72,7 @@ func TestViewerRoundTrip(t *testing.T) {
 	if v.CountryCode() != "TW" || targeting.GenderName(v.Gender) != "F" || targeting.PlatformName(v.Platform) != "ios" || v.Age != 30 {
 		t.Errorf("ViewerOf(30, F, TW, ios) = %+v; its codes read back %q %q %q", v, v.CountryCode(), targeting.GenderName(v.Gender), targeting.PlatformName(v.Platform))
 	}
-	if u := targeting.ViewerOf(0, "X", "ZZZ", "palm"); u != (targeting.Viewer{}) {
+	if u := targeting.ViewerOf(0, "X", "ZZZ", "palm"); !reflect.DeepEqual(u, targeting.Viewer{}) {
 		t.Errorf("ViewerOf of unknown values = %+v; want every field left out", u)
 	}
 	if targeting.PlatformCode("IOS") != targeting.PlatformIOS || targeting.PlatformCode([]byte("Web")) != targeting.PlatformWeb {

@@ -5,9 +5,11 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +36,11 @@ type decisionInput struct {
 	Platform   []byte
 	Keywords   [][]byte
 	URL        []byte
+	// KV are the page's key-values as sent; Referrer, Region, City, Metro
+	// and Language what the request says of them (else the server finds
+	// what it can: the Referer header, Accept-Language).
+	KV                                  []rawKV
+	Referrer, Region, City, Metro, Lang []byte
 	// IP and UserAgent are the viewer's, when a server-to-server client
 	// decides for one (as Kevel's decision API takes them); else the
 	// request's own are the viewer's.
@@ -48,10 +55,17 @@ type decisionInput struct {
 	Preview bool
 }
 
-// decisionSlot is one slot of a request: {"div","placement","count"}.
+// decisionSlot is one slot of a request: {"div","placement","count","kv"}.
 type decisionSlot struct {
 	Div, Placement []byte
 	Count          optInt
+	KV             []rawKV
+}
+
+// rawKV is a key-value pair as sent, and where (its problems' field).
+type rawKV struct {
+	Key, Value []byte
+	Path       string
 }
 
 // optInt is an integer a request may leave out.
@@ -138,6 +152,8 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 						slot.Placement = str(v, path, ".placement")
 					case "count":
 						slot.Count = integer(v, path, ".count")
+					case "kv":
+						slot.KV = readKV(v, path+".kv", slot.KV, &p)
 					}
 				})
 				in.Placements = append(in.Placements, slot)
@@ -158,6 +174,18 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 			in.Platform = str(v, "", "platform")
 		case "url":
 			in.URL = str(v, "", "url")
+		case "kv":
+			in.KV = readKV(v, "kv", in.KV, &p)
+		case "referrer":
+			in.Referrer = str(v, "", "referrer")
+		case "region":
+			in.Region = str(v, "", "region")
+		case "city":
+			in.City = str(v, "", "city")
+		case "metro":
+			in.Metro = str(v, "", "metro")
+		case "language":
+			in.Lang = str(v, "", "language")
 		case "ip":
 			in.IP = str(v, "", "ip")
 		case "userAgent":
@@ -185,6 +213,72 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 		}
 	})
 	return marquee.Invalid("invalid decision request", p.m)
+}
+
+// readKV appends the key-values of a body's "kv" object at path to kvs:
+// each value a string, a number or an array of them.
+func readKV(v *fastjson.Value, path string, kvs []rawKV, p *problems) []rawKV {
+	o, err := v.Object()
+	if err != nil {
+		p.add(path, `must be an object {"key": "value" or ["values"]}`)
+		return kvs
+	}
+	o.Visit(func(k []byte, f *fastjson.Value) {
+		at := path + "." + string(k)
+		one := func(f *fastjson.Value, at string) {
+			switch f.Type() {
+			case fastjson.TypeString:
+				kvs = append(kvs, rawKV{Key: k, Value: f.GetStringBytes(), Path: at})
+			case fastjson.TypeNumber:
+				kvs = append(kvs, rawKV{Key: k, Value: f.MarshalTo(nil), Path: at})
+			default:
+				p.add(at, "must be a string, a number, or an array of them")
+			}
+		}
+		if f.Type() == fastjson.TypeArray {
+			for i, e := range f.GetArray() {
+				one(e, at+"["+strconv.Itoa(i)+"]")
+			}
+			return
+		}
+		one(f, at)
+	})
+	return kvs
+}
+
+// compileKV checks and normalises the pairs of kvs into out (sorted),
+// naming every problem; at most marquee.MaxKVPairs.
+func compileKV(kvs []rawKV, out []targeting.KV, p *problems) []targeting.KV {
+	for _, kv := range kvs {
+		k, okK := marquee.KVKey(string(kv.Key))
+		v, okV := marquee.KVValue(string(kv.Value))
+		switch {
+		case !okK:
+			p.add(kv.Path, fmt.Sprintf("key must be 1 to %d bytes of a-z, 0-9, _, . and -", marquee.MaxKVKeyLen))
+		case !okV:
+			p.add(kv.Path, fmt.Sprintf("must be 1 to %d bytes without control characters", marquee.MaxKVValueLen))
+		default:
+			out = append(out, targeting.KV{Key: k, Value: v})
+		}
+	}
+	if len(out) > marquee.MaxKVPairs {
+		p.add(strings.SplitN(kvs[0].Path, ".", 2)[0], fmt.Sprintf("must hold at most %d key-value pairs", marquee.MaxKVPairs))
+	}
+	targeting.SortKVs(out)
+	return out
+}
+
+// slotKV is the page's key-values with a slot's: the slot's replace the
+// page's of the same key.
+func slotKV(page, slot []targeting.KV) []targeting.KV {
+	out := slices.Clone(slot)
+	for _, kv := range page {
+		if !slices.ContainsFunc(slot, func(s targeting.KV) bool { return s.Key == kv.Key }) {
+			out = append(out, kv)
+		}
+	}
+	targeting.SortKVs(out)
+	return out
 }
 
 // readConsent reads a body's "consent": {"gdpr": 1|0|true|false, "tcf":
@@ -272,6 +366,14 @@ func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot
 		}
 		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: name, Count: count})
 	}
+	if len(in.KV) > 0 {
+		r.Viewer.KV = compileKV(in.KV, nil, &p)
+	}
+	for i, s := range in.Placements {
+		if len(s.KV) > 0 && i < len(r.Slots) {
+			r.Slots[i].KV = slotKV(r.Viewer.KV, compileKV(s.KV, nil, &p))
+		}
+	}
 	// The viewer is compiled here, once: delivery matches its codes.
 	if in.Age.Set {
 		if r.Viewer.Age = in.Age.N; r.Viewer.Age < marquee.MinAge || r.Viewer.Age > marquee.MaxAge {
@@ -315,7 +417,7 @@ func (d *decider) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *del
 	if r, err = parseDecision(in, plan, slots); err != nil {
 		return r, lim, err
 	}
-	if err = d.fillViewer(ctx, in, &r); err != nil {
+	if err = d.fillViewer(ctx, in, &r, plan.Needs()); err != nil {
 		return r, lim, err
 	}
 	pol := d.events.privacy
@@ -327,10 +429,15 @@ func (d *decider) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *del
 // fillViewer fills what the request leaves out of its viewer from the
 // viewer's address and User-Agent — the body's ip and userAgent, else the
 // request's own (its client's address through the trusted proxies): the
-// country from GeoIP (-geoip), the platform from the User-Agent. What
+// country from GeoIP (-geoip), the platform from the User-Agent; and,
+// where the plan's targeting trees read them (needs), the page's host and
+// path (url, else the Referer header), the referrer's host, the device,
+// browser and OS (the User-Agent, parsed), the language (language, else
+// Accept-Language), the address, and region, city and metro as sent. What
 // stays unknown matches no targeting of it (targeting fails closed).
-func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *delivery.Request) error {
-	if r.Viewer.Country == 0 && d.events.geo != nil {
+func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *delivery.Request, needs targeting.Needs) error {
+	v := &r.Viewer
+	if v.Country == 0 && d.events.geo != nil || needs&targeting.NeedIP != 0 {
 		ip := d.events.addr(ctx)
 		if len(in.IP) > 0 {
 			a, err := netip.ParseAddr(string(in.IP))
@@ -339,18 +446,59 @@ func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *del
 			}
 			ip = a.Unmap()
 		}
-		r.Viewer.SetCountry(d.events.geo.Country(ip))
+		if v.Country == 0 && d.events.geo != nil {
+			v.SetCountry(d.events.geo.Country(ip))
+		}
+		if needs&targeting.NeedIP != 0 {
+			v.IP = ip
+		}
 	}
-	if r.Viewer.Platform == 0 {
-		ua := in.UserAgent
-		if len(ua) == 0 {
-			ua = ctx.UserAgent()
+	ua := in.UserAgent
+	if len(ua) == 0 {
+		ua = ctx.UserAgent()
+	}
+	if v.Platform == 0 && len(bytes.TrimSpace(ua)) > 0 {
+		v.Platform = targeting.PlatformCode(marquee.UAPlatform(ua))
+	}
+	if needs == 0 {
+		return nil
+	}
+	if needs&targeting.NeedPage != 0 {
+		page := in.URL
+		if len(page) == 0 {
+			page = ctx.Request.Header.Referer()
 		}
-		if len(bytes.TrimSpace(ua)) > 0 {
-			r.Viewer.Platform = targeting.PlatformCode(marquee.UAPlatform(ua))
+		v.Host, v.Path = hostPath(page)
+	}
+	if needs&targeting.NeedReferrer != 0 {
+		v.Referrer, _ = hostPath(in.Referrer)
+	}
+	if needs&targeting.NeedDevice != 0 && len(ua) > 0 {
+		v.Device, v.Browser, v.OS = targeting.Device(string(ua))
+	}
+	if needs&targeting.NeedLanguage != 0 {
+		lang := in.Lang
+		if len(lang) == 0 {
+			lang = ctx.Request.Header.Peek(fasthttp.HeaderAcceptLanguage)
 		}
+		v.Language = targeting.PrimaryLanguage(string(lang))
+	}
+	if needs&targeting.NeedGeo != 0 {
+		v.Region = strings.ToUpper(strings.TrimSpace(string(in.Region)))
+		v.City = strings.ToLower(strings.TrimSpace(string(in.City)))
+		v.Metro = strings.TrimSpace(string(in.Metro))
 	}
 	return nil
+}
+
+// hostPath reads a page's URL: its host name, lower case, and its path
+// ("" and "" when it is not an http or https URL).
+func hostPath(raw []byte) (host, path string) {
+	u, err := url.Parse(string(raw))
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" {
+		return "", ""
+	}
+	return strings.ToLower(u.Hostname()), cmp.Or(u.EscapedPath(), "/")
 }
 
 // asParams names the problems of a GET decision's one slot by its
@@ -400,6 +548,17 @@ func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
 		in.Keywords = bytes.Split(v, []byte(","))
 	}
 	in.UserKey, _ = param(args, "user")
+	in.URL, _ = param(args, "url")
+	in.Referrer, _ = param(args, "referrer")
+	in.Region, _ = param(args, "region")
+	in.City, _ = param(args, "city")
+	in.Metro, _ = param(args, "metro")
+	in.Lang, _ = param(args, "language")
+	args.VisitAll(func(k, v []byte) {
+		if key, ok := bytes.CutPrefix(k, []byte("kv.")); ok {
+			in.KV = append(in.KV, rawKV{Key: key, Value: v, Path: "kv." + string(key)})
+		}
+	})
 	in.GDPR, in.TCF = queryConsent(args)
 	return marquee.Invalid("invalid decision request", p.m)
 }

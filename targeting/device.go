@@ -1,0 +1,48 @@
+package targeting
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/medama-io/go-useragent"
+	"github.com/medama-io/go-useragent/agents"
+)
+
+// uaParser is the User-Agent parser, built at first use (its trie takes
+// a few milliseconds to build and is safe for concurrent use).
+var uaParser = sync.OnceValue(useragent.NewParser)
+
+// Device reads a User-Agent with a maintained parser
+// (github.com/medama-io/go-useragent): the device type (one of
+// marquee.DeviceTypes, "" when unknown), browser and OS, lower case ("" when
+// unknown).
+func Device(ua string) (device, browser, os string) {
+	a := uaParser().Parse(ua)
+	switch a.Device() {
+	case agents.DeviceDesktop:
+		device = "desktop"
+	case agents.DeviceMobile:
+		device = "phone"
+	case agents.DeviceTablet:
+		device = "tablet"
+	case agents.DeviceTV:
+		device = "tv"
+	case agents.DeviceBot:
+		device = "bot"
+	}
+	return device, strings.ToLower(string(a.Browser())), strings.ToLower(string(a.OS()))
+}
+
+// PrimaryLanguage is the primary subtag of the first language of a
+// language tag or an Accept-Language header ("en" of "en-US,de;q=0.8"),
+// lower case; "" when there is none.
+func PrimaryLanguage(s string) string {
+	s, _, _ = strings.Cut(s, ",")
+	s, _, _ = strings.Cut(s, ";")
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "-")
+	s = strings.ToLower(s)
+	if len(s) < 2 || len(s) > 3 || strings.ContainsFunc(s, func(r rune) bool { return r < 'a' || r > 'z' }) {
+		return ""
+	}
+	return s
+}
