@@ -37,6 +37,7 @@ type Ad struct {
 	CampaignID int64
 	Creative   *Creative
 	Placements []string
+	Targeting  *Targeting // narrows the campaign's (its day-parts in the campaign's time zone)
 	// Warnings, on a write's answer only (never stored), name what the ad
 	// is allowed but should know: a window outside its campaign's flight.
 	Warnings  Problems
@@ -67,15 +68,16 @@ type AdInput struct {
 	// Optional, beyond the original contract: the campaign it serves
 	// under, what it shows, and the placements it is limited to (none:
 	// any).
-	CampaignID int64     `json:"campaignId"`
-	Creative   *Creative `json:"creative"`
-	Placements []string  `json:"placements"`
+	CampaignID int64      `json:"campaignId"`
+	Creative   *Creative  `json:"creative"`
+	Placements []string   `json:"placements"`
+	Targeting  *Targeting `json:"targeting"`
 }
 
 // Input returns the fields of a that a client chooses.
 func (a *Ad) Input() AdInput {
 	return AdInput{Title: a.Title, StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, URL: a.URL,
-		CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements}
+		CampaignID: a.CampaignID, Creative: a.Creative, Placements: a.Placements, Targeting: a.Targeting}
 }
 
 // Ad returns the ad that in describes, with the given id, tracking link
@@ -83,7 +85,7 @@ func (a *Ad) Input() AdInput {
 func (in AdInput) Ad(id int64, link string, created, updated time.Time) Ad {
 	return Ad{ID: id, Title: in.Title, StartAt: in.StartAt, EndAt: in.EndAt,
 		Conditions: in.Conditions, URL: in.URL, Link: link, CreatedAt: created, UpdatedAt: updated,
-		CampaignID: in.CampaignID, Creative: in.Creative, Placements: in.Placements}
+		CampaignID: in.CampaignID, Creative: in.Creative, Placements: in.Placements, Targeting: in.Targeting}
 }
 
 // ActiveAt reports whether the ad is served at instant now: startAt < now < endAt.
@@ -103,6 +105,7 @@ type adJSON struct {
 	CampaignID string      `json:"campaignId,omitempty"`
 	Creative   *Creative   `json:"creative,omitempty"`
 	Placements []string    `json:"placements,omitempty"`
+	Targeting  *Targeting  `json:"targeting,omitempty"`
 	Warnings   Problems    `json:"warnings,omitempty"`
 	CreatedAt  string      `json:"createdAt"`
 	UpdatedAt  string      `json:"updatedAt"`
@@ -133,7 +136,7 @@ func (a Ad) MarshalJSON() ([]byte, error) {
 	if a.CampaignID != 0 {
 		j.CampaignID = strconv.FormatInt(a.CampaignID, 10)
 	}
-	j.Creative, j.Placements, j.Warnings = a.Creative, a.Placements, a.Warnings
+	j.Creative, j.Placements, j.Targeting, j.Warnings = a.Creative, a.Placements, a.Targeting, a.Warnings
 	return json.Marshal(j)
 }
 
@@ -143,7 +146,7 @@ func (a Ad) MarshalJSON() ([]byte, error) {
 func ParseAdInput(body []byte) (AdInput, error) {
 	var in AdInput
 	p := Problems{}
-	fields, ok := object(body, p, "title", "startAt", "endAt", "conditions", "url", "campaignId", "creative", "placements")
+	fields, ok := object(body, p, "title", "startAt", "endAt", "conditions", "url", "campaignId", "creative", "placements", "targeting")
 	if !ok {
 		return in, Invalid("invalid ad", p)
 	}
@@ -173,6 +176,9 @@ func ParseAdInput(body []byte) (AdInput, error) {
 	}
 	if raw, ok := present(fields, "placements"); ok {
 		in.Placements = parsePlacementNames(raw, p)
+	}
+	if raw, ok := present(fields, "targeting"); ok {
+		in.Targeting = parseTargeting(raw, "targeting", p)
 	}
 	checkAd(&in, startOK, endOK, p)
 	return in, Invalid("invalid ad", p)

@@ -47,9 +47,11 @@ type Ad struct {
 	// route's compiled document. Set at most once per kind of value,
 	// read without a lock.
 	Memo atomic.Value
-	// The window and conditions compiled for matching.
+	// The window, conditions and targeting tree compiled for matching
+	// (the tree's day-parts are read in the campaign's time zone).
 	span  span
 	conds []targeting.Cond
+	tree  *targeting.Tree
 }
 
 // Campaign is a campaign as decisions read it: its settings, its tier's
@@ -66,6 +68,7 @@ type Campaign struct {
 	flight span
 	conds  []targeting.Cond
 	tree   *targeting.Tree // nil: no targeting tree
+	loc    *time.Location  // the campaign's time zone: its ads' day-parts are read in it
 }
 
 // Plan is what decisions read. It is never mutated
@@ -340,6 +343,9 @@ func (e *Engine) PatchCampaigns(puts []marquee.Campaign, gone []int64, pputs []m
 func (e *Engine) compileCampaign(mc marquee.Campaign, old *Plan) *Campaign {
 	c := &Campaign{Campaign: mc, Tier: slices.Index(marquee.Priorities, mc.Priority), flight: spanOf(mc.StartAt, mc.EndAt), conds: targeting.CompileAll(mc.Conditions),
 		tree: targeting.CompileTree(mc.Targeting, mc.TimeZone)}
+	if c.loc, _ = marquee.ParseTimeZone(mc.TimeZone); c.loc == nil {
+		c.loc = time.UTC // a zone that no longer loads
+	}
 	if pr := c.Price; pr != nil {
 		if f, err := strconv.ParseFloat(string(pr.Amount), 64); err == nil {
 			c.PriceMicros = int64(f * 1e6)
@@ -433,7 +439,8 @@ func (p *Plan) isDefault(id int64) bool {
 // planAd is what decisions keep of ad a.
 func planAd(a *marquee.Ad) *Ad {
 	ad := &Ad{ID: a.ID, CampaignID: a.CampaignID, Title: a.Title, Creative: a.Creative, Placements: a.Placements,
-		StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, span: spanOf(a.StartAt, a.EndAt), conds: targeting.CompileAll(a.Conditions)}
+		StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, span: spanOf(a.StartAt, a.EndAt), conds: targeting.CompileAll(a.Conditions),
+		tree: targeting.CompileTree(a.Targeting, "")}
 	if a.Creative != nil {
 		ad.CreativeJSON, _ = json.Marshal(a.Creative) // a Creative always marshals
 	}
@@ -454,7 +461,7 @@ func (p *Plan) defaultOf(name string, r *Request, used *usedSet) *Ad {
 	if a == nil {
 		a = p.defaults[pl.DefaultAdID]
 	}
-	if a == nil || a.Creative == nil || fitWhy(a, pl) != "" || adWhy(a, r, used, time.Time{}) != "" {
+	if a == nil || a.Creative == nil || fitWhy(a, pl) != "" || adWhy(a, nil, r, used, time.Time{}) != "" {
 		return nil
 	}
 	return a
@@ -977,7 +984,7 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 	}
 	if len(ca.ads) > 1 {
 		for range draws {
-			if a := ca.ads[int(rnd.Float64()*float64(len(ca.ads)))]; adWhy(a, r, used, now) == "" {
+			if a := ca.ads[int(rnd.Float64()*float64(len(ca.ads)))]; adWhy(a, c, r, used, now) == "" {
 				return Choice{Ad: a, Campaign: c}, e.pacing.why(c, now) == ""
 			}
 		}
@@ -985,7 +992,7 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 	var chosen *Ad
 	n, leftOut := 0, uint8(0)
 	for _, a := range ca.ads {
-		switch adWhy(a, r, used, now) {
+		switch adWhy(a, c, r, used, now) {
 		case "":
 		case Duplicate:
 			leftOut |= byUsed
@@ -1006,11 +1013,15 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 	return Choice{Ad: chosen, Campaign: c}, e.pacing.why(c, now) == "" // pacing last: it costs the most
 }
 
-// adWhy says why ad a itself may not serve r at now (its window, its
-// targeting, already in the request), or "".
-func adWhy(a *Ad, r *Request, used *usedSet, now time.Time) string {
+// adWhy says why ad a of campaign c (nil: none) itself may not serve r at
+// now (its window, its targeting, already in the request), or "".
+func adWhy(a *Ad, c *Campaign, r *Request, used *usedSet, now time.Time) string {
+	var loc *time.Location
+	if c != nil {
+		loc = c.loc
+	}
 	switch {
-	case !a.span.has(used.at) || !targeting.MatchesAny(a.conds, &used.v):
+	case !a.span.has(used.at) || !targeting.MatchesAny(a.conds, &used.v) || !a.tree.MatchesIn(&used.v, used.at, loc):
 		return AdTargeting
 	case slices.Contains(used.ads, a.ID):
 		return Duplicate
@@ -1044,7 +1055,7 @@ func (p *Plan) why(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *
 	if w := fitWhy(a, pl); w != "" {
 		return w
 	}
-	if w := adWhy(a, r, used, now); w != "" {
+	if w := adWhy(a, c, r, used, now); w != "" {
 		return w
 	}
 	return p.campaignWhy(c, r, used, now, e)

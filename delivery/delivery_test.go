@@ -1045,3 +1045,52 @@ func TestTreesAgainstReference(t *testing.T) {
 		t.Errorf("checked %d trees × viewers; want at least 10,000", checked)
 	}
 }
+
+// TestAdTreeAndSlots: an ad's tree narrows its campaign's, its day-parts
+// read in the campaign's time zone; a slot's key-values replace the
+// page's of the same key; $site is the slot's placement's.
+func TestAdTreeAndSlots(t *testing.T) {
+	w := newWorld(t)
+	sports := w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) {
+		c.Targeting, c.TimeZone = &marquee.Targeting{Key: "section", In: []string{"sports"}}, "America/New_York"
+	})
+	morning := w.ad(sports, "300x250", func(a *marquee.Ad) {
+		a.Targeting = &marquee.Targeting{DayPart: &marquee.DayPart{From: "07:00", To: "08:00"}} // 12:00–13:00 UTC in November
+	})
+	onBlog := w.camp(marquee.PriorityHouse, 1, func(c *marquee.Campaign) {
+		c.Targeting = &marquee.Targeting{Key: marquee.KeySite, In: []string{"blog"}}
+	})
+	blogAd := w.ad(onBlog, "728x90", nil)
+	blogTop := top
+	blogTop.Site = "blog"
+	w.ready(side, blogTop)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	page := []targeting.KV{{Key: "section", Value: "news"}}
+	for _, c := range []struct {
+		name  string
+		kv    []targeting.KV // the slot's
+		place string
+		want  int64
+	}{
+		{"page section news", nil, "side", 0},
+		{"slot section sports", []targeting.KV{{Key: "section", Value: "sports"}}, "side", morning},
+		{"blog site", nil, "top", blogAd},
+	} {
+		r := &delivery.Request{Slots: []delivery.Slot{{Div: "d", Placement: c.place, Count: 1, KV: c.kv}}, Viewer: targeting.Viewer{KV: page}}
+		out := w.e.Decide(context.Background(), r, now, rnd) // 12:00 UTC = 07:00 in New York
+		var got int64
+		if len(out[0]) > 0 {
+			got = out[0][0].Ad.ID
+		}
+		if got != c.want {
+			t.Errorf("%s: chose ad %d; want %d", c.name, got, c.want)
+		}
+	}
+	r := &delivery.Request{Slots: []delivery.Slot{{Div: "d", Placement: "side", Count: 1, KV: []targeting.KV{{Key: "section", Value: "sports"}}}}}
+	_, cands := w.e.Explain(context.Background(), r, now.Add(-30*time.Minute), rnd) // 06:30 in New York
+	for _, c := range cands[0] {
+		if c.AdID == morning && c.Status != delivery.AdTargeting+": day-part: Wed 06:30 America/New_York outside every day 07:00–08:00" {
+			t.Errorf("explain of the morning ad at 11:30 UTC: %q", c.Status)
+		}
+	}
+}

@@ -62,6 +62,8 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 					cand.Status, cand.Weight = "eligible", c.Weight
 				} else if cand.Status == NotTargeted && targeting.MatchesAny(c.conds, &used.v) {
 					cand.Status += ": " + c.tree.Why(&used.v, used.at) // the tree's rule that left it out
+				} else if cand.Status == AdTargeting && a.span.has(used.at) && targeting.MatchesAny(a.conds, &used.v) {
+					cand.Status += ": " + a.tree.WhyIn(&used.v, used.at, c.loc)
 				}
 			}
 			if cand.Status == "chosen" || cand.Status == "eligible" {

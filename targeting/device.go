@@ -16,6 +16,12 @@ var uaParser = sync.OnceValue(useragent.NewParser)
 // (github.com/medama-io/go-useragent): the device type (one of
 // marquee.DeviceTypes, "" when unknown), browser and OS, lower case ("" when
 // unknown).
+//
+// Two conventions the parser misses are applied over its answer (checked
+// against testdata/useragents.txt): an Android device it calls mobile is
+// a tablet when its User-Agent lacks the "Mobile" token (how Chrome and
+// the Android WebView tell a tablet, as Google documents), and a TV when
+// the User-Agent says "SmartTV" or "SMART-TV" (Android TVs, Tizen).
 func Device(ua string) (device, browser, os string) {
 	a := uaParser().Parse(ua)
 	switch a.Device() {
@@ -23,6 +29,12 @@ func Device(ua string) (device, browser, os string) {
 		device = "desktop"
 	case agents.DeviceMobile:
 		device = "phone"
+		switch {
+		case strings.Contains(ua, "SmartTV") || strings.Contains(ua, "SMART-TV"):
+			device = "tv"
+		case a.OS() == agents.OSAndroid && !strings.Contains(ua, "Mobile"):
+			device = "tablet"
+		}
 	case agents.DeviceTablet:
 		device = "tablet"
 	case agents.DeviceTV:

@@ -216,6 +216,28 @@ func (t *Tree) Matches(v *Viewer, at int64) bool {
 	return t.match(&t.root, v, at, &c)
 }
 
+// MatchesIn is Matches with the day-parts read in loc (an ad's tree, in
+// its campaign's time zone); nil loc: the tree's own.
+func (t *Tree) MatchesIn(v *Viewer, at int64, loc *time.Location) bool {
+	if t == nil {
+		return true
+	}
+	if loc != nil && loc != t.loc && t.needs&NeedTime != 0 {
+		u := *t
+		u.loc = loc
+		return u.match(&u.root, v, at, new(clock))
+	}
+	return t.Matches(v, at)
+}
+
+// Location is the time zone of the tree's day-parts (UTC for nil).
+func (t *Tree) Location() *time.Location {
+	if t == nil {
+		return time.UTC
+	}
+	return t.loc
+}
+
 // clock is the local time of a match, read once for its day-parts.
 type clock struct {
 	read     bool
@@ -399,6 +421,16 @@ func (t *Tree) Why(v *Viewer, at int64) string {
 	return t.why(&t.root, v, at)
 }
 
+// WhyIn is Why with the day-parts read in loc (nil: the tree's own).
+func (t *Tree) WhyIn(v *Viewer, at int64, loc *time.Location) string {
+	if loc != nil && t != nil {
+		u := *t
+		u.loc = loc
+		return u.Why(v, at)
+	}
+	return t.Why(v, at)
+}
+
 func (t *Tree) why(r *rule, v *Viewer, at int64) string {
 	var c clock
 	switch r.op {
@@ -488,13 +520,17 @@ func (t *Tree) describe(r *rule) string {
 	case opNot:
 		return "not (" + t.describe(&r.kids[0]) + ")"
 	case opDayPart:
-		var days []string
-		for d := range 7 {
-			if r.days&(1<<d) != 0 {
-				days = append(days, time.Weekday(d).String()[:3])
+		days := "every day"
+		if r.days != 0x7f {
+			var names []string
+			for d := range 7 {
+				if r.days&(1<<d) != 0 {
+					names = append(names, time.Weekday(d).String()[:3])
+				}
 			}
+			days = strings.Join(names, ",")
 		}
-		return fmt.Sprintf("%s %02d:%02d–%02d:%02d", strings.Join(days, ","), r.from/60, r.from%60, r.to/60, r.to%60)
+		return fmt.Sprintf("%s %02d:%02d–%02d:%02d", days, r.from/60, r.from%60, r.to/60, r.to%60)
 	}
 	name, list := r.name(), "["+strings.Join(r.vals, ", ")+"]"
 	switch r.op {

@@ -226,13 +226,18 @@ func readKV(v *fastjson.Value, path string, kvs []rawKV, p *problems) []rawKV {
 	o.Visit(func(k []byte, f *fastjson.Value) {
 		at := path + "." + string(k)
 		one := func(f *fastjson.Value, at string) {
+			var kv rawKV
 			switch f.Type() {
 			case fastjson.TypeString:
-				kvs = append(kvs, rawKV{Key: k, Value: f.GetStringBytes(), Path: at})
+				kv = rawKV{Key: k, Value: f.GetStringBytes(), Path: at}
 			case fastjson.TypeNumber:
-				kvs = append(kvs, rawKV{Key: k, Value: f.MarshalTo(nil), Path: at})
+				kv = rawKV{Key: k, Value: f.MarshalTo(nil), Path: at}
 			default:
 				p.add(at, "must be a string, a number, or an array of them")
+				return
+			}
+			if _, ok := kv.check(p); ok {
+				kvs = append(kvs, kv)
 			}
 		}
 		if f.Type() == fastjson.TypeArray {
@@ -246,19 +251,26 @@ func readKV(v *fastjson.Value, path string, kvs []rawKV, p *problems) []rawKV {
 	return kvs
 }
 
+// check normalises the pair (marquee.KVKey, marquee.KVValue), or names
+// what is wrong with it.
+func (kv *rawKV) check(p *problems) (targeting.KV, bool) {
+	k, okK := marquee.KVKey(string(kv.Key))
+	v, okV := marquee.KVValue(string(kv.Value))
+	switch {
+	case !okK:
+		p.add(kv.Path, fmt.Sprintf("key must be 1 to %d bytes of a-z, 0-9, _, . and -", marquee.MaxKVKeyLen))
+	case !okV:
+		p.add(kv.Path, fmt.Sprintf("must be 1 to %d bytes without control characters", marquee.MaxKVValueLen))
+	}
+	return targeting.KV{Key: k, Value: v}, okK && okV
+}
+
 // compileKV checks and normalises the pairs of kvs into out (sorted),
 // naming every problem; at most marquee.MaxKVPairs.
 func compileKV(kvs []rawKV, out []targeting.KV, p *problems) []targeting.KV {
 	for _, kv := range kvs {
-		k, okK := marquee.KVKey(string(kv.Key))
-		v, okV := marquee.KVValue(string(kv.Value))
-		switch {
-		case !okK:
-			p.add(kv.Path, fmt.Sprintf("key must be 1 to %d bytes of a-z, 0-9, _, . and -", marquee.MaxKVKeyLen))
-		case !okV:
-			p.add(kv.Path, fmt.Sprintf("must be 1 to %d bytes without control characters", marquee.MaxKVValueLen))
-		default:
-			out = append(out, targeting.KV{Key: k, Value: v})
+		if c, ok := kv.check(p); ok {
+			out = append(out, c)
 		}
 	}
 	if len(out) > marquee.MaxKVPairs {

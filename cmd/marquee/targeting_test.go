@@ -1,76 +1,84 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"marquee/reports/geoiptest"
 )
 
-// Targeting fails closed: a campaign for US and CA on the web does not
-// serve a viewer of unknown country, nor an Android browser that sends no
-// platform field; it serves a viewer GeoIP places in the US (by the
-// connection's address through a trusted proxy, or by the ip a
-// server-to-server client passes); and its tracking events carry the
-// decision's country and platform, so that reports break tag traffic down
-// by them.
-func TestTargetingFailsClosed(t *testing.T) {
-	geo := geoiptest.Write(t, map[string]string{"81.2.69.0/24": "US", "5.6.7.0/24": "DE"})
-	in := start(t, t.TempDir(), nil, "-geoip", geo, "-trusted-proxies", "127.0.0.1/32", "-reports-flush", "100ms")
+// TestTargetingOverHTTP: campaigns with targeting trees, through the
+// server: key-values of the page and of a slot (POST and GET), the page
+// URL (the body's or the Referer header), the User-Agent's device, the
+// language, and explain naming the rule that left a campaign out; bad
+// trees and bad key-values named field by field.
+func TestTargetingOverHTTP(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"NA web",`+flight+`,"conditions":[{"country":["US","CA"],"platform":["web"]}]}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t"}}`), 201, "")
-	const desktop = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"
-	const android = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Mobile Safari/537.36"
-	decide := func(body, xff, ua string) string {
-		t.Helper()
-		r := in.doHeaders("POST", "/api/v1/decisions", "application/json", `{"placements":[{"div":"a","placement":"side"}]`+body+`}`,
-			"X-Forwarded-For", xff, "User-Agent", ua)
-		if r.status != 200 {
-			t.Fatalf("decision = %d %s", r.status, r.body)
-		}
-		var got struct {
-			Decisions map[string][]struct{ ImpressionURL string }
-		}
-		json.Unmarshal([]byte(r.body), &got)
-		if len(got.Decisions["a"]) == 0 {
-			return ""
-		}
-		return got.Decisions["a"][0].ImpressionURL
-	}
-	for _, c := range []struct {
-		what, body, xff, ua string
-		served              bool
-	}{
-		{"unknown country (an address GeoIP does not know)", "", "9.9.9.9", desktop, false},
-		{"a German address", "", "5.6.7.7", desktop, false},
-		{"a US address, Android, no platform field", "", "81.2.69.7", android, false},
-		{"a US address, a desktop browser", "", "81.2.69.7", desktop, true},
-		{"a server's call passing a US viewer's ip and userAgent", `,"ip":"81.2.69.9","userAgent":"` + desktop + `"`, "9.9.9.9", "server/1.0", true},
-		{"a US address, the request saying android", `,"platform":"android"`, "81.2.69.7", desktop, false},
+	for _, c := range []string{
+		`"name":"Sports","priority":"sponsorship","targeting":{"all":[{"key":"section","in":["sports"]},{"key":"pos","notIn":["btf"]}]}`,
+		`"name":"Phones on /deals","priority":"standard","targeting":{"all":[{"key":"$device","in":["phone"]},{"key":"$path","prefix":["/deals/"]},{"key":"$language","in":["de"]}]}`,
+		`"name":"House","priority":"house"`,
 	} {
-		if got := decide(c.body, c.xff, c.ua) != ""; got != c.served {
-			t.Errorf("%s: served %v; want %v", c.what, got, c.served)
+		in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1",`+flight+`,`+c+`}`), 201, "")
+	}
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	for i := range 3 {
+		in.expect(in.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"a%d",%s,"campaignId":"%d","creative":{"type":"html","width":300,"height":250,"html":"x"}}`, i, flight, i+1)), 201, "")
+	}
+	if r := in.admin("GET", "/api/v1/campaigns/1", ""); !strings.Contains(r.body, `"targeting":{"all":[{"key":"section","in":["sports"]},{"key":"pos","notIn":["btf"]}]}`) {
+		t.Errorf("campaign 1 = %s; want its targeting tree as written", r.body)
+	}
+	const iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"
+	const desktop = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36"
+	for _, c := range []struct {
+		name, method, path, body string
+		header                   []string
+		want                     string
+	}{
+		{"page kv", "POST", "/api/v1/decisions", `{"placements":[{"div":"s","placement":"side"}],"kv":{"section":"Sports","pos":["atf"]}}`, nil, "1"},
+		{"excluded pos", "POST", "/api/v1/decisions", `{"placements":[{"div":"s","placement":"side"}],"kv":{"section":"sports","pos":"btf"}}`, nil, "3"},
+		{"slot kv replaces the page's", "POST", "/api/v1/decisions", `{"placements":[{"div":"s","placement":"side","kv":{"section":"sports"}}],"kv":{"section":"news"}}`, nil, "1"},
+		{"GET kv", "GET", "/api/v1/decisions?placement=side&div=s&kv.section=sports", "", nil, "1"},
+		{"GET kv of another section", "GET", "/api/v1/decisions?placement=side&div=s&kv.section=news", "", nil, "3"},
+		{"phone, /deals, de", "POST", "/api/v1/decisions", `{"placements":[{"div":"s","placement":"side"}],"url":"https://shop.example/deals/tv?x=1"}`,
+			[]string{"User-Agent", iphone, "Accept-Language", "de-DE,de;q=0.9,en;q=0.5"}, "2"},
+		{"the Referer is the page", "POST", "/api/v1/decisions", `{"placements":[{"div":"s","placement":"side"}],"language":"de"}`,
+			[]string{"User-Agent", iphone, "Referer", "https://shop.example/deals/"}, "2"},
+		{"a desktop", "POST", "/api/v1/decisions", `{"placements":[{"div":"s","placement":"side"}],"url":"https://shop.example/deals/tv"}`,
+			[]string{"User-Agent", desktop, "Accept-Language", "de"}, "3"},
+		{"another path", "POST", "/api/v1/decisions", `{"placements":[{"div":"s","placement":"side"}],"url":"https://shop.example/news/"}`,
+			[]string{"User-Agent", iphone, "Accept-Language", "de"}, "3"},
+	} {
+		r := in.doHeaders(c.method, c.path, "application/json", c.body, c.header...)
+		if r.status != 200 || !strings.Contains(r.body, `"s":[{"adId":"`+c.want+`"`) {
+			t.Errorf("%s: %s %s = %d %s; want ad %s", c.name, c.method, c.path, r.status, r.body, c.want)
 		}
 	}
-	imp := decide("", "81.2.69.7", desktop)
-	req := in.doHeaders("GET", strings.TrimPrefix(imp, in.url), "", "", "User-Agent", android, "X-Forwarded-For", "5.6.7.7")
-	if req.status != 204 {
-		t.Fatalf("impression = %d", req.status)
-	}
-	eventually(t, 5*time.Second, func() string {
-		s := in.stats("/api/v1/campaigns/1/stats?by=country&bots=include")
-		if len(s.Breakdown) != 1 || s.Breakdown[0].Country != "US" || s.Breakdown[0].Impressions != 1 {
-			return fmt.Sprintf("campaign by country = %+v; want the impression under US (the decision's, not the pixel's DE)", s.Breakdown)
+	key, _ := in.createKey("ops", "campaigns:read")
+	r := in.do("POST", "/api/v1/decisions", key, "application/json", `{"placements":[{"placement":"side"}],"kv":{"section":"news"},"explain":true}`)
+	for _, want := range []string{
+		`{"adId":"1","campaignId":"1","tier":"sponsorship","status":"campaign targeting: kv section: news not in [sports]"}`,
+		`{"adId":"2","campaignId":"2","tier":"standard","status":"campaign targeting: $device: bot not in [phone]"}`, // Go's client is a bot to the parser
+	} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("explain = %s; lacks %s", r.body, want)
 		}
-		return ""
-	})
-	if s := in.stats("/api/v1/campaigns/1/stats?by=platform&bots=include"); len(s.Breakdown) != 1 || s.Breakdown[0].Platform != "web" {
-		t.Errorf("campaign by platform = %+v; want web (the decision's, not the pixel's Android)", s.Breakdown)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"placements":[{"placement":"side"}],"kv":{"Sec tion":"x","a":{"b":1},"c":"","d":["ok",true]}}`,
+			`"kv.Sec tion":"key must be 1 to 40 bytes of a-z, 0-9, _, . and -","kv.a":"must be a string, a number, or an array of them","kv.c":"must be 1 to 100 bytes without control characters","kv.d[1]":"must be a string, a number, or an array of them"`},
+		{`{"placements":[{"placement":"side","kv":[1]}],"kv":"x"}`, `"kv":"must be an object {\"key\": \"value\" or [\"values\"]}","placements[0].kv":"must be an object`},
+	} {
+		if r := in.do("POST", "/api/v1/decisions", "", "application/json", c.body); r.status != 400 || !strings.Contains(r.body, c.want) {
+			t.Errorf("decisions(%s) = %d %s; want 400 …%s…", c.body, r.status, r.body, c.want)
+		}
+	}
+	r = in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Bad",`+flight+`,"timeZone":"Mars/Base","targeting":{"any":[{"key":"$ip","in":["10.0.0.0/99"]},{"dayPart":{"from":"25:00","to":"02:00"}}]}}`)
+	for _, want := range []string{`"targeting.any[0].in[0]":"must be a CIDR range`, `"targeting.any[1].dayPart.from":"must be a time \"HH:MM\"`, `"timeZone":"unknown IANA time zone \"Mars/Base\""`} {
+		if r.status != 400 || !strings.Contains(r.body, want) {
+			t.Errorf("a bad tree = %d %s; want 400 …%s…", r.status, r.body, want)
+		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // Columns are the row's columns in Row.Dest order.
-const Columns = `id, title, start_at, end_at, conditions, created_at, updated_at, url, link_code, campaign_id, coalesce(creative, ''), placements`
+const Columns = `id, title, start_at, end_at, conditions, created_at, updated_at, url, link_code, campaign_id, coalesce(creative, ''), placements, coalesce(targeting, '')`
 
 // Row is an ads row as read, before its conditions are decoded.
 type Row struct {
@@ -26,12 +26,13 @@ type Row struct {
 	URL, Link                    string // landing url, tracking link code
 	Campaign                     int64  // 0: none
 	Creative, Placements         string // JSON; "": none
+	Targeting                    string // JSON; "": none
 }
 
 // Dest returns the scan destinations of Columns.
 func (r *Row) Dest() []any {
 	return []any{&r.ID, &r.Title, &r.Start, &r.End, &r.Conditions, &r.Created, &r.Updated, &r.URL, &r.Link,
-		&r.Campaign, &r.Creative, &r.Placements}
+		&r.Campaign, &r.Creative, &r.Placements, &r.Targeting}
 }
 
 // Ad decodes the row.
@@ -53,6 +54,11 @@ func (r *Row) Ad() (marquee.Ad, error) {
 			return a, fmt.Errorf("ad %d: decode placements: %w", r.ID, err)
 		}
 	}
+	if r.Targeting != "" {
+		if err := json.Unmarshal([]byte(r.Targeting), &a.Targeting); err != nil {
+			return a, fmt.Errorf("ad %d: decode targeting: %w", r.ID, err)
+		}
+	}
 	return a, nil
 }
 
@@ -62,24 +68,40 @@ func Conditions(in marquee.AdInput) (string, error) {
 	return string(b), err
 }
 
-// Extras encodes an ad's creative and placements for their columns: nil
-// (NULL) without a creative, "" without placements.
-func Extras(in marquee.AdInput) (creative any, placements string, err error) {
+// Extras are an ad's columns beyond the contract's, encoded: Creative
+// and Targeting nil (NULL) without one, Placements "" without any.
+type Extras struct {
+	Creative   any
+	Placements string
+	Targeting  any
+}
+
+// ExtrasOf encodes an ad's creative, placements and targeting for their
+// columns.
+func ExtrasOf(in marquee.AdInput) (Extras, error) {
+	var x Extras
 	if in.Creative != nil {
 		b, err := json.Marshal(in.Creative)
 		if err != nil {
-			return nil, "", err
+			return x, err
 		}
-		creative = string(b)
+		x.Creative = string(b)
 	}
 	if len(in.Placements) > 0 {
 		b, err := json.Marshal(in.Placements)
 		if err != nil {
-			return nil, "", err
+			return x, err
 		}
-		placements = string(b)
+		x.Placements = string(b)
 	}
-	return creative, placements, nil
+	if in.Targeting != nil {
+		b, err := json.Marshal(in.Targeting)
+		if err != nil {
+			return x, err
+		}
+		x.Targeting = string(b)
+	}
+	return x, nil
 }
 
 // batchSize is how many rows a decoder takes at a time.

@@ -201,7 +201,7 @@ func TestTitleKeysOfOlderRows(t *testing.T) {
 	// As a version-5 database: no column, no index, no keys (and nothing
 	// of the later versions).
 	queries := []string{`DROP INDEX ads_title_key`, `ALTER TABLE ads DROP COLUMN title_key`,
-		`DROP INDEX ads_campaign`, `ALTER TABLE ads DROP COLUMN campaign_id`, `ALTER TABLE ads DROP COLUMN creative`, `ALTER TABLE ads DROP COLUMN placements`,
+		`DROP INDEX ads_campaign`, `ALTER TABLE ads DROP COLUMN campaign_id`, `ALTER TABLE ads DROP COLUMN creative`, `ALTER TABLE ads DROP COLUMN placements`, `ALTER TABLE ads DROP COLUMN targeting`,
 		`DROP TABLE advertisers`, `DROP TABLE campaigns`, `DROP TABLE placements`, `DROP TABLE assets`,
 		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `DROP TABLE link_tags`, `DROP TABLE report_dims`, `UPDATE schema_version SET version = 5`}
 	for _, table := range []string{"report_hourly", "report_daily", "report_totals"} {

@@ -21,14 +21,14 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 		if err != nil {
 			return marquee.Ad{}, err
 		}
-		creative, placements, warnings, err := s.checkAdRefs(ctx, tx, in)
+		x, warnings, err := s.checkAdRefs(ctx, tx, in)
 		if err != nil {
 			return marquee.Ad{}, err
 		}
 		id, err := s.insertID(ctx, tx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url, title_key,
-			campaign_id, creative, placements) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "",
+			campaign_id, creative, placements, targeting) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "",
 			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL, TitleKey(in.Title),
-			in.CampaignID, creative, placements)
+			in.CampaignID, x.Creative, x.Placements, x.Targeting)
 		if err != nil {
 			return marquee.Ad{}, err
 		}
@@ -50,7 +50,7 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 		if err != nil {
 			return marquee.Ad{}, err
 		}
-		creative, placements, warnings, err := s.checkAdRefs(ctx, tx, in)
+		x, warnings, err := s.checkAdRefs(ctx, tx, in)
 		if err != nil {
 			return marquee.Ad{}, err
 		}
@@ -64,9 +64,9 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 			return marquee.Ad{}, err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?, title_key = ?,
-			campaign_id = ?, creative = ?, placements = ? WHERE id = ?`,
+			campaign_id = ?, creative = ?, placements = ?, targeting = ? WHERE id = ?`,
 			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, TitleKey(in.Title),
-			in.CampaignID, creative, placements, id); err != nil {
+			in.CampaignID, x.Creative, x.Placements, x.Targeting, id); err != nil {
 			return marquee.Ad{}, err
 		}
 		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
@@ -81,9 +81,9 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 
 // checkAdRefs checks what an ad names beyond the contract — its campaign
 // exists and is not archived, its placements exist — inside tx, and
-// encodes its creative and placements for their columns. A bad reference
-// is a 400 naming the field.
-func (s *Store) checkAdRefs(ctx context.Context, tx Tx, in marquee.AdInput) (creative any, placements string, warnings marquee.Problems, err error) {
+// encodes its creative, placements and targeting for their columns. A bad
+// reference is a 400 naming the field.
+func (s *Store) checkAdRefs(ctx context.Context, tx Tx, in marquee.AdInput) (x adrow.Extras, warnings marquee.Problems, err error) {
 	p := marquee.Problems{}
 	if in.CampaignID != 0 {
 		var state string
@@ -93,7 +93,7 @@ func (s *Store) checkAdRefs(ctx context.Context, tx Tx, in marquee.AdInput) (cre
 		case errors.Is(err, ErrNoRows):
 			p["campaignId"] = fmt.Sprintf("no campaign %d", in.CampaignID)
 		case err != nil:
-			return nil, "", nil, err
+			return x, nil, err
 		case state == marquee.StateArchived:
 			p["campaignId"] = fmt.Sprintf("campaign %d is archived", in.CampaignID)
 		default:
@@ -103,23 +103,23 @@ func (s *Store) checkAdRefs(ctx context.Context, tx Tx, in marquee.AdInput) (cre
 	for i, name := range in.Placements {
 		var n int
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM placements WHERE name = ?`, name).Scan(&n); err != nil {
-			return nil, "", nil, err
+			return x, nil, err
 		}
 		if n == 0 {
 			p[fmt.Sprintf("placements[%d]", i)] = fmt.Sprintf("no placement %q", name)
 		}
 	}
 	if err := marquee.Invalid("invalid ad", p); err != nil {
-		return nil, "", nil, err
+		return x, nil, err
 	}
-	creative, placements, err = adrow.Extras(in)
+	x, err = adrow.ExtrasOf(in)
 	for k, v := range in.Creative.Warnings() {
 		if warnings == nil {
 			warnings = marquee.Problems{}
 		}
 		warnings[k] = v
 	}
-	return creative, placements, warnings, err
+	return x, warnings, err
 }
 
 // DeleteAd deletes ad id and its tracking link; it returns marquee.NoAd

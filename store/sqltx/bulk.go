@@ -9,7 +9,7 @@ import (
 // the order of BulkAdRow's values. The url is empty: a bulk-inserted ad
 // has no landing page, so no tracking link (CreateAd makes both).
 var BulkAdColumns = []string{"title", "start_at", "end_at", "conditions", "created_at", "updated_at", "url", "title_key",
-	"campaign_id", "creative", "placements"}
+	"campaign_id", "creative", "placements", "targeting"}
 
 // BulkAdRow is the values of in for BulkAdColumns, created and updated
 // at now (Unix milliseconds), with no url whatever in.URL says. Its
@@ -19,12 +19,12 @@ func BulkAdRow(in marquee.AdInput, now int64) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	creative, placements, err := adrow.Extras(in)
+	x, err := adrow.ExtrasOf(in)
 	if err != nil {
 		return nil, err
 	}
 	return []any{in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now, now, "", TitleKey(in.Title),
-		in.CampaignID, creative, placements}, nil
+		in.CampaignID, x.Creative, x.Placements, x.Targeting}, nil
 }
 
 // BulkLinkColumns are the columns of links a store's InsertLinks writes,

@@ -112,6 +112,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
 	t.Run("Access", func(t *testing.T) { testAccess(t, open) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open) })
+	t.Run("Targeting", func(t *testing.T) { testTargeting(t, open) })
 	t.Run("Assets", func(t *testing.T) { testAssets(t, open) })
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
 	t.Run("EraseSubject", func(t *testing.T) { testEraseSubject(t, open) })
