@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/oschwald/maxminddb-golang/v2"
@@ -137,6 +138,39 @@ func (g *GeoIP) Country(ip netip.Addr) string {
 		return ""
 	}
 	return rec.Country.ISOCode
+}
+
+// Place returns where a City database (GeoIP2-City, GeoLite2-City)
+// places ip below the country: the region as ISO 3166-2 ("US-CA", from
+// its first subdivision), the city's English name in lower case and the
+// metro (DMA) code; "" for what it does not know (a Country database
+// knows none of them).
+func (g *GeoIP) Place(ip netip.Addr) (region, city, metro string) {
+	var rec struct {
+		Country struct {
+			ISOCode string `maxminddb:"iso_code"`
+		} `maxminddb:"country"`
+		Subdivisions []struct {
+			ISOCode string `maxminddb:"iso_code"`
+		} `maxminddb:"subdivisions"`
+		City struct {
+			Names map[string]string `maxminddb:"names"`
+		} `maxminddb:"city"`
+		Location struct {
+			MetroCode uint `maxminddb:"metro_code"`
+		} `maxminddb:"location"`
+	}
+	if g == nil || g.db.Lookup(ip).Decode(&rec) != nil {
+		return "", "", ""
+	}
+	if len(rec.Subdivisions) > 0 && rec.Subdivisions[0].ISOCode != "" && rec.Country.ISOCode != "" {
+		region = strings.ToUpper(rec.Country.ISOCode + "-" + rec.Subdivisions[0].ISOCode)
+	}
+	city = strings.ToLower(rec.City.Names["en"])
+	if rec.Location.MetroCode != 0 {
+		metro = strconv.FormatUint(uint64(rec.Location.MetroCode), 10)
+	}
+	return region, city, metro
 }
 
 // Country is an event's country: its own country field when that is a

@@ -449,15 +449,13 @@ func (d *decider) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *del
 // stays unknown matches no targeting of it (targeting fails closed).
 func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *delivery.Request, needs targeting.Needs) error {
 	v := &r.Viewer
-	if v.Country == 0 && d.events.geo != nil || needs&targeting.NeedIP != 0 {
-		ip := d.events.addr(ctx)
-		if len(in.IP) > 0 {
-			a, err := netip.ParseAddr(string(in.IP))
-			if err != nil {
-				return marquee.Invalid("invalid decision request", marquee.Problems{"ip": "must be an IPv4 or IPv6 address"})
-			}
-			ip = a.Unmap()
+	if len(in.IP) > 0 {
+		if _, err := netip.ParseAddr(string(in.IP)); err != nil {
+			return marquee.Invalid("invalid decision request", marquee.Problems{"ip": "must be an IPv4 or IPv6 address"})
 		}
+	}
+	if v.Country == 0 && d.events.geo != nil || needs&targeting.NeedIP != 0 {
+		ip := viewerAddr(ctx, d, in)
 		if v.Country == 0 && d.events.geo != nil {
 			v.SetCountry(d.events.geo.Country(ip))
 		}
@@ -499,8 +497,27 @@ func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *del
 		v.Region = strings.ToUpper(strings.TrimSpace(string(in.Region)))
 		v.City = strings.ToLower(strings.TrimSpace(string(in.City)))
 		v.Metro = strings.TrimSpace(string(in.Metro))
+		if pl, ok := d.events.geo.(Placer); ok && (v.Region == "" || v.City == "" || v.Metro == "") {
+			region, city, metro := pl.Place(viewerAddr(ctx, d, in))
+			v.Region, v.City, v.Metro = cmp.Or(v.Region, region), cmp.Or(v.City, city), cmp.Or(v.Metro, metro)
+		}
 	}
 	return nil
+}
+
+// Placer is a GeoIP database that places an address below the country
+// (a City database): region (ISO 3166-2), city (lower case), metro code.
+type Placer interface {
+	Place(ip netip.Addr) (region, city, metro string)
+}
+
+// viewerAddr is the viewer's address: the body's ip (already checked),
+// else the request's client's.
+func viewerAddr(ctx *fasthttp.RequestCtx, d *decider, in *decisionInput) netip.Addr {
+	if a, err := netip.ParseAddr(string(in.IP)); err == nil {
+		return a.Unmap()
+	}
+	return d.events.addr(ctx)
 }
 
 // hostPath reads a page's URL: its host name, lower case, and its path

@@ -65,6 +65,9 @@ func toConsole(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) apiRoutes() []route {
+	// Ads and campaigns whose targeting reads below the country need GeoIP.
+	adResource := adResource.checked(func(in *marquee.AdInput) marquee.Problems { return geoRules(s.geo != nil, in.Targeting) })
+	campaignResource := campaignResource.checked(func(in *marquee.CampaignInput) marquee.Problems { return geoRules(s.geo != nil, in.Targeting) })
 	erase := handleEraseSubject(s.privSt, s.forget, s.events.privacy, s.retention, s.writer, s.now)
 	hooksOn := func(h storeHandler) storeHandler { return webhooksOn(s.hookSt, s.hooks, h) }
 	return []route{

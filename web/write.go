@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"maps"
 	"reflect"
 	"strconv"
 	"strings"
@@ -77,6 +78,37 @@ type resource[K, In any] struct {
 }
 
 var adResource = resource[int64, marquee.AdInput]{"ad", adID, MaxAdBody, marquee.ParseAdInput}
+
+// checked is r whose bodies are also checked by check, which names more
+// problems (beside the parser's, in one answer).
+func (r resource[K, In]) checked(check func(*In) marquee.Problems) resource[K, In] {
+	parse := r.parse
+	r.parse = func(b []byte) (In, error) {
+		in, err := parse(b)
+		more := check(&in)
+		if len(more) == 0 {
+			return in, err
+		}
+		if e := marquee.AsError(err); e != nil && e.Kind == marquee.KindInvalid {
+			maps.Copy(e.Problems, more)
+			return in, e
+		}
+		if err != nil {
+			return in, err
+		}
+		return in, marquee.Invalid("invalid "+r.what, more)
+	}
+	return r
+}
+
+// geoRules names, on a server without GeoIP (-geoip), the rules of a
+// targeting tree that read what only GeoIP finds below the country.
+func geoRules(hasGeo bool, t *marquee.Targeting) marquee.Problems {
+	if hasGeo || !t.Uses(marquee.KeyRegion, marquee.KeyCity, marquee.KeyMetro) {
+		return nil
+	}
+	return marquee.Problems{"targeting": "reads $region, $city or $metro, which need a GeoIP database: start the server with -geoip (a MaxMind-format City database)"}
+}
 
 // linkResource is a link on domains: named by its code and ?domain=, its
 // body's domain one of them.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"marquee/reports/geoiptest"
 )
 
 // TestTargetingOverHTTP: campaigns with targeting trees, through the
@@ -79,6 +81,45 @@ func TestTargetingOverHTTP(t *testing.T) {
 	for _, want := range []string{`"targeting.any[0].in[0]":"must be a CIDR range`, `"targeting.any[1].dayPart.from":"must be a time \"HH:MM\"`, `"timeZone":"unknown IANA time zone \"Mars/Base\""`} {
 		if r.status != 400 || !strings.Contains(r.body, want) {
 			t.Errorf("a bad tree = %d %s; want 400 …%s…", r.status, r.body, want)
+		}
+	}
+}
+
+// TestGeoTargetingOverHTTP: with a City database (-geoip), $region,
+// $city and $metro come from the viewer's address unless the request
+// names them; without one, a rule reading them is refused when written.
+func TestGeoTargetingOverHTTP(t *testing.T) {
+	city := geoiptest.WriteCity(t, map[string]geoiptest.City{
+		"1.2.3.0/24": {Country: "US", Subdivision: "CA", Name: "San Francisco", Metro: 807},
+		"5.6.7.0/24": {Country: "US", Subdivision: "NY", Name: "New York", Metro: 501},
+	})
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	geoTree := `"targeting":{"all":[{"key":"$region","in":["US-CA"]},{"key":"$city","in":["San Francisco"]},{"key":"$metro","in":["807"]}]}`
+
+	plain := start(t, t.TempDir(), nil)
+	plain.expect(plain.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	if r := plain.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Bay",`+flight+`,`+geoTree+`}`); r.status != 400 ||
+		!strings.Contains(r.body, `"targeting":"reads $region, $city or $metro, which need a GeoIP database`) {
+		t.Errorf("a geo rule without -geoip = %d %s; want 400 naming targeting", r.status, r.body)
+	}
+
+	in := start(t, t.TempDir(), nil, "-geoip", city)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Bay",`+flight+`,"priority":"sponsorship",`+geoTree+`}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"House",`+flight+`,"priority":"house"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	for i := range 2 {
+		in.expect(in.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"a%d",%s,"campaignId":"%d","creative":{"type":"html","width":300,"height":250,"html":"x"}}`, i, flight, i+1)), 201, "")
+	}
+	for _, c := range []struct{ body, want string }{
+		{`"ip":"1.2.3.4"`, "1"},
+		{`"ip":"5.6.7.8"`, "2"},
+		{`"ip":"5.6.7.8","region":"us-ca","city":"san francisco","metro":"807"`, "1"}, // the publisher's word first
+		{`"ip":"1.2.3.4","city":"Oakland"`, "2"},
+	} {
+		r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"s","placement":"side"}],`+c.body+`}`)
+		if r.status != 200 || !strings.Contains(r.body, `"s":[{"adId":"`+c.want+`"`) {
+			t.Errorf("decision with %s = %d %s; want ad %s", c.body, r.status, r.body, c.want)
 		}
 	}
 }

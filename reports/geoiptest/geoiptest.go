@@ -30,6 +30,44 @@ func Write(t testing.TB, networks map[string]string) string {
 			t.Fatal(err)
 		}
 	}
+	return write(t, tree)
+}
+
+// City is what a City database says of a network.
+type City struct {
+	Country, Subdivision, Name string // ISO 3166-1 alpha-2, the ISO 3166-2 part after the country's, English
+	Metro                      uint   // a metro (DMA) code; 0: none
+}
+
+// WriteCity writes a GeoIP2-City database mapping networks (CIDR) to
+// places under a temporary folder of t and returns its path.
+func WriteCity(t testing.TB, networks map[string]City) string {
+	t.Helper()
+	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoIP2-City", RecordSize: 28})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cidr, c := range networks {
+		_, n, err := net.ParseCIDR(cidr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := mmdbtype.Map{
+			"country":      mmdbtype.Map{"iso_code": mmdbtype.String(c.Country)},
+			"subdivisions": mmdbtype.Slice{mmdbtype.Map{"iso_code": mmdbtype.String(c.Subdivision)}},
+			"city":         mmdbtype.Map{"names": mmdbtype.Map{"en": mmdbtype.String(c.Name)}},
+		}
+		if c.Metro != 0 {
+			rec["location"] = mmdbtype.Map{"metro_code": mmdbtype.Uint16(c.Metro)}
+		}
+		if err := tree.Insert(n, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return write(t, tree)
+}
+
+func write(t testing.TB, tree *mmdbwriter.Tree) string {
 	path := filepath.Join(t.TempDir(), "geo.mmdb")
 	f, err := os.Create(path)
 	if err != nil {
