@@ -128,6 +128,15 @@ type tierList struct {
 	camps []campAds
 	cum   []int // cum[i]: the weights of camps[:i+1]
 	id    int32 // the list's number in its plan
+	// The list's campaigns by key-value (nil: none has an index key, see
+	// targeting.Tree.IndexKey): open holds those without one, byKV[kv]
+	// those whose index key takes kv, so that a request weighs only the
+	// campaigns of its own key-values; keys are the keys indexed. A part
+	// of byKV is a tierList whose kv says which.
+	open  *tierList
+	byKV  map[targeting.KV]*tierList
+	keys  []string
+	kv    targeting.KV
 }
 
 // campAds is a campaign and its ads that fit a placement; capped is the
@@ -136,6 +145,10 @@ type campAds struct {
 	c      *Campaign
 	ads    []*Ad
 	capped int32
+	// key and vals are the campaign's index key and its values, in a
+	// list indexed by key-value.
+	key  string
+	vals []string
 }
 
 // index builds the placements' lists from ads, campaigns and placements.
@@ -186,6 +199,65 @@ func (p *Plan) index() {
 		p.lists[name] = &lists
 	}
 	p.numberCapped()
+	p.indexKV()
+}
+
+// indexKV indexes the campaigns of each list that has any with an index
+// key by their key-values (tierList.byKV). It runs once the campaigns are
+// numbered: the parts copy their campAds.
+func (p *Plan) indexKV() {
+	for _, lists := range p.lists {
+		for t := range lists {
+			l := &lists[t]
+			for _, ca := range l.camps {
+				key, vals, ok := ca.c.tree.IndexKey()
+				if !ok {
+					if l.open == nil {
+						l.open = &tierList{id: l.id}
+					}
+					l.open.camps = append(l.open.camps, ca)
+					continue
+				}
+				if l.byKV == nil {
+					l.byKV = map[targeting.KV]*tierList{}
+				}
+				if !slices.Contains(l.keys, key) {
+					l.keys = append(l.keys, key)
+				}
+				ca.key, ca.vals = key, vals
+				for _, v := range vals {
+					kv := targeting.KV{Key: key, Value: v}
+					part := l.byKV[kv]
+					if part == nil {
+						part = &tierList{id: l.id, kv: kv}
+						l.byKV[kv] = part
+					}
+					part.camps = append(part.camps, ca)
+				}
+			}
+			if l.byKV == nil {
+				l.open = nil
+				continue
+			}
+			if l.open == nil {
+				l.open = &tierList{id: l.id}
+			}
+			for _, part := range l.byKV {
+				part.sums()
+			}
+			l.open.sums()
+		}
+	}
+}
+
+// sums sets the list's running sums of weights.
+func (l *tierList) sums() {
+	l.cum = make([]int, len(l.camps))
+	sum := 0
+	for i, ca := range l.camps {
+		sum += ca.c.Weight
+		l.cum[i] = sum
+	}
 }
 
 // numberCapped numbers the capped campaigns of the lists (ids, inLists)
@@ -852,6 +924,13 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 			used.memo != nil && used.memo.skips(l.id, used) {
 			continue // nothing, every campaign at the user's cap, or nothing for the user a moment ago
 		}
+		if l.byKV != nil {
+			if ch, ok := p.pickParts(l, t, r, used, now, rnd, e); ok {
+				return ch, true
+			}
+			used.exhausted(l)
+			continue
+		}
 		if p.byECPM(t) {
 			used.leftOut = 0
 			if ch, ok := p.weighed(l, true, r, used, now, rnd, e); ok {
@@ -875,6 +954,107 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 		used.exhausted(l)
 	}
 	return Choice{}, false
+}
+
+// maxParts bounds the parts of a list a request weighs: the campaigns
+// without an index key, and those of each of its key-values (a page's and
+// a slot's).
+const maxParts = 1 + 2*marquee.MaxKVPairs
+
+// pickParts is pick's draw in list l of tier t when its campaigns are
+// indexed by key-value: among the campaigns without an index key and
+// those of the request's own key-values only, so that campaigns on other
+// values cost nothing. A campaign reached through several of the
+// request's values (a key sent with many) counts once, through the first
+// of them it takes (canonical), so that chances stay in proportion to
+// weights. It allocates nothing.
+func (p *Plan) pickParts(l *tierList, t int, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
+	var buf [maxParts]*tierList
+	parts := buf[:0]
+	if len(l.open.camps) > 0 {
+		parts = append(parts, l.open)
+	}
+	for _, kv := range used.v.KV {
+		if len(parts) < maxParts && slices.Contains(l.keys, kv.Key) {
+			if part := l.byKV[kv]; part != nil {
+				parts = append(parts, part)
+			}
+		}
+	}
+	used.leftOut = 0
+	if len(parts) == 0 {
+		used.leftOut |= byViewer // other key-values may find some
+		return Choice{}, false
+	}
+	if !p.byECPM(t) {
+		total := 0
+		for _, part := range parts {
+			total += part.cum[len(part.cum)-1]
+		}
+		for range draws {
+			x := int(rnd.Float64() * float64(total))
+			for _, part := range parts {
+				if w := part.cum[len(part.cum)-1]; x >= w {
+					x -= w
+					continue
+				}
+				i, _ := slices.BinarySearch(part.cum, x+1)
+				ca := &part.camps[min(i, len(part.camps)-1)]
+				if !used.canonical(part, ca) {
+					break
+				}
+				if ch, ok := p.adOf(ca, r, used, now, rnd, e); ok {
+					return ch, true
+				}
+				break
+			}
+		}
+		used.leftOut = 0
+	}
+	var best Choice
+	sum := 0
+	for _, part := range parts {
+		for i := range part.camps {
+			ca := &part.camps[i]
+			if p.byECPM(t) && best.Ad != nil && ca.c.ECPM < best.Campaign.ECPM {
+				break // the part is sorted by eCPM: the rest bid less
+			}
+			if !used.canonical(part, ca) {
+				continue
+			}
+			ch, ok := p.adOf(ca, r, used, now, rnd, e)
+			if !ok {
+				continue
+			}
+			if p.byECPM(t) && best.Ad != nil && ca.c.ECPM > best.Campaign.ECPM {
+				best, sum = Choice{}, 0 // outbids what another part offered
+			}
+			sum += ca.c.Weight
+			if rnd.Float64()*float64(sum) < float64(ca.c.Weight) {
+				best = ch
+			}
+		}
+	}
+	if best.Ad == nil {
+		used.leftOut |= byViewer // what the list has for the user depends on the key-values
+	}
+	return best, best.Ad != nil
+}
+
+// canonical says whether campaign ca of part is weighed there: always in
+// the part of campaigns without an index key; in a key-value's part, when
+// that value is the first of the request's values of the key the
+// campaign takes.
+func (u *usedSet) canonical(part *tierList, ca *campAds) bool {
+	if part.kv.Key == "" {
+		return true
+	}
+	for _, kv := range u.v.KV {
+		if kv.Key == part.kv.Key && slices.Contains(ca.vals, kv.Value) {
+			return kv.Value == part.kv.Value
+		}
+	}
+	return false
 }
 
 // Reasons a campaign was left out that a request changes (usedSet.leftOut).

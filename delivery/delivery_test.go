@@ -1094,3 +1094,73 @@ func TestAdTreeAndSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyValueIndex: campaigns indexed by a key-value are weighed only
+// for requests of their values, at chances in proportion to their
+// weights — a campaign reached through two of a request's values counts
+// once — and beside the campaigns without an index key.
+func TestKeyValueIndex(t *testing.T) {
+	w := newWorld(t)
+	in := func(vals ...string) func(*marquee.Campaign) {
+		return func(c *marquee.Campaign) {
+			c.Targeting = &marquee.Targeting{All: []marquee.Targeting{{Key: "tags", In: vals}, {Key: "$device", NotIn: []string{"bot"}}}}
+		}
+	}
+	ab := w.camp(marquee.PriorityStandard, 1, in("a", "b")) // reached through a and through b
+	a := w.camp(marquee.PriorityStandard, 1, in("a"))
+	c := w.camp(marquee.PriorityStandard, 2, in("c"))
+	open := w.camp(marquee.PriorityStandard, 1, nil)
+	for _, id := range []int64{ab, a, c, open} {
+		w.ad(id, "300x250", nil)
+	}
+	w.ready(side)
+	rnd := rand.New(rand.NewPCG(7, 7))
+	r := &delivery.Request{Slots: slot("side", 1), Viewer: targeting.Viewer{KV: []targeting.KV{{Key: "tags", Value: "a"}, {Key: "tags", Value: "b"}}}}
+	const n = 40000
+	got := w.chosen(r, n, rnd)
+	// ab, a and open weigh 1 each; c (not in the request) nothing.
+	for _, id := range []int64{ab, a, open} {
+		if share := float64(got[id]) / n; math.Abs(share-1.0/3) > 0.02 {
+			t.Errorf("campaign %d chosen %.3f of the time; want 1/3 (chosen: %v)", id, share, got)
+		}
+	}
+	if got[c] != 0 {
+		t.Errorf("campaign %d (tags c) chosen %d times for tags a, b", c, got[c])
+	}
+	r.Viewer.KV = []targeting.KV{{Key: "tags", Value: "c"}}
+	got = w.chosen(r, 30000, rnd)
+	if share := float64(got[c]) / 30000; math.Abs(share-2.0/3) > 0.02 || got[ab]+got[a] != 0 {
+		t.Errorf("for tags c: %v; want campaign %d 2/3 of the time, %d the rest", got, c, open)
+	}
+}
+
+// BenchmarkSections: a decision for one section among campaigns each on
+// another section costs what it costs among 10 campaigns (the campaigns
+// are indexed by key-value).
+func BenchmarkSections(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			w := newWorld(nil)
+			for i := range n {
+				id := w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) {
+					c.Targeting = &marquee.Targeting{Key: "section", In: []string{fmt.Sprint("s", i)}}
+				})
+				w.ad(id, "300x250", nil)
+			}
+			w.ready(side)
+			rnd := rand.New(rand.NewPCG(1, 1))
+			reqs := make([]delivery.Request, 64)
+			for i := range reqs {
+				reqs[i] = delivery.Request{Slots: slot("side", 1), Viewer: targeting.Viewer{KV: []targeting.KV{{Key: "section", Value: fmt.Sprint("s", rnd.IntN(n))}}}}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if out := w.e.Decide(context.Background(), &reqs[i%len(reqs)], now, rnd); len(out[0]) != 1 {
+					b.Fatal("nothing chosen")
+				}
+				i++
+			}
+		})
+	}
+}

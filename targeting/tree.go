@@ -572,3 +572,25 @@ func (v *Viewer) Hash() uint64 {
 func HashKV(kv KV) uint64 { return maphash.String(seed, kv.Key) ^ maphash.String(seed, kv.Value)*31 }
 
 var seed = maphash.MakeSeed()
+
+// IndexKey is a publisher's key every viewer the tree takes must have one
+// of vals of (sorted): the tree is such a rule, or all of rules one of
+// which is. ok is false when it has none. Decisions index campaigns by it,
+// so that a request weighs only the campaigns of its own key-values.
+func (t *Tree) IndexKey() (key string, vals []string, ok bool) {
+	if t == nil {
+		return "", nil, false
+	}
+	r := &t.root
+	if r.op == opAll {
+		for i := range r.kids {
+			if k := &r.kids[i]; k.op == opIn && k.field == fieldKV {
+				return k.key, k.vals, true
+			}
+		}
+	}
+	if r.op == opIn && r.field == fieldKV {
+		return r.key, r.vals, true
+	}
+	return "", nil, false
+}
