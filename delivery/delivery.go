@@ -133,10 +133,10 @@ type tierList struct {
 	// those whose index key takes kv, so that a request weighs only the
 	// campaigns of its own key-values; keys are the keys indexed. A part
 	// of byKV is a tierList whose kv says which.
-	open  *tierList
-	byKV  map[targeting.KV]*tierList
-	keys  []string
-	kv    targeting.KV
+	open *tierList
+	byKV map[targeting.KV]*tierList
+	keys []string
+	kv   targeting.KV
 }
 
 // campAds is a campaign and its ads that fit a placement; capped is the
