@@ -137,6 +137,9 @@ type tierList struct {
 	byKV map[targeting.KV]*tierList
 	keys []string
 	kv   targeting.KV
+	// filter indexes the top-level rules of the campaigns' trees (nil:
+	// none has a tree; a list indexed by key-value has one per part).
+	filter *targeting.Filter
 }
 
 // campAds is a campaign and its ads that fit a placement; capped is the
@@ -237,6 +240,7 @@ func (p *Plan) indexKV() {
 			}
 			if l.byKV == nil {
 				l.open = nil
+				l.filter = filterOf(l)
 				continue
 			}
 			if l.open == nil {
@@ -244,10 +248,26 @@ func (p *Plan) indexKV() {
 			}
 			for _, part := range l.byKV {
 				part.sums()
+				part.filter = filterOf(part)
 			}
 			l.open.sums()
+			l.open.filter = filterOf(l.open)
 		}
 	}
+}
+
+// filterOf is the filter of the trees of l's campaigns (nil: none has an
+// indexable rule).
+func filterOf(l *tierList) *targeting.Filter {
+	trees := make([]*targeting.Tree, len(l.camps))
+	any := false
+	for i, ca := range l.camps {
+		trees[i], any = ca.c.tree, any || ca.c.tree != nil
+	}
+	if !any {
+		return nil
+	}
+	return targeting.NewFilter(trees)
 }
 
 // sums sets the list's running sums of weights.
@@ -622,7 +642,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 	plan := e.plan.Load()
 	sc := scratchPool.Get().(*scratch)
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
-	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], v: r.Viewer, at: now.UnixNano()}
+	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], v: r.Viewer, at: now.UnixNano(), bits: &sc.bits}
 	reached := sc.reached[:0] // the user's reached caps once a refusal told them (kept apart from used: escape analysis)
 	if e.readFirst && r.User != 0 && !r.Preview && len(plan.ids) > 0 {
 		var err error
@@ -738,6 +758,7 @@ type pending struct {
 // scratch is what a decision lends the counters: the buffer the user's
 // reached caps are read into, what they block, and its takes.
 type scratch struct {
+	bits    []uint64 // the eligible campaigns of a list's parts (pickParts)
 	reached []counters.Reached
 	blocked blockedSet
 	takes   []counters.Take
@@ -884,6 +905,7 @@ type usedSet struct {
 	capsDown       bool             // the counters could not be read: no capped campaign is served
 	v              targeting.Viewer // the request's targeting fields, compiled (a copy: nothing escapes)
 	at             int64            // the decision's time, unix ns
+	bits           *[]uint64        // scratch of pickParts
 }
 
 // reachedBy reads the caps r's user has reached at now (none without a
@@ -924,7 +946,7 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 			used.memo != nil && used.memo.skips(l.id, used) {
 			continue // nothing, every campaign at the user's cap, or nothing for the user a moment ago
 		}
-		if l.byKV != nil {
+		if l.byKV != nil || l.filter != nil {
 			if ch, ok := p.pickParts(l, t, r, used, now, rnd, e); ok {
 				return ch, true
 			}
@@ -961,84 +983,184 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 // a slot's).
 const maxParts = 1 + 2*marquee.MaxKVPairs
 
-// pickParts is pick's draw in list l of tier t when its campaigns are
-// indexed by key-value: among the campaigns without an index key and
-// those of the request's own key-values only, so that campaigns on other
-// values cost nothing. A campaign reached through several of the
-// request's values (a key sent with many) counts once, through the first
-// of them it takes (canonical), so that chances stay in proportion to
-// weights. It allocates nothing.
+// pickParts is pick's draw in list l of tier t when its campaigns have
+// targeting trees: among the campaigns without an index key and those of
+// the request's own key-values only (when l is indexed by key-value), so
+// that campaigns on other values cost nothing; and, within each part,
+// among the campaigns its filter lets through (targeting.Filter), so
+// that a request every campaign's rules exclude costs a few bitset
+// operations, not one evaluation per campaign. A campaign reached through
+// several of the request's values (a key sent with many) counts once,
+// through the first of them it takes (canonical), so that chances stay
+// in proportion to weights. It allocates nothing once the decision's
+// scratch has grown to the plan.
 func (p *Plan) pickParts(l *tierList, t int, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
 	var buf [maxParts]*tierList
 	parts := buf[:0]
-	if len(l.open.camps) > 0 {
-		parts = append(parts, l.open)
-	}
-	for _, kv := range used.v.KV {
-		if len(parts) < maxParts && slices.Contains(l.keys, kv.Key) {
-			if part := l.byKV[kv]; part != nil {
-				parts = append(parts, part)
+	if l.byKV == nil {
+		parts = append(parts, l)
+	} else {
+		if len(l.open.camps) > 0 {
+			parts = append(parts, l.open)
+		}
+		for _, kv := range used.v.KV {
+			if len(parts) < maxParts && slices.Contains(l.keys, kv.Key) {
+				if part := l.byKV[kv]; part != nil {
+					parts = append(parts, part)
+				}
 			}
 		}
 	}
-	used.leftOut = 0
-	if len(parts) == 0 {
-		used.leftOut |= byViewer // other key-values may find some
+	used.leftOut = byViewer // what the list has for the user depends on the request's targeting
+	// Each part's eligible campaigns, as far as its filter tells: a bit
+	// each (every campaign of a part without a filter).
+	var bitsBuf [maxParts][]uint64
+	words, most := 0, 0
+	for _, part := range parts {
+		words += (len(part.camps) + 63) / 64
+		most = max(most, (len(part.camps)+63)/64)
+	}
+	scratch := append((*used.bits)[:0], make([]uint64, words+most)...)
+	*used.bits = scratch
+	tmp, scratch := scratch[words:], scratch[:words]
+	total, eligible, weight := 0, 0, 0
+	for k, part := range parts {
+		total += part.cum[len(part.cum)-1]
+		w := (len(part.camps) + 63) / 64
+		b := scratch[:w:w]
+		bitsBuf[k], scratch = b, scratch[w:]
+		if part.filter != nil {
+			eligible += part.filter.Eligible(&used.v, b, tmp[:w])
+		} else {
+			for i := range b {
+				b[i] = ^uint64(0)
+			}
+			if r := len(part.camps) & 63; r != 0 {
+				b[w-1] = 1<<r - 1
+			}
+			eligible += len(part.camps)
+		}
+	}
+	if eligible == 0 {
 		return Choice{}, false
 	}
 	if !p.byECPM(t) {
-		total := 0
+		n := 0
 		for _, part := range parts {
-			total += part.cum[len(part.cum)-1]
+			n += len(part.camps)
+		}
+		sparse := eligible*4 < n // few pass the filters: draw among them only
+		if sparse {
+			for k, part := range parts {
+				weight += part.setWeight(bitsBuf[k])
+			}
 		}
 		for range draws {
-			x := int(rnd.Float64() * float64(total))
-			for _, part := range parts {
-				if w := part.cum[len(part.cum)-1]; x >= w {
-					x -= w
+			if sparse && weight == 0 {
+				break
+			}
+			// A weighted draw: over every campaign (a miss when the filter
+			// left it out), or over those the filters let through only.
+			x := int(rnd.Float64() * float64(cmp.Or(weight, total)))
+			for k, part := range parts {
+				i, ok := part.locate(bitsBuf[k], sparse, &x)
+				if !ok {
 					continue
 				}
-				i, _ := slices.BinarySearch(part.cum, x+1)
-				ca := &part.camps[min(i, len(part.camps)-1)]
-				if !used.canonical(part, ca) {
+				ca := &part.camps[i]
+				b := bitsBuf[k]
+				if b[i>>6]&(1<<(i&63)) == 0 {
 					break
 				}
-				if ch, ok := p.adOf(ca, r, used, now, rnd, e); ok {
-					return ch, true
+				if used.canonical(part, ca) {
+					if ch, ok := p.adOf(ca, r, used, now, rnd, e); ok {
+						return ch, true
+					}
+				}
+				if sparse { // never drawn again
+					b[i>>6] &^= 1 << (i & 63)
+					weight -= ca.c.Weight
 				}
 				break
 			}
 		}
-		used.leftOut = 0
 	}
-	var best Choice
-	sum := 0
-	for _, part := range parts {
-		for i := range part.camps {
-			ca := &part.camps[i]
-			if p.byECPM(t) && best.Ad != nil && ca.c.ECPM < best.Campaign.ECPM {
-				break // the part is sorted by eCPM: the rest bid less
-			}
-			if !used.canonical(part, ca) {
-				continue
-			}
-			ch, ok := p.adOf(ca, r, used, now, rnd, e)
-			if !ok {
-				continue
-			}
-			if p.byECPM(t) && best.Ad != nil && ca.c.ECPM > best.Campaign.ECPM {
-				best, sum = Choice{}, 0 // outbids what another part offered
-			}
-			sum += ca.c.Weight
-			if rnd.Float64()*float64(sum) < float64(ca.c.Weight) {
-				best = ch
+	var wg weighing
+	for k, part := range parts {
+	set:
+		for wi, word := range bitsBuf[k] {
+			for ; word != 0; word &= word - 1 {
+				if !wg.weigh(p, t, part, &part.camps[wi<<6+bits.TrailingZeros64(word)], r, used, now, rnd, e) {
+					break set
+				}
 			}
 		}
 	}
-	if best.Ad == nil {
-		used.leftOut |= byViewer // what the list has for the user depends on the key-values
+	return wg.best, wg.best.Ad != nil
+}
+
+// setWeight is the weight of l's campaigns whose bit b holds.
+func (l *tierList) setWeight(b []uint64) int {
+	w := 0
+	for wi, word := range b {
+		for ; word != 0; word &= word - 1 {
+			w += l.camps[wi<<6+bits.TrailingZeros64(word)].c.Weight
+		}
 	}
-	return best, best.Ad != nil
+	return w
+}
+
+// locate finds the campaign of l at weight *x of a draw: among every
+// campaign (by the running sums), or, sparse, among those whose bit b
+// holds. false, with *x less l's weight, when the draw lies past l.
+func (l *tierList) locate(b []uint64, sparse bool, x *int) (int, bool) {
+	if !sparse {
+		if w := l.cum[len(l.cum)-1]; *x >= w {
+			*x -= w
+			return 0, false
+		}
+		i, _ := slices.BinarySearch(l.cum, *x+1)
+		return min(i, len(l.camps)-1), true
+	}
+	for wi, word := range b {
+		for ; word != 0; word &= word - 1 {
+			i := wi<<6 + bits.TrailingZeros64(word)
+			if *x -= l.camps[i].c.Weight; *x < 0 {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// weighing is pickParts' pass over the parts: the choice so far, and the
+// weights of the campaigns it was drawn among.
+type weighing struct {
+	best Choice
+	sum  int
+}
+
+// weigh weighs campaign ca of part (of tier t) in the pass; false when
+// the rest of the part bids less (a tier drawn by eCPM).
+func (wg *weighing) weigh(p *Plan, t int, part *tierList, ca *campAds, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) bool {
+	if p.byECPM(t) && wg.best.Ad != nil && ca.c.ECPM < wg.best.Campaign.ECPM {
+		return false // the part is sorted by eCPM: the rest bid less
+	}
+	if !used.canonical(part, ca) {
+		return true
+	}
+	ch, ok := p.adOf(ca, r, used, now, rnd, e)
+	if !ok {
+		return true
+	}
+	if p.byECPM(t) && wg.best.Ad != nil && ca.c.ECPM > wg.best.Campaign.ECPM {
+		wg.best, wg.sum = Choice{}, 0 // outbids what another part offered
+	}
+	wg.sum += ca.c.Weight
+	if rnd.Float64()*float64(wg.sum) < float64(ca.c.Weight) {
+		wg.best = ch
+	}
+	return true
 }
 
 // canonical says whether campaign ca of part is weighed there: always in

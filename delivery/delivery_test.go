@@ -20,6 +20,7 @@ import (
 	"marquee"
 	"marquee/counters"
 	"marquee/delivery"
+	"marquee/fixture"
 	"marquee/targeting"
 	"marquee/targeting/targetingtest"
 )
@@ -1159,6 +1160,43 @@ func BenchmarkSections(b *testing.B) {
 				if out := w.e.Decide(context.Background(), &reqs[i%len(reqs)], now, rnd); len(out[0]) != 1 {
 					b.Fatal("nothing chosen")
 				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkDecideRules: decisions over 1,000 campaigns that each carry
+// a six-rule tree (fixture.RulesTree), against the same requests over
+// campaigns without trees — what targeting costs a decision.
+func BenchmarkDecideRules(b *testing.B) {
+	for _, rules := range []bool{false, true} {
+		b.Run(map[bool]string{false: "none", true: "rules"}[rules], func(b *testing.B) {
+			w := newWorld(nil)
+			r := rand.New(rand.NewPCG(3, 4))
+			for i := range 1000 {
+				id := w.camp(marquee.Priorities[i%4], 1+i%100, func(c *marquee.Campaign) {
+					if rules {
+						c.Targeting = fixture.RulesTree(r)
+					}
+				})
+				w.ad(id, []string{"300x250", "728x90"}[i%2], nil)
+			}
+			w.ready(side, top)
+			reqs := make([]delivery.Request, 256)
+			for i := range reqs {
+				pos := "atf"
+				if r.IntN(4) == 0 {
+					pos = "btf"
+				}
+				kv := []targeting.KV{{Key: "pos", Value: pos}, {Key: "score", Value: fmt.Sprint(r.IntN(10))}, {Key: "section", Value: fixture.Sections[r.IntN(8)]}}
+				reqs[i] = delivery.Request{Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "top", Count: 1}},
+					Viewer: targeting.Viewer{KV: kv, Region: fixture.Regions[r.IntN(8)], Device: "desktop"}, User: uint64(i + 1)}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				w.e.Decide(context.Background(), &reqs[i%len(reqs)], now, r)
 				i++
 			}
 		})

@@ -26,6 +26,10 @@ type Scenario struct {
 	ZipfS     float64 // ad-by-id, links: the Zipf exponent
 	Path      string  // url: the one path
 	PathsFile string  // url: a file of paths, one a line
+	// Targeting and Campaigns shape the decisions scenario's key-values
+	// (see DecisionPaths): "" none, "none", "rules", "sections".
+	Targeting string
+	Campaigns int
 }
 
 // Keyed reports whether the scenario looks keys up through a cache (its
@@ -53,7 +57,7 @@ func (s Scenario) Paths() ([]string, error) {
 	case "events":
 		return EventPaths(s.Seed, s.Requests, s.Ads), nil
 	case "decisions":
-		return DecisionPaths(s.Seed, s.Requests, s.Users), nil
+		return DecisionPaths(s.Seed, s.Requests, s.Users, s.Targeting, s.Campaigns), nil
 	case "vast":
 		return VASTPaths(s.Seed, s.Requests, s.Users), nil
 	}

@@ -70,9 +70,14 @@ func EventPaths(seed uint64, n, ads int) []string {
 // fixture.Placements (not the video one) — with a user key (one of users;
 // 100,000 by default, 1: one user who soon reaches every cap), and a
 // country and a platform each present half the time, over a catalog
-// seeded with marquee seed -campaigns. The same seed gives the same
+// seeded with marquee seed -campaigns. With targeting "rules" or "none"
+// each request also names key-values (a section, a position — below the
+// fold a quarter of the time —, a score) and a region, which the trees of
+// marquee seed -targeting rules read ("none": the same requests for
+// campaigns without trees); with "sections", the section of one of
+// campaigns (seed -targeting sections). The same seed gives the same
 // requests.
-func DecisionPaths(seed uint64, n, users int) []string {
+func DecisionPaths(seed uint64, n, users int, targeting string, campaigns int) []string {
 	users = cmp.Or(max(users, 0), 100_000)
 	r := rand.New(rand.NewPCG(seed, 0xdec))
 	places := fixture.Placements[:len(fixture.Placements)-1]
@@ -93,6 +98,17 @@ func DecisionPaths(seed uint64, n, users int) []string {
 		}
 		if r.IntN(2) == 0 {
 			fmt.Fprintf(&b, `,"platform":%q`, marquee.Platforms[r.IntN(len(marquee.Platforms))])
+		}
+		switch targeting {
+		case fixture.TargetingRules, "none":
+			pos := "atf"
+			if r.IntN(4) == 0 {
+				pos = "btf"
+			}
+			fmt.Fprintf(&b, `,"kv":{"section":%q,"pos":%q,"score":%d},"region":%q`, fixture.Sections[r.IntN(len(fixture.Sections))], pos,
+				r.IntN(10), fixture.Regions[r.IntN(len(fixture.Regions))])
+		case fixture.TargetingSections:
+			fmt.Fprintf(&b, `,"kv":{"section":"s%d"}`, 1+r.IntN(max(campaigns, 1)))
 		}
 		b.WriteByte('}')
 		out[i] = b.String()

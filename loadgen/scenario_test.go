@@ -231,7 +231,7 @@ func TestLinkPaths(t *testing.T) {
 // user key, and BuildRequests sends a POST with its JSON body, type and
 // length.
 func TestDecisionRequests(t *testing.T) {
-	paths := loadgen.DecisionPaths(1, 200, 0)
+	paths := loadgen.DecisionPaths(1, 200, 0, "", 0)
 	for _, p := range paths {
 		rest, ok := strings.CutPrefix(p, loadgen.PostPrefix+"/api/v1/decisions\n")
 		var body struct {

@@ -42,7 +42,20 @@ func Device(ua string) (device, browser, os string) {
 	case agents.DeviceBot:
 		device = "bot"
 	}
-	return device, strings.ToLower(string(a.Browser())), strings.ToLower(string(a.OS()))
+	return device, lower(string(a.Browser())), lower(string(a.OS()))
+}
+
+// lowered keeps the lower-case spelling of the parser's browser and OS
+// names (a few dozen), so that a decision does not allocate them again.
+var lowered sync.Map
+
+func lower(name string) string {
+	if v, ok := lowered.Load(name); ok {
+		return v.(string)
+	}
+	l := strings.ToLower(name)
+	lowered.Store(name, l)
+	return l
 }
 
 // PrimaryLanguage is the primary subtag of the first language of a

@@ -51,3 +51,10 @@ func TestPrimaryLanguage(t *testing.T) {
 		}
 	}
 }
+func BenchmarkDevice(b *testing.B) {
+	ua := "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"
+	b.ReportAllocs()
+	for b.Loop() {
+		targeting.Device(ua)
+	}
+}

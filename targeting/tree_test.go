@@ -165,3 +165,68 @@ func BenchmarkMatches(b *testing.B) {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// TestFilterAgainstTrees: a filter never drops a tree the viewer meets,
+// and drops every tree whose top-level rules the viewer fails when those
+// rules are all indexable (in, notIn, ranges); over lists of 1 to 300
+// random trees.
+func TestFilterAgainstTrees(t *testing.T) {
+	g := targetingtest.Gen{R: rand.New(rand.NewPCG(43, 3))}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for round := range 300 {
+		n := 1 + g.R.IntN(300)
+		src := make([]marquee.Targeting, n)
+		trees := make([]*targeting.Tree, n)
+		for i := range trees {
+			if g.R.IntN(6) != 0 {
+				src[i] = g.Tree(1)
+				trees[i] = targeting.CompileTree(&src[i], "")
+			}
+		}
+		f := targeting.NewFilter(trees)
+		if f == nil {
+			continue
+		}
+		bits, tmp := make([]uint64, f.Words()), make([]uint64, f.Words())
+		for range 20 {
+			v := targetingtest.Compiled(g.Viewer(start))
+			count := f.Eligible(&v, bits, tmp)
+			set := 0
+			for i, tr := range trees {
+				on := bits[i>>6]&(1<<(i&63)) != 0
+				if on {
+					set++
+				}
+				if !on && tr.Matches(&v, start.UnixNano()) {
+					t.Fatalf("round %d: tree %d %s dropped; the viewer %+v meets it", round, i, show(src[i]), v)
+				}
+				if on && tr != nil && onlyIndexable(&src[i]) && !tr.Matches(&v, start.UnixNano()) {
+					t.Fatalf("round %d: tree %d %s kept; the viewer %+v fails one of its in and notIn rules", round, i, show(src[i]), v)
+				}
+			}
+			if set != count {
+				t.Fatalf("round %d: Eligible says %d, sets %d", round, count, set)
+			}
+			if extra := bits[len(bits)-1] >> (n & 63); n&63 != 0 && extra != 0 {
+				t.Fatalf("round %d: bits past the %d trees set", round, n)
+			}
+		}
+	}
+}
+
+// onlyIndexable says whether every top-level rule of t is an in, a notIn
+// or a range on one key each (no $ip), so that a filter is exact for it.
+func onlyIndexable(t *marquee.Targeting) bool {
+	rules := t.All
+	if rules == nil {
+		rules = []marquee.Targeting{*t}
+	}
+	seen := map[string]bool{}
+	for _, r := range rules {
+		if r.Key == "" || r.Key == marquee.KeyIP || r.In == nil && r.NotIn == nil && r.Gte == nil && r.Lte == nil || seen[r.Key] {
+			return false
+		}
+		seen[r.Key] = true
+	}
+	return true
+}

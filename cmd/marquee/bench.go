@@ -13,10 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"marquee/fixture"
 	"marquee/loadgen"
 )
 
@@ -57,6 +59,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.IntVar(&c.links, "links", 100_000, "links to seed in-process (links scenario); links draws codes from the first this many seeded codes")
 	fs.IntVar(&c.campaigns, "campaigns", 0, "campaigns to seed in-process (see marquee seed -campaigns): the seeded ads are put in them")
 	fs.StringVar(&c.capAll, "cap-campaigns", "", "cap every seeded campaign at COUNT/WINDOW (see marquee seed -cap-campaigns; with -users 1, a user at every cap)")
+	fs.StringVar(&sc.Targeting, "targeting", "", "decisions scenario: rules (every seeded campaign has a six-rule targeting tree, see marquee seed -targeting; the requests send key-values, a region and a desktop browser's User-Agent), none (the same requests, campaigns without trees: the baseline of rules), sections (campaign i targets section s<i>; each request one section); default: neither")
 	fs.IntVar(&b.Conns, "c", 64, "concurrent keep-alive connections")
 	fs.DurationVar(&b.Duration, "d", 10*time.Second, "duration of each run")
 	fs.DurationVar(&b.Warmup, "warmup", 2*time.Second, "closed-loop warm-up against the target before measuring (also sizes the baseline's body)")
@@ -92,6 +95,12 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	if (sc.Name == "decisions" || sc.Name == "vast") && !flagSet(fs, "campaigns") {
 		c.campaigns = 1000
 	}
+	sc.Campaigns = c.campaigns
+	if sc.Targeting == fixture.TargetingRules || sc.Targeting == "none" {
+		if !slices.ContainsFunc(b.Headers, func(h string) bool { return strings.HasPrefix(strings.ToLower(h), "user-agent:") }) {
+			b.Headers = append(b.Headers, "User-Agent: "+fixture.BenchUA)
+		}
+	}
 	if sc.Name == "links" && !flagSet(fs, "ok-status") {
 		*okStatus = "301-308"
 	}
@@ -117,6 +126,14 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	}
 	if b.Target == "" && (c.ads < 0 || c.links < 0) {
 		problems = append(problems, "-ads and -links must be ≥ 0")
+	}
+	switch sc.Targeting {
+	case "", "none", fixture.TargetingRules, fixture.TargetingSections:
+		if sc.Targeting != "" && sc.Name != "decisions" {
+			problems = append(problems, "-targeting shapes the decisions scenario only")
+		}
+	default:
+		problems = append(problems, fmt.Sprintf("-targeting %q: want rules, none or sections", sc.Targeting))
 	}
 	switch sc.Name {
 	case "ads", "ad-by-id", "links", "events", "decisions", "vast":
@@ -285,6 +302,9 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 	}
 	if cfg.capAll != "" {
 		seedArgs = append(seedArgs, "-cap-campaigns", cfg.capAll)
+	}
+	if t := cfg.bench.Scenario.Targeting; t == fixture.TargetingRules || t == fixture.TargetingSections {
+		seedArgs = append(seedArgs, "-targeting", t)
 	}
 	if err := runSeed(ctx, seedArgs, noEnv, io.Discard, stderr); err != nil {
 		os.RemoveAll(dir)

@@ -33,6 +33,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	reportDays := fs.Int("reports", 0, "fill this many days of hourly reports, up to the current hour, for every ad and link in the store")
 	campaigns := fs.Int("campaigns", 0, "make this many campaigns (of -campaigns/10 advertisers) and the placements of package fixture, and put the ads in them with creatives")
 	capAll := fs.String("cap-campaigns", "", "cap every seeded campaign at COUNT/WINDOW (5/24h: 5 serves a user a day); default: a third of them, at random")
+	targeted := fs.String("targeting", "", "give every seeded campaign a targeting tree: rules (six rules: sections, position, regions, devices, a day-part, a score) or sections (campaign i: section s<i> alone); default none")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -43,6 +44,9 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	if *n < 0 || *links < 0 || *linksFrom < 0 || *batch < 1 || *campaigns < 0 {
 		return fmt.Errorf("-ads, -links, -links-from and -campaigns must be ≥ 0 and -batch ≥ 1")
+	}
+	if *targeted != "" && *targeted != fixture.TargetingRules && *targeted != fixture.TargetingSections {
+		return fmt.Errorf("-targeting %q: want rules or sections", *targeted)
 	}
 	if *scheduled < 0 || *expired < 0 || *scheduled+*expired > 1 {
 		return fmt.Errorf("-scheduled and -expired must be fractions summing to at most 1")
@@ -63,7 +67,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 		}
 	}
 	out := seedOutput{stdout: stdout, stderr: stderr, db: redact(*db)}
-	campaignIDs, err := seedCampaigns(ctx, out, st, *seed, *campaigns, fc)
+	campaignIDs, err := seedCampaigns(ctx, out, st, *seed, *campaigns, fc, *targeted)
 	if err != nil {
 		return err
 	}
@@ -95,7 +99,7 @@ func runSeed(ctx context.Context, args []string, getenv func(string) string, std
 // seedCampaigns makes the placements of package fixture (those that
 // exist stay), n/10 advertisers (at least one) and n campaigns, each
 // capped at fc when it is not nil, and returns the campaigns' ids.
-func seedCampaigns(ctx context.Context, out seedOutput, st store.Store, seed uint64, n int, fc *marquee.FrequencyCap) ([]int64, error) {
+func seedCampaigns(ctx context.Context, out seedOutput, st store.Store, seed uint64, n int, fc *marquee.FrequencyCap, targeted string) ([]int64, error) {
 	if n == 0 {
 		return nil, nil
 	}
@@ -122,6 +126,7 @@ func seedCampaigns(ctx context.Context, out seedOutput, st store.Store, seed uin
 		return nil, err
 	}
 	gen := fixture.NewCampaignGen(seed, time.Now(), advertisers)
+	gen.Targeting = targeted
 	err = seedBatches(ctx, out, "campaigns", n, 1, func(int) (marquee.CampaignInput, error) {
 		in := gen.Next()
 		if fc != nil {
