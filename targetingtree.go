@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,15 +86,20 @@ var DeviceTypes = []string{"desktop", "phone", "tablet", "tv", "bot"}
 // Weekdays are the days of a DayPart, Sunday first (time.Weekday's order).
 var Weekdays = []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
 
-// kvKeyRE is what a publisher's key may be, once lower-cased.
-var kvKeyRE = regexp.MustCompile(`^[a-z0-9_][a-z0-9_.\-]*$`)
-
 // KVKey is a publisher's key as stored and matched: lower case, trimmed;
 // ok is false when it is not 1 to MaxKVKeyLen bytes of a–z, 0–9, "_",
 // "." and "-" (not starting with "." or "-").
 func KVKey(k string) (string, bool) {
 	k = strings.ToLower(strings.TrimSpace(k))
-	return k, len(k) <= MaxKVKeyLen && kvKeyRE.MatchString(k)
+	if k == "" || len(k) > MaxKVKeyLen || k[0] == '.' || k[0] == '-' {
+		return k, false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return k, false
+		}
+	}
+	return k, true
 }
 
 // KVValue is a value as stored and matched: lower case (values compare

@@ -601,6 +601,10 @@ func (u *usedSet) forSlot(r *Request, s *Slot, pl *marquee.Placement) {
 	if s.KV != nil {
 		u.v.KV = s.KV
 	}
+	u.multiKV = false
+	for i := 1; i < len(u.v.KV); i++ {
+		u.multiKV = u.multiKV || u.v.KV[i].Key == u.v.KV[i-1].Key
+	}
 	u.v.Site = ""
 	if pl != nil {
 		u.v.Site = pl.Site
@@ -906,6 +910,10 @@ type usedSet struct {
 	v              targeting.Viewer // the request's targeting fields, compiled (a copy: nothing escapes)
 	at             int64            // the decision's time, unix ns
 	bits           *[]uint64        // scratch of pickParts
+	// filtered: the campaign checked now passed its list's filter, which
+	// checked the indexed rules of its tree (the rest are left).
+	filtered bool
+	multiKV  bool // the slot's key-values name a key more than once
 }
 
 // reachedBy reads the caps r's user has reached at now (none without a
@@ -1073,7 +1081,10 @@ func (p *Plan) pickParts(l *tierList, t int, r *Request, used *usedSet, now time
 					break
 				}
 				if used.canonical(part, ca) {
-					if ch, ok := p.adOf(ca, r, used, now, rnd, e); ok {
+					used.filtered = part.filter != nil
+					ch, ok := p.adOf(ca, r, used, now, rnd, e)
+					used.filtered = false
+					if ok {
 						return ch, true
 					}
 				}
@@ -1149,7 +1160,9 @@ func (wg *weighing) weigh(p *Plan, t int, part *tierList, ca *campAds, r *Reques
 	if !used.canonical(part, ca) {
 		return true
 	}
+	used.filtered = part.filter != nil
 	ch, ok := p.adOf(ca, r, used, now, rnd, e)
+	used.filtered = false
 	if !ok {
 		return true
 	}
@@ -1168,8 +1181,8 @@ func (wg *weighing) weigh(p *Plan, t int, part *tierList, ca *campAds, r *Reques
 // that value is the first of the request's values of the key the
 // campaign takes.
 func (u *usedSet) canonical(part *tierList, ca *campAds) bool {
-	if part.kv.Key == "" {
-		return true
+	if part.kv.Key == "" || !u.multiKV || len(ca.vals) == 1 {
+		return true // reachable through this part only
 	}
 	for _, kv := range u.v.KV {
 		if kv.Key == part.kv.Key && slices.Contains(ca.vals, kv.Value) {
@@ -1383,7 +1396,8 @@ func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Ti
 		return Duplicate
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
 		return NoKeyword
-	case !targeting.MatchesAny(c.conds, &used.v) || !c.tree.Matches(&used.v, used.at):
+	case !targeting.MatchesAny(c.conds, &used.v) || !used.filtered && !c.tree.Matches(&used.v, used.at) ||
+		used.filtered && !c.tree.MatchesRest(&used.v, used.at):
 		return NotTargeted
 	}
 	if fc := c.FrequencyCap; fc != nil && r.User != 0 {

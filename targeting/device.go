@@ -4,8 +4,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/maypok86/otter/v2"
 	"github.com/medama-io/go-useragent"
-	"github.com/medama-io/go-useragent/agents"
+	uagents "github.com/medama-io/go-useragent/agents"
 )
 
 // uaParser is the User-Agent parser, built at first use (its trie takes
@@ -22,24 +23,50 @@ var uaParser = sync.OnceValue(useragent.NewParser)
 // a tablet when its User-Agent lacks the "Mobile" token (how Chrome and
 // the Android WebView tell a tablet, as Google documents), and a TV when
 // the User-Agent says "SmartTV" or "SMART-TV" (Android TVs, Tizen).
+//
+// Answers are kept for the most seen User-Agents (agents), so that the
+// few that make most traffic are parsed once.
 func Device(ua string) (device, browser, os string) {
+	if d, ok := agents.GetIfPresent(ua); ok {
+		return d.device, d.browser, d.os
+	}
+	device, browser, os = parseDevice(ua)
+	if len(ua) <= maxAgentLen {
+		agents.Set(ua, agent{device, browser, os})
+	}
+	return device, browser, os
+}
+
+// agent is what Device answers of a User-Agent.
+type agent struct{ device, browser, os string }
+
+// agents keeps Device's answers for the most seen User-Agents (W-TinyLFU:
+// a flood of one-off User-Agents does not push out the common ones).
+var agents = otter.Must(&otter.Options[string, agent]{MaximumSize: 10_000})
+
+// maxAgentLen bounds the User-Agents kept (a real one is a few hundred
+// bytes).
+const maxAgentLen = 512
+
+// parseDevice is Device without the cache.
+func parseDevice(ua string) (device, browser, os string) {
 	a := uaParser().Parse(ua)
 	switch a.Device() {
-	case agents.DeviceDesktop:
+	case uagents.DeviceDesktop:
 		device = "desktop"
-	case agents.DeviceMobile:
+	case uagents.DeviceMobile:
 		device = "phone"
 		switch {
 		case strings.Contains(ua, "SmartTV") || strings.Contains(ua, "SMART-TV"):
 			device = "tv"
-		case a.OS() == agents.OSAndroid && !strings.Contains(ua, "Mobile"):
+		case a.OS() == uagents.OSAndroid && !strings.Contains(ua, "Mobile"):
 			device = "tablet"
 		}
-	case agents.DeviceTablet:
+	case uagents.DeviceTablet:
 		device = "tablet"
-	case agents.DeviceTV:
+	case uagents.DeviceTV:
 		device = "tv"
-	case agents.DeviceBot:
+	case uagents.DeviceBot:
 		device = "bot"
 	}
 	return device, lower(string(a.Browser())), lower(string(a.OS()))

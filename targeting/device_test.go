@@ -3,6 +3,7 @@ package targeting_test
 import (
 	"bufio"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,10 +52,26 @@ func TestPrimaryLanguage(t *testing.T) {
 		}
 	}
 }
+// BenchmarkDevice: a User-Agent seen before (kept), and one never seen
+// (parsed, then kept).
 func BenchmarkDevice(b *testing.B) {
 	ua := "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"
-	b.ReportAllocs()
-	for b.Loop() {
-		targeting.Device(ua)
-	}
+	b.Run("seen", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			targeting.Device(ua)
+		}
+	})
+	b.Run("new", func(b *testing.B) {
+		uas := make([]string, 1<<16)
+		for i := range uas {
+			uas[i] = ua + " build/" + strconv.Itoa(i)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			targeting.Device(uas[i%len(uas)])
+			i++
+		}
+	})
 }

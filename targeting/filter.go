@@ -1,6 +1,7 @@
 package targeting
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -34,9 +35,13 @@ type dim struct {
 	// accept[v]: the trees whose in takes v; reject[v]: those whose
 	// notIn holds v (tree numbers); ranges: the trees whose gte/lte
 	// rule reads the key.
-	accept, reject map[string]*postings
-	ranges         []numRange
+	byValue map[string]*valuePostings
+	ranges  []numRange
 }
+
+// valuePostings are the trees whose in takes a value (accept) and those
+// whose notIn holds it (reject).
+type valuePostings struct{ accept, reject postings }
 
 // numRange is a range rule, and the trees that have it.
 type numRange struct {
@@ -102,19 +107,16 @@ func NewFilter(trees []*Tree) *Filter {
 			}
 		}
 		f.dims = append(f.dims, dim{field: r.field, key: r.key, free: make([]uint64, words), notIns: make([]uint64, words),
-			accept: map[string]*postings{}, reject: map[string]*postings{}})
+			byValue: map[string]*valuePostings{}})
 		return len(f.dims) - 1
 	}
 	indexed := make([][]int, len(trees)) // the dims each tree has an indexed rule on
 	for i, t := range trees {
-		for _, r := range t.topLevel() {
-			if r.op != opIn && r.op != opNotIn && r.op != opRange || r.field == fieldIP {
-				continue
-			}
+		if t == nil {
+			continue
+		}
+		for _, r := range t.indexed {
 			k := find(r)
-			if slices.Contains(indexed[i], k) {
-				continue // a second rule on the key: left to the tree
-			}
 			indexed[i] = append(indexed[i], k)
 			d := &f.dims[k]
 			if r.op == opRange {
@@ -125,16 +127,20 @@ func NewFilter(trees []*Tree) *Filter {
 				d.ranges[j].trees.add(int32(i))
 				continue
 			}
-			into := d.accept
 			if r.op == opNotIn {
-				into = d.reject
 				d.notIns[i>>6] |= 1 << (i & 63)
 			}
 			for _, v := range r.vals {
-				if into[v] == nil {
-					into[v] = &postings{}
+				vp := d.byValue[v]
+				if vp == nil {
+					vp = &valuePostings{}
+					d.byValue[v] = vp
 				}
-				into[v].add(int32(i))
+				if r.op == opNotIn {
+					vp.reject.add(int32(i))
+				} else {
+					vp.accept.add(int32(i))
+				}
 			}
 		}
 	}
@@ -148,32 +154,64 @@ func NewFilter(trees []*Tree) *Filter {
 				d.free[i>>6] |= 1 << (i & 63)
 			}
 		}
-		for _, m := range []map[string]*postings{d.accept, d.reject} {
-			for _, p := range m {
-				p.build(words)
-			}
+		for _, vp := range d.byValue {
+			vp.accept.build(words)
+			vp.reject.build(words)
 		}
 		for _, rg := range d.ranges {
 			rg.trees.build(words)
 		}
 	}
+	// The keys that constrain the most trees first: a request they
+	// exclude is answered sooner (Eligible stops when none is left).
+	slices.SortStableFunc(f.dims, func(a, b dim) int { return cmp.Compare(ones(a.free), ones(b.free)) })
 	return f
 }
 
-// topLevel is the rules whose every one a viewer must meet: the tree's
-// all's, or the tree.
-func (t *Tree) topLevel() []*rule {
-	if t == nil {
-		return nil
+func ones(b []uint64) int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
 	}
+	return n
+}
+
+// split divides the tree's top-level rules — its all's, or the tree —
+// into those a Filter indexes (the first in, notIn or range rule of each
+// key, but on $ip) and the rest, which MatchesRest evaluates.
+func (t *Tree) split() {
+	top := []*rule{&t.root}
 	if t.root.op == opAll {
-		out := make([]*rule, len(t.root.kids))
+		top = top[:0]
 		for i := range t.root.kids {
-			out[i] = &t.root.kids[i]
+			top = append(top, &t.root.kids[i])
 		}
-		return out
 	}
-	return []*rule{&t.root}
+	for _, r := range top {
+		indexable := (r.op == opIn || r.op == opNotIn || r.op == opRange) && r.field != fieldIP &&
+			!slices.ContainsFunc(t.indexed, func(x *rule) bool { return x.field == r.field && x.key == r.key })
+		if indexable {
+			t.indexed = append(t.indexed, r)
+		} else {
+			t.rest = append(t.rest, r)
+		}
+	}
+}
+
+// MatchesRest reports whether v meets the rules of the tree a Filter does
+// not index: what is left to check of a tree whose bit Eligible set.
+// It allocates nothing.
+func (t *Tree) MatchesRest(v *Viewer, at int64) bool {
+	if t == nil {
+		return true
+	}
+	var c clock
+	for _, r := range t.rest {
+		if !t.match(r, v, at, &c) {
+			return false
+		}
+	}
+	return true
 }
 
 // Words is how many words Eligible writes, and its scratch holds.
@@ -195,8 +233,13 @@ func (f *Filter) Eligible(v *Viewer, dst, tmp []uint64) int {
 			tmp[i] = d.free[i] | d.notIns[i]
 		}
 		d.apply(v, tmp)
+		var left uint64
 		for i := range dst {
 			dst[i] &= tmp[i]
+			left |= dst[i]
+		}
+		if left == 0 {
+			return 0 // a rule every tree has excludes v: the rest need not be read
 		}
 	}
 	n := 0
@@ -211,35 +254,41 @@ func (f *Filter) Eligible(v *Viewer, dst, tmp []uint64) int {
 // exclude (a notIn).
 func (d *dim) apply(v *Viewer, p []uint64) {
 	one, kvs := d.values(v)
-	for k := -1; k < len(kvs); k++ {
-		val := one
-		if k >= 0 {
-			val = kvs[k].Value
-		} else if val == "" {
-			continue
+	if one != "" {
+		if vp := d.byValue[one]; vp != nil {
+			vp.accept.or(p)
+			vp.reject.andNot(p)
 		}
-		if a := d.accept[val]; a != nil {
-			a.or(p)
+		d.applyRanges(one, p)
+		return
+	}
+	rejected := false
+	for _, kv := range kvs {
+		if vp := d.byValue[kv.Value]; vp != nil {
+			vp.accept.or(p)
+			rejected = rejected || len(vp.reject.list) > 0
 		}
-		if len(d.ranges) > 0 {
-			if x, err := strconv.ParseFloat(val, 64); err == nil {
-				for _, rg := range d.ranges {
-					if x >= rg.lo && x <= rg.hi {
-						rg.trees.or(p)
-					}
-				}
+		d.applyRanges(kv.Value, p)
+	}
+	if rejected { // after every accept: an exclusion wins
+		for _, kv := range kvs {
+			if vp := d.byValue[kv.Value]; vp != nil {
+				vp.reject.andNot(p)
 			}
 		}
 	}
-	for k := -1; k < len(kvs); k++ {
-		val := one
-		if k >= 0 {
-			val = kvs[k].Value
-		} else if val == "" {
-			continue
-		}
-		if r := d.reject[val]; r != nil {
-			r.andNot(p)
+}
+
+// applyRanges adds to p the trees whose range rule takes val.
+func (d *dim) applyRanges(val string, p []uint64) {
+	if len(d.ranges) == 0 {
+		return
+	}
+	if x, err := strconv.ParseFloat(val, 64); err == nil {
+		for _, rg := range d.ranges {
+			if x >= rg.lo && x <= rg.hi {
+				rg.trees.or(p)
+			}
 		}
 	}
 }

@@ -22,6 +22,8 @@ type Tree struct {
 	root  rule
 	loc   *time.Location
 	needs Needs
+	// The top-level rules a Filter indexes, and the rest (see split).
+	indexed, rest []*rule
 }
 
 // Needs says which of a Viewer's fields trees read, so that the edge
@@ -110,6 +112,7 @@ func CompileTree(t *marquee.Targeting, tz string) *Tree {
 	}
 	out := &Tree{loc: loc}
 	out.root = out.compile(t)
+	out.split()
 	return out
 }
 

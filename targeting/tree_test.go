@@ -167,9 +167,10 @@ func BenchmarkMatches(b *testing.B) {
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 // TestFilterAgainstTrees: a filter never drops a tree the viewer meets,
-// and drops every tree whose top-level rules the viewer fails when those
-// rules are all indexable (in, notIn, ranges); over lists of 1 to 300
-// random trees.
+// drops every tree whose top-level rules the viewer fails when those
+// rules are all indexable (in, notIn, ranges), and for a tree it keeps,
+// the rules it does not index decide (MatchesRest); over lists of 1 to
+// 300 random trees.
 func TestFilterAgainstTrees(t *testing.T) {
 	g := targetingtest.Gen{R: rand.New(rand.NewPCG(43, 3))}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -199,6 +200,9 @@ func TestFilterAgainstTrees(t *testing.T) {
 				}
 				if !on && tr.Matches(&v, start.UnixNano()) {
 					t.Fatalf("round %d: tree %d %s dropped; the viewer %+v meets it", round, i, show(src[i]), v)
+				}
+				if on && tr.MatchesRest(&v, start.UnixNano()) != tr.Matches(&v, start.UnixNano()) {
+					t.Fatalf("round %d: tree %d %s kept: MatchesRest says %v, Matches %v", round, i, show(src[i]), !tr.Matches(&v, start.UnixNano()), tr.Matches(&v, start.UnixNano()))
 				}
 				if on && tr != nil && onlyIndexable(&src[i]) && !tr.Matches(&v, start.UnixNano()) {
 					t.Fatalf("round %d: tree %d %s kept; the viewer %+v fails one of its in and notIn rules", round, i, show(src[i]), v)

@@ -62,10 +62,24 @@ type decisionSlot struct {
 	KV             []rawKV
 }
 
-// rawKV is a key-value pair as sent, and where (its problems' field).
+// rawKV is a key-value pair as sent, where (parent, and its place in
+// an array of the key's values, -1 for a single value), and once checked,
+// normalised.
 type rawKV struct {
 	Key, Value []byte
-	Path       string
+	parent     string
+	index      int
+	kv         targeting.KV
+	checked    bool
+}
+
+// path names the pair in problems: "kv.section", "placements[0].kv.tags[1]".
+func (kv *rawKV) path() string {
+	at := kv.parent + "." + string(kv.Key)
+	if kv.index >= 0 {
+		at += "[" + strconv.Itoa(kv.index) + "]"
+	}
+	return at
 }
 
 // optInt is an integer a request may leave out.
@@ -215,8 +229,8 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 	return marquee.Invalid("invalid decision request", p.m)
 }
 
-// readKV appends the key-values of a body's "kv" object at path to kvs:
-// each value a string, a number or an array of them.
+// readKV appends the key-values of a body's "kv" object at path to kvs,
+// checked: each value a string, a number or an array of them.
 func readKV(v *fastjson.Value, path string, kvs []rawKV, p *problems) []rawKV {
 	o, err := v.Object()
 	if err != nil {
@@ -224,57 +238,57 @@ func readKV(v *fastjson.Value, path string, kvs []rawKV, p *problems) []rawKV {
 		return kvs
 	}
 	o.Visit(func(k []byte, f *fastjson.Value) {
-		at := path + "." + string(k)
-		one := func(f *fastjson.Value, at string) {
-			var kv rawKV
+		one := func(f *fastjson.Value, index int) {
+			kv := rawKV{Key: k, parent: path, index: index}
 			switch f.Type() {
 			case fastjson.TypeString:
-				kv = rawKV{Key: k, Value: f.GetStringBytes(), Path: at}
+				kv.Value = f.GetStringBytes()
 			case fastjson.TypeNumber:
-				kv = rawKV{Key: k, Value: f.MarshalTo(nil), Path: at}
+				kv.Value = f.MarshalTo(nil)
 			default:
-				p.add(at, "must be a string, a number, or an array of them")
+				p.add(kv.path(), "must be a string, a number, or an array of them")
 				return
 			}
-			if _, ok := kv.check(p); ok {
+			if kv.check(p) {
 				kvs = append(kvs, kv)
 			}
 		}
 		if f.Type() == fastjson.TypeArray {
 			for i, e := range f.GetArray() {
-				one(e, at+"["+strconv.Itoa(i)+"]")
+				one(e, i)
 			}
 			return
 		}
-		one(f, at)
+		one(f, -1)
 	})
 	return kvs
 }
 
-// check normalises the pair (marquee.KVKey, marquee.KVValue), or names
-// what is wrong with it.
-func (kv *rawKV) check(p *problems) (targeting.KV, bool) {
+// check normalises the pair (marquee.KVKey, marquee.KVValue) into kv.kv,
+// or names what is wrong with it.
+func (kv *rawKV) check(p *problems) bool {
 	k, okK := marquee.KVKey(string(kv.Key))
 	v, okV := marquee.KVValue(string(kv.Value))
 	switch {
 	case !okK:
-		p.add(kv.Path, fmt.Sprintf("key must be 1 to %d bytes of a-z, 0-9, _, . and -", marquee.MaxKVKeyLen))
+		p.add(kv.path(), fmt.Sprintf("key must be 1 to %d bytes of a-z, 0-9, _, . and -", marquee.MaxKVKeyLen))
 	case !okV:
-		p.add(kv.Path, fmt.Sprintf("must be 1 to %d bytes without control characters", marquee.MaxKVValueLen))
+		p.add(kv.path(), fmt.Sprintf("must be 1 to %d bytes without control characters", marquee.MaxKVValueLen))
 	}
-	return targeting.KV{Key: k, Value: v}, okK && okV
+	kv.kv, kv.checked = targeting.KV{Key: k, Value: v}, true
+	return okK && okV
 }
 
 // compileKV checks and normalises the pairs of kvs into out (sorted),
 // naming every problem; at most marquee.MaxKVPairs.
 func compileKV(kvs []rawKV, out []targeting.KV, p *problems) []targeting.KV {
-	for _, kv := range kvs {
-		if c, ok := kv.check(p); ok {
-			out = append(out, c)
+	for i := range kvs {
+		if kv := &kvs[i]; kv.checked || kv.check(p) {
+			out = append(out, kv.kv)
 		}
 	}
 	if len(out) > marquee.MaxKVPairs {
-		p.add(strings.SplitN(kvs[0].Path, ".", 2)[0], fmt.Sprintf("must hold at most %d key-value pairs", marquee.MaxKVPairs))
+		p.add(kvs[0].parent, fmt.Sprintf("must hold at most %d key-value pairs", marquee.MaxKVPairs))
 	}
 	targeting.SortKVs(out)
 	return out
@@ -585,7 +599,7 @@ func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
 	in.Lang, _ = param(args, "language")
 	args.VisitAll(func(k, v []byte) {
 		if key, ok := bytes.CutPrefix(k, []byte("kv.")); ok {
-			in.KV = append(in.KV, rawKV{Key: key, Value: v, Path: "kv." + string(key)})
+			in.KV = append(in.KV, rawKV{Key: key, Value: v, parent: "kv", index: -1})
 		}
 	})
 	in.GDPR, in.TCF = queryConsent(args)
