@@ -52,6 +52,7 @@ func TestPrimaryLanguage(t *testing.T) {
 		}
 	}
 }
+
 // BenchmarkDevice: a User-Agent seen before (kept), and one never seen
 // (parsed, then kept).
 func BenchmarkDevice(b *testing.B) {
