@@ -11,10 +11,19 @@
   if (w.marquee && w.marquee.fill) return; // loaded twice
   var me = d.currentScript || d.querySelector('script[src$="/t.js"]');
   if (!me) return;
-  var opt = me.dataset; // data-server, data-user, data-consent, data-gdpr, data-gdpr-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform
+  var opt = me.dataset; // data-server, data-user, data-consent, data-gdpr, data-gdpr-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform, data-marquee-kv
   var origin = (opt.server || new URL(me.src, d.baseURI).origin).replace(/\/$/, ''); // data-server: a self-hosted copy's ad server
   var n = 0;
   var IO = w.IntersectionObserver;
+  // kv reads a data-marquee-kv attribute: a JSON object of key-values
+  // ({"section": "sports", "tags": ["a", "b"]}), or null.
+  function kv(s) {
+    try {
+      var o = s && JSON.parse(s);
+      return o && typeof o === 'object' && !Array.isArray(o) ? o : null;
+    } catch (e) { return null; }
+  }
+  var pageKV = kv(opt.marqueeKv) || {}; // the page's key-values (marquee.set changes them)
 
   function el(tag, attrs, parent) {
     var e = d.createElement(tag);
@@ -153,11 +162,14 @@
       if (!s.id) s.id = 'mq-slot-' + (++n);
       s.setAttribute('data-marquee-state', 'loading');
       byDiv[s.id] = s;
-      var p = { div: s.id, placement: s.getAttribute('data-marquee-placement') };
+      var p = { div: s.id, placement: s.getAttribute('data-marquee-placement') }, skv = kv(s.dataset.marqueeKv);
       if (s.dataset.marqueeCount) p.count = +s.dataset.marqueeCount;
+      if (skv) p.kv = skv; // the slot's key-values (its keys replace the page's)
       req.placements.push(p);
     });
     if (!req.placements.length) return Promise.resolve();
+    if (Object.keys(pageKV).length) req.kv = pageKV;
+    try { if (d.referrer) req.referrer = new URL(d.referrer).origin + '/'; } catch (e) {} // the referring site, not its path
     if (opt.keywords) req.keywords = opt.keywords.split(',');
     if (opt.age) req.age = +opt.age;
     ['gender', 'country', 'platform'].forEach(function (k) { if (opt[k]) req[k] = opt[k]; });
@@ -191,7 +203,12 @@
     // refresh fills every slot not filled yet (all: every slot again).
     refresh: function (all) { return fill(unfilled(all)); },
     // fill fills one slot element (again, if it was).
-    fill: function (e) { return fill([e]); }
+    fill: function (e) { return fill([e]); },
+    // set changes the page's key-values for the decisions after it: a key
+    // set to null or undefined is removed.
+    set: function (o) {
+      for (var k in o) { if (o[k] == null) delete pageKV[k]; else pageKV[k] = o[k]; }
+    }
   };
   if (d.readyState === 'loading') d.addEventListener('DOMContentLoaded', function () { w.marquee.refresh(); });
   else w.marquee.refresh();

@@ -712,3 +712,46 @@ func TestTagVideoInBrowser(t *testing.T) {
 		t.Errorf("the video ad's totals %v; want 1 impression, measured", c)
 	}
 }
+
+// TestTagKeyValuesInBrowser: the page's key-values (data-marquee-kv on
+// the tag's script) and a slot's (on the slot) reach the decision, the
+// slot's replacing the page's of a key; marquee.set changes the page's,
+// and a refresh decides again with them.
+func TestTagKeyValuesInBrowser(t *testing.T) {
+	ads := newAdServer(t)
+	for _, pl := range []string{"side", "box"} {
+		ads.expect(ads.admin("POST", "/api/v1/placements", `{"name":"`+pl+`"}`), 201, "")
+	}
+	for i, c := range []struct{ name, priority, targeting, placement string }{
+		{"Sports", "sponsorship", `{"key":"section","in":["sports"]}`, "side"},
+		{"News", "standard", `{"key":"section","in":["news"]}`, "side"},
+		{"Above the fold", "sponsorship", `{"all":[{"key":"pos","in":["atf"]},{"key":"section","notIn":["news"]}]}`, "box"},
+		{"House", "house", `{"key":"pos","exists":true}`, "box"},
+	} {
+		ads.expect(ads.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"`+c.name+`",`+ads.flight+`,"priority":"`+c.priority+`","targeting":`+c.targeting+`}`), 201, "")
+		ads.expect(ads.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"%s",%s,"campaignId":"%d","placements":["%s"],"creative":{"type":"native","title":"%s","clickUrl":"https://acme.test/"}}`,
+			c.name, ads.flight, i+1, c.placement, c.name)), 201, "")
+	}
+	pub := newPublisher(t)
+	url := pub.page("/kv", "", pubHTML(ads.url+"/t.js", `data-marquee-kv='{"section":"sports","tags":["a","b"]}'`,
+		`<div id="side" data-marquee-placement="side"></div><div id="box" data-marquee-placement="box" data-marquee-kv='{"pos":"atf"}'></div>`))
+	b := newTab(t, pub.URL, 1200, 900)
+	b.do("open the page", chromedp.Navigate(url))
+	b.waitFor("both slots filled", `['side','box'].every(id => document.getElementById(id).dataset.marqueeState === 'filled')`, 10*time.Second)
+	if side, box := b.text("#side .mq-title"), b.text("#box .mq-title"); side != "Sports" || box != "Above the fold" {
+		t.Errorf("with section=sports, pos=atf on the box: side %q, box %q; want Sports, Above the fold", side, box)
+	}
+	sent := eval[string](b, `window.sent[0].text()`)
+	if !strings.Contains(sent, `"kv":{"section":"sports","tags":["a","b"]}`) || !strings.Contains(sent, `"placement":"box","kv":{"pos":"atf"}`) {
+		t.Errorf("decision request = %s; want the page's and the box's key-values", sent)
+	}
+	eval[bool](b, `(() => { marquee.set({section: 'news', tags: null}); marquee.refresh(true); return true; })()`)
+	b.waitFor("decided again", `window.sent.length === 2 && ['side','box'].every(id => document.getElementById(id).dataset.marqueeState === 'filled')`, 10*time.Second)
+	b.waitFor("the news ad", `document.querySelector('#side .mq-title') && document.querySelector('#side .mq-title').textContent === 'News'`, 10*time.Second)
+	if box := b.text("#box .mq-title"); box != "House" {
+		t.Errorf("with section=news: box %q; want House (the sponsorship excludes news)", box)
+	}
+	if sent := eval[string](b, `window.sent[1].text()`); !strings.Contains(sent, `"kv":{"section":"news"}`) {
+		t.Errorf("the second decision request = %s; want the key-values marquee.set left", sent)
+	}
+}
