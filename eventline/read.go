@@ -32,6 +32,7 @@ const (
 	Geo        // the country of the address before it was truncated (the server's)
 	Verified   // "1": a valid decision token vouches for the event (the server's; see reportrow.Counts)
 	Redirected // "1": a redirect's click (the server's: the request it answered)
+	KV         // the decision's key-values reports count: "section=sports&pos=atf", query-escaped
 	NumFields
 )
 
@@ -47,7 +48,7 @@ var fieldKeys = [...]struct {
 	{"link", Link}, {"code", Link}, {"uid", UID}, {"country", Country}, {"platform", Platform},
 	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement}, {"id", ID},
 	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest}, {"measured", Measured}, {"geo", Geo},
-	{"verified", Verified}, {"redirected", Redirected},
+	{"verified", Verified}, {"redirected", Redirected}, {"kv", KV},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead

@@ -5,6 +5,11 @@
 // without the collector, the scanner or GeoIP.
 package reportrow
 
+import (
+	"slices"
+	"strings"
+)
+
 // Key names one report row: an ad or a link, the UTC hour (or day) it
 // counts, and its dimensions.
 type Key struct {
@@ -214,7 +219,16 @@ const (
 	DimDestination = "destination"
 )
 
-// Dims are the dimensions of DimRows.
+// KVDim prefixes the dimension of a report key's DimRows: "kv.section".
+const KVDim = "kv."
+
+// IsDim says whether by names a dimension of DimRows: one of Dims, or
+// a report key's (KVDim + the key).
+func IsDim(by string) bool {
+	return slices.Contains(Dims, by) || strings.HasPrefix(by, KVDim) && len(by) > len(KVDim)
+}
+
+// Dims are the dimensions of DimRows (and KVDim + each report key).
 var Dims = []string{DimReferrer, DimBrowser, DimOS, DimDestination}
 
 // DimRow counts one UTC day of an ad's or a link's events that share the

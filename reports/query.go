@@ -39,7 +39,7 @@ type Query struct {
 	ID          int64
 	From, To    time.Time // [From, To)
 	Granularity string
-	By          string // "", "country", "platform", or one of reportrow.Dims (a breakdown of whole UTC days)
+	By          string // "", "country", "platform", one of reportrow.Dims or reportrow.KVDim+a report key (a breakdown of whole UTC days)
 	Bots        bool
 	Loc         *time.Location // day and month boundaries
 	// Top, when > 0, asks for that many ads or links (or, with TopTags,
@@ -108,6 +108,7 @@ type Part struct {
 	Destination *int   `json:"destination,omitempty"` // an A/B destination's index
 	URL         string `json:"url,omitempty"`         // that destination's URL, as the link holds it now
 	Tag         string `json:"tag,omitempty"`
+	Value       string `json:"value,omitempty"` // a report key's value (by=kv.KEY)
 	ID          string `json:"id,omitempty"`    // an ad's, campaign's or advertiser's id, a placement's id, a link's code
 	Title       string `json:"title,omitempty"` // an ad's title (top lists)
 	Name        string `json:"name,omitempty"`  // a campaign's, advertiser's or placement's name (top lists)
@@ -134,6 +135,8 @@ func (p *Part) label() (value, dim string) {
 		return strconv.Itoa(*p.Destination), reportrow.DimDestination
 	case p.Tag != "":
 		return p.Tag, "tag"
+	case p.Value != "":
+		return p.Value, "value"
 	}
 	return p.ID, "id"
 }
@@ -176,6 +179,9 @@ type Reporter struct {
 	// Currency is the ISO 4217 code of prices and spend (see
 	// ParseCurrency).
 	Currency string
+	// Keys are the report keys (ParseReportKeys): a report may be read
+	// by=kv.KEY of one of them.
+	Keys []string
 }
 
 // NewReporter returns a Reporter over r, in DefaultCurrency.
@@ -246,7 +252,7 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 	// sums by time and dimension. The other dimensions are kept by day
 	// apart, and read below.
 	sq := SumQuery{Entity: q.Entity, ID: q.ID, From: start.Unix(), To: q.To.Unix(), By: q.By, Bots: q.Bots}
-	dayDim := slices.Contains(reportrow.Dims, q.By)
+	dayDim := reportrow.IsDim(q.By)
 	if dayDim {
 		sq.By = ""
 	}
@@ -368,6 +374,10 @@ func breakdown(byDim map[string]*Counts, by string) []Part {
 		case reportrow.DimDestination:
 			n, _ := strconv.Atoi(dim)
 			p.Destination = &n
+		default:
+			if strings.HasPrefix(by, reportrow.KVDim) {
+				p.Value = dim
+			}
 		}
 		parts = append(parts, p)
 	}

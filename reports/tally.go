@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,6 +97,33 @@ type dkey struct {
 	dest                  int8 // a link click's destination; -1: none
 }
 
+// kvkey is an ad's, campaign's or placement's events of one UTC day with
+// one value of one of the report keys.
+type kvkey struct {
+	entity     byte // entAd, entCampaign or entPlacement
+	id         int64
+	code       string // a placement's name
+	day        int64
+	bot        bool
+	key, value string
+}
+
+// kvDay is a report key's values on a day (see maxKVValues).
+type kvDay struct {
+	key string
+	day int64
+}
+
+// maxKVValues bounds the values of a report key a day an instance
+// counts apart: the rest count under OtherValue, so that a key sent with
+// an id per page cannot grow the report tables without bound.
+const maxKVValues = 1000
+
+// OtherValue is the value a report key's events are counted under once
+// maxKVValues of its values were seen that day (and a value too long to
+// carry).
+const OtherValue = "(other)"
+
 // vkey is a link's conversions by one visitor of one day, before the
 // flush finds the destination the link's split sent that visitor to.
 type vkey struct {
@@ -127,8 +156,12 @@ type Tally struct {
 	log   *slog.Logger
 	m     *metrics
 	keep  func(hour int64) bool // when set, only events of the hours it keeps are counted
+	keys  []string              // the report keys (Config.Keys)
 
 	mu sync.Mutex
+	// kvValues are the values of each report key seen a day (see
+	// maxKVValues): the last days'.
+	kvValues map[kvDay]map[string]bool
 	pending
 	files     map[string]*fileState
 	codes     map[string]string // interned link codes and dimension values
@@ -156,12 +189,17 @@ type Config struct {
 	GeoIP    *GeoIP // may be nil: countries come from the events only
 	Slot     string // this instance's name: the rows it owns
 	Log      *slog.Logger
+	// Keys are the key-values counted by value (ParseReportKeys): an
+	// event's kv field's values of these keys, by ad, campaign and
+	// placement and day.
+	Keys []string
 }
 
 // New returns a Tally; reg (if not nil) receives its metrics.
 func New(cfg Config, reg prometheus.Registerer) *Tally {
-	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg),
-		files: map[string]*fileState{}, agents: map[string]agent{}, parser: useragent.NewParser(), recovered: make(chan struct{})}
+	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg), keys: cfg.Keys,
+		kvValues: map[kvDay]map[string]bool{},
+		files:    map[string]*fileState{}, agents: map[string]agent{}, parser: useragent.NewParser(), recovered: make(chan struct{})}
 	t.reset()
 	return t
 }
@@ -170,16 +208,17 @@ func New(cfg Config, reg prometheus.Registerer) *Tally {
 type pending struct {
 	counts map[pkey]*Counts
 	dims   map[dkey]*Counts
+	kvs    map[kvkey]*Counts
 	visits map[vkey]int64 // links' conversions by visitor (see vkey)
 	reach  map[rkey]*hyperloglog.Sketch
 }
 
 func (p *pending) empty() bool {
-	return len(p.counts) == 0 && len(p.dims) == 0 && len(p.visits) == 0 && len(p.reach) == 0
+	return len(p.counts) == 0 && len(p.dims) == 0 && len(p.kvs) == 0 && len(p.visits) == 0 && len(p.reach) == 0
 }
 
 func (t *Tally) reset() {
-	t.pending = pending{counts: map[pkey]*Counts{}, dims: map[dkey]*Counts{}, visits: map[vkey]int64{}, reach: map[rkey]*hyperloglog.Sketch{}}
+	t.pending = pending{counts: map[pkey]*Counts{}, dims: map[dkey]*Counts{}, kvs: map[kvkey]*Counts{}, visits: map[vkey]int64{}, reach: map[rkey]*hyperloglog.Sketch{}}
 	t.codes, t.skipped, t.referrers = map[string]string{}, map[string]int64{}, map[string]string{}
 	t.oldest = time.Time{}
 }
@@ -294,7 +333,67 @@ func (t *Tally) count(lines []byte) {
 				t.skip("bad placement name")
 			}
 		}
+		if len(t.keys) > 0 && len(f[eventline.KV]) > 0 {
+			t.addKVs(k, &c, &f)
+		}
 	}
+}
+
+// addKVs counts an event (k, c) by the values of the report keys its kv
+// field names, for its ad, its campaign and its placement. t.mu is held.
+func (t *Tally) addKVs(k pkey, c *Counts, f *eventline.Fields) {
+	day := k.hour / 86400 * 86400
+	var owners [3]kvkey
+	n := 0
+	if id, ok := adID(f[eventline.Ad]); ok {
+		owners[n], n = kvkey{entity: entAd, id: id}, n+1
+	}
+	if id, ok := adID(f[eventline.Campaign]); ok {
+		owners[n], n = kvkey{entity: entCampaign, id: id}, n+1
+	}
+	if name := f[eventline.Placement]; len(name) > 0 && marquee.CheckPlacementName(string(name)) == "" {
+		owners[n], n = kvkey{entity: entPlacement, code: t.intern(name)}, n+1
+	}
+	for rest := string(f[eventline.KV]); rest != ""; {
+		var pair string
+		pair, rest, _ = strings.Cut(rest, "&")
+		key, raw, _ := strings.Cut(pair, "=")
+		if !slices.Contains(t.keys, key) {
+			continue
+		}
+		value, err := url.QueryUnescape(raw)
+		if err != nil || value == "" {
+			continue
+		}
+		key, value = t.value(key), t.kvValue(key, day, value)
+		for _, o := range owners[:n] {
+			o.day, o.bot, o.key, o.value = day, k.bot, key, value
+			addTo(t.kvs, o, c)
+		}
+	}
+}
+
+// kvValue is value, interned, or OtherValue once maxKVValues other values
+// of key were seen on day. t.mu is held.
+func (t *Tally) kvValue(key string, day int64, value string) string {
+	kd := kvDay{key, day}
+	seen := t.kvValues[kd]
+	if seen == nil {
+		for old := range t.kvValues { // a few days' sets at most
+			if old.day < day-2*86400 {
+				delete(t.kvValues, old)
+			}
+		}
+		seen = map[string]bool{}
+		t.kvValues[kd] = seen
+	}
+	if !seen[value] {
+		if len(seen) >= maxKVValues {
+			return OtherValue
+		}
+		seen[value] = true
+	}
+	return t.value(value)
 }
 
 // linkKey is the interned marquee.LinkKey of an event's link code and
@@ -599,6 +698,15 @@ func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int6
 			addDim(d, *c)
 		}
 	}
+	for k, c := range p.kvs {
+		f, err := known(k.entity, k.id, k.code)
+		if err != nil {
+			return nil, nil, err
+		}
+		if f.ok {
+			addDim(DimRow{Entity: entityName(k.entity), ID: f.id, Day: k.day, Dim: reportrow.KVDim + k.key, Value: k.value, Bot: k.bot}, *c)
+		}
+	}
 	for v, n := range p.visits {
 		f, err := known(entLink, 0, v.code)
 		if err != nil {
@@ -667,6 +775,9 @@ func (t *Tally) putBack(p pending, oldest time.Time) {
 	}
 	for k, c := range p.dims {
 		addTo(t.dims, k, c)
+	}
+	for k, c := range p.kvs {
+		addTo(t.kvs, k, c)
 	}
 	for k, n := range p.visits {
 		t.visits[k] += n

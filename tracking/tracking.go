@@ -111,7 +111,14 @@ type Payload struct {
 	// carry them, so that reports break tag traffic down by them.
 	Country  string // ISO 3166-1 alpha-2
 	Platform string // marquee.Platforms
+	// KV is the decision's key-values that reports count ("section=sports&pos=atf",
+	// the keys of -report-keys, values query-escaped; "" none), at most
+	// MaxKV bytes: its events carry it.
+	KV string
 }
+
+// MaxKV bounds a payload's key-values.
+const MaxKV = 160
 
 // Signer writes and reads tokens. It is safe for concurrent use.
 type Signer struct {
@@ -208,8 +215,9 @@ func mac(key, raw []byte) []byte {
 
 // version is the first byte of a payload: its layout (1 held the kind,
 // which the path now says; 2 had no Limit, and is still read, as 0; 3 had
-// no Country and Platform, and is still read, as unknown).
-const version = 4
+// no Country and Platform, and is still read, as unknown; 4 had no KV,
+// and is still read, as none).
+const version = 5
 
 func appendPayload(b []byte, p *Payload) []byte {
 	b = append(b, version)
@@ -226,7 +234,10 @@ func appendPayload(b []byte, p *Payload) []byte {
 	var country [2]byte
 	copy(country[:], p.Country)
 	b = append(b, country[:]...)
-	return append(b, byte(slices.Index(marquee.Platforms, p.Platform)+1))
+	b = append(b, byte(slices.Index(marquee.Platforms, p.Platform)+1))
+	kv := p.KV[:min(len(p.KV), MaxKV)]
+	b = binary.AppendUvarint(b, uint64(len(kv)))
+	return append(b, kv...)
 }
 
 // next reads a value from *b with read (binary.Uvarint, binary.Varint);
@@ -263,7 +274,7 @@ func readPayload(b []byte, p *Payload) bool {
 	if v >= 3 && len(b) >= 1 {
 		p.Limit, b = b[0], b[1:]
 	}
-	if v >= 4 && len(b) == 3 {
+	if v >= 4 && len(b) >= 3 {
 		if b[0] != 0 {
 			p.Country = string(b[:2])
 		}
@@ -271,6 +282,13 @@ func readPayload(b []byte, p *Payload) bool {
 			p.Platform = marquee.Platforms[i]
 		}
 		b = b[3:]
+	}
+	if v >= 5 {
+		l := uv()
+		if b == nil || l > MaxKV || uint64(len(b)) != l {
+			return false
+		}
+		p.KV, b = string(b), b[l:]
 	}
 	if b == nil || len(b) != 0 {
 		return false

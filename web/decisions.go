@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	mrand "math/rand/v2"
+	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"marquee/delivery"
 	"marquee/jsonstr"
 	"marquee/privacy"
+	"marquee/reports"
 	"marquee/targeting"
 	"marquee/tracking"
 )
@@ -49,6 +52,9 @@ type decider struct {
 	// authenticate tells who a request is (for explain, which needs
 	// campaigns:read).
 	authenticate func(*fasthttp.RequestCtx) (auth.Principal, error)
+	// reportKeys are the keys whose values tracking URLs carry to their
+	// events, for reports by key-value (reports.Reporter.Keys).
+	reportKeys []string
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life: a URL fired twice counts once on an instance.
 	seen *otter.Cache[[17]byte, struct{}]
@@ -147,7 +153,7 @@ func handleDecisions(d *decider) handler {
 				if k > 0 {
 					out = append(out, ',')
 				}
-				out = d.appendChoice(out, urlHead, s.Placement, r, lim, ch, now, rnd)
+				out = d.appendChoice(out, urlHead, &r.Slots[i], r, lim, ch, now, rnd)
 			}
 			out = append(out, ']')
 		}
@@ -178,7 +184,7 @@ func handleDecisions(d *decider) handler {
 // with its tracking URLs: one decision id and one signed token for the
 // three (none for a preview, which must not count). urlHead is the
 // JSON-quoted scheme and host, without its closing quote.
-func (d *decider) appendChoice(b, urlHead []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
+func (d *decider) appendChoice(b, urlHead []byte, slot *delivery.Slot, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
 	b = append(b, `{"adId":"`...)
 	b = strconv.AppendInt(b, ch.Ad.ID, 10)
 	if ch.Default { // a placement's default ad counts for no campaign
@@ -195,7 +201,7 @@ func (d *decider) appendChoice(b, urlHead []byte, placement string, r *delivery.
 		return append(b, '}')
 	}
 	var scratch [256]byte
-	token, _ := d.sign(scratch[:0], placement, r, lim, ch, now, rnd) // base64url: no JSON escaping
+	token, _ := d.sign(scratch[:0], slot, r, lim, ch, now, rnd) // base64url: no JSON escaping
 	url := func(key string, kind byte) {
 		b = append(tracking.AppendPath(append(append(b, key...), urlHead...), kind, token), '"')
 	}
@@ -221,18 +227,52 @@ func (d *decider) countersContext() (context.Context, context.CancelFunc) {
 	return context.Background(), func() {}
 }
 
-// sign appends to dst the signed token of a choice, under a new
+// sign appends to dst the signed token of a choice in slot, under a new
 // decision id, which it also returns: one token serves every tracking URL
-// of the choice, and carries the request's privacy limit to its events.
-func (d *decider) sign(dst []byte, placement string, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) ([]byte, [16]byte) {
-	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: placement, UserHash: r.User, Issued: now, Expires: now.Add(d.ttl),
+// of the choice, and carries the request's privacy limit, and the slot's
+// values of the report keys, to its events.
+func (d *decider) sign(dst []byte, slot *delivery.Slot, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) ([]byte, [16]byte) {
+	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: slot.Placement, UserHash: r.User, Issued: now, Expires: now.Add(d.ttl),
 		Limit: uint8(lim), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform)}
+	if len(d.reportKeys) > 0 {
+		kvs := r.Viewer.KV
+		if slot.KV != nil {
+			kvs = slot.KV
+		}
+		p.KV = reportKV(d.reportKeys, kvs)
+	}
 	// A decision id needs to be unique, not secret (the MAC guards the
 	// token): 128 bits of the request's PCG, seeded from crypto/rand.
 	binary.LittleEndian.PutUint64(p.Decision[:8], rnd.Uint64())
 	binary.LittleEndian.PutUint64(p.Decision[8:], rnd.Uint64())
 	p.PriceMicros = ch.Campaign.PriceMicros
 	return d.signer.Append(dst, &p), p.Decision
+}
+
+// maxReportValue bounds a report key's value a tracking URL carries: a
+// longer one is reported as reports.OtherValue.
+const maxReportValue = 40
+
+// reportKV is the values of keys among kvs (sorted) as a tracking
+// payload carries them: "section=sports&pos=atf", each key's first value
+// (in byte order), query-escaped; "" for none.
+func reportKV(keys []string, kvs []targeting.KV) string {
+	var b []byte
+	for _, k := range keys {
+		i := slices.IndexFunc(kvs, func(kv targeting.KV) bool { return kv.Key == k })
+		if i < 0 {
+			continue
+		}
+		v := kvs[i].Value
+		if len(v) > maxReportValue {
+			v = reports.OtherValue
+		}
+		if len(b) > 0 {
+			b = append(b, '&')
+		}
+		b = append(append(append(b, k...), '='), url.QueryEscape(v)...)
+	}
+	return string(b)
 }
 
 // appendURLHead appends the scheme and host the request came to, JSON

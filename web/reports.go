@@ -269,7 +269,11 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 	if q.Granularity == "" {
 		q.Granularity = reports.DefaultGranularity(q.From, q.To)
 	}
-	q.By = oneOf("by", "", append([]string{"country", "platform"}, reportrow.Dims...)...)
+	bys := append([]string{"country", "platform"}, reportrow.Dims...)
+	for _, k := range rp.Keys {
+		bys = append(bys, reportrow.KVDim+k)
+	}
+	q.By = oneOf("by", "", bys...)
 	q.Bots = oneOf("bots", "exclude", "exclude", "include") == "include"
 	if v, ok := param(args, "tz"); ok {
 		loc, err := time.LoadLocation(string(v))

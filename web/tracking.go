@@ -157,6 +157,9 @@ func (d *decider) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payloa
 	if p.Platform != "" {
 		line = eventline.AppendPlain(line, "platform", p.Platform)
 	}
+	if p.KV != "" { // query-escaped by sign: nothing in it for JSON to escape
+		line = eventline.AppendPlain(line, "kv", p.KV)
+	}
 	args := ctx.QueryArgs()
 	switch kind {
 	case tracking.Impression:

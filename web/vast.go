@@ -72,7 +72,7 @@ func handleVAST(d *decider) handler {
 				seq++
 			}
 			var scratch [256]byte
-			token, id := d.sign(scratch[:0], req.Slots[0].Placement, &req, lim, ch, now, rnd)
+			token, id := d.sign(scratch[:0], &req.Slots[0], &req, lim, ch, now, rnd)
 			out = t.Append(out, seq, func(dst []byte, h byte) []byte {
 				if h == vast.ServingID {
 					return hex.AppendEncode(dst, id[:])

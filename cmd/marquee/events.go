@@ -316,6 +316,8 @@ type reportsConfig struct {
 	pacingRefresh   time.Duration
 	hourlyRetention time.Duration
 	geoIP           string
+	keysFlag        string
+	keys            []string // -report-keys, checked
 }
 
 func (c *reportsConfig) flags(fs *flag.FlagSet) {
@@ -323,11 +325,22 @@ func (c *reportsConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.pacingRefresh, "pacing-refresh", 5*time.Second, "pacing and goals read the campaigns' verified delivery from the reports this often")
 	fs.DurationVar(&c.hourlyRetention, "reports-hourly-retention", 90*24*time.Hour, "hourly report rows older than this are rolled into daily rows")
 	fs.StringVar(&c.geoIP, "geoip", "", "a MaxMind-format database (GeoLite2-Country, …): the country of events that name none")
+	reportKeysFlag(fs, &c.keysFlag)
+}
+
+// reportKeysFlag declares -report-keys (the serve's, and a rebuild's,
+// which must count the same keys).
+func reportKeysFlag(fs *flag.FlagSet, dst *string) {
+	fs.StringVar(dst, "report-keys", "", fmt.Sprintf("up to %d key-value keys, comma-separated (e.g. section,pos), whose values reports count: by ad, campaign and placement, read with by=kv.KEY", reports.MaxReportKeys))
 }
 
 func (c *reportsConfig) parse() error {
 	if c.flush <= 0 || c.pacingRefresh <= 0 || c.hourlyRetention < 48*time.Hour {
 		return fmt.Errorf("-reports-flush and -pacing-refresh must be positive and -reports-hourly-retention at least 48h")
+	}
+	var err error
+	if c.keys, err = reports.ParseReportKeys(c.keysFlag); err != nil {
+		return fmt.Errorf("-report-keys: %w", err)
 	}
 	return nil
 }
@@ -436,6 +449,8 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 	from := fs.String("from", "", "start of the range, RFC 3339 (rounded down to a UTC day)")
 	to := fs.String("to", "", "end of the range, RFC 3339 (rounded up to a UTC day)")
 	retention := fs.Duration("reports-hourly-retention", 90*24*time.Hour, "as the server's: older hours are in daily rows and cannot be rebuilt")
+	var keysFlag string
+	reportKeysFlag(fs, &keysFlag)
 	if err := parseFlags(fs, args[1:], getenv); err != nil {
 		return err
 	}
@@ -465,7 +480,11 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("the instance name of %s: %w", *data, err)
 	}
 	res := storeResolver(st, func(ctx context.Context, id int64) error { _, err := st.Ad(ctx, id); return err }, st.LinkTarget)
-	b, err := reports.Rebuild(ctx, reports.Config{Store: st, Resolver: res, Slot: strings.TrimSpace(string(instance)), Log: log},
+	keys, err := reports.ParseReportKeys(keysFlag)
+	if err != nil {
+		return fmt.Errorf("-report-keys: %w", err)
+	}
+	b, err := reports.Rebuild(ctx, reports.Config{Store: st, Resolver: res, Slot: strings.TrimSpace(string(instance)), Log: log, Keys: keys},
 		st, dir, start, end)
 	if err != nil {
 		return err

@@ -387,7 +387,8 @@ func (n *node) collect(ctx context.Context) error {
 		return err
 	}
 	n.events, n.streams, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, []collector.Forwarder{n.hooks}, func(instance, dir string) (collector.Tally, error) {
-		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.st, n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log}, n.reg)
+		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.st, n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log,
+			Keys: n.cfg.reports.keys}, n.reg)
 		return n.tally, n.tally.LoadPending(ctx, dir)
 	})
 	if err != nil {
@@ -417,7 +418,7 @@ func (n *node) linkGeo() linkroute.Geo {
 func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	cfg := n.cfg
 	reporter := reports.NewReporter(n.st, cfg.reports.hourlyRetention)
-	reporter.Currency = cfg.currency
+	reporter.Currency, reporter.Keys = cfg.currency, cfg.reports.keys
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
 		TrackingTTL: cfg.trackingTTL, WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -121,5 +122,56 @@ func TestGeoTargetingOverHTTP(t *testing.T) {
 		if r.status != 200 || !strings.Contains(r.body, `"s":[{"adId":"`+c.want+`"`) {
 			t.Errorf("decision with %s = %d %s; want ad %s", c.body, r.status, r.body, c.want)
 		}
+	}
+}
+
+// TestReportsByKeyValue: with -report-keys, a decision's values of those
+// keys (the slot's over the page's) ride in its tracking URLs, and its
+// events are counted by them — by ad, campaign and placement; other keys
+// are not counted, and a report by a key not chosen is a 400.
+func TestReportsByKeyValue(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-report-keys", "section,pos")
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"C",`+flight+`}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"x"}}`), 201, "")
+	for _, body := range []string{
+		`{"placements":[{"div":"s","placement":"side","kv":{"pos":"atf"}}],"kv":{"section":"Sports","pos":"btf","author":"kim"}}`,
+		`{"placements":[{"div":"s","placement":"side"}],"kv":{"section":"news","tags":["a","b"]}}`,
+		`{"placements":[{"div":"s","placement":"side"}]}`,
+	} {
+		r := in.do("POST", "/api/v1/decisions", "", "application/json", body)
+		var got struct {
+			Decisions map[string][]struct{ ImpressionURL string }
+		}
+		if json.Unmarshal([]byte(r.body), &got); r.status != 200 || len(got.Decisions["s"]) != 1 {
+			t.Fatalf("decision %s = %d %s", body, r.status, r.body)
+		}
+		fire(t, got.Decisions["s"][0].ImpressionURL)
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/api/v1/campaigns/1/stats?by=kv.section", `"breakdown":[{"value":"news","impressions":1,`},
+		{"/api/v1/campaigns/1/stats?by=kv.section", `{"value":"sports","impressions":1,`},
+		{"/api/v1/ad/1/stats?by=kv.pos", `"breakdown":[{"value":"atf","impressions":1,`},
+		{"/api/v1/placements/side/stats?by=kv.section", `{"value":"sports","impressions":1,`},
+	} {
+		eventually(t, 10*time.Second, func() string {
+			if r := in.admin("GET", c.path, ""); r.status != 200 || !strings.Contains(r.body, c.want) {
+				return fmt.Sprintf("GET %s = %d %s; want …%s…", c.path, r.status, r.body, c.want)
+			}
+			return ""
+		})
+	}
+	if r := in.admin("GET", "/api/v1/ad/1/stats?by=kv.pos", ""); strings.Contains(r.body, "btf") {
+		t.Errorf("by pos = %s; the slot's pos (atf) replaces the page's (btf)", r.body)
+	}
+	if r := in.admin("GET", "/api/v1/campaigns/1/stats?by=kv.author", ""); r.status != 400 || !strings.Contains(r.body, `"by"`) {
+		t.Errorf("by a key not in -report-keys = %d %s; want 400 naming by", r.status, r.body)
+	}
+	var out, errOut strings.Builder
+	err := run(t.Context(), []string{"serve", "-data", t.TempDir(), "-report-keys", "a,b,c,d"}, func(string) string { return "" }, strings.NewReader(""), &out, &errOut)
+	if err == nil || !strings.Contains(errOut.String()+err.Error(), "-report-keys: 4 keys: at most 3") {
+		t.Errorf("serve -report-keys a,b,c,d = %v %s; want a usage error", err, errOut.String())
 	}
 }

@@ -224,7 +224,7 @@ func (s *Store) ReportFiles(ctx context.Context, files []string) (map[string]rep
 // daily rows) and, with q.By, by that dimension: from the hourly rows, or
 // the daily ones with daily.
 func (s *Store) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool) ([]reportrow.Sum, error) {
-	if slices.Contains(reportrow.Dims, q.By) {
+	if reportrow.IsDim(q.By) {
 		return s.dimSums(ctx, q, daily)
 	}
 	table, t := "report_hourly", "hour"
