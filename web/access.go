@@ -42,8 +42,9 @@ type sessions struct {
 	auth         *auth.Auth
 	writer       *writer
 	now          func() time.Time
-	cookieSecure bool   // -cookie-secure: the session cookie is Secure on plain HTTP too
-	currency     string // of prices and spend (reports.Reporter.Currency), told to the console
+	cookieSecure bool     // -cookie-secure: the session cookie is Secure on plain HTTP too
+	currency     string   // of prices and spend (reports.Reporter.Currency), told to the console
+	reportKeys   []string // the key-values reports count (reports.Reporter.Keys), told to the console
 }
 
 // MaxAccessBody bounds the bodies of users, keys and sign-ins.
@@ -231,10 +232,15 @@ type sessionBody struct {
 	ExpiresAt *time.Time      `json:"expiresAt,omitempty"`
 	// Currency is the ISO 4217 code of every price and spend (-currency).
 	Currency string `json:"currency"`
+	// ReportKeys are the key-values reports count (-report-keys).
+	ReportKeys []string `json:"reportKeys"`
 }
 
 func (a *sessions) sessionBody(sctx context.Context, p auth.Principal) (sessionBody, error) {
-	b := sessionBody{Actor: p.Actor, KeyID: p.KeyID, Scopes: p.Scopes.List(), CSRFToken: p.CSRF, Currency: a.currency}
+	b := sessionBody{Actor: p.Actor, KeyID: p.KeyID, Scopes: p.Scopes.List(), CSRFToken: p.CSRF, Currency: a.currency, ReportKeys: a.reportKeys}
+	if b.ReportKeys == nil {
+		b.ReportKeys = []string{}
+	}
 	if p.UserID != 0 {
 		u, err := a.access.User(sctx, p.UserID)
 		if err != nil {

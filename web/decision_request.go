@@ -53,6 +53,9 @@ type decisionInput struct {
 	Given   privacy.Said
 	Explain bool
 	Preview bool
+	// At is the time a preview decides at ("" now): ad operations ask
+	// how a day-part will serve.
+	At []byte
 }
 
 // decisionSlot is one slot of a request: {"div","placement","count","kv"}.
@@ -214,6 +217,8 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 			}
 		case "consent":
 			readConsent(v, in, &p)
+		case "at":
+			in.At = str(v, "", "at")
 		case "explain", "preview":
 			b, err := v.Bool()
 			if err != nil {

@@ -102,6 +102,16 @@ func handleDecisions(d *decider) handler {
 		plan := d.engine.Plan()
 		var slots [4]delivery.Slot // a page's usual few, without allocation
 		now := d.now()
+		if len(in.At) > 0 {
+			at, err := time.Parse(time.RFC3339, string(in.At))
+			switch {
+			case !in.Preview:
+				return marquee.Invalid("invalid decision request", marquee.Problems{"at": "is for a preview only (\"preview\": true): a decision that counts is now"})
+			case err != nil:
+				return marquee.Invalid("invalid decision request", marquee.Problems{"at": "must be an RFC 3339 time"})
+			}
+			now = at
+		}
 		req, lim, err := d.request(ctx, &in, plan, slots[:], now)
 		if err != nil {
 			if !ctx.IsPost() {

@@ -208,7 +208,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.decisions.shared = d.SharedCounters
 	s.sessions = &sessions{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {
-		s.sessions.currency = d.Reports.Currency
+		s.sessions.currency, s.sessions.reportKeys = d.Reports.Currency, d.Reports.Keys
 		s.decisions.reportKeys = d.Reports.Keys
 	}
 	s.mux = newMux(s, s.routes())

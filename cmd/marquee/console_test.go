@@ -848,3 +848,88 @@ func TestCampaignsInBrowser(t *testing.T) {
 		t.Errorf("the pages logged errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+// TestTargetingEditorInBrowser: a campaign's targeting rules made in the
+// console's editor — a key-value offered from the values reports counted,
+// a device rule, a day-part, a time zone — reach the API as a tree; a bad
+// rule is named beside its row; a deeper tree is edited as JSON; and the
+// decision preview takes key-values, a URL and a time, naming the rule
+// that leaves the campaign out.
+func TestTargetingEditorInBrowser(t *testing.T) {
+	chromiumPath(t)
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil, "-report-keys", "section", "-reports-flush", "100ms")
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(48*time.Hour).UTC().Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Seed",`+flight+`}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"seed",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"x"}}`), 201, "")
+	// Traffic of section=travel, which the editor then offers.
+	r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"s","placement":"side"}],"kv":{"section":"travel"}}`)
+	var got struct{ Decisions map[string][]struct{ ImpressionURL string } }
+	if json.Unmarshal([]byte(r.body), &got); len(got.Decisions["s"]) != 1 {
+		t.Fatalf("seed decision = %s", r.body)
+	}
+	fire(t, got.Decisions["s"][0].ImpressionURL)
+	eventually(t, 10*time.Second, func() string {
+		if r := in.admin("GET", "/api/v1/stats?by=kv.section", ""); !strings.Contains(r.body, `"value":"travel"`) {
+			return "the stats by section: " + r.body
+		}
+		return ""
+	})
+
+	b := newTab(t, in.url, 1280, 900)
+	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	b.signIn("owner@example.com", "owner-password-1")
+	b.open("#/campaigns/1/edit", "#targeting")
+	b.do("a rule on section", click("#add-rule"),
+		chromedp.SendKeys(chromedp.CSS(`#targeting-rules .rule input[aria-label=Key]`), "section"))
+	if offered := eval[string](b, `[...document.querySelectorAll('#targeting-rules datalist option')].map(o => o.value).join(',')`); offered != "travel" {
+		t.Errorf("values offered for section = %q; want travel (counted last week)", offered)
+	}
+	b.do("values travel, sports; a bad device", chromedp.SendKeys(chromedp.CSS(`#targeting-rules .rule input[aria-label^=Values]`), "travel, sports"),
+		click("#add-rule"),
+		chromedp.SendKeys(chromedp.CSS(`#targeting-rules .rule:nth-child(2) input[aria-label=Key]`), "$device"),
+		chromedp.SendKeys(chromedp.CSS(`#targeting-rules .rule:nth-child(2) input[aria-label^=Values]`), "watch"),
+		click(`#campaign-form button[type=submit]`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-field="targeting.all[1]"] .problem`)))
+	if p := b.text(`[data-field="targeting.all[1]"] .problem`); !strings.Contains(p, "desktop, phone, tablet, tv, bot") {
+		t.Errorf("the device rule's problem = %q", p)
+	}
+	b.do("phone, a day-part, a time zone", chromedp.Evaluate[chromedp.Void](`document.querySelector('#targeting-rules .rule:nth-child(2) input[aria-label^=Values]').value = 'phone'`),
+		click("#add-daypart"),
+		click(`#targeting-rules .rule:nth-child(3) input[value=mon]`),
+		chromedp.SetValue(chromedp.CSS(`#targeting-rules .rule:nth-child(3) input[aria-label=From]`), "09:00"),
+		chromedp.SetValue(chromedp.CSS(`#targeting-rules .rule:nth-child(3) input[aria-label=To]`), "17:30"),
+		chromedp.SendKeys(chromedp.ID("time-zone"), "Europe/Berlin"),
+		click(`#campaign-form button[type=submit]`))
+	b.waitHash(`^#/campaigns/1$`)
+	want := `"targeting":{"all":[{"key":"section","in":["travel","sports"]},{"key":"$device","in":["phone"]},{"dayPart":{"days":["mon"],"from":"09:00","to":"17:30"}}]},"timeZone":"Europe/Berlin"`
+	if r := in.admin("GET", "/api/v1/campaigns/1", ""); !strings.Contains(r.body, want) {
+		t.Fatalf("the API has campaign 1 as %s; want …%s…", r.body, want)
+	}
+	if facts := b.text(".facts"); !strings.Contains(facts, "section is one of travel, sports and $device is one of phone and mon 09:00–17:30 (Europe/Berlin)") {
+		t.Errorf("the campaign's facts = %q; want its rules in words", facts)
+	}
+	// A deeper tree is edited as JSON.
+	in.expect(in.admin("PUT", "/api/v1/campaigns/1", `{"advertiserId":"1","name":"Seed",`+flight+`,"targeting":{"all":[{"key":"section","in":["travel"]},{"not":{"key":"pos","in":["btf"]}}]}}`), 200, "")
+	b.open("#/campaigns/1/edit", "#targeting")
+	if shown := eval[bool](b, `!document.getElementById('targeting-as-json').hidden && document.getElementById('targeting-simple').hidden`); !shown {
+		t.Errorf("a tree with a not is not shown as JSON")
+	}
+	b.do("save it as it is", click(`#campaign-form button[type=submit]`))
+	b.waitHash(`^#/campaigns/1$`)
+	if r := in.admin("GET", "/api/v1/campaigns/1", ""); !strings.Contains(r.body, `"targeting":{"all":[{"key":"section","in":["travel"]},{"not":{"key":"pos","in":["btf"]}}]}`) {
+		t.Errorf("after a save of the JSON: %s", r.body)
+	}
+
+	// The preview: key-values, a URL and a time.
+	b.open("#/decisions", "#preview-form")
+	b.do("preview pos=btf", chromedp.SendKeys(chromedp.ID("preview-kv"), "section=travel, pos=btf"),
+		chromedp.SendKeys(chromedp.ID("preview-url"), "https://news.example/travel/"),
+		click(`#preview-form button[type=submit]`), chromedp.WaitVisible(chromedp.CSS("#preview-result table")))
+	if res := b.text("#preview-result"); !strings.Contains(res, "campaign targeting: not (kv pos in [btf]) matched") {
+		t.Errorf("the preview = %q; want the rule that left the campaign out", res)
+	}
+}

@@ -246,6 +246,9 @@
   }
 
   function showProblems(form, e) {
+    // A field still focused commits its change now, not when the focus
+    // moves to the first problem (which would take that problem away).
+    if (form.contains(document.activeElement)) document.activeElement.blur();
     form.querySelectorAll('.problem').forEach(p => p.remove());
     form.querySelectorAll('.field.bad').forEach(f => f.classList.remove('bad'));
     form.querySelectorAll('.error').forEach(p => p.remove());
@@ -776,6 +779,126 @@
   }
   document.addEventListener('submit', ev => { const c = ev.target.querySelector && ev.target.querySelector('#conditions'); if (c) c.dispatchEvent(new Event('rename')); }, true);
 
+
+  // ---- Targeting trees (docs/targeting.md).
+  const reservedKeys = ['$host', '$path', '$referrer', '$site', '$country', '$region', '$city', '$metro', '$device', '$browser', '$os', '$language', '$ip'];
+  const treeOps = [['in', 'is one of'], ['notIn', 'is none of'], ['prefix', 'starts with'], ['glob', 'is like'], ['range', 'is between'], ['exists', 'is present'], ['absent', 'is absent']];
+  const weekdays = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+  // describeTree says a targeting tree in words.
+  function describeTree(t) {
+    if (!t) return 'no rules';
+    if (t.all) return t.all.map(describeTree).join(' and ');
+    if (t.any) return '(' + t.any.map(describeTree).join(' or ') + ')';
+    if (t.not) return 'not (' + describeTree(t.not) + ')';
+    if (t.dayPart) { const d = t.dayPart; return (d.days && d.days.length ? d.days.join(', ') : 'every day') + ' ' + d.from + '–' + d.to; }
+    if (t.gte !== undefined || t.lte !== undefined) return t.key + (t.gte !== undefined ? ' ≥ ' + t.gte : '') + (t.lte !== undefined ? ' ≤ ' + t.lte : '');
+    for (const [op, words] of treeOps) if (t[op] !== undefined) return t.key + ' ' + words + (Array.isArray(t[op]) ? ' ' + t[op].join(', ') : '');
+    return JSON.stringify(t);
+  }
+  // flatTree is a tree as rows — a rule, or an all or any of rules and
+  // day-parts — or null when it is deeper (it is then edited as JSON).
+  function flatTree(t) {
+    if (!t) return { join: 'all', rules: [] };
+    const isRule = r => r && (r.key || r.dayPart) && !r.all && !r.any && !r.not;
+    if (isRule(t)) return { join: 'all', rules: [t] };
+    for (const j of ['all', 'any']) if (t[j] && t[j].every(isRule)) return { join: j, rules: t[j] };
+    return null;
+  }
+  // seenValues are the values reports counted last week for each report
+  // key (-report-keys), offered in the targeting editor: one read a page.
+  async function seenValues() {
+    const out = {};
+    if (!can('reports:read')) return out;
+    await Promise.all(((session && session.reportKeys) || []).map(async k => {
+      try { out[k] = ((await api('GET', '/api/v1/stats?by=kv.' + encodeURIComponent(k))).breakdown || []).map(p => p.value); } catch (_) { out[k] = []; }
+    }));
+    return out;
+  }
+  // targetingEditor edits a campaign's or an ad's targeting tree: rows of
+  // rules (a key, an operator, values) and day-parts, joined by all or
+  // any; a deeper tree (not, any within all) as JSON. read() returns the
+  // tree, or undefined for none.
+  function targetingEditor(tree, seen) {
+    const box = el('div', { id: 'targeting', class: 'field', 'data-field': 'targeting' });
+    const rows = el('div', { id: 'targeting-rules' });
+    const flat = flatTree(tree);
+    const join = el('select', { 'aria-label': 'Rules to meet', id: 'targeting-join' }, [['all', 'every rule'], ['any', 'any rule']].map(([v, t]) => el('option', { value: v, text: t, selected: flat && flat.join === v })));
+    const json = el('textarea', { rows: 8, id: 'targeting-json', 'aria-label': 'Targeting tree (JSON)', spellcheck: 'false' });
+    json.value = tree ? JSON.stringify(tree, null, 2) : '';
+    const keysId = nextId('keys');
+    const keys = el('datalist', { id: keysId }, [...((session && session.reportKeys) || []), ...reservedKeys].map(k => el('option', { value: k })));
+    const path = i => 'targeting.' + join.value + '[' + i + ']';
+    const rename = () => [...rows.children].forEach((r, i) => { r.dataset.field = path(i); });
+    function ruleRow(r) {
+      const row = el('fieldset', { class: 'cond rule' });
+      if (r.dayPart) {
+        const d = r.dayPart;
+        const days = el('div', { class: 'row' }, weekdays.map(w => el('label', {}, el('input', { type: 'checkbox', value: w, checked: (d.days || []).includes(w) }), ' ' + w)));
+        const from = el('input', { type: 'time', value: d.from || '08:00', 'aria-label': 'From' }), to = el('input', { type: 'time', value: d.to === '24:00' ? '23:59' : d.to || '20:00', 'aria-label': 'To' });
+        row.read = () => {
+          const out = { dayPart: { from: from.value, to: to.value === '23:59' ? '24:00' : to.value } };
+          const ds = [...days.querySelectorAll('input:checked')].map(i => i.value);
+          if (ds.length) out.dayPart.days = ds;
+          return out;
+        };
+        row.append(el('legend', { text: 'Day-part (days none: every day; to 23:59 is the end of the day)' }), days, el('div', { class: 'row' }, from, to));
+      } else {
+        const key = el('input', { type: 'text', list: keysId, value: r.key || '', placeholder: 'section or $device', 'aria-label': 'Key' });
+        const cur = r.gte !== undefined || r.lte !== undefined ? 'range' : (treeOps.find(([o]) => r[o] !== undefined) || ['in'])[0];
+        const op = el('select', { 'aria-label': 'Operator' }, treeOps.map(([v, t]) => el('option', { value: v, text: t, selected: v === cur })));
+        const valsId = nextId('vals');
+        const vals = el('input', { type: 'text', list: valsId, 'aria-label': 'Values (comma-separated)',
+          value: cur === 'range' ? [r.gte ?? '', r.lte ?? ''].join(',') : Array.isArray(r[cur]) ? r[cur].join(', ') : '', placeholder: 'sports, news' });
+        const offer = el('datalist', { id: valsId });
+        const fill = () => offer.replaceChildren(...(seen[key.value.trim().toLowerCase()] || []).map(v => el('option', { value: v })));
+        key.addEventListener('input', fill);
+        fill();
+        row.read = () => {
+          const out = { key: key.value.trim() }, list = vals.value.split(',').map(v => v.trim()).filter(Boolean);
+          if (op.value === 'exists' || op.value === 'absent') out[op.value] = true;
+          else if (op.value === 'range') {
+            const [lo, hi] = vals.value.split(',').map(v => v.trim());
+            if (lo) out.gte = +lo;
+            if (hi) out.lte = +hi;
+          } else out[op.value] = list;
+          return out;
+        };
+        row.append(el('legend', { text: 'Rule' }), el('div', { class: 'row' }, key, op, vals), offer);
+      }
+      row.append(el('button', { type: 'button', text: 'Remove', onclick: () => { row.remove(); rename(); } }));
+      rows.append(row);
+      rename();
+    }
+    (flat ? flat.rules : []).forEach(ruleRow);
+    join.addEventListener('change', rename);
+    const simple = el('div', { id: 'targeting-simple' }, el('div', { class: 'row' }, el('span', { text: 'Serve where' }), join, el('span', { text: 'takes the request:' })), rows,
+      el('div', { class: 'row' }, el('button', { type: 'button', id: 'add-rule', text: 'Add a rule', onclick: () => ruleRow({ key: '', in: [] }) }),
+        el('button', { type: 'button', id: 'add-daypart', text: 'Add a day-part', onclick: () => ruleRow({ dayPart: {} }) })));
+    const asJSON = el('div', { id: 'targeting-as-json', hidden: !!flat }, json,
+      el('div', { class: 'muted', text: 'all, any and not over rules, up to 4 deep: docs/targeting.md.' }));
+    const toggle = el('button', { type: 'button', id: 'targeting-toggle', text: flat ? 'Edit as JSON' : 'Edit as rules', onclick: () => {
+      if (asJSON.hidden) { json.value = JSON.stringify(box.read() || null, null, 2); asJSON.hidden = false; simple.hidden = true; toggle.textContent = 'Edit as rules'; return; }
+      let t;
+      try { t = json.value.trim() ? JSON.parse(json.value) : null; } catch (_) { return; }
+      const f = flatTree(t);
+      if (!f) return; // deeper than rows: stays JSON
+      rows.replaceChildren(); join.value = f.join; f.rules.forEach(ruleRow);
+      asJSON.hidden = true; simple.hidden = false; toggle.textContent = 'Edit as JSON';
+    } });
+    simple.hidden = !flat;
+    box.read = () => {
+      if (!asJSON.hidden) {
+        if (!json.value.trim()) return undefined;
+        try { return JSON.parse(json.value); } catch (_) { return json.value; } // the API names what is wrong
+      }
+      const rules = [...rows.children].map(r => r.read());
+      return rules.length ? { [join.value]: rules } : undefined;
+    };
+    box.append(el('h2', { text: 'Targeting rules' }), el('p', { class: 'muted', text: 'Key-values, page context ($host, $path, $site), geo ($region, $city), device ($device, $browser, $os, $language), addresses ($ip) and day-parts. Keys and values are case-insensitive.' }),
+      keys, simple, asJSON, toggle);
+    return box;
+  }
+
   // ---- Campaigns, advertisers, placements (campaigns:read; changes need campaigns:write).
   const tiers = ['sponsorship', 'standard', 'remnant', 'house'];
   const dateOnly = iso => iso ? new Date(iso).toLocaleDateString() : '—';
@@ -898,11 +1021,18 @@
     const conds = el('div', { id: 'conditions' });
     const addCond = x => conds.append(condEditor(x || {}, conds));
     (c.conditions || []).forEach(addCond);
+    const targeting = targetingEditor(c.targeting, await seenValues());
+    const zonesId = nextId('zones');
+    const tz = el('input', { type: 'text', list: zonesId, value: c.timeZone || '', placeholder: 'UTC', id: 'time-zone' });
+    const zones = el('datalist', { id: zonesId }, (Intl.supportedValuesOf ? Intl.supportedValuesOf('timeZone') : []).map(z => el('option', { value: z })));
     const form = el('form', { class: 'card', id: 'campaign-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
       const body = { advertiserId: adv.value, name: name.value, startAt: fromLocal(start.value), endAt: fromLocal(end.value), priority: tier.value,
         weight: +weight.value || 1, conditions: [...conds.children].map(x => x.read()),
         keywords: keywords.value.split(',').map(s => s.trim()).filter(Boolean) };
+      const tree = targeting.read();
+      if (tree !== undefined) body.targeting = tree;
+      if (tz.value.trim()) body.timeZone = tz.value.trim();
       if (metric.value) { body.goal = { metric: metric.value }; if (total.value) body.goal.total = +total.value; if (daily.value) body.goal.daily = +daily.value; }
       if (pacing.value) body.pacing = pacing.value;
       if (capWindow.value || capCount.value) body.frequencyCap = { count: +capCount.value || 0, window: capWindow.value };
@@ -924,6 +1054,7 @@
     field('Keywords (a decision request must carry one; none: any)', keywords, 'keywords'),
     el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting (every ad of the campaign)' }), conds,
       el('button', { type: 'button', id: 'add-condition', text: 'Add a condition', onclick: () => addCond({}) })),
+    targeting, field('Time zone of the day-parts (IANA; none: UTC)', tz, 'timeZone'), zones,
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: id ? 'Save' : 'Create campaign' }),
       el('a', { href: id ? '#/campaigns/' + id : '#/campaigns', text: 'Cancel' })));
     show(el('h1', { text: id ? 'Edit ' + c.name : 'New campaign' }), advertisers.length ? null : el('div', { class: 'notice', role: 'status' }, 'No active advertiser yet: ',
@@ -941,7 +1072,8 @@
       ['Tier and weight', c.priority + ', ' + c.weight], ['Goal', goalText(c.goal) + (c.goal ? ', paced ' + c.pacing : '')],
       ['Frequency cap', c.frequencyCap ? c.frequencyCap.count + ' per ' + c.frequencyCap.window : 'none'],
       ['Price', priceText(c.price)], ['Keywords', c.keywords.join(', ') || 'any'],
-      ['Targeting', c.conditions.length ? c.conditions.map(describe).join(' OR ') : 'everyone']];
+      ['Targeting', c.conditions.length ? c.conditions.map(describe).join(' OR ') : 'everyone'],
+      ['Targeting rules', c.targeting ? describeTree(c.targeting) + (c.timeZone ? ' (' + c.timeZone + ')' : '') : 'none']];
     const out = [el('h1', { text: c.name }),
       write ? el('div', { class: 'row' }, el('a', { href: '#/campaigns/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
         c.state === 'active' ? state('Pause', 'pause') : state('Resume', 'resume'),
@@ -1044,6 +1176,12 @@
     const platform = el('select', {}, [['', 'Any'], ['android', 'Android'], ['ios', 'iOS'], ['web', 'Web']].map(([v, t]) => el('option', { value: v, text: t })));
     const keywords = el('input', { type: 'text', placeholder: 'sports, news' });
     const user = el('input', { type: 'text', placeholder: 'a user key (for caps)' });
+    const kv = el('input', { type: 'text', id: 'preview-kv', placeholder: 'section=sports, pos=atf' });
+    const pageURL = el('input', { type: 'url', id: 'preview-url', placeholder: 'https://news.example/sports/nba' });
+    const region = el('input', { type: 'text', id: 'preview-region', placeholder: 'US-CA' });
+    const language = el('input', { type: 'text', id: 'preview-language', maxlength: 3, placeholder: 'en' });
+    const ua = el('input', { type: 'text', id: 'preview-ua', placeholder: 'a User-Agent (default: this browser\'s)' });
+    const at = el('input', { type: 'datetime-local', id: 'preview-at', 'aria-label': 'At (your time; none: now)' });
     const result = el('div', { id: 'preview-result', 'aria-live': 'polite' });
     const form = el('form', { class: 'card', id: 'preview-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
@@ -1054,6 +1192,16 @@
       if (country.value) body.country = country.value;
       if (platform.value) body.platform = platform.value;
       if (user.value) body.user = { key: user.value };
+      const pairs = kv.value.split(',').map(p => p.split('=').map(x => x.trim())).filter(([k, v]) => k && v);
+      if (pairs.length) {
+        body.kv = {};
+        for (const [k, v] of pairs) body.kv[k] = k in body.kv ? [].concat(body.kv[k], v) : v;
+      }
+      if (pageURL.value) body.url = pageURL.value;
+      if (region.value) body.region = region.value;
+      if (language.value) body.language = language.value;
+      if (ua.value) body.userAgent = ua.value;
+      if (at.value) body.at = fromLocal(at.value);
       try {
         const r = await api('POST', '/api/v1/decisions', body);
         const won = r.decisions.slot, cn = await campaignNames();
@@ -1066,6 +1214,9 @@
     el('div', { class: 'grid2' }, field('Placement', placement, 'placements[0].placement'), field('User key', user, 'user.key')),
     el('div', { class: 'row' }, field('Age', age, 'age'), field('Gender', gender, 'gender'), field('Country', country, 'country'), field('Platform', platform, 'platform')),
     field('Keywords', keywords, 'keywords'),
+    el('div', { class: 'grid2' }, field('Key-values', kv, 'kv'), field('Page URL', pageURL, 'url')),
+    el('div', { class: 'row' }, field('Region (ISO 3166-2)', region, 'region'), field('Language', language, 'language'), field('At (your time; none: now)', at, 'at')),
+    field('User-Agent', ua, 'userAgent'),
     el('button', { type: 'submit', class: 'primary', text: 'Preview the decision' }));
     show(el('h1', { text: 'Preview a decision' }), el('p', { class: 'muted', text: 'Who would fill a slot for this viewer now, and why every other ad would not. A preview takes no cap serve and counts toward no pacing.' }),
       places.length ? form : el('p', {}, 'No placement yet: ', el('a', { href: '#/placements/new', text: 'create one' }), '.'), result);
