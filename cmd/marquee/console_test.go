@@ -867,7 +867,9 @@ func TestTargetingEditorInBrowser(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"seed",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"x"}}`), 201, "")
 	// Traffic of section=travel, which the editor then offers.
 	r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"s","placement":"side"}],"kv":{"section":"travel"}}`)
-	var got struct{ Decisions map[string][]struct{ ImpressionURL string } }
+	var got struct {
+		Decisions map[string][]struct{ ImpressionURL string }
+	}
 	if json.Unmarshal([]byte(r.body), &got); len(got.Decisions["s"]) != 1 {
 		t.Fatalf("seed decision = %s", r.body)
 	}
