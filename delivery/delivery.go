@@ -914,6 +914,9 @@ type usedSet struct {
 	// checked the indexed rules of its tree (the rest are left).
 	filtered bool
 	multiKV  bool // the slot's key-values name a key more than once
+	// clock is the decision's local time in the last time zone read (at
+	// is one instant for the whole decision).
+	clock targeting.Clock
 }
 
 // reachedBy reads the caps r's user has reached at now (none without a
@@ -1057,42 +1060,53 @@ func (p *Plan) pickParts(l *tierList, t int, r *Request, used *usedSet, now time
 		for _, part := range parts {
 			n += len(part.camps)
 		}
-		sparse := eligible*4 < n // few pass the filters: draw among them only
-		if sparse {
-			for k, part := range parts {
-				weight += part.setWeight(bitsBuf[k])
+		// First draws over every campaign, a miss when the filter left it
+		// out (when most pass: one draw or two decide); then draws among
+		// those the filters let through only (their weights summed once);
+		// a campaign drawn that may not serve is never drawn again.
+		for phase := range 2 {
+			sparse := phase == 1
+			if !sparse && eligible*4 < n {
+				continue // few pass the filters: draw among them at once
 			}
-		}
-		for range draws {
-			if sparse && weight == 0 {
-				break
-			}
-			// A weighted draw: over every campaign (a miss when the filter
-			// left it out), or over those the filters let through only.
-			x := int(rnd.Float64() * float64(cmp.Or(weight, total)))
-			for k, part := range parts {
-				i, ok := part.locate(bitsBuf[k], sparse, &x)
-				if !ok {
-					continue
+			if sparse {
+				weight = 0
+				for k, part := range parts {
+					weight += part.setWeight(bitsBuf[k])
 				}
-				ca := &part.camps[i]
-				b := bitsBuf[k]
-				if b[i>>6]&(1<<(i&63)) == 0 {
+			}
+			for range draws {
+				if sparse && weight <= 0 {
 					break
 				}
-				if used.canonical(part, ca) {
-					used.filtered = part.filter != nil
-					ch, ok := p.adOf(ca, r, used, now, rnd, e)
-					used.filtered = false
-					if ok {
-						return ch, true
+				f := rnd.Float64()
+				x := int(f * float64(total))
+				if sparse {
+					x = int(f * float64(weight))
+				}
+				for k, part := range parts {
+					i, ok := part.locate(bitsBuf[k], sparse, &x)
+					if !ok {
+						continue
 					}
-				}
-				if sparse { // never drawn again
+					ca, b := &part.camps[i], bitsBuf[k]
+					if b[i>>6]&(1<<(i&63)) == 0 {
+						break
+					}
+					if used.canonical(part, ca) {
+						used.filtered = part.filter != nil
+						ch, ok := p.adOf(ca, r, used, now, rnd, e)
+						used.filtered = false
+						if ok {
+							return ch, true
+						}
+					}
 					b[i>>6] &^= 1 << (i & 63)
-					weight -= ca.c.Weight
+					if sparse {
+						weight -= ca.c.Weight
+					}
+					break
 				}
-				break
 			}
 		}
 	}
@@ -1397,7 +1411,7 @@ func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Ti
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
 		return NoKeyword
 	case !targeting.MatchesAny(c.conds, &used.v) || !used.filtered && !c.tree.Matches(&used.v, used.at) ||
-		used.filtered && !c.tree.MatchesRest(&used.v, used.at):
+		used.filtered && !c.tree.MatchesRestOn(&used.v, used.at, &used.clock):
 		return NotTargeted
 	}
 	if fc := c.FrequencyCap; fc != nil && r.User != 0 {

@@ -202,12 +202,21 @@ func (t *Tree) split() {
 // not index: what is left to check of a tree whose bit Eligible set.
 // It allocates nothing.
 func (t *Tree) MatchesRest(v *Viewer, at int64) bool {
+	var c Clock
+	return t.MatchesRestOn(v, at, &c)
+}
+
+// MatchesRestOn is MatchesRest reading the local time from c (kept for
+// trees of c's time zone at the same at).
+func (t *Tree) MatchesRestOn(v *Viewer, at int64, c *Clock) bool {
 	if t == nil {
 		return true
 	}
-	var c clock
+	if c.loc != t.loc {
+		c.loc, c.read = t.loc, false
+	}
 	for _, r := range t.rest {
-		if !t.match(r, v, at, &c) {
+		if !t.match(r, v, at, &c.clock) {
 			return false
 		}
 	}

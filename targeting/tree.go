@@ -247,6 +247,23 @@ type clock struct {
 	day, min int
 }
 
+// Clock keeps the local time of one instant in the last time zone read,
+// for the trees matched at that instant (a decision's): the day-parts of
+// trees of one time zone read the clock once. The zero Clock is ready;
+// Reset it for another instant.
+type Clock struct {
+	loc *time.Location
+	clock
+}
+
+// Reset forgets the time read.
+func (c *Clock) Reset() { *c = Clock{} }
+
+func (c *clock) set(at int64, loc *time.Location) {
+	lt := time.Unix(0, at).In(loc)
+	c.read, c.day, c.min = true, int(lt.Weekday()), lt.Hour()*60+lt.Minute()
+}
+
 func (t *Tree) match(r *rule, v *Viewer, at int64, c *clock) bool {
 	switch r.op {
 	case opAll:
@@ -267,8 +284,7 @@ func (t *Tree) match(r *rule, v *Viewer, at int64, c *clock) bool {
 		return !t.match(&r.kids[0], v, at, c)
 	case opDayPart:
 		if !c.read {
-			lt := time.Unix(0, at).In(t.loc)
-			c.read, c.day, c.min = true, int(lt.Weekday()), lt.Hour()*60+lt.Minute()
+			c.set(at, t.loc)
 		}
 		return r.dayPartHas(c.day, c.min)
 	}
