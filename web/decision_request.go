@@ -602,11 +602,11 @@ func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
 	in.City, _ = param(args, "city")
 	in.Metro, _ = param(args, "metro")
 	in.Lang, _ = param(args, "language")
-	args.VisitAll(func(k, v []byte) {
+	for k, v := range args.All() {
 		if key, ok := bytes.CutPrefix(k, []byte("kv.")); ok {
 			in.KV = append(in.KV, rawKV{Key: key, Value: v, parent: "kv", index: -1})
 		}
-	})
+	}
 	in.GDPR, in.TCF = queryConsent(args)
 	return marquee.Invalid("invalid decision request", p.m)
 }
