@@ -17,20 +17,11 @@ import (
 // returns its path.
 func Write(t testing.TB, networks map[string]string) string {
 	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoLite2-Country", RecordSize: 24})
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := map[string]mmdbtype.Map{}
 	for cidr, iso := range networks {
-		_, n, err := net.ParseCIDR(cidr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tree.Insert(n, mmdbtype.Map{"country": mmdbtype.Map{"iso_code": mmdbtype.String(iso)}}); err != nil {
-			t.Fatal(err)
-		}
+		recs[cidr] = mmdbtype.Map{"country": mmdbtype.Map{"iso_code": mmdbtype.String(iso)}}
 	}
-	return write(t, tree)
+	return write(t, "GeoLite2-Country", recs)
 }
 
 // City is what a City database says of a network.
@@ -43,15 +34,8 @@ type City struct {
 // places under a temporary folder of t and returns its path.
 func WriteCity(t testing.TB, networks map[string]City) string {
 	t.Helper()
-	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoIP2-City", RecordSize: 28})
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := map[string]mmdbtype.Map{}
 	for cidr, c := range networks {
-		_, n, err := net.ParseCIDR(cidr)
-		if err != nil {
-			t.Fatal(err)
-		}
 		rec := mmdbtype.Map{
 			"country":      mmdbtype.Map{"iso_code": mmdbtype.String(c.Country)},
 			"subdivisions": mmdbtype.Slice{mmdbtype.Map{"iso_code": mmdbtype.String(c.Subdivision)}},
@@ -60,14 +44,28 @@ func WriteCity(t testing.TB, networks map[string]City) string {
 		if c.Metro != 0 {
 			rec["location"] = mmdbtype.Map{"metro_code": mmdbtype.Uint16(c.Metro)}
 		}
+		recs[cidr] = rec
+	}
+	return write(t, "GeoIP2-City", recs)
+}
+
+// write writes a database of kind (its DatabaseType) of the records by
+// network (CIDR) and returns its path.
+func write(t testing.TB, kind string, recs map[string]mmdbtype.Map) string {
+	t.Helper()
+	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: kind, RecordSize: 28})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cidr, rec := range recs {
+		_, n, err := net.ParseCIDR(cidr)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := tree.Insert(n, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return write(t, tree)
-}
-
-func write(t testing.TB, tree *mmdbwriter.Tree) string {
 	path := filepath.Join(t.TempDir(), "geo.mmdb")
 	f, err := os.Create(path)
 	if err != nil {
