@@ -175,3 +175,23 @@ func TestReportsByKeyValue(t *testing.T) {
 		t.Errorf("serve -report-keys a,b,c,d = %v %s; want a usage error", err, errOut.String())
 	}
 }
+
+// TestVASTKeyValues: a player's VAST URL carries key-values
+// (kv.KEY=value) that video campaigns' targeting reads.
+func TestVASTKeyValues(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Sports video",`+flight+`,"targeting":{"key":"section","in":["sports"]}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"preroll","types":["video"]}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"v",`+flight+`,"campaignId":"1","creative":{"type":"video","width":1280,"height":720,"mediaUrl":"https://cdn.acme.test/v.mp4","mimeType":"video/mp4","durationMs":15000}}`), 201, "")
+	if r := in.get("/vast?placement=preroll&kv.section=sports"); r.status != 200 || !strings.Contains(r.body, "<MediaFile") {
+		t.Errorf("VAST for section=sports = %d %s; want the sports video", r.status, r.body)
+	}
+	if r := in.get("/vast?placement=preroll&kv.section=news"); r.status != 200 || strings.Contains(r.body, "<Ad ") {
+		t.Errorf("VAST for section=news = %d %s; want an empty VAST", r.status, r.body)
+	}
+	if r := in.get("/vast?placement=preroll&kv.Sec%20tion=x"); r.status != 400 || !strings.Contains(r.body, `"kv.Sec tion"`) {
+		t.Errorf("VAST with a bad key = %d %s; want 400 naming it", r.status, r.body)
+	}
+}
