@@ -1,5 +1,5 @@
 // Package marquee holds Marquee's vocabulary: ads and their targeting
-// conditions, links, events, the store's changelog, how input is
+// conditions and trees (targetingtree.go), links, events, the store's changelog, how input is
 // validated, and the kinds of error every other package returns and the
 // HTTP edge maps to statuses (errors.go). It imports only the standard
 // library.
@@ -10,7 +10,10 @@
 //   - feed: tails the store's changelog and hands each batch of changes to
 //     the views in memory (marquee.Applier: the index, the delivery plan,
 //     the caches, access, webhooks, the counters)
-//   - targeting: the targeting rule, conditions and viewers compiled once
+//   - targeting: the targeting rule — conditions, trees (key-values,
+//     context, geo, device, day-parts) and viewers compiled once, filters
+//     that index many trees; targeting/targetingtest: its brute-force
+//     reference
 //   - delivery: decisions over an immutable plan of campaigns, placements
 //     and their ads; counters: frequency caps' counts (memory, Redis)
 //   - tracking: the signed tracking URL; vast: the VAST document; tag: the
