@@ -58,6 +58,44 @@ type decisionInput struct {
 	At []byte
 }
 
+// setText sets the request's string field name to v, and says whether
+// name is one: the viewer's, the page's and the preview's fields the body
+// and the query name alike.
+func (in *decisionInput) setText(name string, v []byte) bool {
+	switch name {
+	case "gender":
+		in.Gender = v
+	case "country":
+		in.Country = v
+	case "platform":
+		in.Platform = v
+	case "url":
+		in.URL = v
+	case "referrer":
+		in.Referrer = v
+	case "region":
+		in.Region = v
+	case "city":
+		in.City = v
+	case "metro":
+		in.Metro = v
+	case "language":
+		in.Lang = v
+	case "ip":
+		in.IP = v
+	case "userAgent":
+		in.UserAgent = v
+	case "at":
+		in.At = v
+	default:
+		return false
+	}
+	return true
+}
+
+// queryTexts are the string fields a GET decision takes as parameters.
+var queryTexts = []string{"gender", "country", "platform", "url", "referrer", "region", "city", "metro", "language"}
+
 // decisionSlot is one slot of a request: {"div","placement","count","kv"}.
 type decisionSlot struct {
 	Div, Placement []byte
@@ -183,30 +221,8 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 			}
 		case "age":
 			in.Age = integer(v, "", "age")
-		case "gender":
-			in.Gender = str(v, "", "gender")
-		case "country":
-			in.Country = str(v, "", "country")
-		case "platform":
-			in.Platform = str(v, "", "platform")
-		case "url":
-			in.URL = str(v, "", "url")
 		case "kv":
 			in.KV = readKV(v, "kv", in.KV, &p)
-		case "referrer":
-			in.Referrer = str(v, "", "referrer")
-		case "region":
-			in.Region = str(v, "", "region")
-		case "city":
-			in.City = str(v, "", "city")
-		case "metro":
-			in.Metro = str(v, "", "metro")
-		case "language":
-			in.Lang = str(v, "", "language")
-		case "ip":
-			in.IP = str(v, "", "ip")
-		case "userAgent":
-			in.UserAgent = str(v, "", "userAgent")
 		case "keywords":
 			kws, err := v.Array()
 			if err != nil {
@@ -217,8 +233,6 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 			}
 		case "consent":
 			readConsent(v, in, &p)
-		case "at":
-			in.At = str(v, "", "at")
 		case "explain", "preview":
 			b, err := v.Bool()
 			if err != nil {
@@ -228,6 +242,10 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 				in.Explain = b
 			} else {
 				in.Preview = b
+			}
+		default:
+			if name := string(k); in.setText(name, nil) {
+				in.setText(name, str(v, "", name))
 			}
 		}
 	})
@@ -589,19 +607,14 @@ func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
 		}
 		in.Age = optInt{n, true}
 	}
-	in.Gender, _ = param(args, "gender")
-	in.Country, _ = param(args, "country")
-	in.Platform, _ = param(args, "platform")
+	for _, name := range queryTexts {
+		v, _ := param(args, name)
+		in.setText(name, v)
+	}
 	if v, ok := param(args, "keywords"); ok {
 		in.Keywords = bytes.Split(v, []byte(","))
 	}
 	in.UserKey, _ = param(args, "user")
-	in.URL, _ = param(args, "url")
-	in.Referrer, _ = param(args, "referrer")
-	in.Region, _ = param(args, "region")
-	in.City, _ = param(args, "city")
-	in.Metro, _ = param(args, "metro")
-	in.Lang, _ = param(args, "language")
 	for k, v := range args.All() {
 		if key, ok := bytes.CutPrefix(k, []byte("kv.")); ok {
 			in.KV = append(in.KV, rawKV{Key: key, Value: v, parent: "kv", index: -1})
