@@ -104,6 +104,16 @@ type Plan struct {
 	gen uint64
 	// needs is what the campaigns' targeting trees read of a viewer.
 	needs targeting.Needs
+	// filters are the lists' filters by the IDs of their trees, in order
+	// (filterKey): the next plan takes those of lists whose trees did not
+	// change instead of building them again.
+	filters map[uint64][]keptFilter
+}
+
+// keptFilter is a filter and the IDs of the trees it was built of.
+type keptFilter struct {
+	trees []uint64
+	f     *targeting.Filter
 }
 
 // Needs says what the plan's targeting trees read of a viewer beyond the
@@ -155,7 +165,7 @@ type campAds struct {
 }
 
 // index builds the placements' lists from ads, campaigns and placements.
-func (p *Plan) index() {
+func (p *Plan) index(old *Plan) {
 	byCamp := map[int64][]*Ad{}
 	for _, a := range p.ads {
 		byCamp[a.CampaignID] = append(byCamp[a.CampaignID], a)
@@ -202,13 +212,15 @@ func (p *Plan) index() {
 		p.lists[name] = &lists
 	}
 	p.numberCapped()
-	p.indexKV()
+	p.indexKV(old)
 }
 
 // indexKV indexes the campaigns of each list that has any with an index
 // key by their key-values (tierList.byKV). It runs once the campaigns are
 // numbered: the parts copy their campAds.
-func (p *Plan) indexKV() {
+func (p *Plan) indexKV(old *Plan) {
+	p.filters = map[uint64][]keptFilter{}
+	filterOf := func(l *tierList) *targeting.Filter { return p.filterOf(l, old) }
 	for _, lists := range p.lists {
 		for t := range lists {
 			l := &lists[t]
@@ -257,17 +269,38 @@ func (p *Plan) indexKV() {
 }
 
 // filterOf is the filter of the trees of l's campaigns (nil: none has an
-// indexable rule).
-func filterOf(l *tierList) *targeting.Filter {
-	trees := make([]*targeting.Tree, len(l.camps))
-	any := false
+// indexable rule): old's, when it built one of the same trees in the same
+// order (a campaign edit builds only the filters of the lists it is in),
+// else a new one; p keeps it for the plan after.
+func (p *Plan) filterOf(l *tierList, old *Plan) *targeting.Filter {
+	ids := make([]uint64, len(l.camps))
+	h, any := uint64(14695981039346656037), false
 	for i, ca := range l.camps {
-		trees[i], any = ca.c.tree, any || ca.c.tree != nil
+		ids[i], any = ca.c.tree.ID(), any || ca.c.tree != nil
+		h = (h ^ ids[i]) * 1099511628211
 	}
 	if !any {
 		return nil
 	}
-	return targeting.NewFilter(trees)
+	var f *targeting.Filter
+	kept := false
+	if old != nil {
+		for _, k := range old.filters[h] {
+			if slices.Equal(k.trees, ids) {
+				f, kept = k.f, true
+				break
+			}
+		}
+	}
+	if !kept {
+		trees := make([]*targeting.Tree, len(l.camps))
+		for i, ca := range l.camps {
+			trees[i] = ca.c.tree
+		}
+		f = targeting.NewFilter(trees)
+	}
+	p.filters[h] = append(p.filters[h], keptFilter{ids, f})
+	return f
 }
 
 // sums sets the list's running sums of weights.
@@ -397,7 +430,7 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 	for i := range ps {
 		p.placements[ps[i].Name] = &ps[i]
 	}
-	p.index()
+	p.index(old)
 	e.plan.Store(p)
 }
 
@@ -426,7 +459,7 @@ func (e *Engine) PatchCampaigns(puts []marquee.Campaign, gone []int64, pputs []m
 	for i := range pputs {
 		p.placements[pputs[i].Name] = &pputs[i]
 	}
-	p.index()
+	p.index(old)
 	e.plan.Store(p)
 }
 
@@ -486,7 +519,7 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 		ads[a.ID] = planAd(a)
 	}
 	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads, defaults: defaults, remnantECPM: old.remnantECPM}
-	p.index()
+	p.index(old)
 	e.plan.Store(p)
 }
 

@@ -103,7 +103,7 @@ func (e *Engine) rebuild(campaigns map[int64]*Campaign) {
 		cp.ECPM = ecpm(&cp, e.rates[id])
 		p.campaigns[id] = &cp
 	}
-	p.index()
+	p.index(old)
 	e.plan.Store(p)
 }
 

@@ -21,7 +21,10 @@ import (
 // plan reloaded every campaign and placement from the store ("reload");
 // now the feed hands the campaign's id and the engine reads that one row
 // and patches the plan ("apply by id"). SQLite in a temporary directory;
-// the setup is not timed.
+// the setup is not timed. MARQUEE_BENCH_TARGETING=rules (or sections)
+// gives every campaign a targeting tree (fixture.RulesTree) and the
+// catalog fixture's placements, which its ads fit: the plan's lists and
+// their targeting filters are built again too.
 //
 //	go test ./delivery -run XXX -bench CampaignEdit -benchtime 20x
 func BenchmarkCampaignEdit(b *testing.B) {
@@ -40,6 +43,14 @@ func BenchmarkCampaignEdit(b *testing.B) {
 		b.Fatal(err)
 	}
 	gen := fixture.NewCampaignGen(1, time.Now(), []int64{adv.ID})
+	gen.Targeting = os.Getenv("MARQUEE_BENCH_TARGETING")
+	if gen.Targeting != "" {
+		for _, p := range fixture.Placements {
+			if _, err := st.CreatePlacement(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	var last marquee.Campaign
 	for range n {
 		in := gen.Next()

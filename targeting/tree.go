@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"marquee"
@@ -24,6 +25,20 @@ type Tree struct {
 	needs Needs
 	// The top-level rules a Filter indexes, and the rest (see split).
 	indexed, rest []*rule
+	id            uint64 // unique among the trees compiled (ID)
+}
+
+// trees numbers the trees compiled.
+var trees atomic.Uint64
+
+// ID tells trees apart: two trees have one ID only if they are one tree
+// (0 for none). What is built from trees (a Filter) can be kept by their
+// IDs.
+func (t *Tree) ID() uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.id
 }
 
 // Needs says which of a Viewer's fields trees read, so that the edge
@@ -110,7 +125,7 @@ func CompileTree(t *marquee.Targeting, tz string) *Tree {
 	if err != nil {
 		loc = time.UTC
 	}
-	out := &Tree{loc: loc}
+	out := &Tree{loc: loc, id: trees.Add(1)}
 	out.root = out.compile(t)
 	out.split()
 	return out
