@@ -104,6 +104,9 @@ type Plan struct {
 	gen uint64
 	// needs is what the campaigns' targeting trees read of a viewer.
 	needs targeting.Needs
+	// fits is, for each placement, the ads of each campaign that fit it
+	// (fitsOf): a plan of the same ads and placements shares it.
+	fits map[string][]campFit
 	// filters are the lists' filters by the IDs of their trees, in order
 	// (filterKey): the next plan takes those of lists whose trees did not
 	// change instead of building them again.
@@ -164,36 +167,64 @@ type campAds struct {
 	vals []string
 }
 
-// index builds the placements' lists from ads, campaigns and placements.
-func (p *Plan) index(old *Plan) {
+// campFit is a campaign's ads that fit a placement (sorted by id).
+type campFit struct {
+	campaign int64
+	ads      []*Ad
+}
+
+// fitsOf is, for each placement, every campaign's ads that fit it (by
+// campaign id): what the lists are made of that depends on ads and
+// placements only.
+func (p *Plan) fitsOf() map[string][]campFit {
 	byCamp := map[int64][]*Ad{}
 	for _, a := range p.ads {
 		byCamp[a.CampaignID] = append(byCamp[a.CampaignID], a)
 	}
-	p.needs = 0
-	for _, c := range p.campaigns {
-		p.needs |= c.tree.Needs()
-	}
-	p.lists = make(map[string]*[numTiers]tierList, len(p.placements))
+	fits := make(map[string][]campFit, len(p.placements))
 	for name, pl := range p.placements {
-		var lists [numTiers]tierList
+		var out []campFit
 		for id, ads := range byCamp {
-			c := p.campaigns[id]
-			if c == nil || c.Tier < 0 || c.Tier >= numTiers {
-				continue
-			}
 			var fit []*Ad
 			for _, a := range ads {
 				if fitWhy(a, pl) == "" {
 					fit = append(fit, a)
 				}
 			}
-			if len(fit) == 0 {
+			if len(fit) > 0 {
+				slices.SortFunc(fit, func(x, y *Ad) int { return cmp.Compare(x.ID, y.ID) })
+				out = append(out, campFit{id, fit})
+			}
+		}
+		slices.SortFunc(out, func(x, y campFit) int { return cmp.Compare(x.campaign, y.campaign) })
+		fits[name] = out
+	}
+	return fits
+}
+
+// index builds the placements' lists from ads, campaigns and placements.
+// With sameFits (ads and placements as old's: a change of campaigns or
+// of eCPMs), it takes which ads fit which placement from old.
+func (p *Plan) index(old *Plan, sameFits bool) {
+	if sameFits && old != nil && old.fits != nil {
+		p.fits = old.fits
+	} else {
+		p.fits = p.fitsOf()
+	}
+	p.needs = 0
+	for _, c := range p.campaigns {
+		p.needs |= c.tree.Needs()
+	}
+	p.lists = make(map[string]*[numTiers]tierList, len(p.placements))
+	for name := range p.placements {
+		var lists [numTiers]tierList
+		for _, cf := range p.fits[name] {
+			c := p.campaigns[cf.campaign]
+			if c == nil || c.Tier < 0 || c.Tier >= numTiers {
 				continue
 			}
-			slices.SortFunc(fit, func(x, y *Ad) int { return int(x.ID - y.ID) })
 			l := &lists[c.Tier]
-			l.camps = append(l.camps, campAds{c: c, ads: fit})
+			l.camps = append(l.camps, campAds{c: c, ads: cf.ads})
 		}
 		for t := range lists {
 			l := &lists[t]
@@ -430,7 +461,7 @@ func (e *Engine) SetCampaigns(cs []marquee.Campaign, ps []marquee.Placement) {
 	for i := range ps {
 		p.placements[ps[i].Name] = &ps[i]
 	}
-	p.index(old)
+	p.index(old, false)
 	e.plan.Store(p)
 }
 
@@ -459,7 +490,7 @@ func (e *Engine) PatchCampaigns(puts []marquee.Campaign, gone []int64, pputs []m
 	for i := range pputs {
 		p.placements[pputs[i].Name] = &pputs[i]
 	}
-	p.index(old)
+	p.index(old, len(pputs) == 0 && len(pgone) == 0) // the same ads and placements: which ads fit where is old's
 	e.plan.Store(p)
 }
 
@@ -519,7 +550,7 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 		ads[a.ID] = planAd(a)
 	}
 	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads, defaults: defaults, remnantECPM: old.remnantECPM}
-	p.index(old)
+	p.index(old, false)
 	e.plan.Store(p)
 }
 

@@ -103,7 +103,7 @@ func (e *Engine) rebuild(campaigns map[int64]*Campaign) {
 		cp.ECPM = ecpm(&cp, e.rates[id])
 		p.campaigns[id] = &cp
 	}
-	p.index(old)
+	p.index(old, true) // the same ads and placements
 	e.plan.Store(p)
 }
 

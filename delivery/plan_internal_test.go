@@ -1,0 +1,127 @@
+package delivery
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"marquee"
+	"marquee/counters"
+)
+
+// TestPatchedPlanAgainstFresh: after each of a random sequence of
+// campaign edits (tier, weight, targeting tree, state, cap), of new ads
+// and of eCPM changes, the plan the engine patched — which ads fit where
+// taken from the plan before, filters kept by their trees — lists exactly
+// what a plan built afresh from the same campaigns, ads and placements
+// lists.
+func TestPatchedPlanAgainstFresh(t *testing.T) {
+	r := rand.New(rand.NewPCG(42, 7))
+	now := time.Now()
+	e := New(counters.NewMemory(counters.DefaultMemory))
+	pls := []marquee.Placement{
+		{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}},
+		{ID: 2, PlacementInput: marquee.PlacementInput{Name: "top", Sizes: []string{"728x90"}, Types: marquee.CreativeTypes}},
+	}
+	trees := []*marquee.Targeting{nil,
+		{Key: "section", In: []string{"a", "b"}},
+		{All: []marquee.Targeting{{Key: "section", In: []string{"b"}}, {Key: "pos", NotIn: []string{"btf"}}}},
+		{Key: "$device", In: []string{"phone"}}}
+	camp := func(id int64) marquee.Campaign {
+		c := marquee.Campaign{ID: id, State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 1, Name: "c",
+			StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Priority: marquee.Priorities[r.IntN(4)], Weight: 1 + r.IntN(9),
+			Pacing: marquee.PacingASAP, Targeting: trees[r.IntN(len(trees))]}}
+		if r.IntN(3) == 0 {
+			c.FrequencyCap = &marquee.FrequencyCap{Count: 2, Window: "24h"}
+		}
+		if r.IntN(10) == 0 {
+			c.State = marquee.StatePaused
+		}
+		return c
+	}
+	var cs []marquee.Campaign
+	for i := range 60 {
+		cs = append(cs, camp(int64(i+1)))
+	}
+	var ads []*marquee.Ad
+	newAd := func() {
+		w, h := 300, 250
+		if r.IntN(2) == 0 {
+			w, h = 728, 90
+		}
+		ads = append(ads, &marquee.Ad{ID: int64(len(ads) + 1), CampaignID: int64(1 + r.IntN(len(cs))), Title: "a",
+			StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Creative: &marquee.Creative{Type: marquee.CreativeHTML, HTML: "x", Width: w, Height: h}})
+	}
+	for range 150 {
+		newAd()
+	}
+	e.SetCampaigns(cs, pls)
+	e.PutAds(ads, nil, true)
+	for step := range 300 {
+		switch r.IntN(5) {
+		case 0:
+			newAd()
+			e.PutAds(ads, nil, true)
+		case 1:
+			e.SetRemnant([]string{RemnantWeight, RemnantECPM}[r.IntN(2)])
+		default:
+			i := r.IntN(len(cs))
+			cs[i] = camp(cs[i].ID)
+			e.PatchCampaigns([]marquee.Campaign{cs[i]}, nil, nil, nil)
+		}
+		got := e.Plan()
+		fresh := &Plan{campaigns: got.campaigns, placements: got.placements, ads: got.ads, defaults: got.defaults, remnantECPM: got.remnantECPM}
+		fresh.index(nil, false)
+		if a, b := describeLists(got), describeLists(fresh); a != b {
+			t.Fatalf("step %d: the patched plan lists\n%s\na fresh one\n%s", step, a, b)
+		}
+	}
+}
+
+// describeLists is a plan's lists in words: for each placement and tier,
+// its campaigns (with their ads, capped number and running sum), and its
+// parts by key-value with their campaigns and whether they are filtered.
+func describeLists(p *Plan) string {
+	var b strings.Builder
+	names := make([]string, 0, len(p.lists))
+	for name := range p.lists {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	part := func(l *tierList) string {
+		var ids []string
+		for i, ca := range l.camps {
+			var as []int64
+			for _, a := range ca.ads {
+				as = append(as, a.ID)
+			}
+			cap := "-"
+			if ca.capped >= 0 {
+				cap = fmt.Sprint(p.ids[ca.capped])
+			}
+			ids = append(ids, fmt.Sprintf("%d%v cap %s sum %d", ca.c.ID, as, cap, l.cum[i]))
+		}
+		return fmt.Sprintf("[%s] filter %v", strings.Join(ids, "; "), l.filter != nil)
+	}
+	for _, name := range names {
+		for t := range p.lists[name] {
+			l := &p.lists[name][t]
+			fmt.Fprintf(&b, "%s/%d: %s\n", name, t, part(l))
+			if l.byKV != nil {
+				fmt.Fprintf(&b, "  open: %s\n", part(l.open))
+				var kvs []string
+				for kv, pt := range l.byKV {
+					kvs = append(kvs, kv.Key+"="+kv.Value+": "+part(pt))
+				}
+				slices.Sort(kvs)
+				for _, k := range kvs {
+					fmt.Fprintf(&b, "  %s\n", k)
+				}
+			}
+		}
+	}
+	return b.String()
+}
