@@ -151,8 +151,12 @@ type tierList struct {
 	keys []string
 	kv   targeting.KV
 	// filter indexes the top-level rules of the campaigns' trees (nil:
-	// none has a tree; a list indexed by key-value has one per part).
-	filter *targeting.Filter
+	// none has a tree; a list indexed by key-value has one per part);
+	// trees are the IDs of the trees it was built of and treesKey their
+	// hash (the plan's filters' key).
+	filter   *targeting.Filter
+	trees    []uint64
+	treesKey uint64
 }
 
 // campAds is a campaign and its ads that fit a placement; capped is the
@@ -252,14 +256,21 @@ func (p *Plan) index(old *Plan, sameFits bool) {
 func (p *Plan) indexKV(old *Plan) {
 	p.filters = map[uint64][]keptFilter{}
 	filterOf := func(l *tierList) *targeting.Filter { return p.filterOf(l, old) }
-	for _, lists := range p.lists {
+	for name, lists := range p.lists {
 		for t := range lists {
 			l := &lists[t]
+			if o := old.sameList(name, t, l); o != nil {
+				// The same campaigns as the plan before, numbered alike: its
+				// parts and filters serve (they are never mutated).
+				l.open, l.byKV, l.keys, l.filter, l.trees, l.treesKey = o.open, o.byKV, o.keys, o.filter, o.trees, o.treesKey
+				p.keepFilters(l)
+				continue
+			}
 			for _, ca := range l.camps {
 				key, vals, ok := ca.c.tree.IndexKey()
 				if !ok {
 					if l.open == nil {
-						l.open = &tierList{id: l.id}
+						l.open = &tierList{}
 					}
 					l.open.camps = append(l.open.camps, ca)
 					continue
@@ -275,7 +286,7 @@ func (p *Plan) indexKV(old *Plan) {
 					kv := targeting.KV{Key: key, Value: v}
 					part := l.byKV[kv]
 					if part == nil {
-						part = &tierList{id: l.id, kv: kv}
+						part = &tierList{kv: kv}
 						l.byKV[kv] = part
 					}
 					part.camps = append(part.camps, ca)
@@ -287,7 +298,7 @@ func (p *Plan) indexKV(old *Plan) {
 				continue
 			}
 			if l.open == nil {
-				l.open = &tierList{id: l.id}
+				l.open = &tierList{}
 			}
 			for _, part := range l.byKV {
 				part.sums()
@@ -296,6 +307,41 @@ func (p *Plan) indexKV(old *Plan) {
 			l.open.sums()
 			l.open.filter = filterOf(l.open)
 		}
+	}
+}
+
+// sameList is old's list t of placement name when it holds the campaigns
+// l holds — the same ones, in the same order, with the same ads and the
+// same capped numbers — else nil. A nil old has none.
+func (old *Plan) sameList(name string, t int, l *tierList) *tierList {
+	if old == nil || old.lists[name] == nil {
+		return nil
+	}
+	o := &old.lists[name][t]
+	if len(o.camps) != len(l.camps) || len(l.camps) == 0 {
+		return nil
+	}
+	for i := range l.camps {
+		a, b := &o.camps[i], &l.camps[i]
+		if a.c != b.c || a.capped != b.capped || len(a.ads) != len(b.ads) || &a.ads[0] != &b.ads[0] {
+			return nil
+		}
+	}
+	return o
+}
+
+// keepFilters records in p the filters of list l and its parts (which
+// the plan before built), for the plan after.
+func (p *Plan) keepFilters(l *tierList) {
+	keep := func(x *tierList) {
+		if x != nil && x.trees != nil {
+			p.filters[x.treesKey] = append(p.filters[x.treesKey], keptFilter{x.trees, x.filter})
+		}
+	}
+	keep(l)
+	keep(l.open)
+	for _, part := range l.byKV {
+		keep(part)
 	}
 }
 
@@ -331,6 +377,7 @@ func (p *Plan) filterOf(l *tierList, old *Plan) *targeting.Filter {
 		f = targeting.NewFilter(trees)
 	}
 	p.filters[h] = append(p.filters[h], keptFilter{ids, f})
+	l.trees, l.treesKey = ids, h
 	return f
 }
 
