@@ -107,9 +107,9 @@ type Plan struct {
 	// fits is, for each placement, the ads of each campaign that fit it
 	// (fitsOf): a plan of the same ads and placements shares it.
 	fits map[string][]campFit
-	// filters are the lists' filters by the IDs of their trees, in order
-	// (filterKey): the next plan takes those of lists whose trees did not
-	// change instead of building them again.
+	// filters are the lists' filters by the hash of the IDs of their
+	// trees, in order (filterOf): the next plan takes those of lists whose
+	// trees did not change instead of building them again.
 	filters map[uint64][]keptFilter
 }
 
@@ -165,9 +165,8 @@ type campAds struct {
 	c      *Campaign
 	ads    []*Ad
 	capped int32
-	// key and vals are the campaign's index key and its values, in a
-	// list indexed by key-value.
-	key  string
+	// vals are the values of the campaign's index key, in a part of a
+	// list indexed by key-value (see canonical).
 	vals []string
 }
 
@@ -281,7 +280,7 @@ func (p *Plan) indexKV(old *Plan) {
 				if !slices.Contains(l.keys, key) {
 					l.keys = append(l.keys, key)
 				}
-				ca.key, ca.vals = key, vals
+				ca.vals = vals
 				for _, v := range vals {
 					kv := targeting.KV{Key: key, Value: v}
 					part := l.byKV[kv]
@@ -544,11 +543,11 @@ func (e *Engine) PatchCampaigns(puts []marquee.Campaign, gone []int64, pputs []m
 // compileCampaign is mc as decisions read it, keeping its decisions'
 // stats from the plan before. The caller holds e.mu.
 func (e *Engine) compileCampaign(mc marquee.Campaign, old *Plan) *Campaign {
-	c := &Campaign{Campaign: mc, Tier: slices.Index(marquee.Priorities, mc.Priority), flight: spanOf(mc.StartAt, mc.EndAt), conds: targeting.CompileAll(mc.Conditions),
-		tree: targeting.CompileTree(mc.Targeting, mc.TimeZone)}
+	c := &Campaign{Campaign: mc, Tier: slices.Index(marquee.Priorities, mc.Priority), flight: spanOf(mc.StartAt, mc.EndAt), conds: targeting.CompileAll(mc.Conditions)}
 	if c.loc, _ = marquee.ParseTimeZone(mc.TimeZone); c.loc == nil {
 		c.loc = time.UTC // a zone that no longer loads
 	}
+	c.tree = targeting.CompileTree(mc.Targeting, c.loc)
 	if pr := c.Price; pr != nil {
 		if f, err := strconv.ParseFloat(string(pr.Amount), 64); err == nil {
 			c.PriceMicros = int64(f * 1e6)
@@ -643,7 +642,7 @@ func (p *Plan) isDefault(id int64) bool {
 func planAd(a *marquee.Ad) *Ad {
 	ad := &Ad{ID: a.ID, CampaignID: a.CampaignID, Title: a.Title, Creative: a.Creative, Placements: a.Placements,
 		StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, span: spanOf(a.StartAt, a.EndAt), conds: targeting.CompileAll(a.Conditions),
-		tree: targeting.CompileTree(a.Targeting, "")}
+		tree: targeting.CompileTree(a.Targeting, nil)}
 	if a.Creative != nil {
 		ad.CreativeJSON, _ = json.Marshal(a.Creative) // a Creative always marshals
 	}
@@ -1077,7 +1076,7 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 		}
 		if p.byECPM(t) {
 			used.leftOut = 0
-			if ch, ok := p.weighed(l, true, r, used, now, rnd, e); ok {
+			if ch, ok := p.weighed(l, t, r, used, now, rnd, e); ok {
 				return ch, true
 			}
 			used.exhausted(l)
@@ -1092,7 +1091,7 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 			}
 		}
 		used.leftOut = 0
-		if ch, ok := p.weighed(l, false, r, used, now, rnd, e); ok {
+		if ch, ok := p.weighed(l, t, r, used, now, rnd, e); ok {
 			return ch, true
 		}
 		used.exhausted(l)
@@ -1137,10 +1136,11 @@ func (p *Plan) pickParts(l *tierList, t int, r *Request, used *usedSet, now time
 	// Each part's eligible campaigns, as far as its filter tells: a bit
 	// each (every campaign of a part without a filter).
 	var bitsBuf [maxParts][]uint64
-	words, most := 0, 0
+	words, most, n := 0, 0, 0 // n: the campaigns of the parts
 	for _, part := range parts {
 		words += (len(part.camps) + 63) / 64
 		most = max(most, (len(part.camps)+63)/64)
+		n += len(part.camps)
 	}
 	scratch := append((*used.bits)[:0], make([]uint64, words+most)...)
 	*used.bits = scratch
@@ -1154,12 +1154,7 @@ func (p *Plan) pickParts(l *tierList, t int, r *Request, used *usedSet, now time
 		if part.filter != nil {
 			eligible += part.filter.Eligible(&used.v, b, tmp[:w])
 		} else {
-			for i := range b {
-				b[i] = ^uint64(0)
-			}
-			if r := len(part.camps) & 63; r != 0 {
-				b[w-1] = 1<<r - 1
-			}
+			targeting.SetAll(b, len(part.camps))
 			eligible += len(part.camps)
 		}
 	}
@@ -1167,10 +1162,6 @@ func (p *Plan) pickParts(l *tierList, t int, r *Request, used *usedSet, now time
 		return Choice{}, false
 	}
 	if !p.byECPM(t) {
-		n := 0
-		for _, part := range parts {
-			n += len(part.camps)
-		}
 		// First draws over every campaign, a miss when the filter left it
 		// out (when most pass: one draw or two decide); then draws among
 		// those the filters let through only (their weights summed once);
@@ -1269,8 +1260,9 @@ func (l *tierList) locate(b []uint64, sparse bool, x *int) (int, bool) {
 	return 0, false
 }
 
-// weighing is pickParts' pass over the parts: the choice so far, and the
-// weights of the campaigns it was drawn among.
+// weighing is a pass over a list's campaigns (weighed), or over the
+// parts pickParts weighs: the choice so far, and the weights of the
+// campaigns it was drawn among.
 type weighing struct {
 	best Choice
 	sum  int
@@ -1299,6 +1291,16 @@ func (wg *weighing) weigh(p *Plan, t int, part *tierList, ca *campAds, r *Reques
 		wg.best = ch
 	}
 	return true
+}
+
+// takes says whether the request meets tree: the rules its list's filter
+// did not check when the campaign passed the filter (filtered), else the
+// whole tree; the day-parts read the decision's clock.
+func (u *usedSet) takes(tree *targeting.Tree) bool {
+	if u.filtered {
+		return tree.MatchesRestOn(&u.v, u.at, &u.clock)
+	}
+	return tree.Matches(&u.v, u.at)
 }
 
 // canonical says whether campaign ca of part is weighed there: always in
@@ -1378,27 +1380,18 @@ func viewerKey(r *Request) uint64 {
 	return k
 }
 
-// weighed chooses in one pass over list l among its eligible campaigns,
-// by weight; byECPM (l sorted by eCPM, highest first), only among those of
-// the first eligible one's eCPM. It allocates nothing.
-func (p *Plan) weighed(l *tierList, byECPM bool, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
-	var best Choice
-	sum := 0
+// weighed chooses in one pass over list l of tier t among its eligible
+// campaigns, by weight; in a tier drawn by eCPM (l sorted by eCPM,
+// highest first), only among those of the first eligible one's eCPM. It
+// allocates nothing.
+func (p *Plan) weighed(l *tierList, t int, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
+	var wg weighing
 	for i := range l.camps {
-		ca := &l.camps[i]
-		if byECPM && best.Ad != nil && ca.c.ECPM < best.Campaign.ECPM {
+		if !wg.weigh(p, t, l, &l.camps[i], r, used, now, rnd, e) {
 			break
 		}
-		ch, ok := p.adOf(ca, r, used, now, rnd, e)
-		if !ok {
-			continue
-		}
-		sum += ca.c.Weight
-		if rnd.Float64()*float64(sum) < float64(ca.c.Weight) {
-			best = ch
-		}
 	}
-	return best, best.Ad != nil
+	return wg.best, wg.best.Ad != nil
 }
 
 // adOf chooses one of campaign ca's eligible ads for r, each as likely,
@@ -1521,8 +1514,7 @@ func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Ti
 		return Duplicate
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
 		return NoKeyword
-	case !targeting.MatchesAny(c.conds, &used.v) || !used.filtered && !c.tree.Matches(&used.v, used.at) ||
-		used.filtered && !c.tree.MatchesRestOn(&used.v, used.at, &used.clock):
+	case !targeting.MatchesAny(c.conds, &used.v) || !used.takes(c.tree):
 		return NotTargeted
 	}
 	if fc := c.FrequencyCap; fc != nil && r.User != 0 {

@@ -5,7 +5,6 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // Filter answers, for a list of trees and a viewer, which trees the
@@ -32,9 +31,8 @@ type dim struct {
 	// free: the trees with no indexed rule on the key; notIns: those
 	// whose indexed rule is a notIn.
 	free, notIns []uint64
-	// accept[v]: the trees whose in takes v; reject[v]: those whose
-	// notIn holds v (tree numbers); ranges: the trees whose gte/lte
-	// rule reads the key.
+	// byValue[v]: the trees whose in takes v and those whose notIn holds
+	// it; ranges: the trees whose gte/lte rule reads the key.
 	byValue map[string]*valuePostings
 	ranges  []numRange
 }
@@ -106,19 +104,19 @@ func NewFilter(trees []*Tree) *Filter {
 				return k
 			}
 		}
-		f.dims = append(f.dims, dim{field: r.field, key: r.key, free: make([]uint64, words), notIns: make([]uint64, words),
-			byValue: map[string]*valuePostings{}})
+		d := dim{field: r.field, key: r.key, free: make([]uint64, words), notIns: make([]uint64, words),
+			byValue: map[string]*valuePostings{}}
+		SetAll(d.free, len(trees)) // until a tree's rule on the key says otherwise
+		f.dims = append(f.dims, d)
 		return len(f.dims) - 1
 	}
-	indexed := make([][]int, len(trees)) // the dims each tree has an indexed rule on
 	for i, t := range trees {
 		if t == nil {
 			continue
 		}
-		for _, r := range t.indexed {
-			k := find(r)
-			indexed[i] = append(indexed[i], k)
-			d := &f.dims[k]
+		for _, r := range t.indexed { // one rule of a key at most (split)
+			d := &f.dims[find(r)]
+			d.free[i>>6] &^= 1 << (i & 63)
 			if r.op == opRange {
 				j := slices.IndexFunc(d.ranges, func(x numRange) bool { return x.lo == r.lo && x.hi == r.hi })
 				if j < 0 {
@@ -149,11 +147,6 @@ func NewFilter(trees []*Tree) *Filter {
 	}
 	for k := range f.dims {
 		d := &f.dims[k]
-		for i := range trees {
-			if !slices.Contains(indexed[i], k) {
-				d.free[i>>6] |= 1 << (i & 63)
-			}
-		}
 		for _, vp := range d.byValue {
 			vp.accept.build(words)
 			vp.reject.build(words)
@@ -166,6 +159,17 @@ func NewFilter(trees []*Tree) *Filter {
 	// exclude is answered sooner (Eligible stops when none is left).
 	slices.SortStableFunc(f.dims, func(a, b dim) int { return cmp.Compare(ones(a.free), ones(b.free)) })
 	return f
+}
+
+// SetAll sets the first n bits of b (its (n+63)/64 words) and clears the
+// rest of its last word.
+func SetAll(b []uint64, n int) {
+	for i := range b {
+		b[i] = ^uint64(0)
+	}
+	if r := n & 63; r != 0 && len(b) > 0 {
+		b[len(b)-1] = 1<<r - 1
+	}
 }
 
 func ones(b []uint64) int {
@@ -213,10 +217,10 @@ func (t *Tree) MatchesRestOn(v *Viewer, at int64, c *Clock) bool {
 		return true
 	}
 	if c.loc != t.loc {
-		c.loc, c.read = t.loc, false
+		*c = Clock{loc: t.loc}
 	}
 	for _, r := range t.rest {
-		if !t.match(r, v, at, &c.clock) {
+		if !t.match(r, v, at, t.loc, &c.clock) {
 			return false
 		}
 	}
@@ -230,12 +234,7 @@ func (f *Filter) Words() int { return (f.n + 63) / 64 }
 // rules v meets, using tmp (as long) as scratch, and returns how many.
 // It allocates nothing.
 func (f *Filter) Eligible(v *Viewer, dst, tmp []uint64) int {
-	for i := range dst {
-		dst[i] = ^uint64(0)
-	}
-	if r := f.n & 63; r != 0 {
-		dst[len(dst)-1] = 1<<r - 1
-	}
+	SetAll(dst, f.n)
 	for k := range f.dims {
 		d := &f.dims[k]
 		for i := range tmp {
@@ -308,10 +307,5 @@ func (d *dim) values(v *Viewer) (one string, kvs []KV) {
 	if d.field != fieldKV {
 		return v.field(d.field), nil
 	}
-	i, _ := slices.BinarySearchFunc(v.KV, d.key, func(kv KV, k string) int { return strings.Compare(kv.Key, k) })
-	j := i
-	for j < len(v.KV) && v.KV[j].Key == d.key {
-		j++
-	}
-	return "", v.KV[i:j]
+	return "", v.values(d.key)
 }

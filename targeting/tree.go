@@ -114,18 +114,13 @@ type rule struct {
 	kids      []rule
 }
 
-// CompileTree compiles t, its day-parts in the time zone tz ("": UTC);
-// nil for no tree. t is as marquee's parser left it (valid); a time zone
-// that no longer loads is read as UTC.
-func CompileTree(t *marquee.Targeting, tz string) *Tree {
+// CompileTree compiles t, its day-parts in the time zone loc (nil: UTC);
+// nil for no tree. t is as marquee's parser left it (valid).
+func CompileTree(t *marquee.Targeting, loc *time.Location) *Tree {
 	if t == nil {
 		return nil
 	}
-	loc, err := marquee.ParseTimeZone(tz)
-	if err != nil {
-		loc = time.UTC
-	}
-	out := &Tree{loc: loc, id: trees.Add(1)}
+	out := &Tree{loc: cmp.Or(loc, time.UTC), id: trees.Add(1)}
 	out.root = out.compile(t)
 	out.split()
 	return out
@@ -227,11 +222,7 @@ func SortKVs(kvs []KV) {
 // a page that names no section, and one that excludes news serves it. It
 // allocates nothing.
 func (t *Tree) Matches(v *Viewer, at int64) bool {
-	if t == nil {
-		return true
-	}
-	var c clock
-	return t.match(&t.root, v, at, &c)
+	return t.MatchesIn(v, at, nil)
 }
 
 // MatchesIn is Matches with the day-parts read in loc (an ad's tree, in
@@ -240,68 +231,55 @@ func (t *Tree) MatchesIn(v *Viewer, at int64, loc *time.Location) bool {
 	if t == nil {
 		return true
 	}
-	if loc != nil && loc != t.loc && t.needs&NeedTime != 0 {
-		u := *t
-		u.loc = loc
-		return u.match(&u.root, v, at, new(clock))
-	}
-	return t.Matches(v, at)
+	var c clock
+	return t.match(&t.root, v, at, cmp.Or(loc, t.loc), &c)
 }
 
-// Location is the time zone of the tree's day-parts (UTC for nil).
-func (t *Tree) Location() *time.Location {
-	if t == nil {
-		return time.UTC
-	}
-	return t.loc
-}
-
-// clock is the local time of a match, read once for its day-parts.
+// clock is the local time of a match's instant in its zone, read once
+// for its day-parts. It holds no pointer (the zone is match's): a clock
+// in a decision's scratch stays on its stack.
 type clock struct {
 	read     bool
 	day, min int
 }
 
-// Clock keeps the local time of one instant in the last time zone read,
+// local is the weekday and the minute of the day of at in loc.
+func (c *clock) local(at int64, loc *time.Location) (day, min int) {
+	if !c.read {
+		lt := time.Unix(0, at).In(loc)
+		c.read, c.day, c.min = true, int(lt.Weekday()), lt.Hour()*60+lt.Minute()
+	}
+	return c.day, c.min
+}
+
+// Clock is the local time of one instant in the last time zone read,
 // for the trees matched at that instant (a decision's): the day-parts of
-// trees of one time zone read the clock once. The zero Clock is ready;
-// Reset it for another instant.
+// trees of one time zone read the clock once. The zero Clock is ready.
 type Clock struct {
 	loc *time.Location
 	clock
 }
 
-// Reset forgets the time read.
-func (c *Clock) Reset() { *c = Clock{} }
-
-func (c *clock) set(at int64, loc *time.Location) {
-	lt := time.Unix(0, at).In(loc)
-	c.read, c.day, c.min = true, int(lt.Weekday()), lt.Hour()*60+lt.Minute()
-}
-
-func (t *Tree) match(r *rule, v *Viewer, at int64, c *clock) bool {
+func (t *Tree) match(r *rule, v *Viewer, at int64, loc *time.Location, c *clock) bool {
 	switch r.op {
 	case opAll:
 		for i := range r.kids {
-			if !t.match(&r.kids[i], v, at, c) {
+			if !t.match(&r.kids[i], v, at, loc, c) {
 				return false
 			}
 		}
 		return true
 	case opAny:
 		for i := range r.kids {
-			if t.match(&r.kids[i], v, at, c) {
+			if t.match(&r.kids[i], v, at, loc, c) {
 				return true
 			}
 		}
 		return false
 	case opNot:
-		return !t.match(&r.kids[0], v, at, c)
+		return !t.match(&r.kids[0], v, at, loc, c)
 	case opDayPart:
-		if !c.read {
-			c.set(at, t.loc)
-		}
-		return r.dayPartHas(c.day, c.min)
+		return r.dayPartHas(c.local(at, loc))
 	}
 	if r.field == fieldIP {
 		return r.matchIP(v.IP)
@@ -310,12 +288,7 @@ func (t *Tree) match(r *rule, v *Viewer, at int64, c *clock) bool {
 		return r.matchOne(v.field(r.field))
 	}
 	// A publisher's key: any of its values (a key may be sent with many).
-	i, _ := slices.BinarySearchFunc(v.KV, r.key, func(kv KV, k string) int { return cmp.Compare(kv.Key, k) })
-	j := i
-	for j < len(v.KV) && v.KV[j].Key == r.key {
-		j++
-	}
-	vals := v.KV[i:j]
+	vals := v.values(r.key)
 	switch r.op {
 	case opExists:
 		return len(vals) > 0
@@ -413,6 +386,16 @@ func (r *rule) matchIP(a netip.Addr) bool {
 	return in
 }
 
+// values are v's pairs of key (KV sorted: a run of them).
+func (v *Viewer) values(key string) []KV {
+	i, _ := slices.BinarySearchFunc(v.KV, key, func(kv KV, k string) int { return cmp.Compare(kv.Key, k) })
+	j := i
+	for j < len(v.KV) && v.KV[j].Key == key {
+		j++
+	}
+	return v.KV[i:j]
+}
+
 // field is the value of a reserved field ("" when unknown).
 func (v *Viewer) field(f uint8) string {
 	switch f {
@@ -449,42 +432,37 @@ func (v *Viewer) field(f uint8) string {
 // America/New_York outside Mon–Fri 08:00–20:00"), or "" when v meets it.
 // For explain: it allocates.
 func (t *Tree) Why(v *Viewer, at int64) string {
-	if t.Matches(v, at) {
-		return ""
-	}
-	return t.why(&t.root, v, at)
+	return t.WhyIn(v, at, nil)
 }
 
 // WhyIn is Why with the day-parts read in loc (nil: the tree's own).
 func (t *Tree) WhyIn(v *Viewer, at int64, loc *time.Location) string {
-	if loc != nil && t != nil {
-		u := *t
-		u.loc = loc
-		return u.Why(v, at)
+	if t.MatchesIn(v, at, loc) {
+		return ""
 	}
-	return t.Why(v, at)
+	return t.why(&t.root, v, at, cmp.Or(loc, t.loc))
 }
 
-func (t *Tree) why(r *rule, v *Viewer, at int64) string {
+func (t *Tree) why(r *rule, v *Viewer, at int64, loc *time.Location) string {
 	var c clock
 	switch r.op {
 	case opAll:
 		for i := range r.kids {
-			if !t.match(&r.kids[i], v, at, &c) {
-				return t.why(&r.kids[i], v, at)
+			if !t.match(&r.kids[i], v, at, loc, &c) {
+				return t.why(&r.kids[i], v, at, loc)
 			}
 		}
 	case opAny:
 		parts := make([]string, len(r.kids))
 		for i := range r.kids {
-			parts[i] = t.why(&r.kids[i], v, at)
+			parts[i] = t.why(&r.kids[i], v, at, loc)
 		}
 		return "none of: " + strings.Join(parts, "; ")
 	case opNot:
 		return "not (" + t.describe(&r.kids[0]) + ") matched"
 	case opDayPart:
-		lt := time.Unix(0, at).In(t.loc)
-		return fmt.Sprintf("day-part: %s %s outside %s", lt.Format("Mon 15:04"), t.loc, t.describe(r))
+		lt := time.Unix(0, at).In(loc)
+		return fmt.Sprintf("day-part: %s %s outside %s", lt.Format("Mon 15:04"), loc, t.describe(r))
 	}
 	name, seen := r.name(), r.seen(v)
 	list := "[" + strings.Join(r.vals, ", ") + "]"
@@ -518,10 +496,8 @@ func (r *rule) seen(v *Viewer) string {
 	var vals []string
 	switch r.field {
 	case fieldKV:
-		for _, kv := range v.KV {
-			if kv.Key == r.key {
-				vals = append(vals, kv.Value)
-			}
+		for _, kv := range v.values(r.key) {
+			vals = append(vals, kv.Value)
 		}
 	case fieldIP:
 		if v.IP.IsValid() {

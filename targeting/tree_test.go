@@ -26,7 +26,7 @@ func TestTreeAgainstReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := targeting.CompileTree(&tree, tz)
+		c := targeting.CompileTree(&tree, loc)
 		for range 3 {
 			v := g.Viewer(start)
 			if g.R.IntN(2) == 0 {
@@ -53,6 +53,17 @@ func TestTreeAgainstReference(t *testing.T) {
 func show(t marquee.Targeting) string {
 	b, _ := jsonMarshal(t)
 	return string(b)
+}
+
+// The time zones of the tests' trees.
+var newYork, berlin = mustZone("America/New_York"), mustZone("Europe/Berlin")
+
+func mustZone(tz string) *time.Location {
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		panic(err)
+	}
+	return loc
 }
 
 // TestDayPartsAcrossDST: a day-part is wall-clock time in its zone, on
@@ -92,10 +103,10 @@ func TestDayPartsAcrossDST(t *testing.T) {
 	}
 	for _, c := range cases {
 		at, _ := time.Parse(time.RFC3339, c.utc)
-		tree := targeting.CompileTree(&marquee.Targeting{DayPart: &marquee.DayPart{Days: c.days, From: c.from, To: c.to}}, c.tz)
+		loc, _ := time.LoadLocation(c.tz)
+		tree := targeting.CompileTree(&marquee.Targeting{DayPart: &marquee.DayPart{Days: c.days, From: c.from, To: c.to}}, loc)
 		var v targeting.Viewer
 		if got := tree.Matches(&v, at.UnixNano()); got != c.want {
-			loc, _ := time.LoadLocation(c.tz)
 			t.Errorf("day-part %v %s–%s %s at %s (%s) = %v; want %v", c.days, c.from, c.to, c.tz, c.utc, at.In(loc).Format("Mon 15:04 MST"), got, c.want)
 		}
 	}
@@ -115,7 +126,7 @@ func TestWhy(t *testing.T) {
 			"day-part: Sat 23:10 America/New_York outside Mon,Tue,Wed,Thu,Fri 08:00–20:00"},
 		{marquee.Targeting{Not: &marquee.Targeting{Key: "$device", In: []string{"phone"}}}, "not ($device in [phone]) matched"},
 	} {
-		if got := targeting.CompileTree(&c.tree, "America/New_York").Why(&v, at.UnixNano()); got != c.want {
+		if got := targeting.CompileTree(&c.tree, newYork).Why(&v, at.UnixNano()); got != c.want {
 			t.Errorf("Why(%s) = %q; want %q", show(c.tree), got, c.want)
 		}
 	}
@@ -131,7 +142,7 @@ func TestMatchesAllocatesNothing(t *testing.T) {
 		{Key: "$ip", NotIn: []string{"10.0.0.0/8"}},
 		{DayPart: &marquee.DayPart{From: "06:00", To: "23:00"}},
 		{Any: []marquee.Targeting{{Key: "$device", In: []string{"phone", "tablet"}}, {Not: &marquee.Targeting{Key: "pos", Exists: true}}}},
-	}}, "Europe/Berlin")
+	}}, berlin)
 	v := targeting.Viewer{KV: []targeting.KV{{Key: "score", Value: "3"}, {Key: "section", Value: "sports"}}, Path: "/sports/nba",
 		Device: "phone", IP: netip.MustParseAddr("8.8.8.8")}
 	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC).UnixNano()
@@ -152,7 +163,7 @@ func BenchmarkMatches(b *testing.B) {
 		{Key: "$device", In: []string{"phone", "tablet"}},
 		{DayPart: &marquee.DayPart{From: "06:00", To: "23:00"}},
 		{Not: &marquee.Targeting{Key: "pos", In: []string{"btf"}}},
-	}}, "America/New_York")
+	}}, newYork)
 	v := targeting.Viewer{KV: []targeting.KV{{Key: "pos", Value: "atf"}, {Key: "score", Value: "3"}, {Key: "section", Value: "sports"}},
 		Region: "US-CA", Device: "phone"}
 	at := time.Date(2026, 6, 1, 16, 0, 0, 0, time.UTC).UnixNano()
@@ -181,7 +192,7 @@ func TestFilterAgainstTrees(t *testing.T) {
 		for i := range trees {
 			if g.R.IntN(6) != 0 {
 				src[i] = g.Tree(1)
-				trees[i] = targeting.CompileTree(&src[i], "")
+				trees[i] = targeting.CompileTree(&src[i], nil)
 			}
 		}
 		f := targeting.NewFilter(trees)
