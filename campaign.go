@@ -405,7 +405,7 @@ func parseKeywords(raw json.RawMessage, p Problems) []string {
 		switch {
 		case k == "" || len(k) > MaxKeywordLen:
 			p[fmt.Sprintf("keywords[%d]", i)] = fmt.Sprintf("must be 1 to %d bytes", MaxKeywordLen)
-		case strings.ContainsFunc(k, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		case strings.ContainsFunc(k, isControl):
 			p[fmt.Sprintf("keywords[%d]", i)] = "must not contain control characters"
 		case !slices.Contains(out, k):
 			out = append(out, k)

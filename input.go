@@ -173,13 +173,17 @@ func nameField(fields map[string]json.RawMessage, k string, required bool, p Pro
 }
 
 // nameProblem is what is wrong with a trimmed name, or "".
+// isControl says whether r is an ASCII control character (C0 or DEL),
+// which no name, keyword, tag or key-value may hold.
+func isControl(r rune) bool { return r < ' ' || r == 0x7f }
+
 func nameProblem(s string) string {
 	switch n := utf8.RuneCountInString(s); {
 	case n == 0:
 		return "must not be empty"
 	case n > MaxNameLen:
 		return fmt.Sprintf("must be at most %d characters (got %d)", MaxNameLen, n)
-	case strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }):
+	case strings.ContainsFunc(s, isControl):
 		return "must not contain control characters"
 	}
 	return ""

@@ -215,7 +215,7 @@ func parseQueryMatch(raw json.RawMessage, path string, p Problems) []QueryMatch 
 			p[path] = fmt.Sprintf("parameter names must be 1 to %d bytes", MaxQueryLen)
 		case len(v) > MaxQueryLen:
 			p[path+"."+k] = fmt.Sprintf("must be at most %d bytes", MaxQueryLen)
-		case strings.ContainsFunc(k+v, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		case strings.ContainsFunc(k+v, isControl):
 			p[path+"."+k] = "must not contain control characters"
 		default:
 			out = append(out, QueryMatch{Name: k, Value: v})
@@ -344,7 +344,7 @@ func NormTag(s string) (string, string) {
 	switch {
 	case t == "" || len(t) > MaxTagLen:
 		return "", fmt.Sprintf("must be 1 to %d bytes", MaxTagLen)
-	case !utf8.ValidString(t) || strings.ContainsFunc(t, func(r rune) bool { return r < ' ' || r == 0x7f || r == ',' }):
+	case !utf8.ValidString(t) || strings.ContainsFunc(t, func(r rune) bool { return isControl(r) || r == ',' }):
 		return "", "must not contain commas or control characters"
 	}
 	return t, ""

@@ -107,7 +107,7 @@ func KVKey(k string) (string, bool) {
 // MaxKVValueLen bytes, or holds a control character.
 func KVValue(v string) (string, bool) {
 	v = strings.ToLower(strings.TrimSpace(v))
-	return v, v != "" && len(v) <= MaxKVValueLen && !strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f })
+	return v, v != "" && len(v) <= MaxKVValueLen && !strings.ContainsFunc(v, isControl)
 }
 
 // ParseTimeZone checks a campaign's time zone: "" (the default, UTC) or
@@ -156,8 +156,12 @@ func parseTargeting(raw json.RawMessage, path string, p Problems) *Targeting {
 	return t
 }
 
+// keyOperators are the operators of a key rule, in the order a rule's
+// problems name them.
+var keyOperators = []string{"in", "notIn", "prefix", "glob", "gte", "lte", "exists", "absent"}
+
 // targetingFields are the fields of a node.
-var targetingFields = []string{"all", "any", "not", "key", "in", "notIn", "prefix", "glob", "gte", "lte", "exists", "absent", "dayPart"}
+var targetingFields = append([]string{"all", "any", "not", "key", "dayPart"}, keyOperators...)
 
 func parseNode(raw json.RawMessage, at string, depth int, nodes *int, p Problems) *Targeting {
 	*nodes++
@@ -181,7 +185,7 @@ func parseNode(raw json.RawMessage, at string, depth int, nodes *int, p Problems
 		return nil
 	}
 	if kinds[0] != "key" {
-		for _, op := range []string{"in", "notIn", "prefix", "glob", "gte", "lte", "exists", "absent"} {
+		for _, op := range keyOperators {
 			if _, ok := fields[op]; ok {
 				p[at+"."+op] = "is an operator of a key rule: give a key"
 			}
@@ -291,7 +295,7 @@ func parseKeyRule(fields map[string]json.RawMessage, at string, t *Targeting, p 
 	t.Key = key
 	allowed := keyOps(key)
 	var ops []string
-	for _, op := range []string{"in", "notIn", "prefix", "glob", "gte", "lte", "exists", "absent"} {
+	for _, op := range keyOperators {
 		if _, ok := present(fields, op); !ok {
 			continue
 		}

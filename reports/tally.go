@@ -297,11 +297,14 @@ func (t *Tally) count(lines []byte) {
 		if len(uid) > MaxUID || k.bot {
 			uid = nil
 		}
+		var owners [3]kvkey // what the event's key-values are counted for: its ad, campaign and placement
+		n := 0
 		if len(f[eventline.Ad]) > 0 {
 			if id, ok := adID(f[eventline.Ad]); ok {
 				k.entity, k.id = entAd, id
 				t.add(k, &c, uid)
 				t.addDims(k, &c, &f, ua)
+				owners[n], n = kvkey{entity: entAd, id: id}, n+1
 			} else {
 				t.skip("bad ad id")
 			}
@@ -321,6 +324,7 @@ func (t *Tally) count(lines []byte) {
 			if id, ok := adID(f[eventline.Campaign]); ok {
 				k.entity, k.id, k.code = entCampaign, id, ""
 				t.add(k, &c, uid)
+				owners[n], n = kvkey{entity: entCampaign, id: id}, n+1
 			} else {
 				t.skip("bad campaign id")
 			}
@@ -329,32 +333,23 @@ func (t *Tally) count(lines []byte) {
 			if marquee.CheckPlacementName(string(name)) == "" {
 				k.entity, k.id, k.code = entPlacement, 0, t.intern(name)
 				t.add(k, &c, uid)
+				owners[n], n = kvkey{entity: entPlacement, code: k.code}, n+1
 			} else {
 				t.skip("bad placement name")
 			}
 		}
-		if len(t.keys) > 0 && len(f[eventline.KV]) > 0 {
-			t.addKVs(k, &c, &f)
+		if len(t.keys) > 0 && len(f[eventline.KV]) > 0 && n > 0 {
+			t.addKVs(k, &c, f[eventline.KV], owners[:n])
 		}
 	}
 }
 
 // addKVs counts an event (k, c) by the values of the report keys its kv
-// field names, for its ad, its campaign and its placement. t.mu is held.
-func (t *Tally) addKVs(k pkey, c *Counts, f *eventline.Fields) {
+// field names, for owners (its ad, campaign and placement, as counted).
+// t.mu is held.
+func (t *Tally) addKVs(k pkey, c *Counts, field []byte, owners []kvkey) {
 	day := k.hour / 86400 * 86400
-	var owners [3]kvkey
-	n := 0
-	if id, ok := adID(f[eventline.Ad]); ok {
-		owners[n], n = kvkey{entity: entAd, id: id}, n+1
-	}
-	if id, ok := adID(f[eventline.Campaign]); ok {
-		owners[n], n = kvkey{entity: entCampaign, id: id}, n+1
-	}
-	if name := f[eventline.Placement]; len(name) > 0 && marquee.CheckPlacementName(string(name)) == "" {
-		owners[n], n = kvkey{entity: entPlacement, code: t.intern(name)}, n+1
-	}
-	for rest := string(f[eventline.KV]); rest != ""; {
+	for rest := string(field); rest != ""; {
 		var pair string
 		pair, rest, _ = strings.Cut(rest, "&")
 		key, raw, _ := strings.Cut(pair, "=")
@@ -366,7 +361,7 @@ func (t *Tally) addKVs(k pkey, c *Counts, f *eventline.Fields) {
 			continue
 		}
 		key, value = t.value(key), t.kvValue(key, day, value)
-		for _, o := range owners[:n] {
+		for _, o := range owners {
 			o.day, o.bot, o.key, o.value = day, k.bot, key, value
 			addTo(t.kvs, o, c)
 		}

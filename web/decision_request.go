@@ -58,39 +58,37 @@ type decisionInput struct {
 	At []byte
 }
 
-// setText sets the request's string field name to v, and says whether
-// name is one: the viewer's, the page's and the preview's fields the body
-// and the query name alike.
-func (in *decisionInput) setText(name string, v []byte) bool {
+// text is where the request's string field name goes (nil: name is not
+// one): the viewer's, the page's and the preview's fields the body and
+// the query name alike.
+func (in *decisionInput) text(name string) *[]byte {
 	switch name {
 	case "gender":
-		in.Gender = v
+		return &in.Gender
 	case "country":
-		in.Country = v
+		return &in.Country
 	case "platform":
-		in.Platform = v
+		return &in.Platform
 	case "url":
-		in.URL = v
+		return &in.URL
 	case "referrer":
-		in.Referrer = v
+		return &in.Referrer
 	case "region":
-		in.Region = v
+		return &in.Region
 	case "city":
-		in.City = v
+		return &in.City
 	case "metro":
-		in.Metro = v
+		return &in.Metro
 	case "language":
-		in.Lang = v
+		return &in.Lang
 	case "ip":
-		in.IP = v
+		return &in.IP
 	case "userAgent":
-		in.UserAgent = v
+		return &in.UserAgent
 	case "at":
-		in.At = v
-	default:
-		return false
+		return &in.At
 	}
-	return true
+	return nil
 }
 
 // queryTexts are the string fields a GET decision takes as parameters.
@@ -244,8 +242,8 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 				in.Preview = b
 			}
 		default:
-			if name := string(k); in.setText(name, nil) {
-				in.setText(name, str(v, "", name))
+			if dst := in.text(string(k)); dst != nil {
+				*dst = str(v, "", string(k))
 			}
 		}
 	})
@@ -486,13 +484,24 @@ func (d *decider) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *del
 // stays unknown matches no targeting of it (targeting fails closed).
 func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *delivery.Request, needs targeting.Needs) error {
 	v := &r.Viewer
+	// The viewer's address: the body's ip, else the request's client's
+	// (read only when something below needs it).
+	var ip netip.Addr
 	if len(in.IP) > 0 {
-		if _, err := netip.ParseAddr(string(in.IP)); err != nil {
+		a, err := netip.ParseAddr(string(in.IP))
+		if err != nil {
 			return marquee.Invalid("invalid decision request", marquee.Problems{"ip": "must be an IPv4 or IPv6 address"})
 		}
+		ip = a.Unmap()
+	}
+	addr := func() netip.Addr {
+		if !ip.IsValid() {
+			ip = d.events.addr(ctx)
+		}
+		return ip
 	}
 	if v.Country == 0 && d.events.geo != nil || needs&targeting.NeedIP != 0 {
-		ip := viewerAddr(ctx, d, in)
+		ip := addr()
 		if v.Country == 0 && d.events.geo != nil {
 			v.SetCountry(d.events.geo.Country(ip))
 		}
@@ -535,7 +544,7 @@ func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *del
 		v.City = strings.ToLower(strings.TrimSpace(string(in.City)))
 		v.Metro = strings.TrimSpace(string(in.Metro))
 		if pl, ok := d.events.geo.(Placer); ok && (v.Region == "" || v.City == "" || v.Metro == "") {
-			region, city, metro := pl.Place(viewerAddr(ctx, d, in))
+			region, city, metro := pl.Place(addr())
 			v.Region, v.City, v.Metro = cmp.Or(v.Region, region), cmp.Or(v.City, city), cmp.Or(v.Metro, metro)
 		}
 	}
@@ -546,15 +555,6 @@ func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *del
 // (a City database): region (ISO 3166-2), city (lower case), metro code.
 type Placer interface {
 	Place(ip netip.Addr) (region, city, metro string)
-}
-
-// viewerAddr is the viewer's address: the body's ip (already checked),
-// else the request's client's.
-func viewerAddr(ctx *fasthttp.RequestCtx, d *decider, in *decisionInput) netip.Addr {
-	if a, err := netip.ParseAddr(string(in.IP)); err == nil {
-		return a.Unmap()
-	}
-	return d.events.addr(ctx)
 }
 
 // hostPath reads a page's URL: its host name, lower case, and its path
@@ -608,8 +608,7 @@ func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
 		in.Age = optInt{n, true}
 	}
 	for _, name := range queryTexts {
-		v, _ := param(args, name)
-		in.setText(name, v)
+		*in.text(name), _ = param(args, name)
 	}
 	if v, ok := param(args, "keywords"); ok {
 		in.Keywords = bytes.Split(v, []byte(","))
