@@ -753,6 +753,12 @@ type Random interface{ Float64() float64 }
 // the counters do not answer, no capped campaign is served: caps hold
 // even when the counters are down.
 func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Random) [][]Choice {
+	return e.DecideOutcomes(ctx, r, now, rnd, nil)
+}
+
+// DecideOutcomes is Decide, and sets outcomes[i] (when there is one) to
+// what became of slot i: filled, the house ad, or why it stayed empty.
+func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, rnd Random, outcomes []marquee.Outcome) [][]Choice {
 	plan := e.plan.Load()
 	sc := scratchPool.Get().(*scratch)
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
@@ -766,12 +772,13 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 	}
 	var pendBuf [16]pending
 	var haveBuf [32]int
+	var whyBuf [32]marquee.Outcome
 	var whoBuf [16]int
-	pend, have := pendBuf[:0], haveBuf[:0]
+	pend, have, why := pendBuf[:0], haveBuf[:0], whyBuf[:0]
 	if len(r.Slots) > len(haveBuf) {
-		have = make([]int, 0, len(r.Slots))
+		have, why = make([]int, 0, len(r.Slots)), make([]marquee.Outcome, 0, len(r.Slots))
 	}
-	have = have[:len(r.Slots)]
+	have, why = have[:len(r.Slots)], why[:len(r.Slots)]
 	for range maxRounds {
 		from := len(pend)
 		for si := range r.Slots {
@@ -779,8 +786,10 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			pl := plan.placements[s.Placement]
 			used.forSlot(r, s, pl)
 			for pl != nil && have[si] < s.Count { // no such placement: the route refuses it before
+				used.why = marquee.Filled
 				ch, ok := plan.pick(pl, r, &used, now, rnd, e)
 				if !ok {
+					why[si] = max(why[si], used.why)
 					break
 				}
 				used.ads, used.campaigns = append(used.ads, ch.Ad.ID), append(used.campaigns, ch.Campaign.ID)
@@ -814,6 +823,7 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 		for k, i := range who {
 			if pend[i].ok, pend[i].reached = err == nil && took[k] > 0, err == nil && took[k] >= takes[k].Count; !pend[i].ok {
 				have[pend[i].slot]-- // its campaign stays used: not chosen again
+				why[pend[i].slot] = max(why[pend[i].slot], marquee.CappedOut)
 				refused = true
 			}
 		}
@@ -851,6 +861,18 @@ func (e *Engine) Decide(ctx context.Context, r *Request, now time.Time, rnd Rand
 			}
 		}
 		out[si] = all[start:len(all):len(all)]
+		o := why[si]
+		switch {
+		case len(out[si]) > 0 && out[si][0].Default:
+			o = marquee.House
+		case len(out[si]) > 0:
+			o = marquee.Filled
+		case o == marquee.Filled: // nothing failed a check: the placement had no candidate
+			o = plan.emptyWhy(r.Slots[si].Placement)
+		}
+		if si < len(outcomes) {
+			outcomes[si] = o
+		}
 	}
 	sc.reached = reached[:0]
 	scratchPool.Put(sc)
@@ -1024,6 +1046,9 @@ type usedSet struct {
 	// checked the indexed rules of its tree (the rest are left).
 	filtered bool
 	multiKV  bool // the slot's key-values name a key more than once
+	// why is the furthest check a candidate of the slot's last pick
+	// failed (marquee.Outcome's order): why the slot stays empty.
+	why marquee.Outcome
 	// clock is the decision's local time in the last time zone read (at
 	// is one instant for the whole decision).
 	clock targeting.Clock
@@ -1037,6 +1062,13 @@ func (e *Engine) reachedBy(ctx context.Context, r *Request, now time.Time) (reac
 	}
 	reached, err := e.counters.Reached(ctx, r.User, now, nil)
 	return reached, err != nil
+}
+
+// note records that a candidate failed at check o (see why).
+func (u *usedSet) note(o marquee.Outcome) {
+	if o > u.why {
+		u.why = o
+	}
 }
 
 func (u *usedSet) add(ad, campaign int64) {
@@ -1063,9 +1095,16 @@ func (p *Plan) pick(pl *marquee.Placement, r *Request, used *usedSet, now time.T
 	}
 	for t := range lists {
 		l := &lists[t]
-		if len(l.camps) == 0 || used.blocked != nil && int(used.blocked.inList[l.id]) == len(l.camps) ||
+		if len(l.camps) == 0 {
+			continue
+		}
+		if used.blocked != nil && int(used.blocked.inList[l.id]) == len(l.camps) ||
 			used.memo != nil && used.memo.skips(l.id, used) {
-			continue // nothing, every campaign at the user's cap, or nothing for the user a moment ago
+			// Every campaign at the user's cap, or nothing for the user a
+			// moment ago (for a reason no request changes: mostly caps,
+			// the memo being of users with many).
+			used.note(marquee.CappedOut)
+			continue
 		}
 		if l.byKV != nil || l.filter != nil {
 			if ch, ok := p.pickParts(l, t, r, used, now, rnd, e); ok {
@@ -1159,6 +1198,7 @@ func (p *Plan) pickParts(l *tierList, t int, r *Request, used *usedSet, now time
 		}
 	}
 	if eligible == 0 {
+		used.note(marquee.Untargeted)
 		return Choice{}, false
 	}
 	if !p.byECPM(t) {
@@ -1402,23 +1442,30 @@ func (p *Plan) weighed(l *tierList, t int, r *Request, used *usedSet, now time.T
 func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd Random, e *Engine) (Choice, bool) {
 	c := ca.c
 	if used.blocked != nil && used.blocked.has(ca.capped) {
+		used.note(marquee.CappedOut)
 		return Choice{}, false
 	}
 	switch p.campaignRules(c, r, used, now) {
 	case "":
 	case Duplicate:
 		used.leftOut |= byUsed
+		used.note(marquee.InRequest)
 		return Choice{}, false
 	case NoKeyword, NotTargeted:
 		used.leftOut |= byViewer
+		used.note(marquee.Untargeted)
 		return Choice{}, false
-	default: // its flight, a cap, pacing, a goal: the same for any request now
+	case NotActive:
+		used.note(marquee.NotRunning)
+		return Choice{}, false
+	default: // a cap: the same for any request now
+		used.note(marquee.CappedOut)
 		return Choice{}, false
 	}
 	if len(ca.ads) > 1 {
 		for range draws {
 			if a := ca.ads[int(rnd.Float64()*float64(len(ca.ads)))]; adWhy(a, c, r, used, now) == "" {
-				return Choice{Ad: a, Campaign: c}, e.pacing.why(c, now) == ""
+				return Choice{Ad: a, Campaign: c}, used.paced(e, c, now)
 			}
 		}
 	}
@@ -1429,9 +1476,11 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 		case "":
 		case Duplicate:
 			leftOut |= byUsed
+			used.note(marquee.InRequest)
 			continue
 		default:
 			leftOut |= byViewer
+			used.note(marquee.Untargeted)
 			continue
 		}
 		n++
@@ -1443,7 +1492,37 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 		used.leftOut |= leftOut
 		return Choice{}, false
 	}
-	return Choice{Ad: chosen, Campaign: c}, e.pacing.why(c, now) == "" // pacing last: it costs the most
+	return Choice{Ad: chosen, Campaign: c}, used.paced(e, c, now) // pacing last: it costs the most
+}
+
+// paced says whether pacing lets campaign c serve at now, and notes why
+// not (its goal met, or ahead of its pace) when it does not.
+func (u *usedSet) paced(e *Engine, c *Campaign, now time.Time) bool {
+	switch e.pacing.why(c, now) {
+	case "":
+		return true
+	case AheadOfPace:
+		u.note(marquee.PacedOut)
+	default:
+		u.note(marquee.GoalReached)
+	}
+	return false
+}
+
+// emptyWhy is why a slot of placement name found no candidate at all:
+// no campaign has an ad, or none has one the placement takes.
+func (p *Plan) emptyWhy(name string) marquee.Outcome {
+	if lists := p.lists[name]; lists != nil {
+		for t := range lists {
+			if len(lists[t].camps) > 0 {
+				return marquee.Untargeted // not reached: a candidate fails a check
+			}
+		}
+	}
+	if len(p.ads) > 0 {
+		return marquee.WrongSize
+	}
+	return marquee.NoCandidate
 }
 
 // adWhy says why ad a of campaign c (nil: none) itself may not serve r at

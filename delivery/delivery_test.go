@@ -659,7 +659,7 @@ func TestRemnantECPM(t *testing.T) {
 	if got := w.chosen(&delivery.Request{Slots: slot("side", 1), User: 2}, 5, rnd); got[capped] != 1 || got[cpc] != 4 {
 		t.Errorf("by eCPM, the CPC at a 1%% click rate: %v; want the CPM 9 once, then the CPC (eCPM 5 > 2)", got)
 	}
-	_, why := w.e.Explain(context.Background(), &delivery.Request{Slots: slot("side", 1), User: 3}, now, rnd)
+	_, why := w.e.Explain(context.Background(), &delivery.Request{Slots: slot("side", 1), User: 3}, now, rnd, nil)
 	status := map[int64]string{}
 	for _, c := range why[0] {
 		status[c.CampaignID] = fmt.Sprintf("%s %g", c.Status, c.ECPM)
@@ -969,7 +969,7 @@ func TestExplainChanceMatchesDecisions(t *testing.T) {
 	w.ready(side)
 	rnd := rand.New(rand.NewPCG(8, 8))
 	r := &delivery.Request{Slots: slot("side", 1)}
-	_, why := w.e.Explain(context.Background(), r, now, rnd)
+	_, why := w.e.Explain(context.Background(), r, now, rnd, nil)
 	chance := map[int64]float64{}
 	for _, c := range why[0] {
 		chance[c.AdID] = c.Chance
@@ -1024,7 +1024,7 @@ func TestTreesAgainstReference(t *testing.T) {
 			loc, _ := marquee.ParseTimeZone(w.campaigns[id-1].TimeZone)
 			meets[id] = targetingtest.Reference(tree, v, loc)
 		}
-		chosen, cands := w.e.Explain(context.Background(), req, v.At, g.R)
+		chosen, cands := w.e.Explain(context.Background(), req, v.At, g.R, nil)
 		for _, c := range cands[0] {
 			checked++
 			if out := strings.HasPrefix(c.Status, delivery.NotTargeted); out == meets[c.CampaignID] || out && len(c.Status) <= len(delivery.NotTargeted)+2 {
@@ -1088,7 +1088,7 @@ func TestAdTreeAndSlots(t *testing.T) {
 		}
 	}
 	r := &delivery.Request{Slots: []delivery.Slot{{Div: "d", Placement: "side", Count: 1, KV: []targeting.KV{{Key: "section", Value: "sports"}}}}}
-	_, cands := w.e.Explain(context.Background(), r, now.Add(-30*time.Minute), rnd) // 06:30 in New York
+	_, cands := w.e.Explain(context.Background(), r, now.Add(-30*time.Minute), rnd, nil) // 06:30 in New York
 	for _, c := range cands[0] {
 		if c.AdID == morning && c.Status != delivery.AdTargeting+": day-part: Wed 06:30 America/New_York outside every day 07:00–08:00" {
 			t.Errorf("explain of the morning ad at 11:30 UTC: %q", c.Status)
@@ -1198,6 +1198,94 @@ func BenchmarkDecideRules(b *testing.B) {
 			for b.Loop() {
 				w.e.Decide(context.Background(), &reqs[i%len(reqs)], now, r)
 				i++
+			}
+		})
+	}
+}
+
+// Each slot's outcome says what filled it, or the furthest check any
+// candidate failed: one scenario per reason.
+func TestOutcomes(t *testing.T) {
+	user := uint64(7)
+	for _, tc := range []struct {
+		name  string
+		setup func(w *world) []marquee.Placement
+		req   delivery.Request
+		runs  int // decisions before the one checked
+		want  []marquee.Outcome
+	}{
+		{"no campaign", func(w *world) []marquee.Placement { return []marquee.Placement{side} },
+			delivery.Request{Slots: slot("side", 1)}, 0, []marquee.Outcome{marquee.NoCandidate}},
+		{"wrong size", func(w *world) []marquee.Placement {
+			w.ad(w.camp(marquee.PriorityStandard, 1, nil), "728x90", nil)
+			return []marquee.Placement{side, top}
+		}, delivery.Request{Slots: slot("side", 1)}, 0, []marquee.Outcome{marquee.WrongSize}},
+		{"filled and house", func(w *world) []marquee.Placement {
+			w.ad(w.camp(marquee.PriorityStandard, 1, nil), "300x250", nil)
+			def := w.ad(0, "728x90", nil)
+			t := top
+			t.DefaultAdID = def
+			return []marquee.Placement{side, t}
+		}, delivery.Request{Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "top", Count: 1}}}, 0,
+			[]marquee.Outcome{marquee.Filled, marquee.House}},
+		{"not running", func(w *world) []marquee.Placement {
+			w.ad(w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) { c.StartAt = now.Add(time.Minute) }), "300x250", nil)
+			return []marquee.Placement{side}
+		}, delivery.Request{Slots: slot("side", 1)}, 0, []marquee.Outcome{marquee.NotRunning}},
+		{"untargeted", func(w *world) []marquee.Placement {
+			w.ad(w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) {
+				c.Conditions = []marquee.Condition{{Country: []string{"TW"}}}
+			}), "300x250", nil)
+			w.ad(w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) { c.StartAt = now.Add(time.Minute) }), "300x250", nil)
+			return []marquee.Placement{side}
+		}, delivery.Request{Slots: slot("side", 1), Viewer: targeting.ViewerOf(0, "", "JP", "")}, 0, []marquee.Outcome{marquee.Untargeted}},
+		{"untargeted by a tree", func(w *world) []marquee.Placement {
+			w.ad(w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) {
+				c.Targeting = &marquee.Targeting{Key: "section", In: []string{"sport"}}
+			}), "300x250", nil)
+			return []marquee.Placement{side}
+		}, delivery.Request{Slots: slot("side", 1)}, 0, []marquee.Outcome{marquee.Untargeted}},
+		{"in request", func(w *world) []marquee.Placement {
+			w.ad(w.camp(marquee.PriorityStandard, 1, nil), "300x250", nil)
+			return []marquee.Placement{side}
+		}, delivery.Request{Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "side", Count: 1}}}, 0,
+			[]marquee.Outcome{marquee.Filled, marquee.InRequest}},
+		{"capped", func(w *world) []marquee.Placement {
+			w.ad(w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) {
+				c.FrequencyCap = &marquee.FrequencyCap{Count: 1, Window: "day"}
+			}), "300x250", nil)
+			w.ad(w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) {
+				c.Conditions = []marquee.Condition{{Country: []string{"TW"}}}
+			}), "300x250", nil)
+			return []marquee.Placement{side}
+		}, delivery.Request{Slots: slot("side", 1), User: user}, 1, []marquee.Outcome{marquee.CappedOut}},
+		{"goal met", func(w *world) []marquee.Placement {
+			w.ad(w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) {
+				c.Goal = &marquee.Goal{Metric: "impressions", Total: 1}
+			}), "300x250", nil)
+			return []marquee.Placement{side}
+		}, delivery.Request{Slots: slot("side", 1)}, 1, []marquee.Outcome{marquee.GoalReached}},
+		{"paced", func(w *world) []marquee.Placement {
+			w.ad(w.camp(marquee.PriorityStandard, 1, func(c *marquee.Campaign) {
+				c.Goal, c.Pacing = &marquee.Goal{Metric: "impressions", Total: 1000}, marquee.PacingEven
+				c.StartAt, c.EndAt = now.Add(-time.Minute), now.Add(30*24*time.Hour)
+			}), "300x250", nil)
+			return []marquee.Placement{side}
+		}, delivery.Request{Slots: slot("side", 1)}, 5, []marquee.Outcome{marquee.PacedOut}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			pls := tc.setup(w)
+			w.ready(pls...)
+			rnd := rand.New(rand.NewPCG(1, 2))
+			r := tc.req
+			for range tc.runs {
+				w.e.Decide(context.Background(), &r, now, rnd)
+			}
+			got := make([]marquee.Outcome, len(r.Slots))
+			w.e.DecideOutcomes(context.Background(), &r, now, rnd, got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("outcomes = %v; want %v", got, tc.want)
 			}
 		})
 	}

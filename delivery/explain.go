@@ -27,11 +27,11 @@ type Candidate struct {
 // Outbid is the status of an eligible ad whose campaign's eCPM lost.
 const Outbid = "outbid (lower eCPM)"
 
-// Explain decides r as Decide does and says, for each slot, what became
+// Explain decides r as DecideOutcomes does (setting outcomes) and says, for each slot, what became
 // of every ad of a campaign: chosen, eligible (weighed), of a lower tier,
 // or left out and why. For ad operations (it allocates freely).
-func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Random) ([][]Choice, [][]Candidate) {
-	chosen := e.Decide(ctx, r, now, rnd)
+func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Random, outcomes []marquee.Outcome) ([][]Choice, [][]Candidate) {
+	chosen := e.DecideOutcomes(ctx, r, now, rnd, outcomes)
 	plan := e.plan.Load()
 	reached, capsDown := e.reachedBy(ctx, r, now)
 	used := usedSet{reached: reached, capsDown: capsDown, v: r.Viewer, at: now.UnixNano()}

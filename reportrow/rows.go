@@ -8,6 +8,8 @@ package reportrow
 import (
 	"slices"
 	"strings"
+
+	"marquee"
 )
 
 // Key names one report row: an ad or a link, the UTC hour (or day) it
@@ -257,6 +259,12 @@ type Batch struct {
 	Dims  []DimRow
 	Reach []Reach
 	Files []FileMark
+	// Requests are the decisions' slots counted since the last flush
+	// (reports.Requests): not from the files, so a rebuild keeps them.
+	Requests []RequestRow
+	// Cube are the day's counts by ad, campaign, placement, country and
+	// device (reports by several dimensions).
+	Cube []CubeRow
 }
 
 // SumQuery selects report rows to sum.
@@ -278,3 +286,88 @@ type Sum struct {
 	Title string // an ad's title (ReportTop; "" once the ad is deleted)
 	Counts
 }
+
+// RequestRow counts one UTC hour of decisions' slots of one placement
+// from one country and device type: how many were asked for, and what
+// became of them (by marquee.Outcome; their sum is the requests).
+type RequestRow struct {
+	Hour      int64 // unix seconds of the hour's start
+	Placement int64 // the placement's id
+	Country   string
+	Device    string // a device type (targeting's $device: desktop, phone, tablet, tv, bot), "" unknown
+	Outcomes  [marquee.NumOutcomes]int64
+}
+
+// Requests is how many slots the row counts.
+func (r *RequestRow) Requests() int64 {
+	var n int64
+	for _, c := range r.Outcomes {
+		n += c
+	}
+	return n
+}
+
+// OutcomeColumns are the stored columns of RequestRow.Outcomes, in
+// marquee.Outcome's order.
+var OutcomeColumns = func() (cols [marquee.NumOutcomes]string) {
+	for i, name := range marquee.OutcomeNames {
+		cols[i] = "o_" + strings.ToLower(name)
+	}
+	return cols
+}()
+
+// RequestQuery selects request rows to sum.
+type RequestQuery struct {
+	From, To   int64   // unix seconds, [From, To)
+	Placements []int64 // none: every placement
+	// By groups the sums: any of "hour", "placement", "country",
+	// "device" (the rest summed over).
+	By []string
+}
+
+// RequestSum is one group of summed request rows (the fields of By set).
+type RequestSum struct {
+	RequestRow
+}
+
+// The grains of cube rows: what a row is counted by beside its day, ad,
+// campaign and placement. Each event counts once in each grain; a report
+// reads the smallest grain that has its dimensions.
+const (
+	GrainEntity = "entity" // the day, ad, campaign and placement only (report_cube)
+	GrainGeo    = "geo"    // and the country and device type (report_cube_geo)
+	GrainKV     = "kv"     // and one report key's value (report_cube_kv)
+)
+
+// CubeRow counts one UTC day of the events of one ad of one campaign in
+// one placement (0: an event without it, such as a beacon that names an
+// ad alone), at its grain: also by country and device type, or by one
+// report key's value.
+type CubeRow struct {
+	Grain                   string
+	Day                     int64 // unix seconds of the day's start
+	Ad, Campaign, Placement int64
+	Country, Device         string // GrainGeo
+	Key, Value              string // GrainKV
+	Bot                     bool
+	Counts
+}
+
+// CubeQuery selects cube rows to sum.
+type CubeQuery struct {
+	Grain    string
+	Key      string // GrainKV: the report key
+	From, To int64  // unix seconds of days, [From, To)
+	// Group lists what the sums are grouped by: "day", "ad", "campaign",
+	// "placement", and at their grains "country", "device", "value".
+	Group []string
+	// Filters: none empty keeps every value.
+	Ads, Campaigns, Placements []int64
+	Countries, Devices, Values []string
+	Bots                       bool // include bots' events
+}
+
+// CubeGroups are the columns a CubeQuery may group by, each with the
+// grain it needs ("" any).
+var CubeGroups = map[string]string{"day": "", "ad": "", "campaign": "", "placement": "",
+	"country": GrainGeo, "device": GrainGeo, "value": GrainKV}

@@ -21,6 +21,8 @@ type Reader interface {
 	ReportTop(ctx context.Context, q SumQuery, daily bool, metric string, limit int) ([]Sum, error)
 	ReportTags(ctx context.Context, q SumQuery, daily bool, metric string, limit int) ([]Sum, error)
 	ReportReach(ctx context.Context, entity string, id, from, to int64) ([]Reach, error)
+	CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportrow.CubeRow, error)
+	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestSum, error)
 }
 
 // Granularities of a report's series.
@@ -61,6 +63,33 @@ type Metrics struct {
 	VideoViewability float64 `json:"videoViewability"`
 	CompletionRate   float64 `json:"completionRate"`
 	Uniques          *int64  `json:"uniques,omitempty"`
+	// Requests, filled slots (by a campaign or the house ad) and the fill
+	// rate (filled ÷ requests), and the unfilled slots by reason
+	// (marquee.OutcomeNames), in reports of placements and sites
+	// (docs/api.md#requests-and-fill).
+	Requests *int64           `json:"requests,omitempty"`
+	Filled   *int64           `json:"filled,omitempty"`
+	FillRate *float64         `json:"fillRate,omitempty"`
+	Unfilled map[string]int64 `json:"unfilled,omitempty"`
+}
+
+// addRequests adds a request row's slots to m.
+func (m *Metrics) addRequests(r *reportrow.RequestRow) {
+	n, f := r.Requests(), r.Outcomes[marquee.Filled]+r.Outcomes[marquee.House]
+	if m.Requests != nil {
+		n += *m.Requests
+		f += *m.Filled
+	}
+	rate := ratio(f, n)
+	m.Requests, m.Filled, m.FillRate = &n, &f, &rate
+	for o, c := range r.Outcomes {
+		if c > 0 && !marquee.Outcome(o).IsFilled() {
+			if m.Unfilled == nil {
+				m.Unfilled = map[string]int64{}
+			}
+			m.Unfilled[marquee.OutcomeNames[o]] += c
+		}
+	}
 }
 
 // metricsOf is c with its rates. Where any impression is verified, CTR
@@ -95,6 +124,10 @@ type Point struct {
 	// Spend is what a campaign's price makes of the bucket (campaign
 	// reports; see Reporter.Price).
 	Spend *float64 `json:"spend,omitempty"`
+	// Requests and Filled are a placement's slots asked for and filled
+	// in the bucket (placement reports).
+	Requests *int64 `json:"requests,omitempty"`
+	Filled   *int64 `json:"filled,omitempty"`
 }
 
 // Part is one value of a breakdown, or one ad, link or tag of a top
@@ -328,6 +361,29 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 		out.Series[i] = Point{T: t.Format(time.RFC3339), Counts: c}
 		if q.Granularity != Hour {
 			out.Series[i].Uniques = &perBucket[i]
+		}
+	}
+	if q.Entity == marquee.EntityPlacement {
+		// A placement's (every placement's) requests and fill.
+		rq := reportrow.RequestQuery{From: start.Unix(), To: q.To.Unix(), By: []string{"hour"}}
+		if q.ID != 0 {
+			rq.Placements = []int64{q.ID}
+		}
+		reqs, err := rp.r.RequestSums(ctx, rq)
+		if err != nil {
+			return nil, err
+		}
+		var none reportrow.RequestRow
+		out.Totals.addRequests(&none) // 0 requests is a figure too
+		for _, r := range reqs {
+			i := index(r.Hour)
+			if i < 0 || i >= len(series) {
+				continue
+			}
+			out.Totals.addRequests(&r.RequestRow)
+			p := &out.Series[i]
+			n, f := r.Requests()+ptrInt(p.Requests), r.Outcomes[marquee.Filled]+r.Outcomes[marquee.House]+ptrInt(p.Filled)
+			p.Requests, p.Filled = &n, &f
 		}
 	}
 	if dayDim {

@@ -157,6 +157,7 @@ type Tally struct {
 	m     *metrics
 	keep  func(hour int64) bool // when set, only events of the hours it keeps are counted
 	keys  []string              // the report keys (Config.Keys)
+	reqs  *Requests             // Config.Requests
 
 	mu sync.Mutex
 	// kvValues are the values of each report key seen a day (see
@@ -193,11 +194,14 @@ type Config struct {
 	// event's kv field's values of these keys, by ad, campaign and
 	// placement and day.
 	Keys []string
+	// Requests, when set, are the decisions' slots counted; each flush
+	// adds them to the store with the events' rows.
+	Requests *Requests
 }
 
 // New returns a Tally; reg (if not nil) receives its metrics.
 func New(cfg Config, reg prometheus.Registerer) *Tally {
-	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg), keys: cfg.Keys,
+	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg), keys: cfg.Keys, reqs: cfg.Requests,
 		kvValues: map[kvDay]map[string]bool{},
 		files:    map[string]*fileState{}, agents: map[string]agent{}, parser: useragent.NewParser(), recovered: make(chan struct{})}
 	t.reset()
@@ -209,16 +213,17 @@ type pending struct {
 	counts map[pkey]*Counts
 	dims   map[dkey]*Counts
 	kvs    map[kvkey]*Counts
+	cube   map[ckey]*Counts
 	visits map[vkey]int64 // links' conversions by visitor (see vkey)
 	reach  map[rkey]*hyperloglog.Sketch
 }
 
 func (p *pending) empty() bool {
-	return len(p.counts) == 0 && len(p.dims) == 0 && len(p.kvs) == 0 && len(p.visits) == 0 && len(p.reach) == 0
+	return len(p.counts) == 0 && len(p.dims) == 0 && len(p.kvs) == 0 && len(p.cube) == 0 && len(p.visits) == 0 && len(p.reach) == 0
 }
 
 func (t *Tally) reset() {
-	t.pending = pending{counts: map[pkey]*Counts{}, dims: map[dkey]*Counts{}, kvs: map[kvkey]*Counts{}, visits: map[vkey]int64{}, reach: map[rkey]*hyperloglog.Sketch{}}
+	t.pending = pending{counts: map[pkey]*Counts{}, dims: map[dkey]*Counts{}, kvs: map[kvkey]*Counts{}, cube: map[ckey]*Counts{}, visits: map[vkey]int64{}, reach: map[rkey]*hyperloglog.Sketch{}}
 	t.codes, t.skipped, t.referrers = map[string]string{}, map[string]int64{}, map[string]string{}
 	t.oldest = time.Time{}
 }
@@ -299,9 +304,10 @@ func (t *Tally) count(lines []byte) {
 		}
 		var owners [3]kvkey // what the event's key-values are counted for: its ad, campaign and placement
 		n := 0
+		ck := ckey{day: hour / 86400 * 86400, country: k.country, device: ua.device, bot: k.bot} // its cell of the cube
 		if len(f[eventline.Ad]) > 0 {
 			if id, ok := adID(f[eventline.Ad]); ok {
-				k.entity, k.id = entAd, id
+				k.entity, k.id, ck.ad = entAd, id, id
 				t.add(k, &c, uid)
 				t.addDims(k, &c, &f, ua)
 				owners[n], n = kvkey{entity: entAd, id: id}, n+1
@@ -322,7 +328,7 @@ func (t *Tally) count(lines []byte) {
 		}
 		if len(f[eventline.Campaign]) > 0 {
 			if id, ok := adID(f[eventline.Campaign]); ok {
-				k.entity, k.id, k.code = entCampaign, id, ""
+				k.entity, k.id, k.code, ck.campaign = entCampaign, id, "", id
 				t.add(k, &c, uid)
 				owners[n], n = kvkey{entity: entCampaign, id: id}, n+1
 			} else {
@@ -332,14 +338,18 @@ func (t *Tally) count(lines []byte) {
 		if name := f[eventline.Placement]; len(name) > 0 {
 			if marquee.CheckPlacementName(string(name)) == "" {
 				k.entity, k.id, k.code = entPlacement, 0, t.intern(name)
+				ck.placement = k.code
 				t.add(k, &c, uid)
 				owners[n], n = kvkey{entity: entPlacement, code: k.code}, n+1
 			} else {
 				t.skip("bad placement name")
 			}
 		}
+		if n > 0 {
+			t.addCube(ck, &c)
+		}
 		if len(t.keys) > 0 && len(f[eventline.KV]) > 0 && n > 0 {
-			t.addKVs(k, &c, f[eventline.KV], owners[:n])
+			t.addKVs(k, &c, f[eventline.KV], owners[:n], ck)
 		}
 	}
 }
@@ -347,7 +357,7 @@ func (t *Tally) count(lines []byte) {
 // addKVs counts an event (k, c) by the values of the report keys its kv
 // field names, for owners (its ad, campaign and placement, as counted).
 // t.mu is held.
-func (t *Tally) addKVs(k pkey, c *Counts, field []byte, owners []kvkey) {
+func (t *Tally) addKVs(k pkey, c *Counts, field []byte, owners []kvkey, ck ckey) {
 	day := k.hour / 86400 * 86400
 	for rest := string(field); rest != ""; {
 		var pair string
@@ -365,6 +375,8 @@ func (t *Tally) addKVs(k pkey, c *Counts, field []byte, owners []kvkey) {
 			o.day, o.bot, o.key, o.value = day, k.bot, key, value
 			addTo(t.kvs, o, c)
 		}
+		ck.grain, ck.country, ck.device, ck.key, ck.value = grainKV, [2]byte{}, "", key, value
+		addTo(t.cube, ck, c)
 	}
 }
 
@@ -502,6 +514,7 @@ type agent struct {
 	platform    uint8
 	bot         bool
 	browser, os string
+	device      string // a device type (targeting.Device), "" unknown
 }
 
 // maxAgents bounds the User-Agents a Tally remembers; past it, it starts
@@ -521,6 +534,9 @@ func (t *Tally) userAgent(ua []byte) agent {
 	}
 	if p.OS() != "" {
 		a.os = string(p.OS())
+	}
+	if len(ua) > 0 {
+		a.device, _, _ = targeting.Device(string(ua))
 	}
 	if len(t.agents) >= maxAgents {
 		clear(t.agents)
@@ -565,16 +581,23 @@ func (t *Tally) flush(ctx context.Context) error {
 	for reason, n := range skipped {
 		t.m.notCounted(reason, n)
 	}
-	if p.empty() && len(marks) == 0 {
+	var reqs []reportrow.RequestRow
+	if t.reqs != nil {
+		reqs = t.reqs.take()
+	}
+	if p.empty() && len(marks) == 0 && len(reqs) == 0 {
 		return nil
 	}
 	b, dropped, err := t.resolve(ctx, p)
 	if err == nil {
-		b.Files = marks
+		b.Files, b.Requests = marks, reqs
 		err = t.store.AddReports(ctx, b)
 	}
 	if err != nil {
 		t.putBack(p, oldest)
+		if t.reqs != nil {
+			t.reqs.putBack(reqs)
+		}
 		t.m.flushErrors.Inc()
 		return fmt.Errorf("reports flush: %w", err)
 	}
@@ -601,15 +624,17 @@ func (t *Tally) flush(ctx context.Context) error {
 	return nil
 }
 
+// found is what a flush found of an entity an event names.
+type found struct {
+	id, parent int64 // parent: a campaign's advertiser
+	ok         bool
+	dests      []marquee.Destination // a link's
+}
+
 // resolve turns pending rows into store rows: links and placements by
 // id, a campaign's rows also as its advertiser's, and events naming an
 // entity that does not exist dropped (and counted by reason, per event).
 func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int64, error) {
-	type found struct {
-		id, parent int64 // parent: a campaign's advertiser
-		ok         bool
-		dests      []marquee.Destination // a link's
-	}
 	seen := map[rkey]found{} // by entity and id or name; day 0
 	known := func(entity byte, id int64, code string) (found, error) {
 		k := rkey{entity: entity, id: id, code: code}
@@ -744,6 +769,9 @@ func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int6
 		}
 		b.Reach = append(b.Reach, Reach{Entity: marquee.EntityAdvertiser, ID: ak[0], Day: ak[1], Sketch: enc})
 	}
+	if err := resolveCube(ctx, p, b, known); err != nil {
+		return nil, nil, err
+	}
 	var err error
 	b.Reach, err = reportrow.WithAll(b.Reach)
 	return b, dropped, err
@@ -773,6 +801,9 @@ func (t *Tally) putBack(p pending, oldest time.Time) {
 	}
 	for k, c := range p.kvs {
 		addTo(t.kvs, k, c)
+	}
+	for k, c := range p.cube {
+		addTo(t.cube, k, c)
 	}
 	for k, n := range p.visits {
 		t.visits[k] += n

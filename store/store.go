@@ -113,6 +113,8 @@ type Store interface {
 	ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool, metric string, limit int) ([]reportrow.Sum, error)
 	ReportTags(ctx context.Context, q reportrow.SumQuery, daily bool, metric string, limit int) ([]reportrow.Sum, error)
 	ReportReach(ctx context.Context, entity string, id, from, to int64) ([]reportrow.Reach, error)
+	CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportrow.CubeRow, error)
+	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestSum, error)
 	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
 	ReplaceReports(ctx context.Context, b *reportrow.Batch, from, to int64) error
 

@@ -3,6 +3,7 @@ package targeting
 import (
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/maypok86/otter/v2"
 	"github.com/medama-io/go-useragent"
@@ -35,6 +36,20 @@ func Device(ua string) (device, browser, os string) {
 		agents.Set(ua, agent{device, browser, os})
 	}
 	return device, browser, os
+}
+
+// DeviceType is Device's device type of a User-Agent given as bytes,
+// without allocating when the User-Agent was seen before (a decision's
+// request count reads it).
+func DeviceType(ua []byte) string {
+	if len(ua) == 0 {
+		return ""
+	}
+	if d, ok := agents.GetIfPresent(unsafe.String(unsafe.SliceData(ua), len(ua))); ok { // a look-up keeps no key
+		return d.device
+	}
+	device, _, _ := Device(string(ua))
+	return device
 }
 
 // agent is what Device answers of a User-Agent.

@@ -55,6 +55,9 @@ type decider struct {
 	// reportKeys are the keys whose values tracking URLs carry to their
 	// events, for reports by key-value (reports.Reporter.Keys).
 	reportKeys []string
+	// requests counts each decision's slots and what became of them (nil:
+	// not counted).
+	requests *reports.Requests
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life: a URL fired twice counts once on an instance.
 	seen *otter.Cache[[17]byte, struct{}]
@@ -134,12 +137,16 @@ func handleDecisions(d *decider) handler {
 		rnd := rngPool.Get().(*mrand.Rand)
 		cctx, cancel := d.countersContext()
 		var chosen [][]delivery.Choice
+		var outcomes [MaxSlots]marquee.Outcome
 		if in.Explain {
-			chosen, why = d.engine.Explain(cctx, r, now, rnd)
+			chosen, why = d.engine.Explain(cctx, r, now, rnd, outcomes[:])
 		} else {
-			chosen = d.engine.Decide(cctx, r, now, rnd)
+			chosen = d.engine.DecideOutcomes(cctx, r, now, rnd, outcomes[:])
 		}
 		cancel()
+		if !r.Preview {
+			d.countRequests(ctx, &in, plan, r, outcomes[:len(r.Slots)], lim, now)
+		}
 		defer rngPool.Put(rnd)
 		// The answer is written by hand (encoding/json of it was 40% of a
 		// decision's cost): {"user":{"key"},"decisions":{div:[…]},"explain":…}.
@@ -292,4 +299,36 @@ func appendURLHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
 	var raw [300]byte
 	dst, _ = jsonstr.Append(dst, appendOrigin(raw[:0], ctx))
 	return dst[:len(dst)-1]
+}
+
+// countRequests counts each slot of decision r at now and its outcome
+// (outcomes, by slot)
+// (docs/api.md#requests-and-fill): by placement, UTC hour, the viewer's
+// country and device type. A slot no campaign could target while the
+// visitor's consent was refused counts as unfilled for consent.
+func (d *decider) countRequests(ctx *fasthttp.RequestCtx, in *decisionInput, plan *delivery.Plan, r *delivery.Request, outcomes []marquee.Outcome, lim privacy.Limit, now time.Time) {
+	if d.requests == nil {
+		return
+	}
+	k := reports.RequestKey{Hour: now.Unix() / 3600 * 3600, Device: r.Viewer.Device}
+	copy(k.Country[:], r.Viewer.CountryCode())
+	if k.Device == "" {
+		ua := in.UserAgent
+		if len(ua) == 0 {
+			ua = ctx.UserAgent()
+		}
+		k.Device = targeting.DeviceType(ua)
+	}
+	for i := range r.Slots {
+		pl, ok := plan.Placement(r.Slots[i].Placement)
+		if !ok {
+			continue
+		}
+		k.Placement = pl.ID
+		o := outcomes[i]
+		if o == marquee.Untargeted && lim != privacy.None {
+			o = marquee.NoConsent
+		}
+		d.requests.Count(k, o)
+	}
 }

@@ -15,16 +15,17 @@ import (
 	"marquee/counters"
 	"marquee/delivery"
 	"marquee/index"
+	"marquee/reports"
 	"marquee/tracking"
 	"marquee/web"
 )
 
 // decisionServer decides over 1,000 campaigns of 10 ads each (two
 // placements), with signed tracking URLs.
-func decisionServer(tb testing.TB) fasthttp.RequestHandler {
+func decisionServer(tb testing.TB, reqs *reports.Requests) fasthttp.RequestHandler {
 	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}},
 		{ID: 2, PlacementInput: marquee.PlacementInput{Name: "top", Sizes: []string{"728x90"}, Types: marquee.CreativeTypes}}}
-	return planServer(tb, ps, func(i, _ int) *marquee.Creative {
+	return planServer(tb, ps, reqs, func(i, _ int) *marquee.Creative {
 		w, h := 300, 250
 		if i%2 == 1 {
 			w, h = 728, 90
@@ -34,8 +35,9 @@ func decisionServer(tb testing.TB) fasthttp.RequestHandler {
 }
 
 // planServer decides over 1,000 campaigns of 10 ads each, ad j of
-// campaign i showing creative(i, j), in placements ps.
-func planServer(tb testing.TB, ps []marquee.Placement, creative func(i, j int) *marquee.Creative) fasthttp.RequestHandler {
+// campaign i showing creative(i, j), in placements ps; reqs (when set)
+// counts the slots.
+func planServer(tb testing.TB, ps []marquee.Placement, reqs *reports.Requests, creative func(i, j int) *marquee.Creative) fasthttp.RequestHandler {
 	now := time.Now()
 	var cs []marquee.Campaign
 	var ads []*marquee.Ad
@@ -53,46 +55,68 @@ func planServer(tb testing.TB, ps []marquee.Placement, creative func(i, j int) *
 	e.PutAds(ads, nil, true)
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Engine: e, Signer: signer, Registry: prometheus.NewRegistry()})
+	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Engine: e, Signer: signer, Registry: prometheus.NewRegistry(), Requests: reqs})
 	return srv.Handler()
 }
 
 // BenchmarkDecisionGet measures GET /api/v1/decisions for one slot with a
 // user key — parsing, the decision, three signed URLs, the JSON answer —
-// without the network.
+// without the network; counted, with its slot counted as a request.
 func BenchmarkDecisionGet(b *testing.B) {
-	h := decisionServer(b)
-	ctx := &fasthttp.RequestCtx{}
-	ctx.Request.Header.SetMethod("GET")
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		ctx.Request.SetRequestURI(fmt.Sprintf("/api/v1/decisions?placement=side&user=u%06d&country=TW", i%100_000))
-		ctx.Response.Reset()
-		h(ctx)
-		if ctx.Response.StatusCode() != 200 {
-			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
-		}
+	for _, counted := range []bool{false, true} {
+		b.Run(map[bool]string{false: "uncounted", true: "counted"}[counted], func(b *testing.B) {
+			var reqs *reports.Requests
+			if counted {
+				reqs = reports.NewRequests()
+			}
+			h := decisionServer(b, reqs)
+			ctx := &fasthttp.RequestCtx{}
+			ctx.Request.Header.SetMethod("GET")
+			ctx.Request.Header.SetUserAgent(phoneUA)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				ctx.Request.SetRequestURI(fmt.Sprintf("/api/v1/decisions?placement=side&user=u%06d&country=TW", i%100_000))
+				ctx.Response.Reset()
+				h(ctx)
+				if ctx.Response.StatusCode() != 200 {
+					b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+				}
+			}
+		})
 	}
 }
 
+// phoneUA is a phone's User-Agent (a request's device type).
+const phoneUA = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36"
+
 // BenchmarkDecisionPost measures the issue's request — POST
 // /api/v1/decisions of three slots with a user key — without the network:
-// JSON parsing, three decisions, nine signed URLs, the answer.
+// JSON parsing, three decisions, nine signed URLs, the answer; counted,
+// with its three slots counted as requests.
 func BenchmarkDecisionPost(b *testing.B) {
-	h := decisionServer(b)
-	ctx := &fasthttp.RequestCtx{}
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		ctx.Request.Reset()
-		ctx.Request.Header.SetMethod("POST")
-		ctx.Request.SetRequestURI("/api/v1/decisions")
-		ctx.Request.Header.SetContentType("application/json")
-		ctx.Request.SetBodyString(fmt.Sprintf(`{"placements":[{"div":"a","placement":"side"},{"div":"b","placement":"top"},{"div":"c","placement":"side"}],"user":{"key":"u%06d"},"country":"TW","platform":"ios"}`, i%100_000))
-		ctx.Response.Reset()
-		h(ctx)
-		if ctx.Response.StatusCode() != 200 {
-			b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
-		}
+	for _, counted := range []bool{false, true} {
+		b.Run(map[bool]string{false: "uncounted", true: "counted"}[counted], func(b *testing.B) {
+			var reqs *reports.Requests
+			if counted {
+				reqs = reports.NewRequests()
+			}
+			h := decisionServer(b, reqs)
+			ctx := &fasthttp.RequestCtx{}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				ctx.Request.Reset()
+				ctx.Request.Header.SetMethod("POST")
+				ctx.Request.Header.SetUserAgent(phoneUA)
+				ctx.Request.SetRequestURI("/api/v1/decisions")
+				ctx.Request.Header.SetContentType("application/json")
+				ctx.Request.SetBodyString(fmt.Sprintf(`{"placements":[{"div":"a","placement":"side"},{"div":"b","placement":"top"},{"div":"c","placement":"side"}],"user":{"key":"u%06d"},"country":"TW","platform":"ios"}`, i%100_000))
+				ctx.Response.Reset()
+				h(ctx)
+				if ctx.Response.StatusCode() != 200 {
+					b.Fatalf("status %d: %s", ctx.Response.StatusCode(), ctx.Response.Body())
+				}
+			}
+		})
 	}
 }
 
@@ -101,7 +125,7 @@ func BenchmarkDecisionPost(b *testing.B) {
 // template — without the network.
 func BenchmarkVAST(b *testing.B) {
 	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "preroll", Types: []string{marquee.CreativeVideo}}}}
-	h := planServer(b, ps, func(i, j int) *marquee.Creative {
+	h := planServer(b, ps, nil, func(i, j int) *marquee.Creative {
 		return &marquee.Creative{Type: marquee.CreativeVideo, Width: 1280, Height: 720, MediaURL: fmt.Sprintf("https://cdn.test/v/%d-%d.mp4", i, j),
 			MimeType: "video/mp4", DurationMs: 15_000, ClickURL: "https://a.test/?p={placement}"}
 	})

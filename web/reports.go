@@ -238,33 +238,9 @@ func writeReport(sctx context.Context, ctx *fasthttp.RequestCtx, rp *reports.Rep
 func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bool) (reports.Query, bool, error) {
 	args := ctx.QueryArgs()
 	p := marquee.Problems{}
-	now := rp.Now()
-	q := reports.Query{From: now.Add(-7 * 24 * time.Hour), To: now, Loc: time.UTC}
-	timeArg := func(k string, dst *time.Time) {
-		if v, ok := param(args, k); ok {
-			t, err := time.Parse(time.RFC3339Nano, string(v))
-			if err != nil {
-				p[k] = fmt.Sprintf("must be an RFC 3339 timestamp, got %q", v)
-				return
-			}
-			*dst = t
-		}
-	}
-	timeArg("from", &q.From)
-	timeArg("to", &q.To)
-	oneOf := func(k string, def string, allowed ...string) string {
-		v, ok := param(args, k)
-		if !ok {
-			return def
-		}
-		for _, a := range allowed {
-			if string(v) == a {
-				return a
-			}
-		}
-		p[k] = fmt.Sprintf("must be one of %q, got %q", allowed, v)
-		return def
-	}
+	q := reports.Query{}
+	q.From, q.To, q.Loc, q.Bots = reportWindow(args, rp, p)
+	oneOf := func(k string, def string, allowed ...string) string { return oneOfParam(args, p, k, def, allowed...) }
 	q.Granularity = oneOf("granularity", "", reports.Hour, reports.Day, reports.Month)
 	if q.Granularity == "" {
 		q.Granularity = reports.DefaultGranularity(q.From, q.To)
@@ -274,15 +250,6 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 		bys = append(bys, reportrow.KVDim+k)
 	}
 	q.By = oneOf("by", "", bys...)
-	q.Bots = oneOf("bots", "exclude", "exclude", "include") == "include"
-	if v, ok := param(args, "tz"); ok {
-		loc, err := time.LoadLocation(string(v))
-		if err != nil {
-			p["tz"] = fmt.Sprintf("unknown IANA time zone %q", v)
-		} else {
-			q.Loc = loc
-		}
-	}
 	_, format := param(args, "format")
 	csv := oneOf("format", "json", "json", "csv") == "csv" ||
 		!format && bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderAccept), []byte("text/csv"))
@@ -310,4 +277,50 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 		}
 	}
 	return q, csv, marquee.Invalid("invalid query", p)
+}
+
+// reportWindow reads a report's range (from, to: the last 7 days by
+// default), time zone (tz) and whether bots count (bots), noting what is
+// wrong in p.
+func reportWindow(args *fasthttp.Args, rp *reports.Reporter, p marquee.Problems) (from, to time.Time, loc *time.Location, bots bool) {
+	now := rp.Now()
+	from, to, loc = now.Add(-7*24*time.Hour), now, time.UTC
+	timeArg := func(k string, dst *time.Time) {
+		if v, ok := param(args, k); ok {
+			t, err := time.Parse(time.RFC3339Nano, string(v))
+			if err != nil {
+				p[k] = fmt.Sprintf("must be an RFC 3339 timestamp, got %q", v)
+				return
+			}
+			*dst = t
+		}
+	}
+	timeArg("from", &from)
+	timeArg("to", &to)
+	bots = oneOfParam(args, p, "bots", "exclude", "exclude", "include") == "include"
+	if v, ok := param(args, "tz"); ok {
+		l, err := time.LoadLocation(string(v))
+		if err != nil {
+			p["tz"] = fmt.Sprintf("unknown IANA time zone %q", v)
+		} else {
+			loc = l
+		}
+	}
+	return from, to, loc, bots
+}
+
+// oneOfParam reads parameter k, one of allowed (def when absent), noting
+// in p when it is something else.
+func oneOfParam(args *fasthttp.Args, p marquee.Problems, k string, def string, allowed ...string) string {
+	v, ok := param(args, k)
+	if !ok {
+		return def
+	}
+	for _, a := range allowed {
+		if string(v) == a {
+			return a
+		}
+	}
+	p[k] = fmt.Sprintf("must be one of %q, got %q", allowed, v)
+	return def
 }

@@ -87,6 +87,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/campaigns/{id}/delivery", marquee.ScopeCampaignsRead, withStore(handleCampaignDelivery(s.campaigns, s.decisions.engine, s.now))},
 		{"GET", "/api/v1/campaigns/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(campaignStats(s.campaigns, s.reports), s.reports))},
 		{"GET", "/api/v1/placements/{name}/stats", marquee.ScopeReportsRead, withStore(handleStats(placementStats(s.campaigns), s.reports))},
+		{"GET", "/api/v1/reports", marquee.ScopeReportsRead, withStore(handleMultiReport(s.reports, s.campaigns, s.store))},
 		// Short links: admin, and the redirect (from the cache).
 		{"POST", "/api/v1/links", marquee.ScopeLinksWrite, withStore(s.req.audited(handleCreate(linkResource(&s.cfg.LinkDomains), s.links, createLink(s.now), s.writer, linkCreated)))},
 		{"GET", "/api/v1/links", marquee.ScopeLinksRead, withStore(handleListLinks(s.links))},

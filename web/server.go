@@ -109,7 +109,10 @@ type Deps struct {
 	Clicks  *clicks.Counter
 	Events  EventSink
 	Reports *reports.Reporter
-	Auth    *auth.Auth // who requests are (keys, sessions, the bootstrap token)
+	// Requests, when set, counts decisions' slots (the reports' Tally
+	// flushes them).
+	Requests *reports.Requests
+	Auth     *auth.Auth // who requests are (keys, sessions, the bootstrap token)
 	// Webhooks delivers webhooks (nil: the webhook routes answer 404).
 	Webhooks Webhooks
 	// Engine decides which ads fill slots; Signer signs and checks their
@@ -206,6 +209,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.decisions = newDecider(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
 	s.decisions.authenticate = s.authenticate
 	s.decisions.shared = d.SharedCounters
+	s.decisions.requests = d.Requests
 	s.sessions = &sessions{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {
 		s.sessions.currency, s.sessions.reportKeys = d.Reports.Currency, d.Reports.Keys

@@ -56,8 +56,10 @@ func handleVAST(d *decider) handler {
 		rnd := rngPool.Get().(*mrand.Rand)
 		defer rngPool.Put(rnd)
 		cctx, cancel := d.countersContext()
-		chosen := d.engine.Decide(cctx, &req, now, rnd)[0]
+		var outcomes [1]marquee.Outcome
+		chosen := d.engine.DecideOutcomes(cctx, &req, now, rnd, outcomes[:])[0]
 		cancel()
+		d.countRequests(ctx, &in, d.engine.Plan(), &req, outcomes[:], lim, now)
 		var raw [300]byte
 		head := appendOrigin(raw[:0], ctx)
 		bp := pagePool.Get().(*[]byte)

@@ -247,7 +247,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 // depends on what (see stop).
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(net.Addr)) error {
 	setMemoryLimit(cfg.memoryLimit, memlimit.FromCgroup, log)
-	n := &node{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	n := &node{cfg: cfg, log: log, reg: prometheus.NewRegistry(), requests: reports.NewRequests()}
 	defer n.close()
 	if err := n.open(ctx); err != nil {
 		return err
@@ -295,6 +295,7 @@ type node struct {
 	counter    *clicks.Counter // load
 	geo        *reports.GeoIP  // collect
 	tally      *reports.Tally
+	requests   *reports.Requests // decisions' slots, flushed by tally
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
 	hooks      *webhooks.Dispatcher // open; closed after events
@@ -388,7 +389,7 @@ func (n *node) collect(ctx context.Context) error {
 	}
 	n.events, n.streams, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, []collector.Forwarder{n.hooks}, func(instance, dir string) (collector.Tally, error) {
 		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.st, n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log,
-			Keys: n.cfg.reports.keys}, n.reg)
+			Keys: n.cfg.reports.keys, Requests: n.requests}, n.reg)
 		return n.tally, n.tally.LoadPending(ctx, dir)
 	})
 	if err != nil {
@@ -425,7 +426,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Events: n.events, Registry: n.reg,
 			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
-			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention})
+			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention, Requests: n.requests})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
@@ -690,7 +691,7 @@ func (n *node) stop(stopLoops func()) {
 	n.events, n.streams = nil, nil
 	n.hooks.Close() // after the collector: nothing is written to it any more
 	if err := n.tally.Flush(sctx); err != nil {
-		n.log.Warn("reports not flushed at shutdown; the next start counts them from the files", "err", err)
+		n.log.Warn("reports not flushed at shutdown; the next start counts them from the files (decisions' request counts are lost)", "err", err)
 	}
 	if err := n.access.Flush(sctx); err != nil {
 		n.log.Warn("keys' and sessions' last use not recorded at shutdown", "err", err)

@@ -203,7 +203,8 @@ func TestTitleKeysOfOlderRows(t *testing.T) {
 	queries := []string{`DROP INDEX ads_title_key`, `ALTER TABLE ads DROP COLUMN title_key`,
 		`DROP INDEX ads_campaign`, `ALTER TABLE ads DROP COLUMN campaign_id`, `ALTER TABLE ads DROP COLUMN creative`, `ALTER TABLE ads DROP COLUMN placements`, `ALTER TABLE ads DROP COLUMN targeting`,
 		`DROP TABLE advertisers`, `DROP TABLE campaigns`, `DROP TABLE placements`, `DROP TABLE assets`,
-		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `DROP TABLE link_tags`, `DROP TABLE report_dims`, `UPDATE schema_version SET version = 5`}
+		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `DROP TABLE link_tags`, `DROP TABLE report_dims`,
+		`DROP TABLE report_requests`, `DROP TABLE report_requests_daily`, `DROP TABLE report_cube`, `DROP TABLE report_cube_geo`, `DROP TABLE report_cube_kv`, `UPDATE schema_version SET version = 5`}
 	for _, table := range []string{"report_hourly", "report_daily", "report_totals"} {
 		for _, c := range reportrow.Columns[3:] { // 0012's
 			queries = append(queries, `ALTER TABLE `+table+` DROP COLUMN `+c)

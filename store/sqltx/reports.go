@@ -28,6 +28,12 @@ func (s *Store) AddReports(ctx context.Context, b *reportrow.Batch) error {
 		if err := s.mergeReach(ctx, tx, b.Slot, b.Reach); err != nil {
 			return err
 		}
+		if err := s.addCube(ctx, tx, b.Slot, b.Cube); err != nil {
+			return err
+		}
+		if err := s.addRequests(ctx, tx, b.Slot, b.Requests); err != nil {
+			return err
+		}
 		for _, f := range b.Files {
 			if _, err := tx.Exec(ctx, `INSERT INTO report_files (file, upto, complete, at) VALUES (?, ?, ?, ?)`+
 				s.upsert("report_files", "file", nil, []string{"upto", "complete", "at"}),
@@ -401,8 +407,10 @@ func (s *Store) RollUpReports(ctx context.Context, cutoff int64) (int64, error) 
 		if moved, err = tx.Exec(ctx, `DELETE FROM report_hourly WHERE hour < ?`, cutoff); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM report_totals WHERE hour < ?`, cutoff)
-		return err
+		if _, err = tx.Exec(ctx, `DELETE FROM report_totals WHERE hour < ?`, cutoff); err != nil {
+			return err
+		}
+		return s.rollUpRequests(ctx, tx, cutoff)
 	})
 	return moved, err
 }
@@ -417,7 +425,7 @@ func (s *Store) ReplaceReports(ctx context.Context, b *reportrow.Batch, from, to
 				return err
 			}
 		}
-		for _, table := range []string{"report_reach", "report_dims"} {
+		for _, table := range []string{"report_reach", "report_dims", "report_cube", "report_cube_geo", "report_cube_kv"} {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE slot = ? AND day >= ? AND day < ?`, b.Slot, from, to); err != nil {
 				return err
 			}
@@ -426,6 +434,9 @@ func (s *Store) ReplaceReports(ctx context.Context, b *reportrow.Batch, from, to
 			return err
 		}
 		if err := s.addDims(ctx, tx, b.Slot, b.Dims); err != nil {
+			return err
+		}
+		if err := s.addCube(ctx, tx, b.Slot, b.Cube); err != nil {
 			return err
 		}
 		return s.mergeReach(ctx, tx, b.Slot, b.Reach)

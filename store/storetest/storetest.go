@@ -110,6 +110,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("AdTrackingLinks", func(t *testing.T) { testAdTrackingLinks(t, open) })
 	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
+	t.Run("ReportCube", func(t *testing.T) { testReportCube(t, open) })
 	t.Run("Access", func(t *testing.T) { testAccess(t, open) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open) })
 	t.Run("Targeting", func(t *testing.T) { testTargeting(t, open) })
@@ -603,6 +604,86 @@ func testReports(t *testing.T, open Opener) {
 	sums, _ = st.ReportSums(ctx, reportrow.SumQuery{Entity: marquee.EntityAd, ID: 1, From: day + 86400, To: day + 2*86400}, false)
 	if len(sums) != 1 || sums[0].Impressions != 7+5 {
 		t.Fatalf("after ReplaceReports of slot a: %+v; want a's 7 and b's 5", sums)
+	}
+}
+
+// testReportCube: cube rows of each grain and request rows add up over
+// slots, sum by any grouping and filter, and request rows roll up into
+// daily ones; a rebuild replaces the slot's cube rows.
+func testReportCube(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	day := int64(20_000 * 86400)
+	cube := func(grain string, d, ad, camp, pl int64, country, device, value string, imp int64) reportrow.CubeRow {
+		r := reportrow.CubeRow{Grain: grain, Day: day + d*86400, Ad: ad, Campaign: camp, Placement: pl, Country: country, Device: device,
+			Counts: reportrow.Counts{Impressions: imp, Clicks: imp / 10}}
+		if grain == reportrow.GrainKV {
+			r.Key, r.Value = "section", value
+		}
+		return r
+	}
+	req := func(h, pl int64, country string, filled, capped int64) reportrow.RequestRow {
+		r := reportrow.RequestRow{Hour: day + h*3600, Placement: pl, Country: country, Device: "phone"}
+		r.Outcomes[marquee.Filled], r.Outcomes[marquee.CappedOut] = filled, capped
+		return r
+	}
+	for _, slot := range []string{"a", "b", "a"} {
+		b := &reportrow.Batch{Slot: slot, Cube: []reportrow.CubeRow{
+			cube(reportrow.GrainEntity, 0, 1, 10, 100, "", "", "", 20), cube(reportrow.GrainEntity, 1, 2, 10, 101, "", "", "", 30),
+			cube(reportrow.GrainEntity, 1, 3, 11, 100, "", "", "", 40),
+			cube(reportrow.GrainGeo, 0, 1, 10, 100, "TW", "phone", "", 20), cube(reportrow.GrainGeo, 1, 2, 10, 101, "JP", "desktop", "", 30),
+			cube(reportrow.GrainKV, 0, 1, 10, 100, "", "", "sport", 20)},
+			Requests: []reportrow.RequestRow{req(1, 100, "TW", 3, 1), req(30, 100, "JP", 2, 0), req(1, 101, "TW", 0, 5)}}
+		if err := st.AddReports(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sums, err := st.CubeSums(ctx, reportrow.CubeQuery{Grain: reportrow.GrainEntity, From: day, To: day + 2*86400, Group: []string{"campaign", "placement"}})
+	if err != nil || len(sums) != 3 {
+		t.Fatalf("CubeSums(campaign, placement) = %+v, %v; want 3 groups", sums, err)
+	}
+	for _, s := range sums {
+		want := map[[2]int64]int64{{10, 100}: 60, {10, 101}: 90, {11, 100}: 120}[[2]int64{s.Campaign, s.Placement}]
+		if s.Impressions != want || s.Ad != 0 || s.Day != 0 {
+			t.Errorf("CubeSums row %+v; want %d impressions (three slots' rows), ad and day not grouped", s, want)
+		}
+	}
+	sums, err = st.CubeSums(ctx, reportrow.CubeQuery{Grain: reportrow.GrainGeo, From: day, To: day + 2*86400, Group: []string{"day", "country"},
+		Campaigns: []int64{10}, Devices: []string{"phone"}})
+	if err != nil || len(sums) != 1 || sums[0].Country != "TW" || sums[0].Day != day || sums[0].Impressions != 60 {
+		t.Fatalf("CubeSums(day, country; campaign 10, phone) = %+v, %v; want TW's 60 on the first day", sums, err)
+	}
+	sums, err = st.CubeSums(ctx, reportrow.CubeQuery{Grain: reportrow.GrainKV, Key: "section", From: day, To: day + 86400, Group: []string{"value"}})
+	if err != nil || len(sums) != 1 || sums[0].Value != "sport" || sums[0].Impressions != 60 {
+		t.Fatalf("CubeSums(value of section) = %+v, %v", sums, err)
+	}
+	reqs, err := st.RequestSums(ctx, reportrow.RequestQuery{From: day, To: day + 2*86400, By: []string{"placement"}})
+	if err != nil || len(reqs) != 2 {
+		t.Fatalf("RequestSums(placement) = %+v, %v", reqs, err)
+	}
+	for _, r := range reqs {
+		if r.Placement == 100 && (r.Requests() != 18 || r.Outcomes[marquee.Filled] != 15) || r.Placement == 101 && r.Outcomes[marquee.CappedOut] != 15 {
+			t.Errorf("RequestSums row %+v; want placement 100: 18 requests, 15 filled; 101: 15 capped", r)
+		}
+	}
+	if _, err := st.RollUpReports(ctx, day+86400); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err = st.RequestSums(ctx, reportrow.RequestQuery{From: day, To: day + 2*86400, Placements: []int64{100}, By: []string{"hour", "country"}})
+	if err != nil || len(reqs) != 2 {
+		t.Fatalf("RequestSums(hour, country) after the roll-up = %+v, %v; want the first day's daily row and the second's hourly one", reqs, err)
+	}
+	for _, r := range reqs {
+		if r.Country == "TW" && (r.Hour != day || r.Requests() != 12) || r.Country == "JP" && (r.Hour != day+30*3600 || r.Requests() != 6) {
+			t.Errorf("row %+v after the roll-up", r)
+		}
+	}
+	if err := st.ReplaceReports(ctx, &reportrow.Batch{Slot: "a", Cube: []reportrow.CubeRow{cube(reportrow.GrainEntity, 1, 2, 10, 101, "", "", "", 1)}}, day+86400, day+2*86400); err != nil {
+		t.Fatal(err)
+	}
+	sums, _ = st.CubeSums(ctx, reportrow.CubeQuery{Grain: reportrow.GrainEntity, From: day + 86400, To: day + 2*86400, Group: []string{"ad"}})
+	if len(sums) != 2 || sums[0].Impressions+sums[1].Impressions != 1+30+40 {
+		t.Errorf("after ReplaceReports of slot a: %+v; want a's new 1 and b's 30 and 40", sums)
 	}
 }
 

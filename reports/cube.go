@@ -1,0 +1,84 @@
+package reports
+
+import (
+	"context"
+
+	"marquee/reportrow"
+)
+
+// ckey is an ad's events of one UTC day in one placement at one grain of
+// the cube (reportrow.CubeRow), as counted before the flush resolves the
+// placement's name.
+type ckey struct {
+	grain        uint8 // grainEntity, grainGeo, grainKV
+	day          int64
+	ad, campaign int64
+	placement    string
+	country      [2]byte
+	device       string
+	bot          bool
+	key, value   string
+}
+
+// The cube's grains, as a ckey holds them.
+const (
+	grainEntity = iota
+	grainGeo
+	grainKV
+)
+
+var grainNames = [...]string{reportrow.GrainEntity, reportrow.GrainGeo, reportrow.GrainKV}
+
+// addCube counts an event (c) of ad, campaign and placement (each
+// optional, not all absent) on day in the cube's entity and geo grains.
+// t.mu is held.
+func (t *Tally) addCube(k ckey, c *Counts) {
+	k.grain = grainEntity
+	country, device := k.country, k.device
+	k.country, k.device = [2]byte{}, ""
+	addTo(t.cube, k, c)
+	k.grain, k.country, k.device = grainGeo, country, device
+	addTo(t.cube, k, c)
+}
+
+// resolveCube adds the pending cube rows to b: placements by id, and
+// what names an unknown ad, campaign or placement dropped (it is counted
+// as dropped with the event's rows).
+func resolveCube(ctx context.Context, p pending, b *Batch, known func(entity byte, id int64, code string) (found, error)) error {
+	at := map[reportrow.CubeRow]int{} // by key: counts zero
+	for k, c := range p.cube {
+		r := reportrow.CubeRow{Grain: grainNames[k.grain], Day: k.day, Ad: k.ad, Campaign: k.campaign, Bot: k.bot, Key: k.key, Value: k.value}
+		if k.grain == grainGeo {
+			r.Country, r.Device = string(k.country[:]), k.device
+		}
+		ok := true
+		for _, e := range [...]struct {
+			entity byte
+			id     int64
+			code   string
+		}{{entAd, k.ad, ""}, {entCampaign, k.campaign, ""}, {entPlacement, 0, k.placement}} {
+			if e.id == 0 && e.code == "" {
+				continue
+			}
+			f, err := known(e.entity, e.id, e.code)
+			if err != nil {
+				return err
+			}
+			ok = ok && f.ok
+			if e.entity == entPlacement {
+				r.Placement = f.id
+			}
+		}
+		if !ok {
+			continue
+		}
+		if i, seen := at[r]; seen {
+			b.Cube[i].Counts.Add(*c)
+			continue
+		}
+		at[r] = len(b.Cube)
+		r.Counts = *c
+		b.Cube = append(b.Cube, r)
+	}
+	return nil
+}

@@ -1,0 +1,458 @@
+package reports
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"marquee"
+	"marquee/reportrow"
+)
+
+// The dimensions a report by several dimensions is cut by (up to
+// MaxDims of them), beside reportrow.KVDim + a report key.
+const (
+	DimAdvertiser = "advertiser"
+	DimCampaign   = "campaign"
+	DimAd         = "ad"
+	DimPlacement  = "placement"
+	DimSite       = "site"
+	DimCountry    = "country"
+	DimDevice     = "device"
+)
+
+// MultiDims are the dimensions of MultiQuery.By, but report keys.
+var MultiDims = []string{DimAdvertiser, DimCampaign, DimAd, DimPlacement, DimSite, DimCountry, DimDevice}
+
+// MaxDims bounds MultiQuery.By.
+const MaxDims = 3
+
+// Total is the granularity of a report by several dimensions with no
+// series: one row per combination over the whole range.
+const Total = "total"
+
+// MultiQuery is a report by several dimensions: its rows are the
+// combinations of By's values with events or requests in [From, To), per
+// bucket of Granularity (Day, Month or Total; days are UTC days, as
+// dimension rows are, bucketed in Loc by the instant they start).
+type MultiQuery struct {
+	By          []string
+	From, To    time.Time
+	Granularity string
+	Loc         *time.Location
+	Bots        bool
+	// Filters (none: every value). An advertiser user's report is filtered
+	// to their advertisers, a publisher user's to their sites.
+	Advertisers, Campaigns, Ads, Placements []int64
+	Sites, Countries, Devices               []string
+	// Limit bounds the rows (largest impressions first, then requests).
+	Limit int
+}
+
+// Catalog names what a report's rows are cut by: campaigns (with their
+// advertisers and prices), advertisers, placements (with their sites),
+// and ads' titles, read for the ids a report shows.
+type Catalog struct {
+	Campaigns   map[int64]*marquee.Campaign
+	Advertisers map[int64]string
+	Placements  map[int64]*marquee.Placement
+	AdTitles    func(ctx context.Context, ids []int64) (map[int64]string, error)
+}
+
+// Cell is one dimension's value in a row: an id and a name (advertiser,
+// campaign, ad, placement), or a value (site, country, device, a key's
+// value).
+type Cell struct {
+	ID    string `json:"id,omitempty"`
+	Name  string `json:"name,omitempty"`
+	Value string `json:"value,omitempty"`
+}
+
+// MultiRow is one row of a report by several dimensions.
+type MultiRow struct {
+	T    string          `json:"t,omitempty"` // the bucket's start (not with Total)
+	Dims map[string]Cell `json:"dims"`
+	MultiMetrics
+}
+
+// MultiMetrics are a row's figures: the events' metrics, with requests,
+// filled slots and fill rate where the row's dimensions are the
+// request's (placement, site, country, device); revenue and eCPM from
+// the campaigns' prices where any has one.
+type MultiMetrics struct {
+	Metrics
+	Revenue *float64 `json:"revenue,omitempty"`
+	ECPM    *float64 `json:"ecpm,omitempty"`
+}
+
+// MultiReport is the answer to a MultiQuery.
+type MultiReport struct {
+	Window
+	By       []string     `json:"by"`
+	Currency string       `json:"currency"`
+	Totals   MultiMetrics `json:"totals"`
+	Rows     []MultiRow   `json:"rows"`
+	// Truncated says rows past Limit were left out (Totals count them).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// requestDims are the dimensions requests are counted by.
+var requestDims = []string{DimPlacement, DimSite, DimCountry, DimDevice}
+
+// CheckMulti reports what is wrong with q's dimensions and granularity,
+// by parameter.
+func (rp *Reporter) CheckMulti(q *MultiQuery) marquee.Problems {
+	p := marquee.Problems{}
+	if len(q.By) == 0 || len(q.By) > MaxDims {
+		p["by"] = fmt.Sprintf("must name 1 to %d dimensions, comma-separated", MaxDims)
+	}
+	kv, geo := 0, false
+	for i, d := range q.By {
+		switch {
+		case slices.Contains(MultiDims, d):
+			geo = geo || d == DimCountry || d == DimDevice
+		case strings.HasPrefix(d, reportrow.KVDim) && slices.Contains(rp.Keys, strings.TrimPrefix(d, reportrow.KVDim)):
+			kv++
+		default:
+			keys := make([]string, len(rp.Keys))
+			for i, k := range rp.Keys {
+				keys[i] = reportrow.KVDim + k
+			}
+			p["by"] = fmt.Sprintf("%q is not a dimension: one of %q", d, append(slices.Clone(MultiDims), keys...))
+		}
+		if slices.Index(q.By, d) != i {
+			p["by"] = fmt.Sprintf("%q is given twice", d)
+		}
+	}
+	switch {
+	case kv > 1:
+		p["by"] = "one report key at a time"
+	case kv == 1 && (geo || len(q.Countries)+len(q.Devices) > 0):
+		p["by"] = "a report key's values are kept by ad, campaign and placement, not by country or device"
+	}
+	if !slices.Contains([]string{Day, Month, Total}, q.Granularity) {
+		p["granularity"] = fmt.Sprintf("must be one of %q (rows by several dimensions are kept by UTC day)", []string{Day, Month, Total})
+	}
+	for k, v := range rp.Check(&Query{From: q.From, To: q.To, Granularity: Day}) {
+		p[k] = v
+	}
+	return p
+}
+
+// Multi answers q (checked with CheckMulti) with the names of cat.
+func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*MultiReport, error) {
+	loc := cmp.Or(q.Loc, time.UTC)
+	out := &MultiReport{Window: Window{From: q.From.UTC().Format(time.RFC3339), To: q.To.UTC().Format(time.RFC3339),
+		Granularity: q.Granularity, TZ: loc.String()}, By: q.By, Currency: rp.Currency, Rows: []MultiRow{}}
+	// The filters in the cube's terms: advertisers as their campaigns,
+	// sites as their placements. A filter that names nothing selects
+	// nothing (never everything).
+	cq := reportrow.CubeQuery{Grain: reportrow.GrainEntity, From: q.From.Unix() / 86400 * 86400, To: q.To.Unix(), Bots: q.Bots,
+		Ads: q.Ads, Campaigns: q.Campaigns, Placements: q.Placements, Countries: q.Countries, Devices: q.Devices}
+	if len(q.Advertisers) > 0 {
+		var ids []int64
+		for id, c := range cat.Campaigns {
+			if slices.Contains(q.Advertisers, c.AdvertiserID) && (len(q.Campaigns) == 0 || slices.Contains(q.Campaigns, id)) {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			return out, nil
+		}
+		cq.Campaigns = ids
+	}
+	if len(q.Sites) > 0 {
+		var ids []int64
+		for id, pl := range cat.Placements {
+			if slices.Contains(q.Sites, pl.Site) && (len(q.Placements) == 0 || slices.Contains(q.Placements, id)) {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			return out, nil
+		}
+		cq.Placements = ids
+	}
+	if len(q.Countries)+len(q.Devices) > 0 {
+		cq.Grain = reportrow.GrainGeo
+	}
+	group := []string{DimCampaign} // always: revenue is by campaign
+	if q.Granularity != Total {
+		group = append(group, "day")
+	}
+	for _, d := range q.By {
+		switch d {
+		case DimAdvertiser:
+		case DimSite:
+			group = append(group, DimPlacement)
+		case DimCountry, DimDevice:
+			cq.Grain = reportrow.GrainGeo
+			group = append(group, d)
+		default:
+			if key, ok := strings.CutPrefix(d, reportrow.KVDim); ok {
+				cq.Grain, cq.Key = reportrow.GrainKV, key
+				group = append(group, "value")
+			} else {
+				group = append(group, d)
+			}
+		}
+	}
+	cq.Group = dedupe(group)
+	cells, err := rp.r.CubeSums(ctx, cq)
+	if err != nil {
+		return nil, err
+	}
+	bucketOf := func(day int64) string {
+		if q.Granularity == Total {
+			return ""
+		}
+		return bucket(time.Unix(day, 0), q.Granularity, loc).Format(time.RFC3339)
+	}
+	// The rows: cells merged by their dimensions' values and bucket, with
+	// what each campaign's price makes of them.
+	type rowKey struct {
+		t    string
+		dims [MaxDims]string
+	}
+	rows := map[rowKey]*MultiRow{}
+	var order []rowKey
+	rowOf := func(k rowKey, dims map[string]Cell) *MultiRow {
+		r := rows[k]
+		if r == nil {
+			r = &MultiRow{T: k.t, Dims: dims}
+			rows[k] = r
+			order = append(order, k)
+		}
+		return r
+	}
+	var adIDs []int64
+	type flatKey struct {
+		campaign int64
+		t        string
+	}
+	flatImps := map[flatKey]int64{} // a flat-priced campaign's verified impressions a bucket
+	priced := false
+	for _, c := range cells {
+		camp := cat.Campaigns[c.Campaign]
+		if camp != nil && camp.Price != nil {
+			priced = true
+			if camp.Price.Model == "flat" {
+				flatImps[flatKey{c.Campaign, bucketOf(c.Day)}] += c.Verified("impressions")
+			}
+		}
+	}
+	var total Counts
+	for _, c := range cells {
+		var k rowKey
+		k.t = bucketOf(c.Day)
+		dims := make(map[string]Cell, len(q.By))
+		camp := cat.Campaigns[c.Campaign]
+		for i, d := range q.By {
+			var cell Cell
+			switch d {
+			case DimAdvertiser:
+				if camp != nil {
+					cell = Cell{ID: strconv.FormatInt(camp.AdvertiserID, 10), Name: cat.Advertisers[camp.AdvertiserID]}
+				}
+			case DimCampaign:
+				if c.Campaign != 0 {
+					cell = Cell{ID: strconv.FormatInt(c.Campaign, 10)}
+					if camp != nil {
+						cell.Name = camp.Name
+					}
+				}
+			case DimAd:
+				if c.Ad != 0 {
+					cell = Cell{ID: strconv.FormatInt(c.Ad, 10)}
+					adIDs = append(adIDs, c.Ad)
+				}
+			case DimPlacement:
+				if pl := cat.Placements[c.Placement]; pl != nil {
+					cell = Cell{ID: strconv.FormatInt(pl.ID, 10), Name: pl.Name}
+				}
+			case DimSite:
+				if pl := cat.Placements[c.Placement]; pl != nil {
+					cell = Cell{Value: pl.Site}
+				}
+			case DimCountry:
+				cell = Cell{Value: c.Country}
+			case DimDevice:
+				cell = Cell{Value: c.Device}
+			default:
+				cell = Cell{Value: c.Value}
+			}
+			dims[d] = cell
+			k.dims[i] = cell.ID + "\x00" + cell.Value
+		}
+		r := rowOf(k, dims)
+		r.Counts.Add(c.Counts)
+		total.Add(c.Counts)
+		if camp == nil || camp.Price == nil {
+			continue
+		}
+		from, to := q.From, q.To
+		if k.t != "" {
+			from, _ = time.Parse(time.RFC3339, k.t)
+			from, to = maxTime(from, q.From), minTime(next(from, q.Granularity), q.To)
+		}
+		s := Spend(camp, c.Counts, from, to)
+		if camp.Price.Model == "flat" { // the bucket's share, by verified impressions
+			if n := flatImps[flatKey{c.Campaign, k.t}]; n > 0 {
+				*s = *s * float64(c.Verified("impressions")) / float64(n)
+			} else {
+				*s = 0
+			}
+		}
+		r.Revenue = addMoney(r.Revenue, *s)
+		out.Totals.Revenue = addMoney(out.Totals.Revenue, *s)
+	}
+	// Requests, where the dimensions are theirs.
+	var reqTotal reportrow.RequestRow
+	withRequests := !slices.ContainsFunc(q.By, func(d string) bool { return !slices.Contains(requestDims, d) }) &&
+		len(q.Advertisers)+len(q.Campaigns)+len(q.Ads) == 0
+	if withRequests {
+		rq := reportrow.RequestQuery{From: cq.From, To: cq.To, Placements: cq.Placements, By: []string{"placement"}}
+		if q.Granularity != Total {
+			rq.By = append(rq.By, "hour")
+		}
+		for _, d := range q.By {
+			if d == DimCountry || d == DimDevice {
+				rq.By = append(rq.By, d)
+			}
+		}
+		sums, err := rp.r.RequestSums(ctx, rq)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sums {
+			if len(q.Countries) > 0 && !slices.Contains(q.Countries, s.Country) || len(q.Devices) > 0 && !slices.Contains(q.Devices, s.Device) {
+				continue
+			}
+			var k rowKey
+			k.t = bucketOf(s.Hour)
+			dims := make(map[string]Cell, len(q.By))
+			pl := cat.Placements[s.Placement]
+			for i, d := range q.By {
+				var cell Cell
+				switch d {
+				case DimPlacement:
+					if pl != nil {
+						cell = Cell{ID: strconv.FormatInt(pl.ID, 10), Name: pl.Name}
+					}
+				case DimSite:
+					if pl != nil {
+						cell = Cell{Value: pl.Site}
+					}
+				case DimCountry:
+					cell = Cell{Value: s.Country}
+				case DimDevice:
+					cell = Cell{Value: s.Device}
+				}
+				dims[d] = cell
+				k.dims[i] = cell.ID + "\x00" + cell.Value
+			}
+			r := rowOf(k, dims)
+			r.addRequests(&s.RequestRow)
+			for o, n := range s.Outcomes {
+				reqTotal.Outcomes[o] += n
+			}
+		}
+		out.Totals.addRequests(&reqTotal)
+	}
+	if priced && out.Totals.Revenue == nil {
+		out.Totals.Revenue = new(float64)
+	}
+	out.Totals.Metrics = withCounts(out.Totals.Metrics, total)
+	out.Totals.ecpm()
+	list := make([]MultiRow, 0, len(order))
+	for _, k := range order {
+		r := rows[k]
+		r.Metrics = withCounts(r.Metrics, r.Counts)
+		r.ecpm()
+		list = append(list, *r)
+	}
+	slices.SortFunc(list, func(a, b MultiRow) int {
+		return cmp.Or(strings.Compare(a.T, b.T), cmp.Compare(b.Impressions, a.Impressions), cmp.Compare(ptrInt(b.Requests), ptrInt(a.Requests)),
+			compareDims(a.Dims, b.Dims, q.By))
+	})
+	if q.Limit > 0 && len(list) > q.Limit {
+		list, out.Truncated = list[:q.Limit], true
+	}
+	if slices.Contains(q.By, DimAd) && cat.AdTitles != nil {
+		slices.Sort(adIDs)
+		titles, err := cat.AdTitles(ctx, slices.Compact(adIDs))
+		if err != nil {
+			return nil, err
+		}
+		for i := range list {
+			if c, ok := list[i].Dims[DimAd]; ok && c.ID != "" {
+				id, _ := strconv.ParseInt(c.ID, 10, 64)
+				c.Name = titles[id]
+				list[i].Dims[DimAd] = c
+			}
+		}
+	}
+	out.Rows = list
+	return out, nil
+}
+
+// ecpm sets m's eCPM: revenue per thousand verified impressions.
+func (m *MultiMetrics) ecpm() {
+	if m.Revenue == nil {
+		return
+	}
+	*m.Revenue = roundMoney(*m.Revenue)
+	e := 0.0
+	if n := m.Verified("impressions"); n > 0 {
+		e = roundMoney(*m.Revenue * 1000 / float64(n))
+	}
+	m.ECPM = &e
+}
+
+// withCounts is m with counts c and their rates (its requests kept).
+func withCounts(m Metrics, c Counts) Metrics {
+	out := metricsOf(c)
+	out.Requests, out.Filled, out.FillRate, out.Unfilled = m.Requests, m.Filled, m.FillRate, m.Unfilled
+	return out
+}
+
+func addMoney(p *float64, s float64) *float64 {
+	if p == nil {
+		p = new(float64)
+	}
+	*p += s
+	return p
+}
+
+func ptrInt(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// compareDims orders rows of equal figures by their dimensions' values.
+func compareDims(a, b map[string]Cell, by []string) int {
+	for _, d := range by {
+		x, y := a[d], b[d]
+		if c := cmp.Or(strings.Compare(x.ID, y.ID), strings.Compare(x.Value, y.Value)); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// dedupe is s without repeats, in first-seen order.
+func dedupe[T comparable](s []T) []T {
+	var out []T
+	for _, v := range s {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

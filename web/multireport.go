@@ -1,0 +1,174 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/reports"
+)
+
+// Limits of a report by several dimensions.
+const (
+	defaultReportRows = 1000
+	maxReportRows     = 100_000
+)
+
+// handleMultiReport serves GET /api/v1/reports?by=campaign,placement: a
+// report by up to three dimensions, as JSON, CSV or XLSX
+// (docs/api.md#reports-by-several-dimensions). A bound credential's
+// report is filtered to its advertisers or sites (see bounds).
+func handleMultiReport(rp *reports.Reporter, store CampaignStore, ads AdStore) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		q, format, err := parseMultiQuery(sctx, ctx, rp, store)
+		if err != nil {
+			return err
+		}
+		cat, err := reportCatalog(sctx, store, ads)
+		if err != nil {
+			return err
+		}
+		rep, err := rp.Multi(sctx, q, cat)
+		if err != nil {
+			return err
+		}
+		return writeMulti(ctx, rep, format)
+	}
+}
+
+// writeMulti writes rep as format: json, csv or xlsx.
+func writeMulti(ctx *fasthttp.RequestCtx, rep *reports.MultiReport, format string) error {
+	switch format {
+	case "csv":
+		ctx.SetStatusCode(fasthttp.StatusOK)
+		ctx.SetContentType("text/csv; charset=utf-8")
+		ctx.Response.Header.Set("Content-Disposition", `attachment; filename="report.csv"`)
+		return rep.WriteCSV(ctx)
+	case "xlsx":
+		ctx.SetStatusCode(fasthttp.StatusOK)
+		ctx.SetContentType(reports.ContentTypeXLSX)
+		ctx.Response.Header.Set("Content-Disposition", `attachment; filename="report.xlsx"`)
+		return rep.WriteXLSX(ctx)
+	}
+	writeJSON(ctx, fasthttp.StatusOK, rep)
+	return nil
+}
+
+// reportCatalog reads the names a report's rows show: every campaign,
+// advertiser and placement, and the titles of the ads asked for.
+func reportCatalog(sctx context.Context, store CampaignStore, ads AdStore) (*reports.Catalog, error) {
+	cs, err := allCampaigns(sctx, store, 0)
+	if err != nil {
+		return nil, err
+	}
+	as, err := marquee.ListAll(sctx, marquee.ListFilter{}, store.ListAdvertisers)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := marquee.ListAll(sctx, marquee.ListFilter{}, store.ListPlacements)
+	if err != nil {
+		return nil, err
+	}
+	cat := &reports.Catalog{Campaigns: make(map[int64]*marquee.Campaign, len(cs)), Advertisers: make(map[int64]string, len(as)),
+		Placements: make(map[int64]*marquee.Placement, len(ps))}
+	for i := range cs {
+		cat.Campaigns[cs[i].ID] = &cs[i]
+	}
+	for _, a := range as {
+		cat.Advertisers[a.ID] = a.Name
+	}
+	for i := range ps {
+		cat.Placements[ps[i].ID] = &ps[i]
+	}
+	cat.AdTitles = func(ctx context.Context, ids []int64) (map[int64]string, error) {
+		out := make(map[int64]string, len(ids))
+		for _, id := range ids {
+			a, err := ads.Ad(ctx, id)
+			if marquee.KindOf(err) == marquee.KindNotFound {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			out[id] = a.Title
+		}
+		return out, nil
+	}
+	return cat, nil
+}
+
+// parseMultiQuery reads a report by several dimensions' parameters:
+// by, granularity, from, to, tz, bots, the filters advertiser, campaign
+// and ad (ids), placement (names), site, country and device (values),
+// each comma-separated, limit, and format (json, csv or xlsx; or an
+// Accept naming text/csv).
+func parseMultiQuery(sctx context.Context, ctx *fasthttp.RequestCtx, rp *reports.Reporter, store CampaignStore) (reports.MultiQuery, string, error) {
+	args := ctx.QueryArgs()
+	p := marquee.Problems{}
+	q := reports.MultiQuery{Limit: defaultReportRows}
+	q.From, q.To, q.Loc, q.Bots = reportWindow(args, rp, p)
+	q.Granularity = oneOfParam(args, p, "granularity", reports.Total, reports.Day, reports.Month, reports.Total)
+	q.By = listParam(args, "by")
+	ids := func(k string) []int64 {
+		var out []int64
+		for _, v := range listParam(args, k) {
+			id, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || id <= 0 {
+				p[k] = fmt.Sprintf("must be ids, comma-separated, got %q", v)
+				return nil
+			}
+			out = append(out, id)
+		}
+		return out
+	}
+	q.Advertisers, q.Campaigns, q.Ads = ids("advertiser"), ids("campaign"), ids("ad")
+	for _, name := range listParam(args, "placement") {
+		pl, err := store.Placement(sctx, name)
+		if marquee.KindOf(err) == marquee.KindNotFound || marquee.CheckPlacementName(name) != "" {
+			p["placement"] = fmt.Sprintf("no placement %q", name)
+			continue
+		}
+		if err != nil {
+			return q, "", err
+		}
+		q.Placements = append(q.Placements, pl.ID)
+	}
+	q.Sites, q.Devices = listParam(args, "site"), listParam(args, "device")
+	for _, c := range listParam(args, "country") {
+		if _, ok := marquee.CountrySlot(c); !ok {
+			p["country"] = fmt.Sprintf("must be ISO 3166-1 alpha-2 codes, got %q", c)
+		}
+		q.Countries = append(q.Countries, strings.ToUpper(c))
+	}
+	intParam(args, "limit", 1, maxReportRows, &q.Limit, func(k, msg string) { p[k] = msg })
+	_, given := param(args, "format")
+	format := oneOfParam(args, p, "format", "json", "json", "csv", "xlsx")
+	if !given && strings.Contains(string(ctx.Request.Header.Peek(fasthttp.HeaderAccept)), "text/csv") {
+		format = "csv"
+	}
+	if len(p) == 0 {
+		for k, v := range rp.CheckMulti(&q) {
+			p[k] = v
+		}
+	}
+	return q, format, marquee.Invalid("invalid query", p)
+}
+
+// listParam is parameter k's comma-separated values (none when absent).
+func listParam(args *fasthttp.Args, k string) []string {
+	v, ok := param(args, k)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for part := range strings.SplitSeq(string(v), ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
