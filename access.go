@@ -12,9 +12,11 @@ import (
 // User is a person who signs in with an email and a password. The
 // password's hash never leaves the store.
 type User struct {
-	ID        int64     `json:"id"`
-	Email     string    `json:"email"`
-	Role      string    `json:"role"`
+	ID    int64  `json:"id"`
+	Email string `json:"email"`
+	Role  string `json:"role"`
+	// Bounds: an advertiser user's advertisers, a publisher user's sites.
+	Bounds
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
@@ -26,6 +28,7 @@ type UserInput struct {
 	Email    *string
 	Role     *string
 	Password *string
+	Bounds   *Bounds // advertisers and sites, when either is given
 }
 
 // UserChange is a change of a stored user: the fields set change
@@ -34,6 +37,7 @@ type UserInput struct {
 // as stored.
 type UserChange struct {
 	Email, Role, PasswordHash *string
+	Bounds                    *Bounds
 	Allow                     func(old User) error
 }
 
@@ -54,10 +58,11 @@ const MaxEmailLen = 254
 func ParseUserInput(body []byte, create bool) (UserInput, error) {
 	var in UserInput
 	p := Problems{}
-	fields, ok := object(body, p, "email", "role", "password")
+	fields, ok := object(body, p, "email", "role", "password", "advertisers", "sites")
 	if !ok {
 		return in, Invalid("invalid user", p)
 	}
+	in.Bounds = parseBounds(fields, p)
 	str := func(name string) *string {
 		raw, ok := present(fields, name)
 		if !ok {
@@ -83,7 +88,7 @@ func ParseUserInput(body []byte, create bool) (UserInput, error) {
 	}
 	if in.Role != nil {
 		if _, ok := RoleScopes(*in.Role); !ok {
-			p["role"] = "must be one of owner, admin, editor, viewer"
+			p["role"] = "must be one of " + strings.Join(Roles, ", ")
 		}
 	}
 	if in.Password != nil {
@@ -163,6 +168,7 @@ type APIKey struct {
 	Prefix     string     `json:"prefix"` // the secret's first characters, to recognise it by
 	Hash       string     `json:"-"`      // the SHA-256 of the secret, hex (what is stored)
 	Scopes     ScopeSet   `json:"-"`
+	Bounds                // a key of an advertiser's or a publisher's: what it sees
 	CreatedBy  string     `json:"createdBy"`
 	CreatedAt  time.Time  `json:"createdAt"`
 	ExpiresAt  *time.Time `json:"expiresAt"`
@@ -190,6 +196,7 @@ type KeyInput struct {
 	Name      string
 	Scopes    ScopeSet
 	ExpiresAt *time.Time
+	Bounds    Bounds
 }
 
 // ParseKeyInput decodes and validates a key create body: a name (1–100
@@ -197,9 +204,12 @@ type KeyInput struct {
 func ParseKeyInput(body []byte, now time.Time) (KeyInput, error) {
 	var in KeyInput
 	p := Problems{}
-	fields, ok := object(body, p, "name", "scopes", "expiresAt")
+	fields, ok := object(body, p, "name", "scopes", "expiresAt", "advertisers", "sites")
 	if !ok {
 		return in, Invalid("invalid key", p)
+	}
+	if b := parseBounds(fields, p); b != nil {
+		in.Bounds = *b
 	}
 	if raw, ok := present(fields, "name"); !ok {
 		p["name"] = "is required"
@@ -217,6 +227,12 @@ func ParseKeyInput(body []byte, now time.Time) (KeyInput, error) {
 		p["scopes"] = "unknown scope " + strconv.Quote(bad) + " (scopes: " + strings.ReplaceAll(AllScopes.String(), " ", ", ") + ")"
 	} else {
 		in.Scopes = s
+	}
+	switch b := in.Bounds; {
+	case len(b.Advertisers) > 0 && len(b.Sites) > 0:
+		p["sites"] = "a key is bound to advertisers or to sites, not both"
+	case b.Bound() && !BoundScopes.Contains(in.Scopes):
+		p["scopes"] = "a key bound to advertisers or sites reads only: " + strings.ReplaceAll(BoundScopes.String(), " ", ", ")
 	}
 	if _, ok := present(fields, "expiresAt"); ok {
 		t, ok := parseTimeField(fields, "expiresAt", p)

@@ -108,7 +108,7 @@ const (
 )
 
 // Roles lists the roles, most powerful first.
-var Roles = []string{RoleOwner, RoleAdmin, RoleEditor, RoleViewer}
+var Roles = []string{RoleOwner, RoleAdmin, RoleEditor, RoleViewer, RoleAdvertiser, RolePublisher}
 
 // RoleScopes returns the scopes of role, and whether it is a role.
 func RoleScopes(role string) (ScopeSet, bool) {
@@ -121,6 +121,11 @@ func RoleScopes(role string) (ScopeSet, bool) {
 		return read | w, true
 	case RoleViewer:
 		return read, true
+	case RoleAdvertiser:
+		return BoundScopes, true
+	case RolePublisher:
+		s, _, _ := ParseScopes([]string{"campaigns:read", "reports:read"})
+		return s, true
 	}
 	return 0, false
 }

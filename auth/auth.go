@@ -53,6 +53,9 @@ type Principal struct {
 	UserID int64  // a user signed in, or 0
 	Role   string // the user's role
 	KeyID  int64  // the key used (directly or to sign in), or 0
+	// Bounds are an advertiser's or a publisher's account's: what it may
+	// see (the zero Bounds: everything its scopes allow).
+	Bounds marquee.Bounds
 	// Session is the hash of the session the request came with (by
 	// cookie), "" for a bearer key.
 	Session string
@@ -157,7 +160,7 @@ func (a *Auth) Bearer(ctx context.Context, token []byte, now time.Time) (Princip
 	a.mu.Lock()
 	a.keyUse[k.ID] = now
 	a.mu.Unlock()
-	return Principal{Actor: keyActor(&k), Scopes: k.Scopes, KeyID: k.ID}, nil
+	return Principal{Actor: keyActor(&k), Scopes: k.Scopes, KeyID: k.ID, Bounds: k.Bounds}, nil
 }
 
 func keyActor(k *marquee.APIKey) string { return "key:" + strconv.FormatInt(k.ID, 10) + " " + k.Name }
@@ -208,14 +211,14 @@ func (a *Auth) loadSession(ctx context.Context, h [32]byte) (session, error) {
 			return session{}, notFoundAs(err, "session")
 		}
 		scopes, _ := marquee.RoleScopes(u.Role)
-		out.p = Principal{Actor: userActor(&u), Scopes: scopes, UserID: u.ID, Role: u.Role, Session: se.Hash}
+		out.p = Principal{Actor: userActor(&u), Scopes: scopes, UserID: u.ID, Role: u.Role, Session: se.Hash, Bounds: u.Bounds}
 	default:
 		k, err := a.store.Key(ctx, se.KeyID)
 		if err != nil {
 			return session{}, notFoundAs(err, "session")
 		}
 		out.k = &k
-		out.p = Principal{Actor: keyActor(&k), Scopes: k.Scopes, KeyID: k.ID, Session: se.Hash}
+		out.p = Principal{Actor: keyActor(&k), Scopes: k.Scopes, KeyID: k.ID, Session: se.Hash, Bounds: k.Bounds}
 	}
 	return out, nil
 }

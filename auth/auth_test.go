@@ -28,7 +28,7 @@ func TestSessionExpiry(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
 	hash, _ := auth.HashPassword("correct horse battery")
-	if _, err := st.CreateUser(ctx, "a@example.com", marquee.RoleViewer, hash); err != nil {
+	if _, err := st.CreateUser(ctx, marquee.User{Email: "a@example.com", Role: marquee.RoleViewer}, hash); err != nil {
 		t.Fatal(err)
 	}
 	a := auth.New(st, "", nil)

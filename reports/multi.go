@@ -143,11 +143,17 @@ func (rp *Reporter) CheckMulti(q *MultiQuery) marquee.Problems {
 	return p
 }
 
+// EmptyMulti is the answer to q when its filters select nothing.
+func (rp *Reporter) EmptyMulti(q MultiQuery) *MultiReport {
+	loc := cmp.Or(q.Loc, time.UTC)
+	return &MultiReport{Window: Window{From: q.From.UTC().Format(time.RFC3339), To: q.To.UTC().Format(time.RFC3339),
+		Granularity: q.Granularity, TZ: loc.String()}, By: q.By, Currency: rp.Currency, Rows: []MultiRow{}}
+}
+
 // Multi answers q (checked with CheckMulti) with the names of cat.
 func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*MultiReport, error) {
 	loc := cmp.Or(q.Loc, time.UTC)
-	out := &MultiReport{Window: Window{From: q.From.UTC().Format(time.RFC3339), To: q.To.UTC().Format(time.RFC3339),
-		Granularity: q.Granularity, TZ: loc.String()}, By: q.By, Currency: rp.Currency, Rows: []MultiRow{}}
+	out := rp.EmptyMulti(q)
 	// The filters in the cube's terms: advertisers as their campaigns,
 	// sites as their placements. A filter that names nothing selects
 	// nothing (never everything).

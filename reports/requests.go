@@ -79,7 +79,7 @@ func (r *Requests) take() []reportrow.RequestRow {
 			if !ok {
 				j = len(rows)
 				at[k] = j
-				rows = append(rows, reportrow.RequestRow{Hour: k.Hour, Placement: k.Placement, Country: string(k.Country[:]), Device: k.Device})
+				rows = append(rows, reportrow.RequestRow{Hour: k.Hour, Placement: k.Placement, Country: countryOf(k.Country), Device: k.Device})
 			}
 			for o, n := range c {
 				rows[j].Outcomes[o] += n
@@ -89,6 +89,15 @@ func (r *Requests) take() []reportrow.RequestRow {
 	return rows
 }
 
+// countryOf is a request's country as report rows hold it: "ZZ" when
+// unknown (as events'), else the ISO code.
+func countryOf(c [2]byte) string {
+	if c == ([2]byte{}) {
+		return "ZZ"
+	}
+	return string(c[:])
+}
+
 // putBack returns rows a failed flush took.
 func (r *Requests) putBack(rows []reportrow.RequestRow) {
 	s := &r.shards[0]
@@ -96,7 +105,9 @@ func (r *Requests) putBack(rows []reportrow.RequestRow) {
 	defer s.mu.Unlock()
 	for _, row := range rows {
 		k := RequestKey{Placement: row.Placement, Hour: row.Hour, Device: row.Device}
-		copy(k.Country[:], row.Country)
+		if row.Country != "ZZ" {
+			copy(k.Country[:], row.Country)
+		}
 		c := s.m[k]
 		if c == nil {
 			c = new([marquee.NumOutcomes]int64)

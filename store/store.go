@@ -74,7 +74,7 @@ type Store interface {
 
 	// Users, keys, sessions, sign-in and the audit log (web.AccessStore,
 	// auth.Store, auth.LoginStore).
-	CreateUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error)
+	CreateUser(ctx context.Context, u marquee.User, passwordHash string) (marquee.User, error)
 	CreateFirstUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error)
 	HasUsers(ctx context.Context) (bool, error)
 	Users(ctx context.Context) ([]marquee.User, error)

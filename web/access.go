@@ -20,7 +20,7 @@ import (
 type AccessStore interface {
 	auth.SetupStore
 	HasUsers(ctx context.Context) (bool, error)
-	CreateUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error)
+	CreateUser(ctx context.Context, u marquee.User, passwordHash string) (marquee.User, error)
 	Users(ctx context.Context) ([]marquee.User, error)
 	User(ctx context.Context, id int64) (marquee.User, error)
 	UpdateUser(ctx context.Context, id int64, c marquee.UserChange) (marquee.User, error)
@@ -53,7 +53,7 @@ const MaxAccessBody = 4 << 10
 // handleCreateKey serves POST /api/v1/keys: 201 with the key and, this
 // once, its secret. A key gets no scope its creator lacks. The route
 // gives sctx the request's audit.
-func handleCreateKey(st AccessStore, now func() time.Time) storeHandler {
+func handleCreateKey(st AccessStore, campaigns CampaignStore, now func() time.Time) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readJSON(ctx, MaxAccessBody, func(b []byte) (marquee.KeyInput, error) { return marquee.ParseKeyInput(b, now()) })
 		if err != nil {
@@ -63,14 +63,17 @@ func handleCreateKey(st AccessStore, now func() time.Time) storeHandler {
 		if err := p.MayManage("", in.Scopes); err != nil {
 			return err
 		}
+		if err := knownAdvertisers(sctx, campaigns, in.Bounds, "invalid key"); err != nil {
+			return err
+		}
 		secret, hash := auth.NewSecret(auth.KeyPrefix)
-		k, err := st.CreateKey(withFields(sctx, []string{"name", "scopes", "expiresAt"}),
-			marquee.APIKey{Name: in.Name, Prefix: secret[:auth.PrefixLen], Scopes: in.Scopes, CreatedBy: p.Actor, ExpiresAt: in.ExpiresAt}, hash)
+		k, err := st.CreateKey(withFields(sctx, append([]string{"name", "scopes", "expiresAt"}, in.Bounds.Fields()...)),
+			marquee.APIKey{Name: in.Name, Prefix: secret[:auth.PrefixLen], Scopes: in.Scopes, Bounds: in.Bounds, CreatedBy: p.Actor, ExpiresAt: in.ExpiresAt}, hash)
 		if err != nil {
 			return err
 		}
 		ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/keys/"+strconv.FormatInt(k.ID, 10))
-		writeJSON(ctx, fasthttp.StatusCreated, keyCreated{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Scopes: k.Scopes.List(),
+		writeJSON(ctx, fasthttp.StatusCreated, keyCreated{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Scopes: k.Scopes.List(), Bounds: k.Bounds,
 			CreatedBy: k.CreatedBy, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt, Key: secret})
 		return nil
 	}
@@ -78,14 +81,39 @@ func handleCreateKey(st AccessStore, now func() time.Time) storeHandler {
 
 // keyCreated is the answer of a key create: the key, and its secret.
 type keyCreated struct {
-	ID        int64           `json:"id"`
-	Name      string          `json:"name"`
-	Prefix    string          `json:"prefix"`
-	Scopes    []marquee.Scope `json:"scopes"`
-	CreatedBy string          `json:"createdBy"`
-	CreatedAt time.Time       `json:"createdAt"`
-	ExpiresAt *time.Time      `json:"expiresAt"`
-	Key       string          `json:"key"` // the secret, shown only here
+	ID     int64           `json:"id"`
+	Name   string          `json:"name"`
+	Prefix string          `json:"prefix"`
+	Scopes []marquee.Scope `json:"scopes"`
+	marquee.Bounds
+	CreatedBy string     `json:"createdBy"`
+	CreatedAt time.Time  `json:"createdAt"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	Key       string     `json:"key"` // the secret, shown only here
+}
+
+// knownAdvertisers refuses bounds that name an advertiser that does not
+// exist (400 naming it, under what).
+func knownAdvertisers(sctx context.Context, campaigns CampaignStore, b marquee.Bounds, what string) error {
+	for i, id := range b.Advertisers {
+		_, err := campaigns.Advertiser(sctx, id)
+		if marquee.KindOf(err) == marquee.KindNotFound {
+			return marquee.Invalid(what, marquee.Problems{fmt.Sprintf("advertisers[%d]", i): fmt.Sprintf("no advertiser %d", id)})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// userBounds checks that a user of role may have bounds b (see
+// marquee.CheckRoleBounds) and that its advertisers exist.
+func userBounds(sctx context.Context, campaigns CampaignStore, role string, b marquee.Bounds) error {
+	if p := marquee.CheckRoleBounds(role, b); len(p) > 0 {
+		return marquee.Invalid("invalid user", p)
+	}
+	return knownAdvertisers(sctx, campaigns, b, "invalid user")
 }
 
 // handleRevokeKey serves DELETE /api/v1/keys/{id}: 204 once revoked
@@ -118,8 +146,9 @@ func handleRevokeKey(st AccessStore, wr *writer) storeHandler {
 // id's place in the path.
 var userResource = resource[int64, marquee.UserInput]{what: "user", key: func(ctx *fasthttp.RequestCtx) (int64, error) { return pathID(ctx, "user") }}
 
-// handleCreateUser serves POST /api/v1/users (audited by the route).
-func handleCreateUser(st AccessStore) storeHandler {
+// handleCreateUser serves POST /api/v1/users (audited by the route): an
+// advertiser user names its advertisers, a publisher user its sites.
+func handleCreateUser(st AccessStore, campaigns CampaignStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readJSON(ctx, MaxAccessBody, func(b []byte) (marquee.UserInput, error) { return marquee.ParseUserInput(b, true) })
 		if err != nil {
@@ -128,11 +157,18 @@ func handleCreateUser(st AccessStore) storeHandler {
 		if err := principal(ctx).MayManageUser(*in.Role); err != nil {
 			return err
 		}
+		var b marquee.Bounds
+		if in.Bounds != nil {
+			b = *in.Bounds
+		}
+		if err := userBounds(sctx, campaigns, *in.Role, b); err != nil {
+			return err
+		}
 		hash, err := auth.HashPassword(*in.Password)
 		if err != nil {
 			return err
 		}
-		u, err := st.CreateUser(withFields(sctx, []string{"email", "role", "password"}), *in.Email, *in.Role, hash)
+		u, err := st.CreateUser(withFields(sctx, append([]string{"email", "role", "password"}, b.Fields()...)), marquee.User{Email: *in.Email, Role: *in.Role, Bounds: b}, hash)
 		if err != nil {
 			return err
 		}
@@ -160,7 +196,7 @@ func mayManage(p auth.Principal, role *string) func(old marquee.User) error {
 // handleUpdateUser serves PUT /api/v1/users/{id}: the fields present
 // change (email, role, password); a changed role or password ends the
 // user's sessions. Audited as "update" by the route.
-func handleUpdateUser(st AccessStore, wr *writer) storeHandler {
+func handleUpdateUser(st AccessStore, campaigns CampaignStore, wr *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := pathID(ctx, "user")
 		if err != nil {
@@ -171,8 +207,31 @@ func handleUpdateUser(st AccessStore, wr *writer) storeHandler {
 			return err
 		}
 		c := marquee.UserChange{Email: in.Email, Role: in.Role, Allow: mayManage(principal(ctx), in.Role)}
+		if in.Role != nil || in.Bounds != nil {
+			// The user's role and bounds as they will be: a role that is
+			// not bound drops the bounds it had.
+			old, err := st.User(sctx, id)
+			if err != nil {
+				return err
+			}
+			role, b := old.Role, old.Bounds
+			if in.Role != nil {
+				role = *in.Role
+				if role != marquee.RoleAdvertiser && role != marquee.RolePublisher {
+					b = marquee.Bounds{}
+				}
+			}
+			if in.Bounds != nil {
+				b = *in.Bounds
+			}
+			if err := userBounds(sctx, campaigns, role, b); err != nil {
+				return err
+			}
+			c.Bounds = &b
+		}
 		var fields []string
-		for name, set := range map[string]bool{"email": in.Email != nil, "role": in.Role != nil, "password": in.Password != nil} {
+		for name, set := range map[string]bool{"email": in.Email != nil, "role": in.Role != nil, "password": in.Password != nil,
+			"advertisers": in.Bounds != nil && in.Bounds.Advertisers != nil, "sites": in.Bounds != nil && in.Bounds.Sites != nil} {
 			if set {
 				fields = append(fields, name)
 			}

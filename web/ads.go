@@ -164,7 +164,7 @@ func pageArgs(args *fasthttp.Args, p marquee.Problems) (offset, limit int) {
 
 // handleAdminListAds serves GET /api/v1/ads?state=&offset=&limit=: every
 // ad (active, scheduled, expired) by id.
-func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
+func handleAdminListAds(store AdStore, campaigns CampaignStore, now func() time.Time) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		args := ctx.QueryArgs()
 		f := marquee.AdFilter{Now: now()}
@@ -186,6 +186,9 @@ func handleAdminListAds(store AdStore, now func() time.Time) storeHandler {
 		f.Offset, f.Limit = pageArgs(args, p)
 		if err := marquee.Invalid("invalid query", p); err != nil {
 			return err
+		}
+		if boundsOf(ctx).Bound() {
+			return boundAds(sctx, ctx, store, campaigns, f)
 		}
 		ads, total, err := store.ListAds(sctx, f)
 		if err != nil {

@@ -135,12 +135,17 @@ func listFilter(args *fasthttp.Args, states []string, parent bool) (marquee.List
 }
 
 // handleList serves GET of a list of advertisers, campaigns or
-// placements: {"items","total","offset","limit"}.
-func handleList[S, T any](store S, list func(S, context.Context, marquee.ListFilter) ([]T, int, error), states []string, parent bool) storeHandler {
+// placements: {"items","total","offset","limit"}; to a bound account,
+// those keep says are its own.
+func handleList[S, T any](store S, list func(S, context.Context, marquee.ListFilter) ([]T, int, error), states []string, parent bool,
+	keep func(marquee.Bounds, T) bool) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		f, err := listFilter(ctx.QueryArgs(), states, parent)
 		if err != nil {
 			return err
+		}
+		if boundsOf(ctx).Bound() {
+			return boundList(sctx, ctx, store, list, f, keep)
 		}
 		items, total, err := list(store, sctx, f)
 		if err != nil {

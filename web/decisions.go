@@ -133,6 +133,9 @@ func handleDecisions(d *decider) handler {
 			if !p.Scopes.Has(marquee.ScopeCampaignsRead) {
 				return &marquee.Error{Kind: marquee.KindForbidden, Message: "forbidden", Missing: marquee.ScopeCampaignsRead}
 			}
+			if p.Bounds.Bound() { // explain names every campaign
+				return marquee.Errorf(marquee.KindForbidden, "forbidden: explain and preview are not open to an advertiser's or a publisher's account")
+			}
 		}
 		rnd := rngPool.Get().(*mrand.Rand)
 		cctx, cancel := d.countersContext()

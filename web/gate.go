@@ -30,13 +30,16 @@ const SessionCookie = "marquee_session"
 // principalKey is the user value a guarded route's principal is kept in.
 const principalKey = "marquee.principal"
 
-// guard returns h behind scope: a request passes with a credential that
-// holds it (or, for signedIn, any valid credential), and h finds who it
-// is with principal. Public routes pass as they are.
-func (s *Server) guard(scope marquee.Scope, h handler) handler {
+// guard returns h, the handler of method and pattern, behind scope: a
+// request passes with a credential that holds it (or, for signedIn, any
+// valid credential) — an advertiser's or a publisher's account only to
+// the routes of boundRoutes open to it — and h finds who it is with
+// principal. Public routes pass as they are.
+func (s *Server) guard(method, pattern string, scope marquee.Scope, h handler) handler {
 	if scope == public {
 		return h
 	}
+	open, boundOK := s.boundRoutes()[method+" "+pattern]
 	return func(ctx *fasthttp.RequestCtx) error {
 		p, err := s.authenticate(ctx)
 		if err != nil {
@@ -44,6 +47,9 @@ func (s *Server) guard(scope marquee.Scope, h handler) handler {
 		}
 		if scope != signedIn && !p.Scopes.Has(scope) {
 			return &marquee.Error{Kind: marquee.KindForbidden, Message: "forbidden", Missing: scope}
+		}
+		if p.Bounds.Bound() && (!boundOK || !open.allows(p.Bounds)) {
+			return marquee.Errorf(marquee.KindForbidden, "forbidden: not open to an advertiser's or a publisher's account")
 		}
 		ctx.SetUserValue(principalKey, p)
 		return h(ctx)

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,13 +21,27 @@ const (
 
 // handleMultiReport serves GET /api/v1/reports?by=campaign,placement: a
 // report by up to three dimensions, as JSON, CSV or XLSX
-// (docs/api.md#reports-by-several-dimensions). A bound credential's
-// report is filtered to its advertisers or sites (see bounds).
+// (docs/api.md#reports-by-several-dimensions). A bound account's report
+// is of its advertisers or its sites only.
 func handleMultiReport(rp *reports.Reporter, store CampaignStore, ads AdStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		q, format, err := parseMultiQuery(sctx, ctx, rp, store)
 		if err != nil {
 			return err
+		}
+		if b := boundsOf(ctx); b.Bound() {
+			if err := boundDims(q, b); err != nil {
+				return err
+			}
+			var some bool
+			if len(b.Advertisers) > 0 {
+				q.Advertisers, some = narrowed(q.Advertisers, b.Advertisers)
+			} else {
+				q.Sites, some = narrowed(q.Sites, b.Sites)
+			}
+			if !some {
+				return writeMulti(ctx, rp.EmptyMulti(q), format)
+			}
 		}
 		cat, err := reportCatalog(sctx, store, ads)
 		if err != nil {
@@ -171,4 +186,29 @@ func listParam(args *fasthttp.Args, k string) []string {
 		}
 	}
 	return out
+}
+
+// boundDims refuses what an account may not cut its report by: each side
+// reads its own side of the report. An advertiser's account reads its
+// campaigns by advertiser, campaign, ad, country, device and key-value,
+// not where (which publisher's placements and sites) they ran; a
+// publisher's account reads its placements by placement, site, country,
+// device and key-value, not whose ads filled them.
+func boundDims(q reports.MultiQuery, b marquee.Bounds) error {
+	theirs, filters := []string{reports.DimPlacement, reports.DimSite}, len(q.Placements)+len(q.Sites)
+	who := "an advertiser's account reads its campaigns by advertiser, campaign, ad, country, device and key-value"
+	if len(b.Sites) > 0 {
+		theirs, filters = []string{reports.DimAdvertiser, reports.DimCampaign, reports.DimAd}, len(q.Advertisers)+len(q.Campaigns)+len(q.Ads)
+		who = "a publisher's account reads its placements by placement, site, country, device and key-value"
+	}
+	p := marquee.Problems{}
+	for _, d := range q.By {
+		if slices.Contains(theirs, d) {
+			p["by"] = fmt.Sprintf("%q: %s", d, who)
+		}
+	}
+	if filters > 0 {
+		p["filter"] = who
+	}
+	return marquee.Invalid("invalid query", p)
 }

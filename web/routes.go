@@ -64,6 +64,26 @@ func toConsole(ctx *fasthttp.RequestCtx) {
 	ctx.SetStatusCode(fasthttp.StatusFound)
 }
 
+// boundRoutes are the routes an advertiser's or a publisher's account
+// (a credential bound to advertisers or sites) may call, and whose: each
+// answers only what is the account's (owned, boundList, the report's
+// filters). Every other guarded route answers such an account 403.
+func (s *Server) boundRoutes() map[string]boundKind {
+	return map[string]boundKind{
+		"GET /api/v1/session": anyBound, "DELETE /api/v1/session": anyBound, "PUT /api/v1/session/password": anyBound,
+		"GET /api/v1/reports": anyBound,
+		// An advertiser's campaigns, their ads and reports.
+		"GET /api/v1/advertisers": advertiserBound, "GET /api/v1/advertisers/{id}": advertiserBound,
+		"GET /api/v1/advertisers/{id}/stats": advertiserBound,
+		"GET /api/v1/campaigns":              advertiserBound, "GET /api/v1/campaigns/{id}": advertiserBound,
+		"GET /api/v1/campaigns/{id}/stats": advertiserBound, "GET /api/v1/campaigns/{id}/delivery": advertiserBound,
+		"GET /api/v1/ads": advertiserBound, "GET /api/v1/ad/{id}/stats": advertiserBound,
+		// A publisher's placements and their reports.
+		"GET /api/v1/placements": publisherBound, "GET /api/v1/placements/{name}": publisherBound,
+		"GET /api/v1/placements/{name}/stats": publisherBound,
+	}
+}
+
 func (s *Server) apiRoutes() []route {
 	// Ads and campaigns whose targeting reads below the country need GeoIP.
 	adResource := adResource.checked(func(in *marquee.AdInput) marquee.Problems { return geoRules(s.geo != nil, in.Targeting) })
@@ -78,15 +98,15 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/ad/{id}", public, handleGetAd(s.adCache)},
 		{"PUT", "/api/v1/ad/{id}", marquee.ScopeAdsWrite, withStore(s.req.audited(handleReplace(adResource, s.store, AdStore.ReplaceAd, adInput, s.writer)))},
 		{"DELETE", "/api/v1/ad/{id}", marquee.ScopeAdsWrite, withStore(s.req.audited(handleDelete(adResource, s.store, AdStore.DeleteAd, s.writer)))},
-		{"GET", "/api/v1/ads", marquee.ScopeAdsRead, withStore(handleAdminListAds(s.store, s.now))},
+		{"GET", "/api/v1/ads", marquee.ScopeAdsRead, withStore(handleAdminListAds(s.store, s.campaigns, s.now))},
 		// Reports.
-		{"GET", "/api/v1/ad/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(adStats(s.store), s.reports))},
+		{"GET", "/api/v1/ad/{id}/stats", marquee.ScopeReportsRead, withStore(owned(ownAd(s.store, s.campaigns), handleStats(adStats(s.store), s.reports)))},
 		{"GET", "/api/v1/links/{code}/stats", marquee.ScopeReportsRead, withStore(handleStats(linkStats(s.links, &s.cfg.LinkDomains), s.reports))},
 		{"GET", "/api/v1/stats", marquee.ScopeReportsRead, withStore(handleOverallStats(s.reports, s.campaigns))},
-		{"GET", "/api/v1/advertisers/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(advertiserStats(s.campaigns, s.reports), s.reports))},
-		{"GET", "/api/v1/campaigns/{id}/delivery", marquee.ScopeCampaignsRead, withStore(handleCampaignDelivery(s.campaigns, s.decisions.engine, s.now))},
-		{"GET", "/api/v1/campaigns/{id}/stats", marquee.ScopeReportsRead, withStore(handleStats(campaignStats(s.campaigns, s.reports), s.reports))},
-		{"GET", "/api/v1/placements/{name}/stats", marquee.ScopeReportsRead, withStore(handleStats(placementStats(s.campaigns), s.reports))},
+		{"GET", "/api/v1/advertisers/{id}/stats", marquee.ScopeReportsRead, withStore(owned(ownAdvertiser, handleStats(advertiserStats(s.campaigns, s.reports), s.reports)))},
+		{"GET", "/api/v1/campaigns/{id}/delivery", marquee.ScopeCampaignsRead, withStore(owned(ownCampaign(s.campaigns), handleCampaignDelivery(s.campaigns, s.decisions.engine, s.now)))},
+		{"GET", "/api/v1/campaigns/{id}/stats", marquee.ScopeReportsRead, withStore(owned(ownCampaign(s.campaigns), handleStats(campaignStats(s.campaigns, s.reports), s.reports)))},
+		{"GET", "/api/v1/placements/{name}/stats", marquee.ScopeReportsRead, withStore(owned(ownPlacement(s.campaigns), handleStats(placementStats(s.campaigns), s.reports)))},
 		{"GET", "/api/v1/reports", marquee.ScopeReportsRead, withStore(handleMultiReport(s.reports, s.campaigns, s.store))},
 		// Short links: admin, and the redirect (from the cache).
 		{"POST", "/api/v1/links", marquee.ScopeLinksWrite, withStore(s.req.audited(handleCreate(linkResource(&s.cfg.LinkDomains), s.links, createLink(s.now), s.writer, linkCreated)))},
@@ -100,20 +120,20 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/r/{code}", public, handleRedirect(s.linkCache, &s.cfg.LinkDomains, s.geo, s.clicks, s.events, s.metrics.clickEventsDropped)},
 		// Advertisers, campaigns and placements: the plan ads serve under.
 		{"POST", "/api/v1/advertisers", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleCreate(advertiserResource, s.campaigns, CampaignStore.CreateAdvertiser, s.writer, advertiserCreated)))},
-		{"GET", "/api/v1/advertisers", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListAdvertisers, []string{marquee.StateActive, marquee.StateArchived}, false))},
-		{"GET", "/api/v1/advertisers/{id}", marquee.ScopeCampaignsRead, withStore(handleGet(advertiserResource, s.campaigns, CampaignStore.Advertiser))},
+		{"GET", "/api/v1/advertisers", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListAdvertisers, []string{marquee.StateActive, marquee.StateArchived}, false, advertiserKept))},
+		{"GET", "/api/v1/advertisers/{id}", marquee.ScopeCampaignsRead, withStore(owned(ownAdvertiser, handleGet(advertiserResource, s.campaigns, CampaignStore.Advertiser)))},
 		{"PUT", "/api/v1/advertisers/{id}", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleReplace(advertiserResource, s.campaigns, CampaignStore.ReplaceAdvertiser, advertiserInput, s.writer)))},
 		{"DELETE", "/api/v1/advertisers/{id}", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("archive", handleDelete(advertiserResource, s.campaigns, CampaignStore.ArchiveAdvertiser, s.writer)))},
 		{"POST", "/api/v1/campaigns", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleCreate(campaignResource, s.campaigns, CampaignStore.CreateCampaign, s.writer, campaignCreated)))},
-		{"GET", "/api/v1/campaigns", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListCampaigns, []string{marquee.StateActive, marquee.StatePaused, marquee.StateArchived}, true))},
-		{"GET", "/api/v1/campaigns/{id}", marquee.ScopeCampaignsRead, withStore(handleGet(campaignResource, s.campaigns, CampaignStore.Campaign))},
+		{"GET", "/api/v1/campaigns", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListCampaigns, []string{marquee.StateActive, marquee.StatePaused, marquee.StateArchived}, true, campaignKept))},
+		{"GET", "/api/v1/campaigns/{id}", marquee.ScopeCampaignsRead, withStore(owned(ownCampaign(s.campaigns), handleGet(campaignResource, s.campaigns, CampaignStore.Campaign)))},
 		{"PUT", "/api/v1/campaigns/{id}", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleReplace(campaignResource, s.campaigns, CampaignStore.ReplaceCampaign, campaignInput, s.writer)))},
 		{"DELETE", "/api/v1/campaigns/{id}", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("archive", handleDelete(campaignResource, s.campaigns, archiveCampaign, s.writer)))},
 		{"POST", "/api/v1/campaigns/{id}/pause", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("pause", handleCampaignState(s.campaigns, marquee.StatePaused, s.writer)))},
 		{"POST", "/api/v1/campaigns/{id}/resume", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("resume", handleCampaignState(s.campaigns, marquee.StateActive, s.writer)))},
 		{"POST", "/api/v1/placements", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleCreate(placementResource, s.campaigns, CampaignStore.CreatePlacement, s.writer, placementCreated)))},
-		{"GET", "/api/v1/placements", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListPlacements, nil, false))},
-		{"GET", "/api/v1/placements/{name}", marquee.ScopeCampaignsRead, withStore(handleGet(placementResource, s.campaigns, CampaignStore.Placement))},
+		{"GET", "/api/v1/placements", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListPlacements, nil, false, placementKept))},
+		{"GET", "/api/v1/placements/{name}", marquee.ScopeCampaignsRead, withStore(owned(ownPlacement(s.campaigns), handleGet(placementResource, s.campaigns, CampaignStore.Placement)))},
 		{"PUT", "/api/v1/placements/{name}", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleReplace(placementResource, s.campaigns, CampaignStore.ReplacePlacement, placementInput, s.writer)))},
 		{"DELETE", "/api/v1/placements/{name}", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleDelete(placementResource, s.campaigns, CampaignStore.DeletePlacement, s.writer)))},
 		{"POST", "/api/v1/assets", marquee.ScopeCampaignsWrite, withStore(handleUploadAsset(s.assetSt))},
@@ -130,13 +150,13 @@ func (s *Server) apiRoutes() []route {
 		{"POST", "/api/v1/webhooks/{id}/test", marquee.ScopeWebhooksAdmin, withStore(hooksOn(handleTestWebhook(s.hooks)))},
 		{"GET", "/api/v1/webhooks/{id}/deliveries", marquee.ScopeWebhooksAdmin, withStore(hooksOn(handleWebhookDeliveries(s.hookSt)))},
 		// Access: keys, users, sessions, the audit log.
-		{"POST", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(s.req.audited(handleCreateKey(s.access, s.now)))},
+		{"POST", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(s.req.audited(handleCreateKey(s.access, s.campaigns, s.now)))},
 		{"GET", "/api/v1/keys", marquee.ScopeKeysAdmin, withStore(handleListAll("keys", s.access, AccessStore.Keys))},
 		{"DELETE", "/api/v1/keys/{id}", marquee.ScopeKeysAdmin, withStore(s.req.auditedAs("revoke", handleRevokeKey(s.access, s.writer)))},
-		{"POST", "/api/v1/users", marquee.ScopeKeysAdmin, withStore(s.req.audited(handleCreateUser(s.access)))},
+		{"POST", "/api/v1/users", marquee.ScopeKeysAdmin, withStore(s.req.audited(handleCreateUser(s.access, s.campaigns)))},
 		{"GET", "/api/v1/users", marquee.ScopeKeysAdmin, withStore(handleListAll("users", s.access, AccessStore.Users))},
 		{"GET", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(handleGet(userResource, s.access, AccessStore.User))},
-		{"PUT", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(s.req.auditedAs("update", handleUpdateUser(s.access, s.writer)))},
+		{"PUT", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(s.req.auditedAs("update", handleUpdateUser(s.access, s.campaigns, s.writer)))},
 		{"DELETE", "/api/v1/users/{id}", marquee.ScopeKeysAdmin, withStore(s.req.audited(handleDeleteUser(s.access, s.writer)))},
 		{"GET", "/api/v1/audit", marquee.ScopeKeysAdmin, withStore(handleAudit(s.access))},
 		{"GET", "/api/v1/setup", public, withStore(handleSetupState(s.access))},

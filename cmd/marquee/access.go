@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -185,8 +186,8 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	what, ok := map[string][2]string{
 		"list":     {"users list", "Lists every user: id, email and role."},
-		"add":      {"users add -email E -role R", "Adds a user; the password is typed at a prompt or read from standard input."},
-		"role":     {"users role -email E -role R", "Changes a user's role; their sessions end."},
+		"add":      {"users add -email E -role R [-advertisers IDS | -sites NAMES]", "Adds a user; the password is typed at a prompt or read from standard input. An advertiser user names its advertisers, a publisher user its sites."},
+		"role":     {"users role -email E -role R [-advertisers IDS | -sites NAMES]", "Changes a user's role (and an advertiser's or publisher's bounds); their sessions end."},
 		"password": {"users password -email E", "Sets a user's password (typed at a prompt or read from standard input); their sessions end."},
 		"remove":   {"users remove -email E", "Deletes a user; the last owner cannot be removed."},
 	}[sub]
@@ -194,26 +195,32 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 		return unknownSubcommand("users", sub, "list", "add", "role", "remove", "password")
 	}
 	fs, data, db := accessFlags("users "+sub, what[0], what[1], stderr)
-	var email, role *string
+	var email, role, advertisers, sites *string
 	if sub != "list" {
 		email = fs.String("email", "", "the user's email")
 	}
+	roles := strings.Join(marquee.Roles, ", ")
 	switch sub {
 	case "add":
-		role = fs.String("role", marquee.RoleViewer, "owner, admin, editor or viewer")
+		role = fs.String("role", marquee.RoleViewer, roles)
 	case "role":
-		role = fs.String("role", "", "the new role: owner, admin, editor or viewer")
+		role = fs.String("role", "", "the new role: "+roles)
+	}
+	if role != nil {
+		advertisers = fs.String("advertisers", "", "an advertiser user's advertisers: ids, comma-separated")
+		sites = fs.String("sites", "", "a publisher user's sites, comma-separated")
 	}
 	if err := parseFlags(fs, args[1:], getenv); err != nil {
 		return err
 	}
 	// What a change sets, checked as the API checks it.
-	body := map[string]string{}
+	body := map[string]any{}
 	if email != nil {
 		body["email"] = *email
 	}
 	if role != nil {
 		body["role"] = *role
+		body["advertisers"], body["sites"] = splitList(*advertisers, true), splitList(*sites, false)
 	}
 	if sub == "add" || sub == "password" {
 		if body["password"], err = readPassword(stdin, stderr); err != nil {
@@ -224,6 +231,15 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 	in, err := marquee.ParseUserInput(raw, sub == "add")
 	if err != nil && sub != "list" {
 		return err
+	}
+	var bounds marquee.Bounds
+	if in.Bounds != nil {
+		bounds = *in.Bounds
+	}
+	if role != nil {
+		if p := marquee.CheckRoleBounds(*in.Role, bounds); len(p) > 0 {
+			return marquee.Invalid("invalid user", p)
+		}
 	}
 	st, err := openExisting(ctx, dataDB(*data, *db), sub == "add", stderr)
 	if err != nil {
@@ -237,7 +253,7 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		fmt.Fprintln(stdout, "id\temail\trole")
 		for _, u := range users {
-			fmt.Fprintf(stdout, "%d\t%s\t%s\n", u.ID, u.Email, u.Role)
+			fmt.Fprintf(stdout, "%d\t%s\t%s%s\n", u.ID, u.Email, u.Role, boundsText(u.Bounds))
 		}
 		return nil
 	}
@@ -248,7 +264,12 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	if sub == "add" {
-		u, err := st.CreateUser(cliAudit(ctx, "create", "email", "role", "password"), *in.Email, *in.Role, hash)
+		for _, id := range bounds.Advertisers {
+			if _, err := st.Advertiser(ctx, id); err != nil {
+				return fmt.Errorf("users add: advertiser %d: %w", id, err)
+			}
+		}
+		u, err := st.CreateUser(cliAudit(ctx, "create", append([]string{"email", "role", "password"}, bounds.Fields()...)...), marquee.User{Email: *in.Email, Role: *in.Role, Bounds: bounds}, hash)
 		if err != nil {
 			return err
 		}
@@ -261,7 +282,12 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	switch sub {
 	case "role":
-		if _, err := st.UpdateUser(cliAudit(ctx, "update", "role"), u.ID, marquee.UserChange{Role: in.Role}); err != nil {
+		for _, id := range bounds.Advertisers {
+			if _, err := st.Advertiser(ctx, id); err != nil {
+				return fmt.Errorf("users role: advertiser %d: %w", id, err)
+			}
+		}
+		if _, err := st.UpdateUser(cliAudit(ctx, "update", append([]string{"role"}, bounds.Fields()...)...), u.ID, marquee.UserChange{Role: in.Role, Bounds: &bounds}); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "user %d %s is now %s\n", u.ID, u.Email, *in.Role)
@@ -305,4 +331,38 @@ func scopeNames() string {
 		names[i] = string(sc)
 	}
 	return strings.Join(names, ", ")
+}
+
+// splitList is a flag's comma-separated values as a body's array gives
+// them: ids (JSON numbers when they are digits, so that ParseUserInput
+// names a bad one) or names; nil when empty.
+func splitList(v string, ids bool) []any {
+	var out []any
+	for part := range strings.SplitSeq(v, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		if n, err := strconv.ParseInt(part, 10, 64); err == nil && ids {
+			out = append(out, n)
+		} else {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// boundsText is what an advertiser's or a publisher's user is bound to,
+// as users list shows it after the role ("" for the others).
+func boundsText(b marquee.Bounds) string {
+	var parts []string
+	for _, id := range b.Advertisers {
+		parts = append(parts, strconv.FormatInt(id, 10))
+	}
+	switch {
+	case len(parts) > 0:
+		return " (advertisers " + strings.Join(parts, ",") + ")"
+	case len(b.Sites) > 0:
+		return " (sites " + strings.Join(b.Sites, ",") + ")"
+	}
+	return ""
 }

@@ -488,7 +488,7 @@ func TestUsersAndAudit(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/users", `{"email":"adm@example.com","role":"viewer","password":"another password"}`), 409,
 		`{"error":"create user: email \"adm@example.com\" is taken"}`)
 	in.expect(in.admin("POST", "/api/v1/users", `{"email":"x","role":"god","password":"short"}`), 400,
-		`{"error":"invalid user","problems":{"email":"must be an email address","password":"must be at least 12 characters","role":"must be one of owner, admin, editor, viewer"}}`)
+		`{"error":"invalid user","problems":{"email":"must be an email address","password":"must be at least 12 characters","role":"must be one of owner, admin, editor, viewer, advertiser, publisher"}}`)
 	in.expect(in.admin("POST", "/api/v1/users", `{"email":"same@example.com","role":"viewer","password":"same@example.com"}`), 400,
 		`{"error":"invalid user","problems":{"password":"must not be the email"}}`)
 
@@ -623,10 +623,30 @@ func TestMetricsToken(t *testing.T) {
 func TestNoCredentialGrantsMoreThanItHolds(t *testing.T) {
 	data := t.TempDir()
 	const pw = "correct horse battery"
+	// A user of role: with an advertiser or a site for the bound roles.
+	userBody := func(fields map[string]any, role string) string {
+		fields["role"] = role
+		switch role {
+		case marquee.RoleAdvertiser:
+			fields["advertisers"] = []string{"1"}
+		case marquee.RolePublisher:
+			fields["sites"] = []string{"news"}
+		}
+		return mustJSON(fields)
+	}
+	bound := func(role string) bool { return role == marquee.RoleAdvertiser || role == marquee.RolePublisher }
 	for _, role := range marquee.Roles {
-		addUser(t, data, "actor-"+role+"@example.com", role, pw)
+		if !bound(role) {
+			addUser(t, data, "actor-"+role+"@example.com", role, pw)
+		}
 	}
 	in := start(t, data, nil)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	for _, role := range marquee.Roles {
+		if bound(role) {
+			in.expect(in.admin("POST", "/api/v1/users", userBody(map[string]any{"email": "actor-" + role + "@example.com", "password": pw}, role)), 201, "")
+		}
+	}
 	type actor struct {
 		name   string
 		scopes marquee.ScopeSet
@@ -666,7 +686,7 @@ func TestNoCredentialGrantsMoreThanItHolds(t *testing.T) {
 	n := 0
 	newUser := func(role string) int64 { // made by the bootstrap token
 		n++
-		r := in.admin("POST", "/api/v1/users", mustJSON(map[string]string{"email": fmt.Sprintf("target%d@example.com", n), "role": role, "password": pw}))
+		r := in.admin("POST", "/api/v1/users", userBody(map[string]any{"email": fmt.Sprintf("target%d@example.com", n), "password": pw}, role))
 		if r.status != 201 {
 			t.Fatalf("create target %s: %d %s", role, r.status, r.body)
 		}
@@ -704,7 +724,7 @@ func TestNoCredentialGrantsMoreThanItHolds(t *testing.T) {
 			rs, _ := marquee.RoleScopes(role)
 			ok := may(a, rs) && (role != marquee.RoleOwner || a.owner)
 
-			r := a.do("POST", "/api/v1/users", mustJSON(map[string]string{"email": fmt.Sprintf("new%d@example.com", n), "role": role, "password": pw}))
+			r := a.do("POST", "/api/v1/users", userBody(map[string]any{"email": fmt.Sprintf("new%d@example.com", n), "password": pw}, role))
 			n++
 			check(a, "create a user of role "+role, ok, r)
 
@@ -716,7 +736,7 @@ func TestNoCredentialGrantsMoreThanItHolds(t *testing.T) {
 			check(a, "remove a user of role "+role, ok, a.do("DELETE", fmt.Sprintf("/api/v1/users/%d", id), ""))
 
 			viewer := newUser(marquee.RoleViewer)
-			r = a.do("PUT", fmt.Sprintf("/api/v1/users/%d", viewer), mustJSON(map[string]string{"role": role}))
+			r = a.do("PUT", fmt.Sprintf("/api/v1/users/%d", viewer), userBody(map[string]any{}, role))
 			check(a, "make a viewer "+role, ok, r)
 			if want := map[bool]string{true: role, false: marquee.RoleViewer}[ok]; roleOf(viewer) != want {
 				t.Errorf("%s: after making a viewer %s (%d), the user's role is %s; want %s", a.name, role, r.status, roleOf(viewer), want)

@@ -115,7 +115,9 @@ func TestUsersCommands(t *testing.T) {
 		{pw, []string{"users", "add", "-email", "e@example.com", "-role", "editor"}, "added user 2 e@example.com (editor)"},
 		{"", []string{"users", "role", "-email", "e@example.com", "-role", "admin"}, "user 2 e@example.com is now admin"},
 		{"another long one\n", []string{"users", "password", "-email", "e@example.com"}, "set the password of user 2"},
-		{"", []string{"users", "list"}, "id\temail\trole\n1\to@example.com\towner\n2\te@example.com\tadmin\n"},
+		{pw, []string{"users", "add", "-email", "p@example.com", "-role", "publisher", "-sites", "news,blog"}, "added user 3 p@example.com (publisher)"},
+		{"", []string{"users", "list"}, "id\temail\trole\n1\to@example.com\towner\n2\te@example.com\tadmin\n3\tp@example.com\tpublisher (sites blog,news)\n"},
+		{"", []string{"users", "role", "-email", "p@example.com", "-role", "viewer"}, "user 3 p@example.com is now viewer"},
 		{"", []string{"users", "remove", "-email", "e@example.com"}, "removed user 2 e@example.com"},
 	} {
 		out, errOut, err := runCLI(t, c.stdin, append(c.args, "-data", data)...)
@@ -130,6 +132,9 @@ func TestUsersCommands(t *testing.T) {
 		{[]string{"users", "remove", "-email", "o@example.com"}, "owner"},
 		{[]string{"users", "role", "-email", "nobody@example.com", "-role", "admin"}, "no user nobody@example.com"},
 		{[]string{"users", "role", "-email", "o@example.com", "-role", "boss"}, "role"},
+		{[]string{"users", "role", "-email", "p@example.com", "-role", "advertiser"}, "an advertiser user needs one or more advertisers"},
+		{[]string{"users", "role", "-email", "p@example.com", "-role", "advertiser", "-advertisers", "99"}, "advertiser 99"},
+		{[]string{"users", "role", "-email", "p@example.com", "-role", "viewer", "-sites", "news"}, "only advertiser and publisher users are bound"},
 	} {
 		if _, _, err := runCLI(t, "", append(c.args, "-data", data)...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("marquee %s = %v; want an error naming %q", strings.Join(c.args, " "), err, c.want)

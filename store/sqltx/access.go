@@ -114,22 +114,23 @@ func (s *Store) TrimAudit(ctx context.Context, before time.Time) (int64, error) 
 	})
 }
 
-const userCols = `id, email, role, created_at, updated_at`
+const userCols = `id, email, role, bounds, created_at, updated_at`
 
 func scanUser(r Row, extra ...any) (u marquee.User, err error) {
 	var created, updated int64
-	err = r.Scan(append([]any{&u.ID, &u.Email, &u.Role, &created, &updated}, extra...)...)
-	u.CreatedAt, u.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
+	var bounds string
+	err = r.Scan(append([]any{&u.ID, &u.Email, &u.Role, &bounds, &created, &updated}, extra...)...)
+	u.CreatedAt, u.UpdatedAt, u.Bounds = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC(), marquee.BoundsOf(bounds)
 	return u, err
 }
 
 var noUser = marquee.Errorf(marquee.KindNotFound, "user not found")
 
-// CreateUser stores a user with a password hash; a taken email is a
-// KindConflict error.
-func (s *Store) CreateUser(ctx context.Context, email, role, passwordHash string) (marquee.User, error) {
+// CreateUser stores user u (its email, role and bounds) with a password
+// hash; a taken email is a KindConflict error.
+func (s *Store) CreateUser(ctx context.Context, u marquee.User, passwordHash string) (marquee.User, error) {
 	return write(ctx, s, "create user", func(tx Tx, now time.Time) (marquee.User, error) {
-		return s.insertUser(ctx, tx, now, email, role, passwordHash)
+		return s.insertUser(ctx, tx, now, u, passwordHash)
 	})
 }
 
@@ -153,18 +154,18 @@ func (s *Store) CreateFirstUser(ctx context.Context, email, role, passwordHash s
 		if n > 0 {
 			return marquee.User{}, errNotFirst
 		}
-		return s.insertUser(ctx, tx, now, email, role, passwordHash)
+		return s.insertUser(ctx, tx, now, marquee.User{Email: email, Role: role}, passwordHash)
 	})
 }
 
 // insertUser adds a user row and its changelog entry in tx.
-func (s *Store) insertUser(ctx context.Context, tx Tx, now time.Time, email, role, passwordHash string) (marquee.User, error) {
-	u := marquee.User{Email: email, Role: role, CreatedAt: now, UpdatedAt: now}
+func (s *Store) insertUser(ctx context.Context, tx Tx, now time.Time, u marquee.User, passwordHash string) (marquee.User, error) {
+	u.CreatedAt, u.UpdatedAt = now, now
 	var err error
-	u.ID, err = s.insertID(ctx, tx, `INSERT INTO users (email, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
-		"email", email, role, passwordHash, now.UnixMilli(), now.UnixMilli())
+	u.ID, err = s.insertID(ctx, tx, `INSERT INTO users (email, role, bounds, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		"email", u.Email, u.Role, u.Bounds.String(), passwordHash, now.UnixMilli(), now.UnixMilli())
 	if errors.Is(err, errDuplicate) {
-		return u, marquee.Errorf(marquee.KindConflict, "email %q is taken", email)
+		return u, marquee.Errorf(marquee.KindConflict, "email %q is taken", u.Email)
 	}
 	if err != nil {
 		return u, err
@@ -233,21 +234,24 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c marquee.UserChange) 
 				}
 			}
 		}
+		if c.Bounds != nil {
+			u.Bounds = *c.Bounds
+		}
 		u.UpdatedAt = now
 		hash := ""
 		if c.PasswordHash != nil {
 			hash = *c.PasswordHash
 		}
-		n, err := tx.Exec(ctx, `UPDATE users SET email = ?, role = ?, password_hash = CASE WHEN ? = '' THEN password_hash ELSE ? END, updated_at = ?
+		n, err := tx.Exec(ctx, `UPDATE users SET email = ?, role = ?, bounds = ?, password_hash = CASE WHEN ? = '' THEN password_hash ELSE ? END, updated_at = ?
 			WHERE id = ? AND NOT EXISTS (SELECT 1 FROM users o WHERE o.email = ? AND o.id <> ?)`,
-			u.Email, u.Role, hash, hash, now.UnixMilli(), id, u.Email, id)
+			u.Email, u.Role, u.Bounds.String(), hash, hash, now.UnixMilli(), id, u.Email, id)
 		if err != nil {
 			return old, err
 		}
 		if n == 0 {
 			return old, marquee.Errorf(marquee.KindConflict, "email %q is taken", u.Email)
 		}
-		if c.PasswordHash != nil || u.Role != old.Role {
+		if c.PasswordHash != nil || u.Role != old.Role || u.Bounds.String() != old.Bounds.String() {
 			if err := endSessions(ctx, tx, "user_id", id); err != nil {
 				return old, err
 			}
@@ -336,15 +340,16 @@ func unaudited(tx Tx) Tx {
 	return tx
 }
 
-const keyCols = `id, name, prefix, hash, scopes, created_by, created_at, expires_at, revoked_at, last_used_at`
+const keyCols = `id, name, prefix, hash, scopes, bounds, created_by, created_at, expires_at, revoked_at, last_used_at`
 
 func scanKey(r Row) (k marquee.APIKey, err error) {
-	var scopes string
+	var scopes, bounds string
 	var created int64
 	var expires, revoked, used *int64
-	if err := r.Scan(&k.ID, &k.Name, &k.Prefix, &k.Hash, &scopes, &k.CreatedBy, &created, &expires, &revoked, &used); err != nil {
+	if err := r.Scan(&k.ID, &k.Name, &k.Prefix, &k.Hash, &scopes, &bounds, &k.CreatedBy, &created, &expires, &revoked, &used); err != nil {
 		return k, err
 	}
+	k.Bounds = marquee.BoundsOf(bounds)
 	k.Scopes, k.CreatedAt = marquee.ScopesOf(scopes), time.UnixMilli(created).UTC()
 	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = timeOrNil(expires), timeOrNil(revoked), timeOrNil(used)
 	return k, nil
@@ -372,8 +377,8 @@ func (s *Store) CreateKey(ctx context.Context, k marquee.APIKey, hash string) (m
 	return write(ctx, s, "create key", func(tx Tx, now time.Time) (marquee.APIKey, error) {
 		k.CreatedAt, k.Hash = now, hash
 		var err error
-		k.ID, err = s.insertID(ctx, tx, `INSERT INTO api_keys (name, prefix, hash, scopes, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			"", k.Name, k.Prefix, hash, k.Scopes.String(), k.CreatedBy, now.UnixMilli(), millisOrNil(k.ExpiresAt))
+		k.ID, err = s.insertID(ctx, tx, `INSERT INTO api_keys (name, prefix, hash, scopes, bounds, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			"", k.Name, k.Prefix, hash, k.Scopes.String(), k.Bounds.String(), k.CreatedBy, now.UnixMilli(), millisOrNil(k.ExpiresAt))
 		if err != nil {
 			return k, err
 		}

@@ -32,15 +32,23 @@ func testAccess(t *testing.T, open Opener) {
 	if _, err := st.CreateFirstUser(audit("create"), "second@example.com", marquee.RoleOwner, "hash-2"); marquee.KindOf(err) != marquee.KindConflict {
 		t.Fatalf("CreateFirstUser with a user present = %v; want a conflict", err)
 	}
-	if _, err := st.CreateUser(audit("create"), "o@example.com", marquee.RoleViewer, "hash-x"); marquee.KindOf(err) != marquee.KindConflict {
+	if _, err := st.CreateUser(audit("create"), marquee.User{Email: "o@example.com", Role: marquee.RoleViewer}, "hash-x"); marquee.KindOf(err) != marquee.KindConflict {
 		t.Fatalf("CreateUser(taken email) = %v; want a conflict", err)
 	}
-	viewer, err := st.CreateUser(ctx, "v@example.com", marquee.RoleViewer, "hash-v")
+	viewer, err := st.CreateUser(ctx, marquee.User{Email: "v@example.com", Role: marquee.RolePublisher, Bounds: marquee.Bounds{Sites: []string{"news"}}}, "hash-v")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u, hash, err := st.UserLogin(ctx, "v@example.com"); err != nil || u.ID != viewer.ID || hash != "hash-v" {
-		t.Fatalf("UserLogin = %+v, %q, %v", u, hash, err)
+	if u, hash, err := st.UserLogin(ctx, "v@example.com"); err != nil || u.ID != viewer.ID || hash != "hash-v" || !slices.Equal(u.Sites, []string{"news"}) {
+		t.Fatalf("UserLogin = %+v, %q, %v; want the publisher of news", u, hash, err)
+	}
+	rebound := marquee.Bounds{Advertisers: marquee.IDs{3, 4}}
+	advertiser := marquee.RoleAdvertiser
+	if u, err := st.UpdateUser(ctx, viewer.ID, marquee.UserChange{Role: &advertiser, Bounds: &rebound}); err != nil || u.Sites != nil || !slices.Equal(u.Advertisers, rebound.Advertisers) {
+		t.Fatalf("UpdateUser(bounds) = %+v, %v", u, err)
+	}
+	if u, err := st.User(ctx, viewer.ID); err != nil || u.Role != advertiser || !slices.Equal(u.Advertisers, rebound.Advertisers) {
+		t.Fatalf("User after the bounds changed = %+v, %v; want the advertiser user of 3 and 4", u, err)
 	}
 	demote := marquee.RoleViewer
 	if _, err := st.UpdateUser(audit("update"), owner.ID, marquee.UserChange{Role: &demote}); marquee.KindOf(err) != marquee.KindConflict {
@@ -86,8 +94,15 @@ func testAccess(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := st.KeyByHash(ctx, "h1"); err != nil || got.ID != k.ID || got.Scopes != scopes || got.RevokedAt != nil {
+	if got, err := st.KeyByHash(ctx, "h1"); err != nil || got.ID != k.ID || got.Scopes != scopes || got.RevokedAt != nil || got.Bound() {
 		t.Fatalf("KeyByHash = %+v, %v", got, err)
+	}
+	bk, err := st.CreateKey(ctx, marquee.APIKey{Name: "acme", Prefix: "mq_bound01", Scopes: marquee.BoundScopes, Bounds: marquee.Bounds{Advertisers: marquee.IDs{7}}, CreatedBy: "test"}, "h-bound")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.KeyByHash(ctx, "h-bound"); err != nil || got.ID != bk.ID || !slices.Equal(got.Advertisers, []int64{7}) {
+		t.Fatalf("KeyByHash(a key bound to advertiser 7) = %+v, %v", got, err)
 	}
 	if err := st.TouchKeys(ctx, map[int64]time.Time{k.ID: now}); err != nil {
 		t.Fatal(err)
