@@ -129,6 +129,9 @@ const (
 	EntitySession = "session"
 	// Webhooks: every instance reads them again when one changes.
 	EntityWebhook = "webhook"
+	// A saved report (and its schedule): nothing is cached of it, the
+	// entry is the audit log's.
+	EntitySavedReport = "savedReport"
 	// An erased data subject: the change's id is one of its pseudonyms
 	// (a uint64 as int64), which every instance's counters forget.
 	EntitySubject = "subject"

@@ -116,6 +116,19 @@ type Store interface {
 	CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportrow.CubeRow, error)
 	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestSum, error)
 	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
+
+	// Saved reports and their schedules' delivery log (web, reportmail).
+	CreateSavedReport(ctx context.Context, r marquee.SavedReport) (marquee.SavedReport, error)
+	SavedReport(ctx context.Context, id int64) (marquee.SavedReport, error)
+	SavedReports(ctx context.Context) ([]marquee.SavedReport, error)
+	ReplaceSavedReport(ctx context.Context, id int64, r marquee.SavedReport) (marquee.SavedReport, error)
+	DeleteSavedReport(ctx context.Context, id int64) error
+	ClaimDelivery(ctx context.Context, id int64, from, to time.Time, recipients []string) (marquee.ReportDelivery, bool, error)
+	ClaimRetry(ctx context.Context, id int64) (bool, error)
+	FinishDelivery(ctx context.Context, id int64, status, errText string, next, sentAt *time.Time) error
+	DueRetries(ctx context.Context, now time.Time) ([]marquee.ReportDelivery, error)
+	AbandonSending(ctx context.Context, before time.Time) (int64, error)
+	ReportDeliveries(ctx context.Context, id int64, limit int) ([]marquee.ReportDelivery, error)
 	ReplaceReports(ctx context.Context, b *reportrow.Batch, from, to int64) error
 
 	// InsertAds and InsertLinks store many rows in one transaction (for

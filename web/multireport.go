@@ -1,15 +1,18 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/reportmail"
 	"marquee/reports"
 )
 
@@ -19,40 +22,79 @@ const (
 	maxReportRows     = 100_000
 )
 
+// multiReports runs reports by several dimensions: from a route's query,
+// a saved report's, or a schedule's.
+type multiReports struct {
+	rp    *reports.Reporter
+	store CampaignStore
+	ads   AdStore
+}
+
+// run answers the report of args (GET /api/v1/reports's parameters, the
+// range given by from and to when they are not zero) for a credential of
+// bounds b: an account's report is of its advertisers or its sites only.
+func (m *multiReports) run(sctx context.Context, args *fasthttp.Args, accept []byte, b marquee.Bounds, from, to time.Time) (*reports.MultiReport, string, error) {
+	q, format, err := parseMultiQuery(sctx, args, accept, m.rp, m.store)
+	if err != nil {
+		return nil, "", err
+	}
+	if !from.IsZero() {
+		q.From, q.To = from, to
+	}
+	if b.Bound() {
+		if err := boundDims(q, b); err != nil {
+			return nil, "", err
+		}
+		var some bool
+		if len(b.Advertisers) > 0 {
+			q.Advertisers, some = narrowed(q.Advertisers, b.Advertisers)
+		} else {
+			q.Sites, some = narrowed(q.Sites, b.Sites)
+		}
+		if !some {
+			return m.rp.EmptyMulti(q), format, nil
+		}
+	}
+	cat, err := reportCatalog(sctx, m.store, m.ads)
+	if err != nil {
+		return nil, "", err
+	}
+	rep, err := m.rp.Multi(sctx, q, cat)
+	return rep, format, err
+}
+
 // handleMultiReport serves GET /api/v1/reports?by=campaign,placement: a
 // report by up to three dimensions, as JSON, CSV or XLSX
-// (docs/api.md#reports-by-several-dimensions). A bound account's report
-// is of its advertisers or its sites only.
-func handleMultiReport(rp *reports.Reporter, store CampaignStore, ads AdStore) storeHandler {
+// (docs/api.md#reports-by-several-dimensions).
+func handleMultiReport(m *multiReports) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		q, format, err := parseMultiQuery(sctx, ctx, rp, store)
-		if err != nil {
-			return err
-		}
-		if b := boundsOf(ctx); b.Bound() {
-			if err := boundDims(q, b); err != nil {
-				return err
-			}
-			var some bool
-			if len(b.Advertisers) > 0 {
-				q.Advertisers, some = narrowed(q.Advertisers, b.Advertisers)
-			} else {
-				q.Sites, some = narrowed(q.Sites, b.Sites)
-			}
-			if !some {
-				return writeMulti(ctx, rp.EmptyMulti(q), format)
-			}
-		}
-		cat, err := reportCatalog(sctx, store, ads)
-		if err != nil {
-			return err
-		}
-		rep, err := rp.Multi(sctx, q, cat)
+		rep, format, err := m.run(sctx, ctx.QueryArgs(), ctx.Request.Header.Peek(fasthttp.HeaderAccept), boundsOf(ctx), time.Time{}, time.Time{})
 		if err != nil {
 			return err
 		}
 		return writeMulti(ctx, rep, format)
 	}
+}
+
+// Render renders saved report r over [from, to) as format (csv or xlsx),
+// bound as its owner was: what a schedule's email attaches.
+func (m *multiReports) Render(ctx context.Context, r marquee.SavedReport, from, to time.Time, format string) (reportmail.Attachment, error) {
+	var args fasthttp.Args
+	args.Parse(r.Query)
+	rep, _, err := m.run(ctx, &args, nil, r.Bounds, from, to)
+	if err != nil {
+		return reportmail.Attachment{}, err
+	}
+	var b bytes.Buffer
+	att := reportmail.Attachment{Name: "report.csv", ContentType: "text/csv; charset=utf-8"}
+	if format == "xlsx" {
+		att = reportmail.Attachment{Name: "report.xlsx", ContentType: reports.ContentTypeXLSX}
+		err = rep.WriteXLSX(&b)
+	} else {
+		err = rep.WriteCSV(&b)
+	}
+	att.Data = b.Bytes()
+	return att, err
 }
 
 // writeMulti writes rep as format: json, csv or xlsx.
@@ -121,8 +163,7 @@ func reportCatalog(sctx context.Context, store CampaignStore, ads AdStore) (*rep
 // and ad (ids), placement (names), site, country and device (values),
 // each comma-separated, limit, and format (json, csv or xlsx; or an
 // Accept naming text/csv).
-func parseMultiQuery(sctx context.Context, ctx *fasthttp.RequestCtx, rp *reports.Reporter, store CampaignStore) (reports.MultiQuery, string, error) {
-	args := ctx.QueryArgs()
+func parseMultiQuery(sctx context.Context, args *fasthttp.Args, accept []byte, rp *reports.Reporter, store CampaignStore) (reports.MultiQuery, string, error) {
 	p := marquee.Problems{}
 	q := reports.MultiQuery{Limit: defaultReportRows}
 	q.From, q.To, q.Loc, q.Bots = reportWindow(args, rp, p)
@@ -162,7 +203,7 @@ func parseMultiQuery(sctx context.Context, ctx *fasthttp.RequestCtx, rp *reports
 	intParam(args, "limit", 1, maxReportRows, &q.Limit, func(k, msg string) { p[k] = msg })
 	_, given := param(args, "format")
 	format := oneOfParam(args, p, "format", "json", "json", "csv", "xlsx")
-	if !given && strings.Contains(string(ctx.Request.Header.Peek(fasthttp.HeaderAccept)), "text/csv") {
+	if !given && strings.Contains(string(accept), "text/csv") {
 		format = "csv"
 	}
 	if len(p) == 0 {

@@ -72,6 +72,10 @@ func (s *Server) boundRoutes() map[string]boundKind {
 	return map[string]boundKind{
 		"GET /api/v1/session": anyBound, "DELETE /api/v1/session": anyBound, "PUT /api/v1/session/password": anyBound,
 		"GET /api/v1/reports": anyBound,
+		// Saved reports: those saved in the account's world.
+		"POST /api/v1/saved-reports": anyBound, "GET /api/v1/saved-reports": anyBound, "GET /api/v1/saved-reports/{id}": anyBound,
+		"PUT /api/v1/saved-reports/{id}": anyBound, "DELETE /api/v1/saved-reports/{id}": anyBound,
+		"GET /api/v1/saved-reports/{id}/deliveries": anyBound, "POST /api/v1/saved-reports/{id}/send": anyBound,
 		// An advertiser's campaigns, their ads and reports.
 		"GET /api/v1/advertisers": advertiserBound, "GET /api/v1/advertisers/{id}": advertiserBound,
 		"GET /api/v1/advertisers/{id}/stats": advertiserBound,
@@ -107,7 +111,14 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/campaigns/{id}/delivery", marquee.ScopeCampaignsRead, withStore(owned(ownCampaign(s.campaigns), handleCampaignDelivery(s.campaigns, s.decisions.engine, s.now)))},
 		{"GET", "/api/v1/campaigns/{id}/stats", marquee.ScopeReportsRead, withStore(owned(ownCampaign(s.campaigns), handleStats(campaignStats(s.campaigns, s.reports), s.reports)))},
 		{"GET", "/api/v1/placements/{name}/stats", marquee.ScopeReportsRead, withStore(owned(ownPlacement(s.campaigns), handleStats(placementStats(s.campaigns), s.reports)))},
-		{"GET", "/api/v1/reports", marquee.ScopeReportsRead, withStore(handleMultiReport(s.reports, s.campaigns, s.store))},
+		{"GET", "/api/v1/reports", marquee.ScopeReportsRead, withStore(handleMultiReport(s.multi))},
+		{"POST", "/api/v1/saved-reports", marquee.ScopeReportsRead, withStore(handleCreateSavedReport(s.saved, s.multi))},
+		{"GET", "/api/v1/saved-reports", marquee.ScopeReportsRead, withStore(handleListSavedReports(s.saved))},
+		{"GET", "/api/v1/saved-reports/{id}", marquee.ScopeReportsRead, withStore(handleGetSavedReport(s.saved))},
+		{"PUT", "/api/v1/saved-reports/{id}", marquee.ScopeReportsRead, withStore(handleReplaceSavedReport(s.saved, s.multi))},
+		{"DELETE", "/api/v1/saved-reports/{id}", marquee.ScopeReportsRead, withStore(handleDeleteSavedReport(s.saved))},
+		{"GET", "/api/v1/saved-reports/{id}/deliveries", marquee.ScopeReportsRead, withStore(handleReportDeliveries(s.saved))},
+		{"POST", "/api/v1/saved-reports/{id}/send", marquee.ScopeReportsRead, withStore(handleSendSavedReport(s.saved, s.sender))},
 		// Short links: admin, and the redirect (from the cache).
 		{"POST", "/api/v1/links", marquee.ScopeLinksWrite, withStore(s.req.audited(handleCreate(linkResource(&s.cfg.LinkDomains), s.links, createLink(s.now), s.writer, linkCreated)))},
 		{"GET", "/api/v1/links", marquee.ScopeLinksRead, withStore(handleListLinks(s.links))},

@@ -30,6 +30,7 @@ import (
 	"marquee/index"
 	"marquee/linkroute"
 	"marquee/privacy"
+	"marquee/reportmail"
 	"marquee/reports"
 	"marquee/tracking"
 )
@@ -92,6 +93,7 @@ type Store interface {
 	CampaignStore
 	WebhookStore
 	PrivacyStore
+	SavedReportStore
 }
 
 // Deps are the server's collaborators.
@@ -112,7 +114,9 @@ type Deps struct {
 	// Requests, when set, counts decisions' slots (the reports' Tally
 	// flushes them).
 	Requests *reports.Requests
-	Auth     *auth.Auth // who requests are (keys, sessions, the bootstrap token)
+	// ReportSender emails saved reports now (nil: no -smtp).
+	ReportSender ReportSender
+	Auth         *auth.Auth // who requests are (keys, sessions, the bootstrap token)
 	// Webhooks delivers webhooks (nil: the webhook routes answer 404).
 	Webhooks Webhooks
 	// Engine decides which ads fill slots; Signer signs and checks their
@@ -179,6 +183,9 @@ type Server struct {
 	sessions  *sessions
 	campaigns CampaignStore
 	decisions *decider
+	multi     *multiReports
+	saved     SavedReportStore
+	sender    ReportSender
 	assets    *cache.Cache[string, Image]
 	assetSt   AssetStore
 	console   fasthttp.RequestHandler
@@ -210,6 +217,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.decisions.authenticate = s.authenticate
 	s.decisions.shared = d.SharedCounters
 	s.decisions.requests = d.Requests
+	s.multi = &multiReports{rp: d.Reports, store: d.Store, ads: d.Store}
+	s.saved, s.sender = d.Store, d.ReportSender
 	s.sessions = &sessions{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {
 		s.sessions.currency, s.sessions.reportKeys = d.Reports.Currency, d.Reports.Keys
@@ -217,6 +226,12 @@ func NewServer(cfg Config, d Deps) *Server {
 	}
 	s.mux = newMux(s, s.routes())
 	return s
+}
+
+// RenderReport renders a saved report over a period as a schedule's
+// email attaches it (reportmail.Render).
+func (s *Server) RenderReport(ctx context.Context, r marquee.SavedReport, from, to time.Time, format string) (reportmail.Attachment, error) {
+	return s.multi.Render(ctx, r, from, to, format)
 }
 
 // Handler returns the request handler.

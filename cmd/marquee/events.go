@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"marquee/reportmail"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -318,6 +319,9 @@ type reportsConfig struct {
 	geoIP           string
 	keysFlag        string
 	keys            []string // -report-keys, checked
+	smtp, smtpFrom  string   // -smtp, -smtp-from
+	mailer          *reportmail.SMTP
+	schedules       time.Duration // -report-schedules-every
 }
 
 func (c *reportsConfig) flags(fs *flag.FlagSet) {
@@ -326,6 +330,9 @@ func (c *reportsConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.hourlyRetention, "reports-hourly-retention", 90*24*time.Hour, "hourly report rows older than this are rolled into daily rows")
 	fs.StringVar(&c.geoIP, "geoip", "", "a MaxMind-format database (GeoLite2-Country, …): the country of events that name none")
 	reportKeysFlag(fs, &c.keysFlag)
+	fs.StringVar(&c.smtp, "smtp", "", "the mail server of scheduled reports: smtp://user:pass@host:587 (STARTTLS), smtps://user:pass@host:465 (TLS), or smtp://127.0.0.1:25?tls=none (a relay on this machine); off when empty")
+	fs.StringVar(&c.smtpFrom, "smtp-from", "", "the address scheduled reports are sent from (required with -smtp)")
+	fs.DurationVar(&c.schedules, "report-schedules-every", time.Minute, "how often saved reports' schedules are checked for a period due")
 }
 
 // reportKeysFlag declares -report-keys (the serve's, and a rebuild's,
@@ -341,6 +348,16 @@ func (c *reportsConfig) parse() error {
 	var err error
 	if c.keys, err = reports.ParseReportKeys(c.keysFlag); err != nil {
 		return fmt.Errorf("-report-keys: %w", err)
+	}
+	if c.schedules <= 0 {
+		return fmt.Errorf("-report-schedules-every must be positive")
+	}
+	if c.smtp != "" {
+		if c.mailer, err = reportmail.NewSMTP(c.smtp, c.smtpFrom, nil); err != nil {
+			return err
+		}
+	} else if c.smtpFrom != "" {
+		return fmt.Errorf("-smtp-from without -smtp: no mail server to send from")
 	}
 	return nil
 }

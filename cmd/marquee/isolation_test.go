@@ -84,6 +84,11 @@ func TestAccountIsolation(t *testing.T) {
 	}
 	advKey := key(`{"name":"acme","scopes":["ads:read","campaigns:read","reports:read"],"advertisers":[1]}`)
 	pubKey := key(`{"name":"mysite","scopes":["campaigns:read","reports:read"],"sites":["mysite"]}`)
+	// Saved reports: 1 the advertiser's, 2 the team's, 3 the publisher's.
+	for _, sr := range []struct{ token, body string }{{advKey, `{"name":"acme weekly","query":"by=campaign"}`},
+		{in.token, `{"name":"zzb and zzt","query":"by=advertiser"}`}, {pubKey, `{"name":"mysite fill","query":"by=placement"}`}} {
+		in.expect(in.do("POST", "/api/v1/saved-reports", sr.token, "application/json", sr.body), 201, "")
+	}
 	type account struct {
 		name       string
 		publisher  bool
@@ -95,7 +100,7 @@ func TestAccountIsolation(t *testing.T) {
 	}
 	advOwn := map[string]string{"{id}": "1", "{name}": "side"}
 	advOther := map[string]string{"{id}": "2", "{name}": "zzt-top"}
-	pubOwn := map[string]string{"{id}": "1", "{name}": "side"}
+	pubOwn := map[string]string{"{id}": "3", "{name}": "side"} // {id}: a saved report (publishers have no other route of an id)
 	pubOther := map[string]string{"{id}": "2", "{name}": "zzt-top"}
 	accounts := []account{
 		{"advertiser user", false, advUser.do, advOwn, advOther},
@@ -105,7 +110,9 @@ func TestAccountIsolation(t *testing.T) {
 	}
 	srv := web.NewServer(web.Config{}, web.Deps{Now: time.Now, Index: index.New(time.Now), Registry: prometheus.NewRegistry()})
 	open := map[string]string{} // route → "advertiser", "publisher" or "any"
-	for _, r := range []string{"GET /api/v1/session", "GET /api/v1/reports", "PUT /api/v1/session/password"} {
+	for _, r := range []string{"GET /api/v1/session", "GET /api/v1/reports", "PUT /api/v1/session/password",
+		"POST /api/v1/saved-reports", "GET /api/v1/saved-reports", "GET /api/v1/saved-reports/{id}", "PUT /api/v1/saved-reports/{id}",
+		"DELETE /api/v1/saved-reports/{id}", "GET /api/v1/saved-reports/{id}/deliveries", "POST /api/v1/saved-reports/{id}/send"} {
 		open[r] = "any"
 	}
 	for _, r := range []string{"GET /api/v1/advertisers", "GET /api/v1/advertisers/{id}", "GET /api/v1/advertisers/{id}/stats",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"marquee/reportmail"
 	"math"
 	"net"
 	"net/http"
@@ -295,7 +296,8 @@ type node struct {
 	counter    *clicks.Counter // load
 	geo        *reports.GeoIP  // collect
 	tally      *reports.Tally
-	requests   *reports.Requests // decisions' slots, flushed by tally
+	requests   *reports.Requests     // decisions' slots, flushed by tally
+	schedules  *reportmail.Scheduler // listen: saved reports' emails (nil without -smtp)
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
 	hooks      *webhooks.Dispatcher // open; closed after events
@@ -420,13 +422,21 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	cfg := n.cfg
 	reporter := reports.NewReporter(n.st, cfg.reports.hourlyRetention)
 	reporter.Currency, reporter.Keys = cfg.currency, cfg.reports.keys
+	var sender web.ReportSender
+	if cfg.reports.mailer != nil {
+		n.schedules = &reportmail.Scheduler{Store: n.st, Mailer: cfg.reports.mailer, Now: time.Now, Log: n.log}
+		sender = n.schedules
+	}
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
 		TrackingTTL: cfg.trackingTTL, WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Events: n.events, Registry: n.reg,
 			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
-			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention, Requests: n.requests})
+			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention, Requests: n.requests, ReportSender: sender})
+	if n.schedules != nil {
+		n.schedules.Render = srv.RenderReport
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
@@ -475,6 +485,9 @@ func (n *node) startLoops() (stop func()) {
 		hourly(func() { expireEvents(cfg.data, cfg.eventsRetention, log) })
 	}
 	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
+	if n.schedules != nil {
+		loops.Go(func() { n.schedules.Run(bg, cfg.reports.schedules) })
+	}
 	if m, ok := n.counters.(*counters.Memory); ok {
 		hourly(func() { m.Trim(time.Now()) })
 	}

@@ -111,6 +111,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
 	t.Run("ReportCube", func(t *testing.T) { testReportCube(t, open) })
+	t.Run("SavedReports", func(t *testing.T) { testSavedReports(t, open) })
 	t.Run("Access", func(t *testing.T) { testAccess(t, open) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open) })
 	t.Run("Targeting", func(t *testing.T) { testTargeting(t, open) })
@@ -684,6 +685,66 @@ func testReportCube(t *testing.T, open Opener) {
 	sums, _ = st.CubeSums(ctx, reportrow.CubeQuery{Grain: reportrow.GrainEntity, From: day + 86400, To: day + 2*86400, Group: []string{"ad"}})
 	if len(sums) != 2 || sums[0].Impressions+sums[1].Impressions != 1+30+40 {
 		t.Errorf("after ReplaceReports of slot a: %+v; want a's new 1 and b's 30 and 40", sums)
+	}
+}
+
+// testSavedReports: saved reports round-trip with their schedule and
+// bounds; a period is claimed once; a retry is claimed once; a delivery
+// left sending is abandoned as unknown; deleting a report deletes its log.
+func testSavedReports(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	sched := &marquee.Schedule{Every: marquee.Weekly, Weekday: "monday", At: "08:00", TimeZone: "Europe/Paris", Format: "xlsx", To: []string{"a@example.com", "b@example.com"}}
+	r, err := st.CreateSavedReport(ctx, marquee.SavedReport{Name: "weekly", Query: "by=campaign", Schedule: sched, Owner: "user:1 a@example.com",
+		Bounds: marquee.Bounds{Advertisers: marquee.IDs{4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.SavedReport(ctx, r.ID)
+	if err != nil || got.Name != "weekly" || got.Schedule == nil || got.Schedule.Weekday != "monday" || len(got.Schedule.To) != 2 || !slices.Equal(got.Bounds.Advertisers, []int64{4}) {
+		t.Fatalf("SavedReport = %+v, %v", got, err)
+	}
+	if r2, err := st.ReplaceSavedReport(ctx, r.ID, marquee.SavedReport{Name: "renamed", Query: "by=ad"}); err != nil || r2.Schedule != nil || r2.Owner != r.Owner || !r2.Bounds.Bound() {
+		t.Fatalf("ReplaceSavedReport = %+v, %v; want no schedule, the owner and bounds kept", r2, err)
+	}
+	st.ReplaceSavedReport(ctx, r.ID, marquee.SavedReport{Name: "weekly", Query: "by=ad", Schedule: sched})
+	from := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+	d, claimed, err := st.ClaimDelivery(ctx, r.ID, from, from.Add(7*24*time.Hour), sched.To)
+	if err != nil || !claimed || d.ID == 0 {
+		t.Fatalf("ClaimDelivery = %+v, %v, %v", d, claimed, err)
+	}
+	if _, again, err := st.ClaimDelivery(ctx, r.ID, from, from.Add(7*24*time.Hour), sched.To); err != nil || again {
+		t.Fatalf("ClaimDelivery of a claimed period = %v, %v; want not claimed", again, err)
+	}
+	next := time.Now().Add(-time.Second)
+	if err := st.FinishDelivery(ctx, d.ID, marquee.DeliveryRetrying, "451 try again", &next, nil); err != nil {
+		t.Fatal(err)
+	}
+	due, err := st.DueRetries(ctx, time.Now())
+	if err != nil || len(due) != 1 || due[0].ID != d.ID || due[0].Error != "451 try again" {
+		t.Fatalf("DueRetries = %+v, %v", due, err)
+	}
+	if ok, err := st.ClaimRetry(ctx, d.ID); err != nil || !ok {
+		t.Fatalf("ClaimRetry = %v, %v", ok, err)
+	}
+	if ok, err := st.ClaimRetry(ctx, d.ID); err != nil || ok {
+		t.Fatalf("ClaimRetry again = %v, %v; want refused (claimed)", ok, err)
+	}
+	if n, err := st.AbandonSending(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 {
+		t.Fatalf("AbandonSending = %d, %v; want the delivery left sending", n, err)
+	}
+	ds, err := st.ReportDeliveries(ctx, r.ID, 10)
+	if err != nil || len(ds) != 1 || ds[0].Status != marquee.DeliveryUnknown || ds[0].Attempts != 2 || len(ds[0].Recipients) != 2 || !ds[0].From.Equal(from) {
+		t.Fatalf("ReportDeliveries = %+v, %v", ds, err)
+	}
+	if err := st.DeleteSavedReport(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SavedReport(ctx, r.ID); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Fatalf("SavedReport after delete = %v", err)
+	}
+	if ds, _ := st.ReportDeliveries(ctx, r.ID, 10); len(ds) != 0 {
+		t.Fatalf("deliveries after delete = %+v", ds)
 	}
 }
 
