@@ -210,8 +210,8 @@ func (a *Auth) loadSession(ctx context.Context, h [32]byte) (session, error) {
 		if err != nil {
 			return session{}, notFoundAs(err, "session")
 		}
-		scopes, _ := marquee.RoleScopes(u.Role)
-		out.p = Principal{Actor: userActor(&u), Scopes: scopes, UserID: u.ID, Role: u.Role, Session: se.Hash, Bounds: u.Bounds}
+		out.p = userPrincipal(&u)
+		out.p.Session = se.Hash
 	default:
 		k, err := a.store.Key(ctx, se.KeyID)
 		if err != nil {

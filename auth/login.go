@@ -108,10 +108,11 @@ func (a *Auth) SignIn(ctx context.Context, st LoginStore, in Login, now time.Tim
 	return a.openSession(ctx, st, p, se, in.IP, now)
 }
 
-// userPrincipal is who user u is when signed in: their role's scopes.
+// userPrincipal is who user u is when signed in: their role's scopes,
+// and an advertiser's or a publisher's bounds.
 func userPrincipal(u *marquee.User) Principal {
 	scopes, _ := marquee.RoleScopes(u.Role)
-	return Principal{Actor: userActor(u), Scopes: scopes, UserID: u.ID, Role: u.Role}
+	return Principal{Actor: userActor(u), Scopes: scopes, UserID: u.ID, Role: u.Role, Bounds: u.Bounds}
 }
 
 // openSession stores a new session of p (se names its user or key) and

@@ -335,6 +335,7 @@ type RequestSum struct {
 // reads the smallest grain that has its dimensions.
 const (
 	GrainEntity = "entity" // the day, ad, campaign and placement only (report_cube)
+	GrainCP     = "cp"     // the day, campaign and placement: GrainEntity's rows of a campaign's ads summed (report_cube_cp)
 	GrainGeo    = "geo"    // and the country and device type (report_cube_geo)
 	GrainKV     = "kv"     // and one report key's value (report_cube_kv)
 )

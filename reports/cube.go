@@ -23,20 +23,25 @@ type ckey struct {
 // The cube's grains, as a ckey holds them.
 const (
 	grainEntity = iota
+	grainCP
 	grainGeo
 	grainKV
 )
 
-var grainNames = [...]string{reportrow.GrainEntity, reportrow.GrainGeo, reportrow.GrainKV}
+var grainNames = [...]string{reportrow.GrainEntity, reportrow.GrainCP, reportrow.GrainGeo, reportrow.GrainKV}
 
 // addCube counts an event (c) of ad, campaign and placement (each
-// optional, not all absent) on day in the cube's entity and geo grains.
+// optional, not all absent) on day in the cube's entity, campaign ×
+// placement and geo grains.
 // t.mu is held.
 func (t *Tally) addCube(k ckey, c *Counts) {
 	k.grain = grainEntity
 	country, device := k.country, k.device
 	k.country, k.device = [2]byte{}, ""
 	addTo(t.cube, k, c)
+	cp := k
+	cp.grain, cp.ad = grainCP, 0
+	addTo(t.cube, cp, c)
 	k.grain, k.country, k.device = grainGeo, country, device
 	addTo(t.cube, k, c)
 }

@@ -208,34 +208,102 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		}
 	}
 	cq.Group = dedupe(group)
+	if cq.Grain == reportrow.GrainEntity && !slices.Contains(cq.Group, DimAd) && len(cq.Ads) == 0 {
+		cq.Grain = reportrow.GrainCP // the same sums, of a campaign's ads together
+	}
 	cells, err := rp.r.CubeSums(ctx, cq)
 	if err != nil {
 		return nil, err
 	}
+	buckets := map[int64]string{} // by day (or hour): a few hundred
 	bucketOf := func(day int64) string {
 		if q.Granularity == Total {
 			return ""
 		}
-		return bucket(time.Unix(day, 0), q.Granularity, loc).Format(time.RFC3339)
+		t, ok := buckets[day]
+		if !ok {
+			t = bucket(time.Unix(day, 0), q.Granularity, loc).Format(time.RFC3339)
+			buckets[day] = t
+		}
+		return t
 	}
 	// The rows: cells merged by their dimensions' values and bucket, with
 	// what each campaign's price makes of them.
 	type rowKey struct {
 		t    string
-		dims [MaxDims]string
+		ids  [MaxDims]int64  // named dimensions' ids
+		vals [MaxDims]string // the others' values
 	}
 	rows := map[rowKey]*MultiRow{}
 	var order []rowKey
-	rowOf := func(k rowKey, dims map[string]Cell) *MultiRow {
-		r := rows[k]
-		if r == nil {
-			r = &MultiRow{T: k.t, Dims: dims}
-			rows[k] = r
-			order = append(order, k)
+	// keyOf is the row key of a cell or request row's values, in bucket t.
+	keyOf := func(t string, campaign, placement, ad int64, country, device, value string) rowKey {
+		k := rowKey{t: t}
+		for i, d := range q.By {
+			switch d {
+			case DimAdvertiser:
+				if camp := cat.Campaigns[campaign]; camp != nil {
+					k.ids[i] = camp.AdvertiserID
+				}
+			case DimCampaign:
+				k.ids[i] = campaign
+			case DimAd:
+				k.ids[i] = ad
+			case DimPlacement:
+				k.ids[i] = placement
+			case DimSite:
+				if pl := cat.Placements[placement]; pl != nil {
+					k.vals[i] = pl.Site
+				}
+			case DimCountry:
+				k.vals[i] = country
+			case DimDevice:
+				k.vals[i] = device
+			default:
+				k.vals[i] = value
+			}
 		}
+		return k
+	}
+	// rowOf is the row of k, made (with its cells' names) the first time.
+	rowOf := func(k rowKey) *MultiRow {
+		if r := rows[k]; r != nil {
+			return r
+		}
+		dims := make(map[string]Cell, len(q.By))
+		for i, d := range q.By {
+			var cell Cell
+			id := k.ids[i]
+			switch d {
+			case DimAdvertiser:
+				if id != 0 {
+					cell = Cell{ID: strconv.FormatInt(id, 10), Name: cat.Advertisers[id]}
+				}
+			case DimCampaign:
+				if id != 0 {
+					cell = Cell{ID: strconv.FormatInt(id, 10)}
+					if camp := cat.Campaigns[id]; camp != nil {
+						cell.Name = camp.Name
+					}
+				}
+			case DimAd:
+				if id != 0 {
+					cell = Cell{ID: strconv.FormatInt(id, 10)}
+				}
+			case DimPlacement:
+				if pl := cat.Placements[id]; pl != nil {
+					cell = Cell{ID: strconv.FormatInt(id, 10), Name: pl.Name}
+				}
+			default:
+				cell = Cell{Value: k.vals[i]}
+			}
+			dims[d] = cell
+		}
+		r := &MultiRow{T: k.t, Dims: dims}
+		rows[k] = r
+		order = append(order, k)
 		return r
 	}
-	var adIDs []int64
 	type flatKey struct {
 		campaign int64
 		t        string
@@ -251,60 +319,31 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 			}
 		}
 	}
+	// window is a bucket's part of the range (the range with Total).
+	windows := map[string][2]time.Time{}
+	window := func(t string) (time.Time, time.Time) {
+		if t == "" {
+			return q.From, q.To
+		}
+		w, ok := windows[t]
+		if !ok {
+			from, _ := time.Parse(time.RFC3339, t)
+			w = [2]time.Time{maxTime(from, q.From), minTime(next(from, q.Granularity), q.To)}
+			windows[t] = w
+		}
+		return w[0], w[1]
+	}
 	var total Counts
 	for _, c := range cells {
-		var k rowKey
-		k.t = bucketOf(c.Day)
-		dims := make(map[string]Cell, len(q.By))
-		camp := cat.Campaigns[c.Campaign]
-		for i, d := range q.By {
-			var cell Cell
-			switch d {
-			case DimAdvertiser:
-				if camp != nil {
-					cell = Cell{ID: strconv.FormatInt(camp.AdvertiserID, 10), Name: cat.Advertisers[camp.AdvertiserID]}
-				}
-			case DimCampaign:
-				if c.Campaign != 0 {
-					cell = Cell{ID: strconv.FormatInt(c.Campaign, 10)}
-					if camp != nil {
-						cell.Name = camp.Name
-					}
-				}
-			case DimAd:
-				if c.Ad != 0 {
-					cell = Cell{ID: strconv.FormatInt(c.Ad, 10)}
-					adIDs = append(adIDs, c.Ad)
-				}
-			case DimPlacement:
-				if pl := cat.Placements[c.Placement]; pl != nil {
-					cell = Cell{ID: strconv.FormatInt(pl.ID, 10), Name: pl.Name}
-				}
-			case DimSite:
-				if pl := cat.Placements[c.Placement]; pl != nil {
-					cell = Cell{Value: pl.Site}
-				}
-			case DimCountry:
-				cell = Cell{Value: c.Country}
-			case DimDevice:
-				cell = Cell{Value: c.Device}
-			default:
-				cell = Cell{Value: c.Value}
-			}
-			dims[d] = cell
-			k.dims[i] = cell.ID + "\x00" + cell.Value
-		}
-		r := rowOf(k, dims)
+		k := keyOf(bucketOf(c.Day), c.Campaign, c.Placement, c.Ad, c.Country, c.Device, c.Value)
+		r := rowOf(k)
 		r.Counts.Add(c.Counts)
 		total.Add(c.Counts)
+		camp := cat.Campaigns[c.Campaign]
 		if camp == nil || camp.Price == nil {
 			continue
 		}
-		from, to := q.From, q.To
-		if k.t != "" {
-			from, _ = time.Parse(time.RFC3339, k.t)
-			from, to = maxTime(from, q.From), minTime(next(from, q.Granularity), q.To)
-		}
+		from, to := window(k.t)
 		s := Spend(camp, c.Counts, from, to)
 		if camp.Price.Model == "flat" { // the bucket's share, by verified impressions
 			if n := flatImps[flatKey{c.Campaign, k.t}]; n > 0 {
@@ -338,30 +377,8 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 			if len(q.Countries) > 0 && !slices.Contains(q.Countries, s.Country) || len(q.Devices) > 0 && !slices.Contains(q.Devices, s.Device) {
 				continue
 			}
-			var k rowKey
-			k.t = bucketOf(s.Hour)
-			dims := make(map[string]Cell, len(q.By))
-			pl := cat.Placements[s.Placement]
-			for i, d := range q.By {
-				var cell Cell
-				switch d {
-				case DimPlacement:
-					if pl != nil {
-						cell = Cell{ID: strconv.FormatInt(pl.ID, 10), Name: pl.Name}
-					}
-				case DimSite:
-					if pl != nil {
-						cell = Cell{Value: pl.Site}
-					}
-				case DimCountry:
-					cell = Cell{Value: s.Country}
-				case DimDevice:
-					cell = Cell{Value: s.Device}
-				}
-				dims[d] = cell
-				k.dims[i] = cell.ID + "\x00" + cell.Value
-			}
-			r := rowOf(k, dims)
+			k := keyOf(bucketOf(s.Hour), 0, s.Placement, 0, s.Country, s.Device, "")
+			r := rowOf(k)
 			r.addRequests(&s.RequestRow)
 			for o, n := range s.Outcomes {
 				reqTotal.Outcomes[o] += n
@@ -374,21 +391,35 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 	}
 	out.Totals.Metrics = withCounts(out.Totals.Metrics, total)
 	out.Totals.ecpm()
-	list := make([]MultiRow, 0, len(order))
+	type keyed struct {
+		k rowKey
+		r *MultiRow
+	}
+	sorted := make([]keyed, 0, len(order))
 	for _, k := range order {
-		r := rows[k]
+		sorted = append(sorted, keyed{k, rows[k]})
+	}
+	slices.SortFunc(sorted, func(a, b keyed) int {
+		return cmp.Or(strings.Compare(a.k.t, b.k.t), cmp.Compare(b.r.Impressions, a.r.Impressions), cmp.Compare(ptrInt(b.r.Requests), ptrInt(a.r.Requests)),
+			slices.Compare(a.k.ids[:], b.k.ids[:]), slices.Compare(a.k.vals[:], b.k.vals[:]))
+	})
+	list := make([]MultiRow, len(sorted))
+	for i, kr := range sorted {
+		r := kr.r
 		r.Metrics = withCounts(r.Metrics, r.Counts)
 		r.ecpm()
-		list = append(list, *r)
+		list[i] = *r
 	}
-	slices.SortFunc(list, func(a, b MultiRow) int {
-		return cmp.Or(strings.Compare(a.T, b.T), cmp.Compare(b.Impressions, a.Impressions), cmp.Compare(ptrInt(b.Requests), ptrInt(a.Requests)),
-			compareDims(a.Dims, b.Dims, q.By))
-	})
 	if q.Limit > 0 && len(list) > q.Limit {
 		list, out.Truncated = list[:q.Limit], true
 	}
 	if slices.Contains(q.By, DimAd) && cat.AdTitles != nil {
+		var adIDs []int64
+		for i := range list {
+			if id, err := strconv.ParseInt(list[i].Dims[DimAd].ID, 10, 64); err == nil {
+				adIDs = append(adIDs, id)
+			}
+		}
 		slices.Sort(adIDs)
 		titles, err := cat.AdTitles(ctx, slices.Compact(adIDs))
 		if err != nil {
@@ -439,17 +470,6 @@ func ptrInt(p *int64) int64 {
 		return 0
 	}
 	return *p
-}
-
-// compareDims orders rows of equal figures by their dimensions' values.
-func compareDims(a, b map[string]Cell, by []string) int {
-	for _, d := range by {
-		x, y := a[d], b[d]
-		if c := cmp.Or(strings.Compare(x.ID, y.ID), strings.Compare(x.Value, y.Value)); c != 0 {
-			return c
-		}
-	}
-	return 0
 }
 
 // dedupe is s without repeats, in first-seen order.

@@ -293,10 +293,13 @@ type sessionBody struct {
 	Currency string `json:"currency"`
 	// ReportKeys are the key-values reports count (-report-keys).
 	ReportKeys []string `json:"reportKeys"`
+	// An advertiser's or a publisher's account: its advertisers or its
+	// sites (the console shows it only its world).
+	marquee.Bounds
 }
 
 func (a *sessions) sessionBody(sctx context.Context, p auth.Principal) (sessionBody, error) {
-	b := sessionBody{Actor: p.Actor, KeyID: p.KeyID, Scopes: p.Scopes.List(), CSRFToken: p.CSRF, Currency: a.currency, ReportKeys: a.reportKeys}
+	b := sessionBody{Actor: p.Actor, KeyID: p.KeyID, Scopes: p.Scopes.List(), CSRFToken: p.CSRF, Currency: a.currency, ReportKeys: a.reportKeys, Bounds: p.Bounds}
 	if b.ReportKeys == nil {
 		b.ReportKeys = []string{}
 	}

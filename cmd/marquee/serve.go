@@ -89,6 +89,7 @@ type serveConfig struct {
 	eventsRetention  time.Duration
 	remnant          string
 	clickFlush       time.Duration
+	countRequests    bool            // -count-requests
 	linkDomains      web.LinkDomains // -link-domains, -default-domain, -unknown-hosts
 	events           eventsConfig
 	reports          reportsConfig
@@ -134,6 +135,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.capsMemory, "caps-memory", "256MiB", "with -counters memory, the most memory the users' frequency cap serves take (bytes with a unit); past it the users least likely to return are forgotten (docs/operations.md#frequency-caps)")
 	assetCache := fs.String("asset-cache", "64MiB", "capacity of the cache of GET /assets/…, the creatives' images: bytes with a unit, or entries")
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
+	fs.BoolVar(&c.countRequests, "count-requests", true, "count each decision's slots and what became of them: requests, fill rate and why slots stay empty (false: placements' reports have no requests)")
 	linkDomains := fs.String("link-domains", "", "comma-separated hosts that short links may belong to, each its own namespace of codes (go.brand.example,links.other.example)")
 	defaultDomain := fs.String("default-domain", "", "the host of the default domain's links (shown in the console; a link given it is on the default domain)")
 	unknownHosts := fs.String("unknown-hosts", "default", "what /r/{code} on a host that is not a link domain serves: default (the default domain's links) or 404")
@@ -248,7 +250,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 // depends on what (see stop).
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(net.Addr)) error {
 	setMemoryLimit(cfg.memoryLimit, memlimit.FromCgroup, log)
-	n := &node{cfg: cfg, log: log, reg: prometheus.NewRegistry(), requests: reports.NewRequests()}
+	n := &node{cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	if cfg.countRequests {
+		n.requests = reports.NewRequests()
+	}
 	defer n.close()
 	if err := n.open(ctx); err != nil {
 		return err

@@ -90,6 +90,10 @@
     return out;
   }
   const can = scope => !!session && session.scopes.includes(scope);
+  // The world of an advertiser's or a publisher's account (the API
+  // answers it only its own; the console shows it only its pages).
+  const asAdvertiser = () => !!session && !!(session.advertisers || []).length;
+  const asPublisher = () => !!session && !!(session.sites || []).length;
   const errorBox = e => el('div', { class: 'error', role: 'alert', text: e.status === 403 && e.body.missing ?
     'You may not do this: it needs the "' + e.body.missing + '" permission.' : 'Could not do that: ' + e.message });
 
@@ -153,9 +157,11 @@
     const top = document.getElementById('top');
     if (!session || publicPages.includes(here().path)) { top.hidden = true; return; }
     top.hidden = false;
-    const items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
-      ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
+    let items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
+      ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
       ['#/live', 'Live', null], ['#/webhooks', 'Webhooks', 'webhooks:admin'], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
+    if (asAdvertiser()) items = [['#/', 'Home', null], ['#/campaigns', 'Campaigns', 'campaigns:read'], ['#/ads', 'Ads', 'ads:read'], ['#/reports', 'Reports', 'reports:read']];
+    if (asPublisher()) items = [['#/', 'Home', null], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read']];
     const cur = '#' + here().path;
     const nav = document.getElementById('nav');
     nav.replaceChildren(...items.filter(i => !i[2] || can(i[2])).map(([h, t]) =>
@@ -520,8 +526,10 @@
     return el('div', { class: 'scroll' }, el('table', {}, el('thead', {}, el('tr', {}, ths)), body));
   }
 
-  // ---- Overview.
+  // ---- Overview (an advertiser's and a publisher's account: their home).
   route(/^\/$/, 'reports:read', async (_, q) => {
+    if (asAdvertiser()) return advertiserHome(q);
+    if (asPublisher()) return publisherHome(q);
     const rg = rangeOf(q);
     const prev = { from: new Date(Date.parse(rg.from) - rg.span).toISOString(), to: rg.from };
     const [ads, links, before] = await Promise.all([
@@ -537,6 +545,97 @@
         el('section', {}, el('h2', { text: 'Top links by clicks' }), table(['Link', { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }],
           (links.top || []).map(t => [el('a', { href: '#/links/' + encodeURIComponent(t.id), text: t.id }), num(t.clicks), num(t.conversions)]), 'No link was clicked in this range.'))),
       refresh());
+  });
+
+  // An advertiser's home: its campaigns' delivery and results in the range.
+  async function advertiserHome(q) {
+    const rg = rangeOf(q);
+    const rep = await api('GET', '/api/v1/reports' + statsQuery(rg, '&by=campaign'));
+    show(el('h1', { text: 'Your campaigns' }), rangePicker(q, '#/'), tiles(rep.totals, null),
+      rep.totals.revenue !== undefined ? el('p', { id: 'spend', text: 'Spend in this range: ' + money(rep.totals.revenue) }) : null,
+      el('section', { id: 'campaigns-results' }, el('h2', { text: 'Delivery and results' }),
+        table(['Campaign', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }, { t: 'Conversions', num: 1 }, { t: 'Viewability', num: 1 }, { t: 'Spend', num: 1 }],
+          rep.rows.map(r => [el('a', { href: '#/campaigns/' + r.dims.campaign.id, text: r.dims.campaign.name || 'Campaign ' + r.dims.campaign.id }),
+            num(r.impressions), num(r.clicks), pct(r.ctr), num(r.conversions), r.measured ? pct(r.viewability) : '—', r.revenue !== undefined ? money(r.revenue) : '—']),
+          'None of your campaigns was seen in this range.')),
+      el('p', {}, el('a', { href: '#/reports?by=campaign,country', text: 'More reports' })), refresh());
+  }
+  // A publisher's home: fill rate and revenue by placement in the range.
+  async function publisherHome(q) {
+    const rg = rangeOf(q);
+    const rep = await api('GET', '/api/v1/reports' + statsQuery(rg, '&by=placement'));
+    show(el('h1', { text: 'Your placements' }), rangePicker(q, '#/'),
+      el('div', { class: 'tiles' }, [['Requests', num(rep.totals.requests)], ['Filled', num(rep.totals.filled)], ['Fill rate', pct(rep.totals.fillRate)],
+        ['Revenue', rep.totals.revenue !== undefined ? money(rep.totals.revenue) : '—'], ['eCPM', rep.totals.ecpm !== undefined ? money(rep.totals.ecpm) : '—']]
+        .map(([k, v]) => el('div', { class: 'tile', 'data-kpi': k.toLowerCase().replace(' ', '-') }, el('div', { class: 'k', text: k }), el('div', { class: 'v', text: v })))),
+      el('section', { id: 'fill-by-placement' }, el('h2', { text: 'Fill rate and revenue by placement' }),
+        table(['Placement', { t: 'Requests', num: 1 }, { t: 'Filled', num: 1 }, { t: 'Fill rate', num: 1 }, { t: 'Impressions', num: 1 }, { t: 'Revenue', num: 1 }, { t: 'eCPM', num: 1 }],
+          rep.rows.map(r => [el('a', { href: '#/placements/' + r.dims.placement.name, text: r.dims.placement.name }), num(r.requests), num(r.filled),
+            r.fillRate !== undefined ? pct(r.fillRate) : '—', num(r.impressions), r.revenue !== undefined ? money(r.revenue) : '—', r.ecpm !== undefined ? money(r.ecpm) : '—']),
+          'None of your placements was asked for in this range.')),
+      el('p', {}, el('a', { href: '#/reports?by=placement,country', text: 'More reports' })), refresh());
+  }
+
+  // ---- Reports by several dimensions: the table, its CSV and XLSX (the
+  // same cells), and saved reports with their schedules.
+  const reportDims = () => asAdvertiser() ? ['advertiser', 'campaign', 'ad', 'country', 'device'] :
+    asPublisher() ? ['placement', 'site', 'country', 'device'] : ['advertiser', 'campaign', 'ad', 'placement', 'site', 'country', 'device'];
+  route(/^\/reports$/, 'reports:read', async (_, q) => {
+    const dims = reportDims().concat((session.reportKeys || []).map(k => 'kv.' + k));
+    const by = (q.get('by') || dims[0]).split(',').filter(Boolean).slice(0, 3);
+    const gran = q.get('granularity') || 'total';
+    const rg = rangeOf(q);
+    const query = 'by=' + by.join(',') + '&granularity=' + gran;
+    const [rep, saved] = await Promise.all([api('GET', '/api/v1/reports' + statsQuery(rg, '&' + query)), api('GET', '/api/v1/saved-reports')]);
+    const pick = i => {
+      const s = el('select', { name: 'by' + i }, el('option', { value: '', text: i ? '(none)' : '' }), dims.map(d => el('option', { value: d, text: d, selected: by[i] === d })));
+      return field(i ? 'Then by' : 'By', s);
+    };
+    const picks = [0, 1, 2].map(pick);
+    const granSel = el('select', { name: 'granularity' }, ['total', 'day', 'month'].map(g => el('option', { value: g, text: g, selected: gran === g })));
+    const apply = () => {
+      const b = picks.map(p => p.querySelector('select').value).filter(Boolean);
+      go('#/reports?by=' + [...new Set(b)].join(',') + '&granularity=' + granSel.value + (q.get('range') ? '&range=' + q.get('range') : ''));
+    };
+    picks.concat([field('Granularity', granSel)]).forEach(f => f.querySelector('select').addEventListener('change', apply));
+    // The table: the export's columns, cell for cell.
+    const cur = session.currency;
+    const named = d => ['advertiser', 'campaign', 'ad', 'placement'].includes(d);
+    const head = (gran !== 'total' ? ['Time'] : []).concat(by.flatMap(d => named(d) ? [d + ' id', d] : [d]), [{ t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 },
+      { t: 'Conversions', num: 1 }, { t: 'Views', num: 1 }, { t: 'Viewability', num: 1 }, { t: 'Requests', num: 1 }, { t: 'Filled', num: 1 }, { t: 'Fill rate', num: 1 },
+      { t: 'Revenue (' + cur + ')', num: 1 }, { t: 'eCPM (' + cur + ')', num: 1 }]);
+    const opt = (v, f) => v === undefined ? '—' : f(v);
+    const rows = rep.rows.map(r => (gran !== 'total' ? [r.t] : []).concat(by.flatMap(d => { const c = r.dims[d] || {}; return named(d) ? [c.id || '—', c.name || '—'] : [c.value || '—']; }),
+      [num(r.impressions), num(r.clicks), pct(r.ctr), num(r.conversions), num(r.views), pct(r.viewability), opt(r.requests, num), opt(r.filled, num), opt(r.fillRate, pct),
+        opt(r.revenue, money), opt(r.ecpm, money)]));
+    const exportQ = statsQuery(rg, '&' + query);
+    const name = el('input', { name: 'name', placeholder: 'A name for this report' });
+    const every = el('select', { name: 'every' }, [['', 'Not emailed'], ['daily', 'Every day'], ['weekly', 'Every Monday'], ['monthly', 'Every month (the 1st)']]
+      .map(([v, t]) => el('option', { value: v, text: t })));
+    const to = el('input', { name: 'to', placeholder: 'ana@example.com, bo@example.com' });
+    const format = el('select', { name: 'format' }, ['csv', 'xlsx'].map(f => el('option', { value: f, text: f.toUpperCase() })));
+    const form = el('form', { id: 'save-report', class: 'row' }, field('Save as', name, 'name'), field('Email', every, 'schedule.every'),
+      field('To', to, 'schedule.to'), field('As', format, 'schedule.format'), el('button', { text: 'Save' }));
+    form.addEventListener('submit', async e => {
+      e.preventDefault();
+      const body = { name: name.value, query };
+      if (every.value) body.schedule = { every: every.value, to: to.value.split(',').map(x => x.trim()).filter(Boolean), format: format.value,
+        timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' };
+      try { await api('POST', '/api/v1/saved-reports', body); render(); } catch (err) { showProblems(form, err); }
+    });
+    show(el('h1', { text: 'Reports' }), rangePicker(q, '#/reports?' + query), el('div', { class: 'row' }, picks, field('Granularity', granSel)),
+      el('p', { class: 'row' }, el('a', { href: '/api/v1/reports' + exportQ + '&format=csv', download: 'report.csv', id: 'report-csv', text: 'Download CSV' }), ' ',
+        el('a', { href: '/api/v1/reports' + exportQ + '&format=xlsx', download: 'report.xlsx', id: 'report-xlsx', text: 'Download XLSX' })),
+      el('section', { id: 'report-table' }, table(head, rows, 'Nothing counted in this range.'),
+        rep.truncated ? el('p', { class: 'muted', text: 'The first ' + rep.rows.length + ' rows; the totals count them all.' }) : null,
+        el('p', { id: 'report-totals', class: 'muted', text: 'Totals: ' + num(rep.totals.impressions) + ' impressions' +
+          (rep.totals.requests !== undefined ? ', ' + num(rep.totals.requests) + ' requests, fill rate ' + pct(rep.totals.fillRate) : '') +
+          (rep.totals.revenue !== undefined ? ', revenue ' + money(rep.totals.revenue) : '') })),
+      el('section', {}, el('h2', { text: 'Saved reports' }), form,
+        table(['Name', 'Dimensions', 'Emailed', ''], saved.savedReports.map(s => [el('a', { href: '#/reports?' + s.query, text: s.name }), s.query,
+          s.schedule ? s.schedule.every + ' to ' + s.schedule.to.join(', ') + ' (' + s.schedule.format + ')' : '—',
+          confirmButton('Delete', 'Delete saved report ' + s.name + '?', async () => { await api('DELETE', '/api/v1/saved-reports/' + s.id); render(); })]),
+          'No saved report yet.')), refresh());
   });
 
   // ---- Reports of one ad or link.
@@ -984,8 +1083,14 @@
   // campaign), and the goal's pacing.
   route(/^\/campaigns$/, 'campaigns:read', async (_, q) => {
     const rg = rangeOf(new URLSearchParams('range=7d'));
-    const [advs, stats] = await Promise.all([advertiserNames(),
-      can('reports:read') ? api('GET', '/api/v1/stats' + statsQuery(rg, '&top=campaigns&limit=1000')).catch(() => null) : null]);
+    // Each campaign's week: from every campaign's top list, or, for an
+    // advertiser's account (which reads only its own), from its report by
+    // campaign.
+    const week = !can('reports:read') ? null : asAdvertiser() ?
+      api('GET', '/api/v1/reports' + statsQuery(rg, '&by=campaign')).then(r => ({ top: r.rows.map(x => ({ id: x.dims.campaign.id, impressions: x.impressions,
+        clicks: x.clicks, ctr: x.ctr, spend: x.revenue })) })).catch(() => null) :
+      api('GET', '/api/v1/stats' + statsQuery(rg, '&top=campaigns&limit=1000')).catch(() => null);
+    const [advs, stats] = await Promise.all([advertiserNames(), week]);
     const byId = new Map(((stats && stats.top) || []).map(t => [t.id, t]));
     const figures = stats ? [{ t: 'Impressions (7 days)', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }, { t: 'Spend', num: 1 }] : [];
     await listPage({ title: 'Campaigns', path: '/api/v1/campaigns', q, states: ['active', 'paused', 'archived'], newHref: '#/campaigns/new', newId: 'new-campaign',

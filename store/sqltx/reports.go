@@ -425,7 +425,7 @@ func (s *Store) ReplaceReports(ctx context.Context, b *reportrow.Batch, from, to
 				return err
 			}
 		}
-		for _, table := range []string{"report_reach", "report_dims", "report_cube", "report_cube_geo", "report_cube_kv"} {
+		for _, table := range []string{"report_reach", "report_dims", "report_cube", "report_cube_cp", "report_cube_geo", "report_cube_kv"} {
 			if _, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE slot = ? AND day >= ? AND day < ?`, b.Slot, from, to); err != nil {
 				return err
 			}
