@@ -1,8 +1,8 @@
 package reports
 
 import (
-	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 
 	"marquee"
 	"marquee/reportrow"
@@ -11,8 +11,9 @@ import (
 // Requests counts decisions' slots by placement, UTC hour, country and
 // device type, and what became of each (marquee.Outcome), in memory until
 // a Tally's flush adds them to the store in its transaction. Count is
-// safe from any goroutine and allocates nothing once a key was seen this
-// flush period.
+// safe from any goroutine; it takes no lock and allocates nothing once
+// its key was seen (the keys are few: an hour's placements × countries
+// × device types), only an atomic add.
 //
 // How exact: a flush (every -reports-flush, and at shutdown) writes
 // what was counted; a crash (kill -9) loses what was counted since the
@@ -20,71 +21,117 @@ import (
 // not come from the event files (a line per slot would cost the collector
 // a write per decision), so `marquee reports rebuild` keeps them.
 type Requests struct {
-	shards [requestShards]requestShard
+	table atomic.Pointer[map[RequestKey]*requestCounts] // read without a lock; replaced, never changed, under mu
+	mu    sync.Mutex
+	// retired are the keys the last take dropped from the table: taken
+	// once more by the next, for a Count that read them just before.
+	retired map[RequestKey]*requestCounts
 }
 
-// requestShards spreads Count's lock: a decision takes one shard's, picked
-// at random, so that cores seldom wait for each other.
-const requestShards = 16
-
-type requestShard struct {
-	mu sync.Mutex
-	m  map[RequestKey]*[marquee.NumOutcomes]int64
-	_  [40]byte // a cache line each
-}
+// requestCounts are one key's counts by outcome, each taken (swapped
+// with 0) by the flush.
+type requestCounts [marquee.NumOutcomes]atomic.Int64
 
 // RequestKey is what a slot's request is counted by.
 type RequestKey struct {
 	Placement int64
 	Hour      int64 // unix seconds of the UTC hour's start
 	Country   [2]byte
-	Device    string // a device type (marquee.DeviceTypes), "" unknown
+	Device    uint8 // 1 + its index in marquee.DeviceTypes, 0 unknown
+}
+
+// DeviceCode is a device type's code in a RequestKey.
+func DeviceCode(device string) uint8 {
+	for i, d := range marquee.DeviceTypes {
+		if d == device {
+			return uint8(i + 1)
+		}
+	}
+	return 0
 }
 
 // NewRequests returns an empty count.
 func NewRequests() *Requests {
 	r := &Requests{}
-	for i := range r.shards {
-		r.shards[i].m = map[RequestKey]*[marquee.NumOutcomes]int64{}
-	}
+	r.table.Store(&map[RequestKey]*requestCounts{})
 	return r
 }
 
 // Count counts one slot of k and its outcome.
 func (r *Requests) Count(k RequestKey, o marquee.Outcome) {
-	s := &r.shards[rand.Uint32()%requestShards]
-	s.mu.Lock()
-	c := s.m[k]
+	c := (*r.table.Load())[k]
 	if c == nil {
-		c = new([marquee.NumOutcomes]int64)
-		s.m[k] = c
+		c = r.add(k)
 	}
-	c[o]++
-	s.mu.Unlock()
+	c[o].Add(1)
 }
 
-// take returns what was counted since the last take, as rows, and starts
-// over.
+// add adds key k to the table (a copy with it: keys are few and new ones
+// rare) and returns its counts.
+func (r *Requests) add(k RequestKey) *requestCounts {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := *r.table.Load()
+	if c := old[k]; c != nil {
+		return c
+	}
+	t := make(map[RequestKey]*requestCounts, len(old)+1)
+	for key, c := range old {
+		t[key] = c
+	}
+	c := new(requestCounts)
+	t[k] = c
+	r.table.Store(&t)
+	return c
+}
+
+// keepHours is how long a key stays in the table after its hour: a
+// decision counts the hour it is made in, so an older key is never
+// counted again and can go.
+const keepHours = 2
+
+// take returns what was counted since the last take, as rows (each
+// counter swapped with 0: nothing is lost to a Count running meanwhile),
+// and retires the keys of hours no decision counts any more (taken once
+// more by the next take, then dropped).
 func (r *Requests) take() []reportrow.RequestRow {
-	at := map[RequestKey]int{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := *r.table.Load()
 	var rows []reportrow.RequestRow
-	for i := range r.shards {
-		s := &r.shards[i]
-		s.mu.Lock()
-		m := s.m
-		s.m = make(map[RequestKey]*[marquee.NumOutcomes]int64, len(m))
-		s.mu.Unlock()
-		for k, c := range m {
-			j, ok := at[k]
-			if !ok {
-				j = len(rows)
-				at[k] = j
-				rows = append(rows, reportrow.RequestRow{Hour: k.Hour, Placement: k.Placement, Country: countryOf(k.Country), Device: k.Device})
-			}
-			for o, n := range c {
-				rows[j].Outcomes[o] += n
-			}
+	collect := func(k RequestKey, c *requestCounts) {
+		row := reportrow.RequestRow{Hour: k.Hour, Placement: k.Placement, Country: countryOf(k.Country), Device: deviceOf(k.Device)}
+		n := int64(0)
+		for o := range c {
+			row.Outcomes[o] = c[o].Swap(0)
+			n += row.Outcomes[o]
 		}
+		if n > 0 {
+			rows = append(rows, row)
+		}
+	}
+	for k, c := range r.retired {
+		collect(k, c)
+	}
+	r.retired = nil
+	newest := int64(0)
+	for k := range t {
+		newest = max(newest, k.Hour)
+	}
+	keep := make(map[RequestKey]*requestCounts, len(t))
+	for k, c := range t {
+		collect(k, c)
+		if k.Hour > newest-keepHours*3600 {
+			keep[k] = c
+		} else {
+			if r.retired == nil {
+				r.retired = map[RequestKey]*requestCounts{}
+			}
+			r.retired[k] = c
+		}
+	}
+	if len(keep) < len(t) {
+		r.table.Store(&keep)
 	}
 	return rows
 }
@@ -98,23 +145,27 @@ func countryOf(c [2]byte) string {
 	return string(c[:])
 }
 
+// deviceOf is a device code's type ("" unknown).
+func deviceOf(code uint8) string {
+	if code == 0 || int(code) > len(marquee.DeviceTypes) {
+		return ""
+	}
+	return marquee.DeviceTypes[code-1]
+}
+
 // putBack returns rows a failed flush took.
 func (r *Requests) putBack(rows []reportrow.RequestRow) {
-	s := &r.shards[0]
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, row := range rows {
-		k := RequestKey{Placement: row.Placement, Hour: row.Hour, Device: row.Device}
+		k := RequestKey{Placement: row.Placement, Hour: row.Hour, Device: DeviceCode(row.Device)}
 		if row.Country != "ZZ" {
 			copy(k.Country[:], row.Country)
 		}
-		c := s.m[k]
+		c := (*r.table.Load())[k]
 		if c == nil {
-			c = new([marquee.NumOutcomes]int64)
-			s.m[k] = c
+			c = r.add(k)
 		}
 		for o, n := range row.Outcomes {
-			c[o] += n
+			c[o].Add(n)
 		}
 	}
 }

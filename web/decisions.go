@@ -313,15 +313,17 @@ func (d *decider) countRequests(ctx *fasthttp.RequestCtx, in *decisionInput, pla
 	if d.requests == nil {
 		return
 	}
-	k := reports.RequestKey{Hour: now.Unix() / 3600 * 3600, Device: r.Viewer.Device}
+	k := reports.RequestKey{Hour: now.Unix() / 3600 * 3600}
 	copy(k.Country[:], r.Viewer.CountryCode())
-	if k.Device == "" {
+	device := r.Viewer.Device
+	if device == "" {
 		ua := in.UserAgent
 		if len(ua) == 0 {
 			ua = ctx.UserAgent()
 		}
-		k.Device = targeting.DeviceType(ua)
+		device = targeting.DeviceType(ua)
 	}
+	k.Device = reports.DeviceCode(device)
 	for i := range r.Slots {
 		pl, ok := plan.Placement(r.Slots[i].Placement)
 		if !ok {
