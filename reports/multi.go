@@ -270,6 +270,13 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		if r := rows[k]; r != nil {
 			return r
 		}
+		r := &MultiRow{T: k.t} // its cells are named once it is known to be shown (dimsOf)
+		rows[k] = r
+		order = append(order, k)
+		return r
+	}
+	// dimsOf names the cells of a row's key.
+	dimsOf := func(k rowKey) map[string]Cell {
 		dims := make(map[string]Cell, len(q.By))
 		for i, d := range q.By {
 			var cell Cell
@@ -299,10 +306,7 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 			}
 			dims[d] = cell
 		}
-		r := &MultiRow{T: k.t, Dims: dims}
-		rows[k] = r
-		order = append(order, k)
-		return r
+		return dims
 	}
 	type flatKey struct {
 		campaign int64
@@ -403,15 +407,16 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		return cmp.Or(strings.Compare(a.k.t, b.k.t), cmp.Compare(b.r.Impressions, a.r.Impressions), cmp.Compare(ptrInt(b.r.Requests), ptrInt(a.r.Requests)),
 			slices.Compare(a.k.ids[:], b.k.ids[:]), slices.Compare(a.k.vals[:], b.k.vals[:]))
 	})
+	if q.Limit > 0 && len(sorted) > q.Limit {
+		sorted, out.Truncated = sorted[:q.Limit], true
+	}
 	list := make([]MultiRow, len(sorted))
 	for i, kr := range sorted {
 		r := kr.r
 		r.Metrics = withCounts(r.Metrics, r.Counts)
 		r.ecpm()
+		r.Dims = dimsOf(kr.k)
 		list[i] = *r
-	}
-	if q.Limit > 0 && len(list) > q.Limit {
-		list, out.Truncated = list[:q.Limit], true
 	}
 	if slices.Contains(q.By, DimAd) && cat.AdTitles != nil {
 		var adIDs []int64
