@@ -160,28 +160,14 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 	cq := reportrow.CubeQuery{Grain: reportrow.GrainEntity, From: q.From.Unix() / 86400 * 86400, To: q.To.Unix(), Bots: q.Bots,
 		Ads: q.Ads, Campaigns: q.Campaigns, Placements: q.Placements, Countries: q.Countries, Devices: q.Devices}
 	if len(q.Advertisers) > 0 {
-		var ids []int64
-		for id, c := range cat.Campaigns {
-			if slices.Contains(q.Advertisers, c.AdvertiserID) && (len(q.Campaigns) == 0 || slices.Contains(q.Campaigns, id)) {
-				ids = append(ids, id)
-			}
-		}
-		if len(ids) == 0 {
+		if cq.Campaigns = idsOf(cat.Campaigns, q.Campaigns, func(c *marquee.Campaign) bool { return slices.Contains(q.Advertisers, c.AdvertiserID) }); len(cq.Campaigns) == 0 {
 			return out, nil
 		}
-		cq.Campaigns = ids
 	}
 	if len(q.Sites) > 0 {
-		var ids []int64
-		for id, pl := range cat.Placements {
-			if slices.Contains(q.Sites, pl.Site) && (len(q.Placements) == 0 || slices.Contains(q.Placements, id)) {
-				ids = append(ids, id)
-			}
-		}
-		if len(ids) == 0 {
+		if cq.Placements = idsOf(cat.Placements, q.Placements, func(p *marquee.Placement) bool { return slices.Contains(q.Sites, p.Site) }); len(cq.Placements) == 0 {
 			return out, nil
 		}
-		cq.Placements = ids
 	}
 	if len(q.Countries)+len(q.Devices) > 0 {
 		cq.Grain = reportrow.GrainGeo
@@ -475,6 +461,18 @@ func ptrInt(p *int64) int64 {
 		return 0
 	}
 	return *p
+}
+
+// idsOf is the ids of m's entries that keep keeps, of those of within
+// (none: any).
+func idsOf[T any](m map[int64]T, within []int64, keep func(T) bool) []int64 {
+	var ids []int64
+	for id, v := range m {
+		if keep(v) && (len(within) == 0 || slices.Contains(within, id)) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // dedupe is s without repeats, in first-seen order.

@@ -18,8 +18,28 @@ var cubeTables = map[string]struct{ table, dims string }{
 	reportrow.GrainKV:     {"report_cube_kv", "kv_key, kv_value"},
 }
 
-// outcomeList is the request tables' outcome columns, as a column list.
-var outcomeList = strings.Join(reportrow.OutcomeColumns[:], ", ")
+// outcomeList is the request tables' outcome columns, as a column list,
+// and outcomeSums their sums.
+var (
+	outcomeList = strings.Join(reportrow.OutcomeColumns[:], ", ")
+	outcomeSums = func() string {
+		sums := make([]string, len(reportrow.OutcomeColumns))
+		for i, c := range reportrow.OutcomeColumns {
+			sums[i] = "sum(" + c + ")"
+		}
+		return strings.Join(sums, ", ")
+	}()
+)
+
+// groupDests are the scan destinations of a query's group columns, in
+// group's order, from those of each name.
+func groupDests(group []string, of map[string]any) []any {
+	dst := make([]any, 0, len(group)+len(counters))
+	for _, g := range group {
+		dst = append(dst, of[g])
+	}
+	return dst
+}
 
 // upsertTuples adds n rows to table, rowBatch a statement: cols are the
 // columns args names (key first, then the columns added up), rowArgs
@@ -148,25 +168,8 @@ func (s *Store) CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportro
 	return withDB(ctx, s, "read reports by dimensions", func(db DB) ([]reportrow.CubeRow, error) {
 		return query(ctx, db, func(r Rows) (x reportrow.CubeRow, err error) {
 			x.Grain, x.Key = q.Grain, q.Key
-			dst := make([]any, 0, len(group)+len(counters))
-			for _, g := range q.Group {
-				switch g {
-				case "day":
-					dst = append(dst, &x.Day)
-				case "ad":
-					dst = append(dst, &x.Ad)
-				case "campaign":
-					dst = append(dst, &x.Campaign)
-				case "placement":
-					dst = append(dst, &x.Placement)
-				case "country":
-					dst = append(dst, &x.Country)
-				case "device":
-					dst = append(dst, &x.Device)
-				case "value":
-					dst = append(dst, &x.Value)
-				}
-			}
+			dst := groupDests(q.Group, map[string]any{"day": &x.Day, "ad": &x.Ad, "campaign": &x.Campaign, "placement": &x.Placement,
+				"country": &x.Country, "device": &x.Device, "value": &x.Value})
 			return x, r.Scan(scanCounts(dst, &x.Counts)...)
 		}, stmt, args...)
 	})
@@ -193,29 +196,13 @@ func (s *Store) RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]re
 		for _, g := range q.By {
 			group = append(group, map[string]string{"hour": t, "placement": "placement_id", "country": "country", "device": "device"}[g])
 		}
-		osum := make([]string, len(reportrow.OutcomeColumns))
-		for i, c := range reportrow.OutcomeColumns {
-			osum[i] = "sum(" + c + ")"
-		}
-		stmt := `SELECT ` + strings.Join(append(slices.Clone(group), osum...), ", ") + ` FROM ` + table + ` WHERE ` + where
+		stmt := `SELECT ` + strings.Join(append(group, outcomeSums), ", ") + ` FROM ` + table + ` WHERE ` + where
 		if len(group) > 0 {
 			stmt += ` GROUP BY ` + strings.Join(group, ", ")
 		}
 		rows, err := withDB(ctx, s, "read requests", func(db DB) ([]reportrow.RequestSum, error) {
 			return query(ctx, db, func(r Rows) (x reportrow.RequestSum, err error) {
-				dst := make([]any, 0, len(group)+len(reportrow.OutcomeColumns))
-				for _, g := range q.By {
-					switch g {
-					case "hour":
-						dst = append(dst, &x.Hour)
-					case "placement":
-						dst = append(dst, &x.Placement)
-					case "country":
-						dst = append(dst, &x.Country)
-					case "device":
-						dst = append(dst, &x.Device)
-					}
-				}
+				dst := groupDests(q.By, map[string]any{"hour": &x.Hour, "placement": &x.Placement, "country": &x.Country, "device": &x.Device})
 				for i := range x.Outcomes {
 					dst = append(dst, &x.Outcomes[i])
 				}
@@ -233,12 +220,8 @@ func (s *Store) RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]re
 // rollUpRequests moves the hourly request rows of hours before cutoff
 // into daily rows (summed over slots).
 func (s *Store) rollUpRequests(ctx context.Context, tx Tx, cutoff int64) error {
-	osum := make([]string, len(reportrow.OutcomeColumns))
-	for i, c := range reportrow.OutcomeColumns {
-		osum[i] = "sum(" + c + ")"
-	}
 	if _, err := tx.Exec(ctx, `INSERT INTO report_requests_daily (day, placement_id, country, device, `+outcomeList+`)
-		SELECT hour - hour % 86400, placement_id, country, device, `+strings.Join(osum, ", ")+`
+		SELECT hour - hour % 86400, placement_id, country, device, `+outcomeSums+`
 		FROM report_requests WHERE hour < ? GROUP BY hour - hour % 86400, placement_id, country, device`+
 		s.upsert("report_requests_daily", "day, placement_id, country, device", reportrow.OutcomeColumns[:], nil), cutoff); err != nil {
 		return err
