@@ -87,19 +87,6 @@ func (ids *IDs) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// The roles of accounts outside the ad team, bound to advertisers or
-// sites.
-const (
-	RoleAdvertiser = "advertiser" // reads its advertisers' campaigns, ads and reports
-	RolePublisher  = "publisher"  // reads its sites' placements and their reports
-)
-
-// BoundScopes are the scopes a bound credential may hold: reads only.
-var BoundScopes = func() ScopeSet {
-	s, _, _ := ParseScopes([]string{string(ScopeAdsRead), string(ScopeCampaignsRead), string(ScopeReportsRead)})
-	return s
-}()
-
 // MaxBounds bounds the advertisers or sites of one account.
 const MaxBounds = 100
 

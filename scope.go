@@ -107,6 +107,19 @@ const (
 	RoleViewer = "viewer" // every read scope
 )
 
+// The roles of accounts outside the ad team, bound to advertisers or
+// sites (bounds.go).
+const (
+	RoleAdvertiser = "advertiser" // reads its advertisers' campaigns, ads and reports
+	RolePublisher  = "publisher"  // reads its sites' placements and their reports
+)
+
+// BoundScopes are the scopes a bound credential may hold: reads only.
+var BoundScopes = func() ScopeSet {
+	s, _, _ := ParseScopes([]string{string(ScopeAdsRead), string(ScopeCampaignsRead), string(ScopeReportsRead)})
+	return s
+}()
+
 // Roles lists the roles, most powerful first.
 var Roles = []string{RoleOwner, RoleAdmin, RoleEditor, RoleViewer, RoleAdvertiser, RolePublisher}
 

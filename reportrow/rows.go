@@ -8,8 +8,6 @@ package reportrow
 import (
 	"slices"
 	"strings"
-
-	"marquee"
 )
 
 // Key names one report row: an ad or a link, the UTC hour (or day) it
@@ -295,7 +293,7 @@ type RequestRow struct {
 	Placement int64 // the placement's id
 	Country   string
 	Device    string // a device type (targeting's $device: desktop, phone, tablet, tv, bot), "" unknown
-	Outcomes  [marquee.NumOutcomes]int64
+	Outcomes  [NumOutcomes]int64
 }
 
 // Requests is how many slots the row counts.
@@ -307,14 +305,15 @@ func (r *RequestRow) Requests() int64 {
 	return n
 }
 
+// NumOutcomes is how many outcomes a RequestRow counts: marquee.NumOutcomes
+// (package reports checks they agree; this package imports only the
+// standard library).
+const NumOutcomes = 11
+
 // OutcomeColumns are the stored columns of RequestRow.Outcomes, in
-// marquee.Outcome's order.
-var OutcomeColumns = func() (cols [marquee.NumOutcomes]string) {
-	for i, name := range marquee.OutcomeNames {
-		cols[i] = "o_" + strings.ToLower(name)
-	}
-	return cols
-}()
+// marquee.Outcome's order (its names, lower case, after "o_").
+var OutcomeColumns = [NumOutcomes]string{"o_filled", "o_house", "o_nocampaign", "o_wrongsize", "o_notrunning", "o_untargeted",
+	"o_inrequest", "o_capped", "o_goalmet", "o_paced", "o_consent"}
 
 // RequestQuery selects request rows to sum.
 type RequestQuery struct {

@@ -28,6 +28,10 @@ type Requests struct {
 	retired map[RequestKey]*requestCounts
 }
 
+// The outcomes a report row counts are the vocabulary's, in its order
+// (reportrow cannot import it).
+var _ = [1]struct{}{}[reportrow.NumOutcomes-int(marquee.NumOutcomes)]
+
 // requestCounts are one key's counts by outcome, each taken (swapped
 // with 0) by the flush.
 type requestCounts [marquee.NumOutcomes]atomic.Int64

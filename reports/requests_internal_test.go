@@ -1,10 +1,12 @@
 package reports
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
 	"marquee"
+	"marquee/reportrow"
 )
 
 // Counts from many goroutines, taken while they run: every slot is in
@@ -80,5 +82,14 @@ func TestRequestsRetireOldHours(t *testing.T) {
 	r.Count(cur, marquee.House)
 	if rows := r.take(); len(rows) != 1 || rows[0].Hour != cur.Hour || rows[0].Outcomes[marquee.House] != 1 {
 		t.Fatalf("third take = %+v; want the current hour's", rows)
+	}
+}
+
+// The stored columns of the outcomes are the vocabulary's names.
+func TestOutcomeColumns(t *testing.T) {
+	for o, name := range marquee.OutcomeNames {
+		if want := "o_" + strings.ToLower(name); reportrow.OutcomeColumns[o] != want {
+			t.Errorf("column of %s = %q; want %q", name, reportrow.OutcomeColumns[o], want)
+		}
 	}
 }
