@@ -10,7 +10,7 @@ import (
 // the cube (reportrow.CubeRow), as counted before the flush resolves the
 // placement's name.
 type ckey struct {
-	grain        uint8 // grainEntity, grainGeo, grainKV
+	grain        uint8 // grainGeo or grainKV as counted; grainEntity and grainCP at the flush
 	day          int64
 	ad, campaign int64
 	placement    string
@@ -31,18 +31,11 @@ const (
 var grainNames = [...]string{reportrow.GrainEntity, reportrow.GrainCP, reportrow.GrainGeo, reportrow.GrainKV}
 
 // addCube counts an event (c) of ad, campaign and placement (each
-// optional, not all absent) on day in the cube's entity, campaign ×
-// placement and geo grains.
-// t.mu is held.
+// optional, not all absent) on day in the cube's geo grain: one map entry
+// an event; the flush sums the entity and campaign × placement grains
+// from it (resolveCube). t.mu is held.
 func (t *Tally) addCube(k ckey, c *Counts) {
-	k.grain = grainEntity
-	country, device := k.country, k.device
-	k.country, k.device = [2]byte{}, ""
-	addTo(t.cube, k, c)
-	cp := k
-	cp.grain, cp.ad = grainCP, 0
-	addTo(t.cube, cp, c)
-	k.grain, k.country, k.device = grainGeo, country, device
+	k.grain = grainGeo
 	addTo(t.cube, k, c)
 }
 
@@ -51,7 +44,20 @@ func (t *Tally) addCube(k ckey, c *Counts) {
 // as dropped with the event's rows).
 func resolveCube(ctx context.Context, p pending, b *Batch, known func(entity byte, id int64, code string) (found, error)) error {
 	at := map[reportrow.CubeRow]int{} // by key: counts zero
+	cube := make(map[ckey]*Counts, 3*len(p.cube))
 	for k, c := range p.cube {
+		addTo(cube, k, c)
+		if k.grain != grainGeo {
+			continue
+		}
+		// The coarser grains, summed from the geo grain's rows.
+		e := k
+		e.grain, e.country, e.device = grainEntity, [2]byte{}, ""
+		addTo(cube, e, c)
+		e.grain, e.ad = grainCP, 0
+		addTo(cube, e, c)
+	}
+	for k, c := range cube {
 		r := reportrow.CubeRow{Grain: grainNames[k.grain], Day: k.day, Ad: k.ad, Campaign: k.campaign, Bot: k.bot, Key: k.key, Value: k.value}
 		if k.grain == grainGeo {
 			r.Country, r.Device = string(k.country[:]), k.device
