@@ -1,6 +1,7 @@
 package marquee
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -98,7 +99,7 @@ func (s *Schedule) check(p Problems) {
 		p["schedule.every"] = "must be one of daily, weekly, monthly"
 	}
 	if s.Every == Weekly {
-		s.Weekday = strings.ToLower(cmpOr(s.Weekday, "monday"))
+		s.Weekday = strings.ToLower(cmp.Or(s.Weekday, "monday"))
 		if !slices.Contains(weekdays, s.Weekday) {
 			p["schedule.weekday"] = "must be a day of the week (monday … sunday)"
 		}
@@ -115,15 +116,15 @@ func (s *Schedule) check(p Problems) {
 	} else if s.MonthDay != 0 {
 		p["schedule.monthDay"] = "is for a monthly schedule"
 	}
-	s.At = cmpOr(s.At, "06:00")
+	s.At = cmp.Or(s.At, "06:00")
 	if _, err := time.Parse("15:04", s.At); err != nil || len(s.At) != 5 {
 		p["schedule.at"] = "must be HH:MM (24-hour, local)"
 	}
-	s.TimeZone = cmpOr(s.TimeZone, "UTC")
+	s.TimeZone = cmp.Or(s.TimeZone, "UTC")
 	if _, err := time.LoadLocation(s.TimeZone); err != nil || s.TimeZone == "Local" {
 		p["schedule.timeZone"] = fmt.Sprintf("unknown IANA time zone %q", s.TimeZone)
 	}
-	s.Format = cmpOr(s.Format, "csv")
+	s.Format = cmp.Or(s.Format, "csv")
 	if s.Format != "csv" && s.Format != "xlsx" {
 		p["schedule.format"] = "must be csv or xlsx"
 	}
@@ -139,13 +140,6 @@ func (s *Schedule) check(p Problems) {
 			s.To[i] = e
 		}
 	}
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Period is what one run of a schedule covers, [From, To), and when it is

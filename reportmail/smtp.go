@@ -2,6 +2,7 @@ package reportmail
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -48,15 +49,15 @@ func NewSMTP(rawURL, from string, tlsConfig *tls.Config) (*SMTP, error) {
 	noTLS := u.Query().Get("tls") == "none"
 	switch {
 	case u.Scheme == "smtps":
-		s.opts = append(s.opts, mail.WithSSL(), mail.WithPort(cmpOr(port, 465)))
+		s.opts = append(s.opts, mail.WithSSL(), mail.WithPort(cmp.Or(port, 465)))
 	case u.Scheme == "smtp" && noTLS:
 		ip, err := netip.ParseAddr(s.host)
 		if (err != nil || !ip.IsLoopback()) && s.host != "localhost" {
 			return nil, fmt.Errorf("-smtp: tls=none only for a relay on this machine (a loopback address), not %q", s.host)
 		}
-		s.opts = append(s.opts, mail.WithTLSPolicy(mail.NoTLS), mail.WithPort(cmpOr(port, 25)))
+		s.opts = append(s.opts, mail.WithTLSPolicy(mail.NoTLS), mail.WithPort(cmp.Or(port, 25)))
 	case u.Scheme == "smtp":
-		s.opts = append(s.opts, mail.WithTLSPolicy(mail.TLSMandatory), mail.WithPort(cmpOr(port, 587)))
+		s.opts = append(s.opts, mail.WithTLSPolicy(mail.TLSMandatory), mail.WithPort(cmp.Or(port, 587)))
 	default:
 		return nil, fmt.Errorf("-smtp %q: the scheme is smtp (STARTTLS) or smtps (TLS)", redact(rawURL))
 	}
@@ -68,13 +69,6 @@ func NewSMTP(rawURL, from string, tlsConfig *tls.Config) (*SMTP, error) {
 		s.opts = append(s.opts, mail.WithSMTPAuth(mail.SMTPAuthAutoDiscover), mail.WithUsername(u.User.Username()), mail.WithPassword(pass))
 	}
 	return s, nil
-}
-
-func cmpOr(n, def int) int {
-	if n == 0 {
-		return def
-	}
-	return n
 }
 
 // redact is an SMTP URL without its password (for errors and logs).
