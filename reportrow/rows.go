@@ -324,11 +324,6 @@ type RequestQuery struct {
 	By []string
 }
 
-// RequestSum is one group of summed request rows (the fields of By set).
-type RequestSum struct {
-	RequestRow
-}
-
 // The grains of cube rows: what a row is counted by beside its day, ad,
 // campaign and placement. Each event counts once in each grain; a report
 // reads the smallest grain that has its dimensions.
@@ -366,8 +361,3 @@ type CubeQuery struct {
 	Countries, Devices, Values []string
 	Bots                       bool // include bots' events
 }
-
-// CubeGroups are the columns a CubeQuery may group by, each with the
-// grain it needs ("" any).
-var CubeGroups = map[string]string{"day": "", "ad": "", "campaign": "", "placement": "",
-	"country": GrainGeo, "device": GrainGeo, "value": GrainKV}

@@ -369,7 +369,7 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 			}
 			k := keyOf(bucketOf(s.Hour), 0, s.Placement, 0, s.Country, s.Device, "")
 			r := rowOf(k)
-			r.addRequests(&s.RequestRow)
+			r.addRequests(&s)
 			for o, n := range s.Outcomes {
 				reqTotal.Outcomes[o] += n
 			}

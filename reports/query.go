@@ -22,7 +22,7 @@ type Reader interface {
 	ReportTags(ctx context.Context, q SumQuery, daily bool, metric string, limit int) ([]Sum, error)
 	ReportReach(ctx context.Context, entity string, id, from, to int64) ([]Reach, error)
 	CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportrow.CubeRow, error)
-	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestSum, error)
+	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestRow, error)
 }
 
 // Granularities of a report's series.
@@ -73,9 +73,15 @@ type Metrics struct {
 	Unfilled map[string]int64 `json:"unfilled,omitempty"`
 }
 
+// filledOf is how many of a request row's slots were filled: by a
+// campaign or by the house ad.
+func filledOf(r *reportrow.RequestRow) int64 {
+	return r.Outcomes[marquee.Filled] + r.Outcomes[marquee.House]
+}
+
 // addRequests adds a request row's slots to m.
 func (m *Metrics) addRequests(r *reportrow.RequestRow) {
-	n, f := r.Requests(), r.Outcomes[marquee.Filled]+r.Outcomes[marquee.House]
+	n, f := r.Requests(), filledOf(r)
 	if m.Requests != nil {
 		n += *m.Requests
 		f += *m.Filled
@@ -380,9 +386,9 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 			if i < 0 || i >= len(series) {
 				continue
 			}
-			out.Totals.addRequests(&r.RequestRow)
+			out.Totals.addRequests(&r)
 			p := &out.Series[i]
-			n, f := r.Requests()+ptrInt(p.Requests), r.Outcomes[marquee.Filled]+r.Outcomes[marquee.House]+ptrInt(p.Filled)
+			n, f := r.Requests()+ptrInt(p.Requests), filledOf(&r)+ptrInt(p.Filled)
 			p.Requests, p.Filled = &n, &f
 		}
 	}

@@ -63,11 +63,15 @@ func NewRequests() *Requests {
 
 // Count counts one slot of k and its outcome.
 func (r *Requests) Count(k RequestKey, o marquee.Outcome) {
-	c := (*r.table.Load())[k]
-	if c == nil {
-		c = r.add(k)
+	r.counts(k)[o].Add(1)
+}
+
+// counts is key k's counts, added to the table when k is new.
+func (r *Requests) counts(k RequestKey) *requestCounts {
+	if c := (*r.table.Load())[k]; c != nil {
+		return c
 	}
-	c[o].Add(1)
+	return r.add(k)
 }
 
 // add adds key k to the table (a copy with it: keys are few and new ones
@@ -164,10 +168,7 @@ func (r *Requests) putBack(rows []reportrow.RequestRow) {
 		if row.Country != "ZZ" {
 			copy(k.Country[:], row.Country)
 		}
-		c := (*r.table.Load())[k]
-		if c == nil {
-			c = r.add(k)
-		}
+		c := r.counts(k)
 		for o, n := range row.Outcomes {
 			c[o].Add(n)
 		}

@@ -114,7 +114,7 @@ type Store interface {
 	ReportTags(ctx context.Context, q reportrow.SumQuery, daily bool, metric string, limit int) ([]reportrow.Sum, error)
 	ReportReach(ctx context.Context, entity string, id, from, to int64) ([]reportrow.Reach, error)
 	CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportrow.CubeRow, error)
-	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestSum, error)
+	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestRow, error)
 	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
 
 	// Saved reports and their schedules' delivery log (web, reportmail).

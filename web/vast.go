@@ -46,7 +46,8 @@ func handleVAST(d *decider) handler {
 		}
 		var slots [1]delivery.Slot
 		now := d.now()
-		req, lim, err := d.request(ctx, &in, d.engine.Plan(), slots[:], now)
+		plan := d.engine.Plan()
+		req, lim, err := d.request(ctx, &in, plan, slots[:], now)
 		if err != nil {
 			return asParams(err)
 		}
@@ -59,7 +60,7 @@ func handleVAST(d *decider) handler {
 		var outcomes [1]marquee.Outcome
 		chosen := d.engine.DecideOutcomes(cctx, &req, now, rnd, outcomes[:])[0]
 		cancel()
-		d.countRequests(ctx, &in, d.engine.Plan(), &req, outcomes[:], lim, now)
+		d.countRequests(ctx, &in, plan, &req, outcomes[:], lim, now)
 		var raw [300]byte
 		head := appendOrigin(raw[:0], ctx)
 		bp := pagePool.Get().(*[]byte)

@@ -177,8 +177,8 @@ func (s *Store) CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportro
 
 // RequestSums sums the request rows of q's range (hourly rows and
 // rolled-up daily ones) by q.By.
-func (s *Store) RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestSum, error) {
-	var out []reportrow.RequestSum
+func (s *Store) RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestRow, error) {
+	var out []reportrow.RequestRow
 	for _, daily := range []bool{false, true} {
 		table, t := "report_requests", "hour"
 		if daily {
@@ -200,8 +200,8 @@ func (s *Store) RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]re
 		if len(group) > 0 {
 			stmt += ` GROUP BY ` + strings.Join(group, ", ")
 		}
-		rows, err := withDB(ctx, s, "read requests", func(db DB) ([]reportrow.RequestSum, error) {
-			return query(ctx, db, func(r Rows) (x reportrow.RequestSum, err error) {
+		rows, err := withDB(ctx, s, "read requests", func(db DB) ([]reportrow.RequestRow, error) {
+			return query(ctx, db, func(r Rows) (x reportrow.RequestRow, err error) {
 				dst := groupDests(q.By, map[string]any{"hour": &x.Hour, "placement": &x.Placement, "country": &x.Country, "device": &x.Device})
 				for i := range x.Outcomes {
 					dst = append(dst, &x.Outcomes[i])
