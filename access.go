@@ -231,8 +231,8 @@ func ParseKeyInput(body []byte, now time.Time) (KeyInput, error) {
 	switch b := in.Bounds; {
 	case len(b.Advertisers) > 0 && len(b.Sites) > 0:
 		p["sites"] = "a key is bound to advertisers or to sites, not both"
-	case b.Bound() && !BoundScopes.Contains(in.Scopes):
-		p["scopes"] = "a key bound to advertisers or sites reads only: " + strings.ReplaceAll(BoundScopes.String(), " ", ", ")
+	case b.Bound() && !BoundKeyScopes(b).Contains(in.Scopes):
+		p["scopes"] = "a key bound to advertisers or sites may hold only " + strings.ReplaceAll(BoundKeyScopes(b).String(), " ", ", ")
 	}
 	if _, ok := present(fields, "expiresAt"); ok {
 		t, ok := parseTimeField(fields, "expiresAt", p)

@@ -27,10 +27,11 @@ const MaxNotesLen = 10_000
 
 // Advertiser is who a campaign serves for.
 type Advertiser struct {
-	ID        int64     `json:"-"`
-	Name      string    `json:"name"`
-	Notes     string    `json:"notes"`
-	State     string    `json:"state"`
+	ID    int64  `json:"-"`
+	Name  string `json:"name"`
+	Notes string `json:"notes"`
+	State string `json:"state"`
+	AdvertiserSettings
 	CreatedAt time.Time `json:"-"`
 	UpdatedAt time.Time `json:"-"`
 }
@@ -39,6 +40,15 @@ type Advertiser struct {
 type AdvertiserInput struct {
 	Name  string `json:"name"`
 	Notes string `json:"notes"`
+	AdvertiserSettings
+}
+
+// AdvertiserSettings are what a store keeps of an advertiser as one JSON
+// document: its budget over all its campaigns (nil: no limit), whose
+// days are in TimeZone (an IANA name; "": UTC).
+type AdvertiserSettings struct {
+	Budget   *Budget `json:"budget,omitempty"`
+	TimeZone string  `json:"timeZone,omitempty"`
 }
 
 // MarshalJSON renders an advertiser with its id as a string and its times
@@ -54,16 +64,22 @@ func (a Advertiser) MarshalJSON() ([]byte, error) {
 }
 
 // Input returns what a client sets of a.
-func (a *Advertiser) Input() AdvertiserInput { return AdvertiserInput{Name: a.Name, Notes: a.Notes} }
+func (a *Advertiser) Input() AdvertiserInput {
+	return AdvertiserInput{Name: a.Name, Notes: a.Notes, AdvertiserSettings: a.AdvertiserSettings}
+}
 
 // ParseAdvertiserInput decodes and validates an advertiser body.
 func ParseAdvertiserInput(body []byte) (AdvertiserInput, error) {
 	var in AdvertiserInput
 	p := Problems{}
-	fields, ok := object(body, p, "name", "notes")
+	fields, ok := object(body, p, "name", "notes", "budget", "timeZone")
 	if !ok {
 		return in, Invalid("invalid advertiser", p)
 	}
+	if raw, ok := present(fields, "budget"); ok {
+		in.Budget = parseBudget(raw, "budget", p)
+	}
+	in.TimeZone = timeZoneField(fields, p)
 	in.Name = nameField(fields, "name", true, p)
 	if raw, ok := present(fields, "notes"); ok {
 		switch {
@@ -99,7 +115,11 @@ const (
 var (
 	GoalMetrics = []string{"impressions", "clicks", "conversions"}
 	CapWindows  = []string{"1h", "24h", "7d", "flight"}
-	PriceModels = []string{"cpm", "cpc", "cpa", "flat"}
+	// PriceModels: per 1,000 impressions (cpm), per 1,000 viewable
+	// impressions (vcpm), per click (cpc), per conversion (cpa), a flat
+	// fee for the whole flight (flat), a flat fee per day of the flight
+	// (daily).
+	PriceModels = []string{"cpm", "vcpm", "cpc", "cpa", "flat", "daily"}
 )
 
 // Weight bounds: a campaign's share within its tier.
@@ -167,8 +187,100 @@ type FrequencyCap struct {
 
 // Price is what a campaign pays, for revenue and spend in reports.
 type Price struct {
-	Model  string      `json:"model"`  // one of PriceModels
-	Amount json.Number `json:"amount"` // a decimal ≥ 0, as given
+	Model  string `json:"model"`  // one of PriceModels
+	Amount Micros `json:"amount"` // ≥ 0
+	// Currency is the install's (-currency), or "" when not given: a
+	// price in another currency is refused (docs/api.md#money).
+	Currency string `json:"currency,omitempty"`
+}
+
+// EventCost is what one event that price p bills costs, and the event
+// type it bills ("impression", "view", "click", "conversion"): "" for a
+// flat fee, which no event bills.
+func (p *Price) EventCost() (Nanos, string) {
+	switch p.Model {
+	case "cpm":
+		return Nanos(p.Amount), "impression" // a thousandth of the price in micro-units
+	case "vcpm":
+		return Nanos(p.Amount), "view"
+	case "cpc":
+		return p.Amount.Nanos(), "click"
+	case "cpa":
+		return p.Amount.Nanos(), "conversion"
+	}
+	return 0, ""
+}
+
+// Attribution windows of a campaign's conversions: a conversion goes to
+// the user's last click within PostClick or, failing that, to the last
+// viewable impression (else impression) within PostView
+// (docs/api.md#conversions).
+type Attribution struct {
+	PostClick Window `json:"postClick"`
+	PostView  Window `json:"postView"`
+}
+
+// Default and longest attribution windows.
+const (
+	DefaultPostClick = Window(30 * 24 * time.Hour)
+	DefaultPostView  = Window(24 * time.Hour)
+	MaxPostClick     = Window(90 * 24 * time.Hour)
+	MaxPostView      = Window(30 * 24 * time.Hour)
+)
+
+// Window is a span of whole hours, written "36h" or "30d" (0: "0h", no
+// attribution of that kind).
+type Window time.Duration
+
+// String writes w in days when it is whole days, else in hours.
+func (w Window) String() string {
+	h := int64(time.Duration(w) / time.Hour)
+	if h%24 == 0 && h > 0 {
+		return strconv.FormatInt(h/24, 10) + "d"
+	}
+	return strconv.FormatInt(h, 10) + "h"
+}
+
+// MarshalJSON writes w as its String.
+func (w Window) MarshalJSON() ([]byte, error) { return json.Marshal(w.String()) }
+
+// UnmarshalJSON reads "36h" or "30d".
+func (w *Window) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, ok := parseWindow(s)
+	if !ok {
+		return fmt.Errorf("want a window such as 36h or 30d, got %q", s)
+	}
+	*w = v
+	return nil
+}
+
+func parseWindow(s string) (Window, bool) {
+	if len(s) < 2 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[:len(s)-1], 10, 16)
+	if err != nil {
+		return 0, false
+	}
+	switch s[len(s)-1] {
+	case 'h':
+		return Window(time.Duration(n) * time.Hour), true
+	case 'd':
+		return Window(time.Duration(n) * 24 * time.Hour), true
+	}
+	return 0, false
+}
+
+// Windows are c's attribution windows, the defaults where it sets none.
+func (c *CampaignInput) Windows() Attribution {
+	if c.Attribution == nil {
+		return Attribution{PostClick: DefaultPostClick, PostView: DefaultPostView}
+	}
+	return *c.Attribution
 }
 
 // Campaign is a plan an advertiser's ads serve under.
@@ -199,6 +311,11 @@ type CampaignInput struct {
 	// (an IANA name; "": UTC).
 	Targeting *Targeting `json:"targeting,omitempty"`
 	TimeZone  string     `json:"timeZone,omitempty"`
+	// Budget is what the campaign may spend, each day in TimeZone and
+	// over its life (nil: no limit); Attribution its conversion windows
+	// (nil: the defaults).
+	Budget      *Budget      `json:"budget,omitempty"`
+	Attribution *Attribution `json:"attribution,omitempty"`
 }
 
 // CampaignSettings are the settings of a campaign a store keeps together
@@ -213,18 +330,21 @@ type CampaignSettings struct {
 	Keywords     []string      `json:"keywords,omitempty"`
 	Targeting    *Targeting    `json:"targeting,omitempty"`
 	TimeZone     string        `json:"timeZone,omitempty"`
+	Budget       *Budget       `json:"budget,omitempty"`
+	Attribution  *Attribution  `json:"attribution,omitempty"`
 }
 
 // Settings returns the settings of in that a store keeps as a document.
 func (in *CampaignInput) Settings() CampaignSettings {
 	return CampaignSettings{Goal: in.Goal, Pacing: in.Pacing, FrequencyCap: in.FrequencyCap, Price: in.Price,
-		Conditions: in.Conditions, Keywords: in.Keywords, Targeting: in.Targeting, TimeZone: in.TimeZone}
+		Conditions: in.Conditions, Keywords: in.Keywords, Targeting: in.Targeting, TimeZone: in.TimeZone,
+		Budget: in.Budget, Attribution: in.Attribution}
 }
 
 // SetSettings sets in's fields from a stored document.
 func (in *CampaignInput) SetSettings(s CampaignSettings) {
 	in.Goal, in.Pacing, in.FrequencyCap, in.Price, in.Conditions, in.Keywords = s.Goal, s.Pacing, s.FrequencyCap, s.Price, s.Conditions, s.Keywords
-	in.Targeting, in.TimeZone = s.Targeting, s.TimeZone
+	in.Targeting, in.TimeZone, in.Budget, in.Attribution = s.Targeting, s.TimeZone, s.Budget, s.Attribution
 }
 
 // MarshalJSON renders a campaign with its ids as strings and its times
@@ -265,7 +385,7 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 	var in CampaignInput
 	p := Problems{}
 	fields, ok := object(body, p, "advertiserId", "name", "startAt", "endAt", "priority", "weight", "goal", "pacing",
-		"frequencyCap", "price", "conditions", "keywords", "targeting", "timeZone")
+		"frequencyCap", "price", "conditions", "keywords", "targeting", "timeZone", "budget", "attribution")
 	if !ok {
 		return in, Invalid("invalid campaign", p)
 	}
@@ -291,15 +411,23 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 	if raw, ok := present(fields, "goal"); ok {
 		in.Goal = parseGoal(raw, p)
 	}
+	if raw, ok := present(fields, "budget"); ok {
+		in.Budget = parseBudget(raw, "budget", p)
+	}
 	def := PacingASAP
 	if in.Goal != nil {
 		def = PacingEven
 	}
 	in.Pacing = oneOfField(fields, "pacing", []string{PacingEven, PacingASAP}, def, p)
-	if _, given := present(fields, "pacing"); given && in.Pacing == PacingEven && in.Goal == nil {
-		if _, bad := p["goal"]; !bad {
-			p["pacing"] = "even pacing spreads a goal: set a goal, or use asap"
+	if _, given := present(fields, "pacing"); given && in.Pacing == PacingEven && in.Goal == nil && in.Budget == nil {
+		_, badGoal := p["goal"]
+		_, badBudget := p["budget"]
+		if !badGoal && !badBudget {
+			p["pacing"] = "even pacing spreads a goal or a budget: set one, or use asap"
 		}
+	}
+	if raw, ok := present(fields, "attribution"); ok {
+		in.Attribution = parseAttribution(raw, p)
 	}
 	if raw, ok := present(fields, "frequencyCap"); ok {
 		in.FrequencyCap = parseCap(raw, p)
@@ -316,14 +444,23 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 	if raw, ok := present(fields, "targeting"); ok {
 		in.Targeting = parseTargeting(raw, "targeting", p)
 	}
-	if raw, ok := present(fields, "timeZone"); ok {
-		if json.Unmarshal(raw, &in.TimeZone) != nil {
-			p["timeZone"] = "must be an IANA time zone name (\"America/New_York\")"
-		} else if _, err := ParseTimeZone(in.TimeZone); err != nil {
-			p["timeZone"] = err.Error()
-		}
-	}
+	in.TimeZone = timeZoneField(fields, p)
 	return in, Invalid("invalid campaign", p)
+}
+
+// timeZoneField reads an optional IANA time zone at "timeZone".
+func timeZoneField(fields map[string]json.RawMessage, p Problems) string {
+	raw, ok := present(fields, "timeZone")
+	if !ok {
+		return ""
+	}
+	var tz string
+	if json.Unmarshal(raw, &tz) != nil {
+		p["timeZone"] = "must be an IANA time zone name (\"America/New_York\")"
+	} else if _, err := ParseTimeZone(tz); err != nil {
+		p["timeZone"] = err.Error()
+	}
+	return tz
 }
 
 func parseGoal(raw json.RawMessage, p Problems) *Goal {
@@ -346,6 +483,35 @@ func parseGoal(raw json.RawMessage, p Problems) *Goal {
 	return g
 }
 
+func parseAttribution(raw json.RawMessage, p Problems) *Attribution {
+	fields, ok := subObject(raw, "attribution", p, "postClick", "postView")
+	if !ok {
+		return nil
+	}
+	a := &Attribution{PostClick: DefaultPostClick, PostView: DefaultPostView}
+	for _, w := range []struct {
+		name string
+		into *Window
+		max  Window
+	}{{"postClick", &a.PostClick, MaxPostClick}, {"postView", &a.PostView, MaxPostView}} {
+		raw, ok := present(fields, w.name)
+		if !ok {
+			continue
+		}
+		var s string
+		v, good := Window(0), json.Unmarshal(raw, &s) == nil
+		if good {
+			v, good = parseWindow(s)
+		}
+		if !good || v > w.max {
+			p["attribution."+w.name] = fmt.Sprintf("must be a window such as \"36h\" or \"30d\", at most %s", w.max)
+			continue
+		}
+		*w.into = v
+	}
+	return a
+}
+
 func parseCap(raw json.RawMessage, p Problems) *FrequencyCap {
 	fields, ok := subObject(raw, "frequencyCap", p, "count", "window")
 	if !ok {
@@ -364,28 +530,22 @@ func parseCap(raw json.RawMessage, p Problems) *FrequencyCap {
 }
 
 func parsePrice(raw json.RawMessage, p Problems) *Price {
-	fields, ok := subObject(raw, "price", p, "model", "amount")
+	fields, ok := subObject(raw, "price", p, "model", "amount", "currency")
 	if !ok {
 		return nil
 	}
 	pr := &Price{Model: requiredOneOf(fields, "model", "price", PriceModels, p)}
+	pr.Currency = currencyField(fields, "price.currency", p)
 	a, ok := present(fields, "amount")
 	if !ok {
 		p["price.amount"] = "is required"
 		return pr
 	}
-	var s string
-	if firstByte(a) == '"' {
-		json.Unmarshal(a, &s)
-	} else {
-		s = string(a)
+	m, err := ParseAmount(a)
+	if err != nil {
+		p["price.amount"] = err.Error()
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f > 1e9 || strings.ContainsAny(s, "eE") {
-		p["price.amount"] = "must be a decimal number from 0 to 1000000000 (e.g. 2.50)"
-		return pr
-	}
-	pr.Amount = json.Number(strconv.FormatFloat(f, 'f', -1, 64))
+	pr.Amount = m
 	return pr
 }
 

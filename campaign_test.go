@@ -29,7 +29,7 @@ func TestParseCampaignInput(t *testing.T) {
 		t.Fatalf("defaults = %+v, %v; want standard, weight 1, asap, no goal", in, err)
 	}
 	in, err = marquee.ParseCampaignInput([]byte(`{` + flight + `,"goal":{"metric":"impressions","daily":10},"price":{"model":"flat","amount":"1000.50"}}`))
-	if err != nil || in.Pacing != "even" || in.Goal.Daily != 10 || in.Price.Amount != "1000.5" {
+	if err != nil || in.Pacing != "even" || in.Goal.Daily != 10 || in.Price.Amount != 1000_500_000 {
 		t.Fatalf("a goal = %+v, %v; want even pacing by default, amount 1000.5", in, err)
 	}
 	refuses(t, "ParseCampaignInput", marquee.ParseCampaignInput, []badInput{
@@ -47,7 +47,7 @@ func TestParseCampaignInput(t *testing.T) {
 		{`{` + flight + `,"goal":{"metric":"clicks"}}`, "goal", "total, a daily amount"},
 		{`{` + flight + `,"goal":{"metric":"clicks","total":5,"daily":6}}`, "goal.daily", "more than the total"},
 		{`{` + flight + `,"goal":{"metric":"clicks","total":5,"x":1}}`, "goal.x", "unknown field"},
-		{`{` + flight + `,"pacing":"even"}`, "pacing", "set a goal"},
+		{`{` + flight + `,"pacing":"even"}`, "pacing", "set one"},
 		{`{` + flight + `,"pacing":"fast"}`, "pacing", "even, asap"},
 		{`{` + flight + `,"frequencyCap":{"count":3,"window":"2h"}}`, "frequencyCap.window", "1h, 24h, 7d, flight"},
 		{`{` + flight + `,"frequencyCap":{"window":"1h"}}`, "frequencyCap.count", "required"},

@@ -22,8 +22,10 @@ const (
 // limited when privacy says so: docs/privacy.md; verified on a tracking
 // URL's event that a decision vouches for: docs/api.md#verified-counts;
 // defaultFill on the events of a placement's default ad; redirected on a
-// redirect's click); a client may not send them.
-var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified", "defaultFill", "redirected"}
+// redirect's click; cost, attribution and conversionValue of what
+// money counts: docs/api.md#money); a client may not send them.
+var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified", "defaultFill", "redirected",
+	"cost", "attribution", "conversionValue"}
 
 // ConsentEventKeys are the fields that carry a visitor's consent (the
 // gdpr flag and the TCF string, as IAB names them): the server reads

@@ -28,6 +28,9 @@ const (
 	ScopeWebhooksAdmin Scope = "webhooks:admin"
 	// privacy:admin answers data subjects' requests (erasure).
 	ScopePrivacyAdmin Scope = "privacy:admin"
+	// conversions:write posts an advertiser's conversions (a server's
+	// postback).
+	ScopeConversionsWrite Scope = "conversions:write"
 )
 
 // Scopes lists every scope, in the order lists of scopes are given in.
@@ -40,7 +43,7 @@ type ScopeSet uint16
 const AllScopes = ScopeSet(1)<<len(scopeBits) - 1
 
 var scopeBits = [...]Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeCampaignsRead, ScopeCampaignsWrite,
-	ScopeReportsRead, ScopeKeysAdmin, ScopeWebhooksAdmin, ScopePrivacyAdmin}
+	ScopeReportsRead, ScopeKeysAdmin, ScopeWebhooksAdmin, ScopePrivacyAdmin, ScopeConversionsWrite}
 
 // Has reports whether s holds scope.
 func (s ScopeSet) Has(scope Scope) bool {
@@ -119,6 +122,16 @@ var BoundScopes = func() ScopeSet {
 	s, _, _ := ParseScopes([]string{string(ScopeAdsRead), string(ScopeCampaignsRead), string(ScopeReportsRead)})
 	return s
 }()
+
+// BoundKeyScopes are the scopes a key bound by b may hold: BoundScopes,
+// and, bound to advertisers, conversions:write (a postback of theirs).
+func BoundKeyScopes(b Bounds) ScopeSet {
+	if len(b.Advertisers) > 0 {
+		s, _, _ := ParseScopes([]string{string(ScopeConversionsWrite)})
+		return BoundScopes | s
+	}
+	return BoundScopes
+}
 
 // Roles lists the roles, most powerful first.
 var Roles = []string{RoleOwner, RoleAdmin, RoleEditor, RoleViewer, RoleAdvertiser, RolePublisher}

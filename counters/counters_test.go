@@ -193,3 +193,28 @@ func TestRedisLayout(t *testing.T) {
 		t.Errorf("the key's expiry = %v, %v; want at most the hour of its only cap", ttl, err)
 	}
 }
+
+func TestMemoryMoney(t *testing.T) {
+	ms := map[*testing.T]*counters.MemoryMoney{}
+	counterstest.RunMoney(t, func(t *testing.T, _ int) counterstest.Money {
+		if ms[t] == nil {
+			ms[t] = counters.NewMemoryMoney(1000)
+		}
+		return ms[t]
+	})
+}
+
+func TestRedisMoney(t *testing.T) {
+	url := os.Getenv("MARQUEE_TEST_REDIS")
+	if url == "" {
+		t.Skip("MARQUEE_TEST_REDIS is not set (e.g. redis://127.0.0.1:6379/0): the Redis money counters are not tested")
+	}
+	counterstest.RunMoney(t, func(t *testing.T, _ int) counterstest.Money {
+		r, err := counters.NewRedis(url, prefixOf(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
+	})
+}

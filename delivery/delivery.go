@@ -17,7 +17,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -456,6 +455,19 @@ func (p *Plan) Campaigns(fn func(*Campaign)) {
 	}
 }
 
+// Campaign returns what decisions know of campaign id (archived: none).
+func (p *Plan) Campaign(id int64) (*Campaign, bool) {
+	c, ok := p.campaigns[id]
+	return c, ok
+}
+
+// Windows are c's conversion attribution windows (the defaults where it
+// sets none).
+func (c *Campaign) Windows() marquee.Attribution { return c.CampaignInput.Windows() }
+
+// Loc is the campaign's time zone.
+func (c *Campaign) Loc() *time.Location { return c.loc }
+
 // Engine holds the current Plan and decides over it. Its methods are safe
 // for concurrent use; the feed is its only writer.
 type Engine struct {
@@ -466,6 +478,7 @@ type Engine struct {
 	readFirst bool
 	memo      memoCounters // the counters, when they keep a memo with each user's serves
 	pacing    *Pacing
+	budgets   *Budgets // nil: no budget is enforced
 	plan      atomic.Pointer[Plan]
 	mu        sync.Mutex // writers, and what they read:
 	// remnantECPM and rates (SetRemnant, SetRates) make the campaigns'
@@ -549,9 +562,7 @@ func (e *Engine) compileCampaign(mc marquee.Campaign, old *Plan) *Campaign {
 	}
 	c.tree = targeting.CompileTree(mc.Targeting, c.loc)
 	if pr := c.Price; pr != nil {
-		if f, err := strconv.ParseFloat(string(pr.Amount), 64); err == nil {
-			c.PriceMicros = int64(f * 1e6)
-		}
+		c.PriceMicros = int64(pr.Amount)
 	}
 	c.ECPM = ecpm(c, e.rates[c.ID])
 	if was := old.campaigns[c.ID]; was != nil {
@@ -1495,18 +1506,28 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 	return Choice{Ad: chosen, Campaign: c}, used.paced(e, c, now) // pacing last: it costs the most
 }
 
-// paced says whether pacing lets campaign c serve at now, and notes why
-// not (its goal met, or ahead of its pace) when it does not.
+// paced says whether pacing and budgets let campaign c serve at now, and
+// notes why not (its goal or budget met, or ahead of its pace; budgets
+// unknown count as paced) when they do not.
 func (u *usedSet) paced(e *Engine, c *Campaign, now time.Time) bool {
-	switch e.pacing.why(c, now) {
+	switch e.paceWhy(c, now) {
 	case "":
 		return true
-	case AheadOfPace:
+	case AheadOfPace, AheadOfBudget, BudgetUnknown:
 		u.note(marquee.PacedOut)
 	default:
 		u.note(marquee.GoalReached)
 	}
 	return false
+}
+
+// paceWhy is why pacing (a goal) or a budget keeps campaign c from
+// serving at now, or "".
+func (e *Engine) paceWhy(c *Campaign, now time.Time) string {
+	if w := e.pacing.why(c, now); w != "" || e.budgets == nil {
+		return w
+	}
+	return e.budgets.why(c, now)
 }
 
 // emptyWhy is why a slot of placement name found no candidate at all:
@@ -1580,7 +1601,7 @@ func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time
 	if w := p.campaignRules(c, r, used, now); w != "" {
 		return w
 	}
-	return e.pacing.why(c, now)
+	return e.paceWhy(c, now)
 }
 
 // campaignRules is campaignWhy but pacing: what is cheap to check, and

@@ -627,7 +627,11 @@ func TestCapsAcrossInstances(t *testing.T) {
 func TestRemnantECPM(t *testing.T) {
 	w := newWorld(t)
 	price := func(model, amount string) func(*marquee.Campaign) {
-		return func(c *marquee.Campaign) { c.Price = &marquee.Price{Model: model, Amount: json.Number(amount)} }
+		m, err := marquee.ParseMicros(amount)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func(c *marquee.Campaign) { c.Price = &marquee.Price{Model: model, Amount: m} }
 	}
 	cpm := w.camp(marquee.PriorityRemnant, 1, price("cpm", "2"))
 	cpc := w.camp(marquee.PriorityRemnant, 1, price("cpc", "0.5"))
@@ -667,7 +671,7 @@ func TestRemnantECPM(t *testing.T) {
 	if status[capped] != "chosen 9" || status[cpc] != delivery.Outbid+" 5" || status[cpm] != delivery.Outbid+" 2" || status[flat] != delivery.Outbid+" 0" {
 		t.Errorf("explain by eCPM: %v; want the CPM 9 chosen, the others outbid with their eCPMs", status)
 	}
-	w.campaigns[cpm-1].Price.Amount = "5" // now equal to the CPC's eCPM: they share by weight
+	w.campaigns[cpm-1].Price.Amount = 5_000_000 // now equal to the CPC's eCPM: they share by weight
 	w.campaigns[cpm-1].Weight = 3
 	w.campaigns[capped-1].State = marquee.StatePaused
 	w.ready(side)

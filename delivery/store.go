@@ -13,6 +13,8 @@ import (
 // the ads of campaigns — and the campaigns' verified delivery (the
 // reports' sums by campaign).
 type Store interface {
+	Advertiser(ctx context.Context, id int64) (marquee.Advertiser, error)
+	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
 	Campaign(ctx context.Context, id int64) (marquee.Campaign, error)
 	ListCampaigns(ctx context.Context, f marquee.ListFilter) ([]marquee.Campaign, int, error)
 	Placement(ctx context.Context, name string) (marquee.Placement, error)
@@ -40,6 +42,13 @@ func (e *Engine) Load(ctx context.Context, st Store, ads bool) error {
 		return err
 	}
 	e.SetCampaigns(cs, ps)
+	if e.budgets != nil {
+		as, err := marquee.ListAll(ctx, marquee.ListFilter{State: marquee.StateActive}, st.ListAdvertisers)
+		if err != nil {
+			return err
+		}
+		e.budgets.SetAdvertisers(as)
+	}
 	if err := e.loadDefaults(ctx, st); err != nil {
 		return err
 	}
@@ -126,8 +135,12 @@ func (e *Engine) RefreshDelivered(ctx context.Context, st Store, now, asOf time.
 	watched := map[int64]*Campaign{}
 	from := now
 	plan := e.Plan()
+	var advs map[int64]*budgetOwner
+	if e.budgets != nil {
+		advs = *e.budgets.advertisers.Load()
+	}
 	plan.Campaigns(func(c *Campaign) {
-		if c.Goal != nil || plan.NeedsRates(c) {
+		if c.Goal != nil || plan.NeedsRates(c) || c.Budget != nil || advs[c.AdvertiserID] != nil {
 			watched[c.ID] = c
 			if c.StartAt.Before(from) {
 				from = c.StartAt
@@ -136,6 +149,9 @@ func (e *Engine) RefreshDelivered(ctx context.Context, st Store, now, asOf time.
 	})
 	if len(watched) == 0 {
 		return nil
+	}
+	if err := e.refreshSpent(ctx, st, watched, advs, from, now); err != nil {
+		return err
 	}
 	day := now.Unix() / 86400 * 86400
 	out := map[int64]Delivered{}
@@ -180,6 +196,86 @@ func (e *Engine) RefreshDelivered(ctx context.Context, st Store, now, asOf time.
 	return nil
 }
 
+// refreshSpent sets the budgets' floors from the reports: what each
+// budgeted campaign and advertiser spent over its life (from the
+// earliest flight start of the plan) and today, from the hour its local
+// day started in (a zone half an hour off UTC counts the half hour
+// before its midnight too: the floor errs toward stopping).
+func (e *Engine) refreshSpent(ctx context.Context, st Store, watched map[int64]*Campaign, advs map[int64]*budgetOwner, from, now time.Time) error {
+	if e.budgets == nil {
+		return nil
+	}
+	floors := map[ownerKey]spendFloor{}
+	sum := func(entity string, since time.Time, fn func(id, nanos int64)) error {
+		for _, daily := range []bool{false, true} {
+			sums, err := st.ReportTop(ctx, reportrow.SumQuery{Entity: entity, From: since.Unix() / 3600 * 3600, To: now.Unix() + 3600}, daily, "impressions", 0)
+			if err != nil {
+				return err
+			}
+			for _, s := range sums {
+				fn(s.ID, s.Counts.SpendNanos)
+			}
+		}
+		return nil
+	}
+	days := map[int64][]ownerKey{} // owners by the unix second their day starts
+	add := func(k ownerKey, loc *time.Location) {
+		f := floors[k]
+		f.day = marquee.DayNumber(now, loc)
+		floors[k] = f
+		start := marquee.DayStart(now, loc).Unix()
+		days[start] = append(days[start], k)
+	}
+	for _, c := range watched {
+		if c.Budget != nil {
+			add(ownerKey{'c', c.ID}, c.loc)
+		}
+	}
+	for _, a := range advs {
+		add(ownerKey{'a', a.id}, a.loc)
+	}
+	if len(floors) == 0 {
+		e.budgets.reported.Store(&floors)
+		return nil
+	}
+	for _, entity := range []string{marquee.EntityCampaign, marquee.EntityAdvertiser} {
+		kind := byte('c')
+		if entity == marquee.EntityAdvertiser {
+			kind = 'a'
+		}
+		if err := sum(entity, from, func(id, n int64) {
+			if f, ok := floors[ownerKey{kind, id}]; ok {
+				f.total += n
+				floors[ownerKey{kind, id}] = f
+			}
+		}); err != nil {
+			return err
+		}
+		for start, keys := range days {
+			want := map[int64]bool{}
+			for _, k := range keys {
+				if k.kind == kind {
+					want[k.id] = true
+				}
+			}
+			if len(want) == 0 {
+				continue
+			}
+			if err := sum(entity, time.Unix(start, 0), func(id, n int64) {
+				if k := (ownerKey{kind, id}); want[id] {
+					f := floors[k]
+					f.today += n
+					floors[k] = f
+				}
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	e.budgets.reported.Store(&floors)
+	return nil
+}
+
 // From is the marquee.Applier that keeps the engine's plan in step with
 // the changelog, reading st: the ads a batch put and deleted, the
 // campaigns and placements it names (by id and name: Apply), or, on a
@@ -193,6 +289,13 @@ func (e *Engine) From(st Store) marquee.Applier {
 		}
 		if len(b.Put)+len(b.Deleted) > 0 {
 			e.PutAds(b.Put, b.Deleted, false)
+		}
+		if len(b.Advertisers) > 0 && e.budgets != nil {
+			puts, gone, err := readEach(ctx, b.Advertisers, st.Advertiser)
+			if err != nil {
+				return err
+			}
+			e.budgets.PutAdvertisers(puts, gone)
 		}
 		if len(b.Campaigns)+len(b.Placements) > 0 {
 			return e.Apply(ctx, st, b.Campaigns, b.Placements)

@@ -53,6 +53,14 @@ type Counts struct {
 	// verified: video viewability, apart from the tag's display figures.
 	VideoMeasured int64 `json:"videoMeasured"`
 	VideoViews    int64 `json:"videoViews"`
+	// Money (docs/api.md#money): of the conversions, those attributed to
+	// an impression rather than a click (post-view); the value the
+	// attributed conversions reported, in micro-units; and what the
+	// verified events cost at their decisions' prices, in nano-units (a
+	// flat fee is no event's: reports add it).
+	PostViewConversions int64 `json:"postViewConversions"`
+	ConversionValue     int64 `json:"-"` // reports show it in the currency (reports.Metrics)
+	SpendNanos          int64 `json:"-"`
 }
 
 // Columns are the stored columns of Counts, in the order of Fields: what
@@ -60,7 +68,7 @@ type Counts struct {
 var Columns = [...]string{"impressions", "clicks", "conversions", "measured", "views",
 	"starts", "first_quartiles", "midpoints", "third_quartiles", "completes",
 	"unverified_impressions", "unverified_clicks", "unverified_conversions", "unverified_views",
-	"video_measured", "video_views"}
+	"video_measured", "video_views", "post_view_conversions", "conversion_value_micros", "spend_nanos"}
 
 // Fields returns pointers to c's counts in the order of Columns (for a
 // row's scan, and to add counts one by one).
@@ -68,7 +76,7 @@ func (c *Counts) Fields() [len(Columns)]*int64 {
 	return [...]*int64{&c.Impressions, &c.Clicks, &c.Conversions, &c.Measured, &c.Views,
 		&c.Starts, &c.FirstQuartiles, &c.Midpoints, &c.ThirdQuartiles, &c.Completes,
 		&c.UnverifiedImpressions, &c.UnverifiedClicks, &c.UnverifiedConversions, &c.UnverifiedViews,
-		&c.VideoMeasured, &c.VideoViews}
+		&c.VideoMeasured, &c.VideoViews, &c.PostViewConversions, &c.ConversionValue, &c.SpendNanos}
 }
 
 // Add adds o to c. Field by field, not through Fields: a tally adds
@@ -90,6 +98,9 @@ func (c *Counts) Add(o Counts) {
 	c.UnverifiedViews += o.UnverifiedViews
 	c.VideoMeasured += o.VideoMeasured
 	c.VideoViews += o.VideoViews
+	c.PostViewConversions += o.PostViewConversions
+	c.ConversionValue += o.ConversionValue
+	c.SpendNanos += o.SpendNanos
 }
 
 // Events is how many events c counts: every count but Measured, which
@@ -100,7 +111,8 @@ func (c Counts) Events() int64 {
 	for _, p := range c.Fields() {
 		n += *p
 	}
-	return n - c.Measured - c.UnverifiedImpressions - c.UnverifiedClicks - c.UnverifiedConversions - c.UnverifiedViews
+	return n - c.Measured - c.UnverifiedImpressions - c.UnverifiedClicks - c.UnverifiedConversions - c.UnverifiedViews -
+		c.PostViewConversions - c.ConversionValue - c.SpendNanos
 }
 
 // Of returns the count of metric: "clicks", "conversions", "views", or
@@ -183,6 +195,41 @@ func (c *Counts) CountOf(typ []byte, measured, verified bool) bool {
 		return false
 	}
 	return true
+}
+
+// CountMoney adds to c, counted as CountOf counted an event, what the
+// server wrote of its money: its cost (nano-units, of a verified event
+// only), and a conversion's attribution ("view": post-view) and value
+// (micro-units). Malformed figures count nothing.
+func (c *Counts) CountMoney(verified bool, cost, attribution, value []byte) {
+	if verified && len(cost) > 0 {
+		if n, ok := parseCount(cost); ok {
+			c.SpendNanos += n
+		}
+	}
+	if len(attribution) > 0 && c.Conversions > 0 {
+		if string(attribution) == "view" {
+			c.PostViewConversions++
+		}
+		if n, ok := parseCount(value); ok {
+			c.ConversionValue += n
+		}
+	}
+}
+
+// parseCount reads a non-negative decimal integer of at most 18 digits.
+func parseCount(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, d := range b {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(d-'0')
+	}
+	return n, true
 }
 
 // Row is one report row.

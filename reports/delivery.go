@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -120,39 +119,48 @@ func ParseCurrency(code string) (string, error) {
 	return u.String(), nil
 }
 
-// Spend is what c's price makes of the verified counts m of [from, to)
-// (an unsigned beacon never bills): per thousand impressions (cpm), per
-// click (cpc), per conversion (cpa), or the flat amount's share of the
-// flight that the range covers; rounded to 1/10,000 of the currency. Nil
-// without a price.
-func Spend(c *marquee.Campaign, m Counts, from, to time.Time) *float64 {
+// Spend is what campaign c costs over [from, to) with the verified
+// counts m of that range: what its events cost at their decisions'
+// prices (m.SpendNanos, rounded to micro-units once) and a flat fee's
+// share of the range (FlatSpend). Nil without a price.
+func Spend(c *marquee.Campaign, m Counts, from, to time.Time) *marquee.Micros {
 	if c.Price == nil {
 		return nil
 	}
-	amount, err := strconv.ParseFloat(string(c.Price.Amount), 64)
-	if err != nil {
-		return nil
-	}
-	var s float64
-	switch c.Price.Model {
-	case "cpm":
-		s = float64(m.Verified("impressions")) / 1000 * amount
-	case "cpc":
-		s = float64(m.Verified("clicks")) * amount
-	case "cpa":
-		s = float64(m.Verified("conversions")) * amount
-	case "flat":
-		lo, hi := max(from.Unix(), c.StartAt.Unix()), min(to.Unix(), c.EndAt.Unix())
-		if hi > lo {
-			s = amount * float64(hi-lo) / float64(c.EndAt.Unix()-c.StartAt.Unix())
-		}
-	}
-	s = roundMoney(s)
+	s := marquee.Nanos(m.SpendNanos).Micros() + FlatSpend(c, from, to)
 	return &s
 }
 
-// roundMoney rounds an amount to 1/10,000 of the currency.
-func roundMoney(s float64) float64 { return math.Round(s*1e4) / 1e4 }
+// FlatSpend is a flat fee's share of [from, to): of a "flat" price, the
+// amount × the part of the flight the range covers; of a "daily" price,
+// the amount for each day of the flight (in the campaign's time zone:
+// a day of 23 or 25 hours costs one day) × the part of that day in the
+// range. 0 for other prices.
+func FlatSpend(c *marquee.Campaign, from, to time.Time) marquee.Micros {
+	lo, hi := maxTime(from, c.StartAt), minTime(to, c.EndAt)
+	if c.Price == nil || !hi.After(lo) {
+		return 0
+	}
+	switch c.Price.Model {
+	case "flat":
+		return c.Price.Amount.MulDiv(int64(hi.Sub(lo)/time.Second), int64(c.EndAt.Sub(c.StartAt)/time.Second))
+	case "daily":
+		loc, _ := marquee.ParseTimeZone(c.TimeZone)
+		if loc == nil {
+			loc = time.UTC
+		}
+		var s marquee.Micros
+		for day := marquee.DayStart(lo, loc); day.Before(hi); {
+			next := day.AddDate(0, 0, 1)
+			next = time.Date(next.Year(), next.Month(), next.Day(), 0, 0, 0, 0, loc)
+			part := minTime(next, hi).Sub(maxTime(day, lo))
+			s += c.Price.Amount.MulDiv(int64(part/time.Second), int64(next.Sub(day)/time.Second))
+			day = next
+		}
+		return s
+	}
+	return 0
+}
 
 // Price adds to rep, campaign c's report over q, what c's price makes of
 // it: the spend of the range and of each bucket of its series (a bucket
@@ -174,9 +182,8 @@ func (rp *Reporter) Price(rep *Report, c *marquee.Campaign, q Query) {
 }
 
 // AddSpend sets rep's spend to amount, in the Reporter's currency.
-func (rp *Reporter) AddSpend(rep *Report, amount float64) {
-	s := roundMoney(amount)
-	rep.Spend, rep.Currency = &s, rp.Currency
+func (rp *Reporter) AddSpend(rep *Report, amount marquee.Micros) {
+	rep.Spend, rep.Currency = &amount, rp.Currency
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -196,7 +203,7 @@ func minTime(a, b time.Time) time.Time {
 // Spending is what campaigns' prices make of a range: by campaign and by
 // advertiser, in the Reporter's currency.
 type Spending struct {
-	Campaigns, Advertisers map[int64]float64
+	Campaigns, Advertisers map[int64]marquee.Micros
 }
 
 // Spending answers what the prices of campaigns make of their verified
@@ -208,7 +215,7 @@ func (rp *Reporter) Spending(ctx context.Context, q Query, campaigns []marquee.C
 	if err := rp.eachTop(ctx, sq, "impressions", 0, rp.r.ReportTop, func(s Sum) { addTo(sums, s.ID, &s.Counts) }); err != nil {
 		return Spending{}, err
 	}
-	out := Spending{Campaigns: map[int64]float64{}, Advertisers: map[int64]float64{}}
+	out := Spending{Campaigns: map[int64]marquee.Micros{}, Advertisers: map[int64]marquee.Micros{}}
 	for i := range campaigns {
 		c := &campaigns[i]
 		var m Counts
@@ -217,7 +224,7 @@ func (rp *Reporter) Spending(ctx context.Context, q Query, campaigns []marquee.C
 		}
 		if s := Spend(c, m, q.From, q.To); s != nil {
 			out.Campaigns[c.ID] = *s
-			out.Advertisers[c.AdvertiserID] = roundMoney(out.Advertisers[c.AdvertiserID] + *s)
+			out.Advertisers[c.AdvertiserID] += *s
 		}
 	}
 	return out, nil

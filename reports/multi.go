@@ -81,12 +81,38 @@ type MultiRow struct {
 
 // MultiMetrics are a row's figures: the events' metrics, with requests,
 // filled slots and fill rate where the row's dimensions are the
-// request's (placement, site, country, device); revenue and eCPM from
-// the campaigns' prices where any has one.
+// request's (placement, site, country, device); money where a campaign
+// of the row has a price (or its events cost something).
 type MultiMetrics struct {
 	Metrics
-	Revenue *float64 `json:"revenue,omitempty"`
-	ECPM    *float64 `json:"ecpm,omitempty"`
+	*Money
+	flat   marquee.Micros // flat fees' share of the row
+	priced bool
+}
+
+// Money is what a report's row cost its advertisers, in the report's
+// currency: the spend (revenue is the same amount, the publisher's word
+// for it), per thousand verified impressions (eCPM), per verified click
+// (eCPC) and per verified conversion (eCPA), each 0 where it would
+// divide by 0; and the return on ad spend, the attributed conversions'
+// value ÷ spend (0 without spend).
+type Money struct {
+	Spend   marquee.Micros `json:"spend"`
+	Revenue marquee.Micros `json:"revenue"`
+	ECPM    marquee.Micros `json:"ecpm"`
+	ECPC    marquee.Micros `json:"ecpc"`
+	ECPA    marquee.Micros `json:"ecpa"`
+	ROAS    float64        `json:"roas"`
+}
+
+// MoneyOf is the money of spend over counts c.
+func MoneyOf(spend marquee.Micros, c *Counts) *Money {
+	m := &Money{Spend: spend, Revenue: spend, ECPM: spend.MulDiv(1000, c.Verified("impressions")),
+		ECPC: spend.MulDiv(1, c.Verified("clicks")), ECPA: spend.MulDiv(1, c.Verified("conversions"))}
+	if spend > 0 {
+		m.ROAS = float64(c.ConversionValue) / float64(spend)
+	}
+	return m
 }
 
 // MultiReport is the answer to a MultiQuery.
@@ -299,14 +325,9 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		t        string
 	}
 	flatImps := map[flatKey]int64{} // a flat-priced campaign's verified impressions a bucket
-	priced := false
 	for _, c := range cells {
-		camp := cat.Campaigns[c.Campaign]
-		if camp != nil && camp.Price != nil {
-			priced = true
-			if camp.Price.Model == "flat" {
-				flatImps[flatKey{c.Campaign, bucketOf(c.Day)}] += c.Verified("impressions")
-			}
+		if camp := cat.Campaigns[c.Campaign]; camp != nil && camp.Price != nil && FlatSpend(camp, q.From, q.To) > 0 {
+			flatImps[flatKey{c.Campaign, bucketOf(c.Day)}] += c.Verified("impressions")
 		}
 	}
 	// window is a bucket's part of the range (the range with Total).
@@ -323,6 +344,7 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		}
 		return w[0], w[1]
 	}
+	flats := map[flatKey]marquee.Micros{} // a campaign's flat fee a bucket
 	var total Counts
 	for _, c := range cells {
 		k := keyOf(bucketOf(c.Day), c.Campaign, c.Placement, c.Ad, c.Country, c.Device, c.Value)
@@ -330,20 +352,25 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		r.Counts.Add(c.Counts)
 		total.Add(c.Counts)
 		camp := cat.Campaigns[c.Campaign]
+		if c.SpendNanos > 0 {
+			r.priced, out.Totals.priced = true, true
+		}
 		if camp == nil || camp.Price == nil {
 			continue
 		}
-		from, to := window(k.t)
-		s := Spend(camp, c.Counts, from, to)
-		if camp.Price.Model == "flat" { // the bucket's share, by verified impressions
-			if n := flatImps[flatKey{c.Campaign, k.t}]; n > 0 {
-				*s = *s * float64(c.Verified("impressions")) / float64(n)
-			} else {
-				*s = 0
-			}
+		r.priced, out.Totals.priced = true, true
+		fk := flatKey{c.Campaign, k.t}
+		flat, ok := flats[fk]
+		if !ok {
+			from, to := window(k.t)
+			flat = FlatSpend(camp, from, to)
+			flats[fk] = flat
 		}
-		r.Revenue = addMoney(r.Revenue, *s)
-		out.Totals.Revenue = addMoney(out.Totals.Revenue, *s)
+		if n := flatImps[fk]; flat > 0 && n > 0 { // the bucket's share, by verified impressions
+			share := flat.MulDiv(c.Verified("impressions"), n)
+			r.flat += share
+			out.Totals.flat += share
+		}
 	}
 	// Requests, where the dimensions are theirs.
 	var reqTotal reportrow.RequestRow
@@ -376,11 +403,8 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		}
 		out.Totals.addRequests(&reqTotal)
 	}
-	if priced && out.Totals.Revenue == nil {
-		out.Totals.Revenue = new(float64)
-	}
 	out.Totals.Metrics = withCounts(out.Totals.Metrics, total)
-	out.Totals.ecpm()
+	out.Totals.money()
 	type keyed struct {
 		k rowKey
 		r *MultiRow
@@ -400,7 +424,7 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 	for i, kr := range sorted {
 		r := kr.r
 		r.Metrics = withCounts(r.Metrics, r.Counts)
-		r.ecpm()
+		r.money()
 		r.Dims = dimsOf(kr.k)
 		list[i] = *r
 	}
@@ -428,17 +452,12 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 	return out, nil
 }
 
-// ecpm sets m's eCPM: revenue per thousand verified impressions.
-func (m *MultiMetrics) ecpm() {
-	if m.Revenue == nil {
-		return
+// money sets m's Money, when it is priced: the events' cost (rounded
+// to micro-units once, for the row) and its flat fees' share.
+func (m *MultiMetrics) money() {
+	if m.priced {
+		m.Money = MoneyOf(marquee.Nanos(m.SpendNanos).Micros()+m.flat, &m.Counts)
 	}
-	*m.Revenue = roundMoney(*m.Revenue)
-	e := 0.0
-	if n := m.Verified("impressions"); n > 0 {
-		e = roundMoney(*m.Revenue * 1000 / float64(n))
-	}
-	m.ECPM = &e
 }
 
 // withCounts is m with counts c and their rates (its requests kept).
@@ -446,14 +465,6 @@ func withCounts(m Metrics, c Counts) Metrics {
 	out := metricsOf(c)
 	out.Requests, out.Filled, out.FillRate, out.Unfilled = m.Requests, m.Filled, m.FillRate, m.Unfilled
 	return out
-}
-
-func addMoney(p *float64, s float64) *float64 {
-	if p == nil {
-		p = new(float64)
-	}
-	*p += s
-	return p
 }
 
 func ptrInt(p *int64) int64 {

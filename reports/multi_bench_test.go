@@ -108,7 +108,7 @@ func benchCatalogOf() *reports.Catalog {
 	for i := range benchCampaigns {
 		c := &marquee.Campaign{ID: int64(i + 1), CampaignInput: marquee.CampaignInput{AdvertiserID: int64(i%20 + 1), Name: fmt.Sprintf("campaign %d", i+1)}}
 		if i%2 == 0 {
-			c.Price = &marquee.Price{Model: "cpm", Amount: "2.5"}
+			c.Price = &marquee.Price{Model: "cpm", Amount: 2_500_000}
 		}
 		cat.Campaigns[c.ID] = c
 	}

@@ -58,11 +58,15 @@ type Query struct {
 // (completes ÷ starts), each 0 where it divides by 0 — and unique users.
 type Metrics struct {
 	Counts
-	CTR              float64 `json:"ctr"`
-	Viewability      float64 `json:"viewability"`
-	VideoViewability float64 `json:"videoViewability"`
-	CompletionRate   float64 `json:"completionRate"`
-	Uniques          *int64  `json:"uniques,omitempty"`
+	// Of the conversions, those attributed to a click (post-click: all
+	// but the post-view ones), and the attributed conversions' value.
+	PostClickConversions int64          `json:"postClickConversions"`
+	ConversionValue      marquee.Micros `json:"conversionValue"`
+	CTR                  float64        `json:"ctr"`
+	Viewability          float64        `json:"viewability"`
+	VideoViewability     float64        `json:"videoViewability"`
+	CompletionRate       float64        `json:"completionRate"`
+	Uniques              *int64         `json:"uniques,omitempty"`
 	// Requests, filled slots (by a campaign or the house ad) and the fill
 	// rate (filled ÷ requests), and the unfilled slots by reason
 	// (marquee.OutcomeNames), in reports of placements and sites
@@ -110,7 +114,8 @@ func metricsOf(c Counts) Metrics {
 		ctr = ratio(c.Verified("clicks"), c.Verified("impressions"))
 	}
 	return Metrics{Counts: c, CTR: ctr, Viewability: ratio(c.Verified("views"), c.Measured),
-		VideoViewability: ratio(c.VideoViews, c.VideoMeasured), CompletionRate: ratio(c.Completes, c.Starts)}
+		VideoViewability: ratio(c.VideoViews, c.VideoMeasured), CompletionRate: ratio(c.Completes, c.Starts),
+		PostClickConversions: c.Conversions - c.PostViewConversions, ConversionValue: marquee.Micros(c.ConversionValue)}
 }
 
 // ratio is n ÷ d, or 0 when d is 0.
@@ -129,7 +134,7 @@ type Point struct {
 	Uniques *int64 `json:"uniques"`
 	// Spend is what a campaign's price makes of the bucket (campaign
 	// reports; see Reporter.Price).
-	Spend *float64 `json:"spend,omitempty"`
+	Spend *marquee.Micros `json:"spend,omitempty"`
 	// Requests and Filled are a placement's slots asked for and filled
 	// in the bucket (placement reports).
 	Requests *int64 `json:"requests,omitempty"`
@@ -154,7 +159,7 @@ type Part struct {
 	Metrics
 	// Spend is what a campaign's price (an advertiser's campaigns'
 	// prices) make of the part, in the report's currency.
-	Spend *float64 `json:"spend,omitempty"`
+	Spend *marquee.Micros `json:"spend,omitempty"`
 }
 
 // label is the value of the part's dimension, and the dimension's name.
@@ -191,12 +196,12 @@ type Report struct {
 	// and what its price makes of Totals (see Progress and Spend).
 	// An advertiser's report adds the spend of its campaigns. Currency
 	// is the spend's (ISO 4217, configured once: -currency).
-	Goal      *GoalProgress `json:"goal,omitempty"`
-	Spend     *float64      `json:"spend,omitempty"`
-	Currency  string        `json:"currency,omitempty"`
-	Series    []Point       `json:"series"`
-	Breakdown []Part        `json:"breakdown,omitempty"`
-	Top       []Part        `json:"top,omitempty"`
+	Goal      *GoalProgress   `json:"goal,omitempty"`
+	Spend     *marquee.Micros `json:"spend,omitempty"`
+	Currency  string          `json:"currency,omitempty"`
+	Series    []Point         `json:"series"`
+	Breakdown []Part          `json:"breakdown,omitempty"`
+	Top       []Part          `json:"top,omitempty"`
 }
 
 // Window is what a report covers, and how its series is cut.
@@ -597,11 +602,11 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
 	ftoa := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-	money := func(cells []string, s *float64) []string {
+	money := func(cells []string, s *marquee.Micros) []string {
 		if s == nil {
 			return append(cells, "", "")
 		}
-		return append(cells, ftoa(*s), r.Currency)
+		return append(cells, s.String(), r.Currency)
 	}
 	switch {
 	case len(r.Breakdown) > 0 || len(r.Top) > 0:

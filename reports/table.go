@@ -26,8 +26,9 @@ func (r *MultiReport) Table() (head []string, rows [][]any) {
 			head = append(head, d)
 		}
 	}
-	figures := []string{"impressions", "clicks", "ctr", "conversions", "views", "viewability", "requests", "filled", "fill rate",
-		"revenue (" + r.Currency + ")", "ecpm (" + r.Currency + ")"}
+	figures := []string{"impressions", "clicks", "ctr", "conversions", "post-click conversions", "post-view conversions", "views", "viewability",
+		"requests", "filled", "fill rate", "spend (" + r.Currency + ")", "ecpm (" + r.Currency + ")", "ecpc (" + r.Currency + ")",
+		"ecpa (" + r.Currency + ")", "conversion value (" + r.Currency + ")", "roas"}
 	head = append(head, figures...)
 	num := func(p *int64) any {
 		if p == nil {
@@ -42,8 +43,12 @@ func (r *MultiReport) Table() (head []string, rows [][]any) {
 		return *p
 	}
 	figs := func(m *MultiMetrics) []any {
-		return []any{m.Impressions, m.Clicks, m.CTR, m.Conversions, m.Views, m.Viewability, num(m.Requests), num(m.Filled),
-			flt(m.FillRate), flt(m.Revenue), flt(m.ECPM)}
+		cells := []any{m.Impressions, m.Clicks, m.CTR, m.Conversions, m.PostClickConversions, m.PostViewConversions, m.Views, m.Viewability,
+			num(m.Requests), num(m.Filled), flt(m.FillRate)}
+		if m.Money == nil {
+			return append(cells, nil, nil, nil, nil, m.ConversionValue.Float(), nil)
+		}
+		return append(cells, m.Spend.Float(), m.ECPM.Float(), m.ECPC.Float(), m.ECPA.Float(), m.ConversionValue.Float(), m.ROAS)
 	}
 	for i := range r.Rows {
 		row := &r.Rows[i]

@@ -277,10 +277,12 @@ func (t *Tally) count(lines []byte) {
 			continue
 		}
 		var c Counts
-		if !c.CountOf(f[eventline.Type], string(f[eventline.Measured]) == "1", string(f[eventline.Verified]) == "1") {
+		verified := string(f[eventline.Verified]) == "1"
+		if !c.CountOf(f[eventline.Type], string(f[eventline.Measured]) == "1", verified) {
 			t.skip("other type")
 			continue
 		}
+		c.CountMoney(verified, f[eventline.Cost], f[eventline.Attribution], f[eventline.ConvValue])
 		if len(f[eventline.Ad]) == 0 && len(f[eventline.Link]) == 0 && len(f[eventline.Campaign]) == 0 && len(f[eventline.Placement]) == 0 {
 			t.skip("no ad, link, campaign or placement")
 			continue

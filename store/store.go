@@ -131,6 +131,10 @@ type Store interface {
 	ReportDeliveries(ctx context.Context, id int64, limit int) ([]marquee.ReportDelivery, error)
 	ReplaceReports(ctx context.Context, b *reportrow.Batch, from, to int64) error
 
+	// Conversions counted once per advertiser and dedupe key (web).
+	AddConversion(ctx context.Context, c marquee.Conversion) (bool, error)
+	RemoveConversion(ctx context.Context, advertiser int64, dedupe string) error
+
 	// InsertAds and InsertLinks store many rows in one transaction (for
 	// seeding) with a single "reload" changelog entry, calling progress
 	// after each row; the rows are sqltx.BulkAdRow's and BulkLinkRow's

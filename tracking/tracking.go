@@ -171,6 +171,83 @@ func (s *Signer) Append(dst []byte, p *Payload) []byte {
 	return dst
 }
 
+// Click ids (docs/api.md#conversions): the id a click through Marquee
+// gives the landing page ({clickId}), for the advertiser's conversion to
+// name. It is the click's decision's payload, the click's time and
+// whether the click was verified, signed as a token is, after a mark
+// byte no payload starts with: a tracking token is not a click id, nor
+// the other way.
+const clickMark = 'C'
+
+// MaxClickAge is how long a click id is accepted: the longest post-click
+// window.
+const MaxClickAge = 90 * 24 * time.Hour
+
+// Clicked is what a click id says: the decision clicked (its Issued is the
+// click's time, its Expires MaxClickAge later), and whether the click
+// was verified (its impression counted first).
+type Clicked struct {
+	Payload
+	Verified bool
+}
+
+// AppendClick appends c's click id to dst.
+func (s *Signer) AppendClick(dst []byte, c *Clicked) []byte {
+	m := s.macs.Get().(*pooledMAC)
+	raw := append(m.raw[:0], clickMark)
+	raw = appendPayload(raw, &c.Payload)
+	v := byte(0)
+	if c.Verified {
+		v = 1
+	}
+	raw = append(raw, v)
+	raw = m.appendMAC(raw, raw)
+	n := enc.EncodedLen(len(raw))
+	dst = append(dst, make([]byte, n)...)
+	enc.Encode(dst[len(dst)-n:], raw)
+	m.raw = raw[:0]
+	s.macs.Put(m)
+	return dst
+}
+
+// ErrBadClick is the error of a click id that is not one of ours.
+var ErrBadClick = marquee.Errorf(marquee.KindInvalid, "invalid click id: it was not issued by this server or was changed")
+
+// OpenClick checks a click id's MAC and returns its click: ErrBadClick
+// for one that is not ours. Its age is the caller's to check (against a
+// campaign's post-click window).
+func (s *Signer) OpenClick(id []byte) (Clicked, error) {
+	var c Clicked
+	raw, ok := s.open(id)
+	if !ok || len(raw) < 2 || raw[0] != clickMark || raw[len(raw)-1] > 1 || !readPayload(raw[1:len(raw)-1], &c.Payload) {
+		return c, ErrBadClick
+	}
+	c.Verified = raw[len(raw)-1] == 1
+	return c, nil
+}
+
+// open decodes token and checks its MAC (under the key or the previous
+// one), returning the signed bytes (in a new slice).
+func (s *Signer) open(token []byte) ([]byte, bool) {
+	if len(token) > 512 {
+		return nil, false
+	}
+	var buf [384]byte
+	n, err := enc.Decode(buf[:], token)
+	if err != nil || n <= macLen {
+		return nil, false
+	}
+	raw, sum := buf[:n-macLen], buf[n-macLen:n]
+	var mine [macLen]byte
+	m := s.macs.Get().(*pooledMAC)
+	ours := hmac.Equal(sum, m.appendMAC(mine[:0], raw))
+	s.macs.Put(m)
+	if !ours && (s.previous == nil || !hmac.Equal(sum, mac(s.previous, raw))) {
+		return nil, false
+	}
+	return append([]byte(nil), raw...), true
+}
+
 // Errors of Open.
 var (
 	ErrBadToken = marquee.Errorf(marquee.KindInvalid, "invalid tracking token: it was not issued by this server or was changed")

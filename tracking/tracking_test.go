@@ -122,3 +122,39 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+// TestClickIDs: a click id opens to what it was made of; a tracking
+// token is no click id and a click id no token; a changed byte, or a
+// click id of another key, is refused.
+func TestClickIDs(t *testing.T) {
+	s, err := tracking.NewSigner([]byte("0123456789abcdef-click"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1_800_000_000, 0).UTC()
+	c := tracking.Clicked{Payload: tracking.Payload{Decision: [16]byte{9, 8, 7}, Ad: 5, Campaign: 3, Placement: "side", UserHash: 77, PriceMicros: 1_500_000,
+		Issued: at, Expires: at.Add(tracking.MaxClickAge), Country: "TW", Platform: "web", KV: "section=news"}, Verified: true}
+	id := s.AppendClick(nil, &c)
+	got, err := s.OpenClick(id)
+	if err != nil || got != c {
+		t.Fatalf("OpenClick(AppendClick(%+v)) = %+v, %v", c, got, err)
+	}
+	if _, err := s.Open(id, at); err == nil {
+		t.Errorf("Open(a click id) accepted it as a tracking token")
+	}
+	token := s.Append(nil, &c.Payload)
+	if _, err := s.OpenClick(token); err == nil {
+		t.Errorf("OpenClick(a tracking token) accepted it")
+	}
+	for i := range id {
+		bad := append([]byte(nil), id...)
+		bad[i] ^= 1
+		if _, err := s.OpenClick(bad); err == nil && string(bad) != string(id) {
+			t.Fatalf("OpenClick accepted the click id with byte %d changed", i)
+		}
+	}
+	other, _ := tracking.NewSigner([]byte("another-key-0123456789"), nil)
+	if _, err := other.OpenClick(id); err == nil {
+		t.Errorf("another key's signer accepted the click id")
+	}
+}

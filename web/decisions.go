@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/attribution"
 	"marquee/auth"
 	"marquee/delivery"
 	"marquee/jsonstr"
@@ -61,6 +62,12 @@ type decider struct {
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life: a URL fired twice counts once on an instance.
 	seen *otter.Cache[[17]byte, struct{}]
+	// touches keeps verified impressions for post-view attribution (nil:
+	// none is kept); conversions counts conversions once; currency is
+	// the install's (docs/api.md#conversions).
+	touches     *attribution.Recorder
+	conversions ConversionStore
+	currency    string
 }
 
 func newDecider(engine *delivery.Engine, signer *tracking.Signer, ttl time.Duration, events *eventLines, now func() time.Time) *decider {

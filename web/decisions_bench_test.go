@@ -44,7 +44,7 @@ func planServer(tb testing.TB, ps []marquee.Placement, reqs *reports.Requests, c
 	for i := range 1000 {
 		cs = append(cs, marquee.Campaign{ID: int64(i + 1), State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 1, Name: "c",
 			StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Priority: marquee.Priorities[i%4], Weight: 1 + i%100,
-			FrequencyCap: &marquee.FrequencyCap{Count: 5, Window: "24h"}, Price: &marquee.Price{Model: "cpm", Amount: "2.5"}}})
+			FrequencyCap: &marquee.FrequencyCap{Count: 5, Window: "24h"}, Price: &marquee.Price{Model: "cpm", Amount: 2_500_000}}})
 		for j := range 10 {
 			ads = append(ads, &marquee.Ad{ID: int64(i*10 + j + 1), CampaignID: int64(i + 1), StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour),
 				Title: fmt.Sprintf("Video %d", i*10+j+1), Creative: creative(i, j)})

@@ -82,6 +82,7 @@ func (s *Server) boundRoutes() map[string]boundKind {
 		"GET /api/v1/campaigns":              advertiserBound, "GET /api/v1/campaigns/{id}": advertiserBound,
 		"GET /api/v1/campaigns/{id}/stats": advertiserBound, "GET /api/v1/campaigns/{id}/delivery": advertiserBound,
 		"GET /api/v1/ads": advertiserBound, "GET /api/v1/ad/{id}/stats": advertiserBound,
+		"POST /api/v1/conversions": advertiserBound, // its own advertisers' (convert)
 		// A publisher's placements and their reports.
 		"GET /api/v1/placements": publisherBound, "GET /api/v1/placements/{name}": publisherBound,
 		"GET /api/v1/placements/{name}/stats": publisherBound,
@@ -91,7 +92,12 @@ func (s *Server) boundRoutes() map[string]boundKind {
 func (s *Server) apiRoutes() []route {
 	// Ads and campaigns whose targeting reads below the country need GeoIP.
 	adResource := adResource.checked(func(in *marquee.AdInput) marquee.Problems { return geoRules(s.geo != nil, in.Targeting) })
-	campaignResource := campaignResource.checked(func(in *marquee.CampaignInput) marquee.Problems { return geoRules(s.geo != nil, in.Targeting) })
+	campaignResource := campaignResource.checked(func(in *marquee.CampaignInput) marquee.Problems {
+		return merge(geoRules(s.geo != nil, in.Targeting), moneyRules(s.decisions.currency, in.Price, in.Budget))
+	})
+	advertiserResource := advertiserResource.checked(func(in *marquee.AdvertiserInput) marquee.Problems {
+		return moneyRules(s.decisions.currency, nil, in.Budget)
+	})
 	erase := handleEraseSubject(s.privSt, s.forget, s.events.privacy, s.retention, s.writer, s.now)
 	hooksOn := func(h storeHandler) storeHandler { return webhooksOn(s.hookSt, s.hooks, h) }
 	return []route{
@@ -181,6 +187,9 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/decisions", public, handleDecisions(s.decisions)},
 		{"OPTIONS", "/api/v1/decisions", public, handlePreflight()},
 		{"GET", "/t/{kind}/{token}", public, handleTracking(s.decisions)},
+		// Conversions: the advertiser's pixel and postback.
+		{"GET", "/conversion", public, handleConversionPixel(s.decisions)},
+		{"POST", "/api/v1/conversions", marquee.ScopeConversionsWrite, withStore(handleConversionPost(s.decisions))},
 		// The ad tag, HTML creatives' frames, and video ads (VAST).
 		{"GET", "/t.js", public, handleTagScript()},
 		{"GET", "/tag/{file}", public, handleTagScript()},

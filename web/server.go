@@ -23,6 +23,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/attribution"
 	"marquee/auth"
 	"marquee/cache"
 	"marquee/clicks"
@@ -94,6 +95,7 @@ type Store interface {
 	WebhookStore
 	PrivacyStore
 	SavedReportStore
+	ConversionStore
 }
 
 // Deps are the server's collaborators.
@@ -119,6 +121,9 @@ type Deps struct {
 	Auth         *auth.Auth // who requests are (keys, sessions, the bootstrap token)
 	// Webhooks delivers webhooks (nil: the webhook routes answer 404).
 	Webhooks Webhooks
+	// Touches keeps what users' impressions leave for post-view
+	// attribution (nil: conversions are attributed to clicks only).
+	Touches *attribution.Recorder
 	// Engine decides which ads fill slots; Signer signs and checks their
 	// tracking URLs.
 	Engine *delivery.Engine
@@ -217,12 +222,13 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.decisions.authenticate = s.authenticate
 	s.decisions.shared = d.SharedCounters
 	s.decisions.requests = d.Requests
+	s.decisions.touches, s.decisions.conversions = d.Touches, d.Store
 	s.multi = &multiReports{rp: d.Reports, store: d.Store, ads: d.Store}
 	s.saved, s.sender = d.Store, d.ReportSender
 	s.sessions = &sessions{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {
 		s.sessions.currency, s.sessions.reportKeys = d.Reports.Currency, d.Reports.Keys
-		s.decisions.reportKeys = d.Reports.Keys
+		s.decisions.reportKeys, s.decisions.currency = d.Reports.Keys, d.Reports.Currency
 	}
 	s.mux = newMux(s, s.routes())
 	return s

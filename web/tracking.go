@@ -9,10 +9,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/counters"
+	"marquee/delivery"
 	"marquee/eventline"
 	"marquee/privacy"
 	"marquee/tracking"
@@ -49,10 +52,12 @@ func handleTracking(d *decider) handler {
 			if _, fresh := d.seen.SetIfAbsent(key, struct{}{}); fresh {
 				verified, keep := d.vouch(kind, &p)
 				if keep {
-					if err := d.record(ctx, kind, &p, verified); err != nil {
+					c, cost := d.costOf(kind, &p, verified)
+					if err := d.record(ctx, kind, &p, verified, cost); err != nil {
 						d.seen.Invalidate(key)
 						return err
 					}
+					d.counted(ctx, kind, &p, c, cost, verified, token)
 				}
 				if kind == tracking.Impression && measured(ctx) {
 					d.seen.Set(markKey(measuredMark, p.Decision), struct{}{})
@@ -127,7 +132,7 @@ func (d *decider) vouch(kind byte, p *tracking.Payload) (verified, keep bool) {
 // record writes the event of a tracking URL: its type, ad, campaign,
 // placement and decision (what reports count it by), the hashed user,
 // and verified when the decision vouches for it (vouch).
-func (d *decider) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payload, verified bool) error {
+func (d *decider) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payload, verified bool, cost marquee.Nanos) error {
 	bp := linePool.Get().(*[]byte)
 	defer linePool.Put(bp)
 	var num [20]byte
@@ -150,6 +155,9 @@ func (d *decider) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payloa
 	}
 	if verified {
 		line = eventline.AppendPlain(line, "verified", "1")
+	}
+	if cost > 0 {
+		line = eventline.AppendPlain(line, "cost", strconv.AppendInt(num[:0], int64(cost), 10))
 	}
 	if p.Country != "" { // the decision's viewer's: reports count tag traffic by them
 		line = eventline.AppendPlain(line, "country", p.Country)
@@ -189,19 +197,65 @@ func isDigits(b []byte) bool {
 }
 
 // clickTarget is the click URL of the payload's ad with its macros
-// filled — {placement}, {campaign}, {ad}, and {conversionUrl}, the
+// filled — {placement}, {campaign}, {ad}, {conversionUrl}, the
 // decision's signed conversion URL (query-escaped) for the landing page
-// to fire — or "" when it has none.
+// to fire, and {clickId}, this click's signed id for the advertiser's
+// conversion to name (docs/api.md#conversions) — or "" when it has none.
 func (d *decider) clickTarget(ctx *fasthttp.RequestCtx, p *tracking.Payload, token []byte) string {
 	a, ok := d.engine.Plan().Ad(p.Ad)
 	if !ok || a.Creative == nil || a.Creative.ClickURL == "" {
 		return ""
 	}
-	conv := ""
+	conv, click := "", ""
 	if strings.Contains(a.Creative.ClickURL, "{conversionUrl}") {
 		var raw [300]byte
 		conv = url.QueryEscape(string(tracking.AppendPath(appendOrigin(raw[:0], ctx), tracking.Conversion, token)))
 	}
+	if strings.Contains(a.Creative.ClickURL, "{clickId}") {
+		now := d.now()
+		c := tracking.Clicked{Payload: *p}
+		c.Issued, c.Expires = now, now.Add(tracking.MaxClickAge)
+		_, c.Verified = d.seen.GetIfPresent(markKey(tracking.Impression, p.Decision)) // as vouch says of the click
+		click = string(d.signer.AppendClick(nil, &c))                                 // base64url: nothing to escape
+	}
 	return strings.NewReplacer("{placement}", url.QueryEscape(p.Placement), "{campaign}", strconv.FormatInt(p.Campaign, 10),
-		"{ad}", strconv.FormatInt(p.Ad, 10), "{conversionUrl}", conv).Replace(a.Creative.ClickURL)
+		"{ad}", strconv.FormatInt(p.Ad, 10), "{conversionUrl}", conv, "{clickId}", click).Replace(a.Creative.ClickURL)
+}
+
+// costOf is the campaign of a tracking event and what the event costs:
+// a verified event of the type its campaign's price bills (an
+// impression for CPM, a view for vCPM, a click for CPC, a conversion for
+// CPA), at the price its decision was made at (the payload's); 0 for
+// any other.
+func (d *decider) costOf(kind byte, p *tracking.Payload, verified bool) (*delivery.Campaign, marquee.Nanos) {
+	if p.Campaign == 0 {
+		return nil, 0
+	}
+	c, ok := d.engine.Plan().Campaign(p.Campaign)
+	if !ok || !verified || c.Price == nil {
+		return c, 0
+	}
+	pr := marquee.Price{Model: c.Price.Model, Amount: marquee.Micros(p.PriceMicros)}
+	cost, bills := pr.EventCost()
+	if bills != tracking.KindName(kind) {
+		return c, 0
+	}
+	return c, cost
+}
+
+// counted adds what a tracking event just written means for money: its
+// cost to its campaign's budgets, and, for a verified impression or view
+// of a visitor who may be followed, a touch for post-view attribution.
+func (d *decider) counted(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payload, c *delivery.Campaign, cost marquee.Nanos, verified bool, token []byte) {
+	now := d.now()
+	if b := d.engine.Budgets(); b != nil && c != nil && cost > 0 {
+		b.Spend(c, cost, now)
+	}
+	if d.touches == nil || c == nil || !verified || p.UserHash == 0 || privacy.Limit(p.Limit) != privacy.None || sentGPC(ctx) {
+		return
+	}
+	if kind == tracking.Impression || kind == tracking.View {
+		d.touches.Touch(counters.Touch{User: p.UserHash, Advertiser: c.AdvertiserID, Kind: kind, At: now.Unix(), Verified: true,
+			Token: append([]byte(nil), token...), TTL: time.Duration(marquee.MaxPostView)})
+	}
 }

@@ -110,6 +110,37 @@ func geoRules(hasGeo bool, t *marquee.Targeting) marquee.Problems {
 	return marquee.Problems{"targeting": "reads $region, $city or $metro, which need a GeoIP database: start the server with -geoip (a MaxMind-format City database)"}
 }
 
+// moneyRules refuses a price or a budget in a currency other than the
+// install's (one currency per install: docs/api.md#money).
+func moneyRules(install string, p *marquee.Price, b *marquee.Budget) marquee.Problems {
+	out := marquee.Problems{}
+	if p != nil {
+		if msg := marquee.CheckCurrency(p.Currency, install); msg != "" {
+			out["price.currency"] = msg
+		}
+	}
+	if b != nil {
+		if msg := marquee.CheckCurrency(b.Currency, install); msg != "" {
+			out["budget.currency"] = msg
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// merge is the problems of a and b together (nil: none).
+func merge(a, b marquee.Problems) marquee.Problems {
+	if len(a) == 0 {
+		return b
+	}
+	for k, v := range b {
+		a[k] = v
+	}
+	return a
+}
+
 // linkResource is a link on domains: named by its code and ?domain=, its
 // body's domain one of them.
 func linkResource(domains *LinkDomains) resource[string, marquee.LinkInput] {

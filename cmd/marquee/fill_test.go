@@ -174,8 +174,8 @@ func TestRequestsAndFill(t *testing.T) {
 	if err != nil || rc.status != 200 || len(records) != len(cp.Rows)+2 {
 		t.Fatalf("CSV = %d %s (%v); want a heading, %d rows and the totals", rc.status, rc.body, err, len(cp.Rows))
 	}
-	wantHead := []string{"t", "campaign id", "campaign", "placement id", "placement", "impressions", "clicks", "ctr", "conversions", "views",
-		"viewability", "requests", "filled", "fill rate", "revenue (EUR)", "ecpm (EUR)"}
+	wantHead := []string{"t", "campaign id", "campaign", "placement id", "placement", "impressions", "clicks", "ctr", "conversions",
+		"post-click conversions", "post-view conversions", "views", "viewability", "requests", "filled", "fill rate", "spend (EUR)", "ecpm (EUR)", "ecpc (EUR)", "ecpa (EUR)", "conversion value (EUR)", "roas"}
 	if !reflect.DeepEqual(records[0], wantHead) {
 		t.Errorf("CSV heading = %q; want %q", records[0], wantHead)
 	}

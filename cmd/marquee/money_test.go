@@ -90,7 +90,7 @@ func TestMoneyEverywhere(t *testing.T) {
 	// start of the impression's hour): the flat fee's share is still spent.
 	from, _ := time.Parse(time.RFC3339, now.Add(-time.Hour).Format(time.RFC3339)) // the flight's start, as sent
 	to := now.Truncate(time.Hour)
-	share := math.Round(100*to.Sub(from).Seconds()/7200*1e4) / 1e4
+	share := math.Round(100*to.Sub(from).Seconds()/7200*1e6) / 1e6 // to the micro-unit
 	quiet := "?from=" + from.Format(time.RFC3339) + "&to=" + to.Format(time.RFC3339)
 	if q := read("/api/v1/stats" + quiet + "&top=campaigns"); len(q.Top) != 1 || q.Top[0].Name != "Flat fee" || q.Top[0].Spend == nil || *q.Top[0].Spend != share {
 		t.Errorf("top campaigns of %s (no event) = %+v; want the flat fee's share, %v", quiet, q.Top, share)
@@ -107,7 +107,7 @@ func TestMoneyEverywhere(t *testing.T) {
 	csv := in.admin("GET", "/api/v1/stats"+range_+"&top=campaigns&format=csv", "").body
 	lines := strings.Split(csv, "\n")
 	if head, row := lines[0], lines[1]; len(lines) != 4 || !strings.HasPrefix(head, "id,name,impressions,") || !strings.HasSuffix(head, ",ctr,viewability,video_viewability,completion_rate,spend,currency") ||
-		!strings.HasPrefix(row, "1,Per mille,1,1,") || !strings.HasSuffix(row, ",1,0,0,0,2,EUR") || lines[2] != "2,Flat fee,"+strings.Repeat("0,", 20)+"100,EUR" {
+		!strings.HasPrefix(row, "1,Per mille,1,1,") || !strings.HasSuffix(row, ",1,0,0,0,2,EUR") || lines[2] != "2,Flat fee,"+strings.Repeat("0,", 23)+"100,EUR" {
 		t.Errorf("top campaigns' CSV =\n%s\nwant id,name,…,ctr,…,spend,currency, Per mille's row with CTR 1 and 2 EUR, the flat fee's with 100", csv)
 	}
 	series := in.admin("GET", "/api/v1/campaigns/1/stats"+range_+"&format=csv", "").body

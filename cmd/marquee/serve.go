@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"marquee/attribution"
 	"marquee/reportmail"
 	"math"
 	"net"
@@ -81,6 +82,8 @@ type serveConfig struct {
 	trackingTTL      time.Duration
 	counters         string
 	capsMemory       string
+	budgetSync       time.Duration
+	budgetStale      time.Duration
 	privacyMode      privacy.Mode // -privacy, parsed
 	privacy          string
 	currency         string // -currency, checked
@@ -135,6 +138,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.capsMemory, "caps-memory", "256MiB", "with -counters memory, the most memory the users' frequency cap serves take (bytes with a unit); past it the users least likely to return are forgotten (docs/operations.md#frequency-caps)")
 	assetCache := fs.String("asset-cache", "64MiB", "capacity of the cache of GET /assets/…, the creatives' images: bytes with a unit, or entries")
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
+	fs.DurationVar(&c.budgetSync, "budget-sync", 100*time.Millisecond, "how often this instance adds its spend to the shared counters (-counters) and reads every budget's (docs/api.md#budgets)")
+	fs.DurationVar(&c.budgetStale, "budget-stale", delivery.DefaultStaleAfter, "budgeted campaigns stop serving when no sync has reached the spend counters for this long (fail closed)")
 	fs.BoolVar(&c.countRequests, "count-requests", true, "count each decision's slots and what became of them: requests, fill rate and why slots stay empty (false: placements' reports have no requests)")
 	linkDomains := fs.String("link-domains", "", "comma-separated hosts that short links may belong to, each its own namespace of codes (go.brand.example,links.other.example)")
 	defaultDomain := fs.String("default-domain", "", "the host of the default domain's links (shown in the console; a link given it is on the default domain)")
@@ -177,6 +182,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.clickFlush <= 0 {
 		return c, fmt.Errorf("-click-flush must be positive")
+	}
+	if c.budgetSync <= 0 || c.budgetStale <= c.budgetSync {
+		return c, fmt.Errorf("-budget-sync must be positive and -budget-stale longer than it")
 	}
 	if c.linkDomains, err = web.ParseLinkDomains(*linkDomains, *defaultDomain, *unknownHosts); err != nil {
 		return c, err
@@ -292,6 +300,8 @@ type node struct {
 	assets     *cache.Cache[string, web.Image]
 	engine     *delivery.Engine
 	counters   capCounters
+	money      moneyCounters // spend and touches: memory, or Redis with -counters
+	touches    *attribution.Recorder
 	privacy    *privacy.Policy
 	signer     *tracking.Signer
 	assetStore web.AssetStore
@@ -336,6 +346,11 @@ func (n *node) open(ctx context.Context) error {
 		return err
 	}
 	n.engine = delivery.New(n.counters)
+	if n.money, err = openMoney(n.cfg); err != nil {
+		return err
+	}
+	n.engine.SetBudgets(delivery.NewBudgets(n.money, n.cfg.budgetStale))
+	n.touches = attribution.NewRecorder(n.money)
 	if err := n.engine.SetRemnant(n.cfg.remnant); err != nil {
 		return fmt.Errorf("-remnant: %w", err)
 	}
@@ -438,7 +453,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Events: n.events, Registry: n.reg,
 			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
-			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention, Requests: n.requests, ReportSender: sender})
+			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention, Requests: n.requests, ReportSender: sender, Touches: n.touches})
 	if n.schedules != nil {
 		n.schedules.Render = srv.RenderReport
 	}
@@ -496,6 +511,15 @@ func (n *node) startLoops() (stop func()) {
 	if m, ok := n.counters.(*counters.Memory); ok {
 		hourly(func() { m.Trim(time.Now()) })
 	}
+	// Money: the spend of every budget synced with the shared counters,
+	// and the touches of post-view attribution written to them; a failure
+	// is logged when it begins and when it ends.
+	loops.Go(func() {
+		n.engine.Budgets().Run(bg, n.engine, cfg.budgetSync, onTransition(log, "spend counters unreachable: budgeted campaigns stop after -budget-stale", "spend counters reachable again"))
+	})
+	loops.Go(func() {
+		n.touches.Run(bg, cfg.budgetSync, onTransition(log, "attribution touches not written; kept for the next try", "attribution touches written again"))
+	})
 	return func() { cancel(); loops.Wait() }
 }
 
@@ -506,6 +530,41 @@ func (n *node) startLoops() (stop func()) {
 func (n *node) refreshDelivered(ctx context.Context) error {
 	now := time.Now()
 	return n.engine.RefreshDelivered(ctx, n.st, now, now.Add(-n.cfg.reports.flush))
+}
+
+// onTransition returns a function of each try's error that logs down
+// when tries begin to fail and up when they work again.
+func onTransition(log *slog.Logger, down, up string) func(error) {
+	failing := false
+	return func(err error) {
+		switch {
+		case err != nil && !failing:
+			log.Warn(down, "err", err)
+		case err == nil && failing:
+			log.Info(up)
+		}
+		failing = err != nil
+	}
+}
+
+// moneyCounters keep what campaigns and advertisers spent and what users'
+// impressions leave for post-view attribution.
+type moneyCounters interface {
+	delivery.SpendCounters
+	attribution.Store
+}
+
+// MaxTouches is how many users × advertisers -counters memory keeps the
+// last impressions of, for post-view attribution (about 300 bytes each).
+const maxTouches = 200_000
+
+// openMoney opens the money counters: in memory, or, with -counters
+// redis://…, in that Redis under its own prefix.
+func openMoney(cfg serveConfig) (moneyCounters, error) {
+	if cfg.counters == "" || cfg.counters == "memory" {
+		return counters.NewMemoryMoney(maxTouches), nil
+	}
+	return counters.NewRedis(cfg.counters, "marquee:money:")
 }
 
 // capCounters are the frequency caps' counters: what decisions take and
@@ -741,6 +800,9 @@ func (n *node) close() {
 		n.geo.Close()
 	}
 	if c, ok := n.counters.(io.Closer); ok {
+		c.Close()
+	}
+	if c, ok := n.money.(io.Closer); ok {
 		c.Close()
 	}
 	if n.st != nil {

@@ -16,14 +16,32 @@ import (
 // change logged in the changelog (other instances drop what they cache
 // of them) and audited.
 
-const advertiserCols = `id, name, notes, state, created_at, updated_at`
+const advertiserCols = `id, name, notes, state, settings, created_at, updated_at`
 
 func scanAdvertiser(r Row) (marquee.Advertiser, error) {
 	var a marquee.Advertiser
 	var created, updated int64
-	err := r.Scan(&a.ID, &a.Name, &a.Notes, &a.State, &created, &updated)
+	var settings *string // NULL: none (rows before 0020)
+	if err := r.Scan(&a.ID, &a.Name, &a.Notes, &a.State, &settings, &created, &updated); err != nil {
+		return a, err
+	}
 	a.CreatedAt, a.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
-	return a, err
+	if settings != nil && *settings != "" {
+		if err := json.Unmarshal([]byte(*settings), &a.AdvertiserSettings); err != nil {
+			return a, fmt.Errorf("advertiser %d: decode settings: %w", a.ID, err)
+		}
+	}
+	return a, nil
+}
+
+// advertiserSettings is what a store keeps of in's settings: NULL when
+// it sets none.
+func advertiserSettings(in marquee.AdvertiserInput) (any, error) {
+	if in.AdvertiserSettings == (marquee.AdvertiserSettings{}) {
+		return nil, nil
+	}
+	b, err := json.Marshal(in.AdvertiserSettings)
+	return string(b), err
 }
 
 // nameTaken is the conflict of an active advertiser's name.
@@ -35,10 +53,13 @@ func nameTaken(name string) error {
 // has is a KindConflict error.
 func (s *Store) CreateAdvertiser(ctx context.Context, in marquee.AdvertiserInput) (marquee.Advertiser, error) {
 	return write(ctx, s, "create advertiser", func(tx Tx, now time.Time) (marquee.Advertiser, error) {
-		a := marquee.Advertiser{Name: in.Name, Notes: in.Notes, State: marquee.StateActive, CreatedAt: now, UpdatedAt: now}
-		var err error
-		a.ID, err = s.insertID(ctx, tx, `INSERT INTO advertisers (name, active_name, notes, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			"active_name", in.Name, in.Name, in.Notes, a.State, now.UnixMilli(), now.UnixMilli())
+		a := marquee.Advertiser{Name: in.Name, Notes: in.Notes, State: marquee.StateActive, AdvertiserSettings: in.AdvertiserSettings, CreatedAt: now, UpdatedAt: now}
+		settings, err := advertiserSettings(in)
+		if err != nil {
+			return a, err
+		}
+		a.ID, err = s.insertID(ctx, tx, `INSERT INTO advertisers (name, active_name, notes, state, settings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			"active_name", in.Name, in.Name, in.Notes, a.State, settings, now.UnixMilli(), now.UnixMilli())
 		if errors.Is(err, errDuplicate) {
 			return a, nameTaken(in.Name)
 		}
@@ -75,16 +96,20 @@ func (s *Store) ReplaceAdvertiser(ctx context.Context, id int64, in marquee.Adve
 		if a.State == marquee.StateActive {
 			active = in.Name
 		}
-		n, err := tx.Exec(ctx, `UPDATE advertisers SET name = ?, active_name = ?, notes = ?, updated_at = ?
+		settings, err := advertiserSettings(in)
+		if err != nil {
+			return a, err
+		}
+		n, err := tx.Exec(ctx, `UPDATE advertisers SET name = ?, active_name = ?, notes = ?, settings = ?, updated_at = ?
 			WHERE id = ? AND NOT EXISTS (SELECT 1 FROM advertisers o WHERE o.active_name = ? AND o.id <> ?)`,
-			in.Name, active, in.Notes, now.UnixMilli(), id, active, id)
+			in.Name, active, in.Notes, settings, now.UnixMilli(), id, active, id)
 		if err != nil {
 			return a, err
 		}
 		if n == 0 {
 			return a, nameTaken(in.Name)
 		}
-		a.Name, a.Notes, a.UpdatedAt = in.Name, in.Notes, now
+		a.Name, a.Notes, a.AdvertiserSettings, a.UpdatedAt = in.Name, in.Notes, in.AdvertiserSettings, now
 		return a, tx.LogChange(ctx, marquee.EntityAdvertiser, id, "", marquee.OpPut)
 	})
 }

@@ -1,0 +1,66 @@
+package counterstest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"marquee/counters"
+)
+
+// Money is what the money contract checks (spend counters and touches).
+type Money interface {
+	AddSpend(ctx context.Context, adds []counters.Add, reads []string) ([]int64, error)
+	PutTouches(ctx context.Context, ts []counters.Touch) error
+	Touches(ctx context.Context, user uint64, advertiser int64) (imp, view counters.Seen, err error)
+}
+
+// RunMoney checks the money contract; open returns the counters of
+// "instance" i, all of one test sharing their state.
+func RunMoney(t *testing.T, open func(t *testing.T, instance int) Money) {
+	ctx := context.Background()
+	t.Run("spend adds up across instances, once each", func(t *testing.T) {
+		var wg sync.WaitGroup
+		for i := range 3 {
+			m := open(t, i)
+			wg.Go(func() {
+				for range 200 {
+					if _, err := m.AddSpend(ctx, []counters.Add{{Key: "c1:t", N: 1_000_001}, {Key: "c1:d20261127", N: 3, TTL: time.Hour}}, nil); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		got, err := open(t, 0).AddSpend(ctx, nil, []string{"c1:t", "c1:d20261127", "c2:t"})
+		if err != nil || len(got) != 3 || got[0] != 600*1_000_001 || got[1] != 600*3 || got[2] != 0 {
+			t.Fatalf("totals = %v, %v; want [%d %d 0]", got, err, 600*1_000_001, 600*3)
+		}
+		got, err = open(t, 1).AddSpend(ctx, []counters.Add{{Key: "c1:t", N: 5}}, []string{"c1:d20261127"})
+		if err != nil || len(got) != 2 || got[0] != 600*1_000_001+5 || got[1] != 1800 {
+			t.Fatalf("add and read = %v, %v; want the add's total, then the read's", got, err)
+		}
+	})
+	t.Run("a later touch replaces an earlier, not the other way", func(t *testing.T) {
+		a, b := open(t, 0), open(t, 1)
+		put := func(m Money, kind byte, at int64, token string, verified bool) {
+			t.Helper()
+			if err := m.PutTouches(ctx, []counters.Touch{{User: 7, Advertiser: 3, Kind: kind, At: at, Verified: verified, Token: []byte(token), TTL: time.Hour}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put(a, 'i', 1000, "first", true)
+		put(b, 'i', 2000, "second", false)
+		put(a, 'i', 1500, "late", true) // written after, but earlier
+		put(b, 'v', 1200, "viewed", true)
+		imp, view, err := a.Touches(ctx, 7, 3)
+		if err != nil || imp.At != 2000 || string(imp.Token) != "second" || imp.Verified || view.At != 1200 || string(view.Token) != "viewed" || !view.Verified {
+			t.Fatalf("Touches = %+v %+v, %v; want the impression of 2000 (unverified) and the view of 1200", imp, view, err)
+		}
+		if imp, view, err := b.Touches(ctx, 7, 4); err != nil || imp.At != 0 || view.At != 0 {
+			t.Fatalf("another advertiser's touches = %+v %+v, %v; want none", imp, view, err)
+		}
+	})
+}

@@ -1,0 +1,310 @@
+package delivery_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"marquee"
+	"marquee/counters"
+	"marquee/delivery"
+)
+
+// budgetFleet is instances engines deciding over the same plan — a
+// sponsorship campaign (1) with a budget, a standard one (2) without —
+// their budgets in shared spend counters, on a clock the test sets.
+type budgetFleet struct {
+	engines []*delivery.Engine
+	shared  delivery.SpendCounters
+	clock   atomic.Int64 // unix ns
+}
+
+func (f *budgetFleet) now() time.Time { return time.Unix(0, f.clock.Load()) }
+
+// cost is what an impression of campaign 1 costs: a CPM of 10.
+const cost = marquee.Nanos(10_000_000)
+
+func newBudgetFleet(t *testing.T, shared delivery.SpendCounters, instances int, budget marquee.Budget, tz string, start time.Time) *budgetFleet {
+	f := &budgetFleet{shared: shared}
+	f.clock.Store(start.UnixNano())
+	from, to := start.Add(-24*time.Hour), start.Add(10*24*time.Hour)
+	cs := []marquee.Campaign{
+		{ID: 1, State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 1, Name: "budgeted", StartAt: from, EndAt: to,
+			Priority: marquee.PrioritySponsorship, Weight: 1, Pacing: marquee.PacingASAP, TimeZone: tz, Budget: &budget,
+			Price: &marquee.Price{Model: "cpm", Amount: 10_000_000}}},
+		{ID: 2, State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 2, Name: "unbudgeted", StartAt: from, EndAt: to,
+			Priority: marquee.PriorityStandard, Weight: 1, Pacing: marquee.PacingASAP}},
+	}
+	var ads []*marquee.Ad
+	for i := range cs {
+		ads = append(ads, &marquee.Ad{ID: int64(i + 1), Title: "a", StartAt: from, EndAt: to, CampaignID: cs[i].ID,
+			Creative: &marquee.Creative{Type: marquee.CreativeHTML, HTML: "x", Width: 300, Height: 250}})
+	}
+	for range instances {
+		e := delivery.New(counters.NewMemory(counters.DefaultMemory))
+		e.SetCampaigns(cs, []marquee.Placement{side})
+		e.PutAds(ads, nil, true)
+		e.SetBudgets(delivery.NewBudgets(shared, 2*time.Second))
+		f.engines = append(f.engines, e)
+	}
+	return f
+}
+
+// sync syncs every instance at the fleet's clock.
+func (f *budgetFleet) sync(t *testing.T) {
+	t.Helper()
+	for _, e := range f.engines {
+		if err := e.Budgets().Sync(context.Background(), e.Plan(), f.now()); err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+	}
+}
+
+// decide is instance i's choice for one slot of side: the campaign, or 0.
+func (f *budgetFleet) decide(i int, rnd *rand.Rand) *delivery.Campaign {
+	got := f.engines[i].Decide(context.Background(), &delivery.Request{Slots: slot("side", 1)}, f.now(), rnd)
+	if len(got[0]) == 0 {
+		return nil
+	}
+	return got[0][0].Campaign
+}
+
+// load runs every instance's deciders, each pausing between decisions,
+// and syncs (every 100 ms, -budget-sync's default) until campaign 1 has
+// not served on any instance for 300 ms: each decision of campaign 1
+// renders (Spend) at once. It returns campaign 1's impressions and how
+// long they took.
+func (f *budgetFleet) load(t *testing.T, deciders int, pause time.Duration) (int64, time.Duration) {
+	var served atomic.Int64
+	var last atomic.Int64 // wall ns of campaign 1's last serve
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	begin := time.Now()
+	last.Store(begin.UnixNano())
+	for i, e := range f.engines {
+		wg.Go(func() {
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					e.Budgets().Sync(context.Background(), e.Plan(), f.now())
+					return
+				case <-tick.C:
+					e.Budgets().Sync(context.Background(), e.Plan(), f.now())
+				}
+			}
+		})
+		for d := range deciders {
+			wg.Go(func() {
+				rnd := rand.New(rand.NewPCG(uint64(i), uint64(d)))
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if c := f.decide(i, rnd); c != nil && c.ID == 1 {
+						e.Budgets().Spend(c, cost, f.now())
+						served.Add(1)
+						last.Store(time.Now().UnixNano())
+					}
+					time.Sleep(pause)
+				}
+			})
+		}
+	}
+	for time.Since(time.Unix(0, last.Load())) < 300*time.Millisecond && time.Since(begin) < 30*time.Second {
+		time.Sleep(10 * time.Millisecond)
+	}
+	took := time.Unix(0, last.Load()).Sub(begin)
+	close(stop)
+	wg.Wait()
+	return served.Load(), took
+}
+
+// spent reads a counter of the shared spend.
+func (f *budgetFleet) spent(t *testing.T, key string) int64 {
+	t.Helper()
+	got, err := f.shared.AddSpend(context.Background(), nil, []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got[0]
+}
+
+// sharedSpend is the spend counters of this test: Redis when
+// MARQUEE_TEST_REDIS is set (three clients for three instances would be
+// the same; one client under a prefix of the test's), else one memory.
+func sharedSpend(t *testing.T) delivery.SpendCounters {
+	url := os.Getenv("MARQUEE_TEST_REDIS")
+	if url == "" {
+		t.Log("MARQUEE_TEST_REDIS is not set: the instances share memory counters instead of Redis")
+		return counters.NewMemoryMoney(100)
+	}
+	r, err := counters.NewRedis(url, fmt.Sprintf("marquee-test:%d:", rand.Uint64()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestBudgetDailyAcrossDST: three instances under concurrent load (about
+// 2,000 impressions a second, so that the budget lasts seconds, as a
+// real one lasts hours) stop a campaign when its daily budget (50, at a
+// CPM of 10: 5,000 impressions) is spent, overshooting by at most 1% of the budget or one
+// second of its traffic, whichever is larger; it stays stopped for the
+// rest of the day in its time zone (New York) and serves again at the
+// next local midnight — the day the clocks spring forward, a day of 23
+// hours — where the budget stops it again; and again the day after.
+func TestBudgetDailyAcrossDST(t *testing.T) {
+	ny, _ := time.LoadLocation("America/New_York")
+	budget := marquee.Budget{Daily: 50_000_000}
+	f := newBudgetFleet(t, sharedSpend(t), 3, budget, "America/New_York", time.Date(2026, 3, 7, 10, 0, 0, 0, ny))
+	f.sync(t)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, day := range []struct {
+		name       string
+		at         time.Time
+		key        string
+		midnightOf time.Time
+	}{
+		{"Saturday", time.Date(2026, 3, 7, 10, 0, 0, 0, ny), "c1:d20260307", time.Date(2026, 3, 8, 0, 0, 0, 0, ny)},
+		{"Sunday (23 hours: DST begins)", time.Date(2026, 3, 8, 12, 0, 0, 0, ny), "c1:d20260308", time.Date(2026, 3, 9, 0, 0, 0, 0, ny)},
+	} {
+		f.clock.Store(day.at.UnixNano())
+		f.sync(t)
+		if c := f.decide(0, rnd); c == nil || c.ID != 1 {
+			t.Fatalf("%s: before load, the budgeted campaign does not serve (%v)", day.name, c)
+		}
+		n, took := f.load(t, 3, 4*time.Millisecond) // about 2,000 impressions a second over the three
+		spent := f.spent(t, day.key)
+		rate := float64(n) / took.Seconds() // impressions a second, all instances
+		over := spent - int64(budget.Daily.Nanos())
+		bound := max(int64(budget.Daily.Nanos())/100, int64(rate*float64(cost)))
+		t.Logf("%s: %d impressions in %v (%.0f/s): spent %s of %s, overshoot %s (bound %s)", day.name, n, took.Round(time.Millisecond), rate,
+			marquee.Nanos(spent).Micros(), budget.Daily, marquee.Nanos(over).Micros(), marquee.Nanos(bound).Micros())
+		if spent != int64(n)*int64(cost) {
+			t.Errorf("%s: the counters hold %d nano-units; the instances spent %d impressions × %d", day.name, spent, n, cost)
+		}
+		if over < 0 || over > bound {
+			t.Errorf("%s: overshoot %d nano-units; want 0 to %d (1%% of the budget or one second of traffic)", day.name, over, bound)
+		}
+		for _, at := range []time.Time{day.midnightOf.Add(-time.Second), day.midnightOf} {
+			f.clock.Store(at.UnixNano())
+			f.sync(t)
+			for i := range f.engines {
+				got := f.decide(i, rnd)
+				if wantServe := !at.Before(day.midnightOf); (got != nil && got.ID == 1) != wantServe {
+					t.Errorf("%s: instance %d at %v serves campaign %v; want the budgeted campaign %v", day.name, i, at, got, map[bool]string{true: "serving", false: "stopped"}[wantServe])
+				}
+			}
+		}
+	}
+}
+
+// TestBudgetsFailClosed: when the spend counters cannot be reached, a
+// budgeted campaign serves until -budget-stale (2 s here) has passed
+// without a sync, then stops (the unbudgeted one fills the slot); the
+// spend of the failed syncs is kept and reaches the counters when they
+// are back, and the campaign serves again.
+func TestBudgetsFailClosed(t *testing.T) {
+	port := freePort(t)
+	redisUp := startRedis(t, port)
+	r, err := counters.NewRedis("redis://127.0.0.1:"+strconv.Itoa(port)+"/0", "marquee-test:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	f := newBudgetFleet(t, r, 1, marquee.Budget{Daily: 1_000_000_000}, "", start)
+	f.sync(t)
+	rnd := rand.New(rand.NewPCG(3, 4))
+	e := f.engines[0]
+	if c := f.decide(0, rnd); c == nil || c.ID != 1 {
+		t.Fatalf("with Redis up: %v; want the budgeted campaign", c)
+	}
+	redisUp.stop()
+	for range 7 {
+		c, _ := e.Plan().Campaign(1)
+		e.Budgets().Spend(c, cost, f.now())
+	}
+	f.clock.Store(start.Add(time.Second).UnixNano())
+	if err := e.Budgets().Sync(context.Background(), e.Plan(), f.now()); err == nil {
+		t.Fatal("Sync with Redis down: no error")
+	}
+	if c := f.decide(0, rnd); c == nil || c.ID != 1 {
+		t.Fatalf("1 s after the last sync: %v; want the budgeted campaign still serving", c)
+	}
+	f.clock.Store(start.Add(2*time.Second + time.Millisecond).UnixNano())
+	if c := f.decide(0, rnd); c == nil || c.ID != 2 {
+		t.Fatalf("past -budget-stale without a sync: %v; want the unbudgeted campaign (the budgeted one stopped)", c)
+	}
+	explained := false
+	_, cands := e.Explain(context.Background(), &delivery.Request{Slots: slot("side", 1)}, f.now(), rnd, nil)
+	for _, c := range cands[0] {
+		if c.CampaignID == 1 && c.Status == delivery.BudgetUnknown {
+			explained = true
+		}
+	}
+	if !explained {
+		t.Errorf("explain = %+v; want campaign 1 %q", cands[0], delivery.BudgetUnknown)
+	}
+	startRedis(t, port)
+	f.clock.Store(start.Add(3 * time.Second).UnixNano())
+	if err := e.Budgets().Sync(context.Background(), e.Plan(), f.now()); err != nil {
+		t.Fatalf("Sync with Redis back: %v", err)
+	}
+	if got := f.spent(t, "c1:d20260601"); got != 7*int64(cost) {
+		t.Errorf("spend after Redis came back = %d; want the 7 impressions' %d kept through the outage", got, 7*cost)
+	}
+	if c := f.decide(0, rnd); c == nil || c.ID != 1 {
+		t.Fatalf("with Redis back: %v; want the budgeted campaign serving again", c)
+	}
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+type redisProc struct{ cmd *exec.Cmd }
+
+func (p *redisProc) stop() { p.cmd.Process.Kill(); p.cmd.Wait() }
+
+// startRedis runs a redis-server of this test's own on port (skipped
+// where there is none), stopped at the test's end.
+func startRedis(t *testing.T, port int) *redisProc {
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("no redis-server on PATH: the outage of the spend counters is not tested")
+	}
+	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &redisProc{cmd}
+	t.Cleanup(p.stop)
+	for range 100 {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			c.Close()
+			return p
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("redis-server did not start")
+	return nil
+}
