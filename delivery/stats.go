@@ -78,8 +78,23 @@ type Delivery struct {
 	DeliveredToday        *int64    `json:"deliveredToday,omitempty"` // likewise, today (UTC)
 	Estimated             *int64    `json:"estimated,omitempty"`      // impressions this instance's decisions since the reports' snapshot are expected to add (pacing's bridge; never meets a goal)
 	ExpectedByNow         *int64    `json:"expectedByNow,omitempty"`  // what even pacing allows by now (the total goal's, else the daily)
-	Serving               bool      `json:"serving"`
-	Why                   string    `json:"why,omitempty"` // why not: not active, goal met, ahead of even pacing
+	// Budget is the campaign's budget and what it spent (every
+	// instance's, as of the last sync), and its advertiser's budget.
+	Budget           *BudgetSpend `json:"budget,omitempty"`
+	AdvertiserBudget *BudgetSpend `json:"advertiserBudget,omitempty"`
+	Serving          bool         `json:"serving"`
+	Why              string       `json:"why,omitempty"` // why not: not active, goal met, ahead of even pacing, budget spent
+}
+
+// BudgetSpend is a budget and what was spent of it: today (in its time
+// zone) and in all, and, with even pacing to a daily budget, what the
+// straight line allows by now.
+type BudgetSpend struct {
+	marquee.Budget
+	SpentToday    marquee.Micros  `json:"spentToday"`
+	Spent         marquee.Micros  `json:"spent"`
+	ExpectedByNow *marquee.Micros `json:"expectedByNow,omitempty"`
+	Known         bool            `json:"known"` // false: no sync has read it yet
 }
 
 // Archived is why a campaign the plan does not hold does not serve.
@@ -119,11 +134,26 @@ func (e *Engine) Delivery(id int64, now time.Time) (Delivery, bool) {
 			d.ExpectedByNow = &expected
 		}
 	}
+	if b := e.budgets; b != nil {
+		if c.Budget != nil {
+			sp, ok := b.SpentOf('c', c.ID, c.loc, now)
+			d.Budget = &BudgetSpend{Budget: *c.Budget, SpentToday: sp.Today, Spent: sp.Total, Known: ok}
+			if c.Pacing == marquee.PacingEven && c.Goal == nil && c.Budget.Daily > 0 {
+				day := marquee.DayStart(now, c.loc)
+				x := marquee.Micros(float64(c.Budget.Daily) * marquee.Elapsed(day, marquee.DayStart(day.Add(26*time.Hour), c.loc), now))
+				d.Budget.ExpectedByNow = &x
+			}
+		}
+		if a := (*b.advertisers.Load())[c.AdvertiserID]; a != nil {
+			sp, ok := b.SpentOf('a', a.id, a.loc, now)
+			d.AdvertiserBudget = &BudgetSpend{Budget: a.budget, SpentToday: sp.Today, Spent: sp.Total, Known: ok}
+		}
+	}
 	switch {
 	case !c.ActiveAt(now):
 		d.Why = NotActive
 	default:
-		d.Why = e.pacing.why(c, now)
+		d.Why = e.paceWhy(c, now)
 	}
 	d.Serving = d.Why == ""
 	return d, true

@@ -200,7 +200,8 @@ func (c *Counts) CountOf(typ []byte, measured, verified bool) bool {
 // CountMoney adds to c, counted as CountOf counted an event, what the
 // server wrote of its money: its cost (nano-units, of a verified event
 // only), and a conversion's attribution ("view": post-view) and value
-// (micro-units). Malformed figures count nothing.
+// (micro-units, of a verified conversion only). Malformed figures count
+// nothing.
 func (c *Counts) CountMoney(verified bool, cost, attribution, value []byte) {
 	if verified && len(cost) > 0 {
 		if n, ok := parseCount(cost); ok {
@@ -211,7 +212,7 @@ func (c *Counts) CountMoney(verified bool, cost, attribution, value []byte) {
 		if string(attribution) == "view" {
 			c.PostViewConversions++
 		}
-		if n, ok := parseCount(value); ok {
+		if n, ok := parseCount(value); ok && verified { // ROAS weighs verified value against verified spend
 			c.ConversionValue += n
 		}
 	}

@@ -296,6 +296,13 @@ func (t *Tally) count(lines []byte) {
 			continue
 		}
 		ua := t.userAgent(f[eventline.UA])
+		if len(f[eventline.Attribution]) > 0 {
+			// An attributed conversion (the server's field) is its click's
+			// or impression's, vouched for by their signed token; its
+			// request is often a server's postback, whose User-Agent says
+			// nothing of the person.
+			ua.bot = false
+		}
 		k := pkey{hour: hour, country: Country(f[eventline.Country], f[eventline.Geo], f[eventline.IP], t.geo), platform: ua.platform, bot: ua.bot}
 		if p, ok := platformField(f[eventline.Platform]); ok { // a valid field wins over the User-Agent
 			k.platform = platformIndex(p)

@@ -46,8 +46,10 @@
       return f.format(x);
     } catch (_) { return nf.format(x) + ' ' + c; }
   };
-  const priceModels = { cpm: 'per 1,000 impressions (CPM)', cpc: 'per click (CPC)', cpa: 'per conversion (CPA)', flat: 'for the whole flight (flat)' };
+  const priceModels = { cpm: 'per 1,000 impressions (CPM)', vcpm: 'per 1,000 viewable impressions (vCPM)', cpc: 'per click (CPC)', cpa: 'per conversion (CPA)',
+    flat: 'for the whole flight (flat)', daily: 'a day of the flight (flat)' };
   const priceText = p => p ? money(+p.amount) + ' ' + (priceModels[p.model] || p.model) : 'none';
+  const budgetText = b => b ? [b.daily !== undefined ? money(+b.daily) + ' a day' : '', b.total !== undefined ? money(+b.total) + ' in all' : ''].filter(Boolean).join(', ') : 'none';
   const day = 86400e3;
   let uid = 0;
   const nextId = p => p + '-' + (++uid);
@@ -602,12 +604,14 @@
     const cur = session.currency;
     const named = d => ['advertiser', 'campaign', 'ad', 'placement'].includes(d);
     const head = (gran !== 'total' ? ['Time'] : []).concat(by.flatMap(d => named(d) ? [d + ' id', d] : [d]), [{ t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 },
-      { t: 'Conversions', num: 1 }, { t: 'Views', num: 1 }, { t: 'Viewability', num: 1 }, { t: 'Requests', num: 1 }, { t: 'Filled', num: 1 }, { t: 'Fill rate', num: 1 },
-      { t: 'Revenue (' + cur + ')', num: 1 }, { t: 'eCPM (' + cur + ')', num: 1 }]);
+      { t: 'Conversions', num: 1 }, { t: 'Post-click', num: 1 }, { t: 'Post-view', num: 1 }, { t: 'Views', num: 1 }, { t: 'Viewability', num: 1 },
+      { t: 'Requests', num: 1 }, { t: 'Filled', num: 1 }, { t: 'Fill rate', num: 1 }, { t: 'Spend (' + cur + ')', num: 1 }, { t: 'eCPM (' + cur + ')', num: 1 },
+      { t: 'eCPC (' + cur + ')', num: 1 }, { t: 'eCPA (' + cur + ')', num: 1 }, { t: 'Conversion value (' + cur + ')', num: 1 }, { t: 'ROAS', num: 1 }]);
     const opt = (v, f) => v === undefined ? '—' : f(v);
     const rows = rep.rows.map(r => (gran !== 'total' ? [r.t] : []).concat(by.flatMap(d => { const c = r.dims[d] || {}; return named(d) ? [c.id || '—', c.name || '—'] : [c.value || '—']; }),
-      [num(r.impressions), num(r.clicks), pct(r.ctr), num(r.conversions), num(r.views), pct(r.viewability), opt(r.requests, num), opt(r.filled, num), opt(r.fillRate, pct),
-        opt(r.revenue, money), opt(r.ecpm, money)]));
+      [num(r.impressions), num(r.clicks), pct(r.ctr), num(r.conversions), num(r.postClickConversions), num(r.postViewConversions), num(r.views), pct(r.viewability),
+        opt(r.requests, num), opt(r.filled, num), opt(r.fillRate, pct), opt(r.spend, money), opt(r.ecpm, money), opt(r.ecpc, money), opt(r.ecpa, money),
+        money(r.conversionValue), opt(r.roas, x => x.toFixed(2))]));
     const exportQ = statsQuery(rg, '&' + query);
     const name = el('input', { name: 'name', placeholder: 'A name for this report' });
     const every = el('select', { name: 'every' }, [['', 'Not emailed'], ['daily', 'Every day'], ['weekly', 'Every Monday'], ['monthly', 'Every month (the 1st)']]
@@ -630,7 +634,8 @@
         rep.truncated ? el('p', { class: 'muted', text: 'The first ' + rep.rows.length + ' rows; the totals count them all.' }) : null,
         el('p', { id: 'report-totals', class: 'muted', text: 'Totals: ' + num(rep.totals.impressions) + ' impressions' +
           (rep.totals.requests !== undefined ? ', ' + num(rep.totals.requests) + ' requests, fill rate ' + pct(rep.totals.fillRate) : '') +
-          (rep.totals.revenue !== undefined ? ', revenue ' + money(rep.totals.revenue) : '') })),
+          (rep.totals.spend !== undefined ? ', spend ' + money(rep.totals.spend) + ', ' + num(rep.totals.conversions) + ' conversions (' + num(rep.totals.postViewConversions) +
+            ' post-view) worth ' + money(rep.totals.conversionValue) + ', ROAS ' + rep.totals.roas.toFixed(2) : '') })),
       el('section', {}, el('h2', { text: 'Saved reports' }), form,
         table(['Name', 'Dimensions', 'Emailed', ''], saved.savedReports.map(s => [el('a', { href: '#/reports?' + s.query, text: s.name }), s.query,
           s.schedule ? s.schedule.every + ' to ' + s.schedule.to.join(', ') + ' (' + s.schedule.format + ')' : '—',
@@ -1049,13 +1054,27 @@
     const name = el('input', { type: 'text', value: a.name || '', maxlength: 200, required: true });
     const notes = el('textarea', { rows: 3, 'aria-label': 'Notes' });
     notes.value = a.notes || '';
+    const bu = a.budget || {};
+    const budgetDaily = el('input', { type: 'number', min: 0, step: 'any', id: 'advertiser-budget-daily', value: bu.daily === undefined ? '' : bu.daily });
+    const budgetTotal = el('input', { type: 'number', min: 0, step: 'any', id: 'advertiser-budget-total', value: bu.total === undefined ? '' : bu.total });
+    const tz = el('input', { type: 'text', value: a.timeZone || '', placeholder: 'UTC', id: 'advertiser-time-zone' });
     const form = el('form', { class: 'card', id: 'advertiser-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
+      const body = { name: name.value, notes: notes.value };
+      if (budgetDaily.value !== '' || budgetTotal.value !== '') {
+        body.budget = {};
+        if (budgetDaily.value !== '') body.budget.daily = budgetDaily.value;
+        if (budgetTotal.value !== '') body.budget.total = budgetTotal.value;
+      }
+      if (tz.value.trim()) body.timeZone = tz.value.trim();
       try {
-        const r = await api(id ? 'PUT' : 'POST', '/api/v1/advertisers' + (id ? '/' + id : ''), { name: name.value, notes: notes.value });
+        const r = await api(id ? 'PUT' : 'POST', '/api/v1/advertisers' + (id ? '/' + id : ''), body);
         go('#/advertisers/' + r.id);
       } catch (e) { showProblems(form, e); }
     } }, field('Name', name, 'name'), field('Notes', notes, 'notes'),
+    el('fieldset', { class: 'cond', 'data-field': 'budget' }, el('legend', { text: 'Budget over all its campaigns' }),
+      el('div', { class: 'row' }, field('A day (' + currency() + ')', budgetDaily, 'budget.daily'), field('In all (' + currency() + ')', budgetTotal, 'budget.total'),
+        field('Time zone of its days (IANA; none: UTC)', tz, 'timeZone'))),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: id ? 'Save' : 'Create advertiser' }),
       el('a', { href: id ? '#/advertisers/' + id : '#/advertisers', text: 'Cancel' })));
     show(el('h1', { text: id ? 'Edit ' + a.name : 'New advertiser' }), form);
@@ -1064,7 +1083,8 @@
   route(/^\/advertisers\/(\d+)$/, 'campaigns:read', async ([id], q) => {
     const [a, cs] = await Promise.all([api('GET', '/api/v1/advertisers/' + id), api('GET', '/api/v1/campaigns?limit=100&advertiserId=' + id)]);
     const write = can('campaigns:write') && a.state === 'active';
-    const out = [el('h1', { text: a.name }), el('p', { class: 'muted', text: 'Advertiser ' + a.id + ' · ' + a.state + (a.notes ? ' · ' + a.notes : '') }),
+    const out = [el('h1', { text: a.name }), el('p', { class: 'muted', text: 'Advertiser ' + a.id + ' · ' + a.state + (a.notes ? ' · ' + a.notes : '') +
+      (a.budget ? ' · budget ' + budgetText(a.budget) + (a.timeZone ? ' (days in ' + a.timeZone + ')' : '') : '') }),
       write ? el('div', { class: 'row' }, el('a', { href: '#/advertisers/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
         el('a', { href: '#/campaigns/new?advertiser=' + id, class: 'button', id: 'new-campaign', text: 'New campaign' }),
         confirmButton('Archive', 'Archive ' + a.name + '? Its reports stay; its name becomes free. (Archive its campaigns first.)', async () => {
@@ -1115,13 +1135,20 @@
     const g = c.goal || {};
     const metric = sel([['', 'No goal'], ['impressions', 'Impressions'], ['clicks', 'Clicks'], ['conversions', 'Conversions']], g.metric || '');
     const total = el('input', { type: 'number', min: 1, value: g.total || '' }), daily = el('input', { type: 'number', min: 1, value: g.daily || '' });
-    const pacing = sel([['', 'Default (even with a goal)'], ['even', 'Even'], ['asap', 'As soon as possible']], c.pacing && c.goal ? c.pacing : '');
+    const pacing = sel([['', 'Default (even with a goal)'], ['even', 'Even (to the goal, else the daily budget)'], ['asap', 'As soon as possible']], c.pacing && (c.goal || c.budget) ? c.pacing : '');
     const cap = c.frequencyCap || {};
     const capCount = el('input', { type: 'number', min: 1, value: cap.count || '' });
     const capWindow = sel([['', 'No cap'], ['1h', 'an hour'], ['24h', '24 hours'], ['7d', '7 days'], ['flight', 'the flight']], cap.window || '');
     const pr = c.price || {};
-    const model = sel([['', 'No price'], ['cpm', 'CPM (per 1,000 impressions)'], ['cpc', 'CPC (per click)'], ['cpa', 'CPA (per conversion)'], ['flat', 'Flat']], pr.model || '');
-    const amount = el('input', { type: 'number', min: 0, step: '0.01', value: pr.amount === undefined ? '' : pr.amount });
+    const model = sel([['', 'No price'], ['cpm', 'CPM (per 1,000 impressions)'], ['vcpm', 'vCPM (per 1,000 viewable impressions)'], ['cpc', 'CPC (per click)'],
+      ['cpa', 'CPA (per conversion)'], ['flat', 'Flat, for the flight'], ['daily', 'Flat, per day']], pr.model || '');
+    const amount = el('input', { type: 'number', min: 0, step: 'any', value: pr.amount === undefined ? '' : pr.amount });
+    const bu = c.budget || {};
+    const budgetDaily = el('input', { type: 'number', min: 0, step: 'any', id: 'budget-daily', value: bu.daily === undefined ? '' : bu.daily });
+    const budgetTotal = el('input', { type: 'number', min: 0, step: 'any', id: 'budget-total', value: bu.total === undefined ? '' : bu.total });
+    const at = c.attribution || {};
+    const postClick = el('input', { type: 'text', id: 'post-click', value: at.postClick || '', placeholder: '30d' });
+    const postView = el('input', { type: 'text', id: 'post-view', value: at.postView || '', placeholder: '1d' });
     const keywords = el('input', { type: 'text', value: (c.keywords || []).join(', '), placeholder: 'sports, news' });
     const conds = el('div', { id: 'conditions' });
     const addCond = x => conds.append(condEditor(x || {}, conds));
@@ -1141,7 +1168,17 @@
       if (metric.value) { body.goal = { metric: metric.value }; if (total.value) body.goal.total = +total.value; if (daily.value) body.goal.daily = +daily.value; }
       if (pacing.value) body.pacing = pacing.value;
       if (capWindow.value || capCount.value) body.frequencyCap = { count: +capCount.value || 0, window: capWindow.value };
-      if (model.value) body.price = { model: model.value, amount: amount.value === '' ? '' : +amount.value };
+      if (model.value) body.price = { model: model.value, amount: amount.value === '' ? '' : amount.value };
+      if (budgetDaily.value !== '' || budgetTotal.value !== '') {
+        body.budget = {};
+        if (budgetDaily.value !== '') body.budget.daily = budgetDaily.value;
+        if (budgetTotal.value !== '') body.budget.total = budgetTotal.value;
+      }
+      if (postClick.value.trim() || postView.value.trim()) {
+        body.attribution = {};
+        if (postClick.value.trim()) body.attribution.postClick = postClick.value.trim();
+        if (postView.value.trim()) body.attribution.postView = postView.value.trim();
+      }
       try {
         const r = await api(id ? 'PUT' : 'POST', '/api/v1/campaigns' + (id ? '/' + id : ''), body);
         go('#/campaigns/' + r.id);
@@ -1156,6 +1193,10 @@
       el('div', { class: 'row' }, field('At most', capCount, 'frequencyCap.count'), field('times in', capWindow, 'frequencyCap.window'))),
     el('fieldset', { class: 'cond', 'data-field': 'price' }, el('legend', { text: 'Price' }),
       el('div', { class: 'row' }, field('Model', model, 'price.model'), field('Amount (' + currency() + ')', amount, 'price.amount'))),
+    el('fieldset', { class: 'cond', 'data-field': 'budget' }, el('legend', { text: 'Budget (what verified events may cost; even pacing without a goal spreads the daily amount over the day)' }),
+      el('div', { class: 'row' }, field('A day (' + currency() + ', in the time zone below)', budgetDaily, 'budget.daily'), field('In all (' + currency() + ')', budgetTotal, 'budget.total'))),
+    el('fieldset', { class: 'cond', 'data-field': 'attribution' }, el('legend', { text: 'Conversions: attribution windows' }),
+      el('div', { class: 'row' }, field('After a click (e.g. 30d)', postClick, 'attribution.postClick'), field('After an impression (e.g. 1d)', postView, 'attribution.postView'))),
     field('Keywords (a decision request must carry one; none: any)', keywords, 'keywords'),
     el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting (every ad of the campaign)' }), conds,
       el('button', { type: 'button', id: 'add-condition', text: 'Add a condition', onclick: () => addCond({}) })),
@@ -1176,7 +1217,9 @@
     const facts = [['Advertiser', el('a', { href: '#/advertisers/' + a.id, text: a.name })], ['State', c.state], ['Flight', fmtTime(c.startAt) + ' → ' + fmtTime(c.endAt)],
       ['Tier and weight', c.priority + ', ' + c.weight], ['Goal', goalText(c.goal) + (c.goal ? ', paced ' + c.pacing : '')],
       ['Frequency cap', c.frequencyCap ? c.frequencyCap.count + ' per ' + c.frequencyCap.window : 'none'],
-      ['Price', priceText(c.price)], ['Keywords', c.keywords.join(', ') || 'any'],
+      ['Price', priceText(c.price)], ['Budget', budgetText(c.budget) + (c.budget && c.timeZone ? ' (days in ' + c.timeZone + ')' : '')],
+      ['Attribution', 'post-click ' + ((c.attribution || {}).postClick || '30d') + ', post-view ' + ((c.attribution || {}).postView || '1d')],
+      ['Keywords', c.keywords.join(', ') || 'any'],
       ['Targeting', c.conditions.length ? c.conditions.map(describe).join(' OR ') : 'everyone'],
       ['Targeting rules', c.targeting ? describeTree(c.targeting) + (c.timeZone ? ' (' + c.timeZone + ')' : '') : 'none']];
     const out = [el('h1', { text: c.name }),
@@ -1204,6 +1247,12 @@
       ['Decisions (this instance)', num(d.decisions) + (d.decisions === 1 ? ' decision' : ' decisions') + ' chose it since ' + fmtTime(d.since) + ', ' + d.decisionsPerSecond.toFixed(2) + ' a second over the last minute' +
         ' (a decision is not an impression: the report below counts those)'],
       ['Caps reached', c.frequencyCap ? num(d.capsReached) + ' users brought to the cap (' + num(d.capsReachedLastMinute) + ' in the last minute)' : 'no cap']];
+    for (const [label, b] of [['Budget', d.budget], ['Advertiser\'s budget', d.advertiserBudget]]) {
+      if (!b) continue;
+      rows.push([label + ': spent today', !b.known ? 'not read yet' : money(b.spentToday) + (b.daily ? ' of ' + money(b.daily) + ' (' + pct(+b.spentToday / +b.daily) + ')' : '') +
+        (b.expectedByNow !== undefined ? '; even pacing allows ' + money(b.expectedByNow) + ' by now' : '')]);
+      rows.push([label + ': spent in all', !b.known ? 'not read yet' : money(b.spent) + (b.total ? ' of ' + money(b.total) + ' (' + pct(+b.spent / +b.total) + ')' : '')]);
+    }
     if (d.delivered !== undefined) {
       rows.push(['Delivered toward the goal', num(d.delivered) + ' verified ' + c.goal.metric + ' over the flight' + (d.deliveredToday !== undefined && c.goal.daily ? ', ' + num(d.deliveredToday) + ' today' : '') +
         (d.expectedByNow !== undefined ? '; ' + num(d.expectedByNow) + ' expected by now' : '')]);

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// moneyWorld is an instance (EUR) with one campaign a price model, each
+// alone on its own placement: cpm 1.234567, vcpm 3.5, cpc 0.37, cpa
+// 4.10 (its click URL carries {clickId}) and a flat 12 a day, over a
+// two-hour flight; advertiser 1 owns them all, advertiser 2 none.
+type moneyWorld struct {
+	*instance
+	flight     string
+	from, to   time.Time
+	placements []string
+}
+
+func newMoneyWorld(t *testing.T, flags ...string) *moneyWorld {
+	in := start(t, t.TempDir(), nil, append([]string{"-reports-flush", "100ms", "-currency", "eur"}, flags...)...)
+	now := time.Now().UTC().Truncate(time.Second)
+	w := &moneyWorld{instance: in, from: now.Add(-time.Hour), to: now.Add(time.Hour)}
+	w.flight = `"startAt":"` + w.from.Format(time.RFC3339) + `","endAt":"` + w.to.Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Other"}`), 201, "")
+	for i, price := range []string{`{"model":"cpm","amount":"1.234567"}`, `{"model":"vcpm","amount":3.5}`, `{"model":"cpc","amount":0.37}`,
+		`{"model":"cpa","amount":"4.10","currency":"eur"}`, `{"model":"daily","amount":12}`} {
+		pl := fmt.Sprintf("p%d", i+1)
+		w.placements = append(w.placements, pl)
+		in.expect(in.admin("POST", "/api/v1/placements", `{"name":"`+pl+`"}`), 201, "")
+		in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"C`+pl+`",`+w.flight+`,"price":`+price+`}`), 201, "")
+		in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a`+pl+`",`+w.flight+`,"campaignId":"`+fmt.Sprint(i+1)+`","placements":["`+pl+`"],`+
+			`"creative":{"type":"native","title":"t","clickUrl":"https://shop.test/land?cid={clickId}"}}`), 201, "")
+	}
+	return w
+}
+
+// decision is one decision's tracking URLs.
+type decision struct{ ImpressionURL, ViewURL, ClickURL string }
+
+func (w *moneyWorld) decide(t *testing.T, placement, user string) decision {
+	t.Helper()
+	body := `{"placements":[{"div":"d","placement":"` + placement + `"}]`
+	if user != "" {
+		body += `,"user":{"key":"` + user + `"}`
+	}
+	r := w.do("POST", "/api/v1/decisions", "", "application/json", body+`}`)
+	var got struct{ Decisions map[string][]decision }
+	if json.Unmarshal([]byte(r.body), &got); len(got.Decisions["d"]) != 1 {
+		t.Fatalf("decision of %s: %d %s", placement, r.status, r.body)
+	}
+	return got.Decisions["d"][0]
+}
+
+// clickID fires d's click and returns the click id the landing page got.
+func clickID(t *testing.T, d decision) string {
+	t.Helper()
+	resp := fire(t, d.ClickURL)
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != 302 || err != nil || loc.Query().Get("cid") == "" {
+		t.Fatalf("click = %d to %q; want the landing page with a click id", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return loc.Query().Get("cid")
+}
+
+// TestSpendByPriceModel: on a known mix of events, each price model's
+// spend is exact to the micro-unit — 7 impressions at CPM 1.234567 cost
+// 0.008642 (8,641.969 micro-units, rounded once), 2 views of 4 measured
+// impressions at vCPM 3.5 cost 0.007, 2 clicks at CPC 0.37 cost 0.74, 2
+// conversions at CPA 4.10 cost 8.2 (a repeated order counts once, an
+// unverified click's pixel conversion bills nothing and adds no value),
+// and 12 a day over
+// a two-hour flight is 1 — in the report by campaign, with eCPM, eCPC,
+// eCPA, conversions, their value and ROAS; amounts in another currency
+// are refused.
+func TestSpendByPriceModel(t *testing.T) {
+	w := newMoneyWorld(t)
+	for range 7 {
+		fire(t, w.decide(t, "p1", "").ImpressionURL)
+	}
+	for i := range 4 { // measured by the tag (m=1); 2 of them viewable
+		d := w.decide(t, "p2", "")
+		fire(t, d.ImpressionURL+"?m=1")
+		if i < 2 {
+			fire(t, d.ViewURL)
+		}
+	}
+	for i := range 3 {
+		d := w.decide(t, "p3", "")
+		fire(t, d.ImpressionURL)
+		if i < 2 {
+			fire(t, d.ClickURL)
+		}
+	}
+	var ids []string
+	for range 2 {
+		d := w.decide(t, "p4", "")
+		fire(t, d.ImpressionURL)
+		ids = append(ids, clickID(t, d))
+	}
+	unverified := clickID(t, w.decide(t, "p4", "")) // clicked, its impression never fired
+	fire(t, w.decide(t, "p5", "").ImpressionURL)
+
+	// Conversions: a postback of a key bound to Acme, a pixel, the same
+	// order again, and a pixel of an unverified click.
+	var key struct{ Secret string `json:"key"` }
+	r := w.admin("POST", "/api/v1/keys", `{"name":"acme shop","scopes":["conversions:write"],"advertisers":["1"]}`)
+	if json.Unmarshal([]byte(r.body), &key); r.status != 201 || key.Secret == "" {
+		t.Fatalf("bound key: %d %s", r.status, r.body)
+	}
+	var other struct{ Secret string `json:"key"` }
+	json.Unmarshal([]byte(w.admin("POST", "/api/v1/keys", `{"name":"other","scopes":["conversions:write"],"advertisers":["2"]}`).body), &other)
+	if r := w.do("POST", "/api/v1/conversions", other.Secret, "application/json", `{"clickId":"`+ids[0]+`","orderId":"o-1","value":"30"}`); r.status != 403 {
+		t.Errorf("another advertiser's key posting Acme's click = %d %s; want 403", r.status, r.body)
+	}
+	if r := w.do("POST", "/api/v1/conversions", key.Secret, "application/json", `{"clickId":"`+ids[0]+`","orderId":"o-1","value":"30","currency":"USD"}`); r.status != 400 || !strings.Contains(r.body, `"currency"`) {
+		t.Errorf("a conversion in USD = %d %s; want 400 naming currency", r.status, r.body)
+	}
+	r = w.do("POST", "/api/v1/conversions", key.Secret, "application/json", `{"clickId":"`+ids[0]+`","orderId":"o-1","value":"30","currency":"EUR"}`)
+	if r.status != 201 || !strings.Contains(r.body, `"counted":true`) || !strings.Contains(r.body, `"attribution":"click"`) || !strings.Contains(r.body, `"verified":true`) {
+		t.Fatalf("postback = %d %s; want 201 counted, post-click, verified", r.status, r.body)
+	}
+	if r := w.do("POST", "/api/v1/conversions", key.Secret, "application/json", `{"clickId":"`+ids[1]+`","orderId":"o-1","value":"30"}`); r.status != 200 || !strings.Contains(r.body, `"duplicate":true`) {
+		t.Errorf("the same order again = %d %s; want 200, a duplicate", r.status, r.body)
+	}
+	if resp := fire(t, w.url+"/conversion?clickId="+ids[1]+"&orderId=o-2&value=15.5"); resp.StatusCode != 204 {
+		t.Errorf("pixel = %d; want 204", resp.StatusCode)
+	}
+	if resp := fire(t, w.url+"/conversion?clickId="+unverified+"&orderId=o-3&value=99"); resp.StatusCode != 204 {
+		t.Errorf("pixel of an unverified click = %d; want 204", resp.StatusCode)
+	}
+
+	// Amounts in another currency are refused.
+	w.expect(w.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"usd",`+w.flight+`,"price":{"model":"cpm","amount":1,"currency":"USD"}}`), 400,
+		`{"error":"invalid campaign","problems":{"price.currency":"is USD, but this install counts money in EUR (one currency per install: -currency)"}}`)
+	w.expect(w.admin("POST", "/api/v1/advertisers", `{"name":"usd","budget":{"daily":5,"currency":"usd"}}`), 400,
+		`{"error":"invalid advertiser","problems":{"budget.currency":"is USD, but this install counts money in EUR (one currency per install: -currency)"}}`)
+
+	type row struct {
+		Dims                                                  map[string]struct{ ID string }
+		Impressions, Clicks, Conversions, PostViewConversions int64
+		PostClickConversions                                  int64
+		Spend, ECPM, ECPC, ECPA, ConversionValue, ROAS        json.Number
+	}
+	q := "/api/v1/reports?by=campaign&granularity=total&from=" + w.from.Add(-time.Hour).Format(time.RFC3339) + "&to=" + w.to.Add(time.Hour).Format(time.RFC3339)
+	var rep struct {
+		Currency string
+		Totals   row
+		Rows     []row
+	}
+	eventually(t, 5*time.Second, func() string {
+		rep.Rows = nil
+		if r := w.admin("GET", q, ""); json.Unmarshal([]byte(r.body), &rep) != nil || rep.Totals.Conversions != 3 {
+			return "the report: " + r.body
+		}
+		return ""
+	})
+	want := map[string]row{
+		"1": {Impressions: 7, Spend: "0.008642", ECPM: "1.234571"},
+		"2": {Impressions: 4, Spend: "0.007", ECPM: "1.75"},
+		"3": {Impressions: 3, Clicks: 2, Spend: "0.74", ECPM: "246.666667", ECPC: "0.37"},
+		"4": {Impressions: 2, Clicks: 3, Conversions: 3, PostClickConversions: 3, Spend: "8.2", ECPM: "4100", ECPC: "4.1", ECPA: "4.1", ConversionValue: "45.5", ROAS: "5.548780487804878"},
+		"5": {Impressions: 1, Spend: "1", ECPM: "1000"},
+	}
+	if len(rep.Rows) != len(want) || rep.Currency != "EUR" {
+		t.Fatalf("report by campaign = %+v (%s); want %d rows in EUR", rep.Rows, rep.Currency, len(want))
+	}
+	for _, got := range rep.Rows {
+		id := got.Dims["campaign"].ID
+		wt := want[id]
+		zero := func(n json.Number) json.Number {
+			if n == "" {
+				return "0"
+			}
+			return n
+		}
+		if got.Impressions != wt.Impressions || got.Clicks != wt.Clicks || got.Conversions != wt.Conversions || got.PostClickConversions != wt.PostClickConversions ||
+			got.Spend != zero(wt.Spend) || got.ECPM != zero(wt.ECPM) || got.ECPC != zero(wt.ECPC) || got.ECPA != zero(wt.ECPA) ||
+			got.ConversionValue != zero(wt.ConversionValue) || got.ROAS != zero(wt.ROAS) {
+			t.Errorf("campaign %s: %+v; want %+v", id, got, wt)
+		}
+	}
+	if rep.Totals.Spend != "9.955642" {
+		t.Errorf("total spend = %s; want 9.955642 (0.008642 + 0.007 + 0.74 + 8.2 + 1)", rep.Totals.Spend)
+	}
+}
