@@ -234,3 +234,41 @@ func (r *Redis) Touches(ctx context.Context, user uint64, advertiser int64) (imp
 	}
 	return decodeSeen(str(vals[0])), decodeSeen(str(vals[1])), nil
 }
+
+// ForgetTouches forgets every touch of user (an erasure,
+// docs/privacy.md), and says how many advertisers' it forgot.
+func (m *MemoryMoney) ForgetTouches(_ context.Context, user uint64) (int, error) {
+	n := 0
+	for k := range m.touches.All() {
+		if k.user == user {
+			m.touches.Invalidate(k)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ForgetTouches forgets every touch of user (an erasure,
+// docs/privacy.md): a scan of its keys, then their deletion.
+func (r *Redis) ForgetTouches(ctx context.Context, user uint64) (int, error) {
+	match := r.prefix + "t:" + strconv.FormatUint(user, 36) + ":*"
+	n := 0
+	iter := r.c.Scan(ctx, 0, match, 100).Iterator()
+	for iter.Next(ctx) {
+		if err := r.c.Del(ctx, iter.Val()).Err(); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, iter.Err()
+}
+
+// TouchEraser is what erasures call to forget a user's touches.
+type TouchEraser struct {
+	M interface {
+		ForgetTouches(ctx context.Context, user uint64) (int, error)
+	}
+}
+
+// Forget forgets user's touches (a Forgetter, for Eraser).
+func (e TouchEraser) Forget(ctx context.Context, user uint64) (int, error) { return e.M.ForgetTouches(ctx, user) }

@@ -308,3 +308,51 @@ func startRedis(t *testing.T, port int) *redisProc {
 	t.Fatal("redis-server did not start")
 	return nil
 }
+
+// TestEvenPacingToBudget: a campaign without a goal, paced evenly to a
+// daily budget, serves while what it spent today is under the daily
+// amount × the share of its day gone (plus one impression's cost), and
+// waits when it is ahead; Explain says so.
+func TestEvenPacingToBudget(t *testing.T) {
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	quarter := time.Date(2026, 5, 10, 6, 0, 0, 0, tokyo) // a quarter of the day in Tokyo
+	f := newBudgetFleet(t, counters.NewMemoryMoney(10), 1, marquee.Budget{Daily: 400_000}, "Asia/Tokyo", quarter) // 0.4 a day: 40 impressions
+	e := f.engines[0]
+	c, _ := e.Plan().Campaign(1)
+	even := *c
+	even.Pacing = marquee.PacingEven
+	cs := []marquee.Campaign{even.Campaign}
+	e.PatchCampaigns(cs, nil, nil, nil)
+	f.sync(t)
+	rnd := rand.New(rand.NewPCG(5, 6))
+	served := 0
+	for range 100 {
+		if got := f.decide(0, rnd); got != nil && got.ID == 1 {
+			e.Budgets().Spend(got, cost, f.now())
+			served++
+		}
+	}
+	// A quarter of 40 impressions is 10; one more is allowed ahead.
+	if served != 11 {
+		t.Errorf("a quarter into the day, even pacing to a budget of 40 impressions served %d; want 11 (10 on the line, and one ahead)", served)
+	}
+	_, cands := e.Explain(context.Background(), &delivery.Request{Slots: slot("side", 1)}, f.now(), rnd, nil)
+	ahead := false
+	for _, c := range cands[0] {
+		ahead = ahead || c.CampaignID == 1 && c.Status == delivery.AheadOfBudget
+	}
+	if !ahead {
+		t.Errorf("explain = %+v; want campaign 1 %q", cands[0], delivery.AheadOfBudget)
+	}
+	f.clock.Store(quarter.Add(6 * time.Hour).UnixNano()) // half the day: 20 on the line
+	f.sync(t)
+	for range 100 {
+		if got := f.decide(0, rnd); got != nil && got.ID == 1 {
+			e.Budgets().Spend(got, cost, f.now())
+			served++
+		}
+	}
+	if served != 21 {
+		t.Errorf("half the day: %d served in all; want 21", served)
+	}
+}

@@ -331,6 +331,9 @@ func (n *node) open(ctx context.Context) error {
 		return err // st may be a typed nil: close must not see it
 	}
 	n.st = st
+	if n.storeID, err = n.st.StoreID(ctx); err != nil {
+		return err
+	}
 	n.reg.MustRegister(buildInfoGauge())
 	n.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "marquee_store_full",
 		Help: "1 while the last store write failed because the database's disk was full (writes get 503 until space returns)."},
@@ -346,7 +349,7 @@ func (n *node) open(ctx context.Context) error {
 		return err
 	}
 	n.engine = delivery.New(n.counters)
-	if n.money, err = openMoney(n.cfg); err != nil {
+	if n.money, err = openMoney(n.cfg, n.storeID); err != nil {
 		return err
 	}
 	n.engine.SetBudgets(delivery.NewBudgets(n.money, n.cfg.budgetStale))
@@ -371,10 +374,9 @@ func (n *node) open(ctx context.Context) error {
 	// The views in memory the feed keeps current, in the order a batch
 	// reaches them: the index first (the plan's ads are read for it).
 	views := []marquee.Applier{n.ix, n.engine.From(n.st), web.AdCacheView(n.ads), web.LinkCacheView(n.links, &n.cfg.linkDomains),
-		n.access, n.hooks, counters.Eraser(n.counters, n.log)}
+		n.access, n.hooks, counters.Eraser(n.counters, n.log), counters.Eraser(counters.TouchEraser{M: n.money}, n.log)}
 	n.fd = feed.New(n.st, views, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention, Saved: n.ix})
-	n.storeID, err = n.st.StoreID(ctx)
-	return err
+	return nil
 }
 
 // load fills the index: from the index saved at the last clean shutdown
@@ -552,6 +554,7 @@ func onTransition(log *slog.Logger, down, up string) func(error) {
 type moneyCounters interface {
 	delivery.SpendCounters
 	attribution.Store
+	ForgetTouches(ctx context.Context, user uint64) (int, error)
 }
 
 // MaxTouches is how many users × advertisers -counters memory keeps the
@@ -559,12 +562,14 @@ type moneyCounters interface {
 const maxTouches = 200_000
 
 // openMoney opens the money counters: in memory, or, with -counters
-// redis://…, in that Redis under its own prefix.
-func openMoney(cfg serveConfig) (moneyCounters, error) {
+// redis://…, in that Redis under a prefix of the store's id (campaign
+// ids are the store's: two installs sharing a Redis, or a database
+// restored into a new one, never add up each other's spend).
+func openMoney(cfg serveConfig, storeID string) (moneyCounters, error) {
 	if cfg.counters == "" || cfg.counters == "memory" {
 		return counters.NewMemoryMoney(maxTouches), nil
 	}
-	return counters.NewRedis(cfg.counters, "marquee:money:")
+	return counters.NewRedis(cfg.counters, "marquee:money:"+storeID+":")
 }
 
 // capCounters are the frequency caps' counters: what decisions take and

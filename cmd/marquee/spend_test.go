@@ -107,12 +107,16 @@ func TestSpendByPriceModel(t *testing.T) {
 
 	// Conversions: a postback of a key bound to Acme, a pixel, the same
 	// order again, and a pixel of an unverified click.
-	var key struct{ Secret string `json:"key"` }
+	var key struct {
+		Secret string `json:"key"`
+	}
 	r := w.admin("POST", "/api/v1/keys", `{"name":"acme shop","scopes":["conversions:write"],"advertisers":["1"]}`)
 	if json.Unmarshal([]byte(r.body), &key); r.status != 201 || key.Secret == "" {
 		t.Fatalf("bound key: %d %s", r.status, r.body)
 	}
-	var other struct{ Secret string `json:"key"` }
+	var other struct {
+		Secret string `json:"key"`
+	}
 	json.Unmarshal([]byte(w.admin("POST", "/api/v1/keys", `{"name":"other","scopes":["conversions:write"],"advertisers":["2"]}`).body), &other)
 	if r := w.do("POST", "/api/v1/conversions", other.Secret, "application/json", `{"clickId":"`+ids[0]+`","orderId":"o-1","value":"30"}`); r.status != 403 {
 		t.Errorf("another advertiser's key posting Acme's click = %d %s; want 403", r.status, r.body)

@@ -14,6 +14,7 @@ type Money interface {
 	AddSpend(ctx context.Context, adds []counters.Add, reads []string) ([]int64, error)
 	PutTouches(ctx context.Context, ts []counters.Touch) error
 	Touches(ctx context.Context, user uint64, advertiser int64) (imp, view counters.Seen, err error)
+	ForgetTouches(ctx context.Context, user uint64) (int, error)
 }
 
 // RunMoney checks the money contract; open returns the counters of
@@ -61,6 +62,17 @@ func RunMoney(t *testing.T, open func(t *testing.T, instance int) Money) {
 		}
 		if imp, view, err := b.Touches(ctx, 7, 4); err != nil || imp.At != 0 || view.At != 0 {
 			t.Fatalf("another advertiser's touches = %+v %+v, %v; want none", imp, view, err)
+		}
+		b.PutTouches(ctx, []counters.Touch{{User: 7, Advertiser: 4, Kind: 'i', At: 2100, Token: []byte("another advertiser's"), TTL: time.Hour},
+			{User: 8, Advertiser: 3, Kind: 'i', At: 10, Token: []byte("someone else"), TTL: time.Hour}})
+		if n, err := a.ForgetTouches(ctx, 7); err != nil || n != 2 {
+			t.Fatalf("ForgetTouches(7) = %d, %v; want user 7's touches of both advertisers", n, err)
+		}
+		if imp, view, _ := b.Touches(ctx, 7, 3); imp.At != 0 || view.At != 0 {
+			t.Errorf("user 7's touches after an erasure = %+v %+v; want none", imp, view)
+		}
+		if imp, _, _ := b.Touches(ctx, 8, 3); imp.At != 10 {
+			t.Errorf("user 8's touch after user 7's erasure = %+v; want it kept", imp)
 		}
 	})
 }
