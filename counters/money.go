@@ -271,4 +271,6 @@ type TouchEraser struct {
 }
 
 // Forget forgets user's touches (a Forgetter, for Eraser).
-func (e TouchEraser) Forget(ctx context.Context, user uint64) (int, error) { return e.M.ForgetTouches(ctx, user) }
+func (e TouchEraser) Forget(ctx context.Context, user uint64) (int, error) {
+	return e.M.ForgetTouches(ctx, user)
+}

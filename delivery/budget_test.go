@@ -315,7 +315,7 @@ func startRedis(t *testing.T, port int) *redisProc {
 // waits when it is ahead; Explain says so.
 func TestEvenPacingToBudget(t *testing.T) {
 	tokyo, _ := time.LoadLocation("Asia/Tokyo")
-	quarter := time.Date(2026, 5, 10, 6, 0, 0, 0, tokyo) // a quarter of the day in Tokyo
+	quarter := time.Date(2026, 5, 10, 6, 0, 0, 0, tokyo)                                                          // a quarter of the day in Tokyo
 	f := newBudgetFleet(t, counters.NewMemoryMoney(10), 1, marquee.Budget{Daily: 400_000}, "Asia/Tokyo", quarter) // 0.4 a day: 40 impressions
 	e := f.engines[0]
 	c, _ := e.Plan().Campaign(1)
