@@ -100,10 +100,11 @@ func (k spendKey) String() string {
 	return s + ":d" + strconv.FormatInt(k.day, 10)
 }
 
-// spendState is an owner's spend: today's (of day) and the total, in
-// nano-units.
+// spendState is an owner's spend: today's (of day, which runs from
+// from to until, unix ns) and the total, in nano-units.
 type spendState struct {
 	day, today, total atomic.Int64
+	from, until       int64 // set before the state is published
 }
 
 // spendFloor is what the reports say an owner spent: on day, and in all.
@@ -275,6 +276,8 @@ func (b *Budgets) Sync(ctx context.Context, plan *Plan, now time.Time) error {
 		}
 		st := &spendState{}
 		st.day.Store(days[i])
+		start := marquee.DayStart(now, o.loc)
+		st.from, st.until = start.UnixNano(), marquee.DayStart(start.Add(26*time.Hour), o.loc).UnixNano()
 		st.total.Store(total + b.pending[spendKey{o.key, 0}])
 		st.today.Store(today + b.pending[spendKey{o.key, days[i]}])
 		states[o.key] = st
@@ -341,8 +344,9 @@ func spentWhy(st *spendState, budget *marquee.Budget, loc *time.Location, now ti
 	if st == nil {
 		return BudgetUnknown // not synced since it was given a budget
 	}
-	today := int64(0)
-	if st.day.Load() == marquee.DayNumber(now, loc) {
+	today, at := int64(0), now.UnixNano()
+	inDay := at >= st.from && at < st.until // the synced day: no calendar arithmetic
+	if inDay || st.day.Load() == marquee.DayNumber(now, loc) {
 		today = st.today.Load()
 	}
 	switch {
@@ -351,13 +355,16 @@ func spentWhy(st *spendState, budget *marquee.Budget, loc *time.Location, now ti
 	case budget.Daily > 0 && today >= int64(budget.Daily.Nanos()):
 		return BudgetSpent
 	case even && budget.Daily > 0:
-		day := marquee.DayStart(now, loc)
-		next := marquee.DayStart(day.Add(26*time.Hour), loc)
+		share := float64(at-st.from) / float64(st.until-st.from)
+		if !inDay {
+			day := marquee.DayStart(now, loc)
+			share = marquee.Elapsed(day, marquee.DayStart(day.Add(26*time.Hour), loc), now)
+		}
 		var one marquee.Nanos
 		if c.Price != nil {
 			one, _ = c.Price.EventCost()
 		}
-		if float64(today) >= float64(budget.Daily.Nanos())*marquee.Elapsed(day, next, now)+float64(one) {
+		if float64(today) >= float64(budget.Daily.Nanos())*share+float64(one) {
 			return AheadOfBudget
 		}
 	}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,6 +24,12 @@ import (
 // decisionServer decides over 1,000 campaigns of 10 ads each (two
 // placements), with signed tracking URLs.
 func decisionServer(tb testing.TB, reqs *reports.Requests) fasthttp.RequestHandler {
+	return budgetedServer(tb, reqs, false)
+}
+
+// budgetedServer is decisionServer, every campaign with a daily budget
+// (never reached) when budgeted.
+func budgetedServer(tb testing.TB, reqs *reports.Requests, budgeted bool) fasthttp.RequestHandler {
 	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}},
 		{ID: 2, PlacementInput: marquee.PlacementInput{Name: "top", Sizes: []string{"728x90"}, Types: marquee.CreativeTypes}}}
 	return planServer(tb, ps, reqs, func(i, _ int) *marquee.Creative {
@@ -31,13 +38,13 @@ func decisionServer(tb testing.TB, reqs *reports.Requests) fasthttp.RequestHandl
 			w, h = 728, 90
 		}
 		return &marquee.Creative{Type: marquee.CreativeHTML, Width: w, Height: h, HTML: "<b>x</b>", ClickURL: "https://a.test/?p={placement}"}
-	})
+	}, budgeted)
 }
 
 // planServer decides over 1,000 campaigns of 10 ads each, ad j of
 // campaign i showing creative(i, j), in placements ps; reqs (when set)
 // counts the slots.
-func planServer(tb testing.TB, ps []marquee.Placement, reqs *reports.Requests, creative func(i, j int) *marquee.Creative) fasthttp.RequestHandler {
+func planServer(tb testing.TB, ps []marquee.Placement, reqs *reports.Requests, creative func(i, j int) *marquee.Creative, budgeted bool) fasthttp.RequestHandler {
 	now := time.Now()
 	var cs []marquee.Campaign
 	var ads []*marquee.Ad
@@ -50,9 +57,21 @@ func planServer(tb testing.TB, ps []marquee.Placement, reqs *reports.Requests, c
 				Title: fmt.Sprintf("Video %d", i*10+j+1), Creative: creative(i, j)})
 		}
 	}
+	if budgeted {
+		for i := range cs {
+			cs[i].Budget = &marquee.Budget{Daily: 1_000_000_000_000}
+			cs[i].TimeZone = "America/New_York"
+		}
+	}
 	e := delivery.New(counters.NewMemory(counters.DefaultMemory))
 	e.SetCampaigns(cs, ps)
 	e.PutAds(ads, nil, true)
+	if budgeted {
+		e.SetBudgets(delivery.NewBudgets(counters.NewMemoryMoney(10), time.Hour))
+		if err := e.Budgets().Sync(context.Background(), e.Plan(), now); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Engine: e, Signer: signer, Registry: prometheus.NewRegistry(), Requests: reqs})
@@ -93,14 +112,17 @@ const phoneUA = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KH
 // /api/v1/decisions of three slots with a user key — without the network:
 // JSON parsing, three decisions, nine signed URLs, the answer; counted,
 // with its three slots counted as requests.
+//
+// budgeted: every campaign has a daily budget in a time zone, which each
+// candidate campaign checks (what it spent today).
 func BenchmarkDecisionPost(b *testing.B) {
-	for _, counted := range []bool{false, true} {
-		b.Run(map[bool]string{false: "uncounted", true: "counted"}[counted], func(b *testing.B) {
+	for _, mode := range []string{"uncounted", "counted", "budgeted"} {
+		b.Run(mode, func(b *testing.B) {
 			var reqs *reports.Requests
-			if counted {
+			if mode != "uncounted" {
 				reqs = reports.NewRequests()
 			}
-			h := decisionServer(b, reqs)
+			h := budgetedServer(b, reqs, mode == "budgeted")
 			ctx := &fasthttp.RequestCtx{}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
@@ -128,7 +150,7 @@ func BenchmarkVAST(b *testing.B) {
 	h := planServer(b, ps, nil, func(i, j int) *marquee.Creative {
 		return &marquee.Creative{Type: marquee.CreativeVideo, Width: 1280, Height: 720, MediaURL: fmt.Sprintf("https://cdn.test/v/%d-%d.mp4", i, j),
 			MimeType: "video/mp4", DurationMs: 15_000, ClickURL: "https://a.test/?p={placement}"}
-	})
+	}, false)
 	ctx := &fasthttp.RequestCtx{}
 	ctx.Request.Header.SetMethod("GET")
 	ctx.Request.Header.SetHost("ads.test")
