@@ -356,3 +356,43 @@ func TestEvenPacingToBudget(t *testing.T) {
 		t.Errorf("half the day: %d served in all; want 21", served)
 	}
 }
+
+// TestAdvertiserBudget: an advertiser's daily budget (in its time zone)
+// stops every campaign of its together once their spend reaches it; a
+// campaign of another advertiser serves on.
+func TestAdvertiserBudget(t *testing.T) {
+	start := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
+	f := newBudgetFleet(t, counters.NewMemoryMoney(10), 1, marquee.Budget{Total: marquee.MaxAmount}, "", start)
+	e := f.engines[0]
+	c2, _ := e.Plan().Campaign(2)
+	mine := c2.Campaign
+	mine.AdvertiserID, mine.Price = 1, &marquee.Price{Model: "cpm", Amount: 10_000_000} // campaign 2 is advertiser 1's too now
+	e.PatchCampaigns([]marquee.Campaign{mine}, nil, nil, nil)
+	e.Budgets().SetAdvertisers([]marquee.Advertiser{{ID: 1, State: marquee.StateActive, AdvertiserSettings: marquee.AdvertiserSettings{
+		Budget: &marquee.Budget{Daily: 100_000}, TimeZone: "Asia/Taipei"}}}) // 0.1: 10 impressions of either
+	f.sync(t)
+	rnd := rand.New(rand.NewPCG(7, 8))
+	served := 0
+	for range 50 {
+		if c := f.decide(0, rnd); c != nil {
+			e.Budgets().Spend(c, cost, f.now())
+			served++
+		}
+	}
+	if served != 10 {
+		t.Errorf("served %d under an advertiser budget of 10 impressions; want 10", served)
+	}
+	if d, _ := e.Delivery(2, f.now()); d.Why != delivery.BudgetSpent || d.AdvertiserBudget == nil || d.AdvertiserBudget.SpentToday != 100_000 {
+		t.Errorf("campaign 2's delivery = %+v; want stopped by its advertiser's budget, 0.1 spent today", d)
+	}
+	f.clock.Store(time.Date(2026, 7, 1, 15, 59, 59, 0, time.UTC).UnixNano()) // a second before midnight in Taipei
+	f.sync(t)
+	if c := f.decide(0, rnd); c != nil {
+		t.Errorf("a second before the advertiser's next day: campaign %d served; want none", c.ID)
+	}
+	f.clock.Store(time.Date(2026, 7, 1, 16, 0, 1, 0, time.UTC).UnixNano()) // past midnight in Taipei
+	f.sync(t)
+	if c := f.decide(0, rnd); c == nil {
+		t.Error("the advertiser's next day (in Taipei): nothing served; want its campaigns again")
+	}
+}

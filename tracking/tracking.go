@@ -160,8 +160,14 @@ var enc = base64.RawURLEncoding.Strict() // strict: a token has one spelling
 // Append appends p's token to dst: base64url of the payload followed by
 // its MAC. It allocates nothing when dst has room.
 func (s *Signer) Append(dst []byte, p *Payload) []byte {
+	return s.seal(dst, func(raw []byte) []byte { return appendPayload(raw, p) })
+}
+
+// seal appends to dst the token of the bytes body appends: base64url of
+// them followed by their MAC.
+func (s *Signer) seal(dst []byte, body func(raw []byte) []byte) []byte {
 	m := s.macs.Get().(*pooledMAC)
-	raw := appendPayload(m.raw[:0], p)
+	raw := body(m.raw[:0])
 	raw = m.appendMAC(raw, raw)
 	n := enc.EncodedLen(len(raw))
 	dst = append(dst, make([]byte, n)...)
@@ -193,21 +199,13 @@ type Clicked struct {
 
 // AppendClick appends c's click id to dst.
 func (s *Signer) AppendClick(dst []byte, c *Clicked) []byte {
-	m := s.macs.Get().(*pooledMAC)
-	raw := append(m.raw[:0], clickMark)
-	raw = appendPayload(raw, &c.Payload)
-	v := byte(0)
-	if c.Verified {
-		v = 1
-	}
-	raw = append(raw, v)
-	raw = m.appendMAC(raw, raw)
-	n := enc.EncodedLen(len(raw))
-	dst = append(dst, make([]byte, n)...)
-	enc.Encode(dst[len(dst)-n:], raw)
-	m.raw = raw[:0]
-	s.macs.Put(m)
-	return dst
+	return s.seal(dst, func(raw []byte) []byte {
+		v := byte(0)
+		if c.Verified {
+			v = 1
+		}
+		return append(appendPayload(append(raw, clickMark), &c.Payload), v)
+	})
 }
 
 // ErrBadClick is the error of a click id that is not one of ours.
@@ -218,7 +216,8 @@ var ErrBadClick = marquee.Errorf(marquee.KindInvalid, "invalid click id: it was 
 // campaign's post-click window).
 func (s *Signer) OpenClick(id []byte) (Clicked, error) {
 	var c Clicked
-	raw, ok := s.open(id)
+	var buf [384]byte
+	raw, ok := s.open(id, &buf)
 	if !ok || len(raw) < 2 || raw[0] != clickMark || raw[len(raw)-1] > 1 || !readPayload(raw[1:len(raw)-1], &c.Payload) {
 		return c, ErrBadClick
 	}
@@ -226,13 +225,12 @@ func (s *Signer) OpenClick(id []byte) (Clicked, error) {
 	return c, nil
 }
 
-// open decodes token and checks its MAC (under the key or the previous
-// one), returning the signed bytes (in a new slice).
-func (s *Signer) open(token []byte) ([]byte, bool) {
+// open decodes token into buf and checks its MAC (under the key or the
+// previous one), returning the signed bytes (in buf: nothing allocated).
+func (s *Signer) open(token []byte, buf *[384]byte) ([]byte, bool) {
 	if len(token) > 512 {
 		return nil, false
 	}
-	var buf [384]byte
 	n, err := enc.Decode(buf[:], token)
 	if err != nil || n <= macLen {
 		return nil, false
@@ -245,7 +243,7 @@ func (s *Signer) open(token []byte) ([]byte, bool) {
 	if !ours && (s.previous == nil || !hmac.Equal(sum, mac(s.previous, raw))) {
 		return nil, false
 	}
-	return append([]byte(nil), raw...), true
+	return raw, true
 }
 
 // Errors of Open.
@@ -259,20 +257,9 @@ var (
 // one of ours, ErrExpired for one past its expiry.
 func (s *Signer) Open(token []byte, now time.Time) (Payload, error) {
 	var p Payload
-	if len(token) > 512 {
-		return p, ErrBadToken
-	}
 	var buf [384]byte
-	n, err := enc.Decode(buf[:], token)
-	if err != nil || n <= macLen {
-		return p, ErrBadToken
-	}
-	raw, sum := buf[:n-macLen], buf[n-macLen:n]
-	var mine [macLen]byte
-	m := s.macs.Get().(*pooledMAC)
-	ours := hmac.Equal(sum, m.appendMAC(mine[:0], raw))
-	s.macs.Put(m)
-	if !ours && (s.previous == nil || !hmac.Equal(sum, mac(s.previous, raw))) {
+	raw, ok := s.open(token, &buf)
+	if !ok {
 		return p, ErrBadToken
 	}
 	if !readPayload(raw, &p) {

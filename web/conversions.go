@@ -105,13 +105,7 @@ func handleConversionPixel(d *decider) handler {
 		if _, _, err := d.convert(sctx, ctx, &in, false, marquee.Bounds{}, lim); err != nil {
 			return err
 		}
-		noStore(ctx)
-		if acceptsOnlyImages(ctx.Request.Header.Peek(fasthttp.HeaderAccept)) {
-			ctx.SetContentType("image/gif")
-			ctx.SetBody(gif1x1)
-			return nil
-		}
-		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		answerPixel(ctx)
 		return nil
 	}
 }

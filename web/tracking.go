@@ -69,15 +69,21 @@ func handleTracking(d *decider) handler {
 			ctx.SetStatusCode(fasthttp.StatusFound)
 			return nil
 		}
-		noStore(ctx)
-		if acceptsOnlyImages(ctx.Request.Header.Peek(fasthttp.HeaderAccept)) {
-			ctx.SetContentType("image/gif")
-			ctx.SetBody(gif1x1)
-			return nil
-		}
-		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		answerPixel(ctx)
 		return nil
 	}
+}
+
+// answerPixel answers a pixel: a 1×1 GIF to a request that accepts only
+// images, else 204; never stored.
+func answerPixel(ctx *fasthttp.RequestCtx) {
+	noStore(ctx)
+	if acceptsOnlyImages(ctx.Request.Header.Peek(fasthttp.HeaderAccept)) {
+		ctx.SetContentType("image/gif")
+		ctx.SetBody(gif1x1)
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
 }
 
 // measuredMark marks, with a decision's id, that its impression counted
