@@ -34,13 +34,17 @@ type ConversionInput struct {
 	// Advertiser is whose conversion it is: required without a click id
 	// (a click id says it).
 	Advertiser int64 `json:"advertiserId"`
+	// Consent is a postback's word on the user's consent to be followed
+	// (nil: given — the advertiser's server answers for the consent its
+	// site collected); false: the user key is not used.
+	Consent *bool `json:"consent,omitempty"`
 }
 
 // ParseConversionInput decodes and validates a postback's JSON body.
 func ParseConversionInput(body []byte) (ConversionInput, error) {
 	var in ConversionInput
 	p := Problems{}
-	fields, ok := object(body, p, "clickId", "userKey", "orderId", "value", "currency", "advertiserId")
+	fields, ok := object(body, p, "clickId", "userKey", "orderId", "value", "currency", "advertiserId", "consent")
 	if !ok {
 		return in, Invalid("invalid conversion", p)
 	}
@@ -64,6 +68,13 @@ func ParseConversionInput(body []byte) (ConversionInput, error) {
 		in.Value = v
 	}
 	in.Currency = currencyField(fields, "currency", p)
+	if raw, ok := present(fields, "consent"); ok {
+		var c bool
+		if json.Unmarshal(raw, &c) != nil {
+			p["consent"] = "must be true or false"
+		}
+		in.Consent = &c
+	}
 	if raw, ok := present(fields, "advertiserId"); ok {
 		if id, ok := parseID(raw); ok {
 			in.Advertiser = id

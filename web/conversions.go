@@ -51,7 +51,11 @@ func handleConversionPost(d *decider) storeHandler {
 		if err != nil {
 			return err
 		}
-		lim := d.events.privacy.Limit(privacy.Signal{GDPR: -1})
+		given := privacy.Yes // the advertiser's server answers for its site's consent
+		if in.Consent != nil && !*in.Consent {
+			given = privacy.No
+		}
+		lim := d.events.privacy.Limit(privacy.Signal{GDPR: -1, Given: given, GPC: sentGPC(ctx)})
 		out, status, err := d.convert(sctx, ctx, &in, true, boundsOf(ctx), lim)
 		if err != nil {
 			return err

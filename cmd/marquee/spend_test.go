@@ -191,4 +191,27 @@ func TestSpendByPriceModel(t *testing.T) {
 	if rep.Totals.Spend != "9.955642" {
 		t.Errorf("total spend = %s; want 9.955642 (0.008642 + 0.007 + 0.74 + 8.2 + 1)", rep.Totals.Spend)
 	}
+
+	// Post-view from the advertiser's server: a user who saw the CPA
+	// campaign's ad and did not click converts; said without consent, the
+	// user key is not used.
+	fire(t, w.decide(t, "p4", "u-9").ImpressionURL)
+	eventually(t, 2*time.Second, func() string {
+		r := w.do("POST", "/api/v1/conversions", key.Secret, "application/json", `{"userKey":"u-9","advertiserId":"1","orderId":"v-1","consent":false}`)
+		if r.status != 202 {
+			return fmt.Sprintf("a post-view postback without consent = %d %s; want 202, nothing attributed", r.status, r.body)
+		}
+		r = w.do("POST", "/api/v1/conversions", key.Secret, "application/json", `{"userKey":"u-9","advertiserId":"1","orderId":"v-1","value":8}`)
+		if r.status != 201 || !strings.Contains(r.body, `"attribution":"view"`) || !strings.Contains(r.body, `"verified":true`) {
+			return fmt.Sprintf("a post-view postback = %d %s; want 201, post-view, verified", r.status, r.body)
+		}
+		return ""
+	})
+	eventually(t, 5*time.Second, func() string {
+		var rep struct{ Totals row }
+		if r := w.admin("GET", q, ""); json.Unmarshal([]byte(r.body), &rep) != nil || rep.Totals.PostViewConversions != 1 || rep.Totals.Spend != "14.055642" {
+			return "after a post-view conversion, the report: " + r.body
+		}
+		return ""
+	})
 }
