@@ -151,3 +151,13 @@ func CheckRoleBounds(role string, b Bounds) Problems {
 	}
 	return p
 }
+
+// BoundKeyScopes are the scopes a key bound by b may hold: BoundScopes,
+// and, bound to advertisers, conversions:write (a postback of theirs).
+func BoundKeyScopes(b Bounds) ScopeSet {
+	if len(b.Advertisers) > 0 {
+		s, _, _ := ParseScopes([]string{string(ScopeConversionsWrite)})
+		return BoundScopes | s
+	}
+	return BoundScopes
+}

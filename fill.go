@@ -21,7 +21,7 @@ const (
 	InRequest   // candidates, all already shown in another slot of the request
 	CappedOut   // candidates, every one at the user's frequency cap (or caps unavailable)
 	GoalReached // candidates, every one's goal (or budget) met
-	PacedOut    // candidates, every one ahead of its pacing
+	PacedOut    // candidates, every one ahead of its pacing (or its budget unknown)
 	NoConsent   // untargeted, and the visitor's consent was refused: a consenting visitor might have been filled
 	NumOutcomes = iota
 )

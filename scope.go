@@ -123,16 +123,6 @@ var BoundScopes = func() ScopeSet {
 	return s
 }()
 
-// BoundKeyScopes are the scopes a key bound by b may hold: BoundScopes,
-// and, bound to advertisers, conversions:write (a postback of theirs).
-func BoundKeyScopes(b Bounds) ScopeSet {
-	if len(b.Advertisers) > 0 {
-		s, _, _ := ParseScopes([]string{string(ScopeConversionsWrite)})
-		return BoundScopes | s
-	}
-	return BoundScopes
-}
-
 // Roles lists the roles, most powerful first.
 var Roles = []string{RoleOwner, RoleAdmin, RoleEditor, RoleViewer, RoleAdvertiser, RolePublisher}
 

@@ -1,0 +1,5 @@
+//go:build !race
+
+package tracking_test
+
+const raceEnabled = false
