@@ -272,6 +272,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	if err := n.collect(ctx); err != nil {
 		return err
 	}
+	// Pacing, eCPM and the budgets' floors from the reports before the
+	// first decision: an instance that restarted with memory counters
+	// never lets a budget spent before it be spent again.
+	if err := n.refreshDelivered(ctx); err != nil {
+		log.Warn("campaigns' delivery not read at start; pacing and budgets read it at the next -pacing-refresh", "err", err)
+	}
 	hs, ln, err := n.listen()
 	if err != nil {
 		return err

@@ -215,3 +215,59 @@ func TestSpendByPriceModel(t *testing.T) {
 		return ""
 	})
 }
+
+// TestBudgetAfterRestart: with memory counters, an instance that
+// restarts has lost what its campaigns spent; the reports, read before
+// the first decision, floor it: a campaign that spent its daily budget
+// stays stopped, from the first decision after the restart.
+func TestBudgetAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	in := start(t, dir, nil, "-reports-flush", "100ms", "-budget-sync", "50ms")
+	now := time.Now().UTC()
+	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(48*time.Hour).Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"c",`+flight+`,"budget":{"daily":2},"price":{"model":"cpm","amount":1000}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
+	eventually(t, 5*time.Second, func() string {
+		if r := in.admin("GET", "/api/v1/campaigns/1/delivery", ""); !strings.Contains(r.body, `"serving":true`) {
+			return r.body
+		}
+		return ""
+	})
+	served := func(in *instance) bool {
+		r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"side"}]}`)
+		var got struct{ Decisions map[string][]decision }
+		json.Unmarshal([]byte(r.body), &got)
+		if len(got.Decisions["d"]) == 1 {
+			fire(t, got.Decisions["d"][0].ImpressionURL)
+			return true
+		}
+		return false
+	}
+	for range 2 {
+		if !served(in) {
+			t.Fatal("the campaign did not serve before its budget was spent")
+		}
+	}
+	eventually(t, 5*time.Second, func() string { // counted in the reports
+		var rep struct{ Totals struct{ Spend float64 } }
+		json.Unmarshal([]byte(in.admin("GET", "/api/v1/reports?by=campaign&granularity=total", "").body), &rep)
+		if rep.Totals.Spend != 2 {
+			return fmt.Sprintf("reports' spend %v; want 2", rep.Totals.Spend)
+		}
+		return ""
+	})
+	if err := in.stop(); err != nil {
+		t.Fatal(err)
+	}
+	again := start(t, dir, nil, "-reports-flush", "100ms", "-budget-sync", "50ms")
+	for i := range 20 {
+		if served(again) {
+			t.Fatalf("decision %d after the restart served the campaign whose daily budget was spent", i)
+		}
+	}
+	if r := again.admin("GET", "/api/v1/campaigns/1/delivery", ""); !strings.Contains(r.body, `"why":"budget spent"`) {
+		t.Errorf("after the restart: %s; want budget spent", r.body)
+	}
+}
