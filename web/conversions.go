@@ -205,25 +205,44 @@ func (d *decider) convert(sctx context.Context, ctx *fasthttp.RequestCtx, in *ma
 	if c, ok := plan.Campaign(p.Campaign); ok {
 		campaign = c
 	}
-	dedupe := "order:" + in.OrderID
-	if in.OrderID == "" {
-		dedupe = kind + ":" + hex.EncodeToString(p.Decision[:])
+	// Counted once: an order once; a click (or an impression) without an
+	// order once; and, from the pixel — which anyone holding a click id
+	// can fire — a click once whatever its orders, so that no page can
+	// multiply what one click earns.
+	var keys []string
+	if in.OrderID != "" {
+		keys = append(keys, "order:"+in.OrderID)
 	}
-	fresh, err := d.conversions.AddConversion(sctx, marquee.Conversion{Advertiser: advertiser, Dedupe: dedupe, Campaign: p.Campaign, Ad: p.Ad,
-		Attribution: kind, Value: in.Value, At: now})
-	if err != nil {
-		return Converted{}, 0, err
+	if in.OrderID == "" || !postback {
+		keys = append(keys, kind+":"+hex.EncodeToString(p.Decision[:]))
 	}
-	out := Converted{Counted: fresh, Duplicate: !fresh, Attribution: kind, AdID: p.Ad, CampaignID: p.Campaign, Verified: verified}
-	if !fresh {
-		return out, fasthttp.StatusOK, nil
+	conv := marquee.Conversion{Advertiser: advertiser, Campaign: p.Campaign, Ad: p.Ad, Attribution: kind, Value: in.Value, At: now}
+	forget := func(keys []string) {
+		for _, k := range keys {
+			d.conversions.RemoveConversion(context.WithoutCancel(sctx), advertiser, k)
+		}
 	}
+	out := Converted{Attribution: kind, AdID: p.Ad, CampaignID: p.Campaign, Verified: verified}
+	for i, k := range keys {
+		conv.Dedupe = k
+		fresh, err := d.conversions.AddConversion(sctx, conv)
+		if err != nil {
+			forget(keys[:i])
+			return Converted{}, 0, err
+		}
+		if !fresh {
+			forget(keys[:i])
+			out.Duplicate = true
+			return out, fasthttp.StatusOK, nil
+		}
+	}
+	out.Counted = true
 	var cost marquee.Nanos
 	if verified && campaign != nil && campaign.Price != nil && campaign.Price.Model == "cpa" {
 		cost = marquee.Micros(p.PriceMicros).Nanos()
 	}
 	if err := d.writeConversion(ctx, p, in, advertiser, kind, verified, cost); err != nil {
-		d.conversions.RemoveConversion(context.WithoutCancel(sctx), advertiser, dedupe) // the retry counts it
+		forget(keys) // the retry counts it
 		return Converted{}, 0, err
 	}
 	if bg := d.engine.Budgets(); bg != nil && campaign != nil && cost > 0 {

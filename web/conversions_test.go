@@ -122,7 +122,8 @@ func (w *convWorld) conversions() []map[string]string {
 }
 
 // TestAttributionWindows: a conversion 29 days after its click is the
-// click's; one 31 days after is nobody's; the same order id counts once; a
+// click's; one 31 days after is nobody's; the same order id counts once,
+// and the pixel converts a click once whatever its orders; a
 // changed click id is refused and counts nothing; a conversion of a
 // consenting user with no click in its window goes to the user's last
 // impression within a day, not after; without consent, only the click id
@@ -146,6 +147,9 @@ func TestAttributionWindows(t *testing.T) {
 	}
 	if status, _ := w.pixel("clickId=" + id + "&orderId=A1&value=12.5"); status != 204 || len(w.conversions()) != 1 {
 		t.Fatalf("the same order again = %d, %d conversions written; want it counted once", status, len(w.conversions()))
+	}
+	if status, _ := w.pixel("clickId=" + id + "&orderId=A9&value=500"); status != 204 || len(w.conversions()) != 1 {
+		t.Fatalf("another order of the same click from the pixel = %d, %d conversions written; want none more (a pixel converts a click once)", status, len(w.conversions()))
 	}
 	if status, body := w.pixel("clickId=" + id + "&orderId=A2&currency=USD"); status != 400 || !strings.Contains(body, `"currency"`) || len(w.conversions()) != 1 {
 		t.Fatalf("a conversion in USD = %d %s; want 400 naming currency, nothing counted", status, body)
@@ -175,15 +179,22 @@ func TestAttributionWindows(t *testing.T) {
 	if last := conv[len(conv)-1]; last["attribution"] != "view" || last["ad"] != "1" || last["verified"] != "" || last["cost"] != "" {
 		t.Fatalf("post-view conversion from the pixel = %v; want attributed to the impression, unverified (a pixel cannot vouch for a user key), no cost", last)
 	}
+	// From the pixel, that impression converts once.
+	before := len(w.conversions())
+	if w.pixel("userKey=u-42&advertiserId=7&orderId=B9"); len(w.conversions()) != before {
+		t.Fatalf("a second order of the same impression from the pixel was written: %v", w.conversions()[before:])
+	}
 	// A click 31 days old does not stop post-view: the click id fails its
-	// window, the impression is within its own.
-	if status, _ := w.pixel("clickId=" + id + "&userKey=u-42&orderId=B2"); status != 204 {
-		t.Fatal("post-view with an old click id")
+	// window, the user's newer impression is within its own.
+	imp, _ = w.decide(t, "u-42")
+	serve(w.h, "GET", imp)
+	if status, _ := w.pixel("clickId=" + id + "&userKey=u-42&orderId=B2"); status != 204 || len(w.conversions()) != before+1 {
+		t.Fatalf("post-view with an old click id = %d, %d lines more; want one", status, len(w.conversions())-before)
 	}
 	if last := w.conversions()[len(w.conversions())-1]; last["attribution"] != "view" {
 		t.Fatalf("an old click and a fresh impression = %v; want post-view", last)
 	}
-	w.set(w.clock().Add(2 * time.Hour)) // 25 hours after the impression
+	w.set(w.clock().Add(25 * time.Hour)) // 25 hours after the user's last impression
 	w.pixel("userKey=u-42&advertiserId=7&orderId=B3")
 	if last := w.conversions()[len(w.conversions())-1]; last["attribution"] != "" {
 		t.Fatalf("25 hours after the impression = %v; want nothing attributed", last)
