@@ -25,7 +25,8 @@ type Store interface {
 
 // MaxPending bounds the touches a Recorder holds while its Store does
 // not answer: past it the oldest are dropped (post-view attribution is
-// best effort; nothing that bills depends on a touch being kept).
+// best effort: a lost touch loses one post-view attribution, and never
+// counts one twice).
 const MaxPending = 100_000
 
 // Recorder batches touches into a Store. Safe for concurrent use.
