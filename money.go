@@ -220,6 +220,12 @@ func DayStart(t time.Time, loc *time.Location) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, loc)
 }
 
+// NextDay is the start of the day after the one day starts (a day's
+// start in loc, as DayStart gives it): 23, 24 or 25 hours later.
+func NextDay(day time.Time, loc *time.Location) time.Time {
+	return DayStart(day.Add(26*time.Hour), loc)
+}
+
 // DayNumber is t's day in loc as yyyymmdd: what a daily budget's spend
 // is kept under.
 func DayNumber(t time.Time, loc *time.Location) int64 {

@@ -277,7 +277,7 @@ func (b *Budgets) Sync(ctx context.Context, plan *Plan, now time.Time) error {
 		st := &spendState{}
 		st.day.Store(days[i])
 		start := marquee.DayStart(now, o.loc)
-		st.from, st.until = start.UnixNano(), marquee.DayStart(start.Add(26*time.Hour), o.loc).UnixNano()
+		st.from, st.until = start.UnixNano(), marquee.NextDay(start, o.loc).UnixNano()
 		st.total.Store(total + b.pending[spendKey{o.key, 0}])
 		st.today.Store(today + b.pending[spendKey{o.key, days[i]}])
 		states[o.key] = st
@@ -358,7 +358,7 @@ func spentWhy(st *spendState, budget *marquee.Budget, loc *time.Location, now ti
 		share := float64(at-st.from) / float64(st.until-st.from)
 		if !inDay {
 			day := marquee.DayStart(now, loc)
-			share = marquee.Elapsed(day, marquee.DayStart(day.Add(26*time.Hour), loc), now)
+			share = marquee.Elapsed(day, marquee.NextDay(day, loc), now)
 		}
 		var one marquee.Nanos
 		if c.Price != nil {

@@ -140,7 +140,7 @@ func (e *Engine) Delivery(id int64, now time.Time) (Delivery, bool) {
 			d.Budget = &BudgetSpend{Budget: *c.Budget, SpentToday: sp.Today, Spent: sp.Total, Known: ok}
 			if c.Pacing == marquee.PacingEven && c.Goal == nil && c.Budget.Daily > 0 {
 				day := marquee.DayStart(now, c.loc)
-				x := marquee.Micros(float64(c.Budget.Daily) * marquee.Elapsed(day, marquee.DayStart(day.Add(26*time.Hour), c.loc), now))
+				x := marquee.Micros(float64(c.Budget.Daily) * marquee.Elapsed(day, marquee.NextDay(day, c.loc), now))
 				d.Budget.ExpectedByNow = &x
 			}
 		}

@@ -153,8 +153,7 @@ func FlatSpend(c *marquee.Campaign, from, to time.Time) marquee.Micros {
 		// across midnight costs what one day's part of the same length does.
 		var s marquee.Nanos
 		for day := marquee.DayStart(lo, loc); day.Before(hi); {
-			next := day.AddDate(0, 0, 1)
-			next = time.Date(next.Year(), next.Month(), next.Day(), 0, 0, 0, 0, loc)
+			next := marquee.NextDay(day, loc)
 			part := minTime(next, hi).Sub(maxTime(day, lo))
 			s += marquee.Nanos((c.Price.Amount * 1000).MulDiv(int64(part/time.Second), int64(next.Sub(day)/time.Second)))
 			day = next
