@@ -153,10 +153,11 @@ func CheckRoleBounds(role string, b Bounds) Problems {
 }
 
 // BoundKeyScopes are the scopes a key bound by b may hold: BoundScopes,
-// and, bound to advertisers, conversions:write (a postback of theirs).
+// and, bound to advertisers, conversions:write (a postback of theirs) and
+// campaigns:submit (their campaigns, for approval).
 func BoundKeyScopes(b Bounds) ScopeSet {
 	if len(b.Advertisers) > 0 {
-		s, _, _ := ParseScopes([]string{string(ScopeConversionsWrite)})
+		s, _, _ := ParseScopes([]string{string(ScopeConversionsWrite), string(ScopeCampaignsSubmit)})
 		return BoundScopes | s
 	}
 	return BoundScopes

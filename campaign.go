@@ -15,12 +15,103 @@ import (
 // behaves as ads always have.
 
 // The states of advertisers and campaigns. An archived one is kept (its
-// reports stay) and serves nothing; its name is free for a new one.
+// reports stay) and serves nothing; its name is free for a new one. A
+// campaign is a draft when created, pending once submitted for approval,
+// active once approved, and only an active one serves
+// (docs/api.md#approval).
 const (
-	StateActive   = "active"
-	StatePaused   = "paused" // campaigns only
+	StateDraft    = "draft"   // campaigns only
+	StatePending  = "pending" // campaigns only: submitted, waiting for approval
+	StateActive   = "active"  // approved (a campaign), serving in its flight
+	StatePaused   = "paused"  // campaigns only
 	StateArchived = "archived"
 )
+
+// CampaignStates lists the states of a campaign, in the order of its life.
+var CampaignStates = []string{StateDraft, StatePending, StateActive, StatePaused, StateArchived}
+
+// The actions that move a campaign from state to state.
+const (
+	ActionSubmit  = "submit"
+	ActionApprove = "approve"
+	ActionReject  = "reject"
+	ActionPause   = "pause"
+	ActionResume  = "resume"
+	ActionArchive = "archive"
+)
+
+// Move is an action on a campaign's state: to To, from one of From.
+type Move struct {
+	Action string
+	To     string
+	From   []string
+}
+
+// Moves are the actions on a campaign's state. Approval may skip submission
+// (whoever may approve may approve a draft); a rejection sends a pending
+// campaign back to draft with its reason; pause and resume move only an
+// approved campaign; anything but an archived campaign may be archived.
+var Moves = map[string]Move{
+	ActionSubmit:  {ActionSubmit, StatePending, []string{StateDraft}},
+	ActionApprove: {ActionApprove, StateActive, []string{StateDraft, StatePending}},
+	ActionReject:  {ActionReject, StateDraft, []string{StatePending}},
+	ActionPause:   {ActionPause, StatePaused, []string{StateActive}},
+	ActionResume:  {ActionResume, StateActive, []string{StatePaused}},
+	ActionArchive: {ActionArchive, StateArchived, []string{StateDraft, StatePending, StateActive, StatePaused}},
+}
+
+// Check says whether campaign id, in state from, may take m: nil when it
+// may or is in m.To already (a repeated action changes nothing; but a
+// draft was never rejected for being one), else a KindConflict error
+// naming both states.
+func (m Move) Check(id int64, from string) error {
+	if slices.Contains(m.From, from) || from == m.To && m.Action != ActionReject {
+		return nil
+	}
+	return Errorf(KindConflict, "campaign %d is %s: %s moves a campaign that is %s", id, from, m.Action, strings.Join(m.From, " or "))
+}
+
+// MaxReasonLen is the longest reason of a rejection, in characters.
+const MaxReasonLen = 1000
+
+// Review is the last step of a campaign's approval: who submitted,
+// approved or rejected it, when, and a rejection's reason.
+type Review struct {
+	Action string    `json:"action"` // submit, approve or reject
+	Reason string    `json:"reason,omitempty"`
+	By     string    `json:"by"` // the actor, as the audit log names it
+	At     time.Time `json:"at"`
+}
+
+// MarshalJSON writes At in TimeLayout.
+func (r Review) MarshalJSON() ([]byte, error) {
+	type plain Review
+	return json.Marshal(struct {
+		plain
+		At string `json:"at"`
+	}{plain(r), FormatTime(r.At)})
+}
+
+// ParseReason reads the body of a rejection, {"reason": "…"}: a reason is
+// required (1 to MaxReasonLen characters).
+func ParseReason(body []byte) (string, error) {
+	p := Problems{}
+	fields, ok := object(body, p, "reason")
+	if !ok {
+		return "", Invalid("invalid rejection", p)
+	}
+	var reason string
+	raw, ok := present(fields, "reason")
+	switch {
+	case !ok:
+		p["reason"] = "is required: say what to change"
+	case json.Unmarshal(raw, &reason) != nil:
+		p["reason"] = "must be a string"
+	case strings.TrimSpace(reason) == "" || utf8.RuneCountInString(reason) > MaxReasonLen || strings.ContainsFunc(reason, isControl):
+		p["reason"] = fmt.Sprintf("must be 1 to %d characters without control characters", MaxReasonLen)
+	}
+	return strings.TrimSpace(reason), Invalid("invalid rejection", p)
+}
 
 // MaxNotesLen is the longest notes of an advertiser, in characters.
 const MaxNotesLen = 10_000
@@ -287,12 +378,14 @@ func (c *CampaignInput) Windows() Attribution {
 type Campaign struct {
 	ID    int64
 	State string
+	// Review is the last step of its approval (nil: none yet).
+	Review *Review
 	CampaignInput
 	CreatedAt, UpdatedAt time.Time
 }
 
 // CampaignInput is what a client sets of a campaign (state changes go
-// through pause, resume and archive).
+// through Moves).
 type CampaignInput struct {
 	AdvertiserID int64         `json:"advertiserId"`
 	Name         string        `json:"name"`
@@ -360,15 +453,16 @@ func (c Campaign) MarshalJSON() ([]byte, error) {
 		in.Keywords = []string{}
 	}
 	return json.Marshal(struct {
-		ID           string `json:"id"`
-		AdvertiserID string `json:"advertiserId"`
-		State        string `json:"state"`
-		StartAt      string `json:"startAt"`
-		EndAt        string `json:"endAt"`
+		ID           string  `json:"id"`
+		AdvertiserID string  `json:"advertiserId"`
+		State        string  `json:"state"`
+		Review       *Review `json:"review,omitempty"`
+		StartAt      string  `json:"startAt"`
+		EndAt        string  `json:"endAt"`
 		input
 		CreatedAt string `json:"createdAt"`
 		UpdatedAt string `json:"updatedAt"`
-	}{strconv.FormatInt(c.ID, 10), strconv.FormatInt(c.AdvertiserID, 10), c.State, FormatTime(c.StartAt), FormatTime(c.EndAt),
+	}{strconv.FormatInt(c.ID, 10), strconv.FormatInt(c.AdvertiserID, 10), c.State, c.Review, FormatTime(c.StartAt), FormatTime(c.EndAt),
 		in, FormatTime(c.CreatedAt), FormatTime(c.UpdatedAt)})
 }
 

@@ -22,8 +22,13 @@ const (
 	// placements and creative assets.
 	ScopeCampaignsRead  Scope = "campaigns:read"
 	ScopeCampaignsWrite Scope = "campaigns:write"
-	ScopeReportsRead    Scope = "reports:read"
-	ScopeKeysAdmin      Scope = "keys:admin"
+	// campaigns:submit submits a campaign for approval (an advertiser's
+	// account, its own); campaigns:approve approves or rejects one
+	// (docs/api.md#approval).
+	ScopeCampaignsSubmit  Scope = "campaigns:submit"
+	ScopeCampaignsApprove Scope = "campaigns:approve"
+	ScopeReportsRead      Scope = "reports:read"
+	ScopeKeysAdmin        Scope = "keys:admin"
 	// webhooks:admin manages webhooks, which send events out.
 	ScopeWebhooksAdmin Scope = "webhooks:admin"
 	// privacy:admin answers data subjects' requests (erasure).
@@ -43,7 +48,7 @@ type ScopeSet uint16
 const AllScopes = ScopeSet(1)<<len(scopeBits) - 1
 
 var scopeBits = [...]Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeCampaignsRead, ScopeCampaignsWrite,
-	ScopeReportsRead, ScopeKeysAdmin, ScopeWebhooksAdmin, ScopePrivacyAdmin, ScopeConversionsWrite}
+	ScopeReportsRead, ScopeKeysAdmin, ScopeWebhooksAdmin, ScopePrivacyAdmin, ScopeConversionsWrite, ScopeCampaignsSubmit, ScopeCampaignsApprove}
 
 // Has reports whether s holds scope.
 func (s ScopeSet) Has(scope Scope) bool {
@@ -106,18 +111,19 @@ func ScopesOf(stored string) ScopeSet {
 const (
 	RoleOwner  = "owner"  // everything; the last owner cannot be removed or demoted
 	RoleAdmin  = "admin"  // everything, but cannot remove, demote or make owners
-	RoleEditor = "editor" // ads, links, campaigns and reports, read and write
+	RoleEditor = "editor" // ads, links, campaigns and reports, read and write; submits campaigns, never approves
 	RoleViewer = "viewer" // every read scope
 )
 
 // The roles of accounts outside the ad team, bound to advertisers or
 // sites (bounds.go).
 const (
-	RoleAdvertiser = "advertiser" // reads its advertisers' campaigns, ads and reports
+	RoleAdvertiser = "advertiser" // reads its advertisers' campaigns, ads and reports; submits their campaigns
 	RolePublisher  = "publisher"  // reads its sites' placements and their reports
 )
 
-// BoundScopes are the scopes a bound credential may hold: reads only.
+// BoundScopes are the scopes every bound credential may hold: reads only
+// (BoundKeyScopes adds an advertiser's).
 var BoundScopes = func() ScopeSet {
 	s, _, _ := ParseScopes([]string{string(ScopeAdsRead), string(ScopeCampaignsRead), string(ScopeReportsRead)})
 	return s
@@ -133,12 +139,13 @@ func RoleScopes(role string) (ScopeSet, bool) {
 	case RoleOwner, RoleAdmin:
 		return AllScopes, true
 	case RoleEditor:
-		w, _, _ := ParseScopes([]string{"ads:write", "links:write", "campaigns:write"})
+		w, _, _ := ParseScopes([]string{"ads:write", "links:write", "campaigns:write", "campaigns:submit"})
 		return read | w, true
 	case RoleViewer:
 		return read, true
 	case RoleAdvertiser:
-		return BoundScopes, true
+		s, _, _ := ParseScopes([]string{string(ScopeCampaignsSubmit)})
+		return BoundScopes | s, true
 	case RolePublisher:
 		s, _, _ := ParseScopes([]string{"campaigns:read", "reports:read"})
 		return s, true

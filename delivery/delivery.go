@@ -1466,7 +1466,7 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 		used.leftOut |= byViewer
 		used.note(marquee.Untargeted)
 		return Choice{}, false
-	case NotActive:
+	case NotActive, NotApproved:
 		used.note(marquee.NotRunning)
 		return Choice{}, false
 	default: // a cap: the same for any request now
@@ -1566,6 +1566,7 @@ func adWhy(a *Ad, c *Campaign, r *Request, used *usedSet, now time.Time) string 
 const (
 	AdTargeting = "ad targeting (or the ad's window)"
 	NotActive   = "campaign not active now"
+	NotApproved = "campaign not approved (a draft, or waiting for approval)"
 	NotThisType = "creative type not taken by the placement"
 	NotThisSize = "creative size not taken by the placement"
 	NotHere     = "ad limited to other placements"
@@ -1579,10 +1580,19 @@ const (
 	AheadOfPace = "ahead of even pacing"
 )
 
+// notActive is why a campaign in state does not serve now: not approved
+// yet, or paused or out of its flight.
+func notActive(state string) string {
+	if state == marquee.StateDraft || state == marquee.StatePending {
+		return NotApproved
+	}
+	return NotActive
+}
+
 // why says why ad a of campaign c may not fill placement pl for request r
 // at now, or "" when it may. It allocates nothing.
 func (p *Plan) why(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, e *Engine) string {
-	if w := p.campaignWhy(c, r, used, now, e); w == NotActive {
+	if w := p.campaignWhy(c, r, used, now, e); w == NotActive || w == NotApproved {
 		return w
 	}
 	if w := fitWhy(a, pl); w != "" {
@@ -1609,7 +1619,7 @@ func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time
 func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Time) string {
 	switch {
 	case c.State != marquee.StateActive || !c.flight.has(used.at): // c.ActiveAt(now)
-		return NotActive
+		return notActive(c.State)
 	case slices.Contains(used.campaigns, c.ID):
 		return Duplicate
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):

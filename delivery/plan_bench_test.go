@@ -55,7 +55,7 @@ func BenchmarkCampaignEdit(b *testing.B) {
 	for range n {
 		in := gen.Next()
 		in.FrequencyCap = nil
-		if last, err = st.CreateCampaign(ctx, in); err != nil {
+		if last, err = st.CreateCampaign(ctx, in, marquee.StateActive); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := st.CreateAd(ctx, marquee.AdInput{Title: in.Name, StartAt: in.StartAt, EndAt: in.EndAt, CampaignID: last.ID,

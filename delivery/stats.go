@@ -151,7 +151,7 @@ func (e *Engine) Delivery(id int64, now time.Time) (Delivery, bool) {
 	}
 	switch {
 	case !c.ActiveAt(now):
-		d.Why = NotActive
+		d.Why = notActive(c.State)
 	default:
 		d.Why = e.paceWhy(c, now)
 	}

@@ -30,7 +30,10 @@ type Store interface {
 // reloads (it may have missed anything).
 func (e *Engine) Load(ctx context.Context, st Store, ads bool) error {
 	var cs []marquee.Campaign
-	for _, state := range []string{marquee.StateActive, marquee.StatePaused} {
+	for _, state := range marquee.CampaignStates {
+		if state == marquee.StateArchived {
+			continue
+		}
 		got, err := marquee.ListAll(ctx, marquee.ListFilter{State: state}, st.ListCampaigns)
 		if err != nil {
 			return err

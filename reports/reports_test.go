@@ -499,7 +499,7 @@ func TestCampaignAdvertiserPlacementRows(t *testing.T) {
 	var ids []int64
 	for _, name := range []string{"Spring", "Autumn"} {
 		c, err := w.st.CreateCampaign(ctx, marquee.CampaignInput{AdvertiserID: adv.ID, Name: name, StartAt: time.Now().Add(-time.Hour),
-			EndAt: time.Now().Add(time.Hour), Priority: marquee.PriorityStandard, Weight: 1, Pacing: marquee.PacingASAP})
+			EndAt: time.Now().Add(time.Hour), Priority: marquee.PriorityStandard, Weight: 1, Pacing: marquee.PacingASAP}, marquee.StateActive)
 		if err != nil {
 			t.Fatal(err)
 		}

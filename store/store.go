@@ -48,10 +48,10 @@ type Store interface {
 	ReplaceAdvertiser(ctx context.Context, id int64, in marquee.AdvertiserInput) (marquee.Advertiser, error)
 	ArchiveAdvertiser(ctx context.Context, id int64) error
 	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
-	CreateCampaign(ctx context.Context, in marquee.CampaignInput) (marquee.Campaign, error)
+	CreateCampaign(ctx context.Context, in marquee.CampaignInput, state string) (marquee.Campaign, error)
 	Campaign(ctx context.Context, id int64) (marquee.Campaign, error)
 	ReplaceCampaign(ctx context.Context, id int64, in marquee.CampaignInput) (marquee.Campaign, error)
-	SetCampaignState(ctx context.Context, id int64, state string) (marquee.Campaign, error)
+	MoveCampaign(ctx context.Context, id int64, action, reason string) (marquee.Campaign, error)
 	ListCampaigns(ctx context.Context, f marquee.ListFilter) ([]marquee.Campaign, int, error)
 	CreatePlacement(ctx context.Context, in marquee.PlacementInput) (marquee.Placement, error)
 	Placement(ctx context.Context, name string) (marquee.Placement, error)

@@ -23,10 +23,10 @@ type CampaignStore interface {
 	ReplaceAdvertiser(ctx context.Context, id int64, in marquee.AdvertiserInput) (marquee.Advertiser, error)
 	ArchiveAdvertiser(ctx context.Context, id int64) error
 	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
-	CreateCampaign(ctx context.Context, in marquee.CampaignInput) (marquee.Campaign, error)
+	CreateCampaign(ctx context.Context, in marquee.CampaignInput, state string) (marquee.Campaign, error)
 	Campaign(ctx context.Context, id int64) (marquee.Campaign, error)
 	ReplaceCampaign(ctx context.Context, id int64, in marquee.CampaignInput) (marquee.Campaign, error)
-	SetCampaignState(ctx context.Context, id int64, state string) (marquee.Campaign, error)
+	MoveCampaign(ctx context.Context, id int64, action, reason string) (marquee.Campaign, error)
 	ListCampaigns(ctx context.Context, f marquee.ListFilter) ([]marquee.Campaign, int, error)
 	CreatePlacement(ctx context.Context, in marquee.PlacementInput) (marquee.Placement, error)
 	Placement(ctx context.Context, name string) (marquee.Placement, error)
@@ -172,15 +172,33 @@ func handleListAll[S, T any](name string, store S, list func(S, context.Context)
 	}
 }
 
-// handleCampaignState serves POST /api/v1/campaigns/{id}/pause and
-// /resume: 200 with the campaign once the change is visible here.
-func handleCampaignState(store CampaignStore, state string, w *writer) storeHandler {
+// createDraft is POST /api/v1/campaigns: a new campaign is a draft, and
+// serves once approved.
+func createDraft(st CampaignStore, ctx context.Context, in marquee.CampaignInput) (marquee.Campaign, error) {
+	return st.CreateCampaign(ctx, in, marquee.StateDraft)
+}
+
+// handleCampaignMove serves POST /api/v1/campaigns/{id}/ACTION (submit,
+// approve, reject, pause, resume): 200 with the campaign once the change
+// is visible here; 409 when its state does not allow the action. A
+// rejection's body says why: {"reason": "…"}.
+func handleCampaignMove(store CampaignStore, action string, w *writer) storeHandler {
+	fields := []string{"state"}
+	if action != marquee.ActionPause && action != marquee.ActionResume {
+		fields = append(fields, "review")
+	}
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := campaignID(ctx)
 		if err != nil {
 			return err
 		}
-		c, err := store.SetCampaignState(withFields(sctx, []string{"state"}), id, state)
+		var reason string
+		if action == marquee.ActionReject {
+			if reason, err = readJSON(ctx, MaxCampaignBody, marquee.ParseReason); err != nil {
+				return err
+			}
+		}
+		c, err := store.MoveCampaign(withFields(sctx, fields), id, action, reason)
 		if err := w.visible(sctx, err, "campaign"); err != nil {
 			return err
 		}
@@ -192,7 +210,7 @@ func handleCampaignState(store CampaignStore, state string, w *writer) storeHand
 // archiveCampaign is DELETE /api/v1/campaigns/{id}: the campaign is
 // archived, not deleted (its ads and reports stay).
 func archiveCampaign(st CampaignStore, ctx context.Context, id int64) error {
-	_, err := st.SetCampaignState(withFields(ctx, []string{"state"}), id, marquee.StateArchived)
+	_, err := st.MoveCampaign(withFields(ctx, []string{"state"}), id, marquee.ActionArchive, "")
 	return err
 }
 

@@ -81,7 +81,8 @@ func (s *Server) boundRoutes() map[string]boundKind {
 		"GET /api/v1/advertisers/{id}/stats": advertiserBound,
 		"GET /api/v1/campaigns":              advertiserBound, "GET /api/v1/campaigns/{id}": advertiserBound,
 		"GET /api/v1/campaigns/{id}/stats": advertiserBound, "GET /api/v1/campaigns/{id}/delivery": advertiserBound,
-		"GET /api/v1/ads": advertiserBound, "GET /api/v1/ad/{id}/stats": advertiserBound,
+		"POST /api/v1/campaigns/{id}/submit": advertiserBound, // its own, for approval
+		"GET /api/v1/ads":                    advertiserBound, "GET /api/v1/ad/{id}/stats": advertiserBound,
 		"POST /api/v1/conversions": advertiserBound, // its own advertisers' (convert)
 		// A publisher's placements and their reports.
 		"GET /api/v1/placements": publisherBound, "GET /api/v1/placements/{name}": publisherBound,
@@ -141,13 +142,18 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/advertisers/{id}", marquee.ScopeCampaignsRead, withStore(owned(ownAdvertiser, handleGet(advertiserResource, s.campaigns, CampaignStore.Advertiser)))},
 		{"PUT", "/api/v1/advertisers/{id}", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleReplace(advertiserResource, s.campaigns, CampaignStore.ReplaceAdvertiser, advertiserInput, s.writer)))},
 		{"DELETE", "/api/v1/advertisers/{id}", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("archive", handleDelete(advertiserResource, s.campaigns, CampaignStore.ArchiveAdvertiser, s.writer)))},
-		{"POST", "/api/v1/campaigns", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleCreate(campaignResource, s.campaigns, CampaignStore.CreateCampaign, s.writer, campaignCreated)))},
-		{"GET", "/api/v1/campaigns", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListCampaigns, []string{marquee.StateActive, marquee.StatePaused, marquee.StateArchived}, true, campaignKept))},
+		{"POST", "/api/v1/campaigns", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleCreate(campaignResource, s.campaigns, createDraft, s.writer, campaignCreated)))},
+		{"GET", "/api/v1/campaigns", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListCampaigns, marquee.CampaignStates, true, campaignKept))},
 		{"GET", "/api/v1/campaigns/{id}", marquee.ScopeCampaignsRead, withStore(owned(ownCampaign(s.campaigns), handleGet(campaignResource, s.campaigns, CampaignStore.Campaign)))},
 		{"PUT", "/api/v1/campaigns/{id}", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleReplace(campaignResource, s.campaigns, CampaignStore.ReplaceCampaign, campaignInput, s.writer)))},
 		{"DELETE", "/api/v1/campaigns/{id}", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("archive", handleDelete(campaignResource, s.campaigns, archiveCampaign, s.writer)))},
-		{"POST", "/api/v1/campaigns/{id}/pause", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("pause", handleCampaignState(s.campaigns, marquee.StatePaused, s.writer)))},
-		{"POST", "/api/v1/campaigns/{id}/resume", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("resume", handleCampaignState(s.campaigns, marquee.StateActive, s.writer)))},
+		{"POST", "/api/v1/campaigns/{id}/pause", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("pause", handleCampaignMove(s.campaigns, marquee.ActionPause, s.writer)))},
+		{"POST", "/api/v1/campaigns/{id}/resume", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("resume", handleCampaignMove(s.campaigns, marquee.ActionResume, s.writer)))},
+		// Approval: a draft is submitted (by the ad team or the advertiser's
+		// own account), then approved or rejected by who may approve.
+		{"POST", "/api/v1/campaigns/{id}/submit", marquee.ScopeCampaignsSubmit, withStore(owned(ownCampaign(s.campaigns), s.req.auditedAs("submit", handleCampaignMove(s.campaigns, marquee.ActionSubmit, s.writer))))},
+		{"POST", "/api/v1/campaigns/{id}/approve", marquee.ScopeCampaignsApprove, withStore(s.req.auditedAs("approve", handleCampaignMove(s.campaigns, marquee.ActionApprove, s.writer)))},
+		{"POST", "/api/v1/campaigns/{id}/reject", marquee.ScopeCampaignsApprove, withStore(s.req.auditedAs("reject", handleCampaignMove(s.campaigns, marquee.ActionReject, s.writer)))},
 		{"POST", "/api/v1/placements", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleCreate(placementResource, s.campaigns, CampaignStore.CreatePlacement, s.writer, placementCreated)))},
 		{"GET", "/api/v1/placements", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListPlacements, nil, false, placementKept))},
 		{"GET", "/api/v1/placements/{name}", marquee.ScopeCampaignsRead, withStore(owned(ownPlacement(s.campaigns), handleGet(placementResource, s.campaigns, CampaignStore.Placement)))},

@@ -144,7 +144,7 @@ func TestKeyLifecycle(t *testing.T) {
 		in.expect(in.do("GET", "/api/v1/ads", tc.token, "", ""), 401, tc.want)
 	}
 	in.expect(in.admin("POST", "/api/v1/keys", `{"name":"x","scopes":["ads:fly"]}`), 400,
-		`{"error":"invalid key","problems":{"scopes":"unknown scope \"ads:fly\" (scopes: ads:read, ads:write, links:read, links:write, campaigns:read, campaigns:write, reports:read, keys:admin, webhooks:admin, privacy:admin, conversions:write)"}}`)
+		`{"error":"invalid key","problems":{"scopes":"unknown scope \"ads:fly\" (scopes: ads:read, ads:write, links:read, links:write, campaigns:read, campaigns:write, reports:read, keys:admin, webhooks:admin, privacy:admin, conversions:write, campaigns:submit, campaigns:approve)"}}`)
 	in.expect(in.admin("POST", "/api/v1/keys", `{"scopes":[],"expiresAt":"2001-01-01T00:00:00Z"}`), 400,
 		`{"error":"invalid key","problems":{"expiresAt":"must be in the future","name":"is required","scopes":"must be a non-empty array of scopes"}}`)
 	in.expect(in.admin("POST", "/api/v1/keys", `{"name":"`+strings.Repeat("x", 5000)+`"}`), 413, "")

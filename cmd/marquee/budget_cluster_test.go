@@ -37,8 +37,8 @@ func TestBudgetOvershootThreeInstances(t *testing.T) {
 	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(48*time.Hour).Format(time.RFC3339) + `"`
 	a.expect(a.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
-	a.expect(a.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"budgeted",`+flight+`,"priority":"sponsorship","budget":{"daily":20},"price":{"model":"cpm","amount":10}}`), 201, "")
-	a.expect(a.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"filler",`+flight+`}`), 201, "")
+	a.campaign(`{"advertiserId":"1","name":"budgeted",` + flight + `,"priority":"sponsorship","budget":{"daily":20},"price":{"model":"cpm","amount":10}}`)
+	a.campaign(`{"advertiserId":"1","name":"filler",` + flight + `}`)
 	for c := range 2 {
 		a.expect(a.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"`+string(rune('1'+c))+`","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
 	}

@@ -23,8 +23,8 @@ func TestBudgetInBrowser(t *testing.T) {
 	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(48*time.Hour).Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Spring",`+flight+`,"price":{"model":"cpm","amount":1000}}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Even",`+flight+`,"priority":"remnant","pacing":"even","budget":{"daily":100},"price":{"model":"cpm","amount":1}}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Spring",` + flight + `,"price":{"model":"cpm","amount":1000}}`)
+	in.campaign(`{"advertiserId":"1","name":"Even",` + flight + `,"priority":"remnant","pacing":"even","budget":{"daily":100},"price":{"model":"cpm","amount":1}}`)
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"s",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
 
 	b := newTab(t, in.url, 1280, 900)

@@ -33,10 +33,18 @@ func TestCampaignsOverHTTP(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 409, `{"error":"create advertiser: an active advertiser is named \"Acme\" already"}`)
 	camp := created("/api/v1/campaigns", `{"advertiserId":"`+adv["id"].(string)+`","name":"Spring","startAt":"2026-01-01T00:00:00Z",
 		"endAt":"2031-01-01T00:00:00Z","priority":"sponsorship","goal":{"metric":"clicks","total":1000},"frequencyCap":{"count":3,"window":"24h"}}`)
-	if camp["pacing"] != "even" || camp["state"] != "active" || camp["weight"] != 1.0 {
-		t.Errorf("campaign = %v; want even pacing (a goal), active, weight 1", camp)
+	if camp["pacing"] != "even" || camp["state"] != "draft" || camp["weight"] != 1.0 {
+		t.Errorf("campaign = %v; want even pacing (a goal), a draft, weight 1", camp)
 	}
 	cid := camp["id"].(string)
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+cid+"/resume", ""), 409, `{"error":"change campaign state: campaign `+cid+` is draft: resume moves a campaign that is paused"}`)
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+cid+"/submit", ""), 200, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+cid+"/reject", `{}`), 400, `{"error":"invalid rejection","problems":{"reason":"is required: say what to change"}}`)
+	if r := in.admin("POST", "/api/v1/campaigns/"+cid+"/reject", `{"reason":"the flight starts before the IO"}`); r.status != 200 ||
+		!strings.Contains(r.body, `"state":"draft","review":{"action":"reject","reason":"the flight starts before the IO","by":"token"`) {
+		t.Errorf("reject = %d %s; want a draft with the reason, by the admin token", r.status, r.body)
+	}
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+cid+"/approve", ""), 200, "")
 	created("/api/v1/placements", `{"name":"home-top","site":"example.com","sizes":["300x250"],"types":["html","native"]}`)
 	ad := created("/api/v1/ad", `{"title":"Spring banner","startAt":"2026-01-01T00:00:00Z","endAt":"2031-01-01T00:00:00Z","campaignId":"`+cid+`",
 		"placements":["home-top"],"creative":{"type":"html","width":300,"height":250,"html":"<b>Spring</b>","clickUrl":"https://acme.test/?p={placement}"}}`)
@@ -67,7 +75,7 @@ func TestCampaignsOverHTTP(t *testing.T) {
 			`"campaignId":"no campaign 77","placements[0]":"no placement \"nope\""`},
 		{"POST", "/api/v1/ad", `{"title":"x","startAt":"2026-01-01T00:00:00Z","endAt":"2027-01-01T00:00:00Z","creative":{"type":"image","width":1,"height":1,"image":"https://cdn.test/a.png","clickUrl":"javascript:x"}}`, 400,
 			`"creative.clickUrl":"must be an absolute http or https URL`},
-		{"GET", "/api/v1/campaigns?state=running&advertiserId=x", "", 400, `"advertiserId":"must be an advertiser's id","state":"must be one of active, paused, archived"`},
+		{"GET", "/api/v1/campaigns?state=running&advertiserId=x", "", 400, `"advertiserId":"must be an advertiser's id","state":"must be one of draft, pending, active, paused, archived"`},
 		{"GET", "/api/v1/campaigns/99", "", 404, `campaign 99 not found`},
 		{"GET", "/api/v1/placements/Nope", "", 404, `no placement \"Nope\"`},
 		{"DELETE", "/api/v1/advertisers/" + adv["id"].(string), "", 409, `has campaigns that are not archived (` + cid + `)`},
@@ -85,7 +93,7 @@ func TestCampaignsOverHTTP(t *testing.T) {
 	}
 	in.expect(in.admin("POST", "/api/v1/campaigns/"+cid+"/resume", ""), 200, "")
 	in.expect(in.admin("DELETE", "/api/v1/campaigns/"+cid, ""), 204, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns/"+cid+"/resume", ""), 409, `{"error":"change campaign state: campaign `+cid+` is archived"}`)
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+cid+"/resume", ""), 409, `{"error":"change campaign state: campaign `+cid+` is archived: resume moves a campaign that is paused"}`)
 	in.expect(in.admin("DELETE", "/api/v1/advertisers/"+adv["id"].(string), ""), 204, "")
 	if r := in.admin("GET", "/api/v1/advertisers?q=ac&state=archived", ""); !strings.Contains(r.body, `"name":"Acme"`) {
 		t.Errorf("archived advertisers starting with ac = %s", r.body)
@@ -177,9 +185,9 @@ func TestAssetsOverHTTP(t *testing.T) {
 func TestCampaignReportsOverHTTP(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Spring","startAt":"`+
-		time.Now().Add(-24*time.Hour).UTC().Format(time.RFC3339)+`","endAt":"`+time.Now().Add(24*time.Hour).UTC().Format(time.RFC3339)+
-		`","goal":{"metric":"clicks","total":100},"price":{"model":"cpc","amount":0.25}}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Spring","startAt":"` +
+		time.Now().Add(-24*time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(24*time.Hour).UTC().Format(time.RFC3339) +
+		`","goal":{"metric":"clicks","total":100},"price":{"model":"cpc","amount":0.25}}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"home-top"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"A","startAt":"2026-01-01T00:00:00Z","endAt":"2031-01-01T00:00:00Z","campaignId":"1"}`), 201, "")
 	client := &http.Client{Timeout: 5 * time.Second}

@@ -32,8 +32,8 @@ func TestChartsMoneyAndSmallScreensInBrowser(t *testing.T) {
 	now := time.Now().UTC()
 	flight := `"startAt":"` + now.Add(-24*time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Spring",`+flight+`,"price":{"model":"cpm","amount":4.5},"goal":{"metric":"impressions","total":1000}}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Quiet",`+flight+`,"priority":"house"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Spring",` + flight + `,"price":{"model":"cpm","amount":4.5},"goal":{"metric":"impressions","total":1000}}`)
+	in.campaign(`{"advertiserId":"1","name":"Quiet",` + flight + `,"priority":"house"}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"Spring banner with a long title that a phone must wrap",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/a/very/long/path/that/must/not/widen/the/page"}}`), 201, "")
 	for i := range 7 {

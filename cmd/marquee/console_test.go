@@ -730,6 +730,11 @@ func TestCampaignsInBrowser(t *testing.T) {
 	if r := in.admin("GET", "/api/v1/campaigns/"+camp, ""); !strings.Contains(r.body, `"goal":{"metric":"clicks","total":100}`) || !strings.Contains(r.body, `"price":{"model":"cpc","amount":0.25}`) {
 		t.Fatalf("the API has campaign %s as %s", camp, r.body)
 	}
+	// A new campaign is a draft: the owner may submit or approve it at once.
+	b.do("approve the draft", chromedp.WaitVisible(chromedp.ID("submit")), click("#approve"), chromedp.WaitVisible(chromedp.ID("pause")))
+	if r := in.admin("GET", "/api/v1/campaigns/"+camp, ""); !strings.Contains(r.body, `"state":"active","review":{"action":"approve","by":"user:`) {
+		t.Fatalf("the API has campaign %s as %s; want it approved by the owner", camp, r.body)
+	}
 
 	b.open("#/placements/new", "#placement-form")
 	b.labelled("placement editor")
@@ -829,7 +834,7 @@ func TestCampaignsInBrowser(t *testing.T) {
 	// Capped: the page says what a decision must send for the cap to apply.
 	var c map[string]any
 	json.Unmarshal([]byte(in.admin("GET", "/api/v1/campaigns/"+camp, "").body), &c)
-	for _, k := range []string{"id", "state", "createdAt", "updatedAt"} {
+	for _, k := range []string{"id", "state", "review", "createdAt", "updatedAt"} {
 		delete(c, k)
 	}
 	c["frequencyCap"] = map[string]any{"count": 3, "window": "24h"}
@@ -862,7 +867,7 @@ func TestTargetingEditorInBrowser(t *testing.T) {
 	in := start(t, dir, nil, "-report-keys", "section", "-reports-flush", "100ms")
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(48*time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Seed",`+flight+`}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Seed",` + flight + `}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"seed",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"x"}}`), 201, "")
 	// Traffic of section=travel, which the editor then offers.

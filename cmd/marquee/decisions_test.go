@@ -17,8 +17,8 @@ func TestDecisionsOverHTTP(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Big",`+flight+`,"priority":"sponsorship","price":{"model":"cpm","amount":2}}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Small",`+flight+`}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Big",` + flight + `,"priority":"sponsorship","price":{"model":"cpm","amount":2}}`)
+	in.campaign(`{"advertiserId":"1","name":"Small",` + flight + `}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"top","sizes":["728x90"]}`), 201, "")
 	creative := `"creative":{"type":"html","width":300,"height":250,"html":"<a href='{clickUrl}'>x</a>","clickUrl":"https://acme.test/?from={placement}&c={campaign}&ad={ad}"}`
@@ -116,7 +116,7 @@ func TestGoalMetStopsOverHTTP(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"One click",`+flight+`,"goal":{"metric":"clicks","total":1},"pacing":"asap"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"One click",` + flight + `,"goal":{"metric":"clicks","total":1},"pacing":"asap"}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
 	decide := func() []map[string]string {
@@ -157,9 +157,9 @@ func TestExplainOverHTTP(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Top",`+flight+`,"priority":"sponsorship","keywords":["sports"]}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Mid",`+flight+`,"weight":3}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Low",`+flight+`,"priority":"house"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Top",` + flight + `,"priority":"sponsorship","keywords":["sports"]}`)
+	in.campaign(`{"advertiserId":"1","name":"Mid",` + flight + `,"weight":3}`)
+	in.campaign(`{"advertiserId":"1","name":"Low",` + flight + `,"priority":"house"}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
 	for i, c := range []string{"1", "2", "3"} {
 		in.expect(in.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"a%d",%s,"campaignId":"%s","creative":{"type":"html","width":300,"height":250,"html":"x"}}`, i, flight, c)), 201, "")
@@ -206,7 +206,7 @@ func TestTrackingExpiryAndTwentySlots(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	for i := range 25 {
-		in.expect(in.admin("POST", "/api/v1/campaigns", fmt.Sprintf(`{"advertiserId":"1","name":"c%d",%s}`, i, flight)), 201, "")
+		in.campaign(fmt.Sprintf(`{"advertiserId":"1","name":"c%d",%s}`, i, flight))
 		in.expect(in.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"a%d",%s,"campaignId":"%d","creative":{"type":"native","title":"t"}}`, i, flight, i+1)), 201, "")
 	}
 	var slots []string

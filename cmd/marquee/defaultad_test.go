@@ -16,7 +16,7 @@ func TestDefaultAdFillsEmptySlots(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Capped",`+flight+`,"priority":"standard","frequencyCap":{"count":1,"window":"24h"}}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Capped",` + flight + `,"priority":"standard","frequencyCap":{"count":1,"window":"24h"}}`)
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"campaign ad",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t"}}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"house ad",`+flight+`,"creative":{"type":"native","title":"house"}}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"bare",`+flight+`}`), 201, "")

@@ -23,9 +23,9 @@ func TestRequestsAndFill(t *testing.T) {
 	now := time.Now().UTC()
 	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(time.Hour).Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Per mille",`+flight+`,"price":{"model":"cpm","amount":2000}}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Capped",`+flight+`,"frequencyCap":{"count":1,"window":"24h"}}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Sport",`+flight+`,"targeting":{"key":"section","in":["sport"]}}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Per mille",` + flight + `,"price":{"model":"cpm","amount":2000}}`)
+	in.campaign(`{"advertiserId":"1","name":"Capped",` + flight + `,"frequencyCap":{"count":1,"window":"24h"}}`)
+	in.campaign(`{"advertiserId":"1","name":"Sport",` + flight + `,"targeting":{"key":"section","in":["sport"]}}`)
 	ad := func(title, campaign, placement string) {
 		in.expect(in.admin("POST", "/api/v1/ad", `{"title":"`+title+`",`+flight+`,"campaignId":"`+campaign+`","placements":["`+placement+`"],"creative":{"type":"native","title":"t"}}`), 201, "")
 	}

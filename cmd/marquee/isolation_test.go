@@ -23,8 +23,8 @@ func isolationWorld(t *testing.T) *instance {
 	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(time.Hour).Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Zzbrand"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Acme spring",`+flight+`,"price":{"model":"cpm","amount":1000}}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"2","name":"Zzbcampaign",`+flight+`,"price":{"model":"cpm","amount":3000}}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Acme spring",` + flight + `,"price":{"model":"cpm","amount":1000}}`)
+	in.campaign(`{"advertiserId":"2","name":"Zzbcampaign",` + flight + `,"price":{"model":"cpm","amount":3000}}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","site":"mysite"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"zzt-top","site":"zztsite"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"acme ad",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t"}}`), 201, "")
@@ -82,7 +82,7 @@ func TestAccountIsolation(t *testing.T) {
 		}
 		return k.Key
 	}
-	advKey := key(`{"name":"acme","scopes":["ads:read","campaigns:read","reports:read"],"advertisers":[1]}`)
+	advKey := key(`{"name":"acme","scopes":["ads:read","campaigns:read","reports:read","campaigns:submit"],"advertisers":[1]}`)
 	pubKey := key(`{"name":"mysite","scopes":["campaigns:read","reports:read"],"sites":["mysite"]}`)
 	// Saved reports: 1 the advertiser's, 2 the team's, 3 the publisher's.
 	for _, sr := range []struct{ token, body string }{{advKey, `{"name":"acme weekly","query":"by=campaign"}`},
@@ -117,7 +117,7 @@ func TestAccountIsolation(t *testing.T) {
 	}
 	for _, r := range []string{"GET /api/v1/advertisers", "GET /api/v1/advertisers/{id}", "GET /api/v1/advertisers/{id}/stats",
 		"GET /api/v1/campaigns", "GET /api/v1/campaigns/{id}", "GET /api/v1/campaigns/{id}/stats", "GET /api/v1/campaigns/{id}/delivery",
-		"GET /api/v1/ads", "GET /api/v1/ad/{id}/stats"} {
+		"GET /api/v1/ads", "GET /api/v1/ad/{id}/stats", "POST /api/v1/campaigns/{id}/submit"} {
 		open[r] = "advertiser"
 	}
 	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats"} {

@@ -243,6 +243,19 @@ func (in *instance) expect(r response, status int, body string) {
 	}
 }
 
+// campaign creates a campaign from body and approves it (a new campaign
+// is a draft, which never serves), and returns its id.
+func (in *instance) campaign(body string) string {
+	in.t.Helper()
+	r := in.admin("POST", "/api/v1/campaigns", body)
+	var c struct{ ID string }
+	if r.status != 201 || json.Unmarshal([]byte(r.body), &c) != nil {
+		in.t.Fatalf("POST /api/v1/campaigns %s: got %d %s; want 201", body, r.status, r.body)
+	}
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+c.ID+"/approve", ""), 200, "")
+	return c.ID
+}
+
 func adBody(title string, start, end time.Time, conds string) string {
 	s := fmt.Sprintf(`{"title":%q,"startAt":%q,"endAt":%q`, title, start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano))
 	if conds != "" {

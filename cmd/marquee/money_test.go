@@ -20,9 +20,9 @@ func TestMoneyEverywhere(t *testing.T) {
 	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(time.Hour).Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Other"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Per mille",`+flight+`,"priority":"sponsorship","price":{"model":"cpm","amount":2000}}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Flat fee",`+flight+`,"price":{"model":"flat","amount":100}}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"2","name":"Unpriced",`+flight+`}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Per mille",` + flight + `,"priority":"sponsorship","price":{"model":"cpm","amount":2000}}`)
+	in.campaign(`{"advertiserId":"1","name":"Flat fee",` + flight + `,"price":{"model":"flat","amount":100}}`)
+	in.campaign(`{"advertiserId":"2","name":"Unpriced",` + flight + `}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"big",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
 

@@ -64,7 +64,7 @@ func cappedAd(in *instance) {
 	in.t.Helper()
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Capped",`+flight+`,"frequencyCap":{"count":1,"window":"24h"}}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Capped",` + flight + `,"frequencyCap":{"count":1,"window":"24h"}}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"one",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"<a href='{clickUrl}'>x</a>","clickUrl":"https://acme.example/"}}`), 201, "")
 }

@@ -136,7 +136,7 @@ func seedCampaigns(ctx context.Context, out seedOutput, st store.Store, seed uin
 	},
 		func(ctx context.Context, ins []marquee.CampaignInput, progress func()) error {
 			for _, in := range ins {
-				c, err := st.CreateCampaign(ctx, in)
+				c, err := st.CreateCampaign(ctx, in, marquee.StateActive)
 				if err != nil {
 					return err
 				}

@@ -32,7 +32,7 @@ func newMoneyWorld(t *testing.T, flags ...string) *moneyWorld {
 		pl := fmt.Sprintf("p%d", i+1)
 		w.placements = append(w.placements, pl)
 		in.expect(in.admin("POST", "/api/v1/placements", `{"name":"`+pl+`"}`), 201, "")
-		in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"C`+pl+`",`+w.flight+`,"price":`+price+`}`), 201, "")
+		in.campaign(`{"advertiserId":"1","name":"C` + pl + `",` + w.flight + `,"price":` + price + `}`)
 		in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a`+pl+`",`+w.flight+`,"campaignId":"`+fmt.Sprint(i+1)+`","placements":["`+pl+`"],`+
 			`"creative":{"type":"native","title":"t","clickUrl":"https://shop.test/land?cid={clickId}"}}`), 201, "")
 	}
@@ -227,7 +227,7 @@ func TestBudgetAfterRestart(t *testing.T) {
 	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(48*time.Hour).Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"c",`+flight+`,"budget":{"daily":2},"price":{"model":"cpm","amount":1000}}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"c",` + flight + `,"budget":{"daily":2},"price":{"model":"cpm","amount":1000}}`)
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
 	eventually(t, 5*time.Second, func() string {
 		if r := in.admin("GET", "/api/v1/campaigns/1/delivery", ""); !strings.Contains(r.body, `"serving":true`) {

@@ -129,12 +129,8 @@ func newAdServer(t *testing.T) *adServer {
 func (a *adServer) placement(name, creative string) {
 	a.t.Helper()
 	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"`+name+`"}`), 201, "")
-	r := a.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"`+name+`",`+a.flight+`}`)
-	var camp struct{ ID string }
-	if json.Unmarshal([]byte(r.body), &camp); r.status != 201 {
-		a.t.Fatalf("create the campaign of %s = %d %s", name, r.status, r.body)
-	}
-	r = a.admin("POST", "/api/v1/ad", `{"title":"`+name+` ad",`+a.flight+`,"campaignId":"`+camp.ID+`","placements":["`+name+`"],"creative":`+creative+`}`)
+	camp := a.campaign(`{"advertiserId":"1","name":"` + name + `",` + a.flight + `}`)
+	r := a.admin("POST", "/api/v1/ad", `{"title":"`+name+` ad",`+a.flight+`,"campaignId":"`+camp+`","placements":["`+name+`"],"creative":`+creative+`}`)
 	var got struct{ ID string }
 	if json.Unmarshal([]byte(r.body), &got); r.status != 201 {
 		a.t.Fatalf("create the ad of %s = %d %s", name, r.status, r.body)
@@ -728,7 +724,7 @@ func TestTagKeyValuesInBrowser(t *testing.T) {
 		{"Above the fold", "sponsorship", `{"all":[{"key":"pos","in":["atf"]},{"key":"section","notIn":["news"]}]}`, "box"},
 		{"House", "house", `{"key":"pos","exists":true}`, "box"},
 	} {
-		ads.expect(ads.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"`+c.name+`",`+ads.flight+`,"priority":"`+c.priority+`","targeting":`+c.targeting+`}`), 201, "")
+		ads.campaign(`{"advertiserId":"1","name":"` + c.name + `",` + ads.flight + `,"priority":"` + c.priority + `","targeting":` + c.targeting + `}`)
 		ads.expect(ads.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"%s",%s,"campaignId":"%d","placements":["%s"],"creative":{"type":"native","title":"%s","clickUrl":"https://acme.test/"}}`,
 			c.name, ads.flight, i+1, c.placement, c.name)), 201, "")
 	}

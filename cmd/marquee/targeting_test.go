@@ -24,7 +24,7 @@ func TestTargetingOverHTTP(t *testing.T) {
 		`"name":"Phones on /deals","priority":"standard","targeting":{"all":[{"key":"$device","in":["phone"]},{"key":"$path","prefix":["/deals/"]},{"key":"$language","in":["de"]}]}`,
 		`"name":"House","priority":"house"`,
 	} {
-		in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1",`+flight+`,`+c+`}`), 201, "")
+		in.campaign(`{"advertiserId":"1",` + flight + `,` + c + `}`)
 	}
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
 	for i := range 3 {
@@ -106,8 +106,8 @@ func TestGeoTargetingOverHTTP(t *testing.T) {
 
 	in := start(t, t.TempDir(), nil, "-geoip", city)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Bay",`+flight+`,"priority":"sponsorship",`+geoTree+`}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"House",`+flight+`,"priority":"house"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Bay",` + flight + `,"priority":"sponsorship",` + geoTree + `}`)
+	in.campaign(`{"advertiserId":"1","name":"House",` + flight + `,"priority":"house"}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
 	for i := range 2 {
 		in.expect(in.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"a%d",%s,"campaignId":"%d","creative":{"type":"html","width":300,"height":250,"html":"x"}}`, i, flight, i+1)), 201, "")
@@ -133,7 +133,7 @@ func TestReportsByKeyValue(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-report-keys", "section,pos")
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"C",`+flight+`}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"C",` + flight + `}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"x"}}`), 201, "")
 	for _, body := range []string{
@@ -182,7 +182,7 @@ func TestVASTKeyValues(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Sports video",`+flight+`,"targeting":{"key":"section","in":["sports"]}}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Sports video",` + flight + `,"targeting":{"key":"section","in":["sports"]}}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"preroll","types":["video"]}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"v",`+flight+`,"campaignId":"1","creative":{"type":"video","width":1280,"height":720,"mediaUrl":"https://cdn.acme.test/v.mp4","mimeType":"video/mp4","durationMs":15000}}`), 201, "")
 	if r := in.get("/vast?placement=preroll&kv.section=sports"); r.status != 200 || !strings.Contains(r.body, "<MediaFile") {

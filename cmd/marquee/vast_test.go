@@ -88,7 +88,7 @@ func TestVASTOverHTTP(t *testing.T) {
 	in := start(t, data, nil, "-reports-flush", "100ms")
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Spring video",`+flight+`}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Spring video",` + flight + `}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"preroll","types":["video"]}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"midroll","types":["video"]}`), 201, "")
 	creative := `"creative":{"type":"video","width":1280,"height":720,"mediaUrl":"https://cdn.acme.test/spring.mp4?a=1&b=2","mimeType":"video/mp4","durationMs":15500,"clickUrl":"https://acme.test/?ad={ad}"}`

@@ -30,7 +30,7 @@ func TestOnlyVerifiedEventsDeliverAndBill(t *testing.T) {
 	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"CPC",`+flight+`,"priority":"sponsorship","price":{"model":"cpc","amount":1.5},"goal":{"metric":"clicks","total":5}}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"CPC",` + flight + `,"priority":"sponsorship","price":{"model":"cpc","amount":1.5},"goal":{"metric":"clicks","total":5}}`)
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"img",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
 	for range 5 {
 		if s := fire(t, in.url+"/e?type=click&campaign=1&ad=1").StatusCode; s != 204 {
@@ -77,7 +77,7 @@ func TestOnlyVerifiedEventsDeliverAndBill(t *testing.T) {
 	}
 
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"top"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Impressions",`+flight+`,"goal":{"metric":"impressions","total":30}}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Impressions",` + flight + `,"goal":{"metric":"impressions","total":30}}`)
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"n",`+flight+`,"campaignId":"2","placements":["top"],"creative":{"type":"native","title":"t"}}`), 201, "")
 	for range 40 {
 		in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"a","placement":"top"}]}`)

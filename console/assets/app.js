@@ -160,7 +160,7 @@
     if (!session || publicPages.includes(here().path)) { top.hidden = true; return; }
     top.hidden = false;
     let items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
-      ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
+      ['#/approvals', 'Approvals', 'campaigns:approve'], ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
       ['#/live', 'Live', null], ['#/webhooks', 'Webhooks', 'webhooks:admin'], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
     if (asAdvertiser()) items = [['#/', 'Home', null], ['#/campaigns', 'Campaigns', 'campaigns:read'], ['#/ads', 'Ads', 'ads:read'], ['#/reports', 'Reports', 'reports:read']];
     if (asPublisher()) items = [['#/', 'Home', null], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read']];
@@ -766,8 +766,8 @@
     a = a || {};
     // Beyond the original contract: the campaign, placements and creative
     // (offered to a role that may read campaigns).
-    const [camps, places] = can('campaigns:read') ? await Promise.all([api('GET', '/api/v1/campaigns?state=active&limit=1000'), api('GET', '/api/v1/placements?limit=1000')]) : [null, null];
-    const campaign = camps ? el('select', {}, [['', 'No campaign'], ...camps.items.map(c => [c.id, c.name])].map(([v, t]) => el('option', { value: v, text: t, selected: String(a.campaignId || '') === v }))) : null;
+    const [camps, places] = can('campaigns:read') ? await Promise.all([api('GET', '/api/v1/campaigns?limit=1000'), api('GET', '/api/v1/placements?limit=1000')]) : [null, null];
+    const campaign = camps ? el('select', {}, [['', 'No campaign'], ...camps.items.filter(c => c.state !== 'archived').map(c => [c.id, c.name + (c.state === 'active' ? '' : ' (' + c.state + ')')])].map(([v, t]) => el('option', { value: v, text: t, selected: String(a.campaignId || '') === v }))) : null;
     const placements = places ? el('div', { class: 'checks', role: 'group', 'aria-label': 'Placements' },
       places.items.map(p => el('label', {}, el('input', { type: 'checkbox', value: p.name, checked: (a.placements || []).includes(p.name) }), p.name))) : null;
     const creative = camps ? creativeEditor(a.creative) : null;
@@ -1113,7 +1113,7 @@
     const [advs, stats] = await Promise.all([advertiserNames(), week]);
     const byId = new Map(((stats && stats.top) || []).map(t => [t.id, t]));
     const figures = stats ? [{ t: 'Impressions (7 days)', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }, { t: 'Spend', num: 1 }] : [];
-    await listPage({ title: 'Campaigns', path: '/api/v1/campaigns', q, states: ['active', 'paused', 'archived'], newHref: '#/campaigns/new', newId: 'new-campaign',
+    await listPage({ title: 'Campaigns', path: '/api/v1/campaigns', q, states: ['draft', 'pending', 'active', 'paused', 'archived'], newHref: '#/campaigns/new', newId: 'new-campaign',
       head: ['Name', 'Advertiser', 'Tier', 'State', ...figures, 'Pacing', 'Flight'], empty: 'No campaigns yet.',
       row: async c => {
         const s = await campaignStats(c), t = byId.get(String(c.id)) || { impressions: 0, clicks: 0 };
@@ -1214,7 +1214,7 @@
     const state = (label, verb) => el('button', { type: 'button', id: verb, text: label, onclick: async () => {
       try { await api('POST', '/api/v1/campaigns/' + id + '/' + verb); render(); } catch (e) { main().prepend(errorBox(e)); }
     } });
-    const facts = [['Advertiser', el('a', { href: '#/advertisers/' + a.id, text: a.name })], ['State', c.state], ['Flight', fmtTime(c.startAt) + ' → ' + fmtTime(c.endAt)],
+    const facts = [['Advertiser', el('a', { href: '#/advertisers/' + a.id, text: a.name })], ['State', stateText(c)], ['Flight', fmtTime(c.startAt) + ' → ' + fmtTime(c.endAt)],
       ['Tier and weight', c.priority + ', ' + c.weight], ['Goal', goalText(c.goal) + (c.goal ? ', paced ' + c.pacing : '')],
       ['Frequency cap', c.frequencyCap ? c.frequencyCap.count + ' per ' + c.frequencyCap.window : 'none'],
       ['Price', priceText(c.price)], ['Budget', budgetText(c.budget) + (c.budget && c.timeZone ? ' (days in ' + c.timeZone + ')' : '')],
@@ -1223,8 +1223,15 @@
       ['Targeting', c.conditions.length ? c.conditions.map(describe).join(' OR ') : 'everyone'],
       ['Targeting rules', c.targeting ? describeTree(c.targeting) + (c.timeZone ? ' (' + c.timeZone + ')' : '') : 'none']];
     const out = [el('h1', { text: c.name }),
+      // Approval: a draft is submitted (by the team or the advertiser's own
+      // account) and approved or rejected by who may approve.
+      ['draft', 'pending'].includes(c.state) ? el('div', { class: 'row', id: 'approval' },
+        c.state === 'draft' && can('campaigns:submit') ? state('Submit for approval', 'submit') : null,
+        can('campaigns:approve') ? state('Approve', 'approve') : null,
+        c.state === 'pending' && can('campaigns:approve') ? rejectForm(id, render) : null,
+        c.state === 'pending' && !can('campaigns:approve') ? el('p', { class: 'muted', text: 'Waiting for approval: it serves once approved.' }) : null) : null,
       write ? el('div', { class: 'row' }, el('a', { href: '#/campaigns/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
-        c.state === 'active' ? state('Pause', 'pause') : state('Resume', 'resume'),
+        c.state === 'active' ? state('Pause', 'pause') : c.state === 'paused' ? state('Resume', 'resume') : null,
         can('ads:write') ? el('a', { href: '#/ads/new?campaign=' + id, class: 'button', id: 'new-ad', text: 'New ad in this campaign' }) : null,
         confirmButton('Archive', 'Archive this campaign? It stops serving for good; its ads and reports stay.', async () => {
           try { await api('DELETE', '/api/v1/campaigns/' + id); render(); } catch (e) { main().prepend(errorBox(e)); }
@@ -1238,6 +1245,39 @@
       x.creative ? x.creative.type + (x.creative.width ? ' ' + x.creative.width + '×' + x.creative.height : '') : '—', stateOf(x)]), 'No ads in this campaign yet.'));
     if (can('reports:read')) out.push(await reportSection('campaign', id, q, '#/campaigns/' + id));
     show(...out);
+  });
+
+  // stateText is a campaign's state and its last review: who submitted,
+  // approved or rejected it, and why.
+  function stateText(c) {
+    const r = c.review;
+    if (!r) return c.state;
+    const done = { submit: 'submitted', approve: 'approved', reject: 'rejected' }[r.action];
+    return c.state + ' — ' + done + ' by ' + r.by + ' on ' + fmtTime(r.at) + (r.reason ? ': ' + r.reason : '');
+  }
+
+  // rejectForm rejects a pending campaign with the reason its advertiser
+  // reads, then calls done.
+  function rejectForm(id, done) {
+    const reason = el('input', { type: 'text', required: true, maxlength: 1000, placeholder: 'What to change', 'aria-label': 'Reason for rejecting' });
+    return el('form', { class: 'row reject', onsubmit: async e => {
+      e.preventDefault();
+      try { await api('POST', '/api/v1/campaigns/' + id + '/reject', { reason: reason.value }); done(); } catch (err) { main().prepend(errorBox(err)); }
+    } }, reason, el('button', { type: 'submit', class: 'danger', text: 'Reject' }));
+  }
+
+  // The approval queue: campaigns submitted and waiting, oldest first,
+  // each approved or rejected in place.
+  route(/^\/approvals$/, 'campaigns:approve', async () => {
+    const [page, advs] = await Promise.all([api('GET', '/api/v1/campaigns?state=pending&limit=1000'), advertiserNames()]);
+    const items = page.items.sort((x, y) => (x.review ? x.review.at : '').localeCompare(y.review ? y.review.at : ''));
+    const approve = c => el('button', { type: 'button', text: 'Approve', 'data-id': c.id, onclick: async () => {
+      try { await api('POST', '/api/v1/campaigns/' + c.id + '/approve'); render(); } catch (e) { main().prepend(errorBox(e)); }
+    } });
+    show(el('h1', { text: 'Approvals' }), el('p', { class: 'muted', text: 'Campaigns submitted for approval. Only approved campaigns serve.' }),
+      table(['Campaign', 'Advertiser', 'Flight', 'Submitted', ''], items.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }),
+        advertiserLink(c.advertiserId, advs), dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt),
+        c.review ? c.review.by + ', ' + fmtTime(c.review.at) : '—', el('div', { class: 'row' }, approve(c), rejectForm(c.id, render))]), 'Nothing waits for approval.'));
   });
 
   // deliveryCard shows a campaign's delivery as the answering instance

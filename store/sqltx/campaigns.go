@@ -1,6 +1,7 @@
 package sqltx
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -189,14 +190,21 @@ func listWhere(f marquee.ListFilter, name string) (string, []any) {
 	return ` WHERE ` + strings.Join(conds, ` AND `), args
 }
 
-const campaignCols = `id, advertiser_id, name, state, start_at, end_at, priority, weight, settings, created_at, updated_at`
+const campaignCols = `id, advertiser_id, name, state, review, start_at, end_at, priority, weight, settings, created_at, updated_at`
 
 func scanCampaign(r Row) (marquee.Campaign, error) {
 	var c marquee.Campaign
 	var start, end, created, updated int64
 	var settings string
-	if err := r.Scan(&c.ID, &c.AdvertiserID, &c.Name, &c.State, &start, &end, &c.Priority, &c.Weight, &settings, &created, &updated); err != nil {
+	var review *string // NULL: none (and rows before 0021)
+	if err := r.Scan(&c.ID, &c.AdvertiserID, &c.Name, &c.State, &review, &start, &end, &c.Priority, &c.Weight, &settings, &created, &updated); err != nil {
 		return c, err
+	}
+	if review != nil && *review != "" {
+		c.Review = new(marquee.Review)
+		if err := json.Unmarshal([]byte(*review), c.Review); err != nil {
+			return c, fmt.Errorf("campaign %d: decode review: %w", c.ID, err)
+		}
 	}
 	c.StartAt, c.EndAt = time.UnixMilli(start).UTC(), time.UnixMilli(end).UTC()
 	c.CreatedAt, c.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
@@ -224,10 +232,11 @@ func checkAdvertiser(ctx context.Context, tx Tx, id int64) error {
 	return nil
 }
 
-// CreateCampaign stores a new active campaign of an active advertiser.
-func (s *Store) CreateCampaign(ctx context.Context, in marquee.CampaignInput) (marquee.Campaign, error) {
+// CreateCampaign stores a new campaign of an active advertiser, in state
+// (a draft, from the API; a seed's are active).
+func (s *Store) CreateCampaign(ctx context.Context, in marquee.CampaignInput, state string) (marquee.Campaign, error) {
 	return write(ctx, s, "create campaign", func(tx Tx, now time.Time) (marquee.Campaign, error) {
-		c := marquee.Campaign{State: marquee.StateActive, CampaignInput: in, CreatedAt: now, UpdatedAt: now}
+		c := marquee.Campaign{State: state, CampaignInput: in, CreatedAt: now, UpdatedAt: now}
 		if err := checkAdvertiser(ctx, tx, in.AdvertiserID); err != nil {
 			return c, err
 		}
@@ -295,29 +304,47 @@ func (s *Store) ReplaceCampaign(ctx context.Context, id int64, in marquee.Campai
 	})
 }
 
-// SetCampaignState pauses, resumes (to active) or archives campaign id.
-// An archived campaign stays archived; resuming one whose advertiser is
-// archived is a KindConflict error.
-func (s *Store) SetCampaignState(ctx context.Context, id int64, state string) (marquee.Campaign, error) {
+// MoveCampaign takes action (one of marquee.Moves) on campaign id's
+// state, checked against its state under the row's lock: a move its state
+// does not allow is a KindConflict error, one to the state it is in
+// changes nothing. Submit, approve and reject record the campaign's review
+// (by the audit's actor, with reason, a rejection's); approving or
+// resuming one whose advertiser is archived is a KindConflict error.
+func (s *Store) MoveCampaign(ctx context.Context, id int64, action, reason string) (marquee.Campaign, error) {
+	m, ok := marquee.Moves[action]
+	if !ok {
+		return marquee.Campaign{}, fmt.Errorf("move campaign %d: no action %q", id, action)
+	}
 	return write(ctx, s, "change campaign state", func(tx Tx, now time.Time) (marquee.Campaign, error) {
 		c, err := s.lockCampaign(ctx, tx, id)
 		if err != nil {
 			return c, err
 		}
-		switch {
-		case c.State == state:
-			return c, nil
-		case c.State == marquee.StateArchived:
-			return c, marquee.Errorf(marquee.KindConflict, "campaign %d is archived", id)
-		case state == marquee.StateActive:
-			if err := checkAdvertiser(ctx, tx, c.AdvertiserID); err != nil {
-				return c, marquee.Errorf(marquee.KindConflict, "campaign %d cannot resume: its advertiser %d is archived", id, c.AdvertiserID)
-			}
-		}
-		if _, err := tx.Exec(ctx, `UPDATE campaigns SET state = ?, updated_at = ? WHERE id = ?`, state, now.UnixMilli(), id); err != nil {
+		if err := m.Check(id, c.State); err != nil || c.State == m.To {
 			return c, err
 		}
-		c.State, c.UpdatedAt = state, now
+		if m.To == marquee.StateActive {
+			if err := checkAdvertiser(ctx, tx, c.AdvertiserID); err != nil {
+				return c, marquee.Errorf(marquee.KindConflict, "campaign %d cannot %s: its advertiser %d is archived", id, action, c.AdvertiserID)
+			}
+		}
+		review := c.Review
+		if action == marquee.ActionSubmit || action == marquee.ActionApprove || action == marquee.ActionReject {
+			a, _ := marquee.AuditFrom(ctx)
+			review = &marquee.Review{Action: action, Reason: reason, By: cmp.Or(a.Actor, "anonymous"), At: now}
+		}
+		var doc any // NULL without a review
+		if review != nil {
+			b, err := json.Marshal(review)
+			if err != nil {
+				return c, err
+			}
+			doc = string(b)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE campaigns SET state = ?, review = ?, updated_at = ? WHERE id = ?`, m.To, doc, now.UnixMilli(), id); err != nil {
+			return c, err
+		}
+		c.State, c.Review, c.UpdatedAt = m.To, review, now
 		return c, tx.LogChange(ctx, marquee.EntityCampaign, id, "", marquee.OpPut)
 	})
 }

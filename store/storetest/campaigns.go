@@ -72,9 +72,29 @@ func testCampaigns(t *testing.T, open Opener) {
 		"priority":"sponsorship","weight":30,"goal":{"metric":"clicks","total":5000,"daily":100},"frequencyCap":{"count":3,"window":"24h"},
 		"price":{"model":"cpm","amount":2.5},"conditions":[{"country":["TW"]}],"keywords":["Sports","news"]}`
 	in := mustParse(t, marquee.ParseCampaignInput, body)
-	spring, err := st.CreateCampaign(ctx, in)
-	if err != nil {
-		t.Fatal(err)
+	spring, err := st.CreateCampaign(ctx, in, marquee.StateDraft)
+	if err != nil || spring.State != marquee.StateDraft {
+		t.Fatalf("CreateCampaign(draft) = %+v, %v", spring, err)
+	}
+	// Approval: a draft is submitted, rejected with a reason (back to
+	// draft), submitted again and approved, each step a review by the
+	// audit's actor; a move its state does not allow is a conflict.
+	as := marquee.WithAudit(ctx, marquee.Audit{Actor: "user:7 ops@example.com"})
+	for _, step := range []struct {
+		action, reason, state string
+	}{{"reject", "", ""}, {"submit", "", marquee.StatePending}, {"submit", "", marquee.StatePending}, {"reject", "no logo", marquee.StateDraft},
+		{"resume", "", ""}, {"submit", "", marquee.StatePending}, {"approve", "", marquee.StateActive}, {"submit", "", ""}} {
+		c, err := st.MoveCampaign(as, spring.ID, step.action, step.reason)
+		if step.state == "" {
+			if marquee.KindOf(err) != marquee.KindConflict {
+				t.Fatalf("%s of a campaign that is %s = %v; want a conflict", step.action, c.State, err)
+			}
+			continue
+		}
+		if err != nil || c.State != step.state || c.Review == nil || c.Review.By != "user:7 ops@example.com" || c.Review.Reason != step.reason {
+			t.Fatalf("%s = %+v (review %+v), %v; want %s with a review by user 7", step.action, c, c.Review, err, step.state)
+		}
+		spring = c
 	}
 	got, err := st.Campaign(ctx, spring.ID)
 	if err != nil || !reflect.DeepEqual(got, spring) {
@@ -87,10 +107,10 @@ func testCampaigns(t *testing.T, open Opener) {
 			t.Errorf("campaign JSON %s lacks %s", j, want)
 		}
 	}
-	if _, err := st.CreateCampaign(ctx, withAdvertiser(in, 999)); problemOf(err, "advertiserId") != "no advertiser 999" {
+	if _, err := st.CreateCampaign(ctx, withAdvertiser(in, 999), marquee.StateDraft); problemOf(err, "advertiserId") != "no advertiser 999" {
 		t.Fatalf("a campaign of advertiser 999 = %v; want 400 naming advertiserId", err)
 	}
-	if c, err := st.SetCampaignState(ctx, spring.ID, marquee.StatePaused); err != nil || c.State != marquee.StatePaused {
+	if c, err := st.MoveCampaign(ctx, spring.ID, marquee.ActionPause, ""); err != nil || c.State != marquee.StatePaused {
 		t.Fatalf("pause = %+v, %v", c, err)
 	}
 	if list, total, err := st.ListCampaigns(ctx, marquee.ListFilter{Parent: acme.ID, State: marquee.StatePaused, Limit: 10}); err != nil || total != 1 || list[0].ID != spring.ID {
@@ -144,10 +164,10 @@ func testCampaigns(t *testing.T, open Opener) {
 
 	// Archived: a campaign cannot change, nor take new ads; the advertiser
 	// then archives and frees its name.
-	if c, err := st.SetCampaignState(ctx, spring.ID, marquee.StateArchived); err != nil || c.State != marquee.StateArchived {
+	if c, err := st.MoveCampaign(ctx, spring.ID, marquee.ActionArchive, ""); err != nil || c.State != marquee.StateArchived {
 		t.Fatalf("archive = %+v, %v", c, err)
 	}
-	if _, err := st.SetCampaignState(ctx, spring.ID, marquee.StateActive); marquee.KindOf(err) != marquee.KindConflict {
+	if _, err := st.MoveCampaign(ctx, spring.ID, marquee.ActionResume, ""); marquee.KindOf(err) != marquee.KindConflict {
 		t.Fatalf("resuming an archived campaign = %v; want a conflict", err)
 	}
 	if _, err := st.ReplaceCampaign(ctx, spring.ID, in); marquee.KindOf(err) != marquee.KindConflict {
@@ -159,7 +179,7 @@ func testCampaigns(t *testing.T, open Opener) {
 	if err := st.ArchiveAdvertiser(ctx, acme.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateCampaign(ctx, withAdvertiser(in, acme.ID)); problemOf(err, "advertiserId") == "" {
+	if _, err := st.CreateCampaign(ctx, withAdvertiser(in, acme.ID), marquee.StateDraft); problemOf(err, "advertiserId") == "" {
 		t.Fatalf("a campaign of an archived advertiser = %v; want 400 naming advertiserId", err)
 	}
 	if _, err := st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Acme"}); err != nil {
@@ -194,7 +214,10 @@ func testCampaigns(t *testing.T, open Opener) {
 			kinds = append(kinds, c)
 		}
 	}
-	want := []string{"advertiser put ", "advertiser put ", "advertiser put ", "campaign put ", "campaign put ", "placement put home-top",
+	// Campaign puts: its creation, four moves of its approval (a repeated
+	// submit changes nothing), a pause.
+	want := []string{"advertiser put ", "advertiser put ", "advertiser put ", "campaign put ", "campaign put ", "campaign put ", "campaign put ",
+		"campaign put ", "campaign put ", "placement put home-top",
 		"placement put home-top", "campaign put ", "advertiser put ", "advertiser put ", " reload ", "placement delete home-top"} // reload: the bulk insert
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("changelog = %q;\nwant %q", kinds, want)

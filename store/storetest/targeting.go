@@ -31,7 +31,7 @@ func testTargeting(t *testing.T, open Opener) {
 	}
 	in := mustParse(t, marquee.ParseCampaignInput, `{"advertiserId":"`+itoa(adv.ID)+`","name":"T","startAt":"2026-01-01T00:00:00Z",
 		"endAt":"2031-01-01T00:00:00Z","timeZone":"America/New_York","targeting":`+targetingTree+`}`)
-	c, err := st.CreateCampaign(ctx, in)
+	c, err := st.CreateCampaign(ctx, in, marquee.StateActive)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Tests of trafficking's approval (docs/api.md#approval): a campaign is a
+// draft when created, pending once submitted, and serves only once
+// approved — on every instance.
+
+// TestApprovalServesOnlyApproved: two instances on one database. A draft
+// and then a pending sponsorship campaign never serve on either (the
+// house campaign fills every slot); once approved on one instance, both
+// serve it (a sponsorship always wins) within the propagation bound.
+func TestApprovalServesOnlyApproved(t *testing.T) { eachShared(t, testApprovalServesOnlyApproved) }
+
+func testApprovalServesOnlyApproved(t *testing.T, db sharedDB, dsn string) {
+	a, b := db.start(t, dsn), db.start(t, dsn)
+	now := time.Now().UTC()
+	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	a.expect(a.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"top"}`), 201, "")
+	house := a.campaign(`{"advertiserId":"1","name":"House",` + flight + `,"priority":"house"}`)
+	r := a.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Sponsor",`+flight+`,"priority":"sponsorship"}`)
+	var sponsor struct{ ID, State string }
+	if json.Unmarshal([]byte(r.body), &sponsor); r.status != 201 || sponsor.State != "draft" {
+		t.Fatalf("create = %d %s; want 201 with a draft", r.status, r.body)
+	}
+	for _, c := range []string{house, sponsor.ID} {
+		a.expect(a.admin("POST", "/api/v1/ad", `{"title":"ad of `+c+`",`+flight+`,"campaignId":"`+c+`","placements":["top"],"creative":{"type":"native","title":"t"}}`), 201, "")
+	}
+	// decide answers the campaign an instance chose, or what it answered.
+	decide := func(in *instance) string {
+		r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"top"}]}`)
+		var got struct {
+			Decisions map[string][]struct{ CampaignID string }
+		}
+		if json.Unmarshal([]byte(r.body), &got); r.status != 200 || len(got.Decisions["d"]) != 1 {
+			return fmt.Sprintf("%d %s", r.status, r.body)
+		}
+		return got.Decisions["d"][0].CampaignID
+	}
+	never := func(state string) {
+		// The placement and the house campaign's ad reach instance b first:
+		// then a decision that could serve the sponsor would.
+		eventually(t, time.Second, func() string {
+			if got := decide(b); got != house {
+				return "instance b answers " + got + "; want the house campaign"
+			}
+			return ""
+		})
+		for i := range 200 {
+			if got := decide([]*instance{a, b}[i%2]); got != house {
+				t.Fatalf("a %s campaign served (decision %d chose campaign %s; want the house campaign %s)", state, i, got, house)
+			}
+		}
+	}
+	never("draft")
+	a.expect(a.admin("POST", "/api/v1/campaigns/"+sponsor.ID+"/submit", ""), 200, "")
+	never("pending")
+	a.expect(a.admin("POST", "/api/v1/campaigns/"+sponsor.ID+"/approve", ""), 200, "")
+	if got := decide(a); got != sponsor.ID {
+		t.Fatalf("the approving instance chose campaign %s right after; want the sponsor %s (read-your-writes)", got, sponsor.ID)
+	}
+	eventually(t, time.Second, func() string {
+		if got := decide(b); got != sponsor.ID {
+			return "instance b chose campaign " + got + "; want the approved sponsor " + sponsor.ID
+		}
+		return ""
+	})
+}
+
+// TestApprovalMatrix: who may submit, approve and reject a campaign, by
+// role and by key — an advertiser's own account submits its campaigns
+// and never approves or rejects; an editor submits and never approves; a
+// refused action leaves the state as it was; every move is in the audit
+// log with its actor.
+func TestApprovalMatrix(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	now := time.Now().UTC()
+	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Other"}`), 201, "")
+	users := map[string]*browser{}
+	for _, u := range []struct{ role, extra string }{{"admin", ""}, {"editor", ""}, {"viewer", ""},
+		{"advertiser", `,"advertisers":["1"]`}, {"publisher", `,"sites":["s"]`}} {
+		in.expect(in.admin("POST", "/api/v1/users", `{"email":"`+u.role+`@example.com","role":"`+u.role+`","password":"a long password"`+u.extra+`}`), 201, "")
+		users[u.role] = in.signIn(t, `{"email":"`+u.role+`@example.com","password":"a long password"}`)
+	}
+	key := func(body string) string {
+		r := in.admin("POST", "/api/v1/keys", body)
+		var k struct{ Key string }
+		if json.Unmarshal([]byte(r.body), &k); r.status != 201 {
+			t.Fatalf("create key %s: %d %s", body, r.status, r.body)
+		}
+		return k.Key
+	}
+	keys := map[string]string{
+		"advertiser key": key(`{"name":"acme","scopes":["campaigns:read","campaigns:submit"],"advertisers":[1]}`),
+		"writer key":     key(`{"name":"writer","scopes":["campaigns:write"]}`),
+		"approver key":   key(`{"name":"approver","scopes":["campaigns:approve"]}`),
+	}
+	as := func(who string) func(method, path, body string) response {
+		if who == "token" {
+			return in.admin
+		}
+		if b, ok := users[who]; ok {
+			return b.do
+		}
+		return func(method, path, body string) response {
+			return in.do(method, path, keys[who], "application/json", body)
+		}
+	}
+	// A campaign of advertiser adv in state (draft or pending), made by the
+	// admin token.
+	n := 0
+	campaign := func(adv, state string) string {
+		n++
+		r := in.admin("POST", "/api/v1/campaigns", fmt.Sprintf(`{"advertiserId":"%s","name":"c%d",%s}`, adv, n, flight))
+		var c struct{ ID string }
+		if json.Unmarshal([]byte(r.body), &c); r.status != 201 {
+			t.Fatalf("create: %d %s", r.status, r.body)
+		}
+		if state == "pending" {
+			in.expect(in.admin("POST", "/api/v1/campaigns/"+c.ID+"/submit", ""), 200, "")
+		}
+		return c.ID
+	}
+	stateOf := func(id string) string {
+		var c struct{ State string }
+		json.Unmarshal([]byte(in.admin("GET", "/api/v1/campaigns/"+id, "").body), &c)
+		return c.State
+	}
+	type cell struct {
+		who              string
+		submit, approve  int // status on advertiser 1's campaign
+		reject           int
+		submitOtherOwner int // submit of advertiser 2's
+	}
+	for _, c := range []cell{
+		{"token", 200, 200, 200, 200},
+		{"admin", 200, 200, 200, 200},
+		{"editor", 200, 403, 403, 200},
+		{"viewer", 403, 403, 403, 403},
+		{"advertiser", 200, 403, 403, 404}, // another advertiser's campaign is not found to it
+		{"advertiser key", 200, 403, 403, 404},
+		{"publisher", 403, 403, 403, 403},
+		{"writer key", 403, 403, 403, 403},
+		{"approver key", 403, 200, 200, 403},
+	} {
+		for _, step := range []struct {
+			action, adv, from, to string
+			want                  int
+		}{{"submit", "1", "draft", "pending", c.submit}, {"submit", "2", "draft", "pending", c.submitOtherOwner},
+			{"approve", "1", "pending", "active", c.approve}, {"reject", "1", "pending", "draft", c.reject}} {
+			id := campaign(step.adv, step.from)
+			r := as(c.who)("POST", "/api/v1/campaigns/"+id+"/"+step.action, `{"reason":"not this week"}`)
+			want := step.from
+			if step.want == 200 {
+				want = step.to
+			}
+			if r.status != step.want || stateOf(id) != want {
+				t.Errorf("%s by %s of advertiser %s's %s campaign = %d %s (now %s); want %d, %s", step.action, c.who, step.adv, step.from,
+					r.status, r.body, stateOf(id), step.want, want)
+			}
+			if step.want == 403 && step.action != "submit" && !strings.Contains(r.body, "campaigns:approve") && !strings.Contains(r.body, "not open") {
+				t.Errorf("%s by %s = %s; want the missing scope named", step.action, c.who, r.body)
+			}
+		}
+	}
+	// The audit log: the advertiser's submission, the admin's approval.
+	id := campaign("1", "draft")
+	users["advertiser"].do("POST", "/api/v1/campaigns/"+id+"/submit", "")
+	users["admin"].do("POST", "/api/v1/campaigns/"+id+"/approve", "")
+	r := in.admin("GET", "/api/v1/audit?entity=campaign&limit=2", "")
+	var log struct {
+		Entries []struct{ Actor, Action, EntityID string }
+	}
+	if json.Unmarshal([]byte(r.body), &log); len(log.Entries) != 2 || log.Entries[0].Action != "approve" || !strings.Contains(log.Entries[0].Actor, "admin@example.com") ||
+		log.Entries[1].Action != "submit" || !strings.Contains(log.Entries[1].Actor, "advertiser@example.com") || log.Entries[0].EntityID != id {
+		t.Errorf("audit = %s; want the admin's approval of %s after the advertiser's submission", r.body, id)
+	}
+}
+
+// TestApprovalQueueInBrowser: an advertiser's user submits its draft from
+// the console and sees no way to approve it; the owner's approval queue
+// lists it, rejects it with a reason the advertiser then reads, and
+// approves it once submitted again.
+func TestApprovalQueueInBrowser(t *testing.T) {
+	chromiumPath(t)
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil)
+	now := time.Now().UTC()
+	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Spring",`+flight+`}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/users", `{"email":"adv@acme.test","role":"advertiser","advertisers":["1"],"password":"advertiser password"}`), 201, "")
+	state := func() (string, string) {
+		var c struct {
+			State  string
+			Review struct{ Reason string }
+		}
+		json.Unmarshal([]byte(in.admin("GET", "/api/v1/campaigns/1", "").body), &c)
+		return c.State, c.Review.Reason
+	}
+
+	adv := newTab(t, in.url, 1280, 900)
+	adv.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	adv.signIn("adv@acme.test", "advertiser password")
+	adv.open("#/campaigns/1", "#submit")
+	adv.absent("#approve", "an advertiser's user cannot approve")
+	adv.absent("#edit", "an advertiser's user cannot edit")
+	adv.do("submit", click("#submit"), chromedp.WaitVisible(chromedp.CSS("#approval p.muted")))
+	if s, _ := state(); s != "pending" {
+		t.Fatalf("after the advertiser's submission the campaign is %s; want pending", s)
+	}
+
+	owner := newTab(t, in.url, 1280, 900)
+	owner.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	owner.signIn("owner@example.com", "owner-password-1")
+	owner.open("#/approvals", "form.reject")
+	owner.labelled("approval queue")
+	if txt := owner.text("main table"); !strings.Contains(txt, "Spring") || !strings.Contains(txt, "adv@acme.test") {
+		t.Errorf("the queue says %q; want Spring, submitted by adv@acme.test", txt)
+	}
+	owner.do("reject with a reason", chromedp.SendKeys(chromedp.CSS("form.reject input"), "the flight starts before the IO"),
+		click("form.reject button"), chromedp.WaitNotPresent(chromedp.CSS("form.reject")))
+	if s, reason := state(); s != "draft" || reason != "the flight starts before the IO" {
+		t.Fatalf("after the rejection the campaign is %s (%q); want a draft with the reason", s, reason)
+	}
+
+	adv.open("#/campaigns/1", "#submit")
+	if txt := adv.text("dl.facts"); !strings.Contains(txt, "rejected by user:") || !strings.Contains(txt, "the flight starts before the IO") {
+		t.Errorf("the advertiser's page says %q; want the rejection and its reason", txt)
+	}
+	adv.do("submit again", click("#submit"), chromedp.WaitVisible(chromedp.CSS("#approval p.muted")))
+	owner.open("#/approvals", `button[data-id="1"]`)
+	owner.do("approve", click(`button[data-id="1"]`), chromedp.WaitNotPresent(chromedp.CSS(`button[data-id="1"]`)))
+	if s, _ := state(); s != "active" {
+		t.Fatalf("after the approval the campaign is %s; want active", s)
+	}
+}
