@@ -409,6 +409,11 @@ type CampaignInput struct {
 	// (nil: the defaults).
 	Budget      *Budget      `json:"budget,omitempty"`
 	Attribution *Attribution `json:"attribution,omitempty"`
+	// Labels, Roadblock ("": none) and Rotation (nil: even) are its
+	// trafficking (trafficking.go).
+	Labels    []Label   `json:"labels,omitempty"`
+	Roadblock string    `json:"roadblock,omitempty"`
+	Rotation  *Rotation `json:"rotation,omitempty"`
 }
 
 // CampaignSettings are the settings of a campaign a store keeps together
@@ -425,19 +430,23 @@ type CampaignSettings struct {
 	TimeZone     string        `json:"timeZone,omitempty"`
 	Budget       *Budget       `json:"budget,omitempty"`
 	Attribution  *Attribution  `json:"attribution,omitempty"`
+	Labels       []Label       `json:"labels,omitempty"`
+	Roadblock    string        `json:"roadblock,omitempty"`
+	Rotation     *Rotation     `json:"rotation,omitempty"`
 }
 
 // Settings returns the settings of in that a store keeps as a document.
 func (in *CampaignInput) Settings() CampaignSettings {
 	return CampaignSettings{Goal: in.Goal, Pacing: in.Pacing, FrequencyCap: in.FrequencyCap, Price: in.Price,
 		Conditions: in.Conditions, Keywords: in.Keywords, Targeting: in.Targeting, TimeZone: in.TimeZone,
-		Budget: in.Budget, Attribution: in.Attribution}
+		Budget: in.Budget, Attribution: in.Attribution, Labels: in.Labels, Roadblock: in.Roadblock, Rotation: in.Rotation}
 }
 
 // SetSettings sets in's fields from a stored document.
 func (in *CampaignInput) SetSettings(s CampaignSettings) {
 	in.Goal, in.Pacing, in.FrequencyCap, in.Price, in.Conditions, in.Keywords = s.Goal, s.Pacing, s.FrequencyCap, s.Price, s.Conditions, s.Keywords
 	in.Targeting, in.TimeZone, in.Budget, in.Attribution = s.Targeting, s.TimeZone, s.Budget, s.Attribution
+	in.Labels, in.Roadblock, in.Rotation = s.Labels, s.Roadblock, s.Rotation
 }
 
 // MarshalJSON renders a campaign with its ids as strings and its times
@@ -479,7 +488,7 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 	var in CampaignInput
 	p := Problems{}
 	fields, ok := object(body, p, "advertiserId", "name", "startAt", "endAt", "priority", "weight", "goal", "pacing",
-		"frequencyCap", "price", "conditions", "keywords", "targeting", "timeZone", "budget", "attribution")
+		"frequencyCap", "price", "conditions", "keywords", "targeting", "timeZone", "budget", "attribution", "labels", "roadblock", "rotation")
 	if !ok {
 		return in, Invalid("invalid campaign", p)
 	}
@@ -539,6 +548,14 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 		in.Targeting = parseTargeting(raw, "targeting", p)
 	}
 	in.TimeZone = timeZoneField(fields, p)
+	if raw, ok := present(fields, "labels"); ok {
+		in.Labels = parseLabels(raw, p)
+	}
+	in.Roadblock = oneOfField(fields, "roadblock", Roadblocks, "", p)
+	if raw, ok := present(fields, "rotation"); ok {
+		_, capped := present(fields, "frequencyCap")
+		in.Rotation = parseRotation(raw, capped, p)
+	}
 	return in, Invalid("invalid campaign", p)
 }
 

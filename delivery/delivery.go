@@ -106,6 +106,12 @@ type Plan struct {
 	// fits is, for each placement, the ads of each campaign that fit it
 	// (fitsOf): a plan of the same ads and placements shares it.
 	fits map[string][]campFit
+	// Trafficking (indexTrafficking): each roadblock campaign's ads by the
+	// placement they name, and those placements (sorted); each sequential
+	// campaign's ads in sequence order.
+	roadAds    map[int64]map[string][]*Ad
+	roadblocks map[int64][]string
+	sequences  map[int64][]*Ad
 	// filters are the lists' filters by the hash of the IDs of their
 	// trees, in order (filterOf): the next plan takes those of lists whose
 	// trees did not change instead of building them again.
@@ -217,6 +223,7 @@ func (p *Plan) index(old *Plan, sameFits bool) {
 	for _, c := range p.campaigns {
 		p.needs |= c.tree.Needs()
 	}
+	p.indexTrafficking()
 	p.lists = make(map[string]*[numTiers]tierList, len(p.placements))
 	for name := range p.placements {
 		var lists [numTiers]tierList
@@ -225,8 +232,14 @@ func (p *Plan) index(old *Plan, sameFits bool) {
 			if c == nil || c.Tier < 0 || c.Tier >= numTiers {
 				continue
 			}
+			ads := cf.ads
+			if c.Roadblock != "" { // a roadblock's ads fill the placements they name
+				if ads = p.roadAds[c.ID][name]; len(ads) == 0 {
+					continue
+				}
+			}
 			l := &lists[c.Tier]
-			l.camps = append(l.camps, campAds{c: c, ads: cf.ads})
+			l.camps = append(l.camps, campAds{c: c, ads: ads})
 		}
 		for t := range lists {
 			l := &lists[t]
@@ -485,7 +498,10 @@ type Engine struct {
 	// eCPMs.
 	remnantECPM bool
 	rates       map[int64]Rates
-	started     time.Time // when this engine began counting decisions
+	// adRates are the ads' verified impressions and clicks, for
+	// optimized rotation (SetAdRates).
+	adRates atomic.Pointer[map[int64]Rates]
+	started time.Time // when this engine began counting decisions
 }
 
 // New returns an engine with counters for the frequency caps.
@@ -496,6 +512,7 @@ func New(counters Counters) *Engine {
 	}
 	e.memo, _ = counters.(memoCounters)
 	e.plan.Store(&Plan{campaigns: map[int64]*Campaign{}, placements: map[string]*marquee.Placement{}, ads: map[int64]*Ad{}})
+	e.adRates.Store(new(map[int64]Rates))
 	return e
 }
 
@@ -773,7 +790,8 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 	plan := e.plan.Load()
 	sc := scratchPool.Get().(*scratch)
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
-	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], v: r.Viewer, at: now.UnixNano(), bits: &sc.bits}
+	var labelsBuf [8]marquee.Label
+	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], labels: labelsBuf[:0], v: r.Viewer, at: now.UnixNano(), bits: &sc.bits}
 	reached := sc.reached[:0] // the user's reached caps once a refusal told them (kept apart from used: escape analysis)
 	if e.readFirst && r.User != 0 && !r.Preview && len(plan.ids) > 0 {
 		var err error
@@ -803,15 +821,35 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 					why[si] = max(why[si], used.why)
 					break
 				}
-				used.ads, used.campaigns = append(used.ads, ch.Ad.ID), append(used.campaigns, ch.Campaign.ID)
+				// (appended here, not in a method: appending through a
+				// pointer would move the buffers to the heap)
+				used.ads, used.campaigns, used.labels = append(used.ads, ch.Ad.ID), append(used.campaigns, ch.Campaign.ID), append(used.labels, ch.Campaign.Labels...)
 				pend = append(pend, pending{slot: si, ch: ch})
 				have[si]++
+				if ch.Campaign.Roadblock != "" {
+					start := len(pend)
+					var whole bool
+					if pend, whole = plan.roadblock(ch, si, r, &used, have, pend, now, rnd, e); !whole {
+						// All or none, and not all: the campaign stays used
+						// (not chosen again), its choice and labels go.
+						pend, have[si], used.ads = pend[:len(pend)-1], have[si]-1, used.ads[:len(used.ads)-1]
+						used.labels = used.labels[:len(used.labels)-len(ch.Campaign.Labels)]
+						used.note(marquee.InRequest)
+					}
+					for _, q := range pend[min(start, len(pend)):] {
+						used.ads = append(used.ads, q.ch.Ad.ID)
+					}
+				}
 			}
 		}
 		takes, who := sc.takes[:0], whoBuf[:0]
 		for i := from; i < len(pend); i++ {
 			c := pend[i].ch.Campaign
 			if fc := c.FrequencyCap; fc != nil && r.User != 0 && !r.Preview {
+				if j := slices.IndexFunc(pend[from:i], func(q pending) bool { return q.ch.Campaign == c }); j >= 0 {
+					pend[i].follows = from + j + 1 // a roadblock's: one serve
+					continue
+				}
 				takes, who = append(takes, counters.Take{Campaign: c.ID, Count: fc.Count, Within: window(fc.Window, c)}), append(who, i)
 			} else {
 				pend[i].ok = true
@@ -832,7 +870,17 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 		}
 		refused := false
 		for k, i := range who {
-			if pend[i].ok, pend[i].reached = err == nil && took[k] > 0, err == nil && took[k] >= takes[k].Count; !pend[i].ok {
+			if pend[i].ok, pend[i].reached = err == nil && took[k] > 0, err == nil && took[k] >= takes[k].Count; pend[i].ok {
+				if id := plan.sequence(&pend[i], took[k], r, &used, now); id != 0 {
+					used.ads = append(used.ads, id)
+				}
+			}
+		}
+		for i := from; i < len(pend); i++ {
+			if f := pend[i].follows; f > 0 {
+				pend[i].ok, pend[i].reached = pend[f-1].ok, pend[f-1].reached
+			}
+			if !pend[i].ok {
 				have[pend[i].slot]-- // its campaign stays used: not chosen again
 				why[pend[i].slot] = max(why[pend[i].slot], marquee.CappedOut)
 				refused = true
@@ -840,6 +888,12 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 		}
 		if !refused {
 			break
+		}
+		used.labels = used.labels[:0] // those of the choices that stand
+		for _, q := range pend {
+			if q.ok {
+				used.labels = append(used.labels, q.ch.Campaign.Labels...)
+			}
 		}
 	}
 	total := 0
@@ -900,6 +954,9 @@ type pending struct {
 	slot        int
 	ch          Choice
 	ok, reached bool
+	// follows is 1 + the index of the choice whose serve this one shares
+	// (a roadblock's other slots count one serve): 0 for none.
+	follows int
 }
 
 // scratch is what a decision lends the counters: the buffer the user's
@@ -1043,6 +1100,7 @@ var scratchPool = sync.Pool{New: func() any {
 // the user's reached caps as the counters had them.
 type usedSet struct {
 	ads, campaigns []int64
+	labels         []marquee.Label // the labels of the campaigns chosen (competitive exclusion)
 	reached        []counters.Reached
 	blocked        *blockedSet // reached in the plan's numbers (nil: none, or Explain's, which searches reached)
 	memo           *blockMemo  // the user's memo, when blocked is its set
@@ -1084,6 +1142,13 @@ func (u *usedSet) note(o marquee.Outcome) {
 
 func (u *usedSet) add(ad, campaign int64) {
 	u.ads, u.campaigns = append(u.ads, ad), append(u.campaigns, campaign)
+}
+
+// chose records choice ch: its ad, its campaign and its campaign's
+// labels.
+func (u *usedSet) chose(ch Choice) {
+	u.add(ch.Ad.ID, ch.Campaign.ID)
+	u.labels = append(u.labels, ch.Campaign.Labels...)
 }
 
 // draws is how many times pick draws a campaign by weight before it
@@ -1458,8 +1523,12 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 	}
 	switch p.campaignRules(c, r, used, now) {
 	case "":
-	case Duplicate:
+	case Duplicate, Excluded:
 		used.leftOut |= byUsed
+		used.note(marquee.InRequest)
+		return Choice{}, false
+	case RoadblockOut: // the request's slots
+		used.leftOut |= byViewer
 		used.note(marquee.InRequest)
 		return Choice{}, false
 	case NoKeyword, NotTargeted:
@@ -1472,6 +1541,14 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 	default: // a cap: the same for any request now
 		used.note(marquee.CappedOut)
 		return Choice{}, false
+	}
+	if c.Rotation != nil && (c.Rotation.Type == marquee.RotateWeighted || c.Rotation.Type == marquee.RotateOptimized) {
+		a, leftOut := p.rotated(ca.ads, c, r, used, now, rnd, e)
+		if a == nil {
+			used.leftOut |= leftOut
+			return Choice{}, false
+		}
+		return Choice{Ad: a, Campaign: c}, used.paced(e, c, now)
 	}
 	if len(ca.ads) > 1 {
 		for range draws {
@@ -1598,6 +1675,9 @@ func (p *Plan) why(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *
 	if w := fitWhy(a, pl); w != "" {
 		return w
 	}
+	if c.Roadblock != "" && !slices.Contains(a.Placements, pl.Name) {
+		return NotHere // a roadblock's ad fills the placements it names
+	}
 	if w := adWhy(a, c, r, used, now); w != "" {
 		return w
 	}
@@ -1622,6 +1702,10 @@ func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Ti
 		return notActive(c.State)
 	case slices.Contains(used.campaigns, c.ID):
 		return Duplicate
+	case len(c.Labels) > 0 && len(used.labels) > 0 && used.excludedBy(c):
+		return Excluded
+	case c.Roadblock != "" && p.roadblockMissing(c, r):
+		return RoadblockOut
 	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
 		return NoKeyword
 	case !targeting.MatchesAny(c.conds, &used.v) || !used.takes(c.tree):

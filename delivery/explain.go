@@ -22,6 +22,9 @@ type Candidate struct {
 	Chance     float64 `json:"chance,omitempty"`
 	// ECPM is the campaign's eCPM, when its tier is drawn by eCPM.
 	ECPM float64 `json:"ecpm,omitempty"`
+	// Rotation says how the campaign's rotation weighs the ad among its
+	// eligible ones (weighted, sequential, optimized; "" for even).
+	Rotation string `json:"rotation,omitempty"`
 }
 
 // Outbid is the status of an eligible ad whose campaign's eCPM lost.
@@ -64,6 +67,8 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 					cand.Status += ": " + c.tree.Why(&used.v, used.at) // the tree's rule that left it out
 				} else if cand.Status == AdTargeting && a.span.has(used.at) && targeting.MatchesAny(a.conds, &used.v) {
 					cand.Status += ": " + a.tree.WhyIn(&used.v, used.at, c.loc)
+				} else if cand.Status == RoadblockOut {
+					cand.Status = plan.roadblockWhy(c, r)
 				}
 			}
 			if cand.Status == "chosen" || cand.Status == "eligible" {
@@ -82,10 +87,11 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 			}
 		}
 		// A decision draws a campaign by weight, then one of its eligible
-		// ads, each as likely: an ad's chance is its campaign's weight over
-		// the weights of the competing campaigns (each once, whatever its
-		// number of ads), shared among the campaign's eligible ads.
-		total, ads := 0, map[int64]int{} // ads: each competing campaign's eligible ads
+		// ads by the campaign's rotation (each as likely, by default): an
+		// ad's chance is its campaign's weight over the weights of the
+		// competing campaigns (each once, whatever its number of ads),
+		// times its share of the campaign's eligible ads.
+		total, ads := 0, map[int64][]*Ad{} // ads: each competing campaign's eligible ads
 		for i := range list {
 			c := plan.campaigns[list[i].CampaignID]
 			if list[i].Status == "eligible" && c.Tier > best {
@@ -95,7 +101,7 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 				list[i].Status = Outbid
 			}
 			if (list[i].Status == "eligible" || list[i].Status == "chosen") && c.Tier == best {
-				if ads[c.ID]++; ads[c.ID] == 1 {
+				if ads[c.ID] = append(ads[c.ID], plan.ads[list[i].AdID]); len(ads[c.ID]) == 1 {
 					total += c.Weight
 				}
 			}
@@ -103,8 +109,9 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 		for i := range list {
 			if list[i].Status == "eligible" || list[i].Status == "chosen" {
 				c := plan.campaigns[list[i].CampaignID]
-				list[i].Weight = c.Weight
-				list[i].Chance = float64(c.Weight) / float64(max(total, 1)) / float64(max(ads[c.ID], 1))
+				share, why := e.rotationWhy(c, plan.ads[list[i].AdID], ads[c.ID])
+				list[i].Weight, list[i].Rotation = c.Weight, why
+				list[i].Chance = float64(c.Weight) / float64(max(total, 1)) * share
 			}
 		}
 		slices.SortFunc(list, func(a, b Candidate) int {
@@ -112,7 +119,7 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 		})
 		out[si] = list
 		for _, ch := range chosen[si] {
-			used.add(ch.Ad.ID, ch.Campaign.ID)
+			used.chose(ch)
 		}
 	}
 	return chosen, out

@@ -143,7 +143,7 @@ func (e *Engine) RefreshDelivered(ctx context.Context, st Store, now, asOf time.
 		advs = *e.budgets.advertisers.Load()
 	}
 	plan.Campaigns(func(c *Campaign) {
-		if c.Goal != nil || plan.NeedsRates(c) || c.Budget != nil || advs[c.AdvertiserID] != nil {
+		if c.Goal != nil || plan.NeedsRates(c) || c.Budget != nil || advs[c.AdvertiserID] != nil || optimized(c) {
 			watched[c.ID] = c
 			if c.StartAt.Before(from) {
 				from = c.StartAt
@@ -196,6 +196,40 @@ func (e *Engine) RefreshDelivered(ctx context.Context, st Store, now, asOf time.
 	if len(rates) > 0 {
 		e.SetRates(rates)
 	}
+	return e.refreshAdRates(ctx, st, plan, watched, from, now)
+}
+
+// optimized says whether campaign c rotates its ads by click-through rate.
+func optimized(c *Campaign) bool {
+	return c.Rotation != nil && c.Rotation.Type == marquee.RotateOptimized
+}
+
+// refreshAdRates sets the verified impressions and clicks of the ads of
+// the watched campaigns with optimized rotation, over the plan's flights
+// (from the earliest start), from the reports.
+func (e *Engine) refreshAdRates(ctx context.Context, st Store, plan *Plan, watched map[int64]*Campaign, from, now time.Time) error {
+	some := false
+	for _, c := range watched {
+		some = some || optimized(c)
+	}
+	if !some {
+		return nil
+	}
+	rates := map[int64]Rates{}
+	for _, daily := range []bool{false, true} {
+		sums, err := st.ReportTop(ctx, reportrow.SumQuery{Entity: marquee.EntityAd, From: from.Unix() / 3600 * 3600, To: now.Unix() + 3600}, daily, "impressions", 0)
+		if err != nil {
+			return err
+		}
+		for _, s := range sums {
+			if a := plan.ads[s.ID]; a != nil && watched[a.CampaignID] != nil && optimized(watched[a.CampaignID]) {
+				r := rates[s.ID]
+				r.Impressions, r.Clicks = r.Impressions+s.Counts.Verified("impressions"), r.Clicks+s.Counts.Verified("clicks")
+				rates[s.ID] = r
+			}
+		}
+	}
+	e.SetAdRates(rates)
 	return nil
 }
 
