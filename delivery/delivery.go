@@ -719,6 +719,9 @@ type Request struct {
 	// Preview decides without consequence: no cap serve is taken and
 	// nothing counts toward pacing (the console's "preview a decision").
 	Preview bool
+	// Companions: the answer carries a video's companions (VAST), which
+	// stand for a roadblock's image and HTML placements.
+	Companions bool
 }
 
 // Slot is one place to fill: a div name the answer is keyed by, the

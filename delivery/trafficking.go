@@ -259,7 +259,7 @@ func (p *Plan) roadblock(ch Choice, si int, r *Request, used *usedSet, have []in
 	c := ch.Campaign
 	start := len(pend)
 	for _, name := range p.roadblocks[c.ID] {
-		if name == r.Slots[si].Placement {
+		if name == r.Slots[si].Placement || r.Companions && p.companionIn(c, name) {
 			continue
 		}
 		sj := slices.IndexFunc(r.Slots, func(s Slot) bool { return s.Placement == name })
@@ -297,6 +297,22 @@ func (p *Plan) roadblock(ch Choice, si int, r *Request, used *usedSet, have []in
 	return pend, true
 }
 
+// Companions is roadblock campaign c's image and HTML ads, by id: a
+// video of c names them as its companions in VAST (nil when c is no
+// roadblock).
+func (p *Plan) Companions(c *Campaign) []*Ad {
+	var out []*Ad
+	for _, ads := range p.roadAds[c.ID] {
+		for _, a := range ads {
+			if cr := a.Creative; cr != nil && (cr.Type == marquee.CreativeImage || cr.Type == marquee.CreativeHTML) && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y *Ad) int { return int(x.ID - y.ID) })
+	return out
+}
+
 // roadblockMissing says whether campaign c is an all-or-none roadblock
 // one of whose placements request r has no slot for (then it cannot
 // serve r at all). It allocates nothing.
@@ -305,7 +321,18 @@ func (p *Plan) roadblockMissing(c *Campaign, r *Request) bool {
 		return false
 	}
 	for _, name := range p.roadblocks[c.ID] {
-		if !slices.ContainsFunc(r.Slots, func(s Slot) bool { return s.Placement == name }) {
+		if !slices.ContainsFunc(r.Slots, func(s Slot) bool { return s.Placement == name }) && !(r.Companions && p.companionIn(c, name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// companionIn says whether roadblock c has an ad for placement name that
+// a video's VAST carries as a companion (an image or HTML creative).
+func (p *Plan) companionIn(c *Campaign, name string) bool {
+	for _, a := range p.roadAds[c.ID][name] {
+		if cr := a.Creative; cr != nil && (cr.Type == marquee.CreativeImage || cr.Type == marquee.CreativeHTML) {
 			return true
 		}
 	}
@@ -317,7 +344,7 @@ func (p *Plan) roadblockMissing(c *Campaign, r *Request) bool {
 func (p *Plan) roadblockWhy(c *Campaign, r *Request) string {
 	var missing []string
 	for _, name := range p.roadblocks[c.ID] {
-		if !slices.ContainsFunc(r.Slots, func(s Slot) bool { return s.Placement == name }) {
+		if !slices.ContainsFunc(r.Slots, func(s Slot) bool { return s.Placement == name }) && !(r.Companions && p.companionIn(c, name)) {
 			missing = append(missing, name)
 		}
 	}

@@ -71,7 +71,16 @@ type Template struct {
 	head  []byte   // up to the <Ad>'s id attribute's value
 	parts [][]byte // parts[i] follows hole i-1 (parts[0]: after the head)
 	holes []byte
+	// tail ends the document after its creatives (companions go before
+	// it: AppendWith).
+	tail []byte
+	// of is, for a companions' template, the companion each hole is of
+	// (nil for an ad's).
+	of []int
 }
+
+// tail is what follows an ad's creatives.
+const tail = "</Creatives></InLine></Ad>"
 
 // mark starts a hole in what encoding/xml writes: a byte no escaped text
 // can hold (encoding/xml writes U+FFFD for it in text and attributes), so
@@ -116,14 +125,102 @@ func Compile(a Ad) (*Template, error) {
 	if bytes.Count(body, []byte{mark}) != 6+len(Events)+boolInt(a.Clickable) { // error, impression, serving id, the three viewable ones
 		return nil, fmt.Errorf("vast: ad %d: a field holds a byte 0x01", a.ID) // never: encoding/xml escapes it
 	}
-	t := &Template{head: []byte(`<Ad id="` + id + `"`)}
-	pieces := bytes.Split(append(append([]byte{'>'}, body...), "</Ad>"...), []byte{mark})
+	t := &Template{head: []byte(`<Ad id="` + id + `"`), tail: []byte(tail)}
+	doc := append(append([]byte{'>'}, body...), "</Ad>"...)
+	if !bytes.HasSuffix(doc, t.tail) {
+		return nil, fmt.Errorf("vast: ad %d: the document does not end with %s", a.ID, tail)
+	}
+	t.split(doc[:len(doc)-len(tail)])
+	return t, nil
+}
+
+// split cuts doc at its holes into t's parts.
+func (t *Template) split(doc []byte) {
+	pieces := bytes.Split(doc, []byte{mark})
 	t.parts = append(t.parts, pieces[0])
 	for _, p := range pieces[1:] {
 		t.holes = append(t.holes, p[0])
 		t.parts = append(t.parts, p[1:])
 	}
+}
+
+// Companion is a companion banner of a video ad (VAST's CompanionAds): an
+// image or an HTML creative shown beside the player, each with its own
+// creativeView (its impression) and click.
+type Companion struct {
+	ID            int64
+	Width, Height int
+	// ImageURL and MimeType, for an image (StaticResource); HTML, for an
+	// HTML creative (HTMLResource).
+	ImageURL, MimeType string
+	HTML               string
+	Clickable          bool
+}
+
+// Required says which of a video's companions the player must show:
+// "all" (an all-or-none roadblock), "any" or "none".
+type Required string
+
+// CompileCompanions encodes the <Creative> that holds a video's
+// companions, each with a hole for its creativeView (tracking.Impression)
+// and, when clickable, its CompanionClickThrough (tracking.Click):
+// AppendWith fills them naming the companion (its index in cs).
+func CompileCompanions(required Required, cs []Companion) (*Template, error) {
+	ca := companionAds{Required: string(required)}
+	for _, c := range cs {
+		one := companion{ID: strconv.FormatInt(c.ID, 10), Width: c.Width, Height: c.Height,
+			Tracking: []trackingEvent{{Event: "creativeView", URL: hole(tracking.Impression)}}}
+		if c.HTML != "" {
+			one.HTML = &cdata{c.HTML}
+		} else {
+			one.Static = &staticResource{CreativeType: c.MimeType, URL: c.ImageURL}
+		}
+		if c.Clickable {
+			one.ClickThrough = &cdata{hole(tracking.Click)}
+		}
+		ca.Companions = append(ca.Companions, one)
+	}
+	cr := companionCreative{UniversalAdID: universalAdID{Registry: "unknown", Value: "unknown"}, CompanionAds: ca}
+	body, err := xml.Marshal(cr)
+	if err != nil {
+		return nil, fmt.Errorf("vast: companions: %w", err)
+	}
+	t := &Template{}
+	t.split(body)
+	if len(t.holes) != len(cs)+countClickable(cs) {
+		return nil, fmt.Errorf("vast: companions: a field holds a byte 0x01") // never: encoding/xml escapes it
+	}
+	for i, c := range cs {
+		t.of = append(t.of, i)
+		if c.Clickable {
+			t.of = append(t.of, i)
+		}
+	}
 	return t, nil
+}
+
+func countClickable(cs []Companion) int {
+	n := 0
+	for _, c := range cs {
+		n += boolInt(c.Clickable)
+	}
+	return n
+}
+
+// AppendWith is Append, with the companions' creative of companions (nil:
+// none) after the ad's own, its holes filled by fill naming the
+// companion (its index in CompileCompanions' list).
+func (t *Template) AppendWith(dst []byte, sequence int, fill func(dst []byte, hole byte) []byte,
+	companions *Template, fillCompanion func(dst []byte, companion int, hole byte) []byte) []byte {
+	dst = t.appendOpen(dst, sequence, fill)
+	if companions != nil {
+		dst = append(dst, companions.parts[0]...)
+		for i, h := range companions.holes {
+			dst = fillCompanion(dst, companions.of[i], h)
+			dst = append(dst, companions.parts[i+1]...)
+		}
+	}
+	return append(dst, t.tail...)
 }
 
 func boolInt(b bool) int {
@@ -138,6 +235,12 @@ func boolInt(b bool) int {
 // URL, or the serving id, with nothing that CDATA cannot hold); sequence
 // > 0 places the ad in a pod.
 func (t *Template) Append(dst []byte, sequence int, fill func(dst []byte, hole byte) []byte) []byte {
+	return append(t.appendOpen(dst, sequence, fill), t.tail...)
+}
+
+// appendOpen is Append without the tail: the ad up to the end of its
+// creatives.
+func (t *Template) appendOpen(dst []byte, sequence int, fill func(dst []byte, hole byte) []byte) []byte {
 	dst = append(dst, t.head...)
 	if sequence > 0 {
 		dst = append(strconv.AppendInt(append(dst, ` sequence="`...), int64(sequence), 10), '"')
@@ -214,5 +317,27 @@ type (
 	}
 	videoClicks struct {
 		ClickThrough idURL `xml:"ClickThrough"`
+	}
+	companionCreative struct { // Creative_Inline_type: UniversalAdId, then CompanionAds
+		XMLName       xml.Name      `xml:"Creative"`
+		UniversalAdID universalAdID `xml:"UniversalAdId"`
+		CompanionAds  companionAds  `xml:"CompanionAds"`
+	}
+	companionAds struct {
+		Required   string      `xml:"required,attr"`
+		Companions []companion `xml:"Companion"`
+	}
+	companion struct { // CompanionAd_type: a resource, CompanionClickThrough, TrackingEvents
+		ID           string          `xml:"id,attr"`
+		Width        int             `xml:"width,attr"`
+		Height       int             `xml:"height,attr"`
+		HTML         *cdata          `xml:"HTMLResource"`
+		Static       *staticResource `xml:"StaticResource"`
+		ClickThrough *cdata          `xml:"CompanionClickThrough"`
+		Tracking     []trackingEvent `xml:"TrackingEvents>Tracking"`
+	}
+	staticResource struct {
+		CreativeType string `xml:"creativeType,attr"`
+		URL          string `xml:",cdata"`
 	}
 )

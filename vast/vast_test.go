@@ -2,6 +2,7 @@ package vast_test
 
 import (
 	"encoding/xml"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -80,18 +81,30 @@ var specOrder = map[string][]string{
 		"AdVerifications", "Advertiser", "Category", "Creatives", "Description", "Expires", "Survey"},
 	"ViewableImpression": {"Viewable", "NotViewable", "ViewUndetermined"},
 	"Linear":             {"Icons", "TrackingEvents", "AdParameters", "Duration", "MediaFiles", "VideoClicks"},
+	// CompanionAd_type: the resources (CreativeResource_type's group),
+	// then AdParameters … TrackingEvents.
+	"CompanionAds": {"Companion"},
+	"Companion": {"HTMLResource", "IFrameResource", "StaticResource", "AdParameters", "AltText", "CompanionClickThrough",
+		"CompanionClickTracking", "CreativeExtensions", "TrackingEvents"},
+	"Creatives": {"Creative"},
 }
 
 // TestElementOrder checks that every element of a document, clickable or
 // not, lists its children in the specification's order (strict players
 // and SSAI validators refuse others).
 func TestElementOrder(t *testing.T) {
+	companions, err := vast.CompileCompanions("all", []vast.Companion{{ID: 8, Width: 300, Height: 250, HTML: "<b>x</b>", Clickable: true},
+		{ID: 9, Width: 728, Height: 90, ImageURL: "https://ads.test/assets/a.png", MimeType: "image/png"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, clickable := range []bool{false, true} {
 		tm, err := vast.Compile(vast.Ad{ID: 7, Title: "t", MediaURL: "https://cdn.test/v.mp4", MimeType: "video/mp4", Duration: time.Second, Clickable: clickable})
 		if err != nil {
 			t.Fatal(err)
 		}
-		doc := vast.Header + string(tm.Append(nil, 0, func(dst []byte, h byte) []byte { return append(dst, "https://ads.test/x"...) })) + vast.Footer
+		url := func(dst []byte, h byte) []byte { return append(dst, "https://ads.test/x"...) }
+		doc := vast.Header + string(tm.AppendWith(nil, 0, url, companions, func(dst []byte, _ int, h byte) []byte { return url(dst, h) })) + vast.Footer
 		dec := xml.NewDecoder(strings.NewReader(doc))
 		type open struct {
 			name string
@@ -124,5 +137,62 @@ func TestElementOrder(t *testing.T) {
 				stack = stack[:len(stack)-1]
 			}
 		}
+	}
+}
+
+// TestCompanions: a video's companions, read back with types written from
+// the spec: each its resource (a hostile HTML survives CDATA whole), its
+// creativeView and click filled naming the companion, required as asked.
+func TestCompanions(t *testing.T) {
+	hostile := `<b>]]></Companion><script>x</script></b>`
+	ct, err := vast.CompileCompanions("any", []vast.Companion{{ID: 8, Width: 300, Height: 250, HTML: hostile, Clickable: true},
+		{ID: 9, Width: 728, Height: 90, ImageURL: "https://ads.test/assets/a.png?x=1&y=2", MimeType: "image/png"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, _ := vast.Compile(vast.Ad{ID: 7, Title: "t", MediaURL: "https://cdn.test/v.mp4", MimeType: "video/mp4", Duration: time.Second})
+	doc := vast.Header + string(tm.AppendWith(nil, 0, func(dst []byte, h byte) []byte { return append(dst, "https://ads.test/v"...) }, ct,
+		func(dst []byte, i int, h byte) []byte { return fmt.Appendf(dst, "https://ads.test/c%d/%c", i, h) })) + vast.Footer
+	var got struct {
+		Creatives []struct {
+			Linear       *struct{} `xml:"Linear"`
+			CompanionAds *struct {
+				Required   string `xml:"required,attr"`
+				Companions []struct {
+					ID     string `xml:"id,attr"`
+					Width  string `xml:"width,attr"`
+					Height string `xml:"height,attr"`
+					HTML   string `xml:"HTMLResource"`
+					Static struct {
+						Type string `xml:"creativeType,attr"`
+						URL  string `xml:",chardata"`
+					} `xml:"StaticResource"`
+					Click    string `xml:"CompanionClickThrough"`
+					Tracking []struct {
+						Event string `xml:"event,attr"`
+						URL   string `xml:",chardata"`
+					} `xml:"TrackingEvents>Tracking"`
+				} `xml:"Companion"`
+			}
+		} `xml:"Ad>InLine>Creatives>Creative"`
+	}
+	if err := xml.Unmarshal([]byte(doc), &got); err != nil {
+		t.Fatalf("%v in %s", err, doc)
+	}
+	if len(got.Creatives) != 2 || got.Creatives[0].Linear == nil || got.Creatives[1].CompanionAds == nil {
+		t.Fatalf("creatives = %+v; want the Linear, then the CompanionAds", got.Creatives)
+	}
+	ca := got.Creatives[1].CompanionAds
+	if ca.Required != "any" || len(ca.Companions) != 2 {
+		t.Fatalf("CompanionAds = %+v", ca)
+	}
+	c0, c1 := ca.Companions[0], ca.Companions[1]
+	if c0.ID != "8" || c0.Width != "300" || c0.HTML != hostile || c0.Click != "https://ads.test/c0/c" || len(c0.Tracking) != 1 ||
+		c0.Tracking[0].Event != "creativeView" || c0.Tracking[0].URL != "https://ads.test/c0/i" {
+		t.Errorf("companion 8 = %+v", c0)
+	}
+	if c1.ID != "9" || c1.Static.Type != "image/png" || c1.Static.URL != "https://ads.test/assets/a.png?x=1&y=2" || c1.Click != "" ||
+		len(c1.Tracking) != 1 || c1.Tracking[0].URL != "https://ads.test/c1/i" {
+		t.Errorf("companion 9 = %+v", c1)
 	}
 }

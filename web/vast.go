@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/hex"
 	mrand "math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -33,6 +34,47 @@ func template(a *delivery.Ad) *vast.Template {
 	return t
 }
 
+// companionsOf is the companions of choice ch, a video of a roadblock
+// campaign — its image and HTML ads — and their compiled creative (nil:
+// none). Compiled per request: roadblocks with companions are few.
+func companionsOf(plan *delivery.Plan, ch delivery.Choice, origin []byte) ([]*delivery.Ad, *vast.Template) {
+	if ch.Campaign.Roadblock == "" {
+		return nil, nil
+	}
+	ads := plan.Companions(ch.Campaign)
+	if len(ads) == 0 {
+		return nil, nil
+	}
+	cs := make([]vast.Companion, len(ads))
+	for i, a := range ads {
+		c := a.Creative
+		cs[i] = vast.Companion{ID: a.ID, Width: c.Width, Height: c.Height, HTML: c.HTML, Clickable: c.ClickURL != ""}
+		if c.Type == marquee.CreativeImage {
+			cs[i].ImageURL, cs[i].MimeType, cs[i].HTML = string(origin)+c.Image, imageType(c.Image), ""
+		}
+	}
+	required := vast.Required("any")
+	if ch.Campaign.Roadblock == marquee.RoadblockAllOrNone {
+		required = "all"
+	}
+	t, err := vast.CompileCompanions(required, cs)
+	if err != nil {
+		return nil, nil // never: a creative's fields always encode
+	}
+	return ads, t
+}
+
+// imageType is the media type of an uploaded image by its path's
+// extension (marquee.AssetTypes).
+func imageType(path string) string {
+	for t, ext := range marquee.AssetTypes {
+		if strings.HasSuffix(path, "."+ext) {
+			return t
+		}
+	}
+	return "image/png"
+}
+
 // handleVAST serves GET /vast?placement=…&…: a VAST 4.2 document of the
 // video ads a decision chooses for one slot (the parameters of GET
 // /api/v1/decisions), their tracking URLs signed as a decision's; an
@@ -54,6 +96,7 @@ func handleVAST(d *decider) handler {
 		if !plainHost(ctx.Host()) {
 			return marquee.Invalid("invalid request", marquee.Problems{"Host": "must be a host name, with a port or not"})
 		}
+		req.Companions = true // a roadblock's companions ride in the document
 		rnd := rngPool.Get().(*mrand.Rand)
 		defer rngPool.Put(rnd)
 		cctx, cancel := d.countersContext()
@@ -76,11 +119,25 @@ func handleVAST(d *decider) handler {
 			}
 			var scratch [256]byte
 			token, id := d.sign(scratch[:0], &req.Slots[0], &req, lim, ch, now, rnd)
-			out = t.Append(out, seq, func(dst []byte, h byte) []byte {
+			fill := func(dst []byte, h byte) []byte {
 				if h == vast.ServingID {
 					return hex.AppendEncode(dst, id[:])
 				}
 				return tracking.AppendPath(append(dst, head...), h, token)
+			}
+			comps, ct := companionsOf(plan, ch, head)
+			if ct == nil {
+				out = t.Append(out, seq, fill)
+				continue
+			}
+			// A roadblock's companions: each its own signed impression
+			// (creativeView) and click.
+			tokens := make([][]byte, len(comps))
+			for i, a := range comps {
+				tokens[i], _ = d.sign(nil, &req.Slots[0], &req, lim, delivery.Choice{Ad: a, Campaign: ch.Campaign}, now, rnd)
+			}
+			out = t.AppendWith(out, seq, fill, ct, func(dst []byte, i int, h byte) []byte {
+				return tracking.AppendPath(append(dst, head...), h, tokens[i])
 			})
 		}
 		out = append(out, vast.Footer+"\n"...)

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTraffickingOverHTTP: labels, a roadblock and rotation set through
+// the API and kept; two airlines never on one page; an all-or-none
+// roadblock fills its page together, and its video carries its HTML
+// companion in VAST (required="all"), whose creativeView counts the
+// companion's impression; explain names the rotation.
+func TestTraffickingOverHTTP(t *testing.T) {
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
+	now := time.Now().UTC()
+	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	for _, p := range []string{`{"name":"side","sizes":["300x250"]}`, `{"name":"top","sizes":["728x90"]}`,
+		`{"name":"preroll","types":["video"]}`, `{"name":"companion","sizes":["300x250"],"types":["html","image"]}`} {
+		in.expect(in.admin("POST", "/api/v1/placements", p), 201, "")
+	}
+	html := func(w, h int) string {
+		return fmt.Sprintf(`"creative":{"type":"html","width":%d,"height":%d,"html":"<b>hi</b>","clickUrl":"https://acme.test/"}`, w, h)
+	}
+	// Two airlines, each with ads for side and top, weighted 1:3 within.
+	for _, name := range []string{"Air", "Jet"} {
+		id := in.campaign(`{"advertiserId":"1","name":"` + name + `",` + flight + `,"labels":[{"name":"airline","exclusive":true}]}`)
+		for _, pl := range []struct {
+			name string
+			w, h int
+		}{{"side", 300, 250}, {"top", 728, 90}} {
+			in.expect(in.admin("POST", "/api/v1/ad", `{"title":"`+name+` `+pl.name+`",`+flight+`,"campaignId":"`+id+`","placements":["`+pl.name+`"],`+html(pl.w, pl.h)+`}`), 201, "")
+		}
+	}
+	r := in.admin("GET", "/api/v1/campaigns/1", "")
+	if !strings.Contains(r.body, `"labels":[{"name":"airline","exclusive":true}]`) {
+		t.Fatalf("campaign 1 = %s; want its labels", r.body)
+	}
+	type choice struct{ AdID, CampaignID string }
+	decide := func(body string) map[string][]choice {
+		r := in.do("POST", "/api/v1/decisions", "", "application/json", body)
+		var got struct{ Decisions map[string][]choice }
+		if json.Unmarshal([]byte(r.body), &got); r.status != 200 {
+			t.Fatalf("decision %s: %d %s", body, r.status, r.body)
+		}
+		return got.Decisions
+	}
+	page := `{"placements":[{"div":"a","placement":"side"},{"div":"b","placement":"top"}]}`
+	for i := range 50 {
+		d := decide(page)
+		if len(d["a"]) == 1 && len(d["b"]) == 1 && d["a"][0].CampaignID != d["b"][0].CampaignID {
+			t.Fatalf("decision %d: airlines %s and %s on one page", i, d["a"][0].CampaignID, d["b"][0].CampaignID)
+		}
+	}
+
+	// A roadblock: a video for preroll, an HTML companion; all or none.
+	road := in.campaign(`{"advertiserId":"1","name":"Takeover",` + flight + `,"priority":"sponsorship","roadblock":"all-or-none",` +
+		`"rotation":{"type":"weighted","weights":{"6":2}}}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"video",`+flight+`,"campaignId":"`+road+`","placements":["preroll"],`+
+		`"creative":{"type":"video","mediaUrl":"https://cdn.acme.test/v.mp4","mimeType":"video/mp4","durationMs":15000,"clickUrl":"https://acme.test/v"}}`), 201, `{"id":"5"}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"banner",`+flight+`,"campaignId":"`+road+`","placements":["companion"],`+html(300, 250)+`}`), 201, `{"id":"6"}`)
+	// A page of the companion placement without the preroll: never the
+	// roadblock; explain says which placement it lacks.
+	r = in.do("POST", "/api/v1/decisions", in.token, "application/json", `{"placements":[{"div":"c","placement":"companion"}],"explain":true}`)
+	if strings.Contains(r.body, `"campaignId":"`+road+`","adId"`) || !strings.Contains(r.body, "no slot of preroll") {
+		t.Errorf("a page without the preroll = %s; want the roadblock left out, its missing placement named", r.body)
+	}
+	// A page of both: both.
+	d := decide(`{"placements":[{"div":"v","placement":"preroll"},{"div":"c","placement":"companion"}]}`)
+	if len(d["v"]) != 1 || len(d["c"]) != 1 || d["v"][0].AdID != "5" || d["c"][0].AdID != "6" {
+		t.Errorf("the roadblock's page = %+v; want ads 5 and 6 together", d)
+	}
+	r = in.do("GET", "/vast?placement=preroll", "", "", "")
+	var doc struct {
+		Creatives []struct {
+			Linear       *struct{} `xml:"Linear"`
+			CompanionAds *struct {
+				Required  string `xml:"required,attr"`
+				Companion []struct {
+					ID       string `xml:"id,attr"`
+					HTML     string `xml:"HTMLResource"`
+					Click    string `xml:"CompanionClickThrough"`
+					Tracking []struct {
+						Event string `xml:"event,attr"`
+						URL   string `xml:",chardata"`
+					} `xml:"TrackingEvents>Tracking"`
+				}
+			}
+		} `xml:"Ad>InLine>Creatives>Creative"`
+	}
+	if err := xml.Unmarshal([]byte(r.body), &doc); err != nil || len(doc.Creatives) != 2 || doc.Creatives[1].CompanionAds == nil {
+		t.Fatalf("VAST = %s (%v); want the video and its companions", r.body, err)
+	}
+	ca := doc.Creatives[1].CompanionAds
+	if ca.Required != "all" || len(ca.Companion) != 1 || ca.Companion[0].ID != "6" || ca.Companion[0].HTML != "<b>hi</b>" ||
+		!strings.HasPrefix(ca.Companion[0].Click, in.url+"/t/c/") || len(ca.Companion[0].Tracking) != 1 || ca.Companion[0].Tracking[0].Event != "creativeView" {
+		t.Fatalf("CompanionAds = %+v; want ad 6, required all, its signed click and creativeView", ca)
+	}
+	for range 2 { // fired twice, counted once
+		if s := fire(t, strings.TrimSpace(ca.Companion[0].Tracking[0].URL)).StatusCode; s != 204 {
+			t.Fatalf("creativeView = %d", s)
+		}
+	}
+	eventually(t, 5*time.Second, func() string {
+		if s := in.stats("/api/v1/ad/6/stats"); s.Totals.Impressions != 1 {
+			return fmt.Sprintf("the companion's impressions: %d; want 1", s.Totals.Impressions)
+		}
+		return ""
+	})
+	r = in.do("POST", "/api/v1/decisions", in.token, "application/json", `{"placements":[{"div":"v","placement":"preroll"},{"div":"c","placement":"companion"}],"explain":true}`)
+	if !strings.Contains(r.body, `"rotation":"weighted: weight 2 of 2"`) {
+		t.Errorf("explain = %s; want the companion's rotation named", r.body)
+	}
+}
