@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestTraffickingOverHTTP: labels, a roadblock and rotation set through
@@ -114,5 +116,39 @@ func TestTraffickingOverHTTP(t *testing.T) {
 	r = in.do("POST", "/api/v1/decisions", in.token, "application/json", `{"placements":[{"div":"v","placement":"preroll"},{"div":"c","placement":"companion"}],"explain":true}`)
 	if !strings.Contains(r.body, `"rotation":"weighted: weight 2 of 2"`) {
 		t.Errorf("explain = %s; want the companion's rotation named", r.body)
+	}
+}
+
+// TestTraffickingInBrowser: the campaign editor sets exclusive labels, a
+// roadblock and weighted rotation; the API keeps them and the campaign's
+// page says them.
+func TestTraffickingInBrowser(t *testing.T) {
+	chromiumPath(t)
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	b := newTab(t, in.url, 1280, 900)
+	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	b.signIn("owner@example.com", "owner-password-1")
+	b.open("#/campaigns/new?advertiser=1", "#campaign-form")
+	b.labelled("campaign editor with trafficking")
+	b.do("fill trafficking", chromedp.SendKeys(chromedp.CSS(`[data-field="name"] input`), "Takeover"),
+		chromedp.SendKeys(chromedp.ID("exclusive-labels"), "Airline"), chromedp.SendKeys(chromedp.ID("labels"), "travel"),
+		chromedp.SetValue(chromedp.CSS(`[data-field="roadblock"] select`), "all-or-none"),
+		chromedp.SetValue(chromedp.CSS(`[data-field="rotation.type"] select`), "weighted"),
+		chromedp.SendKeys(chromedp.ID("rotation-weights"), "5:3, 6:1"),
+		click(`#campaign-form button[type=submit]`))
+	id := strings.TrimPrefix(b.waitHash(`^#/campaigns/\d+$`), "#/campaigns/")
+	r := in.admin("GET", "/api/v1/campaigns/"+id, "")
+	for _, want := range []string{`"labels":[{"name":"airline","exclusive":true},{"name":"travel"}]`, `"roadblock":"all-or-none"`,
+		`"rotation":{"type":"weighted","weights":{"5":3,"6":1}}`, `"state":"draft"`} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("the API has campaign %s as %s; want %s", id, r.body, want)
+		}
+	}
+	b.do("the campaign's page", chromedp.WaitVisible(chromedp.CSS("dl.facts")))
+	if txt := b.text("dl.facts"); !strings.Contains(txt, "airline (exclusive), travel") || !strings.Contains(txt, "all or none") || !strings.Contains(txt, "ad 5 × 3") {
+		t.Errorf("the campaign's page says %q; want its labels, roadblock and weights", txt)
 	}
 }

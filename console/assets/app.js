@@ -1150,6 +1150,15 @@
     const postClick = el('input', { type: 'text', id: 'post-click', value: at.postClick || '', placeholder: '30d' });
     const postView = el('input', { type: 'text', id: 'post-view', value: at.postView || '', placeholder: '1d' });
     const keywords = el('input', { type: 'text', value: (c.keywords || []).join(', '), placeholder: 'sports, news' });
+    // Trafficking: labels (exclusive ones apart), roadblock, rotation.
+    const labels = el('input', { type: 'text', id: 'labels', value: (c.labels || []).filter(l => !l.exclusive).map(l => l.name).join(', '), placeholder: 'travel' });
+    const exclusive = el('input', { type: 'text', id: 'exclusive-labels', value: (c.labels || []).filter(l => l.exclusive).map(l => l.name).join(', '), placeholder: 'airline' });
+    const roadblock = sel([['', 'No roadblock'], ['all-or-none', 'All or none of its placements'], ['as-many-as-possible', 'As many of its placements as possible']], c.roadblock || '');
+    const ro = c.rotation || {};
+    const rotation = sel([['', 'Even'], ['weighted', 'Weighted'], ['sequential', 'Sequential, per person (needs a frequency cap)'], ['optimized', 'Optimized by click-through rate']], ro.type && ro.type !== 'even' ? ro.type : '');
+    const weights = el('input', { type: 'text', id: 'rotation-weights', value: Object.entries(ro.weights || {}).map(([k, v]) => k + ':' + v).join(', '), placeholder: 'ad id:weight, e.g. 12:3, 13:1' });
+    const sequence = el('input', { type: 'text', id: 'rotation-sequence', value: (ro.sequence || []).join(', '), placeholder: 'ad ids in order, e.g. 12, 13, 14' });
+    const minImpressions = el('input', { type: 'number', min: 10, id: 'rotation-min', value: ro.minImpressions || '', placeholder: '1000' });
     const conds = el('div', { id: 'conditions' });
     const addCond = x => conds.append(condEditor(x || {}, conds));
     (c.conditions || []).forEach(addCond);
@@ -1173,6 +1182,16 @@
         body.budget = {};
         if (budgetDaily.value !== '') body.budget.daily = budgetDaily.value;
         if (budgetTotal.value !== '') body.budget.total = budgetTotal.value;
+      }
+      const names = v => v.split(',').map(x => x.trim()).filter(Boolean);
+      const ls = [...names(exclusive.value).map(n => ({ name: n, exclusive: true })), ...names(labels.value).map(n => ({ name: n }))];
+      if (ls.length) body.labels = ls;
+      if (roadblock.value) body.roadblock = roadblock.value;
+      if (rotation.value) {
+        body.rotation = { type: rotation.value };
+        if (rotation.value === 'weighted') body.rotation.weights = Object.fromEntries(names(weights.value).map(x => x.split(':').map(y => y.trim())).map(([k, v]) => [k, +v]));
+        if (rotation.value === 'sequential') body.rotation.sequence = names(sequence.value);
+        if (rotation.value === 'optimized' && minImpressions.value) body.rotation.minImpressions = +minImpressions.value;
       }
       if (postClick.value.trim() || postView.value.trim()) {
         body.attribution = {};
@@ -1198,6 +1217,11 @@
     el('fieldset', { class: 'cond', 'data-field': 'attribution' }, el('legend', { text: 'Conversions: attribution windows' }),
       el('div', { class: 'row' }, field('After a click (e.g. 30d)', postClick, 'attribution.postClick'), field('After an impression (e.g. 1d)', postView, 'attribution.postView'))),
     field('Keywords (a decision request must carry one; none: any)', keywords, 'keywords'),
+    el('fieldset', { class: 'cond', 'data-field': 'labels' }, el('legend', { text: 'Trafficking' }),
+      el('div', { class: 'row' }, field('Exclusive labels (never two campaigns with one on a page)', exclusive, 'labels'), field('Other labels', labels, 'labels.name')),
+      el('div', { class: 'row' }, field('Roadblock (the placements its ads name, together)', roadblock, 'roadblock'), field('Rotation of its ads', rotation, 'rotation.type')),
+      el('div', { class: 'row' }, field('Weights (weighted)', weights, 'rotation.weights'), field('Sequence (sequential)', sequence, 'rotation.sequence'),
+        field('Impressions per ad before CTR decides (optimized)', minImpressions, 'rotation.minImpressions'))),
     el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting (every ad of the campaign)' }), conds,
       el('button', { type: 'button', id: 'add-condition', text: 'Add a condition', onclick: () => addCond({}) })),
     targeting, field('Time zone of the day-parts (IANA; none: UTC)', tz, 'timeZone'), zones,
@@ -1220,6 +1244,9 @@
       ['Price', priceText(c.price)], ['Budget', budgetText(c.budget) + (c.budget && c.timeZone ? ' (days in ' + c.timeZone + ')' : '')],
       ['Attribution', 'post-click ' + ((c.attribution || {}).postClick || '30d') + ', post-view ' + ((c.attribution || {}).postView || '1d')],
       ['Keywords', c.keywords.join(', ') || 'any'],
+      ['Labels', (c.labels || []).map(l => l.name + (l.exclusive ? ' (exclusive)' : '')).join(', ') || 'none'],
+      ['Roadblock', c.roadblock ? c.roadblock.replace(/-/g, ' ') + ' of the placements its ads name' : 'none'],
+      ['Rotation', rotationText(c.rotation)],
       ['Targeting', c.conditions.length ? c.conditions.map(describe).join(' OR ') : 'everyone'],
       ['Targeting rules', c.targeting ? describeTree(c.targeting) + (c.timeZone ? ' (' + c.timeZone + ')' : '') : 'none']];
     const out = [el('h1', { text: c.name }),
@@ -1246,6 +1273,14 @@
     if (can('reports:read')) out.push(await reportSection('campaign', id, q, '#/campaigns/' + id));
     show(...out);
   });
+
+  // rotationText says how a campaign's ads rotate.
+  function rotationText(r) {
+    if (!r || r.type === 'even') return 'even';
+    if (r.type === 'weighted') return 'weighted: ' + (Object.entries(r.weights || {}).map(([k, v]) => 'ad ' + k + ' × ' + v).join(', ') || 'every ad 1');
+    if (r.type === 'sequential') return 'sequential per person: ' + ((r.sequence || []).map(x => 'ad ' + x).join(' → ') || 'by id');
+    return 'optimized by CTR after ' + num(r.minImpressions) + ' impressions per ad';
+  }
 
   // stateText is a campaign's state and its last review: who submitted,
   // approved or rejected it, and why.
