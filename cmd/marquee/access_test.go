@@ -27,15 +27,21 @@ func init() { auth.PasswordCost = 4 } // bcrypt's least: tests sign in often
 // and id.
 func (in *instance) createKey(name string, scopes ...string) (secret string, id int64) {
 	in.t.Helper()
-	r := in.admin("POST", "/api/v1/keys", mustJSON(map[string]any{"name": name, "scopes": scopes}))
-	if r.status != 201 {
-		in.t.Fatalf("create key %s: %d %s", name, r.status, r.body)
-	}
+	return in.keyFrom(mustJSON(map[string]any{"name": name, "scopes": scopes}))
+}
+
+// keyFrom creates the key body describes (its name, scopes, bounds) with
+// the admin token and returns its secret and id.
+func (in *instance) keyFrom(body string) (secret string, id int64) {
+	in.t.Helper()
+	r := in.admin("POST", "/api/v1/keys", body)
 	var k struct {
 		ID  int64
 		Key string
 	}
-	json.Unmarshal([]byte(r.body), &k)
+	if json.Unmarshal([]byte(r.body), &k); r.status != 201 {
+		in.t.Fatalf("create key %s: %d %s", body, r.status, r.body)
+	}
 	return k.Key, k.ID
 }
 

@@ -93,14 +93,7 @@ func TestApprovalMatrix(t *testing.T) {
 		in.expect(in.admin("POST", "/api/v1/users", `{"email":"`+u.role+`@example.com","role":"`+u.role+`","password":"a long password"`+u.extra+`}`), 201, "")
 		users[u.role] = in.signIn(t, `{"email":"`+u.role+`@example.com","password":"a long password"}`)
 	}
-	key := func(body string) string {
-		r := in.admin("POST", "/api/v1/keys", body)
-		var k struct{ Key string }
-		if json.Unmarshal([]byte(r.body), &k); r.status != 201 {
-			t.Fatalf("create key %s: %d %s", body, r.status, r.body)
-		}
-		return k.Key
-	}
+	key := func(body string) string { k, _ := in.keyFrom(body); return k }
 	keys := map[string]string{
 		"advertiser key": key(`{"name":"acme","scopes":["campaigns:read","campaigns:submit"],"advertisers":[1]}`),
 		"writer key":     key(`{"name":"writer","scopes":["campaigns:write"]}`),

@@ -74,14 +74,7 @@ func TestAccountIsolation(t *testing.T) {
 	mkUser(`{"email":"pub@mysite.test","role":"publisher","sites":["mysite"],"password":"publisher password"}`)
 	advUser := in.signIn(t, `{"email":"adv@acme.test","password":"advertiser password"}`)
 	pubUser := in.signIn(t, `{"email":"pub@mysite.test","password":"publisher password"}`)
-	key := func(body string) string {
-		r := in.admin("POST", "/api/v1/keys", body)
-		var k struct{ Key string }
-		if json.Unmarshal([]byte(r.body), &k); r.status != 201 {
-			t.Fatalf("create key %s: %d %s", body, r.status, r.body)
-		}
-		return k.Key
-	}
+	key := func(body string) string { k, _ := in.keyFrom(body); return k }
 	advKey := key(`{"name":"acme","scopes":["ads:read","campaigns:read","reports:read","campaigns:submit"],"advertisers":[1]}`)
 	pubKey := key(`{"name":"mysite","scopes":["campaigns:read","reports:read"],"sites":["mysite"]}`)
 	// Saved reports: 1 the advertiser's, 2 the team's, 3 the publisher's.
