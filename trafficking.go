@@ -205,3 +205,91 @@ func parseRotation(raw json.RawMessage, capped bool, p Problems) *Rotation {
 	}
 	return r
 }
+
+// MaxBulk is how many campaigns one bulk request may name.
+const MaxBulk = 500
+
+// BulkInput is a change to many campaigns at once: an Action of Moves
+// (pause, resume, archive, submit, approve), or Targeting set (SetTargeting;
+// nil clears it) on each of IDs.
+type BulkInput struct {
+	IDs          []int64
+	Action       string
+	SetTargeting bool
+	Targeting    *Targeting
+}
+
+// BulkActions are the actions a bulk request may take (a rejection needs
+// a reason of its own for each campaign: one at a time).
+var BulkActions = []string{ActionPause, ActionResume, ActionArchive, ActionSubmit, ActionApprove}
+
+// ParseBulkInput reads {"ids": [...], "action": "pause"} or {"ids": [...],
+// "targeting": {...} | null}: 1 to MaxBulk distinct campaign ids, and
+// exactly one of action and targeting.
+func ParseBulkInput(body []byte) (BulkInput, error) {
+	var in BulkInput
+	p := Problems{}
+	fields, ok := object(body, p, "ids", "action", "targeting")
+	if !ok {
+		return in, Invalid("invalid bulk change", p)
+	}
+	raw, ok := present(fields, "ids")
+	var ids []json.RawMessage
+	switch {
+	case !ok:
+		p["ids"] = "is required"
+	case json.Unmarshal(raw, &ids) != nil || len(ids) == 0 || len(ids) > MaxBulk:
+		p["ids"] = fmt.Sprintf("must be an array of 1 to %d campaign ids", MaxBulk)
+	}
+	for i, one := range ids {
+		id, ok := parseID(one)
+		switch {
+		case !ok:
+			p[fmt.Sprintf("ids[%d]", i)] = "must be a campaign's id"
+		case slices.Contains(in.IDs, id):
+			p[fmt.Sprintf("ids[%d]", i)] = "is named twice"
+		default:
+			in.IDs = append(in.IDs, id)
+		}
+	}
+	_, hasAction := present(fields, "action")
+	_, hasTargeting := fields["targeting"] // null clears it
+	switch {
+	case hasAction == hasTargeting:
+		p["action"] = "give exactly one of action (" + strings.Join(BulkActions, ", ") + ") and targeting"
+	case hasAction:
+		in.Action = oneOfField(fields, "action", BulkActions, "", p)
+	default:
+		in.SetTargeting = true
+		if raw, ok := present(fields, "targeting"); ok {
+			in.Targeting = parseTargeting(raw, "targeting", p)
+		}
+	}
+	return in, Invalid("invalid bulk change", p)
+}
+
+// ParseCloneName reads the optional body of a campaign's clone,
+// {"name": "…"} (empty: the original's name with " (copy)").
+func ParseCloneName(body []byte) (string, error) {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return "", nil
+	}
+	p := Problems{}
+	fields, ok := object(body, p, "name")
+	if !ok {
+		return "", Invalid("invalid clone", p)
+	}
+	name := nameField(fields, "name", false, p)
+	return name, Invalid("invalid clone", p)
+}
+
+// CopyName is the name of a copy of a campaign named name: " (copy)"
+// added, cut to MaxNameLen characters.
+func CopyName(name string) string {
+	const suffix = " (copy)"
+	r := []rune(name)
+	if n := MaxNameLen - len([]rune(suffix)); len(r) > n {
+		r = r[:n]
+	}
+	return string(r) + suffix
+}

@@ -93,9 +93,10 @@ func (s *Server) boundRoutes() map[string]boundKind {
 func (s *Server) apiRoutes() []route {
 	// Ads and campaigns whose targeting reads below the country need GeoIP.
 	adResource := adResource.checked(func(in *marquee.AdInput) marquee.Problems { return geoRules(s.geo != nil, in.Targeting) })
-	campaignResource := campaignResource.checked(func(in *marquee.CampaignInput) marquee.Problems {
+	campaignRules := func(in *marquee.CampaignInput) marquee.Problems {
 		return merge(geoRules(s.geo != nil, in.Targeting), moneyRules(s.decisions.currency, in.Price, in.Budget))
-	})
+	}
+	campaignResource := campaignResource.checked(campaignRules)
 	advertiserResource := advertiserResource.checked(func(in *marquee.AdvertiserInput) marquee.Problems {
 		return moneyRules(s.decisions.currency, nil, in.Budget)
 	})
@@ -153,6 +154,9 @@ func (s *Server) apiRoutes() []route {
 		// own account), then approved or rejected by who may approve.
 		{"POST", "/api/v1/campaigns/{id}/submit", marquee.ScopeCampaignsSubmit, withStore(owned(ownCampaign(s.campaigns), s.req.auditedAs("submit", handleCampaignMove(s.campaigns, marquee.ActionSubmit, s.writer))))},
 		{"POST", "/api/v1/campaigns/{id}/approve", marquee.ScopeCampaignsApprove, withStore(s.req.auditedAs("approve", handleCampaignMove(s.campaigns, marquee.ActionApprove, s.writer)))},
+		// Bulk work: one action or one targeting for many; a clone with its ads.
+		{"POST", "/api/v1/campaigns/bulk", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("bulk", handleBulkCampaigns(s.campaigns, campaignRules, s.writer)))},
+		{"POST", "/api/v1/campaigns/{id}/clone", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("clone", handleCloneCampaign(s.campaigns, s.store, s.writer)))},
 		{"POST", "/api/v1/campaigns/{id}/reject", marquee.ScopeCampaignsApprove, withStore(s.req.auditedAs("reject", handleCampaignMove(s.campaigns, marquee.ActionReject, s.writer)))},
 		{"POST", "/api/v1/placements", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleCreate(placementResource, s.campaigns, CampaignStore.CreatePlacement, s.writer, placementCreated)))},
 		{"GET", "/api/v1/placements", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListPlacements, nil, false, placementKept))},

@@ -152,3 +152,97 @@ func TestTraffickingInBrowser(t *testing.T) {
 		t.Errorf("the campaign's page says %q; want its labels, roadblock and weights", txt)
 	}
 }
+
+// TestBulkOverHTTP: a campaign cloned with its ads (a draft, the copy's
+// name); many paused, resumed and approved at once, each its own result
+// (a state a move does not allow is that one's 409, the rest change); a
+// targeting set on many, then cleared; an editor cannot bulk-approve.
+func TestBulkOverHTTP(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	now := time.Now().UTC()
+	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
+	a := in.campaign(`{"advertiserId":"1","name":"Spring",` + flight + `,"labels":[{"name":"airline","exclusive":true}]}`)
+	for _, title := range []string{"one", "two"} {
+		in.expect(in.admin("POST", "/api/v1/ad", `{"title":"`+title+`",`+flight+`,"campaignId":"`+a+`","placements":["side"],"creative":{"type":"native","title":"t"}}`), 201, "")
+	}
+	r := in.admin("POST", "/api/v1/campaigns/"+a+"/clone", "")
+	var cl struct {
+		Campaign struct{ ID, Name, State string }
+		Ads      []string
+	}
+	if json.Unmarshal([]byte(r.body), &cl); r.status != 201 || cl.Campaign.Name != "Spring (copy)" || cl.Campaign.State != "draft" || len(cl.Ads) != 2 {
+		t.Fatalf("clone = %d %s; want a draft named Spring (copy) with two ads", r.status, r.body)
+	}
+	if r := in.admin("GET", "/api/v1/campaigns/"+cl.Campaign.ID, ""); !strings.Contains(r.body, `"labels":[{"name":"airline","exclusive":true}]`) {
+		t.Errorf("the clone = %s; want the original's settings", r.body)
+	}
+	if r := in.admin("GET", "/api/v1/ads?campaignId="+cl.Campaign.ID, ""); !strings.Contains(r.body, `"title":"one"`) || !strings.Contains(r.body, `"total":2`) {
+		t.Errorf("the clone's ads = %s", r.body)
+	}
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+a+"/clone", `{"name":"Summer"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/campaigns/99/clone", ""), 404, "")
+
+	// Bulk: a is active, the clones (2, 3) drafts.
+	bulk := func(body string) []struct {
+		ID     string
+		Status int
+		Error  string
+	} {
+		r := in.admin("POST", "/api/v1/campaigns/bulk", body)
+		var got struct {
+			Results []struct {
+				ID     string
+				Status int
+				Error  string
+			}
+		}
+		if json.Unmarshal([]byte(r.body), &got); r.status != 200 {
+			t.Fatalf("bulk %s = %d %s", body, r.status, r.body)
+		}
+		return got.Results
+	}
+	res := bulk(`{"ids":["` + a + `","2","3"],"action":"approve"}`)
+	if len(res) != 3 || res[0].Status != 200 || res[1].Status != 200 || res[2].Status != 200 {
+		t.Fatalf("approve many = %+v", res)
+	}
+	res = bulk(`{"ids":["` + a + `","2","99"],"action":"pause"}`)
+	if res[0].Status != 200 || res[1].Status != 200 || res[2].Status != 404 {
+		t.Fatalf("pause many = %+v; want two paused, 99 not found", res)
+	}
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+a+"/clone", ""), 201, "") // 4, a draft
+	res = bulk(`{"ids":["` + a + `","4"],"action":"resume"}`)
+	if res[0].Status != 200 || res[1].Status != 409 || !strings.Contains(res[1].Error, "is draft") {
+		t.Fatalf("resume many = %+v; want a resumed, 4 (a draft) a conflict", res)
+	}
+	res = bulk(`{"ids":["` + a + `","3"],"targeting":{"key":"section","in":["sports"]}}`)
+	if res[0].Status != 200 || res[1].Status != 200 {
+		t.Fatalf("targeting many = %+v", res)
+	}
+	if r := in.admin("GET", "/api/v1/campaigns/3", ""); !strings.Contains(r.body, `"targeting":{"key":"section","in":["sports"]}`) {
+		t.Errorf("campaign 3 = %s; want the targeting set", r.body)
+	}
+	bulk(`{"ids":["3"],"targeting":null}`)
+	if r := in.admin("GET", "/api/v1/campaigns/3", ""); strings.Contains(r.body, `"targeting"`) {
+		t.Errorf("campaign 3 = %s; want the targeting cleared", r.body)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"ids":[],"action":"pause"}`, `"ids":"must be an array of 1 to 500 campaign ids"`},
+		{`{"ids":["1"],"action":"reject"}`, `"action":"must be one of pause, resume, archive, submit, approve"`},
+		{`{"ids":["1"]}`, `"action":"give exactly one of action`},
+		{`{"ids":["1","1"],"action":"pause"}`, `"ids[1]":"is named twice"`},
+		{`{"ids":["1"],"targeting":{"key":"section"}}`, `"targeting`},
+	} {
+		if r := in.admin("POST", "/api/v1/campaigns/bulk", c.body); r.status != 400 || !strings.Contains(r.body, c.want) {
+			t.Errorf("bulk %s = %d %s; want 400 …%s…", c.body, r.status, r.body, c.want)
+		}
+	}
+	editor, _ := in.createKey("editor", "campaigns:write", "campaigns:submit")
+	if r := in.do("POST", "/api/v1/campaigns/bulk", editor, "application/json", `{"ids":["3"],"action":"approve"}`); r.status != 403 || !strings.Contains(r.body, `"missing":"campaigns:approve"`) {
+		t.Errorf("an editor's bulk approval = %d %s; want 403 naming campaigns:approve", r.status, r.body)
+	}
+	if r := in.admin("GET", "/api/v1/audit?entity=campaign&limit=50", ""); strings.Count(r.body, `"action":"pause"`) != 2 || !strings.Contains(r.body, `"action":"approve"`) {
+		t.Errorf("audit = %s; want each campaign's change recorded", r.body)
+	}
+}
