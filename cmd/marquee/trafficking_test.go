@@ -151,6 +151,26 @@ func TestTraffickingInBrowser(t *testing.T) {
 	if txt := b.text("dl.facts"); !strings.Contains(txt, "airline (exclusive), travel") || !strings.Contains(txt, "all or none") || !strings.Contains(txt, "ad 5 × 3") {
 		t.Errorf("the campaign's page says %q; want its labels, roadblock and weights", txt)
 	}
+
+	// Clone it from its page; approve both drafts from the list at once.
+	b.do("clone", click("#clone"))
+	b.waitFor("the clone's page", `location.hash !== '#/campaigns/`+id+`'`, 5*time.Second)
+	clone := strings.TrimPrefix(b.waitHash(`^#/campaigns/\d+$`), "#/campaigns/")
+	b.open("#/campaigns", "input.pick")
+	b.labelled("campaign list with bulk actions")
+	b.do("approve both", click(`input.pick[value="`+id+`"]`), click(`input.pick[value="`+clone+`"]`), click(`#bulk button[data-action="approve"]`),
+		chromedp.WaitVisible(chromedp.CSS(`#bulk-results [role=status]`)))
+	if txt := b.text("#bulk-results"); !strings.Contains(txt, "2 changed") {
+		t.Errorf("the bulk result says %q; want 2 changed", txt)
+	}
+	for _, c := range []string{id, clone} {
+		if r := in.admin("GET", "/api/v1/campaigns/"+c, ""); !strings.Contains(r.body, `"state":"active"`) {
+			t.Errorf("campaign %s after the bulk approval = %s; want active", c, r.body)
+		}
+	}
+	if r := in.admin("GET", "/api/v1/campaigns/"+clone, ""); !strings.Contains(r.body, `"name":"Takeover (copy)"`) || !strings.Contains(r.body, `"roadblock":"all-or-none"`) {
+		t.Errorf("the clone = %s; want Takeover (copy) with the original's settings", r.body)
+	}
 }
 
 // TestBulkOverHTTP: a campaign cloned with its ads (a draft, the copy's

@@ -1015,22 +1015,26 @@
   }
   const goalText = g => g ? num(g.total || g.daily) + ' ' + g.metric + (g.total ? ' in all' : ' a day') + (g.total && g.daily ? ', ' + num(g.daily) + ' a day' : '') : 'none';
   // listPage draws a searchable, filtered, paged list of an API list route.
-  async function listPage({ title, path, hash, q, states, head, row, empty, newHref, newId, extra }) {
+  async function listPage({ title, path, hash, q, states, head, row, empty, newHref, newId, extra, bulk }) {
     const state = q.get('state') || '', text = q.get('q') || '', offset = +q.get('offset') || 0, limit = 20;
     const search = el('input', { type: 'search', value: text, placeholder: 'Names starting with…', autocomplete: 'off' });
     const stateSel = states ? el('select', {}, [['', 'Every state'], ...states.map(s => [s, s[0].toUpperCase() + s.slice(1)])]
       .map(([v, t]) => el('option', { value: v, text: t, selected: v === state }))) : null;
     const results = el('div', { 'aria-live': 'polite' });
-    let seq = 0, timer = 0;
+    let seq = 0, timer = 0, at = offset;
+    const bar = bulk ? bulk(() => [...results.querySelectorAll('input.pick:checked')].map(x => x.value), () => load(at)) : null;
     const load = async o => {
       const mine = ++seq;
       let page;
       const qs = '?limit=' + limit + '&offset=' + o + '&q=' + encodeURIComponent(search.value) + (stateSel && stateSel.value ? '&state=' + stateSel.value : '') + (extra || '');
       try { page = await api('GET', path + qs); } catch (e) { if (mine === seq && !(e instanceof Stale)) results.replaceChildren(errorBox(e)); return; }
       if (mine !== seq) return;
-      const rows = await Promise.all(page.items.map(row));
+      let rows = await Promise.all(page.items.map(row));
       if (mine !== seq) return;
-      results.replaceChildren(table(head, rows, search.value ? 'Nothing starts with "' + search.value + '".' : empty),
+      const cols = bulk ? [{ t: 'Select' }, ...head] : head;
+      if (bulk) rows = rows.map((r, i) => [el('input', { type: 'checkbox', class: 'pick', value: page.items[i].id, 'aria-label': 'Select ' + page.items[i].name }), ...r]);
+      at = o;
+      results.replaceChildren(table(cols, rows, search.value ? 'Nothing starts with "' + search.value + '".' : empty),
         el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (o + 1) + '–' + (o + page.items.length) + ' of ' + num(page.total) : '' }),
           o > 0 ? el('button', { type: 'button', text: 'Previous', onclick: () => load(Math.max(0, o - limit)) }) : null,
           o + limit < page.total ? el('button', { type: 'button', text: 'Next', onclick: () => load(o + limit) }) : null));
@@ -1038,7 +1042,7 @@
     search.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => load(0), 200); });
     if (stateSel) stateSel.addEventListener('change', () => load(0));
     show(el('div', { class: 'row' }, el('h1', { text: title }), newHref && can('campaigns:write') ? el('a', { href: newHref, class: 'button', id: newId, text: 'New' }) : null),
-      el('div', { class: 'row' }, field('Search', search), stateSel ? field('State', stateSel) : null), results);
+      el('div', { class: 'row' }, field('Search', search), stateSel ? field('State', stateSel) : null), bar, results);
     await load(offset);
   }
 
@@ -1114,6 +1118,7 @@
     const byId = new Map(((stats && stats.top) || []).map(t => [t.id, t]));
     const figures = stats ? [{ t: 'Impressions (7 days)', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }, { t: 'Spend', num: 1 }] : [];
     await listPage({ title: 'Campaigns', path: '/api/v1/campaigns', q, states: ['draft', 'pending', 'active', 'paused', 'archived'], newHref: '#/campaigns/new', newId: 'new-campaign',
+      bulk: can('campaigns:write') ? bulkBar : null,
       head: ['Name', 'Advertiser', 'Tier', 'State', ...figures, 'Pacing', 'Flight'], empty: 'No campaigns yet.',
       row: async c => {
         const s = await campaignStats(c), t = byId.get(String(c.id)) || { impressions: 0, clicks: 0 };
@@ -1260,6 +1265,9 @@
       write ? el('div', { class: 'row' }, el('a', { href: '#/campaigns/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
         c.state === 'active' ? state('Pause', 'pause') : c.state === 'paused' ? state('Resume', 'resume') : null,
         can('ads:write') ? el('a', { href: '#/ads/new?campaign=' + id, class: 'button', id: 'new-ad', text: 'New ad in this campaign' }) : null,
+        el('button', { type: 'button', id: 'clone', text: 'Clone with its ads', onclick: async () => {
+          try { const r = await api('POST', '/api/v1/campaigns/' + id + '/clone'); go('#/campaigns/' + r.campaign.id); } catch (e) { main().prepend(errorBox(e)); }
+        } }),
         confirmButton('Archive', 'Archive this campaign? It stops serving for good; its ads and reports stay.', async () => {
           try { await api('DELETE', '/api/v1/campaigns/' + id); render(); } catch (e) { main().prepend(errorBox(e)); }
         })) : null,
@@ -1273,6 +1281,33 @@
     if (can('reports:read')) out.push(await reportSection('campaign', id, q, '#/campaigns/' + id));
     show(...out);
   });
+
+  // bulkBar acts on the campaigns picked (ids() reads them): one action,
+  // or one targeting (a JSON tree; empty clears), for all at once; each
+  // campaign's outcome is shown, then done() reloads the list.
+  function bulkBar(ids, done) {
+    const out = el('div', { id: 'bulk-results', 'aria-live': 'polite' });
+    const send = async body => {
+      const picked = ids();
+      if (!picked.length) { out.replaceChildren(el('p', { class: 'problem', text: 'Select campaigns first.' })); return; }
+      try {
+        const r = await api('POST', '/api/v1/campaigns/bulk', { ids: picked, ...body });
+        const failed = r.results.filter(x => x.status !== 200);
+        await done();
+        out.replaceChildren(el('p', { role: 'status', text: (r.results.length - failed.length) + ' changed' + (failed.length ? '; ' + failed.map(x => 'campaign ' + x.id + ': ' + x.error).join('; ') : '') }));
+      } catch (e) { out.replaceChildren(errorBox(e)); }
+    };
+    const actions = [['pause', 'Pause'], ['resume', 'Resume'], ['archive', 'Archive'], ['submit', 'Submit'], ['approve', 'Approve']]
+      .filter(([a]) => a === 'submit' ? can('campaigns:submit') : a === 'approve' ? can('campaigns:approve') : true);
+    const tree = el('input', { type: 'text', id: 'bulk-targeting', placeholder: '{"key":"section","in":["sports"]}', 'aria-label': 'Targeting for the selected (JSON; empty clears)' });
+    return el('div', { class: 'card', id: 'bulk' }, el('div', { class: 'row' }, el('span', { class: 'muted', text: 'Selected campaigns:' }),
+      actions.map(([a, t]) => el('button', { type: 'button', 'data-action': a, text: t, onclick: () => send({ action: a }) })),
+      tree, el('button', { type: 'button', id: 'bulk-set-targeting', text: 'Set targeting', onclick: () => {
+        let t = null;
+        try { t = tree.value.trim() ? JSON.parse(tree.value) : null; } catch (e) { out.replaceChildren(el('p', { class: 'problem', text: 'The targeting is not JSON: ' + e.message })); return; }
+        send({ targeting: t });
+      } })), out);
+  }
 
   // rotationText says how a campaign's ads rotate.
   function rotationText(r) {
