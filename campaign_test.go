@@ -75,7 +75,7 @@ func TestParseAdvertiserAndPlacement(t *testing.T) {
 	if err != nil || len(in.Sizes) != 2 || in.Sizes[0] != "300x250" || len(in.Types) != 2 || in.DefaultAdID != 3 {
 		t.Fatalf("ParsePlacementInput = %+v, %v", in, err)
 	}
-	if in, _ := marquee.ParsePlacementInput([]byte(`{"name":"p"}`)); len(in.Types) != 4 {
+	if in, _ := marquee.ParsePlacementInput([]byte(`{"name":"p"}`)); len(in.Types) != len(marquee.CreativeTypes) {
 		t.Errorf("default types = %v; want every type", in.Types)
 	}
 	refuses(t, "ParsePlacementInput", marquee.ParsePlacementInput, []badInput{

@@ -20,10 +20,18 @@ const (
 	CreativeHTML   = "html"
 	CreativeNative = "native"
 	CreativeVideo  = "video"
+	// CreativeTag is a third-party HTML/JS tag: sandboxed as an HTML
+	// creative is, unless the operator marks it Trusted (then a friendly
+	// frame of the page's origin); its macros are filled at serving.
+	CreativeTag = "tag"
 )
 
 // CreativeTypes lists the creative types.
-var CreativeTypes = []string{CreativeImage, CreativeHTML, CreativeNative, CreativeVideo}
+var CreativeTypes = []string{CreativeImage, CreativeHTML, CreativeNative, CreativeVideo, CreativeTag}
+
+// MaxTrackers is how many impression (and click) trackers a creative
+// carries.
+const MaxTrackers = 5
 
 // VideoTypes are the media types a video creative may name.
 var VideoTypes = []string{"video/mp4", "video/webm", "application/x-mpegURL", "application/dash+xml"}
@@ -54,6 +62,13 @@ type Creative struct {
 	MediaURL    string `json:"mediaUrl,omitempty"` // video
 	MimeType    string `json:"mimeType,omitempty"`
 	DurationMs  int    `json:"durationMs,omitempty"`
+	// Trusted, of a tag: rendered in a friendly frame (the page's origin)
+	// rather than the sandbox.
+	Trusted bool `json:"trusted,omitempty"`
+	// Third-party trackers, fired by the page with the ad's impression and
+	// its clicks; their macros are filled at serving (package macro).
+	ImpressionTrackers []string `json:"impressionTrackers,omitempty"`
+	ClickTrackers      []string `json:"clickTrackers,omitempty"`
 }
 
 // Warnings names what of c is served but likely not as meant, by field:
@@ -82,6 +97,7 @@ var creativeFields = map[string][]string{
 	CreativeHTML:   {"width", "height", "html"},
 	CreativeNative: {"width", "height", "title", "body", "imageUrl", "cta", "sponsoredBy"},
 	CreativeVideo:  {"width", "height", "mediaUrl", "mimeType", "durationMs"},
+	CreativeTag:    {"width", "height", "html", "trusted"},
 }
 
 // assetPath is the path of an uploaded asset: /assets/<SHA-256>.<ext>.
@@ -104,7 +120,7 @@ func parseCreative(raw json.RawMessage, p Problems) *Creative {
 		p["creative.type"] = "must be one of " + strings.Join(CreativeTypes, ", ")
 		return nil
 	}
-	known := append([]string{"type", "clickUrl"}, creativeFields[c.Type]...)
+	known := append([]string{"type", "clickUrl", "impressionTrackers", "clickTrackers"}, creativeFields[c.Type]...)
 	for k := range fields {
 		if !slices.Contains(known, k) {
 			p["creative."+k] = "is not a field of " + article(c.Type) + " creative"
@@ -151,8 +167,10 @@ func parseCreative(raw json.RawMessage, p Problems) *Creative {
 		}
 		return s
 	}
-	sized := c.Type == CreativeImage || c.Type == CreativeHTML
+	sized := c.Type == CreativeImage || c.Type == CreativeHTML || c.Type == CreativeTag
 	c.Width, c.Height = side("width", sized), side("height", sized)
+	c.ImpressionTrackers = trackers(fields, "impressionTrackers", p)
+	c.ClickTrackers = trackers(fields, "clickTrackers", p)
 	if c.ClickURL = str("clickUrl", MaxURLLen, false); c.ClickURL != "" {
 		// Macros are filled in at serving; the URL must be one with any value.
 		if msg := CheckURL(strings.NewReplacer("{placement}", "p", "{campaign}", "1", "{ad}", "1").Replace(c.ClickURL)); msg != "" {
@@ -164,10 +182,13 @@ func parseCreative(raw json.RawMessage, p Problems) *Creative {
 		if c.Image = str("image", MaxURLLen, true); c.Image != "" && !IsAssetPath(c.Image) {
 			p["creative.image"] = "must be the url of an uploaded asset (POST /api/v1/assets answers it)"
 		}
-	case CreativeHTML:
+	case CreativeHTML, CreativeTag:
 		c.HTML = str("html", MaxHTMLLen, true)
 		if _, bad := p["creative.html"]; !bad && strings.TrimSpace(c.HTML) == "" {
 			p["creative.html"] = "must not be empty"
+		}
+		if raw, ok := present(fields, "trusted"); ok && json.Unmarshal(raw, &c.Trusted) != nil {
+			p["creative.trusted"] = "must be true or false"
 		}
 	case CreativeNative:
 		c.Title = str("title", MaxNativeText, true)
@@ -191,6 +212,35 @@ func parseCreative(raw json.RawMessage, p Problems) *Creative {
 		}
 	}
 	return c
+}
+
+// trackers reads a creative's third-party trackers at k: at most
+// MaxTrackers URLs, each an http or https URL once its macros are filled.
+func trackers(fields map[string]json.RawMessage, k string, p Problems) []string {
+	raw, ok := present(fields, k)
+	if !ok {
+		return nil
+	}
+	var urls []string
+	if json.Unmarshal(raw, &urls) != nil || len(urls) > MaxTrackers {
+		p["creative."+k] = fmt.Sprintf("must be an array of at most %d URLs", MaxTrackers)
+		return nil
+	}
+	for i, u := range urls {
+		if len(u) > MaxURLLen {
+			p[fmt.Sprintf("creative.%s[%d]", k, i)] = fmt.Sprintf("must be at most %d characters", MaxURLLen)
+		} else if msg := CheckURL(fillSample(u)); msg != "" {
+			p[fmt.Sprintf("creative.%s[%d]", k, i)] = msg + " (once its macros are filled)"
+		}
+	}
+	return urls
+}
+
+// fillSample is u with every serving macro filled by a plausible value:
+// what CheckURL judges of a URL that holds macros.
+func fillSample(u string) string {
+	return strings.NewReplacer("{random}", "1", "{timestamp}", "1", "{pageUrl}", "x", "{clickUrl}", "x", "{clickUrlEnc}", "x",
+		"{gdpr}", "1", "{gdprConsent}", "x", "{placement}", "p", "{campaign}", "1", "{ad}", "1").Replace(u)
 }
 
 // article is "a type" or "an type".
@@ -228,9 +278,10 @@ func (pl Placement) MarshalJSON() ([]byte, error) {
 		Sizes       []string `json:"sizes"`
 		Types       []string `json:"types"`
 		DefaultAdID string   `json:"defaultAdId,omitempty"`
+		Passback    string   `json:"passback,omitempty"`
 		CreatedAt   string   `json:"createdAt"`
 		UpdatedAt   string   `json:"updatedAt"`
-	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
+	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
 }
 
 // PlacementInput is what a client sets of a placement.
@@ -240,6 +291,10 @@ type PlacementInput struct {
 	Sizes       []string `json:"sizes"`
 	Types       []string `json:"types"`
 	DefaultAdID int64    `json:"defaultAdId"`
+	// Passback is the placement's own fallback tag (HTML, the publisher's):
+	// the tag renders it, in a friendly frame of the page, in a slot that
+	// nothing fills ("": none).
+	Passback string `json:"passback"`
 }
 
 // MaxPlacementName is the longest placement name.
@@ -274,7 +329,7 @@ var sizeForm = regexp.MustCompile(`^([1-9][0-9]{0,3})x([1-9][0-9]{0,3})$`)
 func ParsePlacementInput(body []byte) (PlacementInput, error) {
 	var in PlacementInput
 	p := Problems{}
-	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId")
+	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback")
 	if !ok {
 		return in, Invalid("invalid placement", p)
 	}
@@ -323,6 +378,14 @@ func ParsePlacementInput(body []byte) (PlacementInput, error) {
 			in.DefaultAdID = id
 		} else {
 			p["defaultAdId"] = "must be an ad's id"
+		}
+	}
+	if raw, ok := present(fields, "passback"); ok {
+		switch {
+		case json.Unmarshal(raw, &in.Passback) != nil:
+			p["passback"] = "must be a string of HTML"
+		case len(in.Passback) > MaxHTMLLen:
+			p["passback"] = fmt.Sprintf("must be at most %d bytes", MaxHTMLLen)
 		}
 	}
 	return in, Invalid("invalid placement", p)

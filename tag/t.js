@@ -110,10 +110,15 @@
       if (shown) return;
       shown = 1;
       ping(ch.impressionUrl + (IO ? '?m=1' : ''));
+      (ch.impressionTrackers || []).forEach(ping); // third parties', once with the impression
       if (target) viewable(target, ch.viewUrl, wide || target.offsetWidth * target.offsetHeight, c.type === 'video' && target);
     }
+    function clicked() { (ch.clickTrackers || []).forEach(ping); }
     function link(parent) {
-      return ch.clickUrl ? el('a', { href: ch.clickUrl, target: '_blank', rel: 'noopener' }, parent) : parent;
+      if (!ch.clickUrl) return parent;
+      var a = el('a', { href: ch.clickUrl, target: '_blank', rel: 'noopener' }, parent);
+      a.addEventListener('click', clicked);
+      return a;
     }
     switch (c.type) {
       case 'image':
@@ -121,11 +126,17 @@
         media.addEventListener('load', function () { rendered(media); });
         break;
       case 'html':
-        media = el('iframe', { src: ch.frameUrl, width: c.width, height: c.height, sandbox: 'allow-scripts allow-popups',
-          scrolling: 'no', title: 'Advertisement', referrerpolicy: 'no-referrer' }, box);
+      case 'tag':
+        // A trusted tag: a friendly frame of the page's origin (its HTML
+        // written in); else the sandboxed frame of the ad server's.
+        media = ch.tagHtml ? frame(box, c.width, c.height, ch.tagHtml) : el('iframe', { src: ch.frameUrl, width: c.width, height: c.height,
+          sandbox: 'allow-scripts allow-popups', scrolling: 'no', title: 'Advertisement', referrerpolicy: 'no-referrer' }, box);
         media.style.border = '0'; // CSSOM, not a style attribute: a strict CSP allows it
         media.style.display = 'block';
-        media.addEventListener('load', function () { rendered(media); });
+        media.addEventListener('load', function () {
+          rendered(media);
+          try { media.contentDocument.addEventListener('click', clicked, { once: true }); } catch (e) {} // a sandboxed frame fires its own
+        });
         break;
       case 'native':
         box.className += ' mq-native';
@@ -147,6 +158,14 @@
       default:
         box.remove(); // an ad without a creative has nothing to show
     }
+  }
+
+  // frame is a friendly frame (no sandbox: the page's origin) in parent
+  // holding html: a trusted tag, or the publisher's own passback.
+  function frame(parent, wd, ht, html) {
+    var f = el('iframe', { width: wd, height: ht, scrolling: 'no', title: 'Advertisement' }, parent);
+    f.srcdoc = html;
+    return f;
   }
 
   function empty(slot) {
@@ -187,7 +206,9 @@
           var s = byDiv[div], chosen = (res.decisions || {})[div] || [];
           s.textContent = '';
           chosen.forEach(function (ch) { render(s, ch); });
-          if (chosen.length) s.setAttribute('data-marquee-state', 'filled'); else empty(s);
+          var pb = !chosen.length && (res.passbacks || {})[div]; // the placement's own fallback tag
+          if (pb) frame(s, pb.width, pb.height, pb.html).style.border = '0';
+          if (chosen.length || pb) s.setAttribute('data-marquee-state', chosen.length ? 'filled' : 'passback'); else empty(s);
         }
       })
       .catch(function () { for (var div in byDiv) empty(byDiv[div]); });

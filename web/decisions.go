@@ -1,10 +1,12 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	mrand "math/rand/v2"
 	"net/url"
 	"slices"
@@ -20,6 +22,7 @@ import (
 	"marquee/auth"
 	"marquee/delivery"
 	"marquee/jsonstr"
+	"marquee/macro"
 	"marquee/privacy"
 	"marquee/reports"
 	"marquee/targeting"
@@ -180,11 +183,12 @@ func handleDecisions(d *decider) handler {
 				if k > 0 {
 					out = append(out, ',')
 				}
-				out = d.appendChoice(out, urlHead, &r.Slots[i], r, lim, ch, now, rnd)
+				out = d.appendChoice(out, urlHead, &r.Slots[i], r, &in, lim, ch, now, rnd)
 			}
 			out = append(out, ']')
 		}
 		out = append(out, '}')
+		out = appendPassbacks(out, plan, r, chosen)
 		if why != nil {
 			ex := make(map[string][]delivery.Candidate, len(r.Slots))
 			for i, s := range r.Slots {
@@ -206,12 +210,14 @@ func handleDecisions(d *decider) handler {
 
 // appendChoice appends a choice as the answer shows it —
 // {"adId","campaignId","creative","clickUrl","impressionUrl","viewUrl"},
-// and an HTML creative's "frameUrl" ("default":true for a placement's
-// default ad, in place of campaignId) —
-// with its tracking URLs: one decision id and one signed token for the
-// three (none for a preview, which must not count). urlHead is the
-// JSON-quoted scheme and host, without its closing quote.
-func (d *decider) appendChoice(b, urlHead []byte, slot *delivery.Slot, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
+// an HTML creative's or an untrusted tag's "frameUrl", a trusted tag's
+// "tagHtml" and the creative's third-party "impressionTrackers" and
+// "clickTrackers", their macros filled ("default":true for a placement's
+// default ad, in place of campaignId) — with its tracking URLs: one
+// decision id and one signed token for the three (none for a preview,
+// which must not count). urlHead is the JSON-quoted scheme and host,
+// without its closing quote; in the request, for the macros.
+func (d *decider) appendChoice(b, urlHead []byte, slot *delivery.Slot, r *delivery.Request, in *decisionInput, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
 	b = append(b, `{"adId":"`...)
 	b = strconv.AppendInt(b, ch.Ad.ID, 10)
 	if ch.Default { // a placement's default ad counts for no campaign
@@ -237,11 +243,114 @@ func (d *decider) appendChoice(b, urlHead []byte, slot *delivery.Slot, r *delive
 	}
 	url(`,"impressionUrl":`, tracking.Impression)
 	url(`,"viewUrl":`, tracking.View)
-	if ch.Ad.Creative != nil && ch.Ad.Creative.Type == marquee.CreativeHTML {
+	c := ch.Ad.Creative
+	if c == nil {
+		return append(b, '}')
+	}
+	if c.Type == marquee.CreativeHTML || c.Type == marquee.CreativeTag && !c.Trusted {
 		b = append(append(append(b, `,"frameUrl":`...), urlHead...), FramePrefix...)
-		b = append(append(b, token...), '"')
+		b = append(b, token...)
+		if c.Type == marquee.CreativeTag { // the page's own values, for the tag's macros
+			b = append(b, frameQuery(in)...)
+		}
+		b = append(b, '"')
+	}
+	if c.Type == marquee.CreativeTag && c.Trusted || len(c.ImpressionTrackers) > 0 || len(c.ClickTrackers) > 0 {
+		v := macroValues(in, slot, ch, now, rnd)
+		if bytes.IndexByte(urlHead, '\\') < 0 { // a host JSON had to escape is no URL's
+			v.ClickURL = string(tracking.AppendPath(urlOf(urlHead), tracking.Click, token))
+		}
+		if c.Type == marquee.CreativeTag && c.Trusted {
+			b = append(b, `,"tagHtml":`...)
+			b, _ = jsonstr.Append(b, macro.Expand(nil, c.HTML, &v, macro.HTML))
+		}
+		b = appendTrackers(b, `,"impressionTrackers":[`, c.ImpressionTrackers, &v)
+		b = appendTrackers(b, `,"clickTrackers":[`, c.ClickTrackers, &v)
 	}
 	return append(b, '}')
+}
+
+// appendPassbacks appends, for the slots of r nothing filled whose
+// placement has a passback, ,"passbacks":{div:{"html","width","height"}}
+// — the size its first — and nothing when there is none.
+func appendPassbacks(out []byte, plan *delivery.Plan, r *delivery.Request, chosen [][]delivery.Choice) []byte {
+	n := 0
+	for i, s := range r.Slots {
+		pl, ok := plan.Placement(s.Placement)
+		if len(chosen[i]) > 0 || !ok || pl.Passback == "" {
+			continue
+		}
+		if n++; n == 1 {
+			out = append(out, `,"passbacks":{`...)
+		} else {
+			out = append(out, ',')
+		}
+		out, _ = jsonstr.Append(out, []byte(s.Div))
+		out = append(out, `:{"html":`...)
+		out, _ = jsonstr.Append(out, []byte(pl.Passback))
+		var w, h int
+		if len(pl.Sizes) > 0 {
+			fmt.Sscanf(pl.Sizes[0], "%dx%d", &w, &h)
+		}
+		out = fmt.Appendf(out, `,"width":%d,"height":%d}`, w, h)
+	}
+	if n > 0 {
+		out = append(out, '}')
+	}
+	return out
+}
+
+// appendTrackers appends the trackers urls, their macros filled from v,
+// as a JSON array after key (nothing without any).
+func appendTrackers(b []byte, key string, urls []string, v *macro.Values) []byte {
+	if len(urls) == 0 {
+		return b
+	}
+	b = append(b, key...)
+	for i, u := range urls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b, _ = jsonstr.Append(b, macro.Expand(nil, u, v, macro.URL))
+	}
+	return append(b, ']')
+}
+
+// macroValues are the values of a choice's macros in request in (its page
+// and consent) but the click URL.
+func macroValues(in *decisionInput, slot *delivery.Slot, ch delivery.Choice, now time.Time, rnd *mrand.Rand) macro.Values {
+	v := macro.Values{Random: rnd.Uint64(), Timestamp: now, PageURL: string(in.URL), GDPRConsent: string(in.TCF),
+		Placement: slot.Placement, Campaign: ch.Campaign.ID, Ad: ch.Ad.ID}
+	if in.GDPR >= 0 {
+		v.GDPR = strconv.Itoa(int(in.GDPR))
+	}
+	return v
+}
+
+// frameQuery is what an untrusted tag's frame URL carries of the page for
+// its macros: ?u=<page URL>&g=<gdpr>&c=<consent> (unsigned: they only
+// fill macros, escaped where they stand).
+func frameQuery(in *decisionInput) []byte {
+	q := url.Values{}
+	if len(in.URL) > 0 {
+		q.Set("u", string(in.URL))
+	}
+	if in.GDPR >= 0 {
+		q.Set("g", strconv.Itoa(int(in.GDPR)))
+	}
+	if len(in.TCF) > 0 {
+		q.Set("c", string(in.TCF))
+	}
+	if len(q) == 0 {
+		return nil
+	}
+	return []byte("?" + q.Encode()) // query-escaped: nothing for JSON to escape
+}
+
+// urlOf is the scheme and host of urlHead (JSON-quoted, without its
+// closing quote) as a URL's head.
+func urlOf(urlHead []byte) []byte {
+	return bytes.TrimPrefix(urlHead, []byte(`"`))
 }
 
 // countersContext is the context of a decision's calls to its counters:

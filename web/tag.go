@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
+	mrand "math/rand/v2"
 	"strings"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 
 	"marquee"
 	"marquee/delivery"
+	"marquee/macro"
 	"marquee/tag"
 	"marquee/tracking"
 )
@@ -80,13 +83,24 @@ func handleFrame(engine *delivery.Engine, signer *tracking.Signer, now func() ti
 			return err
 		}
 		a, ok := engine.Plan().Ad(p.Ad)
-		if !ok || a.Creative == nil || a.Creative.Type != marquee.CreativeHTML {
+		if !ok || a.Creative == nil || a.Creative.Type != marquee.CreativeHTML && a.Creative.Type != marquee.CreativeTag {
 			return marquee.Errorf(marquee.KindNotFound, "this ad has no HTML creative (now)")
 		}
 		html := a.Creative.HTML
-		if a.Creative.ClickURL != "" && plainHost(ctx.Host()) {
+		var click []byte
+		if plainHost(ctx.Host()) {
 			// A plain host and a base64url token: nothing in it to escape.
-			click := tracking.AppendPath(appendOrigin(nil, ctx), tracking.Click, token)
+			click = tracking.AppendPath(appendOrigin(nil, ctx), tracking.Click, token)
+		}
+		switch {
+		case a.Creative.Type == marquee.CreativeTag:
+			// A third-party tag's macros, the page's values from the frame
+			// URL's query (frameQuery), each escaped for HTML.
+			q := ctx.QueryArgs()
+			v := macro.Values{Random: mrand.Uint64(), Timestamp: now(), PageURL: string(q.Peek("u")), ClickURL: string(click),
+				GDPR: string(q.Peek("g")), GDPRConsent: string(q.Peek("c")), Placement: p.Placement, Campaign: p.Campaign, Ad: p.Ad}
+			html = string(macro.Expand(nil, html, &v, macro.HTML))
+		case a.Creative.ClickURL != "" && click != nil:
 			html = strings.ReplaceAll(html, "{clickUrl}", string(click))
 		}
 		h := &ctx.Response.Header
@@ -95,9 +109,26 @@ func handleFrame(engine *delivery.Engine, signer *tracking.Signer, now func() ti
 		h.Set("Referrer-Policy", "no-referrer")
 		ctx.SetContentType("text/html; charset=utf-8")
 		ctx.SetBodyString(`<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>` +
-			html + `</body></html>`)
+			html + clickTrackerScript(a.Creative.ClickTrackers, &p, click) + `</body></html>`)
 		return nil
 	}
+}
+
+// clickTrackerScript is the script a frame ends with when its creative has
+// click trackers: at the first click in the frame it fires them (their
+// macros filled for the decision of p), once. Empty without any.
+func clickTrackerScript(trackers []string, p *tracking.Payload, click []byte) string {
+	if len(trackers) == 0 {
+		return ""
+	}
+	v := macro.Values{Random: mrand.Uint64(), Timestamp: p.Issued, ClickURL: string(click), Placement: p.Placement, Campaign: p.Campaign, Ad: p.Ad}
+	urls := make([]string, len(trackers))
+	for i, t := range trackers {
+		urls[i] = string(macro.Expand(nil, t, &v, macro.URL))
+	}
+	j, _ := json.Marshal(urls) // escapes <, > and &: nothing ends the script
+	return `<script>(function(u){addEventListener('click',function f(){removeEventListener('click',f,true);u.forEach(function(x){try{fetch(x,{mode:'no-cors',credentials:'omit',keepalive:true})}catch(e){}})},true)})(` +
+		string(j) + `)</script>`
 }
 
 // handlePreflight answers a browser's CORS preflight of the decision
