@@ -123,3 +123,39 @@ func TestThirdPartyTagsInBrowser(t *testing.T) {
 		}
 	}
 }
+
+// TestThirdPartyInConsole: the ad editor writes a trusted tag creative with
+// trackers, the placement editor a passback; the API keeps them.
+func TestThirdPartyInConsole(t *testing.T) {
+	chromiumPath(t)
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil)
+	b := newTab(t, in.url, 1280, 1400)
+	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	b.signIn("owner@example.com", "owner-password-1")
+	b.open("#/placements/new", "#placement-form")
+	b.labelled("placement editor with a passback")
+	b.do("a placement with a passback", chromedp.SendKeys(chromedp.CSS(`[data-field="name"] input`), "side"),
+		chromedp.SetValue(chromedp.ID("passback"), `<script src="https://pub.test/fallback.js"></script>`), click(`#placement-form button[type=submit]`))
+	b.waitHash(`^#/placements/side$`)
+	if r := in.admin("GET", "/api/v1/placements/side", ""); !strings.Contains(r.body, `"passback":"\u003cscript src=\"https://pub.test/fallback.js\"\u003e\u003c/script\u003e"`) {
+		t.Errorf("the placement = %s; want its passback", r.body)
+	}
+	b.open("#/ads/new", "#ad-form")
+	b.do("a trusted tag", chromedp.SendKeys(chromedp.CSS(`[data-field="title"] input`), "Network tag"),
+		chromedp.SetValue(chromedp.CSS(`#creative select[aria-label="Creative type"]`), "tag"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#creative select').dispatchEvent(new Event('change'))`),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="creative.width"] input`), "300"),
+		chromedp.SendKeys(chromedp.CSS(`[data-field="creative.height"] input`), "250"),
+		chromedp.SetValue(chromedp.CSS(`[data-field="creative.html"] textarea`), `<script src="https://net.test/t.js?c={clickUrlEnc}"></script>`),
+		click("#creative-trusted"),
+		chromedp.SetValue(chromedp.ID("creative-impressionTrackers"), "https://net.test/i?r={random}\nhttps://other.test/i"))
+	b.labelled("ad editor with a tag creative")
+	b.do("save", click(`#ad-form button[type=submit]`))
+	id := strings.TrimSuffix(strings.TrimPrefix(b.waitHash(`^#/ads/\d+(/edit)?$`), "#/ads/"), "/edit")
+	if r := in.get("/api/v1/ad/" + id); !strings.Contains(r.body, `"type":"tag","width":300,"height":250`) || !strings.Contains(r.body, `"trusted":true`) ||
+		!strings.Contains(r.body, `"impressionTrackers":["https://net.test/i?r={random}","https://other.test/i"]`) {
+		t.Errorf("the ad = %s; want a trusted tag with its trackers", r.body)
+	}
+}

@@ -1384,19 +1384,23 @@
     const site = el('input', { type: 'text', value: p.site || '', placeholder: 'example.com' });
     const sizes = el('input', { type: 'text', value: (p.sizes || []).join(', '), placeholder: '300x250, 728x90 (none: any size)' });
     const types = el('div', { class: 'checks', role: 'group', 'aria-label': 'Creative types' },
-      ['image', 'html', 'native', 'video'].map(t => el('label', {}, el('input', { type: 'checkbox', value: t, checked: !p.types || p.types.includes(t) }), t)));
+      ['image', 'html', 'native', 'video', 'tag'].map(t => el('label', {}, el('input', { type: 'checkbox', value: t, checked: !p.types || p.types.includes(t) }), t)));
     const def = el('input', { type: 'text', inputmode: 'numeric', value: p.defaultAdId || '' });
+    const passback = el('textarea', { rows: 3, id: 'passback', placeholder: '<script src="https://…"></script>' });
+    passback.value = p.passback || '';
     const form = el('form', { class: 'card', id: 'placement-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
       const body = { name: name || n.value, site: site.value, sizes: sizes.value.split(',').map(s => s.trim()).filter(Boolean),
         types: [...types.querySelectorAll('input:checked')].map(i => i.value) };
       if (def.value) body.defaultAdId = def.value;
+      if (passback.value.trim()) body.passback = passback.value;
       try {
         const r = await api(name ? 'PUT' : 'POST', '/api/v1/placements' + (name ? '/' + name : ''), body);
         go('#/placements/' + r.name);
       } catch (e) { showProblems(form, e); }
     } }, el('div', { class: 'grid2' }, field('Name (a-z, 0-9, _ and -; used by the tag)', n, 'name'), field('Site or app', site, 'site')),
     field('Sizes', sizes, 'sizes'), field('Creative types it takes', types, 'types'), field('Default ad id (shown when nothing else fills it)', def, 'defaultAdId'),
+    field('Passback: your own fallback tag (HTML) for a slot nothing fills, after the default ad', passback, 'passback'),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: name ? 'Save' : 'Create placement' }),
       el('a', { href: name ? '#/placements/' + name : '#/placements', text: 'Cancel' })));
     show(el('h1', { text: name ? 'Edit placement ' + name : 'New placement' }), form);
@@ -1492,7 +1496,7 @@
   function creativeEditor(c) {
     c = c || {};
     const box = el('fieldset', { class: 'cond', id: 'creative', 'data-field': 'creative' }, el('legend', { text: 'Creative' }));
-    const type = el('select', { 'aria-label': 'Creative type' }, [['', 'None'], ['image', 'Image'], ['html', 'HTML'], ['native', 'Native'], ['video', 'Video']]
+    const type = el('select', { 'aria-label': 'Creative type' }, [['', 'None'], ['image', 'Image'], ['html', 'HTML'], ['native', 'Native'], ['video', 'Video'], ['tag', 'Third-party tag']]
       .map(([v, t]) => el('option', { value: v, text: t, selected: (c.type || '') === v })));
     const inp = (k, attrs = {}) => { const i = el('input', { type: 'text', value: c[k] === undefined ? '' : c[k], ...attrs }); i.dataset.k = k; return i; };
     const f = {
@@ -1503,6 +1507,10 @@
     };
     const html = el('textarea', { rows: 5, 'aria-label': 'HTML snippet' });
     html.value = c.html || '';
+    const trusted = el('input', { type: 'checkbox', id: 'creative-trusted', checked: !!c.trusted });
+    const lines = v => v.split('\n').map(x => x.trim()).filter(Boolean);
+    const trackers = k => { const x = el('textarea', { rows: 2, id: 'creative-' + k, placeholder: 'https://… one URL a line; macros such as {random}, {placement}' }); x.value = (c[k] || []).join('\n'); return x; };
+    const impTrackers = trackers('impressionTrackers'), clickTrackers = trackers('clickTrackers');
     const mime = el('select', { 'aria-label': 'Video type' }, ['video/mp4', 'video/webm', 'application/x-mpegURL', 'application/dash+xml'].map(m => el('option', { value: m, text: m, selected: c.mimeType === m })));
     const file = el('input', { type: 'file', accept: 'image/png,image/jpeg,image/gif,image/webp', 'aria-label': 'Image file', id: 'creative-file' });
     const uploadNote = el('div', { class: 'muted', 'aria-live': 'polite' });
@@ -1529,20 +1537,23 @@
     const parts = {
       size: el('div', { class: 'row' }, fd('Width (px)', f.width, 'width'), fd('Height (px)', f.height, 'height')),
       image: el('div', {}, drop, uploadNote, fd('Image', f.image, 'image')),
-      html: fd('HTML (shown in a sandboxed frame)', html, 'html'),
+      html: fd('HTML (shown in a sandboxed frame; a tag\'s macros such as {clickUrl}, {pageUrl}, {random} are filled)', html, 'html'),
+      trusted: fd('Trusted: render in a friendly frame of the page, not the sandbox (only a tag you would paste into the page yourself)', trusted, 'trusted'),
+      trackers: el('div', { class: 'grid2' }, fd('Impression trackers (third parties\')', impTrackers, 'impressionTrackers'), fd('Click trackers', clickTrackers, 'clickTrackers')),
       native: el('div', { class: 'grid2' }, fd('Title', f.title, 'title'), fd('Body', f.body, 'body'), fd('Image URL', f.imageUrl, 'imageUrl'),
         fd('Call to action', f.cta, 'cta'), fd('Sponsored by', f.sponsoredBy, 'sponsoredBy')),
       video: el('div', { class: 'grid2' }, fd('Media URL', f.mediaUrl, 'mediaUrl'), fd('Type', mime, 'mimeType'), fd('Duration (ms)', f.durationMs, 'durationMs')),
       click: fd('Click URL ({placement}, {campaign}, {ad} are filled in)', f.clickUrl, 'clickUrl'),
     };
-    const shows = { image: ['size', 'image', 'click'], html: ['size', 'html', 'click'], native: ['native', 'click'], video: ['video', 'click'] };
+    const shows = { image: ['size', 'image', 'click', 'trackers'], html: ['size', 'html', 'click', 'trackers'], native: ['native', 'click', 'trackers'],
+      video: ['video', 'click', 'trackers'], tag: ['size', 'html', 'trusted', 'click', 'trackers'] };
     function draw() {
       const t = type.value;
       for (const [k, p] of Object.entries(parts)) p.hidden = !(shows[t] || []).includes(k);
       preview.hidden = !t;
       const w = +f.width.value || 300, h = +f.height.value || 250;
       if (t === 'image') preview.replaceChildren(f.image.value ? el('img', { src: f.image.value, width: w, height: h, alt: 'The image creative at its size' }) : el('p', { class: 'muted', text: 'Upload an image to see it here.' }));
-      else if (t === 'html') {
+      else if (t === 'html' || t === 'tag') {
         // Drawn in the preview page (its own sandboxing policy, as the tag's
         // frame has), which takes the HTML by postMessage once it is ready.
         const frame = el('iframe', { sandbox: 'allow-scripts', width: w, height: h, title: 'The HTML creative at its size', referrerpolicy: 'no-referrer', src: 'preview' });
@@ -1553,7 +1564,7 @@
           el('strong', { text: f.title.value || 'Title' }), el('p', { text: f.body.value }), el('span', { class: 'button', text: f.cta.value || 'Learn more' }),
           el('small', { class: 'muted', text: f.sponsoredBy.value ? 'Sponsored by ' + f.sponsoredBy.value : 'Sponsored' })));
       } else if (t === 'video') preview.replaceChildren(el('p', { class: 'muted', text: 'A ' + (+f.durationMs.value / 1000 || 0) + ' s video from ' + (f.mediaUrl.value || '…') + ' (played by the video player).' }));
-      preview.style.width = t === 'image' || t === 'html' ? w + 'px' : '';
+      preview.style.width = t === 'image' || t === 'html' || t === 'tag' ? w + 'px' : '';
     }
     type.addEventListener('change', draw);
     box.addEventListener('input', ev => { if (ev.target !== file) draw(); });
@@ -1563,9 +1574,12 @@
       const t = type.value;
       if (!t) return undefined;
       const out = { type: t };
-      const keys = { image: ['width', 'height', 'image'], html: ['width', 'height'], native: ['title', 'body', 'imageUrl', 'cta', 'sponsoredBy'], video: ['mediaUrl', 'durationMs'] }[t];
+      const keys = { image: ['width', 'height', 'image'], html: ['width', 'height'], tag: ['width', 'height'], native: ['title', 'body', 'imageUrl', 'cta', 'sponsoredBy'], video: ['mediaUrl', 'durationMs'] }[t];
       for (const k of [...keys, 'clickUrl']) if (f[k].value !== '') out[k] = f[k].type === 'number' ? +f[k].value : f[k].value;
-      if (t === 'html') out.html = html.value;
+      if (t === 'html' || t === 'tag') out.html = html.value;
+      if (t === 'tag' && trusted.checked) out.trusted = true;
+      if (lines(impTrackers.value).length) out.impressionTrackers = lines(impTrackers.value);
+      if (lines(clickTrackers.value).length) out.clickTrackers = lines(clickTrackers.value);
       if (t === 'video') out.mimeType = mime.value;
       return out;
     };
