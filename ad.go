@@ -38,6 +38,12 @@ type Ad struct {
 	Creative   *Creative
 	Placements []string
 	Targeting  *Targeting // narrows the campaign's (its day-parts in the campaign's time zone)
+	// State, of an ad in a campaign: active (approved), pending (written
+	// by an advertiser's account, waiting for approval) or draft
+	// (rejected: Review says why); only an active one serves. "" for an ad
+	// of no campaign (the original contract's, always served).
+	State  string
+	Review *Review
 	// Warnings, on a write's answer only (never stored), name what the ad
 	// is allowed but should know: a window outside its campaign's flight.
 	Warnings  Problems
@@ -88,6 +94,16 @@ func (in AdInput) Ad(id int64, link string, created, updated time.Time) Ad {
 		CampaignID: in.CampaignID, Creative: in.Creative, Placements: in.Placements, Targeting: in.Targeting}
 }
 
+// Approved reports whether a may serve as far as its approval goes: an
+// ad of no campaign, or an active one.
+func (a *Ad) Approved() bool { return a.State == "" || a.State == StateActive }
+
+// AdMoves are the actions on an ad's approval (docs/api.md#approval).
+var AdMoves = map[string]Move{
+	ActionApprove: {ActionApprove, StateActive, []string{StatePending, StateDraft}},
+	ActionReject:  {ActionReject, StateDraft, []string{StatePending}},
+}
+
 // ActiveAt reports whether the ad is served at instant now: startAt < now < endAt.
 func (a *Ad) ActiveAt(now time.Time) bool {
 	return a.StartAt.Before(now) && now.Before(a.EndAt)
@@ -106,6 +122,8 @@ type adJSON struct {
 	Creative   *Creative   `json:"creative,omitempty"`
 	Placements []string    `json:"placements,omitempty"`
 	Targeting  *Targeting  `json:"targeting,omitempty"`
+	State      string      `json:"state,omitempty"`
+	Review     *Review     `json:"review,omitempty"`
 	Warnings   Problems    `json:"warnings,omitempty"`
 	CreatedAt  string      `json:"createdAt"`
 	UpdatedAt  string      `json:"updatedAt"`
@@ -137,6 +155,7 @@ func (a Ad) MarshalJSON() ([]byte, error) {
 		j.CampaignID = strconv.FormatInt(a.CampaignID, 10)
 	}
 	j.Creative, j.Placements, j.Targeting, j.Warnings = a.Creative, a.Placements, a.Targeting, a.Warnings
+	j.State, j.Review = a.State, a.Review
 	return json.Marshal(j)
 }
 

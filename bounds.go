@@ -153,11 +153,12 @@ func CheckRoleBounds(role string, b Bounds) Problems {
 }
 
 // BoundKeyScopes are the scopes a key bound by b may hold: BoundScopes,
-// and, bound to advertisers, conversions:write (a postback of theirs) and
-// campaigns:submit (their campaigns, for approval).
+// and, bound to advertisers, conversions:write (a postback of theirs),
+// campaigns:submit (their campaigns, for approval) and ads:write (their
+// ads, which wait for approval).
 func BoundKeyScopes(b Bounds) ScopeSet {
 	if len(b.Advertisers) > 0 {
-		s, _, _ := ParseScopes([]string{string(ScopeConversionsWrite), string(ScopeCampaignsSubmit)})
+		s, _, _ := ParseScopes([]string{string(ScopeConversionsWrite), string(ScopeCampaignsSubmit), string(ScopeAdsWrite)})
 		return BoundScopes | s
 	}
 	return BoundScopes

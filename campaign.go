@@ -64,11 +64,14 @@ var Moves = map[string]Move{
 // may or is in m.To already (a repeated action changes nothing; but a
 // draft was never rejected for being one), else a KindConflict error
 // naming both states.
-func (m Move) Check(id int64, from string) error {
+func (m Move) Check(id int64, from string) error { return m.CheckOf("campaign", id, from) }
+
+// CheckOf is Check of what ("campaign", "ad").
+func (m Move) CheckOf(what string, id int64, from string) error {
 	if slices.Contains(m.From, from) || from == m.To && m.Action != ActionReject {
 		return nil
 	}
-	return Errorf(KindConflict, "campaign %d is %s: %s moves a campaign that is %s", id, from, m.Action, strings.Join(m.From, " or "))
+	return Errorf(KindConflict, "%s %d is %s: %s moves %s that is %s", what, id, from, m.Action, article(what), strings.Join(m.From, " or "))
 }
 
 // MaxReasonLen is the longest reason of a rejection, in characters.

@@ -118,7 +118,7 @@ const (
 // The roles of accounts outside the ad team, bound to advertisers or
 // sites (bounds.go).
 const (
-	RoleAdvertiser = "advertiser" // reads its advertisers' campaigns, ads and reports; submits their campaigns
+	RoleAdvertiser = "advertiser" // reads its advertisers' campaigns, ads and reports; submits their campaigns and writes their ads (which wait for approval)
 	RolePublisher  = "publisher"  // reads its sites' placements and their reports
 )
 
@@ -144,7 +144,7 @@ func RoleScopes(role string) (ScopeSet, bool) {
 	case RoleViewer:
 		return read, true
 	case RoleAdvertiser:
-		s, _, _ := ParseScopes([]string{string(ScopeCampaignsSubmit)})
+		s, _, _ := ParseScopes([]string{string(ScopeCampaignsSubmit), string(ScopeAdsWrite)})
 		return BoundScopes | s, true
 	case RolePublisher:
 		s, _, _ := ParseScopes([]string{"campaigns:read", "reports:read"})

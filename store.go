@@ -36,9 +36,12 @@ type AdFilter struct {
 	Query string
 	// CampaignID keeps the ads of that campaign (0: every ad).
 	CampaignID int64
-	Now        time.Time // the instant State is judged at
-	Offset     int
-	Limit      int
+	// Approval keeps the ads of campaigns in that approval state
+	// (StatePending, StateDraft, StateActive; "": every ad).
+	Approval string
+	Now      time.Time // the instant State is judged at
+	Offset   int
+	Limit    int
 }
 
 // ListFilter selects a page of advertisers, campaigns or placements: in

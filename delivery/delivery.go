@@ -611,6 +611,10 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 	}
 	for _, a := range puts {
 		delete(defaults, a.ID)
+		if !a.Approved() { // waiting for approval, or rejected: never served
+			delete(ads, a.ID)
+			continue
+		}
 		if a.CampaignID == 0 {
 			delete(ads, a.ID)
 			if old.isDefault(a.ID) {

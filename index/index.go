@@ -61,7 +61,10 @@ func (ix *Index) Builds() (uint64, time.Duration) {
 func (ix *Index) Put(ads ...*marquee.Ad) {
 	chs := make([]change, len(ads))
 	for i, a := range ads {
-		chs[i] = change{put: newEntry(a), id: a.ID}
+		chs[i] = change{id: a.ID}
+		if a.Approved() { // an ad waiting for approval, or rejected, is listed nowhere
+			chs[i].put = newEntry(a)
+		}
 	}
 	ix.apply(chs)
 }
@@ -187,6 +190,9 @@ func (ix *Index) Load(fill func(add func(*marquee.Ad)) error) error {
 	byID := map[int64]*entry{}
 	var mu sync.Mutex
 	err := fill(func(a *marquee.Ad) {
+		if !a.Approved() {
+			return // waiting for approval, or rejected: listed nowhere
+		}
 		e := newEntry(a)
 		mu.Lock()
 		byID[a.ID] = e

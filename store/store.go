@@ -48,6 +48,11 @@ type Store interface {
 	ReplaceAdvertiser(ctx context.Context, id int64, in marquee.AdvertiserInput) (marquee.Advertiser, error)
 	ArchiveAdvertiser(ctx context.Context, id int64) error
 	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
+	// Ads of campaigns written by an advertiser's account wait for
+	// approval (web.CampaignStore).
+	CreateAdAs(ctx context.Context, in marquee.AdInput, state string) (marquee.Ad, error)
+	ReplaceAdAs(ctx context.Context, id int64, in marquee.AdInput, state string) (marquee.Ad, error)
+	MoveAd(ctx context.Context, id int64, action, reason string) (marquee.Ad, error)
 	CreateCampaign(ctx context.Context, in marquee.CampaignInput, state string) (marquee.Campaign, error)
 	Campaign(ctx context.Context, id int64) (marquee.Campaign, error)
 	ReplaceCampaign(ctx context.Context, id int64, in marquee.CampaignInput) (marquee.Campaign, error)

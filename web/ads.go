@@ -162,8 +162,9 @@ func pageArgs(args *fasthttp.Args, p marquee.Problems) (offset, limit int) {
 	return offset, limit
 }
 
-// handleAdminListAds serves GET /api/v1/ads?state=&offset=&limit=: every
-// ad (active, scheduled, expired) by id.
+// handleAdminListAds serves GET /api/v1/ads?state=&approval=&offset=&limit=:
+// every ad (active, scheduled, expired; of campaigns, pending approval,
+// rejected or approved) by id.
 func handleAdminListAds(store AdStore, campaigns CampaignStore, now func() time.Time) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		args := ctx.QueryArgs()
@@ -181,6 +182,11 @@ func handleAdminListAds(store AdStore, campaigns CampaignStore, now func() time.
 		if v, ok := param(args, "campaignId"); ok {
 			if f.CampaignID, err = strconv.ParseInt(string(v), 10, 64); err != nil || f.CampaignID < 1 {
 				p["campaignId"] = "must be a campaign's id"
+			}
+		}
+		if v, ok := param(args, "approval"); ok {
+			if f.Approval = string(v); f.Approval != marquee.StatePending && f.Approval != marquee.StateDraft && f.Approval != marquee.StateActive {
+				p["approval"] = "must be one of pending, draft, active"
 			}
 		}
 		f.Offset, f.Limit = pageArgs(args, p)

@@ -83,6 +83,8 @@ func (s *Server) boundRoutes() map[string]boundKind {
 		"GET /api/v1/campaigns/{id}/stats": advertiserBound, "GET /api/v1/campaigns/{id}/delivery": advertiserBound,
 		"POST /api/v1/campaigns/{id}/submit": advertiserBound, // its own, for approval
 		"GET /api/v1/ads":                    advertiserBound, "GET /api/v1/ad/{id}/stats": advertiserBound,
+		// Its creatives, in its campaigns, waiting for approval.
+		"POST /api/v1/ad": advertiserBound, "PUT /api/v1/ad/{id}": advertiserBound, "DELETE /api/v1/ad/{id}": advertiserBound,
 		"POST /api/v1/conversions": advertiserBound, // its own advertisers' (convert)
 		// A publisher's placements and their reports.
 		"GET /api/v1/placements": publisherBound, "GET /api/v1/placements/{name}": publisherBound,
@@ -105,11 +107,15 @@ func (s *Server) apiRoutes() []route {
 	return []route{
 		// The ad contract (docs/api.md).
 		{"GET", "/api/v1/ad", public, handleListAds(s.index, s.now)},
-		{"POST", "/api/v1/ad", marquee.ScopeAdsWrite, withStore(s.req.audited(handleCreate(adResource, s.store, AdStore.CreateAd, s.writer, adCreated)))},
+		{"POST", "/api/v1/ad", marquee.ScopeAdsWrite, withStore(s.req.audited(byBounds(handleCreate(adResource, s.store, AdStore.CreateAd, s.writer, adCreated),
+			handleAdByAdvertiser(adResource, s.store, s.campaigns, s.writer, false))))},
 		// Beyond the contract: ads by id (from the cache), admin reads and writes.
 		{"GET", "/api/v1/ad/{id}", public, handleGetAd(s.adCache)},
-		{"PUT", "/api/v1/ad/{id}", marquee.ScopeAdsWrite, withStore(s.req.audited(handleReplace(adResource, s.store, AdStore.ReplaceAd, adInput, s.writer)))},
-		{"DELETE", "/api/v1/ad/{id}", marquee.ScopeAdsWrite, withStore(s.req.audited(handleDelete(adResource, s.store, AdStore.DeleteAd, s.writer)))},
+		{"PUT", "/api/v1/ad/{id}", marquee.ScopeAdsWrite, withStore(s.req.audited(byBounds(handleReplace(adResource, s.store, AdStore.ReplaceAd, adInput, s.writer),
+			owned(ownAd(s.store, s.campaigns), handleAdByAdvertiser(adResource, s.store, s.campaigns, s.writer, true)))))},
+		{"DELETE", "/api/v1/ad/{id}", marquee.ScopeAdsWrite, withStore(s.req.audited(owned(ownAd(s.store, s.campaigns), handleDelete(adResource, s.store, AdStore.DeleteAd, s.writer))))},
+		{"POST", "/api/v1/ad/{id}/approve", marquee.ScopeCampaignsApprove, withStore(s.req.auditedAs("approve", handleAdMove(s.store, marquee.ActionApprove, s.writer)))},
+		{"POST", "/api/v1/ad/{id}/reject", marquee.ScopeCampaignsApprove, withStore(s.req.auditedAs("reject", handleAdMove(s.store, marquee.ActionReject, s.writer)))},
 		{"GET", "/api/v1/ads", marquee.ScopeAdsRead, withStore(handleAdminListAds(s.store, s.campaigns, s.now))},
 		// Reports.
 		{"GET", "/api/v1/ad/{id}/stats", marquee.ScopeReportsRead, withStore(owned(ownAd(s.store, s.campaigns), handleStats(adStats(s.store), s.reports)))},

@@ -44,6 +44,10 @@ type AdStore interface {
 	Ad(ctx context.Context, id int64) (marquee.Ad, error)
 	ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, int, error)
 	Ping(ctx context.Context) error
+	// An advertiser's account's ads wait for approval (adapproval.go).
+	CreateAdAs(ctx context.Context, in marquee.AdInput, state string) (marquee.Ad, error)
+	ReplaceAdAs(ctx context.Context, id int64, in marquee.AdInput, state string) (marquee.Ad, error)
+	MoveAd(ctx context.Context, id int64, action, reason string) (marquee.Ad, error)
 }
 
 // LinkStore is what the web layer needs of a store of links.

@@ -239,4 +239,98 @@ func TestApprovalQueueInBrowser(t *testing.T) {
 	if s, _ := state(); s != "active" {
 		t.Fatalf("after the approval the campaign is %s; want active", s)
 	}
+
+	// The advertiser's creative waits in the queue too; approved there.
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"top"}`), 201, "")
+	advAPI := in.signIn(t, `{"email":"adv@acme.test","password":"advertiser password"}`)
+	if r := advAPI.do("POST", "/api/v1/ad", `{"title":"Spring banner","startAt":"`+now.Add(-time.Hour).Format(time.RFC3339)+`","endAt":"`+
+		now.Add(24*time.Hour).Format(time.RFC3339)+`","campaignId":"1","placements":["top"],"creative":{"type":"native","title":"Spring","clickUrl":"https://acme.test/"}}`); r.status != 201 {
+		t.Fatalf("the advertiser's creative = %d %s", r.status, r.body)
+	}
+	owner.open("#/approvals", `button[data-ad="1"]`)
+	owner.do("approve the creative", click(`button[data-ad="1"]`), chromedp.WaitNotPresent(chromedp.CSS(`button[data-ad="1"]`)))
+	if r := in.get("/api/v1/ad/1"); !strings.Contains(r.body, `"state":"active"`) {
+		t.Errorf("the creative after its approval = %s", r.body)
+	}
+}
+
+// TestAdApproval: an advertiser's user writes a creative in its own
+// campaign (never another's): it waits for approval and never serves;
+// rejected with a reason, it is a draft the advertiser reads; changed by
+// the advertiser, it waits again; approved, it serves. The advertiser
+// cannot approve; the team's own ads need no approval.
+func TestAdApproval(t *testing.T) {
+	in := start(t, t.TempDir(), nil)
+	now := time.Now().UTC()
+	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Other"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"top"}`), 201, "")
+	acme := in.campaign(`{"advertiserId":"1","name":"Acme spring",` + flight + `,"priority":"sponsorship"}`)
+	other := in.campaign(`{"advertiserId":"2","name":"Other",` + flight + `,"priority":"house"}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"house",`+flight+`,"campaignId":"`+other+`","placements":["top"],"creative":{"type":"native","title":"h","clickUrl":"https://other.test/"}}`), 201, `{"id":"1"}`)
+	in.expect(in.admin("POST", "/api/v1/users", `{"email":"adv@acme.test","role":"advertiser","advertisers":["1"],"password":"advertiser password"}`), 201, "")
+	adv := in.signIn(t, `{"email":"adv@acme.test","password":"advertiser password"}`)
+
+	body := `{"title":"Acme banner",` + flight + `,"campaignId":"` + acme + `","placements":["top"],"creative":{"type":"native","title":"Acme"}}`
+	for _, bad := range []string{strings.Replace(body, `"campaignId":"`+acme+`"`, `"campaignId":"`+other+`"`, 1), strings.Replace(body, `"campaignId":"`+acme+`",`, "", 1)} {
+		if r := adv.do("POST", "/api/v1/ad", bad); r.status != 400 || !strings.Contains(r.body, `"campaignId":"must be one of your campaigns`) {
+			t.Errorf("an advertiser's ad outside its campaigns = %d %s; want 400 naming campaignId", r.status, r.body)
+		}
+	}
+	adv.do("POST", "/api/v1/ad", body)
+	state := func() (string, string) {
+		var a struct {
+			State  string
+			Review struct{ Reason string }
+		}
+		json.Unmarshal([]byte(in.get("/api/v1/ad/2").body), &a)
+		return a.State, a.Review.Reason
+	}
+	if s, _ := state(); s != "pending" {
+		t.Fatalf("the advertiser's ad is %q; want pending", s)
+	}
+	serves := func() string {
+		r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"top"}]}`)
+		var got struct {
+			Decisions map[string][]struct{ AdID string }
+		}
+		json.Unmarshal([]byte(r.body), &got)
+		if len(got.Decisions["d"]) != 1 {
+			t.Fatalf("decision: %d %s", r.status, r.body)
+		}
+		return got.Decisions["d"][0].AdID
+	}
+	for range 50 {
+		if got := serves(); got != "1" {
+			t.Fatalf("a pending ad served (ad %s); want the house ad", got)
+		}
+	}
+	if r := in.get("/api/v1/ad?limit=10"); strings.Contains(r.body, "Acme banner") {
+		t.Errorf("the ad list = %s; a pending ad is listed nowhere", r.body)
+	}
+	if r := adv.do("POST", "/api/v1/ad/2/approve", ""); r.status != 403 {
+		t.Errorf("the advertiser's approval = %d %s; want 403", r.status, r.body)
+	}
+	in.expect(in.admin("POST", "/api/v1/ad/2/reject", `{"reason":"the logo is too small"}`), 200, "")
+	if s, reason := state(); s != "draft" || reason != "the logo is too small" {
+		t.Fatalf("after the rejection: %s %q", s, reason)
+	}
+	if r := adv.do("GET", "/api/v1/ads?campaignId="+acme, ""); !strings.Contains(r.body, "the logo is too small") {
+		t.Errorf("the advertiser's ads = %s; want the rejection's reason", r.body)
+	}
+	if r := adv.do("PUT", "/api/v1/ad/2", strings.Replace(body, "Acme banner", "Acme banner, bigger logo", 1)); r.status != 200 || !strings.Contains(r.body, `"state":"pending"`) {
+		t.Fatalf("the advertiser's change = %d %s; want it pending again", r.status, r.body)
+	}
+	if r := adv.do("PUT", "/api/v1/ad/1", body); r.status != 404 {
+		t.Errorf("the advertiser's change of another's ad = %d %s; want 404", r.status, r.body)
+	}
+	in.expect(in.admin("POST", "/api/v1/ad/2/approve", ""), 200, "")
+	if got := serves(); got != "2" {
+		t.Errorf("after the approval the decision chose ad %s; want 2 (the sponsorship)", got)
+	}
+	in.expect(in.admin("POST", "/api/v1/ad/1/reject", `{"reason":"x"}`), 409, "")
+	if r := in.admin("GET", "/api/v1/audit?entity=ad&limit=3", ""); !strings.Contains(r.body, `"action":"approve"`) || !strings.Contains(r.body, `"action":"reject"`) {
+		t.Errorf("audit = %s; want the ad's approval and rejection", r.body)
+	}
 }

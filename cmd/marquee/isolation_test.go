@@ -75,7 +75,7 @@ func TestAccountIsolation(t *testing.T) {
 	advUser := in.signIn(t, `{"email":"adv@acme.test","password":"advertiser password"}`)
 	pubUser := in.signIn(t, `{"email":"pub@mysite.test","password":"publisher password"}`)
 	key := func(body string) string { k, _ := in.keyFrom(body); return k }
-	advKey := key(`{"name":"acme","scopes":["ads:read","campaigns:read","reports:read","campaigns:submit"],"advertisers":[1]}`)
+	advKey := key(`{"name":"acme","scopes":["ads:read","campaigns:read","reports:read","campaigns:submit","ads:write"],"advertisers":[1]}`)
 	pubKey := key(`{"name":"mysite","scopes":["campaigns:read","reports:read"],"sites":["mysite"]}`)
 	// Saved reports: 1 the advertiser's, 2 the team's, 3 the publisher's.
 	for _, sr := range []struct{ token, body string }{{advKey, `{"name":"acme weekly","query":"by=campaign"}`},
@@ -110,7 +110,7 @@ func TestAccountIsolation(t *testing.T) {
 	}
 	for _, r := range []string{"GET /api/v1/advertisers", "GET /api/v1/advertisers/{id}", "GET /api/v1/advertisers/{id}/stats",
 		"GET /api/v1/campaigns", "GET /api/v1/campaigns/{id}", "GET /api/v1/campaigns/{id}/stats", "GET /api/v1/campaigns/{id}/delivery",
-		"GET /api/v1/ads", "GET /api/v1/ad/{id}/stats", "POST /api/v1/campaigns/{id}/submit"} {
+		"GET /api/v1/ads", "GET /api/v1/ad/{id}/stats", "POST /api/v1/campaigns/{id}/submit", "POST /api/v1/ad", "PUT /api/v1/ad/{id}", "DELETE /api/v1/ad/{id}"} {
 		open[r] = "advertiser"
 	}
 	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats"} {
@@ -202,8 +202,11 @@ func TestAccountIsolation(t *testing.T) {
 			t.Errorf("the %s's report counts %d impressions; want its own %d", a.name, rep.Totals.Impressions, want)
 		}
 	}
-	// A bound key reads only; an advertiser user needs advertisers.
-	for _, body := range []string{`{"name":"x","scopes":["ads:write"],"advertisers":[1]}`, `{"name":"x","scopes":["reports:read"],"advertisers":[1],"sites":["s"]}`,
+	// A bound key holds only what its kind may (an advertiser's: its ads
+	// and submissions, never links; a publisher's: reads); an advertiser
+	// user needs advertisers.
+	for _, body := range []string{`{"name":"x","scopes":["links:write"],"advertisers":[1]}`, `{"name":"x","scopes":["ads:write"],"sites":["mysite"]}`,
+		`{"name":"x","scopes":["reports:read"],"advertisers":[1],"sites":["s"]}`,
 		`{"name":"x","scopes":["reports:read"],"advertisers":[99]}`} {
 		if r := in.admin("POST", "/api/v1/keys", body); r.status != 400 {
 			t.Errorf("POST /api/v1/keys %s = %d %s; want 400", body, r.status, r.body)

@@ -687,7 +687,8 @@
     }
     return adFig;
   }
-  const stateOf = (a, now = Date.now()) => Date.parse(a.endAt) <= now ? 'expired' : Date.parse(a.startAt) >= now ? 'scheduled' : 'active';
+  const stateOf = (a, now = Date.now()) => ({ pending: 'waiting for approval, ', draft: 'rejected, ' }[a.state] || '') +
+    (Date.parse(a.endAt) <= now ? 'expired' : Date.parse(a.startAt) >= now ? 'scheduled' : 'active');
   route(/^\/ads$/, 'ads:read', async (_, q) => {
     const state = q.get('state') || '', text = q.get('q') || '', offset = +q.get('offset') || 0, limit = 50;
     const stateSel = el('select', {}, [['', 'Every state'], ['active', 'Active'], ['scheduled', 'Scheduled'], ['expired', 'Expired']]
@@ -730,8 +731,16 @@
     const write = can('ads:write');
     // Its campaign: its name, and its targeting, which the ad's narrows.
     const camp = a.campaignId && can('campaigns:read') ? await api('GET', '/api/v1/campaigns/' + a.campaignId).catch(() => null) : null;
+    const adMove = (label, verb) => el('button', { type: 'button', id: 'ad-' + verb, text: label, onclick: async () => {
+      try { await api('POST', '/api/v1/ad/' + id + '/' + verb); render(); } catch (e) { main().prepend(errorBox(e)); }
+    } });
     const out = [el('h1', { text: a.title }),
       el('p', { class: 'muted', text: 'Ad ' + a.id + ' · ' + stateOf(a) + ' · ' + fmtTime(a.startAt) + ' → ' + fmtTime(a.endAt) }),
+      // Approval of an advertiser's creative.
+      a.state && a.state !== 'active' ? el('div', { class: 'row', id: 'ad-approval' }, el('p', { text: a.state === 'pending' ? 'Waiting for approval: it serves once approved.' :
+        'Rejected' + (a.review ? ' by ' + a.review.by + ': ' + a.review.reason : '') + '. It serves once approved; a change sends it for approval again.' }),
+        can('campaigns:approve') ? adMove('Approve', 'approve') : null,
+        a.state === 'pending' && can('campaigns:approve') ? rejectForm(id, render, '/api/v1/ad/') : null) : null,
       write ? el('div', { class: 'row' }, el('a', { href: '#/ads/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }), ' ',
         el('a', { href: '#/ads/new?from=' + id, class: 'button', id: 'duplicate', text: 'Duplicate' }), ' ',
         confirmButton('Delete', 'Delete this ad? Its reports stay.', async () => {
@@ -1328,18 +1337,19 @@
 
   // rejectForm rejects a pending campaign with the reason its advertiser
   // reads, then calls done.
-  function rejectForm(id, done) {
+  function rejectForm(id, done, base = '/api/v1/campaigns/') {
     const reason = el('input', { type: 'text', required: true, maxlength: 1000, placeholder: 'What to change', 'aria-label': 'Reason for rejecting' });
     return el('form', { class: 'row reject', onsubmit: async e => {
       e.preventDefault();
-      try { await api('POST', '/api/v1/campaigns/' + id + '/reject', { reason: reason.value }); done(); } catch (err) { main().prepend(errorBox(err)); }
+      try { await api('POST', base + id + '/reject', { reason: reason.value }); done(); } catch (err) { main().prepend(errorBox(err)); }
     } }, reason, el('button', { type: 'submit', class: 'danger', text: 'Reject' }));
   }
 
   // The approval queue: campaigns submitted and waiting, oldest first,
   // each approved or rejected in place.
   route(/^\/approvals$/, 'campaigns:approve', async () => {
-    const [page, advs] = await Promise.all([api('GET', '/api/v1/campaigns?state=pending&limit=1000'), advertiserNames()]);
+    const [page, advs, ads, camps] = await Promise.all([api('GET', '/api/v1/campaigns?state=pending&limit=1000'), advertiserNames(),
+      api('GET', '/api/v1/ads?approval=pending&limit=1000'), campaignNames()]);
     const items = page.items.sort((x, y) => (x.review ? x.review.at : '').localeCompare(y.review ? y.review.at : ''));
     const approve = c => el('button', { type: 'button', text: 'Approve', 'data-id': c.id, onclick: async () => {
       try { await api('POST', '/api/v1/campaigns/' + c.id + '/approve'); render(); } catch (e) { main().prepend(errorBox(e)); }
@@ -1347,7 +1357,13 @@
     show(el('h1', { text: 'Approvals' }), el('p', { class: 'muted', text: 'Campaigns submitted for approval. Only approved campaigns serve.' }),
       table(['Campaign', 'Advertiser', 'Flight', 'Submitted', ''], items.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }),
         advertiserLink(c.advertiserId, advs), dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt),
-        c.review ? c.review.by + ', ' + fmtTime(c.review.at) : '—', el('div', { class: 'row' }, approve(c), rejectForm(c.id, render))]), 'Nothing waits for approval.'));
+        c.review ? c.review.by + ', ' + fmtTime(c.review.at) : '—', el('div', { class: 'row' }, approve(c), rejectForm(c.id, render))]), 'No campaign waits for approval.'),
+      el('h2', { text: 'Ads' }), el('p', { class: 'muted', text: 'Creatives an advertiser\'s account wrote. Only approved ads serve.' }),
+      table(['Ad', 'Campaign', 'Creative', ''], ads.items.map(a => [el('a', { href: '#/ads/' + a.id, text: a.title }), campaignLink(a.campaignId, camps),
+        a.creative ? a.creative.type + (a.creative.width ? ' ' + a.creative.width + '×' + a.creative.height : '') : '—',
+        el('div', { class: 'row' }, el('button', { type: 'button', text: 'Approve', 'data-ad': a.id, onclick: async () => {
+          try { await api('POST', '/api/v1/ad/' + a.id + '/approve'); render(); } catch (e) { main().prepend(errorBox(e)); }
+        } }), rejectForm(a.id, render, '/api/v1/ad/'))]), 'No ad waits for approval.'));
   });
 
   // deliveryCard shows a campaign's delivery as the answering instance

@@ -16,7 +16,7 @@ import (
 )
 
 // Columns are the row's columns in Row.Dest order.
-const Columns = `id, title, start_at, end_at, conditions, created_at, updated_at, url, link_code, campaign_id, coalesce(creative, ''), placements, coalesce(targeting, '')`
+const Columns = `id, title, start_at, end_at, conditions, created_at, updated_at, url, link_code, campaign_id, coalesce(creative, ''), placements, coalesce(targeting, ''), state, coalesce(review, '')`
 
 // Row is an ads row as read, before its conditions are decoded.
 type Row struct {
@@ -27,12 +27,14 @@ type Row struct {
 	Campaign                     int64  // 0: none
 	Creative, Placements         string // JSON; "": none
 	Targeting                    string // JSON; "": none
+	State                        string // marquee.StateActive, StatePending or StateDraft
+	Review                       string // JSON; "": none
 }
 
 // Dest returns the scan destinations of Columns.
 func (r *Row) Dest() []any {
 	return []any{&r.ID, &r.Title, &r.Start, &r.End, &r.Conditions, &r.Created, &r.Updated, &r.URL, &r.Link,
-		&r.Campaign, &r.Creative, &r.Placements, &r.Targeting}
+		&r.Campaign, &r.Creative, &r.Placements, &r.Targeting, &r.State, &r.Review}
 }
 
 // Ad decodes the row.
@@ -57,6 +59,15 @@ func (r *Row) Ad() (marquee.Ad, error) {
 	if r.Targeting != "" {
 		if err := json.Unmarshal([]byte(r.Targeting), &a.Targeting); err != nil {
 			return a, fmt.Errorf("ad %d: decode targeting: %w", r.ID, err)
+		}
+	}
+	if r.Campaign != 0 { // approval is of campaigns' ads
+		a.State = r.State
+	}
+	if r.Review != "" {
+		a.Review = new(marquee.Review)
+		if err := json.Unmarshal([]byte(r.Review), a.Review); err != nil {
+			return a, fmt.Errorf("ad %d: decode review: %w", r.ID, err)
 		}
 	}
 	return a, nil

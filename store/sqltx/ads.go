@@ -1,7 +1,9 @@
 package sqltx
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,8 +16,14 @@ import (
 )
 
 // CreateAd stores a new ad (and its tracking link when it has a url) and
-// returns it with its id.
+// returns it with its id; an ad of a campaign is active (approved).
 func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, error) {
+	return s.CreateAdAs(ctx, in, marquee.StateActive)
+}
+
+// CreateAdAs is CreateAd, the ad in state (active, or pending approval:
+// an advertiser's account wrote it).
+func (s *Store) CreateAdAs(ctx context.Context, in marquee.AdInput, state string) (marquee.Ad, error) {
 	return write(ctx, s, "create ad", func(tx Tx, now time.Time) (marquee.Ad, error) {
 		conds, err := adrow.Conditions(in)
 		if err != nil {
@@ -26,9 +34,9 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 			return marquee.Ad{}, err
 		}
 		id, err := s.insertID(ctx, tx, `INSERT INTO ads (title, start_at, end_at, conditions, created_at, updated_at, url, title_key,
-			campaign_id, creative, placements, targeting) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "",
+			campaign_id, creative, placements, targeting, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "",
 			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), now.UnixMilli(), in.URL, TitleKey(in.Title),
-			in.CampaignID, x.Creative, x.Placements, x.Targeting)
+			in.CampaignID, x.Creative, x.Placements, x.Targeting, state)
 		if err != nil {
 			return marquee.Ad{}, err
 		}
@@ -38,13 +46,22 @@ func (s *Store) CreateAd(ctx context.Context, in marquee.AdInput) (marquee.Ad, e
 		link, err := s.syncAdLink(ctx, tx, id, "", in.URL, now)
 		a := in.Ad(id, link, now, now)
 		a.Warnings = warnings
+		if in.CampaignID != 0 {
+			a.State = state
+		}
 		return a, err
 	})
 }
 
 // ReplaceAd replaces every client field of ad id; it returns marquee.NoAd
-// if there is no such ad.
+// if there is no such ad. The ad is active (approved) after.
 func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
+	return s.ReplaceAdAs(ctx, id, in, marquee.StateActive)
+}
+
+// ReplaceAdAs is ReplaceAd, the ad in state after (pending again, when an
+// advertiser's account changed it).
+func (s *Store) ReplaceAdAs(ctx context.Context, id int64, in marquee.AdInput, state string) (marquee.Ad, error) {
 	return write(ctx, s, "replace ad", func(tx Tx, now time.Time) (marquee.Ad, error) {
 		conds, err := adrow.Conditions(in)
 		if err != nil {
@@ -64,9 +81,9 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 			return marquee.Ad{}, err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?, title_key = ?,
-			campaign_id = ?, creative = ?, placements = ?, targeting = ? WHERE id = ?`,
+			campaign_id = ?, creative = ?, placements = ?, targeting = ?, state = ? WHERE id = ?`,
 			in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), conds, now.UnixMilli(), in.URL, TitleKey(in.Title),
-			in.CampaignID, x.Creative, x.Placements, x.Targeting, id); err != nil {
+			in.CampaignID, x.Creative, x.Placements, x.Targeting, state, id); err != nil {
 			return marquee.Ad{}, err
 		}
 		if err := tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut); err != nil {
@@ -75,7 +92,51 @@ func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (ma
 		link, err = s.syncAdLink(ctx, tx, id, link, in.URL, now)
 		a := in.Ad(id, link, time.UnixMilli(created).UTC(), now)
 		a.Warnings = warnings
+		if in.CampaignID != 0 {
+			a.State = state
+		}
 		return a, err
+	})
+}
+
+// MoveAd approves or rejects (with reason) ad id of a campaign, checked
+// against its state under the row's lock (marquee.AdMoves), and records
+// its review (by the audit's actor).
+func (s *Store) MoveAd(ctx context.Context, id int64, action, reason string) (marquee.Ad, error) {
+	m, ok := marquee.AdMoves[action]
+	if !ok {
+		return marquee.Ad{}, fmt.Errorf("move ad %d: no action %q", id, action)
+	}
+	return write(ctx, s, "change ad state", func(tx Tx, now time.Time) (marquee.Ad, error) {
+		var r adrow.Row
+		err := tx.QueryRow(ctx, `SELECT `+adrow.Columns+` FROM ads WHERE id = ?`+s.cfg.ForUpdate, id).Scan(r.Dest()...)
+		if errors.Is(err, ErrNoRows) {
+			return marquee.Ad{}, marquee.NoAd(id)
+		}
+		if err != nil {
+			return marquee.Ad{}, err
+		}
+		a, err := r.Ad()
+		if err != nil {
+			return a, err
+		}
+		if a.CampaignID == 0 {
+			return a, marquee.Errorf(marquee.KindConflict, "ad %d is in no campaign: it needs no approval", id)
+		}
+		if err := m.CheckOf("ad", id, a.State); err != nil || a.State == m.To {
+			return a, err
+		}
+		au, _ := marquee.AuditFrom(ctx)
+		a.Review = &marquee.Review{Action: action, Reason: reason, By: cmp.Or(au.Actor, "anonymous"), At: now}
+		doc, err := json.Marshal(a.Review)
+		if err != nil {
+			return a, err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE ads SET state = ?, review = ?, updated_at = ? WHERE id = ?`, m.To, string(doc), now.UnixMilli(), id); err != nil {
+			return a, err
+		}
+		a.State, a.UpdatedAt = m.To, now
+		return a, tx.LogChange(ctx, marquee.EntityAd, id, "", marquee.OpPut)
 	})
 }
 
@@ -187,6 +248,11 @@ func (s *Store) ListAds(ctx context.Context, f marquee.AdFilter) ([]marquee.Ad, 
 	if f.CampaignID != 0 {
 		// A campaign's ads by the campaign index, by id.
 		conds, args = append(conds, `campaign_id = ?`), append(args, f.CampaignID)
+		from = `ads`
+		count = `SELECT count(*) FROM ads %s`
+	}
+	if f.Approval != "" { // few wait for approval: a scan of the campaigns' ads
+		conds, args = append(conds, `campaign_id <> 0 AND state = ?`), append(args, f.Approval)
 		from = `ads`
 		count = `SELECT count(*) FROM ads %s`
 	}

@@ -148,6 +148,35 @@ func testCampaigns(t *testing.T, open Opener) {
 	if got, err := st.Ad(ctx, made.ID); err != nil || !reflect.DeepEqual(got, made) {
 		t.Fatalf("Ad = %+v, %v;\nwant %+v", got, err, made)
 	}
+	// An advertiser's creative waits for approval: rejected with a reason,
+	// then approved; a move its state does not allow is a conflict.
+	submitted, err := st.CreateAdAs(ctx, ad, marquee.StatePending)
+	if err != nil || submitted.State != marquee.StatePending {
+		t.Fatalf("CreateAdAs(pending) = %+v, %v", submitted, err)
+	}
+	for _, step := range []struct{ action, reason, state string }{{"reject", "too loud", marquee.StateDraft}, {"reject", "", ""},
+		{"approve", "", marquee.StateActive}, {"approve", "", marquee.StateActive}} {
+		a, err := st.MoveAd(as, submitted.ID, step.action, step.reason)
+		if step.state == "" {
+			if marquee.KindOf(err) != marquee.KindConflict {
+				t.Fatalf("%s of an ad that is %s = %v; want a conflict", step.action, a.State, err)
+			}
+			continue
+		}
+		got, _ := st.Ad(ctx, submitted.ID)
+		if err != nil || a.State != step.state || got.State != step.state || got.Review == nil || got.Review.By != "user:7 ops@example.com" {
+			t.Fatalf("%s = %+v, %v (stored %+v %+v); want %s", step.action, a, err, got, got.Review, step.state)
+		}
+	}
+	if _, err := st.ReplaceAdAs(ctx, submitted.ID, ad, marquee.StatePending); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Ad(ctx, submitted.ID); got.State != marquee.StatePending {
+		t.Fatalf("an approved ad its advertiser changed is %s; want pending again", got.State)
+	}
+	if err := st.DeleteAd(ctx, submitted.ID); err != nil {
+		t.Fatal(err)
+	}
 	if page, total, err := st.ListAds(ctx, marquee.AdFilter{CampaignID: spring.ID, State: marquee.AdsActive, Now: now, Limit: 10}); err != nil || total != 1 || page[0].ID != made.ID {
 		t.Fatalf("ListAds(campaign %d) = %+v, %d, %v; want ad %d", spring.ID, page, total, err, made.ID)
 	}

@@ -1,0 +1,89 @@
+package web
+
+import (
+	"context"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+)
+
+// The approval of ads (docs/api.md#approval): an advertiser's account
+// writes the creatives of its own campaigns, which wait for approval;
+// whoever may approve campaigns approves or rejects them.
+
+// byBounds serves a bound account's request with bound, and anyone
+// else's with team.
+func byBounds(team, bound storeHandler) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		if boundsOf(ctx).Bound() {
+			return bound(sctx, ctx)
+		}
+		return team(sctx, ctx)
+	}
+}
+
+// handleAdByAdvertiser serves POST /api/v1/ad (replace false) and PUT
+// /api/v1/ad/{id} (its ownership checked before, by owned) for an
+// advertiser's account: the ad is of one of the account's campaigns
+// (campaignId, a 400 naming it otherwise) and is stored pending approval,
+// as it is again after the account changes it.
+func handleAdByAdvertiser(r resource[int64, marquee.AdInput], ads AdStore, campaigns CampaignStore, w *writer, replace bool) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		in, err := readJSON(ctx, r.limit, r.parse)
+		if err != nil {
+			return err
+		}
+		if in.CampaignID == 0 || campaignOf(sctx, campaigns, in.CampaignID, boundsOf(ctx)) != nil {
+			return marquee.Invalid("invalid ad", marquee.Problems{"campaignId": "must be one of your campaigns: an advertiser's ad waits in one for approval"})
+		}
+		if !replace {
+			a, err := ads.CreateAdAs(withFields(sctx, changed(nil, &in)), in, marquee.StatePending)
+			if err := w.visible(sctx, err, "ad"); err != nil {
+				return err
+			}
+			location, body := adCreated(a)
+			ctx.Response.Header.Set(fasthttp.HeaderLocation, location)
+			writeJSON(ctx, fasthttp.StatusCreated, body)
+			return nil
+		}
+		id, err := r.key(ctx)
+		if err != nil {
+			return err
+		}
+		old, err := adInput(ads, sctx, id)
+		if err != nil {
+			return err
+		}
+		a, err := ads.ReplaceAdAs(withFields(sctx, changed(&old, &in)), id, in, marquee.StatePending)
+		if err := w.visible(sctx, err, "ad"); err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, a)
+		return nil
+	}
+}
+
+// handleAdMove serves POST /api/v1/ad/{id}/approve and /reject (a reason
+// in the body): 200 with the ad once the change is visible here; 409 when
+// its state does not allow it.
+func handleAdMove(ads AdStore, action string, w *writer) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		id, err := adID(ctx)
+		if err != nil {
+			return err
+		}
+		var reason string
+		if action == marquee.ActionReject {
+			if reason, err = readJSON(ctx, MaxCampaignBody, marquee.ParseReason); err != nil {
+				return err
+			}
+		}
+		a, err := ads.MoveAd(withFields(sctx, []string{"state", "review"}), id, action, reason)
+		if err := w.visible(sctx, err, "ad"); err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, a)
+		return nil
+	}
+}
