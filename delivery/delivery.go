@@ -68,6 +68,9 @@ type Campaign struct {
 	conds  []targeting.Cond
 	tree   *targeting.Tree // nil: no targeting tree
 	loc    *time.Location  // the campaign's time zone: its ads' day-parts are read in it
+	// weights are its weighted rotation's, by ad id (an ad not in it
+	// weighs 1): its Rotation's, keyed for a decision without allocating.
+	weights map[int64]int
 }
 
 // Plan is what decisions read. It is never mutated
@@ -578,6 +581,7 @@ func (e *Engine) compileCampaign(mc marquee.Campaign, old *Plan) *Campaign {
 		c.loc = time.UTC // a zone that no longer loads
 	}
 	c.tree = targeting.CompileTree(mc.Targeting, c.loc)
+	c.weights = weightsOf(mc.Rotation)
 	if pr := c.Price; pr != nil {
 		c.PriceMicros = int64(pr.Amount)
 	}

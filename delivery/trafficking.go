@@ -3,6 +3,7 @@ package delivery
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,7 +84,11 @@ func (e *Engine) rotationWeights(c *Campaign, ads []*Ad, out []float64) []float6
 	case rot == nil:
 	case rot.Type == marquee.RotateWeighted:
 		for _, a := range ads {
-			out = append(out, float64(rot.AdWeight(a.ID)))
+			w, ok := c.weights[a.ID]
+			if !ok {
+				w = marquee.DefaultRotationAdsWeight
+			}
+			out = append(out, float64(w))
 		}
 		return out
 	case rot.Type == marquee.RotateOptimized && len(ads) > 1:
@@ -107,6 +112,20 @@ func (e *Engine) rotationWeights(c *Campaign, ads []*Ad, out []float64) []float6
 	}
 	for range ads {
 		out = append(out, 1)
+	}
+	return out
+}
+
+// weightsOf is rot's weights by ad id (nil unless weighted).
+func weightsOf(rot *marquee.Rotation) map[int64]int {
+	if rot == nil || rot.Type != marquee.RotateWeighted {
+		return nil
+	}
+	out := make(map[int64]int, len(rot.Weights))
+	for id, w := range rot.Weights {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			out[n] = w
+		}
 	}
 	return out
 }

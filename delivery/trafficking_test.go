@@ -2,10 +2,12 @@ package delivery_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -273,5 +275,53 @@ func TestOptimizedRotation(t *testing.T) {
 		if !strings.HasPrefix(cand.Rotation, "optimized: CTR ") {
 			t.Errorf("explain of ad %d: %q; want its CTR named", cand.AdID, cand.Rotation)
 		}
+	}
+}
+
+// BenchmarkTrafficking: a decision of a three-slot page over 1,000
+// campaigns of 10 ads each (no caps), plain and with each trafficking
+// setting on every campaign: two labels (one exclusive, shared by a
+// tenth of the campaigns), weighted or optimized rotation, a roadblock
+// (as many as possible) over two placements.
+func BenchmarkTrafficking(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		set  func(i int, c *marquee.Campaign)
+	}{
+		{"plain", nil},
+		{"labels", func(i int, c *marquee.Campaign) {
+			c.Labels = []marquee.Label{{Name: fmt.Sprintf("cat%d", i%10), Exclusive: true}, {Name: "all"}}
+		}},
+		{"weighted", func(i int, c *marquee.Campaign) {
+			c.Rotation = &marquee.Rotation{Type: marquee.RotateWeighted, Weights: map[string]int{strconv.Itoa(10*i + 1): 5}}
+		}},
+		{"optimized", func(i int, c *marquee.Campaign) {
+			c.Rotation = &marquee.Rotation{Type: marquee.RotateOptimized, MinImpressions: 10}
+		}},
+		{"roadblock", func(i int, c *marquee.Campaign) { c.Roadblock = marquee.RoadblockAsMany }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			w := newWorld(&testing.T{})
+			rates := map[int64]delivery.Rates{}
+			for i := range 1000 {
+				id := w.camp(marquee.Priorities[i%4], 1+i%100, func(camp *marquee.Campaign) {
+					if c.set != nil {
+						c.set(i, camp)
+					}
+				})
+				for k := range 10 {
+					a := w.ad(id, "300x250", func(a *marquee.Ad) { a.Placements = []string{[]string{"side", "bottom"}[k%2]} })
+					rates[a] = delivery.Rates{Impressions: 100, Clicks: int64(1 + k)}
+				}
+			}
+			w.ready(side, top, bottom)
+			w.e.SetAdRates(rates)
+			rnd := rand.New(rand.NewPCG(1, 2))
+			r := page(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				w.e.Decide(context.Background(), r, now, rnd)
+			}
+		})
 	}
 }
