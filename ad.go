@@ -39,8 +39,8 @@ type Ad struct {
 	Placements []string
 	Targeting  *Targeting // narrows the campaign's (its day-parts in the campaign's time zone)
 	// State, of an ad in a campaign: active (approved), pending (written
-	// by an advertiser's account, waiting for approval) or draft
-	// (rejected: Review says why); only an active one serves. "" for an ad
+	// by an advertiser's account, waiting for approval), draft (rejected:
+	// Review says why) or paused; only an active one serves. "" for an ad
 	// of no campaign (the original contract's, always served).
 	State  string
 	Review *Review
@@ -94,14 +94,17 @@ func (in AdInput) Ad(id int64, link string, created, updated time.Time) Ad {
 		CampaignID: in.CampaignID, Creative: in.Creative, Placements: in.Placements, Targeting: in.Targeting}
 }
 
-// Approved reports whether a may serve as far as its approval goes: an
-// ad of no campaign, or an active one.
-func (a *Ad) Approved() bool { return a.State == "" || a.State == StateActive }
+// Serves reports whether a may serve as far as its state goes: an ad of
+// no campaign, or an active one.
+func (a *Ad) Serves() bool { return a.State == "" || a.State == StateActive }
 
-// AdMoves are the actions on an ad's approval (docs/api.md#approval).
+// AdMoves are the actions on the state of a campaign's ad
+// (docs/api.md#approval): approval, and pausing one ad of a campaign.
 var AdMoves = map[string]Move{
 	ActionApprove: {ActionApprove, StateActive, []string{StatePending, StateDraft}},
 	ActionReject:  {ActionReject, StateDraft, []string{StatePending}},
+	ActionPause:   {ActionPause, StatePaused, []string{StateActive}},
+	ActionResume:  {ActionResume, StateActive, []string{StatePaused}},
 }
 
 // ActiveAt reports whether the ad is served at instant now: startAt < now < endAt.

@@ -615,7 +615,7 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 	}
 	for _, a := range puts {
 		delete(defaults, a.ID)
-		if !a.Approved() { // waiting for approval, or rejected: never served
+		if !a.Serves() { // paused, waiting for approval, or rejected: never served
 			delete(ads, a.ID)
 			continue
 		}

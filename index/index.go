@@ -62,7 +62,7 @@ func (ix *Index) Put(ads ...*marquee.Ad) {
 	chs := make([]change, len(ads))
 	for i, a := range ads {
 		chs[i] = change{id: a.ID}
-		if a.Approved() { // an ad waiting for approval, or rejected, is listed nowhere
+		if a.Serves() { // an ad paused, waiting for approval, or rejected, is listed nowhere
 			chs[i].put = newEntry(a)
 		}
 	}
@@ -190,8 +190,8 @@ func (ix *Index) Load(fill func(add func(*marquee.Ad)) error) error {
 	byID := map[int64]*entry{}
 	var mu sync.Mutex
 	err := fill(func(a *marquee.Ad) {
-		if !a.Approved() {
-			return // waiting for approval, or rejected: listed nowhere
+		if !a.Serves() {
+			return // paused, waiting for approval, or rejected: listed nowhere
 		}
 		e := newEntry(a)
 		mu.Lock()

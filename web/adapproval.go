@@ -64,9 +64,9 @@ func handleAdByAdvertiser(r resource[int64, marquee.AdInput], ads AdStore, campa
 	}
 }
 
-// handleAdMove serves POST /api/v1/ad/{id}/approve and /reject (a reason
-// in the body): 200 with the ad once the change is visible here; 409 when
-// its state does not allow it.
+// handleAdMove serves POST /api/v1/ad/{id}/approve, /reject (a reason
+// in the body), /pause and /resume: 200 with the ad once the change is
+// visible here; 409 when its state does not allow it.
 func handleAdMove(ads AdStore, action string, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := adID(ctx)
@@ -79,7 +79,11 @@ func handleAdMove(ads AdStore, action string, w *writer) storeHandler {
 				return err
 			}
 		}
-		a, err := ads.MoveAd(withFields(sctx, []string{"state", "review"}), id, action, reason)
+		fields := []string{"state"}
+		if action == marquee.ActionApprove || action == marquee.ActionReject {
+			fields = append(fields, "review")
+		}
+		a, err := ads.MoveAd(withFields(sctx, fields), id, action, reason)
 		if err := w.visible(sctx, err, "ad"); err != nil {
 			return err
 		}

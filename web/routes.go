@@ -85,6 +85,7 @@ func (s *Server) boundRoutes() map[string]boundKind {
 		"GET /api/v1/ads":                    advertiserBound, "GET /api/v1/ad/{id}/stats": advertiserBound,
 		// Its creatives, in its campaigns, waiting for approval.
 		"POST /api/v1/ad": advertiserBound, "PUT /api/v1/ad/{id}": advertiserBound, "DELETE /api/v1/ad/{id}": advertiserBound,
+		"POST /api/v1/ad/{id}/pause": advertiserBound, "POST /api/v1/ad/{id}/resume": advertiserBound,
 		"POST /api/v1/conversions": advertiserBound, // its own advertisers' (convert)
 		// A publisher's placements and their reports.
 		"GET /api/v1/placements": publisherBound, "GET /api/v1/placements/{name}": publisherBound,
@@ -114,6 +115,8 @@ func (s *Server) apiRoutes() []route {
 		{"PUT", "/api/v1/ad/{id}", marquee.ScopeAdsWrite, withStore(s.req.audited(byBounds(handleReplace(adResource, s.store, AdStore.ReplaceAd, adInput, s.writer),
 			owned(ownAd(s.store, s.campaigns), handleAdByAdvertiser(adResource, s.store, s.campaigns, s.writer, true)))))},
 		{"DELETE", "/api/v1/ad/{id}", marquee.ScopeAdsWrite, withStore(s.req.audited(owned(ownAd(s.store, s.campaigns), handleDelete(adResource, s.store, AdStore.DeleteAd, s.writer))))},
+		{"POST", "/api/v1/ad/{id}/pause", marquee.ScopeAdsWrite, withStore(s.req.auditedAs("pause", owned(ownAd(s.store, s.campaigns), handleAdMove(s.store, marquee.ActionPause, s.writer))))},
+		{"POST", "/api/v1/ad/{id}/resume", marquee.ScopeAdsWrite, withStore(s.req.auditedAs("resume", owned(ownAd(s.store, s.campaigns), handleAdMove(s.store, marquee.ActionResume, s.writer))))},
 		{"POST", "/api/v1/ad/{id}/approve", marquee.ScopeCampaignsApprove, withStore(s.req.auditedAs("approve", handleAdMove(s.store, marquee.ActionApprove, s.writer)))},
 		{"POST", "/api/v1/ad/{id}/reject", marquee.ScopeCampaignsApprove, withStore(s.req.auditedAs("reject", handleAdMove(s.store, marquee.ActionReject, s.writer)))},
 		{"GET", "/api/v1/ads", marquee.ScopeAdsRead, withStore(handleAdminListAds(s.store, s.campaigns, s.now))},

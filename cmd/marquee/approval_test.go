@@ -329,8 +329,23 @@ func TestAdApproval(t *testing.T) {
 	if got := serves(); got != "2" {
 		t.Errorf("after the approval the decision chose ad %s; want 2 (the sponsorship)", got)
 	}
+	// One ad of a campaign paused (by its advertiser), then resumed.
+	if r := adv.do("POST", "/api/v1/ad/2/pause", ""); r.status != 200 || !strings.Contains(r.body, `"state":"paused"`) {
+		t.Fatalf("the advertiser's pause = %d %s", r.status, r.body)
+	}
+	if got := serves(); got != "1" {
+		t.Errorf("a paused ad served (ad %s)", got)
+	}
+	if r := adv.do("POST", "/api/v1/ad/1/pause", ""); r.status != 404 {
+		t.Errorf("the advertiser's pause of another's ad = %d %s; want 404", r.status, r.body)
+	}
+	in.expect(in.admin("POST", "/api/v1/ad/2/approve", ""), 409, "")
+	in.expect(in.admin("POST", "/api/v1/ad/2/resume", ""), 200, "")
+	if got := serves(); got != "2" {
+		t.Errorf("after the resume the decision chose ad %s; want 2", got)
+	}
 	in.expect(in.admin("POST", "/api/v1/ad/1/reject", `{"reason":"x"}`), 409, "")
-	if r := in.admin("GET", "/api/v1/audit?entity=ad&limit=3", ""); !strings.Contains(r.body, `"action":"approve"`) || !strings.Contains(r.body, `"action":"reject"`) {
-		t.Errorf("audit = %s; want the ad's approval and rejection", r.body)
+	if r := in.admin("GET", "/api/v1/audit?entity=ad&limit=10", ""); !strings.Contains(r.body, `"action":"approve"`) || !strings.Contains(r.body, `"action":"reject"`) || !strings.Contains(r.body, `"actor":"user:1 adv@acme.test","entity":"ad","entityId":"2","action":"pause"`) {
+		t.Errorf("audit = %s; want the ad's approval, rejection and the advertiser's pause", r.body)
 	}
 }

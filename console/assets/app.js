@@ -687,7 +687,7 @@
     }
     return adFig;
   }
-  const stateOf = (a, now = Date.now()) => ({ pending: 'waiting for approval, ', draft: 'rejected, ' }[a.state] || '') +
+  const stateOf = (a, now = Date.now()) => ({ pending: 'waiting for approval, ', draft: 'rejected, ', paused: 'paused, ' }[a.state] || '') +
     (Date.parse(a.endAt) <= now ? 'expired' : Date.parse(a.startAt) >= now ? 'scheduled' : 'active');
   route(/^\/ads$/, 'ads:read', async (_, q) => {
     const state = q.get('state') || '', text = q.get('q') || '', offset = +q.get('offset') || 0, limit = 50;
@@ -737,10 +737,12 @@
     const out = [el('h1', { text: a.title }),
       el('p', { class: 'muted', text: 'Ad ' + a.id + ' · ' + stateOf(a) + ' · ' + fmtTime(a.startAt) + ' → ' + fmtTime(a.endAt) }),
       // Approval of an advertiser's creative.
-      a.state && a.state !== 'active' ? el('div', { class: 'row', id: 'ad-approval' }, el('p', { text: a.state === 'pending' ? 'Waiting for approval: it serves once approved.' :
+      a.state && a.state !== 'active' && a.state !== 'paused' ? el('div', { class: 'row', id: 'ad-approval' }, el('p', { text: a.state === 'pending' ? 'Waiting for approval: it serves once approved.' :
         'Rejected' + (a.review ? ' by ' + a.review.by + ': ' + a.review.reason : '') + '. It serves once approved; a change sends it for approval again.' }),
         can('campaigns:approve') ? adMove('Approve', 'approve') : null,
         a.state === 'pending' && can('campaigns:approve') ? rejectForm(id, render, '/api/v1/ad/') : null) : null,
+      write && (a.state === 'active' || a.state === 'paused') ? el('div', { class: 'row' }, a.state === 'active' ? adMove('Pause this ad', 'pause') : adMove('Resume this ad', 'resume'),
+        el('span', { class: 'muted', text: a.state === 'paused' ? ' Paused: its campaign serves its other ads.' : '' })) : null,
       write ? el('div', { class: 'row' }, el('a', { href: '#/ads/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }), ' ',
         el('a', { href: '#/ads/new?from=' + id, class: 'button', id: 'duplicate', text: 'Duplicate' }), ' ',
         confirmButton('Delete', 'Delete this ad? Its reports stay.', async () => {

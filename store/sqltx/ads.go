@@ -99,9 +99,10 @@ func (s *Store) ReplaceAdAs(ctx context.Context, id int64, in marquee.AdInput, s
 	})
 }
 
-// MoveAd approves or rejects (with reason) ad id of a campaign, checked
-// against its state under the row's lock (marquee.AdMoves), and records
-// its review (by the audit's actor).
+// MoveAd takes action (marquee.AdMoves: approve, reject with reason,
+// pause, resume) on ad id of a campaign, checked against its state under
+// the row's lock; an approval or a rejection records its review (by the
+// audit's actor).
 func (s *Store) MoveAd(ctx context.Context, id int64, action, reason string) (marquee.Ad, error) {
 	m, ok := marquee.AdMoves[action]
 	if !ok {
@@ -126,13 +127,19 @@ func (s *Store) MoveAd(ctx context.Context, id int64, action, reason string) (ma
 		if err := m.CheckOf("ad", id, a.State); err != nil || a.State == m.To {
 			return a, err
 		}
-		au, _ := marquee.AuditFrom(ctx)
-		a.Review = &marquee.Review{Action: action, Reason: reason, By: cmp.Or(au.Actor, "anonymous"), At: now}
-		doc, err := json.Marshal(a.Review)
-		if err != nil {
-			return a, err
+		if action == marquee.ActionApprove || action == marquee.ActionReject {
+			au, _ := marquee.AuditFrom(ctx)
+			a.Review = &marquee.Review{Action: action, Reason: reason, By: cmp.Or(au.Actor, "anonymous"), At: now}
 		}
-		if _, err := tx.Exec(ctx, `UPDATE ads SET state = ?, review = ?, updated_at = ? WHERE id = ?`, m.To, string(doc), now.UnixMilli(), id); err != nil {
+		var doc any // NULL without a review
+		if a.Review != nil {
+			b, err := json.Marshal(a.Review)
+			if err != nil {
+				return a, err
+			}
+			doc = string(b)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE ads SET state = ?, review = ?, updated_at = ? WHERE id = ?`, m.To, doc, now.UnixMilli(), id); err != nil {
 			return a, err
 		}
 		a.State, a.UpdatedAt = m.To, now
