@@ -63,31 +63,3 @@ func handleAdByAdvertiser(r resource[int64, marquee.AdInput], ads AdStore, campa
 		return nil
 	}
 }
-
-// handleAdMove serves POST /api/v1/ad/{id}/approve, /reject (a reason
-// in the body), /pause and /resume: 200 with the ad once the change is
-// visible here; 409 when its state does not allow it.
-func handleAdMove(ads AdStore, action string, w *writer) storeHandler {
-	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := adID(ctx)
-		if err != nil {
-			return err
-		}
-		var reason string
-		if action == marquee.ActionReject {
-			if reason, err = readJSON(ctx, MaxCampaignBody, marquee.ParseReason); err != nil {
-				return err
-			}
-		}
-		fields := []string{"state"}
-		if action == marquee.ActionApprove || action == marquee.ActionReject {
-			fields = append(fields, "review")
-		}
-		a, err := ads.MoveAd(withFields(sctx, fields), id, action, reason)
-		if err := w.visible(sctx, err, "ad"); err != nil {
-			return err
-		}
-		writeJSON(ctx, fasthttp.StatusOK, a)
-		return nil
-	}
-}

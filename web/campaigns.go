@@ -178,17 +178,20 @@ func createDraft(st CampaignStore, ctx context.Context, in marquee.CampaignInput
 	return st.CreateCampaign(ctx, in, marquee.StateDraft)
 }
 
-// handleCampaignMove serves POST /api/v1/campaigns/{id}/ACTION (submit,
-// approve, reject, pause, resume): 200 with the campaign once the change
-// is visible here; 409 when its state does not allow the action. A
-// rejection's body says why: {"reason": "…"}.
-func handleCampaignMove(store CampaignStore, action string, w *writer) storeHandler {
+// handleMove serves POST /api/v1/campaigns/{id}/ACTION (submit,
+// approve, reject, pause, resume) and POST /api/v1/ad/{id}/ACTION
+// (approve, reject, pause, resume) by move, a method expression of the
+// store (CampaignStore.MoveCampaign), of what key reads from the path: 200 with the entity once the change is visible
+// here; 409 when its state does not allow the action. A rejection's body
+// says why: {"reason": "…"}.
+func handleMove[S, T any](what string, key func(*fasthttp.RequestCtx) (int64, error), store S, move func(S, context.Context, int64, string, string) (T, error),
+	action string, w *writer) storeHandler {
 	fields := []string{"state"}
 	if action != marquee.ActionPause && action != marquee.ActionResume {
 		fields = append(fields, "review")
 	}
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		id, err := campaignID(ctx)
+		id, err := key(ctx)
 		if err != nil {
 			return err
 		}
@@ -198,11 +201,11 @@ func handleCampaignMove(store CampaignStore, action string, w *writer) storeHand
 				return err
 			}
 		}
-		c, err := store.MoveCampaign(withFields(sctx, fields), id, action, reason)
-		if err := w.visible(sctx, err, "campaign"); err != nil {
+		v, err := move(store, withFields(sctx, fields), id, action, reason)
+		if err := w.visible(sctx, err, what); err != nil {
 			return err
 		}
-		writeJSON(ctx, fasthttp.StatusOK, c)
+		writeJSON(ctx, fasthttp.StatusOK, v)
 		return nil
 	}
 }
