@@ -179,17 +179,8 @@ func parseRotation(raw json.RawMessage, capped bool, p Problems) *Rotation {
 		if json.Unmarshal(raw, &ids) != nil || len(ids) > MaxRotationAds {
 			p["rotation.sequence"] = fmt.Sprintf("must be an array of at most %d ad ids", MaxRotationAds)
 		}
-		for i, one := range ids {
-			id, ok := parseID(one)
-			s := strconv.FormatInt(id, 10)
-			switch {
-			case !ok:
-				p[fmt.Sprintf("rotation.sequence[%d]", i)] = "must be an ad's id"
-			case slices.Contains(r.Sequence, s):
-				p[fmt.Sprintf("rotation.sequence[%d]", i)] = "is named twice"
-			default:
-				r.Sequence = append(r.Sequence, s)
-			}
+		for _, id := range distinctIDs(ids, "rotation.sequence", "an ad's id", p) {
+			r.Sequence = append(r.Sequence, strconv.FormatInt(id, 10))
 		}
 	}
 	if only("minImpressions", RotateOptimized) {
@@ -241,17 +232,7 @@ func ParseBulkInput(body []byte) (BulkInput, error) {
 	case json.Unmarshal(raw, &ids) != nil || len(ids) == 0 || len(ids) > MaxBulk:
 		p["ids"] = fmt.Sprintf("must be an array of 1 to %d campaign ids", MaxBulk)
 	}
-	for i, one := range ids {
-		id, ok := parseID(one)
-		switch {
-		case !ok:
-			p[fmt.Sprintf("ids[%d]", i)] = "must be a campaign's id"
-		case slices.Contains(in.IDs, id):
-			p[fmt.Sprintf("ids[%d]", i)] = "is named twice"
-		default:
-			in.IDs = append(in.IDs, id)
-		}
-	}
+	in.IDs = distinctIDs(ids, "ids", "a campaign's id", p)
 	_, hasAction := present(fields, "action")
 	_, hasTargeting := fields["targeting"] // null clears it
 	switch {
@@ -292,4 +273,22 @@ func CopyName(name string) string {
 		r = r[:n]
 	}
 	return string(r) + suffix
+}
+
+// distinctIDs reads raws as ids (strings or numbers), each once, naming
+// a problem as path[i]: one that is not what, one named twice.
+func distinctIDs(raws []json.RawMessage, path, what string, p Problems) []int64 {
+	var out []int64
+	for i, one := range raws {
+		id, ok := parseID(one)
+		switch {
+		case !ok:
+			p[fmt.Sprintf("%s[%d]", path, i)] = "must be " + what
+		case slices.Contains(out, id):
+			p[fmt.Sprintf("%s[%d]", path, i)] = "is named twice"
+		default:
+			out = append(out, id)
+		}
+	}
+	return out
 }

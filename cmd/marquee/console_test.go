@@ -283,6 +283,21 @@ func (b *tab) fetch(path, init string) (int, string) {
 
 func jsString(s string) string { j, _ := json.Marshal(s); return string(j) }
 
+// ownerConsole starts an instance with an owner (owner@example.com) and
+// a tab of width × height signed in to its console as the owner; it skips
+// without Chromium.
+func ownerConsole(t *testing.T, width, height int) (*instance, *tab) {
+	t.Helper()
+	chromiumPath(t)
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil)
+	b := newTab(t, in.url, width, height)
+	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	b.signIn("owner@example.com", "owner-password-1")
+	return in, b
+}
+
 // TestConsoleInBrowser drives the console in headless Chromium the way a
 // person would: sign in, the overview's chart over seeded reports, an ad
 // created through a validation error, edited, duplicated and deleted, a

@@ -127,13 +127,7 @@ func TestThirdPartyTagsInBrowser(t *testing.T) {
 // TestThirdPartyInConsole: the ad editor writes a trusted tag creative with
 // trackers, the placement editor a passback; the API keeps them.
 func TestThirdPartyInConsole(t *testing.T) {
-	chromiumPath(t)
-	dir := t.TempDir()
-	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
-	in := start(t, dir, nil)
-	b := newTab(t, in.url, 1280, 1400)
-	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
-	b.signIn("owner@example.com", "owner-password-1")
+	in, b := ownerConsole(t, 1280, 1400)
 	b.open("#/placements/new", "#placement-form")
 	b.labelled("placement editor with a passback")
 	b.do("a placement with a passback", chromedp.SendKeys(chromedp.CSS(`[data-field="name"] input`), "side"),
