@@ -98,15 +98,6 @@ func (in AdInput) Ad(id int64, link string, created, updated time.Time) Ad {
 // no campaign, or an active one.
 func (a *Ad) Serves() bool { return a.State == "" || a.State == StateActive }
 
-// AdMoves are the actions on the state of a campaign's ad
-// (docs/api.md#approval): approval, and pausing one ad of a campaign.
-var AdMoves = map[string]Move{
-	ActionApprove: {ActionApprove, StateActive, []string{StatePending, StateDraft}},
-	ActionReject:  {ActionReject, StateDraft, []string{StatePending}},
-	ActionPause:   {ActionPause, StatePaused, []string{StateActive}},
-	ActionResume:  {ActionResume, StateActive, []string{StatePaused}},
-}
-
 // ActiveAt reports whether the ad is served at instant now: startAt < now < endAt.
 func (a *Ad) ActiveAt(now time.Time) bool {
 	return a.StartAt.Before(now) && now.Before(a.EndAt)
