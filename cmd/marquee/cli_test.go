@@ -25,7 +25,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 	commands := [][]string{{"serve"}, {"seed"}, {"bench"}, {"hello"}, {"events"}, {"events", "cat"}, {"reports"}, {"reports", "rebuild"},
 		{"keys"}, {"keys", "create"}, {"keys", "list"}, {"keys", "revoke"},
 		{"users"}, {"users", "list"}, {"users", "add"}, {"users", "role"}, {"users", "password"}, {"users", "remove"},
-		{"version"}, {"healthcheck"}, {"backup"}, {"restore"}, {"links"}, {"links", "import"}, {"links", "export"}}
+		{"version"}, {"healthcheck"}, {"backup"}, {"restore"}, {"links"}, {"links", "import"}, {"links", "export"}, {"forecast"}, {"forecast", "backtest"}}
 	for _, c := range commands {
 		for _, h := range []string{"-h", "-help", "--help"} {
 			args := append(append([]string{}, c...), h)

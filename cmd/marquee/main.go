@@ -81,7 +81,7 @@ func unknownSubcommand(command, sub string, subs ...string) error {
 }
 
 // commands are the commands dispatch knows, for suggestions.
-var commands = []string{"serve", "seed", "bench", "events", "reports", "links", "keys", "users", "hello", "version", "healthcheck", "backup", "restore", "privacy", "help"}
+var commands = []string{"serve", "seed", "bench", "events", "reports", "links", "keys", "users", "hello", "version", "healthcheck", "backup", "restore", "privacy", "forecast", "help"}
 
 const usage = `usage: marquee <command> [flags]
 
@@ -100,6 +100,7 @@ commands:
   backup  backup -to FILE: a consistent copy of the SQLite store, while it serves
   restore restore -from FILE [-force]: make a backup the data directory's store
   privacy privacy export -user KEY: what the event files hold about a visitor (docs/privacy.md)
+  forecast forecast backtest: the forecasts' error on generated traffic (docs/benchmarks.md)
 
 Every command answers -h with its flags. Every flag can also be set as
 MARQUEE_<NAME> (e.g. MARQUEE_ADMIN_TOKEN).
@@ -152,6 +153,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runRestore(ctx, rest, getenv, stdout, stderr)
 	case "privacy":
 		return runPrivacy(ctx, rest, getenv, stdout, stderr)
+	case "forecast":
+		return runForecast(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,125 @@
+package forecast
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"marquee"
+	"marquee/targeting"
+)
+
+// Sample is a past request kept for forecasts: when, in which placement,
+// and the viewer as its decision saw it (compiled: key-values, geo,
+// device, page), with its keywords.
+type Sample struct {
+	At        time.Time
+	Placement string
+	Viewer    targeting.Viewer
+	Keywords  []string
+}
+
+// Targeting is what a forecast matches a sample against: a campaign's
+// conditions, targeting tree (its day-parts in its time zone) and
+// keywords, and the placements it may fill (none: any).
+type Targeting struct {
+	conds      []targeting.Cond
+	tree       *targeting.Tree
+	keywords   []string
+	placements []string
+}
+
+// Compile compiles what in targets, in placements.
+func Compile(in *marquee.CampaignInput, placements []string) *Targeting {
+	loc, _ := marquee.ParseTimeZone(in.TimeZone)
+	if loc == nil {
+		loc = time.UTC
+	}
+	return &Targeting{conds: targeting.CompileAll(in.Conditions), tree: targeting.CompileTree(in.Targeting, loc),
+		keywords: in.Keywords, placements: placements}
+}
+
+// Matches says whether t takes sample s, as a decision would (its
+// placement, conditions, tree at the sample's time, and keywords).
+func (t *Targeting) Matches(s *Sample) bool {
+	if len(t.placements) > 0 && !slices.Contains(t.placements, s.Placement) {
+		return false
+	}
+	if len(t.keywords) > 0 && !slices.ContainsFunc(t.keywords, func(k string) bool { return slices.Contains(s.Keywords, k) }) {
+		return false
+	}
+	return targeting.MatchesAny(t.conds, &s.Viewer) && t.tree.Matches(&s.Viewer, s.At.UnixNano())
+}
+
+// Buckets are the hours a share is estimated for: the hour of the day, on
+// a weekday or on a weekend day (48), in UTC.
+const Buckets = 48
+
+// bucket is the bucket of the hour at t.
+func bucket(t time.Time) int {
+	t = t.UTC()
+	b := t.Hour()
+	if d := t.Weekday(); d == time.Saturday || d == time.Sunday {
+		b += 24
+	}
+	return b
+}
+
+// Shares are the shares of requests a targeting matches, by bucket (P),
+// and the samples each was read from, its prior's included (N).
+type Shares struct {
+	P, N [Buckets]float64
+}
+
+// Prior is how many samples' weight the overall share counts for in each
+// bucket's (shrinkage: a bucket with few samples leans on the overall).
+const Prior = 400
+
+// ShareOf estimates the share of requests t matches in each bucket from
+// samples, each bucket's own share shrunk toward the overall share by
+// Prior samples.
+func ShareOf(t *Targeting, samples []Sample) Shares {
+	var n, m [Buckets]float64
+	var all, hit float64
+	for i := range samples {
+		b := bucket(samples[i].At)
+		n[b]++
+		all++
+		if t.Matches(&samples[i]) {
+			m[b]++
+			hit++
+		}
+	}
+	var out Shares
+	if all == 0 {
+		return out
+	}
+	overall := hit / all
+	for b := range out.P {
+		out.P[b], out.N[b] = (m[b]+Prior*overall)/(n[b]+Prior), n[b]+Prior
+	}
+	return out
+}
+
+// Matching is the forecast of the requests t matches over [from, to):
+// each hour's requests (f) times the share of its bucket; its range
+// widens each hour's by the share's sampling error (binomial, from the
+// samples it was read from).
+func Matching(f *Fitted, shares *Shares, from, to time.Time) Point {
+	var p Point
+	for h := from.Truncate(time.Hour); h.Before(to); h = h.Add(time.Hour) {
+		b := bucket(h)
+		x, s := f.Hour(h), shares.P[b]
+		mean := x.Mean * s
+		rel := 0.0
+		if x.Mean > 0 {
+			rel = (x.High - x.Mean) / x.Mean / z80
+		}
+		if s > 0 && shares.N[b] > 0 {
+			r := math.Sqrt(s*(1-s)/shares.N[b]) / s
+			rel = math.Sqrt(rel*rel + r*r)
+		}
+		p.Mean, p.Low, p.High = p.Mean+mean, p.Low+math.Max(0, mean*(1-z80*rel)), p.High+mean*(1+z80*rel)
+	}
+	return p
+}
