@@ -26,8 +26,9 @@ func byBounds(team, bound storeHandler) storeHandler {
 // handleAdByAdvertiser serves POST /api/v1/ad (replace false) and PUT
 // /api/v1/ad/{id} (its ownership checked before, by owned) for an
 // advertiser's account: the ad is of one of the account's campaigns
-// (campaignId, a 400 naming it otherwise) and is stored pending approval,
-// as it is again after the account changes it.
+// (campaignId, a 400 naming it otherwise), not a trusted tag (only the ad
+// team vouches for one), and is stored pending approval, as it is again
+// after the account changes it.
 func handleAdByAdvertiser(r resource[int64, marquee.AdInput], ads AdStore, campaigns CampaignStore, w *writer, replace bool) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readJSON(ctx, r.limit, r.parse)
@@ -36,6 +37,11 @@ func handleAdByAdvertiser(r resource[int64, marquee.AdInput], ads AdStore, campa
 		}
 		if in.CampaignID == 0 || campaignOf(sctx, campaigns, in.CampaignID, boundsOf(ctx)) != nil {
 			return marquee.Invalid("invalid ad", marquee.Problems{"campaignId": "must be one of your campaigns: an advertiser's ad waits in one for approval"})
+		}
+		if in.Creative != nil && in.Creative.Trusted {
+			// A trusted tag runs in the publisher's page: only the ad team
+			// may vouch for one.
+			return marquee.Invalid("invalid ad", marquee.Problems{"creative.trusted": "only the ad team marks a tag trusted: leave it out"})
 		}
 		if !replace {
 			a, err := ads.CreateAdAs(withFields(sctx, changed(nil, &in)), in, marquee.StatePending)

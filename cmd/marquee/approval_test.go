@@ -203,6 +203,10 @@ func TestAdApproval(t *testing.T) {
 			t.Errorf("an advertiser's ad outside its campaigns = %d %s; want 400 naming campaignId", r.status, r.body)
 		}
 	}
+	trusted := strings.Replace(body, `"creative":{"type":"native","title":"Acme"}`, `"creative":{"type":"tag","width":300,"height":250,"html":"<b>x</b>","trusted":true}`, 1)
+	if r := adv.do("POST", "/api/v1/ad", trusted); r.status != 400 || !strings.Contains(r.body, `"creative.trusted":"only the ad team marks a tag trusted`) {
+		t.Errorf("an advertiser's trusted tag = %d %s; want 400 naming creative.trusted", r.status, r.body)
+	}
 	adv.do("POST", "/api/v1/ad", body)
 	state := func() (string, string) {
 		var a struct {

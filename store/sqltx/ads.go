@@ -54,7 +54,8 @@ func (s *Store) CreateAdAs(ctx context.Context, in marquee.AdInput, state string
 }
 
 // ReplaceAd replaces every client field of ad id; it returns marquee.NoAd
-// if there is no such ad. The ad is active (approved) after.
+// if there is no such ad. The ad is active (approved) after, or paused if
+// it was.
 func (s *Store) ReplaceAd(ctx context.Context, id int64, in marquee.AdInput) (marquee.Ad, error) {
 	return s.ReplaceAdAs(ctx, id, in, marquee.StateActive)
 }
@@ -72,13 +73,16 @@ func (s *Store) ReplaceAdAs(ctx context.Context, id int64, in marquee.AdInput, s
 			return marquee.Ad{}, err
 		}
 		var created int64
-		var link string
-		err = tx.QueryRow(ctx, `SELECT created_at, link_code FROM ads WHERE id = ?`+s.cfg.ForUpdate, id).Scan(&created, &link)
+		var link, was string
+		err = tx.QueryRow(ctx, `SELECT created_at, link_code, state FROM ads WHERE id = ?`+s.cfg.ForUpdate, id).Scan(&created, &link, &was)
 		if errors.Is(err, ErrNoRows) {
 			return marquee.Ad{}, marquee.NoAd(id)
 		}
 		if err != nil {
 			return marquee.Ad{}, err
+		}
+		if was == marquee.StatePaused && state == marquee.StateActive {
+			state = was // the team's change of a paused ad keeps it paused
 		}
 		if _, err := tx.Exec(ctx, `UPDATE ads SET title = ?, start_at = ?, end_at = ?, conditions = ?, updated_at = ?, url = ?, title_key = ?,
 			campaign_id = ?, creative = ?, placements = ?, targeting = ?, state = ? WHERE id = ?`,

@@ -174,6 +174,14 @@ func testCampaigns(t *testing.T, open Opener) {
 	if got, _ := st.Ad(ctx, submitted.ID); got.State != marquee.StatePending {
 		t.Fatalf("an approved ad its advertiser changed is %s; want pending again", got.State)
 	}
+	// A paused ad stays paused when the team changes it.
+	st.MoveAd(as, submitted.ID, "approve", "")
+	if a, err := st.MoveAd(as, submitted.ID, "pause", ""); err != nil || a.State != marquee.StatePaused {
+		t.Fatalf("pause = %+v, %v", a, err)
+	}
+	if a, err := st.ReplaceAd(ctx, submitted.ID, ad); err != nil || a.State != marquee.StatePaused {
+		t.Fatalf("the team's change of a paused ad = %+v, %v; want it paused still", a, err)
+	}
 	if err := st.DeleteAd(ctx, submitted.ID); err != nil {
 		t.Fatal(err)
 	}
