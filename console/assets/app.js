@@ -1494,7 +1494,7 @@
         result.replaceChildren(el('h2', { text: !won.length ? 'Nothing fills this slot' : won[0].default ? 'Wins: ad ' + won[0].adId + ', the placement\'s default ad' : 'Wins: ad ' + won[0].adId + ' of ' + (cn.get(String(won[0].campaignId)) || 'campaign ' + won[0].campaignId) }),
           table(['Ad', 'Campaign', 'Tier', 'Status', { t: 'Weight', num: 1 }, { t: 'Chance', num: 1 }], (r.explain.slot || []).map(c => [
             el('a', { href: '#/ads/' + c.adId, text: 'ad ' + c.adId }), campaignLink(c.campaignId, cn),
-            c.tier, c.status, c.weight ? String(c.weight) : '', c.chance ? pct(c.chance) : '']), 'No ad of a campaign exists yet.'));
+            c.tier, c.status + (c.rotation ? ' — ' + c.rotation : ''), c.weight ? String(c.weight) : '', c.chance ? pct(c.chance) : '']), 'No ad of a campaign exists yet.'));
       } catch (e) { showProblems(form, e); }
     } },
     el('div', { class: 'grid2' }, field('Placement', placement, 'placements[0].placement'), field('User key', user, 'user.key')),
