@@ -21,7 +21,7 @@ func TestApprovalQueueInBrowser(t *testing.T) {
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
 	in := start(t, dir, nil)
 	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, 24*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"1","name":"Spring",`+flight+`}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/users", `{"email":"adv@acme.test","role":"advertiser","advertisers":["1"],"password":"advertiser password"}`), 201, "")

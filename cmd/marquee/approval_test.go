@@ -20,8 +20,7 @@ func TestApprovalServesOnlyApproved(t *testing.T) { eachShared(t, testApprovalSe
 
 func testApprovalServesOnlyApproved(t *testing.T, db sharedDB, dsn string) {
 	a, b := db.start(t, dsn), db.start(t, dsn)
-	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, 24*time.Hour)
 	a.expect(a.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"top"}`), 201, "")
 	house := a.campaign(`{"advertiserId":"1","name":"House",` + flight + `,"priority":"house"}`)
@@ -81,8 +80,7 @@ func testApprovalServesOnlyApproved(t *testing.T, db sharedDB, dsn string) {
 // log with its actor.
 func TestApprovalMatrix(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
-	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, 24*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Other"}`), 201, "")
 	users := map[string]*browser{}
@@ -186,8 +184,7 @@ func TestApprovalMatrix(t *testing.T) {
 // cannot approve; the team's own ads need no approval.
 func TestAdApproval(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
-	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, 24*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Other"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"top"}`), 201, "")

@@ -34,7 +34,7 @@ func TestBudgetOvershootThreeInstances(t *testing.T) {
 	}
 	a := ins[0]
 	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(48*time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, 48*time.Hour)
 	a.expect(a.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	a.campaign(`{"advertiserId":"1","name":"budgeted",` + flight + `,"priority":"sponsorship","budget":{"daily":20},"price":{"model":"cpm","amount":10}}`)

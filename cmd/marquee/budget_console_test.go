@@ -19,8 +19,7 @@ func TestBudgetInBrowser(t *testing.T) {
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
 	in := start(t, dir, nil, "-budget-sync", "50ms", "-currency", "EUR")
-	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(48*time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, 48*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Spring",` + flight + `,"price":{"model":"cpm","amount":1000}}`)

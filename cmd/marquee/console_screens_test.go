@@ -29,8 +29,7 @@ func TestChartsMoneyAndSmallScreensInBrowser(t *testing.T) {
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
 	in := start(t, dir, nil, "-reports-flush", "100ms", "-currency", "EUR")
-	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-24*time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-24*time.Hour, 24*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Spring",` + flight + `,"price":{"model":"cpm","amount":4.5},"goal":{"metric":"impressions","total":1000}}`)
 	in.campaign(`{"advertiserId":"1","name":"Quiet",` + flight + `,"priority":"house"}`)

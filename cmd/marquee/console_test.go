@@ -880,7 +880,7 @@ func TestTargetingEditorInBrowser(t *testing.T) {
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
 	in := start(t, dir, nil, "-report-keys", "section", "-reports-flush", "100ms")
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(48*time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, 48*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Seed",` + flight + `}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")

@@ -15,7 +15,7 @@ import (
 // and the campaign's report counting them.
 func TestDecisionsOverHTTP(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Big",` + flight + `,"priority":"sponsorship","price":{"model":"cpm","amount":2}}`)
 	in.campaign(`{"advertiserId":"1","name":"Small",` + flight + `}`)
@@ -114,7 +114,7 @@ func TestDecisionsOverHTTP(t *testing.T) {
 // pacing's refresh from them).
 func TestGoalMetStopsOverHTTP(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"One click",` + flight + `,"goal":{"metric":"clicks","total":1},"pacing":"asap"}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
@@ -155,7 +155,7 @@ func TestGoalMetStopsOverHTTP(t *testing.T) {
 // without it, explain is refused.
 func TestExplainOverHTTP(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Top",` + flight + `,"priority":"sponsorship","keywords":["sports"]}`)
 	in.campaign(`{"advertiserId":"1","name":"Mid",` + flight + `,"weight":3}`)
@@ -202,7 +202,7 @@ func TestExplainOverHTTP(t *testing.T) {
 // is not counted; a request of 20 slots is answered, each slot keyed.
 func TestTrackingExpiryAndTwentySlots(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-tracking-ttl", "1s", "-reports-flush", "100ms")
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	for i := range 25 {

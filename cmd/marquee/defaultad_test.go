@@ -14,7 +14,7 @@ import (
 // default ad (400); changing the default ad changes what fills the slot.
 func TestDefaultAdFillsEmptySlots(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Capped",` + flight + `,"priority":"standard","frequencyCap":{"count":1,"window":"24h"}}`)
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"campaign ad",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t"}}`), 201, "")

@@ -20,8 +20,7 @@ import (
 // campaign and placement is the same in JSON, CSV and XLSX.
 func TestRequestsAndFill(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-currency", "eur")
-	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Per mille",` + flight + `,"price":{"model":"cpm","amount":2000}}`)
 	in.campaign(`{"advertiserId":"1","name":"Capped",` + flight + `,"frequencyCap":{"count":1,"window":"24h"}}`)

@@ -19,8 +19,7 @@ import (
 // any of it is caught.
 func isolationWorld(t *testing.T) *instance {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
-	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Zzbrand"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Acme spring",` + flight + `,"price":{"model":"cpm","amount":1000}}`)

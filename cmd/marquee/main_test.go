@@ -243,6 +243,13 @@ func (in *instance) expect(r response, status int, body string) {
 	}
 }
 
+// flightJSON is the startAt and endAt fields of a window from now+from
+// to now+to, as a campaign's or an ad's JSON body writes them.
+func flightJSON(from, to time.Duration) string {
+	now := time.Now().UTC()
+	return `"startAt":"` + now.Add(from).Format(time.RFC3339) + `","endAt":"` + now.Add(to).Format(time.RFC3339) + `"`
+}
+
 // campaign creates a campaign from body and approves it (a new campaign
 // is a draft, which never serves), and returns its id.
 func (in *instance) campaign(body string) string {

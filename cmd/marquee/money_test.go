@@ -17,7 +17,7 @@ import (
 func TestMoneyEverywhere(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-currency", "eur")
 	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Other"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Per mille",` + flight + `,"priority":"sponsorship","price":{"model":"cpm","amount":2000}}`)

@@ -62,7 +62,7 @@ func newPrivacyServer(t *testing.T, mode string, flags ...string) *privacyServer
 // one ad (an HTML creative with a click URL) on placement "side".
 func cappedAd(in *instance) {
 	in.t.Helper()
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Capped",` + flight + `,"frequencyCap":{"count":1,"window":"24h"}}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")

@@ -223,8 +223,7 @@ func TestSpendByPriceModel(t *testing.T) {
 func TestBudgetAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	in := start(t, dir, nil, "-reports-flush", "100ms", "-budget-sync", "50ms")
-	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(48*time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, 48*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"c",` + flight + `,"budget":{"daily":2},"price":{"model":"cpm","amount":1000}}`)

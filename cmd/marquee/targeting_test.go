@@ -17,7 +17,7 @@ import (
 // trees and bad key-values named field by field.
 func TestTargetingOverHTTP(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	for _, c := range []string{
 		`"name":"Sports","priority":"sponsorship","targeting":{"all":[{"key":"section","in":["sports"]},{"key":"pos","notIn":["btf"]}]}`,
@@ -94,7 +94,7 @@ func TestGeoTargetingOverHTTP(t *testing.T) {
 		"1.2.3.0/24": {Country: "US", Subdivision: "CA", Name: "San Francisco", Metro: 807},
 		"5.6.7.0/24": {Country: "US", Subdivision: "NY", Name: "New York", Metro: 501},
 	})
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	geoTree := `"targeting":{"all":[{"key":"$region","in":["US-CA"]},{"key":"$city","in":["San Francisco"]},{"key":"$metro","in":["807"]}]}`
 
 	plain := start(t, t.TempDir(), nil)
@@ -131,7 +131,7 @@ func TestGeoTargetingOverHTTP(t *testing.T) {
 // are not counted, and a report by a key not chosen is a 400.
 func TestReportsByKeyValue(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-report-keys", "section,pos")
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"C",` + flight + `}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
@@ -180,7 +180,7 @@ func TestReportsByKeyValue(t *testing.T) {
 // (kv.KEY=value) that video campaigns' targeting reads.
 func TestVASTKeyValues(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Sports video",` + flight + `,"targeting":{"key":"section","in":["sports"]}}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"preroll","types":["video"]}`), 201, "")

@@ -16,8 +16,7 @@ import (
 // companion's impression; explain names the rotation.
 func TestTraffickingOverHTTP(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
-	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, 24*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	for _, p := range []string{`{"name":"side","sizes":["300x250"]}`, `{"name":"top","sizes":["728x90"]}`,
 		`{"name":"preroll","types":["video"]}`, `{"name":"companion","sizes":["300x250"],"types":["html","image"]}`} {
@@ -123,8 +122,7 @@ func TestTraffickingOverHTTP(t *testing.T) {
 // targeting set on many, then cleared; an editor cannot bulk-approve.
 func TestBulkOverHTTP(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
-	now := time.Now().UTC()
-	flight := `"startAt":"` + now.Add(-time.Hour).Format(time.RFC3339) + `","endAt":"` + now.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, 24*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	a := in.campaign(`{"advertiserId":"1","name":"Spring",` + flight + `,"labels":[{"name":"airline","exclusive":true}]}`)

@@ -86,7 +86,7 @@ func decodeVAST(t *testing.T, r response) vastDoc {
 func TestVASTOverHTTP(t *testing.T) {
 	data := t.TempDir()
 	in := start(t, data, nil, "-reports-flush", "100ms")
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Spring video",` + flight + `}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"preroll","types":["video"]}`), 201, "")

@@ -27,7 +27,7 @@ type verifiedStats struct {
 // unmet and the campaign serving.
 func TestOnlyVerifiedEventsDeliverAndBill(t *testing.T) {
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-pacing-refresh", "100ms")
-	flight := `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`
+	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"CPC",` + flight + `,"priority":"sponsorship","price":{"model":"cpc","amount":1.5},"goal":{"metric":"clicks","total":5}}`)
