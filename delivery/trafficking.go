@@ -84,11 +84,7 @@ func (e *Engine) rotationWeights(c *Campaign, ads []*Ad, out []float64) []float6
 	case rot == nil:
 	case rot.Type == marquee.RotateWeighted:
 		for _, a := range ads {
-			w, ok := c.weights[a.ID]
-			if !ok {
-				w = marquee.DefaultRotationAdsWeight
-			}
-			out = append(out, float64(w))
+			out = append(out, float64(c.adWeight(a.ID)))
 		}
 		return out
 	case rot.Type == marquee.RotateOptimized && len(ads) > 1:
@@ -114,6 +110,15 @@ func (e *Engine) rotationWeights(c *Campaign, ads []*Ad, out []float64) []float6
 		out = append(out, 1)
 	}
 	return out
+}
+
+// adWeight is ad id's weight in c's weighted rotation (Rotation.AdWeight,
+// keyed by id when the plan was built).
+func (c *Campaign) adWeight(id int64) int {
+	if w, ok := c.weights[id]; ok {
+		return w
+	}
+	return marquee.DefaultRotationAdsWeight
 }
 
 // weightsOf is rot's weights by ad id (nil unless weighted).
@@ -160,7 +165,7 @@ func (e *Engine) rotationWhy(c *Campaign, a *Ad, ads []*Ad) (share float64, why 
 	share = mine / max(total, 1e-12)
 	switch c.Rotation.Type {
 	case marquee.RotateWeighted:
-		why = fmt.Sprintf("weighted: weight %d of %g", c.Rotation.AdWeight(a.ID), total)
+		why = fmt.Sprintf("weighted: weight %d of %g", c.adWeight(a.ID), total)
 	case marquee.RotateSequential:
 		why = fmt.Sprintf("sequential: %d of the sequence; a user's n-th serve shows the n-th ad", c.Rotation.SequenceOf(a.ID)+1)
 	case marquee.RotateOptimized:

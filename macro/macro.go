@@ -38,9 +38,6 @@ type Values struct {
 	Ad          int64
 }
 
-// Names lists the macros, as a template writes them.
-var Names = []string{"{random}", "{timestamp}", "{pageUrl}", "{clickUrl}", "{clickUrlEnc}", "{gdpr}", "{gdprConsent}", "{placement}", "{campaign}", "{ad}"}
-
 // Expand appends tmpl to dst with its macros filled from v, escaped for
 // c.
 func Expand(dst []byte, tmpl string, v *Values, c Context) []byte {
@@ -105,8 +102,3 @@ func escape(dst []byte, val string, raw bool, c Context) []byte {
 	}
 	return append(dst, url.QueryEscape(val)...)
 }
-
-// Sample is Values of a plausible decision, for checking a template's
-// URL once filled (a tracker must stay an http or https URL).
-var Sample = Values{Random: 1, Timestamp: time.Unix(0, 0), PageURL: "https://publisher.example/page", ClickURL: "https://ads.example/t/c/x",
-	GDPR: "1", GDPRConsent: "CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA", Placement: "p", Campaign: 1, Ad: 1}
