@@ -471,6 +471,23 @@ func (p *Plan) Campaigns(fn func(*Campaign)) {
 	}
 }
 
+// Placed lists, for each campaign with ads that fill a placement, those
+// placements (sorted): where the plan's lists put it.
+func (p *Plan) Placed() map[int64][]string {
+	out := map[int64][]string{}
+	for name, lists := range p.lists {
+		for t := range lists {
+			for _, ca := range lists[t].camps {
+				out[ca.c.ID] = append(out[ca.c.ID], name)
+			}
+		}
+	}
+	for _, names := range out {
+		slices.Sort(names)
+	}
+	return out
+}
+
 // Campaign returns what decisions know of campaign id (archived: none).
 func (p *Plan) Campaign(id int64) (*Campaign, bool) {
 	c, ok := p.campaigns[id]

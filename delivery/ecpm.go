@@ -107,6 +107,9 @@ func (e *Engine) rebuild(campaigns map[int64]*Campaign) {
 	e.plan.Store(p)
 }
 
+// RemnantByECPM reports whether p's remnant tier competes on eCPM.
+func (p *Plan) RemnantByECPM() bool { return p.remnantECPM }
+
 // byECPM reports whether tier t of p is drawn by eCPM.
 func (p *Plan) byECPM(t int) bool {
 	return p.remnantECPM && t >= 0 && t < len(marquee.Priorities) && marquee.Priorities[t] == marquee.PriorityRemnant

@@ -66,6 +66,10 @@ func (p *Pacing) SetDelivered(d map[int64]Delivered, asOf time.Time) {
 	p.reported.Store(&reports{by: d, asOf: asOf.Unix(), gen: snapshots.Add(1)})
 }
 
+// Reported is what the reports last said campaign id delivered of its
+// goal's metric (SetDelivered).
+func (p *Pacing) Reported(id int64) Delivered { return p.reported.Load().by[id] }
+
 // delivered is what the reports say c delivered, and the estimate of what
 // its decisions since the reports' snapshot will add (impressions goals;
 // see Pacing).

@@ -17,6 +17,17 @@ type Sample struct {
 	Placement string
 	Viewer    targeting.Viewer
 	Keywords  []string
+	// Weight is how many requests the sample stands for, relative to the
+	// others (0: 1): an instance's reservoir keeps K of the n requests of
+	// an hour, each standing for n/K.
+	Weight float64
+}
+
+func (s *Sample) weight() float64 {
+	if s.Weight <= 0 {
+		return 1
+	}
+	return s.Weight
 }
 
 // Targeting is what a forecast matches a sample against: a campaign's
@@ -73,21 +84,25 @@ type Shares struct {
 
 // Prior is how many samples' weight the overall share counts for in each
 // bucket's (shrinkage: a bucket with few samples leans on the overall).
-const Prior = 400
+const Prior = 100
 
 // ShareOf estimates the share of requests t matches in each bucket from
 // samples, each bucket's own share shrunk toward the overall share by
 // Prior samples.
 func ShareOf(t *Targeting, samples []Sample) Shares {
 	var n, m [Buckets]float64
-	var all, hit float64
+	var all, hit, weights float64
 	for i := range samples {
-		b := bucket(samples[i].At)
-		n[b]++
-		all++
+		weights += samples[i].weight()
+	}
+	unit := float64(len(samples)) / weights // weights as counts of samples: the prior weighs against those
+	for i := range samples {
+		b, w := bucket(samples[i].At), samples[i].weight()*unit
+		n[b] += w
+		all += w
 		if t.Matches(&samples[i]) {
-			m[b]++
-			hit++
+			m[b] += w
+			hit += w
 		}
 	}
 	var out Shares
@@ -105,7 +120,7 @@ func ShareOf(t *Targeting, samples []Sample) Shares {
 // each hour's requests (f) times the share of its bucket; its range
 // widens each hour's by the share's sampling error (binomial, from the
 // samples it was read from).
-func Matching(f *Fitted, shares *Shares, from, to time.Time) Point {
+func Matching(f Hours, shares *Shares, from, to time.Time) Point {
 	var p Point
 	for h := from.Truncate(time.Hour); h.Before(to); h = h.Add(time.Hour) {
 		b := bucket(h)

@@ -12,7 +12,9 @@ const forecastUsage = `usage: marquee forecast backtest [flags]
 
   backtest  generate traffic with daily and weekly seasonality, a trend and
             noise; forecast each of the last held-out weeks from the weeks
-            before it; print each targeting's error and the MAPE
+            before it; print each targeting's error and the MAPE; then
+            replay a week through the decision engine with -booked
+            campaigns and print the forecast's contention error
             (docs/benchmarks.md, "Forecasts")
 `
 
@@ -36,6 +38,8 @@ func runForecast(_ context.Context, args []string, getenv func(string) string, s
 	fs.Float64Var(&c.Noise, "noise", c.Noise, "an hour's relative noise (standard deviation)")
 	fs.IntVar(&c.SampleRate, "sample-rate", c.SampleRate, "requests kept an hour in the sample the shares are read from")
 	fs.IntVar(&c.Model.Weeks, "model-weeks", forecast.DefaultWeeks, "past weeks the model reads")
+	booked := 0
+	fs.IntVar(&booked, "booked", forecast.DefaultContention.Booked, "booked campaigns of the contention check, which replays a week through the decision engine (0: no check)")
 	if err := parseFlags(fs, args[1:], getenv); err != nil {
 		return err
 	}
@@ -45,5 +49,10 @@ func runForecast(_ context.Context, args []string, getenv func(string) string, s
 	res := forecast.Backtest(c, stdout)
 	fmt.Fprintf(stdout, "MAPE %.3f over %d days of %d held-out weeks; the 80%% range held the actual %.0f%% of them\n",
 		res.MAPE, res.Days, c.HeldOut, 100*res.Coverage)
+	if booked > 0 {
+		cc := forecast.DefaultContention
+		cc.Seed, cc.Booked, cc.SampleRate = c.Seed, booked, c.SampleRate
+		forecast.Contention(cc, stdout)
+	}
 	return nil
 }
