@@ -270,7 +270,9 @@ func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 			guaranteedLoss = guaranteedLoss || c.Tier < remnantTier
 		}
 	}
-	slices.SortFunc(res.TakesFrom, func(a, b Loss) int { return cmp.Or(cmp.Compare(b.Without-b.With, a.Without-a.With), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(res.TakesFrom, func(a, b Loss) int {
+		return cmp.Or(cmp.Compare(b.Without-b.With, a.Without-a.With), cmp.Compare(a.ID, b.ID))
+	})
 	// Where it fits: as a guarantee when its tier is guaranteed, it
 	// delivers its goal (or anything, without one) and no booked
 	// guaranteed campaign delivers less for it; in the remnant when the
