@@ -471,6 +471,15 @@ func (p *Plan) Campaigns(fn func(*Campaign)) {
 	}
 }
 
+// PlacementNames are the plan's placements' names by id.
+func (p *Plan) PlacementNames() map[int64]string {
+	out := make(map[int64]string, len(p.placements))
+	for name, pl := range p.placements {
+		out[pl.ID] = name
+	}
+	return out
+}
+
 // Placed lists, for each campaign with ads that fill a placement, those
 // placements (sorted): where the plan's lists put it.
 func (p *Plan) Placed() map[int64][]string {

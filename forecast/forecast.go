@@ -102,14 +102,12 @@ type Query struct {
 	ECPM          int64
 }
 
-// MaxFlight is the longest flight a forecast answers for: its cost grows
-// with the flight's hours.
-const MaxFlight = 366 * 24 * time.Hour
-
 // Result is a forecast (docs/api.md#forecasts). Counts are decisions
 // (requests of one slot), over the part of the flight still to come.
 type Result struct {
 	From, To time.Time
+	// Placements are those it would fill.
+	Placements []string
 	// Matching: the requests its targeting matches in its placements;
 	// Available: those it would win after the higher tiers and the
 	// booked campaigns of its own take theirs, as much as it wanted;
@@ -159,7 +157,7 @@ type TierTake struct {
 // Contender is a booked campaign that wants requests the proposed one
 // matches: Shared are those requests, Takes what it wins of them.
 type Contender struct {
-	ID       int64   `json:"id"`
+	ID       int64   `json:"id,string"`
 	Name     string  `json:"name"`
 	Priority string  `json:"priority"`
 	Shared   float64 `json:"shared"`
@@ -169,7 +167,7 @@ type Contender struct {
 // Loss is what a booked campaign would deliver without the proposed one
 // and with it.
 type Loss struct {
-	ID       int64   `json:"id"`
+	ID       int64   `json:"id,string"`
 	Name     string  `json:"name"`
 	Priority string  `json:"priority"`
 	Without  float64 `json:"without"`
@@ -180,7 +178,6 @@ type Loss struct {
 func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 	in := &q.Campaign
 	from, to := maxTime(in.StartAt, q.Now), in.EndAt
-	res := Result{From: from, To: to}
 	placements := q.Placements
 	if len(placements) == 0 {
 		for name := range inv.Hourly {
@@ -188,6 +185,7 @@ func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 		}
 		slices.Sort(placements)
 	}
+	res := Result{From: from, To: to, Placements: placements}
 	own := campaignOf(q.ID, in.Name, in, q.ECPM, DemandOf(in, delivery.Delivered{}, delivery.Spent{}, false), placements)
 	if own.Goal > 0 || own.Daily > 0 {
 		res.Goal = own.Goal

@@ -156,14 +156,12 @@ func (f *Fitted) Hour(t time.Time) Point {
 	return Point{Mean: mean, Low: math.Max(0, mean*(1-z80*rel)), High: mean * (1 + z80*rel)}
 }
 
-// Span is the forecast of the hours [from, to): their sum, with a range
-// summing the hours' (the hours' errors move together: a week above its
-// trend is above it every hour).
-func (f *Fitted) Span(from, to time.Time) Point {
+// span sums h's hours of [from, to).
+func span(h Hours, from, to time.Time) Point {
 	var p Point
 	for t := from.Truncate(time.Hour); t.Before(to); t = t.Add(time.Hour) {
-		h := f.Hour(t)
-		p.Mean, p.Low, p.High = p.Mean+h.Mean, p.Low+h.Low, p.High+h.High
+		x := h.Hour(t)
+		p.Mean, p.Low, p.High = p.Mean+x.Mean, p.Low+x.Low, p.High+x.High
 	}
 	return p
 }

@@ -311,6 +311,19 @@ type Batch struct {
 	// Cube are the day's counts by ad, campaign, placement, country and
 	// device (reports by several dimensions).
 	Cube []CubeRow
+	// Samples are the finished hours' samples of requests, for forecasts
+	// (reports.Samples).
+	Samples []RequestSample
+}
+
+// RequestSample is one instance's sample of one UTC hour's requests of
+// one placement: the requests it saw (Offered) and those it kept, encoded
+// (reports.EncodeSamples).
+type RequestSample struct {
+	Hour      int64 // unix seconds of the hour's start
+	Placement int64 // the placement's id
+	Offered   int64
+	Doc       []byte
 }
 
 // SumQuery selects report rows to sum.

@@ -149,15 +149,16 @@ type fileState struct{ upto, size int64 }
 // called from any goroutine; Flush, Recover and LoadPending by one owner
 // (Flush is also safe to call concurrently, as a shipper does).
 type Tally struct {
-	store Store
-	res   Resolver
-	geo   *GeoIP
-	slot  string
-	log   *slog.Logger
-	m     *metrics
-	keep  func(hour int64) bool // when set, only events of the hours it keeps are counted
-	keys  []string              // the report keys (Config.Keys)
-	reqs  *Requests             // Config.Requests
+	store   Store
+	res     Resolver
+	geo     *GeoIP
+	slot    string
+	log     *slog.Logger
+	m       *metrics
+	keep    func(hour int64) bool // when set, only events of the hours it keeps are counted
+	keys    []string              // the report keys (Config.Keys)
+	reqs    *Requests             // Config.Requests
+	samples *Samples              // Config.Samples
 
 	mu sync.Mutex
 	// kvValues are the values of each report key seen a day (see
@@ -197,11 +198,14 @@ type Config struct {
 	// Requests, when set, are the decisions' slots counted; each flush
 	// adds them to the store with the events' rows.
 	Requests *Requests
+	// Samples, when set, are the requests sampled for forecasts; each
+	// flush adds the hours that are over.
+	Samples *Samples
 }
 
 // New returns a Tally; reg (if not nil) receives its metrics.
 func New(cfg Config, reg prometheus.Registerer) *Tally {
-	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg), keys: cfg.Keys, reqs: cfg.Requests,
+	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg), keys: cfg.Keys, reqs: cfg.Requests, samples: cfg.Samples,
 		kvValues: map[kvDay]map[string]bool{},
 		files:    map[string]*fileState{}, agents: map[string]agent{}, parser: useragent.NewParser(), recovered: make(chan struct{})}
 	t.reset()
@@ -594,18 +598,25 @@ func (t *Tally) flush(ctx context.Context) error {
 	if t.reqs != nil {
 		reqs = t.reqs.take()
 	}
-	if p.empty() && len(marks) == 0 && len(reqs) == 0 {
+	var samples []reportrow.RequestSample
+	if t.samples != nil {
+		samples = t.samples.take(time.Now())
+	}
+	if p.empty() && len(marks) == 0 && len(reqs) == 0 && len(samples) == 0 {
 		return nil
 	}
 	b, dropped, err := t.resolve(ctx, p)
 	if err == nil {
-		b.Files, b.Requests = marks, reqs
+		b.Files, b.Requests, b.Samples = marks, reqs, samples
 		err = t.store.AddReports(ctx, b)
 	}
 	if err != nil {
 		t.putBack(p, oldest)
 		if t.reqs != nil {
 			t.reqs.putBack(reqs)
+		}
+		if t.samples != nil {
+			t.samples.putBack(samples)
 		}
 		t.m.flushErrors.Inc()
 		return fmt.Errorf("reports flush: %w", err)

@@ -121,6 +121,9 @@ type Store interface {
 	CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportrow.CubeRow, error)
 	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestRow, error)
 	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
+	// Samples of requests, for forecasts (AddReports adds them).
+	RequestSamples(ctx context.Context, from, to int64, placements []int64) ([]reportrow.RequestSample, error)
+	DeleteRequestSamples(ctx context.Context, before int64) (int64, error)
 
 	// Saved reports and their schedules' delivery log (web, reportmail).
 	CreateSavedReport(ctx context.Context, r marquee.SavedReport) (marquee.SavedReport, error)

@@ -464,7 +464,7 @@ func (d *decider) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *del
 	if r, err = parseDecision(in, plan, slots); err != nil {
 		return r, lim, err
 	}
-	if err = d.fillViewer(ctx, in, &r, plan.Needs()); err != nil {
+	if err = d.fillViewer(ctx, in, &r.Viewer, plan.Needs()); err != nil {
 		return r, lim, err
 	}
 	pol := d.events.privacy
@@ -482,8 +482,7 @@ func (d *decider) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *del
 // browser and OS (the User-Agent, parsed), the language (language, else
 // Accept-Language), the address, and region, city and metro as sent. What
 // stays unknown matches no targeting of it (targeting fails closed).
-func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, r *delivery.Request, needs targeting.Needs) error {
-	v := &r.Viewer
+func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, v *targeting.Viewer, needs targeting.Needs) error {
 	// The viewer's address: the body's ip, else the request's client's
 	// (read only when something below needs it).
 	var ip netip.Addr

@@ -62,6 +62,8 @@ type decider struct {
 	// requests counts each decision's slots and what became of them (nil:
 	// not counted).
 	requests *reports.Requests
+	// samples keeps a sample of the requests for forecasts (nil: none).
+	samples *reports.Samples
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life: a URL fired twice counts once on an instance.
 	seen *otter.Cache[[17]byte, struct{}]
@@ -426,6 +428,9 @@ func appendURLHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
 // country and device type. A slot no campaign could target while the
 // visitor's consent was refused counts as unfilled for consent.
 func (d *decider) countRequests(ctx *fasthttp.RequestCtx, in *decisionInput, plan *delivery.Plan, r *delivery.Request, outcomes []marquee.Outcome, lim privacy.Limit, now time.Time) {
+	if d.samples != nil {
+		d.sample(ctx, in, plan, r, lim, now)
+	}
 	if d.requests == nil {
 		return
 	}
@@ -451,5 +456,29 @@ func (d *decider) countRequests(ctx *fasthttp.RequestCtx, in *decisionInput, pla
 			o = marquee.NoConsent
 		}
 		d.requests.Count(k, o)
+	}
+}
+
+// sample offers each slot of decision r at now to the forecasts' sample:
+// a kept request's viewer is the decision's with the slot's key-values,
+// and, when the visitor did not limit consent (lim), every attribute
+// targeting reads filled in (reports.SampleNeeds: what no tree of the
+// plan needed was not read for the decision).
+func (d *decider) sample(ctx *fasthttp.RequestCtx, in *decisionInput, plan *delivery.Plan, r *delivery.Request, lim privacy.Limit, now time.Time) {
+	for i := range r.Slots {
+		s := &r.Slots[i]
+		pl, ok := plan.Placement(s.Placement)
+		if !ok {
+			continue
+		}
+		v := r.Viewer
+		if s.KV != nil {
+			v.KV = s.KV
+		}
+		d.samples.Offer(pl.ID, now, func(v *targeting.Viewer) {
+			if lim == privacy.None {
+				_ = d.fillViewer(ctx, in, v, reports.SampleNeeds&^plan.Needs()) // checked for the decision already
+			}
+		}, &v, r.Keywords)
 	}
 }

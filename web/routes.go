@@ -167,6 +167,10 @@ func (s *Server) apiRoutes() []route {
 		{"POST", "/api/v1/campaigns/bulk", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("bulk", handleBulkCampaigns(s.campaigns, campaignRules, s.writer)))},
 		{"POST", "/api/v1/campaigns/{id}/clone", marquee.ScopeCampaignsWrite, withStore(s.req.auditedAs("clone", handleCloneCampaign(s.campaigns, s.store, s.writer)))},
 		{"POST", "/api/v1/campaigns/{id}/reject", marquee.ScopeCampaignsApprove, withStore(s.req.auditedAs("reject", handleMove("campaign", campaignID, s.campaigns, CampaignStore.MoveCampaign, marquee.ActionReject, s.writer)))},
+		// Forecasts: a proposal's availability and contention; the booked
+		// campaigns' delivery risk.
+		{"POST", "/api/v1/forecasts", marquee.ScopeCampaignsRead, withStore(handleForecast(s.forecasts, s.now))},
+		{"GET", "/api/v1/forecasts/risk", marquee.ScopeCampaignsRead, withStore(handleDeliveryRisk(s.forecasts, s.now))},
 		{"POST", "/api/v1/placements", marquee.ScopeCampaignsWrite, withStore(s.req.audited(handleCreate(placementResource, s.campaigns, CampaignStore.CreatePlacement, s.writer, placementCreated)))},
 		{"GET", "/api/v1/placements", marquee.ScopeCampaignsRead, withStore(handleList(s.campaigns, CampaignStore.ListPlacements, nil, false, placementKept))},
 		{"GET", "/api/v1/placements/{name}", marquee.ScopeCampaignsRead, withStore(owned(ownPlacement(s.campaigns), handleGet(placementResource, s.campaigns, CampaignStore.Placement)))},

@@ -28,6 +28,7 @@ import (
 	"marquee/cache"
 	"marquee/clicks"
 	"marquee/delivery"
+	"marquee/forecast"
 	"marquee/index"
 	"marquee/linkroute"
 	"marquee/privacy"
@@ -100,6 +101,7 @@ type Store interface {
 	PrivacyStore
 	SavedReportStore
 	ConversionStore
+	ForecastStore
 }
 
 // Deps are the server's collaborators.
@@ -120,6 +122,9 @@ type Deps struct {
 	// Requests, when set, counts decisions' slots (the reports' Tally
 	// flushes them).
 	Requests *reports.Requests
+	// Samples, when set, keeps a sample of decisions' requests for
+	// forecasts (the reports' Tally flushes it).
+	Samples *reports.Samples
 	// ReportSender emails saved reports now (nil: no -smtp).
 	ReportSender ReportSender
 	Auth         *auth.Auth // who requests are (keys, sessions, the bootstrap token)
@@ -192,6 +197,7 @@ type Server struct {
 	sessions  *sessions
 	campaigns CampaignStore
 	decisions *decider
+	forecasts *forecasts
 	multi     *multiReports
 	saved     SavedReportStore
 	sender    ReportSender
@@ -226,6 +232,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.decisions.authenticate = s.authenticate
 	s.decisions.shared = d.SharedCounters
 	s.decisions.requests = d.Requests
+	s.decisions.samples = d.Samples
+	s.forecasts = &forecasts{src: d.Store, engine: d.Engine, model: forecast.Model{Weeks: forecast.DefaultWeeks}}
 	s.decisions.touches, s.decisions.conversions = d.Touches, d.Store
 	s.multi = &multiReports{rp: d.Reports, store: d.Store, ads: d.Store}
 	s.saved, s.sender = d.Store, d.ReportSender

@@ -375,10 +375,15 @@ func (c *reportsConfig) openGeoIP() (*reports.GeoIP, error) {
 }
 
 // rollUp moves hourly rows older than the retention (whole UTC days) into
-// daily ones.
+// daily ones, and deletes the samples of requests older than forecasts
+// read.
 func (c *reportsConfig) rollUp(ctx context.Context, st interface {
 	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
+	DeleteRequestSamples(ctx context.Context, before int64) (int64, error)
 }, log *slog.Logger) {
+	if _, err := st.DeleteRequestSamples(ctx, time.Now().Add(-reports.SampleRetention).Unix()); err != nil {
+		log.Warn("reports: old samples of requests not deleted; retried in an hour", "err", err)
+	}
 	cutoff := time.Now().Add(-c.hourlyRetention).Unix() / 86400 * 86400
 	n, err := st.RollUpReports(ctx, cutoff)
 	switch {

@@ -93,6 +93,7 @@ type serveConfig struct {
 	remnant          string
 	clickFlush       time.Duration
 	countRequests    bool            // -count-requests
+	forecastSample   int             // -forecast-sample
 	linkDomains      web.LinkDomains // -link-domains, -default-domain, -unknown-hosts
 	events           eventsConfig
 	reports          reportsConfig
@@ -140,6 +141,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.clickFlush, "click-flush", 2*time.Second, "how often counted clicks are added to the store")
 	fs.DurationVar(&c.budgetSync, "budget-sync", 100*time.Millisecond, "how often this instance adds its spend to the shared counters (-counters) and reads every budget's (docs/api.md#budgets)")
 	fs.DurationVar(&c.budgetStale, "budget-stale", delivery.DefaultStaleAfter, "budgeted campaigns stop serving when no sync has reached the spend counters for this long (fail closed)")
+	fs.IntVar(&c.forecastSample, "forecast-sample", 20, "requests kept of each placement and hour, per instance, for forecasts (0: none kept; forecasts then have no sample to read targetings from)")
 	fs.BoolVar(&c.countRequests, "count-requests", true, "count each decision's slots and what became of them: requests, fill rate and why slots stay empty (false: placements' reports have no requests)")
 	linkDomains := fs.String("link-domains", "", "comma-separated hosts that short links may belong to, each its own namespace of codes (go.brand.example,links.other.example)")
 	defaultDomain := fs.String("default-domain", "", "the host of the default domain's links (shown in the console; a link given it is on the default domain)")
@@ -167,6 +169,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.eventsRetention < 0 {
 		return c, errors.New("-events-retention: want a duration ≥ 0 (0: kept)")
+	}
+	if c.forecastSample < 0 || c.forecastSample > reports.MaxSampleSize {
+		return c, fmt.Errorf("-forecast-sample: want 0 to %d requests an hour and placement", reports.MaxSampleSize)
 	}
 	if c.compactEvery <= 0 || c.poll <= 0 || c.gapWait <= 0 || c.retention <= 0 || c.auditKeep <= 0 || c.accessFlush <= 0 {
 		return c, fmt.Errorf("-compact-every, -poll, -gap-wait, -changelog-retention, -audit-retention and -access-flush must be positive")
@@ -262,6 +267,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	if cfg.countRequests {
 		n.requests = reports.NewRequests()
 	}
+	if cfg.forecastSample > 0 {
+		n.samples = reports.NewSamples(cfg.forecastSample)
+	}
 	defer n.close()
 	if err := n.open(ctx); err != nil {
 		return err
@@ -318,6 +326,7 @@ type node struct {
 	geo        *reports.GeoIP  // collect
 	tally      *reports.Tally
 	requests   *reports.Requests     // decisions' slots, flushed by tally
+	samples    *reports.Samples      // decisions' requests sampled for forecasts, flushed by tally
 	schedules  *reportmail.Scheduler // listen: saved reports' emails (nil without -smtp)
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
@@ -419,7 +428,7 @@ func (n *node) collect(ctx context.Context) error {
 	}
 	n.events, n.streams, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, []collector.Forwarder{n.hooks}, func(instance, dir string) (collector.Tally, error) {
 		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.st, n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log,
-			Keys: n.cfg.reports.keys, Requests: n.requests}, n.reg)
+			Keys: n.cfg.reports.keys, Requests: n.requests, Samples: n.samples}, n.reg)
 		return n.tally, n.tally.LoadPending(ctx, dir)
 	})
 	if err != nil {
@@ -461,7 +470,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Events: n.events, Registry: n.reg,
 			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
-			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention, Requests: n.requests, ReportSender: sender, Touches: n.touches})
+			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention, Requests: n.requests, Samples: n.samples, ReportSender: sender, Touches: n.touches})
 	if n.schedules != nil {
 		n.schedules.Render = srv.RenderReport
 	}

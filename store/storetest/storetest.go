@@ -111,6 +111,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
 	t.Run("ReportCube", func(t *testing.T) { testReportCube(t, open) })
+	t.Run("RequestSamples", func(t *testing.T) { testRequestSamples(t, open) })
 	t.Run("SavedReports", func(t *testing.T) { testSavedReports(t, open) })
 	t.Run("Access", func(t *testing.T) { testAccess(t, open) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open) })
@@ -895,3 +896,41 @@ func testHostileText(t *testing.T, open Opener) {
 // bulkCode names the i-th link a bulk test inserts: distinct for distinct i
 // and a valid custom code.
 func bulkCode(i int) string { return fmt.Sprintf("bulk_%d", i) }
+
+// testRequestSamples: a flush's samples come back by hour and placement,
+// every instance's, a flush retried replaces its row, and the hours
+// before a cut-off are deleted.
+func testRequestSamples(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	h := int64(20_000 * 86400)
+	add := func(slot string, rows ...reportrow.RequestSample) {
+		t.Helper()
+		if err := st.AddReports(ctx, &reportrow.Batch{Slot: slot, Samples: rows}); err != nil {
+			t.Fatalf("AddReports(samples of %s) = %v", slot, err)
+		}
+	}
+	add("a", reportrow.RequestSample{Hour: h, Placement: 1, Offered: 50, Doc: []byte(`[{"at":1}]`)},
+		reportrow.RequestSample{Hour: h + 3600, Placement: 1, Offered: 7, Doc: []byte(`[{"at":2}]`)},
+		reportrow.RequestSample{Hour: h, Placement: 2, Offered: 9, Doc: []byte(`[{"at":3}]`)})
+	add("b", reportrow.RequestSample{Hour: h, Placement: 1, Offered: 30, Doc: []byte(`[{"at":4}]`)})
+	add("a", reportrow.RequestSample{Hour: h, Placement: 1, Offered: 51, Doc: []byte(`[{"at":5}]`)}) // retried
+	got, err := st.RequestSamples(ctx, h, h+7200, []int64{1})
+	want := []string{"0 1 51 [{\"at\":5}]", "0 1 30 [{\"at\":4}]", "3600 1 7 [{\"at\":2}]"}
+	var have []string
+	for _, r := range got {
+		have = append(have, fmt.Sprintf("%d %d %d %s", r.Hour-h, r.Placement, r.Offered, r.Doc))
+	}
+	if err != nil || !slices.Equal(have, want) {
+		t.Fatalf("RequestSamples(placement 1) = %q, %v; want %q", have, err, want)
+	}
+	if all, err := st.RequestSamples(ctx, h, h+7200, nil); err != nil || len(all) != 4 {
+		t.Fatalf("RequestSamples(every placement) = %d rows, %v; want 4", len(all), err)
+	}
+	if n, err := st.DeleteRequestSamples(ctx, h+3600); err != nil || n != 3 {
+		t.Fatalf("DeleteRequestSamples(second hour) = %d, %v; want 3", n, err)
+	}
+	if left, err := st.RequestSamples(ctx, 0, h+7200, nil); err != nil || len(left) != 1 || left[0].Hour != h+3600 {
+		t.Fatalf("RequestSamples after the delete = %+v, %v; want the second hour's", left, err)
+	}
+}

@@ -1,0 +1,72 @@
+package forecast
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"marquee/reportrow"
+	"marquee/reports"
+)
+
+// Source is what a forecast reads of the store: the requests counted by
+// hour and placement, and the samples of them (reports.Samples).
+type Source interface {
+	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestRow, error)
+	RequestSamples(ctx context.Context, from, to int64, placements []int64) ([]reportrow.RequestSample, error)
+}
+
+// Load reads the inventory of the m.Weeks weeks before now's hour: each
+// placement's hourly requests (from its first hour with any: a placement
+// younger than that is fitted on what it has), fitted by m, and every
+// instance's samples, each weighing the requests it stands for. names are
+// the placements by id (a placement not in it is left out).
+func Load(ctx context.Context, src Source, names map[int64]string, now time.Time, m Model) (*Inventory, error) {
+	to := now.UTC().Truncate(time.Hour)
+	from := to.Add(-time.Duration(m.weeks()*Week) * time.Hour)
+	rows, err := src.RequestSums(ctx, reportrow.RequestQuery{From: from.Unix(), To: to.Unix(), By: []string{"hour", "placement"}})
+	if err != nil {
+		return nil, err
+	}
+	hours := int(to.Sub(from) / time.Hour)
+	counts := map[string][]float64{}
+	for _, r := range rows {
+		name, ok := names[r.Placement]
+		i := int((r.Hour - from.Unix()) / 3600)
+		if !ok || i < 0 || i >= hours {
+			continue
+		}
+		if counts[name] == nil {
+			counts[name] = make([]float64, hours)
+		}
+		counts[name][i] += float64(r.Requests())
+	}
+	inv := &Inventory{Hourly: map[string]Hours{}}
+	for name, c := range counts {
+		first := slices.IndexFunc(c, func(x float64) bool { return x > 0 })
+		if first < 0 {
+			continue
+		}
+		inv.Hourly[name] = m.Fit(Series{Start: from.Add(time.Duration(first) * time.Hour), Counts: c[first:]})
+	}
+	samples, err := src.RequestSamples(ctx, from.Unix(), to.Unix(), nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range samples {
+		name, ok := names[r.Placement]
+		if !ok || inv.Hourly[name] == nil {
+			continue
+		}
+		kept, err := reports.DecodeSamples(r.Doc)
+		if err != nil || len(kept) == 0 {
+			continue // a row this build cannot read: the others serve
+		}
+		w := math.Max(1, float64(r.Offered)/float64(len(kept)))
+		for _, k := range kept {
+			inv.Samples = append(inv.Samples, Sample{At: k.At, Placement: name, Viewer: k.Viewer, Keywords: k.Keywords, Weight: w})
+		}
+	}
+	return inv, nil
+}
