@@ -138,7 +138,8 @@ type Result struct {
 // Where a proposed campaign fits (Result.Fits).
 const (
 	// FitsGuaranteed: booked at its (guaranteed) tier, it delivers its
-	// goal and no booked guaranteed campaign delivers less for it.
+	// goal and no booked guaranteed campaign with a goal delivers less
+	// for it.
 	FitsGuaranteed = "guaranteed"
 	// FitsRemnant: it does not fit as a guarantee, but the guaranteed
 	// campaigns leave some of its requests unsold.
@@ -204,10 +205,7 @@ func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 	}
 	// The requests it matches: each placement's hours × the share its
 	// targeting matches there.
-	byPlacement := map[string][]Sample{}
-	for _, s := range inv.Samples {
-		byPlacement[s.Placement] = append(byPlacement[s.Placement], s)
-	}
+	byPlacement := inv.byPlacement()
 	sampled := 0
 	for _, name := range placements {
 		f := inv.Hourly[name]
@@ -265,7 +263,7 @@ func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 	for i, c := range others {
 		if loss := base.Won[i] - with.Won[i]; loss > 0.005*base.Won[i] && loss >= 1 {
 			res.TakesFrom = append(res.TakesFrom, Loss{ID: c.ID, Name: c.Name, Priority: marquee.Priorities[c.Tier], Without: base.Won[i], With: with.Won[i]})
-			guaranteedLoss = guaranteedLoss || c.Tier < remnantTier
+			guaranteedLoss = guaranteedLoss || c.Tier < remnantTier && (c.Goal > 0 || c.Daily > 0)
 		}
 	}
 	slices.SortFunc(res.TakesFrom, func(a, b Loss) int {
@@ -273,8 +271,9 @@ func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 	})
 	// Where it fits: as a guarantee when its tier is guaranteed, it
 	// delivers its goal (or anything, without one) and no booked
-	// guaranteed campaign delivers less for it; in the remnant when the
-	// guaranteed campaigns leave requests unsold.
+	// guaranteed campaign with a goal delivers less for it (one without
+	// a goal takes what it can: sharing with it breaks no promise); in
+	// the remnant when the guaranteed campaigns leave requests unsold.
 	met := res.Delivery.Mean >= 0.5 && (res.Goal == 0 || res.Delivery.Mean >= 0.995*res.Goal)
 	switch {
 	case own.Tier < remnantTier && met && !guaranteedLoss:
@@ -294,6 +293,26 @@ func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 		res.Reason = fmt.Sprintf("booked campaigns of the %s tier take every request it matches", strings.Join(higher, " and "))
 	}
 	return res
+}
+
+// byPlacement is inv's samples by placement: runs of Samples when they
+// come by placement (Load's), copies else.
+func (inv *Inventory) byPlacement() map[string][]Sample {
+	out := map[string][]Sample{}
+	for i := 0; i < len(inv.Samples); {
+		j := i + 1
+		for j < len(inv.Samples) && inv.Samples[j].Placement == inv.Samples[i].Placement {
+			j++
+		}
+		name := inv.Samples[i].Placement
+		if prev, ok := out[name]; ok { // not one run: copy
+			out[name] = append(slices.Clip(prev), inv.Samples[i:j]...)
+		} else {
+			out[name] = inv.Samples[i:j:j]
+		}
+		i = j
+	}
+	return out
 }
 
 // zeroWhy says why a targeting matches nothing.

@@ -54,17 +54,24 @@ func Load(ctx context.Context, src Source, names map[int64]string, now time.Time
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range samples {
-		name, ok := names[r.Placement]
-		if !ok || inv.Hourly[name] == nil {
+	// Decoded first, then copied once into a slice of the right size (a
+	// sample is a few hundred bytes: growing the slice cost a third of a
+	// forecast). The rows come by placement: so do the samples.
+	decoded := make([][]reports.Sample, len(samples))
+	total := 0
+	for i, r := range samples {
+		if name, ok := names[r.Placement]; ok && inv.Hourly[name] != nil {
+			decoded[i], _ = reports.DecodeSamples(r.Doc) // a row this build cannot read: the others serve
+			total += len(decoded[i])
+		}
+	}
+	inv.Samples = make([]Sample, 0, total)
+	for i, r := range samples {
+		if len(decoded[i]) == 0 {
 			continue
 		}
-		kept, err := reports.DecodeSamples(r.Doc)
-		if err != nil || len(kept) == 0 {
-			continue // a row this build cannot read: the others serve
-		}
-		w := math.Max(1, float64(r.Offered)/float64(len(kept)))
-		for _, k := range kept {
+		w, name := math.Max(1, float64(r.Offered)/float64(len(decoded[i]))), names[r.Placement]
+		for _, k := range decoded[i] {
 			inv.Samples = append(inv.Samples, Sample{At: k.At, Placement: name, Viewer: k.Viewer, Keywords: k.Keywords, Weight: w})
 		}
 	}

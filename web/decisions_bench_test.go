@@ -21,18 +21,37 @@ import (
 	"marquee/web"
 )
 
+// counting is what a benchmark's server counts of its decisions: the
+// requests (nil: none) and the forecasts' sample of them (nil: none).
+type counting struct {
+	reqs    *reports.Requests
+	samples *reports.Samples
+}
+
+// countingOf is mode's counting: uncounted, counted (requests), sampled
+// (requests and the sample, as serve runs by default), budgeted (counted).
+func countingOf(mode string) counting {
+	switch mode {
+	case "uncounted":
+		return counting{}
+	case "sampled":
+		return counting{reports.NewRequests(), reports.NewSamples(20)}
+	}
+	return counting{reqs: reports.NewRequests()}
+}
+
 // decisionServer decides over 1,000 campaigns of 10 ads each (two
 // placements), with signed tracking URLs.
-func decisionServer(tb testing.TB, reqs *reports.Requests) fasthttp.RequestHandler {
-	return budgetedServer(tb, reqs, false)
+func decisionServer(tb testing.TB, c counting) fasthttp.RequestHandler {
+	return budgetedServer(tb, c, false)
 }
 
 // budgetedServer is decisionServer, every campaign with a daily budget
 // (never reached) when budgeted.
-func budgetedServer(tb testing.TB, reqs *reports.Requests, budgeted bool) fasthttp.RequestHandler {
+func budgetedServer(tb testing.TB, c counting, budgeted bool) fasthttp.RequestHandler {
 	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}},
 		{ID: 2, PlacementInput: marquee.PlacementInput{Name: "top", Sizes: []string{"728x90"}, Types: marquee.CreativeTypes}}}
-	return planServer(tb, ps, reqs, func(i, _ int) *marquee.Creative {
+	return planServer(tb, ps, c, func(i, _ int) *marquee.Creative {
 		w, h := 300, 250
 		if i%2 == 1 {
 			w, h = 728, 90
@@ -44,7 +63,7 @@ func budgetedServer(tb testing.TB, reqs *reports.Requests, budgeted bool) fastht
 // planServer decides over 1,000 campaigns of 10 ads each, ad j of
 // campaign i showing creative(i, j), in placements ps; reqs (when set)
 // counts the slots.
-func planServer(tb testing.TB, ps []marquee.Placement, reqs *reports.Requests, creative func(i, j int) *marquee.Creative, budgeted bool) fasthttp.RequestHandler {
+func planServer(tb testing.TB, ps []marquee.Placement, c counting, creative func(i, j int) *marquee.Creative, budgeted bool) fasthttp.RequestHandler {
 	now := time.Now()
 	var cs []marquee.Campaign
 	var ads []*marquee.Ad
@@ -74,7 +93,7 @@ func planServer(tb testing.TB, ps []marquee.Placement, reqs *reports.Requests, c
 	}
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Engine: e, Signer: signer, Registry: prometheus.NewRegistry(), Requests: reqs})
+	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Engine: e, Signer: signer, Registry: prometheus.NewRegistry(), Requests: c.reqs, Samples: c.samples})
 	return srv.Handler()
 }
 
@@ -82,13 +101,9 @@ func planServer(tb testing.TB, ps []marquee.Placement, reqs *reports.Requests, c
 // user key — parsing, the decision, three signed URLs, the JSON answer —
 // without the network; counted, with its slot counted as a request.
 func BenchmarkDecisionGet(b *testing.B) {
-	for _, counted := range []bool{false, true} {
-		b.Run(map[bool]string{false: "uncounted", true: "counted"}[counted], func(b *testing.B) {
-			var reqs *reports.Requests
-			if counted {
-				reqs = reports.NewRequests()
-			}
-			h := decisionServer(b, reqs)
+	for _, mode := range []string{"uncounted", "counted", "sampled"} {
+		b.Run(mode, func(b *testing.B) {
+			h := decisionServer(b, countingOf(mode))
 			ctx := &fasthttp.RequestCtx{}
 			ctx.Request.Header.SetMethod("GET")
 			ctx.Request.Header.SetUserAgent(phoneUA)
@@ -116,13 +131,9 @@ const phoneUA = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KH
 // budgeted: every campaign has a daily budget in a time zone, which each
 // candidate campaign checks (what it spent today).
 func BenchmarkDecisionPost(b *testing.B) {
-	for _, mode := range []string{"uncounted", "counted", "budgeted"} {
+	for _, mode := range []string{"uncounted", "counted", "sampled", "budgeted"} {
 		b.Run(mode, func(b *testing.B) {
-			var reqs *reports.Requests
-			if mode != "uncounted" {
-				reqs = reports.NewRequests()
-			}
-			h := budgetedServer(b, reqs, mode == "budgeted")
+			h := budgetedServer(b, countingOf(mode), mode == "budgeted")
 			ctx := &fasthttp.RequestCtx{}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
@@ -147,7 +158,7 @@ func BenchmarkDecisionPost(b *testing.B) {
 // template — without the network.
 func BenchmarkVAST(b *testing.B) {
 	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "preroll", Types: []string{marquee.CreativeVideo}}}}
-	h := planServer(b, ps, nil, func(i, j int) *marquee.Creative {
+	h := planServer(b, ps, counting{}, func(i, j int) *marquee.Creative {
 		return &marquee.Creative{Type: marquee.CreativeVideo, Width: 1280, Height: 720, MediaURL: fmt.Sprintf("https://cdn.test/v/%d-%d.mp4", i, j),
 			MimeType: "video/mp4", DurationMs: 15_000, ClickURL: "https://a.test/?p={placement}"}
 	}, false)

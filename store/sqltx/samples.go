@@ -22,7 +22,7 @@ func (s *Store) addSamples(ctx context.Context, tx Tx, slot string, rows []repor
 
 // RequestSamples returns every instance's samples of the hours in
 // [from, to) (unix seconds), in the placements named (none: every one),
-// in hour order.
+// by placement, then hour.
 func (s *Store) RequestSamples(ctx context.Context, from, to int64, placements []int64) ([]reportrow.RequestSample, error) {
 	where, args := `hour >= ? AND hour < ?`, []any{from, to}
 	if len(placements) > 0 {
@@ -37,7 +37,7 @@ func (s *Store) RequestSamples(ctx context.Context, from, to int64, placements [
 			err = r.Scan(&x.Hour, &x.Placement, &x.Offered, &doc)
 			x.Doc = []byte(doc)
 			return x, err
-		}, `SELECT hour, placement_id, offered, doc FROM request_samples WHERE `+where+` ORDER BY hour, placement_id, slot`, args...)
+		}, `SELECT hour, placement_id, offered, doc FROM request_samples WHERE `+where+` ORDER BY placement_id, hour, slot`, args...)
 	})
 }
 

@@ -1,0 +1,232 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/counters"
+	"marquee/delivery"
+	"marquee/index"
+	"marquee/reports"
+	"marquee/store/sqlite"
+	"marquee/tracking"
+	"marquee/web"
+)
+
+// forecastWorld is a server whose decisions count and sample their
+// requests, flushed to the store by a tally each hour of its clock.
+type forecastWorld struct {
+	h     fasthttp.RequestHandler
+	e     *delivery.Engine
+	tally *reports.Tally
+	mu    sync.Mutex
+	now   time.Time
+	ps    []marquee.Placement
+	cs    []marquee.Campaign
+	ads   []*marquee.Ad
+}
+
+func (w *forecastWorld) clock() time.Time { w.mu.Lock(); defer w.mu.Unlock(); return w.now }
+func (w *forecastWorld) set(t time.Time)  { w.mu.Lock(); w.now = t; w.mu.Unlock() }
+
+// book adds an active campaign of priority on platform ("": any) with an
+// ad for placement home.
+func (w *forecastWorld) book(name, priority, platform string, start, end time.Time, goal int64) int64 {
+	id := int64(len(w.cs) + 1)
+	in := marquee.CampaignInput{AdvertiserID: 1, Name: name, Priority: priority, Weight: 1, StartAt: start, EndAt: end, Pacing: marquee.PacingASAP}
+	if platform != "" {
+		in.Conditions = []marquee.Condition{{Platform: []string{platform}}}
+	}
+	if goal > 0 {
+		in.Goal, in.Pacing = &marquee.Goal{Metric: "impressions", Total: goal}, marquee.PacingEven
+	}
+	w.cs = append(w.cs, marquee.Campaign{ID: id, State: marquee.StateActive, CampaignInput: in})
+	w.ads = append(w.ads, &marquee.Ad{ID: id, CampaignID: id, Title: name, StartAt: start, EndAt: end,
+		Creative: &marquee.Creative{Type: marquee.CreativeHTML, HTML: "x", Width: 300, Height: 250}})
+	w.e.SetCampaigns(w.cs, w.ps)
+	w.e.PutAds(w.ads, nil, true)
+	return id
+}
+
+type storeResolver struct{ st *sqlite.Store }
+
+func (storeResolver) AdExists(context.Context, int64) (bool, error) { return true, nil }
+func (storeResolver) Link(context.Context, string) (marquee.Link, bool, error) {
+	return marquee.Link{}, false, nil
+}
+func (storeResolver) CampaignAdvertiser(context.Context, int64) (int64, bool, error) {
+	return 1, true, nil
+}
+func (storeResolver) PlacementID(context.Context, string) (int64, bool, error) { return 1, true, nil }
+
+func newForecastWorld(t *testing.T) *forecastWorld {
+	w := &forecastWorld{now: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}
+	w.ps = []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "home", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}}}
+	w.e = delivery.New(counters.NewMemory(counters.DefaultMemory))
+	w.e.SetCampaigns(nil, w.ps)
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
+	reqs, samples := reports.NewRequests(), reports.NewSamples(20)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w.tally = reports.New(reports.Config{Store: st, Resolver: storeResolver{st}, Slot: "a", Log: quiet, Requests: reqs, Samples: samples}, nil)
+	if err := w.tally.Recover(context.Background(), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	w.h = web.NewServer(web.Config{InsecureAdmin: true}, web.Deps{Log: quiet, Now: w.clock, Index: index.New(w.clock), Engine: w.e,
+		Signer: signer, Events: &flakySink{}, Registry: prometheus.NewRegistry(), Store: st, Reports: reports.NewReporter(st, 0),
+		Requests: reqs, Samples: samples}).Handler()
+	return w
+}
+
+// traffic sends n decisions an hour for hours from the clock, half from
+// iOS and half from the web, all from Taiwan, flushing each hour; it
+// returns what each campaign (by id) won.
+func (w *forecastWorld) traffic(t *testing.T, hours, n int) map[string]int {
+	t.Helper()
+	won := map[string]int{}
+	for range hours {
+		hour := w.clock()
+		for i := range n {
+			w.set(hour.Add(time.Duration(i) * time.Hour / time.Duration(n)))
+			platform := []string{"ios", "web"}[i%2]
+			status, body := serve(w.h, "GET", "/api/v1/decisions?placement=home&country=TW&platform="+platform)
+			var got struct {
+				Decisions map[string][]struct{ CampaignID string }
+			}
+			if json.Unmarshal(body, &got); status != 200 {
+				t.Fatalf("decision = %d %s", status, body)
+			}
+			for _, d := range got.Decisions["home"] {
+				won[d.CampaignID]++
+			}
+		}
+		w.set(hour.Add(time.Hour))
+		if err := w.tally.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return won
+}
+
+func post(h fasthttp.RequestHandler, path, body string) (int, []byte) {
+	var ctx fasthttp.RequestCtx
+	ctx.Request.Header.SetMethod("POST")
+	ctx.Request.SetRequestURI(path)
+	ctx.Request.Header.SetContentType("application/json")
+	ctx.Request.SetBodyString(body)
+	h(&ctx)
+	return ctx.Response.StatusCode(), append([]byte(nil), ctx.Response.Body()...)
+}
+
+type forecastOut struct {
+	Matching, Available, Delivery, Unsold struct{ Mean, Low, High float64 }
+	Fits, Reason                          string
+	Contending                            []struct {
+		ID            string
+		Name          string
+		Shared, Takes float64
+	}
+	Tiers []struct {
+		Priority string
+		Takes    float64
+	}
+}
+
+// TestForecastOverHTTP: a week of known traffic through the server
+// (counted, sampled, flushed), then forecasts of the next two days: a
+// standard campaign on iOS, where a sponsorship campaign takes every
+// request, has none available and says why; one on the web, beside a
+// booked standard campaign of the same weight, has half its requests —
+// and once booked, the engine delivers it that within 10%; a targeting
+// nothing matches forecasts 0 with a reason; a flight over is refused
+// (400 naming campaign.endAt); the delivery risk flags the campaign whose
+// goal the requests cannot meet.
+func TestForecastOverHTTP(t *testing.T) {
+	w := newForecastWorld(t)
+	start := w.clock()
+	end := start.Add(60 * 24 * time.Hour)
+	w.book("sponsor", marquee.PrioritySponsorship, "ios", start, end, 0)
+	w.book("standard", marquee.PriorityStandard, "", start, end, 0)
+	w.traffic(t, 7*24, 40)
+
+	from := w.clock()
+	flight := fmt.Sprintf(`"startAt":%q,"endAt":%q`, marquee.FormatTime(from), marquee.FormatTime(from.Add(48*time.Hour)))
+	ask := func(campaign string) forecastOut {
+		t.Helper()
+		status, body := post(w.h, "/api/v1/forecasts", `{"campaign":{`+flight+`,`+campaign+`}}`)
+		var out forecastOut
+		if err := json.Unmarshal(body, &out); status != 200 || err != nil {
+			t.Fatalf("forecast of %s = %d %s", campaign, status, body)
+		}
+		return out
+	}
+	matching := 48 * 40 / 2.0 // the requests of one platform over two days
+	ios := ask(`"priority":"standard","conditions":[{"platform":["ios"]}]`)
+	if math.Abs(ios.Matching.Mean-matching) > 0.1*matching || ios.Available.Mean != 0 || ios.Fits != "none" || !strings.Contains(ios.Reason, "sponsorship") {
+		t.Errorf("iOS under a sponsorship: %+v; want %.0f matching, none available, a reason naming sponsorship", ios, matching)
+	}
+	if len(ios.Contending) == 0 || ios.Contending[0].Name != "sponsor" {
+		t.Errorf("iOS contending %+v; want the sponsorship campaign first", ios.Contending)
+	}
+	web := ask(`"priority":"standard","conditions":[{"platform":["web"]}]`)
+	if math.Abs(web.Available.Mean-matching/2) > 0.1*matching/2 || web.Fits != "guaranteed" {
+		t.Errorf("web beside a standard campaign: %+v; want about %.0f available (half), guaranteed", web, matching/2)
+	}
+	if none := ask(`"conditions":[{"country":["JP"]}]`); none.Matching.Mean != 0 || none.Available.Mean != 0 || !strings.Contains(none.Reason, "matches its targeting") {
+		t.Errorf("JP only: %+v; want 0 and a reason", none)
+	}
+	past := fmt.Sprintf(`{"campaign":{"startAt":%q,"endAt":%q}}`, marquee.FormatTime(from.Add(-72*time.Hour)), marquee.FormatTime(from.Add(-time.Hour)))
+	if status, body := post(w.h, "/api/v1/forecasts", past); status != 400 || !strings.Contains(string(body), "campaign.endAt") {
+		t.Errorf("a flight over = %d %s; want 400 naming campaign.endAt", status, body)
+	}
+
+	// Booked, the web campaign wins what the forecast said.
+	id := w.book("web", marquee.PriorityStandard, "web", from, from.Add(48*time.Hour), 0)
+	won := w.traffic(t, 48, 40)
+	if got := float64(won[fmt.Sprint(id)]); math.Abs(got-web.Available.Mean) > 0.1*got {
+		t.Errorf("the engine delivered the web campaign %.0f; the forecast said %.0f (want within 10%%)", got, web.Available.Mean)
+	}
+
+	// A campaign whose goal is twice the requests it matches is at risk;
+	// one with a small goal is not.
+	from = w.clock()
+	big := w.book("too big", marquee.PriorityStandard, "web", from, from.Add(48*time.Hour), int64(2*matching))
+	small := w.book("small", marquee.PriorityStandard, "web", from, from.Add(48*time.Hour), 10)
+	status, body := serve(w.h, "GET", "/api/v1/forecasts/risk")
+	var risk struct {
+		Campaigns []struct {
+			ID     string
+			AtRisk bool
+		}
+	}
+	if json.Unmarshal(body, &risk); status != 200 {
+		t.Fatalf("risk = %d %s", status, body)
+	}
+	flagged := map[string]bool{}
+	for _, c := range risk.Campaigns {
+		flagged[c.ID] = c.AtRisk
+	}
+	if at, ok := flagged[fmt.Sprint(big)]; !ok || !at {
+		t.Errorf("risk %s: campaign %d (goal twice its requests) not flagged", body, big)
+	}
+	if at, ok := flagged[fmt.Sprint(small)]; !ok || at {
+		t.Errorf("risk %s: campaign %d (goal of 10) flagged or missing", body, small)
+	}
+}
