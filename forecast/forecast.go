@@ -203,6 +203,12 @@ func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 	if in.FrequencyCap != nil {
 		res.Notes = append(res.Notes, "frequency caps are not modelled: the forecast is an upper bound for a capped campaign")
 	}
+	// A range needs weeks to compare: say when there were too few.
+	for _, name := range placements {
+		if f, ok := inv.Hourly[name].(*Fitted); ok && f.Weeks < MinRangeWeeks {
+			res.Notes = append(res.Notes, fmt.Sprintf("fewer than %d weeks of requests recorded in %s: the range does not yet measure how weeks differ", MinRangeWeeks, name))
+		}
+	}
 	// The requests it matches: each placement's hours × the share its
 	// targeting matches there.
 	byPlacement := inv.byPlacement()
@@ -314,6 +320,10 @@ func (inv *Inventory) byPlacement() map[string][]Sample {
 	}
 	return out
 }
+
+// MinRangeWeeks is how many weeks of history a range needs to measure
+// the spread between weeks.
+const MinRangeWeeks = 3
 
 // zeroWhy says why a targeting matches nothing.
 func zeroWhy(inv *Inventory, placements []string, samples int) string {

@@ -48,6 +48,8 @@ type Fitted struct {
 	share         [Week]float64
 	shareSD       [Week]float64
 	origin        time.Time // the hour the weeks read start at
+	// Weeks is how many whole weeks it was fitted on (0: less than one).
+	Weeks int
 }
 
 // Fit fits m to s: its last whole weeks, at most m.Weeks of them (at least
@@ -75,7 +77,7 @@ func (m Model) Fit(s Series) *Fitted {
 	}
 	weeks = min(weeks, n)
 	first := len(s.Counts) - weeks*Week
-	f := &Fitted{origin: s.Start.Add(time.Duration(first) * time.Hour)}
+	f := &Fitted{origin: s.Start.Add(time.Duration(first) * time.Hour), Weeks: weeks}
 	totals := make([]float64, weeks)
 	shares := make([][Week]float64, weeks)
 	for w := range weeks {

@@ -123,6 +123,9 @@ func handleForecast(f *forecasts, now func() time.Time) storeHandler {
 			Matching: pointOf(res.Matching), Available: pointOf(res.Available), Delivery: pointOf(res.Delivery), Unsold: pointOf(res.Unsold),
 			Goal: int64(math.Round(res.Goal)), Fits: res.Fits, Reason: res.Reason, Contending: res.Contending, TakesFrom: res.TakesFrom, Notes: res.Notes,
 			Model: map[string]any{"weeks": f.model.Weeks, "samples": len(inv.Samples), "placements": len(inv.Hourly)}}
+		// Lists are never null: the console maps them.
+		out.Tiers, out.Placements = []tierTake{}, append([]string{}, out.Placements...)
+		out.Contending, out.TakesFrom, out.Notes = append([]forecast.Contender{}, out.Contending...), append([]forecast.Loss{}, out.TakesFrom...), append([]string{}, out.Notes...)
 		for _, t := range res.Tiers {
 			out.Tiers = append(out.Tiers, tierTake{Priority: t.Priority, Takes: int64(math.Round(t.Takes))})
 		}

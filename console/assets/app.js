@@ -160,7 +160,7 @@
     if (!session || publicPages.includes(here().path)) { top.hidden = true; return; }
     top.hidden = false;
     let items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
-      ['#/approvals', 'Approvals', 'campaigns:approve'], ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
+      ['#/approvals', 'Approvals', 'campaigns:approve'], ['#/risk', 'Delivery risk', 'campaigns:read'], ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
       ['#/live', 'Live', null], ['#/webhooks', 'Webhooks', 'webhooks:admin'], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
     if (asAdvertiser()) items = [['#/', 'Home', null], ['#/campaigns', 'Campaigns', 'campaigns:read'], ['#/ads', 'Ads', 'ads:read'], ['#/reports', 'Reports', 'reports:read']];
     if (asPublisher()) items = [['#/', 'Home', null], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read']];
@@ -1182,8 +1182,8 @@
     const zonesId = nextId('zones');
     const tz = el('input', { type: 'text', list: zonesId, value: c.timeZone || '', placeholder: 'UTC', id: 'time-zone' });
     const zones = el('datalist', { id: zonesId }, (Intl.supportedValuesOf ? Intl.supportedValuesOf('timeZone') : []).map(z => el('option', { value: z })));
-    const form = el('form', { class: 'card', id: 'campaign-form', novalidate: true, onsubmit: async ev => {
-      ev.preventDefault();
+    // body is the campaign the editor holds, as the API takes it.
+    const body = () => {
       const body = { advertiserId: adv.value, name: name.value, startAt: fromLocal(start.value), endAt: fromLocal(end.value), priority: tier.value,
         weight: +weight.value || 1, conditions: [...conds.children].map(x => x.read()),
         keywords: keywords.value.split(',').map(s => s.trim()).filter(Boolean) };
@@ -1214,8 +1214,12 @@
         if (postClick.value.trim()) body.attribution.postClick = postClick.value.trim();
         if (postView.value.trim()) body.attribution.postView = postView.value.trim();
       }
+      return body;
+    };
+    const form = el('form', { class: 'card', id: 'campaign-form', novalidate: true, onsubmit: async ev => {
+      ev.preventDefault();
       try {
-        const r = await api(id ? 'PUT' : 'POST', '/api/v1/campaigns' + (id ? '/' + id : ''), body);
+        const r = await api(id ? 'PUT' : 'POST', '/api/v1/campaigns' + (id ? '/' + id : ''), body());
         go('#/campaigns/' + r.id);
       } catch (e) { showProblems(form, e); }
     } },
@@ -1241,6 +1245,7 @@
     el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting (every ad of the campaign)' }), conds,
       el('button', { type: 'button', id: 'add-condition', text: 'Add a condition', onclick: () => addCond({}) })),
     targeting, field('Time zone of the day-parts (IANA; none: UTC)', tz, 'timeZone'), zones,
+    availabilityPanel(id, body, () => form),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: id ? 'Save' : 'Create campaign' }),
       el('a', { href: id ? '#/campaigns/' + id : '#/campaigns', text: 'Cancel' })));
     show(el('h1', { text: id ? 'Edit ' + c.name : 'New campaign' }), advertisers.length ? null : el('div', { class: 'notice', role: 'status' }, 'No active advertiser yet: ',
@@ -1287,6 +1292,8 @@
           'the ad tag sends a key only with data-user (or data-cookie="1") and the viewer\'s consent (data-consent="1" or a TCF signal); a server-to-server decision sends "user":{"key":…}.' }) : null)];
     const d = await api('GET', '/api/v1/campaigns/' + id + '/delivery').catch(() => null);
     if (d) out.push(el('h2', { text: 'Delivery' }), deliveryCard(c, d));
+    const risk = c.state === 'active' ? await api('GET', '/api/v1/forecasts/risk?campaign=' + id).catch(() => null) : null;
+    if (risk && risk.campaigns.length) out.push(el('h2', { text: 'Delivery forecast' }), el('div', { id: 'campaign-risk' }, table(riskHead, [riskCells(risk.campaigns[0])])));
     if (ads) out.push(el('h2', { text: 'Ads' }), table(['Title', 'Creative', 'State'], ads.items.map(x => [el('a', { href: '#/ads/' + x.id, text: x.title }),
       x.creative ? x.creative.type + (x.creative.width ? ' ' + x.creative.width + '×' + x.creative.height : '') : '—', stateOf(x)]), 'No ads in this campaign yet.'));
     if (can('reports:read')) out.push(await reportSection('campaign', id, q, '#/campaigns/' + id));
@@ -1319,6 +1326,76 @@
         send({ targeting: t });
       } })), out);
   }
+
+  // availabilityPanel checks the editor's campaign against the inventory
+  // (POST /api/v1/forecasts): the requests its targeting matches over its
+  // flight, what it would win as the booked campaigns contend, where it
+  // fits, who is booked on its requests and whom it would take from.
+  function availabilityPanel(id, body, form) {
+    const placements = el('input', { type: 'text', id: 'forecast-placements', placeholder: 'none: its ads\' placements, else every one' });
+    const out = el('div', { id: 'availability', 'aria-live': 'polite' });
+    const check = async () => {
+      const b = body(), req = { campaign: b };
+      if (!b.advertiserId) delete b.advertiserId;
+      if (!b.name) delete b.name;
+      if (id) req.id = id;
+      const names = placements.value.split(',').map(x => x.trim()).filter(Boolean);
+      if (names.length) req.placements = names;
+      out.replaceChildren(el('p', { class: 'muted', text: 'Checking…' }));
+      try {
+        out.replaceChildren(forecastCard(await api('POST', '/api/v1/forecasts', req)));
+      } catch (e) {
+        // The campaign's problems are the form's fields'.
+        const probs = Object.fromEntries(Object.entries((e.body && e.body.problems) || {}).map(([k, v]) => [k.replace(/^campaign\./, ''), v]));
+        if (Object.keys(probs).length) showProblems(form(), { body: { problems: probs } });
+        out.replaceChildren(errorBox(e));
+      }
+    };
+    return el('fieldset', { class: 'cond', 'data-field': 'placements' }, el('legend', { text: 'Check availability (a forecast of its flight against the campaigns booked)' }),
+      el('div', { class: 'row' }, field('Placements (comma-separated)', placements, 'placements'),
+        el('button', { type: 'button', id: 'check-availability', text: 'Check availability', onclick: check })), out);
+  }
+
+  // range is a forecast's figure with its 80% range.
+  const range = p => num(p.mean) + ' (' + num(p.low) + '–' + num(p.high) + ')';
+
+  // forecastCard shows a forecast (POST /api/v1/forecasts's answer).
+  function forecastCard(f) {
+    const fits = { guaranteed: 'as a guarantee: it delivers its goal and no booked campaign with a goal delivers less for it',
+      remnant: 'in the remnant only: booked guaranteed campaigns would deliver less for it, but they leave some of its requests unsold',
+      none: 'nowhere: the booked guaranteed campaigns take every request it matches' }[f.fits];
+    const rows = [['Flight forecast', fmtTime(f.from) + ' → ' + fmtTime(f.to) + ' in ' + (f.placements.join(', ') || 'no placement')],
+      ['Matching requests', range(f.matching)], ['Available to it', range(f.available)],
+      ['It would deliver', range(f.delivery) + (f.goal ? ' of its goal of ' + num(f.goal) : '')], ['Unsold (left for the remnant)', range(f.unsold)],
+      ['Fits', fits], ...f.tiers.map(t => ['Taken by ' + t.priority, num(t.takes)])];
+    return el('div', { class: 'card', id: 'forecast' },
+      f.reason ? el('p', { class: 'notice', id: 'forecast-reason', role: 'status', text: f.reason }) : null,
+      el('dl', { class: 'facts' }, rows.map(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]).flat()),
+      el('h3', { text: 'Booked on its requests' }),
+      el('div', { id: 'contending' }, table(['Campaign', 'Tier', 'Shares', 'Wins of them'], f.contending.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }), c.priority, num(c.shared), num(c.takes)]),
+        'No booked campaign wants its requests.')),
+      el('h3', { text: 'Booking it would take from' }),
+      el('div', { id: 'takes-from' }, table(['Campaign', 'Tier', 'Delivers without it', 'With it'], f.takesFrom.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }), c.priority, num(c.without), num(c.with)]),
+        'No booked campaign would deliver less.')),
+      f.notes.length ? el('ul', { class: 'muted' }, f.notes.map(n => el('li', { text: n }))) : null,
+      el('p', { class: 'muted', text: 'Counts are decisions (requests of one slot) over the rest of the flight; ranges hold the actual about four times in five. ' +
+        'The model reads ' + f.model.weeks + ' weeks of requests and ' + num(f.model.samples) + ' sampled ones.' }));
+  }
+
+  // riskCells are a campaign's delivery risk as a table row's cells.
+  const riskCells = r => [r.atRisk ? el('strong', { class: 'problem', text: 'At risk' }) : 'On track', num(r.target), num(r.delivered), range(r.forecast),
+    num(r.expected) + ' (' + pct(r.target ? r.expected / r.target : 1) + ')'];
+  const riskHead = ['Status', 'Target', 'Delivered', 'Forecast (rest of flight)', 'Expected'];
+
+  // The campaigns whose forecast delivery misses their goal or budget,
+  // for ad operations: most at risk first.
+  route(/^\/risk$/, 'campaigns:read', async () => {
+    const r = await api('GET', '/api/v1/forecasts/risk');
+    show(el('h1', { text: 'Delivery risk' }), el('p', { class: 'muted', text: 'Each active campaign with a goal or budget: what it delivered, and what the forecast says it will win over the rest of its flight as the booked campaigns contend. ' +
+      'At risk: expected below 99% of its target.' }),
+      el('div', { id: 'risk' }, table(['Campaign', 'Tier', ...riskHead], r.campaigns.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }), c.priority, ...riskCells(c)]),
+        'No active campaign has a goal or budget.')));
+  });
 
   // rotationText says how a campaign's ads rotate.
   function rotationText(r) {
