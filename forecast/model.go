@@ -45,9 +45,16 @@ const DefaultWeeks = 8
 type Fitted struct {
 	slope, offset float64 // weekly total = offset + slope × week index (0: the first week read)
 	resid         float64 // the weekly totals' residual standard deviation
-	share         [Week]float64
-	shareSD       [Week]float64
-	origin        time.Time // the hour the weeks read start at
+	// The weeks fitted: how many, their indexes' mean and sum of squared
+	// deviations (a prediction's error grows away from them).
+	n, xbar, sxx float64
+	share        [Week]float64 // each hour's share of its week, on average
+	// The shape's spread across weeks, relative: each day's share of its
+	// week (a day above its usual share is above it every hour) and each
+	// hour's share of its day (hour by hour).
+	dayRel  [7]float64
+	hourRel [Week]float64
+	origin  time.Time // the hour the weeks read start at
 	// Weeks is how many whole weeks it was fitted on (0: less than one).
 	Weeks int
 }
@@ -91,22 +98,64 @@ func (m Model) Fit(s Series) *Fitted {
 		}
 	}
 	f.slope, f.offset, f.resid = line(totals)
+	f.n, f.xbar = float64(weeks), float64(weeks-1)/2
+	for w := range weeks {
+		f.sxx += (float64(w) - f.xbar) * (float64(w) - f.xbar)
+	}
 	for h := range Week {
-		mean := 0.0
+		var xs []float64
 		for w := range weeks {
-			mean += shares[w][h]
+			xs = append(xs, shares[w][h])
 		}
-		mean /= float64(weeks)
-		sd := 0.0
+		f.share[h], _ = meanSD(xs)
+	}
+	for d := range 7 {
+		var days []float64
 		for w := range weeks {
-			sd += (shares[w][h] - mean) * (shares[w][h] - mean)
+			day := 0.0
+			for h := d * 24; h < d*24+24; h++ {
+				day += shares[w][h]
+			}
+			days = append(days, day)
 		}
-		if weeks > 1 {
-			sd = math.Sqrt(sd / float64(weeks-1))
+		f.dayRel[d] = rel(meanSD(days))
+		for h := d * 24; h < d*24+24; h++ {
+			var xs []float64
+			for w := range weeks {
+				if days[w] > 0 {
+					xs = append(xs, shares[w][h]/days[w])
+				}
+			}
+			f.hourRel[h] = rel(meanSD(xs))
 		}
-		f.share[h], f.shareSD[h] = mean, sd
 	}
 	return f
+}
+
+// meanSD is xs's mean and sample standard deviation (0 for one).
+func meanSD(xs []float64) (mean, sd float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) > 1 {
+		for _, x := range xs {
+			sd += (x - mean) * (x - mean)
+		}
+		sd = math.Sqrt(sd / float64(len(xs)-1))
+	}
+	return mean, sd
+}
+
+// rel is sd relative to mean (0 for a mean of 0).
+func rel(mean, sd float64) float64 {
+	if mean <= 0 {
+		return 0
+	}
+	return sd / mean
 }
 
 // line fits y = offset + slope × x to ys (x = 0, 1, …) by least squares
@@ -141,29 +190,32 @@ const z80 = 1.2816
 // Hour is the forecast of the hour starting at t (any hour, before or
 // after the weeks fitted).
 func (f *Fitted) Hour(t time.Time) Point {
-	hours := int(t.Sub(f.origin) / time.Hour)
-	week := math.Floor(float64(hours) / Week)
-	h := ((hours % Week) + Week) % Week
-	total := math.Max(0, f.offset+f.slope*week)
-	mean := total * f.share[h]
-	// The two spreads, as independent relative errors.
-	rel := 0.0
-	if total > 0 {
-		rel = f.resid / total
-	}
-	if f.share[h] > 0 {
-		r := f.shareSD[h] / f.share[h]
-		rel = math.Sqrt(rel*rel + r*r)
-	}
+	mean, e := f.errors(t)
+	rel := math.Sqrt(e.week*e.week + e.day*e.day + e.hour*e.hour) // the spreads, as independent relative errors
 	return Point{Mean: mean, Low: math.Max(0, mean*(1-z80*rel)), High: mean * (1 + z80*rel)}
 }
 
-// span sums h's hours of [from, to).
-func span(h Hours, from, to time.Time) Point {
-	var p Point
-	for t := from.Truncate(time.Hour); t.Before(to); t = t.Add(time.Hour) {
-		x := h.Hour(t)
-		p.Mean, p.Low, p.High = p.Mean+x.Mean, p.Low+x.Low, p.High+x.High
+// relErrors are an hour's forecast's relative errors (standard
+// deviations): the week's total's, which every hour of a week shares;
+// its day's share of the week's, which the hours of a day share; its
+// share of its day's, its own.
+type relErrors struct{ week, day, hour float64 }
+
+// errors is the forecast of the hour at t and its relative errors.
+func (f *Fitted) errors(t time.Time) (float64, relErrors) {
+	hours := int(t.Sub(f.origin) / time.Hour)
+	w := math.Floor(float64(hours) / Week)
+	h := ((hours % Week) + Week) % Week
+	total := math.Max(0, f.offset+f.slope*w)
+	e := relErrors{day: f.dayRel[h/24], hour: f.hourRel[h]}
+	if total > 0 {
+		// A prediction from a fitted line: its residual spread, widened
+		// by the line's own uncertainty at week w.
+		grow := 1.0
+		if f.n > 0 && f.sxx > 0 {
+			grow = math.Sqrt(1 + 1/f.n + (w-f.xbar)*(w-f.xbar)/f.sxx)
+		}
+		e.week = f.resid * grow / total
 	}
-	return p
+	return total * f.share[h], e
 }

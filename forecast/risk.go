@@ -68,6 +68,14 @@ func RiskOf(inv *Inventory, booked []Campaign, now time.Time, remnantByECPM bool
 // maxRiskSpan bounds the hours a risk forecast allocates.
 const maxRiskSpan = 92 * 24 * time.Hour
 
+// everyone is the shares of a targeting that takes every request.
+var everyone = func() (s Shares) {
+	for b := range s.P {
+		s.P[b] = 1
+	}
+	return s
+}()
+
 // spread is the relative range of the requests of placements over
 // [from, to): the forecast's low and high over its mean (1, 1 when none).
 func (inv *Inventory) spread(placements []string, from, to time.Time) (low, high float64) {
@@ -76,7 +84,7 @@ func (inv *Inventory) spread(placements []string, from, to time.Time) (low, high
 		if len(placements) > 0 && !slices.Contains(placements, name) {
 			continue
 		}
-		s := span(h, from, to)
+		s := Matching(h, &everyone, from, to)
 		p.Mean, p.Low, p.High = p.Mean+s.Mean, p.Low+s.Low, p.High+s.High
 	}
 	if p.Mean <= 0 {

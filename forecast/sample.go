@@ -117,24 +117,45 @@ func ShareOf(t *Targeting, samples []Sample) Shares {
 }
 
 // Matching is the forecast of the requests t matches over [from, to):
-// each hour's requests (f) times the share of its bucket; its range
-// widens each hour's by the share's sampling error (binomial, from the
-// samples it was read from).
+// each hour's requests (f) times the share of its bucket. Its 80% range
+// adds up the errors as they move together: the week's total's (shared
+// by every hour of a week), each day's share of its week's (shared by the
+// hours of the day), each hour's share of its day's (its own), and each
+// bucket's share's sampling error (binomial, from the samples it was read
+// from; shared by the bucket's hours). Known counts (a Series) have no
+// error of their own.
 func Matching(f Hours, shares *Shares, from, to time.Time) Point {
-	var p Point
+	fitted, _ := f.(*Fitted)
+	var mean, week, day, variance float64
+	var shareErr [Buckets]float64
+	today := time.Time{}
 	for h := from.Truncate(time.Hour); h.Before(to); h = h.Add(time.Hour) {
+		if d := h.UTC().Truncate(24 * time.Hour); !d.Equal(today) {
+			variance += day * day
+			today, day = d, 0
+		}
 		b := bucket(h)
-		x, s := f.Hour(h), shares.P[b]
-		mean := x.Mean * s
-		rel := 0.0
-		if x.Mean > 0 {
-			rel = (x.High - x.Mean) / x.Mean / z80
+		s := shares.P[b]
+		var x float64
+		var e relErrors
+		if fitted != nil {
+			x, e = fitted.errors(h)
+		} else {
+			x = f.Hour(h).Mean
 		}
+		m := x * s
+		mean += m
+		week += m * e.week
+		day += m * e.day
+		variance += (m * e.hour) * (m * e.hour)
 		if s > 0 && shares.N[b] > 0 {
-			r := math.Sqrt(s*(1-s)/shares.N[b]) / s
-			rel = math.Sqrt(rel*rel + r*r)
+			shareErr[b] += m * math.Sqrt(s*(1-s)/shares.N[b]) / s
 		}
-		p.Mean, p.Low, p.High = p.Mean+mean, p.Low+math.Max(0, mean*(1-z80*rel)), p.High+mean*(1+z80*rel)
 	}
-	return p
+	variance += day*day + week*week
+	for b := range shareErr {
+		variance += shareErr[b] * shareErr[b]
+	}
+	sd := math.Sqrt(variance)
+	return Point{Mean: mean, Low: math.Max(0, mean-z80*sd), High: mean + z80*sd}
 }
