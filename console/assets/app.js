@@ -1292,7 +1292,8 @@
           'the ad tag sends a key only with data-user (or data-cookie="1") and the viewer\'s consent (data-consent="1" or a TCF signal); a server-to-server decision sends "user":{"key":…}.' }) : null)];
     const d = await api('GET', '/api/v1/campaigns/' + id + '/delivery').catch(() => null);
     if (d) out.push(el('h2', { text: 'Delivery' }), deliveryCard(c, d));
-    const risk = c.state === 'active' ? await api('GET', '/api/v1/forecasts/risk?campaign=' + id).catch(() => null) : null;
+    // (an advertiser's account is not shown the forecast: it names the campaigns booked beside)
+    const risk = c.state === 'active' && !asAdvertiser() ? await api('GET', '/api/v1/forecasts/risk?campaign=' + id).catch(() => null) : null;
     if (risk && risk.campaigns.length) out.push(el('h2', { text: 'Delivery forecast' }), el('div', { id: 'campaign-risk' }, table(riskHead, [riskCells(risk.campaigns[0])])));
     if (ads) out.push(el('h2', { text: 'Ads' }), table(['Title', 'Creative', 'State'], ads.items.map(x => [el('a', { href: '#/ads/' + x.id, text: x.title }),
       x.creative ? x.creative.type + (x.creative.width ? ' ' + x.creative.width + '×' + x.creative.height : '') : '—', stateOf(x)]), 'No ads in this campaign yet.'));
