@@ -3,6 +3,8 @@ package forecast
 import (
 	"math"
 	"time"
+
+	"marquee"
 )
 
 // Contention: who wins the requests a forecast expects. Allocate runs the
@@ -45,16 +47,16 @@ type Campaign struct {
 	Targeting        *Targeting
 }
 
-// wants says whether c may take more at the end of the hour ending at
-// end, and how much (+Inf: no limit), having won won (over the flight)
-// and today (this UTC day).
+// wants is how much more c may take in the hour starting at hourStart
+// (+Inf: no limit), having won won over the window and today this UTC
+// day: its pacing's line at the hour's end, less what it delivered.
 func (c *Campaign) wants(hourStart time.Time, won, today float64) float64 {
 	end := hourStart.Add(time.Hour)
 	need := math.Inf(1)
 	if c.Goal > 0 {
 		line := c.Goal
 		if !c.ASAP {
-			line = c.Goal * elapsed(c.From, c.To, end)
+			line = c.Goal * marquee.Elapsed(c.From, c.To, end)
 		}
 		need = line - c.Delivered - won
 	}
@@ -62,21 +64,11 @@ func (c *Campaign) wants(hourStart time.Time, won, today float64) float64 {
 		line := c.Daily
 		if !c.ASAP {
 			day := hourStart.UTC().Truncate(24 * time.Hour)
-			line = c.Daily * elapsed(day, day.Add(24*time.Hour), end)
+			line = c.Daily * marquee.Elapsed(day, day.Add(24*time.Hour), end)
 		}
 		need = math.Min(need, line-today)
 	}
 	return math.Max(0, need)
-}
-
-func elapsed(from, to, t time.Time) float64 {
-	switch {
-	case !t.After(from):
-		return 0
-	case !t.Before(to):
-		return 1
-	}
-	return float64(t.Sub(from)) / float64(to.Sub(from))
 }
 
 // Hours forecasts the requests of any hour: a Fitted model, or a Series
@@ -210,16 +202,16 @@ func (inv *Inventory) Allocate(cs []Campaign, from, to time.Time, remnantByECPM 
 			for range 8 {
 				clear(weight)
 				clear(top)
-				any := false
+				wanted := false
 				for _, p := range pairs {
 					if need[p.c] > 0 && avail[p.s] > 0 {
-						any = true
+						wanted = true
 						if byECPM {
 							top[p.s] = math.Max(top[p.s], float64(cs[p.c].ECPM)+1)
 						}
 					}
 				}
-				if !any {
+				if !wanted {
 					break
 				}
 				for _, p := range pairs {

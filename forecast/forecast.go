@@ -31,7 +31,7 @@ func DemandOf(c *marquee.CampaignInput, reported delivery.Delivered, spent deliv
 	if g := c.Goal; g != nil && g.Metric == "impressions" {
 		d = Demand{Goal: float64(g.Total), Daily: float64(g.Daily), Delivered: float64(reported.Total), Today: float64(reported.Today), Limited: true}
 	}
-	if b := c.Budget; b != nil && c.Price != nil && (c.Price.Model == "cpm" || c.Price.Model == "vcpm") && c.Price.Amount > 0 {
+	if b := c.Budget; b != nil && budgetInDecisions(c) {
 		per := float64(c.Price.Amount) / 1000 // micros an impression
 		var s delivery.Spent
 		if spentOK {
@@ -52,6 +52,13 @@ func DemandOf(c *marquee.CampaignInput, reported delivery.Delivered, spent deliv
 		d.Limited = true
 	}
 	return d
+}
+
+// budgetInDecisions says whether c's budget converts to decisions: at a
+// CPM price (a vCPM price pays for the viewable ones only, a CPC or CPA
+// price for what users do: their budgets bound no count of decisions).
+func budgetInDecisions(c *marquee.CampaignInput) bool {
+	return c.Price != nil && c.Price.Model == "cpm" && c.Price.Amount > 0
 }
 
 // Booked is the campaigns of plan a forecast contends with at now: the
@@ -199,6 +206,9 @@ func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 	}
 	if in.Goal != nil && in.Goal.Metric != "impressions" {
 		res.Notes = append(res.Notes, fmt.Sprintf("a %s goal sets no limit in decisions: the delivery is an upper bound", in.Goal.Metric))
+	}
+	if in.Budget != nil && !budgetInDecisions(in) {
+		res.Notes = append(res.Notes, "a budget sets a limit in decisions only at a CPM price: the delivery is an upper bound")
 	}
 	if in.FrequencyCap != nil {
 		res.Notes = append(res.Notes, "frequency caps are not modelled: the forecast is an upper bound for a capped campaign")
