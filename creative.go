@@ -295,6 +295,9 @@ type PlacementInput struct {
 	// the tag renders it, in a friendly frame of the page, in a slot that
 	// nothing fills ("": none).
 	Passback string `json:"passback"`
+	// Floor is the least a header-bidding bid must offer to fill the
+	// placement, after its bidder's adjustment (CPM; 0: none).
+	Floor Micros `json:"-"`
 }
 
 // MaxPlacementName is the longest placement name.

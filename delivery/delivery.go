@@ -530,6 +530,8 @@ type Engine struct {
 	// adRates are the ads' verified impressions and clicks, for
 	// optimized rotation (SetAdRates).
 	adRates atomic.Pointer[map[int64]Rates]
+	// bidding is how header-bidding bids compete (SetBidding).
+	bidding atomic.Pointer[Bidding]
 	started time.Time // when this engine began counting decisions
 }
 
@@ -767,6 +769,9 @@ type Slot struct {
 	Placement string
 	Count     int
 	KV        []targeting.KV
+	// Bids are the slot's header-bidding bids (see Bid): the best may
+	// fill it in place of a campaign.
+	Bids []Bid
 }
 
 // forSlot sets the viewer's slot fields for slot s in placement pl: its
@@ -793,6 +798,11 @@ type Choice struct {
 	// Default: the placement's default ad, filling a slot nothing else
 	// filled; it counts for no campaign (Campaign is DefaultFill).
 	Default bool
+	// Bid: a header-bidding bid won the slot (Campaign is BidFill, Ad
+	// none of Marquee's); BidCPM is its CPM after its bidder's
+	// adjustment.
+	Bid    *Bid
+	BidCPM int64
 }
 
 // DefaultFill is the campaign of a default ad's choice: none (id 0), of
@@ -845,15 +855,27 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 		have, why = make([]int, 0, len(r.Slots)), make([]marquee.Outcome, 0, len(r.Slots))
 	}
 	have, why = have[:len(r.Slots)], why[:len(r.Slots)]
+	bidding := e.biddingOf()
 	for range maxRounds {
 		from := len(pend)
 		for si := range r.Slots {
 			s := &r.Slots[si]
 			pl := plan.placements[s.Placement]
 			used.forSlot(r, s, pl)
+			bid, bidCPM, bidTier := -1, int64(0), -1
+			if len(s.Bids) > 0 && pl != nil && have[si] == 0 {
+				bid, bidCPM, bidTier = bidding.best(s, pl)
+			}
 			for pl != nil && have[si] < s.Count { // no such placement: the route refuses it before
 				used.why = marquee.Filled
 				ch, ok := plan.pick(pl, r, &used, now, rnd, e)
+				if bid >= 0 && have[si] == 0 && beats(bidCPM, bidTier, ch, ok) {
+					// The bid takes the slot (the campaign drawn stays free
+					// for the other slots).
+					pend = append(pend, pending{slot: si, ch: bidChoice(s, bid, bidCPM)})
+					have[si]++
+					break
+				}
 				if !ok {
 					why[si] = max(why[si], used.why)
 					break
@@ -958,7 +980,7 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 				continue
 			}
 			all = append(all, p.ch)
-			if !r.Preview && !p.ch.Default {
+			if !r.Preview && !p.ch.Default && p.ch.Bid == nil {
 				p.ch.Campaign.stats.count(used.at, p.reached)
 			}
 		}

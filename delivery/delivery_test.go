@@ -390,6 +390,24 @@ func BenchmarkDecide(b *testing.B) {
 			w.e.Decide(context.Background(), r, now, rnd)
 		}
 	})
+	// The same page with five header-bidding bids a slot (each weighed
+	// against the floor, the size and the campaign drawn).
+	b.Run("bids", func(b *testing.B) {
+		var bids []delivery.Bid
+		for i := range 5 {
+			bids = append(bids, delivery.Bid{Bidder: fmt.Sprint("bidder", i), CPM: int64(500_000 * (i + 1)), AdID: fmt.Sprint("pb", i), Size: "300x250"})
+		}
+		withBids := slices.Clone(slots)
+		for i := range withBids {
+			withBids[i].Bids = bids
+		}
+		r := &delivery.Request{Slots: withBids}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			r.User = uint64(1_000_000 + i)
+			w.e.Decide(context.Background(), r, now, rnd)
+		}
+	})
 	// A user who reached the cap of every campaign: what a decision costs
 	// when history, not the catalog, is large (5,000 serves remembered).
 	b.Run("capped", func(b *testing.B) {

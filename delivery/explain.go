@@ -25,6 +25,12 @@ type Candidate struct {
 	// Rotation says how the campaign's rotation weighs the ad among its
 	// eligible ones (weighted, sequential, optimized; "" for even).
 	Rotation string `json:"rotation,omitempty"`
+	// A header-bidding bid's candidate: its bidder, Prebid ad id, deal
+	// and CPM after its bidder's adjustment (AdID and CampaignID 0).
+	Bidder  string  `json:"bidder,omitempty"`
+	BidAdID string  `json:"bidAdId,omitempty"`
+	Deal    string  `json:"deal,omitempty"`
+	CPM     float64 `json:"cpm,omitempty"`
 }
 
 // Outbid is the status of an eligible ad whose campaign's eCPM lost.
@@ -113,6 +119,9 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 				list[i].Weight, list[i].Rotation = c.Weight, why
 				list[i].Chance = float64(c.Weight) / float64(max(total, 1)) * share
 			}
+		}
+		if len(s.Bids) > 0 {
+			list = append(list, e.biddingOf().bidCandidates(&r.Slots[si], pl, chosen[si])...)
 		}
 		slices.SortFunc(list, func(a, b Candidate) int {
 			return cmp.Or(cmp.Compare(statusRank(a.Status), statusRank(b.Status)), cmp.Compare(a.AdID, b.AdID))

@@ -1,0 +1,177 @@
+package delivery
+
+import (
+	"fmt"
+	"slices"
+
+	"marquee"
+)
+
+// Header bidding (docs/api.md#header-bidding): a slot's bids from the
+// page's Prebid.js auction compete in the same decision, where Google Ad
+// Manager lets price priority compete, with no line items. The
+// guaranteed tiers (sponsorship, standard) serve first; an open-auction
+// bid competes with the remnant campaign the slot would serve by eCPM
+// (the bid wins when its adjusted CPM is higher; a tie goes to the
+// campaign) and beats the house tier and the placement's default ad; a
+// deal given a tier (Bidding.DealTiers) serves ahead of that tier's
+// campaigns and behind the tiers above it. A bid is adjusted by its
+// bidder's factor (Bidding.Adjustments) and must reach the placement's
+// floor, and its size must be one the placement takes. A slot of more
+// than one ad (count > 1) takes no bid.
+
+// Bid is one bid of a slot's auction, as the page's Prebid.js received
+// it: CPM in millionths of the install's currency per 1,000 impressions.
+type Bid struct {
+	Bidder string
+	CPM    int64
+	AdID   string // Prebid's ad id: what renders it in the page
+	Size   string // "300x250" ("": any the placement takes)
+	Deal   string // the deal id ("": the open auction)
+}
+
+// Bidding is how bids compete: each bidder's adjustment (its CPMs are
+// multiplied by it: 1 when absent) and the tier a deal's bids serve at
+// (an index in marquee.Priorities; a deal absent is in the open auction).
+type Bidding struct {
+	Adjustments map[string]float64
+	DealTiers   map[string]int
+}
+
+// SetBidding sets how bids compete (safe while deciding).
+func (e *Engine) SetBidding(b Bidding) { e.bidding.Store(&b) }
+
+// BidFill is the campaign of a bid's choice: none (id 0), without cap,
+// goal or price; a bid counts toward no campaign.
+var BidFill = &Campaign{Campaign: marquee.Campaign{CampaignInput: marquee.CampaignInput{Priority: marquee.PriorityRemnant}}, Tier: remnantTier}
+
+// bidAd is the ad of a bid's choice: none of Marquee's (id 0).
+var bidAd = &Ad{}
+
+// remnantTier is the remnant tier's index in marquee.Priorities.
+var remnantTier = slices.Index(marquee.Priorities, marquee.PriorityRemnant)
+
+// Why a bid did not fill its slot (explain's words).
+const (
+	BidUnderFloor = "under the placement's floor"
+	BidWrongSize  = "a size the placement does not take"
+	BidOutbid     = "outbid by another bid"
+	BidManySlots  = "the slot takes more than one ad"
+)
+
+// adjusted is b's CPM after its bidder's adjustment.
+func (bd *Bidding) adjusted(b *Bid) int64 {
+	if f, ok := bd.Adjustments[b.Bidder]; ok {
+		return int64(float64(b.CPM) * f)
+	}
+	return b.CPM
+}
+
+// tierOf is the tier a bid serves at: its deal's, else -1 (the open
+// auction).
+func (bd *Bidding) tierOf(b *Bid) int {
+	if t, ok := bd.DealTiers[b.Deal]; ok && b.Deal != "" {
+		return t
+	}
+	return -1
+}
+
+// bidWhy says why bid b may not fill slot s of placement pl ("": it may).
+func bidWhy(b *Bid, adjusted int64, s *Slot, pl *marquee.Placement) string {
+	switch {
+	case s.Count > 1:
+		return BidManySlots
+	case adjusted < int64(pl.Floor):
+		return BidUnderFloor
+	case b.Size != "" && len(pl.Sizes) > 0 && !slices.Contains(pl.Sizes, b.Size):
+		return BidWrongSize
+	}
+	return ""
+}
+
+// best is the best of s's bids that may fill it — a deal's at the
+// highest tier, then the highest adjusted CPM (the first given of equal
+// ones) — with its adjusted CPM and tier; i < 0: none.
+func (bd *Bidding) best(s *Slot, pl *marquee.Placement) (i int, cpm int64, tier int) {
+	i, tier = -1, -1
+	for k := range s.Bids {
+		b := &s.Bids[k]
+		a, t := bd.adjusted(b), bd.tierOf(b)
+		if bidWhy(b, a, s, pl) != "" {
+			continue
+		}
+		better := i < 0 || t >= 0 && (tier < 0 || t < tier) || t == tier && a > cpm
+		if better {
+			i, cpm, tier = k, a, t
+		}
+	}
+	return i, cpm, tier
+}
+
+// beats says whether a bid of adjusted cpm at tier (-1: the open
+// auction) takes the slot from ch, the campaign's choice (ok: there is
+// one).
+func beats(cpm int64, tier int, ch Choice, ok bool) bool {
+	switch {
+	case !ok || ch.Default:
+		return true
+	case tier >= 0: // a deal: ahead of its tier's campaigns
+		return ch.Campaign.Tier >= tier
+	case ch.Campaign.Tier > remnantTier: // house
+		return true
+	case ch.Campaign.Tier == remnantTier:
+		return cpm > ch.Campaign.ECPM
+	}
+	return false // a guaranteed tier
+}
+
+// bidChoice is the choice of slot s's bid i.
+func bidChoice(s *Slot, i int, cpm int64) Choice {
+	return Choice{Ad: bidAd, Campaign: BidFill, Bid: &s.Bids[i], BidCPM: cpm}
+}
+
+// bidCandidates are explain's words for the bids of slot s: the one that
+// won (chosen), and why each other did not.
+func (bd *Bidding) bidCandidates(s *Slot, pl *marquee.Placement, chosen []Choice) []Candidate {
+	var out []Candidate
+	win, _, _ := bd.best(s, pl)
+	for k := range s.Bids {
+		b := &s.Bids[k]
+		a := bd.adjusted(b)
+		c := Candidate{Bidder: b.Bidder, BidAdID: b.AdID, Deal: b.Deal, CPM: float64(a) / 1e6, Tier: marquee.PriorityRemnant}
+		if t := bd.tierOf(b); t >= 0 {
+			c.Tier = marquee.Priorities[t]
+		}
+		c.Status = bidWhy(b, a, s, pl)
+		switch {
+		case c.Status != "":
+		case len(chosen) > 0 && chosen[0].Bid == b:
+			c.Status = "chosen"
+		case k != win:
+			c.Status = BidOutbid
+		case len(chosen) > 0 && chosen[0].Default:
+			c.Status = "lost to the placement's default ad"
+		case len(chosen) > 0:
+			ch := chosen[0]
+			c.Status = fmt.Sprintf("lost to campaign %d (%s", ch.Campaign.ID, ch.Campaign.Priority)
+			if ch.Campaign.Tier == remnantTier {
+				c.Status += fmt.Sprintf(", eCPM %.2f", float64(ch.Campaign.ECPM)/1e6)
+			}
+			c.Status += ")"
+		default:
+			c.Status = "not chosen"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// biddingOf is e's bidding (none set: no adjustment, no deal tier).
+func (e *Engine) biddingOf() *Bidding {
+	if b := e.bidding.Load(); b != nil {
+		return b
+	}
+	return &noBidding
+}
+
+var noBidding Bidding
