@@ -78,6 +78,9 @@ func TestParseAdvertiserAndPlacement(t *testing.T) {
 	if in, _ := marquee.ParsePlacementInput([]byte(`{"name":"p"}`)); len(in.Types) != len(marquee.CreativeTypes) {
 		t.Errorf("default types = %v; want every type", in.Types)
 	}
+	if in, err := marquee.ParsePlacementInput([]byte(`{"name":"p","floor":1.5}`)); err != nil || in.Floor != 1_500_000 {
+		t.Errorf("a floor of 1.5 = %v, %v; want 1.500000", in.Floor, err)
+	}
 	refuses(t, "ParsePlacementInput", marquee.ParsePlacementInput, []badInput{
 		{`{}`, "name", "required"},
 		{`{"name":"home top"}`, "name", "a-z, 0-9"},
@@ -87,6 +90,8 @@ func TestParseAdvertiserAndPlacement(t *testing.T) {
 		{`{"name":"p","types":["audio"]}`, "types[0]", "image, html, native, video"},
 		{`{"name":"p","types":[]}`, "types", "non-empty"},
 		{`{"name":"p","defaultAdId":"zero"}`, "defaultAdId", "ad's id"},
+		{`{"name":"p","floor":-1}`, "floor", "must be a CPM"},
+		{`{"name":"p","floor":"1.2345678"}`, "floor", "at most 6 decimals"},
 	})
 }
 

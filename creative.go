@@ -279,9 +279,10 @@ func (pl Placement) MarshalJSON() ([]byte, error) {
 		Types       []string `json:"types"`
 		DefaultAdID string   `json:"defaultAdId,omitempty"`
 		Passback    string   `json:"passback,omitempty"`
+		Floor       *Micros  `json:"floor,omitempty"`
 		CreatedAt   string   `json:"createdAt"`
 		UpdatedAt   string   `json:"updatedAt"`
-	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
+	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, floorOf(pl.Floor), FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
 }
 
 // PlacementInput is what a client sets of a placement.
@@ -296,8 +297,9 @@ type PlacementInput struct {
 	// nothing fills ("": none).
 	Passback string `json:"passback"`
 	// Floor is the least a header-bidding bid must offer to fill the
-	// placement, after its bidder's adjustment (CPM; 0: none).
-	Floor Micros `json:"-"`
+	// placement, after its bidder's adjustment (CPM in the install's
+	// currency; 0: none). The tag offers it to Prebid's floors module.
+	Floor Micros `json:"floor"`
 }
 
 // MaxPlacementName is the longest placement name.
@@ -332,7 +334,7 @@ var sizeForm = regexp.MustCompile(`^([1-9][0-9]{0,3})x([1-9][0-9]{0,3})$`)
 func ParsePlacementInput(body []byte) (PlacementInput, error) {
 	var in PlacementInput
 	p := Problems{}
-	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback")
+	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor")
 	if !ok {
 		return in, Invalid("invalid placement", p)
 	}
@@ -391,7 +393,22 @@ func ParsePlacementInput(body []byte) (PlacementInput, error) {
 			p["passback"] = fmt.Sprintf("must be at most %d bytes", MaxHTMLLen)
 		}
 	}
+	if raw, ok := present(fields, "floor"); ok {
+		m, err := ParseAmount(raw)
+		if err != nil {
+			p["floor"] = "must be a CPM: " + err.Error()
+		}
+		in.Floor = m
+	}
 	return in, Invalid("invalid placement", p)
+}
+
+// floorOf is a placement's floor as its JSON shows it (none: 0).
+func floorOf(m Micros) *Micros {
+	if m == 0 {
+		return nil
+	}
+	return &m
 }
 
 // Accepts reports whether the placement takes creative c (its type, and

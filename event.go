@@ -21,10 +21,11 @@ const (
 // ReservedEventKeys are the fields the server adds to events (geo and
 // limited when privacy says so: docs/privacy.md; verified on a tracking
 // URL's event that a decision vouches for: docs/api.md#verified-counts;
-// defaultFill on the events of a placement's default ad; redirected on a
-// redirect's click; cost, attribution and conversionValue of what
-// money counts: docs/api.md#money); a client may not send them.
-var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified", "defaultFill", "redirected",
+// defaultFill on the events of a placement's default ad; bidder on those
+// of a header-bidding bid that won its slot; redirected on a redirect's
+// click; cost, attribution and conversionValue of what money counts:
+// docs/api.md#money); a client may not send them.
+var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified", "defaultFill", "bidder", "redirected",
 	"cost", "attribution", "conversionValue"}
 
 // ConsentEventKeys are the fields that carry a visitor's consent (the

@@ -3,6 +3,8 @@ package delivery
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"marquee"
 )
@@ -23,11 +25,12 @@ import (
 // Bid is one bid of a slot's auction, as the page's Prebid.js received
 // it: CPM in millionths of the install's currency per 1,000 impressions.
 type Bid struct {
-	Bidder string
-	CPM    int64
-	AdID   string // Prebid's ad id: what renders it in the page
-	Size   string // "300x250" ("": any the placement takes)
-	Deal   string // the deal id ("": the open auction)
+	Bidder   string
+	CPM      int64
+	Currency string // as the bid said ("": the install's)
+	AdID     string // Prebid's ad id: what renders it in the page
+	Size     string // "300x250" ("": any the placement takes)
+	Deal     string // the deal id ("": the open auction)
 }
 
 // Bidding is how bids compete: each bidder's adjustment (its CPMs are
@@ -36,6 +39,55 @@ type Bid struct {
 type Bidding struct {
 	Adjustments map[string]float64
 	DealTiers   map[string]int
+	// Currency is the install's: a bid in another is left out (Prebid's
+	// currency module converts bids to the ad server's currency).
+	Currency string
+}
+
+// ParseBidding reads how bids compete from -bid-adjustments
+// ("appnexus=0.9,rubicon=0.85": each bidder's factor, above 0 and at most
+// 10) and -deal-tiers ("PG-1=sponsorship,PD-7=standard": the tier each
+// deal's bids serve at; remnant is the open auction's own), in currency.
+func ParseBidding(adjustments, dealTiers, currency string) (Bidding, error) {
+	b := Bidding{Adjustments: map[string]float64{}, DealTiers: map[string]int{}, Currency: currency}
+	pairs := func(s, what string, each func(k, v string) error) error {
+		for _, item := range strings.Split(s, ",") {
+			if item = strings.TrimSpace(item); item == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(item, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return fmt.Errorf("%q: want %s", item, what)
+			}
+			if err := each(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+				return fmt.Errorf("%q: %w", item, err)
+			}
+		}
+		return nil
+	}
+	err := pairs(adjustments, "bidder=factor", func(k, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 10 {
+			return fmt.Errorf("a factor above 0 and at most 10")
+		}
+		b.Adjustments[k] = f
+		return nil
+	})
+	if err != nil {
+		return b, fmt.Errorf("bid adjustments: %w", err)
+	}
+	err = pairs(dealTiers, "deal=tier", func(k, v string) error {
+		t := slices.Index(marquee.Priorities, v)
+		if t < 0 || v == marquee.PriorityHouse {
+			return fmt.Errorf("a tier: sponsorship, standard or remnant")
+		}
+		b.DealTiers[k] = t
+		return nil
+	})
+	if err != nil {
+		return b, fmt.Errorf("deal tiers: %w", err)
+	}
+	return b, nil
 }
 
 // SetBidding sets how bids compete (safe while deciding).
@@ -77,8 +129,10 @@ func (bd *Bidding) tierOf(b *Bid) int {
 }
 
 // bidWhy says why bid b may not fill slot s of placement pl ("": it may).
-func bidWhy(b *Bid, adjusted int64, s *Slot, pl *marquee.Placement) string {
+func (bd *Bidding) bidWhy(b *Bid, adjusted int64, s *Slot, pl *marquee.Placement) string {
 	switch {
+	case b.Currency != "" && bd.Currency != "" && b.Currency != bd.Currency:
+		return fmt.Sprintf("its currency %s is not the install's %s", b.Currency, bd.Currency)
 	case s.Count > 1:
 		return BidManySlots
 	case adjusted < int64(pl.Floor):
@@ -97,7 +151,7 @@ func (bd *Bidding) best(s *Slot, pl *marquee.Placement) (i int, cpm int64, tier 
 	for k := range s.Bids {
 		b := &s.Bids[k]
 		a, t := bd.adjusted(b), bd.tierOf(b)
-		if bidWhy(b, a, s, pl) != "" {
+		if bd.bidWhy(b, a, s, pl) != "" {
 			continue
 		}
 		better := i < 0 || t >= 0 && (tier < 0 || t < tier) || t == tier && a > cpm
@@ -142,7 +196,7 @@ func (bd *Bidding) bidCandidates(s *Slot, pl *marquee.Placement, chosen []Choice
 		if t := bd.tierOf(b); t >= 0 {
 			c.Tier = marquee.Priorities[t]
 		}
-		c.Status = bidWhy(b, a, s, pl)
+		c.Status = bd.bidWhy(b, a, s, pl)
 		switch {
 		case c.Status != "":
 		case len(chosen) > 0 && chosen[0].Bid == b:

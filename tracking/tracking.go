@@ -115,7 +115,15 @@ type Payload struct {
 	// the keys of -report-keys, values query-escaped; "" none), at most
 	// MaxKV bytes: its events carry it.
 	KV string
+	// Bidder is the header-bidding bidder whose bid won the slot ("":
+	// Marquee's own ad; Ad and Campaign are then 0, and PriceMicros is
+	// the bid's CPM after its bidder's adjustment), at most MaxBidder
+	// bytes.
+	Bidder string
 }
+
+// MaxBidder bounds a payload's bidder.
+const MaxBidder = 64
 
 // MaxKV bounds a payload's key-values.
 const MaxKV = 160
@@ -216,7 +224,7 @@ var ErrBadClick = marquee.Errorf(marquee.KindInvalid, "invalid click id: it was 
 // campaign's post-click window).
 func (s *Signer) OpenClick(id []byte) (Clicked, error) {
 	var c Clicked
-	var buf [384]byte
+	var buf [maxRaw]byte
 	raw, ok := s.open(id, &buf)
 	if !ok || len(raw) < 2 || raw[0] != clickMark || raw[len(raw)-1] > 1 || !readPayload(raw[1:len(raw)-1], &c.Payload) {
 		return c, ErrBadClick
@@ -225,10 +233,15 @@ func (s *Signer) OpenClick(id []byte) (Clicked, error) {
 	return c, nil
 }
 
+// maxRaw bounds a token's bytes before base64: the longest payload (a
+// 64-byte placement, MaxKV of key-values, MaxBidder of bidder, every
+// varint at its longest: 393 bytes) and its MAC, with room to spare.
+const maxRaw = 448
+
 // open decodes token into buf and checks its MAC (under the key or the
 // previous one), returning the signed bytes (in buf: nothing allocated).
-func (s *Signer) open(token []byte, buf *[384]byte) ([]byte, bool) {
-	if len(token) > 512 {
+func (s *Signer) open(token []byte, buf *[maxRaw]byte) ([]byte, bool) {
+	if len(token) > enc.EncodedLen(maxRaw) {
 		return nil, false
 	}
 	n, err := enc.Decode(buf[:], token)
@@ -257,7 +270,7 @@ var (
 // one of ours, ErrExpired for one past its expiry.
 func (s *Signer) Open(token []byte, now time.Time) (Payload, error) {
 	var p Payload
-	var buf [384]byte
+	var buf [maxRaw]byte
 	raw, ok := s.open(token, &buf)
 	if !ok {
 		return p, ErrBadToken
@@ -280,8 +293,9 @@ func mac(key, raw []byte) []byte {
 // version is the first byte of a payload: its layout (1 held the kind,
 // which the path now says; 2 had no Limit, and is still read, as 0; 3 had
 // no Country and Platform, and is still read, as unknown; 4 had no KV,
-// and is still read, as none).
-const version = 5
+// and is still read, as none; 5 had no Bidder, and is still read, as
+// none).
+const version = 6
 
 func appendPayload(b []byte, p *Payload) []byte {
 	b = append(b, version)
@@ -301,7 +315,10 @@ func appendPayload(b []byte, p *Payload) []byte {
 	b = append(b, byte(slices.Index(marquee.Platforms, p.Platform)+1))
 	kv := p.KV[:min(len(p.KV), MaxKV)]
 	b = binary.AppendUvarint(b, uint64(len(kv)))
-	return append(b, kv...)
+	b = append(b, kv...)
+	bidder := p.Bidder[:min(len(p.Bidder), MaxBidder)]
+	b = binary.AppendUvarint(b, uint64(len(bidder)))
+	return append(b, bidder...)
 }
 
 // next reads a value from *b with read (binary.Uvarint, binary.Varint);
@@ -349,10 +366,17 @@ func readPayload(b []byte, p *Payload) bool {
 	}
 	if v >= 5 {
 		l := uv()
-		if b == nil || l > MaxKV || uint64(len(b)) != l {
+		if b == nil || l > MaxKV || uint64(len(b)) < l || v == 5 && uint64(len(b)) != l {
 			return false
 		}
-		p.KV, b = string(b), b[l:]
+		p.KV, b = string(b[:l]), b[l:]
+	}
+	if v >= 6 {
+		l := uv()
+		if b == nil || l > MaxBidder || uint64(len(b)) != l {
+			return false
+		}
+		p.Bidder, b = string(b), b[l:]
 	}
 	if b == nil || len(b) != 0 {
 		return false

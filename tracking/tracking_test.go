@@ -32,11 +32,15 @@ func TestTokens(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	names := []string{"", "home-top", strings.Repeat("z", marquee.MaxPlacementName), "a_b-c"}
 	kvs := []string{"", "section=sports", "section=sports&pos=atf&tags=%22%3C%3E", strings.Repeat("k", tracking.MaxKV)}
+	bidders := []string{"", "appnexus", `a"<>\b`, strings.Repeat("b", tracking.MaxBidder)}
 	for i := range 2000 {
 		p := tracking.Payload{Ad: r.Int64(), Campaign: r.Int64N(1000),
 			Placement: names[i%len(names)], UserHash: r.Uint64(), PriceMicros: r.Int64() - math.MaxInt64/2,
 			Issued: now, Expires: now.Add(time.Duration(1+r.IntN(48)) * time.Hour), Limit: uint8(r.IntN(4)),
-			Country: []string{"", "TW"}[r.IntN(2)], Platform: []string{"", "ios"}[r.IntN(2)], KV: kvs[r.IntN(len(kvs))]}
+			Country: []string{"", "TW"}[r.IntN(2)], Platform: []string{"", "ios"}[r.IntN(2)], KV: kvs[r.IntN(len(kvs))], Bidder: bidders[r.IntN(len(bidders))]}
+		if i%7 == 0 { // every field at its longest
+			p.Ad, p.Campaign, p.PriceMicros, p.Placement, p.KV, p.Bidder = math.MaxInt64, math.MaxInt64, math.MinInt64, names[2], kvs[3], bidders[3]
+		}
 		for j := range p.Decision {
 			p.Decision[j] = byte(r.Uint32())
 		}

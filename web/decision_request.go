@@ -8,12 +8,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fastjson"
@@ -22,6 +24,7 @@ import (
 	"marquee/delivery"
 	"marquee/privacy"
 	"marquee/targeting"
+	"marquee/tracking"
 )
 
 // decisionInput is a decision request as sent (a JSON body, or a GET's
@@ -99,6 +102,7 @@ type decisionSlot struct {
 	Div, Placement []byte
 	Count          optInt
 	KV             []rawKV
+	Bids           []delivery.Bid // the page's header-bidding bids (readBids)
 }
 
 // rawKV is a key-value pair as sent, where (parent, and its place in
@@ -207,6 +211,8 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 						slot.Count = integer(v, path, ".count")
 					case "kv":
 						slot.KV = readKV(v, path+".kv", slot.KV, &p)
+					case "bids":
+						slot.Bids = readBids(v, path+".bids", &p)
 					}
 				})
 				in.Placements = append(in.Placements, slot)
@@ -248,6 +254,94 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 		}
 	})
 	return marquee.Invalid("invalid decision request", p.m)
+}
+
+// MaxBids is how many header-bidding bids a slot may carry.
+const MaxBids = 20
+
+// maxBidCPM bounds a bid's CPM, in the install's currency.
+const maxBidCPM = 10_000
+
+// readBids reads a slot's "bids" at path — [{"bidder","cpm","currency",
+// "adId","size","dealId"}], Prebid's bid responses — checked: a bidder
+// (1 to 64 of A–Z, a–z, 0–9, _ . -), a CPM from 0 to 10,000, an ad id (1
+// to 128 bytes: what renders the bid), and optionally a currency (three
+// capital letters), a size ("300x250") and a deal id (1 to 128 bytes).
+func readBids(v *fastjson.Value, path string, p *problems) []delivery.Bid {
+	arr, err := v.Array()
+	switch {
+	case err != nil:
+		p.add(path, `must be an array of bids [{"bidder","cpm","currency","adId","size"}]`)
+		return nil
+	case len(arr) > MaxBids:
+		p.add(path, fmt.Sprintf("must hold at most %d bids", MaxBids))
+		return nil
+	}
+	out := make([]delivery.Bid, 0, len(arr))
+	for i, bv := range arr {
+		at := path + "[" + strconv.Itoa(i) + "]"
+		o, err := bv.Object()
+		if err != nil {
+			p.add(at, `must be an object {"bidder","cpm","currency","adId","size"}`)
+			continue
+		}
+		var b delivery.Bid
+		text := func(field string, max int, ok func(string) bool, problem string) string {
+			f := o.Get(field)
+			if f == nil || f.Type() == fastjson.TypeNull {
+				return ""
+			}
+			s, err := f.StringBytes()
+			if err != nil || len(s) == 0 || len(s) > max || !ok(string(s)) {
+				p.add(at+"."+field, problem)
+				return ""
+			}
+			return string(s)
+		}
+		b.Bidder = text("bidder", tracking.MaxBidder, bidderName, "must be a bidder's code: 1 to 64 of A–Z, a–z, 0–9, _ . -")
+		if b.Bidder == "" && p.m[at+".bidder"] == "" {
+			p.add(at+".bidder", "is required")
+		}
+		b.AdID = text("adId", 128, printable, "must be Prebid's ad id: 1 to 128 printable characters")
+		if b.AdID == "" && p.m[at+".adId"] == "" {
+			p.add(at+".adId", "is required: the ad id Prebid renders the bid by")
+		}
+		b.Currency = text("currency", 3, currencyCode, "must be a currency code of three capital letters (ISO 4217)")
+		b.Size = text("size", 11, sizeText, `must be a size "WIDTHxHEIGHT" (e.g. "300x250")`)
+		b.Deal = text("dealId", 128, printable, "must be 1 to 128 printable characters")
+		if f := o.Get("cpm"); f == nil {
+			p.add(at+".cpm", "is required")
+		} else if cpm, err := f.Float64(); err != nil || cpm < 0 || cpm > maxBidCPM || math.IsNaN(cpm) {
+			p.add(at+".cpm", fmt.Sprintf("must be a number from 0 to %d (the CPM in the currency)", maxBidCPM))
+		} else {
+			b.CPM = int64(math.Round(cpm * 1e6))
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func bidderName(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
+	})
+}
+
+func printable(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError })
+}
+
+func currencyCode(s string) bool {
+	return len(s) == 3 && !strings.ContainsFunc(s, func(r rune) bool { return r < 'A' || r > 'Z' })
+}
+
+func sizeText(s string) bool {
+	w, h, ok := strings.Cut(s, "x")
+	n := func(x string) bool {
+		v, err := strconv.Atoi(x)
+		return err == nil && v > 0 && v <= 4000 && x[0] != '0'
+	}
+	return ok && n(w) && n(h)
 }
 
 // readKV appends the key-values of a body's "kv" object at path to kvs,
@@ -411,7 +505,7 @@ func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot
 				p.add(path+".count", fmt.Sprintf("must be from 1 to %d", MaxSlotCount))
 			}
 		}
-		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: name, Count: count})
+		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: name, Count: count, Bids: s.Bids})
 	}
 	if len(in.KV) > 0 {
 		r.Viewer.KV = compileKV(in.KV, nil, &p)

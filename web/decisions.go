@@ -220,6 +220,9 @@ func handleDecisions(d *decider) handler {
 // which must not count). urlHead is the JSON-quoted scheme and host,
 // without its closing quote; in the request, for the macros.
 func (d *decider) appendChoice(b, urlHead []byte, slot *delivery.Slot, r *delivery.Request, in *decisionInput, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
+	if ch.Bid != nil {
+		return d.appendBid(b, urlHead, slot, r, lim, ch, now, rnd)
+	}
 	b = append(b, `{"adId":"`...)
 	b = strconv.AppendInt(b, ch.Ad.ID, 10)
 	if ch.Default { // a placement's default ad counts for no campaign
@@ -268,6 +271,41 @@ func (d *decider) appendChoice(b, urlHead []byte, slot *delivery.Slot, r *delive
 		}
 		b = appendTrackers(b, `,"impressionTrackers":[`, c.ImpressionTrackers, &v)
 		b = appendTrackers(b, `,"clickTrackers":[`, c.ClickTrackers, &v)
+	}
+	return append(b, '}')
+}
+
+// appendBid appends a header-bidding bid that won its slot as the
+// answer shows it — {"bidder","adId" (Prebid's: what renders it),"cpm"
+// (as the bid said),"size","dealId"} — with its tracking URLs: the tag
+// fires the impression once Prebid rendered it, the view by MRC's rule,
+// and the click URL (a pixel, not a redirect: the bid's creative has its
+// own landing page) when the visitor clicks into its frame.
+func (d *decider) appendBid(b, urlHead []byte, slot *delivery.Slot, r *delivery.Request, lim privacy.Limit, ch delivery.Choice, now time.Time, rnd *mrand.Rand) []byte {
+	bid := ch.Bid
+	b = append(b, `{"bidder":`...)
+	b, _ = jsonstr.Append(b, []byte(bid.Bidder))
+	b = append(b, `,"adId":`...)
+	b, _ = jsonstr.Append(b, []byte(bid.AdID))
+	b = append(b, `,"cpm":`...)
+	b = strconv.AppendFloat(b, float64(bid.CPM)/1e6, 'f', -1, 64)
+	if bid.Size != "" {
+		b = append(append(append(b, `,"size":"`...), bid.Size...), '"') // checked: digits and an x
+	}
+	if bid.Deal != "" {
+		b = append(b, `,"dealId":`...)
+		b, _ = jsonstr.Append(b, []byte(bid.Deal))
+	}
+	if r.Preview {
+		return append(b, '}')
+	}
+	var scratch [320]byte
+	token, _ := d.sign(scratch[:0], slot, r, lim, ch, now, rnd)
+	for _, u := range []struct {
+		key  string
+		kind byte
+	}{{`,"clickUrl":`, tracking.Click}, {`,"impressionUrl":`, tracking.Impression}, {`,"viewUrl":`, tracking.View}} {
+		b = append(tracking.AppendPath(append(append(b, u.key...), urlHead...), u.kind, token), '"')
 	}
 	return append(b, '}')
 }
@@ -384,6 +422,9 @@ func (d *decider) sign(dst []byte, slot *delivery.Slot, r *delivery.Request, lim
 	binary.LittleEndian.PutUint64(p.Decision[:8], rnd.Uint64())
 	binary.LittleEndian.PutUint64(p.Decision[8:], rnd.Uint64())
 	p.PriceMicros = ch.Campaign.PriceMicros
+	if ch.Bid != nil { // a bid's events are its bidder's, at its adjusted CPM
+		p.Bidder, p.PriceMicros = ch.Bid.Bidder, ch.BidCPM
+	}
 	return d.signer.Append(dst, &p), p.Decision
 }
 

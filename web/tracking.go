@@ -38,7 +38,7 @@ func handleTracking(d *decider) handler {
 			return err
 		}
 		var target string
-		if kind == tracking.Click {
+		if kind == tracking.Click && p.Bidder == "" { // a bid's click is a pixel: its creative has its own landing page
 			if target = d.clickTarget(ctx, &p, token); target == "" {
 				return marquee.Errorf(marquee.KindNotFound, "this ad has no click URL")
 			}
@@ -64,7 +64,7 @@ func handleTracking(d *decider) handler {
 				}
 			}
 		}
-		if kind == tracking.Click {
+		if target != "" {
 			ctx.Response.Header.Set(fasthttp.HeaderLocation, target)
 			ctx.SetStatusCode(fasthttp.StatusFound)
 			return nil
@@ -148,10 +148,14 @@ func (d *decider) record(ctx *fasthttp.RequestCtx, kind byte, p *tracking.Payloa
 	}
 	line := d.events.appendHead((*bp)[:0], ctx, lim)
 	line = eventline.AppendPlain(line, "type", tracking.KindName(kind))
-	line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
-	if p.Campaign != 0 {
+	switch {
+	case p.Bidder != "": // a header-bidding bid: no ad or campaign of Marquee's
+		line = eventline.AppendPlain(line, "bidder", p.Bidder) // checked at the edge: A–Z, a–z, 0–9, _ . -
+	case p.Campaign != 0:
+		line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
 		line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))
-	} else { // only a placement's default ad is decided without a campaign
+	default: // a placement's default ad is decided without a campaign
+		line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
 		line = eventline.AppendPlain(line, "defaultFill", "1")
 	}
 	line = eventline.AppendPlain(line, "placement", p.Placement) // placement names need no escaping
@@ -234,6 +238,14 @@ func (d *decider) clickTarget(ctx *fasthttp.RequestCtx, p *tracking.Payload, tok
 // CPA), at the price its decision was made at (the payload's); 0 for
 // any other.
 func (d *decider) costOf(kind byte, p *tracking.Payload, verified bool) (*delivery.Campaign, marquee.Nanos) {
+	if p.Bidder != "" { // a bid earns its CPM (adjusted) for a verified impression: no campaign pays it
+		if !verified || kind != tracking.Impression {
+			return nil, 0
+		}
+		pr := marquee.Price{Model: "cpm", Amount: marquee.Micros(p.PriceMicros)}
+		cost, _ := pr.EventCost()
+		return nil, cost
+	}
 	if p.Campaign == 0 {
 		return nil, 0
 	}

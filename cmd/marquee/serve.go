@@ -91,6 +91,7 @@ type serveConfig struct {
 	tcfVendor        uint
 	eventsRetention  time.Duration
 	remnant          string
+	bidding          delivery.Bidding // -bid-adjustments, -deal-tiers, checked
 	clickFlush       time.Duration
 	countRequests    bool            // -count-requests
 	forecastSample   int             // -forecast-sample
@@ -132,6 +133,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.remnant, "remnant", delivery.RemnantWeight, "how remnant campaigns compete: weight (a lottery by weight, as every tier) or ecpm (the highest eCPM from the price wins; CPC and CPA weighed by the reports' click and conversion rates)")
 	fs.StringVar(&c.privacy, "privacy", "balanced", "what events keep of visitors: balanced (truncated addresses, pseudonymous user ids), strict (as balanced, pseudonyms rotated daily, user keys only with a consent signal) or off (full addresses and ids, unless consent is withheld); docs/privacy.md")
 	fs.StringVar(&c.privacyKey, "privacy-key", "", "secret of the pseudonyms of user ids, at least 16 bytes, the same on every instance (default: derived from -tracking-key or the key kept under -data)")
+	bidAdjustments := fs.String("bid-adjustments", "", "header bidding: each bidder's factor on its bids' CPMs, \"appnexus=0.9,rubicon=0.85\" (none: 1)")
+	dealTiers := fs.String("deal-tiers", "", "header bidding: the tier each deal's bids serve at, \"PG-1=sponsorship,PD-7=standard\" (none: the open auction, against remnant campaigns by eCPM)")
 	fs.StringVar(&c.currency, "currency", reports.DefaultCurrency, "ISO 4217 code of every price and spend (one currency per install: change it only before anything is priced)")
 	fs.UintVar(&c.tcfVendor, "tcf-vendor", 0, "your IAB TCF vendor id: a TCF consent string must also give this vendor consent (0: only purpose 1 is checked)")
 	fs.DurationVar(&c.eventsRetention, "events-retention", 0, "event files kept under <data>/events are deleted this long after they were written (0: kept); shipped files follow the bucket's lifecycle rule")
@@ -208,6 +211,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.tcfVendor > 65535 {
 		return c, usageError{fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", c.tcfVendor)}
+	}
+	if c.bidding, err = delivery.ParseBidding(*bidAdjustments, *dealTiers, c.currency); err != nil {
+		return c, usageError{fmt.Errorf("-bid-adjustments, -deal-tiers: %w", err)}
 	}
 	if err := delivery.CheckRemnant(c.remnant); err != nil {
 		return c, usageError{fmt.Errorf("-remnant: %w", err)}
@@ -369,6 +375,7 @@ func (n *node) open(ctx context.Context) error {
 	}
 	n.engine.SetBudgets(delivery.NewBudgets(n.money, n.cfg.budgetStale))
 	n.touches = attribution.NewRecorder(n.money)
+	n.engine.SetBidding(n.cfg.bidding)
 	if err := n.engine.SetRemnant(n.cfg.remnant); err != nil {
 		return fmt.Errorf("-remnant: %w", err)
 	}

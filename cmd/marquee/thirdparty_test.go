@@ -125,16 +125,23 @@ func TestThirdPartyTagsInBrowser(t *testing.T) {
 }
 
 // TestThirdPartyInConsole: the ad editor writes a trusted tag creative with
-// trackers, the placement editor a passback; the API keeps them.
+// trackers, the placement editor a passback and a header-bidding floor;
+// the API keeps them, and the placement's page shows the floor.
 func TestThirdPartyInConsole(t *testing.T) {
 	in, b := ownerConsole(t, 1280, 1400)
 	b.open("#/placements/new", "#placement-form")
 	b.labelled("placement editor with a passback")
 	b.do("a placement with a passback", chromedp.SendKeys(chromedp.CSS(`[data-field="name"] input`), "side"),
-		chromedp.SetValue(chromedp.ID("passback"), `<script src="https://pub.test/fallback.js"></script>`), click(`#placement-form button[type=submit]`))
+		chromedp.SetValue(chromedp.ID("passback"), `<script src="https://pub.test/fallback.js"></script>`),
+		chromedp.SendKeys(chromedp.ID("floor"), "1.25"), click(`#placement-form button[type=submit]`))
 	b.waitHash(`^#/placements/side$`)
-	if r := in.admin("GET", "/api/v1/placements/side", ""); !strings.Contains(r.body, `"passback":"\u003cscript src=\"https://pub.test/fallback.js\"\u003e\u003c/script\u003e"`) {
-		t.Errorf("the placement = %s; want its passback", r.body)
+	if r := in.admin("GET", "/api/v1/placements/side", ""); !strings.Contains(r.body, `"passback":"\u003cscript src=\"https://pub.test/fallback.js\"\u003e\u003c/script\u003e"`) ||
+		!strings.Contains(r.body, `"floor":1.25`) {
+		t.Errorf("the placement = %s; want its passback and a floor of 1.25", r.body)
+	}
+	b.open("#/placements/side", "#floor")
+	if got := b.text("#floor"); !strings.Contains(got, "1.25") {
+		t.Errorf("the placement's page says %q; want its floor", got)
 	}
 	b.open("#/ads/new", "#ad-form")
 	b.do("a trusted tag", chromedp.SendKeys(chromedp.CSS(`[data-field="title"] input`), "Network tag"),

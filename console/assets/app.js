@@ -1484,12 +1484,14 @@
     const def = el('input', { type: 'text', inputmode: 'numeric', value: p.defaultAdId || '' });
     const passback = el('textarea', { rows: 3, id: 'passback', placeholder: '<script src="https://…"></script>' });
     passback.value = p.passback || '';
+    const floor = el('input', { type: 'number', min: 0, step: 'any', id: 'floor', value: p.floor === undefined ? '' : p.floor, placeholder: 'none' });
     const form = el('form', { class: 'card', id: 'placement-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
       const body = { name: name || n.value, site: site.value, sizes: sizes.value.split(',').map(s => s.trim()).filter(Boolean),
         types: [...types.querySelectorAll('input:checked')].map(i => i.value) };
       if (def.value) body.defaultAdId = def.value;
       if (passback.value.trim()) body.passback = passback.value;
+      if (floor.value !== '') body.floor = floor.value;
       try {
         const r = await api(name ? 'PUT' : 'POST', '/api/v1/placements' + (name ? '/' + name : ''), body);
         go('#/placements/' + r.name);
@@ -1497,6 +1499,7 @@
     } }, el('div', { class: 'grid2' }, field('Name (a-z, 0-9, _ and -; used by the tag)', n, 'name'), field('Site or app', site, 'site')),
     field('Sizes', sizes, 'sizes'), field('Creative types it takes', types, 'types'), field('Default ad id (shown when nothing else fills it)', def, 'defaultAdId'),
     field('Passback: your own fallback tag (HTML) for a slot nothing fills, after the default ad', passback, 'passback'),
+    field('Floor for header-bidding bids (CPM, ' + currency() + '; after each bidder\'s adjustment)', floor, 'floor'),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: name ? 'Save' : 'Create placement' }),
       el('a', { href: name ? '#/placements/' + name : '#/placements', text: 'Cancel' })));
     show(el('h1', { text: name ? 'Edit placement ' + name : 'New placement' }), form);
@@ -1520,7 +1523,8 @@
     // The default ad by its title (an ad deleted since keeps its id).
     const def = p.defaultAdId && can('ads:read') ? await api('GET', '/api/v1/ad/' + p.defaultAdId).catch(() => null) : null;
     const out = [el('h1', { text: p.name }), el('p', { class: 'muted' }, (p.site || 'no site') + ' · sizes ' + (p.sizes.join(', ') || 'any') + ' · ' + p.types.join(', '),
-      p.defaultAdId ? [' · default ad ', el('a', { href: '#/ads/' + p.defaultAdId, id: 'default-ad', text: def ? def.title : 'ad ' + p.defaultAdId })] : null),
+      p.defaultAdId ? [' · default ad ', el('a', { href: '#/ads/' + p.defaultAdId, id: 'default-ad', text: def ? def.title : 'ad ' + p.defaultAdId })] : null,
+      p.floor ? el('span', { id: 'floor', text: ' · header-bidding floor ' + money(p.floor) + ' CPM' }) : null),
       can('campaigns:write') ? el('div', { class: 'row' }, el('a', { href: '#/placements/' + name + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
         confirmButton('Delete', 'Delete placement ' + name + '? (Ads limited to it must be changed first.)', async () => {
           try { await api('DELETE', '/api/v1/placements/' + name); go('#/placements'); } catch (e) { main().prepend(errorBox(e)); }

@@ -202,7 +202,7 @@ func TestTitleKeysOfOlderRows(t *testing.T) {
 	// of the later versions).
 	queries := []string{`DROP INDEX ads_title_key`, `ALTER TABLE ads DROP COLUMN title_key`,
 		`DROP INDEX ads_campaign`, `ALTER TABLE ads DROP COLUMN campaign_id`, `ALTER TABLE ads DROP COLUMN creative`, `ALTER TABLE ads DROP COLUMN placements`, `ALTER TABLE ads DROP COLUMN targeting`,
-		`ALTER TABLE ads DROP COLUMN state`, `ALTER TABLE ads DROP COLUMN review`,
+		`ALTER TABLE ads DROP COLUMN state`, `ALTER TABLE ads DROP COLUMN review`, `ALTER TABLE placements DROP COLUMN floor`,
 		`DROP TABLE advertisers`, `DROP TABLE campaigns`, `DROP TABLE placements`, `DROP TABLE assets`,
 		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `DROP TABLE link_tags`, `DROP TABLE report_dims`,
 		`ALTER TABLE users DROP COLUMN bounds`, `ALTER TABLE api_keys DROP COLUMN bounds`,

@@ -128,6 +128,21 @@ func testCampaigns(t *testing.T, open Opener) {
 	if _, err := st.CreatePlacement(ctx, marquee.PlacementInput{Name: "home-top", Types: marquee.CreativeTypes}); marquee.KindOf(err) != marquee.KindConflict {
 		t.Fatalf("a second home-top = %v; want a conflict", err)
 	}
+	// A floor for header-bidding bids is kept to the micro-unit.
+	floored := mustParse(t, marquee.ParsePlacementInput, `{"name":"floored","floor":"1.234567"}`)
+	if _, err := st.CreatePlacement(ctx, floored); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Placement(ctx, "floored"); err != nil || got.Floor != 1_234_567 {
+		t.Fatalf("Placement(floored) = %+v, %v; want a floor of 1.234567", got, err)
+	}
+	floored.Floor = 0
+	if got, err := st.ReplacePlacement(ctx, "floored", floored); err != nil || got.Floor != 0 {
+		t.Fatalf("ReplacePlacement(floor 0) = %+v, %v", got, err)
+	}
+	if got, _ := st.Placement(ctx, "floored"); got.Floor != 0 {
+		t.Fatalf("after the floor was removed: %v; want 0", got.Floor)
+	}
 	ad := input("with a campaign", -time.Hour, time.Hour)
 	ad.CampaignID, ad.Placements = spring.ID, []string{"home-top", "nowhere"}
 	ad.Creative = &marquee.Creative{Type: marquee.CreativeHTML, Width: 300, Height: 250, HTML: "<b>hi</b>"}
@@ -254,7 +269,7 @@ func testCampaigns(t *testing.T, open Opener) {
 	// Campaign puts: its creation, four moves of its approval (a repeated
 	// submit changes nothing), a pause.
 	want := []string{"advertiser put ", "advertiser put ", "advertiser put ", "campaign put ", "campaign put ", "campaign put ", "campaign put ",
-		"campaign put ", "campaign put ", "placement put home-top",
+		"campaign put ", "campaign put ", "placement put home-top", "placement put floored", "placement put floored",
 		"placement put home-top", "campaign put ", "advertiser put ", "advertiser put ", " reload ", "placement delete home-top"} // reload: the bulk insert
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("changelog = %q;\nwant %q", kinds, want)

@@ -1,0 +1,150 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/counters"
+	"marquee/delivery"
+	"marquee/index"
+	"marquee/store/sqlite"
+	"marquee/tracking"
+	"marquee/web"
+)
+
+// bidServer decides placement home (300×250, a floor of 1.00) where a
+// remnant campaign pays a CPM of 2.00; bidder "halved"'s bids count half.
+func bidServer(t *testing.T) (fasthttp.RequestHandler, *flakySink) {
+	now := time.Now()
+	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "home", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes, Floor: 1_000_000}}}
+	cs := []marquee.Campaign{{ID: 1, State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 1, Name: "remnant",
+		StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Priority: marquee.PriorityRemnant, Weight: 1, Price: &marquee.Price{Model: "cpm", Amount: 2_000_000}}}}
+	ads := []*marquee.Ad{{ID: 1, CampaignID: 1, Title: "a", StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour),
+		Creative: &marquee.Creative{Type: marquee.CreativeHTML, HTML: "x", Width: 300, Height: 250}}}
+	e := delivery.New(counters.NewMemory(counters.DefaultMemory))
+	e.SetCampaigns(cs, ps)
+	e.PutAds(ads, nil, true)
+	bidding, err := delivery.ParseBidding("halved=0.5", "", "USD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetBidding(bidding)
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
+	sink := &flakySink{}
+	return web.NewServer(web.Config{InsecureAdmin: true}, web.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now, Index: index.New(time.Now),
+		Engine: e, Signer: signer, Events: sink, Registry: prometheus.NewRegistry(), Store: st}).Handler(), sink
+}
+
+type bidAnswer struct {
+	Decisions map[string][]struct {
+		AdID, CampaignID, Bidder, Size, DealID string
+		CPM                                    float64
+		ImpressionURL, ClickURL, ViewURL       string
+	}
+	Explain map[string][]struct {
+		Bidder, Status string
+	}
+}
+
+// TestBidsOverHTTP: a slot's bids in the decision request — one above the
+// remnant campaign's eCPM fills the slot, answered with its bidder,
+// Prebid's ad id and signed tracking URLs; its impression, fired twice,
+// is written once as the bidder's with what it earns (its CPM ÷ 1,000)
+// and no ad of Marquee's; its click is a pixel; a bid under the
+// campaign's eCPM leaves the slot to the campaign; explain says why
+// each bid won or lost; malformed bids are a 400 naming them.
+func TestBidsOverHTTP(t *testing.T) {
+	h, sink := bidServer(t)
+	decide := func(body string) (int, bidAnswer, string) {
+		status, raw := post(h, "/api/v1/decisions", body)
+		var a bidAnswer
+		json.Unmarshal(raw, &a)
+		return status, a, string(raw)
+	}
+	status, a, raw := decide(`{"placements":[{"div":"d","placement":"home","bids":[` +
+		`{"bidder":"appnexus","cpm":3,"currency":"USD","adId":"pb-1","size":"300x250"},{"bidder":"rubicon","cpm":2.5,"adId":"pb-2"}]}]}`)
+	if status != 200 || len(a.Decisions["d"]) != 1 {
+		t.Fatalf("decision with bids = %d %s", status, raw)
+	}
+	got := a.Decisions["d"][0]
+	if got.Bidder != "appnexus" || got.AdID != "pb-1" || got.CPM != 3 || got.Size != "300x250" || got.CampaignID != "" || got.ImpressionURL == "" || got.ClickURL == "" {
+		t.Fatalf("the slot = %+v; want appnexus's bid pb-1 at 3 with its tracking URLs", got)
+	}
+	path := func(u string) string { return u[strings.Index(u, "/t/"):] }
+	for range 2 {
+		if status, _ := serve(h, "GET", path(got.ImpressionURL)); status != 204 {
+			t.Fatalf("the bid's impression = %d; want 204", status)
+		}
+	}
+	if status, _ := serve(h, "GET", path(got.ClickURL)); status != 204 {
+		t.Errorf("the bid's click = %d; want a pixel (204), not a redirect", status)
+	}
+	var impressions, clicks []map[string]any
+	sink.mu.Lock()
+	for _, l := range sink.lines {
+		var m map[string]any
+		json.Unmarshal([]byte(l), &m)
+		switch m["type"] {
+		case "impression":
+			impressions = append(impressions, m)
+		case "click":
+			clicks = append(clicks, m)
+		}
+	}
+	sink.mu.Unlock()
+	if len(impressions) != 1 || impressions[0]["bidder"] != "appnexus" || impressions[0]["placement"] != "home" || impressions[0]["cost"] != "3000000" ||
+		impressions[0]["ad"] != nil || impressions[0]["campaign"] != nil || impressions[0]["verified"] != "1" {
+		t.Errorf("impression lines %v; want one, appnexus's in home, verified, earning 0.003 (3,000,000 nano-units), no ad", impressions)
+	}
+	if len(clicks) != 1 || clicks[0]["bidder"] != "appnexus" || clicks[0]["cost"] != nil {
+		t.Errorf("click lines %v; want one, appnexus's, costing nothing", clicks)
+	}
+
+	// Under the campaign's eCPM (after the bidder's adjustment): the
+	// campaign; explain says why.
+	_, a, raw = decide(`{"placements":[{"div":"d","placement":"home","bids":[{"bidder":"halved","cpm":3,"adId":"pb-3"},` +
+		`{"bidder":"low","cpm":0.5,"adId":"pb-4"},{"bidder":"euro","cpm":9,"currency":"EUR","adId":"pb-5"}]}],"explain":true}`)
+	if len(a.Decisions["d"]) != 1 || a.Decisions["d"][0].CampaignID != "1" {
+		t.Fatalf("a bid of 1.50 after adjustment against a CPM of 2.00: %s; want the campaign", raw)
+	}
+	why := map[string]string{}
+	for _, c := range a.Explain["d"] {
+		if c.Bidder != "" {
+			why[c.Bidder] = c.Status
+		}
+	}
+	if !strings.Contains(why["halved"], "lost to campaign 1") || why["low"] != delivery.BidUnderFloor || !strings.Contains(why["euro"], "EUR is not the install's USD") {
+		t.Errorf("explain's bids %q; want halved lost to campaign 1, low under the floor, euro in the wrong currency", why)
+	}
+
+	for _, bad := range []struct{ bids, field string }{
+		{`[{"cpm":1,"adId":"x"}]`, "placements[0].bids[0].bidder"},
+		{`[{"bidder":"a b","cpm":1,"adId":"x"}]`, "placements[0].bids[0].bidder"},
+		{`[{"bidder":"a","cpm":-1,"adId":"x"}]`, "placements[0].bids[0].cpm"},
+		{`[{"bidder":"a","cpm":"1","adId":"x"}]`, "placements[0].bids[0].cpm"},
+		{`[{"bidder":"a","cpm":1}]`, "placements[0].bids[0].adId"},
+		{`[{"bidder":"a","cpm":1,"adId":"x","size":"300 by 250"}]`, "placements[0].bids[0].size"},
+		{`[{"bidder":"a","cpm":1,"adId":"x","currency":"usd"}]`, "placements[0].bids[0].currency"},
+		{`{"bidder":"a"}`, "placements[0].bids"},
+	} {
+		status, _, raw := decide(`{"placements":[{"div":"d","placement":"home","bids":` + bad.bids + `}]}`)
+		if status != 400 || !strings.Contains(raw, `"`+bad.field+`"`) {
+			t.Errorf("bids %s = %d %s; want 400 naming %s", bad.bids, status, raw, bad.field)
+		}
+	}
+}
