@@ -36,6 +36,7 @@ const (
 	Cost        // what a verified event bills, in nano-units of the currency (the server's: docs/api.md#money)
 	Attribution // a conversion's: "click" or "view", what earned it (the server's)
 	ConvValue   // an attributed conversion's value, in micro-units (the server's)
+	Bidder      // the header-bidding bidder whose bid filled the slot (the server's)
 	NumFields
 )
 
@@ -52,7 +53,7 @@ var fieldKeys = [...]struct {
 	{"campaign", Campaign}, {"campaignId", Campaign}, {"placement", Placement}, {"id", ID},
 	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest}, {"measured", Measured}, {"geo", Geo},
 	{"verified", Verified}, {"redirected", Redirected}, {"kv", KV},
-	{"cost", Cost}, {"attribution", Attribution}, {"conversionValue", ConvValue},
+	{"cost", Cost}, {"attribution", Attribution}, {"conversionValue", ConvValue}, {"bidder", Bidder},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead

@@ -314,6 +314,28 @@ type Batch struct {
 	// Samples are the finished hours' samples of requests, for forecasts
 	// (reports.Samples).
 	Samples []RequestSample
+	// Bids are header bidding's counts by hour, placement and bidder.
+	Bids []BidRow
+}
+
+// BidRow counts one UTC hour of one bidder's bids in one placement: the
+// bids decisions weighed and won (counted at the decision, as requests
+// are), and the impressions its wins rendered and what they earned
+// (counted from the events, as reports are).
+type BidRow struct {
+	Hour        int64 // unix seconds of the hour's start
+	Placement   int64 // the placement's id
+	Bidder      string
+	Bids, Wins  int64
+	Impressions int64 // verified
+	Revenue     int64 // nano-units of the currency
+}
+
+// BidQuery selects bid rows: [From, To) in unix seconds, of placements
+// (none: every one).
+type BidQuery struct {
+	From, To   int64
+	Placements []int64
 }
 
 // RequestSample is one instance's sample of one UTC hour's requests of

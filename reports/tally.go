@@ -149,16 +149,17 @@ type fileState struct{ upto, size int64 }
 // called from any goroutine; Flush, Recover and LoadPending by one owner
 // (Flush is also safe to call concurrently, as a shipper does).
 type Tally struct {
-	store   Store
-	res     Resolver
-	geo     *GeoIP
-	slot    string
-	log     *slog.Logger
-	m       *metrics
-	keep    func(hour int64) bool // when set, only events of the hours it keeps are counted
-	keys    []string              // the report keys (Config.Keys)
-	reqs    *Requests             // Config.Requests
-	samples *Samples              // Config.Samples
+	store     Store
+	res       Resolver
+	geo       *GeoIP
+	slot      string
+	log       *slog.Logger
+	m         *metrics
+	keep      func(hour int64) bool // when set, only events of the hours it keeps are counted
+	keys      []string              // the report keys (Config.Keys)
+	reqs      *Requests             // Config.Requests
+	samples   *Samples              // Config.Samples
+	bidCounts *Bids                 // Config.Bids
 
 	mu sync.Mutex
 	// kvValues are the values of each report key seen a day (see
@@ -201,11 +202,14 @@ type Config struct {
 	// Samples, when set, are the requests sampled for forecasts; each
 	// flush adds the hours that are over.
 	Samples *Samples
+	// Bids, when set, are header bidding's bids counted at the decision;
+	// each flush adds them with the events' (report_bids).
+	Bids *Bids
 }
 
 // New returns a Tally; reg (if not nil) receives its metrics.
 func New(cfg Config, reg prometheus.Registerer) *Tally {
-	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg), keys: cfg.Keys, reqs: cfg.Requests, samples: cfg.Samples,
+	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg), keys: cfg.Keys, reqs: cfg.Requests, samples: cfg.Samples, bidCounts: cfg.Bids,
 		kvValues: map[kvDay]map[string]bool{},
 		files:    map[string]*fileState{}, agents: map[string]agent{}, parser: useragent.NewParser(), recovered: make(chan struct{})}
 	t.reset()
@@ -220,14 +224,23 @@ type pending struct {
 	cube   map[ckey]*Counts
 	visits map[vkey]int64 // links' conversions by visitor (see vkey)
 	reach  map[rkey]*hyperloglog.Sketch
+	bids   map[bkey]*[2]int64 // header bidding's verified impressions and revenue (nanos)
+}
+
+// bkey is what a bid's events are counted by: the hour, the placement's
+// name (interned) and the bidder's.
+type bkey struct {
+	hour              int64
+	placement, bidder string
 }
 
 func (p *pending) empty() bool {
-	return len(p.counts) == 0 && len(p.dims) == 0 && len(p.kvs) == 0 && len(p.cube) == 0 && len(p.visits) == 0 && len(p.reach) == 0
+	return len(p.counts) == 0 && len(p.dims) == 0 && len(p.kvs) == 0 && len(p.cube) == 0 && len(p.visits) == 0 && len(p.reach) == 0 && len(p.bids) == 0
 }
 
 func (t *Tally) reset() {
-	t.pending = pending{counts: map[pkey]*Counts{}, dims: map[dkey]*Counts{}, kvs: map[kvkey]*Counts{}, cube: map[ckey]*Counts{}, visits: map[vkey]int64{}, reach: map[rkey]*hyperloglog.Sketch{}}
+	t.pending = pending{counts: map[pkey]*Counts{}, dims: map[dkey]*Counts{}, kvs: map[kvkey]*Counts{}, cube: map[ckey]*Counts{}, visits: map[vkey]int64{},
+		reach: map[rkey]*hyperloglog.Sketch{}, bids: map[bkey]*[2]int64{}}
 	t.codes, t.skipped, t.referrers = map[string]string{}, map[string]int64{}, map[string]string{}
 	t.oldest = time.Time{}
 }
@@ -354,6 +367,14 @@ func (t *Tally) count(lines []byte) {
 				ck.placement = k.code
 				t.add(k, &c, uid)
 				owners[n], n = kvkey{entity: entPlacement, code: k.code}, n+1
+				if bidder := f[eventline.Bidder]; len(bidder) > 0 && c.Impressions > c.UnverifiedImpressions && bidderName(bidder) {
+					bk := bkey{hour: hour, placement: k.code, bidder: t.intern(bidder)}
+					if t.bids[bk] == nil {
+						t.bids[bk] = new([2]int64)
+					}
+					t.bids[bk][0] += c.Impressions - c.UnverifiedImpressions
+					t.bids[bk][1] += c.SpendNanos
+				}
 			} else {
 				t.skip("bad placement name")
 			}
@@ -602,12 +623,16 @@ func (t *Tally) flush(ctx context.Context) error {
 	if t.samples != nil {
 		samples = t.samples.take(time.Now())
 	}
-	if p.empty() && len(marks) == 0 && len(reqs) == 0 && len(samples) == 0 {
+	var bids []reportrow.BidRow
+	if t.bidCounts != nil {
+		bids = t.bidCounts.take()
+	}
+	if p.empty() && len(marks) == 0 && len(reqs) == 0 && len(samples) == 0 && len(bids) == 0 {
 		return nil
 	}
 	b, dropped, err := t.resolve(ctx, p)
 	if err == nil {
-		b.Files, b.Requests, b.Samples = marks, reqs, samples
+		b.Files, b.Requests, b.Samples, b.Bids = marks, reqs, samples, mergeBids(append(b.Bids, bids...))
 		err = t.store.AddReports(ctx, b)
 	}
 	if err != nil {
@@ -617,6 +642,9 @@ func (t *Tally) flush(ctx context.Context) error {
 		}
 		if t.samples != nil {
 			t.samples.putBack(samples)
+		}
+		if t.bidCounts != nil {
+			t.bidCounts.putBack(bids)
 		}
 		t.m.flushErrors.Inc()
 		return fmt.Errorf("reports flush: %w", err)
@@ -789,6 +817,15 @@ func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int6
 		}
 		b.Reach = append(b.Reach, Reach{Entity: marquee.EntityAdvertiser, ID: ak[0], Day: ak[1], Sketch: enc})
 	}
+	for k, c := range p.bids {
+		f, err := known(entPlacement, 0, k.placement)
+		if err != nil {
+			return nil, nil, err
+		}
+		if f.ok { // else dropped, and counted so, with the placement's row
+			b.Bids = append(b.Bids, reportrow.BidRow{Hour: k.hour, Placement: f.id, Bidder: k.bidder, Impressions: c[0], Revenue: c[1]})
+		}
+	}
 	if err := resolveCube(ctx, p, b, known); err != nil {
 		return nil, nil, err
 	}
@@ -813,6 +850,13 @@ func entityName(e byte) string {
 func (t *Tally) putBack(p pending, oldest time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	for k, c := range p.bids {
+		if t.bids[k] == nil {
+			t.bids[k] = new([2]int64)
+		}
+		t.bids[k][0] += c[0]
+		t.bids[k][1] += c[1]
+	}
 	for k, c := range p.counts {
 		addTo(t.counts, k, c)
 	}

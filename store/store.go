@@ -124,6 +124,8 @@ type Store interface {
 	// Samples of requests, for forecasts (AddReports adds them).
 	RequestSamples(ctx context.Context, from, to int64, placements []int64) ([]reportrow.RequestSample, error)
 	DeleteRequestSamples(ctx context.Context, before int64) (int64, error)
+	// Header bidding's counts (AddReports adds them).
+	BidSums(ctx context.Context, q reportrow.BidQuery) ([]reportrow.BidRow, error)
 
 	// Saved reports and their schedules' delivery log (web, reportmail).
 	CreateSavedReport(ctx context.Context, r marquee.SavedReport) (marquee.SavedReport, error)

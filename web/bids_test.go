@@ -1,10 +1,13 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +20,7 @@ import (
 	"marquee/counters"
 	"marquee/delivery"
 	"marquee/index"
+	"marquee/reports"
 	"marquee/store/sqlite"
 	"marquee/tracking"
 	"marquee/web"
@@ -24,7 +28,32 @@ import (
 
 // bidServer decides placement home (300×250, a floor of 1.00) where a
 // remnant campaign pays a CPM of 2.00; bidder "halved"'s bids count half.
-func bidServer(t *testing.T) (fasthttp.RequestHandler, *flakySink) {
+// Its tally counts what the sink's lines say when told (bidWorld.flush).
+type bidWorld struct {
+	h     fasthttp.RequestHandler
+	sink  *flakySink
+	tally *reports.Tally
+}
+
+// flush tells the tally every line written so far and flushes it.
+func (w *bidWorld) flush(t *testing.T) {
+	w.sink.mu.Lock()
+	var lines []byte
+	for _, l := range w.sink.lines {
+		lines = append(append(lines, l...), '\n')
+	}
+	w.sink.mu.Unlock()
+	// The collector stamps a line when it writes it; the test's sink does
+	// not: stamped now.
+	lines = bytes.ReplaceAll(lines, []byte(`"receivedAt":"0001-01-01T00:00:00.000000000Z"`),
+		[]byte(`"receivedAt":"`+time.Now().UTC().Format("2006-01-02T15:04:05.000000000Z")+`"`))
+	w.tally.Written("events-1.ndjson", 0, lines)
+	if err := w.tally.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func bidServer(t *testing.T) *bidWorld {
 	now := time.Now()
 	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "home", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes, Floor: 1_000_000}}}
 	cs := []marquee.Campaign{{ID: 1, State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 1, Name: "remnant",
@@ -44,10 +73,20 @@ func bidServer(t *testing.T) (fasthttp.RequestHandler, *flakySink) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	if _, err := st.CreatePlacement(context.Background(), ps[0].PlacementInput); err != nil { // the tally finds it by name
+		t.Fatal(err)
+	}
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
-	sink := &flakySink{}
-	return web.NewServer(web.Config{InsecureAdmin: true}, web.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now, Index: index.New(time.Now),
-		Engine: e, Signer: signer, Events: sink, Registry: prometheus.NewRegistry(), Store: st}).Handler(), sink
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bids := reports.NewBids()
+	w := &bidWorld{sink: &flakySink{}}
+	w.tally = reports.New(reports.Config{Store: st, Resolver: storeResolver{st}, Slot: "a", Log: quiet, Bids: bids}, nil)
+	if err := w.tally.Recover(context.Background(), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	w.h = web.NewServer(web.Config{InsecureAdmin: true}, web.Deps{Log: quiet, Now: time.Now, Index: index.New(time.Now),
+		Engine: e, Signer: signer, Events: w.sink, Registry: prometheus.NewRegistry(), Store: st, Reports: reports.NewReporter(st, 0), Bids: bids}).Handler()
+	return w
 }
 
 type bidAnswer struct {
@@ -67,9 +106,12 @@ type bidAnswer struct {
 // is written once as the bidder's with what it earns (its CPM ÷ 1,000)
 // and no ad of Marquee's; its click is a pixel; a bid under the
 // campaign's eCPM leaves the slot to the campaign; explain says why
-// each bid won or lost; malformed bids are a 400 naming them.
+// each bid won or lost; malformed bids are a 400 naming them; the
+// bidders' report counts each bid and win, and each win's impression
+// once, with its revenue.
 func TestBidsOverHTTP(t *testing.T) {
-	h, sink := bidServer(t)
+	w := bidServer(t)
+	h, sink := w.h, w.sink
 	decide := func(body string) (int, bidAnswer, string) {
 		status, raw := post(h, "/api/v1/decisions", body)
 		var a bidAnswer
@@ -130,6 +172,27 @@ func TestBidsOverHTTP(t *testing.T) {
 	}
 	if !strings.Contains(why["halved"], "lost to campaign 1") || why["low"] != delivery.BidUnderFloor || !strings.Contains(why["euro"], "EUR is not the install's USD") {
 		t.Errorf("explain's bids %q; want halved lost to campaign 1, low under the floor, euro in the wrong currency", why)
+	}
+
+	w.flush(t)
+	status, body := serve(h, "GET", "/api/v1/bidders/stats?placement=home")
+	var stats struct {
+		Rows []struct {
+			Placement, Bidder       string
+			Bids, Wins, Impressions int64
+			WinRate, Revenue, ECPM  float64
+		}
+	}
+	if json.Unmarshal(body, &stats); status != 200 {
+		t.Fatalf("bidders' report = %d %s", status, body)
+	}
+	want := map[string]string{"appnexus": "1 1 1 0.003 3", "rubicon": "1 0 0 0 0", "halved": "1 0 0 0 0", "low": "1 0 0 0 0", "euro": "1 0 0 0 0"}
+	report := map[string]string{}
+	for _, r := range stats.Rows {
+		report[r.Bidder] = fmt.Sprint(r.Bids, r.Wins, r.Impressions, r.Revenue, r.ECPM)
+	}
+	if !maps.Equal(report, want) {
+		t.Errorf("bidders' report %s;\n got %q\nwant %q (bids wins impressions revenue eCPM)", body, report, want)
 	}
 
 	for _, bad := range []struct{ bids, field string }{

@@ -64,6 +64,8 @@ type decider struct {
 	requests *reports.Requests
 	// samples keeps a sample of the requests for forecasts (nil: none).
 	samples *reports.Samples
+	// bids counts header bidding's bids and wins (nil: none).
+	bids *reports.Bids
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life: a URL fired twice counts once on an instance.
 	seen *otter.Cache[[17]byte, struct{}]
@@ -161,6 +163,9 @@ func handleDecisions(d *decider) handler {
 		cancel()
 		if !r.Preview {
 			d.countRequests(ctx, &in, plan, r, outcomes[:len(r.Slots)], lim, now)
+			if d.bids != nil {
+				d.countBids(plan, r, chosen, now)
+			}
 		}
 		defer rngPool.Put(rnd)
 		// The answer is written by hand (encoding/json of it was 40% of a

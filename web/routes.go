@@ -128,6 +128,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/campaigns/{id}/delivery", marquee.ScopeCampaignsRead, withStore(owned(ownCampaign(s.campaigns), handleCampaignDelivery(s.campaigns, s.decisions.engine, s.now)))},
 		{"GET", "/api/v1/campaigns/{id}/stats", marquee.ScopeReportsRead, withStore(owned(ownCampaign(s.campaigns), handleStats(campaignStats(s.campaigns, s.reports), s.reports)))},
 		{"GET", "/api/v1/placements/{name}/stats", marquee.ScopeReportsRead, withStore(owned(ownPlacement(s.campaigns), handleStats(placementStats(s.campaigns), s.reports)))},
+		{"GET", "/api/v1/bidders/stats", marquee.ScopeReportsRead, withStore(handleBidStats(s.bidSt, s.reports, s.decisions.engine))},
 		{"GET", "/api/v1/reports", marquee.ScopeReportsRead, withStore(handleMultiReport(s.multi))},
 		{"POST", "/api/v1/saved-reports", marquee.ScopeReportsRead, withStore(handleCreateSavedReport(s.saved, s.multi))},
 		{"GET", "/api/v1/saved-reports", marquee.ScopeReportsRead, withStore(handleListSavedReports(s.saved))},

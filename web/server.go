@@ -102,6 +102,7 @@ type Store interface {
 	SavedReportStore
 	ConversionStore
 	ForecastStore
+	BidStore
 }
 
 // Deps are the server's collaborators.
@@ -125,6 +126,9 @@ type Deps struct {
 	// Samples, when set, keeps a sample of decisions' requests for
 	// forecasts (the reports' Tally flushes it).
 	Samples *reports.Samples
+	// Bids, when set, counts header bidding's bids and wins (the
+	// reports' Tally flushes them).
+	Bids *reports.Bids
 	// ReportSender emails saved reports now (nil: no -smtp).
 	ReportSender ReportSender
 	Auth         *auth.Auth // who requests are (keys, sessions, the bootstrap token)
@@ -198,6 +202,7 @@ type Server struct {
 	campaigns CampaignStore
 	decisions *decider
 	forecasts *forecasts
+	bidSt     BidStore
 	multi     *multiReports
 	saved     SavedReportStore
 	sender    ReportSender
@@ -233,6 +238,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.decisions.shared = d.SharedCounters
 	s.decisions.requests = d.Requests
 	s.decisions.samples = d.Samples
+	s.decisions.bids = d.Bids
+	s.bidSt = d.Store
 	s.forecasts = &forecasts{src: d.Store, engine: d.Engine, model: forecast.Model{Weeks: forecast.DefaultWeeks}}
 	s.decisions.touches, s.decisions.conversions = d.Touches, d.Store
 	s.multi = &multiReports{rp: d.Reports, store: d.Store, ads: d.Store}

@@ -276,6 +276,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	if cfg.forecastSample > 0 {
 		n.samples = reports.NewSamples(cfg.forecastSample)
 	}
+	n.bids = reports.NewBids()
 	defer n.close()
 	if err := n.open(ctx); err != nil {
 		return err
@@ -333,6 +334,7 @@ type node struct {
 	tally      *reports.Tally
 	requests   *reports.Requests     // decisions' slots, flushed by tally
 	samples    *reports.Samples      // decisions' requests sampled for forecasts, flushed by tally
+	bids       *reports.Bids         // header bidding's bids and wins, flushed by tally
 	schedules  *reportmail.Scheduler // listen: saved reports' emails (nil without -smtp)
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
@@ -435,7 +437,7 @@ func (n *node) collect(ctx context.Context) error {
 	}
 	n.events, n.streams, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, []collector.Forwarder{n.hooks}, func(instance, dir string) (collector.Tally, error) {
 		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.st, n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log,
-			Keys: n.cfg.reports.keys, Requests: n.requests, Samples: n.samples}, n.reg)
+			Keys: n.cfg.reports.keys, Requests: n.requests, Samples: n.samples, Bids: n.bids}, n.reg)
 		return n.tally, n.tally.LoadPending(ctx, dir)
 	})
 	if err != nil {
@@ -477,7 +479,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Events: n.events, Registry: n.reg,
 			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
-			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention, Requests: n.requests, Samples: n.samples, ReportSender: sender, Touches: n.touches})
+			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention, Requests: n.requests, Samples: n.samples, Bids: n.bids, ReportSender: sender, Touches: n.touches})
 	if n.schedules != nil {
 		n.schedules.Render = srv.RenderReport
 	}

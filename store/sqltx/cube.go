@@ -226,6 +226,8 @@ func (s *Store) rollUpRequests(ctx context.Context, tx Tx, cutoff int64) error {
 		s.upsert("report_requests_daily", "day, placement_id, country, device", reportrow.OutcomeColumns[:], nil), cutoff); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `DELETE FROM report_requests WHERE hour < ?`, cutoff)
-	return err
+	if _, err := tx.Exec(ctx, `DELETE FROM report_requests WHERE hour < ?`, cutoff); err != nil {
+		return err
+	}
+	return s.rollUpBids(ctx, tx, cutoff)
 }

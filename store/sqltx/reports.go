@@ -37,6 +37,9 @@ func (s *Store) AddReports(ctx context.Context, b *reportrow.Batch) error {
 		if err := s.addSamples(ctx, tx, b.Slot, b.Samples); err != nil {
 			return err
 		}
+		if err := s.addBids(ctx, tx, b.Slot, b.Bids); err != nil {
+			return err
+		}
 		for _, f := range b.Files {
 			if _, err := tx.Exec(ctx, `INSERT INTO report_files (file, upto, complete, at) VALUES (?, ?, ?, ?)`+
 				s.upsert("report_files", "file", nil, []string{"upto", "complete", "at"}),

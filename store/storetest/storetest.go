@@ -112,6 +112,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
 	t.Run("ReportCube", func(t *testing.T) { testReportCube(t, open) })
 	t.Run("RequestSamples", func(t *testing.T) { testRequestSamples(t, open) })
+	t.Run("Bids", func(t *testing.T) { testBids(t, open) })
 	t.Run("SavedReports", func(t *testing.T) { testSavedReports(t, open) })
 	t.Run("Access", func(t *testing.T) { testAccess(t, open) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open) })
@@ -932,5 +933,45 @@ func testRequestSamples(t *testing.T, open Opener) {
 	}
 	if left, err := st.RequestSamples(ctx, 0, h+7200, nil); err != nil || len(left) != 1 || left[0].Hour != h+3600 {
 		t.Fatalf("RequestSamples after the delete = %+v, %v; want the second hour's", left, err)
+	}
+}
+
+// testBids: header bidding's rows add up across flushes and instances,
+// sum by placement and bidder over a range, and keep their sums once
+// rolled into days.
+func testBids(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	h := int64(20_000 * 86400)
+	add := func(slot string, rows ...reportrow.BidRow) {
+		t.Helper()
+		if err := st.AddReports(ctx, &reportrow.Batch{Slot: slot, Bids: rows}); err != nil {
+			t.Fatalf("AddReports(bids of %s) = %v", slot, err)
+		}
+	}
+	add("a", reportrow.BidRow{Hour: h, Placement: 1, Bidder: "appnexus", Bids: 10, Wins: 4, Impressions: 3, Revenue: 9_000_000},
+		reportrow.BidRow{Hour: h + 3600, Placement: 1, Bidder: "rubicon", Bids: 5, Wins: 1})
+	add("a", reportrow.BidRow{Hour: h, Placement: 1, Bidder: "appnexus", Bids: 2, Wins: 1, Impressions: 1, Revenue: 3_000_000})
+	add("b", reportrow.BidRow{Hour: h, Placement: 2, Bidder: "appnexus", Bids: 7})
+	sums := func() string {
+		t.Helper()
+		rows, err := st.BidSums(ctx, reportrow.BidQuery{From: h, To: h + 86400})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(rows)
+	}
+	want := "[{0 1 appnexus 12 5 4 12000000} {0 1 rubicon 5 1 0 0} {0 2 appnexus 7 0 0 0}]"
+	if got := sums(); got != want {
+		t.Fatalf("BidSums = %s; want %s", got, want)
+	}
+	if rows, err := st.BidSums(ctx, reportrow.BidQuery{From: h, To: h + 86400, Placements: []int64{2}}); err != nil || len(rows) != 1 {
+		t.Fatalf("BidSums(placement 2) = %v, %v; want one row", rows, err)
+	}
+	if _, err := st.RollUpReports(ctx, h+86400); err != nil {
+		t.Fatal(err)
+	}
+	if got := sums(); got != want {
+		t.Fatalf("BidSums after the roll-up = %s; want %s", got, want)
 	}
 }

@@ -1,0 +1,106 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/delivery"
+	"marquee/reportrow"
+	"marquee/reports"
+)
+
+// Header bidding's reports (docs/api.md#header-bidding): by placement and
+// bidder, the bids decisions weighed and won, the impressions the wins
+// rendered and their revenue.
+
+// BidStore is what header bidding's report reads of the store.
+type BidStore interface {
+	BidSums(ctx context.Context, q reportrow.BidQuery) ([]reportrow.BidRow, error)
+}
+
+// countBids counts each bid of decision r's slots at now, and whether it
+// won its slot (chosen).
+func (d *decider) countBids(plan *delivery.Plan, r *delivery.Request, chosen [][]delivery.Choice, now time.Time) {
+	for si := range r.Slots {
+		s := &r.Slots[si]
+		if len(s.Bids) == 0 {
+			continue
+		}
+		pl, ok := plan.Placement(s.Placement)
+		if !ok {
+			continue
+		}
+		for i := range s.Bids {
+			won := len(chosen[si]) > 0 && chosen[si][0].Bid == &s.Bids[i]
+			d.bids.Count(pl.ID, now, s.Bids[i].Bidder, won)
+		}
+	}
+}
+
+// bidStatsRow is one placement's and bidder's row.
+type bidStatsRow struct {
+	Placement   string         `json:"placement"`
+	Bidder      string         `json:"bidder"`
+	Bids        int64          `json:"bids"`
+	Wins        int64          `json:"wins"`
+	WinRate     float64        `json:"winRate"`
+	Impressions int64          `json:"impressions"`
+	Revenue     marquee.Micros `json:"revenue"`
+	ECPM        marquee.Micros `json:"ecpm"`
+}
+
+// handleBidStats serves GET /api/v1/bidders/stats[?from&to&placement]:
+// over the report's window (the last 7 days by default), each placement's
+// and bidder's bids, wins, win rate (wins ÷ bids), verified impressions,
+// revenue and eCPM, by placement then bidder.
+func handleBidStats(st BidStore, rp *reports.Reporter, engine *delivery.Engine) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		args := ctx.QueryArgs()
+		p := marquee.Problems{}
+		from, to, _, _ := reportWindow(args, rp, p)
+		plan := engine.Plan()
+		q := reportrow.BidQuery{From: from.Unix() / 3600 * 3600, To: to.Unix()}
+		if v, ok := param(args, "placement"); ok {
+			pl, found := plan.Placement(string(v))
+			if !found {
+				p["placement"] = "no such placement"
+			} else {
+				q.Placements = []int64{pl.ID}
+			}
+		}
+		if len(p) > 0 {
+			return marquee.Invalid("invalid bidders report", p)
+		}
+		rows, err := st.BidSums(sctx, q)
+		if err != nil {
+			return err
+		}
+		names := plan.PlacementNames()
+		out := make([]bidStatsRow, 0, len(rows))
+		for _, r := range rows {
+			row := bidStatsRow{Placement: names[r.Placement], Bidder: r.Bidder, Bids: r.Bids, Wins: r.Wins, Impressions: r.Impressions,
+				Revenue: marquee.Nanos(r.Revenue).Micros()}
+			if row.Placement == "" {
+				continue // a placement deleted since
+			}
+			if r.Bids > 0 {
+				row.WinRate = float64(r.Wins) / float64(r.Bids)
+			}
+			if r.Impressions > 0 {
+				row.ECPM = marquee.Nanos(r.Revenue * 1000 / r.Impressions).Micros()
+			}
+			out = append(out, row)
+		}
+		slices.SortFunc(out, func(a, b bidStatsRow) int {
+			return cmp.Or(strings.Compare(a.Placement, b.Placement), strings.Compare(a.Bidder, b.Bidder))
+		})
+		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"from": marquee.FormatTime(from), "to": marquee.FormatTime(to), "rows": out})
+		return nil
+	}
+}
