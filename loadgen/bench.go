@@ -30,6 +30,9 @@ type Scenario struct {
 	// (see DecisionPaths): "" none, "none", "rules", "sections".
 	Targeting string
 	Campaigns int
+	// Bids is how many header-bidding bids each slot of the decisions
+	// scenario carries (0: none).
+	Bids int
 }
 
 // Keyed reports whether the scenario looks keys up through a cache (its
@@ -57,7 +60,7 @@ func (s Scenario) Paths() ([]string, error) {
 	case "events":
 		return EventPaths(s.Seed, s.Requests, s.Ads), nil
 	case "decisions":
-		return DecisionPaths(s.Seed, s.Requests, s.Users, s.Targeting, s.Campaigns), nil
+		return DecisionPaths(s.Seed, s.Requests, s.Users, s.Targeting, s.Campaigns, s.Bids), nil
 	case "vast":
 		return VASTPaths(s.Seed, s.Requests, s.Users), nil
 	}

@@ -75,9 +75,11 @@ func EventPaths(seed uint64, n, ads int) []string {
 // fold a quarter of the time —, a score) and a region, which the trees of
 // marquee seed -targeting rules read ("none": the same requests for
 // campaigns without trees); with "sections", the section of one of
-// campaigns (seed -targeting sections). The same seed gives the same
+// campaigns (seed -targeting sections). With bids > 0, each slot carries
+// that many header-bidding bids (bidders of a fixed list, CPMs from 0.10
+// to 5.00, the placement's first size). The same seed gives the same
 // requests.
-func DecisionPaths(seed uint64, n, users int, targeting string, campaigns int) []string {
+func DecisionPaths(seed uint64, n, users int, targeting string, campaigns, bids int) []string {
 	users = cmp.Or(max(users, 0), 100_000)
 	r := rand.New(rand.NewPCG(seed, 0xdec))
 	places := fixture.Placements[:len(fixture.Placements)-1]
@@ -90,7 +92,23 @@ func DecisionPaths(seed uint64, n, users int, targeting string, campaigns int) [
 			if k > 0 {
 				b.WriteByte(',')
 			}
-			fmt.Fprintf(&b, `{"div":"s%d","placement":%q}`, k, places[j].Name)
+			fmt.Fprintf(&b, `{"div":"s%d","placement":%q`, k, places[j].Name)
+			for x := range bids {
+				if x == 0 {
+					b.WriteString(`,"bids":[`)
+				} else {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, `{"bidder":%q,"cpm":%.2f,"adId":"%x"`, bidders[x%len(bidders)], 0.1+4.9*r.Float64(), r.Uint64())
+				if len(places[j].Sizes) > 0 {
+					fmt.Fprintf(&b, `,"size":%q`, places[j].Sizes[0])
+				}
+				b.WriteByte('}')
+			}
+			if bids > 0 {
+				b.WriteByte(']')
+			}
+			b.WriteByte('}')
 		}
 		fmt.Fprintf(&b, `],"user":{"key":"u%06d"}`, r.IntN(users))
 		if r.IntN(2) == 0 {
@@ -115,6 +133,9 @@ func DecisionPaths(seed uint64, n, users int, targeting string, campaigns int) [
 	}
 	return out
 }
+
+// bidders are the decisions scenario's bidders.
+var bidders = []string{"appnexus", "rubicon", "ix", "pubmatic", "openx", "criteo", "sovrn", "triplelift"}
 
 // VASTPaths returns n requests of the "vast" scenario: GET /vast for the
 // video placement of fixture.Placements, with a user key (one of users,

@@ -231,7 +231,7 @@ func TestLinkPaths(t *testing.T) {
 // user key, and BuildRequests sends a POST with its JSON body, type and
 // length.
 func TestDecisionRequests(t *testing.T) {
-	paths := loadgen.DecisionPaths(1, 200, 0, "", 0)
+	paths := loadgen.DecisionPaths(1, 200, 0, "", 0, 0)
 	for _, p := range paths {
 		rest, ok := strings.CutPrefix(p, loadgen.PostPrefix+"/api/v1/decisions\n")
 		var body struct {
@@ -243,6 +243,22 @@ func TestDecisionRequests(t *testing.T) {
 		}
 		if a, b, c := body.Placements[0].Placement, body.Placements[1].Placement, body.Placements[2].Placement; a == b || b == c || a == c {
 			t.Fatalf("request %q: three slots of one placement twice", p)
+		}
+	}
+	// With bids: each slot carries as many.
+	for _, p := range loadgen.DecisionPaths(1, 50, 0, "", 0, 5) {
+		_, rest, _ := strings.Cut(p, "\n")
+		var body struct {
+			Placements []struct {
+				Bids []struct {
+					Bidder, AdID string
+					CPM          float64
+				}
+			}
+		}
+		if json.Unmarshal([]byte(rest), &body) != nil || len(body.Placements) != 3 || len(body.Placements[0].Bids) != 5 || body.Placements[0].Bids[0].Bidder == "" ||
+			body.Placements[0].Bids[0].CPM <= 0 || body.Placements[0].Bids[0].AdID == "" {
+			t.Fatalf("request %q: want five bids a slot", p)
 		}
 	}
 	reqs, err := loadgen.BuildRequests("h:1", paths[:1], nil)

@@ -20,6 +20,7 @@ import (
 
 	"marquee/fixture"
 	"marquee/loadgen"
+	"marquee/web"
 )
 
 // benchConfig is the validated configuration of marquee bench.
@@ -67,6 +68,7 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.IntVar(&b.Rounds, "rounds", 3, "measured runs against the target (alternating with the hello-world with -baseline)")
 	fs.BoolVar(&b.Baseline, "baseline", false, "also load an in-process fasthttp hello-world returning the scenario's average body size, and report the ratio")
 	fs.Uint64Var(&sc.Seed, "seed", 1, "random seed of the scenario (and of the seeded ads)")
+	fs.IntVar(&sc.Bids, "bids", 0, "decisions scenario: header-bidding bids each slot carries (0: none; docs/benchmarks.md compares 5 with 0)")
 	fs.IntVar(&sc.Users, "users", 100_000, "decisions and vast scenarios: how many user keys the requests draw from (1: one user, who soon reaches every frequency cap)")
 	fs.IntVar(&sc.Requests, "requests", 10_000, "requests a generated scenario pre-builds and cycles through (for ad-by-id and links: 150K per second of every run, 1M–8M — a cache benchmark must not replay a short trace)")
 	fs.Float64Var(&sc.ZipfS, "zipf-s", 1.01, "Zipf exponent of ad-by-id and links (> 1)")
@@ -126,6 +128,9 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	}
 	if b.Target == "" && (c.ads < 0 || c.links < 0) {
 		problems = append(problems, "-ads and -links must be ≥ 0")
+	}
+	if sc.Bids < 0 || sc.Bids > web.MaxBids || sc.Bids > 0 && sc.Name != "decisions" {
+		problems = append(problems, fmt.Sprintf("-bids: want 0 to %d, for the decisions scenario", web.MaxBids))
 	}
 	switch sc.Targeting {
 	case "", "none", fixture.TargetingRules, fixture.TargetingSections:
