@@ -28,7 +28,7 @@ type Bid struct {
 	Bidder   string
 	CPM      int64
 	Currency string // as the bid said ("": the install's)
-	AdID     string // Prebid's ad id: what renders it in the page
+	AdID     []byte // Prebid's ad id: what renders it in the page (it may be the request's buffer: valid during the decision)
 	Size     string // "300x250" ("": any the placement takes)
 	Deal     string // the deal id ("": the open auction)
 }
@@ -192,7 +192,7 @@ func (bd *Bidding) bidCandidates(s *Slot, pl *marquee.Placement, chosen []Choice
 	for k := range s.Bids {
 		b := &s.Bids[k]
 		a := bd.adjusted(b)
-		c := Candidate{Bidder: b.Bidder, BidAdID: b.AdID, Deal: b.Deal, CPM: float64(a) / 1e6, Tier: marquee.PriorityRemnant}
+		c := Candidate{Bidder: b.Bidder, BidAdID: string(b.AdID), Deal: b.Deal, CPM: float64(a) / 1e6, Tier: marquee.PriorityRemnant}
 		if t := bd.tierOf(b); t >= 0 {
 			c.Tier = marquee.Priorities[t]
 		}

@@ -49,7 +49,7 @@ func (w *world) winner(bids ...delivery.Bid) string {
 // and loses to a sponsorship one; the best bid of several wins.
 func TestBidsCompete(t *testing.T) {
 	bid := func(bidder string, cpm int64, more ...string) delivery.Bid {
-		b := delivery.Bid{Bidder: bidder, CPM: cpm, AdID: "pb-" + bidder, Size: "300x250"}
+		b := delivery.Bid{Bidder: bidder, CPM: cpm, AdID: []byte("pb-" + bidder), Size: "300x250"}
 		if len(more) > 0 {
 			b.Deal = more[0]
 		}
@@ -96,7 +96,7 @@ func TestBidsCompete(t *testing.T) {
 func TestBidsExplained(t *testing.T) {
 	w := bidWorld(t, "")
 	r := &delivery.Request{Slots: []delivery.Slot{{Div: "d", Placement: "side", Count: 1, Bids: []delivery.Bid{
-		{Bidder: "low", CPM: 1_500_000, AdID: "x1"}, {Bidder: "floor", CPM: 500_000, AdID: "x2"}, {Bidder: "big", CPM: 1_800_000, AdID: "x3", Size: "728x90"}}}}}
+		{Bidder: "low", CPM: 1_500_000, AdID: []byte("x1")}, {Bidder: "floor", CPM: 500_000, AdID: []byte("x2")}, {Bidder: "big", CPM: 1_800_000, AdID: []byte("x3"), Size: "728x90"}}}}}
 	_, why := w.e.Explain(context.Background(), r, now, rand.New(rand.NewPCG(1, 2)), nil)
 	got := map[string]string{}
 	for _, c := range why[0] {

@@ -395,7 +395,7 @@ func BenchmarkDecide(b *testing.B) {
 	b.Run("bids", func(b *testing.B) {
 		var bids []delivery.Bid
 		for i := range 5 {
-			bids = append(bids, delivery.Bid{Bidder: fmt.Sprint("bidder", i), CPM: int64(500_000 * (i + 1)), AdID: fmt.Sprint("pb", i), Size: "300x250"})
+			bids = append(bids, delivery.Bid{Bidder: fmt.Sprint("bidder", i), CPM: int64(500_000 * (i + 1)), AdID: fmt.Append(nil, "pb", i), Size: "300x250"})
 		}
 		withBids := slices.Clone(slots)
 		for i := range withBids {

@@ -8,12 +8,15 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -267,6 +270,8 @@ const maxBidCPM = 10_000
 // (1 to 64 of A–Z, a–z, 0–9, _ . -), a CPM from 0 to 10,000, an ad id (1
 // to 128 bytes: what renders the bid), and optionally a currency (three
 // capital letters), a size ("300x250") and a deal id (1 to 128 bytes).
+// Bidders, currencies, sizes and deals repeat from request to request:
+// they are interned (bidStrings); an ad id stays the request's bytes.
 func readBids(v *fastjson.Value, path string, p *problems) []delivery.Bid {
 	arr, err := v.Array()
 	switch {
@@ -279,66 +284,129 @@ func readBids(v *fastjson.Value, path string, p *problems) []delivery.Bid {
 	}
 	out := make([]delivery.Bid, 0, len(arr))
 	for i, bv := range arr {
-		at := path + "[" + strconv.Itoa(i) + "]"
 		o, err := bv.Object()
 		if err != nil {
-			p.add(at, `must be an object {"bidder","cpm","currency","adId","size"}`)
+			p.add(path+"["+strconv.Itoa(i)+"]", `must be an object {"bidder","cpm","currency","adId","size"}`)
 			continue
 		}
 		var b delivery.Bid
-		text := func(field string, max int, ok func(string) bool, problem string) string {
-			f := o.Get(field)
-			if f == nil || f.Type() == fastjson.TypeNull {
-				return ""
+		var bad string // the first field in error
+		cpm := false
+		o.Visit(func(k []byte, f *fastjson.Value) {
+			if bad != "" || f.Type() == fastjson.TypeNull {
+				return
 			}
-			s, err := f.StringBytes()
-			if err != nil || len(s) == 0 || len(s) > max || !ok(string(s)) {
-				p.add(at+"."+field, problem)
-				return ""
+			text := func(max int, ok func([]byte) bool) []byte {
+				s, err := f.StringBytes()
+				if err != nil || len(s) == 0 || len(s) > max || !ok(s) {
+					bad = string(k)
+				}
+				return s
 			}
-			return string(s)
-		}
-		b.Bidder = text("bidder", tracking.MaxBidder, bidderName, "must be a bidder's code: 1 to 64 of A–Z, a–z, 0–9, _ . -")
-		if b.Bidder == "" && p.m[at+".bidder"] == "" {
-			p.add(at+".bidder", "is required")
-		}
-		b.AdID = text("adId", 128, printable, "must be Prebid's ad id: 1 to 128 printable characters")
-		if b.AdID == "" && p.m[at+".adId"] == "" {
-			p.add(at+".adId", "is required: the ad id Prebid renders the bid by")
-		}
-		b.Currency = text("currency", 3, currencyCode, "must be a currency code of three capital letters (ISO 4217)")
-		b.Size = text("size", 11, sizeText, `must be a size "WIDTHxHEIGHT" (e.g. "300x250")`)
-		b.Deal = text("dealId", 128, printable, "must be 1 to 128 printable characters")
-		if f := o.Get("cpm"); f == nil {
-			p.add(at+".cpm", "is required")
-		} else if cpm, err := f.Float64(); err != nil || cpm < 0 || cpm > maxBidCPM || math.IsNaN(cpm) {
-			p.add(at+".cpm", fmt.Sprintf("must be a number from 0 to %d (the CPM in the currency)", maxBidCPM))
-		} else {
-			b.CPM = int64(math.Round(cpm * 1e6))
+			switch string(k) {
+			case "bidder":
+				b.Bidder = bidStrings.of(text(tracking.MaxBidder, bidderName))
+			case "adId":
+				b.AdID = text(128, printable)
+			case "currency":
+				b.Currency = bidStrings.of(text(3, currencyCode))
+			case "size":
+				b.Size = bidStrings.of(text(11, sizeText))
+			case "dealId":
+				b.Deal = bidStrings.of(text(128, printable))
+			case "cpm":
+				x, err := f.Float64()
+				if err != nil || x < 0 || x > maxBidCPM || math.IsNaN(x) {
+					bad = "cpm"
+				}
+				b.CPM, cpm = int64(math.Round(x*1e6)), true
+			}
+		})
+		switch {
+		case bad != "":
+			p.add(path+"["+strconv.Itoa(i)+"]."+bad, bidProblems[bad])
+		case b.Bidder == "":
+			p.add(path+"["+strconv.Itoa(i)+"].bidder", "is required")
+		case len(b.AdID) == 0:
+			p.add(path+"["+strconv.Itoa(i)+"].adId", "is required: the ad id Prebid renders the bid by")
+		case !cpm:
+			p.add(path+"["+strconv.Itoa(i)+"].cpm", "is required")
 		}
 		out = append(out, b)
 	}
 	return out
 }
 
-func bidderName(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
-	})
+// bidProblems are what is wrong with a bid's field.
+var bidProblems = map[string]string{
+	"bidder":   "must be a bidder's code: 1 to 64 of A–Z, a–z, 0–9, _ . -",
+	"adId":     "must be Prebid's ad id: 1 to 128 printable characters",
+	"currency": "must be a currency code of three capital letters (ISO 4217)",
+	"size":     `must be a size "WIDTHxHEIGHT" (e.g. "300x250")`,
+	"dealId":   "must be 1 to 128 printable characters",
+	"cpm":      fmt.Sprintf("must be a number from 0 to %d (the CPM in the currency)", maxBidCPM),
 }
 
-func printable(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError })
+// bidStrings interns the strings bids repeat (bidders, currencies,
+// sizes, deals): a look-up by the request's bytes takes no lock and
+// allocates nothing (the map is replaced, never changed, under mu: new
+// strings are rare). It holds at most maxInterned; past that a string is
+// made each time.
+var bidStrings = func() *interner {
+	in := &interner{}
+	in.m.Store(&map[string]string{})
+	return in
+}()
+
+const maxInterned = 4096
+
+type interner struct {
+	m  atomic.Pointer[map[string]string]
+	mu sync.Mutex
 }
 
-func currencyCode(s string) bool {
-	return len(s) == 3 && !strings.ContainsFunc(s, func(r rune) bool { return r < 'A' || r > 'Z' })
+// of is b as a string, interned ("" for none).
+func (in *interner) of(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := (*in.m.Load())[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	old := *in.m.Load()
+	if len(old) < maxInterned {
+		m := make(map[string]string, len(old)+1)
+		maps.Copy(m, old)
+		m[s] = s
+		in.m.Store(&m)
+	}
+	return s
 }
 
-func sizeText(s string) bool {
-	w, h, ok := strings.Cut(s, "x")
-	n := func(x string) bool {
-		v, err := strconv.Atoi(x)
+func bidderName(s []byte) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func printable(s []byte) bool {
+	return utf8.Valid(s) && !bytes.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+func currencyCode(s []byte) bool {
+	return len(s) == 3 && !bytes.ContainsFunc(s, func(r rune) bool { return r < 'A' || r > 'Z' })
+}
+
+func sizeText(s []byte) bool {
+	w, h, ok := bytes.Cut(s, []byte("x"))
+	n := func(x []byte) bool {
+		v, err := strconv.Atoi(string(x))
 		return err == nil && v > 0 && v <= 4000 && x[0] != '0'
 	}
 	return ok && n(w) && n(h)

@@ -291,7 +291,7 @@ func (d *decider) appendBid(b, urlHead []byte, slot *delivery.Slot, r *delivery.
 	b = append(b, `{"bidder":`...)
 	b, _ = jsonstr.Append(b, []byte(bid.Bidder))
 	b = append(b, `,"adId":`...)
-	b, _ = jsonstr.Append(b, []byte(bid.AdID))
+	b, _ = jsonstr.Append(b, bid.AdID)
 	b = append(b, `,"cpm":`...)
 	b = strconv.AppendFloat(b, float64(bid.CPM)/1e6, 'f', -1, 64)
 	if bid.Size != "" {

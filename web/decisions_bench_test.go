@@ -26,6 +26,7 @@ import (
 type counting struct {
 	reqs    *reports.Requests
 	samples *reports.Samples
+	bids    *reports.Bids
 }
 
 // countingOf is mode's counting: uncounted, counted (requests), sampled
@@ -35,7 +36,9 @@ func countingOf(mode string) counting {
 	case "uncounted":
 		return counting{}
 	case "sampled":
-		return counting{reports.NewRequests(), reports.NewSamples(20)}
+		return counting{reqs: reports.NewRequests(), samples: reports.NewSamples(20)}
+	case "bids":
+		return counting{reqs: reports.NewRequests(), samples: reports.NewSamples(20), bids: reports.NewBids()}
 	}
 	return counting{reqs: reports.NewRequests()}
 }
@@ -93,7 +96,7 @@ func planServer(tb testing.TB, ps []marquee.Placement, c counting, creative func
 	}
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Engine: e, Signer: signer, Registry: prometheus.NewRegistry(), Requests: c.reqs, Samples: c.samples})
+	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Engine: e, Signer: signer, Registry: prometheus.NewRegistry(), Requests: c.reqs, Samples: c.samples, Bids: c.bids})
 	return srv.Handler()
 }
 
@@ -131,9 +134,14 @@ const phoneUA = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KH
 // budgeted: every campaign has a daily budget in a time zone, which each
 // candidate campaign checks (what it spent today).
 func BenchmarkDecisionPost(b *testing.B) {
-	for _, mode := range []string{"uncounted", "counted", "sampled", "budgeted"} {
+	for _, mode := range []string{"uncounted", "counted", "sampled", "budgeted", "bids"} {
 		b.Run(mode, func(b *testing.B) {
 			h := budgetedServer(b, countingOf(mode), mode == "budgeted")
+			bids := ""
+			if mode == "bids" { // five header-bidding bids a slot, as marquee bench -bids 5
+				bids = `,"bids":[{"bidder":"appnexus","cpm":1.2,"adId":"a1"},{"bidder":"rubicon","cpm":0.8,"adId":"a2"},{"bidder":"ix","cpm":2.5,"adId":"a3"},` +
+					`{"bidder":"openx","cpm":0.4,"adId":"a4"},{"bidder":"criteo","cpm":1.9,"adId":"a5"}]`
+			}
 			ctx := &fasthttp.RequestCtx{}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
@@ -142,7 +150,7 @@ func BenchmarkDecisionPost(b *testing.B) {
 				ctx.Request.Header.SetUserAgent(phoneUA)
 				ctx.Request.SetRequestURI("/api/v1/decisions")
 				ctx.Request.Header.SetContentType("application/json")
-				ctx.Request.SetBodyString(fmt.Sprintf(`{"placements":[{"div":"a","placement":"side"},{"div":"b","placement":"top"},{"div":"c","placement":"side"}],"user":{"key":"u%06d"},"country":"TW","platform":"ios"}`, i%100_000))
+				ctx.Request.SetBodyString(fmt.Sprintf(`{"placements":[{"div":"a","placement":"side"%[2]s},{"div":"b","placement":"top"%[2]s},{"div":"c","placement":"side"%[2]s}],"user":{"key":"u%06[1]d"},"country":"TW","platform":"ios"}`, i%100_000, bids))
 				ctx.Response.Reset()
 				h(ctx)
 				if ctx.Response.StatusCode() != 200 {
