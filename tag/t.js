@@ -11,7 +11,7 @@
   if (w.marquee && w.marquee.fill) return; // loaded twice
   var me = d.currentScript || d.querySelector('script[src$="/t.js"]');
   if (!me) return;
-  var opt = me.dataset; // data-server, data-user, data-consent, data-gdpr, data-gdpr-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform, data-marquee-kv
+  var opt = me.dataset; // data-server, data-user, data-consent, data-gdpr, data-gdpr-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform, data-marquee-kv, data-lazy, data-spa
   var origin = (opt.server || new URL(me.src, d.baseURI).origin).replace(/\/$/, ''); // data-server: a self-hosted copy's ad server
   var n = 0;
   var IO = w.IntersectionObserver;
@@ -123,6 +123,7 @@
     switch (c.type) {
       case 'image':
         media = el('img', { src: asset(c.image), width: c.width, height: c.height, alt: '' }, link(box));
+        media.style.display = 'block'; // no line box below it: the slot keeps its reserved height
         media.addEventListener('load', function () { rendered(media); });
         break;
       case 'html':
@@ -175,9 +176,37 @@
 
   // fill asks one decision for the slots (elements with
   // data-marquee-placement) and renders what it chooses.
+  // reserve gives a slot its placement's size (data-marquee-size="300x250")
+  // before anything fills it, so that the ad shifts nothing on the page.
+  function reserve(s) {
+    var m = /^(\d+)x(\d+)$/.exec(s.dataset.marqueeSize || '');
+    if (m && !s.style.minHeight) s.style.minHeight = m[2] + 'px';
+  }
+
+  // rotate refreshes a filled slot with data-marquee-refresh="N" once it
+  // has been in view (half of it, the page visible) for N seconds, at most
+  // data-marquee-refresh-max times (1 by default); never while hidden.
+  function rotate(s) {
+    var every = +s.dataset.marqueeRefresh, most = +s.dataset.marqueeRefreshMax || 1, ratio = 0, seen = 0;
+    if (!IO || !(every > 0) || (s.mqRefreshed || 0) >= most) return;
+    var io = new IO(function (es) { ratio = es[es.length - 1].intersectionRatio; }, { threshold: [0, 0.5, 1] });
+    io.observe(s);
+    var t = setInterval(function () {
+      if (ratio >= 0.5 && d.visibilityState === 'visible' && ++seen >= every) {
+        clearInterval(t);
+        io.disconnect();
+        s.mqRefreshed = (s.mqRefreshed || 0) + 1;
+        fill([s]);
+      }
+    }, 1000);
+    s.mqStop = function () { clearInterval(t); io.disconnect(); };
+  }
+
   function fill(slots) {
     var byDiv = {}, req = { placements: [], url: location.origin + location.pathname }; // no query or fragment: they may hold a visitor's tokens
     slots.forEach(function (s) {
+      reserve(s);
+      if (s.mqStop) s.mqStop();
       if (!s.id) s.id = 'mq-slot-' + (++n);
       s.setAttribute('data-marquee-state', 'loading');
       byDiv[s.id] = s;
@@ -209,6 +238,7 @@
           var pb = !chosen.length && (res.passbacks || {})[div]; // the placement's own fallback tag
           if (pb) frame(s, pb.width, pb.height, pb.html).style.border = '0';
           if (chosen.length || pb) s.setAttribute('data-marquee-state', chosen.length ? 'filled' : 'passback'); else empty(s);
+          if (chosen.length) rotate(s);
         }
       })
       .catch(function () { for (var div in byDiv) empty(byDiv[div]); });
@@ -220,9 +250,24 @@
     });
   }
 
+  // lazy fills slots as they come within data-lazy pixels of the viewport
+  // (the ones that come near together in one decision); without it, at
+  // once.
+  var near = IO && opt.lazy ? new IO(function (es) {
+    var now = es.filter(function (e) { return e.isIntersecting; }).map(function (e) { near.unobserve(e.target); return e.target; });
+    if (now.length) fill(now);
+  }, { rootMargin: (+opt.lazy || 0) + 'px 0px' }) : null;
+  function start(slots) {
+    slots.forEach(reserve);
+    if (!near) return fill(slots);
+    slots.forEach(function (s) { s.setAttribute('data-marquee-state', 'waiting'); near.observe(s); });
+    return Promise.resolve();
+  }
+
   w.marquee = {
-    // refresh fills every slot not filled yet (all: every slot again).
-    refresh: function (all) { return fill(unfilled(all)); },
+    // refresh decides again: the slots given (elements), every slot (true),
+    // or (none) those not filled yet.
+    refresh: function (x) { return fill(x && x.length !== undefined ? Array.prototype.slice.call(x) : unfilled(x)); },
     // fill fills one slot element (again, if it was).
     fill: function (e) { return fill([e]); },
     // set changes the page's key-values for the decisions after it: a key
@@ -231,6 +276,15 @@
       for (var k in o) { if (o[k] == null) delete pageKV[k]; else pageKV[k] = o[k]; }
     }
   };
-  if (d.readyState === 'loading') d.addEventListener('DOMContentLoaded', function () { w.marquee.refresh(); });
-  else w.marquee.refresh();
+  // A single-page app (data-spa): a new page (history.pushState, the back
+  // button) decides every slot again, and slots added later are filled.
+  if (opt.spa) {
+    var push = history.pushState, again = function () { setTimeout(function () { fill(unfilled(true)); }, 0); };
+    history.pushState = function () { push.apply(history, arguments); again(); };
+    w.addEventListener('popstate', again);
+    new MutationObserver(function () { var n = unfilled(); if (n.length) start(n); }).observe(d.body || d.documentElement, { childList: true, subtree: true });
+  }
+  var go = function () { start(unfilled()); };
+  if (d.readyState === 'loading') d.addEventListener('DOMContentLoaded', go);
+  else go();
 })(window, document);

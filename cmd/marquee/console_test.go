@@ -757,7 +757,7 @@ func TestCampaignsInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`[data-field="sizes"] input`), "300x250"), click(`#placement-form button[type=submit]`))
 	b.waitHash(`^#/placements/home-top$`)
 	b.do("the placement's page", chromedp.WaitVisible(chromedp.ID("tag-snippet")))
-	if got := eval[string](b, `document.getElementById('tag-snippet').value`); got != `<script async src="`+in.url+`/t.js"></script>`+"\n"+`<div data-marquee-placement="home-top"></div>` {
+	if got := eval[string](b, `document.getElementById('tag-snippet').value`); got != `<script async src="`+in.url+`/t.js"></script>`+"\n"+`<div data-marquee-placement="home-top" data-marquee-size="300x250" style="min-height:250px"></div>` {
 		t.Errorf("the placement's tag snippet = %q", got)
 	}
 	if got := eval[string](b, `document.getElementById('vast-url').value`); got != in.url+"/vast?placement=home-top" {

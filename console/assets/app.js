@@ -1508,7 +1508,11 @@
   // tagSnippet is what a publisher pastes to show the placement's ads: the
   // ad tag and the slot (docs/tag.md) and, for video, the VAST URL.
   function tagSnippet(p) {
-    const code = '<script async src="' + location.origin + '/t.js"></script>\n<div data-marquee-placement="' + p.name + '"></div>';
+    // A placement of one size reserves it as the page is parsed: the ad
+    // shifts nothing (docs/tag.md, "No layout shift").
+    const size = p.sizes.length === 1 ? p.sizes[0] : '', height = size.split('x')[1];
+    const code = '<script async src="' + location.origin + '/t.js"></script>\n<div data-marquee-placement="' + p.name + '"' +
+      (size ? ' data-marquee-size="' + size + '" style="min-height:' + height + 'px"' : '') + '></div>';
     const box = el('textarea', { id: 'tag-snippet', readonly: true, rows: 2, spellcheck: 'false', 'aria-label': 'Ad tag of ' + p.name, value: code });
     const vast = p.types.includes('video') ? location.origin + '/vast?placement=' + p.name : '';
     const vastBox = vast ? el('input', { type: 'text', id: 'vast-url', readonly: true, value: vast, 'aria-label': 'VAST URL of ' + p.name }) : null;
