@@ -90,18 +90,3 @@ func mergeBids(rows []reportrow.BidRow) []reportrow.BidRow {
 	}
 	return out
 }
-
-// bidderName reports whether b is a bidder's code as the edge checks it:
-// 1 to 64 of A–Z, a–z, 0–9, _ . - (an event line holding another was not
-// written by this server).
-func bidderName(b []byte) bool {
-	if len(b) == 0 || len(b) > 64 {
-		return false
-	}
-	for _, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
-}

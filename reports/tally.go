@@ -367,7 +367,7 @@ func (t *Tally) count(lines []byte) {
 				ck.placement = k.code
 				t.add(k, &c, uid)
 				owners[n], n = kvkey{entity: entPlacement, code: k.code}, n+1
-				if bidder := f[eventline.Bidder]; len(bidder) > 0 && c.Impressions > c.UnverifiedImpressions && bidderName(bidder) {
+				if bidder := f[eventline.Bidder]; len(bidder) > 0 && c.Impressions > c.UnverifiedImpressions && marquee.IsBidderCode(bidder) {
 					bk := bkey{hour: hour, placement: k.code, bidder: t.intern(bidder)}
 					if t.bids[bk] == nil {
 						t.bids[bk] = new([2]int64)

@@ -122,8 +122,8 @@ type Payload struct {
 	Bidder string
 }
 
-// MaxBidder bounds a payload's bidder.
-const MaxBidder = 64
+// MaxBidder bounds a payload's bidder: a bidder code's length.
+const MaxBidder = marquee.MaxBidderLen
 
 // MaxKV bounds a payload's key-values.
 const MaxKV = 160

@@ -27,7 +27,6 @@ import (
 	"marquee/delivery"
 	"marquee/privacy"
 	"marquee/targeting"
-	"marquee/tracking"
 )
 
 // decisionInput is a decision request as sent (a JSON body, or a GET's
@@ -305,7 +304,7 @@ func readBids(v *fastjson.Value, path string, p *problems) []delivery.Bid {
 			}
 			switch string(k) {
 			case "bidder":
-				b.Bidder = bidStrings.of(text(tracking.MaxBidder, bidderName))
+				b.Bidder = bidStrings.of(text(marquee.MaxBidderLen, marquee.IsBidderCode[[]byte]))
 			case "adId":
 				b.AdID = text(128, printable)
 			case "currency":
@@ -384,15 +383,6 @@ func (in *interner) of(b []byte) string {
 		in.m.Store(&m)
 	}
 	return s
-}
-
-func bidderName(s []byte) bool {
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 func printable(s []byte) bool {
