@@ -299,6 +299,7 @@ func readBids(v *fastjson.Value, path string, p *problems) []delivery.Bid {
 				s, err := f.StringBytes()
 				if err != nil || len(s) == 0 || len(s) > max || !ok(s) {
 					bad = string(k)
+					return nil // never interned: the table keeps what bids repeat, not what a request makes up
 				}
 				return s
 			}
