@@ -96,6 +96,10 @@ const (
 // Priorities lists the tiers, highest first.
 var Priorities = []string{PrioritySponsorship, PriorityStandard, PriorityRemnant, PriorityHouse}
 
+// TierOf is priority's tier: its index in Priorities (0 the highest; -1
+// for a priority that is none).
+func TierOf(priority string) int { return slices.Index(Priorities, priority) }
+
 // Pacing: even spreads a goal over the flight (or each day, for a daily
 // goal); asap serves whenever eligible until the goal is met.
 const (

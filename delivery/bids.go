@@ -77,7 +77,7 @@ func ParseBidding(adjustments, dealTiers, currency string) (Bidding, error) {
 		return b, fmt.Errorf("bid adjustments: %w", err)
 	}
 	err = pairs(dealTiers, "deal=tier", func(k, v string) error {
-		t := slices.Index(marquee.Priorities, v)
+		t := marquee.TierOf(v)
 		if t < 0 || v == marquee.PriorityHouse {
 			return fmt.Errorf("a tier: sponsorship, standard or remnant")
 		}
@@ -101,7 +101,7 @@ var BidFill = &Campaign{Campaign: marquee.Campaign{CampaignInput: marquee.Campai
 var bidAd = &Ad{}
 
 // remnantTier is the remnant tier's index in marquee.Priorities.
-var remnantTier = slices.Index(marquee.Priorities, marquee.PriorityRemnant)
+var remnantTier = marquee.TierOf(marquee.PriorityRemnant)
 
 // Why a bid did not fill its slot (explain's words).
 const (

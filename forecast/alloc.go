@@ -265,7 +265,7 @@ func (inv *Inventory) Allocate(cs []Campaign, from, to time.Time, remnantByECPM 
 }
 
 // remnantTier is the remnant tier's index in marquee.Priorities.
-const remnantTier = 2
+var remnantTier = marquee.TierOf(marquee.PriorityRemnant)
 
 func grow(s []float64, n int) []float64 {
 	if cap(s) < n {

@@ -84,7 +84,7 @@ func Booked(plan *delivery.Plan, pacing *delivery.Pacing, budgets *delivery.Budg
 
 // campaignOf is the forecast's campaign of in, in placements.
 func campaignOf(id int64, name string, in *marquee.CampaignInput, ecpm int64, d Demand, placements []string) Campaign {
-	c := Campaign{ID: id, Name: name, Tier: max(0, slices.Index(marquee.Priorities, in.Priority)), Weight: max(in.Weight, 1), ECPM: ecpm,
+	c := Campaign{ID: id, Name: name, Tier: max(0, marquee.TierOf(in.Priority)), Weight: max(in.Weight, 1), ECPM: ecpm,
 		From: in.StartAt, To: in.EndAt, ASAP: in.Pacing == marquee.PacingASAP, Targeting: Compile(in, placements)}
 	if d.Limited {
 		c.Goal, c.Daily, c.Delivered, c.Today = d.Goal, d.Daily, d.Delivered, d.Today
