@@ -11,8 +11,16 @@
   if (w.marquee && w.marquee.fill) return; // loaded twice
   var me = d.currentScript || d.querySelector('script[src$="/t.js"]');
   if (!me) return;
-  var opt = me.dataset; // data-server, data-user, data-consent, data-gdpr, data-gdpr-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform, data-marquee-kv, data-lazy, data-spa
+  var opt = me.dataset; // data-server, data-user, data-consent, data-gdpr, data-gdpr-consent, data-cookie, data-keywords, data-age, data-gender, data-country, data-platform, data-marquee-kv, data-lazy, data-spa, data-prebid, data-prebid-global
   var origin = (opt.server || new URL(me.src, d.baseURI).origin).replace(/\/$/, ''); // data-server: a self-hosted copy's ad server
+  // data-prebid: the page runs Prebid.js; its glue (/pb.js, apart: pages
+  // without Prebid never load it) adds each slot's bids to the decision.
+  var glue = opt.prebid == null ? Promise.resolve() : new Promise(function (ok) {
+    var s = d.createElement('script');
+    s.src = origin + '/pb.js';
+    s.onload = s.onerror = function () { ok(w.marqueePrebid); };
+    d.head.appendChild(s);
+  });
   var n = 0;
   var IO = w.IntersectionObserver;
   // kv reads a data-marquee-kv attribute: a JSON object of key-values
@@ -114,6 +122,10 @@
       if (target) viewable(target, ch.viewUrl, wide || target.offsetWidth * target.offsetHeight, c.type === 'video' && target);
     }
     function clicked() { (ch.clickTrackers || []).forEach(ping); }
+    if (ch.bidder) { // a header-bidding bid: Prebid draws it (the glue)
+      w.marqueePrebid.render(box, ch, opt).then(rendered, function () { box.remove(); });
+      return;
+    }
     function link(parent) {
       if (!ch.clickUrl) return parent;
       var a = el('a', { href: ch.clickUrl, target: '_blank', rel: 'noopener' }, parent);
@@ -221,8 +233,9 @@
     if (opt.keywords) req.keywords = opt.keywords.split(',');
     if (opt.age) req.age = +opt.age;
     ['gender', 'country', 'platform'].forEach(function (k) { if (opt[k]) req[k] = opt[k]; });
-    return tcf().then(function (c) {
-      var key = userKey(c);
+    return Promise.all([tcf(), glue.then(function (P) { return P && P.bids(slots, opt, origin); })]).then(function (r) {
+      var c = r[0], key = userKey(c);
+      req.placements.forEach(function (p) { if (r[1] && r[1][p.div]) p.bids = r[1][p.div]; });
       if (key) req.user = { key: key };
       if (opt.consent === '1') (c = c || {}).given = true; // the publisher's own consent
       if (c) req.consent = c;

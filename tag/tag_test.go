@@ -9,18 +9,24 @@ import (
 	"marquee/tag"
 )
 
-// The tag a browser is sent gzipped weighs at most 6 KB, and unzips to
-// the script.
+// The tag a browser is sent gzipped weighs at most 6 KB (its Prebid.js
+// glue apart: only pages with Prebid load it), and each script unzips to
+// its source.
 func TestGzippedSize(t *testing.T) {
-	if n := len(tag.Gzip); n > tag.MaxGzip || n == 0 {
+	if n := len(tag.Tag.Gzip); n > tag.MaxGzip || n == 0 {
 		t.Errorf("the gzipped tag is %d bytes; want 1 to %d", n, tag.MaxGzip)
 	}
-	z, err := gzip.NewReader(bytes.NewReader(tag.Gzip))
-	if err != nil {
-		t.Fatal(err)
+	for _, s := range []*tag.Script{tag.Tag, tag.Prebid} {
+		z, err := gzip.NewReader(bytes.NewReader(s.Gzip))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(z)
+		if err != nil || !bytes.Equal(got, s.Source) || len(s.Version) != 12 {
+			t.Errorf("gunzip(Gzip) = %d bytes, %v; want the %d bytes of Source (version %q)", len(got), err, len(s.Source), s.Version)
+		}
 	}
-	got, err := io.ReadAll(z)
-	if err != nil || !bytes.Equal(got, tag.Script) {
-		t.Errorf("gunzip(Gzip) = %d bytes, %v; want the %d bytes of Script", len(got), err, len(tag.Script))
+	if tag.Tag.Version == tag.Prebid.Version {
+		t.Errorf("the tag and its glue share the version %s", tag.Tag.Version)
 	}
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -40,6 +41,45 @@ func (d *decider) countBids(plan *delivery.Plan, r *delivery.Request, chosen [][
 			won := len(chosen[si]) > 0 && chosen[si][0].Bid == &s.Bids[i]
 			d.bids.Count(pl.ID, now, s.Bids[i].Bidder, won)
 		}
+	}
+}
+
+// maxFloorPlacements is the most placements one floors request names.
+const maxFloorPlacements = 50
+
+// floorsBody is GET /api/v1/floors' answer.
+type floorsBody struct {
+	Currency string                    `json:"currency"`
+	Floors   map[string]marquee.Micros `json:"floors"`
+}
+
+// handleFloors serves GET /api/v1/floors?placements=a,b: each placement
+// named and known that has a floor, its floor (a CPM in the install's
+// currency) — what the tag's Prebid.js glue offers Prebid's floors module
+// before the page's auction. Public, as the tag is: a floor is what
+// Prebid tells every bidder anyway; only the placements a page names are
+// told (no list of them). Cached for a minute; the decision checks the
+// floor in force whatever the page was told.
+func handleFloors(d *decider) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		names := strings.Split(string(ctx.QueryArgs().Peek("placements")), ",")
+		switch {
+		case names[0] == "":
+			return marquee.Invalid("invalid floors request", marquee.Problems{"placements": "is required: the placements' names, separated by commas"})
+		case len(names) > maxFloorPlacements:
+			return marquee.Invalid("invalid floors request", marquee.Problems{"placements": fmt.Sprintf("must name at most %d placements", maxFloorPlacements)})
+		}
+		plan := d.engine.Plan()
+		body := floorsBody{Currency: d.currency, Floors: map[string]marquee.Micros{}}
+		for _, name := range names {
+			if pl, ok := plan.Placement(name); ok && pl.Floor > 0 {
+				body.Floors[name] = pl.Floor
+			}
+		}
+		anyOrigin(ctx)
+		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "public, max-age=60")
+		writeJSON(ctx, fasthttp.StatusOK, body)
+		return nil
 	}
 }
 

@@ -211,3 +211,30 @@ func TestBidsOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestFloors: GET /api/v1/floors tells a page each placement's floor it
+// names (its Prebid.js glue offers them to Prebid's floors module), for
+// any origin, cached a minute; an unknown placement is left out, and a
+// request naming none or too many is refused naming the field.
+func TestFloors(t *testing.T) {
+	w := bidServer(t)
+	var ctx fasthttp.RequestCtx
+	ctx.Request.SetRequestURI("/api/v1/floors?placements=home,nowhere")
+	w.h(&ctx)
+	var got struct {
+		Currency string
+		Floors   map[string]float64
+	}
+	if err := json.Unmarshal(ctx.Response.Body(), &got); ctx.Response.StatusCode() != 200 || err != nil ||
+		got.Currency != "USD" || len(got.Floors) != 1 || got.Floors["home"] != 1 {
+		t.Errorf("GET /api/v1/floors?placements=home,nowhere = %d %s; want 200, USD and home's floor 1 alone", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+	if h := &ctx.Response.Header; string(h.Peek("Access-Control-Allow-Origin")) != "*" || string(h.Peek("Cache-Control")) != "public, max-age=60" {
+		t.Errorf("the floors' headers = %s; want any origin, cached a minute", h.Header())
+	}
+	for _, path := range []string{"/api/v1/floors", "/api/v1/floors?placements=" + strings.Repeat("p,", 50) + "p"} {
+		if code, body := serve(w.h, "GET", path); code != 400 || !strings.Contains(string(body), `"placements"`) {
+			t.Errorf("GET %s = %d %s; want 400 naming placements", path, code, body)
+		}
+	}
+}

@@ -209,6 +209,7 @@ func (s *Server) apiRoutes() []route {
 		// Decisions: which ads fill a page's slots, and their signed tracking URLs.
 		{"POST", "/api/v1/decisions", public, handleDecisions(s.decisions)},
 		{"GET", "/api/v1/decisions", public, handleDecisions(s.decisions)},
+		{"GET", "/api/v1/floors", public, handleFloors(s.decisions)},
 		{"OPTIONS", "/api/v1/decisions", public, handlePreflight()},
 		{"GET", "/t/{kind}/{token}", public, handleTracking(s.decisions)},
 		// Conversions: the advertiser's pixel and postback.
@@ -217,6 +218,7 @@ func (s *Server) apiRoutes() []route {
 		// The ad tag, HTML creatives' frames, and video ads (VAST).
 		{"GET", "/t.js", public, handleTagScript()},
 		{"GET", "/tag/{file}", public, handleTagScript()},
+		{"GET", "/pb.js", public, handleTagScript()},
 		{"GET", "/f/{token}", public, handleFrame(s.decisions.engine, s.decisions.signer, s.now)},
 		{"GET", "/vast", public, handleVAST(s.decisions)},
 		// Events: beacons and batches into the collector.

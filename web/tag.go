@@ -19,42 +19,52 @@ import (
 // The ad tag's routes: the script (package tag), and the frames HTML
 // creatives render in (docs/tag.md).
 
-// tagPath is the path of the tag's immutable copy, /tag/{version}.js,
-// and tagETag its ETag (the version, quoted), made once.
-var (
-	tagPath = "/tag/" + tag.Version + ".js"
-	tagETag = []byte(`"` + tag.Version + `"`)
-)
+// tagPath is the path of the tag's immutable copy, /tag/{version}.js.
+var tagPath = "/tag/" + tag.Tag.Version + ".js"
+
+// scriptETags are the ETags of the tag's scripts (each version, quoted),
+// made once.
+var scriptETags = map[*tag.Script][]byte{
+	tag.Tag:    []byte(`"` + tag.Tag.Version + `"`),
+	tag.Prebid: []byte(`"` + tag.Prebid.Version + `"`),
+}
 
 // handleTagScript serves the ad tag: at /t.js for 5 minutes (the address
 // a publisher pastes, so a new version reaches pages soon), at its
-// versioned path for a year (it never changes there). It is gzipped for
-// clients that take gzip, and answers 304 to a copy the client has.
+// versioned path for a year (it never changes there); and its Prebid.js
+// glue at /pb.js for 5 minutes (the tag loads it on pages that run
+// Prebid.js). Each is gzipped for clients that take gzip, and answers 304
+// to a copy the client has.
 func handleTagScript() handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		h := &ctx.Response.Header
+		script := tag.Tag
 		switch string(ctx.Path()) {
 		case "/t.js":
+			h.Set(fasthttp.HeaderCacheControl, "public, max-age=300")
+		case "/pb.js":
+			script = tag.Prebid
 			h.Set(fasthttp.HeaderCacheControl, "public, max-age=300")
 		case tagPath:
 			h.Set(fasthttp.HeaderCacheControl, "public, max-age=31536000, immutable")
 		default:
 			return marquee.Errorf(marquee.KindNotFound, "no tag %s: the tag is at /t.js (this version at %s)", ctx.Path(), tagPath)
 		}
-		h.SetBytesV(fasthttp.HeaderETag, tagETag)
+		etag := scriptETags[script]
+		h.SetBytesV(fasthttp.HeaderETag, etag)
 		h.Set(fasthttp.HeaderVary, "Accept-Encoding")
 		anyOrigin(ctx)
 		ctx.SetContentType("text/javascript; charset=utf-8")
-		if bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch), tagETag) {
+		if bytes.Contains(ctx.Request.Header.Peek(fasthttp.HeaderIfNoneMatch), etag) {
 			ctx.SetStatusCode(fasthttp.StatusNotModified)
 			return nil
 		}
 		if ctx.Request.Header.HasAcceptEncoding("gzip") {
 			h.Set(fasthttp.HeaderContentEncoding, "gzip")
-			ctx.SetBody(tag.Gzip)
+			ctx.SetBody(script.Gzip)
 			return nil
 		}
-		ctx.SetBody(tag.Script)
+		ctx.SetBody(script.Source)
 		return nil
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -63,9 +64,12 @@ func newPublisher(t *testing.T) *publisher {
 		case "/page.js":
 			w.Header().Set("Content-Type", "text/javascript")
 			io.WriteString(w, pageJS)
+		case "/prebid.js": // the page's Prebid.js, bundled by .ci/run (prebidBundle)
+			w.Header().Set("Content-Type", "text/javascript")
+			http.ServeFile(w, r, os.Getenv("MARQUEE_TEST_PREBID"))
 		case "/self-hosted/t.js": // a publisher's own copy of the tag
 			w.Header().Set("Content-Type", "text/javascript")
-			w.Write(tag.Script)
+			w.Write(tag.Tag.Source)
 		case "/video.webm":
 			if r.Method == "POST" {
 				p.video, _ = io.ReadAll(r.Body)
@@ -107,17 +111,17 @@ func pubHTML(tagSrc, tagAttrs, body string) string {
 }
 
 // adServer is a Marquee instance with one campaign and the ads the tests
-// show, and reports flushed every 100 ms.
+// show, and reports flushed every 100 ms (and the flags given).
 type adServer struct {
 	*instance
 	flight string
 	ads    map[string]string // name → id
 }
 
-func newAdServer(t *testing.T) *adServer {
+func newAdServer(t *testing.T, flags ...string) *adServer {
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
-	in := start(t, dir, nil, "-reports-flush", "100ms")
+	in := start(t, dir, nil, append([]string{"-reports-flush", "100ms"}, flags...)...)
 	a := &adServer{instance: in, ads: map[string]string{},
 		flight: `"startAt":"` + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + `","endAt":"` + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + `"`}
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")

@@ -200,26 +200,35 @@ func TestVASTOverHTTP(t *testing.T) {
 
 // TestTagRoutes: the tag at /t.js (5 minutes' cache, gzipped for a client
 // that takes it, 304 for the copy it has) and at its version's path (a
-// year); another version and a frame of a token not ours refused.
+// year), its Prebid.js glue at /pb.js; another version and a frame of a
+// token not ours refused.
 func TestTagRoutes(t *testing.T) {
 	in := start(t, t.TempDir(), nil)
-	etag := `"` + tag.Version + `"`
+	etag := `"` + tag.Tag.Version + `"`
 	r := in.get("/t.js", "Accept-Encoding", "gzip")
-	if r.status != 200 || r.header.Get("Content-Encoding") != "gzip" || r.body != string(tag.Gzip) || r.header.Get("ETag") != etag ||
+	if r.status != 200 || r.header.Get("Content-Encoding") != "gzip" || r.body != string(tag.Tag.Gzip) || r.header.Get("ETag") != etag ||
 		r.header.Get("Cache-Control") != "public, max-age=300" || !strings.HasPrefix(r.header.Get("Content-Type"), "text/javascript") {
 		t.Errorf("GET /t.js (gzip) = %d %v, %d bytes; want the gzipped tag, its ETag, 5 minutes' cache", r.status, r.header, len(r.body))
 	}
-	if r := in.get("/t.js", "Accept-Encoding", "identity"); r.status != 200 || r.body != string(tag.Script) || r.header.Get("Content-Encoding") != "" {
+	if r := in.get("/t.js", "Accept-Encoding", "identity"); r.status != 200 || r.body != string(tag.Tag.Source) || r.header.Get("Content-Encoding") != "" {
 		t.Errorf("GET /t.js (identity) = %d %v; want the script as it is", r.status, r.header)
 	}
 	if r := in.get("/t.js", "If-None-Match", etag); r.status != 304 || r.body != "" {
 		t.Errorf("GET /t.js with its ETag = %d, %d bytes; want 304 and nothing", r.status, len(r.body))
 	}
-	if r := in.get("/tag/"+tag.Version+".js", "Accept-Encoding", "identity"); r.status != 200 || r.body != string(tag.Script) ||
+	if r := in.get("/tag/"+tag.Tag.Version+".js", "Accept-Encoding", "identity"); r.status != 200 || r.body != string(tag.Tag.Source) ||
 		r.header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
 		t.Errorf("GET the versioned tag = %d %v; want it cached a year", r.status, r.header)
 	}
-	if r := in.get("/tag/000000000000.js"); r.status != 404 || !strings.Contains(r.body, "/tag/"+tag.Version+".js") {
+	pbETag := `"` + tag.Prebid.Version + `"`
+	if r := in.get("/pb.js", "Accept-Encoding", "gzip"); r.status != 200 || r.body != string(tag.Prebid.Gzip) || r.header.Get("ETag") != pbETag ||
+		r.header.Get("Cache-Control") != "public, max-age=300" {
+		t.Errorf("GET /pb.js (gzip) = %d %v, %d bytes; want the gzipped Prebid.js glue, its ETag, 5 minutes' cache", r.status, r.header, len(r.body))
+	}
+	if r := in.get("/pb.js", "If-None-Match", pbETag); r.status != 304 {
+		t.Errorf("GET /pb.js with its ETag = %d; want 304", r.status)
+	}
+	if r := in.get("/tag/000000000000.js"); r.status != 404 || !strings.Contains(r.body, "/tag/"+tag.Tag.Version+".js") {
 		t.Errorf("GET another version = %d %s; want 404 naming this one", r.status, r.body)
 	}
 	if r := in.get("/f/AAAA"); r.status != 400 {

@@ -1,0 +1,193 @@
+//go:build !noconsole
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// prebidBundle is the page's Prebid.js for the header-bidding tests: the
+// npm package (testdata/prebid) with two bidders' adapters, the floors
+// module and the debugging module, bundled by esbuild. .ci/run builds it
+// and names it in MARQUEE_TEST_PREBID; without it the tests skip.
+func prebidBundle(t *testing.T) {
+	t.Helper()
+	if p := os.Getenv("MARQUEE_TEST_PREBID"); p == "" {
+		t.Skip("MARQUEE_TEST_PREBID is not set: no Prebid.js bundle (.ci/run builds one from cmd/marquee/testdata/prebid with npm)")
+	} else if _, err := os.Stat(p); err != nil {
+		t.Fatalf("MARQUEE_TEST_PREBID: %v", err)
+	}
+}
+
+// prebidPage is a publisher's page running its own Prebid.js beside the
+// tag (data-prebid="800": an 800 ms auction): an ad unit per slot, each
+// with one bidder whose bid the debugging module answers (mocks: bidder,
+// CPM in USD; no network). It records the tracking URLs the page fetches
+// (window.pinged) and the floor Prebid's floors module gave each bidder
+// (window.floors, by ad unit). Each bid's markup tries to take the page
+// to /hijacked, as malvertising does.
+func prebidPage(mocks map[string]struct {
+	bidder string
+	cpm    float64
+}, body string) string {
+	var units, rules []string
+	for code, m := range mocks {
+		params := `{"placementId":13144370}`
+		if m.bidder == "rubicon" {
+			params = `{"accountId":1001,"siteId":113932,"zoneId":535510}`
+		}
+		units = append(units, fmt.Sprintf(`{code:%q,mediaTypes:{banner:{sizes:[[300,250]]}},bids:[{bidder:%q,params:%s}]}`, code, m.bidder, params))
+		rules = append(rules, fmt.Sprintf(`{when:{adUnitCode:%q,bidder:%q},then:function(bid){
+			window.floors[%q] = bid.getFloor ? bid.getFloor({currency:'USD',mediaType:'banner',size:[300,250]}).floor : null;
+			return {cpm:%g,currency:'USD',width:300,height:250,ad:'<html><body style="margin:0"><div id="creative" style="width:300px;height:250px">%s bid of %g</div>' +
+				'<script>try { top.location.href = "/hijacked"; } catch (e) {}<\/script></body></html>'};}}`,
+			code, m.bidder, code, m.cpm, m.bidder, m.cpm))
+	}
+	head := `<script>window.pinged = []; window.floors = {};
+const pageFetch = window.fetch;
+window.fetch = function (u) { if (String(u).indexOf('/t/') >= 0) window.pinged.push(String(u)); return pageFetch.apply(this, arguments); };
+window.pbjs = window.pbjs || {que: []};
+pbjs.que.push(function () {
+  pbjs.setConfig({debugging: {enabled: true, intercept: [` + strings.Join(rules, ",") + `]}});
+  pbjs.addAdUnits([` + strings.Join(units, ",") + `]);
+});</script><script src="/prebid.js"></script>`
+	return head + body
+}
+
+// TestPrebidInTheDecision: a page's Prebid.js auction (Prebid from npm,
+// its bidders mocked by its debugging module) feeds the one decision. A
+// bid above the remnant campaign's eCPM wins its slot and is drawn by
+// Prebid's renderAd; a bid below it loses to the campaign; a guaranteed
+// campaign beats a far higher bid; a bid under the placement's floor
+// (after its bidder's adjustment) never wins, and Prebid's floors module
+// was offered the floor. The winner's impression, view and click are
+// fired once, and the bidders' report counts each bid, the win and its
+// one impression (re-fired by the page) once.
+func TestPrebidInTheDecision(t *testing.T) {
+	prebidBundle(t)
+	ads := newAdServer(t, "-bid-adjustments", "rubicon=0.5")
+	slot := func(name, floor, campaign, title string) {
+		ads.expect(ads.admin("POST", "/api/v1/placements", `{"name":"`+name+`","sizes":["300x250"]`+floor+`}`), 201, "")
+		if campaign == "" {
+			return
+		}
+		id := ads.campaign(`{"advertiserId":"1","name":"` + name + `",` + ads.flight + `,` + campaign + `}`)
+		ads.expect(ads.admin("POST", "/api/v1/ad", `{"title":"`+title+`",`+ads.flight+`,"campaignId":"`+id+`","placements":["`+name+`"],"creative":{"type":"native","title":"`+title+`"}}`), 201, "")
+	}
+	remnant := `"priority":"remnant","price":{"model":"cpm","amount":2}`
+	slot("above", "", remnant, "Campaign above")
+	slot("below", "", remnant, "Campaign below")
+	slot("sold", "", `"priority":"standard","goal":{"metric":"impressions","total":1000000}`, "Campaign sold")
+	slot("floored", `,"floor":3`, "", "")
+
+	pub := newPublisher(t)
+	body := ""
+	for _, s := range []string{"above", "below", "sold", "floored"} {
+		body += `<div id="` + s + `" data-marquee-placement="` + s + `" data-marquee-size="300x250"></div>`
+	}
+	// The page's CSP lets scripts come from the page and the ad server
+	// only (Prebid's attempt to load a module from a CDN is refused).
+	url := pub.page("/prebid", "script-src 'self' 'unsafe-inline' "+ads.url, pubHTML(ads.url+"/t.js", `data-prebid="800"`, prebidPage(map[string]struct {
+		bidder string
+		cpm    float64
+	}{
+		"above":   {"appnexus", 5},   // beats the remnant campaign's $2
+		"below":   {"appnexus", 1.5}, // under it
+		"sold":    {"appnexus", 50},  // a guaranteed campaign comes first
+		"floored": {"rubicon", 4},    // over the $3 floor for Prebid; 4 × 0.5 = $2 for Marquee
+	}, body)))
+	b := newTab(t, pub.URL, 1200, 1600)
+	b.do("open the page", chromedp.Navigate(url))
+	b.waitFor("every slot decided", `['above','below','sold','floored'].every(id => ['filled','empty'].includes(document.getElementById(id).dataset.marqueeState))`, 15*time.Second)
+
+	if n := eval[int](b, `window.sent.length`); n != 1 {
+		t.Fatalf("%d decision requests; want 1 for the four slots", n)
+	}
+	var sent struct {
+		Placements []struct {
+			Div  string
+			Bids []struct {
+				Bidder, Currency, AdID, Size string
+				CPM                          float64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(eval[string](b, `window.sent[0].text()`)), &sent); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"above": "appnexus 5 USD 300x250", "below": "appnexus 1.5 USD 300x250", "sold": "appnexus 50 USD 300x250", "floored": "rubicon 4 USD 300x250"}
+	for _, p := range sent.Placements {
+		if len(p.Bids) != 1 || fmt.Sprintf("%s %g %s %s", p.Bids[0].Bidder, p.Bids[0].CPM, p.Bids[0].Currency, p.Bids[0].Size) != want[p.Div] || p.Bids[0].AdID == "" {
+			t.Errorf("the decision request's bids for %s = %+v; want one: %s, with Prebid's ad id", p.Div, p.Bids, want[p.Div])
+		}
+	}
+	if f := eval[float64](b, `window.floors.floored || 0`); f != 3 {
+		t.Errorf("the floor Prebid's floors module gave the floored slot's bidder = %v; want 3 (the placement's)", f)
+	}
+
+	// The bid drawn by Prebid's renderAd in the slot; the others lost.
+	b.waitFor("the winning bid drawn", `(() => { const f = document.querySelector('#above iframe'); const inner = f && f.contentDocument.querySelector('iframe');
+		return !!inner && !!inner.contentDocument && (inner.contentDocument.body.textContent || '').includes('appnexus bid of 5'); })()`, 10*time.Second)
+	if won := eval[string](b, `pbjs.getAllWinningBids().map(b => b.adUnitCode + ':' + b.status).join(',')`); won != "above:rendered" {
+		t.Errorf("Prebid's winning bids = %q; want the above slot's, rendered", won)
+	}
+	for id, want := range map[string]string{"below": "Campaign below", "sold": "Campaign sold"} {
+		if got := eval[string](b, `document.getElementById('`+id+`').textContent`); !strings.Contains(got, want) {
+			t.Errorf("the %s slot shows %q; want the campaign (%s)", id, got, want)
+		}
+	}
+	if state := eval[string](b, `document.getElementById('floored').dataset.marqueeState`); state != "empty" {
+		t.Errorf("the floored slot is %q; want empty (its only bid under the floor)", state)
+	}
+
+	// The bid's impression and view (in view a second), then a click.
+	b.waitFor("the bid's impression and view fired", `window.pinged.some(u => u.includes('/t/i/')) && window.pinged.some(u => u.includes('/t/v/'))`, 10*time.Second)
+	pub.mu.Lock()
+	hijacked := pub.hits["/hijacked"]
+	pub.mu.Unlock()
+	if u := eval[string](b, `location.pathname`); u != "/prebid" || hijacked > 0 {
+		t.Errorf("after the bid rendered the page is at %s (/hijacked asked %d times); want it kept at /prebid", u, hijacked)
+	}
+	x := eval[float64](b, `(() => { const r = document.querySelector('#above iframe').getBoundingClientRect(); return r.left + r.width / 2; })()`)
+	y := eval[float64](b, `(() => { const r = document.querySelector('#above iframe').getBoundingClientRect(); return r.top + r.height / 2; })()`)
+	b.do("click the bid", chromedp.MouseClickXY(x, y))
+	b.waitFor("the bid's click fired", `window.pinged.some(u => u.includes('/t/c/'))`, 10*time.Second)
+	// The page fires the impression twice more: counted once.
+	eval[bool](b, `Promise.all(window.pinged.filter(u => u.includes('/t/i/')).slice(0, 1).flatMap(u => [fetch(u, {mode: 'no-cors'}), fetch(u, {mode: 'no-cors'})])).then(() => true)`)
+	if n := eval[int](b, `window.pinged.filter(u => u.includes('/t/c/')).length`); n != 1 {
+		t.Errorf("the click URL fired %d times; want 1", n)
+	}
+
+	type row struct {
+		Placement, Bidder       string
+		Bids, Wins, Impressions int64
+		Revenue, WinRate, ECPM  float64
+	}
+	eventually(t, 10*time.Second, func() string {
+		r := ads.admin("GET", "/api/v1/bidders/stats", "")
+		var got struct{ Rows []row }
+		if err := json.Unmarshal([]byte(r.body), &got); r.status != 200 || err != nil {
+			return fmt.Sprintf("GET /api/v1/bidders/stats = %d %s", r.status, r.body)
+		}
+		want := []row{
+			{"above", "appnexus", 1, 1, 1, 0.005, 1, 5},
+			{"below", "appnexus", 1, 0, 0, 0, 0, 0},
+			{"floored", "rubicon", 1, 0, 0, 0, 0, 0},
+			{"sold", "appnexus", 1, 0, 0, 0, 0, 0},
+		}
+		if fmt.Sprint(got.Rows) != fmt.Sprint(want) {
+			return fmt.Sprintf("the bidders' report = %+v; want %+v", got.Rows, want)
+		}
+		return ""
+	})
+	if errs, _ := b.logged(); len(errs) > 0 {
+		t.Logf("the page's console errors: %q", errs)
+	}
+}
