@@ -16,8 +16,12 @@ import (
 // the Tally itself. Count is safe from any goroutine.
 type Bids struct {
 	mu sync.Mutex
-	m  map[bidKey]*[2]int64 // bids, wins
+	m  map[hourPlacement]map[string]*[2]int64 // by bidder: bids, wins
 }
+
+// hourPlacement keys a slot's counts: a bidder's are found in its map by
+// the bidder alone (a string key: the map's fast path).
+type hourPlacement struct{ hour, placement int64 }
 
 type bidKey struct {
 	hour, placement int64
@@ -25,21 +29,41 @@ type bidKey struct {
 }
 
 // NewBids returns an empty count.
-func NewBids() *Bids { return &Bids{m: map[bidKey]*[2]int64{}} }
+func NewBids() *Bids { return &Bids{m: map[hourPlacement]map[string]*[2]int64{}} }
 
-// Count counts one bid of bidder weighed for placement at now, and
-// whether it won its slot.
-func (b *Bids) Count(placement int64, now time.Time, bidder string, won bool) {
-	k := bidKey{now.Unix() / 3600 * 3600, placement, bidder}
-	b.mu.Lock()
-	c := b.m[k]
+// counter is the count of bidder for k, made if new; b.mu is held.
+func (b *Bids) counter(k hourPlacement, bidder string) *[2]int64 {
+	byBidder := b.m[k]
+	if byBidder == nil {
+		byBidder = map[string]*[2]int64{}
+		b.m[k] = byBidder
+	}
+	c := byBidder[bidder]
 	if c == nil {
 		c = new([2]int64)
-		b.m[k] = c
+		byBidder[bidder] = c
 	}
-	c[0]++
-	if won {
-		c[1]++
+	return c
+}
+
+// A SlotBid is one bid a decision weighed for a slot: its bidder, and
+// whether it won the slot.
+type SlotBid struct {
+	Bidder string
+	Won    bool
+}
+
+// Count counts the bids of one slot of placement weighed at now (one
+// lock a slot, not a bid). It keeps nothing of bids.
+func (b *Bids) Count(placement int64, now time.Time, bids []SlotBid) {
+	k := hourPlacement{now.Unix() / 3600 * 3600, placement}
+	b.mu.Lock()
+	for _, bid := range bids {
+		c := b.counter(k, bid.Bidder)
+		c[0]++
+		if bid.Won {
+			c[1]++
+		}
 	}
 	b.mu.Unlock()
 }
@@ -48,11 +72,13 @@ func (b *Bids) Count(placement int64, now time.Time, bidder string, won bool) {
 func (b *Bids) take() []reportrow.BidRow {
 	b.mu.Lock()
 	m := b.m
-	b.m = map[bidKey]*[2]int64{}
+	b.m = map[hourPlacement]map[string]*[2]int64{}
 	b.mu.Unlock()
-	rows := make([]reportrow.BidRow, 0, len(m))
-	for k, c := range m {
-		rows = append(rows, reportrow.BidRow{Hour: k.hour, Placement: k.placement, Bidder: k.bidder, Bids: c[0], Wins: c[1]})
+	var rows []reportrow.BidRow
+	for k, byBidder := range m {
+		for bidder, c := range byBidder {
+			rows = append(rows, reportrow.BidRow{Hour: k.hour, Placement: k.placement, Bidder: bidder, Bids: c[0], Wins: c[1]})
+		}
 	}
 	return rows
 }
@@ -62,12 +88,7 @@ func (b *Bids) putBack(rows []reportrow.BidRow) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, r := range rows {
-		k := bidKey{r.Hour, r.Placement, r.Bidder}
-		c := b.m[k]
-		if c == nil {
-			c = new([2]int64)
-			b.m[k] = c
-		}
+		c := b.counter(hourPlacement{r.Hour, r.Placement}, r.Bidder)
 		c[0] += r.Bids
 		c[1] += r.Wins
 	}

@@ -37,10 +37,12 @@ func (d *decider) countBids(plan *delivery.Plan, r *delivery.Request, chosen [][
 		if !ok {
 			continue
 		}
+		var buf [MaxBids]reports.SlotBid // on the stack: a slot holds at most MaxBids
+		counted := buf[:0]
 		for i := range s.Bids {
-			won := len(chosen[si]) > 0 && chosen[si][0].Bid == &s.Bids[i]
-			d.bids.Count(pl.ID, now, s.Bids[i].Bidder, won)
+			counted = append(counted, reports.SlotBid{Bidder: s.Bids[i].Bidder, Won: len(chosen[si]) > 0 && chosen[si][0].Bid == &s.Bids[i]})
 		}
+		d.bids.Count(pl.ID, now, counted)
 	}
 }
 

@@ -195,8 +195,18 @@ func TestBidsOverHTTP(t *testing.T) {
 		t.Errorf("bidders' report %s;\n got %q\nwant %q (bids wins impressions revenue eCPM)", body, report, want)
 	}
 
+	// A string valid in one field (a deal's "a b") stays invalid in another
+	// (each field's strings are kept apart, and checked when first seen).
+	if status, _, raw := decide(`{"placements":[{"div":"d","placement":"home","bids":[{"bidder":"a","cpm":1,"adId":"é","dealId":"a b"}]}]}`); status != 200 {
+		t.Fatalf("a bid with the deal \"a b\" and a non-ASCII ad id = %d %s; want 200", status, raw)
+	}
 	for _, bad := range []struct{ bids, field string }{
 		{`[{"cpm":1,"adId":"x"}]`, "placements[0].bids[0].bidder"},
+		{`[{"bidder":"a","cpm":1,"adId":"x","size":"a b"}]`, "placements[0].bids[0].size"},
+		{`[{"bidder":"a","cpm":1,"adId":"x","size":"0300x250"}]`, "placements[0].bids[0].size"},
+		{`[{"bidder":"a","cpm":1,"adId":"x","size":"4001x250"}]`, "placements[0].bids[0].size"},
+		{`[{"bidder":"a","cpm":1,"adId":"x\u0001"}]`, "placements[0].bids[0].adId"},
+		{`[{"bidder":"a","cpm":1,"adId":"x\u007f"}]`, "placements[0].bids[0].adId"},
 		{`[{"bidder":"a b","cpm":1,"adId":"x"}]`, "placements[0].bids[0].bidder"},
 		{`[{"bidder":"a","cpm":-1,"adId":"x"}]`, "placements[0].bids[0].cpm"},
 		{`[{"bidder":"a","cpm":"1","adId":"x"}]`, "placements[0].bids[0].cpm"},

@@ -133,9 +133,26 @@ type optInt struct {
 	Set bool
 }
 
-// parsers parse decision requests (fastjson: encoding/json's reflection
-// was a fifth of a decision's cost).
-var parsers fastjson.ParserPool
+// A requestScratch is what reading one decision request needs and a
+// request can hand to the next: the parser (fastjson: encoding/json's
+// reflection was a fifth of a decision's cost) and the slots and bids it
+// reads into. The request's input points into it until its answer is
+// written; then it goes back to scratches, emptied.
+type requestScratch struct {
+	jp    fastjson.Parser
+	slots []decisionSlot
+	bids  []delivery.Bid
+}
+
+var scratches = sync.Pool{New: func() any { return new(requestScratch) }}
+
+// release empties sc (nothing of the request's is kept) and pools it.
+func (sc *requestScratch) release() {
+	clear(sc.slots)
+	clear(sc.bids)
+	sc.slots, sc.bids = sc.slots[:0], sc.bids[:0]
+	scratches.Put(sc)
+}
 
 // slotPaths name the slots of a request in its problems.
 var slotPaths = func() (out [MaxSlots + 1]string) {
@@ -155,12 +172,12 @@ func (p *problems) add(field, problem string) {
 	p.m[field] = problem
 }
 
-// readDecision reads a decision request's JSON body into in with jp,
-// which in's slices then point into (put jp back after the answer),
+// readDecision reads a decision request's JSON body into in with sc,
+// which in's slices then point into (release sc after the answer),
 // naming every field of the wrong type; fields it does not know are
 // ignored.
-func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
-	v, err := jp.ParseBytes(body)
+func readDecision(sc *requestScratch, body []byte, in *decisionInput) error {
+	v, err := sc.jp.ParseBytes(body)
 	if err == nil && v.Type() != fastjson.TypeObject {
 		err = errors.New("not an object")
 	}
@@ -195,7 +212,7 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 				in.Placements = nil
 				return
 			}
-			in.Placements = make([]decisionSlot, 0, len(slots))
+			in.Placements = sc.slots[:0]
 			for i, sv := range slots {
 				var slot decisionSlot
 				path := slotPaths[min(i, MaxSlots)] // past MaxSlots, the request is refused anyway
@@ -214,11 +231,14 @@ func readDecision(jp *fastjson.Parser, body []byte, in *decisionInput) error {
 					case "kv":
 						slot.KV = readKV(v, path+".kv", slot.KV, &p)
 					case "bids":
-						slot.Bids = readBids(v, path+".bids", &p)
+						n := len(sc.bids)
+						sc.bids = readBids(sc.bids, v, path, &p)
+						slot.Bids = sc.bids[n:len(sc.bids):len(sc.bids)]
 					}
 				})
 				in.Placements = append(in.Placements, slot)
 			}
+			sc.slots = in.Placements
 		case "user":
 			if key := v.Get("key"); v.Type() != fastjson.TypeObject && v.Type() != fastjson.TypeNull {
 				p.add("user", `must be an object {"key"}`)
@@ -264,28 +284,30 @@ const MaxBids = 20
 // maxBidCPM bounds a bid's CPM, in the install's currency.
 const maxBidCPM = 10_000
 
-// readBids reads a slot's "bids" at path — [{"bidder","cpm","currency",
-// "adId","size","dealId"}], Prebid's bid responses — checked: a bidder
+// readBids appends to out the "bids" of the slot at path —
+// [{"bidder","cpm","currency","adId","size","dealId"}], Prebid's bid
+// responses — checked: a bidder
 // (1 to 64 of A–Z, a–z, 0–9, _ . -), a CPM from 0 to 10,000, an ad id (1
 // to 128 bytes: what renders the bid), and optionally a currency (three
 // capital letters), a size ("300x250") and a deal id (1 to 128 bytes).
 // Bidders, currencies, sizes and deals repeat from request to request:
-// they are interned (bidStrings); an ad id stays the request's bytes.
-func readBids(v *fastjson.Value, path string, p *problems) []delivery.Bid {
+// they are interned, each field's in a table of its own (a string seen
+// before was checked then); an ad id stays the request's bytes.
+func readBids(out []delivery.Bid, v *fastjson.Value, slot string, p *problems) []delivery.Bid {
+	path := func(i int) string { return slot + ".bids[" + strconv.Itoa(i) + "]" } // made for a problem only
 	arr, err := v.Array()
 	switch {
 	case err != nil:
-		p.add(path, `must be an array of bids [{"bidder","cpm","currency","adId","size"}]`)
-		return nil
+		p.add(slot+".bids", `must be an array of bids [{"bidder","cpm","currency","adId","size"}]`)
+		return out
 	case len(arr) > MaxBids:
-		p.add(path, fmt.Sprintf("must hold at most %d bids", MaxBids))
-		return nil
+		p.add(slot+".bids", fmt.Sprintf("must hold at most %d bids", MaxBids))
+		return out
 	}
-	out := make([]delivery.Bid, 0, len(arr))
 	for i, bv := range arr {
 		o, err := bv.Object()
 		if err != nil {
-			p.add(path+"["+strconv.Itoa(i)+"]", `must be an object {"bidder","cpm","currency","adId","size"}`)
+			p.add(path(i), `must be an object {"bidder","cpm","currency","adId","size"}`)
 			continue
 		}
 		var b delivery.Bid
@@ -295,25 +317,29 @@ func readBids(v *fastjson.Value, path string, p *problems) []delivery.Bid {
 			if bad != "" || f.Type() == fastjson.TypeNull {
 				return
 			}
-			text := func(max int, ok func([]byte) bool) []byte {
-				s, err := f.StringBytes()
-				if err != nil || len(s) == 0 || len(s) > max || !ok(s) {
+			str := func(in *interner) string {
+				b, err := f.StringBytes()
+				v, ok := in.of(b)
+				if err != nil || !ok {
 					bad = string(k)
-					return nil // never interned: the table keeps what bids repeat, not what a request makes up
 				}
-				return s
+				return v
 			}
 			switch string(k) {
 			case "bidder":
-				b.Bidder = bidStrings.of(text(marquee.MaxBidderLen, marquee.IsBidderCode[[]byte]))
+				b.Bidder = str(bidders)
 			case "adId":
-				b.AdID = text(128, printable)
+				id, err := f.StringBytes()
+				if err != nil || len(id) == 0 || len(id) > 128 || !printable(id) {
+					bad = "adId"
+				}
+				b.AdID = id
 			case "currency":
-				b.Currency = bidStrings.of(text(3, currencyCode))
+				b.Currency = str(currencies)
 			case "size":
-				b.Size = bidStrings.of(text(11, sizeText))
+				b.Size = str(sizes)
 			case "dealId":
-				b.Deal = bidStrings.of(text(128, printable))
+				b.Deal = str(deals)
 			case "cpm":
 				x, err := f.Float64()
 				if err != nil || x < 0 || x > maxBidCPM || math.IsNaN(x) {
@@ -324,13 +350,13 @@ func readBids(v *fastjson.Value, path string, p *problems) []delivery.Bid {
 		})
 		switch {
 		case bad != "":
-			p.add(path+"["+strconv.Itoa(i)+"]."+bad, bidProblems[bad])
+			p.add(path(i)+"."+bad, bidProblems[bad])
 		case b.Bidder == "":
-			p.add(path+"["+strconv.Itoa(i)+"].bidder", "is required")
+			p.add(path(i)+".bidder", "is required")
 		case len(b.AdID) == 0:
-			p.add(path+"["+strconv.Itoa(i)+"].adId", "is required: the ad id Prebid renders the bid by")
+			p.add(path(i)+".adId", "is required: the ad id Prebid renders the bid by")
 		case !cpm:
-			p.add(path+"["+strconv.Itoa(i)+"].cpm", "is required")
+			p.add(path(i)+".cpm", "is required")
 		}
 		out = append(out, b)
 	}
@@ -347,31 +373,45 @@ var bidProblems = map[string]string{
 	"cpm":      fmt.Sprintf("must be a number from 0 to %d (the CPM in the currency)", maxBidCPM),
 }
 
-// bidStrings interns the strings bids repeat (bidders, currencies,
-// sizes, deals): a look-up by the request's bytes takes no lock and
-// allocates nothing (the map is replaced, never changed, under mu: new
-// strings are rare). It holds at most maxInterned; past that a string is
-// made each time.
-var bidStrings = func() *interner {
-	in := &interner{}
-	in.m.Store(&map[string]string{})
-	return in
-}()
+// The tables of the strings bids repeat, each field's own.
+var (
+	bidders    = newInterner(marquee.MaxBidderLen, marquee.IsBidderCode[[]byte])
+	currencies = newInterner(3, currencyCode)
+	sizes      = newInterner(11, sizeText)
+	deals      = newInterner(128, printable)
+)
 
+// maxInterned is the most strings a table keeps; past it a string is
+// made each time.
 const maxInterned = 4096
 
+// An interner keeps the valid strings of one field of bids (1 to max
+// bytes that valid accepts): a string met before is found by the
+// request's bytes with no lock, no check and no allocation (the map is
+// replaced, never changed, under mu: new strings are rare). A string in
+// error is never kept: the table holds what bids repeat, not what a
+// malformed request makes up.
 type interner struct {
-	m  atomic.Pointer[map[string]string]
-	mu sync.Mutex
+	m     atomic.Pointer[map[string]string]
+	mu    sync.Mutex
+	max   int
+	valid func([]byte) bool
 }
 
-// of is b as a string, interned ("" for none).
-func (in *interner) of(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
+func newInterner(max int, valid func([]byte) bool) *interner {
+	in := &interner{max: max, valid: valid}
+	in.m.Store(&map[string]string{})
+	return in
+}
+
+// of is b as a string, interned, and whether b is valid ("" and false
+// when it is not).
+func (in *interner) of(b []byte) (string, bool) {
 	if s, ok := (*in.m.Load())[string(b)]; ok {
-		return s
+		return s, true
+	}
+	if len(b) == 0 || len(b) > in.max || !in.valid(b) {
+		return "", false
 	}
 	s := string(b)
 	in.mu.Lock()
@@ -383,22 +423,39 @@ func (in *interner) of(b []byte) string {
 		m[s] = s
 		in.m.Store(&m)
 	}
-	return s
+	return s, true
 }
 
+// printable: valid UTF-8 without control characters (ASCII checked byte
+// by byte, the rest by runes).
 func printable(s []byte) bool {
-	return utf8.Valid(s) && !bytes.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+	for _, c := range s {
+		if c < 0x20 || c >= 0x7f {
+			return utf8.Valid(s) && !bytes.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+		}
+	}
+	return true
 }
 
 func currencyCode(s []byte) bool {
 	return len(s) == 3 && !bytes.ContainsFunc(s, func(r rune) bool { return r < 'A' || r > 'Z' })
 }
 
+// sizeText: "WIDTHxHEIGHT", each 1 to 4000 without a leading zero.
 func sizeText(s []byte) bool {
 	w, h, ok := bytes.Cut(s, []byte("x"))
 	n := func(x []byte) bool {
-		v, err := strconv.Atoi(string(x))
-		return err == nil && v > 0 && v <= 4000 && x[0] != '0'
+		if len(x) == 0 || len(x) > 4 || x[0] == '0' {
+			return false
+		}
+		v := 0
+		for _, c := range x {
+			if c < '0' || c > '9' {
+				return false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v <= 4000
 	}
 	return ok && n(w) && n(h)
 }

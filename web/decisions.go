@@ -108,9 +108,9 @@ func handleDecisions(d *decider) handler {
 			if err := checkJSONBody(ctx, MaxDecisionBody); err != nil {
 				return err
 			}
-			jp := parsers.Get()
-			defer parsers.Put(jp) // in points into it until the answer is written
-			if err := readDecision(jp, ctx.PostBody(), &in); err != nil {
+			sc := scratches.Get().(*requestScratch)
+			defer sc.release() // in points into it until the answer is written
+			if err := readDecision(sc, ctx.PostBody(), &in); err != nil {
 				return err
 			}
 		} else if err := decisionFromQuery(ctx.QueryArgs(), &in); err != nil {
