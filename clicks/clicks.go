@@ -46,6 +46,7 @@ type Counter struct {
 	log   *slog.Logger
 
 	flushMu sync.Mutex // one flush at a time
+	gen     uint64     // flushes settled (under flushMu)
 	shards  [shards]shard
 
 	flushed, failures prometheus.Counter
@@ -55,13 +56,28 @@ type shard struct {
 	mu       sync.Mutex
 	pending  map[int64]count // counted since the last flush began, by link id
 	flushing map[int64]count // taken by the flush in progress; nil between flushes
-	_        [64]byte        // keep shards' mutexes on separate cache lines
+	// stored is, for each limited link the last two flushes stored, a
+	// count the store holds at least (see floor).
+	stored map[int64]storedCount
+	_      [64]byte // keep shards' mutexes on separate cache lines
 }
 
 // count is one link's counted redirects.
 type count struct {
 	code string // the link's code (the changelog names links by it)
 	n    int64
+	// limited: the link has a click limit; base is then the most clicks
+	// a copy of it counted had from the store (Link.Clicks, or floor):
+	// with n, what the store holds at least once a flush has added n.
+	limited bool
+	base    int64
+}
+
+// storedCount is at least what the store holds of a limited link's
+// clicks after the flush of generation gen.
+type storedCount struct {
+	n   int64
+	gen uint64
 }
 
 // New returns a counter that flushes into store; reg receives its
@@ -79,6 +95,7 @@ func New(store Store, feed Syncer, log *slog.Logger, reg prometheus.Registerer) 
 	}
 	for i := range c.shards {
 		c.shards[i].pending = map[int64]count{}
+		c.shards[i].stored = map[int64]storedCount{}
 	}
 	if reg != nil {
 		reg.MustRegister(c.flushed, c.failures, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -96,13 +113,25 @@ func (c *Counter) Take(l *marquee.Link) bool {
 	sh := c.shardOf(l.ID)
 	sh.mu.Lock()
 	p := sh.pending[l.ID]
-	if l.MaxClicks > 0 && l.Clicks+p.n+sh.flushing[l.ID].n >= l.MaxClicks {
+	if l.MaxClicks > 0 && sh.floor(l)+p.n+sh.flushing[l.ID].n >= l.MaxClicks {
 		sh.mu.Unlock()
 		return false
 	}
-	sh.pending[l.ID] = count{code: l.Code, n: p.n + 1}
+	if l.MaxClicks > 0 {
+		p.limited, p.base = true, max(p.base, sh.floor(l))
+	}
+	sh.pending[l.ID] = count{code: l.Code, n: p.n + 1, limited: p.limited, base: p.base}
 	sh.mu.Unlock()
 	return true
+}
+
+// floor is the clicks of limited link l the store holds at least: its
+// count as loaded, or more when a flush of this instance has stored
+// clicks since — a redirect may hold a copy of the link loaded before
+// the feed applied the flush, and the flush no longer counts them once it
+// has settled (TestStaleLinkAfterFlush). sh.mu is held.
+func (sh *shard) floor(l *marquee.Link) int64 {
+	return max(l.Clicks, sh.stored[l.ID].n)
 }
 
 // Reached reports whether l is at its click limit, counting what this
@@ -114,7 +143,7 @@ func (c *Counter) Reached(l *marquee.Link) bool {
 	sh := c.shardOf(l.ID)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return l.Clicks+sh.pending[l.ID].n+sh.flushing[l.ID].n >= l.MaxClicks
+	return sh.floor(l)+sh.pending[l.ID].n+sh.flushing[l.ID].n >= l.MaxClicks
 }
 
 // shardOf is the shard that counts link id (ids are assigned in order,
@@ -184,7 +213,8 @@ func (c *Counter) Flush(ctx context.Context) error {
 		// changelog entries, a cached limited link still holds the old
 		// count: keep counting the flushed clicks against it until then.
 		// (A load in between counts them twice: a link near its limit may
-		// refuse early for that moment, never pass it.)
+		// refuse early for that moment, never pass it.) A copy loaded
+		// before and used after is held to the store's count by floor.
 		if serr := c.feed.Sync(ctx); serr != nil {
 			c.log.Debug("click flush: feed not synced", "err", serr)
 		}
@@ -198,14 +228,25 @@ func (c *Counter) Flush(ctx context.Context) error {
 }
 
 // settle ends a flush: the taken counts of unstored links go back to
-// pending, the rest are dropped.
+// pending; of the stored, a limited link's new total is kept (floor) for
+// this flush and the next, and the counts are dropped. flushMu is held.
 func (c *Counter) settle(unstored map[int64]bool) {
+	c.gen++
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
 		for id, f := range sh.flushing {
-			if unstored[id] {
-				sh.pending[id] = count{code: f.code, n: sh.pending[id].n + f.n}
+			switch {
+			case unstored[id]:
+				p := sh.pending[id]
+				sh.pending[id] = count{code: f.code, n: p.n + f.n, limited: p.limited || f.limited, base: max(p.base, f.base)}
+			case f.limited: // what the store held before this flush, at least, and what it added
+				sh.stored[id] = storedCount{n: max(f.base, sh.stored[id].n) + f.n, gen: c.gen}
+			}
+		}
+		for id, s := range sh.stored {
+			if s.gen+1 < c.gen { // two flushes ago: every copy of the link since is reloaded
+				delete(sh.stored, id)
 			}
 		}
 		sh.flushing = nil

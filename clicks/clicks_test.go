@@ -124,3 +124,40 @@ func TestFailedFlushKeepsCounts(t *testing.T) {
 		t.Fatalf("Pending after a failed flush = %d; want 2", n)
 	}
 }
+
+// A redirect may hold a copy of a limited link loaded before the feed
+// applied a flush's counts (its clicks are the store's before the
+// flush): once the flush has settled, the copy still may not pass the
+// limit, and a fresh copy is not counted twice.
+func TestStaleLinkAfterFlush(t *testing.T) {
+	st := open(t, marquee.LinkInput{Code: "three", URL: "https://x.test", Redirect: 302, MaxClicks: 3})
+	stale := link(t, st, "three")
+	c := clicks.New(st, synced{}, quiet, nil)
+	for range 2 {
+		if !c.Take(&stale) {
+			t.Fatal("a click under the limit refused")
+		}
+	}
+	if err := c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fresh := link(t, st, "three")
+	if fresh.Clicks != 2 || c.Reached(&fresh) {
+		t.Fatalf("after the flush: clicks %d, reached %v; want 2 and not reached", fresh.Clicks, c.Reached(&fresh))
+	}
+	if !c.Take(&stale) { // the third: the stale copy says 0, the store 2
+		t.Fatal("the third click refused")
+	}
+	if c.Take(&stale) || c.Take(&fresh) || !c.Reached(&stale) {
+		t.Fatal("a fourth click taken through a copy loaded before the flush")
+	}
+	// Two flushes on, the stale copy still counts what was stored.
+	for range 2 {
+		if err := c.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fresh = link(t, st, "three"); fresh.Clicks != 3 || c.Take(&fresh) || c.Take(&stale) {
+		t.Fatalf("after the flushes: clicks %d, or a fourth click taken; want 3 and none", fresh.Clicks)
+	}
+}
