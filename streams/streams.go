@@ -48,11 +48,15 @@ import (
 // broker that takes runs of events (Broker.RunBytes), a run of whole
 // lines as NDJSON (each ending in a newline), no key, and the id of its
 // first event with "+" and its number of events (so that a run sent
-// again, identical, has the same id). Its slices are valid until Publish
-// returns.
+// again, identical, has the same id). File and Offset say where its
+// (first) line is: the spool's file and the line's offset in it
+// (uncompressed bytes) — each file's lines reach the broker in order.
+// Its slices are valid until Publish returns.
 type Message struct {
 	Key, ID, Value []byte
 	Events         int
+	File           string
+	Offset         int64
 }
 
 // Broker publishes messages to one destination (a topic, a subject).
@@ -496,7 +500,7 @@ func (f *Forwarder) next(msgs []Message, fields *eventline.Fields) (_ []Message,
 // key and id from the line (an id made of the file and offset for a
 // line without one: the same in every copy).
 func (f *Forwarder) message(line []byte, file string, offset int64, fields *eventline.Fields) Message {
-	m := Message{Value: line, Events: 1}
+	m := Message{Value: line, Events: 1, File: file, Offset: offset}
 	if eventline.Scan(line, fields) {
 		for _, k := range f.order {
 			if v := fields[k]; len(v) > 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"marquee/cache"
+	"marquee/clickhouse"
 	"marquee/collector"
 	"marquee/objstore"
 	"marquee/reports"
@@ -44,16 +45,18 @@ type eventsConfig struct {
 	proxies        []netip.Prefix // trustedProxies, parsed by parse
 	s3             objstore.S3Config
 	kafka, nats    string       // -events-kafka, -events-nats
-	streams        []streamSpec // kafka and nats, parsed by parse
+	analytics      string       // -analytics: a ClickHouse DSN
+	streams        []streamSpec // kafka, nats and analytics, parsed by parse
 }
 
-// streamSpec is a parsed -events-kafka or -events-nats: the broker's own
-// options, and the forwarder's (key, backlog).
+// streamSpec is a parsed -events-kafka, -events-nats or -analytics: the
+// broker's own options, and the forwarder's (key, backlog, batch).
 type streamSpec struct {
 	name    string
 	broker  map[string]string
 	key     string
 	backlog int64
+	batch   int
 }
 
 func (c *eventsConfig) flags(fs *flag.FlagSet) {
@@ -78,6 +81,7 @@ func (c *eventsConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.nats, "events-nats", "", "also publish every event to NATS JetStream: url=nats://HOST:PORT,subject=NAME, "+
 		"and optionally stream=NAME, create=true (create the stream if absent), message-bytes=65536 (NDJSON runs; 0: one event a message), "+
 		"key=ad|link|user, backlog=256MiB (docs/operations.md#streams)")
+	fs.StringVar(&c.analytics, "analytics", "", "also keep every event in ClickHouse, inserted from the event files, each once: clickhouse://[user[:password]@]host[:8123]/database (docs/analytics.md)")
 }
 
 // parseStreams parses -events-kafka and -events-nats.
@@ -107,6 +111,16 @@ func (c *eventsConfig) parseStreams() error {
 		delete(opts, "backlog")
 		c.streams = append(c.streams, spec)
 	}
+	if c.analytics != "" {
+		if _, err := clickhouse.Open(c.analytics); err != nil {
+			return err
+		}
+		if c.instance != "" && !clickhouse.SafeName(c.instance) {
+			return fmt.Errorf("-instance %q: with -analytics, letters, digits, '.', '_' and '-' only (it names the event files ClickHouse's rows point to)", c.instance)
+		}
+		// One event a row; batches of 5,000 rows: one insert each, stored whole.
+		c.streams = append(c.streams, streamSpec{name: "clickhouse", broker: map[string]string{"dsn": c.analytics}, batch: 5000})
+	}
 	return nil
 }
 
@@ -128,11 +142,16 @@ func (c *eventsConfig) openStreams(dir string, log *slog.Logger, reg prometheus.
 			b, err = kafka.Open(s.broker)
 		case "nats":
 			b, err = natsjs.Open(s.broker)
+		case "clickhouse":
+			var c *clickhouse.Client
+			if c, err = clickhouse.Open(s.broker["dsn"]); err == nil {
+				b = clickhouse.NewEvents(c)
+			}
 		}
 		if err != nil {
 			return fail(err)
 		}
-		f, err := streams.Open(streams.Config{Name: s.name, Dir: dir, Key: s.key, Backlog: s.backlog, Log: log, Registerer: reg}, b)
+		f, err := streams.Open(streams.Config{Name: s.name, Dir: dir, Key: s.key, Backlog: s.backlog, Batch: s.batch, Log: log, Registerer: reg}, b)
 		if err != nil {
 			b.Close()
 			return fail(err)

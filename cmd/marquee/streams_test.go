@@ -237,6 +237,11 @@ func (b *kafkaBroker) received(t *testing.T) []streamed {
 // counter, until stop is closed, and returns the events acknowledged
 // (202), as "u<client>/<n>".
 func streamLoad(base string, stop <-chan struct{}) func() []string {
+	return streamLoadAs(base, "u", stop)
+}
+
+// streamLoadAs is streamLoad with users named prefix<client>.
+func streamLoadAs(base, prefix string, stop <-chan struct{}) func() []string {
 	var mu sync.Mutex
 	var acked []string
 	var wg sync.WaitGroup
@@ -249,7 +254,7 @@ func streamLoad(base string, stop <-chan struct{}) func() []string {
 					return
 				default:
 				}
-				body := fmt.Sprintf(`{"type":"impression","uid":"u%d","who":"u%d","n":%d}`, c, c, n)
+				body := fmt.Sprintf(`{"type":"impression","uid":"%[1]s%[2]d","who":"%[1]s%[2]d","n":%[3]d}`, prefix, c, n)
 				resp, err := client.Post(base+"/e", "application/json", strings.NewReader(body))
 				if err != nil {
 					return // the server is gone
@@ -258,7 +263,7 @@ func streamLoad(base string, stop <-chan struct{}) func() []string {
 				resp.Body.Close()
 				if resp.StatusCode == 202 {
 					mu.Lock()
-					acked = append(acked, fmt.Sprintf("u%d/%d", c, n))
+					acked = append(acked, fmt.Sprintf("%s%d/%d", prefix, c, n))
 					mu.Unlock()
 				}
 				time.Sleep(2 * time.Millisecond)
@@ -325,8 +330,10 @@ func TestStreamsBrokerOutage(t *testing.T) {
 		name   string
 		broker func(*testing.T) streamBroker
 		byKey  bool
-	}{{"nats", func(t *testing.T) streamBroker { return newNATSBroker(t) }, false},
-		{"kafka", func(t *testing.T) streamBroker { return newKafkaBroker(t) }, true}} {
+		once   bool // each event stored once (-analytics), not at least once
+	}{{"nats", func(t *testing.T) streamBroker { return newNATSBroker(t) }, false, false},
+		{"kafka", func(t *testing.T) streamBroker { return newKafkaBroker(t) }, true, false},
+		{"clickhouse", func(t *testing.T) streamBroker { return newClickHouseServer(t) }, false, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			b := c.broker(t)
 			in := start(t, t.TempDir(), nil, append([]string{"-insecure-admin", "-events-durable", "-events-flush", "20ms"}, b.flags()...)...)
@@ -360,6 +367,11 @@ func TestStreamsBrokerOutage(t *testing.T) {
 				t.Fatalf("only %d events acknowledged; the test needs load", len(acked))
 			}
 			eventually(t, 60*time.Second, func() string { return checkStreamed(b.received(t), acked, c.byKey) })
+			if c.once {
+				if msg := storedOnce(b.received(t)); msg != "" {
+					t.Error(msg)
+				}
+			}
 			m := in.get("/metrics").body
 			for _, want := range []string{`marquee_stream_up{stream="` + c.name + `"} 1`, `marquee_stream_retries_total{stream="` + c.name + `"}`} {
 				if !strings.Contains(m, want) {
@@ -380,8 +392,10 @@ func TestStreamsRestartReplaysFromFiles(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		broker func(*testing.T) streamBroker
-	}{{"nats", func(t *testing.T) streamBroker { return newNATSBroker(t) }},
-		{"kafka", func(t *testing.T) streamBroker { return newKafkaBroker(t) }}} {
+		once   bool // each event stored once (-analytics), not at least once
+	}{{"nats", func(t *testing.T) streamBroker { return newNATSBroker(t) }, false},
+		{"kafka", func(t *testing.T) streamBroker { return newKafkaBroker(t) }, false},
+		{"clickhouse", func(t *testing.T) streamBroker { return newClickHouseServer(t) }, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			b := c.broker(t)
 			data := t.TempDir()
@@ -405,6 +419,11 @@ func TestStreamsRestartReplaysFromFiles(t *testing.T) {
 			b.start()
 			start(t, data, nil, append([]string{"-insecure-admin", "-events-durable"}, b.flags()...)...)
 			eventually(t, 60*time.Second, func() string { return checkStreamed(b.received(t), acked, false) })
+			if c.once {
+				if msg := storedOnce(b.received(t)); msg != "" {
+					t.Error(msg)
+				}
+			}
 		})
 	}
 }

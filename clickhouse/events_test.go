@@ -1,0 +1,139 @@
+package clickhouse_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"marquee/clickhouse"
+	"marquee/clickhouse/clickhousetest"
+	"marquee/eventline"
+	"marquee/streams"
+)
+
+// line writes an event line as the server does, received at at, with the
+// client's fields (string values).
+func line(at time.Time, id string, fields ...string) []byte {
+	var st eventline.Stamper
+	b := eventline.AppendHead(nil, &st, at, func(dst []byte) []byte { return append(dst, id...) }, netip.MustParseAddr("192.0.2.0"), "FR", []byte("Mozilla/5.0"))
+	for i := 0; i+1 < len(fields); i += 2 {
+		b = eventline.AppendString(b, fields[i], []byte(fields[i+1]))
+	}
+	b = eventline.End(b)
+	return b[:len(b)-1] // the stream hands a line without its newline
+}
+
+// messages are the lines of one file as the stream hands them over.
+func messages(file string, lines ...[]byte) []streams.Message {
+	var out []streams.Message
+	var off int64
+	for _, l := range lines {
+		out = append(out, streams.Message{Value: l, Events: 1, File: file, Offset: off})
+		off += int64(len(l)) + 1
+	}
+	return out
+}
+
+func count(t *testing.T, c *clickhouse.Client, where string) int {
+	t.Helper()
+	out, err := c.Query(context.Background(), "SELECT count() FROM events WHERE "+where+" FORMAT TabSeparated")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	fmt.Sscan(string(out), &n)
+	return n
+}
+
+// TestMigrateTwice: the schema applies once, and again harmlessly.
+func TestMigrateTwice(t *testing.T) {
+	c := clickhousetest.Open(t)
+	if err := c.Migrate(context.Background()); err != nil {
+		t.Fatalf("the second Migrate: %v", err)
+	}
+	out, err := c.Query(context.Background(), "SELECT count() FROM schema_migrations FORMAT TabSeparated")
+	if err != nil || strings.TrimSpace(string(out)) != "1" {
+		t.Errorf("schema_migrations rows = %q, %v; want 1 (each migration recorded once)", out, err)
+	}
+}
+
+// TestEventsStoredOnce: a batch published again after its answer was lost
+// (the stream cannot know whether it was stored) and a batch stored in
+// part (its first day's insert done) are stored once; each row keeps the
+// line whole (hostile values included) and its columns.
+func TestEventsStoredOnce(t *testing.T) {
+	c := clickhousetest.Open(t)
+	ctx := context.Background()
+	day := time.Date(2026, 11, 26, 23, 59, 59, 0, time.UTC)
+	hostile := "q\"uote \\ back\nnewline \u2028 日本"
+	a := messages("host-a-1.ndjson.lz4",
+		line(day, "e1", "type", "impression", "ad", "12", "placement", "home", "country", "FR", "kv", "section=sports"),
+		line(day, "e2", "type", "click", "ad", "12", "referrer", hostile),
+		line(day.Add(2*time.Second), "e3", "type", "impression", "ad", "13"), // the next day
+	)
+	a = append(a, streams.Message{Value: []byte(`not an event`), Events: 1, File: a[0].File, Offset: 999}) // skipped, as reports skip it
+	ev := clickhouse.NewEvents(c)
+	if err := ev.Publish(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, c, "1"); n != 3 {
+		t.Fatalf("after one publish: %d rows; want 3", n)
+	}
+
+	// The same batch again, as after a lost answer: a fresh stream (a
+	// restart) asks the table first.
+	ev = clickhouse.NewEvents(c)
+	if err := ev.Publish(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	// A batch whose first part is stored: the rest, and a new file.
+	b := append(a[1:3:3], messages("host-b-1.ndjson.lz4", line(day, "e4", "type", "impression", "ad", "12"))...)
+	ev = clickhouse.NewEvents(c)
+	if err := ev.Publish(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if n, distinct := count(t, c, "1"), count(t, c, "id IN ('e1','e2','e3','e4')"); n != 4 || distinct != 4 {
+		t.Errorf("after publishing again: %d rows (%d of e1–e4); want 4, each once", n, distinct)
+	}
+	if n := count(t, c, "date = '2026-11-27' AND id = 'e3'"); n != 1 {
+		t.Errorf("e3 in the day it was received (2026-11-27): %d rows; want 1", n)
+	}
+
+	out, err := c.Query(ctx, "SELECT id, type, ad_id, placement, country, geo, kv, referrer, file, file_offset, line FROM events ORDER BY id FORMAT JSONEachRow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	for l := range strings.Lines(string(out)) {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) != 4 {
+		t.Fatalf("rows = %v", rows)
+	}
+	if r := rows[0]; r["type"] != "impression" || fmt.Sprint(r["ad_id"]) != "12" || r["placement"] != "home" || r["country"] != "FR" ||
+		r["geo"] != "FR" || r["kv"] != "section=sports" || r["file"] != "host-a-1.ndjson.lz4" || fmt.Sprint(r["file_offset"]) != "0" || r["line"] != string(a[0].Value) {
+		t.Errorf("e1's row = %v", r)
+	}
+	if r := rows[1]; r["referrer"] != hostile || r["line"] != string(a[1].Value) {
+		t.Errorf("e2's row: referrer %q, line %q; want %q and the line whole", r["referrer"], r["line"], hostile)
+	}
+}
+
+// TestUnsafeFileName: a file name that could not be quoted into SQL is
+// refused, never sent.
+func TestUnsafeFileName(t *testing.T) {
+	c := clickhousetest.Open(t)
+	ev := clickhouse.NewEvents(c)
+	msgs := messages("x') OR ('1", line(time.Now(), "e1", "type", "impression"))
+	if err := ev.Publish(context.Background(), msgs); err == nil {
+		t.Error("Publish with a file name holding quotes: no error")
+	}
+}
