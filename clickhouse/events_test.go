@@ -137,3 +137,25 @@ func TestUnsafeFileName(t *testing.T) {
 		t.Error("Publish with a file name holding quotes: no error")
 	}
 }
+
+// TestDropDaysBefore: -events-retention drops the days whose every event
+// is past it, and keeps the day the cutoff falls in.
+func TestDropDaysBefore(t *testing.T) {
+	c := clickhousetest.Open(t)
+	ctx := context.Background()
+	var msgs []streams.Message
+	for i, day := range []string{"2026-10-01", "2026-10-02", "2026-10-03"} {
+		at, _ := time.Parse(time.DateOnly, day)
+		msgs = append(msgs, messages(fmt.Sprintf("host-%d.ndjson.lz4", i), line(at.Add(12*time.Hour), "e"+day, "type", "impression"))...)
+	}
+	if err := clickhouse.NewEvents(c).Publish(ctx, msgs); err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.DropDaysBefore(ctx, time.Date(2026, 10, 2, 6, 0, 0, 0, time.UTC))
+	if err != nil || n != 1 {
+		t.Fatalf("DropDaysBefore(2026-10-02 06:00) = %d, %v; want 1 (2026-10-01)", n, err)
+	}
+	if got := count(t, c, "1"); got != 2 || count(t, c, "date = '2026-10-01'") != 0 {
+		t.Errorf("after: %d rows, 2026-10-01 among them; want 2, not it", got)
+	}
+}

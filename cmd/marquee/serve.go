@@ -29,6 +29,7 @@ import (
 	"marquee"
 	"marquee/auth"
 	"marquee/cache"
+	"marquee/clickhouse"
 	"marquee/clicks"
 	"marquee/collector"
 	"marquee/console"
@@ -137,7 +138,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	dealTiers := fs.String("deal-tiers", "", "header bidding: the tier each deal's bids serve at, \"PG-1=sponsorship,PD-7=standard\" (none: the open auction, against remnant campaigns by eCPM)")
 	fs.StringVar(&c.currency, "currency", reports.DefaultCurrency, "ISO 4217 code of every price and spend (one currency per install: change it only before anything is priced)")
 	fs.UintVar(&c.tcfVendor, "tcf-vendor", 0, "your IAB TCF vendor id: a TCF consent string must also give this vendor consent (0: only purpose 1 is checked)")
-	fs.DurationVar(&c.eventsRetention, "events-retention", 0, "event files kept under <data>/events are deleted this long after they were written (0: kept); shipped files follow the bucket's lifecycle rule")
+	fs.DurationVar(&c.eventsRetention, "events-retention", 0, "event files kept under <data>/events are deleted this long after they were written (0: kept); shipped files follow the bucket's lifecycle rule; with -analytics, ClickHouse's days past it are dropped too")
 	fs.StringVar(&c.counters, "counters", "memory", "where frequency caps count: memory (exact for one instance) or redis://host:6379/0 (shared by every instance)")
 	fs.StringVar(&c.capsMemory, "caps-memory", "256MiB", "with -counters memory, the most memory the users' frequency cap serves take (bytes with a unit); past it the users least likely to return are forgotten (docs/operations.md#frequency-caps)")
 	assetCache := fs.String("asset-cache", "64MiB", "capacity of the cache of GET /assets/…, the creatives' images: bytes with a unit, or entries")
@@ -530,6 +531,9 @@ func (n *node) startLoops() (stop func()) {
 	if cfg.eventsRetention > 0 && cfg.events.s3.URL == "" {
 		hourly(func() { expireEvents(cfg.data, cfg.eventsRetention, log) })
 	}
+	if cfg.eventsRetention > 0 && cfg.events.analytics != "" {
+		hourly(func() { expireAnalytics(bg, cfg.events.analytics, cfg.eventsRetention, log) })
+	}
 	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
 	if n.schedules != nil {
 		loops.Go(func() { n.schedules.Run(bg, cfg.reports.schedules) })
@@ -627,6 +631,21 @@ func expireEvents(data string, retention time.Duration, log *slog.Logger) {
 	}
 	if n > 0 {
 		log.Info("event files past -events-retention deleted", "files", n, "bytes", size)
+	}
+}
+
+// expireAnalytics drops the days of ClickHouse's events table past
+// -events-retention (-analytics).
+func expireAnalytics(ctx context.Context, dsn string, retention time.Duration, log *slog.Logger) {
+	c, err := clickhouse.Open(dsn)
+	if err == nil {
+		var n int
+		if n, err = c.DropDaysBefore(ctx, time.Now().Add(-retention)); n > 0 {
+			log.Info("days of ClickHouse's events past -events-retention dropped", "days", n)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		log.Error("days of ClickHouse's events past -events-retention not all dropped", "err", err)
 	}
 }
 
