@@ -99,7 +99,12 @@ type Config struct {
 	// broker counts as down (default 2 s): a client library may wait
 	// for a broker that went away longer than a reader of /readyz
 	// should.
-	Stalled    time.Duration
+	Stalled time.Duration
+	// Linger, when set, spaces publishes that are not full (fewer than
+	// Batch messages) at least this far apart, start to start, so that
+	// a broker that wants few large writes (ClickHouse) gets them; a
+	// full batch goes at once, and so does the rest once closing.
+	Linger     time.Duration
 	Log        *slog.Logger
 	Registerer prometheus.Registerer
 }
@@ -124,6 +129,10 @@ type Forwarder struct {
 	acked     uint64          // every chunk up to this seq is acknowledged
 	dirty     bool            // cursor changed since saved
 	closing   bool
+
+	lines int         // lines in live not yet published (about: what next weighs against Batch)
+	until time.Time   // with Linger: the next publish waits until then, unless a batch is full
+	timer *time.Timer // wakes next at until
 
 	up    atomic.Bool
 	since atomic.Int64  // when the publish in flight began (unix ns), 0 when none is
@@ -279,6 +288,7 @@ func (f *Forwarder) Written(file string, offset int64, lines []byte) {
 	f.seq++
 	f.live = append(f.live, chunk{file: file, offset: offset, data: append([]byte(nil), lines...), seq: f.seq})
 	f.backlog += int64(len(lines))
+	f.lines += bytes.Count(lines, []byte("\n"))
 	f.wake.Broadcast()
 }
 
@@ -391,6 +401,7 @@ func (f *Forwarder) Recover() error {
 		}
 		sources = append(sources, chunk{file: name, offset: m.Acked, data: data[m.Acked:]})
 		f.backlog += m.Size - m.Acked
+		f.lines += bytes.Count(data[m.Acked:], []byte("\n"))
 	}
 	for name := range f.cursor { // files gone (shipped, deleted) need no mark
 		if !onDisk[name] && !f.known[name] {
@@ -450,9 +461,21 @@ func merge(sources []chunk) []chunk {
 func (f *Forwarder) next(msgs []Message, fields *eventline.Fields) (_ []Message, reach []int, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for !f.recovered || len(f.live) == 0 {
-		if f.closing {
+	for {
+		ready := f.recovered && len(f.live) > 0
+		if !ready && f.closing {
 			return msgs, nil, false
+		}
+		if ready && (f.closing || f.lines >= f.cfg.Batch || !time.Now().Before(f.until)) {
+			break
+		}
+		if ready && f.timer == nil { // lingering (Config.Linger): wake at until
+			f.timer = time.AfterFunc(time.Until(f.until), func() {
+				f.mu.Lock()
+				f.timer = nil
+				f.wake.Broadcast()
+				f.mu.Unlock()
+			})
 		}
 		f.wake.Wait()
 	}
@@ -516,11 +539,13 @@ func (f *Forwarder) message(line []byte, file string, offset int64, fields *even
 	return m
 }
 
-// acknowledge records that the batch reaching reach (see next) is in the
-// broker: the chunks it covers are dropped and the files' cursors move.
-func (f *Forwarder) acknowledge(reach []int) {
+// acknowledge records that the batch reaching reach (see next), of
+// events events, is in the broker: the chunks it covers are dropped and
+// the files' cursors move; the next batch waits until until (Linger).
+func (f *Forwarder) acknowledge(reach []int, events int, until time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lines, f.until = max(f.lines-events, 0), until
 	done := 0
 	for i, pos := range reach {
 		c := &f.live[i]
@@ -564,6 +589,7 @@ func (f *Forwarder) run(ctx context.Context) {
 		}
 		msgs = batch
 		backoff := f.cfg.Retry
+		began := time.Now()
 		for {
 			pctx, cancel := context.WithTimeout(ctx, f.cfg.PublishTimeout)
 			f.since.Store(time.Now().UnixNano())
@@ -596,8 +622,16 @@ func (f *Forwarder) run(ctx context.Context) {
 			}
 			backoff = min(2*backoff, 5*time.Second)
 		}
+		var until time.Time // the next publish waits for it unless a batch is full
+		if f.cfg.Linger > 0 && len(batch) < f.cfg.Batch {
+			until = began.Add(f.cfg.Linger)
+		}
+		events := 0
+		for _, m := range batch {
+			events += m.Events
+		}
 		clear(msgs) // drop the references into chunks
-		f.acknowledge(reach)
+		f.acknowledge(reach, events, until)
 		if time.Since(saved) >= 250*time.Millisecond {
 			if err := f.save(); err != nil {
 				f.cfg.Log.Warn("streams: cursor not saved; events may be sent again after a restart", "stream", f.cfg.Name, "err", err)

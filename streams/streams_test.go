@@ -1,10 +1,12 @@
 package streams
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -95,5 +97,76 @@ func TestMerge(t *testing.T) {
 				t.Fatalf("round %d: line %+v is not where its file has it", round, l)
 			}
 		}
+	}
+}
+
+// timedBroker records when each publish began and how many messages it
+// carried.
+type timedBroker struct {
+	mu    sync.Mutex
+	at    []time.Time
+	sizes []int
+}
+
+func (b *timedBroker) Publish(_ context.Context, msgs []Message) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.at, b.sizes = append(b.at, time.Now()), append(b.sizes, len(msgs))
+	return nil
+}
+func (b *timedBroker) RunBytes() int { return 0 }
+func (b *timedBroker) Close() error  { return nil }
+
+// TestLinger: with Linger, publishes that are not full are at least
+// Linger apart; a full batch does not wait; Close does not wait.
+func TestLinger(t *testing.T) {
+	b := &timedBroker{}
+	f, err := Open(Config{Name: "timed", Dir: t.TempDir(), Batch: 10, Linger: 300 * time.Millisecond}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	var off int64
+	write := func(n int) {
+		var lines []byte
+		for range n {
+			lines = fmt.Appendf(lines, `{"receivedAt":"2026-11-27T10:00:00.000000000Z","id":"e%d"}`+"\n", off)
+		}
+		f.Written("a.ndjson", off, lines)
+		off += int64(len(lines))
+	}
+	for range 4 { // lines every 50 ms: four publishes at most 300 ms apart would take 150 ms
+		write(1)
+		time.Sleep(50 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := f.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	for i := 1; i < len(b.at); i++ {
+		if gap := b.at[i].Sub(b.at[i-1]); gap < 290*time.Millisecond {
+			t.Errorf("publishes %d and %d of %v were %v apart; want ≥ 300 ms", i-1, i, b.sizes, gap)
+		}
+	}
+	n := len(b.at)
+	b.mu.Unlock()
+	write(25) // full batches (10, 10), then the rest of 5
+	time.Sleep(100 * time.Millisecond)
+	b.mu.Lock()
+	full := b.sizes[n:]
+	b.mu.Unlock()
+	if len(full) < 2 || full[0] != 10 || full[1] != 10 {
+		t.Errorf("after 25 lines at once: publishes of %v within 100 ms; want two full ones (10, 10) at once", full)
+	}
+	start := time.Now()
+	if err := f.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 250*time.Millisecond {
+		t.Errorf("Close took %v: it waited for the linger", d)
 	}
 }

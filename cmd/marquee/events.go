@@ -57,6 +57,7 @@ type streamSpec struct {
 	key     string
 	backlog int64
 	batch   int
+	linger  time.Duration
 }
 
 func (c *eventsConfig) flags(fs *flag.FlagSet) {
@@ -118,8 +119,10 @@ func (c *eventsConfig) parseStreams() error {
 		if c.instance != "" && !clickhouse.SafeName(c.instance) {
 			return fmt.Errorf("-instance %q: with -analytics, letters, digits, '.', '_' and '-' only (it names the event files ClickHouse's rows point to)", c.instance)
 		}
-		// One event a row; batches of 5,000 rows: one insert each, stored whole.
-		c.streams = append(c.streams, streamSpec{name: "clickhouse", broker: map[string]string{"dsn": c.analytics}, batch: 5000})
+		// One event a row, at most 50,000 an insert (each stored whole), and
+		// at most one insert a second unless full: ClickHouse wants few
+		// large inserts (docs/analytics.md).
+		c.streams = append(c.streams, streamSpec{name: "clickhouse", broker: map[string]string{"dsn": c.analytics}, batch: 50_000, linger: time.Second})
 	}
 	return nil
 }
@@ -151,7 +154,7 @@ func (c *eventsConfig) openStreams(dir string, log *slog.Logger, reg prometheus.
 		if err != nil {
 			return fail(err)
 		}
-		f, err := streams.Open(streams.Config{Name: s.name, Dir: dir, Key: s.key, Backlog: s.backlog, Batch: s.batch, Log: log, Registerer: reg}, b)
+		f, err := streams.Open(streams.Config{Name: s.name, Dir: dir, Key: s.key, Backlog: s.backlog, Batch: s.batch, Linger: s.linger, Log: log, Registerer: reg}, b)
 		if err != nil {
 			b.Close()
 			return fail(err)
