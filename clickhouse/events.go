@@ -11,6 +11,7 @@ import (
 
 	"marquee/eventline"
 	"marquee/jsonstr"
+	"marquee/reportrow"
 	"marquee/streams"
 )
 
@@ -187,7 +188,7 @@ func (e *Events) appendRow(rows []byte, m streams.Message) []byte {
 		col   string
 		field int
 	}{{"ad_id", eventline.Ad}, {"campaign_id", eventline.Campaign}, {"cost_nanos", eventline.Cost}, {"conversion_value_micros", eventline.ConvValue}} {
-		if v, ok := number(f[n.field]); ok {
+		if v, ok := reportrow.ParseCount(f[n.field]); ok {
 			rows = strconv.AppendInt(append(append(append(rows, ',', '"'), n.col...), `":`...), v, 10)
 		}
 	}
@@ -206,20 +207,4 @@ func (e *Events) appendRow(rows []byte, m streams.Message) []byte {
 	rows = append(rows, `,"line":`...)
 	rows, _ = jsonstr.Append(rows, m.Value)
 	return append(rows, '}', '\n')
-}
-
-// number reads a non-negative integer field (digits, as a number or a
-// string's contents).
-func number(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
 }

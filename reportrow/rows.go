@@ -204,7 +204,7 @@ func (c *Counts) CountOf(typ []byte, measured, verified bool) bool {
 // nothing.
 func (c *Counts) CountMoney(verified bool, cost, attribution, value []byte) {
 	if verified && len(cost) > 0 {
-		if n, ok := parseCount(cost); ok {
+		if n, ok := ParseCount(cost); ok {
 			c.SpendNanos += n
 		}
 	}
@@ -212,14 +212,15 @@ func (c *Counts) CountMoney(verified bool, cost, attribution, value []byte) {
 		if string(attribution) == "view" {
 			c.PostViewConversions++
 		}
-		if n, ok := parseCount(value); ok && verified { // ROAS weighs verified value against verified spend
+		if n, ok := ParseCount(value); ok && verified { // ROAS weighs verified value against verified spend
 			c.ConversionValue += n
 		}
 	}
 }
 
-// parseCount reads a non-negative decimal integer of at most 18 digits.
-func parseCount(b []byte) (int64, bool) {
+// ParseCount reads a non-negative decimal integer of at most 18 digits
+// (an event field's count or amount).
+func ParseCount(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > 18 {
 		return 0, false
 	}
