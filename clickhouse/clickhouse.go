@@ -3,12 +3,13 @@
 // migrations, and Events, the stream (streams.Broker) that inserts what
 // the collector writes, from the files, each event once.
 //
-// It speaks plain HTTP with JSONEachRow: the Go clients want servers far
-// newer than the 18.16 that Debian ships, and the HTTP interface is the
-// one every version keeps. Everything it sends is SQL that 18.16 and
-// current releases both accept. Event values never enter SQL text: rows
-// travel as JSONEachRow in the request body; the only names quoted into
-// SQL are event file names, which are checked first (fileName).
+// It speaks plain HTTP (rows in RowBinary, answers in TabSeparated or
+// JSONEachRow): the Go clients want servers far newer than the 18.16
+// that Debian ships, and the HTTP interface is the one every version
+// keeps. Everything it sends is SQL that 18.16 and current releases both
+// accept. Event values never enter SQL text: rows travel in the request
+// body; the only names quoted into SQL are event file names, which are
+// checked first (fileName).
 package clickhouse
 
 import (
@@ -141,14 +142,13 @@ func (c *Client) Query(ctx context.Context, query string) ([]byte, error) {
 	return c.do(ctx, query, nil, true)
 }
 
-// Insert inserts rows (JSONEachRow, one object a line) into table. One
-// INSERT of fewer than max_insert_block_size rows (1,048,576 by default)
-// into one partition is stored whole or not at all.
-func (c *Client) Insert(ctx context.Context, table string, rows []byte) error {
-	if !identifier(table) {
-		return fmt.Errorf("clickhouse: table %q", table)
-	}
-	_, err := c.do(ctx, "INSERT INTO "+table+" FORMAT JSONEachRow", rows, true)
+// Insert inserts rows, in format (RowBinary, JSONEachRow …), into into —
+// a table and its columns, "events (date, time, …)", which the caller
+// writes: never a value of a request's. One INSERT of fewer than
+// max_insert_block_size rows (1,048,576 by default) into one partition is
+// stored whole or not at all.
+func (c *Client) Insert(ctx context.Context, into, format string, rows []byte) error {
+	_, err := c.do(ctx, "INSERT INTO "+into+" FORMAT "+format, rows, true)
 	return err
 }
 
