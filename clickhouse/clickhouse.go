@@ -251,21 +251,24 @@ func fileName(name string) (string, error) {
 	return "'" + name + "'", nil
 }
 
-// DropDaysBefore drops the days of the events table (its partitions)
-// whose every event is older than cutoff — -events-retention — and
-// returns how many it dropped.
+// DropDaysBefore drops the days (partitions) of the events table and its
+// rollups whose every event is older than cutoff — -events-retention —
+// and returns how many partitions it dropped.
 func (c *Client) DropDaysBefore(ctx context.Context, cutoff time.Time) (int, error) {
-	out, err := c.Query(ctx, "SELECT DISTINCT partition FROM system.parts WHERE database = '"+c.db+"' AND table = 'events' AND active FORMAT TabSeparated")
+	out, err := c.Query(ctx, "SELECT DISTINCT table, partition FROM system.parts WHERE database = '"+c.db+
+		"' AND table IN ('events', '.inner.events_daily') AND active FORMAT TabSeparated")
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, p := range strings.Fields(string(out)) {
+	for line := range strings.Lines(string(out)) {
+		table, p, _ := strings.Cut(strings.TrimSpace(line), "\t")
 		day, err := time.Parse(time.DateOnly, p)
 		if err != nil || day.AddDate(0, 0, 1).After(cutoff) {
 			continue // not a day (another partitioning), or not all past
 		}
-		if err := c.Exec(ctx, "ALTER TABLE events DROP PARTITION '"+day.Format(time.DateOnly)+"'"); err != nil {
+		table = strings.TrimPrefix(table, ".inner.") // a materialized view's rows: dropped through the view
+		if err := c.Exec(ctx, "ALTER TABLE "+table+" DROP PARTITION '"+day.Format(time.DateOnly)+"'"); err != nil {
 			return n, err
 		}
 		n++

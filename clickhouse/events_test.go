@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,9 +56,10 @@ func TestMigrateTwice(t *testing.T) {
 	if err := c.Migrate(context.Background()); err != nil {
 		t.Fatalf("the second Migrate: %v", err)
 	}
-	out, err := c.Query(context.Background(), "SELECT count() FROM schema_migrations FORMAT TabSeparated")
-	if err != nil || strings.TrimSpace(string(out)) != "1" {
-		t.Errorf("schema_migrations rows = %q, %v; want 1 (each migration recorded once)", out, err)
+	files, _ := filepath.Glob("migrations/*.sql")
+	out, err := c.Query(context.Background(), "SELECT count(), uniqExact(version) FROM schema_migrations FORMAT TabSeparated")
+	if want := fmt.Sprintf("%d\t%d", len(files), len(files)); err != nil || strings.TrimSpace(string(out)) != want || len(files) < 2 {
+		t.Errorf("schema_migrations rows, versions = %q, %v; want %s (each of the %d migrations recorded once)", out, err, want, len(files))
 	}
 }
 
@@ -139,7 +141,8 @@ func TestUnsafeFileName(t *testing.T) {
 }
 
 // TestDropDaysBefore: -events-retention drops the days whose every event
-// is past it, and keeps the day the cutoff falls in.
+// is past it, of the events and of their daily rollup, and keeps the day
+// the cutoff falls in.
 func TestDropDaysBefore(t *testing.T) {
 	c := clickhousetest.Open(t)
 	ctx := context.Background()
@@ -152,10 +155,45 @@ func TestDropDaysBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, err := c.DropDaysBefore(ctx, time.Date(2026, 10, 2, 6, 0, 0, 0, time.UTC))
-	if err != nil || n != 1 {
-		t.Fatalf("DropDaysBefore(2026-10-02 06:00) = %d, %v; want 1 (2026-10-01)", n, err)
+	if err != nil || n != 2 {
+		t.Fatalf("DropDaysBefore(2026-10-02 06:00) = %d, %v; want 2 (2026-10-01 of events and of events_daily)", n, err)
 	}
 	if got := count(t, c, "1"); got != 2 || count(t, c, "date = '2026-10-01'") != 0 {
 		t.Errorf("after: %d rows, 2026-10-01 among them; want 2, not it", got)
+	}
+	out, err := c.Query(ctx, "SELECT min(date), sum(events) FROM events_daily FORMAT TabSeparated")
+	if err != nil || strings.TrimSpace(string(out)) != "2026-10-02\t2" {
+		t.Errorf("events_daily after: %q, %v; want its first day 2026-10-02 and 2 events", out, err)
+	}
+}
+
+// TestDailyRollup: events_daily sums what events holds — each event once,
+// so a report read from the rollup equals one counted from the rows.
+func TestDailyRollup(t *testing.T) {
+	c := clickhousetest.Open(t)
+	ctx := context.Background()
+	day := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	var lines [][]byte
+	for i := range 50 {
+		lines = append(lines, line(day.Add(time.Duration(i)*time.Hour), fmt.Sprintf("e%d", i), "type", []string{"impression", "click"}[i%2],
+			"campaign", fmt.Sprint(1+i%3), "ad", fmt.Sprint(10+i%5), "placement", "home", "verified", "1", "cost", "2000000"))
+	}
+	msgs := messages("host-1.ndjson.lz4", lines...)
+	for _, half := range [][]streams.Message{msgs[:20], msgs[:50]} { // the first 20 twice: stored once
+		if err := clickhouse.NewEvents(c).Publish(ctx, half); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := func(sql string) string {
+		out, err := c.Query(ctx, sql+" FORMAT TabSeparated")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	raw := q("SELECT date, campaign_id, ad_id, type, count(), sum(cost_nanos) FROM events GROUP BY date, campaign_id, ad_id, type ORDER BY date, campaign_id, ad_id, type")
+	rolled := q("SELECT date, campaign_id, ad_id, type, sum(events), sum(cost_nanos) FROM events_daily GROUP BY date, campaign_id, ad_id, type ORDER BY date, campaign_id, ad_id, type")
+	if raw != rolled || strings.Count(raw, "\n") < 10 {
+		t.Errorf("the rollup differs from the rows:\nrows:\n%s\nrollup:\n%s", raw, rolled)
 	}
 }
