@@ -318,8 +318,8 @@ func readBids(out []delivery.Bid, v *fastjson.Value, slot string, p *problems) [
 				return
 			}
 			str := func(in *interner) string {
-				b, err := f.StringBytes()
-				v, ok := in.of(b)
+				raw, err := f.StringBytes()
+				v, ok := in.of(raw)
 				if err != nil || !ok {
 					bad = string(k)
 				}
