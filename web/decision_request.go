@@ -377,7 +377,7 @@ var bidProblems = map[string]string{
 var (
 	bidders    = newInterner(marquee.MaxBidderLen, marquee.IsBidderCode[[]byte])
 	currencies = newInterner(3, currencyCode)
-	sizes      = newInterner(11, sizeText)
+	sizes      = newInterner(11, marquee.IsSize[[]byte])
 	deals      = newInterner(128, printable)
 )
 
@@ -439,25 +439,6 @@ func printable(s []byte) bool {
 
 func currencyCode(s []byte) bool {
 	return len(s) == 3 && !bytes.ContainsFunc(s, func(r rune) bool { return r < 'A' || r > 'Z' })
-}
-
-// sizeText: "WIDTHxHEIGHT", each 1 to 4000 without a leading zero.
-func sizeText(s []byte) bool {
-	w, h, ok := bytes.Cut(s, []byte("x"))
-	n := func(x []byte) bool {
-		if len(x) == 0 || len(x) > 4 || x[0] == '0' {
-			return false
-		}
-		v := 0
-		for _, c := range x {
-			if c < '0' || c > '9' {
-				return false
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v <= 4000
-	}
-	return ok && n(w) && n(h)
 }
 
 // readKV appends the key-values of a body's "kv" object at path to kvs,
