@@ -245,14 +245,11 @@ func (d *decider) appendChoice(b, urlHead []byte, slot *delivery.Slot, r *delive
 	}
 	var scratch [256]byte
 	token, _ := d.sign(scratch[:0], slot, r, lim, ch, now, rnd) // base64url: no JSON escaping
-	url := func(key string, kind byte) {
-		b = append(tracking.AppendPath(append(append(b, key...), urlHead...), kind, token), '"')
-	}
 	if ch.Ad.Creative != nil && ch.Ad.Creative.ClickURL != "" {
-		url(`,"clickUrl":`, tracking.Click)
+		b = appendTrackingURL(b, `,"clickUrl":`, urlHead, tracking.Click, token)
 	}
-	url(`,"impressionUrl":`, tracking.Impression)
-	url(`,"viewUrl":`, tracking.View)
+	b = appendTrackingURL(b, `,"impressionUrl":`, urlHead, tracking.Impression, token)
+	b = appendTrackingURL(b, `,"viewUrl":`, urlHead, tracking.View, token)
 	c := ch.Ad.Creative
 	if c == nil {
 		return append(b, '}')
@@ -304,15 +301,19 @@ func (d *decider) appendBid(b, urlHead []byte, slot *delivery.Slot, r *delivery.
 	if r.Preview {
 		return append(b, '}')
 	}
-	var scratch [320]byte
+	var scratch [320]byte // a bidder's name makes the token longer than an ad's
 	token, _ := d.sign(scratch[:0], slot, r, lim, ch, now, rnd)
-	for _, u := range []struct {
-		key  string
-		kind byte
-	}{{`,"clickUrl":`, tracking.Click}, {`,"impressionUrl":`, tracking.Impression}, {`,"viewUrl":`, tracking.View}} {
-		b = append(tracking.AppendPath(append(append(b, u.key...), urlHead...), u.kind, token), '"')
-	}
+	b = appendTrackingURL(b, `,"clickUrl":`, urlHead, tracking.Click, token)
+	b = appendTrackingURL(b, `,"impressionUrl":`, urlHead, tracking.Impression, token)
+	b = appendTrackingURL(b, `,"viewUrl":`, urlHead, tracking.View, token)
 	return append(b, '}')
+}
+
+// appendTrackingURL appends key (`,"name":`) and the tracking URL of kind
+// for token — urlHead (the JSON-quoted scheme and host, unclosed), the
+// path, the closing quote. A token is base64url: nothing to escape.
+func appendTrackingURL(b []byte, key string, urlHead []byte, kind byte, token []byte) []byte {
+	return append(tracking.AppendPath(append(append(b, key...), urlHead...), kind, token), '"')
 }
 
 // appendPassbacks appends, for the slots of r nothing filled whose
