@@ -73,7 +73,7 @@ func (e *Events) Publish(ctx context.Context, msgs []streams.Message) error {
 	for start := 0; start < len(msgs); {
 		day := dayOf(msgs[start].Value)
 		end := start + 1
-		for end < len(msgs) && dayOf(msgs[end].Value) == day {
+		for end < len(msgs) && bytes.Equal(dayOf(msgs[end].Value), day) {
 			end++
 		}
 		rows := e.rows[:0]
@@ -107,9 +107,9 @@ func (e *Events) unstored(ctx context.Context, msgs []streams.Message) ([]stream
 		if !slices.Contains(files, name) {
 			files = append(files, name)
 		}
-		if d := dayOf(m.Value); d != "" {
-			t, _ := time.Parse(time.DateOnly, d)
-			for _, day := range []string{d, t.AddDate(0, 0, -1).Format(time.DateOnly)} {
+		if d := dayOf(m.Value); d != nil {
+			t, _ := time.Parse(time.DateOnly, string(d))
+			for _, day := range []string{string(d), t.AddDate(0, 0, -1).Format(time.DateOnly)} {
 				if day = "'" + day + "'"; !slices.Contains(days, day) {
 					days = append(days, day)
 				}
@@ -145,15 +145,14 @@ func (e *Events) unstored(ctx context.Context, msgs []streams.Message) ([]stream
 	return kept, nil
 }
 
-// dayOf is the UTC day of an event line ("2006-01-02", from its
-// receivedAt, which the server writes first), or "" for a line without
-// one.
-func dayOf(line []byte) string {
-	const key = `{"receivedAt":"`
-	if len(line) >= len(key)+10 && bytes.HasPrefix(line, []byte(key)) {
-		return string(line[len(key) : len(key)+10])
+// dayOf is the UTC day of an event line ("2006-01-02", from the
+// receivedAt the server opens it with: eventline.Stamp), or nil for a
+// line without one.
+func dayOf(line []byte) []byte {
+	if at := eventline.Stamp(line); at != nil {
+		return at[:len(time.DateOnly)]
 	}
-	return ""
+	return nil
 }
 
 // eventColumns are the columns appendRow writes, in its order.
