@@ -130,7 +130,7 @@ type Forwarder struct {
 	dirty     bool            // cursor changed since saved
 	closing   bool
 
-	lines int         // lines in live not yet published (about: what next weighs against Batch)
+	lines int         // with Linger: lines in live not yet published (about: what next weighs against Batch)
 	until time.Time   // with Linger: the next publish waits until then, unless a batch is full
 	timer *time.Timer // wakes next at until
 
@@ -288,7 +288,9 @@ func (f *Forwarder) Written(file string, offset int64, lines []byte) {
 	f.seq++
 	f.live = append(f.live, chunk{file: file, offset: offset, data: append([]byte(nil), lines...), seq: f.seq})
 	f.backlog += int64(len(lines))
-	f.lines += bytes.Count(lines, []byte("\n"))
+	if f.cfg.Linger > 0 {
+		f.lines += bytes.Count(lines, []byte("\n"))
+	}
 	f.wake.Broadcast()
 }
 
@@ -401,7 +403,9 @@ func (f *Forwarder) Recover() error {
 		}
 		sources = append(sources, chunk{file: name, offset: m.Acked, data: data[m.Acked:]})
 		f.backlog += m.Size - m.Acked
-		f.lines += bytes.Count(data[m.Acked:], []byte("\n"))
+		if f.cfg.Linger > 0 {
+			f.lines += bytes.Count(data[m.Acked:], []byte("\n"))
+		}
 	}
 	for name := range f.cursor { // files gone (shipped, deleted) need no mark
 		if !onDisk[name] && !f.known[name] {
@@ -590,16 +594,16 @@ func (f *Forwarder) run(ctx context.Context) {
 		msgs = batch
 		backoff := f.cfg.Retry
 		began := time.Now()
+		events := 0
+		for _, m := range batch {
+			events += m.Events
+		}
 		for {
 			pctx, cancel := context.WithTimeout(ctx, f.cfg.PublishTimeout)
 			f.since.Store(time.Now().UnixNano())
 			err := f.broker.Publish(pctx, batch)
 			f.since.Store(0)
 			cancel()
-			events := 0
-			for _, m := range batch {
-				events += m.Events
-			}
 			f.m.produced.Add(float64(events))
 			if err == nil {
 				f.m.acknowledged.Add(float64(events))
@@ -625,10 +629,6 @@ func (f *Forwarder) run(ctx context.Context) {
 		var until time.Time // the next publish waits for it unless a batch is full
 		if f.cfg.Linger > 0 && len(batch) < f.cfg.Batch {
 			until = began.Add(f.cfg.Linger)
-		}
-		events := 0
-		for _, m := range batch {
-			events += m.Events
 		}
 		clear(msgs) // drop the references into chunks
 		f.acknowledge(reach, events, until)
