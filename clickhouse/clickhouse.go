@@ -1,15 +1,18 @@
 // Package clickhouse keeps every event in ClickHouse for fleets
 // (docs/analytics.md): a client of its HTTP interface, the schema and its
-// migrations, and Events, the stream (streams.Broker) that inserts what
-// the collector writes, from the files, each event once.
+// migrations, Events, the stream (streams.Broker) that inserts what the
+// collector writes, from the files, each event once, and Reports, which
+// answers every report from those rows.
 //
 // It speaks plain HTTP (rows in RowBinary, answers in TabSeparated or
 // JSONEachRow): the Go clients want servers far newer than the 18.16
 // that Debian ships, and the HTTP interface is the one every version
 // keeps. Everything it sends is SQL that 18.16 and current releases both
 // accept. Event values never enter SQL text: rows travel in the request
-// body; the only names quoted into SQL are event file names, which are
-// checked first (fileName).
+// body. 18.16 has no query parameters, so the few strings a query names
+// are quoted: event file names, checked first (fileName), and a report's
+// filters and report key (literal, which escapes the two characters
+// ClickHouse's string literals need escaped); numbers are formatted.
 package clickhouse
 
 import (

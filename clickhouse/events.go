@@ -13,6 +13,7 @@ import (
 
 	"marquee/eventline"
 	"marquee/reportrow"
+	"marquee/reports"
 	"marquee/streams"
 )
 
@@ -31,9 +32,17 @@ import (
 // stored), Publish first asks the table for the largest offset it holds
 // of each file in the batch and leaves out the lines up to it.
 //
+// Each row also holds what reports count of its event (the report
+// columns, migration 0003): read by package reports' Classifier and
+// Lookup, the rule the embedded reports count by, so that Reports answers
+// as they do.
+//
 // Publish is called by one goroutine at a time (the stream's).
 type Events struct {
 	c          *Client
+	cls        *reports.Classifier
+	res        reports.Resolver
+	event      reports.Event // appendReport's scratch
 	migrated   bool
 	uncertain  bool // the table may hold lines not acknowledged yet
 	rows       []byte
@@ -43,9 +52,13 @@ type Events struct {
 	lastUnix   int64
 }
 
-// NewEvents returns the events stream of c; the schema is migrated at the
-// first publish (ClickHouse need not be up at start).
-func NewEvents(c *Client) *Events { return &Events{c: c, uncertain: true} }
+// NewEvents returns the events stream of c, reading what reports count
+// of each event with cls and res (the embedded reports' GeoIP, report
+// keys and resolver); the schema is migrated at the first publish
+// (ClickHouse need not be up at start).
+func NewEvents(c *Client, cls *reports.Classifier, res reports.Resolver) *Events {
+	return &Events{c: c, cls: cls, res: res, uncertain: true}
+}
 
 // RunBytes is 0: a message is one event (a row).
 func (e *Events) RunBytes() int { return 0 }
@@ -77,10 +90,16 @@ func (e *Events) Publish(ctx context.Context, msgs []streams.Message) error {
 			end++
 		}
 		rows := e.rows[:0]
+		lookup := reports.NewLookup(e.res)
 		for _, m := range msgs[start:end] {
-			rows = e.appendRow(rows, m)
+			var err error
+			if rows, err = e.appendRow(ctx, rows, m, lookup); err != nil {
+				e.cls.Forget()
+				return err
+			}
 		}
 		e.rows = rows
+		e.cls.Forget()
 		if len(rows) > 0 {
 			if err := e.c.Insert(ctx, "events ("+eventColumns+")", "RowBinary", rows); err != nil {
 				e.uncertain = true
@@ -156,22 +175,27 @@ func dayOf(line []byte) []byte {
 }
 
 // eventColumns are the columns appendRow writes, in its order.
-const eventColumns = "date, time, id, type, ad_id, campaign_id, placement, link, domain, bidder, uid, country, geo, platform, ua, referrer, kv, " +
-	"measured, verified, redirected, cost_nanos, attribution, conversion_value_micros, file, file_offset, line"
+var eventColumns = "date, time, id, type, ad_id, campaign_id, placement, link, domain, bidder, uid, country, geo, platform, ua, referrer, kv, " +
+	"measured, verified, redirected, cost_nanos, attribution, conversion_value_micros, file, file_offset, line, " + reportColumns
+
+// reportColumns are the report columns appendReport writes, in its order.
+var reportColumns = "counted, bot, r_country, r_platform, browser, os, device, referrer_host, reach_uid, " +
+	"r_ad, r_campaign, r_advertiser, r_placement, r_link, r_dest, r_cube, kv_keys, kv_values, c_" + strings.Join(reportrow.Columns[:], ", c_")
 
 // appendRow appends the row of m to rows in RowBinary — ClickHouse's
 // cheapest format to read: each value as it is stored, strings after
 // their length, no escaping — in the order of eventColumns. A line that
 // is not an event the server wrote (no receivedAt) is left out, as
-// reports leave it.
-func (e *Events) appendRow(rows []byte, m streams.Message) []byte {
+// reports leave it. The Lookup tells which entities exist; only its
+// errors (the store's) fail a row.
+func (e *Events) appendRow(ctx context.Context, rows []byte, m streams.Message, lookup *reports.Lookup) ([]byte, error) {
 	f := &e.fields
 	if !eventline.Scan(m.Value, f) {
-		return rows
+		return rows, nil
 	}
 	sec, ok := e.second(f[eventline.ReceivedAt])
 	if !ok {
-		return rows
+		return rows, nil
 	}
 	rows = binary.LittleEndian.AppendUint16(rows, uint16(sec/86400)) // Date: days since 1970
 	rows = binary.LittleEndian.AppendUint32(rows, uint32(sec))       // DateTime: seconds
@@ -187,11 +211,7 @@ func (e *Events) appendRow(rows []byte, m streams.Message) []byte {
 		rows = e.appendText(rows, f[field])
 	}
 	for _, field := range [...]int{eventline.Measured, eventline.Verified, eventline.Redirected} {
-		flag := byte(0)
-		if string(f[field]) == "1" {
-			flag = 1
-		}
-		rows = append(rows, flag)
+		rows = append(rows, flag(string(f[field]) == "1"))
 	}
 	cost, _ := reportrow.ParseCount(f[eventline.Cost])
 	rows = binary.LittleEndian.AppendUint64(rows, uint64(cost))
@@ -200,7 +220,61 @@ func (e *Events) appendRow(rows []byte, m streams.Message) []byte {
 	rows = binary.LittleEndian.AppendUint64(rows, uint64(value))
 	rows = appendString(rows, []byte(m.File))
 	rows = binary.LittleEndian.AppendUint64(rows, uint64(m.Offset))
-	return appendString(rows, m.Value)
+	rows = appendString(rows, m.Value)
+	return e.appendReport(ctx, rows, lookup)
+}
+
+// appendReport appends the report columns of the line in e.fields (see
+// reportColumns): zeros when reports do not count it.
+func (e *Events) appendReport(ctx context.Context, rows []byte, lookup *reports.Lookup) ([]byte, error) {
+	ev := &e.event
+	var r reports.Resolved
+	counted := e.cls.ReadFields(&e.fields, ev) == ""
+	if counted {
+		var err error
+		if r, err = lookup.Resolve(ctx, ev); err != nil {
+			return rows, err
+		}
+	} else {
+		*ev = reports.Event{UID: ev.UID[:0], KVs: ev.KVs[:0], Skipped: ev.Skipped[:0]}
+		r.Dest = -1
+	}
+	rows = append(rows, flag(counted), flag(ev.Bot))
+	country := ev.Country[:]
+	if !counted {
+		country = nil
+	}
+	rows = appendString(rows, country)
+	for _, s := range [...]string{ev.Platform, ev.Browser, ev.OS, ev.Device, ev.Referrer} {
+		rows = appendString(rows, []byte(s))
+	}
+	rows = appendString(rows, ev.UID)
+	for _, id := range [...]int64{r.Ad, r.Campaign, r.Advertiser, r.Placement, r.Link} {
+		rows = binary.LittleEndian.AppendUint64(rows, uint64(id))
+	}
+	rows = append(rows, byte(int8(r.Dest)), flag(r.Cube))
+	rows = binary.AppendUvarint(rows, uint64(len(ev.KVs)))
+	for _, kv := range ev.KVs {
+		rows = appendString(rows, []byte(kv.Key))
+	}
+	rows = binary.AppendUvarint(rows, uint64(len(ev.KVs)))
+	for _, kv := range ev.KVs {
+		rows = appendString(rows, []byte(kv.Value))
+	}
+	fields := ev.Fields()
+	for _, p := range fields[:len(fields)-2] { // 0 or 1 an event: UInt8
+		rows = append(rows, byte(*p))
+	}
+	rows = binary.LittleEndian.AppendUint64(rows, uint64(ev.ConversionValue))
+	return binary.LittleEndian.AppendUint64(rows, uint64(ev.SpendNanos)), nil
+}
+
+// flag is b as a UInt8.
+func flag(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // appendString appends b as a RowBinary String: its length (a varint),

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"marquee"
 	"marquee/clickhouse"
 	"marquee/clickhouse/clickhousetest"
 	"marquee/eventline"
+	"marquee/reports"
 	"marquee/streams"
 )
 
@@ -37,6 +39,28 @@ func messages(file string, lines ...[]byte) []streams.Message {
 		off += int64(len(l)) + 1
 	}
 	return out
+}
+
+// catalog is the ads, campaigns, placements and links the events of these
+// tests name: ads and campaigns below 100 (a campaign's advertiser is
+// 1), placement "home" (id 7), link "spring" (id 3, two destinations).
+type catalog struct{}
+
+func (catalog) AdExists(_ context.Context, id int64) (bool, error) { return id < 100, nil }
+func (catalog) CampaignAdvertiser(_ context.Context, id int64) (int64, bool, error) {
+	return 1, id < 100, nil
+}
+func (catalog) PlacementID(_ context.Context, name string) (int64, bool, error) {
+	return 7, name == "home", nil
+}
+func (catalog) Link(_ context.Context, key string) (marquee.Link, bool, error) {
+	return marquee.Link{ID: 3, Destinations: []marquee.Destination{{URL: "https://a.test", Weight: 1}, {URL: "https://b.test", Weight: 1}}}, key == "spring", nil
+}
+
+// newEvents is the events stream of c, counting by catalog with report key
+// "section".
+func newEvents(c *clickhouse.Client) *clickhouse.Events {
+	return clickhouse.NewEvents(c, reports.NewClassifier(nil, []string{"section"}), catalog{})
 }
 
 func count(t *testing.T, c *clickhouse.Client, where string) int {
@@ -78,7 +102,7 @@ func TestEventsStoredOnce(t *testing.T) {
 		line(day.Add(2*time.Second), "e3", "type", "impression", "ad", "13"), // the next day
 	)
 	a = append(a, streams.Message{Value: []byte(`not an event`), Events: 1, File: a[0].File, Offset: 999}) // skipped, as reports skip it
-	ev := clickhouse.NewEvents(c)
+	ev := newEvents(c)
 	if err := ev.Publish(ctx, a); err != nil {
 		t.Fatal(err)
 	}
@@ -88,13 +112,13 @@ func TestEventsStoredOnce(t *testing.T) {
 
 	// The same batch again, as after a lost answer: a fresh stream (a
 	// restart) asks the table first.
-	ev = clickhouse.NewEvents(c)
+	ev = newEvents(c)
 	if err := ev.Publish(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	// A batch whose first part is stored: the rest, and a new file.
 	b := append(a[1:3:3], messages("host-b-1.ndjson.lz4", line(day, "e4", "type", "impression", "ad", "12"))...)
-	ev = clickhouse.NewEvents(c)
+	ev = newEvents(c)
 	if err := ev.Publish(ctx, b); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +157,7 @@ func TestEventsStoredOnce(t *testing.T) {
 // refused, never sent.
 func TestUnsafeFileName(t *testing.T) {
 	c := clickhousetest.Open(t)
-	ev := clickhouse.NewEvents(c)
+	ev := newEvents(c)
 	msgs := messages("x') OR ('1", line(time.Now(), "e1", "type", "impression"))
 	if err := ev.Publish(context.Background(), msgs); err == nil {
 		t.Error("Publish with a file name holding quotes: no error")
@@ -151,7 +175,7 @@ func TestDropDaysBefore(t *testing.T) {
 		at, _ := time.Parse(time.DateOnly, day)
 		msgs = append(msgs, messages(fmt.Sprintf("host-%d.ndjson.lz4", i), line(at.Add(12*time.Hour), "e"+day, "type", "impression"))...)
 	}
-	if err := clickhouse.NewEvents(c).Publish(ctx, msgs); err != nil {
+	if err := newEvents(c).Publish(ctx, msgs); err != nil {
 		t.Fatal(err)
 	}
 	n, err := c.DropDaysBefore(ctx, time.Date(2026, 10, 2, 6, 0, 0, 0, time.UTC))
@@ -180,7 +204,7 @@ func TestDailyRollup(t *testing.T) {
 	}
 	msgs := messages("host-1.ndjson.lz4", lines...)
 	for _, half := range [][]streams.Message{msgs[:20], msgs[:50]} { // the first 20 twice: stored once
-		if err := clickhouse.NewEvents(c).Publish(ctx, half); err != nil {
+		if err := newEvents(c).Publish(ctx, half); err != nil {
 			t.Fatal(err)
 		}
 	}

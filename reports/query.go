@@ -25,6 +25,15 @@ type Reader interface {
 	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestRow, error)
 }
 
+// UniquesReader is a Reader that counts uniques itself (ClickHouse)
+// rather than returning sketches (ReportReach): the distinct uids of an
+// entity's (id 0: every one's) events of the UTC days that start in
+// [from, to), over them all and by bucket (starts: the buckets' starts,
+// ascending; a day is in the last bucket that starts at or before it).
+type UniquesReader interface {
+	ReportUniques(ctx context.Context, entity string, id, from, to int64, starts []int64) (int64, []int64, error)
+}
+
 // Granularities of a report's series.
 const (
 	Hour  = "hour"
@@ -353,15 +362,7 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 	}
 	// Reach: one sketch per bucket (per day; none for hours) and one for
 	// the whole range, merged over slots and days.
-	sketches, err := rp.r.ReportReach(ctx, q.Entity, q.ID, start.Unix()/86400*86400, q.To.Unix())
-	if err != nil {
-		return nil, err
-	}
-	bucket := func(day int64) int { return -1 }
-	if q.Granularity != Hour {
-		bucket = index
-	}
-	uniques, perBucket, err := reach(sketches, len(starts), bucket)
+	uniques, perBucket, err := rp.uniques(ctx, q, start.Unix()/86400*86400, starts, index)
 	if err != nil {
 		return nil, err
 	}
@@ -420,6 +421,31 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 		out.Top, err = rp.top(ctx, sq, q.TopMetric, q.Top)
 	}
 	return out, err
+}
+
+// uniques are the reach of q's entity over the days that start in [from,
+// q.To) and in each of the buckets that start at starts (by their index;
+// none by hour).
+func (rp *Reporter) uniques(ctx context.Context, q Query, from int64, starts []time.Time, index func(int64) int) (int64, []int64, error) {
+	if u, ok := rp.r.(UniquesReader); ok {
+		var unix []int64
+		if q.Granularity != Hour {
+			for _, t := range starts {
+				unix = append(unix, t.Unix())
+			}
+		}
+		total, per, err := u.ReportUniques(ctx, q.Entity, q.ID, from, q.To.Unix(), unix)
+		return total, append(per, make([]int64, len(starts)-len(per))...), err
+	}
+	sketches, err := rp.r.ReportReach(ctx, q.Entity, q.ID, from, q.To.Unix())
+	if err != nil {
+		return 0, nil, err
+	}
+	bucket := func(day int64) int { return -1 }
+	if q.Granularity != Hour {
+		bucket = index
+	}
+	return reach(sketches, len(starts), bucket)
 }
 
 // breakdown lists the sums by a dimension, largest impressions first.

@@ -17,22 +17,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/netip"
-	"net/url"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/axiomhq/hyperloglog"
-	"github.com/medama-io/go-useragent"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"marquee"
 	"marquee/collector"
-	"marquee/eventline"
 	"marquee/linkroute"
 	"marquee/reportrow"
 	"marquee/targeting"
@@ -108,22 +103,6 @@ type kvkey struct {
 	key, value string
 }
 
-// kvDay is a report key's values on a day (see maxKVValues).
-type kvDay struct {
-	key string
-	day int64
-}
-
-// maxKVValues bounds the values of a report key a day an instance
-// counts apart: the rest count under OtherValue, so that a key sent with
-// an id per page cannot grow the report tables without bound.
-const maxKVValues = 1000
-
-// OtherValue is the value a report key's events are counted under once
-// maxKVValues of its values were seen that day (and a value too long to
-// carry).
-const OtherValue = "(other)"
-
 // vkey is a link's conversions by one visitor of one day, before the
 // flush finds the destination the link's split sent that visitor to.
 type vkey struct {
@@ -151,32 +130,21 @@ type fileState struct{ upto, size int64 }
 type Tally struct {
 	store     Store
 	res       Resolver
-	geo       *GeoIP
 	slot      string
 	log       *slog.Logger
 	m         *metrics
 	keep      func(hour int64) bool // when set, only events of the hours it keeps are counted
-	keys      []string              // the report keys (Config.Keys)
 	reqs      *Requests             // Config.Requests
 	samples   *Samples              // Config.Samples
 	bidCounts *Bids                 // Config.Bids
 
 	mu sync.Mutex
-	// kvValues are the values of each report key seen a day (see
-	// maxKVValues): the last days'.
-	kvValues map[kvDay]map[string]bool
 	pending
-	files     map[string]*fileState
-	codes     map[string]string // interned link codes and dimension values
-	referrers map[string]string // referrer fields' hosts (see referrer)
-	parser    *useragent.Parser
-	agents    map[string]agent // what each User-Agent seen is (a few thousand at most)
-	skipped   map[string]int64 // lines not counted since the last flush, by reason
-	// stamp and stampHour remember the hour of the last receivedAt: most
-	// lines of a batch are of one hour.
-	stamp     [13]byte
-	stampHour int64
-	oldest    time.Time // when the oldest unflushed line was written
+	cls     *Classifier // what each line counts; its strings are the pending rows' keys
+	event   Event       // count's scratch
+	files   map[string]*fileState
+	skipped map[string]int64 // lines not counted since the last flush, by reason
+	oldest  time.Time        // when the oldest unflushed line was written
 
 	flushMu sync.Mutex
 	// recovered is closed once Recover has counted what the spool holds:
@@ -209,9 +177,8 @@ type Config struct {
 
 // New returns a Tally; reg (if not nil) receives its metrics.
 func New(cfg Config, reg prometheus.Registerer) *Tally {
-	t := &Tally{store: cfg.Store, res: cfg.Resolver, geo: cfg.GeoIP, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg), keys: cfg.Keys, reqs: cfg.Requests, samples: cfg.Samples, bidCounts: cfg.Bids,
-		kvValues: map[kvDay]map[string]bool{},
-		files:    map[string]*fileState{}, agents: map[string]agent{}, parser: useragent.NewParser(), recovered: make(chan struct{})}
+	t := &Tally{store: cfg.Store, res: cfg.Resolver, slot: cfg.Slot, log: cfg.Log, m: newMetrics(reg), reqs: cfg.Requests, samples: cfg.Samples, bidCounts: cfg.Bids,
+		cls: NewClassifier(cfg.GeoIP, cfg.Keys), files: map[string]*fileState{}, recovered: make(chan struct{})}
 	t.reset()
 	return t
 }
@@ -241,8 +208,8 @@ func (p *pending) empty() bool {
 func (t *Tally) reset() {
 	t.pending = pending{counts: map[pkey]*Counts{}, dims: map[dkey]*Counts{}, kvs: map[kvkey]*Counts{}, cube: map[ckey]*Counts{}, visits: map[vkey]int64{},
 		reach: map[rkey]*hyperloglog.Sketch{}, bids: map[bkey]*[2]int64{}}
-	t.codes, t.skipped, t.referrers = map[string]string{}, map[string]int64{}, map[string]string{}
-	t.oldest = time.Time{}
+	t.skipped, t.oldest = map[string]int64{}, time.Time{}
+	t.cls.Forget()
 }
 
 // Written counts lines written to file at offset (NDJSON bytes from the
@@ -284,183 +251,80 @@ func (t *Tally) Finished(file string, size int64) {
 
 // count adds the events of lines to the pending rows. t.mu is held.
 func (t *Tally) count(lines []byte) {
-	var f eventline.Fields
+	e := &t.event
 	for line := range bytes.Lines(lines) {
 		if line = bytes.TrimSuffix(line, []byte("\n")); len(line) == 0 {
 			continue
 		}
-		if !eventline.Scan(line, &f) {
-			t.skip("malformed line")
+		if reason := t.cls.Read(line, e); reason != "" {
+			t.skip(reason)
 			continue
 		}
-		var c Counts
-		verified := string(f[eventline.Verified]) == "1"
-		if !c.CountOf(f[eventline.Type], string(f[eventline.Measured]) == "1", verified) {
-			t.skip("other type")
+		if t.keep != nil && !t.keep(e.Hour) {
 			continue
 		}
-		c.CountMoney(verified, f[eventline.Cost], f[eventline.Attribution], f[eventline.ConvValue])
-		if len(f[eventline.Ad]) == 0 && len(f[eventline.Link]) == 0 && len(f[eventline.Campaign]) == 0 && len(f[eventline.Placement]) == 0 {
-			t.skip("no ad, link, campaign or placement")
-			continue
+		for _, reason := range e.Skipped {
+			t.skip(reason)
 		}
-		hour, ok := t.hour(f[eventline.ReceivedAt])
-		if !ok {
-			t.skip("malformed line")
-			continue
-		}
-		if t.keep != nil && !t.keep(hour) {
-			continue
-		}
-		ua := t.userAgent(f[eventline.UA])
-		if len(f[eventline.Attribution]) > 0 {
-			// An attributed conversion (the server's field) is its click's
-			// or impression's, vouched for by their signed token; its
-			// request is often a server's postback, whose User-Agent says
-			// nothing of the person.
-			ua.bot = false
-		}
-		k := pkey{hour: hour, country: Country(f[eventline.Country], f[eventline.Geo], f[eventline.IP], t.geo), platform: ua.platform, bot: ua.bot}
-		if p, ok := platformField(f[eventline.Platform]); ok { // a valid field wins over the User-Agent
-			k.platform = platformIndex(p)
-		}
-		uid := f[eventline.UID]
-		if len(uid) > MaxUID || k.bot {
-			uid = nil
-		}
+		c := &e.Counts
+		k := pkey{hour: e.Hour, country: e.Country, platform: e.platform, bot: e.Bot}
 		var owners [3]kvkey // what the event's key-values are counted for: its ad, campaign and placement
 		n := 0
-		ck := ckey{day: hour / 86400 * 86400, country: k.country, device: ua.device, bot: k.bot} // its cell of the cube
-		if len(f[eventline.Ad]) > 0 {
-			if id, ok := adID(f[eventline.Ad]); ok {
-				k.entity, k.id, ck.ad = entAd, id, id
-				t.add(k, &c, uid)
-				t.addDims(k, &c, &f, ua)
-				owners[n], n = kvkey{entity: entAd, id: id}, n+1
-			} else {
-				t.skip("bad ad id")
-			}
+		ck := ckey{day: e.Day(), country: k.country, device: e.Device, bot: k.bot} // its cell of the cube
+		if e.Ad != 0 {
+			k.entity, k.id, ck.ad = entAd, e.Ad, e.Ad
+			t.add(k, c, e.UID)
+			t.addDims(k, c, e)
+			owners[n], n = kvkey{entity: entAd, id: e.Ad}, n+1
 		}
-		if link := f[eventline.Link]; len(link) > 0 {
-			if key, ok := t.linkKey(link, f[eventline.Domain]); ok {
-				k.entity, k.id, k.code = entLink, 0, key
-				lc := c // a link has no decision to vouch for its events: verification is not a link's
-				lc.UnverifiedImpressions, lc.UnverifiedClicks, lc.UnverifiedConversions, lc.UnverifiedViews = 0, 0, 0, 0
-				t.add(k, &lc, uid)
-				t.addDims(k, &lc, &f, ua)
-			} else {
-				t.skip("bad link code")
-			}
+		if e.Link != "" {
+			k.entity, k.id, k.code = entLink, 0, e.Link
+			lc := *c // a link has no decision to vouch for its events: verification is not a link's
+			lc.UnverifiedImpressions, lc.UnverifiedClicks, lc.UnverifiedConversions, lc.UnverifiedViews = 0, 0, 0, 0
+			t.add(k, &lc, e.UID)
+			t.addDims(k, &lc, e)
 		}
-		if len(f[eventline.Campaign]) > 0 {
-			if id, ok := adID(f[eventline.Campaign]); ok {
-				k.entity, k.id, k.code, ck.campaign = entCampaign, id, "", id
-				t.add(k, &c, uid)
-				owners[n], n = kvkey{entity: entCampaign, id: id}, n+1
-			} else {
-				t.skip("bad campaign id")
-			}
+		if e.Campaign != 0 {
+			k.entity, k.id, k.code, ck.campaign = entCampaign, e.Campaign, "", e.Campaign
+			t.add(k, c, e.UID)
+			owners[n], n = kvkey{entity: entCampaign, id: e.Campaign}, n+1
 		}
-		if name := f[eventline.Placement]; len(name) > 0 {
-			if marquee.CheckPlacementName(string(name)) == "" {
-				k.entity, k.id, k.code = entPlacement, 0, t.intern(name)
-				ck.placement = k.code
-				t.add(k, &c, uid)
-				owners[n], n = kvkey{entity: entPlacement, code: k.code}, n+1
-				if bidder := f[eventline.Bidder]; len(bidder) > 0 && c.Impressions > c.UnverifiedImpressions && marquee.IsBidderCode(bidder) {
-					bk := bkey{hour: hour, placement: k.code, bidder: t.intern(bidder)}
-					if t.bids[bk] == nil {
-						t.bids[bk] = new([2]int64)
-					}
-					t.bids[bk][0] += c.Impressions - c.UnverifiedImpressions
-					t.bids[bk][1] += c.SpendNanos
+		if e.Placement != "" {
+			k.entity, k.id, k.code = entPlacement, 0, e.Placement
+			ck.placement = k.code
+			t.add(k, c, e.UID)
+			owners[n], n = kvkey{entity: entPlacement, code: k.code}, n+1
+			if e.Bidder != "" && c.Impressions > c.UnverifiedImpressions {
+				bk := bkey{hour: e.Hour, placement: k.code, bidder: e.Bidder}
+				if t.bids[bk] == nil {
+					t.bids[bk] = new([2]int64)
 				}
-			} else {
-				t.skip("bad placement name")
+				t.bids[bk][0] += c.Impressions - c.UnverifiedImpressions
+				t.bids[bk][1] += c.SpendNanos
 			}
 		}
 		if n > 0 {
-			t.addCube(ck, &c)
+			t.addCube(ck, c)
 		}
-		if len(t.keys) > 0 && len(f[eventline.KV]) > 0 && n > 0 {
-			t.addKVs(k, &c, f[eventline.KV], owners[:n], ck)
+		if len(e.KVs) > 0 {
+			t.addKVs(k, c, e.KVs, owners[:n], ck)
 		}
 	}
 }
 
-// addKVs counts an event (k, c) by the values of the report keys its kv
-// field names, for owners (its ad, campaign and placement, as counted).
-// t.mu is held.
-func (t *Tally) addKVs(k pkey, c *Counts, field []byte, owners []kvkey, ck ckey) {
+// addKVs counts an event (k, c) by the values of the report keys it
+// names, for owners (its ad, campaign and placement, as counted). t.mu is
+// held.
+func (t *Tally) addKVs(k pkey, c *Counts, kvs []KeyValue, owners []kvkey, ck ckey) {
 	day := k.hour / 86400 * 86400
-	for rest := string(field); rest != ""; {
-		var pair string
-		pair, rest, _ = strings.Cut(rest, "&")
-		key, raw, _ := strings.Cut(pair, "=")
-		if !slices.Contains(t.keys, key) {
-			continue
-		}
-		value, err := url.QueryUnescape(raw)
-		if err != nil || value == "" {
-			continue
-		}
-		key, value = t.value(key), t.kvValue(key, day, value)
+	for _, kv := range kvs {
 		for _, o := range owners {
-			o.day, o.bot, o.key, o.value = day, k.bot, key, value
+			o.day, o.bot, o.key, o.value = day, k.bot, kv.Key, kv.Value
 			addTo(t.kvs, o, c)
 		}
-		ck.grain, ck.country, ck.device, ck.key, ck.value = grainKV, [2]byte{}, "", key, value
+		ck.grain, ck.country, ck.device, ck.key, ck.value = grainKV, [2]byte{}, "", kv.Key, kv.Value
 		addTo(t.cube, ck, c)
 	}
-}
-
-// kvValue is value, interned, or OtherValue once maxKVValues other values
-// of key were seen on day. t.mu is held.
-func (t *Tally) kvValue(key string, day int64, value string) string {
-	kd := kvDay{key, day}
-	seen := t.kvValues[kd]
-	if seen == nil {
-		for old := range t.kvValues { // a few days' sets at most
-			if old.day < day-2*86400 {
-				delete(t.kvValues, old)
-			}
-		}
-		seen = map[string]bool{}
-		t.kvValues[kd] = seen
-	}
-	if !seen[value] {
-		if len(seen) >= maxKVValues {
-			return OtherValue
-		}
-		seen[value] = true
-	}
-	return t.value(value)
-}
-
-// linkKey is the interned marquee.LinkKey of an event's link code and
-// domain, if both are well formed.
-func (t *Tally) linkKey(code, domain []byte) (string, bool) {
-	if !marquee.CodeShaped(code) {
-		return "", false
-	}
-	if len(domain) == 0 {
-		return t.intern(code), true
-	}
-	d, msg := marquee.NormDomain(string(domain))
-	if msg != "" {
-		return "", false
-	}
-	return t.intern([]byte(marquee.LinkKey(d, string(code)))), true
-}
-
-// intern returns name as a string, one string per name. t.mu is held.
-func (t *Tally) intern(name []byte) string {
-	s, ok := t.codes[string(name)]
-	if !ok {
-		s = string(name)
-		t.codes[s] = s
-	}
-	return s
 }
 
 // skip counts a line not counted, for the metric the next flush updates
@@ -484,99 +348,16 @@ func (t *Tally) add(k pkey, c *Counts, uid []byte) {
 // and OS, and a link's by destination: a click by the one its line names,
 // a conversion by the visitor, whose destination the flush finds. t.mu is
 // held.
-func (t *Tally) addDims(k pkey, c *Counts, f *eventline.Fields, ua agent) {
+func (t *Tally) addDims(k pkey, c *Counts, e *Event) {
 	d := dkey{entity: k.entity, id: k.id, code: k.code, day: k.hour / 86400 * 86400, bot: k.bot,
-		referrer: t.referrer(f[eventline.Referrer]), browser: ua.browser, os: ua.os, dest: -1}
+		referrer: e.Referrer, browser: e.Browser, os: e.OS, dest: -1}
 	if k.entity == entLink {
-		switch dest := f[eventline.Dest]; {
-		case len(dest) == 1 && '0' <= dest[0] && dest[0] <= '9': // an index below marquee.MaxDestinations
-			d.dest = int8(dest[0] - '0')
-		case len(dest) == 0 && c.Conversions > 0:
-			if ip, err := netip.ParseAddr(string(f[eventline.IP])); err == nil {
-				t.visits[vkey{code: k.code, day: d.day, bot: k.bot, visitor: linkroute.VisitorHash(ip, f[eventline.UA])}] += c.Conversions
-			}
+		d.dest = e.Dest
+		if e.HasVisitor {
+			t.visits[vkey{code: k.code, day: d.day, bot: k.bot, visitor: e.Visitor}] += c.Conversions
 		}
 	}
 	addTo(t.dims, d, c)
-}
-
-// referrer is the interned ReferrerHost of an event's referrer field, a
-// flush's worth remembered by the field's bytes. t.mu is held.
-func (t *Tally) referrer(field []byte) string {
-	if len(field) == 0 {
-		return Direct
-	}
-	if h, ok := t.referrers[string(field)]; ok {
-		return h
-	}
-	h := t.value(ReferrerHost(field))
-	if len(t.referrers) < maxAgents {
-		t.referrers[string(field)] = h
-	}
-	return h
-}
-
-// value returns a dimension's value interned (a flush's worth). t.mu is
-// held.
-func (t *Tally) value(s string) string {
-	if v, ok := t.codes[s]; ok {
-		return v
-	}
-	t.codes[s] = s
-	return s
-}
-
-// hour returns the unix second of the start of receivedAt's UTC hour.
-// t.mu is held.
-func (t *Tally) hour(receivedAt []byte) (int64, bool) {
-	utc := len(receivedAt) == 30 && receivedAt[29] == 'Z' // as the collector writes it
-	if utc && t.stampHour != 0 && string(receivedAt[:13]) == string(t.stamp[:]) {
-		return t.stampHour, true
-	}
-	h, ok := eventline.Hour(receivedAt)
-	if ok && utc {
-		copy(t.stamp[:], receivedAt)
-		t.stampHour = h
-	}
-	return h, ok
-}
-
-// agent is what a User-Agent says of an event: its platform, whether it
-// is a bot's, and its browser and OS as reports name them ("Other" when
-// the parser knows neither).
-type agent struct {
-	platform    uint8
-	bot         bool
-	browser, os string
-	device      string // a device type (targeting.Device), "" unknown
-}
-
-// maxAgents bounds the User-Agents a Tally remembers; past it, it starts
-// over (a flood of made-up ones costs classification, never memory).
-const maxAgents = 4096
-
-// userAgent classifies ua, from memory when it was seen before (most
-// events come from a few thousand User-Agents). t.mu is held.
-func (t *Tally) userAgent(ua []byte) agent {
-	if a, ok := t.agents[string(ua)]; ok {
-		return a
-	}
-	a := agent{platform: platformIndex(Platform(nil, ua)), bot: IsBot(ua), browser: Other, os: Other}
-	p := t.parser.Parse(string(ua))
-	if p.Browser() != "" {
-		a.browser = string(p.Browser())
-	}
-	if p.OS() != "" {
-		a.os = string(p.OS())
-	}
-	if len(ua) > 0 {
-		a.device, _, _ = targeting.Device(string(ua))
-	}
-	if len(t.agents) >= maxAgents {
-		clear(t.agents)
-	}
-	t.agents[string(ua)] = a
-	return a
 }
 
 // platformIndex is p's index in platforms (web for an unknown one).
@@ -672,43 +453,12 @@ func (t *Tally) flush(ctx context.Context) error {
 	return nil
 }
 
-// found is what a flush found of an entity an event names.
-type found struct {
-	id, parent int64 // parent: a campaign's advertiser
-	ok         bool
-	dests      []marquee.Destination // a link's
-}
-
 // resolve turns pending rows into store rows: links and placements by
 // id, a campaign's rows also as its advertiser's, and events naming an
 // entity that does not exist dropped (and counted by reason, per event).
 func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int64, error) {
-	seen := map[rkey]found{} // by entity and id or name; day 0
-	known := func(entity byte, id int64, code string) (found, error) {
-		k := rkey{entity: entity, id: id, code: code}
-		if f, ok := seen[k]; ok {
-			return f, nil
-		}
-		f := found{id: id}
-		var err error
-		switch entity {
-		case entAd:
-			f.ok, err = t.res.AdExists(ctx, id)
-		case entLink:
-			var l marquee.Link
-			l, f.ok, err = t.res.Link(ctx, code)
-			f.id, f.dests = l.ID, l.Destinations
-		case entCampaign:
-			f.parent, f.ok, err = t.res.CampaignAdvertiser(ctx, id)
-		case entPlacement:
-			f.id, f.ok, err = t.res.PlacementID(ctx, code)
-		}
-		if err != nil {
-			return f, err
-		}
-		seen[k] = f
-		return f, nil
-	}
+	lk := NewLookup(t.res)
+	known := func(entity byte, id int64, code string) (found, error) { return lk.known(ctx, entity, id, code) }
 	b := &Batch{Slot: t.slot}
 	dropped := map[string]int64{}
 	rows := map[Key]int{} // a campaign's and its advertiser's rows may meet another's
@@ -881,7 +631,7 @@ func (t *Tally) putBack(p pending, oldest time.Time) {
 	}
 	for k := range p.counts {
 		if k.code != "" {
-			t.codes[k.code] = k.code
+			t.cls.value(k.code)
 		}
 	}
 	if !oldest.IsZero() && (t.oldest.IsZero() || oldest.Before(t.oldest)) {

@@ -120,6 +120,9 @@ type Store interface {
 	ReportReach(ctx context.Context, entity string, id, from, to int64) ([]reportrow.Reach, error)
 	CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportrow.CubeRow, error)
 	RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]reportrow.RequestRow, error)
+	// What names the rows of reports read from ClickHouse (clickhouse.Catalog).
+	EntityNames(ctx context.Context, entity string, ids []int64) (map[int64]string, error)
+	LinkTags(ctx context.Context, ids []int64) (map[int64][]string, error)
 	RollUpReports(ctx context.Context, cutoff int64) (int64, error)
 	// Samples of requests, for forecasts (AddReports adds them).
 	RequestSamples(ctx context.Context, from, to int64, placements []int64) ([]reportrow.RequestSample, error)

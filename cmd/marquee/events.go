@@ -47,6 +47,10 @@ type eventsConfig struct {
 	kafka, nats    string       // -events-kafka, -events-nats
 	analytics      string       // -analytics: a ClickHouse DSN
 	streams        []streamSpec // kafka, nats and analytics, parsed by parse
+	// counting is how -analytics reads what reports count of an event
+	// (the Tally's GeoIP, report keys and resolver), set before open;
+	// nil stores its report columns empty.
+	counting func() (*reports.Classifier, reports.Resolver)
 }
 
 // streamSpec is a parsed -events-kafka, -events-nats or -analytics: the
@@ -146,9 +150,13 @@ func (c *eventsConfig) openStreams(dir string, log *slog.Logger, reg prometheus.
 		case "nats":
 			b, err = natsjs.Open(s.broker)
 		case "clickhouse":
-			var c *clickhouse.Client
-			if c, err = clickhouse.Open(s.broker["dsn"]); err == nil {
-				b = clickhouse.NewEvents(c)
+			var ch *clickhouse.Client
+			if ch, err = clickhouse.Open(s.broker["dsn"]); err == nil {
+				if c.counting == nil {
+					return fail(errors.New("-analytics: no report rule to count events by"))
+				}
+				cls, res := c.counting()
+				b = clickhouse.NewEvents(ch, cls, res)
 			}
 		}
 		if err != nil {

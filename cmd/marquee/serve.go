@@ -436,6 +436,9 @@ func (n *node) collect(ctx context.Context) error {
 	if n.geo, err = n.cfg.reports.openGeoIP(); err != nil {
 		return err
 	}
+	n.cfg.events.counting = func() (*reports.Classifier, reports.Resolver) {
+		return reports.NewClassifier(n.geo, n.cfg.reports.keys), cacheResolver(n.st, n.ads, n.links)
+	}
 	n.events, n.streams, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, []collector.Forwarder{n.hooks}, func(instance, dir string) (collector.Tally, error) {
 		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.st, n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log,
 			Keys: n.cfg.reports.keys, Requests: n.requests, Samples: n.samples, Bids: n.bids}, n.reg)
@@ -467,7 +470,15 @@ func (n *node) linkGeo() linkroute.Geo {
 // asked).
 func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	cfg := n.cfg
-	reporter := reports.NewReporter(n.st, cfg.reports.hourlyRetention)
+	var read reports.Reader = n.st
+	if cfg.events.analytics != "" {
+		ch, err := clickhouse.Open(cfg.events.analytics)
+		if err != nil {
+			return nil, nil, err
+		}
+		read = clickhouse.NewReports(ch, n.st) // every report from the events there (docs/analytics.md)
+	}
+	reporter := reports.NewReporter(read, cfg.reports.hourlyRetention)
 	reporter.Currency, reporter.Keys = cfg.currency, cfg.reports.keys
 	var sender web.ReportSender
 	if cfg.reports.mailer != nil {

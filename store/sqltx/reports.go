@@ -352,9 +352,7 @@ func (s *Store) ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool,
 	}
 	// A link is named by its code; the others by their id (set below),
 	// with their title or name in Title.
-	from := map[string]string{marquee.EntityAd: `title FROM ads WHERE ads`, marquee.EntityLink: `code FROM links WHERE links`,
-		marquee.EntityCampaign: `name FROM campaigns WHERE campaigns`, marquee.EntityAdvertiser: `name FROM advertisers WHERE advertisers`,
-		marquee.EntityPlacement: `name FROM placements WHERE placements`}[q.Entity]
+	from := entityNames[q.Entity]
 	if from == "" {
 		return nil, fmt.Errorf("top %s: no such entity", q.Entity)
 	}
@@ -369,6 +367,72 @@ func (s *Store) ReportTop(ctx context.Context, q reportrow.SumQuery, daily bool,
 		}, `SELECT entity_id, `+name+`, `+sums("")+` FROM `+table+` WHERE `+where+
 			` GROUP BY entity_id ORDER BY `+order+` DESC, entity_id`+lim, args...)
 	})
+}
+
+// entityNames are the tables and columns naming each entity in a report:
+// a link by its code, the others by their title or name.
+var entityNames = map[string]string{marquee.EntityAd: `title FROM ads WHERE ads`, marquee.EntityLink: `code FROM links WHERE links`,
+	marquee.EntityCampaign: `name FROM campaigns WHERE campaigns`, marquee.EntityAdvertiser: `name FROM advertisers WHERE advertisers`,
+	marquee.EntityPlacement: `name FROM placements WHERE placements`}
+
+// EntityNames returns the names of the ads (titles), links (codes),
+// campaigns, advertisers or placements of ids that exist: what a report
+// read elsewhere (ClickHouse) names its rows by.
+func (s *Store) EntityNames(ctx context.Context, entity string, ids []int64) (map[int64]string, error) {
+	from := entityNames[entity]
+	if from == "" {
+		return nil, fmt.Errorf("names of %s: no such entity", entity)
+	}
+	out := map[int64]string{}
+	for chunk := range slices.Chunk(ids, 500) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		type named struct {
+			id   int64
+			name string
+		}
+		rows, err := withDB(ctx, s, "read names", func(db DB) ([]named, error) {
+			return query(ctx, db, func(r Rows) (x named, err error) {
+				return x, r.Scan(&x.id, &x.name)
+			}, `SELECT id, `+from+`.id IN (`+placeholders(len(chunk))+`)`, args...)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.id] = r.name
+		}
+	}
+	return out, nil
+}
+
+// LinkTags returns the tags of the links of ids that have any.
+func (s *Store) LinkTags(ctx context.Context, ids []int64) (map[int64][]string, error) {
+	out := map[int64][]string{}
+	for chunk := range slices.Chunk(ids, 500) {
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		type tagged struct {
+			id  int64
+			tag string
+		}
+		rows, err := withDB(ctx, s, "read link tags", func(db DB) ([]tagged, error) {
+			return query(ctx, db, func(r Rows) (x tagged, err error) {
+				return x, r.Scan(&x.id, &x.tag)
+			}, `SELECT link_id, tag FROM link_tags WHERE link_id IN (`+placeholders(len(chunk))+`)`, args...)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.id] = append(out[r.id], r.tag)
+		}
+	}
+	return out, nil
 }
 
 // ReportReach returns the sketches of every slot of the days in [from,

@@ -110,6 +110,7 @@ func run(t *testing.T, open Opener) {
 	t.Run("AdTrackingLinks", func(t *testing.T) { testAdTrackingLinks(t, open) })
 	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
 	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
+	t.Run("ReportNames", func(t *testing.T) { testReportNames(t, open) })
 	t.Run("ReportCube", func(t *testing.T) { testReportCube(t, open) })
 	t.Run("RequestSamples", func(t *testing.T) { testRequestSamples(t, open) })
 	t.Run("Bids", func(t *testing.T) { testBids(t, open) })
@@ -607,6 +608,33 @@ func testReports(t *testing.T, open Opener) {
 	sums, _ = st.ReportSums(ctx, reportrow.SumQuery{Entity: marquee.EntityAd, ID: 1, From: day + 86400, To: day + 2*86400}, false)
 	if len(sums) != 1 || sums[0].Impressions != 7+5 {
 		t.Fatalf("after ReplaceReports of slot a: %+v; want a's 7 and b's 5", sums)
+	}
+}
+
+// testReportNames: the names of what reports read elsewhere show (ads'
+// titles, links' codes) and links' tags, for the ids that exist.
+func testReportNames(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	ad, _ := st.CreateAd(ctx, input("the ad", -time.Hour, time.Hour))
+	tagged, err := st.CreateLink(ctx, marquee.LinkInput{Code: "spring", URL: "https://x.test", Redirect: 302, Tags: []string{"news", "promo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, _ := st.CreateLink(ctx, marquee.LinkInput{Code: "bare", URL: "https://x.test", Redirect: 302})
+	if names, err := st.EntityNames(ctx, marquee.EntityAd, []int64{ad.ID, 999}); err != nil || !reflect.DeepEqual(names, map[int64]string{ad.ID: "the ad"}) {
+		t.Errorf("EntityNames(ad, %d and 999) = %v, %v; want the ad's title alone", ad.ID, names, err)
+	}
+	if names, err := st.EntityNames(ctx, marquee.EntityLink, []int64{tagged.ID, bare.ID}); err != nil ||
+		!reflect.DeepEqual(names, map[int64]string{tagged.ID: "spring", bare.ID: "bare"}) {
+		t.Errorf("EntityNames(links) = %v, %v; want their codes", names, err)
+	}
+	if _, err := st.EntityNames(ctx, "nothing", []int64{1}); err == nil {
+		t.Errorf("EntityNames(nothing) = nil error; want one")
+	}
+	tags, err := st.LinkTags(ctx, []int64{tagged.ID, bare.ID})
+	if slices.Sort(tags[tagged.ID]); err != nil || len(tags) != 1 || !reflect.DeepEqual(tags[tagged.ID], []string{"news", "promo"}) {
+		t.Errorf("LinkTags = %v, %v; want spring's two tags alone", tags, err)
 	}
 }
 
