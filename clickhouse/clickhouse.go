@@ -255,11 +255,12 @@ func fileName(name string) (string, error) {
 }
 
 // DropDaysBefore drops the days (partitions) of the events table and its
-// rollups whose every event is older than cutoff — -events-retention —
+// rollups (the materialized views events_*) whose every event is older
+// than cutoff — -events-retention —
 // and returns how many partitions it dropped.
 func (c *Client) DropDaysBefore(ctx context.Context, cutoff time.Time) (int, error) {
 	out, err := c.Query(ctx, "SELECT DISTINCT table, partition FROM system.parts WHERE database = '"+c.db+
-		"' AND table IN ('events', '.inner.events_daily') AND active FORMAT TabSeparated")
+		"' AND (table = 'events' OR substring(table, 1, 14) = '.inner.events_') AND active FORMAT TabSeparated")
 	if err != nil {
 		return 0, err
 	}

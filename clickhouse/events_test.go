@@ -173,14 +173,14 @@ func TestDropDaysBefore(t *testing.T) {
 	var msgs []streams.Message
 	for i, day := range []string{"2026-10-01", "2026-10-02", "2026-10-03"} {
 		at, _ := time.Parse(time.DateOnly, day)
-		msgs = append(msgs, messages(fmt.Sprintf("host-%d.ndjson.lz4", i), line(at.Add(12*time.Hour), "e"+day, "type", "impression"))...)
+		msgs = append(msgs, messages(fmt.Sprintf("host-%d.ndjson.lz4", i), line(at.Add(12*time.Hour), "e"+day, "type", "impression", "ad", "12", "kv", "section=a", "uid", "u1"))...)
 	}
 	if err := newEvents(c).Publish(ctx, msgs); err != nil {
 		t.Fatal(err)
 	}
 	n, err := c.DropDaysBefore(ctx, time.Date(2026, 10, 2, 6, 0, 0, 0, time.UTC))
-	if err != nil || n != 2 {
-		t.Fatalf("DropDaysBefore(2026-10-02 06:00) = %d, %v; want 2 (2026-10-01 of events and of events_daily)", n, err)
+	if err != nil || n != 7 {
+		t.Fatalf("DropDaysBefore(2026-10-02 06:00) = %d, %v; want 7 (2026-10-01 of events and its six rollups)", n, err)
 	}
 	if got := count(t, c, "1"); got != 2 || count(t, c, "date = '2026-10-01'") != 0 {
 		t.Errorf("after: %d rows, 2026-10-01 among them; want 2, not it", got)
@@ -188,6 +188,12 @@ func TestDropDaysBefore(t *testing.T) {
 	out, err := c.Query(ctx, "SELECT min(date), sum(events) FROM events_daily FORMAT TabSeparated")
 	if err != nil || strings.TrimSpace(string(out)) != "2026-10-02\t2" {
 		t.Errorf("events_daily after: %q, %v; want its first day 2026-10-02 and 2 events", out, err)
+	}
+	for _, table := range []string{"events_cube", "events_cube_cp", "events_cube_kv", "events_hourly"} {
+		out, err := c.Query(ctx, "SELECT min(date), sum(c_impressions) FROM "+table+" FORMAT TabSeparated")
+		if err != nil || strings.TrimSpace(string(out)) != "2026-10-02\t2" {
+			t.Errorf("%s after: %q, %v; want its first day 2026-10-02 and 2 impressions", table, out, err)
+		}
 	}
 }
 

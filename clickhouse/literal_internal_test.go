@@ -7,7 +7,7 @@ import (
 )
 
 // TestLiteralRoundTrip: hostile strings quoted by literal reach ClickHouse
-// as themselves (SELECT gives them back, unescaped from TabSeparated), and
+// as themselves (SELECT gives them back, read from RowBinary), and
 // never end the literal early.
 func TestLiteralRoundTrip(t *testing.T) {
 	dsn := os.Getenv("MARQUEE_TEST_CLICKHOUSE")
@@ -20,9 +20,12 @@ func TestLiteralRoundTrip(t *testing.T) {
 	}
 	r := &Reports{c: c}
 	for _, s := range []string{"", "plain", `it's`, `back\slash`, `\'`, `'; DROP TABLE events; --`, "tab\tnew\nline\r\x00", `\\'\\`, "日本 \u2028"} {
-		rows, err := r.rows(context.Background(), "SELECT "+literal(s)+", 1")
-		if err != nil || len(rows) != 1 || len(rows[0]) != 2 || rows[0][0] != s || rows[0][1] != "1" {
-			t.Errorf("SELECT %s = %q, %v; want %q", literal(s), rows, err, s)
+		a, err := r.query(context.Background(), "SELECT "+literal(s)+", toInt64(1)")
+		if err != nil {
+			t.Fatalf("SELECT %s: %v", literal(s), err)
+		}
+		if got, one := a.string(), a.int64(); a.err != nil || got != s || one != 1 || a.more() {
+			t.Errorf("SELECT %s = %q, %d, %v; want %q, 1 and nothing more", literal(s), got, one, a.err, s)
 		}
 	}
 }

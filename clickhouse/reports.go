@@ -3,6 +3,8 @@ package clickhouse
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -25,9 +27,13 @@ type Catalog interface {
 // Reports answers reports (it is a reports.Reader, and counts uniques
 // itself: reports.UniquesReader) from the events table's report columns,
 // which Events writes by the embedded reports' rule, so that a report
-// reads the same from either (docs/analytics.md). Events are kept whole,
-// so sums are by hour at any age: ReportSums answers its hourly call and
-// nothing for its daily one. It is safe for concurrent use.
+// reads the same from either (docs/analytics.md): sums by entity and hour
+// and reach by entity and day from their rollups (events_hourly,
+// events_reach), reports by several dimensions from the cube's
+// (events_cube, events_cube_kv), and dimension rows (referrer, browser,
+// OS, destination, report key) from the rows. Hours are kept at any age,
+// so ReportSums answers its hourly call and nothing more for its daily
+// one. It is safe for concurrent use.
 type Reports struct {
 	c       *Client
 	catalog Catalog
@@ -41,12 +47,8 @@ func NewReports(c *Client, catalog Catalog) *Reports { return &Reports{c: c, cat
 var entityColumns = map[string]string{marquee.EntityAd: "r_ad", marquee.EntityCampaign: "r_campaign",
 	marquee.EntityAdvertiser: "r_advertiser", marquee.EntityPlacement: "r_placement", marquee.EntityLink: "r_link"}
 
-// hourOf and dayOf are the unix seconds of the start of an event's UTC
-// hour and day.
-const (
-	hourExpr = "intDiv(toUInt32(time), 3600) * 3600"
-	dayExpr  = "intDiv(toUInt32(time), 86400) * 86400"
-)
+// dayExpr is the unix second of the start of an event's UTC day.
+const dayExpr = "intDiv(toUInt32(time), 86400) * 86400"
 
 // sumsOf is the sums of the counts, in the order of reportrow.Columns,
 // for entity: a link's unverified counts are 0 (verification is a
@@ -62,19 +64,34 @@ func sumsOf(entity string) string {
 	return strings.Join(cols, ", ")
 }
 
-// where is the condition on counted events of entity (every one, id 0)
-// in [from, to) by time, bots left out, only, or kept. The dates bound
+// where is the condition on the rows of entity (every one, id 0) whose
+// time t is in [from, to), bots left out, only, or kept: rows of the
+// rollups by entity (events_hourly, events_reach) or, with rows, of
+// events (the counted ones; a report of one ad or campaign also filters
+// by the line's own id, which the table is ordered by). The dates bound
 // the partitions read.
-func where(entity string, id, from, to int64, bots, onlyBots bool) (string, error) {
+func where(rows bool, t, entity string, id, from, to int64, bots, onlyBots bool) (string, error) {
 	col := entityColumns[entity]
 	if col == "" {
 		return "", fmt.Errorf("clickhouse reports: no such entity %q", entity)
 	}
-	w := []string{"counted = 1", rangeOf("time", from, to)}
-	if id != 0 {
-		w = append(w, col+" = "+strconv.FormatInt(id, 10))
-	} else {
-		w = append(w, col+" != 0")
+	w := []string{rangeOf(t, from, to)}
+	switch {
+	case !rows:
+		w = append(w, "entity = "+literal(entity))
+		if id != 0 {
+			w = append(w, "entity_id = "+strconv.FormatInt(id, 10))
+		}
+	case id != 0:
+		w = append(w, "counted = 1", col+" = "+strconv.FormatInt(id, 10))
+		switch entity {
+		case marquee.EntityAd:
+			w = append(w, "ad_id = "+strconv.FormatInt(id, 10))
+		case marquee.EntityCampaign:
+			w = append(w, "campaign_id = "+strconv.FormatInt(id, 10))
+		}
+	default:
+		w = append(w, "counted = 1", col+" != 0")
 	}
 	switch {
 	case onlyBots:
@@ -98,80 +115,57 @@ func literal(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
-// rows runs query (TabSeparated) and returns its rows' fields, unescaped.
-func (r *Reports) rows(ctx context.Context, query string) ([][]string, error) {
-	out, err := r.c.Query(ctx, query+" FORMAT TabSeparated")
-	if err != nil {
-		return nil, err
-	}
-	var rows [][]string
-	for line := range strings.Lines(string(out)) {
-		fields := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
-		for i, f := range fields {
-			fields[i] = unescapeTSV(f)
-		}
-		rows = append(rows, fields)
-	}
-	return rows, nil
+// answer is a query's answer in RowBinary: its rows' values one after
+// the other, each Int64 (8 bytes, little-endian: the queries cast every
+// number to it) or String (its length, a varint, then its bytes), in the
+// order the query selects them. Its first error sticks (err).
+type answer struct {
+	b   []byte
+	err error
 }
 
-// unescapeTSV undoes TabSeparated's escapes of a field.
-func unescapeTSV(f string) string {
-	if !strings.Contains(f, `\`) {
-		return f
-	}
-	var b strings.Builder
-	for i := 0; i < len(f); i++ {
-		if f[i] != '\\' || i+1 == len(f) {
-			b.WriteByte(f[i])
-			continue
-		}
-		i++
-		switch f[i] {
-		case 'n':
-			b.WriteByte('\n')
-		case 't':
-			b.WriteByte('\t')
-		case 'r':
-			b.WriteByte('\r')
-		case '0':
-			b.WriteByte(0)
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		default:
-			b.WriteByte(f[i])
-		}
-	}
-	return b.String()
+// query runs query and returns its answer.
+func (r *Reports) query(ctx context.Context, query string) (*answer, error) {
+	out, err := r.c.Query(ctx, query+" FORMAT RowBinary")
+	return &answer{b: out}, err
 }
 
-// ints parses fields as integers.
-func ints(fields []string, dst ...*int64) error {
-	if len(fields) != len(dst) {
-		return fmt.Errorf("clickhouse reports: %d fields, want %d", len(fields), len(dst))
+// more says whether a row is left (and no error was met).
+func (a *answer) more() bool { return a.err == nil && len(a.b) > 0 }
+
+func (a *answer) int64() int64 {
+	if len(a.b) < 8 {
+		a.fail()
+		return 0
 	}
-	for i, f := range fields {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return fmt.Errorf("clickhouse reports: %q: %w", f, err)
-		}
-		*dst[i] = n
-	}
-	return nil
+	n := int64(binary.LittleEndian.Uint64(a.b))
+	a.b = a.b[8:]
+	return n
 }
 
-// counts reads the sums at the end of fields (sumsOf) into c and returns
-// the fields before them.
-func counts(fields []string, c *reportrow.Counts) ([]string, error) {
-	n := len(reportrow.Columns)
-	if len(fields) < n {
-		return nil, fmt.Errorf("clickhouse reports: %d fields, want at least %d", len(fields), n)
+func (a *answer) string() string {
+	n, w := binary.Uvarint(a.b)
+	if w <= 0 || uint64(len(a.b)-w) < n {
+		a.fail()
+		return ""
 	}
-	f := c.Fields()
-	head, tail := fields[:len(fields)-n], fields[len(fields)-n:]
-	return head, ints(tail, f[:]...)
+	s := string(a.b[w : w+int(n)])
+	a.b = a.b[w+int(n):]
+	return s
+}
+
+// counts reads the sums of sumsOf into c.
+func (a *answer) counts(c *reportrow.Counts) {
+	for _, p := range c.Fields() {
+		*p = a.int64()
+	}
+}
+
+func (a *answer) fail() {
+	if a.err == nil {
+		a.err = errors.New("clickhouse reports: an answer cut short")
+	}
+	a.b = nil
 }
 
 // dimValue is the expression of a dimension row's value (reportrow.Dims,
@@ -191,56 +185,58 @@ func dimValue(by string) (expr string, entities []string, joinKey string) {
 	return "kv_value", []string{marquee.EntityAd, marquee.EntityCampaign, marquee.EntityPlacement}, strings.TrimPrefix(by, reportrow.KVDim)
 }
 
-// ReportSums sums q's events by hour (and country or platform), or, by a
-// dimension of dimension rows, by UTC day and value: the hourly call
-// answers the first, the daily call the second (reports.Reader).
+// ReportSums sums q's events by hour (and country or platform) from
+// events_hourly, or, by a dimension of dimension rows, by UTC day and
+// value from the rows: the hourly call answers the first, the daily call
+// the second (reports.Reader).
 func (r *Reports) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool) ([]reportrow.Sum, error) {
 	if reportrow.IsDim(q.By) != daily {
 		return nil, nil
 	}
-	w, err := where(q.Entity, q.ID, q.From, q.To, q.Bots, q.OnlyBots)
-	if err != nil {
-		return nil, err
-	}
-	t, dim, join := hourExpr, "''", ""
-	switch q.By {
-	case "country":
-		dim = "r_country"
-	case "platform":
-		dim = "r_platform"
-	case "":
-	default:
-		expr, entities, key := dimValue(q.By)
-		if !slices.Contains(entities, q.Entity) {
-			return nil, nil
+	if !daily { // by hour, from the hourly rollup
+		dim := "''"
+		if q.By == "country" || q.By == "platform" {
+			dim = "r_" + q.By
 		}
-		t, dim = dayExpr, expr
-		if key != "" {
-			join = " ARRAY JOIN kv_keys AS kv_key, kv_values AS kv_value"
-			w += " AND kv_key = " + literal(key)
-		}
-		if q.By == reportrow.DimDestination {
-			w += " AND r_dest >= 0"
-		}
-	}
-	rows, err := r.rows(ctx, "SELECT "+t+" AS t, "+dim+" AS d, "+sumsOf(q.Entity)+" FROM events"+join+" WHERE "+w+" GROUP BY t, d")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]reportrow.Sum, 0, len(rows))
-	for _, fields := range rows {
-		var s reportrow.Sum
-		head, err := counts(fields, &s.Counts)
-		if err == nil && len(head) == 2 {
-			s.Dim = head[1]
-			err = ints(head[:1], &s.Time)
-		}
+		w, err := where(false, "hour", q.Entity, q.ID, q.From, q.To, q.Bots, q.OnlyBots)
 		if err != nil {
 			return nil, err
 		}
+		return r.sums(ctx, "SELECT toInt64(hour) AS t, "+dim+" AS d, "+sumsOf(q.Entity)+" FROM events_hourly WHERE "+w+" GROUP BY t, d")
+	}
+	// By day and a dimension's value, from the rows.
+	expr, entities, key := dimValue(q.By)
+	if !slices.Contains(entities, q.Entity) {
+		return nil, nil
+	}
+	w, err := where(true, dayExpr, q.Entity, q.ID, q.From, q.To, q.Bots, q.OnlyBots)
+	if err != nil {
+		return nil, err
+	}
+	join := ""
+	if key != "" {
+		join = " ARRAY JOIN kv_keys AS kv_key, kv_values AS kv_value"
+		w += " AND kv_key = " + literal(key)
+	}
+	if q.By == reportrow.DimDestination {
+		w += " AND r_dest >= 0"
+	}
+	return r.sums(ctx, "SELECT toInt64("+dayExpr+") AS t, "+expr+" AS d, "+sumsOf(q.Entity)+" FROM events"+join+" WHERE "+w+" GROUP BY t, d")
+}
+
+// sums runs a query of sums by time and dimension value.
+func (r *Reports) sums(ctx context.Context, query string) ([]reportrow.Sum, error) {
+	a, err := r.query(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	var out []reportrow.Sum
+	for a.more() {
+		s := reportrow.Sum{Time: a.int64(), Dim: a.string()}
+		a.counts(&s.Counts)
 		out = append(out, s)
 	}
-	return out, nil
+	return out, a.err
 }
 
 // topOrder is the ORDER BY expression of a top list by metric, as the
@@ -258,33 +254,26 @@ func topOrder(metric string) string {
 // entitySums sums q's events by the entity's id, ordered by metric (then
 // id), at most limit of them (0: all).
 func (r *Reports) entitySums(ctx context.Context, q reportrow.SumQuery, metric string, limit int) ([]reportrow.Sum, error) {
-	w, err := where(q.Entity, 0, q.From, q.To, q.Bots, q.OnlyBots)
+	w, err := where(false, "hour", q.Entity, 0, q.From, q.To, q.Bots, q.OnlyBots)
 	if err != nil {
 		return nil, err
 	}
-	col := entityColumns[q.Entity]
-	query := "SELECT " + col + ", " + sumsOf(q.Entity) + " FROM events WHERE " + w + " GROUP BY " + col +
-		" ORDER BY " + topOrder(metric) + " DESC, " + col
+	query := "SELECT toInt64(entity_id), " + sumsOf(q.Entity) + " FROM events_hourly WHERE " + w + " GROUP BY entity_id" +
+		" ORDER BY " + topOrder(metric) + " DESC, entity_id"
 	if limit > 0 {
 		query += " LIMIT " + strconv.Itoa(limit)
 	}
-	rows, err := r.rows(ctx, query)
+	a, err := r.query(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]reportrow.Sum, 0, len(rows))
-	for _, fields := range rows {
-		var s reportrow.Sum
-		head, err := counts(fields, &s.Counts)
-		if err == nil {
-			err = ints(head, &s.ID)
-		}
-		if err != nil {
-			return nil, err
-		}
+	var out []reportrow.Sum
+	for a.more() {
+		s := reportrow.Sum{ID: a.int64()}
+		a.counts(&s.Counts)
 		out = append(out, s)
 	}
-	return out, nil
+	return out, a.err
 }
 
 // ReportTop returns the sums of every ad, link, campaign, advertiser or
@@ -381,57 +370,57 @@ func (r *Reports) ReportReach(ctx context.Context, entity string, id, from, to i
 // 0: every one) of the UTC days that start in [from, to): over them all,
 // and by bucket — starts are the buckets' starts, ascending, and a day
 // is in the last bucket that starts at or before it (none before the
-// first). ClickHouse's uniqCombined counts exactly up to tens of
-// thousands of uids and estimates past them (docs/analytics.md).
+// first) — from events_reach. ClickHouse's uniqCombined counts exactly
+// up to thousands of uids and estimates past them (docs/analytics.md).
 func (r *Reports) ReportUniques(ctx context.Context, entity string, id, from, to int64, starts []int64) (int64, []int64, error) {
-	w, err := where(entity, id, from, (to+86399)/86400*86400, false, false)
+	w, err := where(false, "day", entity, id, from, to, true, false)
 	if err != nil {
 		return 0, nil, err
 	}
-	w += " AND reach_uid != '' AND " + dayExpr + " < " + strconv.FormatInt(to, 10)
-	var total int64
-	rows, err := r.rows(ctx, "SELECT toInt64(uniqCombined(reach_uid)) FROM events WHERE "+w)
-	if err == nil && len(rows) == 1 {
-		err = ints(rows[0], &total)
+	a, err := r.query(ctx, "SELECT toInt64(uniqCombinedMerge(uids)) FROM events_reach WHERE "+w)
+	if err != nil {
+		return 0, nil, err
 	}
-	if err != nil || len(starts) == 0 {
-		return total, make([]int64, len(starts)), err
+	total := a.int64()
+	if a.err != nil || len(starts) == 0 {
+		return total, make([]int64, len(starts)), a.err
 	}
 	list := make([]string, len(starts))
 	for i, s := range starts {
 		list[i] = strconv.FormatInt(s, 10)
 	}
-	rows, err = r.rows(ctx, "SELECT toInt64(arrayCount(s -> s <= "+dayExpr+", ["+strings.Join(list, ",")+"])) - 1 AS b, "+
-		"toInt64(uniqCombined(reach_uid)) FROM events WHERE "+w+" GROUP BY b")
+	a, err = r.query(ctx, "SELECT toInt64(arrayCount(s -> s <= day, ["+strings.Join(list, ",")+"])) - 1 AS b, "+
+		"toInt64(uniqCombinedMerge(uids)) FROM events_reach WHERE "+w+" GROUP BY b")
 	if err != nil {
 		return 0, nil, err
 	}
 	per := make([]int64, len(starts))
-	for _, fields := range rows {
-		var b, n int64
-		if err := ints(fields, &b, &n); err != nil {
-			return 0, nil, err
-		}
-		if b >= 0 && int(b) < len(per) {
+	for a.more() {
+		if b, n := a.int64(), a.int64(); b >= 0 && int(b) < len(per) {
 			per[b] = n
 		}
 	}
-	return total, per, nil
+	return total, per, a.err
 }
 
-// cubeColumns are the columns of CubeQuery's groups and filters.
-var cubeColumns = map[string]string{"day": dayExpr, "ad": "r_ad", "campaign": "r_campaign", "placement": "r_placement",
+// cubeColumns are the columns of CubeQuery's groups and filters in the
+// cube's rollups.
+var cubeColumns = map[string]string{"day": "day", "ad": "r_ad", "campaign": "r_campaign", "placement": "r_placement",
 	"country": "r_country", "device": "device", "value": "kv_value"}
 
-// CubeSums sums the events q selects by q.Group (reports.Reader): every
-// grain's rows are the events', so q.Grain only says whether to read by a
-// report key's value.
+// CubeSums sums the events q selects by q.Group (reports.Reader), from
+// the cube's rollups (migration 0004): events_cube_kv by a report key's
+// value, events_cube_cp by campaign and placement alone (GrainCP), else
+// events_cube, whose rows hold the other grains'.
 func (r *Reports) CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportrow.CubeRow, error) {
-	w := []string{"counted = 1", "r_cube = 1", rangeOf(dayExpr, q.From, q.To)}
-	join := ""
-	if q.Grain == reportrow.GrainKV {
-		join = " ARRAY JOIN kv_keys AS kv_key, kv_values AS kv_value"
+	table := "events_cube"
+	w := []string{rangeOf("day", q.From, q.To)}
+	switch q.Grain {
+	case reportrow.GrainKV:
+		table = "events_cube_kv"
 		w = append(w, "kv_key = "+literal(q.Key))
+	case reportrow.GrainCP:
+		table = "events_cube_cp"
 	}
 	if !q.Bots {
 		w = append(w, "bot = 0")
@@ -463,50 +452,49 @@ func (r *Reports) CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]report
 	}
 	group := make([]string, len(q.Group))
 	for i, g := range q.Group {
-		if group[i] = cubeColumns[g]; group[i] == "" {
+		col := cubeColumns[g]
+		if col == "" {
 			return nil, fmt.Errorf("clickhouse reports: no such group %q", g)
+		}
+		group[i] = col
+		if g != "country" && g != "device" && g != "value" {
+			group[i] = "toInt64(" + col + ")"
 		}
 	}
 	sel := append(slices.Clone(group), sumsOf(marquee.EntityAd))
-	query := "SELECT " + strings.Join(sel, ", ") + " FROM events" + join + " WHERE " + strings.Join(w, " AND ")
+	query := "SELECT " + strings.Join(sel, ", ") + " FROM " + table + " WHERE " + strings.Join(w, " AND ")
 	if len(group) > 0 {
 		query += " GROUP BY " + strings.Join(group, ", ")
 	}
-	rows, err := r.rows(ctx, query)
+	a, err := r.query(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]reportrow.CubeRow, 0, len(rows))
-	for _, fields := range rows {
+	out := make([]reportrow.CubeRow, 0, len(a.b)/(8*len(reportrow.Columns))) // at most: a row has its sums at least
+	for a.more() {
 		x := reportrow.CubeRow{Grain: q.Grain, Key: q.Key}
-		head, err := counts(fields, &x.Counts)
-		if err != nil {
-			return nil, err
-		}
-		for i, g := range q.Group {
+		for _, g := range q.Group {
 			switch g {
 			case "day":
-				err = ints(head[i:i+1], &x.Day)
+				x.Day = a.int64()
 			case "ad":
-				err = ints(head[i:i+1], &x.Ad)
+				x.Ad = a.int64()
 			case "campaign":
-				err = ints(head[i:i+1], &x.Campaign)
+				x.Campaign = a.int64()
 			case "placement":
-				err = ints(head[i:i+1], &x.Placement)
+				x.Placement = a.int64()
 			case "country":
-				x.Country = head[i]
+				x.Country = a.string()
 			case "device":
-				x.Device = head[i]
+				x.Device = a.string()
 			case "value":
-				x.Value = head[i]
-			}
-			if err != nil {
-				return nil, err
+				x.Value = a.string()
 			}
 		}
+		a.counts(&x.Counts)
 		out = append(out, x)
 	}
-	return out, nil
+	return out, a.err
 }
 
 // RequestSums are the catalog's: requests and fill are counted at the

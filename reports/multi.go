@@ -246,8 +246,12 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		ids  [MaxDims]int64  // named dimensions' ids
 		vals [MaxDims]string // the others' values
 	}
-	rows := map[rowKey]*MultiRow{}
-	var order []rowKey
+	type keyed struct {
+		k rowKey
+		r *MultiRow
+	}
+	rows := make(map[rowKey]*MultiRow, len(cells))
+	var order []keyed // the rows in the order they were made
 	// keyOf is the row key of a cell or request row's values, in bucket t.
 	keyOf := func(t string, campaign, placement, ad int64, country, device, value string) rowKey {
 		k := rowKey{t: t}
@@ -284,7 +288,7 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		}
 		r := &MultiRow{T: k.t} // its cells are named once it is known to be shown (dimsOf)
 		rows[k] = r
-		order = append(order, k)
+		order = append(order, keyed{k, r})
 		return r
 	}
 	// dimsOf names the cells of a row's key.
@@ -405,18 +409,41 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 	}
 	out.Totals.Metrics = withCounts(out.Totals.Metrics, total)
 	out.Totals.money()
-	type keyed struct {
-		k rowKey
-		r *MultiRow
+	// The order: by bucket, then impressions and requests (largest
+	// first), then the dimensions' ids and values. The first three are
+	// copied beside each row's pointer, so that most comparisons read
+	// neither the row nor its key (300,000 rows: 1.2 s → 0.4 s, BenchmarkReport).
+	type sortKey struct {
+		t          string
+		imps, reqs int64
+		kr         *keyed
 	}
-	sorted := make([]keyed, 0, len(order))
-	for _, k := range order {
-		sorted = append(sorted, keyed{k, rows[k]})
+	keys := make([]sortKey, len(order))
+	for i := range order {
+		r := order[i].r
+		keys[i] = sortKey{order[i].k.t, r.Impressions, ptrInt(r.Requests), &order[i]}
 	}
-	slices.SortFunc(sorted, func(a, b keyed) int {
-		return cmp.Or(strings.Compare(a.k.t, b.k.t), cmp.Compare(b.r.Impressions, a.r.Impressions), cmp.Compare(ptrInt(b.r.Requests), ptrInt(a.r.Requests)),
-			slices.Compare(a.k.ids[:], b.k.ids[:]), slices.Compare(a.k.vals[:], b.k.vals[:]))
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		// One comparison after another, each only when the last was
+		// equal (cmp.Or would evaluate them all).
+		if c := strings.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.imps, a.imps); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.reqs, a.reqs); c != 0 {
+			return c
+		}
+		if c := slices.Compare(a.kr.k.ids[:], b.kr.k.ids[:]); c != 0 {
+			return c
+		}
+		return slices.Compare(a.kr.k.vals[:], b.kr.k.vals[:])
 	})
+	sorted := make([]*keyed, len(keys))
+	for i := range keys {
+		sorted[i] = keys[i].kr
+	}
 	if q.Limit > 0 && len(sorted) > q.Limit {
 		sorted, out.Truncated = sorted[:q.Limit], true
 	}

@@ -86,7 +86,7 @@ func (c *eventsConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.nats, "events-nats", "", "also publish every event to NATS JetStream: url=nats://HOST:PORT,subject=NAME, "+
 		"and optionally stream=NAME, create=true (create the stream if absent), message-bytes=65536 (NDJSON runs; 0: one event a message), "+
 		"key=ad|link|user, backlog=256MiB (docs/operations.md#streams)")
-	fs.StringVar(&c.analytics, "analytics", "", "also keep every event in ClickHouse, inserted from the event files, each once: clickhouse://[user[:password]@]host[:8123]/database (docs/analytics.md)")
+	fs.StringVar(&c.analytics, "analytics", "", "also keep every event in ClickHouse, inserted from the event files, each once, and answer every report from it: clickhouse://[user[:password]@]host[:8123]/database (docs/analytics.md)")
 }
 
 // parseStreams parses -events-kafka and -events-nats.
