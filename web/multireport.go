@@ -27,7 +27,13 @@ const (
 type multiReports struct {
 	rp    *reports.Reporter
 	store CampaignStore
-	ads   AdStore
+	names Names
+}
+
+// Names names the rows of reports: the titles of ads, the codes of links,
+// the names of campaigns, advertisers and placements, by id.
+type Names interface {
+	EntityNames(ctx context.Context, entity string, ids []int64) (map[int64]string, error)
 }
 
 // run answers the report of args (GET /api/v1/reports's parameters, the
@@ -55,7 +61,7 @@ func (m *multiReports) run(sctx context.Context, args *fasthttp.Args, accept []b
 			return m.rp.EmptyMulti(q), format, nil
 		}
 	}
-	cat, err := reportCatalog(sctx, m.store, m.ads)
+	cat, err := reportCatalog(sctx, m.store, m.names)
 	if err != nil {
 		return nil, "", err
 	}
@@ -117,7 +123,7 @@ func writeMulti(ctx *fasthttp.RequestCtx, rep *reports.MultiReport, format strin
 
 // reportCatalog reads the names a report's rows show: every campaign,
 // advertiser and placement, and the titles of the ads asked for.
-func reportCatalog(sctx context.Context, store CampaignStore, ads AdStore) (*reports.Catalog, error) {
+func reportCatalog(sctx context.Context, store CampaignStore, names Names) (*reports.Catalog, error) {
 	cs, err := allCampaigns(sctx, store, 0)
 	if err != nil {
 		return nil, err
@@ -142,18 +148,7 @@ func reportCatalog(sctx context.Context, store CampaignStore, ads AdStore) (*rep
 		cat.Placements[ps[i].ID] = &ps[i]
 	}
 	cat.AdTitles = func(ctx context.Context, ids []int64) (map[int64]string, error) {
-		out := make(map[int64]string, len(ids))
-		for _, id := range ids {
-			a, err := ads.Ad(ctx, id)
-			if marquee.KindOf(err) == marquee.KindNotFound {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			out[id] = a.Title
-		}
-		return out, nil
+		return names.EntityNames(ctx, marquee.EntityAd, ids) // one query, not one an ad
 	}
 	return cat, nil
 }

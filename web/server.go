@@ -103,6 +103,7 @@ type Store interface {
 	ConversionStore
 	ForecastStore
 	BidStore
+	Names
 }
 
 // Deps are the server's collaborators.
@@ -242,7 +243,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.bidSt = d.Store
 	s.forecasts = &forecasts{src: d.Store, engine: d.Engine, model: forecast.Model{Weeks: forecast.DefaultWeeks}}
 	s.decisions.touches, s.decisions.conversions = d.Touches, d.Store
-	s.multi = &multiReports{rp: d.Reports, store: d.Store, ads: d.Store}
+	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store}
 	s.saved, s.sender = d.Store, d.ReportSender
 	s.sessions = &sessions{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {

@@ -383,54 +383,48 @@ func (s *Store) EntityNames(ctx context.Context, entity string, ids []int64) (ma
 	if from == "" {
 		return nil, fmt.Errorf("names of %s: no such entity", entity)
 	}
-	out := map[int64]string{}
-	for chunk := range slices.Chunk(ids, 500) {
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		type named struct {
-			id   int64
-			name string
-		}
-		rows, err := withDB(ctx, s, "read names", func(db DB) ([]named, error) {
-			return query(ctx, db, func(r Rows) (x named, err error) {
-				return x, r.Scan(&x.id, &x.name)
-			}, `SELECT id, `+from+`.id IN (`+placeholders(len(chunk))+`)`, args...)
-		})
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			out[r.id] = r.name
-		}
+	type named struct {
+		id   int64
+		name string
 	}
-	return out, nil
+	rows, err := byIDs(ctx, s, "read names", ids, func(in string) string { return `SELECT id, ` + from + `.id IN (` + in + `)` },
+		func(r Rows) (x named, err error) { return x, r.Scan(&x.id, &x.name) })
+	out := make(map[int64]string, len(rows))
+	for _, r := range rows {
+		out[r.id] = r.name
+	}
+	return out, err
 }
 
 // LinkTags returns the tags of the links of ids that have any.
 func (s *Store) LinkTags(ctx context.Context, ids []int64) (map[int64][]string, error) {
+	type tagged struct {
+		id  int64
+		tag string
+	}
+	rows, err := byIDs(ctx, s, "read link tags", ids, func(in string) string { return `SELECT link_id, tag FROM link_tags WHERE link_id IN (` + in + `)` },
+		func(r Rows) (x tagged, err error) { return x, r.Scan(&x.id, &x.tag) })
 	out := map[int64][]string{}
+	for _, r := range rows {
+		out[r.id] = append(out[r.id], r.tag)
+	}
+	return out, err
+}
+
+// byIDs runs the query q makes of an IN list's placeholders for ids, 500
+// ids a statement, and returns every row scan reads.
+func byIDs[T any](ctx context.Context, s *Store, what string, ids []int64, q func(in string) string, scan func(Rows) (T, error)) ([]T, error) {
+	var out []T
 	for chunk := range slices.Chunk(ids, 500) {
 		args := make([]any, len(chunk))
 		for i, id := range chunk {
 			args[i] = id
 		}
-		type tagged struct {
-			id  int64
-			tag string
-		}
-		rows, err := withDB(ctx, s, "read link tags", func(db DB) ([]tagged, error) {
-			return query(ctx, db, func(r Rows) (x tagged, err error) {
-				return x, r.Scan(&x.id, &x.tag)
-			}, `SELECT link_id, tag FROM link_tags WHERE link_id IN (`+placeholders(len(chunk))+`)`, args...)
-		})
+		rows, err := withDB(ctx, s, what, func(db DB) ([]T, error) { return query(ctx, db, scan, q(placeholders(len(chunk))), args...) })
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rows {
-			out[r.id] = append(out[r.id], r.tag)
-		}
+		out = append(out, rows...)
 	}
 	return out, nil
 }
