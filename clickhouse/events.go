@@ -218,7 +218,7 @@ func (e *Events) appendRow(ctx context.Context, rows []byte, m streams.Message, 
 	rows = e.appendText(rows, f[eventline.Attribution])
 	value, _ := reportrow.ParseCount(f[eventline.ConvValue])
 	rows = binary.LittleEndian.AppendUint64(rows, uint64(value))
-	rows = appendString(rows, []byte(m.File))
+	rows = appendString(rows, m.File)
 	rows = binary.LittleEndian.AppendUint64(rows, uint64(m.Offset))
 	rows = appendString(rows, m.Value)
 	return e.appendReport(ctx, rows, lookup)
@@ -246,7 +246,7 @@ func (e *Events) appendReport(ctx context.Context, rows []byte, lookup *reports.
 	}
 	rows = appendString(rows, country)
 	for _, s := range [...]string{ev.Platform, ev.Browser, ev.OS, ev.Device, ev.Referrer} {
-		rows = appendString(rows, []byte(s))
+		rows = appendString(rows, s)
 	}
 	rows = appendString(rows, ev.UID)
 	for _, id := range [...]int64{r.Ad, r.Campaign, r.Advertiser, r.Placement, r.Link} {
@@ -255,11 +255,11 @@ func (e *Events) appendReport(ctx context.Context, rows []byte, lookup *reports.
 	rows = append(rows, byte(int8(r.Dest)), flag(r.Cube))
 	rows = binary.AppendUvarint(rows, uint64(len(ev.KVs)))
 	for _, kv := range ev.KVs {
-		rows = appendString(rows, []byte(kv.Key))
+		rows = appendString(rows, kv.Key)
 	}
 	rows = binary.AppendUvarint(rows, uint64(len(ev.KVs)))
 	for _, kv := range ev.KVs {
-		rows = appendString(rows, []byte(kv.Value))
+		rows = appendString(rows, kv.Value)
 	}
 	fields := ev.Fields()
 	for _, p := range fields[:len(fields)-2] { // 0 or 1 an event: UInt8
@@ -279,7 +279,7 @@ func flag(b bool) byte {
 
 // appendString appends b as a RowBinary String: its length (a varint),
 // then its bytes.
-func appendString(rows, b []byte) []byte {
+func appendString[T string | []byte](rows []byte, b T) []byte {
 	return append(binary.AppendUvarint(rows, uint64(len(b))), b...)
 }
 
@@ -294,7 +294,7 @@ func (e *Events) appendText(rows, raw []byte) []byte {
 	if json.Unmarshal(e.quoted, &s) != nil {
 		return appendString(rows, raw) // not a JSON string's contents: kept as written
 	}
-	return appendString(rows, []byte(s))
+	return appendString(rows, s)
 }
 
 // second is the unix second of a receivedAt, which the server writes as

@@ -30,7 +30,7 @@ type Catalog interface {
 // reads the same from either (docs/analytics.md): sums by entity and hour
 // and reach by entity and day from their rollups (events_hourly,
 // events_reach), reports by several dimensions from the cube's
-// (events_cube, events_cube_kv), and dimension rows (referrer, browser,
+// (events_cube, events_cube_cp, events_cube_kv), and dimension rows (referrer, browser,
 // OS, destination, report key) from the rows. Hours are kept at any age,
 // so ReportSums answers its hourly call and nothing more for its daily
 // one. It is safe for concurrent use.
