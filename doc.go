@@ -15,17 +15,26 @@
 //     that index many trees; targeting/targetingtest: its brute-force
 //     reference
 //   - delivery: decisions over an immutable plan of campaigns, placements
-//     and their ads; counters: frequency caps' counts (memory, Redis)
+//     and their ads; counters: frequency caps' and money's counts (memory,
+//     Redis); attribution: what earned a conversion
+//   - serve: the serving and money rules without HTTP — Decide, Track,
+//     Convert — and the one Ledger every decision and event leaves its
+//     counts and spend in
+//   - forecast: inventory forecasts and delivery risk
+//   - clickhouse: every event in ClickHouse and reports answered from it
+//   - reportmail: saved reports emailed on their schedules
+//   - macro: the macros of third-party tags and trackers
 //   - tracking: the signed tracking URL; vast: the VAST document; tag: the
 //     ad tag's script
 //   - privacy: what events keep of visitors, consent, pseudonyms
-//   - streams (kafka, natsjs): events forwarded to brokers; webhooks:
-//     events POSTed to receivers
+//   - streams (streams/kafka, streams/natsjs): events forwarded to brokers;
+//     webhooks: events POSTed to receivers
 //   - linkcsv: links as CSV; linkroute: where a short link sends a visitor
 //   - asset: what an uploaded image is
 //   - cache: the bounded W-TinyLFU cache of links and ads by key
 //   - clicks: counts redirects in memory and flushes them to the store
-//   - eventline: the event line's format, written (web) and read (reports)
+//   - eventline: the event line's format, written (serve, web) and read
+//     (reports)
 //   - collector: event shards, compressed files, rotation and shipping
 //   - objstore: where finished event files go (S3-compatible storage)
 //   - auth: who a request is (the bootstrap token, API keys, sessions)
@@ -38,7 +47,12 @@
 //     the migrations and their runner; store/adrow: the ad row they keep;
 //     store/storetest: the conformance suite they pass
 //   - jsonstr: the byte-level JSON string escaper of the hot paths
-//   - web: the HTTP edge (fasthttp); routes.go lists every route
+//   - test helpers beside the packages they serve: privacy/privacytest (TCF
+//     strings), reports/geoiptest (MaxMind files), counters/counterstest
+//     (the counters' contract), store/postgres/pgtest, store/mysql/mysqltest
+//     and clickhouse/clickhousetest (a schema or database of a test's own)
+//   - web: the HTTP edge (fasthttp): reads requests, authenticates, calls
+//     serve, writes bytes; routes.go lists every route
 //   - console: the web console's files, embedded and served at /admin/
 //   - loadgen: the engine of `marquee bench`
 //   - tmpfs: small RAM filesystems for the full-disk tests (root only)

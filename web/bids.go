@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -14,6 +13,7 @@ import (
 	"marquee/delivery"
 	"marquee/reportrow"
 	"marquee/reports"
+	"marquee/serve"
 )
 
 // Header bidding's reports (docs/api.md#header-bidding): by placement and
@@ -23,27 +23,6 @@ import (
 // BidStore is what header bidding's report reads of the store.
 type BidStore interface {
 	BidSums(ctx context.Context, q reportrow.BidQuery) ([]reportrow.BidRow, error)
-}
-
-// countBids counts each bid of decision r's slots at now, and whether it
-// won its slot (chosen).
-func (d *decider) countBids(plan *delivery.Plan, r *delivery.Request, chosen [][]delivery.Choice, now time.Time) {
-	for si := range r.Slots {
-		s := &r.Slots[si]
-		if len(s.Bids) == 0 {
-			continue
-		}
-		pl, ok := plan.Placement(s.Placement)
-		if !ok {
-			continue
-		}
-		var buf [MaxBids]reports.SlotBid // on the stack: a slot holds at most MaxBids
-		counted := buf[:0]
-		for i := range s.Bids {
-			counted = append(counted, reports.SlotBid{Bidder: s.Bids[i].Bidder, Won: len(chosen[si]) > 0 && chosen[si][0].Bid == &s.Bids[i]})
-		}
-		d.bids.Count(pl.ID, now, counted)
-	}
 }
 
 // maxFloorPlacements is the most placements one floors request names.
@@ -62,7 +41,7 @@ type floorsBody struct {
 // Prebid tells every bidder anyway; only the placements a page names are
 // told (no list of them). Cached for a minute; the decision checks the
 // floor in force whatever the page was told.
-func handleFloors(d *decider) handler {
+func handleFloors(svc *serve.Service) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		names := strings.Split(string(ctx.QueryArgs().Peek("placements")), ",")
 		switch {
@@ -71,8 +50,8 @@ func handleFloors(d *decider) handler {
 		case len(names) > maxFloorPlacements:
 			return marquee.Invalid("invalid floors request", marquee.Problems{"placements": fmt.Sprintf("must name at most %d placements", maxFloorPlacements)})
 		}
-		plan := d.engine.Plan()
-		body := floorsBody{Currency: d.currency, Floors: map[string]marquee.Micros{}}
+		plan := svc.Engine().Plan()
+		body := floorsBody{Currency: svc.Currency(), Floors: map[string]marquee.Micros{}}
 		for _, name := range names {
 			if pl, ok := plan.Placement(name); ok && pl.Floor > 0 {
 				body.Floors[name] = pl.Floor

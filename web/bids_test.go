@@ -21,6 +21,7 @@ import (
 	"marquee/delivery"
 	"marquee/index"
 	"marquee/reports"
+	"marquee/serve"
 	"marquee/store/sqlite"
 	"marquee/tracking"
 	"marquee/web"
@@ -85,7 +86,8 @@ func bidServer(t *testing.T) *bidWorld {
 		t.Fatal(err)
 	}
 	w.h = web.NewServer(web.Config{InsecureAdmin: true}, web.Deps{Log: quiet, Now: time.Now, Index: index.New(time.Now),
-		Engine: e, Signer: signer, Events: w.sink, Registry: prometheus.NewRegistry(), Store: st, Reports: reports.NewReporter(st, 0), Bids: bids}).Handler()
+		Serve:    service(serve.Config{Engine: e, Signer: signer, Now: time.Now}, serve.LedgerConfig{Sink: w.sink, Bids: bids}),
+		Registry: prometheus.NewRegistry(), Store: st, Reports: reports.NewReporter(st, 0)}).Handler()
 	return w
 }
 
@@ -129,11 +131,11 @@ func TestBidsOverHTTP(t *testing.T) {
 	}
 	path := func(u string) string { return u[strings.Index(u, "/t/"):] }
 	for range 2 {
-		if status, _ := serve(h, "GET", path(got.ImpressionURL)); status != 204 {
+		if status, _ := send(h, "GET", path(got.ImpressionURL)); status != 204 {
 			t.Fatalf("the bid's impression = %d; want 204", status)
 		}
 	}
-	if status, _ := serve(h, "GET", path(got.ClickURL)); status != 204 {
+	if status, _ := send(h, "GET", path(got.ClickURL)); status != 204 {
 		t.Errorf("the bid's click = %d; want a pixel (204), not a redirect", status)
 	}
 	var impressions, clicks []map[string]any
@@ -175,7 +177,7 @@ func TestBidsOverHTTP(t *testing.T) {
 	}
 
 	w.flush(t)
-	status, body := serve(h, "GET", "/api/v1/bidders/stats?placement=home")
+	status, body := send(h, "GET", "/api/v1/bidders/stats?placement=home")
 	var stats struct {
 		Rows []struct {
 			Placement, Bidder       string
@@ -243,7 +245,7 @@ func TestFloors(t *testing.T) {
 		t.Errorf("the floors' headers = %s; want any origin, cached a minute", h.Header())
 	}
 	for _, path := range []string{"/api/v1/floors", "/api/v1/floors?placements=" + strings.Repeat("p,", 50) + "p"} {
-		if code, body := serve(w.h, "GET", path); code != 400 || !strings.Contains(string(body), `"placements"`) {
+		if code, body := send(w.h, "GET", path); code != 400 || !strings.Contains(string(body), `"placements"`) {
 			t.Errorf("GET %s = %d %s; want 400 naming placements", path, code, body)
 		}
 	}

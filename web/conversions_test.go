@@ -21,6 +21,7 @@ import (
 	"marquee/delivery"
 	"marquee/index"
 	"marquee/reports"
+	"marquee/serve"
 	"marquee/store/sqlite"
 	"marquee/tracking"
 	"marquee/web"
@@ -61,9 +62,10 @@ func newConvWorld(t *testing.T) *convWorld {
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
 	rp := reports.NewReporter(st, 0)
 	rp.Currency = "EUR"
-	w.h = web.NewServer(web.Config{}, web.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: w.clock, Index: index.New(w.clock), Engine: w.e,
-		Signer: signer, Events: w.sink, Registry: prometheus.NewRegistry(), Store: st, Reports: rp, Touches: attribution.NewRecorder(money),
-		Auth: nil}).Handler()
+	w.h = web.NewServer(web.Config{}, web.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: w.clock, Index: index.New(w.clock),
+		Serve: service(serve.Config{Engine: w.e, Signer: signer, Now: w.clock, Touches: attribution.NewRecorder(money), Conversions: st, Currency: rp.Currency},
+			serve.LedgerConfig{Sink: w.sink}),
+		Registry: prometheus.NewRegistry(), Store: st, Reports: rp, Auth: nil}).Handler()
 	return w
 }
 
@@ -75,7 +77,7 @@ func (w *convWorld) decide(t *testing.T, user string) (imp, click string) {
 	if user != "" {
 		q += "&user=" + user
 	}
-	status, body := serve(w.h, "GET", q)
+	status, body := send(w.h, "GET", q)
 	var got struct {
 		Decisions map[string][]struct{ ImpressionURL, ClickURL string }
 	}
@@ -103,7 +105,7 @@ func (w *convWorld) clickID(t *testing.T, click string) string {
 
 // pixel fires the conversion pixel with query q.
 func (w *convWorld) pixel(q string) (int, string) {
-	status, body := serve(w.h, "GET", "/conversion?"+q)
+	status, body := send(w.h, "GET", "/conversion?"+q)
 	return status, string(body)
 }
 
@@ -132,7 +134,7 @@ func TestAttributionWindows(t *testing.T) {
 	w := newConvWorld(t)
 	day := 24 * time.Hour
 	imp, click := w.decide(t, "")
-	serve(w.h, "GET", imp)
+	send(w.h, "GET", imp)
 	id := w.clickID(t, click)
 	t0 := w.clock()
 
@@ -170,7 +172,7 @@ func TestAttributionWindows(t *testing.T) {
 
 	// Post-view: a user's impression 23 hours before, no click.
 	imp, _ = w.decide(t, "u-42")
-	serve(w.h, "GET", imp)
+	send(w.h, "GET", imp)
 	w.set(w.clock().Add(23 * time.Hour))
 	if status, _ := w.pixel("userKey=u-42&advertiserId=7&orderId=B1"); status != 204 {
 		t.Fatalf("post-view pixel = %d", status)
@@ -187,7 +189,7 @@ func TestAttributionWindows(t *testing.T) {
 	// A click 31 days old does not stop post-view: the click id fails its
 	// window, the user's newer impression is within its own.
 	imp, _ = w.decide(t, "u-42")
-	serve(w.h, "GET", imp)
+	send(w.h, "GET", imp)
 	if status, _ := w.pixel("clickId=" + id + "&userKey=u-42&orderId=B2"); status != 204 || len(w.conversions()) != before+1 {
 		t.Fatalf("post-view with an old click id = %d, %d lines more; want one", status, len(w.conversions())-before)
 	}
@@ -201,7 +203,7 @@ func TestAttributionWindows(t *testing.T) {
 	}
 	// Without consent (Sec-GPC), the user key is not used.
 	imp, _ = w.decide(t, "u-43")
-	serve(w.h, "GET", imp)
+	send(w.h, "GET", imp)
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI("/conversion?userKey=u-43&advertiserId=7&orderId=C1")
 	ctx.Request.Header.Set("Sec-GPC", "1")

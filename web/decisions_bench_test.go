@@ -17,6 +17,7 @@ import (
 	"marquee/delivery"
 	"marquee/index"
 	"marquee/reports"
+	"marquee/serve"
 	"marquee/tracking"
 	"marquee/web"
 )
@@ -96,7 +97,8 @@ func planServer(tb testing.TB, ps []marquee.Placement, c counting, creative func
 	}
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Engine: e, Signer: signer, Registry: prometheus.NewRegistry(), Requests: c.reqs, Samples: c.samples, Bids: c.bids})
+	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Registry: prometheus.NewRegistry(),
+		Serve: service(serve.Config{Engine: e, Signer: signer, Now: time.Now}, serve.LedgerConfig{Requests: c.reqs, Samples: c.samples, Bids: c.bids})})
 	return srv.Handler()
 }
 

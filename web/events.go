@@ -14,52 +14,50 @@ import (
 	"marquee/eventline"
 	"marquee/linkroute"
 	"marquee/privacy"
+	"marquee/serve"
 )
-
-// EventSink is what the event routes need of the collector.
-type EventSink interface {
-	// Append accepts event lines for the shard that key picks; in durable
-	// mode it returns once they are written.
-	Append(key uint64, lines []byte, events int) error
-	// AppendID appends a new unique event id.
-	AppendID(dst []byte) []byte
-}
 
 // gif1x1 is a transparent 1×1 GIF, for pixels.
 var gif1x1 = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
 
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
-// eventLines writes the event lines of requests into the sink: it adds
-// the server's fields (time, id, address, country, user agent) and the
-// user id, as the privacy policy says. The event beacons, the redirect's
-// clicks and the tracking URLs' events all write through it.
+// eventLines writes the event lines of requests (serve.Lines) with the
+// client's address as the edge reads it. The event beacons, the
+// redirect's clicks and the tracking URLs' events all write through it.
 type eventLines struct {
 	requester // the client's address
-	sink      EventSink
-	stamp     eventline.Stamper
-	privacy   *privacy.Policy
-	geo       linkroute.Geo // nil: no GeoIP database
+	*serve.Lines
+	sink    serve.EventSink
+	privacy *privacy.Policy
+	geo     linkroute.Geo // nil: no GeoIP database
 }
 
-// appendHead opens the event line of a request (eventline.AppendHead):
-// received when the request arrived, from the client's address —
-// truncated where the policy says (after GeoIP placed it: the country
-// goes in the line) —, and, when lim says the visitor is not to be
-// followed, why ("limited").
+// newEventLines returns the writer of event lines into sink under pol,
+// placing addresses with geo (nil: none).
+func newEventLines(rq requester, sink serve.EventSink, pol *privacy.Policy, geo linkroute.Geo) *eventLines {
+	var g serve.Geo
+	if geo != nil {
+		g = geo
+	}
+	return &eventLines{requester: rq, Lines: serve.NewLines(sink, pol, g), sink: sink, privacy: pol, geo: geo}
+}
+
+// appendHead opens the event line of a request (serve.Lines.AppendHead).
 func (e *eventLines) appendHead(dst []byte, ctx *fasthttp.RequestCtx, lim privacy.Limit) []byte {
-	ip, geo := e.addr(ctx), ""
-	if e.privacy.Truncates(lim) {
-		if e.geo != nil {
-			geo = e.geo.Country(ip)
-		}
-		ip = privacy.Truncate(ip)
+	return e.AppendHead(dst, ctx.Time(), e.addr(ctx), ctx.UserAgent(), lim)
+}
+
+// edge is what serving reads of the request beyond its body
+// (serve.Edge); origin, when not nil, receives the request's scheme and
+// host (the head of its absolute URLs).
+func (r requester) edge(ctx *fasthttp.RequestCtx, origin []byte) serve.Edge {
+	e := serve.Edge{Time: ctx.Time(), IP: r.addr(ctx), UserAgent: ctx.UserAgent(), Referer: ctx.Request.Header.Referer(),
+		AcceptLanguage: ctx.Request.Header.Peek(fasthttp.HeaderAcceptLanguage), GPC: sentGPC(ctx), Conn: ctx.ConnID()}
+	if origin != nil {
+		e.Origin = appendOrigin(origin, ctx)
 	}
-	dst = eventline.AppendHead(dst, &e.stamp, ctx.Time(), e.sink.AppendID, ip, geo, ctx.UserAgent())
-	if lim != privacy.None {
-		dst = eventline.AppendPlain(dst, "limited", lim.String())
-	}
-	return dst
+	return e
 }
 
 // signal is what a request says about consent: its Sec-GPC header, and
@@ -213,20 +211,10 @@ func handleEventPost(e *eventLines) handler {
 	}
 }
 
-// appendUID appends an event's uid field as the policy keeps it: the id
-// as sent (off), its pseudonym (balanced, strict), or nothing (a visitor
-// not to be followed).
+// appendUID appends an event's uid field as the policy keeps it
+// (serve.Lines.AppendUID).
 func (e *eventLines) appendUID(line, uid []byte, at time.Time, lim privacy.Limit) []byte {
-	start := len(line)
-	line = append(line, `,"uid":"`...)
-	line, raw, ok := e.privacy.AppendUID(line, uid, at, lim)
-	switch {
-	case !ok:
-		return line[:start]
-	case raw: // the id as sent, escaped
-		return eventline.AppendString(line[:start], "uid", uid)
-	}
-	return append(line, '"')
+	return e.AppendUID(line, uid, at, lim)
 }
 
 func checkEventBody(ctx *fasthttp.RequestCtx) error {

@@ -12,6 +12,7 @@ import (
 
 	"marquee/collector"
 	"marquee/index"
+	"marquee/serve"
 	"marquee/web"
 )
 
@@ -23,7 +24,7 @@ func eventServer(tb testing.TB) (fasthttp.RequestHandler, *collector.Collector) 
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { c.Close(context.Background()) })
-	srv := web.NewServer(web.Config{}, web.Deps{Now: time.Now, Index: index.New(time.Now), Events: c, Registry: prometheus.NewRegistry()})
+	srv := web.NewServer(web.Config{}, web.Deps{Now: time.Now, Index: index.New(time.Now), Serve: service(serve.Config{Now: time.Now}, serve.LedgerConfig{Sink: c}), Registry: prometheus.NewRegistry()})
 	return srv.Handler(), c
 }
 

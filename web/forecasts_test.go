@@ -21,6 +21,7 @@ import (
 	"marquee/delivery"
 	"marquee/index"
 	"marquee/reports"
+	"marquee/serve"
 	"marquee/store/sqlite"
 	"marquee/tracking"
 	"marquee/web"
@@ -89,9 +90,9 @@ func newForecastWorld(t *testing.T) *forecastWorld {
 	if err := w.tally.Recover(context.Background(), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	w.h = web.NewServer(web.Config{InsecureAdmin: true}, web.Deps{Log: quiet, Now: w.clock, Index: index.New(w.clock), Engine: w.e,
-		Signer: signer, Events: &flakySink{}, Registry: prometheus.NewRegistry(), Store: st, Reports: reports.NewReporter(st, 0),
-		Requests: reqs, Samples: samples}).Handler()
+	w.h = web.NewServer(web.Config{InsecureAdmin: true}, web.Deps{Log: quiet, Now: w.clock, Index: index.New(w.clock),
+		Serve:    service(serve.Config{Engine: w.e, Signer: signer, Now: w.clock}, serve.LedgerConfig{Sink: &flakySink{}, Requests: reqs, Samples: samples}),
+		Registry: prometheus.NewRegistry(), Store: st, Reports: reports.NewReporter(st, 0)}).Handler()
 	return w
 }
 
@@ -106,7 +107,7 @@ func (w *forecastWorld) traffic(t *testing.T, hours, n int) map[string]int {
 		for i := range n {
 			w.set(hour.Add(time.Duration(i) * time.Hour / time.Duration(n)))
 			platform := []string{"ios", "web"}[i%2]
-			status, body := serve(w.h, "GET", "/api/v1/decisions?placement=home&country=TW&platform="+platform)
+			status, body := send(w.h, "GET", "/api/v1/decisions?placement=home&country=TW&platform="+platform)
 			var got struct {
 				Decisions map[string][]struct{ CampaignID string }
 			}
@@ -209,7 +210,7 @@ func TestForecastOverHTTP(t *testing.T) {
 	from = w.clock()
 	big := w.book("too big", marquee.PriorityStandard, "web", from, from.Add(48*time.Hour), int64(2*matching))
 	small := w.book("small", marquee.PriorityStandard, "web", from, from.Add(48*time.Hour), 10)
-	status, body := serve(w.h, "GET", "/api/v1/forecasts/risk")
+	status, body := send(w.h, "GET", "/api/v1/forecasts/risk")
 	var risk struct {
 		Campaigns []struct {
 			ID     string

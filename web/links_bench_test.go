@@ -17,6 +17,7 @@ import (
 	"marquee/collector"
 	"marquee/fixture"
 	"marquee/index"
+	"marquee/serve"
 	"marquee/store/sqlite"
 	"marquee/web"
 )
@@ -49,7 +50,7 @@ func redirectServerOf(tb testing.TB, in marquee.LinkInput) fasthttp.RequestHandl
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { c.Close(context.Background()) })
-	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Events: c,
+	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Serve: service(serve.Config{Now: time.Now}, serve.LedgerConfig{Sink: c}),
 		Store: st, LinkCache: web.NewLinkCache(st, cache.Capacity{Entries: 1000}, nil),
 		Clicks: clicks.New(st, synced{}, log, nil), Registry: prometheus.NewRegistry()})
 	return srv.Handler()

@@ -12,6 +12,7 @@ import (
 	"marquee"
 	"marquee/counters"
 	"marquee/privacy"
+	"marquee/serve"
 )
 
 // PrivacyStore is what erasure needs of the store.
@@ -80,8 +81,8 @@ func handleEraseSubject(st PrivacyStore, counters Forgetter, policy *privacy.Pol
 			}
 		}
 		key := []byte(k)
-		if len(key) == 0 || len(key) > maxUserKey {
-			return marquee.Invalid("invalid subject", marquee.Problems{"userKey": fmt.Sprintf("must be 1-%d bytes", maxUserKey)})
+		if len(key) == 0 || len(key) > serve.MaxUserKey {
+			return marquee.Invalid("invalid subject", marquee.Problems{"userKey": fmt.Sprintf("must be 1-%d bytes", serve.MaxUserKey)})
 		}
 		names := policy.Subject(key, now(), ErasureDays)
 		forgot := 0

@@ -97,11 +97,11 @@ func (s *Server) apiRoutes() []route {
 	// Ads and campaigns whose targeting reads below the country need GeoIP.
 	adResource := adResource.checked(func(in *marquee.AdInput) marquee.Problems { return geoRules(s.geo != nil, in.Targeting) })
 	campaignRules := func(in *marquee.CampaignInput) marquee.Problems {
-		return merge(geoRules(s.geo != nil, in.Targeting), moneyRules(s.decisions.currency, in.Price, in.Budget))
+		return merge(geoRules(s.geo != nil, in.Targeting), moneyRules(s.serve.Currency(), in.Price, in.Budget))
 	}
 	campaignResource := campaignResource.checked(campaignRules)
 	advertiserResource := advertiserResource.checked(func(in *marquee.AdvertiserInput) marquee.Problems {
-		return moneyRules(s.decisions.currency, nil, in.Budget)
+		return moneyRules(s.serve.Currency(), nil, in.Budget)
 	})
 	erase := handleEraseSubject(s.privSt, s.forget, s.events.privacy, s.retention, s.writer, s.now)
 	hooksOn := func(h storeHandler) storeHandler { return webhooksOn(s.hookSt, s.hooks, h) }
@@ -125,10 +125,10 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/links/{code}/stats", marquee.ScopeReportsRead, withStore(handleStats(linkStats(s.links, &s.cfg.LinkDomains), s.reports))},
 		{"GET", "/api/v1/stats", marquee.ScopeReportsRead, withStore(handleOverallStats(s.reports, s.campaigns))},
 		{"GET", "/api/v1/advertisers/{id}/stats", marquee.ScopeReportsRead, withStore(owned(ownAdvertiser, handleStats(advertiserStats(s.campaigns, s.reports), s.reports)))},
-		{"GET", "/api/v1/campaigns/{id}/delivery", marquee.ScopeCampaignsRead, withStore(owned(ownCampaign(s.campaigns), handleCampaignDelivery(s.campaigns, s.decisions.engine, s.now)))},
+		{"GET", "/api/v1/campaigns/{id}/delivery", marquee.ScopeCampaignsRead, withStore(owned(ownCampaign(s.campaigns), handleCampaignDelivery(s.campaigns, s.serve.Engine(), s.now)))},
 		{"GET", "/api/v1/campaigns/{id}/stats", marquee.ScopeReportsRead, withStore(owned(ownCampaign(s.campaigns), handleStats(campaignStats(s.campaigns, s.reports), s.reports)))},
 		{"GET", "/api/v1/placements/{name}/stats", marquee.ScopeReportsRead, withStore(owned(ownPlacement(s.campaigns), handleStats(placementStats(s.campaigns), s.reports)))},
-		{"GET", "/api/v1/bidders/stats", marquee.ScopeReportsRead, withStore(handleBidStats(s.bidSt, s.reports, s.decisions.engine))},
+		{"GET", "/api/v1/bidders/stats", marquee.ScopeReportsRead, withStore(handleBidStats(s.bidSt, s.reports, s.serve.Engine()))},
 		{"GET", "/api/v1/reports", marquee.ScopeReportsRead, withStore(handleMultiReport(s.multi))},
 		{"POST", "/api/v1/saved-reports", marquee.ScopeReportsRead, withStore(handleCreateSavedReport(s.saved, s.multi))},
 		{"GET", "/api/v1/saved-reports", marquee.ScopeReportsRead, withStore(handleListSavedReports(s.saved))},
@@ -207,20 +207,20 @@ func (s *Server) apiRoutes() []route {
 		{"DELETE", "/api/v1/session", signedIn, withStore(handleSignOut(s.sessions))},
 		{"PUT", "/api/v1/session/password", signedIn, withStore(handleChangePassword(s.sessions))},
 		// Decisions: which ads fill a page's slots, and their signed tracking URLs.
-		{"POST", "/api/v1/decisions", public, handleDecisions(s.decisions)},
-		{"GET", "/api/v1/decisions", public, handleDecisions(s.decisions)},
-		{"GET", "/api/v1/floors", public, handleFloors(s.decisions)},
+		{"POST", "/api/v1/decisions", public, handleDecisions(s.serve, s.req, s.authenticate)},
+		{"GET", "/api/v1/decisions", public, handleDecisions(s.serve, s.req, s.authenticate)},
+		{"GET", "/api/v1/floors", public, handleFloors(s.serve)},
 		{"OPTIONS", "/api/v1/decisions", public, handlePreflight()},
-		{"GET", "/t/{kind}/{token}", public, handleTracking(s.decisions)},
+		{"GET", "/t/{kind}/{token}", public, handleTracking(s.serve, s.req)},
 		// Conversions: the advertiser's pixel and postback.
-		{"GET", "/conversion", public, handleConversionPixel(s.decisions)},
-		{"POST", "/api/v1/conversions", marquee.ScopeConversionsWrite, withStore(handleConversionPost(s.decisions))},
+		{"GET", "/conversion", public, handleConversionPixel(s.serve, s.req)},
+		{"POST", "/api/v1/conversions", marquee.ScopeConversionsWrite, withStore(handleConversionPost(s.serve, s.req))},
 		// The ad tag, HTML creatives' frames, and video ads (VAST).
 		{"GET", "/t.js", public, handleTagScript()},
 		{"GET", "/tag/{file}", public, handleTagScript()},
 		{"GET", "/pb.js", public, handleTagScript()},
-		{"GET", "/f/{token}", public, handleFrame(s.decisions.engine, s.decisions.signer, s.now)},
-		{"GET", "/vast", public, handleVAST(s.decisions)},
+		{"GET", "/f/{token}", public, handleFrame(s.serve.Engine(), s.serve.Signer(), s.now)},
+		{"GET", "/vast", public, handleVAST(s.serve, s.req)},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", public, handleEventGet(s.events)},
 		{"POST", "/e", public, handleEventPost(s.events)},

@@ -23,18 +23,16 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
-	"marquee/attribution"
 	"marquee/auth"
 	"marquee/cache"
 	"marquee/clicks"
-	"marquee/delivery"
 	"marquee/forecast"
 	"marquee/index"
 	"marquee/linkroute"
 	"marquee/privacy"
 	"marquee/reportmail"
 	"marquee/reports"
-	"marquee/tracking"
+	"marquee/serve"
 )
 
 // AdStore is what the web layer needs of a store of ads.
@@ -78,9 +76,6 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For is believed for
 	// an event's client ip.
 	TrustedProxies []netip.Prefix
-	// TrackingTTL is how long tracking URLs work (default
-	// tracking.DefaultTTL).
-	TrackingTTL time.Duration
 	// WebhooksAllowHTTP lets webhooks POST to http:// URLs (https only
 	// otherwise).
 	WebhooksAllowHTTP bool
@@ -100,7 +95,7 @@ type Store interface {
 	WebhookStore
 	PrivacyStore
 	SavedReportStore
-	ConversionStore
+	serve.ConversionStore
 	ForecastStore
 	BidStore
 	Names
@@ -119,43 +114,23 @@ type Deps struct {
 	// known, and those rules never match).
 	GeoIP   linkroute.Geo
 	Clicks  *clicks.Counter
-	Events  EventSink
 	Reports *reports.Reporter
-	// Requests, when set, counts decisions' slots (the reports' Tally
-	// flushes them).
-	Requests *reports.Requests
-	// Samples, when set, keeps a sample of decisions' requests for
-	// forecasts (the reports' Tally flushes it).
-	Samples *reports.Samples
-	// Bids, when set, counts header bidding's bids and wins (the
-	// reports' Tally flushes them).
-	Bids *reports.Bids
+	// Serve decides, tracks and converts (package serve); its Lines
+	// write every event line, its Engine is the delivery engine the
+	// campaign and forecast routes read.
+	Serve *serve.Service
 	// ReportSender emails saved reports now (nil: no -smtp).
 	ReportSender ReportSender
 	Auth         *auth.Auth // who requests are (keys, sessions, the bootstrap token)
 	// Webhooks delivers webhooks (nil: the webhook routes answer 404).
-	Webhooks Webhooks
-	// Touches keeps what users' impressions leave for post-view
-	// attribution (nil: conversions are attributed to clicks only).
-	Touches *attribution.Recorder
-	// Engine decides which ads fill slots; Signer signs and checks their
-	// tracking URLs.
-	Engine *delivery.Engine
-	Signer *tracking.Signer
-	// SharedCounters says the engine's counters are another server's
-	// (Redis): a decision bounds its calls to them.
-	SharedCounters bool
-	AssetStore     AssetStore                  // where uploads go
-	Assets         *cache.Cache[string, Image] // uploaded images by SHA-256, from AssetStore (see NewAssetCache)
+	Webhooks   Webhooks
+	AssetStore AssetStore                  // where uploads go
+	Assets     *cache.Cache[string, Image] // uploaded images by SHA-256, from AssetStore (see NewAssetCache)
 	// Console serves /admin and /admin/… (package console); nil: no
 	// console.
 	Console fasthttp.RequestHandler
 	// Registry receives the server's metrics.
 	Registry *prometheus.Registry
-	// Privacy says what events keep of visitors and whether a request's
-	// may be followed (nil: balanced, under a secret of this process
-	// alone).
-	Privacy *privacy.Policy
 	// Counters are the frequency-cap counters erasures clear (nil: the
 	// erasure route answers 404).
 	Counters Forgetter
@@ -201,7 +176,7 @@ type Server struct {
 	access    AccessStore
 	sessions  *sessions
 	campaigns CampaignStore
-	decisions *decider
+	serve     *serve.Service
 	forecasts *forecasts
 	bidSt     BidStore
 	multi     *multiReports
@@ -229,26 +204,21 @@ func NewServer(cfg Config, d Deps) *Server {
 		req:     requester{trusted: cfg.TrustedProxies},
 		metrics: newMetrics(d.Registry, d.Index),
 	}
-	s.events = &eventLines{requester: s.req, sink: d.Events, privacy: d.Privacy, geo: d.GeoIP}
-	if s.events.privacy == nil {
-		s.events.privacy, _ = privacy.NewPolicy(privacy.Balanced, []byte(rand.Text()), 0)
+	s.serve = d.Serve
+	if s.serve == nil { // a server of the routes that serve no ads (tests of other routes)
+		pol, _ := privacy.NewPolicy(privacy.Balanced, []byte(rand.Text()), 0)
+		s.serve = serve.New(serve.Config{Lines: serve.NewLines(nil, pol, nil), Now: d.Now})
 	}
+	lines := s.serve.Lines()
+	s.events = &eventLines{requester: s.req, Lines: lines, sink: lines.Sink(), privacy: lines.Policy(), geo: d.GeoIP}
 	s.imports = &imports{st: d.Store, writer: s.writer, log: d.Log, now: d.Now, jobs: map[string]*importJob{}}
-	s.decisions = newDecider(d.Engine, d.Signer, cfg.TrackingTTL, s.events, d.Now)
-	s.decisions.authenticate = s.authenticate
-	s.decisions.shared = d.SharedCounters
-	s.decisions.requests = d.Requests
-	s.decisions.samples = d.Samples
-	s.decisions.bids = d.Bids
 	s.bidSt = d.Store
-	s.forecasts = &forecasts{src: d.Store, engine: d.Engine, model: forecast.Model{Weeks: forecast.DefaultWeeks}}
-	s.decisions.touches, s.decisions.conversions = d.Touches, d.Store
+	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}
 	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store}
 	s.saved, s.sender = d.Store, d.ReportSender
 	s.sessions = &sessions{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {
 		s.sessions.currency, s.sessions.reportKeys = d.Reports.Currency, d.Reports.Keys
-		s.decisions.reportKeys, s.decisions.currency = d.Reports.Keys, d.Reports.Currency
 	}
 	s.mux = newMux(s, s.routes())
 	return s

@@ -16,6 +16,7 @@ import (
 	"marquee/counters"
 	"marquee/delivery"
 	"marquee/index"
+	"marquee/serve"
 	"marquee/tracking"
 	"marquee/web"
 )
@@ -55,8 +56,9 @@ func BenchmarkTrackingImpression(b *testing.B) {
 				touches = attribution.NewRecorder(m)
 			}
 			signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
-			h := web.NewServer(web.Config{}, web.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now, Index: index.New(time.Now), Engine: e,
-				Signer: signer, Events: discard{}, Registry: prometheus.NewRegistry(), Touches: touches}).Handler()
+			h := web.NewServer(web.Config{}, web.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now, Index: index.New(time.Now),
+				Serve:    service(serve.Config{Engine: e, Signer: signer, Now: time.Now, Touches: touches}, serve.LedgerConfig{Sink: discard{}}),
+				Registry: prometheus.NewRegistry()}).Handler()
 			// Tokens as decisions sign them, each a new decision and user.
 			const n = 600_000
 			paths := make([]string, n)

@@ -17,6 +17,7 @@ import (
 	"marquee/counters"
 	"marquee/delivery"
 	"marquee/index"
+	"marquee/serve"
 	"marquee/tracking"
 	"marquee/web"
 )
@@ -48,7 +49,7 @@ func (s *flakySink) count() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s
 
 // trackingServer decides over one campaign of one ad in placement side,
 // its events into sink.
-func trackingServer(t *testing.T, sink web.EventSink) fasthttp.RequestHandler {
+func trackingServer(t *testing.T, sink serve.EventSink) fasthttp.RequestHandler {
 	now := time.Now()
 	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Types: marquee.CreativeTypes}}}
 	cs := []marquee.Campaign{{ID: 1, State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 1, Name: "c",
@@ -60,12 +61,12 @@ func trackingServer(t *testing.T, sink web.EventSink) fasthttp.RequestHandler {
 	e.PutAds(ads, nil, true)
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Engine: e, Signer: signer,
-		Events: sink, Registry: prometheus.NewRegistry()}).Handler()
+	return web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now),
+		Serve: service(serve.Config{Engine: e, Signer: signer, Now: time.Now}, serve.LedgerConfig{Sink: sink}), Registry: prometheus.NewRegistry()}).Handler()
 }
 
-// serve sends method path to h and returns the status and body.
-func serve(h fasthttp.RequestHandler, method, path string) (int, []byte) {
+// send sends method path to h and returns the status and body.
+func send(h fasthttp.RequestHandler, method, path string) (int, []byte) {
 	var ctx fasthttp.RequestCtx
 	ctx.Request.Header.SetMethod(method)
 	ctx.Request.SetRequestURI(path)
@@ -80,7 +81,7 @@ func serve(h fasthttp.RequestHandler, method, path string) (int, []byte) {
 func TestTrackingCountedOnceWritten(t *testing.T) {
 	sink := &flakySink{fail: 1}
 	h := trackingServer(t, sink)
-	status, body := serve(h, "GET", "/api/v1/decisions?placement=side")
+	status, body := send(h, "GET", "/api/v1/decisions?placement=side")
 	var got struct {
 		Decisions map[string][]struct{ ImpressionURL, ClickURL string }
 	}
@@ -89,21 +90,21 @@ func TestTrackingCountedOnceWritten(t *testing.T) {
 	}
 	path := func(u string) string { return u[strings.Index(u, "/t/"):] }
 	imp := path(got.Decisions["side"][0].ImpressionURL)
-	if status, _ := serve(h, "HEAD", imp); status != 204 || sink.count() != 0 {
+	if status, _ := send(h, "HEAD", imp); status != 204 || sink.count() != 0 {
 		t.Fatalf("HEAD of the impression URL = %d with %d events written; want 204 and none", status, sink.count())
 	}
-	if status, body := serve(h, "GET", imp); status != 503 || sink.count() != 0 {
+	if status, body := send(h, "GET", imp); status != 503 || sink.count() != 0 {
 		t.Fatalf("impression URL on a full spool = %d %s; want 503, nothing written", status, body)
 	}
 	for range 3 {
-		if status, body := serve(h, "GET", imp); status != 204 {
+		if status, body := send(h, "GET", imp); status != 204 {
 			t.Fatalf("the retry = %d %s; want 204", status, body)
 		}
 	}
 	if n := sink.count(); n != 1 || !strings.Contains(sink.lines[0], `"type":"impression"`) {
 		t.Fatalf("after the 503 and three retries, %d events: %q; want the impression once", n, sink.lines)
 	}
-	if status, _ := serve(h, "HEAD", path(got.Decisions["side"][0].ClickURL)); status != 302 || sink.count() != 1 {
+	if status, _ := send(h, "HEAD", path(got.Decisions["side"][0].ClickURL)); status != 302 || sink.count() != 1 {
 		t.Fatalf("HEAD of the click URL = %d, %d events; want 302 and no click written", status, sink.count())
 	}
 }

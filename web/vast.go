@@ -1,8 +1,8 @@
 package web
 
 import (
+	"context"
 	"encoding/hex"
-	mrand "math/rand/v2"
 	"strings"
 	"time"
 
@@ -10,6 +10,7 @@ import (
 
 	"marquee"
 	"marquee/delivery"
+	"marquee/serve"
 	"marquee/tracking"
 	"marquee/vast"
 )
@@ -79,33 +80,30 @@ func imageType(path string) string {
 // video ads a decision chooses for one slot (the parameters of GET
 // /api/v1/decisions), their tracking URLs signed as a decision's; an
 // empty <VAST> when nothing fills it (docs/api.md#vast).
-func handleVAST(d *decider) handler {
+func handleVAST(svc *serve.Service, rq requester) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		anyOrigin(ctx) // players read it from the publisher's page
-		in := decisionInput{GDPR: -1}
+		in := serve.Input{GDPR: -1}
 		if err := decisionFromQuery(ctx.QueryArgs(), &in); err != nil {
 			return err
 		}
-		var slots [1]delivery.Slot
-		now := d.now()
-		plan := d.engine.Plan()
-		req, lim, err := d.request(ctx, &in, plan, slots[:], now)
+		var raw [300]byte
+		e := rq.edge(ctx, raw[:0])
+		var d serve.Decision
+		// A roadblock's companions ride in the document.
+		err := svc.Decide(context.Background(), &in, &e, serve.Options{Companions: true, NoBids: true, Check: func() error {
+			if !plainHost(ctx.Host()) {
+				return marquee.Invalid("invalid request", marquee.Problems{"Host": "must be a host name, with a port or not"})
+			}
+			return nil
+		}}, &d)
+		defer d.Release()
 		if err != nil {
 			return asParams(err)
 		}
-		if !plainHost(ctx.Host()) {
-			return marquee.Invalid("invalid request", marquee.Problems{"Host": "must be a host name, with a port or not"})
-		}
-		req.Companions = true // a roadblock's companions ride in the document
-		rnd := rngPool.Get().(*mrand.Rand)
-		defer rngPool.Put(rnd)
-		cctx, cancel := d.countersContext()
-		var outcomes [1]marquee.Outcome
-		chosen := d.engine.DecideOutcomes(cctx, &req, now, rnd, outcomes[:])[0]
-		cancel()
-		d.countRequests(ctx, &in, plan, &req, outcomes[:], lim, now)
-		var raw [300]byte
-		head := appendOrigin(raw[:0], ctx)
+		plan := svc.Engine().Plan()
+		chosen := d.Chosen[0]
+		head := e.Origin
 		bp := pagePool.Get().(*[]byte)
 		out := append((*bp)[:0], vast.Header...)
 		seq, pod := 0, len(chosen) > 1
@@ -118,7 +116,7 @@ func handleVAST(d *decider) handler {
 				seq++
 			}
 			var scratch [256]byte
-			token, id := d.sign(scratch[:0], &req.Slots[0], &req, lim, ch, now, rnd)
+			token, id := d.Sign(scratch[:0], 0, ch)
 			fill := func(dst []byte, h byte) []byte {
 				if h == vast.ServingID {
 					return hex.AppendEncode(dst, id[:])
@@ -134,7 +132,7 @@ func handleVAST(d *decider) handler {
 			// (creativeView) and click.
 			tokens := make([][]byte, len(comps))
 			for i, a := range comps {
-				tokens[i], _ = d.sign(nil, &req.Slots[0], &req, lim, delivery.Choice{Ad: a, Campaign: ch.Campaign}, now, rnd)
+				tokens[i], _ = d.Sign(nil, 0, delivery.Choice{Ad: a, Campaign: ch.Campaign})
 			}
 			out = t.AppendWith(out, seq, fill, ct, func(dst []byte, i int, h byte) []byte {
 				return tracking.AppendPath(append(dst, head...), h, tokens[i])

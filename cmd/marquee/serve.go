@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"marquee/attribution"
-	"marquee/reportmail"
 	"math"
 	"net"
 	"net/http"
@@ -21,6 +19,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"marquee/attribution"
+	"marquee/reportmail"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +42,7 @@ import (
 	"marquee/objstore"
 	"marquee/privacy"
 	"marquee/reports"
+	serving "marquee/serve" // the package; serve is this command's function
 	"marquee/store"
 	"marquee/store/mysql"
 	"marquee/store/postgres"
@@ -485,13 +487,24 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		n.schedules = &reportmail.Scheduler{Store: n.st, Mailer: cfg.reports.mailer, Now: time.Now, Log: n.log}
 		sender = n.schedules
 	}
+	// Serving's rules, and the one Ledger every decision and event leaves
+	// its counts and its spend in.
+	var geo serving.Geo
+	if n.geo != nil {
+		geo = n.geo
+	}
+	svc := serving.New(serving.Config{Engine: n.engine, Signer: n.signer, TTL: cfg.trackingTTL, Now: time.Now,
+		Lines:          serving.NewLines(n.events, n.privacy, geo),
+		Ledger:         serving.NewLedger(serving.LedgerConfig{Sink: n.events, Engine: n.engine, Requests: n.requests, Samples: n.samples, Bids: n.bids}),
+		SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", ReportKeys: cfg.reports.keys,
+		Touches: n.touches, Conversions: n.st, Currency: cfg.currency})
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
-		TrackingTTL: cfg.trackingTTL, WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains},
+		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
-			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Events: n.events, Registry: n.reg,
-			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Engine: n.engine, Signer: n.signer, Webhooks: n.hooks, SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", Console: console.Handler(),
-			Privacy: n.privacy, Counters: n.counters, EventsRetention: cfg.eventsRetention, Requests: n.requests, Samples: n.samples, Bids: n.bids, ReportSender: sender, Touches: n.touches})
+			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
+			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Serve: svc, Webhooks: n.hooks, Console: console.Handler(),
+			Counters: n.counters, EventsRetention: cfg.eventsRetention, ReportSender: sender})
 	if n.schedules != nil {
 		n.schedules.Render = srv.RenderReport
 	}

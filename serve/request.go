@@ -1,7 +1,8 @@
-// The decision request: read from a JSON body or a GET's query, checked,
-// and its viewer compiled once (targeting.Viewer).
+// The decision request: read from a JSON body (or, by the edge, from a
+// GET's query), checked against the plan, and its viewer compiled once
+// (targeting.Viewer).
 
-package web
+package serve
 
 import (
 	"bytes"
@@ -20,7 +21,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/valyala/fasthttp"
 	"github.com/valyala/fastjson"
 
 	"marquee"
@@ -29,13 +29,13 @@ import (
 	"marquee/targeting"
 )
 
-// decisionInput is a decision request as sent (a JSON body, or a GET's
+// Input is a decision request as sent (a JSON body, or a GET's
 // parameters). Its byte slices point into the request or the parser that
 // read it: valid until the answer is written.
-type decisionInput struct {
-	Placements []decisionSlot
+type Input struct {
+	Placements []SlotInput
 	UserKey    []byte // empty: no user
-	Age        optInt
+	Age        OptInt
 	Gender     []byte
 	Country    []byte
 	Platform   []byte
@@ -44,7 +44,7 @@ type decisionInput struct {
 	// KV are the page's key-values as sent; Referrer, Region, City, Metro
 	// and Language what the request says of them (else the server finds
 	// what it can: the Referer header, Accept-Language).
-	KV                                  []rawKV
+	KV                                  []RawKV
 	Referrer, Region, City, Metro, Lang []byte
 	// IP and UserAgent are the viewer's, when a server-to-server client
 	// decides for one (as Kevel's decision API takes them); else the
@@ -66,7 +66,7 @@ type decisionInput struct {
 // text is where the request's string field name goes (nil: name is not
 // one): the viewer's, the page's and the preview's fields the body and
 // the query name alike.
-func (in *decisionInput) text(name string) *[]byte {
+func (in *Input) text(name string) *[]byte {
 	switch name {
 	case "gender":
 		return &in.Gender
@@ -96,21 +96,29 @@ func (in *decisionInput) text(name string) *[]byte {
 	return nil
 }
 
-// queryTexts are the string fields a GET decision takes as parameters.
-var queryTexts = []string{"gender", "country", "platform", "url", "referrer", "region", "city", "metro", "language"}
+// QueryTexts are the string fields a GET decision takes as parameters.
+var QueryTexts = []string{"gender", "country", "platform", "url", "referrer", "region", "city", "metro", "language"}
 
-// decisionSlot is one slot of a request: {"div","placement","count","kv"}.
-type decisionSlot struct {
+// Text is where the request's string field name goes (nil: name is not
+// one of them).
+func (in *Input) Text(name string) *[]byte { return in.text(name) }
+
+// QueryKV is a page's key-value pair as a GET's parameter kv.KEY=VALUE
+// sends it.
+func QueryKV(key, value []byte) RawKV { return RawKV{Key: key, Value: value, parent: "kv", index: -1} }
+
+// SlotInput is one slot of a request: {"div","placement","count","kv"}.
+type SlotInput struct {
 	Div, Placement []byte
-	Count          optInt
-	KV             []rawKV
+	Count          OptInt
+	KV             []RawKV
 	Bids           []delivery.Bid // the page's header-bidding bids (readBids)
 }
 
-// rawKV is a key-value pair as sent, where (parent, and its place in
+// RawKV is a key-value pair as sent, where (parent, and its place in
 // an array of the key's values, -1 for a single value), and once checked,
 // normalised.
-type rawKV struct {
+type RawKV struct {
 	Key, Value []byte
 	parent     string
 	index      int
@@ -119,7 +127,7 @@ type rawKV struct {
 }
 
 // path names the pair in problems: "kv.section", "placements[0].kv.tags[1]".
-func (kv *rawKV) path() string {
+func (kv *RawKV) path() string {
 	at := kv.parent + "." + string(kv.Key)
 	if kv.index >= 0 {
 		at += "[" + strconv.Itoa(kv.index) + "]"
@@ -127,27 +135,30 @@ func (kv *rawKV) path() string {
 	return at
 }
 
-// optInt is an integer a request may leave out.
-type optInt struct {
+// OptInt is an integer a request may leave out.
+type OptInt struct {
 	N   int
 	Set bool
 }
 
-// A requestScratch is what reading one decision request needs and a
+// A Scratch is what reading one decision request needs and a
 // request can hand to the next: the parser (fastjson: encoding/json's
 // reflection was a fifth of a decision's cost) and the slots and bids it
 // reads into. The request's input points into it until its answer is
 // written; then it goes back to scratches, emptied.
-type requestScratch struct {
+type Scratch struct {
 	jp    fastjson.Parser
-	slots []decisionSlot
+	slots []SlotInput
 	bids  []delivery.Bid
 }
 
-var scratches = sync.Pool{New: func() any { return new(requestScratch) }}
+var scratches = sync.Pool{New: func() any { return new(Scratch) }}
 
-// release empties sc (nothing of the request's is kept) and pools it.
-func (sc *requestScratch) release() {
+// GetScratch returns a pooled Scratch; Release it after the answer.
+func GetScratch() *Scratch { return scratches.Get().(*Scratch) }
+
+// Release empties sc (nothing of the request's is kept) and pools it.
+func (sc *Scratch) Release() {
 	clear(sc.slots)
 	clear(sc.bids)
 	sc.slots, sc.bids = sc.slots[:0], sc.bids[:0]
@@ -172,11 +183,11 @@ func (p *problems) add(field, problem string) {
 	p.m[field] = problem
 }
 
-// readDecision reads a decision request's JSON body into in with sc,
+// ReadDecision reads a decision request's JSON body into in with sc,
 // which in's slices then point into (release sc after the answer),
 // naming every field of the wrong type; fields it does not know are
 // ignored.
-func readDecision(sc *requestScratch, body []byte, in *decisionInput) error {
+func ReadDecision(sc *Scratch, body []byte, in *Input) error {
 	v, err := sc.jp.ParseBytes(body)
 	if err == nil && v.Type() != fastjson.TypeObject {
 		err = errors.New("not an object")
@@ -192,12 +203,12 @@ func readDecision(sc *requestScratch, body []byte, in *decisionInput) error {
 		}
 		return b
 	}
-	integer := func(v *fastjson.Value, path, field string) optInt {
+	integer := func(v *fastjson.Value, path, field string) OptInt {
 		n, err := v.Int()
 		if err != nil {
 			p.add(path+field, "must be an integer")
 		}
-		return optInt{n, err == nil}
+		return OptInt{n, err == nil}
 	}
 	o, _ := v.Object()
 	o.Visit(func(k []byte, v *fastjson.Value) {
@@ -214,7 +225,7 @@ func readDecision(sc *requestScratch, body []byte, in *decisionInput) error {
 			}
 			in.Placements = sc.slots[:0]
 			for i, sv := range slots {
-				var slot decisionSlot
+				var slot SlotInput
 				path := slotPaths[min(i, MaxSlots)] // past MaxSlots, the request is refused anyway
 				so, err := sv.Object()
 				if err != nil {
@@ -443,7 +454,7 @@ func currencyCode(s []byte) bool {
 
 // readKV appends the key-values of a body's "kv" object at path to kvs,
 // checked: each value a string, a number or an array of them.
-func readKV(v *fastjson.Value, path string, kvs []rawKV, p *problems) []rawKV {
+func readKV(v *fastjson.Value, path string, kvs []RawKV, p *problems) []RawKV {
 	o, err := v.Object()
 	if err != nil {
 		p.add(path, `must be an object {"key": "value" or ["values"]}`)
@@ -451,7 +462,7 @@ func readKV(v *fastjson.Value, path string, kvs []rawKV, p *problems) []rawKV {
 	}
 	o.Visit(func(k []byte, f *fastjson.Value) {
 		one := func(f *fastjson.Value, index int) {
-			kv := rawKV{Key: k, parent: path, index: index}
+			kv := RawKV{Key: k, parent: path, index: index}
 			switch f.Type() {
 			case fastjson.TypeString:
 				kv.Value = f.GetStringBytes()
@@ -478,7 +489,7 @@ func readKV(v *fastjson.Value, path string, kvs []rawKV, p *problems) []rawKV {
 
 // check normalises the pair (marquee.KVKey, marquee.KVValue) into kv.kv,
 // or names what is wrong with it.
-func (kv *rawKV) check(p *problems) bool {
+func (kv *RawKV) check(p *problems) bool {
 	k, okK := marquee.KVKey(string(kv.Key))
 	v, okV := marquee.KVValue(string(kv.Value))
 	switch {
@@ -493,7 +504,7 @@ func (kv *rawKV) check(p *problems) bool {
 
 // compileKV checks and normalises the pairs of kvs into out (sorted),
 // naming every problem; at most marquee.MaxKVPairs.
-func compileKV(kvs []rawKV, out []targeting.KV, p *problems) []targeting.KV {
+func compileKV(kvs []RawKV, out []targeting.KV, p *problems) []targeting.KV {
 	for i := range kvs {
 		if kv := &kvs[i]; kv.checked || kv.check(p) {
 			out = append(out, kv.kv)
@@ -521,7 +532,7 @@ func slotKV(page, slot []targeting.KV) []targeting.KV {
 
 // readConsent reads a body's "consent": {"gdpr": 1|0|true|false, "tcf":
 // "<TCF v2 string>", "given": true|false}.
-func readConsent(v *fastjson.Value, in *decisionInput, p *problems) {
+func readConsent(v *fastjson.Value, in *Input, p *problems) {
 	o, err := v.Object()
 	if err != nil {
 		p.add("consent", `must be an object {"gdpr","tcf","given"}`)
@@ -568,7 +579,7 @@ func readConsent(v *fastjson.Value, in *decisionInput, p *problems) {
 // parseDecision checks a request against the plan, every problem named,
 // and returns it in the engine's words (its strings the plan's own where
 // it can: no copy of a placement, country or platform name).
-func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot) (delivery.Request, error) {
+func parseDecision(in *Input, plan *delivery.Plan, slots []delivery.Slot) (delivery.Request, error) {
 	var p problems
 	r := delivery.Request{Slots: slots[:0]}
 	switch n := len(in.Placements); {
@@ -641,8 +652,8 @@ func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot
 	for _, k := range in.Keywords {
 		r.Keywords = append(r.Keywords, strings.ToLower(string(bytes.TrimSpace(k))))
 	}
-	if key := in.UserKey; len(key) > maxUserKey {
-		p.add("user.key", fmt.Sprintf("must be at most %d bytes", maxUserKey))
+	if key := in.UserKey; len(key) > MaxUserKey {
+		p.add("user.key", fmt.Sprintf("must be at most %d bytes", MaxUserKey))
 	}
 	return r, marquee.Invalid("invalid decision request", p.m)
 }
@@ -651,15 +662,15 @@ func parseDecision(in *decisionInput, plan *delivery.Plan, slots []delivery.Slot
 // (parseDecision), its user the pseudonym of its key at now — none when
 // the request's consent (its body's or parameters', and Sec-GPC) says
 // the visitor is not to be followed, which lim says.
-func (d *decider) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *delivery.Plan, slots []delivery.Slot, now time.Time) (r delivery.Request, lim privacy.Limit, err error) {
+func (s *Service) request(e *Edge, in *Input, plan *delivery.Plan, slots []delivery.Slot, now time.Time) (r delivery.Request, lim privacy.Limit, err error) {
 	if r, err = parseDecision(in, plan, slots); err != nil {
 		return r, lim, err
 	}
-	if err = d.fillViewer(ctx, in, &r.Viewer, plan.Needs()); err != nil {
+	if err = s.fillViewer(e, in, &r.Viewer, plan.Needs()); err != nil {
 		return r, lim, err
 	}
-	pol := d.events.privacy
-	lim = pol.Limit(privacy.Signal{GPC: sentGPC(ctx), GDPR: in.GDPR, TCF: in.TCF, Given: in.Given})
+	pol := s.lines.privacy
+	lim = pol.Limit(privacy.Signal{GPC: e.GPC, GDPR: in.GDPR, TCF: in.TCF, Given: in.Given})
 	r.User = pol.User(in.UserKey, now, lim)
 	return r, lim, nil
 }
@@ -673,7 +684,7 @@ func (d *decider) request(ctx *fasthttp.RequestCtx, in *decisionInput, plan *del
 // browser and OS (the User-Agent, parsed), the language (language, else
 // Accept-Language), the address, and region, city and metro as sent. What
 // stays unknown matches no targeting of it (targeting fails closed).
-func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, v *targeting.Viewer, needs targeting.Needs) error {
+func (s *Service) fillViewer(e *Edge, in *Input, v *targeting.Viewer, needs targeting.Needs) error {
 	// The viewer's address: the body's ip, else the request's client's
 	// (read only when something below needs it).
 	var ip netip.Addr
@@ -684,16 +695,13 @@ func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, v *tar
 		}
 		ip = a.Unmap()
 	}
-	addr := func() netip.Addr {
-		if !ip.IsValid() {
-			ip = d.events.addr(ctx)
-		}
-		return ip
+	if !ip.IsValid() {
+		ip = e.IP
 	}
-	if v.Country == 0 && d.events.geo != nil || needs&targeting.NeedIP != 0 {
-		ip := addr()
-		if v.Country == 0 && d.events.geo != nil {
-			v.SetCountry(d.events.geo.Country(ip))
+	geo := s.lines.geo
+	if v.Country == 0 && geo != nil || needs&targeting.NeedIP != 0 {
+		if v.Country == 0 && geo != nil {
+			v.SetCountry(geo.Country(ip))
 		}
 		if needs&targeting.NeedIP != 0 {
 			v.IP = ip
@@ -701,7 +709,7 @@ func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, v *tar
 	}
 	ua := in.UserAgent
 	if len(ua) == 0 {
-		ua = ctx.UserAgent()
+		ua = e.UserAgent
 	}
 	if v.Platform == 0 && len(bytes.TrimSpace(ua)) > 0 {
 		v.Platform = targeting.PlatformCode(marquee.UAPlatform(ua))
@@ -712,7 +720,7 @@ func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, v *tar
 	if needs&targeting.NeedPage != 0 {
 		page := in.URL
 		if len(page) == 0 {
-			page = ctx.Request.Header.Referer()
+			page = e.Referer
 		}
 		v.Host, v.Path = hostPath(page)
 	}
@@ -725,7 +733,7 @@ func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, v *tar
 	if needs&targeting.NeedLanguage != 0 {
 		lang := in.Lang
 		if len(lang) == 0 {
-			lang = ctx.Request.Header.Peek(fasthttp.HeaderAcceptLanguage)
+			lang = e.AcceptLanguage
 		}
 		v.Language = targeting.PrimaryLanguage(string(lang))
 	}
@@ -733,18 +741,12 @@ func (d *decider) fillViewer(ctx *fasthttp.RequestCtx, in *decisionInput, v *tar
 		v.Region = strings.ToUpper(strings.TrimSpace(string(in.Region)))
 		v.City = strings.ToLower(strings.TrimSpace(string(in.City)))
 		v.Metro = strings.TrimSpace(string(in.Metro))
-		if pl, ok := d.events.geo.(Placer); ok && (v.Region == "" || v.City == "" || v.Metro == "") {
-			region, city, metro := pl.Place(addr())
+		if pl, ok := geo.(Placer); ok && (v.Region == "" || v.City == "" || v.Metro == "") {
+			region, city, metro := pl.Place(ip)
 			v.Region, v.City, v.Metro = cmp.Or(v.Region, region), cmp.Or(v.City, city), cmp.Or(v.Metro, metro)
 		}
 	}
 	return nil
-}
-
-// Placer is a GeoIP database that places an address below the country
-// (a City database): region (ISO 3166-2), city (lower case), metro code.
-type Placer interface {
-	Place(ip netip.Addr) (region, city, metro string)
 }
 
 // hostPath reads a page's URL: its host name, lower case, and its path
@@ -755,60 +757,4 @@ func hostPath(raw []byte) (host, path string) {
 		return "", ""
 	}
 	return strings.ToLower(u.Hostname()), cmp.Or(u.EscapedPath(), "/")
-}
-
-// asParams names the problems of a GET decision's one slot by its
-// parameters (placement, div, count), not by the slot's path in a body.
-func asParams(err error) error {
-	var e *marquee.Error
-	if errors.As(err, &e) {
-		for k, v := range e.Problems {
-			if param, ok := strings.CutPrefix(k, slotPaths[0]+"."); ok {
-				delete(e.Problems, k)
-				e.Problems[param] = v
-			}
-		}
-	}
-	return err
-}
-
-// decisionFromQuery reads GET /api/v1/decisions: one slot (placement,
-// div, count) and the viewer's fields.
-func decisionFromQuery(args *fasthttp.Args, in *decisionInput) error {
-	pl, _ := param(args, "placement")
-	div, _ := param(args, "div")
-	slot := decisionSlot{Div: div, Placement: pl}
-	var p problems
-	if len(pl) == 0 {
-		p.add("placement", "is required")
-	}
-	if v, ok := param(args, "count"); ok {
-		n, err := strconv.Atoi(string(v))
-		if err != nil {
-			p.add("count", "must be an integer")
-		}
-		slot.Count = optInt{n, true}
-	}
-	in.Placements = append(in.Placements, slot)
-	if v, ok := param(args, "age"); ok {
-		n, err := strconv.Atoi(string(v))
-		if err != nil {
-			p.add("age", "must be an integer")
-		}
-		in.Age = optInt{n, true}
-	}
-	for _, name := range queryTexts {
-		*in.text(name), _ = param(args, name)
-	}
-	if v, ok := param(args, "keywords"); ok {
-		in.Keywords = bytes.Split(v, []byte(","))
-	}
-	in.UserKey, _ = param(args, "user")
-	for k, v := range args.All() {
-		if key, ok := bytes.CutPrefix(k, []byte("kv.")); ok {
-			in.KV = append(in.KV, rawKV{Key: key, Value: v, parent: "kv", index: -1})
-		}
-	}
-	in.GDPR, in.TCF = queryConsent(args)
-	return marquee.Invalid("invalid decision request", p.m)
 }

@@ -1,0 +1,223 @@
+// Conversions: attributed to the click or the impression that earned
+// them and counted once per order (docs/api.md#conversions).
+
+package serve
+
+import (
+	"context"
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	"marquee"
+	"marquee/attribution"
+	"marquee/counters"
+	"marquee/delivery"
+	"marquee/eventline"
+	"marquee/privacy"
+	"marquee/tracking"
+)
+
+// What Convert answers, as HTTP status codes: counted, a duplicate,
+// accepted without attribution.
+const (
+	StatusCreated  = 201
+	StatusOK       = 200
+	StatusAccepted = 202
+)
+
+// Converted is the answer to a conversion: whether it counted, what it
+// was attributed to ("click", "view"; "" none), the ad and campaign, and
+// whether it is verified (its spend and goals count it).
+type Converted struct {
+	Counted     bool   `json:"counted"`
+	Duplicate   bool   `json:"duplicate,omitempty"`
+	Attribution string `json:"attribution,omitempty"`
+	Reason      string `json:"reason,omitempty"` // why nothing was attributed
+	AdID        int64  `json:"adId,omitempty,string"`
+	CampaignID  int64  `json:"campaignId,omitempty,string"`
+	Verified    bool   `json:"verified"`
+}
+
+// Convert attributes and counts conversion in: from a postback (trusted:
+// an authenticated server's) or a pixel, by a credential bound by b,
+// for a visitor lim says may be followed or not. It answers 201 when it
+// counted, 200 for a duplicate, 202 when nothing earned it (written to
+// the event files, counted in no report).
+func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionInput, postback bool, b marquee.Bounds, lim privacy.Limit) (Converted, int, error) {
+	now := s.now()
+	if msg := marquee.CheckCurrency(in.Currency, s.currency); msg != "" {
+		return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"currency": msg})
+	}
+	plan := s.engine.Plan()
+	var (
+		click         *tracking.Clicked
+		clickAt       *attribution.Touchpoint
+		advertiser    = in.Advertiser
+		campaign      *delivery.Campaign
+		clickVerified bool
+	)
+	if in.ClickID != "" {
+		c, err := s.signer.OpenClick([]byte(in.ClickID))
+		if err != nil {
+			return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"clickId": "was not issued by this server or was changed: not counted"})
+		}
+		click, clickVerified = &c, c.Verified
+		if campaign, _ = plan.Campaign(c.Campaign); campaign == nil {
+			return Converted{Reason: "the click's campaign is archived or gone"}, StatusAccepted, nil
+		}
+		if advertiser != 0 && advertiser != campaign.AdvertiserID {
+			return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"advertiserId": "is not the advertiser of the click id's campaign (" + strconv.FormatInt(campaign.AdvertiserID, 10) + ")"})
+		}
+		advertiser = campaign.AdvertiserID
+		clickAt = &attribution.Touchpoint{At: c.Issued, Window: campaign.Windows().PostClick}
+	}
+	if b.Bound() && !b.HasAdvertiser(advertiser) {
+		return Converted{}, 0, marquee.Errorf(marquee.KindForbidden, "this key converts only its advertisers' conversions, not advertiser %d's", advertiser)
+	}
+	// Post-view: the user's last viewable impression, else impression,
+	// of the advertiser's ads — only of a visitor who may be followed.
+	var view, imp *attribution.Touchpoint
+	var seen [2]counters.Seen
+	var payloads [2]tracking.Payload
+	if user := s.lines.privacy.User([]byte(in.UserKey), now, lim); user != 0 && s.touches != nil && (click == nil || !clickWithin(clickAt, now)) {
+		i, v, err := s.touches.Last(sctx, user, advertiser)
+		if err != nil {
+			return Converted{}, 0, marquee.Errorf(marquee.KindUnavailable, "the attribution store cannot be reached: try again")
+		}
+		seen = [2]counters.Seen{v, i}
+		for k, sn := range seen {
+			if sn.At == 0 {
+				continue
+			}
+			p, err := s.signer.Open(sn.Token, time.Unix(sn.At, 0))
+			if err != nil {
+				continue // signed under a key since retired
+			}
+			payloads[k] = p
+			w := marquee.DefaultPostView
+			if c, ok := plan.Campaign(p.Campaign); ok {
+				w = c.Windows().PostView
+			}
+			tp := &attribution.Touchpoint{At: time.Unix(sn.At, 0), Window: w}
+			if k == 0 {
+				view = tp
+			} else {
+				imp = tp
+			}
+		}
+	}
+	var p *tracking.Payload
+	var kind string
+	verified := false
+	switch attribution.Choose(clickAt, view, imp, now) {
+	case marquee.AttributedClick:
+		p, kind, verified = &click.Payload, marquee.AttributedClick, clickVerified
+	case "view":
+		p, kind, verified = &payloads[0], marquee.AttributedView, seen[0].Verified && postback
+	case "impression":
+		p, kind, verified = &payloads[1], marquee.AttributedView, seen[1].Verified && postback
+	default:
+		reason := "no click or impression within the attribution windows"
+		if click != nil {
+			reason = "the click is older than its campaign's post-click window"
+		}
+		if err := s.writeConversion(e, nil, in, advertiser, "", false, Charge{}); err != nil {
+			return Converted{}, 0, err
+		}
+		return Converted{Reason: reason}, StatusAccepted, nil
+	}
+	if c, ok := plan.Campaign(p.Campaign); ok {
+		campaign = c
+	}
+	// Counted once: an order once; a click (or an impression) without an
+	// order once; and, from the pixel — which anyone holding a click id
+	// can fire — a click once whatever its orders, so that no page can
+	// multiply what one click earns.
+	var keys []string
+	if in.OrderID != "" {
+		keys = append(keys, "order:"+in.OrderID)
+	}
+	if in.OrderID == "" || !postback {
+		keys = append(keys, kind+":"+hex.EncodeToString(p.Decision[:]))
+	}
+	conv := marquee.Conversion{Advertiser: advertiser, Campaign: p.Campaign, Ad: p.Ad, Attribution: kind, Value: in.Value, At: now}
+	forget := func(keys []string) {
+		for _, k := range keys {
+			s.conversions.RemoveConversion(context.WithoutCancel(sctx), advertiser, k)
+		}
+	}
+	out := Converted{Attribution: kind, AdID: p.Ad, CampaignID: p.Campaign, Verified: verified}
+	for i, k := range keys {
+		conv.Dedupe = k
+		fresh, err := s.conversions.AddConversion(sctx, conv)
+		if err != nil {
+			forget(keys[:i])
+			return Converted{}, 0, err
+		}
+		if !fresh {
+			forget(keys[:i])
+			out.Duplicate = true
+			return out, StatusOK, nil
+		}
+	}
+	out.Counted = true
+	ch := Charge{Campaign: campaign, At: now}
+	if verified && campaign != nil && campaign.Price != nil {
+		// What a conversion costs is the price's rule (marquee.Price.EventCost),
+		// at the price its decision was made at.
+		pr := marquee.Price{Model: campaign.Price.Model, Amount: marquee.Micros(p.PriceMicros)}
+		if cost, bills := pr.EventCost(); bills == "conversion" {
+			ch.Cost = cost
+		}
+	}
+	if err := s.writeConversion(e, p, in, advertiser, kind, verified, ch); err != nil {
+		forget(keys) // the retry counts it
+		return Converted{}, 0, err
+	}
+	return out, StatusCreated, nil
+}
+
+// clickWithin says the click is within its window at now.
+func clickWithin(c *attribution.Touchpoint, now time.Time) bool {
+	return attribution.Choose(c, nil, nil, now) != ""
+}
+
+// writeConversion writes a conversion's event line: of the decision p
+// (nil: attributed to nothing, named by its advertiser only), with its
+// attribution, value, order id, cost and whether it is verified.
+func (s *Service) writeConversion(e *Edge, p *tracking.Payload, in *marquee.ConversionInput, advertiser int64, kind string, verified bool, ch Charge) error {
+	cost := ch.Cost
+	var num [20]byte
+	line := s.lines.appendEdgeHead(nil, e, privacy.GPC) // the advertiser's page's visitor: no address kept
+	line = eventline.AppendPlain(line, "type", "conversion")
+	line = eventline.AppendPlain(line, "advertiser", strconv.AppendInt(num[:0], advertiser, 10))
+	if p != nil {
+		line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
+		line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))
+		line = eventline.AppendPlain(line, "placement", p.Placement)
+		line = eventline.AppendPlain(line, "decision", hex.AppendEncode(nil, p.Decision[:]))
+		line = eventline.AppendPlain(line, "attribution", kind)
+		line = eventline.AppendPlain(line, "conversionValue", strconv.AppendInt(num[:0], int64(in.Value), 10))
+		if verified {
+			line = eventline.AppendPlain(line, "verified", "1")
+		}
+		if cost > 0 {
+			line = eventline.AppendPlain(line, "cost", strconv.AppendInt(num[:0], int64(cost), 10))
+		}
+		if p.Country != "" {
+			line = eventline.AppendPlain(line, "country", p.Country)
+		}
+		if p.Platform != "" {
+			line = eventline.AppendPlain(line, "platform", p.Platform)
+		}
+		if p.KV != "" {
+			line = eventline.AppendPlain(line, "kv", p.KV)
+		}
+	}
+	if in.OrderID != "" {
+		line = eventline.AppendString(line, "orderId", []byte(in.OrderID))
+	}
+	line = eventline.End(line)
+	return s.ledger.Record(e.Conn, line, ch)
+}

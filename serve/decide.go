@@ -1,0 +1,242 @@
+package serve
+
+import (
+	"context"
+	"encoding/binary"
+	mrand "math/rand/v2"
+	"net/url"
+	"slices"
+	"time"
+
+	"marquee"
+	"marquee/delivery"
+	"marquee/privacy"
+	"marquee/reports"
+	"marquee/targeting"
+	"marquee/tracking"
+)
+
+// A Decision is a decision request decided: the request as the engine
+// read it, the choices for each of its slots (Why: each slot's
+// candidates, when explained), the visitor's privacy limit, and the
+// instant it was made at. Its tokens are signed by Sign. A Decision is
+// used by one goroutine; Release it once its answer is written.
+type Decision struct {
+	Request delivery.Request
+	Chosen  [][]delivery.Choice
+	Why     [][]delivery.Candidate
+	Limit   privacy.Limit
+	Now     time.Time
+	// Rand is the decision's random source (the lotteries', the decision
+	// ids', the [CACHEBUSTING] macro's).
+	Rand *mrand.Rand
+
+	svc      *Service
+	slots    [4]delivery.Slot // a page's usual few, without allocation
+	outcomes [MaxSlots]marquee.Outcome
+}
+
+// Options are how a decision is made beyond its request.
+type Options struct {
+	// Authorize is asked when the request wants an explanation or a
+	// preview (which name every campaign): its error refuses the request.
+	Authorize func() error
+	// Companions asks for a roadblock's companions (VAST).
+	Companions bool
+	// NoBids: the decision's bids are not counted (none are sent).
+	NoBids bool
+	// Check is asked once the request is read, before anything is
+	// decided: its error refuses the request (the edge's own checks).
+	Check func() error
+}
+
+// Decide decides request in, from the client e says, into d: it checks
+// the request against the plan (every problem named), fills the viewer
+// from what the edge knows, picks each slot's ads, and leaves the slots'
+// outcomes, samples and bids in the Ledger (not for a preview, which
+// counts nothing).
+func (s *Service) Decide(ctx context.Context, in *Input, e *Edge, opt Options, d *Decision) error {
+	plan := s.engine.Plan()
+	now := s.now()
+	if len(in.At) > 0 {
+		at, err := time.Parse(time.RFC3339, string(in.At))
+		switch {
+		case !in.Preview:
+			return marquee.Invalid("invalid decision request", marquee.Problems{"at": "is for a preview only (\"preview\": true): a decision that counts is now"})
+		case err != nil:
+			return marquee.Invalid("invalid decision request", marquee.Problems{"at": "must be an RFC 3339 time"})
+		}
+		now = at
+	}
+	req, lim, err := s.request(e, in, plan, d.slots[:], now)
+	if err != nil {
+		return err
+	}
+	if opt.Check != nil {
+		if err := opt.Check(); err != nil {
+			return err
+		}
+	}
+	d.svc, d.Request, d.Limit, d.Now = s, req, lim, now
+	r := &d.Request
+	r.Preview = in.Preview
+	r.Companions = opt.Companions
+	if (in.Explain || in.Preview) && opt.Authorize != nil {
+		if err := opt.Authorize(); err != nil {
+			return err
+		}
+	}
+	d.Rand = rngPool.Get().(*mrand.Rand)
+	cctx, cancel := s.countersContext(ctx)
+	if in.Explain {
+		d.Chosen, d.Why = s.engine.Explain(cctx, r, now, d.Rand, d.outcomes[:])
+	} else {
+		d.Chosen = s.engine.DecideOutcomes(cctx, r, now, d.Rand, d.outcomes[:])
+	}
+	cancel()
+	if !r.Preview {
+		s.countRequests(e, in, plan, r, d.outcomes[:len(r.Slots)], lim, now)
+		if !opt.NoBids {
+			s.countBids(plan, r, d.Chosen, now)
+		}
+	}
+	return nil
+}
+
+// Release gives the decision's random source back; d is not to be used
+// after.
+func (d *Decision) Release() {
+	if d.Rand != nil {
+		rngPool.Put(d.Rand)
+		d.Rand = nil
+	}
+}
+
+// Sign appends to dst the signed token of choice ch in slot i, under a
+// new decision id, which it also returns: one token serves every tracking
+// URL of the choice, and carries the request's privacy limit, and the
+// slot's values of the report keys, to its events.
+func (d *Decision) Sign(dst []byte, i int, ch delivery.Choice) ([]byte, [16]byte) {
+	s, r, slot := d.svc, &d.Request, &d.Request.Slots[i]
+	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: slot.Placement, UserHash: r.User, Issued: d.Now, Expires: d.Now.Add(s.ttl),
+		Limit: uint8(d.Limit), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform)}
+	if len(s.reportKeys) > 0 {
+		kvs := r.Viewer.KV
+		if slot.KV != nil {
+			kvs = slot.KV
+		}
+		p.KV = reportKV(s.reportKeys, kvs)
+	}
+	// A decision id needs to be unique, not secret (the MAC guards the
+	// token): 128 bits of the request's PCG, seeded from crypto/rand.
+	binary.LittleEndian.PutUint64(p.Decision[:8], d.Rand.Uint64())
+	binary.LittleEndian.PutUint64(p.Decision[8:], d.Rand.Uint64())
+	p.PriceMicros = ch.Campaign.PriceMicros
+	if ch.Bid != nil { // a bid's events are its bidder's, at its adjusted CPM
+		p.Bidder, p.PriceMicros = ch.Bid.Bidder, ch.BidCPM
+	}
+	return s.signer.Append(dst, &p), p.Decision
+}
+
+// maxReportValue bounds a report key's value a tracking URL carries: a
+// longer one is reported as reports.OtherValue.
+const maxReportValue = 40
+
+// reportKV is the values of keys among kvs (sorted) as a tracking
+// payload carries them: "section=sports&pos=atf", each key's first value
+// (in byte order), query-escaped; "" for none.
+func reportKV(keys []string, kvs []targeting.KV) string {
+	var b []byte
+	for _, k := range keys {
+		i := slices.IndexFunc(kvs, func(kv targeting.KV) bool { return kv.Key == k })
+		if i < 0 {
+			continue
+		}
+		v := kvs[i].Value
+		if len(v) > maxReportValue {
+			v = reports.OtherValue
+		}
+		if len(b) > 0 {
+			b = append(b, '&')
+		}
+		b = append(append(append(b, k...), '='), url.QueryEscape(v)...)
+	}
+	return string(b)
+}
+
+// countRequests counts each slot of decision r at now and its outcome
+// (outcomes, by slot) (docs/api.md#requests-and-fill): by placement, UTC
+// hour, the viewer's country and device type. A slot no campaign could
+// target while the visitor's consent was refused counts as unfilled for
+// consent. Each slot is also offered to the forecasts' sample.
+func (s *Service) countRequests(e *Edge, in *Input, plan *delivery.Plan, r *delivery.Request, outcomes []marquee.Outcome, lim privacy.Limit, now time.Time) {
+	s.sample(e, in, plan, r, lim, now)
+	k := reports.RequestKey{Hour: now.Unix() / 3600 * 3600}
+	copy(k.Country[:], r.Viewer.CountryCode())
+	device := r.Viewer.Device
+	if device == "" {
+		ua := in.UserAgent
+		if len(ua) == 0 {
+			ua = e.UserAgent
+		}
+		device = targeting.DeviceType(ua)
+	}
+	k.Device = reports.DeviceCode(device)
+	for i := range r.Slots {
+		pl, ok := plan.Placement(r.Slots[i].Placement)
+		if !ok {
+			continue
+		}
+		k.Placement = pl.ID
+		o := outcomes[i]
+		if o == marquee.Untargeted && lim != privacy.None {
+			o = marquee.NoConsent
+		}
+		s.ledger.Request(k, o)
+	}
+}
+
+// sample offers each slot of decision r at now to the forecasts' sample:
+// a kept request's viewer is the decision's with the slot's key-values,
+// and, when the visitor did not limit consent (lim), every attribute
+// targeting reads filled in (reports.SampleNeeds: what no tree of the
+// plan needed was not read for the decision).
+func (s *Service) sample(e *Edge, in *Input, plan *delivery.Plan, r *delivery.Request, lim privacy.Limit, now time.Time) {
+	for i := range r.Slots {
+		sl := &r.Slots[i]
+		pl, ok := plan.Placement(sl.Placement)
+		if !ok {
+			continue
+		}
+		v := r.Viewer
+		if sl.KV != nil {
+			v.KV = sl.KV
+		}
+		s.ledger.Sample(pl.ID, now, func(v *targeting.Viewer) {
+			if lim == privacy.None {
+				_ = s.fillViewer(e, in, v, reports.SampleNeeds&^plan.Needs()) // checked for the decision already
+			}
+		}, &v, r.Keywords)
+	}
+}
+
+// countBids counts each bid of decision r's slots at now, and whether it
+// won its slot (chosen).
+func (s *Service) countBids(plan *delivery.Plan, r *delivery.Request, chosen [][]delivery.Choice, now time.Time) {
+	for si := range r.Slots {
+		sl := &r.Slots[si]
+		if len(sl.Bids) == 0 {
+			continue
+		}
+		pl, ok := plan.Placement(sl.Placement)
+		if !ok {
+			continue
+		}
+		var buf [MaxBids]reports.SlotBid // on the stack: a slot holds at most MaxBids
+		counted := buf[:0]
+		for i := range sl.Bids {
+			counted = append(counted, reports.SlotBid{Bidder: sl.Bids[i].Bidder, Won: len(chosen[si]) > 0 && chosen[si][0].Bid == &sl.Bids[i]})
+		}
+		s.ledger.Bids(pl.ID, now, counted)
+	}
+}

@@ -1,0 +1,283 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"marquee"
+	"marquee/counters"
+	"marquee/delivery"
+	"marquee/privacy"
+	"marquee/serve"
+	"marquee/store/sqlite"
+	"marquee/tracking"
+)
+
+// sink keeps the lines written to it; while failing, it refuses them.
+type sink struct {
+	mu      sync.Mutex
+	lines   []string
+	failing bool
+}
+
+func (s *sink) Append(_ uint64, line []byte, _ int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failing {
+		return marquee.Errorf(marquee.KindUnavailable, "the disk is full")
+	}
+	s.lines = append(s.lines, string(line))
+	return nil
+}
+
+func (s *sink) AppendID(dst []byte) []byte { return append(dst, "id"...) }
+
+func (s *sink) fail(on bool) { s.mu.Lock(); s.failing = on; s.mu.Unlock() }
+
+func (s *sink) written() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.lines...)
+}
+
+// world is a Service over one placement ("side") and campaigns by price
+// model: campaign 1 CPM 2.00, campaign 2 CPC 0.50, campaign 3 CPA 5.00,
+// each with a total budget of 100 and one ad whose click URL carries
+// {clickId}; its clock stands still.
+type world struct {
+	svc    *serve.Service
+	engine *delivery.Engine
+	sink   *sink
+	now    time.Time
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{sink: &sink{}, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	start, end := w.now.Add(-time.Hour), w.now.Add(90*24*time.Hour)
+	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Types: marquee.CreativeTypes}}}
+	var cs []marquee.Campaign
+	var ads []*marquee.Ad
+	for i, pr := range []marquee.Price{{Model: "cpm", Amount: 2_000_000}, {Model: "cpc", Amount: 500_000}, {Model: "cpa", Amount: 5_000_000}} {
+		id := int64(i + 1)
+		cs = append(cs, marquee.Campaign{ID: id, State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 7, Name: pr.Model,
+			StartAt: start, EndAt: end, Priority: marquee.PriorityStandard, Weight: 1, Price: &pr, Budget: &marquee.Budget{Total: 100_000_000}}})
+		ads = append(ads, &marquee.Ad{ID: id, CampaignID: id, StartAt: start, EndAt: end, Title: pr.Model,
+			Creative: &marquee.Creative{Type: marquee.CreativeNative, Title: "t", ClickURL: "https://shop.test/land?c={clickId}"}})
+	}
+	w.engine = delivery.New(counters.NewMemory(counters.DefaultMemory))
+	w.engine.SetCampaigns(cs, ps)
+	w.engine.PutAds(ads, nil, true)
+	w.engine.SetBudgets(delivery.NewBudgets(counters.NewMemoryMoney(1000), time.Hour))
+	if err := w.engine.Budgets().Sync(context.Background(), w.engine.Plan(), w.now); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	signer, err := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := privacy.NewPolicy(privacy.Balanced, []byte("a privacy key of 32 bytes......."), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := func() time.Time { return w.now }
+	w.svc = serve.New(serve.Config{Engine: w.engine, Signer: signer, Now: clock, Conversions: st,
+		Lines:  serve.NewLines(w.sink, pol, nil),
+		Ledger: serve.NewLedger(serve.LedgerConfig{Sink: w.sink, Engine: w.engine})})
+	return w
+}
+
+func (w *world) edge() *serve.Edge {
+	return &serve.Edge{Time: w.now, IP: netip.MustParseAddr("192.0.2.1"), UserAgent: []byte("Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0"),
+		Origin: []byte("https://ads.test")}
+}
+
+// token decides the slot "side" for campaign id's ad alone (the others
+// paused by their budgets' being spent is not needed: each campaign's ad
+// is found among the choices of enough decisions) and signs its token.
+func (w *world) token(t *testing.T, campaign int64) []byte {
+	t.Helper()
+	for range 200 {
+		in := serve.Input{GDPR: -1, Placements: []serve.SlotInput{{Placement: []byte("side")}}}
+		var d serve.Decision
+		if err := w.svc.Decide(context.Background(), &in, w.edge(), serve.Options{}, &d); err != nil {
+			t.Fatalf("Decide = %v", err)
+		}
+		for _, ch := range d.Chosen[0] {
+			if ch.Campaign.ID == campaign {
+				tok, _ := d.Sign(nil, 0, ch)
+				d.Release()
+				return tok
+			}
+		}
+		d.Release()
+	}
+	t.Fatalf("no decision chose campaign %d", campaign)
+	return nil
+}
+
+// spent is what campaign id spent in all, in micro-units.
+func (w *world) spent(t *testing.T, id int64) marquee.Micros {
+	t.Helper()
+	s, ok := w.engine.Budgets().SpentOf('c', id, time.UTC, w.now)
+	if !ok {
+		t.Fatalf("SpentOf(c, %d): no budget state", id)
+	}
+	return s.Total
+}
+
+// TestTrackBillsOnce: a verified event of the type its campaign's price
+// bills costs the decision's price, once however often its URL fires, and
+// only once its line (which carries the cost) is written; any other
+// event bills nothing.
+func TestTrackBillsOnce(t *testing.T) {
+	cases := []struct {
+		name     string
+		campaign int64
+		fire     []byte // the kinds fired, in order
+		want     marquee.Micros
+		lines    int
+	}{
+		{"a CPM impression bills a thousandth of the price", 1, []byte{tracking.Impression}, 2_000, 1},
+		{"an impression fired three times bills once", 1, []byte{tracking.Impression, tracking.Impression, tracking.Impression}, 2_000, 1},
+		{"a click of a CPM campaign bills nothing more", 1, []byte{tracking.Impression, tracking.Click}, 2_000, 2},
+		{"a CPC click after its impression bills the price", 2, []byte{tracking.Impression, tracking.Click}, 500_000, 2},
+		{"a CPC click without a counted impression is not verified: nothing", 2, []byte{tracking.Click}, 0, 1},
+		{"a view of an unmeasured impression bills nothing", 1, []byte{tracking.View}, 0, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			tok := w.token(t, c.campaign)
+			for _, kind := range c.fire {
+				if _, err := w.svc.Track(&serve.Hit{Kind: kind, Token: tok}, w.edge()); err != nil {
+					t.Fatalf("Track(%c) = %v", kind, err)
+				}
+			}
+			if got := w.spent(t, c.campaign); got != c.want {
+				t.Errorf("spent after %q = %d micro-units; want %d", c.fire, got, c.want)
+			}
+			lines := w.sink.written()
+			if len(lines) != c.lines {
+				t.Fatalf("lines written = %d; want %d: %q", len(lines), c.lines, lines)
+			}
+			billed := 0
+			for _, l := range lines {
+				if strings.Contains(l, `"cost":`) {
+					billed++
+				}
+			}
+			if want := min(1, int(c.want)); billed != want {
+				t.Errorf("lines with a cost = %d; want %d: %q", billed, want, lines)
+			}
+		})
+	}
+}
+
+// TestTrackUnwrittenIsUnbilled: an event the sink refuses bills nothing
+// and is not marked counted, so that the retry counts and bills it once.
+func TestTrackUnwrittenIsUnbilled(t *testing.T) {
+	w := newWorld(t)
+	tok := w.token(t, 1)
+	w.sink.fail(true)
+	if _, err := w.svc.Track(&serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); marquee.KindOf(err) != marquee.KindUnavailable {
+		t.Fatalf("Track with the sink failing = %v; want unavailable", err)
+	}
+	if got := w.spent(t, 1); got != 0 {
+		t.Fatalf("spent after an unwritten impression = %d; want 0", got)
+	}
+	w.sink.fail(false)
+	for range 2 {
+		if _, err := w.svc.Track(&serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
+			t.Fatalf("Track (retry) = %v", err)
+		}
+	}
+	if got := w.spent(t, 1); got != 2_000 {
+		t.Fatalf("spent after the retry = %d; want 2000", got)
+	}
+}
+
+// TestTrackRefusesForeignTokens: a token that is not ours, or changed,
+// counts nothing.
+func TestTrackRefusesForeignTokens(t *testing.T) {
+	w := newWorld(t)
+	tok := w.token(t, 1)
+	bad := bytes.Clone(tok)
+	bad[len(bad)/2] ^= 1
+	for _, tk := range [][]byte{bad, []byte("nonsense")} {
+		if _, err := w.svc.Track(&serve.Hit{Kind: tracking.Impression, Token: tk}, w.edge()); err == nil {
+			t.Errorf("Track(%q) = nil; want an error", tk)
+		}
+	}
+	if n := len(w.sink.written()); n != 0 {
+		t.Errorf("lines written for foreign tokens = %d; want 0", n)
+	}
+}
+
+// TestConvertBillsByThePriceRule: a verified conversion of a CPA campaign
+// bills the decision's price (marquee.Price.EventCost), a conversion of a
+// CPM campaign bills nothing, and a second conversion of the same order
+// is a duplicate that bills nothing more.
+func TestConvertBillsByThePriceRule(t *testing.T) {
+	for _, c := range []struct {
+		campaign int64
+		want     marquee.Micros // spent after the conversion, beyond the impression's
+	}{{3, 5_000_000}, {1, 0}} {
+		w := newWorld(t)
+		tok := w.token(t, c.campaign)
+		if _, err := w.svc.Track(&serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
+			t.Fatal(err)
+		}
+		target, err := w.svc.Track(&serve.Hit{Kind: tracking.Click, Token: tok}, w.edge())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, clickID, ok := strings.Cut(target, "?c=")
+		if !ok {
+			t.Fatalf("click target %q has no click id", target)
+		}
+		before := w.spent(t, c.campaign)
+		for i, want := range []int{serve.StatusCreated, serve.StatusOK} {
+			in := marquee.ConversionInput{ClickID: clickID, OrderID: "o-1", Value: 10_000_000}
+			out, status, err := w.svc.Convert(context.Background(), w.edge(), &in, true, marquee.Bounds{}, privacy.None)
+			if err != nil || status != want {
+				t.Fatalf("campaign %d: Convert #%d = %+v, %d, %v; want status %d", c.campaign, i+1, out, status, err, want)
+			}
+		}
+		if got := w.spent(t, c.campaign) - before; got != c.want {
+			t.Errorf("campaign %d: a conversion billed %d micro-units; want %d", c.campaign, got, c.want)
+		}
+	}
+}
+
+// TestDecideNamesProblems: a request is checked against the plan with
+// every problem named, and nothing is decided or counted.
+func TestDecideNamesProblems(t *testing.T) {
+	w := newWorld(t)
+	in := serve.Input{GDPR: -1, Placements: []serve.SlotInput{{Placement: []byte("nowhere"), Count: serve.OptInt{N: 99, Set: true}}},
+		Country: []byte("XX"), Age: serve.OptInt{N: 500, Set: true}}
+	var d serve.Decision
+	err := w.svc.Decide(context.Background(), &in, w.edge(), serve.Options{}, &d)
+	defer d.Release()
+	var e *marquee.Error
+	if !errors.As(err, &e) || e.Kind != marquee.KindInvalid {
+		t.Fatalf("Decide = %v; want an invalid request", err)
+	}
+	for _, field := range []string{"placements[0].placement", "placements[0].count", "country", "age"} {
+		if _, ok := e.Problems[field]; !ok {
+			t.Errorf("problems %v do not name %s", e.Problems, field)
+		}
+	}
+}
