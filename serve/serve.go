@@ -174,8 +174,5 @@ func (s *Service) countersContext(ctx context.Context) (context.Context, context
 	return ctx, func() {}
 }
 
-// limit is what the privacy policy says of a request's consent.
-func (s *Service) limit(sig privacy.Signal) privacy.Limit { return s.lines.privacy.Limit(sig) }
-
 // Privacy is the policy events and users are kept by.
 func (s *Service) Privacy() *privacy.Policy { return s.lines.privacy }

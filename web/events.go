@@ -33,16 +33,6 @@ type eventLines struct {
 	geo     linkroute.Geo // nil: no GeoIP database
 }
 
-// newEventLines returns the writer of event lines into sink under pol,
-// placing addresses with geo (nil: none).
-func newEventLines(rq requester, sink serve.EventSink, pol *privacy.Policy, geo linkroute.Geo) *eventLines {
-	var g serve.Geo
-	if geo != nil {
-		g = geo
-	}
-	return &eventLines{requester: rq, Lines: serve.NewLines(sink, pol, g), sink: sink, privacy: pol, geo: geo}
-}
-
 // appendHead opens the event line of a request (serve.Lines.AppendHead).
 func (e *eventLines) appendHead(dst []byte, ctx *fasthttp.RequestCtx, lim privacy.Limit) []byte {
 	return e.AppendHead(dst, ctx.Time(), e.addr(ctx), ctx.UserAgent(), lim)
