@@ -6,6 +6,7 @@ import (
 	mrand "math/rand/v2"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 
 	"marquee"
@@ -20,7 +21,8 @@ import (
 // read it, the choices for each of its slots (Why: each slot's
 // candidates, when explained), the visitor's privacy limit, and the
 // instant it was made at. Its tokens are signed by Sign. A Decision is
-// used by one goroutine; Release it once its answer is written.
+// pooled (a request allocates none) and used by one goroutine: Release
+// it once its answer is written, and keep nothing of it after.
 type Decision struct {
 	Request delivery.Request
 	Chosen  [][]delivery.Choice
@@ -50,12 +52,23 @@ type Options struct {
 	Check func() error
 }
 
-// Decide decides request in, from the client e says, into d: it checks
+var decisions = sync.Pool{New: func() any { return new(Decision) }}
+
+// Decide decides request in, from the client e says: it checks
 // the request against the plan (every problem named), fills the viewer
 // from what the edge knows, picks each slot's ads, and leaves the slots'
 // outcomes, samples and bids in the Ledger (not for a preview, which
 // counts nothing).
-func (s *Service) Decide(ctx context.Context, in *Input, e *Edge, opt Options, d *Decision) error {
+func (s *Service) Decide(ctx context.Context, in *Input, e *Edge, opt Options) (*Decision, error) {
+	d := decisions.Get().(*Decision)
+	if err := s.decide(ctx, in, e, opt, d); err != nil {
+		d.Release()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d *Decision) error {
 	plan := s.engine.Plan()
 	now := s.now()
 	if len(in.At) > 0 {
@@ -103,13 +116,15 @@ func (s *Service) Decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 	return nil
 }
 
-// Release gives the decision's random source back; d is not to be used
-// after.
+// Release gives the decision back to the pool, emptied (nothing of its
+// request is kept); d is not to be used after.
 func (d *Decision) Release() {
 	if d.Rand != nil {
 		rngPool.Put(d.Rand)
-		d.Rand = nil
 	}
+	clear(d.slots[:])
+	*d = Decision{}
+	decisions.Put(d)
 }
 
 // Sign appends to dst the signed token of choice ch in slot i, under a

@@ -111,8 +111,8 @@ func (w *world) token(t *testing.T, campaign int64) []byte {
 	t.Helper()
 	for range 200 {
 		in := serve.Input{GDPR: -1, Placements: []serve.SlotInput{{Placement: []byte("side")}}}
-		var d serve.Decision
-		if err := w.svc.Decide(context.Background(), &in, w.edge(), serve.Options{}, &d); err != nil {
+		d, err := w.svc.Decide(context.Background(), &in, w.edge(), serve.Options{})
+		if err != nil {
 			t.Fatalf("Decide = %v", err)
 		}
 		for _, ch := range d.Chosen[0] {
@@ -268,9 +268,10 @@ func TestDecideNamesProblems(t *testing.T) {
 	w := newWorld(t)
 	in := serve.Input{GDPR: -1, Placements: []serve.SlotInput{{Placement: []byte("nowhere"), Count: serve.OptInt{N: 99, Set: true}}},
 		Country: []byte("XX"), Age: serve.OptInt{N: 500, Set: true}}
-	var d serve.Decision
-	err := w.svc.Decide(context.Background(), &in, w.edge(), serve.Options{}, &d)
-	defer d.Release()
+	d, err := w.svc.Decide(context.Background(), &in, w.edge(), serve.Options{})
+	if d != nil {
+		t.Errorf("Decide of an invalid request = a decision; want none")
+	}
 	var e *marquee.Error
 	if !errors.As(err, &e) || e.Kind != marquee.KindInvalid {
 		t.Fatalf("Decide = %v; want an invalid request", err)

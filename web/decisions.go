@@ -54,26 +54,24 @@ func handleDecisions(svc *serve.Service, rq requester, authenticate func(*fastht
 		} else if err := decisionFromQuery(ctx.QueryArgs(), &in); err != nil {
 			return err
 		}
-		var head [320]byte
-		e := rq.edge(ctx, head[:0])
+		e := rq.edge(ctx, nil)
 		var opt serve.Options
 		if in.Explain || in.Preview {
 			opt.Authorize = func() error { return mayExplain(ctx, authenticate) }
 		}
-		var d serve.Decision
-		err := svc.Decide(context.Background(), &in, &e, opt, &d)
-		defer d.Release()
+		d, err := svc.Decide(context.Background(), &in, &e, opt)
 		if err != nil {
 			if !ctx.IsPost() {
 				return asParams(err)
 			}
 			return err
 		}
+		defer d.Release()
 		r := &d.Request
 		// The answer is written by hand (encoding/json of it was 40% of a
 		// decision's cost): {"user":{"key"},"decisions":{div:[…]},"explain":…}.
-		var quoted [330]byte
-		urlHead := appendURLHead(quoted[:0], e.Origin)
+		var quoted [320]byte
+		urlHead := appendURLHead(quoted[:0], ctx)
 		bp := pagePool.Get().(*[]byte)
 		out := append((*bp)[:0], '{')
 		if key := in.UserKey; len(key) > 0 && r.User != 0 {
@@ -92,7 +90,7 @@ func handleDecisions(svc *serve.Service, rq requester, authenticate func(*fastht
 				if k > 0 {
 					out = append(out, ',')
 				}
-				out = appendChoice(out, urlHead, &d, i, &in, ch)
+				out = appendChoice(out, urlHead, d, i, &in, ch)
 			}
 			out = append(out, ']')
 		}
@@ -319,11 +317,12 @@ func urlOf(urlHead []byte) []byte {
 	return bytes.TrimPrefix(urlHead, []byte(`"`))
 }
 
-// appendURLHead appends origin, the scheme and host the request came to, JSON
+// appendURLHead appends the scheme and host the request came to, JSON
 // quoted without the closing quote: the head of its absolute tracking
 // URLs.
-func appendURLHead(dst, origin []byte) []byte {
-	dst, _ = jsonstr.Append(dst, origin)
+func appendURLHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
+	var raw [300]byte
+	dst, _ = jsonstr.Append(dst, appendOrigin(raw[:0], ctx))
 	return dst[:len(dst)-1]
 }
 

@@ -24,10 +24,9 @@ func handleTracking(svc *serve.Service, rq requester) handler {
 		if !ok {
 			return tracking.ErrBadToken
 		}
-		var raw [300]byte
-		origin := raw[:0]
-		if kind != tracking.Click {
-			origin = nil // only a click's target names the conversion URL
+		var origin []byte // only a click's target names the conversion URL: no other kind makes it
+		if kind == tracking.Click {
+			origin = make([]byte, 0, 128)
 		}
 		e := rq.edge(ctx, origin)
 		hit := serve.Hit{Kind: kind, Token: token, Head: ctx.IsHead(), Measured: bytes.Equal(ctx.QueryArgs().Peek("m"), []byte("1"))}

@@ -87,23 +87,22 @@ func handleVAST(svc *serve.Service, rq requester) handler {
 		if err := decisionFromQuery(ctx.QueryArgs(), &in); err != nil {
 			return err
 		}
-		var raw [300]byte
-		e := rq.edge(ctx, raw[:0])
-		var d serve.Decision
+		e := rq.edge(ctx, nil)
 		// A roadblock's companions ride in the document.
-		err := svc.Decide(context.Background(), &in, &e, serve.Options{Companions: true, NoBids: true, Check: func() error {
+		d, err := svc.Decide(context.Background(), &in, &e, serve.Options{Companions: true, NoBids: true, Check: func() error {
 			if !plainHost(ctx.Host()) {
 				return marquee.Invalid("invalid request", marquee.Problems{"Host": "must be a host name, with a port or not"})
 			}
 			return nil
-		}}, &d)
-		defer d.Release()
+		}})
 		if err != nil {
 			return asParams(err)
 		}
+		defer d.Release()
 		plan := svc.Engine().Plan()
 		chosen := d.Chosen[0]
-		head := e.Origin
+		var raw [300]byte
+		head := appendOrigin(raw[:0], ctx)
 		bp := pagePool.Get().(*[]byte)
 		out := append((*bp)[:0], vast.Header...)
 		seq, pod := 0, len(chosen) > 1
