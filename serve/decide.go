@@ -185,7 +185,12 @@ func reportKV(keys []string, kvs []targeting.KV) string {
 // target while the visitor's consent was refused counts as unfilled for
 // consent. Each slot is also offered to the forecasts' sample.
 func (s *Service) countRequests(e *Edge, in *Input, plan *delivery.Plan, r *delivery.Request, outcomes []marquee.Outcome, lim privacy.Limit, now time.Time) {
-	s.sample(e, in, plan, r, lim, now)
+	if s.ledger.samples != nil {
+		s.sample(e, in, plan, r, lim, now)
+	}
+	if s.ledger.requests == nil { // nothing counts them: the device type is not worth reading
+		return
+	}
 	k := reports.RequestKey{Hour: now.Unix() / 3600 * 3600}
 	copy(k.Country[:], r.Viewer.CountryCode())
 	device := r.Viewer.Device
