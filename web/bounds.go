@@ -12,7 +12,7 @@ import (
 
 // Accounts of advertisers and publishers (docs/api.md#accounts): a
 // credential bound to advertisers or to sites. The gate lets it call only
-// the routes of boundRoutes (routes.go), each of which answers only what
+// the routes open to it (allow(scope, kind) on routes.go's lines), each of which answers only what
 // is the account's: an advertiser's campaigns, ads and reports, a
 // publisher's placements and theirs. What is not the account's is "not
 // found", as if it did not exist.

@@ -30,16 +30,16 @@ const SessionCookie = "marquee_session"
 // principalKey is the user value a guarded route's principal is kept in.
 const principalKey = "marquee.principal"
 
-// guard returns h, the handler of method and pattern, behind scope: a
-// request passes with a credential that holds it (or, for signedIn, any
-// valid credential) — an advertiser's or a publisher's account only to
-// the routes of boundRoutes open to it — and h finds who it is with
-// principal. Public routes pass as they are.
-func (s *Server) guard(method, pattern string, scope marquee.Scope, h handler) handler {
+// guard returns h behind its route's access a: a request passes with a
+// credential that holds a's scope (or, for signedIn, any valid
+// credential) — an advertiser's or a publisher's account only to a route
+// open to it — and h finds who it is with principal. Public routes pass
+// as they are.
+func (s *Server) guard(a access, h handler) handler {
+	scope, open, boundOK := a.scope, a.bound, a.opened
 	if scope == public {
 		return h
 	}
-	open, boundOK := s.boundRoutes()[method+" "+pattern]
 	return func(ctx *fasthttp.RequestCtx) error {
 		p, err := s.authenticate(ctx)
 		if err != nil {

@@ -62,7 +62,7 @@ func newMux(s *Server, routes []route) *mux {
 				m.static[r.pattern] = ep
 			}
 		}
-		ep.methods[r.method] = &bound{h: s.guard(r.method, r.pattern, r.scope, r.handler), stats: s.metrics.route(r.method, r.pattern)}
+		ep.methods[r.method] = &bound{h: s.guard(r.access, r.handler), stats: s.metrics.route(r.method, r.pattern)}
 	}
 	for _, ep := range byPattern {
 		var allow []string
