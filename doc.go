@@ -54,7 +54,9 @@
 //   - web: the HTTP edge (fasthttp): reads requests, authenticates, calls
 //     serve, writes bytes; routes.go lists every route
 //   - console: the web console's files, embedded and served at /admin/
-//   - loadgen: the engine of `marquee bench`
+//   - loadgen: the engine of `marquee bench`; loadgen/plot: its charts,
+//     drawn by cmd/marquee-plot (apart, so the server links no charting
+//     library)
 //   - tmpfs: small RAM filesystems for the full-disk tests (root only)
 //   - fixture: the generated catalog `marquee seed` writes and benchmarks address
 //   - cmd/marquee: the binary that parses flags and wires the rest

@@ -294,19 +294,6 @@ func ParseStatusSet(s string) (func(int) bool, error) {
 	return func(code int) bool { return code >= 0 && code < len(in) && in[code] }, nil
 }
 
-// WritePlotFile draws the report to the file name (.svg or .png).
-func (rep *Report) WritePlotFile(name string) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := rep.WritePlot(f, name); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // AppendMarkdownRow appends the report's markdown row to the file name,
 // writing the table header first when the file is new or empty.
 func (rep *Report) AppendMarkdownRow(name string) error {

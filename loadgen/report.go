@@ -218,14 +218,14 @@ const MarkdownHeader = "| scenario | catalog | load | target req/s | hello-world
 func (rep *Report) MarkdownRow() string {
 	load := fmt.Sprintf("closed, %d conns", rep.Conns)
 	if rep.Rate > 0 {
-		load = fmt.Sprintf("open, %s/s", humanInt(rep.Rate))
+		load = fmt.Sprintf("open, %s/s", HumanInt(rep.Rate))
 	}
 	catalog := "–"
 	switch {
 	case rep.Links > 0:
-		catalog = humanInt(float64(rep.Links)) + " links"
+		catalog = HumanInt(float64(rep.Links)) + " links"
 	case rep.Ads > 0:
-		catalog = humanInt(float64(rep.Ads)) + " ads"
+		catalog = HumanInt(float64(rep.Ads)) + " ads"
 	}
 	hit := "–"
 	if rep.Cache != nil {
@@ -233,7 +233,7 @@ func (rep *Report) MarkdownRow() string {
 	}
 	hello, ratio, helloLat := "–", "–", "–"
 	if rep.Baseline > 0 {
-		hello, ratio = humanInt(rep.Baseline), fmt.Sprintf("**%.3f**", rep.Ratio)
+		hello, ratio = HumanInt(rep.Baseline), fmt.Sprintf("**%.3f**", rep.Ratio)
 		b := rep.BaselineLatency
 		helloLat = ms(b.P50) + " / " + ms(b.P99) + " / " + ms(b.P999)
 	}
@@ -243,7 +243,7 @@ func (rep *Report) MarkdownRow() string {
 		scenario += " (`" + rep.ServeFlags + "`)"
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d of %s |\n", scenario, catalog, load,
-		humanInt(rep.ReqPerSec), hello, ratio, ms(l.P50), ms(l.P99), ms(l.P999), helloLat, hit, rep.Errors, humanInt(float64(rep.Requests)))
+		HumanInt(rep.ReqPerSec), hello, ratio, ms(l.P50), ms(l.P99), ms(l.P999), helloLat, hit, rep.Errors, HumanInt(float64(rep.Requests)))
 }
 
 func median(xs []float64) float64 {
@@ -273,7 +273,7 @@ func (rep *Report) WriteTable(w io.Writer) {
 		}
 		mode := "closed"
 		if r.Rate > 0 {
-			mode = "open " + humanInt(r.Rate) + "/s"
+			mode = "open " + HumanInt(r.Rate) + "/s"
 		}
 		round := strconv.Itoa(r.Round)
 		if r.Kind == "max" {
@@ -281,26 +281,26 @@ func (rep *Report) WriteTable(w io.Writer) {
 		}
 		l := r.Latency
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.0f\t%.1f\t\n", round, r.Server, mode,
-			humanInt(r.ReqPerSec), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), r.Errors, r.AvgBody, r.CPUPerReq)
+			HumanInt(r.ReqPerSec), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), r.Errors, r.AvgBody, r.CPUPerReq)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "target: %s req/s (median)\n", humanInt(rep.ReqPerSec))
+	fmt.Fprintf(w, "target: %s req/s (median)\n", HumanInt(rep.ReqPerSec))
 	if rep.Baseline > 0 {
 		fmt.Fprintf(w, "hello-world: %s req/s (median); target/hello-world = %.3f (median of the per-round ratios)\n",
-			humanInt(rep.Baseline), rep.Ratio)
+			HumanInt(rep.Baseline), rep.Ratio)
 		fmt.Fprintf(w, "p99 target/hello-world = %.2f (median of the per-round ratios)\n", rep.P99Ratio)
 	}
 	if c := rep.Cache; c != nil {
 		fmt.Fprintf(w, "%s cache: hit ratio %.3f over the measured runs (%s hits, %s misses)\n",
-			c.Name, c.HitRatio, humanInt(c.Hits), humanInt(c.Misses))
+			c.Name, c.HitRatio, HumanInt(c.Hits), HumanInt(c.Misses))
 	}
 	if rep.Errors == 0 {
-		fmt.Fprintf(w, "errors: none in %s requests\n", humanInt(float64(rep.Requests)))
+		fmt.Fprintf(w, "errors: none in %s requests\n", HumanInt(float64(rep.Requests)))
 		return
 	}
 	fmt.Fprintf(w, "\n!!! ERRORS: %s of %s requests to the target failed (%.3f%%):",
-		humanInt(float64(rep.Errors)), humanInt(float64(rep.Requests)), 100*rep.ErrorRate)
+		HumanInt(float64(rep.Errors)), HumanInt(float64(rep.Requests)), 100*rep.ErrorRate)
 	totals := map[string]uint64{}
 	for _, r := range rep.Runs {
 		if r.Server == "target" && r.Kind == "measure" {
@@ -321,8 +321,8 @@ func (rep *Report) WriteTable(w io.Writer) {
 // ms formats microseconds as milliseconds.
 func ms(us float64) string { return strconv.FormatFloat(us/1000, 'f', 2, 64) + "ms" }
 
-// humanInt formats a number rounded to an integer with thousands separators.
-func humanInt(f float64) string {
+// HumanInt formats a number rounded to an integer with thousands separators.
+func HumanInt(f float64) string {
 	s := strconv.FormatInt(int64(f+0.5), 10)
 	var b strings.Builder
 	for i, c := range s {

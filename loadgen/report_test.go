@@ -2,7 +2,6 @@ package loadgen_test
 
 import (
 	"bytes"
-	"image/png"
 	"strings"
 	"testing"
 
@@ -65,19 +64,5 @@ func TestWriteTableShoutsAboutErrors(t *testing.T) {
 	clean.WriteTable(&b)
 	if out := b.String(); strings.Contains(out, "ERRORS") || !strings.Contains(out, "errors: none in 1,000 requests") {
 		t.Errorf("WriteTable without errors:\n%s", out)
-	}
-}
-
-func TestWritePlot(t *testing.T) {
-	rep := &loadgen.Report{Scenario: "ads", Runs: []loadgen.RunReport{run("hello", "measure", 1, 100, 0, 900), run("target", "measure", 1, 90, 0, 1000)}}
-	var svg, img bytes.Buffer
-	if err := rep.WritePlot(&svg, "x.svg"); err != nil || !strings.Contains(svg.String(), "<svg") || !strings.Contains(svg.String(), "target round 1") {
-		t.Errorf("WritePlot(svg) = %v; want an SVG naming the runs", err)
-	}
-	if err := rep.WritePlot(&img, "x.PNG"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := png.Decode(&img); err != nil {
-		t.Errorf("WritePlot(png) is not a PNG: %v", err)
 	}
 }

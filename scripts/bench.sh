@@ -19,10 +19,23 @@ mkdir -p docs/bench
 md="$tmp/table.md"
 cmds=()
 
+# bench ARGS… [-plot FILE]: marquee bench ARGS, its row into the table and,
+# with -plot, its report drawn by marquee-plot (cmd/marquee-plot: the
+# server's binary carries no charting library).
+go build -o "$tmp/marquee-plot" ./cmd/marquee-plot
 bench() {
-	cmds+=("marquee bench $*")
-	echo "+ marquee bench $*" >&2
-	"$tmp/marquee" bench "$@" -md "$md"
+	local args=() plot=""
+	while [ $# -gt 0 ]; do
+		if [ "$1" = -plot ]; then plot=$2; shift 2; continue; fi
+		args+=("$1")
+		shift
+	done
+	local cmd="marquee bench ${args[*]}"
+	[ -z "$plot" ] || cmd+=" -json run.json && marquee-plot -o $plot run.json"
+	cmds+=("$cmd")
+	echo "+ $cmd" >&2
+	"$tmp/marquee" bench "${args[@]}" -md "$md" -json "$tmp/run.json"
+	[ -z "$plot" ] || "$tmp/marquee-plot" -o "$plot" "$tmp/run.json"
 }
 common=(-d "$dur" -rounds "$rounds" -baseline)
 bench -scenario ads -ads 1000 "${common[@]}" -plot docs/bench/ads-1k.svg

@@ -32,7 +32,6 @@ type benchConfig struct {
 	capAll     string // in-process: every campaign capped at this (seed -cap-campaigns)
 	maxErrors  float64
 	jsonFile   string
-	plotFile   string
 	mdFile     string
 	dumpPaths  string
 	serveArgs  []string
@@ -80,7 +79,6 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	okStatus := fs.String("ok-status", "200-299", "status codes that count as success: codes and ranges, e.g. 200-299,301-308 (301-308 for the links scenario unless given)")
 	fs.Float64Var(&c.maxErrors, "max-errors", 0.001, "fail (exit non-zero) when more than this fraction of requests fail")
 	fs.StringVar(&c.jsonFile, "json", "", "write every figure to this JSON file")
-	fs.StringVar(&c.plotFile, "plot", "", "draw throughput over time and the latency percentile curve to this .svg or .png file")
 	fs.StringVar(&c.mdFile, "md", "", "append the summary as a markdown table row to this file (header first if it is new)")
 	serveFlags := fs.String("serve-flags", "", "extra flags for the in-process marquee serve, space-separated (e.g. \"-events-durable -events-codec zstd\")")
 	fs.Float64Var(&c.writes, "writes", 0, "also write this many ads a second to the target through every run, as an admin client would (replacing seeded ads, or creating ads when -ads is 0)")
@@ -266,11 +264,6 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		if err := os.WriteFile(cfg.jsonFile, append(j, '\n'), 0o644); err != nil {
 			return err
-		}
-	}
-	if cfg.plotFile != "" {
-		if err := rep.WritePlotFile(cfg.plotFile); err != nil {
-			return fmt.Errorf("plot: %w", err)
 		}
 	}
 	if cfg.mdFile != "" {

@@ -1,10 +1,15 @@
-package loadgen
+// Package plot draws a benchmark's report (package loadgen): throughput
+// over time and the latency percentile curve, as SVG or PNG. It is
+// apart from loadgen, and used only by cmd/marquee-plot, so that the
+// server's binary carries no charting library or its fonts.
+package plot
 
 import (
 	"fmt"
 	"image/color"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,12 +19,14 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"marquee/loadgen"
 )
 
-// WritePlot draws the report's runs — throughput over time above, the
+// Write draws the report's runs — throughput over time above, the
 // latency percentile curve below — as SVG, or as PNG when name ends in
 // ".png", to w.
-func (rep *Report) WritePlot(w io.Writer, name string) error {
+func Write(w io.Writer, rep *loadgen.Report, name string) error {
 	tput := plot.New()
 	tput.Title.Text = fmt.Sprintf("%s: throughput over time", rep.Scenario)
 	tput.X.Label.Text = "seconds"
@@ -29,7 +36,7 @@ func (rep *Report) WritePlot(w io.Writer, name string) error {
 		ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 		for i := range ticks {
 			if ticks[i].Label != "" {
-				ticks[i].Label = humanInt(ticks[i].Value)
+				ticks[i].Label = loadgen.HumanInt(ticks[i].Value)
 			}
 		}
 		return ticks
@@ -111,12 +118,12 @@ type pngCanvas struct {
 
 func (c pngCanvas) WriteTo(w io.Writer) (int64, error) { return c.png.WriteTo(w) }
 
-func runLabel(r RunReport) string {
+func runLabel(r loadgen.RunReport) string {
 	switch {
 	case r.Kind == "max":
 		return r.Server + " max"
 	case r.Rate > 0:
-		return fmt.Sprintf("%s open %s/s", r.Server, humanInt(r.Rate))
+		return fmt.Sprintf("%s open %s/s", r.Server, loadgen.HumanInt(r.Rate))
 	}
 	return fmt.Sprintf("%s round %d", r.Server, r.Round)
 }
@@ -140,4 +147,17 @@ func (percentileTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return out
+}
+
+// WriteFile draws the report to the file name (.svg or .png).
+func WriteFile(rep *loadgen.Report, name string) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := Write(f, rep, name); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
