@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"marquee"
+	"marquee/counters"
 	"marquee/targeting"
 )
 
@@ -144,4 +145,128 @@ func statusRank(s string) int {
 		return 2
 	}
 	return 3
+}
+
+// emptyWhy is why a slot of placement name found no candidate at all:
+// no campaign has an ad, or none has one the placement takes.
+func (p *Plan) emptyWhy(name string) marquee.Outcome {
+	if lists := p.lists[name]; lists != nil {
+		for t := range lists {
+			if len(lists[t].camps) > 0 {
+				return marquee.Untargeted // not reached: a candidate fails a check
+			}
+		}
+	}
+	if len(p.ads) > 0 {
+		return marquee.WrongSize
+	}
+	return marquee.NoCandidate
+}
+
+// adWhy says why ad a of campaign c (nil: none) itself may not serve r at
+// now (its window, its targeting, already in the request), or "".
+func adWhy(a *Ad, c *Campaign, r *Request, used *usedSet, now time.Time) string {
+	var loc *time.Location
+	if c != nil {
+		loc = c.loc
+	}
+	switch {
+	case !a.span.has(used.at) || !targeting.MatchesAny(a.conds, &used.v) || !a.tree.MatchesIn(&used.v, used.at, loc):
+		return AdTargeting
+	case slices.Contains(used.ads, a.ID):
+		return Duplicate
+	}
+	return ""
+}
+
+// Why an ad is not eligible (Explain's words; "" when it is).
+const (
+	AdTargeting = "ad targeting (or the ad's window)"
+	NotActive   = "campaign not active now"
+	NotApproved = "campaign not approved (a draft, or waiting for approval)"
+	NotThisType = "creative type not taken by the placement"
+	NotThisSize = "creative size not taken by the placement"
+	NotHere     = "ad limited to other placements"
+	Duplicate   = "already in this request"
+	NoKeyword   = "no keyword of the campaign"
+	NotTargeted = "campaign targeting"
+	Capped      = "frequency cap reached"
+	CapsDown    = "frequency caps unavailable"
+	GoalMet     = "goal met"
+	GoalPending = "goal may be met: waiting for the reports"
+	AheadOfPace = "ahead of even pacing"
+)
+
+// notActive is why a campaign in state does not serve now: not approved
+// yet, or paused or out of its flight.
+func notActive(state string) string {
+	if state == marquee.StateDraft || state == marquee.StatePending {
+		return NotApproved
+	}
+	return NotActive
+}
+
+// why says why ad a of campaign c may not fill placement pl for request r
+// at now, or "" when it may. It allocates nothing.
+func (p *Plan) why(a *Ad, c *Campaign, pl *marquee.Placement, r *Request, used *usedSet, now time.Time, e *Engine) string {
+	if w := p.campaignWhy(c, r, used, now, e); w == NotActive || w == NotApproved {
+		return w
+	}
+	if w := fitWhy(a, pl); w != "" {
+		return w
+	}
+	if c.Roadblock != "" && !slices.Contains(a.Placements, pl.Name) {
+		return NotHere // a roadblock's ad fills the placements it names
+	}
+	if w := adWhy(a, c, r, used, now); w != "" {
+		return w
+	}
+	return p.campaignWhy(c, r, used, now, e)
+}
+
+// campaignWhy says why campaign c may not serve r at now (its state and
+// flight, already in the request, keywords, targeting, cap, pacing), or
+// "".
+func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time, e *Engine) string {
+	if w := p.campaignRules(c, r, used, now); w != "" {
+		return w
+	}
+	return e.paceWhy(c, now)
+}
+
+// campaignRules is campaignWhy but pacing: what is cheap to check, and
+// checked before a campaign's ads (pacing after them).
+func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Time) string {
+	switch {
+	case c.State != marquee.StateActive || !c.flight.has(used.at): // c.ActiveAt(now)
+		return notActive(c.State)
+	case slices.Contains(used.campaigns, c.ID):
+		return Duplicate
+	case len(c.Labels) > 0 && len(used.labels) > 0 && used.excludedBy(c):
+		return Excluded
+	case c.Roadblock != "" && p.roadblockMissing(c, r):
+		return RoadblockOut
+	case len(c.Keywords) > 0 && !anyIn(c.Keywords, r.Keywords):
+		return NoKeyword
+	case !targeting.MatchesAny(c.conds, &used.v) || !used.takes(c.tree):
+		return NotTargeted
+	}
+	if fc := c.FrequencyCap; fc != nil && r.User != 0 {
+		if used.capsDown {
+			return CapsDown
+		}
+		if used.blocked == nil && counters.Blocks(used.reached, c.ID, fc.Count, window(fc.Window, c), used.at) { // else adOf checked the bit
+			return Capped
+		}
+	}
+	return ""
+}
+
+func anyIn(want, have []string) bool {
+	for _, k := range have {
+		if slices.Contains(want, k) {
+			return true
+		}
+	}
+	return false
 }
