@@ -176,23 +176,55 @@ func (rp *Reporter) EmptyMulti(q MultiQuery) *MultiReport {
 		Granularity: q.Granularity, TZ: loc.String()}, By: q.By, Currency: rp.Currency, Rows: []MultiRow{}}
 }
 
-// Multi answers q (checked with CheckMulti) with the names of cat.
+// Multi answers q (checked with CheckMulti) with the names of cat: the
+// cube's cells of the filters (cubeQuery) merged into rows by the
+// dimensions' values and bucket, each priced by its campaign (addCells),
+// the requests where the dimensions are theirs (addRequests), sorted and
+// cut to the limit (sorted), the ads' titles read once (nameAds).
 func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*MultiReport, error) {
-	loc := cmp.Or(q.Loc, time.UTC)
 	out := rp.EmptyMulti(q)
-	// The filters in the cube's terms: advertisers as their campaigns,
-	// sites as their placements. A filter that names nothing selects
-	// nothing (never everything).
+	cq, ok := cubeQuery(q, cat)
+	if !ok {
+		return out, nil
+	}
+	cells, err := rp.r.CubeSums(ctx, cq)
+	if err != nil {
+		return nil, err
+	}
+	b := &multiBuild{q: q, cat: cat, out: out, loc: cmp.Or(q.Loc, time.UTC), rows: make(map[rowKey]*MultiRow, len(cells)),
+		buckets: map[int64]string{}, windows: map[string][2]time.Time{}}
+	b.addCells(cells)
+	if !slices.ContainsFunc(q.By, func(d string) bool { return !slices.Contains(requestDims, d) }) && len(q.Advertisers)+len(q.Campaigns)+len(q.Ads) == 0 {
+		if err := b.addRequests(ctx, rp.r, cq); err != nil {
+			return nil, err
+		}
+	}
+	out.Totals.money()
+	list := b.sorted()
+	if slices.Contains(q.By, DimAd) && cat.AdTitles != nil {
+		if err := nameAds(ctx, cat, list); err != nil {
+			return nil, err
+		}
+	}
+	out.Rows = list
+	return out, nil
+}
+
+// cubeQuery is q's filters in the cube's terms — advertisers as their
+// campaigns, sites as their placements — and its grain and grouping;
+// false when a filter names nothing (it selects nothing, never
+// everything).
+func cubeQuery(q MultiQuery, cat *Catalog) (reportrow.CubeQuery, bool) {
 	cq := reportrow.CubeQuery{Grain: reportrow.GrainEntity, From: q.From.Unix() / 86400 * 86400, To: q.To.Unix(), Bots: q.Bots,
 		Ads: q.Ads, Campaigns: q.Campaigns, Placements: q.Placements, Countries: q.Countries, Devices: q.Devices}
 	if len(q.Advertisers) > 0 {
 		if cq.Campaigns = idsOf(cat.Campaigns, q.Campaigns, func(c *marquee.Campaign) bool { return slices.Contains(q.Advertisers, c.AdvertiserID) }); len(cq.Campaigns) == 0 {
-			return out, nil
+			return cq, false
 		}
 	}
 	if len(q.Sites) > 0 {
 		if cq.Placements = idsOf(cat.Placements, q.Placements, func(p *marquee.Placement) bool { return slices.Contains(q.Sites, p.Site) }); len(cq.Placements) == 0 {
-			return out, nil
+			return cq, false
 		}
 	}
 	if len(q.Countries)+len(q.Devices) > 0 {
@@ -223,136 +255,163 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 	if cq.Grain == reportrow.GrainEntity && !slices.Contains(cq.Group, DimAd) && len(cq.Ads) == 0 {
 		cq.Grain = reportrow.GrainCP // the same sums, of a campaign's ads together
 	}
-	cells, err := rp.r.CubeSums(ctx, cq)
-	if err != nil {
-		return nil, err
+	return cq, true
+}
+
+// rowKey is a row's bucket and dimensions: the named dimensions' ids, the
+// others' values.
+type rowKey struct {
+	t    string
+	ids  [MaxDims]int64
+	vals [MaxDims]string
+}
+
+// keyedRow is a row with its key.
+type keyedRow struct {
+	k rowKey
+	r *MultiRow
+}
+
+// flatKey is a campaign's bucket.
+type flatKey struct {
+	campaign int64
+	t        string
+}
+
+// multiBuild is a report by several dimensions being made: its rows by
+// key (and in the order they were made), the buckets' names and windows.
+type multiBuild struct {
+	q       MultiQuery
+	cat     *Catalog
+	out     *MultiReport
+	loc     *time.Location
+	rows    map[rowKey]*MultiRow
+	order   []keyedRow
+	buckets map[int64]string        // by day (or hour): a few hundred
+	windows map[string][2]time.Time // a bucket's part of the range
+}
+
+// bucketOf is the bucket of a day (or hour) at the query's granularity
+// ("" for Total).
+func (b *multiBuild) bucketOf(day int64) string {
+	if b.q.Granularity == Total {
+		return ""
 	}
-	buckets := map[int64]string{} // by day (or hour): a few hundred
-	bucketOf := func(day int64) string {
-		if q.Granularity == Total {
-			return ""
-		}
-		t, ok := buckets[day]
-		if !ok {
-			t = bucket(time.Unix(day, 0), q.Granularity, loc).Format(time.RFC3339)
-			buckets[day] = t
-		}
-		return t
+	t, ok := b.buckets[day]
+	if !ok {
+		t = bucket(time.Unix(day, 0), b.q.Granularity, b.loc).Format(time.RFC3339)
+		b.buckets[day] = t
 	}
-	// The rows: cells merged by their dimensions' values and bucket, with
-	// what each campaign's price makes of them.
-	type rowKey struct {
-		t    string
-		ids  [MaxDims]int64  // named dimensions' ids
-		vals [MaxDims]string // the others' values
+	return t
+}
+
+// window is a bucket's part of the range (the range with Total).
+func (b *multiBuild) window(t string) (time.Time, time.Time) {
+	if t == "" {
+		return b.q.From, b.q.To
 	}
-	type keyed struct {
-		k rowKey
-		r *MultiRow
+	w, ok := b.windows[t]
+	if !ok {
+		from, _ := time.Parse(time.RFC3339, t)
+		w = [2]time.Time{maxTime(from, b.q.From), minTime(next(from, b.q.Granularity), b.q.To)}
+		b.windows[t] = w
 	}
-	rows := make(map[rowKey]*MultiRow, len(cells))
-	var order []keyed // the rows in the order they were made
-	// keyOf is the row key of a cell or request row's values, in bucket t.
-	keyOf := func(t string, campaign, placement, ad int64, country, device, value string) rowKey {
-		k := rowKey{t: t}
-		for i, d := range q.By {
-			switch d {
-			case DimAdvertiser:
-				if camp := cat.Campaigns[campaign]; camp != nil {
-					k.ids[i] = camp.AdvertiserID
-				}
-			case DimCampaign:
-				k.ids[i] = campaign
-			case DimAd:
-				k.ids[i] = ad
-			case DimPlacement:
-				k.ids[i] = placement
-			case DimSite:
-				if pl := cat.Placements[placement]; pl != nil {
-					k.vals[i] = pl.Site
-				}
-			case DimCountry:
-				k.vals[i] = country
-			case DimDevice:
-				k.vals[i] = device
-			default:
-				k.vals[i] = value
+	return w[0], w[1]
+}
+
+// keyOf is the row key of a cell or request row's values, in bucket t.
+func (b *multiBuild) keyOf(t string, campaign, placement, ad int64, country, device, value string) rowKey {
+	k := rowKey{t: t}
+	for i, d := range b.q.By {
+		switch d {
+		case DimAdvertiser:
+			if camp := b.cat.Campaigns[campaign]; camp != nil {
+				k.ids[i] = camp.AdvertiserID
 			}
+		case DimCampaign:
+			k.ids[i] = campaign
+		case DimAd:
+			k.ids[i] = ad
+		case DimPlacement:
+			k.ids[i] = placement
+		case DimSite:
+			if pl := b.cat.Placements[placement]; pl != nil {
+				k.vals[i] = pl.Site
+			}
+		case DimCountry:
+			k.vals[i] = country
+		case DimDevice:
+			k.vals[i] = device
+		default:
+			k.vals[i] = value
 		}
-		return k
 	}
-	// rowOf is the row of k, made (with its cells' names) the first time.
-	rowOf := func(k rowKey) *MultiRow {
-		if r := rows[k]; r != nil {
-			return r
-		}
-		r := &MultiRow{T: k.t} // its cells are named once it is known to be shown (dimsOf)
-		rows[k] = r
-		order = append(order, keyed{k, r})
+	return k
+}
+
+// rowOf is the row of k, made the first time (its cells are named once
+// it is known to be shown: dimsOf).
+func (b *multiBuild) rowOf(k rowKey) *MultiRow {
+	if r := b.rows[k]; r != nil {
 		return r
 	}
-	// dimsOf names the cells of a row's key.
-	dimsOf := func(k rowKey) map[string]Cell {
-		dims := make(map[string]Cell, len(q.By))
-		for i, d := range q.By {
-			var cell Cell
-			id := k.ids[i]
-			switch d {
-			case DimAdvertiser:
-				if id != 0 {
-					cell = Cell{ID: strconv.FormatInt(id, 10), Name: cat.Advertisers[id]}
-				}
-			case DimCampaign:
-				if id != 0 {
-					cell = Cell{ID: strconv.FormatInt(id, 10)}
-					if camp := cat.Campaigns[id]; camp != nil {
-						cell.Name = camp.Name
-					}
-				}
-			case DimAd:
-				if id != 0 {
-					cell = Cell{ID: strconv.FormatInt(id, 10)}
-				}
-			case DimPlacement:
-				if pl := cat.Placements[id]; pl != nil {
-					cell = Cell{ID: strconv.FormatInt(id, 10), Name: pl.Name}
-				}
-			default:
-				cell = Cell{Value: k.vals[i]}
+	r := &MultiRow{T: k.t}
+	b.rows[k] = r
+	b.order = append(b.order, keyedRow{k, r})
+	return r
+}
+
+// dimsOf names the cells of a row's key.
+func (b *multiBuild) dimsOf(k rowKey) map[string]Cell {
+	cat := b.cat
+	dims := make(map[string]Cell, len(b.q.By))
+	for i, d := range b.q.By {
+		var cell Cell
+		id := k.ids[i]
+		switch d {
+		case DimAdvertiser:
+			if id != 0 {
+				cell = Cell{ID: strconv.FormatInt(id, 10), Name: cat.Advertisers[id]}
 			}
-			dims[d] = cell
+		case DimCampaign:
+			if id != 0 {
+				cell = Cell{ID: strconv.FormatInt(id, 10)}
+				if camp := cat.Campaigns[id]; camp != nil {
+					cell.Name = camp.Name
+				}
+			}
+		case DimAd:
+			if id != 0 {
+				cell = Cell{ID: strconv.FormatInt(id, 10)}
+			}
+		case DimPlacement:
+			if pl := cat.Placements[id]; pl != nil {
+				cell = Cell{ID: strconv.FormatInt(id, 10), Name: pl.Name}
+			}
+		default:
+			cell = Cell{Value: k.vals[i]}
 		}
-		return dims
+		dims[d] = cell
 	}
-	type flatKey struct {
-		campaign int64
-		t        string
-	}
+	return dims
+}
+
+// addCells merges the cube's cells into rows, with what each campaign's
+// price makes of them: a flat-priced campaign's fee shared among its
+// bucket's rows by their verified impressions.
+func (b *multiBuild) addCells(cells []reportrow.CubeRow) {
+	cat, out := b.cat, b.out
 	flatImps := map[flatKey]int64{} // a flat-priced campaign's verified impressions a bucket
 	for _, c := range cells {
-		if camp := cat.Campaigns[c.Campaign]; camp != nil && camp.Price != nil && FlatSpend(camp, q.From, q.To) > 0 {
-			flatImps[flatKey{c.Campaign, bucketOf(c.Day)}] += c.Verified("impressions")
+		if camp := cat.Campaigns[c.Campaign]; camp != nil && camp.Price != nil && FlatSpend(camp, b.q.From, b.q.To) > 0 {
+			flatImps[flatKey{c.Campaign, b.bucketOf(c.Day)}] += c.Verified("impressions")
 		}
-	}
-	// window is a bucket's part of the range (the range with Total).
-	windows := map[string][2]time.Time{}
-	window := func(t string) (time.Time, time.Time) {
-		if t == "" {
-			return q.From, q.To
-		}
-		w, ok := windows[t]
-		if !ok {
-			from, _ := time.Parse(time.RFC3339, t)
-			w = [2]time.Time{maxTime(from, q.From), minTime(next(from, q.Granularity), q.To)}
-			windows[t] = w
-		}
-		return w[0], w[1]
 	}
 	flats := map[flatKey]marquee.Micros{} // a campaign's flat fee a bucket
 	var total Counts
 	for _, c := range cells {
-		k := keyOf(bucketOf(c.Day), c.Campaign, c.Placement, c.Ad, c.Country, c.Device, c.Value)
-		r := rowOf(k)
+		k := b.keyOf(b.bucketOf(c.Day), c.Campaign, c.Placement, c.Ad, c.Country, c.Device, c.Value)
+		r := b.rowOf(k)
 		r.Counts.Add(c.Counts)
 		total.Add(c.Counts)
 		camp := cat.Campaigns[c.Campaign]
@@ -366,7 +425,7 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		fk := flatKey{c.Campaign, k.t}
 		flat, ok := flats[fk]
 		if !ok {
-			from, to := window(k.t)
+			from, to := b.window(k.t)
 			flat = FlatSpend(camp, from, to)
 			flats[fk] = flat
 		}
@@ -376,52 +435,57 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 			out.Totals.flat += share
 		}
 	}
-	// Requests, where the dimensions are theirs.
-	var reqTotal reportrow.RequestRow
-	withRequests := !slices.ContainsFunc(q.By, func(d string) bool { return !slices.Contains(requestDims, d) }) &&
-		len(q.Advertisers)+len(q.Campaigns)+len(q.Ads) == 0
-	if withRequests {
-		rq := reportrow.RequestQuery{From: cq.From, To: cq.To, Placements: cq.Placements, By: []string{"placement"}}
-		if q.Granularity != Total {
-			rq.By = append(rq.By, "hour")
-		}
-		for _, d := range q.By {
-			if d == DimCountry || d == DimDevice {
-				rq.By = append(rq.By, d)
-			}
-		}
-		sums, err := rp.r.RequestSums(ctx, rq)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range sums {
-			if len(q.Countries) > 0 && !slices.Contains(q.Countries, s.Country) || len(q.Devices) > 0 && !slices.Contains(q.Devices, s.Device) {
-				continue
-			}
-			k := keyOf(bucketOf(s.Hour), 0, s.Placement, 0, s.Country, s.Device, "")
-			r := rowOf(k)
-			r.addRequests(&s)
-			for o, n := range s.Outcomes {
-				reqTotal.Outcomes[o] += n
-			}
-		}
-		out.Totals.addRequests(&reqTotal)
-	}
 	out.Totals.Metrics = withCounts(out.Totals.Metrics, total)
-	out.Totals.money()
-	// The order: by bucket, then impressions and requests (largest
-	// first), then the dimensions' ids and values. The first three are
-	// copied beside each row's pointer, so that most comparisons read
-	// neither the row nor its key (300,000 rows: 1.2 s → 0.4 s, BenchmarkReport).
+}
+
+// addRequests adds the decisions' requests of cq's placements and range
+// to the rows of their placement, bucket, country and device.
+func (b *multiBuild) addRequests(ctx context.Context, r Reader, cq reportrow.CubeQuery) error {
+	q := b.q
+	rq := reportrow.RequestQuery{From: cq.From, To: cq.To, Placements: cq.Placements, By: []string{"placement"}}
+	if q.Granularity != Total {
+		rq.By = append(rq.By, "hour")
+	}
+	for _, d := range q.By {
+		if d == DimCountry || d == DimDevice {
+			rq.By = append(rq.By, d)
+		}
+	}
+	sums, err := r.RequestSums(ctx, rq)
+	if err != nil {
+		return err
+	}
+	var total reportrow.RequestRow
+	for _, s := range sums {
+		if len(q.Countries) > 0 && !slices.Contains(q.Countries, s.Country) || len(q.Devices) > 0 && !slices.Contains(q.Devices, s.Device) {
+			continue
+		}
+		k := b.keyOf(b.bucketOf(s.Hour), 0, s.Placement, 0, s.Country, s.Device, "")
+		b.rowOf(k).addRequests(&s)
+		for o, n := range s.Outcomes {
+			total.Outcomes[o] += n
+		}
+	}
+	b.out.Totals.addRequests(&total)
+	return nil
+}
+
+// sorted is the rows in the report's order — by bucket, then impressions
+// and requests (largest first), then the dimensions' ids and values —
+// cut to the query's limit (the report marked truncated), each with its
+// metrics and named cells. The first three are copied beside each row's
+// pointer, so that most comparisons read neither the row nor its key
+// (300,000 rows: 1.2 s → 0.4 s, BenchmarkReport).
+func (b *multiBuild) sorted() []MultiRow {
 	type sortKey struct {
 		t          string
 		imps, reqs int64
-		kr         *keyed
+		kr         *keyedRow
 	}
-	keys := make([]sortKey, len(order))
-	for i := range order {
-		r := order[i].r
-		keys[i] = sortKey{order[i].k.t, r.Impressions, ptrInt(r.Requests), &order[i]}
+	keys := make([]sortKey, len(b.order))
+	for i := range b.order {
+		r := b.order[i].r
+		keys[i] = sortKey{b.order[i].k.t, r.Impressions, ptrInt(r.Requests), &b.order[i]}
 	}
 	slices.SortFunc(keys, func(a, b sortKey) int {
 		// One comparison after another, each only when the last was
@@ -440,43 +504,41 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		}
 		return slices.Compare(a.kr.k.vals[:], b.kr.k.vals[:])
 	})
-	sorted := make([]*keyed, len(keys))
-	for i := range keys {
-		sorted[i] = keys[i].kr
+	if b.q.Limit > 0 && len(keys) > b.q.Limit {
+		keys, b.out.Truncated = keys[:b.q.Limit], true
 	}
-	if q.Limit > 0 && len(sorted) > q.Limit {
-		sorted, out.Truncated = sorted[:q.Limit], true
-	}
-	list := make([]MultiRow, len(sorted))
-	for i, kr := range sorted {
-		r := kr.r
+	list := make([]MultiRow, len(keys))
+	for i, sk := range keys {
+		r := sk.kr.r
 		r.Metrics = withCounts(r.Metrics, r.Counts)
 		r.money()
-		r.Dims = dimsOf(kr.k)
+		r.Dims = b.dimsOf(sk.kr.k)
 		list[i] = *r
 	}
-	if slices.Contains(q.By, DimAd) && cat.AdTitles != nil {
-		var adIDs []int64
-		for i := range list {
-			if id, err := strconv.ParseInt(list[i].Dims[DimAd].ID, 10, 64); err == nil {
-				adIDs = append(adIDs, id)
-			}
-		}
-		slices.Sort(adIDs)
-		titles, err := cat.AdTitles(ctx, slices.Compact(adIDs))
-		if err != nil {
-			return nil, err
-		}
-		for i := range list {
-			if c, ok := list[i].Dims[DimAd]; ok && c.ID != "" {
-				id, _ := strconv.ParseInt(c.ID, 10, 64)
-				c.Name = titles[id]
-				list[i].Dims[DimAd] = c
-			}
+	return list
+}
+
+// nameAds gives the ad cells of list their titles, read in one call.
+func nameAds(ctx context.Context, cat *Catalog, list []MultiRow) error {
+	var adIDs []int64
+	for i := range list {
+		if id, err := strconv.ParseInt(list[i].Dims[DimAd].ID, 10, 64); err == nil {
+			adIDs = append(adIDs, id)
 		}
 	}
-	out.Rows = list
-	return out, nil
+	slices.Sort(adIDs)
+	titles, err := cat.AdTitles(ctx, slices.Compact(adIDs))
+	if err != nil {
+		return err
+	}
+	for i := range list {
+		if c, ok := list[i].Dims[DimAd]; ok && c.ID != "" {
+			id, _ := strconv.ParseInt(c.ID, 10, 64)
+			c.Name = titles[id]
+			list[i].Dims[DimAd] = c
+		}
+	}
+	return nil
 }
 
 // money sets m's Money, when it is priced: the events' cost (rounded
