@@ -24,8 +24,8 @@ func TestDrawsAReport(t *testing.T) {
 	if err := run([]string{"-o", out, in}, io.Discard); err != nil {
 		t.Fatalf("run = %v", err)
 	}
-	if b, _ := os.ReadFile(out); !strings.Contains(string(b), "target round 1") {
-		t.Errorf("%s does not name the run", out)
+	if b, _ := os.ReadFile(out); !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "target round 1") || !strings.Contains(string(b), "latency by percentile") {
+		t.Errorf("%s is not the SVG of the two charts naming the run", out)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte("nope"), 0o644)

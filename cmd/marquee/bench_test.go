@@ -43,9 +43,9 @@ func readReport(t *testing.T, name string) loadgen.Report {
 // the warm-up, and reports the ratio.
 func TestBenchInProcessWithBaseline(t *testing.T) {
 	dir := t.TempDir()
-	js, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
+	js := filepath.Join(dir, "r.json") // its charts: cmd/marquee-plot's test
 	out, err := bench(t, "-ads", "300", "-c", "4", "-d", "300ms", "-warmup", "200ms", "-rounds", "2",
-		"-baseline", "-json", js, "-plot", svg)
+		"-baseline", "-json", js)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +75,6 @@ func TestBenchInProcessWithBaseline(t *testing.T) {
 	}
 	if rep.Ratio <= 0 || rep.Baseline <= 0 || rep.ReqPerSec <= 0 || rep.Ads != 300 {
 		t.Errorf("report: ratio %v, baseline %v, req/s %v, ads %d", rep.Ratio, rep.Baseline, rep.ReqPerSec, rep.Ads)
-	}
-	b, _ := os.ReadFile(svg)
-	if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("latency by percentile")) {
-		t.Errorf("plot %s is not the SVG of the two charts", svg)
 	}
 }
 
