@@ -121,8 +121,8 @@ func (s *Schedule) check(p Problems) {
 		p["schedule.at"] = "must be HH:MM (24-hour, local)"
 	}
 	s.TimeZone = cmp.Or(s.TimeZone, "UTC")
-	if _, err := time.LoadLocation(s.TimeZone); err != nil || s.TimeZone == "Local" {
-		p["schedule.timeZone"] = fmt.Sprintf("unknown IANA time zone %q", s.TimeZone)
+	if _, err := ParseTimeZone(s.TimeZone); err != nil {
+		p["schedule.timeZone"] = err.Error()
 	}
 	s.Format = cmp.Or(s.Format, "csv")
 	if s.Format != "csv" && s.Format != "xlsx" {
@@ -150,7 +150,7 @@ type Period struct{ From, To, Due time.Time }
 // zone: days and months as the zone has them, 23 or 25 hours across a
 // change of daylight saving time). ok is false when the zone is unknown.
 func (s *Schedule) LastDue(now time.Time) (p Period, ok bool) {
-	loc, err := time.LoadLocation(s.TimeZone)
+	loc, err := ParseTimeZone(s.TimeZone)
 	if err != nil {
 		return p, false
 	}

@@ -110,8 +110,10 @@ func KVValue(v string) (string, bool) {
 	return v, v != "" && len(v) <= MaxKVValueLen && !strings.ContainsFunc(v, isControl)
 }
 
-// ParseTimeZone checks a campaign's time zone: "" (the default, UTC) or
-// an IANA name time.LoadLocation knows.
+// ParseTimeZone is the one reader of a time zone, for every feature that
+// takes one (campaigns, advertisers, day-parts, reports' tz, schedules):
+// "" (the default, UTC) or an IANA name time.LoadLocation knows — never
+// "Local", which would depend on the server's.
 func ParseTimeZone(tz string) (*time.Location, error) {
 	if tz == "" {
 		return time.UTC, nil

@@ -144,7 +144,7 @@ func (s *Scheduler) attempt(ctx context.Context, r marquee.SavedReport, d marque
 	sch := r.Schedule
 	att, err := s.Render(ctx, r, d.From, d.To, sch.Format)
 	if err == nil {
-		loc, _ := time.LoadLocation(sch.TimeZone)
+		loc, _ := marquee.ParseTimeZone(sch.TimeZone) // checked when the schedule was saved
 		from, to := d.From.In(loc), d.To.In(loc)
 		err = s.Mailer.Send(ctx, Mail{To: sch.To, Attachment: att,
 			Subject: fmt.Sprintf("%s: %s – %s", r.Name, from.Format("2 Jan 2006"), to.Add(-time.Second).Format("2 Jan 2006")),

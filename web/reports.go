@@ -299,9 +299,9 @@ func reportWindow(args *fasthttp.Args, rp *reports.Reporter, p marquee.Problems)
 	timeArg("to", &to)
 	bots = oneOfParam(args, p, "bots", "exclude", "exclude", "include") == "include"
 	if v, ok := param(args, "tz"); ok {
-		l, err := time.LoadLocation(string(v))
+		l, err := marquee.ParseTimeZone(string(v))
 		if err != nil {
-			p["tz"] = fmt.Sprintf("unknown IANA time zone %q", v)
+			p["tz"] = err.Error()
 		} else {
 			loc = l
 		}

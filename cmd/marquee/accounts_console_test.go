@@ -18,6 +18,7 @@ import (
 // publisher user sees fill rate and revenue by placement, of its sites
 // only; the reports page's CSV holds the table's cells.
 func TestAccountsInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	in := isolationWorld(t)
 	for i := range 12 { // traffic on both sites, each impression fired

@@ -22,6 +22,7 @@ import (
 // countries, a report key's values, and a link with tags and A/B
 // destinations.
 func TestReportsFromClickHouseMatch(t *testing.T) {
+	t.Parallel()
 	dsn := clickhousetest.DSN(t)
 	w := newMoneyWorld(t, "-analytics", dsn, "-report-keys", "section")
 	in := w.instance

@@ -137,6 +137,7 @@ func storedOnce(got []streamed) string {
 // cursor may not have recorded yet — and started again on the same data:
 // every acknowledged event is in the events table, each once.
 func TestAnalyticsKilledDuringInserts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}

@@ -16,6 +16,7 @@ import (
 // lists it, rejects it with a reason the advertiser then reads, and
 // approves it once submitted again.
 func TestApprovalQueueInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")

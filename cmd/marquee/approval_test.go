@@ -16,7 +16,10 @@ import (
 // and then a pending sponsorship campaign never serve on either (the
 // house campaign fills every slot); once approved on one instance, both
 // serve it (a sponsorship always wins) within the propagation bound.
-func TestApprovalServesOnlyApproved(t *testing.T) { eachShared(t, testApprovalServesOnlyApproved) }
+func TestApprovalServesOnlyApproved(t *testing.T) {
+	t.Parallel()
+	eachShared(t, testApprovalServesOnlyApproved)
+}
 
 func testApprovalServesOnlyApproved(t *testing.T, db sharedDB, dsn string) {
 	a, b := db.start(t, dsn), db.start(t, dsn)
@@ -79,6 +82,7 @@ func testApprovalServesOnlyApproved(t *testing.T, db sharedDB, dsn string) {
 // refused action leaves the state as it was; every move is in the audit
 // log with its actor.
 func TestApprovalMatrix(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	flight := flightJSON(-time.Hour, 24*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
@@ -183,6 +187,7 @@ func TestApprovalMatrix(t *testing.T) {
 // the advertiser, it waits again; approved, it serves. The advertiser
 // cannot approve; the team's own ads need no approval.
 func TestAdApproval(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	flight := flightJSON(-time.Hour, 24*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")

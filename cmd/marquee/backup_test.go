@@ -27,6 +27,7 @@ func runCmd(t *testing.T, args ...string) (string, error) {
 // TestVersion: marquee version names the Go version; /metrics has
 // marquee_build_info with the same labels.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	out, err := runCmd(t, "version")
 	if err != nil || !strings.HasPrefix(out, "marquee ") || !strings.Contains(out, runtime.Version()) || !strings.Contains(out, "commit ") {
 		t.Fatalf("marquee version = %q, %v; want the version, commit and Go version", out, err)
@@ -41,6 +42,7 @@ func TestVersion(t *testing.T) {
 // TestHealthcheck: 0 (nil) when /readyz answers 200; an error when
 // nothing listens or the answer is not 200.
 func TestHealthcheck(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	if out, err := runCmd(t, "healthcheck", "-url", in.url+"/readyz"); err != nil || !strings.Contains(out, `"status":"ready"`) {
 		t.Fatalf("healthcheck of a ready server = %q, %v; want success", out, err)
@@ -65,6 +67,7 @@ func TestHealthcheck(t *testing.T) {
 // the backup started is there with its title, as are a link and the
 // reports; restoring over an existing store needs -force.
 func TestBackupWhileWriting(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if out, err := runCmd(t, "seed", "-data", dir, "-ads", "5", "-scheduled", "0", "-expired", "0", "-reports", "3"); err != nil {
 		t.Fatalf("seed: %v %s", err, out)
@@ -147,6 +150,7 @@ func TestBackupWhileWriting(t *testing.T) {
 // TestRestoredStoreConformance runs the store conformance suite on
 // databases that went through backup and restore.
 func TestRestoredStoreConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(tb testing.TB) string {
 		dir := tb.TempDir()
 		st, err := sqlite.Open(context.Background(), filepath.Join(dir, "orig", "marquee.db"))

@@ -127,6 +127,7 @@ func TestBenchURLScenarioFromFile(t *testing.T) {
 }
 
 func TestBenchDumpPaths(t *testing.T) {
+	t.Parallel()
 	f := filepath.Join(t.TempDir(), "paths")
 	if _, err := bench(t, "-requests", "50", "-seed", "9", "-dump-paths", f); err != nil {
 		t.Fatal(err)
@@ -138,6 +139,7 @@ func TestBenchDumpPaths(t *testing.T) {
 }
 
 func TestBenchRejectsBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

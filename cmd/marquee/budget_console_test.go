@@ -15,6 +15,7 @@ import (
 // and, when the budget is spent, that it stopped; a campaign paced
 // evenly to its budget shows what the straight line allows by now.
 func TestBudgetInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")

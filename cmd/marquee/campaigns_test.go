@@ -19,6 +19,7 @@ import (
 // creative in them; each bad input named; archive rules; the audit log;
 // and the original ad contract unchanged for an ad without any of it.
 func TestCampaignsOverHTTP(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	created := func(path, body string) map[string]any {
 		t.Helper()
@@ -118,6 +119,7 @@ func TestCampaignsOverHTTP(t *testing.T) {
 // content-addressed and cached, lets an image creative use it, and
 // refuses SVG, other types and oversized bodies.
 func TestAssetsOverHTTP(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	var pngBody bytes.Buffer
 	png.Encode(&pngBody, image.NewGray(image.Rect(0, 0, 300, 250)))
@@ -183,6 +185,7 @@ func TestAssetsOverHTTP(t *testing.T) {
 // goal's progress and its spend count none of them), its advertiser and
 // the placement.
 func TestCampaignReportsOverHTTP(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"Spring","startAt":"` +

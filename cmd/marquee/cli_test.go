@@ -22,6 +22,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, 
 // TestEveryCommandAnswersHelp: every command and subcommand answers -h,
 // -help and --help with a usage that names it, and succeeds (exit 0).
 func TestEveryCommandAnswersHelp(t *testing.T) {
+	t.Parallel()
 	commands := [][]string{{"serve"}, {"seed"}, {"bench"}, {"hello"}, {"events"}, {"events", "cat"}, {"reports"}, {"reports", "rebuild"},
 		{"keys"}, {"keys", "create"}, {"keys", "list"}, {"keys", "revoke"},
 		{"users"}, {"users", "list"}, {"users", "add"}, {"users", "role"}, {"users", "password"}, {"users", "remove"},
@@ -60,6 +61,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 // making an empty store there; only users add and keys create, which may
 // bootstrap before the first serve, make one.
 func TestReadCommandsDoNotCreateAStore(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "mistyped")
 	for _, args := range [][]string{
 		{"keys", "list"}, {"keys", "revoke", "-id", "1"},
@@ -82,6 +84,7 @@ func TestReadCommandsDoNotCreateAStore(t *testing.T) {
 // TestCLIFlagChecks: flags are checked, and messages name the real
 // problem.
 func TestCLIFlagChecks(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	for _, c := range []struct {
 		args []string
@@ -102,6 +105,7 @@ func TestCLIFlagChecks(t *testing.T) {
 // TestUsersCommands: users list, add, role, password and remove against
 // the store of a data directory.
 func TestUsersCommands(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, nil) // makes the store
 	in.stop()
@@ -150,6 +154,7 @@ func TestUsersCommands(t *testing.T) {
 // directory; so do a bad flag value and an address already in use (exit
 // 1). --version and -version print the version.
 func TestTyposSuggestAndCreateNothing(t *testing.T) {
+	t.Parallel()
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -136,7 +136,10 @@ func titles(served []string) []string {
 	return out
 }
 
-func TestThreeInstancesConverge(t *testing.T) { eachShared(t, testThreeInstancesConverge) }
+func TestThreeInstancesConverge(t *testing.T) {
+	t.Parallel()
+	eachShared(t, testThreeInstancesConverge)
+}
 
 func testThreeInstancesConverge(t *testing.T, db sharedDB, dsn string) {
 	a, b, c := db.start(t, dsn), db.start(t, dsn), db.start(t, dsn)
@@ -208,7 +211,7 @@ func testThreeInstancesConverge(t *testing.T, db sharedDB, dsn string) {
 
 // An instance stopped while others create, replace and delete ads and
 // links starts again (from its saved index) serving what it missed.
-func TestRestartedInstanceCatchesUp(t *testing.T) { eachShared(t, testRestartCatchesUp) }
+func TestRestartedInstanceCatchesUp(t *testing.T) { t.Parallel(); eachShared(t, testRestartCatchesUp) }
 
 func testRestartCatchesUp(t *testing.T, db sharedDB, dsn string) {
 	a := db.start(t, dsn)
@@ -291,7 +294,7 @@ func TestLostNotificationListenerKilled(t *testing.T) {
 // fails, writes get 503 with Retry-After, /readyz says the store is down,
 // and once the database is back the instance catches up on what other
 // instances wrote meanwhile, without a restart.
-func TestOutageReadsKeepWorkingAndRecover(t *testing.T) { eachShared(t, testOutage) }
+func TestOutageReadsKeepWorkingAndRecover(t *testing.T) { t.Parallel(); eachShared(t, testOutage) }
 
 func testOutage(t *testing.T, db sharedDB, dsn string) {
 	u, _ := url.Parse(dsn)
@@ -463,6 +466,7 @@ func (p *proxy) restore() {
 // Two instances on one SQLite file converge by polling the changelog, and
 // report the feed's metrics.
 func TestTwoInstancesOnOneSQLiteFile(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "shared.db")
 	a := start(t, t.TempDir(), nil, "-db", db, "-insecure-admin", "-poll", "50ms")
 	b := start(t, t.TempDir(), nil, "-db", db, "-insecure-admin", "-poll", "50ms")
@@ -541,7 +545,10 @@ func checkSwitch(t *testing.T, what string, seen []observation, written time.Tim
 // Every change on A reaches B's caches: a hot cached link or ad is never
 // served stale past the propagation bound, a deleted one is gone, and a
 // miss B cached before the key existed does not hide it.
-func TestCachesInvalidatedAcrossInstances(t *testing.T) { eachShared(t, testCachesInvalidated) }
+func TestCachesInvalidatedAcrossInstances(t *testing.T) {
+	t.Parallel()
+	eachShared(t, testCachesInvalidated)
+}
 
 func testCachesInvalidated(t *testing.T, db sharedDB, dsn string) {
 	a, b := db.start(t, dsn), db.start(t, dsn)

@@ -25,6 +25,7 @@ import (
 // sections' bar saying it scrolls. Screenshots of each go to the test's
 // directory and to MARQUEE_ARTIFACTS (CI keeps them).
 func TestChartsMoneyAndSmallScreensInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")

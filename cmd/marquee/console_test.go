@@ -46,6 +46,29 @@ func chromiumPath(t testing.TB) string {
 	return ""
 }
 
+// maxBrowsers is how many tests drive Chromium at once: the browser tests
+// run in parallel with the others, but two Chromiums already fill two
+// cores.
+const maxBrowsers = 2
+
+var (
+	browsers = make(chan struct{}, maxBrowsers)
+	// browsing holds the top-level tests that have a browser slot: a test's
+	// second tab, or its subtest's, shares it.
+	browsing sync.Map
+)
+
+// holdBrowser takes a browser slot for t's top-level test until t ends
+// (nothing when that test holds one already).
+func holdBrowser(t testing.TB) {
+	root, _, _ := strings.Cut(t.Name(), "/")
+	if _, held := browsing.LoadOrStore(root, true); held {
+		return
+	}
+	browsers <- struct{}{}
+	t.Cleanup(func() { browsing.Delete(root); <-browsers })
+}
+
 // tab is one headless Chromium tab on a Marquee instance. It records
 // every console error, uncaught exception and log error of the pages, and
 // every request to an origin other than the instance's.
@@ -62,6 +85,7 @@ type tab struct {
 
 func newTab(t testing.TB, base string, width, height int) *tab {
 	t.Helper()
+	holdBrowser(t)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
@@ -307,6 +331,7 @@ func ownerConsole(t *testing.T, width, height int) (*instance, *tab) {
 // refused a forged one. No page logs an error or asks another origin for
 // anything.
 func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	var out, errb strings.Builder
@@ -642,6 +667,7 @@ func BenchmarkConsolePages(b *testing.B) {
 // setup page makes the owner and signs them in, and the console then
 // fits a phone and follows a dark system theme.
 func TestFirstRunInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	data := t.TempDir()
 	in := start(t, data, nil)
@@ -716,6 +742,7 @@ func TestFirstRunInBrowser(t *testing.T) {
 // sandboxed frame of its size; the campaign list shows its goal's
 // progress.
 func TestCampaignsInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
@@ -876,6 +903,7 @@ func TestCampaignsInBrowser(t *testing.T) {
 // decision preview takes key-values, a URL and a time, naming the rule
 // that leaves the campaign out.
 func TestTargetingEditorInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")

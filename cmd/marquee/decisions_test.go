@@ -14,6 +14,7 @@ import (
 // recorded once, refused when changed, the click sent to its filled URL;
 // and the campaign's report counting them.
 func TestDecisionsOverHTTP(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
@@ -113,6 +114,7 @@ func TestDecisionsOverHTTP(t *testing.T) {
 // is met stops being chosen within seconds (the reports' flush, then the
 // pacing's refresh from them).
 func TestGoalMetStopsOverHTTP(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
@@ -154,6 +156,7 @@ func TestGoalMetStopsOverHTTP(t *testing.T) {
 // every ad — chosen, weighed, of a lower tier, or left out and why;
 // without it, explain is refused.
 func TestExplainOverHTTP(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
@@ -201,6 +204,7 @@ func TestExplainOverHTTP(t *testing.T) {
 // TestTrackingExpiryAndTwentySlots: an expired tracking URL is a 410 and
 // is not counted; a request of 20 slots is answered, each slot keyed.
 func TestTrackingExpiryAndTwentySlots(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-tracking-ttl", "1s", "-reports-flush", "100ms")
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")

@@ -13,6 +13,7 @@ import (
 // report and in no campaign's. An ad without a creative cannot be a
 // default ad (400); changing the default ad changes what fills the slot.
 func TestDefaultAdFillsEmptySlots(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")

@@ -12,6 +12,7 @@ import (
 // (deploy/grafana/marquee.json) query is one a running instance exports,
 // so a renamed metric cannot leave an alert that never fires.
 func TestDeployMetricsExist(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	in.get("/api/v1/ad")
 	in.get("/r/nope")

@@ -16,6 +16,7 @@ import (
 // TestAuth and TestBadInput, 503s in the outage and spool tests; these are
 // the rest.
 func TestErrorResponses(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	now := time.Now()
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"landing","startAt":"2024-01-01T00:00:00Z","endAt":"2031-01-01T00:00:00Z","url":"https://example.com/a"}`), 201, `{"id":"1"}`)

@@ -63,6 +63,7 @@ func post(in *instance, contentType, body string) response {
 // Hostile input is either refused with a clear 4xx naming the problem, or
 // stored as valid JSON holding exactly what was sent.
 func TestEventsHostileInput(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, nil, "-insecure-admin")
 	tricky := "q\"uote \\back\\slash\x01ctl\ttab\nnl </script> \u2028 ü 😀"
@@ -156,6 +157,7 @@ func fields(n int) string {
 // Concurrent clients, GET and POST: after shutdown the files hold every
 // accepted event once, with exactly its client fields.
 func TestEventsExactlyWhatWasSent(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, nil, "-insecure-admin", "-events-rotate-mb", "1")
 	var mu sync.Mutex
@@ -223,6 +225,7 @@ func TestEventsExactlyWhatWasSent(t *testing.T) {
 // With -events-durable, every event acknowledged before the process is
 // killed with SIGKILL is in the files afterwards.
 func TestEventsDurableSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
@@ -266,6 +269,7 @@ func TestEventsDurableSurviveSIGKILL(t *testing.T) {
 // A spool that cannot ship (its S3 is unreachable) fills up, and then new
 // events get 503 with Retry-After.
 func TestEventsSpoolFullIs503(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-insecure-admin", "-events-codec", "none", "-events-rotate-mb", "1",
 		"-events-spool-max-mb", "1", "-events-s3", "s3://bucket/p", "-events-s3-endpoint", "127.0.0.1:1", "-events-s3-insecure")
 	line := `{"pad":"` + strings.Repeat("r", 1900) + `"}` + "\n"
@@ -286,6 +290,7 @@ func TestEventsSpoolFullIs503(t *testing.T) {
 }
 
 func TestEventsCatCommand(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	c, err := collector.New(collector.Config{Dir: filepath.Join(data, "events"), Instance: "cat", Codec: "zstd"},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
@@ -313,6 +318,7 @@ func TestEventsCatCommand(t *testing.T) {
 // accepts only images gets a 1×1 GIF; sendBeacon's text/plain is read as
 // JSON.
 func TestEventsClientIPPixelAndBeacon(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		trusted, want string
 	}{

@@ -19,6 +19,7 @@ import (
 // placement; revenue comes from the campaign's price; the report by
 // campaign and placement is the same in JSON, CSV and XLSX.
 func TestRequestsAndFill(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-currency", "eur")
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")

@@ -25,6 +25,7 @@ import (
 // the campaign's own page flag the booked campaign whose goal the
 // requests cannot meet.
 func TestForecastInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")

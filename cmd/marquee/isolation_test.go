@@ -39,6 +39,7 @@ func isolationWorld(t *testing.T) *instance {
 // reports, CSV) names B or T; each open route answers the account's own.
 // Then the figures: the account's reports count exactly its own events.
 func TestAccountIsolation(t *testing.T) {
+	t.Parallel()
 	in := isolationWorld(t)
 	// Traffic on both sites, each campaign's impressions fired.
 	type choice struct{ CampaignID, ImpressionURL string }

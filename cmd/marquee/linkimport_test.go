@@ -55,6 +55,7 @@ func (in *instance) waitJob(id string) importJob {
 // export reads back into a fresh server as the same links, which then
 // redirect.
 func TestLinkImportAndExport(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-link-domains", "go.brand.example")
 	shlink := "createdAt,domain,shortCode,shortUrl,longUrl,title,tags,visits\n" +
 		"2024-01-02T03:04:05+00:00,s.test,abc,https://s.test/abc,https://example.com/1,First,promo|Spring,12\n" +
@@ -150,6 +151,7 @@ func TestLinkImportAndExport(t *testing.T) {
 
 // marquee links import and export work on the store directly.
 func TestLinksCommand(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	file := filepath.Join(t.TempDir(), "yourls.csv")
 	var rows strings.Builder
@@ -185,6 +187,7 @@ func TestLinksCommand(t *testing.T) {
 // limit of every route (413, the body never read past it), and the owner's
 // token imports the same 2 MiB file.
 func TestImportLimitNeedsCredential(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	var csv strings.Builder
 	csv.WriteString("url,code\n")
@@ -222,6 +225,7 @@ func TestImportLimitNeedsCredential(t *testing.T) {
 // MaxImportProblems of them and how many there are, in a dry run and in
 // the refusal of the whole file.
 func TestImportProblemsBounded(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	var csv strings.Builder
 	csv.WriteString("url,code\n")

@@ -19,6 +19,7 @@ import (
 // promoting the winner; the list by tag; a link on a domain; an import
 // checked, then made.
 func TestLinksInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")

@@ -73,6 +73,7 @@ func decodeLink(t *testing.T, r response) link {
 }
 
 func TestLinkRedirects(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	// Create: custom code, each status, generated code.
 	r := in.admin("POST", "/api/v1/links", `{"url":"https://example.com/landing?x=1","code":"spring-sale","redirect":301}`)
@@ -180,6 +181,7 @@ func TestLinkRedirects(t *testing.T) {
 }
 
 func TestLinkExpiryAndClickLimit(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-click-flush", "100ms")
 	expires := time.Now().Add(time.Second).UTC().Truncate(time.Millisecond)
 	in.expect(in.admin("POST", "/api/v1/links", fmt.Sprintf(`{"url":"https://x.test","code":"soon","expiresAt":%q}`, expires.Format(time.RFC3339Nano))), 201, "")
@@ -227,6 +229,7 @@ func TestLinkExpiryAndClickLimit(t *testing.T) {
 // N redirects from concurrent clients: exactly N clicks in the store after
 // a flush, and N click events in the files.
 func TestClickCounting(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, nil, "-click-flush", "100ms", "-events-flush", "20ms")
 	ad := in.admin("POST", "/api/v1/ad", `{"title":"with landing","startAt":"2020-01-01T00:00:00Z","endAt":"2999-01-01T00:00:00Z","url":"https://shop.example/landing"}`)
@@ -307,6 +310,7 @@ func TestClickCounting(t *testing.T) {
 
 // Clicks counted since the last flush reach the store at shutdown.
 func TestClicksFlushedAtShutdown(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, nil, "-click-flush", "1h")
 	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.test","code":"bye"}`), 201, "")
@@ -329,6 +333,7 @@ func TestClicksFlushedAtShutdown(t *testing.T) {
 // domains is two links, the admin routes name one with ?domain=, and an
 // unknown host is the default domain's (or a 404 with -unknown-hosts 404).
 func TestLinkDomains(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, nil, "-link-domains", "go.brand.example,Links.Other.example", "-default-domain", "lnk.example",
 		"-unknown-hosts", "404", "-events-flush", "20ms")
@@ -420,6 +425,7 @@ func TestLinkDomains(t *testing.T) {
 // a split keeps each visitor on one destination and shares visitors by
 // weight; the click event says which rule or destination it was.
 func TestLinkRulesAndSplits(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, nil, "-events-flush", "20ms", "-reports-flush", "50ms")
 	in.expect(in.admin("POST", "/api/v1/links", `{"code":"app","url":"https://example.com/",

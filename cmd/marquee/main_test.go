@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,13 +26,28 @@ import (
 
 // TestMain runs the real main instead of the tests when a test starts this
 // binary as a child process (MARQUEE_TEST_RUN_MAIN=1), e.g. to kill it.
+//
+// The tests here are whole servers that mostly wait — on their own
+// instances, databases, brokers and browsers — so they run in parallel,
+// defaultParallel at a time (not go test's GOMAXPROCS: 2 on a 2-core
+// machine) unless -parallel says otherwise; the browser tests share
+// maxBrowsers Chromiums (newTab).
 func TestMain(m *testing.M) {
 	if os.Getenv("MARQUEE_TEST_RUN_MAIN") == "1" {
 		main()
 		return
 	}
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(defaultParallel))
+	}
 	os.Exit(m.Run())
 }
+
+// defaultParallel is how many tests of this package run at once.
+const defaultParallel = 8
 
 // instance is a marquee serve started through run() on port 0.
 type instance struct {
@@ -272,6 +289,7 @@ func adBody(title string, start, end time.Time, conds string) string {
 }
 
 func TestAdLifecycle(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	if len(in.token) != 64 {
 		t.Fatalf("generated token %q; want 64 hex characters", in.token)
@@ -347,6 +365,7 @@ func TestAdLifecycle(t *testing.T) {
 }
 
 func TestScheduledAdAppearsAtStartWithoutRefresh(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-insecure-admin")
 	startAt := time.Now().Add(time.Second)
 	endAt := startAt.Add(time.Second)
@@ -362,6 +381,7 @@ func TestScheduledAdAppearsAtStartWithoutRefresh(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := start(t, dir, map[string]string{"MARQUEE_ADMIN_TOKEN": "s3cret"})
 	if _, err := os.Stat(filepath.Join(dir, "admin-token")); err == nil {
@@ -393,6 +413,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	now := time.Now()
 	in.expect(in.admin("POST", "/api/v1/ad", adBody("keep", now.Add(-time.Hour), now.Add(time.Hour), "")), 201, "")
@@ -441,6 +462,7 @@ func TestBadInput(t *testing.T) {
 // every route — an empty value (as a client built from a struct sends an
 // unset field) is the same as leaving the parameter out.
 func TestEmptyQueryValuesAreAbsent(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	now := time.Now()
 	in.expect(in.admin("POST", "/api/v1/ad", adBody("A", now.Add(-time.Hour), now.Add(time.Hour), `{"country":["TW"]}`)), 201, "")
@@ -467,6 +489,7 @@ func TestEmptyQueryValuesAreAbsent(t *testing.T) {
 }
 
 func TestOperations(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	in.expect(in.do("GET", "/healthz", "", "", ""), 200, `{"status":"ok"}`)
 	in.expect(in.do("GET", "/readyz", "", "", ""), 200, `{"status":"ready","store":"up"}`)
@@ -487,6 +510,7 @@ func TestOperations(t *testing.T) {
 }
 
 func TestFlagsAndEnv(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		env  map[string]string
@@ -525,6 +549,7 @@ func TestFlagsAndEnv(t *testing.T) {
 // marquee seed stores the fixture's ads (whose determinism package
 // fixture tests), mostly active.
 func TestSeed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"seed", "-data", dir, "-ads", "300", "-seed", "7"}, func(string) string { return "" }, nil, &out, io.Discard); err != nil {
@@ -543,6 +568,7 @@ func TestSeed(t *testing.T) {
 }
 
 func TestHelloReplaysCapturedResponses(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-insecure-admin")
 	now := time.Now()
 	in.expect(in.admin("POST", "/api/v1/ad", adBody("AD <1>", now.Add(-time.Hour), now.Add(time.Hour), "")), 201, "")
@@ -584,6 +610,7 @@ func TestHelloReplaysCapturedResponses(t *testing.T) {
 // row in a country it does not target), and a seeded link's click count
 // equals its report's clicks.
 func TestSeededReportsAgree(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := run(context.Background(), []string{"seed", "-data", dir, "-ads", "20", "-links", "4", "-reports", "3"},
 		func(string) string { return "" }, nil, io.Discard, io.Discard); err != nil {
@@ -637,6 +664,7 @@ func TestSeededReportsAgree(t *testing.T) {
 // advertisers and campaigns, and puts every ad in a campaign with a
 // creative that fits its placement.
 func TestSeedCampaigns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := run(context.Background(), []string{"seed", "-data", dir, "-campaigns", "20", "-ads", "200"}, func(string) string { return "" }, nil, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // included); the top list of campaigns names them with their spend; and
 // the CSVs carry names, CTR, spend and currency.
 func TestMoneyEverywhere(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-currency", "eur")
 	now := time.Now().UTC()
 	flight := flightJSON(-time.Hour, time.Hour)

@@ -14,6 +14,7 @@ import (
 // TestBuildWithoutConsole builds marquee with -tags noconsole and runs it:
 // the API answers, and /admin/ is a 404 like any unknown path.
 func TestBuildWithoutConsole(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a binary: not in -short")
 	}

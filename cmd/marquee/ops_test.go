@@ -27,6 +27,7 @@ import (
 // stay; writes resume by themselves when space returns; /readyz and the
 // metric say so meanwhile.
 func TestStoreFullIs503(t *testing.T) {
+	t.Parallel()
 	mnt := tmpfs.Mount(t, 8<<20)
 	in := start(t, mnt, nil, "-events-min-free", "off")
 	from, to := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
@@ -82,6 +83,7 @@ func dial(t *testing.T, in *instance) (net.Conn, *bufio.Reader) {
 // -max-conns 503, both JSON with Retry-After; a closed connection gives
 // its place back.
 func TestConnectionLimits(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		flags  []string
 		status string
@@ -132,6 +134,7 @@ func TestConnectionLimits(t *testing.T) {
 // TestSlowClientCut: a client that trickles its headers is cut off at the
 // read timeout, and others are served meanwhile.
 func TestSlowClientCut(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-read-timeout", "500ms")
 	c, r := dial(t, in)
 	started := time.Now()
@@ -165,6 +168,7 @@ func TestSlowClientCut(t *testing.T) {
 // (fake) cgroup file says, -memory-limit overrides it, and without a
 // limit none is set.
 func TestMemoryLimitFromCgroup(t *testing.T) {
+	t.Parallel()
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	fake := filepath.Join(t.TempDir(), "memory.max")
 	fromFile := func() (uint64, error) { // a cgroup v2 memory.max
@@ -199,6 +203,7 @@ func TestMemoryLimitFromCgroup(t *testing.T) {
 // the changelog since, answers every list query exactly as an instance
 // that loads everything from the store.
 func TestSavedIndexStartEqualsFullLoad(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	if err := run(t.Context(), []string{"seed", "-data", data, "-ads", "3000", "-seed", "5"}, func(string) string { return "" }, nil, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
@@ -253,6 +258,7 @@ func TestSavedIndexStartEqualsFullLoad(t *testing.T) {
 // alone (0700), and the SQLite database and its -wal and -shm (password
 // and key hashes) are 0600 — also an existing database made readable.
 func TestDataIsPrivate(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "data")
 	in := start(t, data, nil)
 	in.expect(in.admin("POST", "/api/v1/ad", adBody("A", time.Now(), time.Now().Add(time.Hour), "")), 201, "")

@@ -71,6 +71,7 @@ pbjs.que.push(function () {
 // fired once, and the bidders' report counts each bid, the win and its
 // one impression (re-fired by the page) once.
 func TestPrebidInTheDecision(t *testing.T) {
+	t.Parallel()
 	prebidBundle(t)
 	ads := newAdServer(t, "-bid-adjustments", "rubicon=0.5")
 	slot := func(name, floor, campaign, title string) {

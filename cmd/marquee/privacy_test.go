@@ -178,6 +178,7 @@ func byType(lines []map[string]any) map[string][]map[string]any {
 // key; off holds both; the uid of a beacon and of a decision's events is
 // one pseudonym.
 func TestPrivacyModesEveryPath(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		mode, gdpr     string
 		ip4, ip6, ref  string
@@ -277,6 +278,7 @@ func TestPrivacyModesEveryPath(t *testing.T) {
 // stored, the address truncated even in off mode, and the event says
 // why —; consent given, or GDPR not applying, lets the key work.
 func TestPrivacyConsent(t *testing.T) {
+	t.Parallel()
 	given := privacytest.TCString([]int{1, 2, 7}, []int{1})
 	refused := privacytest.TCString([]int{2, 7}, []int{1})
 	p := newPrivacyServer(t, "off")
@@ -357,7 +359,7 @@ func TestPrivacyConsent(t *testing.T) {
 // frequency-cap serves (memory counters, so only the changelog can tell
 // them), the audit log records it once, by pseudonym, and the answer
 // says what is kept. (Who may erase: TestRouteScopeMatrix.)
-func TestErasureAcrossThreeInstances(t *testing.T) { eachShared(t, testErasure) }
+func TestErasureAcrossThreeInstances(t *testing.T) { t.Parallel(); eachShared(t, testErasure) }
 
 func testErasure(t *testing.T, db sharedDB, dsn string) {
 	flags := []string{"-tracking-key", strings.Repeat("k", 32), "-counters", "memory", "-poll", "50ms"}
@@ -420,6 +422,7 @@ func testErasure(t *testing.T, db sharedDB, dsn string) {
 // marquee privacy export finds a subject's events in the files by its
 // pseudonym, which only the server's secret computes.
 func TestPrivacyExport(t *testing.T) {
+	t.Parallel()
 	p := newPrivacyServer(t, "balanced")
 	p.expect(p.from(visitorV4, "GET", "/e?type=mine&uid="+visitorKey, "", ""), 204, "")
 	p.expect(p.from(visitorV4, "GET", "/e?type=theirs&uid=someone-else", "", ""), 204, "")
@@ -448,6 +451,7 @@ func TestPrivacyExport(t *testing.T) {
 // <data>/events last written before it (the clock is the files' times,
 // set here as if written 40 and 10 days ago); newer ones stay.
 func TestEventsRetention(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	old := filepath.Join(data, "events", "dt=2026-10-01", "hour=09", "a-1.ndjson")
 	recent := filepath.Join(data, "events", "dt=2026-11-01", "hour=09", "a-2.ndjson")
@@ -487,6 +491,7 @@ func TestEventsRetention(t *testing.T) {
 // from the raw request, not from the path fasthttp normalises; a key
 // that starts with ".." (which no path can carry) through ?userKey=.
 func TestErasureOfAwkwardKeys(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-tracking-key", strings.Repeat("k", 32))
 	cappedAd(in)
 	for _, key := range []string{"a/b", "../x", "./y.z", "50%off", "a%2Fb", "//"} {

@@ -41,6 +41,7 @@ func readmeSection(t *testing.T, heading string) string {
 // of 8080 — the only two changes. Each answer the README shows (a "# {…}"
 // line, … for what varies) must be what the commands printed.
 func TestReadmeFirstFiveMinutes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits for the reports' flush (11 s)")
 	}

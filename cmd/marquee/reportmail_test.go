@@ -54,6 +54,7 @@ func startMailbox(t *testing.T) (*mailbox, string) {
 // is not sent twice; an advertiser's account sees only the reports saved
 // in its world; without -smtp, sending is a 503.
 func TestSavedReportsByEmail(t *testing.T) {
+	t.Parallel()
 	box, addr := startMailbox(t)
 	in := start(t, t.TempDir(), nil, "-smtp", "smtp://"+addr+"?tls=none", "-smtp-from", "reports@marquee.test")
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")

@@ -50,6 +50,7 @@ func (in *instance) stats(path string) stats {
 // restart the reports equal what the files hold; a rebuild gives the same;
 // another restart changes nothing.
 func TestReportsSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
@@ -102,7 +103,7 @@ func TestReportsSurviveSIGKILL(t *testing.T) {
 // Three instances on one PostgreSQL take beacons and redirects at once;
 // every instance then reports exactly what was sent, in total, by country
 // and by platform.
-func TestReportsThreeInstances(t *testing.T) { eachShared(t, testReportsThreeInstances) }
+func TestReportsThreeInstances(t *testing.T) { t.Parallel(); eachShared(t, testReportsThreeInstances) }
 
 func testReportsThreeInstances(t *testing.T, db sharedDB, dsn string) {
 	var ins []*instance
@@ -191,6 +192,7 @@ func testReportsThreeInstances(t *testing.T, db sharedDB, dsn string) {
 // Report routes: bad parameters are named, unknown ads and links are
 // 404s, CSV is offered.
 func TestReportRoutes(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-reports-flush", "50ms")
 	in.expect(in.admin("POST", "/api/v1/ad", adBody("a", time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "")), 201, "")
 	in.expect(in.admin("POST", "/api/v1/links", `{"url":"https://x.test","code":"spring"}`), 201, "")
@@ -249,6 +251,7 @@ func TestReportRoutes(t *testing.T) {
 // acknowledged event is in the files exactly once, no event twice, and
 // the ad's report counts exactly the events the files hold.
 func TestFullDiskReportsCountOnce(t *testing.T) {
+	t.Parallel()
 	for _, codec := range []string{"none", "lz4"} {
 		t.Run(codec, func(t *testing.T) { fullDiskReports(t, codec) })
 	}

@@ -29,6 +29,7 @@ func setupToken(t *testing.T, data string) string {
 // expired or second use is refused; the root sends a browser to the
 // console; the bootstrap token pasted into sign-in says what it is for.
 func TestFirstRunSetup(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, nil)
 	if !strings.Contains(in.log.String(), `"url":"http://127.0.0.1:`) || !strings.Contains(in.log.String(), "no user yet") {

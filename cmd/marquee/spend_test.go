@@ -78,6 +78,7 @@ func clickID(t *testing.T, d decision) string {
 // eCPA, conversions, their value and ROAS; amounts in another currency
 // are refused.
 func TestSpendByPriceModel(t *testing.T) {
+	t.Parallel()
 	w := newMoneyWorld(t)
 	for range 7 {
 		fire(t, w.decide(t, "p1", "").ImpressionURL)
@@ -221,6 +222,7 @@ func TestSpendByPriceModel(t *testing.T) {
 // the first decision, floor it: a campaign that spent its daily budget
 // stays stopped, from the first decision after the restart.
 func TestBudgetAfterRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := start(t, dir, nil, "-reports-flush", "100ms", "-budget-sync", "50ms")
 	flight := flightJSON(-time.Hour, 48*time.Hour)

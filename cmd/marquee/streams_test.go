@@ -323,6 +323,7 @@ func checkStreamed(got []streamed, acked []string, byKey bool) string {
 // the broker stopped for 10 s in the middle: the collector keeps
 // accepting, and the backlog is sent when it is back.
 func TestStreamsBrokerOutage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a 10 s broker outage per broker")
 	}
@@ -386,6 +387,7 @@ func TestStreamsBrokerOutage(t *testing.T) {
 // Marquee then killed (SIGKILL), reach the broker once Marquee restarts
 // on the same data and the broker is back.
 func TestStreamsRestartReplaysFromFiles(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
@@ -432,6 +434,7 @@ func TestStreamsRestartReplaysFromFiles(t *testing.T) {
 // Retry-After and /readyz says why; with the broker back, they are
 // accepted again and nothing acknowledged is missing.
 func TestStreamsBacklogFullIs503(t *testing.T) {
+	t.Parallel()
 	b := newNATSBroker(t)
 	flags := b.flags()
 	flags[1] += ",backlog=16KiB"
@@ -471,6 +474,7 @@ func TestStreamsBacklogFullIs503(t *testing.T) {
 // nats://127.0.0.1:4222): events go to a stream Marquee creates, in runs
 // of NDJSON (the default) or one a message (message-bytes=0).
 func TestStreamsSharedNATS(t *testing.T) {
+	t.Parallel()
 	url := os.Getenv("MARQUEE_TEST_NATS")
 	if url == "" {
 		t.Skip("MARQUEE_TEST_NATS is not set (e.g. nats://127.0.0.1:4222): skipping the test against a running NATS server")

@@ -223,6 +223,7 @@ try { top.location = 'https://example.invalid/'; } catch (e) {}
 // unable to reach the page, the impressions counted (and measured); a
 // slot added later filled through marquee.fill.
 func TestTagInBrowser(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	img := ads.uploadPNG(728, 90)
 	ads.placement("top", `{"type":"image","width":728,"height":90,"image":"`+img+`","clickUrl":"https://acme.test/spring"}`)
@@ -307,6 +308,7 @@ func TestTagInBrowser(t *testing.T) {
 // publisher's tab (reverse tabnabbing through opener.top): the window
 // opens, runs its script, and the page stays where it is.
 func TestTagPopupCannotNavigatePage(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	pub := newPublisher(t)
 	evil := pub.page("/evil", "", `<!doctype html><script>
@@ -357,6 +359,7 @@ const viewPage = `<div style="height:2000px">above the fold</div>
 // it is not; at 35% in view a large ad is and a small one is not; in a
 // hidden (minimised) window time does not count; 1 s at 100% is.
 func TestTagViewabilityInBrowser(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	box := func(color string, w int) string {
 		return `{"type":"html","width":` + fmt.Sprint(w) + `,"height":250,"html":"<div style=\"height:250px;background:` + color + `\"></div>"}`
@@ -465,6 +468,7 @@ func TestTagViewabilityInBrowser(t *testing.T) {
 // for it; and the tag's privacy rules: no user key without consent or with
 // GPC, no cookie unless the publisher opts in.
 func TestTagFailsQuietlyInBrowser(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	ads.placement("top", `{"type":"native","title":"Spring sale"}`)
 	pub := newPublisher(t)
@@ -632,6 +636,7 @@ window.play = async function (vastUrl, skipAt) {
 // fired twice), a second play skipped, and the reports' quartiles,
 // completion rate and viewable impression.
 func TestVASTPlayerInBrowser(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	pub := newPublisher(t)
 	b := newTab(t, pub.URL, 1000, 800)
@@ -681,6 +686,7 @@ func TestVASTPlayerInBrowser(t *testing.T) {
 // seconds — and not before: a second of play, a pause, and the clock
 // starts again.
 func TestTagVideoInBrowser(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	pub := newPublisher(t)
 	b := newTab(t, pub.URL, 1000, 800)
@@ -718,6 +724,7 @@ func TestTagVideoInBrowser(t *testing.T) {
 // slot's replacing the page's of a key; marquee.set changes the page's,
 // and a refresh decides again with them.
 func TestTagKeyValuesInBrowser(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	for _, pl := range []string{"side", "box"} {
 		ads.expect(ads.admin("POST", "/api/v1/placements", `{"name":"`+pl+`"}`), 201, "")

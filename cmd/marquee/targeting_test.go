@@ -16,6 +16,7 @@ import (
 // language, and explain naming the rule that left a campaign out; bad
 // trees and bad key-values named field by field.
 func TestTargetingOverHTTP(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
@@ -90,6 +91,7 @@ func TestTargetingOverHTTP(t *testing.T) {
 // $city and $metro come from the viewer's address unless the request
 // names them; without one, a rule reading them is refused when written.
 func TestGeoTargetingOverHTTP(t *testing.T) {
+	t.Parallel()
 	city := geoiptest.WriteCity(t, map[string]geoiptest.City{
 		"1.2.3.0/24": {Country: "US", Subdivision: "CA", Name: "San Francisco", Metro: 807},
 		"5.6.7.0/24": {Country: "US", Subdivision: "NY", Name: "New York", Metro: 501},
@@ -130,6 +132,7 @@ func TestGeoTargetingOverHTTP(t *testing.T) {
 // events are counted by them — by ad, campaign and placement; other keys
 // are not counted, and a report by a key not chosen is a 400.
 func TestReportsByKeyValue(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-report-keys", "section,pos")
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
@@ -179,6 +182,7 @@ func TestReportsByKeyValue(t *testing.T) {
 // TestVASTKeyValues: a player's VAST URL carries key-values
 // (kv.KEY=value) that video campaigns' targeting reads.
 func TestVASTKeyValues(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")

@@ -48,6 +48,7 @@ func (tp *thirdParty) count(path string) (int, []string) {
 // impression, with their macros filled, and a native ad's click tracker
 // once per click; a slot nothing fills shows its placement's passback.
 func TestThirdPartyTagsInBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	a := newAdServer(t)
 	pub := newPublisher(t)
@@ -128,6 +129,7 @@ func TestThirdPartyTagsInBrowser(t *testing.T) {
 // trackers, the placement editor a passback and a header-bidding floor;
 // the API keeps them, and the placement's page shows the floor.
 func TestThirdPartyInConsole(t *testing.T) {
+	t.Parallel()
 	in, b := ownerConsole(t, 1280, 1400)
 	b.open("#/placements/new", "#placement-form")
 	b.labelled("placement editor with a passback")

@@ -14,6 +14,7 @@ import (
 // roadblock and weighted rotation; the API keeps them and the campaign's
 // page says them.
 func TestTraffickingInBrowser(t *testing.T) {
+	t.Parallel()
 	in, b := ownerConsole(t, 1280, 900)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	b.open("#/campaigns/new?advertiser=1", "#campaign-form")

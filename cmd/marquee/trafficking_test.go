@@ -15,6 +15,7 @@ import (
 // companion in VAST (required="all"), whose creativeView counts the
 // companion's impression; explain names the rotation.
 func TestTraffickingOverHTTP(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	flight := flightJSON(-time.Hour, 24*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
@@ -121,6 +122,7 @@ func TestTraffickingOverHTTP(t *testing.T) {
 // (a state a move does not allow is that one's 409, the rest change); a
 // targeting set on many, then cleared; an editor cannot bulk-approve.
 func TestBulkOverHTTP(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	flight := flightJSON(-time.Hour, 24*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")

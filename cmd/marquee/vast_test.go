@@ -84,6 +84,7 @@ func decodeVAST(t *testing.T, r response) vastDoc {
 // leaves in its URLs; a tampered URL not counted; an empty VAST when
 // nothing fills the placement; the reports' quartiles and completion rate.
 func TestVASTOverHTTP(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	in := start(t, data, nil, "-reports-flush", "100ms")
 	flight := flightJSON(-time.Hour, time.Hour)
@@ -203,6 +204,7 @@ func TestVASTOverHTTP(t *testing.T) {
 // year), its Prebid.js glue at /pb.js; another version and a frame of a
 // token not ours refused.
 func TestTagRoutes(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	etag := `"` + tag.Tag.Version + `"`
 	r := in.get("/t.js", "Accept-Encoding", "gzip")

@@ -26,6 +26,7 @@ type verifiedStats struct {
 // anonymous decisions with no impression leave a 30-impression goal
 // unmet and the campaign serving.
 func TestOnlyVerifiedEventsDeliverAndBill(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-pacing-refresh", "100ms")
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")

@@ -19,6 +19,7 @@ import (
 // without webhooks:admin may not touch webhooks; bad input is named; the
 // delivery log and a test event work over the API.
 func TestWebhooksOverHTTP(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil, "-webhooks-allow-http", "-webhooks-allow-private", "-events-flush", "20ms")
 	var mu sync.Mutex
 	var bodies []string
@@ -102,6 +103,7 @@ func TestWebhooksOverHTTP(t *testing.T) {
 // -webhooks-allow-private its test event to a loopback receiver is
 // refused before connecting.
 func TestWebhooksRefuseHTTPAndPrivate(t *testing.T) {
+	t.Parallel()
 	in := start(t, t.TempDir(), nil)
 	r := in.admin("POST", "/api/v1/webhooks", `{"url":"http://hooks.example/in","events":["click"]}`)
 	if r.status != 400 || !strings.Contains(r.body, "must be https") {
