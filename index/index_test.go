@@ -138,72 +138,80 @@ func randomViewer(r *rand.Rand) viewer {
 
 func TestQueryMatchesReference(t *testing.T) {
 	for seed := range uint64(5) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		clock := base.Add(-4 * time.Second)
-		ix := index.New(func() time.Time { return clock })
-		var ads []*marquee.Ad
-		for id := int64(1); id <= 3000; id++ {
-			ads = append(ads, randomAd(r, id))
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			queryMatchesReference(t, seed)
+		})
+	}
+}
+
+// queryMatchesReference is TestQueryMatchesReference's run of one seed.
+func queryMatchesReference(t *testing.T, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	clock := base.Add(-4 * time.Second)
+	ix := index.New(func() time.Time { return clock })
+	var ads []*marquee.Ad
+	for id := int64(1); id <= 3000; id++ {
+		ads = append(ads, randomAd(r, id))
+	}
+	// Load half, then Put the rest in batches, replace some and delete some.
+	half, loaded := ads[:1500], 1500
+	if err := ix.Load(func(add func(*marquee.Ad)) error {
+		for _, a := range half {
+			add(a)
 		}
-		// Load half, then Put the rest in batches, replace some and delete some.
-		half, loaded := ads[:1500], 1500
-		if err := ix.Load(func(add func(*marquee.Ad)) error {
-			for _, a := range half {
-				add(a)
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		// Every snapshot so far, patched or built, answers as the reference.
-		check := func(step string) {
-			for range 20 {
-				v := randomViewer(r)
-				now := clock.Add(time.Duration(r.IntN(8000)) * time.Millisecond)
-				if got, want := ix.Snapshot().AppendIDs(nil, v.query(), now), reference(ads[:loaded], v, now, clock); !slices.Equal(got, want) {
-					t.Fatalf("seed %d, after %s: Query(%+v) at %v = %v; want %v", seed, step, v, now, got, want)
-				}
-			}
-		}
-		check("Load")
-		for i := 1500; i < len(ads); i += 100 {
-			ix.Put(ads[i : i+100]...)
-			loaded = i + 100
-			check(fmt.Sprintf("Put(ads[%d:%d])", i, i+100))
-		}
-		for i := 0; i < 200; i++ {
-			id := int64(1 + r.IntN(len(ads)))
-			switch r.IntN(3) {
-			case 0:
-				ads[id-1] = randomAd(r, id)
-				ix.Put(ads[id-1])
-			case 1: // same window, new title and targeting: the same sort key
-				a := randomAd(r, id)
-				a.StartAt, a.EndAt = ads[id-1].StartAt, ads[id-1].EndAt
-				ads[id-1] = a
-				ix.Put(a)
-			default:
-				ix.Delete(id)
-				ads[id-1] = &marquee.Ad{ID: id} // never active
-			}
-			check(fmt.Sprintf("change %d to ad %d", i, id))
-		}
-		snap := ix.Snapshot()
-		for i := 0; i < 3000; i++ {
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Every snapshot so far, patched or built, answers as the reference.
+	check := func(step string) {
+		for range 20 {
 			v := randomViewer(r)
-			now := base.Add(time.Duration(r.IntN(6000)-3000) * time.Millisecond)
-			if r.IntN(4) == 0 { // exactly on some ad's start or end
-				a := ads[r.IntN(len(ads))]
-				now = []time.Time{a.StartAt, a.EndAt}[r.IntN(2)]
+			now := clock.Add(time.Duration(r.IntN(8000)) * time.Millisecond)
+			if got, want := ix.Snapshot().AppendIDs(nil, v.query(), now), reference(ads[:loaded], v, now, clock); !slices.Equal(got, want) {
+				t.Fatalf("seed %d, after %s: Query(%+v) at %v = %v; want %v", seed, step, v, now, got, want)
 			}
-			if r.IntN(10) == 0 { // a request that began before the snapshot was built
-				now = clock.Add(-time.Duration(r.IntN(1000)) * time.Millisecond)
-			}
-			got := snap.AppendIDs(nil, v.query(), now)
-			want := reference(ads, v, now, clock)
-			if !slices.Equal(got, want) {
-				t.Fatalf("seed %d: Query(%+v) at %v = %v; want %v", seed, v, now, got, want)
-			}
+		}
+	}
+	check("Load")
+	for i := 1500; i < len(ads); i += 100 {
+		ix.Put(ads[i : i+100]...)
+		loaded = i + 100
+		check(fmt.Sprintf("Put(ads[%d:%d])", i, i+100))
+	}
+	for i := 0; i < 200; i++ {
+		id := int64(1 + r.IntN(len(ads)))
+		switch r.IntN(3) {
+		case 0:
+			ads[id-1] = randomAd(r, id)
+			ix.Put(ads[id-1])
+		case 1: // same window, new title and targeting: the same sort key
+			a := randomAd(r, id)
+			a.StartAt, a.EndAt = ads[id-1].StartAt, ads[id-1].EndAt
+			ads[id-1] = a
+			ix.Put(a)
+		default:
+			ix.Delete(id)
+			ads[id-1] = &marquee.Ad{ID: id} // never active
+		}
+		check(fmt.Sprintf("change %d to ad %d", i, id))
+	}
+	snap := ix.Snapshot()
+	for i := 0; i < 3000; i++ {
+		v := randomViewer(r)
+		now := base.Add(time.Duration(r.IntN(6000)-3000) * time.Millisecond)
+		if r.IntN(4) == 0 { // exactly on some ad's start or end
+			a := ads[r.IntN(len(ads))]
+			now = []time.Time{a.StartAt, a.EndAt}[r.IntN(2)]
+		}
+		if r.IntN(10) == 0 { // a request that began before the snapshot was built
+			now = clock.Add(-time.Duration(r.IntN(1000)) * time.Millisecond)
+		}
+		got := snap.AppendIDs(nil, v.query(), now)
+		want := reference(ads, v, now, clock)
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d: Query(%+v) at %v = %v; want %v", seed, v, now, got, want)
 		}
 	}
 }

@@ -115,7 +115,9 @@ func natsReceived(t *testing.T, url, stream string, one bool) []streamed {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A bound on the whole read (a message a round trip: thousands of
+	// them), not a speed: generous, for a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := js.Stream(ctx, stream)
 	if err != nil {

@@ -100,29 +100,40 @@ func input(title string, start, end time.Duration, conds ...marquee.Condition) m
 }
 
 func run(t *testing.T, open Opener) {
-	t.Run("CRUD", func(t *testing.T) { testCRUD(t, open) })
-	t.Run("Changelog", func(t *testing.T) { testChangelog(t, open) })
-	t.Run("TwoHandles", func(t *testing.T) { testTwoHandles(t, open) })
-	t.Run("ConcurrentWritesCommitInSeqOrder", func(t *testing.T) { testConcurrentWrites(t, open) })
-	t.Run("Links", func(t *testing.T) { testLinks(t, open) })
-	t.Run("LinkDomains", func(t *testing.T) { testLinkDomains(t, open) })
-	t.Run("ImportLinks", func(t *testing.T) { testImportLinks(t, open) })
-	t.Run("AdTrackingLinks", func(t *testing.T) { testAdTrackingLinks(t, open) })
-	t.Run("ClicksOfManyLinks", func(t *testing.T) { testClicksOfManyLinks(t, open) })
-	t.Run("Reports", func(t *testing.T) { testReports(t, open) })
-	t.Run("ReportNames", func(t *testing.T) { testReportNames(t, open) })
-	t.Run("ReportCube", func(t *testing.T) { testReportCube(t, open) })
-	t.Run("RequestSamples", func(t *testing.T) { testRequestSamples(t, open) })
-	t.Run("Bids", func(t *testing.T) { testBids(t, open) })
-	t.Run("SavedReports", func(t *testing.T) { testSavedReports(t, open) })
-	t.Run("Access", func(t *testing.T) { testAccess(t, open) })
-	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, open) })
-	t.Run("Targeting", func(t *testing.T) { testTargeting(t, open) })
-	t.Run("Assets", func(t *testing.T) { testAssets(t, open) })
-	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, open) })
-	t.Run("EraseSubject", func(t *testing.T) { testEraseSubject(t, open) })
-	t.Run("Search", func(t *testing.T) { testSearch(t, open) })
-	t.Run("HostileText", func(t *testing.T) { testHostileText(t, open) })
+	// Each case opens a database of its own: they run in parallel.
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, Opener)
+	}{
+		{"CRUD", testCRUD},
+		{"Changelog", testChangelog},
+		{"TwoHandles", testTwoHandles},
+		{"ConcurrentWritesCommitInSeqOrder", testConcurrentWrites},
+		{"Links", testLinks},
+		{"LinkDomains", testLinkDomains},
+		{"ImportLinks", testImportLinks},
+		{"AdTrackingLinks", testAdTrackingLinks},
+		{"ClicksOfManyLinks", testClicksOfManyLinks},
+		{"Reports", testReports},
+		{"ReportNames", testReportNames},
+		{"ReportCube", testReportCube},
+		{"RequestSamples", testRequestSamples},
+		{"Bids", testBids},
+		{"SavedReports", testSavedReports},
+		{"Access", testAccess},
+		{"Campaigns", testCampaigns},
+		{"Targeting", testTargeting},
+		{"Assets", testAssets},
+		{"Webhooks", testWebhooks},
+		{"EraseSubject", testEraseSubject},
+		{"Search", testSearch},
+		{"HostileText", testHostileText},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t, open)
+		})
+	}
 }
 
 func testCRUD(t *testing.T, open Opener) {
