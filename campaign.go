@@ -111,11 +111,22 @@ const (
 var (
 	GoalMetrics = []string{"impressions", "clicks", "conversions"}
 	CapWindows  = []string{"1h", "24h", "7d", "flight"}
-	// PriceModels: per 1,000 impressions (cpm), per 1,000 viewable
-	// impressions (vcpm), per click (cpc), per conversion (cpa), a flat
-	// fee for the whole flight (flat), a flat fee per day of the flight
-	// (daily).
-	PriceModels = []string{"cpm", "vcpm", "cpc", "cpa", "flat", "daily"}
+	// PriceModels are every PriceModel, as the API names them.
+	PriceModels = []string{string(PriceCPM), string(PriceVCPM), string(PriceCPC), string(PriceCPA), string(PriceFlat), string(PriceDaily)}
+)
+
+// PriceModel is what a campaign's price is per: the one type every
+// package reads a price's model as.
+type PriceModel string
+
+// The price models.
+const (
+	PriceCPM   PriceModel = "cpm"   // per 1,000 impressions
+	PriceVCPM  PriceModel = "vcpm"  // per 1,000 viewable impressions
+	PriceCPC   PriceModel = "cpc"   // per click
+	PriceCPA   PriceModel = "cpa"   // per conversion
+	PriceFlat  PriceModel = "flat"  // a flat fee for the whole flight
+	PriceDaily PriceModel = "daily" // a flat fee per day of the flight
 )
 
 // Weight bounds: a campaign's share within its tier.
@@ -183,8 +194,8 @@ type FrequencyCap struct {
 
 // Price is what a campaign pays, for revenue and spend in reports.
 type Price struct {
-	Model  string `json:"model"`  // one of PriceModels
-	Amount Micros `json:"amount"` // ≥ 0
+	Model  PriceModel `json:"model"`
+	Amount Micros     `json:"amount"` // ≥ 0
 	// Currency is the install's (-currency), or "" when not given: a
 	// price in another currency is refused (docs/api.md#money).
 	Currency string `json:"currency,omitempty"`
@@ -195,13 +206,13 @@ type Price struct {
 // flat fee, which no event bills.
 func (p *Price) EventCost() (Nanos, string) {
 	switch p.Model {
-	case "cpm":
+	case PriceCPM:
 		return Nanos(p.Amount), "impression" // a thousandth of the price in micro-units
-	case "vcpm":
+	case PriceVCPM:
 		return Nanos(p.Amount), "view"
-	case "cpc":
+	case PriceCPC:
 		return p.Amount.Nanos(), "click"
-	case "cpa":
+	case PriceCPA:
 		return p.Amount.Nanos(), "conversion"
 	}
 	return 0, ""
@@ -550,7 +561,7 @@ func parsePrice(raw json.RawMessage, p Problems) *Price {
 	if !ok {
 		return nil
 	}
-	pr := &Price{Model: requiredOneOf(fields, "model", "price", PriceModels, p)}
+	pr := &Price{Model: PriceModel(requiredOneOf(fields, "model", "price", PriceModels, p))}
 	pr.Currency = currencyField(fields, "price.currency", p)
 	a, ok := present(fields, "amount")
 	if !ok {

@@ -644,7 +644,7 @@ func TestCapsAcrossInstances(t *testing.T) {
 // next; by weight (the default), prices do not matter.
 func TestRemnantECPM(t *testing.T) {
 	w := newWorld(t)
-	price := func(model, amount string) func(*marquee.Campaign) {
+	price := func(model marquee.PriceModel, amount string) func(*marquee.Campaign) {
 		m, err := marquee.ParseMicros(amount)
 		if err != nil {
 			t.Fatal(err)

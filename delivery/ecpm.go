@@ -43,11 +43,11 @@ func ecpm(c *Campaign, r Rates) int64 {
 	}
 	n := float64(r.Impressions + priorImpressions)
 	switch c.Price.Model {
-	case "cpm":
+	case marquee.PriceCPM:
 		return c.PriceMicros
-	case "cpc":
+	case marquee.PriceCPC:
 		return int64(float64(c.PriceMicros) * 1000 * (float64(r.Clicks) + priorCTR*priorImpressions) / n)
-	case "cpa":
+	case marquee.PriceCPA:
 		return int64(float64(c.PriceMicros) * 1000 * (float64(r.Conversions) + priorCVR*priorImpressions) / n)
 	}
 	return 0
@@ -118,5 +118,5 @@ func (p *Plan) byECPM(t int) bool {
 // NeedsRates reports whether c's eCPM depends on its measured rates: a
 // remnant campaign priced by click or conversion, drawn by eCPM.
 func (p *Plan) NeedsRates(c *Campaign) bool {
-	return p.byECPM(c.Tier) && c.Price != nil && (c.Price.Model == "cpc" || c.Price.Model == "cpa")
+	return p.byECPM(c.Tier) && c.Price != nil && (c.Price.Model == marquee.PriceCPC || c.Price.Model == marquee.PriceCPA)
 }

@@ -58,7 +58,7 @@ func DemandOf(c *marquee.CampaignInput, reported delivery.Delivered, spent deliv
 // CPM price (a vCPM price pays for the viewable ones only, a CPC or CPA
 // price for what users do: their budgets bound no count of decisions).
 func budgetInDecisions(c *marquee.CampaignInput) bool {
-	return c.Price != nil && c.Price.Model == "cpm" && c.Price.Amount > 0
+	return c.Price != nil && c.Price.Model == marquee.PriceCPM && c.Price.Amount > 0
 }
 
 // Booked is the campaigns of plan a forecast contends with at now: the

@@ -142,9 +142,9 @@ func FlatSpend(c *marquee.Campaign, from, to time.Time) marquee.Micros {
 		return 0
 	}
 	switch c.Price.Model {
-	case "flat":
+	case marquee.PriceFlat:
 		return c.Price.Amount.MulDiv(int64(hi.Sub(lo)/time.Second), int64(c.EndAt.Sub(c.StartAt)/time.Second))
-	case "daily":
+	case marquee.PriceDaily:
 		loc, _ := marquee.ParseTimeZone(c.TimeZone)
 		if loc == nil {
 			loc = time.UTC

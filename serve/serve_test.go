@@ -67,9 +67,9 @@ func newWorld(t *testing.T) *world {
 	var ads []*marquee.Ad
 	for i, pr := range []marquee.Price{{Model: "cpm", Amount: 2_000_000}, {Model: "cpc", Amount: 500_000}, {Model: "cpa", Amount: 5_000_000}} {
 		id := int64(i + 1)
-		cs = append(cs, marquee.Campaign{ID: id, State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 7, Name: pr.Model,
+		cs = append(cs, marquee.Campaign{ID: id, State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 7, Name: string(pr.Model),
 			StartAt: start, EndAt: end, Priority: marquee.PriorityStandard, Weight: 1, Price: &pr, Budget: &marquee.Budget{Total: 100_000_000}}})
-		ads = append(ads, &marquee.Ad{ID: id, CampaignID: id, StartAt: start, EndAt: end, Title: pr.Model,
+		ads = append(ads, &marquee.Ad{ID: id, CampaignID: id, StartAt: start, EndAt: end, Title: string(pr.Model),
 			Creative: &marquee.Creative{Type: marquee.CreativeNative, Title: "t", ClickURL: "https://shop.test/land?c={clickId}"}})
 	}
 	w.engine = delivery.New(counters.NewMemory(counters.DefaultMemory))

@@ -222,7 +222,7 @@ func (s *Service) costOf(kind byte, p *tracking.Payload, verified bool) (*delive
 		if !verified || kind != tracking.Impression {
 			return nil, 0
 		}
-		pr := marquee.Price{Model: "cpm", Amount: marquee.Micros(p.PriceMicros)}
+		pr := marquee.Price{Model: marquee.PriceCPM, Amount: marquee.Micros(p.PriceMicros)}
 		cost, _ := pr.EventCost()
 		return nil, cost
 	}

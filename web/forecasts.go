@@ -114,7 +114,7 @@ func handleForecast(f *forecasts, now func() time.Time) storeHandler {
 			return err
 		}
 		var ecpm int64
-		if p := in.Campaign.Price; p != nil && p.Model == "cpm" {
+		if p := in.Campaign.Price; p != nil && p.Model == marquee.PriceCPM {
 			ecpm = int64(p.Amount)
 		}
 		res := forecast.Forecast(inv, forecast.Booked(plan, f.engine.Pacing(), f.engine.Budgets(), at),
