@@ -85,6 +85,7 @@ func ad(title string, endIn time.Duration) marquee.AdInput {
 }
 
 func TestChangesOnOneHandleReachAnother(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		ctx := context.Background()
 		a := open(t, be, db, feed.Config{Poll: time.Hour}) // only Sync reads
@@ -118,6 +119,7 @@ func TestChangesOnOneHandleReachAnother(t *testing.T) {
 // A hole in the seqs holds the feed back (changes after it are applied but
 // the position stays) until it fills or GapWait passes; then it reloads.
 func TestHoleThatNeverFillsTriggersReload(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		ctx := context.Background()
 		b := open(t, be, db, feed.Config{Poll: 10 * time.Millisecond, GapWait: 300 * time.Millisecond})
@@ -148,6 +150,7 @@ func TestHoleThatNeverFillsTriggersReload(t *testing.T) {
 // An instance that fell behind a trimmed changelog reloads instead of
 // skipping what was trimmed; a bulk load reloads too.
 func TestTrimmedPastPositionAndBulkLoadReload(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		ctx := context.Background()
 		st := be.OpenStore(t, db)
@@ -190,6 +193,7 @@ func must[T any](v T, err error) T {
 
 // Run trims entries older than the retention, keeping the newest.
 func TestRunTrimsTheChangelog(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		ctx := context.Background()
 		st := be.OpenStore(t, db)
@@ -212,6 +216,7 @@ func TestRunTrimsTheChangelog(t *testing.T) {
 
 // Link changes reach OnLinks by code, and never the index or OnChange.
 func TestLinkChangesReachOnLinks(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		ctx := context.Background()
 		a := open(t, be, db, feed.Config{Poll: time.Hour})

@@ -13,6 +13,7 @@ import (
 // across midnight costing what the same length within a day does, a
 // 23-hour day (New York's spring) costing a whole day.
 func TestFlatSpend(t *testing.T) {
+	t.Parallel()
 	ny, _ := time.LoadLocation("America/New_York")
 	at := func(d, h, m int, loc *time.Location) time.Time { return time.Date(2026, 3, d, h, m, 0, 0, loc) }
 	camp := func(model marquee.PriceModel, amount marquee.Micros, tz string, from, to time.Time) *marquee.Campaign {

@@ -30,6 +30,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // Real User-Agents, and what a report makes of them.
 func TestUserAgents(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		ua       string
 		platform string
@@ -72,6 +73,7 @@ func TestUserAgents(t *testing.T) {
 // A GeoIP database the test writes itself places addresses; a valid
 // country field wins; anything else is ZZ.
 func TestCountry(t *testing.T) {
+	t.Parallel()
 	geo := writeGeoIP(t, map[string]string{"81.2.69.0/24": "GB", "2a00:1450::/32": "TW"})
 	for _, c := range []struct{ field, ip, want string }{
 		{"jp", "81.2.69.160", "JP"},
@@ -217,6 +219,7 @@ func report(t *testing.T, w *world, q reports.Query) *reports.Report {
 // ad or link; a redirect's click for its link and its ad; bots apart; and
 // nothing for other types or unknown ids — no row grows for them.
 func TestWhatIsCounted(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		w := worldOn(t, be.OpenStore(t, db))
 		ctx := context.Background()
@@ -298,6 +301,7 @@ func rowCount(w *world, n *int) error {
 // Reach from three instances (slots) over 100,000 uids, each seen by two
 // of them, is within 2% of the truth.
 func TestReachMergedAcrossInstances(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		w := worldOn(t, be.OpenStore(t, db))
 		ctx := context.Background()
@@ -333,6 +337,7 @@ func TestReachMergedAcrossInstances(t *testing.T) {
 // counted again, lines written and not flushed are counted at the next
 // start from the file, and a second start counts nothing.
 func TestExactlyOnceAcrossACrash(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		w := worldOn(t, be.OpenStore(t, db))
 		ctx := context.Background()
@@ -378,6 +383,7 @@ func TestExactlyOnceAcrossACrash(t *testing.T) {
 // boundaries; the default granularity follows the range; CSV has a row a
 // bucket.
 func TestSeriesGranularityAndTZ(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		w := worldOn(t, be.OpenStore(t, db))
 		ctx, tl := context.Background(), w.tl
@@ -435,6 +441,7 @@ func seriesOf(r *reports.Report) string {
 
 // Rolling hourly rows into daily ones keeps every total.
 func TestRollUpKeepsTotals(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		w := worldOn(t, be.OpenStore(t, db))
 		ctx, tl := context.Background(), w.tl
@@ -469,6 +476,7 @@ func TestRollUpKeepsTotals(t *testing.T) {
 // TestCSVCellsAreInert: a text cell a spreadsheet would run as a formula
 // (a link code may start with -) is written with a leading '.
 func TestCSVCellsAreInert(t *testing.T) {
+	t.Parallel()
 	r := &reports.Report{Top: []reports.Part{{ID: "=HYPERLINK(\"http://x\")"}, {ID: "+1"}, {ID: "-spring"}, {ID: "@SUM(A1)"},
 		{ID: "\tx"}, {ID: "\rx"}, {ID: "spring"}, {ID: "a=b"}}}
 	var csv strings.Builder
@@ -490,6 +498,7 @@ func TestCSVCellsAreInert(t *testing.T) {
 // advertiser (reach too); an unknown campaign or placement is dropped for
 // it and counted by reason.
 func TestCampaignAdvertiserPlacementRows(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
 	adv, err := w.st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Acme"})
@@ -567,6 +576,7 @@ func notCountedOf(reg *prometheus.Registry) map[string]float64 {
 // the User-Agent, a click's dest), a conversion put on the destination the
 // same visitor was sent to, on every store, and rebuilt alike.
 func TestBreakdownsByDimension(t *testing.T) {
+	t.Parallel()
 	storetest.EachBackend(t, func(t *testing.T, be storetest.Backend, db string) {
 		w := worldOn(t, be.OpenStore(t, db))
 		ctx := context.Background()

@@ -12,6 +12,7 @@ import (
 // Counts from many goroutines, taken while they run: every slot is in
 // exactly one take, whatever the interleaving (go test -race).
 func TestRequestsTakeWhileCounting(t *testing.T) {
+	t.Parallel()
 	r := NewRequests()
 	const workers, each = 4, 20_000
 	var wg sync.WaitGroup
@@ -63,6 +64,7 @@ func TestRequestsTakeWhileCounting(t *testing.T) {
 // more take (a Count that read them just before is not lost); the current
 // hours' stay.
 func TestRequestsRetireOldHours(t *testing.T) {
+	t.Parallel()
 	r := NewRequests()
 	old, cur := RequestKey{Placement: 1, Hour: 0}, RequestKey{Placement: 1, Hour: 3 * 3600}
 	r.Count(old, marquee.Filled)
@@ -87,6 +89,7 @@ func TestRequestsRetireOldHours(t *testing.T) {
 
 // The stored columns of the outcomes are the vocabulary's names.
 func TestOutcomeColumns(t *testing.T) {
+	t.Parallel()
 	for o, name := range marquee.OutcomeNames {
 		if want := "o_" + strings.ToLower(name); reportrow.OutcomeColumns[o] != want {
 			t.Errorf("column of %s = %q; want %q", name, reportrow.OutcomeColumns[o], want)

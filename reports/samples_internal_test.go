@@ -16,6 +16,7 @@ import (
 // points); a kept request is a copy, without the address, with what fill
 // added; the hour is taken once it is over.
 func TestSamplesReservoir(t *testing.T) {
+	t.Parallel()
 	s := NewSamples(10)
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	kept := make([]float64, 100)
@@ -55,6 +56,7 @@ func TestSamplesReservoir(t *testing.T) {
 // TestSamplesBounded: while the store is down, at most maxPendingHours
 // finished hours wait; putBack keeps a failed flush's.
 func TestSamplesBounded(t *testing.T) {
+	t.Parallel()
 	s := NewSamples(5)
 	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	v := targeting.ViewerOf(30, "", "TW", "ios")

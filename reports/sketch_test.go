@@ -29,6 +29,7 @@ func days(tb testing.TB, n int) []Reach {
 }
 
 func TestReachUnion(t *testing.T) {
+	t.Parallel()
 	sketches := days(t, 30)
 	total, per, err := reach(sketches, 30, func(day int64) int { return int(day / 86400) })
 	if err != nil {

@@ -86,6 +86,10 @@ func (l *logTap) Write(p []byte) (int, error) {
 
 func (l *logTap) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.String() }
 
+// startWithin bounds an instance's start in a test: a hang, not a speed
+// (many instances start at once here, MySQL's migrations take turns).
+const startWithin = 2 * time.Minute
+
 // start runs marquee serve on dataDir with extra flags and waits for /readyz.
 func start(t testing.TB, dataDir string, env map[string]string, flags ...string) *instance {
 	t.Helper()
@@ -100,9 +104,9 @@ func start(t testing.TB, dataDir string, env map[string]string, flags ...string)
 	case err := <-done:
 		cancel()
 		t.Fatalf("run(%q) = %v before listening; log:\n%s", args, err, tap)
-	case <-time.After(10 * time.Second):
+	case <-time.After(startWithin):
 		cancel()
-		t.Fatalf("run(%q) did not listen within 10s; log:\n%s", args, tap)
+		t.Fatalf("run(%q) did not listen within %v; log:\n%s", args, startWithin, tap)
 	}
 	in := &instance{t: t, url: "http://" + addr, data: dataDir, log: tap}
 	var once sync.Once
@@ -115,7 +119,7 @@ func start(t testing.TB, dataDir string, env map[string]string, flags ...string)
 	if b, err := os.ReadFile(filepath.Join(dataDir, "admin-token")); err == nil {
 		in.token = strings.TrimSpace(string(b))
 	}
-	for range 100 {
+	for deadline := time.Now().Add(startWithin); time.Now().Before(deadline); {
 		if r, err := http.Get(in.url + "/readyz"); err == nil {
 			r.Body.Close()
 			if r.StatusCode == 200 {
@@ -143,7 +147,7 @@ func startChild(t *testing.T, data string, flags ...string) (base string, cmd *e
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	base = "http://" + addr
-	eventually(t, 10*time.Second, func() string {
+	eventually(t, startWithin, func() string {
 		if r, err := http.Get(base + "/readyz"); err == nil && r.StatusCode == 200 {
 			r.Body.Close()
 			return ""
