@@ -104,9 +104,17 @@ func (e *Error) Error() string {
 // nil, in the client's database, and returns the answer. withDB false
 // sends it without a database (to create it).
 func (c *Client) do(ctx context.Context, query string, body []byte, withDB bool) ([]byte, error) {
+	return c.doAs(ctx, query, "", body, withDB)
+}
+
+// doAs is do under the query id id ("": the server's own).
+func (c *Client) doAs(ctx context.Context, query, id string, body []byte, withDB bool) ([]byte, error) {
 	q := url.Values{"query": {query}}
 	if withDB {
 		q.Set("database", c.db)
+	}
+	if id != "" {
+		q.Set("query_id", id)
 	}
 	method, rd := http.MethodPost, io.Reader(bytes.NewReader(body))
 	if body == nil {
@@ -150,9 +158,25 @@ func (c *Client) Query(ctx context.Context, query string) ([]byte, error) {
 // writes: never a value of a request's. One INSERT of fewer than
 // max_insert_block_size rows (1,048,576 by default) into one partition is
 // stored whole or not at all.
-func (c *Client) Insert(ctx context.Context, into, format string, rows []byte) error {
-	_, err := c.do(ctx, "INSERT INTO "+into+" FORMAT "+format, rows, true)
+//
+// id names the insert among the server's queries (system.processes) — ""
+// for none —, so that a later process can wait for it (Running).
+func (c *Client) Insert(ctx context.Context, into, format string, rows []byte, id string) error {
+	_, err := c.doAs(ctx, "INSERT INTO "+into+" FORMAT "+format, id, rows, true)
 	return err
+}
+
+// Running is how many queries the server is running whose id starts with
+// prefix (SafeName characters only).
+func (c *Client) Running(ctx context.Context, prefix string) (int, error) {
+	if !SafeName(prefix) {
+		return 0, ErrUnsafeName
+	}
+	out, err := c.do(ctx, "SELECT count() FROM system.processes WHERE position(query_id, '"+prefix+"') = 1 FORMAT TabSeparated", nil, false)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(out)))
 }
 
 //go:embed migrations/*.sql

@@ -3,7 +3,9 @@ package clickhouse
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -30,7 +32,11 @@ import (
 // what is published (the first publish of a process, and any publish
 // after a failed one: an insert whose answer was lost may have been
 // stored), Publish first asks the table for the largest offset it holds
-// of each file in the batch and leaves out the lines up to it.
+// of each file in the batch and leaves out the lines up to it — once no
+// insert of this instance's files is still running on the server: an
+// insert whose client died (a process killed, a request timed out) may
+// still be stored after the question, so each insert carries a query id
+// of its instance's (insertTag) and the question waits for them to end.
 //
 // Each row also holds what reports count of its event (the report
 // columns, migration 0003): read by package reports' Classifier and
@@ -101,7 +107,9 @@ func (e *Events) Publish(ctx context.Context, msgs []streams.Message) error {
 		e.rows = rows
 		e.cls.Forget()
 		if len(rows) > 0 {
-			if err := e.c.Insert(ctx, "events ("+eventColumns+")", "RowBinary", rows); err != nil {
+			var id [8]byte
+			rand.Read(id[:])
+			if err := e.c.Insert(ctx, "events ("+eventColumns+")", "RowBinary", rows, e.insertTag(msgs[start].File)+hex.EncodeToString(id[:])); err != nil {
 				e.uncertain = true
 				return err
 			}
@@ -138,6 +146,9 @@ func (e *Events) unstored(ctx context.Context, msgs []streams.Message) ([]stream
 	if len(files) == 0 || len(days) == 0 {
 		return msgs, nil
 	}
+	if err := e.awaitInserts(ctx, msgs[0].File); err != nil {
+		return nil, err
+	}
 	out, err := e.c.Query(ctx, "SELECT file, max(file_offset) FROM events WHERE date IN ("+strings.Join(days, ",")+
 		") AND file IN ("+strings.Join(files, ",")+") GROUP BY file FORMAT TabSeparated")
 	if err != nil {
@@ -162,6 +173,34 @@ func (e *Events) unstored(ctx context.Context, msgs []streams.Message) ([]stream
 		}
 	}
 	return kept, nil
+}
+
+// insertTag is the head of the query ids of the inserts of file's
+// instance: "marquee-<database>-<instance>-" (files are named
+// <instance>-<seq>.ndjson.lz4, and an instance keeps its name across
+// restarts).
+func (e *Events) insertTag(file string) string {
+	instance := file
+	if i := strings.LastIndexByte(strings.TrimSuffix(strings.TrimSuffix(file, ".lz4"), ".ndjson"), '-'); i > 0 {
+		instance = file[:i]
+	}
+	return "marquee-" + e.c.db + "-" + instance + "-"
+}
+
+// awaitInserts waits until the server runs no insert of file's instance
+// (insertTag), polling until ctx ends.
+func (e *Events) awaitInserts(ctx context.Context, file string) error {
+	for {
+		n, err := e.c.Running(ctx, e.insertTag(file))
+		if err != nil || n == 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // dayOf is the UTC day of an event line ("2006-01-02", from the
