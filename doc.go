@@ -27,6 +27,7 @@
 //   - tracking: the signed tracking URL; vast: the VAST document; tag: the
 //     ad tag's script
 //   - privacy: what events keep of visitors, consent, pseudonyms
+//   - geoip: where a visitor's address is (a MaxMind database)
 //   - streams (streams/kafka, streams/natsjs): events forwarded to brokers;
 //     webhooks: events POSTed to receivers
 //   - linkcsv: links as CSV; linkroute: where a short link sends a visitor
@@ -48,7 +49,7 @@
 //     store/storetest: the conformance suite they pass
 //   - jsonstr: the byte-level JSON string escaper of the hot paths
 //   - test helpers beside the packages they serve: privacy/privacytest (TCF
-//     strings), reports/geoiptest (MaxMind files), counters/counterstest
+//     strings), geoip/geoiptest (MaxMind files), counters/counterstest
 //     (the counters' contract), store/postgres/pgtest, store/mysql/mysqltest
 //     and clickhouse/clickhousetest (a schema or database of a test's own)
 //   - web: the HTTP edge (fasthttp): reads requests, authenticates, calls

@@ -22,7 +22,7 @@ type Args interface {
 	Peek(key string) []byte
 }
 
-// Geo places an address in a country (*reports.GeoIP is one): an ISO
+// Geo places an address in a country (*geoip.DB is one): an ISO
 // 3166-1 alpha-2 code, or "" when it cannot.
 type Geo interface {
 	Country(ip netip.Addr) string

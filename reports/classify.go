@@ -3,12 +3,10 @@ package reports
 import (
 	"bytes"
 	"net/netip"
-	"strconv"
 	"strings"
 
-	"github.com/oschwald/maxminddb-golang/v2"
-
 	"marquee"
+	"marquee/geoip"
 	"marquee/targeting"
 )
 
@@ -107,77 +105,11 @@ func IsBot(ua []byte) bool {
 // says none.
 const Unknown = "ZZ"
 
-// GeoIP finds the country of an address in a MaxMind-format database
-// (GeoLite2-Country, GeoIP2-City, …). It is safe for concurrent use.
-type GeoIP struct{ db *maxminddb.Reader }
-
-// OpenGeoIP opens the database at path.
-func OpenGeoIP(path string) (*GeoIP, error) {
-	db, err := maxminddb.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	return &GeoIP{db: db}, nil
-}
-
-// Close closes the database.
-func (g *GeoIP) Close() error { return g.db.Close() }
-
-// Country returns the ISO 3166-1 alpha-2 code of ip, or "" when the
-// database does not know it.
-func (g *GeoIP) Country(ip netip.Addr) string {
-	var rec struct {
-		Country struct {
-			ISOCode string `maxminddb:"iso_code"`
-		} `maxminddb:"country"`
-	}
-	if g == nil || g.db.Lookup(ip).Decode(&rec) != nil {
-		return ""
-	}
-	if _, ok := marquee.CountrySlot(rec.Country.ISOCode); !ok {
-		return ""
-	}
-	return rec.Country.ISOCode
-}
-
-// Place returns where a City database (GeoIP2-City, GeoLite2-City)
-// places ip below the country: the region as ISO 3166-2 ("US-CA", from
-// its first subdivision), the city's English name in lower case and the
-// metro (DMA) code; "" for what it does not know (a Country database
-// knows none of them).
-func (g *GeoIP) Place(ip netip.Addr) (region, city, metro string) {
-	var rec struct {
-		Country struct {
-			ISOCode string `maxminddb:"iso_code"`
-		} `maxminddb:"country"`
-		Subdivisions []struct {
-			ISOCode string `maxminddb:"iso_code"`
-		} `maxminddb:"subdivisions"`
-		City struct {
-			Names map[string]string `maxminddb:"names"`
-		} `maxminddb:"city"`
-		Location struct {
-			MetroCode uint `maxminddb:"metro_code"`
-		} `maxminddb:"location"`
-	}
-	if g == nil || g.db.Lookup(ip).Decode(&rec) != nil {
-		return "", "", ""
-	}
-	if len(rec.Subdivisions) > 0 && rec.Subdivisions[0].ISOCode != "" && rec.Country.ISOCode != "" {
-		region = strings.ToUpper(rec.Country.ISOCode + "-" + rec.Subdivisions[0].ISOCode)
-	}
-	city = strings.ToLower(rec.City.Names["en"])
-	if rec.Location.MetroCode != 0 {
-		metro = strconv.FormatUint(uint64(rec.Location.MetroCode), 10)
-	}
-	return region, city, metro
-}
-
 // Country is an event's country: its own country field when that is a
 // valid ISO 3166-1 alpha-2 code (any case), else the server's geo field
 // (where GeoIP placed the address before privacy truncated it), else
 // where geo places its address (geo may be nil), else Unknown.
-func Country(field, geoField, ip []byte, geo *GeoIP) [2]byte {
+func Country(field, geoField, ip []byte, geo *geoip.DB) [2]byte {
 	for _, f := range [2][]byte{field, geoField} {
 		if slot, ok := marquee.CountrySlot(f); ok {
 			c := marquee.CountryCode(slot)

@@ -11,6 +11,7 @@ import (
 
 	"marquee"
 	"marquee/eventline"
+	"marquee/geoip"
 	"marquee/linkroute"
 	"marquee/targeting"
 )
@@ -96,7 +97,7 @@ type agent struct {
 // values of report keys seen each day) and hands out one string per
 // value until Forget. It is not safe for concurrent use.
 type Classifier struct {
-	geo  *GeoIP
+	geo  *geoip.DB
 	keys []string
 	// kvValues are the values of each report key seen a day (see
 	// maxKVValues): the last days'.
@@ -114,7 +115,7 @@ type Classifier struct {
 // NewClassifier returns a Classifier that reads countries from geo when
 // an event names none (geo may be nil) and counts the values of keys
 // (ParseReportKeys).
-func NewClassifier(geo *GeoIP, keys []string) *Classifier {
+func NewClassifier(geo *geoip.DB, keys []string) *Classifier {
 	c := &Classifier{geo: geo, keys: keys, kvValues: map[kvDay]map[string]bool{}, agents: map[string]agent{}, parser: useragent.NewParser()}
 	c.Forget()
 	return c

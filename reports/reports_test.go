@@ -15,15 +15,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"net/netip"
+	"strconv"
+
 	"marquee"
+	"marquee/geoip"
+	"marquee/geoip/geoiptest"
 	"marquee/linkroute"
 	"marquee/reportrow"
 	"marquee/reports"
-	"marquee/reports/geoiptest"
 	"marquee/store"
 	"marquee/store/storetest"
-	"net/netip"
-	"strconv"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -105,10 +107,10 @@ func TestCountry(t *testing.T) {
 
 // writeGeoIP writes a MaxMind-format database mapping networks to
 // countries and opens it.
-func writeGeoIP(t *testing.T, networks map[string]string) *reports.GeoIP {
+func writeGeoIP(t *testing.T, networks map[string]string) *geoip.DB {
 	t.Helper()
 	path := geoiptest.Write(t, networks)
-	geo, err := reports.OpenGeoIP(path)
+	geo, err := geoip.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

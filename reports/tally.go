@@ -28,6 +28,7 @@ import (
 
 	"marquee"
 	"marquee/collector"
+	"marquee/geoip"
 	"marquee/linkroute"
 	"marquee/reportrow"
 	"marquee/targeting"
@@ -157,8 +158,8 @@ type Tally struct {
 type Config struct {
 	Store    Store
 	Resolver Resolver
-	GeoIP    *GeoIP // may be nil: countries come from the events only
-	Slot     string // this instance's name: the rows it owns
+	GeoIP    *geoip.DB // may be nil: countries come from the events only
+	Slot     string    // this instance's name: the rows it owns
 	Log      *slog.Logger
 	// Keys are the key-values counted by value (ParseReportKeys): an
 	// event's kv field's values of these keys, by ad, campaign and

@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"marquee/reportmail"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"marquee/geoip"
+	"marquee/reportmail"
 
 	"marquee"
 
@@ -393,11 +395,11 @@ func (c *reportsConfig) parse() error {
 }
 
 // openGeoIP opens -geoip, or returns nil without one.
-func (c *reportsConfig) openGeoIP() (*reports.GeoIP, error) {
+func (c *reportsConfig) openGeoIP() (*geoip.DB, error) {
 	if c.geoIP == "" {
 		return nil, nil
 	}
-	g, err := reports.OpenGeoIP(c.geoIP)
+	g, err := geoip.Open(c.geoIP)
 	if err != nil {
 		return nil, fmt.Errorf("-geoip: %w", err)
 	}

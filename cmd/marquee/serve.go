@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"marquee/attribution"
+	"marquee/geoip"
 	"marquee/reportmail"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -333,7 +334,7 @@ type node struct {
 	fd         *feed.Feed
 	storeID    string
 	counter    *clicks.Counter // load
-	geo        *reports.GeoIP  // collect
+	geo        *geoip.DB       // collect
 	tally      *reports.Tally
 	requests   *reports.Requests     // decisions' slots, flushed by tally
 	samples    *reports.Samples      // decisions' requests sampled for forecasts, flushed by tally

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"marquee/reports/geoiptest"
+	"marquee/geoip/geoiptest"
 )
 
 // TestTargetingOverHTTP: campaigns with targeting trees, through the
