@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,12 +47,17 @@ const retryAfter = "1"
 
 // writeError is the one place that maps an error to a status and a body:
 // the status by its kind (statusOf), the body from its client message and
-// problems. An error that is not a *marquee.Error is internal: logged with
+// problems. A store call past its deadline is a 503. Any other error that is not a *marquee.Error is internal: logged with
 // the request, and the client reads only "internal error". A cause
 // (Error.Err) is logged, never sent. A 503 says "; retry later" and when
 // (Retry-After); a 401 names the scheme (WWW-Authenticate).
 func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	e := marquee.AsError(err)
+	if e == nil && errors.Is(err, context.DeadlineExceeded) {
+		// A store call that ran out of its request's time (storeTimeout):
+		// the store is slow or overloaded, not the request wrong.
+		e = &marquee.Error{Kind: marquee.KindUnavailable, Message: "the store did not answer in time", Err: err}
+	}
 	if e == nil || e.Kind == marquee.KindInternal {
 		s.log.Error("internal error", "method", string(ctx.Method()), "path", string(ctx.Path()), "err", err)
 		e = &marquee.Error{Kind: marquee.KindInternal, Message: "internal error"}

@@ -48,8 +48,8 @@ func chromiumPath(t testing.TB) string {
 
 // maxBrowsers is how many tests drive Chromium at once: the browser tests
 // run in parallel with the others, but two Chromiums already fill two
-// cores.
-const maxBrowsers = 2
+// cores (one under the race detector).
+var maxBrowsers = map[bool]int{false: 2, true: 1}[raceDetector]
 
 var (
 	browsers = make(chan struct{}, maxBrowsers)

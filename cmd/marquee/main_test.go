@@ -31,7 +31,9 @@ import (
 // instances, databases, brokers and browsers — so they run in parallel,
 // defaultParallel at a time (not go test's GOMAXPROCS: 2 on a 2-core
 // machine) unless -parallel says otherwise; the browser tests share
-// maxBrowsers Chromiums (newTab).
+// maxBrowsers Chromiums (newTab). Under the race detector every test is
+// several times slower and busy, not waiting: two at a time, and one
+// Chromium.
 func TestMain(m *testing.M) {
 	if os.Getenv("MARQUEE_TEST_RUN_MAIN") == "1" {
 		main()
@@ -47,7 +49,7 @@ func TestMain(m *testing.M) {
 }
 
 // defaultParallel is how many tests of this package run at once.
-const defaultParallel = 8
+var defaultParallel = map[bool]int{false: 8, true: 2}[raceDetector]
 
 // instance is a marquee serve started through run() on port 0.
 type instance struct {

@@ -86,9 +86,14 @@ func TestWebhooksOverHTTP(t *testing.T) {
 		return ""
 	})
 	path := fmt.Sprintf("/api/v1/webhooks/%d", created.ID)
-	if r := in.admin("GET", path+"/deliveries", ""); r.status != 200 || !strings.Contains(r.body, `"status":200`) {
-		t.Fatalf("GET deliveries = %d %s; want the successful attempts", r.status, r.body)
-	}
+	// The delivery log is written once the receiver has answered: after
+	// the receiver saw the bodies.
+	eventually(t, 15*time.Second, func() string {
+		if r := in.admin("GET", path+"/deliveries", ""); r.status != 200 || !strings.Contains(r.body, `"status":200`) {
+			return fmt.Sprintf("GET deliveries = %d %s; want the successful attempts", r.status, r.body)
+		}
+		return ""
+	})
 	if r := in.admin("POST", path+"/test", ""); r.status != 200 || !strings.Contains(r.body, `"status":200`) {
 		t.Fatalf("POST test = %d %s; want a delivered test event", r.status, r.body)
 	}
