@@ -685,8 +685,7 @@ func (s *Service) request(e *Edge, in *Input, plan *delivery.Plan, slots []deliv
 // Accept-Language), the address, and region, city and metro as sent. What
 // stays unknown matches no targeting of it (targeting fails closed).
 func (s *Service) fillViewer(e *Edge, in *Input, v *targeting.Viewer, needs targeting.Needs) error {
-	// The viewer's address: the body's ip, else the request's client's
-	// (read only when something below needs it).
+	// The viewer's address: the body's ip, else the edge's (its client's).
 	var ip netip.Addr
 	if len(in.IP) > 0 {
 		a, err := netip.ParseAddr(string(in.IP))
