@@ -283,7 +283,16 @@ func TestScheduleGivesUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	sender, _ := reportmail.NewSMTP("smtp://"+box.addr, "reports@example.com", &tls.Config{RootCAs: box.roots, ServerName: "127.0.0.1"})
-	now := saved.UpdatedAt.Add(8 * 24 * time.Hour)
+	// A minute past the first Monday 08:00 a week or more after the save:
+	// one period is due, and the next is six days and more away — past
+	// the 31 hours below, whatever the day the test runs on (it counted
+	// 8 days from the save, and the next due fell in the hours below when
+	// run early on a Saturday).
+	now := saved.UpdatedAt.Add(7 * 24 * time.Hour).UTC()
+	now = time.Date(now.Year(), now.Month(), now.Day(), 8, 1, 0, 0, time.UTC)
+	for now.Weekday() != time.Monday || now.Before(saved.UpdatedAt.Add(7*24*time.Hour)) {
+		now = now.AddDate(0, 0, 1)
+	}
 	s := &reportmail.Scheduler{Store: st, Mailer: sender, Now: func() time.Time { return now },
 		Render: func(context.Context, marquee.SavedReport, time.Time, time.Time, string) (reportmail.Attachment, error) {
 			return reportmail.Attachment{Name: "r.csv", ContentType: "text/csv", Data: []byte("x\n")}, nil
