@@ -6,13 +6,11 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"marquee"
 	"marquee/eventline"
-	"marquee/linkroute"
 	"marquee/privacy"
 	"marquee/serve"
 )
@@ -28,9 +26,6 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &
 type eventLines struct {
 	requester // the client's address
 	*serve.Lines
-	sink    serve.EventSink
-	privacy *privacy.Policy
-	geo     linkroute.Geo // nil: no GeoIP database
 }
 
 // appendHead opens the event line of a request (serve.Lines.AppendHead).
@@ -109,7 +104,7 @@ func handleEventGet(e *eventLines) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		bp := linePool.Get().(*[]byte)
 		defer linePool.Put(bp)
-		lim := e.privacy.Limit(signal(ctx))
+		lim := e.Policy().Limit(signal(ctx))
 		line := e.appendHead((*bp)[:0], ctx, lim)
 		args := ctx.QueryArgs()
 		if n := args.Len(); n == 0 || n > marquee.MaxEventFields {
@@ -129,7 +124,7 @@ func handleEventGet(e *eventLines) handler {
 				problems = marquee.AddEventProblem(problems, path, msg)
 			case problems != nil || marquee.IsConsentKey(k):
 			case string(k) == "uid":
-				line = e.appendUID(line, v, at, lim)
+				line = e.AppendUID(line, v, at, lim)
 			default:
 				line = eventline.AppendString(line, k, v)
 			}
@@ -141,7 +136,7 @@ func handleEventGet(e *eventLines) handler {
 		}
 		line = eventline.End(line)
 		*bp = line
-		if err := e.sink.Append(ctx.ConnID(), line, 1); err != nil {
+		if err := e.Sink().Append(ctx.ConnID(), line, 1); err != nil {
 			return err
 		}
 		if acceptsOnlyImages(ctx.Request.Header.Peek(fasthttp.HeaderAccept)) {
@@ -182,16 +177,16 @@ func handleEventPost(e *eventLines) handler {
 		}
 		bp := linePool.Get().(*[]byte)
 		defer linePool.Put(bp)
-		lim, at := e.privacy.Limit(signal(ctx)), ctx.Time()
+		lim, at := e.Policy().Limit(signal(ctx)), ctx.Time()
 		lines, n, err := eventline.AppendEvents((*bp)[:0], ctx.PostBody(), eventline.Writer{
 			Head: func(dst []byte) []byte { return e.appendHead(dst, ctx, lim) },
-			UID:  func(dst, uid []byte) []byte { return e.appendUID(dst, uid, at, lim) },
+			UID:  func(dst, uid []byte) []byte { return e.AppendUID(dst, uid, at, lim) },
 		})
 		*bp = lines
 		if err != nil {
 			return err
 		}
-		if err := e.sink.Append(ctx.ConnID(), lines, n); err != nil {
+		if err := e.Sink().Append(ctx.ConnID(), lines, n); err != nil {
 			return err
 		}
 		ctx.SetStatusCode(fasthttp.StatusAccepted)
@@ -199,12 +194,6 @@ func handleEventPost(e *eventLines) handler {
 		ctx.SetBodyString(`{"accepted":` + strconv.Itoa(n) + `}`)
 		return nil
 	}
-}
-
-// appendUID appends an event's uid field as the policy keeps it
-// (serve.Lines.AppendUID).
-func (e *eventLines) appendUID(line, uid []byte, at time.Time, lim privacy.Limit) []byte {
-	return e.AppendUID(line, uid, at, lim)
 }
 
 func checkEventBody(ctx *fasthttp.RequestCtx) error {

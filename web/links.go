@@ -74,7 +74,7 @@ func handleRedirect(links *cache.Cache[string, marquee.Link], domains *LinkDomai
 			}
 			bp := linePool.Get().(*[]byte)
 			*bp = appendClick((*bp)[:0], ev, ctx, &l, to)
-			if err := ev.sink.Append(ctx.ConnID(), *bp, 1); err != nil {
+			if err := ev.Sink().Append(ctx.ConnID(), *bp, 1); err != nil {
 				dropped.Inc()
 			}
 			linePool.Put(bp)
@@ -89,7 +89,7 @@ func handleRedirect(links *cache.Cache[string, marquee.Link], domains *LinkDomai
 // where to says: its domain when not the default, and the rule or
 // destination that chose the target.
 func appendClick(line []byte, ev *eventLines, ctx *fasthttp.RequestCtx, l *marquee.Link, to linkroute.Choice) []byte {
-	line = ev.appendHead(line, ctx, ev.privacy.Limit(signal(ctx)))
+	line = ev.appendHead(line, ctx, ev.Policy().Limit(signal(ctx)))
 	line = eventline.AppendPlain(line, "type", "click")
 	line = eventline.AppendPlain(line, "redirected", "1") // the server saw this click: webhooks deliver it
 	line = eventline.AppendPlain(line, "code", l.Code)    // codes need no escaping
@@ -106,7 +106,7 @@ func appendClick(line []byte, ev *eventLines, ctx *fasthttp.RequestCtx, l *marqu
 	if to.Dest >= 0 {
 		line = eventline.AppendPlain(line, "dest", strconv.AppendInt(num[:0], int64(to.Dest), 10))
 	}
-	if ref := ev.privacy.Referrer(ctx.Referer()); len(ref) > 0 {
+	if ref := ev.Policy().Referrer(ctx.Referer()); len(ref) > 0 {
 		line = eventline.AppendString(line, "referrer", ref[:min(len(ref), maxReferrer)])
 	}
 	return eventline.End(line)

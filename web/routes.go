@@ -96,7 +96,7 @@ func (s *Server) apiRoutes() []route {
 	advertiserResource := advertiserResource.checked(func(in *marquee.AdvertiserInput) marquee.Problems {
 		return moneyRules(s.serve.Currency(), nil, in.Budget)
 	})
-	erase := handleEraseSubject(s.privSt, s.forget, s.events.privacy, s.retention, s.writer, s.now)
+	erase := handleEraseSubject(s.privSt, s.forget, s.events.Policy(), s.retention, s.writer, s.now)
 	hooksOn := func(h storeHandler) storeHandler { return webhooksOn(s.hookSt, s.hooks, h) }
 	return []route{
 		// The ad contract (docs/api.md).
@@ -219,8 +219,8 @@ func (s *Server) apiRoutes() []route {
 		{"POST", "/e", allow(public), handleEventPost(s.events)},
 		// Operations.
 		{"GET", "/healthz", allow(public), handleHealthz()},
-		{"GET", "/readyz", allow(public), handleReadyz(s.store, s.events.sink)},
-		{"GET", "/api/v1/live", allow(signedIn), handleLive(s.metrics.reg, s.store, s.events.sink, s.now)},
+		{"GET", "/readyz", allow(public), handleReadyz(s.store, s.events.Sink())},
+		{"GET", "/api/v1/live", allow(signedIn), handleLive(s.metrics.reg, s.store, s.events.Sink(), s.now)},
 		{"GET", "/metrics", allow(public), metricsGuard(s.cfg.MetricsToken, plain(fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))))},
 	}
 }
