@@ -24,8 +24,11 @@ type Advertiser struct {
 	Notes string `json:"notes"`
 	State string `json:"state"`
 	AdvertiserSettings
-	CreatedAt time.Time `json:"-"`
-	UpdatedAt time.Time `json:"-"`
+	// ConversionNonce is what its conversion secret is derived from
+	// (tracking.Signer.ConversionSecret; "": none made): never shown.
+	ConversionNonce string    `json:"-"`
+	CreatedAt       time.Time `json:"-"`
+	UpdatedAt       time.Time `json:"-"`
 }
 
 // AdvertiserInput is what a client sets of an advertiser.
@@ -50,9 +53,10 @@ func (a Advertiser) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		ID string `json:"id"`
 		plain
-		CreatedAt string `json:"createdAt"`
-		UpdatedAt string `json:"updatedAt"`
-	}{strconv.FormatInt(a.ID, 10), plain(a), FormatTime(a.CreatedAt), FormatTime(a.UpdatedAt)})
+		ConversionSigning bool   `json:"conversionSigning"` // a conversion secret was made: signed pixels verify
+		CreatedAt         string `json:"createdAt"`
+		UpdatedAt         string `json:"updatedAt"`
+	}{strconv.FormatInt(a.ID, 10), plain(a), a.ConversionNonce != "", FormatTime(a.CreatedAt), FormatTime(a.UpdatedAt)})
 }
 
 // Input returns what a client sets of a.
@@ -222,9 +226,14 @@ func (p *Price) EventCost() (Nanos, string) {
 // the user's last click within PostClick or, failing that, to the last
 // viewable impression (else impression) within PostView
 // (docs/api.md#conversions).
+//
+// MaxValue caps a verified conversion's value (0: no cap): a signed
+// pixel or postback worth more is refused (400 naming value), so that a
+// mistake or a leaked secret cannot report a fortune.
 type Attribution struct {
 	PostClick Window `json:"postClick"`
 	PostView  Window `json:"postView"`
+	MaxValue  Micros `json:"maxValue,omitempty"`
 }
 
 // Default and longest attribution windows.
@@ -511,11 +520,22 @@ func parseGoal(raw json.RawMessage, p Problems) *Goal {
 }
 
 func parseAttribution(raw json.RawMessage, p Problems) *Attribution {
-	fields, ok := subObject(raw, "attribution", p, "postClick", "postView")
+	fields, ok := subObject(raw, "attribution", p, "postClick", "postView", "maxValue")
 	if !ok {
 		return nil
 	}
 	a := &Attribution{PostClick: DefaultPostClick, PostView: DefaultPostView}
+	if raw, ok := present(fields, "maxValue"); ok {
+		m, err := ParseAmount(raw)
+		switch {
+		case err != nil:
+			p["attribution.maxValue"] = err.Error()
+		case m == 0:
+			p["attribution.maxValue"] = "must be more than 0 (leave it out for no cap)"
+		default:
+			a.MaxValue = m
+		}
+	}
 	for _, w := range []struct {
 		name string
 		into *Window

@@ -301,11 +301,13 @@ func (e *Events) appendReport(ctx context.Context, rows []byte, lookup *reports.
 		rows = appendString(rows, kv.Value)
 	}
 	fields := ev.Fields()
-	for _, p := range fields[:len(fields)-2] { // 0 or 1 an event: UInt8
+	for _, p := range fields[:len(fields)-4] { // 0 or 1 an event: UInt8
 		rows = append(rows, byte(*p))
 	}
 	rows = binary.LittleEndian.AppendUint64(rows, uint64(ev.ConversionValue))
-	return binary.LittleEndian.AppendUint64(rows, uint64(ev.SpendNanos)), nil
+	rows = binary.LittleEndian.AppendUint64(rows, uint64(ev.SpendNanos))
+	rows = append(rows, byte(ev.Unbilled))
+	return binary.LittleEndian.AppendUint64(rows, uint64(ev.UnbilledNanos)), nil
 }
 
 // flag is b as a UInt8.

@@ -3,6 +3,7 @@ package counters
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -192,6 +193,119 @@ func (r *Redis) AddSpend(ctx context.Context, adds []Add, reads []string) ([]int
 	}
 	return out, nil
 }
+
+// A Draw is one counter an amount is drawn from, against a limit: the
+// counter reads as at least Floor (what the durable record says was
+// spent: a counter lost and started again never lets a budget be spent
+// twice), and the draw fits when the counter plus the amount stays at or
+// under Limit (-1: no limit). A counter with a TTL expires that long
+// after its last draw.
+type Draw struct {
+	Key   string
+	Limit int64
+	Floor int64
+	TTL   time.Duration
+}
+
+// NoLimit is a Draw's Limit when the counter has none.
+const NoLimit = -1
+
+// Settle adds n to the counters of draws when every one of them stays
+// within its limit, else to none — atomically, across every instance
+// that shares the counters: however many settle at once, a counter never
+// passes its limit. It returns whether n was added and, in the order of
+// draws, the counters' totals after (or as they stand, refused).
+func (m *MemoryMoney) Settle(_ context.Context, draws []Draw, n int64) (bool, []int64, error) {
+	now := m.now().UnixNano()
+	out := make([]int64, len(draws))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ok := true
+	for i, d := range draws {
+		s := m.spend[d.Key]
+		if s.expires != 0 && s.expires <= now {
+			s = spent{}
+		}
+		out[i] = max(s.n, d.Floor)
+		if d.Limit != NoLimit && out[i]+n > d.Limit {
+			ok = false
+		}
+	}
+	if !ok {
+		return false, out, nil
+	}
+	for i, d := range draws {
+		out[i] += n
+		s := spent{n: out[i]}
+		if d.TTL > 0 {
+			s.expires = now + int64(d.TTL)
+		}
+		m.spend[d.Key] = s
+	}
+	return true, out, nil
+}
+
+// settleScript is Settle in Redis. Lua's numbers are doubles (exact to
+// 2^53 only), so totals stay Redis integers and compare as decimal
+// strings: KEYS are the counters; ARGV[1] the amount, then each draw's
+// limit, floor and TTL (ms). It answers the outcome (1 or 0), then each
+// total.
+var settleScript = redis.NewScript(`
+local function gt(a, b)
+  if #a ~= #b then return #a > #b end
+  return a > b
+end
+local n, ok, out = ARGV[1], true, {}
+for i, k in ipairs(KEYS) do
+  local floor = ARGV[3*i]
+  local c = redis.call('GET', k) or '0'
+  if gt(floor, c) then redis.call('SET', k, floor, 'KEEPTTL') end
+  redis.call('INCRBY', k, n)
+  out[i] = redis.call('GET', k)
+  local ttl = tonumber(ARGV[3*i+1])
+  if ttl > 0 then redis.call('PEXPIRE', k, ttl) end
+  local lim = ARGV[3*i-1]
+  if lim ~= '-1' and gt(out[i], lim) then ok = false end
+end
+if not ok then
+  for i, k in ipairs(KEYS) do
+    redis.call('DECRBY', k, n)
+    out[i] = redis.call('GET', k)
+  end
+  return {0, unpack(out)}
+end
+return {1, unpack(out)}`)
+
+// Settle adds n to the counters of draws when every one of them stays
+// within its limit, else to none, in one script (atomic across every
+// instance): see MemoryMoney.Settle.
+func (r *Redis) Settle(ctx context.Context, draws []Draw, n int64) (bool, []int64, error) {
+	keys := make([]string, len(draws))
+	args := make([]any, 1, 1+3*len(draws))
+	args[0] = n
+	for i, d := range draws {
+		keys[i] = r.prefix + "s:" + d.Key
+		args = append(args, d.Limit, max(d.Floor, 0), d.TTL.Milliseconds())
+	}
+	res, err := settleScript.Run(ctx, r.c, keys, args...).Slice()
+	if err != nil {
+		return false, nil, err
+	}
+	if len(res) != 1+len(draws) {
+		return false, nil, errShortSettle
+	}
+	out := make([]int64, len(draws))
+	for i, v := range res[1:] {
+		s, _ := v.(string)
+		if out[i], err = strconv.ParseInt(s, 10, 64); err != nil {
+			return false, nil, errShortSettle
+		}
+	}
+	ok, _ := res[0].(int64)
+	return ok == 1, out, nil
+}
+
+var errShortSettle = errors.New("spend counters: a malformed settle answer")
 
 // touchScript keeps a touch unless the one stored is later (two
 // instances may write one user's touches out of order).

@@ -14,18 +14,22 @@ import (
 // Budgets stop a campaign, or every campaign of an advertiser, once what
 // it spent reaches its budget: each day (in its time zone) or over its
 // life (docs/api.md#budgets). What is spent is what verified events cost
-// at their decisions' prices (Spend, called by the tracking route); flat
-// fees are agreed up front and count toward no budget.
+// at their decisions' prices (Bill, called by the Ledger); flat fees are
+// agreed up front and count toward no budget.
 //
-// Every instance adds its spend to shared counters (SpendCounters: Redis
-// for many instances, memory for one) in one batch each Sync (every
-// -budget-sync, 100 ms by default) and reads back the totals of every
-// budgeted campaign and advertiser. Between syncs an instance adds its
-// own spend to what it read at once, so it stops itself the moment its
-// own events reach a budget; the others learn it at their next sync. The
-// overshoot is therefore about one sync of the other instances' traffic
-// plus the impressions of decisions already made (docs/benchmarks.md
-// measures it with three instances).
+// Billing never passes a budget: each billed event of a budgeted
+// campaign or advertiser is settled in the shared counters (SpendCounters:
+// Redis for many instances, memory for one) in one atomic step, and an
+// event that would pass a budget is billed nothing (it is still
+// delivered and counted; its line says overBudget). Decisions stop when
+// what an instance read reaches a budget: its own settles tell it at
+// once, and each Sync (every -budget-sync, 100 ms by default) reads back
+// the totals of every budgeted campaign and advertiser, so the
+// impressions delivered past a budget — free to the advertiser — are
+// about one sync of the other instances' traffic plus the impressions of
+// decisions already made (docs/benchmarks.md measures them with three
+// instances). Spend of owners without a budget is batched into each
+// Sync.
 //
 // The counters are not the durable record: the reports are. Each
 // RefreshDelivered sets, from the reports, a floor under each total
@@ -57,6 +61,7 @@ type Budgets struct {
 // for many): Add adds amounts and reads totals, in one step.
 type SpendCounters interface {
 	AddSpend(ctx context.Context, adds []counters.Add, reads []string) ([]int64, error)
+	Settle(ctx context.Context, draws []counters.Draw, n int64) (bool, []int64, error)
 }
 
 // Why a campaign may not serve for its budget (Explain's words).
@@ -175,30 +180,114 @@ func ownerOf(a *marquee.Advertiser) *budgetOwner {
 	return &budgetOwner{id: a.ID, budget: *a.Budget, loc: loc}
 }
 
-// Spend adds cost, what a verified event of campaign c at at costs, to
-// c's spend and its advertiser's: at once to what this instance reads,
-// and to the counters at the next Sync.
-func (b *Budgets) Spend(c *Campaign, cost marquee.Nanos, at time.Time) {
-	if cost <= 0 {
-		return
+// Bill settles cost, what a verified event of campaign c at at costs,
+// against every budget it draws on — c's total and daily budgets and its
+// advertiser's — and reports whether it was billed: an event whose cost
+// would take spend past one of them is billed nothing (false), however
+// many instances bill at once, so billed spend never exceeds a budget.
+// With a budget the cost is settled in the shared counters at once (one
+// atomic step: SpendCounters.Settle), reading each total as at least what
+// the reports say was spent; without any, it is added to what this
+// instance reads at once and to the counters at the next Sync. An error
+// (the counters cannot be reached) bills nothing and spends nothing.
+// A negative cost refunds what a Bill of the same campaign and time took
+// (an event whose line could not be written).
+func (b *Budgets) Bill(ctx context.Context, c *Campaign, cost marquee.Nanos, at time.Time) (bool, error) {
+	if cost == 0 {
+		return true, nil
 	}
 	n := int64(cost)
 	keys := [4]spendKey{{ownerKey{'c', c.ID}, 0}, {ownerKey{'c', c.ID}, marquee.DayNumber(at, c.loc)}}
-	k := 2
 	adv := (*b.advertisers.Load())[c.AdvertiserID]
 	if adv != nil {
-		keys[2], keys[3], k = spendKey{ownerKey{'a', adv.id}, 0}, spendKey{ownerKey{'a', adv.id}, marquee.DayNumber(at, adv.loc)}, 4
+		keys[2], keys[3] = spendKey{ownerKey{'a', adv.id}, 0}, spendKey{ownerKey{'a', adv.id}, marquee.DayNumber(at, adv.loc)}
 	} else { // counted for the advertiser all the same: a budget set later reads it
 		a := ownerKey{'a', c.AdvertiserID}
-		keys[2], keys[3], k = spendKey{a, 0}, spendKey{a, marquee.DayNumber(at, time.UTC)}, 4
+		keys[2], keys[3] = spendKey{a, 0}, spendKey{a, marquee.DayNumber(at, time.UTC)}
 	}
+	if c.Budget == nil && adv == nil {
+		b.spend(keys, n)
+		return true, nil
+	}
+	limits := [4]int64{counters.NoLimit, counters.NoLimit, counters.NoLimit, counters.NoLimit}
+	if c.Budget != nil && n > 0 {
+		limits[0], limits[1] = limitOf(c.Budget.Total), limitOf(c.Budget.Daily)
+	}
+	if adv != nil && n > 0 {
+		limits[2], limits[3] = limitOf(adv.budget.Total), limitOf(adv.budget.Daily)
+	}
+	floors := *b.reported.Load()
+	var draws [4]counters.Draw
+	for i, k := range keys {
+		draws[i] = counters.Draw{Key: k.String(), Limit: limits[i]}
+		if f, ok := floors[k.ownerKey]; ok {
+			if k.day == 0 {
+				draws[i].Floor = f.total
+			} else if f.day == k.day {
+				draws[i].Floor = f.today
+			}
+		}
+		if k.day != 0 {
+			draws[i].TTL = dayTTL
+		}
+	}
+	ok, totals, err := b.counters.Settle(ctx, draws[:], n)
+	if err != nil {
+		if n < 0 { // a refund is not lost: the next Sync adds it
+			b.spend(keys, n)
+			return true, nil
+		}
+		return false, err
+	}
+	states := *b.states.Load() // what decisions read learns the totals at once, billed or not
+	for i := 0; i < 4; i += 2 {
+		st := states[keys[i].ownerKey]
+		switch {
+		case st == nil:
+		case n < 0:
+			st.total.Add(n)
+			if st.day.Load() == keys[i+1].day {
+				st.today.Add(n)
+			}
+		default:
+			raise(&st.total, totals[i])
+			if st.day.Load() == keys[i+1].day {
+				raise(&st.today, totals[i+1])
+			}
+		}
+	}
+	return ok, nil
+}
+
+// limitOf is a budget amount as a Draw's limit in nano-units (0: none).
+func limitOf(m marquee.Micros) int64 {
+	if m <= 0 {
+		return counters.NoLimit
+	}
+	return int64(m.Nanos())
+}
+
+// raise sets v to n when n is more.
+func raise(v *atomic.Int64, n int64) {
+	for {
+		old := v.Load()
+		if n <= old || v.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
+// spend adds n to the spend of keys (a campaign's total and day, its
+// advertiser's total and day): at once to what this instance reads, and
+// to the counters at the next Sync.
+func (b *Budgets) spend(keys [4]spendKey, n int64) {
 	b.mu.Lock()
-	for _, key := range keys[:k] {
+	for _, key := range keys {
 		b.pending[key] += n
 	}
 	b.mu.Unlock()
 	states := *b.states.Load()
-	for i := 0; i < k; i += 2 {
+	for i := 0; i < 4; i += 2 {
 		if st := states[keys[i].ownerKey]; st != nil {
 			st.total.Add(n)
 			if st.day.Load() == keys[i+1].day {

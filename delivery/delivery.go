@@ -41,6 +41,9 @@ type Engine struct {
 	adRates atomic.Pointer[map[int64]Rates]
 	// bidding is how header-bidding bids compete (SetBidding).
 	bidding atomic.Pointer[Bidding]
+	// nonces are the active advertisers' conversion secrets' nonces
+	// (ConversionNonce), of those that made one.
+	nonces  atomic.Pointer[map[int64]string]
 	started time.Time // when this engine began counting decisions
 }
 
@@ -51,6 +54,7 @@ func New(counters Counters) *Engine {
 		e.readFirst = c.InProcess()
 	}
 	e.memo, _ = counters.(memoCounters)
+	e.nonces.Store(&map[int64]string{})
 	e.plan.Store(&Plan{campaigns: map[int64]*Campaign{}, placements: map[string]*marquee.Placement{}, ads: map[int64]*Ad{}})
 	e.adRates.Store(new(map[int64]Rates))
 	return e

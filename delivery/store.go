@@ -45,13 +45,11 @@ func (e *Engine) Load(ctx context.Context, st Store, ads bool) error {
 		return err
 	}
 	e.SetCampaigns(cs, ps)
-	if e.budgets != nil {
-		as, err := marquee.ListAll(ctx, marquee.ListFilter{State: marquee.StateActive}, st.ListAdvertisers)
-		if err != nil {
-			return err
-		}
-		e.budgets.SetAdvertisers(as)
+	as, err := marquee.ListAll(ctx, marquee.ListFilter{State: marquee.StateActive}, st.ListAdvertisers)
+	if err != nil {
+		return err
 	}
+	e.SetAdvertisers(as)
 	if err := e.loadDefaults(ctx, st); err != nil {
 		return err
 	}
@@ -112,6 +110,48 @@ func (e *Engine) Apply(ctx context.Context, st Store, campaigns []int64, placeme
 
 // readEach reads the row of every key with get: found, or gone (not
 // found).
+// SetAdvertisers replaces what the engine keeps of the advertisers: their
+// budgets and their conversion secrets' nonces.
+func (e *Engine) SetAdvertisers(as []marquee.Advertiser) {
+	m := map[int64]string{}
+	for i := range as {
+		if as[i].ConversionNonce != "" && as[i].State != marquee.StateArchived {
+			m[as[i].ID] = as[i].ConversionNonce
+		}
+	}
+	e.nonces.Store(&m)
+	if e.budgets != nil {
+		e.budgets.SetAdvertisers(as)
+	}
+}
+
+// PutAdvertisers changes what the engine keeps of the advertisers of
+// puts, and drops what it keeps of gone.
+func (e *Engine) PutAdvertisers(puts []marquee.Advertiser, gone []int64) {
+	old := *e.nonces.Load()
+	m := make(map[int64]string, len(old)+len(puts))
+	for id, n := range old {
+		m[id] = n
+	}
+	for _, id := range gone {
+		delete(m, id)
+	}
+	for i := range puts {
+		delete(m, puts[i].ID)
+		if puts[i].ConversionNonce != "" && puts[i].State != marquee.StateArchived {
+			m[puts[i].ID] = puts[i].ConversionNonce
+		}
+	}
+	e.nonces.Store(&m)
+	if e.budgets != nil {
+		e.budgets.PutAdvertisers(puts, gone)
+	}
+}
+
+// ConversionNonce is the nonce of advertiser id's conversion secret (""
+// when it made none, or is archived).
+func (e *Engine) ConversionNonce(id int64) string { return (*e.nonces.Load())[id] }
+
 func readEach[K, T any](ctx context.Context, keys []K, get func(context.Context, K) (T, error)) (found []T, gone []K, err error) {
 	for _, k := range keys {
 		v, err := get(ctx, k)
@@ -327,12 +367,12 @@ func (e *Engine) From(st Store) marquee.Applier {
 		if len(b.Put)+len(b.Deleted) > 0 {
 			e.PutAds(b.Put, b.Deleted, false)
 		}
-		if len(b.Advertisers) > 0 && e.budgets != nil {
+		if len(b.Advertisers) > 0 {
 			puts, gone, err := readEach(ctx, b.Advertisers, st.Advertiser)
 			if err != nil {
 				return err
 			}
-			e.budgets.PutAdvertisers(puts, gone)
+			e.PutAdvertisers(puts, gone)
 		}
 		if len(b.Campaigns)+len(b.Placements) > 0 {
 			return e.Apply(ctx, st, b.Campaigns, b.Placements)

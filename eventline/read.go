@@ -24,19 +24,21 @@ const (
 	Platform
 	Campaign
 	Placement
-	ID          // the event's id: the server's, unique, the same in every copy of the line
-	Domain      // the link's domain (a redirect's click event on a link domain)
-	Referrer    // where the visitor came from (a redirect's Referer, or the client's)
-	Dest        // the A/B destination a redirect picked (its index)
-	Measured    // "1": the tag measured the impression's viewability
-	Geo         // the country of the address before it was truncated (the server's)
-	Verified    // "1": a valid decision token vouches for the event (the server's; see reportrow.Counts)
-	Redirected  // "1": a redirect's click (the server's: the request it answered)
-	KV          // the decision's key-values reports count: "section=sports&pos=atf", query-escaped
-	Cost        // what a verified event bills, in nano-units of the currency (the server's: docs/api.md#money)
-	Attribution // a conversion's: "click" or "view", what earned it (the server's)
-	ConvValue   // an attributed conversion's value, in micro-units (the server's)
-	Bidder      // the header-bidding bidder whose bid filled the slot (the server's)
+	ID           // the event's id: the server's, unique, the same in every copy of the line
+	Domain       // the link's domain (a redirect's click event on a link domain)
+	Referrer     // where the visitor came from (a redirect's Referer, or the client's)
+	Dest         // the A/B destination a redirect picked (its index)
+	Measured     // "1": the tag measured the impression's viewability
+	Geo          // the country of the address before it was truncated (the server's)
+	Verified     // "1": a valid decision token vouches for the event (the server's; see reportrow.Counts)
+	Redirected   // "1": a redirect's click (the server's: the request it answered)
+	KV           // the decision's key-values reports count: "section=sports&pos=atf", query-escaped
+	Cost         // what a verified event bills, in nano-units of the currency (the server's: docs/api.md#money)
+	Attribution  // a conversion's: "click" or "view", what earned it (the server's)
+	ConvValue    // an attributed conversion's value, in micro-units (the server's)
+	Bidder       // the header-bidding bidder whose bid filled the slot (the server's)
+	Unbilled     // why an event its price bills was billed nothing: "overBudget" or "invalid" (the server's)
+	UnbilledCost // what that event would have cost, in nano-units (the server's)
 	NumFields
 )
 
@@ -54,6 +56,7 @@ var fieldKeys = [...]struct {
 	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest}, {"measured", Measured}, {"geo", Geo},
 	{"verified", Verified}, {"redirected", Redirected}, {"kv", KV},
 	{"cost", Cost}, {"attribution", Attribution}, {"conversionValue", ConvValue}, {"bidder", Bidder},
+	{"unbilled", Unbilled}, {"unbilledCost", UnbilledCost},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead

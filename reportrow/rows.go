@@ -61,6 +61,12 @@ type Counts struct {
 	PostViewConversions int64 `json:"postViewConversions"`
 	ConversionValue     int64 `json:"-"` // reports show it in the currency (reports.Metrics)
 	SpendNanos          int64 `json:"-"`
+	// Of the events above, those of the type their campaign's price bills
+	// that were billed nothing (docs/api.md#budgets), and what they would
+	// have cost in nano-units: on a person's row, delivered past a spent
+	// budget (overBudget); on a bot's row, invalid traffic.
+	Unbilled      int64 `json:"unbilled"`
+	UnbilledNanos int64 `json:"-"`
 }
 
 // Columns are the stored columns of Counts, in the order of Fields: what
@@ -68,7 +74,8 @@ type Counts struct {
 var Columns = [...]string{"impressions", "clicks", "conversions", "measured", "views",
 	"starts", "first_quartiles", "midpoints", "third_quartiles", "completes",
 	"unverified_impressions", "unverified_clicks", "unverified_conversions", "unverified_views",
-	"video_measured", "video_views", "post_view_conversions", "conversion_value_micros", "spend_nanos"}
+	"video_measured", "video_views", "post_view_conversions", "conversion_value_micros", "spend_nanos",
+	"unbilled", "unbilled_nanos"}
 
 // Fields returns pointers to c's counts in the order of Columns (for a
 // row's scan, and to add counts one by one).
@@ -76,7 +83,8 @@ func (c *Counts) Fields() [len(Columns)]*int64 {
 	return [...]*int64{&c.Impressions, &c.Clicks, &c.Conversions, &c.Measured, &c.Views,
 		&c.Starts, &c.FirstQuartiles, &c.Midpoints, &c.ThirdQuartiles, &c.Completes,
 		&c.UnverifiedImpressions, &c.UnverifiedClicks, &c.UnverifiedConversions, &c.UnverifiedViews,
-		&c.VideoMeasured, &c.VideoViews, &c.PostViewConversions, &c.ConversionValue, &c.SpendNanos}
+		&c.VideoMeasured, &c.VideoViews, &c.PostViewConversions, &c.ConversionValue, &c.SpendNanos,
+		&c.Unbilled, &c.UnbilledNanos}
 }
 
 // Add adds o to c. Field by field, not through Fields: a tally adds
@@ -101,6 +109,8 @@ func (c *Counts) Add(o Counts) {
 	c.PostViewConversions += o.PostViewConversions
 	c.ConversionValue += o.ConversionValue
 	c.SpendNanos += o.SpendNanos
+	c.Unbilled += o.Unbilled
+	c.UnbilledNanos += o.UnbilledNanos
 }
 
 // Events is how many events c counts: every count but Measured, which
@@ -112,7 +122,7 @@ func (c Counts) Events() int64 {
 		n += *p
 	}
 	return n - c.Measured - c.UnverifiedImpressions - c.UnverifiedClicks - c.UnverifiedConversions - c.UnverifiedViews -
-		c.PostViewConversions - c.ConversionValue - c.SpendNanos
+		c.PostViewConversions - c.ConversionValue - c.SpendNanos - c.Unbilled - c.UnbilledNanos
 }
 
 // Of returns the count of metric: "clicks", "conversions", "views", or
@@ -200,12 +210,19 @@ func (c *Counts) CountOf(typ []byte, measured, verified bool) bool {
 // CountMoney adds to c, counted as CountOf counted an event, what the
 // server wrote of its money: its cost (nano-units, of a verified event
 // only), and a conversion's attribution ("view": post-view) and value
-// (micro-units, of a verified conversion only). Malformed figures count
-// nothing.
-func (c *Counts) CountMoney(verified bool, cost, attribution, value []byte) {
+// (micro-units, of a verified conversion only), and, of an event billed
+// nothing, that it was (its unbilled reason) and what it would have cost.
+// Malformed figures count nothing.
+func (c *Counts) CountMoney(verified bool, cost, attribution, value, unbilled, unbilledCost []byte) {
 	if verified && len(cost) > 0 {
 		if n, ok := ParseCount(cost); ok {
 			c.SpendNanos += n
+		}
+	}
+	if len(unbilled) > 0 {
+		c.Unbilled++
+		if n, ok := ParseCount(unbilledCost); ok {
+			c.UnbilledNanos += n
 		}
 	}
 	if len(attribution) > 0 && c.Conversions > 0 {

@@ -147,7 +147,7 @@ func (cl *Classifier) ReadFields(f *eventline.Fields, e *Event) string {
 	if !e.CountOf(f[eventline.Type], string(f[eventline.Measured]) == "1", verified) {
 		return "other type"
 	}
-	e.CountMoney(verified, f[eventline.Cost], f[eventline.Attribution], f[eventline.ConvValue])
+	e.CountMoney(verified, f[eventline.Cost], f[eventline.Attribution], f[eventline.ConvValue], f[eventline.Unbilled], f[eventline.UnbilledCost])
 	if len(f[eventline.Ad]) == 0 && len(f[eventline.Link]) == 0 && len(f[eventline.Campaign]) == 0 && len(f[eventline.Placement]) == 0 {
 		return "no ad, link, campaign or placement"
 	}

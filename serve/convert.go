@@ -39,12 +39,30 @@ type Converted struct {
 	Verified    bool   `json:"verified"`
 }
 
-// Convert attributes and counts conversion in: from a postback (trusted:
-// an authenticated server's) or a pixel, by a credential bound by b,
-// for a visitor lim says may be followed or not. It answers 201 when it
-// counted, 200 for a duplicate, 202 when nothing earned it (written to
-// the event files, counted in no report).
-func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionInput, postback bool, b marquee.Bounds, lim privacy.Limit) (Converted, int, error) {
+// A Voucher is who vouches for a conversion: a postback (an
+// authenticated server's), or a pixel, which its advertiser vouches for
+// by signing it — Sig, the HMAC of its click id, order id and Value (as
+// the pixel's URL spells it) under the advertiser's conversion secret
+// (tracking.Signer.VerifyConversion).
+type Voucher struct {
+	Postback   bool
+	Sig, Value []byte
+}
+
+// Convert attributes and counts conversion in, vouched for by v, by a
+// credential bound by b, for a visitor lim says may be followed or not.
+// It answers 201 when it counted, 200 for a duplicate, 202 when nothing
+// earned it (written to the event files, counted in no report).
+//
+// A conversion is verified — it bills, moves goals and adds its value to
+// ROAS — only when its advertiser vouched for it (a postback, or a pixel
+// it signed; post-view, a postback only: a pixel's signature does not
+// cover the user key) and what earned it is verified. An unsigned pixel is
+// counted unverified, once a click (or impression), and never claims an
+// order id: the advertiser's postback or signed pixel of that order
+// still counts. A vouched-for value above its campaign's
+// attribution.maxValue is refused.
+func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionInput, v Voucher, b marquee.Bounds, lim privacy.Limit) (Converted, int, error) {
 	now := s.now()
 	if msg := marquee.CheckCurrency(in.Currency, s.currency); msg != "" {
 		return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"currency": msg})
@@ -74,6 +92,12 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 	}
 	if b.Bound() && !b.HasAdvertiser(advertiser) {
 		return Converted{}, 0, marquee.Errorf(marquee.KindForbidden, "this key converts only its advertisers' conversions, not advertiser %d's", advertiser)
+	}
+	vouched := v.Postback
+	if !vouched && len(v.Sig) > 0 {
+		if vouched = s.signer.VerifyConversion(s.engine.ConversionNonce(advertiser), []byte(in.ClickID), []byte(in.OrderID), v.Value, v.Sig); !vouched {
+			return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"sig": "is not the advertiser's signature of this clickId, orderId and value (docs/api.md#conversions)"})
+		}
 	}
 	// Post-view: the user's last viewable impression, else impression,
 	// of the advertiser's ads — only of a visitor who may be followed.
@@ -112,11 +136,11 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 	verified := false
 	switch attribution.Choose(clickAt, view, imp, now) {
 	case marquee.AttributedClick:
-		p, kind, verified = &click.Payload, marquee.AttributedClick, clickVerified
+		p, kind, verified = &click.Payload, marquee.AttributedClick, clickVerified && vouched
 	case "view":
-		p, kind, verified = &payloads[0], marquee.AttributedView, seen[0].Verified && postback
+		p, kind, verified = &payloads[0], marquee.AttributedView, seen[0].Verified && v.Postback // a pixel's signature does not cover the user key
 	case "impression":
-		p, kind, verified = &payloads[1], marquee.AttributedView, seen[1].Verified && postback
+		p, kind, verified = &payloads[1], marquee.AttributedView, seen[1].Verified && v.Postback
 	default:
 		reason := "no click or impression within the attribution windows"
 		if click != nil {
@@ -130,15 +154,27 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 	if c, ok := plan.Campaign(p.Campaign); ok {
 		campaign = c
 	}
-	// Counted once: an order once; a click (or an impression) without an
-	// order once; and, from the pixel — which anyone holding a click id
-	// can fire — a click once whatever its orders, so that no page can
-	// multiply what one click earns.
-	var keys []string
-	if in.OrderID != "" {
-		keys = append(keys, "order:"+in.OrderID)
+	if vouched && campaign != nil {
+		if max := campaign.Windows().MaxValue; max > 0 && in.Value > max {
+			return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"value": "is more than campaign " + strconv.FormatInt(campaign.ID, 10) + "'s attribution.maxValue, " + max.String()})
+		}
 	}
-	if in.OrderID == "" || !postback {
+	// Counted once: an order once; a click (or an impression) without an
+	// order once; and, from a pixel — which anyone holding a click id
+	// can fire — a click once whatever its orders, so that no page can
+	// multiply what one click earns. An unsigned pixel's keys are its
+	// own: it never takes an order, or a click, from what the advertiser
+	// vouches for.
+	var keys []string
+	switch {
+	case !vouched:
+		keys = append(keys, "unsigned:"+kind+":"+hex.EncodeToString(p.Decision[:]))
+	case in.OrderID != "":
+		keys = append(keys, "order:"+in.OrderID)
+		if !v.Postback {
+			keys = append(keys, kind+":"+hex.EncodeToString(p.Decision[:]))
+		}
+	default:
 		keys = append(keys, kind+":"+hex.EncodeToString(p.Decision[:]))
 	}
 	conv := marquee.Conversion{Advertiser: advertiser, Campaign: p.Campaign, Ad: p.Ad, Attribution: kind, Value: in.Value, At: now}
@@ -171,7 +207,11 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 			ch.Cost = cost
 		}
 	}
-	if err := s.writeConversion(e, p, in, advertiser, kind, verified, ch); err != nil {
+	ch, err := s.ledger.Bill(sctx, ch)
+	if err == nil {
+		err = s.writeConversion(e, p, in, advertiser, kind, verified, ch)
+	}
+	if err != nil {
 		forget(keys) // the retry counts it
 		return Converted{}, 0, err
 	}
@@ -205,6 +245,7 @@ func (s *Service) writeConversion(e *Edge, p *tracking.Payload, in *marquee.Conv
 		if cost > 0 {
 			line = eventline.AppendPlain(line, "cost", strconv.AppendInt(num[:0], int64(cost), 10))
 		}
+		line = ch.appendUnbilled(line)
 		if p.Country != "" {
 			line = eventline.AppendPlain(line, "country", p.Country)
 		}

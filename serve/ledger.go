@@ -1,21 +1,51 @@
 package serve
 
 import (
+	"context"
+	"strconv"
 	"time"
 
 	"marquee"
 	"marquee/delivery"
+	"marquee/eventline"
 	"marquee/reports"
 	"marquee/targeting"
 )
 
 // A Charge is what an event costs its campaign: Cost nano-units of the
-// install's currency at At (0: the event bills nothing).
+// install's currency at At (0: the event bills nothing). Unbilled says
+// why an event that its price bills was billed nothing (set by Bill, or
+// Invalid by the caller), and Forgone what it would have cost.
 type Charge struct {
 	Campaign *delivery.Campaign
 	Cost     marquee.Nanos
 	At       time.Time
+	Unbilled string
+	Forgone  marquee.Nanos
 }
+
+// appendUnbilled appends to an event line why it was billed nothing and
+// what it would have cost, when it was.
+func (ch *Charge) appendUnbilled(line []byte) []byte {
+	if ch.Unbilled == "" {
+		return line
+	}
+	var num [20]byte
+	line = eventline.AppendPlain(line, "unbilled", ch.Unbilled)
+	return eventline.AppendPlain(line, "unbilledCost", strconv.AppendInt(num[:0], int64(ch.Forgone), 10))
+}
+
+// unbill makes ch bill nothing, for why.
+func (ch *Charge) unbill(why string) {
+	ch.Forgone, ch.Cost, ch.Unbilled = ch.Cost, 0, why
+}
+
+// Why an event its price bills was billed nothing (an event line's
+// "unbilled"; docs/api.md#budgets).
+const (
+	OverBudget = "overBudget" // its cost would have taken spend past a budget
+	Invalid    = "invalid"    // invalid traffic (a bot's)
+)
 
 // A Ledger takes everything a decision and an event leave behind: each
 // slot a decision weighed and what became of it, the requests kept for
@@ -75,16 +105,37 @@ func (b *Ledger) Bids(placement int64, now time.Time, bids []reports.SlotBid) {
 	}
 }
 
-// Record writes line and, once it is written, adds ch's cost to its
-// campaign's budgets and its advertiser's.
-func (b *Ledger) Record(conn uint64, line []byte, ch Charge) error {
-	if err := b.sink.Append(conn, line, 1); err != nil {
-		return err
+// Bill settles ch against its campaign's budgets and its advertiser's
+// (delivery.Budgets.Bill) before its line is written: it returns ch as
+// billed, or with no Cost and Unbilled OverBudget when the cost would
+// pass a budget. An error (the spend counters cannot be reached) bills
+// nothing: the event is not to be written (the caller answers 503, and
+// the retry bills it). A Charge without a campaign (a bid's) or a budget
+// engine is returned as it is.
+func (b *Ledger) Bill(ctx context.Context, ch Charge) (Charge, error) {
+	bg := b.engine.Budgets()
+	if ch.Cost <= 0 || ch.Campaign == nil || bg == nil {
+		return ch, nil
 	}
-	if ch.Cost > 0 && ch.Campaign != nil {
+	ok, err := bg.Bill(ctx, ch.Campaign, ch.Cost, ch.At)
+	if err != nil {
+		return Charge{}, err
+	}
+	if !ok {
+		ch.unbill(OverBudget)
+	}
+	return ch, nil
+}
+
+// Record writes line, which carries billed — what Bill answered. When
+// the write fails, what Bill took is given back, so that the retry bills
+// it once.
+func (b *Ledger) Record(conn uint64, line []byte, billed Charge) error {
+	err := b.sink.Append(conn, line, 1)
+	if err != nil && billed.Cost > 0 && billed.Campaign != nil {
 		if bg := b.engine.Budgets(); bg != nil {
-			bg.Spend(ch.Campaign, ch.Cost, ch.At)
+			bg.Bill(context.Background(), billed.Campaign, -billed.Cost, billed.At) // a refund: kept for the next sync if the counters fail
 		}
 	}
-	return nil
+	return err
 }

@@ -176,3 +176,7 @@ func (s *Service) countersContext(ctx context.Context) (context.Context, context
 
 // Privacy is the policy events and users are kept by.
 func (s *Service) Privacy() *privacy.Policy { return s.lines.privacy }
+
+// ConversionSecret is the conversion secret of nonce (an advertiser's:
+// tracking.Signer.ConversionSecret).
+func (s *Service) ConversionSecret(nonce string) string { return s.signer.ConversionSecret(nonce) }

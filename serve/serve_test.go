@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,7 @@ func (s *sink) written() []string {
 type world struct {
 	svc    *serve.Service
 	engine *delivery.Engine
+	signer *tracking.Signer
 	sink   *sink
 	now    time.Time
 }
@@ -92,6 +94,7 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.signer = signer
 	clock := func() time.Time { return w.now }
 	w.svc = serve.New(serve.Config{Engine: w.engine, Signer: signer, Now: clock, Conversions: st,
 		Lines:  serve.NewLines(w.sink, pol, nil),
@@ -162,7 +165,7 @@ func TestTrackBillsOnce(t *testing.T) {
 			w := newWorld(t)
 			tok := w.token(t, c.campaign)
 			for _, kind := range c.fire {
-				if _, err := w.svc.Track(&serve.Hit{Kind: kind, Token: tok}, w.edge()); err != nil {
+				if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: kind, Token: tok}, w.edge()); err != nil {
 					t.Fatalf("Track(%c) = %v", kind, err)
 				}
 			}
@@ -192,7 +195,7 @@ func TestTrackUnwrittenIsUnbilled(t *testing.T) {
 	w := newWorld(t)
 	tok := w.token(t, 1)
 	w.sink.fail(true)
-	if _, err := w.svc.Track(&serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); marquee.KindOf(err) != marquee.KindUnavailable {
+	if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); marquee.KindOf(err) != marquee.KindUnavailable {
 		t.Fatalf("Track with the sink failing = %v; want unavailable", err)
 	}
 	if got := w.spent(t, 1); got != 0 {
@@ -200,7 +203,7 @@ func TestTrackUnwrittenIsUnbilled(t *testing.T) {
 	}
 	w.sink.fail(false)
 	for range 2 {
-		if _, err := w.svc.Track(&serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
+		if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
 			t.Fatalf("Track (retry) = %v", err)
 		}
 	}
@@ -217,7 +220,7 @@ func TestTrackRefusesForeignTokens(t *testing.T) {
 	bad := bytes.Clone(tok)
 	bad[len(bad)/2] ^= 1
 	for _, tk := range [][]byte{bad, []byte("nonsense")} {
-		if _, err := w.svc.Track(&serve.Hit{Kind: tracking.Impression, Token: tk}, w.edge()); err == nil {
+		if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: tk}, w.edge()); err == nil {
 			t.Errorf("Track(%q) = nil; want an error", tk)
 		}
 	}
@@ -237,10 +240,10 @@ func TestConvertBillsByThePriceRule(t *testing.T) {
 	}{{3, 5_000_000}, {1, 0}} {
 		w := newWorld(t)
 		tok := w.token(t, c.campaign)
-		if _, err := w.svc.Track(&serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
+		if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
 			t.Fatal(err)
 		}
-		target, err := w.svc.Track(&serve.Hit{Kind: tracking.Click, Token: tok}, w.edge())
+		target, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Click, Token: tok}, w.edge())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +254,7 @@ func TestConvertBillsByThePriceRule(t *testing.T) {
 		before := w.spent(t, c.campaign)
 		for i, want := range []int{serve.StatusCreated, serve.StatusOK} {
 			in := marquee.ConversionInput{ClickID: clickID, OrderID: "o-1", Value: 10_000_000}
-			out, status, err := w.svc.Convert(context.Background(), w.edge(), &in, true, marquee.Bounds{}, privacy.None)
+			out, status, err := w.svc.Convert(context.Background(), w.edge(), &in, serve.Voucher{Postback: true}, marquee.Bounds{}, privacy.None)
 			if err != nil || status != want {
 				t.Fatalf("campaign %d: Convert #%d = %+v, %d, %v; want status %d", c.campaign, i+1, out, status, err, want)
 			}
@@ -282,3 +285,199 @@ func TestDecideNamesProblems(t *testing.T) {
 		}
 	}
 }
+
+// budget sets campaign id's total budget and syncs the budgets.
+func (w *world) budget(t *testing.T, id int64, total marquee.Micros) {
+	t.Helper()
+	c, _ := w.engine.Plan().Campaign(id)
+	cc := c.Campaign
+	cc.Budget = &marquee.Budget{Total: total}
+	w.engine.PatchCampaigns([]marquee.Campaign{cc}, nil, nil, nil)
+	if err := w.engine.Budgets().Sync(context.Background(), w.engine.Plan(), w.now); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCollectedDecisionsBillNoMoreThanTheBudget: 200 decisions collected
+// while the budget was whole, then fired, bill exactly the budget (5
+// impressions of a CPM campaign, 2 clicks of a CPC one); every other
+// event is delivered (verified, in the reports) and billed nothing, its
+// line saying overBudget (issue: an anonymous client billed 20 times a
+// budget this way).
+func TestCollectedDecisionsBillNoMoreThanTheBudget(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		campaign int64
+		budget   marquee.Micros
+		fire     []byte
+		billed   int
+	}{
+		{"CPM", 1, 10_000, []byte{tracking.Impression}, 5},
+		{"CPC", 2, 1_000_000, []byte{tracking.Impression, tracking.Click}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.budget(t, c.campaign, c.budget)
+			var toks [][]byte
+			for range 200 {
+				toks = append(toks, w.token(t, c.campaign))
+			}
+			for _, tok := range toks {
+				for _, kind := range c.fire {
+					if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: kind, Token: tok}, w.edge()); err != nil {
+						t.Fatalf("Track(%c) = %v", kind, err)
+					}
+				}
+			}
+			if got := w.spent(t, c.campaign); got != c.budget {
+				t.Errorf("spent = %d micro-units; want the budget, %d", got, c.budget)
+			}
+			billed, over, verified := 0, 0, 0
+			for _, l := range w.sink.written() {
+				billed += strings.Count(l, `"cost":`)
+				over += strings.Count(l, `"unbilled":"overBudget"`)
+				verified += strings.Count(l, `"verified":"1"`)
+			}
+			if billed != c.billed || over != 200-c.billed || verified != 200*len(c.fire) {
+				t.Errorf("lines: %d billed, %d overBudget, %d verified; want %d, %d, %d", billed, over, verified, c.billed, 200-c.billed, 200*len(c.fire))
+			}
+			if _, cands := w.engine.Explain(context.Background(), &delivery.Request{Slots: []delivery.Slot{{Placement: "side", Count: 1}}}, w.now, rand.New(rand.NewPCG(1, 2)), nil); !stopped(cands, c.campaign) {
+				t.Errorf("campaign %d after its budget was billed: %+v; want it stopped (%q)", c.campaign, cands, delivery.BudgetSpent)
+			}
+		})
+	}
+}
+
+func stopped(cands [][]delivery.Candidate, campaign int64) bool {
+	for _, cs := range cands {
+		for _, c := range cs {
+			if c.CampaignID == campaign && c.Status == delivery.BudgetSpent {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestBotsAreNotBilled: a headless browser's impression (a bot's: the
+// reports leave it out) is written unverified, billed nothing, with its
+// reason; the human's after it bills.
+func TestBotsAreNotBilled(t *testing.T) {
+	w := newWorld(t)
+	bot := w.edge()
+	bot.UserAgent = []byte("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/140.0.0.0 Safari/537.36")
+	if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: w.token(t, 1)}, bot); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.spent(t, 1); got != 0 {
+		t.Errorf("spent after a bot's impression = %d; want 0", got)
+	}
+	lines := w.sink.written()
+	if len(lines) != 1 || strings.Contains(lines[0], `"verified"`) || strings.Contains(lines[0], `"cost"`) || !strings.Contains(lines[0], `"unbilled":"invalid"`) {
+		t.Fatalf("the bot's line = %q; want unverified, no cost, unbilled invalid", lines)
+	}
+	if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: w.token(t, 1)}, w.edge()); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.spent(t, 1); got != 2_000 {
+		t.Errorf("spent after a person's impression = %d; want 2000", got)
+	}
+}
+
+// clicked fires an impression and a click of a decision of campaign id
+// and returns the click's id.
+func (w *world) clicked(t *testing.T, id int64) string {
+	t.Helper()
+	tok := w.token(t, id)
+	if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
+		t.Fatal(err)
+	}
+	target, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Click, Token: tok}, w.edge())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, clickID, ok := strings.Cut(target, "?c=")
+	if !ok {
+		t.Fatalf("click target %q has no click id", target)
+	}
+	return clickID
+}
+
+// TestConversionsTheAdvertiserVouchesFor: a conversion bills, moves goals
+// and counts its value only when its advertiser vouched for it — a
+// postback, or a pixel signed with its conversion secret. An unsigned
+// pixel worth 10^9 (an anonymous client's) is counted unverified and
+// bills nothing; it cannot claim an order id the advertiser's postback
+// then brings; a wrong signature is a 400 naming sig; a vouched value
+// above the campaign's attribution.maxValue a 400 naming value.
+func TestConversionsTheAdvertiserVouchesFor(t *testing.T) {
+	w := newWorld(t)
+	c3, _ := w.engine.Plan().Campaign(3)
+	cc := c3.Campaign
+	cc.Attribution = &marquee.Attribution{PostClick: marquee.DefaultPostClick, PostView: marquee.DefaultPostView, MaxValue: 500_000_000}
+	w.engine.PatchCampaigns([]marquee.Campaign{cc}, nil, nil, nil)
+	w.engine.SetAdvertisers([]marquee.Advertiser{{ID: 7, State: marquee.StateActive, ConversionNonce: "n1"}})
+	secret := w.signer.ConversionSecret("n1")
+	convert := func(clickID, order, value, sig string, postback bool) (serve.Converted, int, error) {
+		m, err := marquee.ParseMicros(value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := marquee.ConversionInput{ClickID: clickID, OrderID: order, Value: m}
+		return w.svc.Convert(context.Background(), w.edge(), &in, serve.Voucher{Postback: postback, Sig: []byte(sig), Value: []byte(value)}, marquee.Bounds{}, privacy.None)
+	}
+	const price = 5_000_000 // campaign 3's CPA
+
+	click := w.clickID(t)
+	before := w.spent(t, 3)
+	out, status, err := convert(click, "o-1", "999999999", "", false)
+	if err != nil || status != serve.StatusCreated || out.Verified {
+		t.Fatalf("an unsigned pixel = %+v, %d, %v; want counted (201), unverified", out, status, err)
+	}
+	if got := w.spent(t, 3) - before; got != 0 {
+		t.Errorf("an unsigned pixel billed %d; want 0", got)
+	}
+	out, status, err = convert(click, "o-1", "49.90", "", true)
+	if err != nil || status != serve.StatusCreated || !out.Verified {
+		t.Fatalf("the postback of the order an unsigned pixel named = %+v, %d, %v; want counted (201), verified", out, status, err)
+	}
+	if got := w.spent(t, 3) - before; got != price {
+		t.Errorf("the postback billed %d; want %d", got, price)
+	}
+
+	click = w.clickID(t)
+	if _, _, err := convert(click, "o-2", "20", tracking.SignConversion(w.signer.ConversionSecret("n0"), click, "o-2", "20"), false); marquee.KindOf(err) != marquee.KindInvalid || !strings.Contains(err.Error(), "sig") {
+		t.Errorf("a pixel signed with another secret = %v; want a 400 naming sig", err)
+	}
+	if _, _, err := convert(click, "o-2", "999999999", tracking.SignConversion(secret, click, "o-2", "20"), false); marquee.KindOf(err) != marquee.KindInvalid {
+		t.Errorf("a signed pixel whose value was changed = %v; want a 400", err)
+	}
+	if _, _, err := convert(click, "o-2", "501", tracking.SignConversion(secret, click, "o-2", "501"), false); marquee.KindOf(err) != marquee.KindInvalid || !strings.Contains(err.Error(), "value") {
+		t.Errorf("a signed pixel above maxValue = %v; want a 400 naming value", err)
+	}
+	before = w.spent(t, 3)
+	out, status, err = convert(click, "o-2", "20", tracking.SignConversion(secret, click, "o-2", "20"), false)
+	if err != nil || status != serve.StatusCreated || !out.Verified {
+		t.Fatalf("a signed pixel = %+v, %d, %v; want counted (201), verified", out, status, err)
+	}
+	if got := w.spent(t, 3) - before; got != price {
+		t.Errorf("a signed pixel billed %d; want %d", got, price)
+	}
+	if _, status, _ := convert(click, "o-2", "20", "", true); status != serve.StatusOK {
+		t.Errorf("the postback of a signed pixel's order = %d; want a duplicate (200)", status)
+	}
+	var verified, value int
+	for _, l := range w.sink.written() {
+		if strings.Contains(l, `"type":"conversion"`) && strings.Contains(l, `"verified":"1"`) {
+			verified++
+		}
+		if strings.Contains(l, `"conversionValue":"999999999000000"`) && strings.Contains(l, `"verified"`) {
+			value++
+		}
+	}
+	if verified != 2 || value != 0 {
+		t.Errorf("conversion lines: %d verified, %d forged values verified; want 2 and 0", verified, value)
+	}
+}
+
+func (w *world) clickID(t *testing.T) string { return w.clicked(t, 3) }

@@ -1,9 +1,10 @@
 // A tracking URL's event: vouched for, priced, written and billed once
-// per decision and kind.
+// per decision and kind, never past a budget, never for invalid traffic.
 
 package serve
 
 import (
+	"context"
 	"encoding/hex"
 	"net/url"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"marquee/delivery"
 	"marquee/eventline"
 	"marquee/privacy"
+	"marquee/reports"
 	"marquee/tracking"
 )
 
@@ -37,7 +39,7 @@ type Hit struct {
 // price bills is billed through the Ledger. A click answers the
 // creative's click URL, its macros filled (target); a click of an ad
 // without one is a not-found error; any other event answers "".
-func (s *Service) Track(h *Hit, e *Edge) (target string, err error) {
+func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, err error) {
 	kind := h.Kind
 	p, err := s.signer.Open(h.Token, s.now())
 	if err != nil {
@@ -59,7 +61,18 @@ func (s *Service) Track(h *Hit, e *Edge) (target string, err error) {
 		verified, keep := s.vouch(kind, &p)
 		if keep {
 			c, cost := s.costOf(kind, &p, verified)
-			if err := s.record(h, e, &p, verified, Charge{Campaign: c, Cost: cost, At: s.now()}); err != nil {
+			ch := Charge{Campaign: c, Cost: cost, At: s.now()}
+			if verified && reports.IsBot(e.UserAgent) {
+				verified = false
+				if ch.Cost > 0 {
+					ch.unbill(Invalid)
+				}
+			}
+			ch, err := s.ledger.Bill(ctx, ch)
+			if err == nil {
+				err = s.record(h, e, &p, verified, ch)
+			}
+			if err != nil {
 				s.seen.Invalidate(key)
 				return "", err
 			}
@@ -88,9 +101,10 @@ func markKey(kind byte, decision [16]byte) (k [17]byte) {
 // at all. An impression is verified; a click, or a video event of a video
 // ad, when the decision's impression counted here; a view when the
 // impression counted and its viewability was measured (a view of an
-// unmeasured impression would make viewability exceed 100%); a
-// conversion when the decision's click counted here. A video event of an
-// ad that is not a video is not written: it cannot have happened.
+// unmeasured impression would make viewability exceed 100%). A video event of an
+// ad that is not a video is not written: it cannot have happened. A
+// conversion URL's conversion is never verified: its advertiser did not
+// vouch for it (Convert's signed pixel and postback are what bill).
 // (docs/api.md#verified-counts)
 func (s *Service) vouch(kind byte, p *tracking.Payload) (verified, keep bool) {
 	seen := func(k byte) bool {
@@ -105,7 +119,7 @@ func (s *Service) vouch(kind byte, p *tracking.Payload) (verified, keep bool) {
 	case tracking.View:
 		return seen(measuredMark), true
 	case tracking.Conversion:
-		return seen(tracking.Click), true
+		return false, true
 	case tracking.Error:
 		return false, true // reports do not count errors
 	}
@@ -150,6 +164,7 @@ func (s *Service) record(h *Hit, e *Edge, p *tracking.Payload, verified bool, ch
 	if cost > 0 {
 		line = eventline.AppendPlain(line, "cost", strconv.AppendInt(num[:0], int64(cost), 10))
 	}
+	line = ch.appendUnbilled(line)
 	if p.Country != "" { // the decision's viewer's: reports count tag traffic by them
 		line = eventline.AppendPlain(line, "country", p.Country)
 	}

@@ -47,6 +47,7 @@ type Store interface {
 	Advertiser(ctx context.Context, id int64) (marquee.Advertiser, error)
 	ReplaceAdvertiser(ctx context.Context, id int64, in marquee.AdvertiserInput) (marquee.Advertiser, error)
 	ArchiveAdvertiser(ctx context.Context, id int64) error
+	SetConversionNonce(ctx context.Context, id int64, nonce string) error
 	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
 	// Ads of campaigns written by an advertiser's account wait for
 	// approval (web.CampaignStore).

@@ -22,6 +22,7 @@ type CampaignStore interface {
 	Advertiser(ctx context.Context, id int64) (marquee.Advertiser, error)
 	ReplaceAdvertiser(ctx context.Context, id int64, in marquee.AdvertiserInput) (marquee.Advertiser, error)
 	ArchiveAdvertiser(ctx context.Context, id int64) error
+	SetConversionNonce(ctx context.Context, id int64, nonce string) error
 	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
 	CreateCampaign(ctx context.Context, in marquee.CampaignInput, state string) (marquee.Campaign, error)
 	Campaign(ctx context.Context, id int64) (marquee.Campaign, error)

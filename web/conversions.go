@@ -14,6 +14,7 @@ import (
 	"marquee"
 	"marquee/privacy"
 	"marquee/serve"
+	"marquee/tracking"
 )
 
 // MaxConversionBody bounds a postback's body.
@@ -33,7 +34,7 @@ func handleConversionPost(svc *serve.Service, rq requester) storeHandler {
 		}
 		lim := svc.Privacy().Limit(privacy.Signal{GDPR: -1, Given: given, GPC: sentGPC(ctx)})
 		e := rq.edge(ctx, nil)
-		out, status, err := svc.Convert(sctx, &e, &in, true, boundsOf(ctx), lim)
+		out, status, err := svc.Convert(sctx, &e, &in, serve.Voucher{Postback: true}, boundsOf(ctx), lim)
 		if err != nil {
 			return err
 		}
@@ -84,10 +85,37 @@ func handleConversionPixel(svc *serve.Service, rq requester) handler {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		e := rq.edge(ctx, nil)
-		if _, _, err := svc.Convert(sctx, &e, &in, false, marquee.Bounds{}, lim); err != nil {
+		if _, _, err := svc.Convert(sctx, &e, &in, serve.Voucher{Sig: args.Peek("sig"), Value: args.Peek("value")}, marquee.Bounds{}, lim); err != nil {
 			return err
 		}
 		answerPixel(ctx)
+		return nil
+	}
+}
+
+// conversionSecret is an advertiser's new conversion secret, shown only
+// in the answer that made it.
+type conversionSecret struct {
+	AdvertiserID int64  `json:"advertiserId,string"`
+	Secret       string `json:"secret"`
+}
+
+// handleConversionSecret serves POST
+// /api/v1/advertisers/{id}/conversion-secret: a new conversion secret for
+// the advertiser — what its server signs conversion pixels with — shown
+// in this answer only; pixels signed with the one before stop verifying
+// (docs/api.md#conversions).
+func handleConversionSecret(st CampaignStore, svc *serve.Service, wr *writer) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		id, err := pathID(ctx, "advertiser")
+		if err != nil {
+			return err
+		}
+		nonce := tracking.NewNonce()
+		if err := wr.visible(sctx, st.SetConversionNonce(sctx, id, nonce), "advertiser"); err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusCreated, conversionSecret{AdvertiserID: id, Secret: svc.ConversionSecret(nonce)})
 		return nil
 	}
 }

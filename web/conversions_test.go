@@ -31,7 +31,8 @@ import (
 // the default windows) whose ad's click URL carries {clickId}, its clock
 // set by the test, its events in sink.
 type convWorld struct {
-	h    fasthttp.RequestHandler
+	h      fasthttp.RequestHandler
+	secret string // advertiser 7's conversion secret
 	sink *flakySink
 	mu   sync.Mutex
 	now  time.Time
@@ -60,6 +61,8 @@ func newConvWorld(t *testing.T) *convWorld {
 	}
 	t.Cleanup(func() { st.Close() })
 	signer, _ := tracking.NewSigner([]byte("a tracking key of 32 bytes......"), nil)
+	w.e.SetAdvertisers([]marquee.Advertiser{{ID: 7, State: marquee.StateActive, ConversionNonce: "n7"}})
+	w.secret = signer.ConversionSecret("n7")
 	rp := reports.NewReporter(st, 0)
 	rp.Currency = "EUR"
 	w.h = web.NewServer(web.Config{}, web.Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: w.clock, Index: index.New(w.clock),
@@ -103,8 +106,15 @@ func (w *convWorld) clickID(t *testing.T, click string) string {
 	return loc.Query().Get("c")
 }
 
-// pixel fires the conversion pixel with query q.
+// pixel fires the conversion pixel with query q, signed with advertiser
+// 7's secret (its server's signature of the click id, order id and value).
 func (w *convWorld) pixel(q string) (int, string) {
+	v, _ := url.ParseQuery(q)
+	return w.unsigned(q + "&sig=" + tracking.SignConversion(w.secret, v.Get("clickId"), v.Get("orderId"), v.Get("value")))
+}
+
+// unsigned fires the conversion pixel with query q as it is.
+func (w *convWorld) unsigned(q string) (int, string) {
 	status, body := send(w.h, "GET", "/conversion?"+q)
 	return status, string(body)
 }

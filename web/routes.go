@@ -145,6 +145,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/advertisers", allow(marquee.ScopeCampaignsRead, advertiserBound), withStore(handleList(s.campaigns, CampaignStore.ListAdvertisers, []string{marquee.StateActive, marquee.StateArchived}, false, advertiserKept))},
 		{"GET", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsRead, advertiserBound), withStore(owned(ownAdvertiser, handleGet(advertiserResource, s.campaigns, CampaignStore.Advertiser)))},
 		{"PUT", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleReplace(advertiserResource, s.campaigns, CampaignStore.ReplaceAdvertiser, advertiserInput, s.writer)))},
+		{"POST", "/api/v1/advertisers/{id}/conversion-secret", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.auditedAs("rotate conversion secret", handleConversionSecret(s.campaigns, s.serve, s.writer))))},
 		{"DELETE", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("archive", handleDelete(advertiserResource, s.campaigns, CampaignStore.ArchiveAdvertiser, s.writer)))},
 		{"POST", "/api/v1/campaigns", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleCreate(campaignResource, s.campaigns, createDraft, s.writer, campaignCreated)))},
 		{"GET", "/api/v1/campaigns", allow(marquee.ScopeCampaignsRead, advertiserBound), withStore(handleList(s.campaigns, CampaignStore.ListCampaigns, marquee.CampaignStates, true, campaignKept))},

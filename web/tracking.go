@@ -33,7 +33,7 @@ func handleTracking(svc *serve.Service, rq requester) handler {
 		if kind == tracking.Error {
 			hit.Code = ctx.QueryArgs().Peek("code")
 		}
-		target, err := svc.Track(&hit, &e)
+		target, err := svc.Track(ctx, &hit, &e)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ type Money interface {
 	PutTouches(ctx context.Context, ts []counters.Touch) error
 	Touches(ctx context.Context, user uint64, advertiser int64) (imp, view counters.Seen, err error)
 	ForgetTouches(ctx context.Context, user uint64) (int, error)
+	Settle(ctx context.Context, draws []counters.Draw, n int64) (bool, []int64, error)
 }
 
 // RunMoney checks the money contract; open returns the counters of
@@ -42,6 +43,56 @@ func RunMoney(t *testing.T, open func(t *testing.T, instance int) Money) {
 		got, err = open(t, 1).AddSpend(ctx, []counters.Add{{Key: "c1:t", N: 5}}, []string{"c1:d20261127"})
 		if err != nil || len(got) != 2 || got[0] != 600*1_000_001+5 || got[1] != 1800 {
 			t.Fatalf("add and read = %v, %v; want the add's total, then the read's", got, err)
+		}
+	})
+	t.Run("settles never pass a limit, however many race", func(t *testing.T) {
+		const cost = 1_000_001
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		settled := 0
+		for i := range 3 {
+			m := open(t, i)
+			wg.Go(func() {
+				for range 200 {
+					draws := []counters.Draw{{Key: "s1:t", Limit: 100 * cost, Floor: 0}, {Key: "s1:d20261127", Limit: counters.NoLimit, TTL: time.Hour},
+						{Key: "a1:t", Limit: counters.NoLimit}}
+					ok, totals, err := m.Settle(ctx, draws, cost)
+					if err != nil || len(totals) != 3 {
+						t.Errorf("Settle = %v, %v, %v", ok, totals, err)
+						return
+					}
+					if totals[0] > 100*cost {
+						t.Errorf("Settle answered total %d past the limit %d", totals[0], 100*cost)
+					}
+					if ok {
+						mu.Lock()
+						settled++
+						mu.Unlock()
+					}
+				}
+			})
+		}
+		wg.Wait()
+		got, err := open(t, 0).AddSpend(ctx, nil, []string{"s1:t", "s1:d20261127", "a1:t"})
+		if err != nil || settled != 100 || got[0] != 100*cost || got[1] != 100*cost || got[2] != 100*cost {
+			t.Fatalf("settled %d, totals %v, %v; want 100 settled and every total %d", settled, got, err, 100*cost)
+		}
+	})
+	t.Run("a settle reads a counter as at least its floor, exactly past 2^53", func(t *testing.T) {
+		m := open(t, 0)
+		const big = int64(1)<<60 + 1
+		draws := []counters.Draw{{Key: "s2:t", Limit: big + 2, Floor: big}}
+		for i, want := range []bool{true, true, false} {
+			ok, totals, err := m.Settle(ctx, draws, 1)
+			if err != nil || ok != want {
+				t.Fatalf("settle %d = %v, %v, %v; want %v", i, ok, totals, err, want)
+			}
+			if wantTotal := big + int64(min(i+1, 2)); totals[0] != wantTotal {
+				t.Fatalf("settle %d total = %d; want %d", i, totals[0], wantTotal)
+			}
+		}
+		if ok, totals, _ := m.Settle(ctx, []counters.Draw{{Key: "s2:t", Limit: counters.NoLimit, Floor: 5}}, -2); !ok || totals[0] != big {
+			t.Fatalf("a refund = %v, %v; want the total back at %d", ok, totals, big)
 		}
 	})
 	t.Run("a later touch replaces an earlier, not the other way", func(t *testing.T) {

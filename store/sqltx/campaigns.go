@@ -17,13 +17,13 @@ import (
 // change logged in the changelog (other instances drop what they cache
 // of them) and audited.
 
-const advertiserCols = `id, name, notes, state, settings, created_at, updated_at`
+const advertiserCols = `id, name, notes, state, settings, created_at, updated_at, conversion_nonce`
 
 func scanAdvertiser(r Row) (marquee.Advertiser, error) {
 	var a marquee.Advertiser
 	var created, updated int64
 	var settings *string // NULL: none (rows before 0020)
-	if err := r.Scan(&a.ID, &a.Name, &a.Notes, &a.State, &settings, &created, &updated); err != nil {
+	if err := r.Scan(&a.ID, &a.Name, &a.Notes, &a.State, &settings, &created, &updated, &a.ConversionNonce); err != nil {
 		return a, err
 	}
 	a.CreatedAt, a.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
@@ -112,6 +112,23 @@ func (s *Store) ReplaceAdvertiser(ctx context.Context, id int64, in marquee.Adve
 		}
 		a.Name, a.Notes, a.AdvertiserSettings, a.UpdatedAt = in.Name, in.Notes, in.AdvertiserSettings, now
 		return a, tx.LogChange(ctx, marquee.EntityAdvertiser, id, "", marquee.OpPut)
+	})
+}
+
+// SetConversionNonce gives advertiser id a new conversion secret: the
+// nonce it is derived from (tracking.Signer.ConversionSecret). Pixels
+// signed with the one before stop verifying once every instance applied
+// the change.
+func (s *Store) SetConversionNonce(ctx context.Context, id int64, nonce string) error {
+	return exec(ctx, s, "set conversion secret", func(tx Tx, now time.Time) error {
+		n, err := tx.Exec(ctx, `UPDATE advertisers SET conversion_nonce = ?, updated_at = ? WHERE id = ?`, nonce, now.UnixMilli(), id)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return marquee.NoAdvertiser(id)
+		}
+		return tx.LogChange(ctx, marquee.EntityAdvertiser, id, "", marquee.OpPut)
 	})
 }
 
