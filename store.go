@@ -178,7 +178,8 @@ type Batch struct {
 	Advertisers []int64
 	Placements  []string
 	// Access: a key, user or session changed. Webhooks: a webhook did.
-	Access, Webhooks bool
+	// Deals: a deal did.
+	Access, Webhooks, Deals bool
 	// Subjects are the pseudonyms of the data subjects erased (a reload
 	// does not replay the erasures it jumps over: docs/privacy.md).
 	Subjects []uint64

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"marquee"
 )
@@ -16,8 +17,11 @@ import (
 // bid competes with the remnant campaign the slot would serve by eCPM
 // (the bid wins when its adjusted CPM is higher; a tie goes to the
 // campaign) and beats the house tier and the placement's default ad; a
-// deal given a tier (Bidding.DealTiers) serves ahead of that tier's
-// campaigns and behind the tiers above it. A bid is adjusted by its
+// deal (Engine.SetDeals) serves ahead of its tier's
+// campaigns and behind the tiers above it — only a bid from one of the
+// deal's bidders, at or above its floor, within its flight: any other bid
+// naming it is an open-auction bid (anyone can put a deal id in a bid). A
+// bid is adjusted by its
 // bidder's factor (Bidding.Adjustments) and must reach the placement's
 // floor, and its size must be one the placement takes. A slot of more
 // than one ad (count > 1) takes no bid.
@@ -34,22 +38,43 @@ type Bid struct {
 }
 
 // Bidding is how bids compete: each bidder's adjustment (its CPMs are
-// multiplied by it: 1 when absent) and the tier a deal's bids serve at
-// (an index in marquee.Priorities; a deal absent is in the open auction).
+// multiplied by it: 1 when absent) and the deals (by id; a bid naming
+// none of them is in the open auction).
 type Bidding struct {
 	Adjustments map[string]float64
-	DealTiers   map[string]int
+	Deals       map[string]*Deal
 	// Currency is the install's: a bid in another is left out (Prebid's
 	// currency module converts bids to the ad server's currency).
 	Currency string
 }
 
+// Deal is a deal's terms as bids meet them: the tier its bids serve at
+// (an index in marquee.Priorities), its bidders, floor (micro-units, after
+// the bidder's adjustment) and flight.
+type Deal struct {
+	Tier    int
+	Bidders []string // sorted
+	Floor   int64
+	deal    marquee.Deal
+}
+
+// SetDeals replaces the deals bids meet (safe while deciding).
+func (e *Engine) SetDeals(ds []marquee.Deal) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b := *e.biddingOf()
+	b.Deals = make(map[string]*Deal, len(ds))
+	for _, d := range ds {
+		b.Deals[d.ID] = &Deal{Tier: marquee.TierOf(d.Tier), Bidders: d.Bidders, Floor: int64(d.Floor), deal: d}
+	}
+	e.bidding.Store(&b)
+}
+
 // ParseBidding reads how bids compete from -bid-adjustments
 // ("appnexus=0.9,rubicon=0.85": each bidder's factor, above 0 and at most
-// 10) and -deal-tiers ("PG-1=sponsorship,PD-7=standard": the tier each
-// deal's bids serve at; remnant is the open auction's own), in currency.
-func ParseBidding(adjustments, dealTiers, currency string) (Bidding, error) {
-	b := Bidding{Adjustments: map[string]float64{}, DealTiers: map[string]int{}, Currency: currency}
+// 10), in currency. Deals are the store's (SetDeals).
+func ParseBidding(adjustments, currency string) (Bidding, error) {
+	b := Bidding{Adjustments: map[string]float64{}, Currency: currency}
 	pairs := func(s, what string, each func(k, v string) error) error {
 		for _, item := range strings.Split(s, ",") {
 			if item = strings.TrimSpace(item); item == "" {
@@ -76,22 +101,19 @@ func ParseBidding(adjustments, dealTiers, currency string) (Bidding, error) {
 	if err != nil {
 		return b, fmt.Errorf("bid adjustments: %w", err)
 	}
-	err = pairs(dealTiers, "deal=tier", func(k, v string) error {
-		t := marquee.TierOf(v)
-		if t < 0 || v == marquee.PriorityHouse {
-			return fmt.Errorf("a tier: sponsorship, standard or remnant")
-		}
-		b.DealTiers[k] = t
-		return nil
-	})
-	if err != nil {
-		return b, fmt.Errorf("deal tiers: %w", err)
-	}
 	return b, nil
 }
 
-// SetBidding sets how bids compete (safe while deciding).
-func (e *Engine) SetBidding(b Bidding) { e.bidding.Store(&b) }
+// SetBidding sets the bidders' adjustments and the currency (safe while
+// deciding); the deals set stay.
+func (e *Engine) SetBidding(b Bidding) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if b.Deals == nil {
+		b.Deals = e.biddingOf().Deals
+	}
+	e.bidding.Store(&b)
+}
 
 // BidFill is the campaign of a bid's choice: none (id 0), without cap,
 // goal or price; a bid counts toward no campaign.
@@ -119,13 +141,21 @@ func (bd *Bidding) adjusted(b *Bid) int64 {
 	return b.CPM
 }
 
-// tierOf is the tier a bid serves at: its deal's, else -1 (the open
-// auction).
-func (bd *Bidding) tierOf(b *Bid) int {
-	if t, ok := bd.DealTiers[b.Deal]; ok && b.Deal != "" {
-		return t
+// tierOf is the tier a bid of adjusted CPM serves at at now: its deal's
+// when the deal lists its bidder, the CPM reaches the deal's floor and
+// the deal's flight holds, else -1 (the open auction).
+func (bd *Bidding) tierOf(b *Bid, adjusted int64, now time.Time) int {
+	if b.Deal == "" {
+		return -1
 	}
-	return -1
+	d, ok := bd.Deals[b.Deal]
+	if !ok || adjusted < d.Floor || !d.deal.Open(now) {
+		return -1
+	}
+	if _, listed := slices.BinarySearch(d.Bidders, b.Bidder); !listed {
+		return -1
+	}
+	return d.Tier
 }
 
 // bidWhy says why bid b may not fill slot s of placement pl ("": it may).
@@ -146,11 +176,12 @@ func (bd *Bidding) bidWhy(b *Bid, adjusted int64, s *Slot, pl *marquee.Placement
 // best is the best of s's bids that may fill it — a deal's at the
 // highest tier, then the highest adjusted CPM (the first given of equal
 // ones) — with its adjusted CPM and tier; i < 0: none.
-func (bd *Bidding) best(s *Slot, pl *marquee.Placement) (i int, cpm int64, tier int) {
+func (bd *Bidding) best(s *Slot, pl *marquee.Placement, now time.Time) (i int, cpm int64, tier int) {
 	i, tier = -1, -1
 	for k := range s.Bids {
 		b := &s.Bids[k]
-		a, t := bd.adjusted(b), bd.tierOf(b)
+		a := bd.adjusted(b)
+		t := bd.tierOf(b, a, now)
 		if bd.bidWhy(b, a, s, pl) != "" {
 			continue
 		}
@@ -186,14 +217,14 @@ func bidChoice(s *Slot, i int, cpm int64) Choice {
 
 // bidCandidates are explain's words for the bids of slot s: the one that
 // won (chosen), and why each other did not.
-func (bd *Bidding) bidCandidates(s *Slot, pl *marquee.Placement, chosen []Choice) []Candidate {
+func (bd *Bidding) bidCandidates(s *Slot, pl *marquee.Placement, chosen []Choice, now time.Time) []Candidate {
 	var out []Candidate
-	win, _, _ := bd.best(s, pl)
+	win, _, _ := bd.best(s, pl, now)
 	for k := range s.Bids {
 		b := &s.Bids[k]
 		a := bd.adjusted(b)
 		c := Candidate{Bidder: b.Bidder, BidAdID: string(b.AdID), Deal: b.Deal, CPM: float64(a) / 1e6, Tier: marquee.PriorityRemnant}
-		if t := bd.tierOf(b); t >= 0 {
+		if t := bd.tierOf(b, a, now); t >= 0 {
 			c.Tier = marquee.Priorities[t]
 		}
 		c.Status = bd.bidWhy(b, a, s, pl)

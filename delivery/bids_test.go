@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"marquee"
 	"marquee/delivery"
@@ -23,7 +24,10 @@ func bidWorld(t *testing.T, guaranteed string) *world {
 	pl := side
 	pl.Floor = 1_000_000
 	w.ready(pl)
-	w.e.SetBidding(delivery.Bidding{Adjustments: map[string]float64{"halved": 0.5}, DealTiers: map[string]int{"pg-standard": 1}})
+	w.e.SetBidding(delivery.Bidding{Adjustments: map[string]float64{"halved": 0.5}})
+	end := now.Add(-time.Hour)
+	w.e.SetDeals([]marquee.Deal{{ID: "pg-standard", Name: "PG", Tier: marquee.PriorityStandard, Bidders: []string{"a", "deal", "halved"}, Floor: 1_000_000},
+		{ID: "ended", Name: "Ended", Tier: marquee.PrioritySponsorship, Bidders: []string{"a"}, EndAt: &end}})
 	return w
 }
 
@@ -46,7 +50,10 @@ func (w *world) winner(bids ...delivery.Bid) string {
 // any open-auction bid; a bid under the floor (after its bidder's
 // adjustment) or of a size the placement does not take never wins, even
 // an empty slot; a deal given the standard tier beats a standard campaign
-// and loses to a sponsorship one; the best bid of several wins.
+// and loses to a sponsorship one — only from a bidder the deal lists, at
+// or above its floor, within its flight: a bid naming the deal from any
+// other bidder (a forged one), under its floor or after it ended
+// competes in the open auction; the best bid of several wins.
 func TestBidsCompete(t *testing.T) {
 	bid := func(bidder string, cpm int64, more ...string) delivery.Bid {
 		b := delivery.Bid{Bidder: bidder, CPM: cpm, AdID: []byte("pb-" + bidder), Size: "300x250"}
@@ -72,6 +79,10 @@ func TestBidsCompete(t *testing.T) {
 		{"a deal at standard over standard", marquee.PriorityStandard, []delivery.Bid{bid("a", 1_000_000, "pg-standard")}, "bid:a"},
 		{"a deal at standard under sponsorship", marquee.PrioritySponsorship, []delivery.Bid{bid("a", 9_000_000, "pg-standard")}, marquee.PrioritySponsorship},
 		{"a deal before a higher open bid", "", []delivery.Bid{bid("open", 9_000_000), bid("deal", 1_000_000, "pg-standard")}, "bid:deal"},
+		{"a deal's id from a bidder it does not list", marquee.PriorityStandard, []delivery.Bid{bid("forger", 50_000_000, "pg-standard")}, marquee.PriorityStandard},
+		{"a deal's bid under its floor after adjustment", marquee.PriorityStandard, []delivery.Bid{bid("halved", 1_500_000, "pg-standard")}, marquee.PriorityStandard},
+		{"a forged deal bid in the open auction still beats remnant by price", "", []delivery.Bid{bid("forger", 3_000_000, "pg-standard")}, "bid:forger"},
+		{"a deal past its flight", marquee.PriorityStandard, []delivery.Bid{bid("a", 9_000_000, "ended")}, marquee.PriorityStandard},
 	} {
 		w := bidWorld(t, tc.guaranteed)
 		if got := w.winner(tc.bids...); got != tc.want {

@@ -136,7 +136,7 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 			used.forSlot(r, s, pl)
 			bid, bidCPM, bidTier := -1, int64(0), -1
 			if len(s.Bids) > 0 && pl != nil && have[si] == 0 {
-				bid, bidCPM, bidTier = bidding.best(s, pl)
+				bid, bidCPM, bidTier = bidding.best(s, pl, now)
 			}
 			for pl != nil && have[si] < s.Count { // no such placement: the route refuses it before
 				used.why = marquee.Filled

@@ -122,7 +122,7 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 			}
 		}
 		if len(s.Bids) > 0 {
-			list = append(list, e.biddingOf().bidCandidates(&r.Slots[si], pl, chosen[si])...)
+			list = append(list, e.biddingOf().bidCandidates(&r.Slots[si], pl, chosen[si], now)...)
 		}
 		slices.SortFunc(list, func(a, b Candidate) int {
 			return cmp.Or(cmp.Compare(statusRank(a.Status), statusRank(b.Status)), cmp.Compare(a.AdID, b.AdID))

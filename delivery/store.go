@@ -15,6 +15,7 @@ import (
 type Store interface {
 	Advertiser(ctx context.Context, id int64) (marquee.Advertiser, error)
 	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
+	ListDeals(ctx context.Context) ([]marquee.Deal, error)
 	Campaign(ctx context.Context, id int64) (marquee.Campaign, error)
 	ListCampaigns(ctx context.Context, f marquee.ListFilter) ([]marquee.Campaign, int, error)
 	Placement(ctx context.Context, name string) (marquee.Placement, error)
@@ -50,6 +51,11 @@ func (e *Engine) Load(ctx context.Context, st Store, ads bool) error {
 		return err
 	}
 	e.SetAdvertisers(as)
+	ds, err := st.ListDeals(ctx)
+	if err != nil {
+		return err
+	}
+	e.SetDeals(ds)
 	if err := e.loadDefaults(ctx, st); err != nil {
 		return err
 	}
@@ -366,6 +372,13 @@ func (e *Engine) From(st Store) marquee.Applier {
 		}
 		if len(b.Put)+len(b.Deleted) > 0 {
 			e.PutAds(b.Put, b.Deleted, false)
+		}
+		if b.Deals {
+			ds, err := st.ListDeals(ctx)
+			if err != nil {
+				return err
+			}
+			e.SetDeals(ds)
 		}
 		if len(b.Advertisers) > 0 {
 			puts, gone, err := readEach(ctx, b.Advertisers, st.Advertiser)

@@ -371,6 +371,8 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 			}
 		case marquee.EntityWebhook:
 			b.Webhooks = true
+		case marquee.EntityDeal:
+			b.Deals = true
 		case marquee.EntitySubject:
 			b.Subjects = append(b.Subjects, uint64(c.ID))
 		}

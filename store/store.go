@@ -48,6 +48,11 @@ type Store interface {
 	ReplaceAdvertiser(ctx context.Context, id int64, in marquee.AdvertiserInput) (marquee.Advertiser, error)
 	ArchiveAdvertiser(ctx context.Context, id int64) error
 	SetConversionNonce(ctx context.Context, id int64, nonce string) error
+	CreateDeal(ctx context.Context, d marquee.Deal) (marquee.Deal, error)
+	Deal(ctx context.Context, id string) (marquee.Deal, error)
+	ListDeals(ctx context.Context) ([]marquee.Deal, error)
+	ReplaceDeal(ctx context.Context, id string, d marquee.Deal) (marquee.Deal, error)
+	DeleteDeal(ctx context.Context, id string) error
 	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
 	// Ads of campaigns written by an advertiser's account wait for
 	// approval (web.CampaignStore).

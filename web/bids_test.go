@@ -64,7 +64,7 @@ func bidServer(t *testing.T) *bidWorld {
 	e := delivery.New(counters.NewMemory(counters.DefaultMemory))
 	e.SetCampaigns(cs, ps)
 	e.PutAds(ads, nil, true)
-	bidding, err := delivery.ParseBidding("halved=0.5", "", "USD")
+	bidding, err := delivery.ParseBidding("halved=0.5", "USD")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,6 +95,7 @@ type Store interface {
 	WebhookStore
 	PrivacyStore
 	SavedReportStore
+	DealStore
 	serve.ConversionStore
 	ForecastStore
 	BidStore
@@ -181,6 +182,7 @@ type Server struct {
 	bidSt     BidStore
 	multi     *multiReports
 	saved     SavedReportStore
+	deals     DealStore
 	sender    ReportSender
 	assets    *cache.Cache[string, Image]
 	assetSt   AssetStore
@@ -214,7 +216,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.bidSt = d.Store
 	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}
 	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store}
-	s.saved, s.sender = d.Store, d.ReportSender
+	s.saved, s.deals, s.sender = d.Store, d.Store, d.ReportSender
 	s.sessions = &sessions{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {
 		s.sessions.currency, s.sessions.reportKeys = d.Reports.Currency, d.Reports.Keys

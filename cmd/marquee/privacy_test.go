@@ -75,6 +75,7 @@ func (p *privacyServer) from(addr, method, path, contentType, body string, heade
 	p.t.Helper()
 	req, _ := http.NewRequest(method, p.url+path, strings.NewReader(body))
 	req.Header.Set("X-Forwarded-For", addr)
+	req.Header.Set("User-Agent", iphoneUA) // a person's browser: a bot's events are never verified
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}

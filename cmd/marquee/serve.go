@@ -95,7 +95,7 @@ type serveConfig struct {
 	tcfVendor        uint
 	eventsRetention  time.Duration
 	remnant          string
-	bidding          delivery.Bidding // -bid-adjustments, -deal-tiers, checked
+	bidding          delivery.Bidding // -bid-adjustments, checked
 	clickFlush       time.Duration
 	countRequests    bool            // -count-requests
 	forecastSample   int             // -forecast-sample
@@ -138,7 +138,6 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.privacy, "privacy", "balanced", "what events keep of visitors: balanced (truncated addresses, pseudonymous user ids), strict (as balanced, pseudonyms rotated daily, user keys only with a consent signal) or off (full addresses and ids, unless consent is withheld); docs/privacy.md")
 	fs.StringVar(&c.privacyKey, "privacy-key", "", "secret of the pseudonyms of user ids, at least 16 bytes, the same on every instance (default: derived from -tracking-key or the key kept under -data)")
 	bidAdjustments := fs.String("bid-adjustments", "", "header bidding: each bidder's factor on its bids' CPMs, \"appnexus=0.9,rubicon=0.85\" (none: 1)")
-	dealTiers := fs.String("deal-tiers", "", "header bidding: the tier each deal's bids serve at, \"PG-1=sponsorship,PD-7=standard\" (none: the open auction, against remnant campaigns by eCPM)")
 	fs.StringVar(&c.currency, "currency", reports.DefaultCurrency, "ISO 4217 code of every price and spend (one currency per install: change it only before anything is priced)")
 	fs.UintVar(&c.tcfVendor, "tcf-vendor", 0, "your IAB TCF vendor id: a TCF consent string must also give this vendor consent (0: only purpose 1 is checked)")
 	fs.DurationVar(&c.eventsRetention, "events-retention", 0, "event files kept under <data>/events are deleted this long after they were written (0: kept); shipped files follow the bucket's lifecycle rule; with -analytics, ClickHouse's days past it are dropped too")
@@ -216,8 +215,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.tcfVendor > 65535 {
 		return c, usageError{fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", c.tcfVendor)}
 	}
-	if c.bidding, err = delivery.ParseBidding(*bidAdjustments, *dealTiers, c.currency); err != nil {
-		return c, usageError{fmt.Errorf("-bid-adjustments, -deal-tiers: %w", err)}
+	if c.bidding, err = delivery.ParseBidding(*bidAdjustments, c.currency); err != nil {
+		return c, usageError{fmt.Errorf("-bid-adjustments: %w", err)}
 	}
 	if err := delivery.CheckRemnant(c.remnant); err != nil {
 		return c, usageError{fmt.Errorf("-remnant: %w", err)}
