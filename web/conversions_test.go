@@ -33,10 +33,10 @@ import (
 type convWorld struct {
 	h      fasthttp.RequestHandler
 	secret string // advertiser 7's conversion secret
-	sink *flakySink
-	mu   sync.Mutex
-	now  time.Time
-	e    *delivery.Engine
+	sink   *flakySink
+	mu     sync.Mutex
+	now    time.Time
+	e      *delivery.Engine
 }
 
 func (w *convWorld) clock() time.Time { w.mu.Lock(); defer w.mu.Unlock(); return w.now }
