@@ -147,7 +147,9 @@ func (s *Scheduler) attempt(ctx context.Context, r marquee.SavedReport, d marque
 		loc, _ := marquee.ParseTimeZone(sch.TimeZone) // checked when the schedule was saved
 		from, to := d.From.In(loc), d.To.In(loc)
 		err = s.Mailer.Send(ctx, Mail{To: sch.To, Attachment: att,
-			Subject: fmt.Sprintf("%s: %s – %s", r.Name, from.Format("2 Jan 2006"), to.Add(-time.Second).Format("2 Jan 2006")),
+			// The report's name is its saver's text: quoted (%q escapes line
+			// breaks and quotes), never bare in the subject.
+			Subject: fmt.Sprintf("Marquee report %q: %s – %s", r.Name, from.Format("2 Jan 2006"), to.Add(-time.Second).Format("2 Jan 2006")),
 			Text: fmt.Sprintf("Marquee's %s report %q for %s to %s (%s), attached as %s.\n",
 				sch.Every, r.Name, from.Format(time.RFC3339), to.Format(time.RFC3339), sch.TimeZone, att.Name)})
 	}

@@ -238,7 +238,8 @@ func TestScheduleAcrossDST(t *testing.T) {
 		day := time.Date(start.Year(), start.Month(), start.Day()+i-1, 0, 0, 0, 0, paris)
 		next := time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 0, 0, paris)
 		want := day.UTC().Format(time.RFC3339) + "," + next.UTC().Format(time.RFC3339) + "," + next.Sub(day).String()
-		if name != "report.csv" || !strings.Contains(text, want) || !strings.Contains(subject, day.Format("2 Jan 2006")) {
+		if name != "report.csv" || !strings.Contains(text, want) || !strings.Contains(subject, day.Format("2 Jan 2006")) ||
+			!strings.HasPrefix(subject, `Marquee report "Daily delivery": `) { // the saver's text, quoted
 			t.Errorf("email %d: %q, %s:\n%s\nwant the local day %s (%s)", i, subject, name, text, day.Format("2 Jan"), want)
 		}
 		if !strings.Contains(text, "23h0m0s") && !strings.Contains(text, "25h0m0s") && day.Equal(change) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -30,6 +31,51 @@ type ReportSender interface {
 
 // MaxSavedReportBody bounds a saved report's body.
 const MaxSavedReportBody = 8 << 10
+
+// What an advertiser's or a publisher's account may keep and mail (the
+// team's accounts have marquee.MaxRecipients and no count limit): its
+// saved reports, and each schedule's recipients. A schedule sends at most
+// once a day and "send now" once a period, so an account sends at most
+// MaxBoundSavedReports reports a day (plus their retries), each to at
+// most MaxBoundRecipients addresses.
+const (
+	MaxBoundSavedReports = 10
+	MaxBoundRecipients   = 5
+)
+
+// checkMail says what of saved report in an account of bounds b may not
+// mail: a bound account mails only its own logins' addresses (the users
+// of the same bounds) and addresses at the operator's allowed domains,
+// to at most MaxBoundRecipients; nil when it may.
+func checkMail(sctx context.Context, b marquee.Bounds, in marquee.SavedReport, users func(context.Context) ([]marquee.User, error), domains []string) error {
+	if !b.Bound() || in.Schedule == nil {
+		return nil
+	}
+	p := marquee.Problems{}
+	if len(in.Schedule.To) > MaxBoundRecipients {
+		p["schedule.to"] = "an advertiser's or a publisher's account mails a report to at most " + strconv.Itoa(MaxBoundRecipients) + " addresses"
+	}
+	own := map[string]bool{}
+	if users != nil {
+		us, err := users(sctx)
+		if err != nil {
+			return err
+		}
+		for _, u := range us {
+			if u.Bounds.String() == b.String() {
+				own[strings.ToLower(u.Email)] = true
+			}
+		}
+	}
+	for i, to := range in.Schedule.To {
+		addr := strings.ToLower(to)
+		_, domain, _ := strings.Cut(addr, "@")
+		if !own[addr] && !slices.Contains(domains, domain) {
+			p["schedule.to["+strconv.Itoa(i)+"]"] = "is not an address of this account's logins, nor at a domain the operator allows (-report-mail-domains): an account mails only its own people"
+		}
+	}
+	return marquee.Invalid("invalid saved report", p)
+}
 
 // visibleTo says whether saved report r is the credential's of bounds b
 // to see: every report for the ad team's credentials, and for an
@@ -78,11 +124,23 @@ func readSavedReport(sctx context.Context, ctx *fasthttp.RequestCtx, m *multiRep
 
 // handleCreateSavedReport serves POST /api/v1/saved-reports: 201 with the
 // report, owned by the credential (and bound as it is).
-func handleCreateSavedReport(st SavedReportStore, m *multiReports) storeHandler {
+func handleCreateSavedReport(st SavedReportStore, m *multiReports, users func(context.Context) ([]marquee.User, error), domains []string) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readSavedReport(sctx, ctx, m)
+		if err == nil {
+			err = checkMail(sctx, boundsOf(ctx), in, users, domains)
+		}
 		if err != nil {
 			return err
+		}
+		if b := boundsOf(ctx); b.Bound() {
+			all, err := st.SavedReports(sctx)
+			if err != nil {
+				return err
+			}
+			if n := len(slices.DeleteFunc(all, func(r marquee.SavedReport) bool { return !visibleTo(r, b) })); n >= MaxBoundSavedReports {
+				return marquee.Errorf(marquee.KindConflict, "this account keeps %d saved reports, the most an advertiser's or a publisher's account may: delete one first", n)
+			}
 		}
 		p := principal(ctx)
 		in.Owner, in.Bounds = p.Actor, p.Bounds
@@ -129,13 +187,16 @@ func handleGetSavedReport(st SavedReportStore) storeHandler {
 // handleReplaceSavedReport serves PUT /api/v1/saved-reports/{id}: its
 // name, query and schedule change (a new schedule starts with the next
 // period due).
-func handleReplaceSavedReport(st SavedReportStore, m *multiReports) storeHandler {
+func handleReplaceSavedReport(st SavedReportStore, m *multiReports, users func(context.Context) ([]marquee.User, error), domains []string) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		old, err := savedReport(sctx, ctx, st)
 		if err != nil {
 			return err
 		}
 		in, err := readSavedReport(sctx, ctx, m)
+		if err == nil {
+			err = checkMail(sctx, boundsOf(ctx), in, users, domains)
+		}
 		if err != nil {
 			return err
 		}

@@ -82,6 +82,10 @@ type Config struct {
 	// LinkDomains are the hosts short links are served on (none: every
 	// link is on the default domain).
 	LinkDomains LinkDomains
+	// ReportMailDomains are the domains (lower case) an advertiser's or a
+	// publisher's account may schedule reports to besides its own
+	// logins' addresses (-report-mail-domains; none: its logins' only).
+	ReportMailDomains []string
 }
 
 // Store is every method of the store the edge calls: the one store, which
@@ -183,6 +187,7 @@ type Server struct {
 	multi     *multiReports
 	saved     SavedReportStore
 	deals     DealStore
+	users     func(context.Context) ([]marquee.User, error) // the logins, for where an account may mail
 	sender    ReportSender
 	assets    *cache.Cache[string, Image]
 	assetSt   AssetStore
@@ -217,6 +222,9 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}
 	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store}
 	s.saved, s.deals, s.sender = d.Store, d.Store, d.ReportSender
+	if d.Store != nil {
+		s.users = d.Store.Users
+	}
 	s.sessions = &sessions{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {
 		s.sessions.currency, s.sessions.reportKeys = d.Reports.Currency, d.Reports.Keys

@@ -221,3 +221,38 @@ func TestAccountIsolation(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundAccountsMailOnlyTheirOwn: an advertiser's account schedules a
+// report to its own login's address, or to a domain the operator allows
+// (-report-mail-domains), but not to an outside address (a 400 naming
+// it), nor to more than 5 addresses; it keeps at most 10 saved reports
+// (a 409 past them). The team's account is not limited. (An advertiser's
+// account scheduled reports to 600 outside addresses in 2 s before.)
+func TestBoundAccountsMailOnlyTheirOwn(t *testing.T) {
+	t.Parallel()
+	in := start(t, t.TempDir(), nil, "-report-mail-domains", "Agency.example")
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/users", `{"email":"Ana@acme.test","role":"advertiser","advertisers":["1"],"password":"advertiser password"}`), 201, "")
+	key, _ := in.keyFrom(`{"name":"acme","scopes":["reports:read"],"advertisers":[1]}`)
+	save := func(token string, to ...string) response {
+		body := `{"name":"weekly","query":"by=campaign","schedule":{"every":"weekly","to":["` + strings.Join(to, `","`) + `"]}}`
+		return in.do("POST", "/api/v1/saved-reports", token, "application/json", body)
+	}
+	if r := save(key, "someone@outside.example"); r.status != 400 || !strings.Contains(r.body, `"schedule.to[0]"`) {
+		t.Errorf("an outside address = %d %s; want 400 naming schedule.to[0]", r.status, r.body)
+	}
+	if r := save(key, "a@agency.example", "b@agency.example", "c@agency.example", "d@agency.example", "e@agency.example", "f@agency.example"); r.status != 400 || !strings.Contains(r.body, `"schedule.to"`) {
+		t.Errorf("six addresses = %d %s; want 400 naming schedule.to", r.status, r.body)
+	}
+	for i := range 10 {
+		if r := save(key, "ana@acme.test", "x@agency.example"); r.status != 201 {
+			t.Fatalf("saved report %d to the login's address and the allowed domain = %d %s; want 201", i+1, r.status, r.body)
+		}
+	}
+	if r := save(key, "ana@acme.test"); r.status != 409 {
+		t.Errorf("an 11th saved report = %d %s; want 409", r.status, r.body)
+	}
+	if r := save(in.token, "someone@outside.example"); r.status != 201 {
+		t.Errorf("the team's report to any address = %d %s; want 201", r.status, r.body)
+	}
+}

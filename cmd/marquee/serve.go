@@ -56,52 +56,53 @@ import (
 
 // serveConfig is the validated configuration of marquee serve.
 type serveConfig struct {
-	addr             string
-	data             string
-	db               string
-	adminToken       string
-	insecureAdmin    bool
-	metricsToken     string
-	cookieSecure     bool
-	auditKeep        time.Duration
-	accessFlush      time.Duration
-	maxConns         int
-	maxConnsPerIP    int
-	memoryLimit      string
-	readTimeout      time.Duration
-	savedIndex       string
-	compactEvery     time.Duration
-	shutdownWait     time.Duration
-	pprofAddr        string
-	poll             time.Duration
-	gapWait          time.Duration
-	retention        time.Duration
-	adCache          cache.Capacity
-	linkCache        cache.Capacity
-	assetCache       cache.Capacity
-	trackingKey      string
-	trackingPrevious string
-	webhooksHTTP     bool // -webhooks-allow-http
-	webhooksPrivate  bool // -webhooks-allow-private
-	trackingTTL      time.Duration
-	counters         string
-	capsMemory       string
-	budgetSync       time.Duration
-	budgetStale      time.Duration
-	privacyMode      privacy.Mode // -privacy, parsed
-	privacy          string
-	currency         string // -currency, checked
-	privacyKey       string
-	tcfVendor        uint
-	eventsRetention  time.Duration
-	remnant          string
-	bidding          delivery.Bidding // -bid-adjustments, checked
-	clickFlush       time.Duration
-	countRequests    bool            // -count-requests
-	forecastSample   int             // -forecast-sample
-	linkDomains      web.LinkDomains // -link-domains, -default-domain, -unknown-hosts
-	events           eventsConfig
-	reports          reportsConfig
+	addr              string
+	data              string
+	db                string
+	adminToken        string
+	insecureAdmin     bool
+	metricsToken      string
+	cookieSecure      bool
+	auditKeep         time.Duration
+	accessFlush       time.Duration
+	maxConns          int
+	maxConnsPerIP     int
+	memoryLimit       string
+	readTimeout       time.Duration
+	savedIndex        string
+	compactEvery      time.Duration
+	shutdownWait      time.Duration
+	pprofAddr         string
+	poll              time.Duration
+	gapWait           time.Duration
+	retention         time.Duration
+	adCache           cache.Capacity
+	linkCache         cache.Capacity
+	assetCache        cache.Capacity
+	trackingKey       string
+	trackingPrevious  string
+	webhooksHTTP      bool // -webhooks-allow-http
+	webhooksPrivate   bool // -webhooks-allow-private
+	trackingTTL       time.Duration
+	counters          string
+	capsMemory        string
+	budgetSync        time.Duration
+	budgetStale       time.Duration
+	privacyMode       privacy.Mode // -privacy, parsed
+	privacy           string
+	currency          string // -currency, checked
+	privacyKey        string
+	tcfVendor         uint
+	eventsRetention   time.Duration
+	remnant           string
+	bidding           delivery.Bidding // -bid-adjustments, checked
+	clickFlush        time.Duration
+	countRequests     bool            // -count-requests
+	forecastSample    int             // -forecast-sample
+	linkDomains       web.LinkDomains // -link-domains, -default-domain, -unknown-hosts
+	reportMailDomains []string        // -report-mail-domains, lower case
+	events            eventsConfig
+	reports           reportsConfig
 }
 
 func parseServe(args []string, getenv func(string) string, stderr io.Writer) (serveConfig, error) {
@@ -149,6 +150,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.budgetStale, "budget-stale", delivery.DefaultStaleAfter, "budgeted campaigns stop serving when no sync has reached the spend counters for this long (fail closed)")
 	fs.IntVar(&c.forecastSample, "forecast-sample", 20, "requests kept of each placement and hour, per instance, for forecasts (0: none kept; forecasts then have no sample to read targetings from)")
 	fs.BoolVar(&c.countRequests, "count-requests", true, "count each decision's slots and what became of them: requests, fill rate and why slots stay empty (false: placements' reports have no requests)")
+	reportMailDomains := fs.String("report-mail-domains", "", "comma-separated domains an advertiser's or a publisher's account may schedule reports to besides its own logins' addresses (none: its logins' only)")
 	linkDomains := fs.String("link-domains", "", "comma-separated hosts that short links may belong to, each its own namespace of codes (go.brand.example,links.other.example)")
 	defaultDomain := fs.String("default-domain", "", "the host of the default domain's links (shown in the console; a link given it is on the default domain)")
 	unknownHosts := fs.String("unknown-hosts", "default", "what /r/{code} on a host that is not a link domain serves: default (the default domain's links) or 404")
@@ -214,6 +216,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.tcfVendor > 65535 {
 		return c, usageError{fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", c.tcfVendor)}
+	}
+	for _, d := range strings.Split(*reportMailDomains, ",") {
+		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
+			c.reportMailDomains = append(c.reportMailDomains, d)
+		}
 	}
 	if c.bidding, err = delivery.ParseBidding(*bidAdjustments, c.currency); err != nil {
 		return c, usageError{fmt.Errorf("-bid-adjustments: %w", err)}
@@ -500,7 +507,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		Touches: n.touches, Conversions: n.st, Currency: cfg.currency})
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
-		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains},
+		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
 			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Serve: svc, Webhooks: n.hooks, Console: console.Handler(),
