@@ -3,7 +3,9 @@ package reports
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +53,11 @@ type MultiQuery struct {
 	Sites, Countries, Devices               []string
 	// Limit bounds the rows (largest impressions first, then requests).
 	Limit int
+	// Publisher says the reader is a publisher's account: its money is
+	// its net revenue — what its placements' ads earned × its sites'
+	// revenue shares (Catalog.Shares) — and the advertisers' conversions,
+	// their value and ROAS are not its to see (docs/api.md#sites).
+	Publisher bool
 }
 
 // Catalog names what a report's rows are cut by: campaigns (with their
@@ -61,6 +68,9 @@ type Catalog struct {
 	Advertisers map[int64]string
 	Placements  map[int64]*marquee.Placement
 	AdTitles    func(ctx context.Context, ids []int64) (map[int64]string, error)
+	// Shares are the sites' revenue shares, by name (a site without one:
+	// 0, no share agreed): what a publisher's report counts as its.
+	Shares map[string]float64
 }
 
 // Cell is one dimension's value in a row: an id and a name (advertiser,
@@ -86,8 +96,56 @@ type MultiRow struct {
 type MultiMetrics struct {
 	Metrics
 	*Money
+	// Net is a publisher's money (MultiQuery.Publisher), in place of Money.
+	Net    *NetMoney      `json:"-"`
 	flat   marquee.Micros // flat fees' share of the row
+	net    float64        // a publisher's net revenue, nano-units
 	priced bool
+	pub    bool
+}
+
+// MarshalJSON writes the row's bucket and dimensions, then its metrics
+// (MultiMetrics.MarshalJSON), in one object.
+func (r MultiRow) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(struct {
+		T    string          `json:"t,omitempty"`
+		Dims map[string]Cell `json:"dims"`
+	}{r.T, r.Dims})
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.MultiMetrics.MarshalJSON()
+	if err != nil || len(m) < 2 {
+		return nil, err
+	}
+	if len(m) == 2 { // {}
+		return head, nil
+	}
+	return append(append(head[:len(head)-1], ','), m[1:]...), nil
+}
+
+// NetMoney is a publisher's money: its net revenue (its share of what
+// its placements' ads earned) and that per thousand verified impressions.
+type NetMoney struct {
+	Revenue marquee.Micros `json:"revenue"`
+	ECPM    marquee.Micros `json:"ecpm"`
+}
+
+// MarshalJSON writes m's metrics and, for a publisher, its net money —
+// never the advertisers' conversions, value or ROAS — else its Money.
+func (m MultiMetrics) MarshalJSON() ([]byte, error) {
+	if !m.pub {
+		type plain struct {
+			Metrics
+			*Money
+		}
+		return json.Marshal(plain{m.Metrics, m.Money})
+	}
+	type pub struct {
+		Metrics
+		*NetMoney
+	}
+	return json.Marshal(pub{m.Metrics, m.Net})
 }
 
 // Money is what a report's row cost its advertisers, in the report's
@@ -124,6 +182,8 @@ type MultiReport struct {
 	Rows     []MultiRow   `json:"rows"`
 	// Truncated says rows past Limit were left out (Totals count them).
 	Truncated bool `json:"truncated,omitempty"`
+	// Publisher: a publisher's report (MultiQuery.Publisher).
+	Publisher bool `json:"-"`
 }
 
 // requestDims are the dimensions requests are counted by.
@@ -173,7 +233,7 @@ func (rp *Reporter) CheckMulti(q *MultiQuery) marquee.Problems {
 func (rp *Reporter) EmptyMulti(q MultiQuery) *MultiReport {
 	loc := cmp.Or(q.Loc, time.UTC)
 	return &MultiReport{Window: Window{From: q.From.UTC().Format(time.RFC3339), To: q.To.UTC().Format(time.RFC3339),
-		Granularity: q.Granularity, TZ: loc.String()}, By: q.By, Currency: rp.Currency, Rows: []MultiRow{}}
+		Granularity: q.Granularity, TZ: loc.String()}, By: q.By, Currency: rp.Currency, Rows: []MultiRow{}, Publisher: q.Publisher}
 }
 
 // Multi answers q (checked with CheckMulti) with the names of cat: the
@@ -199,7 +259,7 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 			return nil, err
 		}
 	}
-	out.Totals.money()
+	out.Totals.money(q.Publisher)
 	list := b.sorted()
 	if slices.Contains(q.By, DimAd) && cat.AdTitles != nil {
 		if err := nameAds(ctx, cat, list); err != nil {
@@ -231,6 +291,9 @@ func cubeQuery(q MultiQuery, cat *Catalog) (reportrow.CubeQuery, bool) {
 		cq.Grain = reportrow.GrainGeo
 	}
 	group := []string{DimCampaign} // always: revenue is by campaign
+	if q.Publisher {
+		group = append(group, DimPlacement) // and, for a publisher, by site: each has its share
+	}
 	if q.Granularity != Total {
 		group = append(group, "day")
 	}
@@ -429,10 +492,20 @@ func (b *multiBuild) addCells(cells []reportrow.CubeRow) {
 			flat = FlatSpend(camp, from, to)
 			flats[fk] = flat
 		}
+		var part marquee.Micros
 		if n := flatImps[fk]; flat > 0 && n > 0 { // the bucket's share, by verified impressions
-			share := flat.MulDiv(c.Verified("impressions"), n)
-			r.flat += share
-			out.Totals.flat += share
+			part = flat.MulDiv(c.Verified("impressions"), n)
+			r.flat += part
+			out.Totals.flat += part
+		}
+		if b.q.Publisher {
+			var share float64
+			if pl := cat.Placements[c.Placement]; pl != nil {
+				share = cat.Shares[pl.Site]
+			}
+			net := share * float64(c.SpendNanos+int64(part.Nanos()))
+			r.net += net
+			out.Totals.net += net
 		}
 	}
 	out.Totals.Metrics = withCounts(out.Totals.Metrics, total)
@@ -511,7 +584,7 @@ func (b *multiBuild) sorted() []MultiRow {
 	for i, sk := range keys {
 		r := sk.kr.r
 		r.Metrics = withCounts(r.Metrics, r.Counts)
-		r.money()
+		r.money(b.q.Publisher)
 		r.Dims = b.dimsOf(sk.kr.k)
 		list[i] = *r
 	}
@@ -543,7 +616,18 @@ func nameAds(ctx context.Context, cat *Catalog, list []MultiRow) error {
 
 // money sets m's Money, when it is priced: the events' cost (rounded
 // to micro-units once, for the row) and its flat fees' share.
-func (m *MultiMetrics) money() {
+func (m *MultiMetrics) money(publisher bool) {
+	if publisher {
+		m.pub = true
+		c := &m.Metrics.Counts
+		c.Conversions, c.UnverifiedConversions, c.PostViewConversions, c.ConversionValue = 0, 0, 0, 0
+		m.Metrics.PostClickConversions, m.Metrics.ConversionValue = 0, 0
+		if m.priced {
+			rev := marquee.Nanos(math.Round(m.net)).Micros()
+			m.Net = &NetMoney{Revenue: rev, ECPM: rev.MulDiv(1000, c.Verified("impressions"))}
+		}
+		return
+	}
 	if m.priced {
 		m.Money = MoneyOf(marquee.Nanos(m.SpendNanos).Micros()+m.flat, &m.Counts)
 	}

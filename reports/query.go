@@ -213,6 +213,32 @@ type Report struct {
 	Top       []Part          `json:"top,omitempty"`
 }
 
+// ForPublisher leaves out of r what a publisher's account may not see:
+// the advertisers' conversions and their value, and spend (its money is
+// its revenue: reports by several dimensions, docs/api.md#sites).
+func (r *Report) ForPublisher() {
+	blank := func(c *Counts) {
+		c.Conversions, c.UnverifiedConversions, c.PostViewConversions, c.ConversionValue = 0, 0, 0, 0
+	}
+	blank(&r.Totals.Counts)
+	r.Totals = withCounts(r.Totals, r.Totals.Counts)
+	if r.BotsLeftOut != nil {
+		blank(r.BotsLeftOut)
+	}
+	r.Spend, r.Goal = nil, nil
+	for i := range r.Series {
+		blank(&r.Series[i].Counts)
+		r.Series[i].Spend = nil
+	}
+	for _, parts := range [][]Part{r.Breakdown, r.Top} {
+		for i := range parts {
+			blank(&parts[i].Counts)
+			parts[i].Spend = nil
+			parts[i].Metrics = withCounts(parts[i].Metrics, parts[i].Counts)
+		}
+	}
+}
+
 // Window is what a report covers, and how its series is cut.
 type Window struct {
 	From        string `json:"from"`

@@ -26,6 +26,9 @@ func (r *MultiReport) Table() (head []string, rows [][]any) {
 			head = append(head, d)
 		}
 	}
+	if r.Publisher {
+		return r.publisherTable(head, named)
+	}
 	figures := []string{"impressions", "clicks", "ctr", "conversions", "post-click conversions", "post-view conversions", "views", "viewability",
 		"requests", "filled", "fill rate", "spend (" + r.Currency + ")", "ecpm (" + r.Currency + ")", "ecpc (" + r.Currency + ")",
 		"ecpa (" + r.Currency + ")", "conversion value (" + r.Currency + ")", "roas"}
@@ -72,6 +75,50 @@ func (r *MultiReport) Table() (head []string, rows [][]any) {
 	}
 	for i := 1; i < len(total); i++ {
 		total[i] = ""
+	}
+	return head, append(rows, append(total, figs(&r.Totals)...))
+}
+
+// publisherTable is Table for a publisher's account: its events and
+// requests, its net revenue and eCPM — no advertiser's conversions,
+// value, spend or ROAS.
+func (r *MultiReport) publisherTable(head []string, named func(string) bool) ([]string, [][]any) {
+	figures := []string{"impressions", "clicks", "ctr", "views", "viewability", "requests", "filled", "fill rate",
+		"revenue (" + r.Currency + ")", "ecpm (" + r.Currency + ")"}
+	head = append(head, figures...)
+	figs := func(m *MultiMetrics) []any {
+		cells := []any{m.Impressions, m.Clicks, m.CTR, m.Views, m.Viewability, nil, nil, nil, nil, nil}
+		if m.Requests != nil {
+			cells[5], cells[6], cells[7] = *m.Requests, *m.Filled, *m.FillRate
+		}
+		if m.Net != nil {
+			cells[8], cells[9] = m.Net.Revenue.Float(), m.Net.ECPM.Float()
+		}
+		return cells
+	}
+	var rows [][]any
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		var cells []any
+		if r.Granularity != Total {
+			cells = append(cells, row.T)
+		}
+		for _, d := range r.By {
+			c := row.Dims[d]
+			if named(d) {
+				cells = append(cells, c.ID, c.Name)
+			} else {
+				cells = append(cells, c.Value)
+			}
+		}
+		rows = append(rows, append(cells, figs(&row.MultiMetrics)...))
+	}
+	total := make([]any, len(head)-len(figures))
+	for i := range total {
+		total[i] = ""
+	}
+	if len(total) > 0 {
+		total[0] = "total"
 	}
 	return head, append(rows, append(total, figs(&r.Totals)...))
 }

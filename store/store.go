@@ -48,6 +48,11 @@ type Store interface {
 	ReplaceAdvertiser(ctx context.Context, id int64, in marquee.AdvertiserInput) (marquee.Advertiser, error)
 	ArchiveAdvertiser(ctx context.Context, id int64) error
 	SetConversionNonce(ctx context.Context, id int64, nonce string) error
+	CreateSite(ctx context.Context, s marquee.Site) (marquee.Site, error)
+	Site(ctx context.Context, name string) (marquee.Site, error)
+	ListSites(ctx context.Context) ([]marquee.Site, error)
+	ReplaceSite(ctx context.Context, name string, s marquee.Site) (marquee.Site, error)
+	DeleteSite(ctx context.Context, name string) error
 	CreateDeal(ctx context.Context, d marquee.Deal) (marquee.Deal, error)
 	Deal(ctx context.Context, id string) (marquee.Deal, error)
 	ListDeals(ctx context.Context) ([]marquee.Deal, error)

@@ -28,6 +28,7 @@ type multiReports struct {
 	rp    *reports.Reporter
 	store CampaignStore
 	names Names
+	sites SiteStore // the revenue shares of a publisher's reports
 }
 
 // Names names the rows of reports: the titles of ads, the codes of links,
@@ -56,12 +57,13 @@ func (m *multiReports) run(sctx context.Context, args *fasthttp.Args, accept []b
 			q.Advertisers, some = narrowed(q.Advertisers, b.Advertisers)
 		} else {
 			q.Sites, some = narrowed(q.Sites, b.Sites)
+			q.Publisher = true
 		}
 		if !some {
 			return m.rp.EmptyMulti(q), format, nil
 		}
 	}
-	cat, err := reportCatalog(sctx, m.store, m.names)
+	cat, err := reportCatalog(sctx, m.store, m.names, m.sites)
 	if err != nil {
 		return nil, "", err
 	}
@@ -123,7 +125,27 @@ func writeMulti(ctx *fasthttp.RequestCtx, rep *reports.MultiReport, format strin
 
 // reportCatalog reads the names a report's rows show: every campaign,
 // advertiser and placement, and the titles of the ads asked for.
-func reportCatalog(sctx context.Context, store CampaignStore, names Names) (*reports.Catalog, error) {
+func reportCatalog(sctx context.Context, store CampaignStore, names Names, ss SiteStore) (*reports.Catalog, error) {
+	cat, err := baseCatalog(sctx, store, names)
+	if err != nil {
+		return nil, err
+	}
+	if ss != nil {
+		sites, err := ss.ListSites(sctx)
+		if err != nil {
+			return nil, err
+		}
+		cat.Shares = make(map[string]float64, len(sites))
+		for _, s := range sites {
+			cat.Shares[s.Name] = s.RevenueShare
+		}
+	}
+	return cat, nil
+}
+
+// baseCatalog is the campaigns, advertisers, placements and ads' titles
+// of a report's catalog.
+func baseCatalog(sctx context.Context, store CampaignStore, names Names) (*reports.Catalog, error) {
 	cs, err := allCampaigns(sctx, store, 0)
 	if err != nil {
 		return nil, err

@@ -223,6 +223,9 @@ func writeReport(sctx context.Context, ctx *fasthttp.RequestCtx, rp *reports.Rep
 			return err
 		}
 	}
+	if len(boundsOf(ctx).Sites) > 0 {
+		rep.ForPublisher()
+	}
 	if !csv {
 		writeJSON(ctx, fasthttp.StatusOK, rep)
 		return nil

@@ -100,6 +100,7 @@ type Store interface {
 	PrivacyStore
 	SavedReportStore
 	DealStore
+	SiteStore
 	serve.ConversionStore
 	ForecastStore
 	BidStore
@@ -187,6 +188,7 @@ type Server struct {
 	multi     *multiReports
 	saved     SavedReportStore
 	deals     DealStore
+	sites     SiteStore
 	users     func(context.Context) ([]marquee.User, error) // the logins, for where an account may mail
 	sender    ReportSender
 	assets    *cache.Cache[string, Image]
@@ -220,8 +222,8 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.imports = &imports{st: d.Store, writer: s.writer, log: d.Log, now: d.Now, jobs: map[string]*importJob{}}
 	s.bidSt = d.Store
 	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}
-	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store}
-	s.saved, s.deals, s.sender = d.Store, d.Store, d.ReportSender
+	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store, sites: d.Store}
+	s.saved, s.deals, s.sites, s.sender = d.Store, d.Store, d.Store, d.ReportSender
 	if d.Store != nil {
 		s.users = d.Store.Users
 	}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"marquee/tracking"
+)
+
+// TestPublisherSeesItsNetRevenue: a site with a revenue share of 0.7; a
+// publisher's account bound to it reads, in every report it may, its
+// net revenue — what its placements' ads earned × 0.7 — called revenue,
+// and never the advertiser's conversions, their value or ROAS, nor a
+// spend; the team reads the gross spend and the conversion. (Before: a
+// publisher login saw the advertisers' conversion values and ROAS, and
+// its money was "revenue" on one page and "spend" on another.)
+func TestPublisherSeesItsNetRevenue(t *testing.T) {
+	t.Parallel()
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-currency", "EUR")
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","site":"mysite"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"mysite","domains":["News.example"],"revenueShare":1.5}`), 400,
+		`{"error":"invalid site","problems":{"revenueShare":"must be a number from 0 to 1 (0.7: 70% of what its placements earn)"}}`)
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"mysite","domains":["News.example"],"revenueShare":0.7}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"cpm",` + flight + `,"price":{"model":"cpm","amount":10}}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/?c={clickId}"}}`), 201, "")
+	advKey, _ := in.keyFrom(`{"name":"acme","scopes":["conversions:write"],"advertisers":[1]}`)
+	pubKey, _ := in.keyFrom(`{"name":"mysite","scopes":["campaigns:read","reports:read"],"sites":["mysite"]}`)
+	var secret struct{ Secret string }
+	json.Unmarshal([]byte(in.do("POST", "/api/v1/advertisers/1/conversion-secret", advKey, "application/json", "").body), &secret)
+
+	for i := range 10 {
+		r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"side"}]}`)
+		var got struct {
+			Decisions map[string][]struct{ ImpressionURL, ClickURL string }
+		}
+		if json.Unmarshal([]byte(r.body), &got); len(got.Decisions["d"]) != 1 {
+			t.Fatalf("decision = %d %s", r.status, r.body)
+		}
+		fire(t, got.Decisions["d"][0].ImpressionURL)
+		if i == 0 {
+			loc, _ := url.Parse(fire(t, got.Decisions["d"][0].ClickURL).Header.Get("Location"))
+			c := loc.Query().Get("c")
+			fire(t, in.url+"/conversion?clickId="+c+"&orderId=o-1&value=99&sig="+tracking.SignConversion(secret.Secret, c, "o-1", "99"))
+		}
+	}
+	q := "/api/v1/reports?by=placement&granularity=total"
+	eventually(t, 5*time.Second, func() string {
+		if r := in.admin("GET", q, ""); !strings.Contains(r.body, `"impressions":10,`) || !strings.Contains(r.body, `"conversions":1,`) ||
+			!strings.Contains(r.body, `"spend":0.1,`) || !strings.Contains(r.body, `"roas":990`) {
+			return "the team's report: " + r.body
+		}
+		return ""
+	})
+	for _, path := range []string{q, q + "&format=csv", "/api/v1/placements/side/stats"} {
+		r := in.do("GET", path, pubKey, "", "")
+		if r.status != 200 || strings.Contains(r.body, "spend") || strings.Contains(r.body, "roas") || strings.Contains(r.body, `"conversions":1`) ||
+			strings.Contains(r.body, "conversion value") || strings.Contains(r.body, `"conversionValue":99`) {
+			t.Errorf("the publisher's %s = %d %s; want no spend, ROAS, conversions or their value", path, r.status, r.body)
+		}
+	}
+	if r := in.do("GET", q, pubKey, "", ""); !strings.Contains(r.body, `"revenue":0.07,"ecpm":7}`) {
+		t.Errorf("the publisher's report = %s; want its net revenue 0.07 (0.1 × 0.7), eCPM 7", r.body)
+	}
+	if r := in.do("GET", q+"&format=csv", pubKey, "", ""); !strings.Contains(r.body, "revenue (EUR),ecpm (EUR)") || !strings.Contains(r.body, ",0.07,7") {
+		t.Errorf("the publisher's CSV = %s; want revenue 0.07 and eCPM 7", r.body)
+	}
+	if r := in.do("GET", "/api/v1/sites", pubKey, "", ""); r.status != 200 || !strings.Contains(r.body, `"revenueShare":0.7`) || !strings.Contains(r.body, `"domains":["news.example"]`) {
+		t.Errorf("the publisher's sites = %d %s", r.status, r.body)
+	}
+	if r := in.do("POST", "/api/v1/sites", pubKey, "application/json", `{"name":"x","revenueShare":1}`); r.status != 403 {
+		t.Errorf("a publisher making a site = %d; want 403", r.status)
+	}
+}

@@ -1,0 +1,62 @@
+package marquee
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// A Site is a publisher's property (docs/api.md#sites): its placements
+// name it (PlacementInput.Site), its Domains are where its pages are, and
+// RevenueShare is the part of what its placements' ads earn (their
+// advertisers' billed spend) that is the publisher's — what a publisher's
+// account sees as its revenue and what its statements pay. A site's
+// publisher is the logins and keys bound to it (Bounds.Sites).
+type Site struct {
+	Name         string    `json:"name"`
+	Domains      []string  `json:"domains"`
+	RevenueShare float64   `json:"revenueShare"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+}
+
+// MaxSiteDomains bounds a site's domains.
+const MaxSiteDomains = 50
+
+// NoSite is the error of a site that does not exist.
+func NoSite(name string) *Error { return Errorf(KindNotFound, "site %q not found", name) }
+
+// ParseSiteInput decodes and checks a site's body: name (required, as
+// placements name it), domains (0 to MaxSiteDomains hostnames) and
+// revenueShare (required, from 0 to 1: 0.7 is 70% of the gross to the
+// publisher). Every problem is named.
+func ParseSiteInput(body []byte) (Site, error) {
+	var s Site
+	p := Problems{}
+	fields, ok := object(body, p, "name", "domains", "revenueShare")
+	if !ok {
+		return s, Invalid("invalid site", p)
+	}
+	s.Name = nameField(fields, "name", true, p)
+	s.Domains = []string{}
+	if raw, ok := present(fields, "domains"); ok {
+		var ds []string
+		if json.Unmarshal(raw, &ds) != nil || len(ds) > MaxSiteDomains {
+			p["domains"] = fmt.Sprintf("must be a list of at most %d hostnames", MaxSiteDomains)
+		}
+		for i, d := range ds {
+			n, msg := NormDomain(d)
+			if msg != "" {
+				p["domains["+strconv.Itoa(i)+"]"] = msg
+			}
+			s.Domains = append(s.Domains, n)
+		}
+	}
+	if raw, ok := present(fields, "revenueShare"); !ok {
+		p["revenueShare"] = "is required: the publisher's part of what its placements earn, from 0 to 1 (0.7: 70%)"
+	} else if json.Unmarshal(raw, &s.RevenueShare) != nil || s.RevenueShare < 0 || s.RevenueShare > 1 {
+		p["revenueShare"] = "must be a number from 0 to 1 (0.7: 70% of what its placements earn)"
+	}
+	return s, Invalid("invalid site", p)
+}

@@ -1,0 +1,105 @@
+package sqltx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"marquee"
+)
+
+// Sites: a row each, keyed by name; the revenue share kept in millionths
+// so that a share reads back as it was written.
+
+const siteCols = `name, domains, revenue_share, created_at, updated_at`
+
+func scanSite(r Row) (marquee.Site, error) {
+	var s marquee.Site
+	var domains string
+	var share, created, updated int64
+	if err := r.Scan(&s.Name, &domains, &share, &created, &updated); err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal([]byte(domains), &s.Domains); err != nil {
+		return s, fmt.Errorf("site %q: decode domains: %w", s.Name, err)
+	}
+	s.RevenueShare = float64(share) / 1e6
+	s.CreatedAt, s.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
+	return s, nil
+}
+
+func shareOf(s *marquee.Site) int64 { return int64(math.Round(s.RevenueShare * 1e6)) }
+
+// CreateSite stores a new site; a name taken is a KindConflict error.
+func (s *Store) CreateSite(ctx context.Context, in marquee.Site) (marquee.Site, error) {
+	return write(ctx, s, "create site", func(tx Tx, now time.Time) (marquee.Site, error) {
+		domains, err := json.Marshal(in.Domains)
+		if err != nil {
+			return in, err
+		}
+		var one int
+		switch err := tx.QueryRow(ctx, `SELECT 1 FROM sites WHERE name = ?`, in.Name).Scan(&one); {
+		case err == nil:
+			return in, marquee.Errorf(marquee.KindConflict, "a site named %q exists already", in.Name)
+		case !errors.Is(err, ErrNoRows):
+			return in, err
+		}
+		in.CreatedAt, in.UpdatedAt = now, now
+		_, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?)`, in.Name, string(domains), shareOf(&in), now.UnixMilli(), now.UnixMilli())
+		return in, err
+	})
+}
+
+// Site returns site name, or marquee.NoSite.
+func (s *Store) Site(ctx context.Context, name string) (marquee.Site, error) {
+	return withDB(ctx, s, "get site", func(db DB) (marquee.Site, error) {
+		st, err := scanSite(db.QueryRow(ctx, `SELECT `+siteCols+` FROM sites WHERE name = ?`, name))
+		if errors.Is(err, ErrNoRows) {
+			return st, marquee.NoSite(name)
+		}
+		return st, err
+	})
+}
+
+// ListSites returns every site, by name.
+func (s *Store) ListSites(ctx context.Context) ([]marquee.Site, error) {
+	return withDB(ctx, s, "list sites", func(db DB) ([]marquee.Site, error) {
+		return query(ctx, db, func(r Rows) (marquee.Site, error) { return scanSite(r) }, `SELECT `+siteCols+` FROM sites ORDER BY name`)
+	})
+}
+
+// ReplaceSite replaces the domains and revenue share of site name (in's
+// name is ignored: a site's name is its placements').
+func (s *Store) ReplaceSite(ctx context.Context, name string, in marquee.Site) (marquee.Site, error) {
+	return write(ctx, s, "replace site", func(tx Tx, now time.Time) (marquee.Site, error) {
+		old, err := scanSite(tx.QueryRow(ctx, `SELECT `+siteCols+` FROM sites WHERE name = ?`+s.cfg.ForUpdate, name))
+		if errors.Is(err, ErrNoRows) {
+			return in, marquee.NoSite(name)
+		}
+		if err != nil {
+			return in, err
+		}
+		domains, err := json.Marshal(in.Domains)
+		if err != nil {
+			return in, err
+		}
+		in.Name, in.CreatedAt, in.UpdatedAt = name, old.CreatedAt, now
+		_, err = tx.Exec(ctx, `UPDATE sites SET domains = ?, revenue_share = ?, updated_at = ? WHERE name = ?`, string(domains), shareOf(&in), now.UnixMilli(), name)
+		return in, err
+	})
+}
+
+// DeleteSite deletes site name (its placements keep naming it; without a
+// site, no revenue is its publisher's: no share was agreed).
+func (s *Store) DeleteSite(ctx context.Context, name string) error {
+	return exec(ctx, s, "delete site", func(tx Tx, now time.Time) error {
+		n, err := tx.Exec(ctx, `DELETE FROM sites WHERE name = ?`, name)
+		if err == nil && n == 0 {
+			err = marquee.NoSite(name)
+		}
+		return err
+	})
+}

@@ -1,0 +1,111 @@
+package web
+
+import (
+	"context"
+	"slices"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+)
+
+// SiteStore is what the routes of sites need of the store.
+type SiteStore interface {
+	CreateSite(ctx context.Context, s marquee.Site) (marquee.Site, error)
+	Site(ctx context.Context, name string) (marquee.Site, error)
+	ListSites(ctx context.Context) ([]marquee.Site, error)
+	ReplaceSite(ctx context.Context, name string, s marquee.Site) (marquee.Site, error)
+	DeleteSite(ctx context.Context, name string) error
+}
+
+// MaxSiteBody bounds a site's body.
+const MaxSiteBody = 8 << 10
+
+var siteFields = []string{"name", "domains", "revenueShare"}
+
+// handleCreateSite serves POST /api/v1/sites: 201 with the site; a name
+// taken is a 409.
+func handleCreateSite(st SiteStore) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		in, err := readJSON(ctx, MaxSiteBody, marquee.ParseSiteInput)
+		if err != nil {
+			return err
+		}
+		s, err := st.CreateSite(withFields(sctx, siteFields), in)
+		if err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusCreated, s)
+		return nil
+	}
+}
+
+// handleListSites serves GET /api/v1/sites: {"sites": […]} by name — a
+// publisher's account, its own only.
+func handleListSites(st SiteStore) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		ss, err := st.ListSites(sctx)
+		if err != nil {
+			return err
+		}
+		if b := boundsOf(ctx); b.Bound() {
+			ss = slices.DeleteFunc(ss, func(s marquee.Site) bool { return !b.HasSite(s.Name) })
+		}
+		if ss == nil {
+			ss = []marquee.Site{}
+		}
+		writeJSON(ctx, fasthttp.StatusOK, struct {
+			Sites []marquee.Site `json:"sites"`
+		}{ss})
+		return nil
+	}
+}
+
+// handleGetSite serves GET /api/v1/sites/{name} (a publisher's account:
+// its own, else 404).
+func handleGetSite(st SiteStore) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		name := string(pathParam(ctx, 0))
+		if b := boundsOf(ctx); b.Bound() && !b.HasSite(name) {
+			return marquee.NoSite(name)
+		}
+		s, err := st.Site(sctx, name)
+		if err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, s)
+		return nil
+	}
+}
+
+// handleReplaceSite serves PUT /api/v1/sites/{name}: its domains and
+// revenue share (the name is its placements': it cannot change).
+func handleReplaceSite(st SiteStore) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		name := string(pathParam(ctx, 0))
+		in, err := readJSON(ctx, MaxSiteBody, marquee.ParseSiteInput)
+		if err != nil {
+			return err
+		}
+		if in.Name != name {
+			return marquee.Invalid("invalid site", marquee.Problems{"name": "must be the path's site name, " + name + " (its placements name it)"})
+		}
+		s, err := st.ReplaceSite(withFields(sctx, siteFields), name, in)
+		if err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, s)
+		return nil
+	}
+}
+
+// handleDeleteSite serves DELETE /api/v1/sites/{name}: 204.
+func handleDeleteSite(st SiteStore) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		if err := st.DeleteSite(sctx, string(pathParam(ctx, 0))); err != nil {
+			return err
+		}
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return nil
+	}
+}
