@@ -19,7 +19,8 @@
 //     Redis); attribution: what earned a conversion
 //   - serve: the serving and money rules without HTTP — Decide, Track,
 //     Convert — and the one Ledger every decision and event leaves its
-//     counts and spend in
+//     counts and spend in; billing: invoices and credit notes from what
+//     it billed
 //   - forecast: inventory forecasts and delivery risk
 //   - clickhouse: every event in ClickHouse and reports answered from it
 //   - reportmail: saved reports emailed on their schedules

@@ -48,6 +48,9 @@ type Store interface {
 	ReplaceAdvertiser(ctx context.Context, id int64, in marquee.AdvertiserInput) (marquee.Advertiser, error)
 	ArchiveAdvertiser(ctx context.Context, id int64) error
 	SetConversionNonce(ctx context.Context, id int64, nonce string) error
+	IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.Invoice, error)
+	Invoice(ctx context.Context, id int64) (marquee.Invoice, error)
+	ListInvoices(ctx context.Context, advertiser int64, limit int) ([]marquee.Invoice, error)
 	CreateSite(ctx context.Context, s marquee.Site) (marquee.Site, error)
 	Site(ctx context.Context, name string) (marquee.Site, error)
 	ListSites(ctx context.Context) ([]marquee.Site, error)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -123,6 +124,10 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/placements/{name}/stats", allow(marquee.ScopeReportsRead, publisherBound), withStore(owned(ownPlacement(s.campaigns), handleStats(placementStats(s.campaigns), s.reports)))},
 		{"GET", "/api/v1/bidders/stats", allow(marquee.ScopeReportsRead), withStore(handleBidStats(s.bidSt, s.reports, s.serve.Engine()))},
 		{"GET", "/api/v1/reports", allow(marquee.ScopeReportsRead, anyBound), withStore(handleMultiReport(s.multi))},
+		{"POST", "/api/v1/invoices", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(s.invoices.handleIssueInvoice()))},
+		{"GET", "/api/v1/invoices", allow(marquee.ScopeReportsRead, advertiserBound), withStore(s.invoices.handleListInvoices())},
+		{"GET", "/api/v1/invoices/{id}", allow(marquee.ScopeReportsRead, advertiserBound), withStore(s.invoices.handleGetInvoice(cmp.Or(s.cfg.InvoiceIssuer, "Marquee")))},
+		{"POST", "/api/v1/invoices/{id}/credit", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("credit", s.invoices.handleCreditInvoice()))},
 		{"POST", "/api/v1/sites", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleCreateSite(s.sites)))},
 		{"GET", "/api/v1/sites", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(handleListSites(s.sites))},
 		{"GET", "/api/v1/sites/{name}", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(handleGetSite(s.sites))},

@@ -86,6 +86,9 @@ type Config struct {
 	// publisher's account may schedule reports to besides its own
 	// logins' addresses (-report-mail-domains; none: its logins' only).
 	ReportMailDomains []string
+	// InvoiceIssuer is who invoices and statements are issued by (the
+	// operator's name, -invoice-issuer).
+	InvoiceIssuer string
 }
 
 // Store is every method of the store the edge calls: the one store, which
@@ -101,6 +104,7 @@ type Store interface {
 	SavedReportStore
 	DealStore
 	SiteStore
+	InvoiceStore
 	serve.ConversionStore
 	ForecastStore
 	BidStore
@@ -189,6 +193,7 @@ type Server struct {
 	saved     SavedReportStore
 	deals     DealStore
 	sites     SiteStore
+	invoices  *invoices
 	users     func(context.Context) ([]marquee.User, error) // the logins, for where an account may mail
 	sender    ReportSender
 	assets    *cache.Cache[string, Image]
@@ -223,6 +228,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.bidSt = d.Store
 	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}
 	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store, sites: d.Store}
+	s.invoices = &invoices{st: d.Store, multi: s.multi, now: d.Now}
 	s.saved, s.deals, s.sites, s.sender = d.Store, d.Store, d.Store, d.ReportSender
 	if d.Store != nil {
 		s.users = d.Store.Users

@@ -26,6 +26,8 @@ func isolationWorld(t *testing.T) *instance {
 	in.campaign(`{"advertiserId":"2","name":"Zzbcampaign",` + flight + `,"price":{"model":"cpm","amount":3000}}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","site":"mysite"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"zzt-top","site":"zztsite"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"mysite","revenueShare":0.7}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"zztsite","revenueShare":0.5}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"acme ad",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t"}}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"zzbad",`+flight+`,"campaignId":"2","creative":{"type":"native","title":"t"}}`), 201, "")
 	return in
@@ -65,6 +67,13 @@ func TestAccountIsolation(t *testing.T) {
 		}
 		return ""
 	})
+
+	// Invoices: 1 the advertiser's, 2 the other's.
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	for _, adv := range []string{"1", "2"} {
+		in.expect(in.admin("POST", "/api/v1/invoices", `{"advertiserId":"`+adv+`","from":"`+today.Add(-24*time.Hour).Format(time.RFC3339)+`","to":"`+
+			today.Add(24*time.Hour).Format(time.RFC3339)+`"}`), 201, "")
+	}
 
 	// The accounts: users (signed in) and keys.
 	mkUser := func(body string) {
@@ -110,11 +119,11 @@ func TestAccountIsolation(t *testing.T) {
 	}
 	for _, r := range []string{"GET /api/v1/advertisers", "GET /api/v1/advertisers/{id}", "GET /api/v1/advertisers/{id}/stats",
 		"GET /api/v1/campaigns", "GET /api/v1/campaigns/{id}", "GET /api/v1/campaigns/{id}/stats", "GET /api/v1/campaigns/{id}/delivery",
-		"GET /api/v1/ads", "GET /api/v1/ad/{id}/stats", "POST /api/v1/campaigns/{id}/submit", "POST /api/v1/ad", "PUT /api/v1/ad/{id}", "DELETE /api/v1/ad/{id}",
+		"GET /api/v1/ads", "GET /api/v1/ad/{id}/stats", "GET /api/v1/invoices", "GET /api/v1/invoices/{id}", "POST /api/v1/campaigns/{id}/submit", "POST /api/v1/ad", "PUT /api/v1/ad/{id}", "DELETE /api/v1/ad/{id}",
 		"POST /api/v1/ad/{id}/pause", "POST /api/v1/ad/{id}/resume"} {
 		open[r] = "advertiser"
 	}
-	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats"} {
+	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats", "GET /api/v1/sites", "GET /api/v1/sites/{name}"} {
 		open[r] = "publisher"
 	}
 	// What of the others' an answer must not hold: B's names and T's.
@@ -149,8 +158,11 @@ func TestAccountIsolation(t *testing.T) {
 				continue
 			}
 			path := fill(r.Pattern, a.own)
-			if r.Pattern == "/api/v1/reports" {
+			switch r.Pattern {
+			case "/api/v1/reports":
 				path += "?by=country"
+			case "/api/v1/sites/{name}":
+				path = "/api/v1/sites/mysite"
 			}
 			own := a.do(r.Method, path, "")
 			if own.status != 200 || leaks(own) {

@@ -120,6 +120,7 @@ func run(t *testing.T, open Opener) {
 		{"RequestSamples", testRequestSamples},
 		{"Bids", testBids},
 		{"SavedReports", testSavedReports},
+		{"Invoices", testInvoices},
 		{"Access", testAccess},
 		{"Campaigns", testCampaigns},
 		{"Targeting", testTargeting},

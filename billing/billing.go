@@ -1,0 +1,149 @@
+// Package billing makes the documents an operator bills and pays from:
+// an advertiser's invoice for a period, from what the Ledger billed as
+// the reports count it (Invoice), and its CSV and PDF (WriteCSV,
+// WritePDF). It does no HTTP and keeps nothing: the store numbers and
+// keeps the documents (docs/api.md#invoices).
+package billing
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"marquee"
+	"marquee/reports"
+)
+
+// Why an event was billed nothing, as invoices show it.
+const (
+	OverBudget = "overBudget"
+	Invalid    = "invalid"
+)
+
+// Invoice is advertiser's invoice for [from, to) — whole UTC days, the
+// grain the reports keep by campaign — as cat names it, unnumbered: a
+// line per campaign with billed events or a flat fee in the period (its
+// billed events, price model, effective rate and amount: the billed spend
+// of its events, rounded to the micro-unit once, plus its flat fee's share
+// of the period), and the adjustments — events billed nothing past a
+// budget (the reports' unbilled events of people) or as invalid traffic
+// (those of bots) — shown at what they would have cost, not charged.
+func Invoice(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, advertiser int64, from, to time.Time) (marquee.Invoice, error) {
+	inv := marquee.Invoice{Kind: marquee.KindInvoice, AdvertiserID: advertiser, Advertiser: cat.Advertisers[advertiser],
+		Currency: rp.Currency, From: from.UTC(), To: to.UTC(), Lines: []marquee.InvoiceLine{}, Adjustments: []marquee.Adjustment{}}
+	q := reports.MultiQuery{By: []string{reports.DimCampaign}, From: from, To: to, Granularity: reports.Total, Advertisers: []int64{advertiser}}
+	people, err := rp.Multi(ctx, q, cat)
+	if err != nil {
+		return inv, err
+	}
+	q.Bots = true
+	all, err := rp.Multi(ctx, q, cat)
+	if err != nil {
+		return inv, err
+	}
+	type sums struct{ people, all reports.Counts }
+	by := map[int64]*sums{}
+	for _, set := range []struct {
+		rows   []reports.MultiRow
+		people bool
+	}{{people.Rows, true}, {all.Rows, false}} {
+		for _, r := range set.rows {
+			id := cellID(r.Dims[reports.DimCampaign])
+			s := by[id]
+			if s == nil {
+				s = &sums{}
+				by[id] = s
+			}
+			if set.people {
+				s.people = r.Counts
+			} else {
+				s.all = r.Counts
+			}
+		}
+	}
+	for id, c := range cat.Campaigns { // flat fees: the period's share, whatever was delivered
+		if c.AdvertiserID == advertiser && reports.FlatSpend(c, from, to) > 0 && by[id] == nil {
+			by[id] = &sums{}
+		}
+	}
+	ids := make([]int64, 0, len(by))
+	for id := range by {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		s, c := by[id], cat.Campaigns[id]
+		if c == nil || c.Price == nil {
+			continue
+		}
+		line := marquee.InvoiceLine{CampaignID: id, Campaign: c.Name, Model: string(c.Price.Model)}
+		flat := reports.FlatSpend(c, from, to)
+		line.Amount = marquee.Nanos(s.people.SpendNanos).Micros() + flat
+		switch c.Price.Model {
+		case marquee.PriceFlat, marquee.PriceDaily:
+			line.Rate = c.Price.Amount
+		default:
+			line.Events = s.people.Verified(billedMetric(c.Price.Model)) - s.people.Unbilled
+			if line.Events > 0 {
+				per := int64(1)
+				if c.Price.Model == marquee.PriceCPM || c.Price.Model == marquee.PriceVCPM {
+					per = 1000
+				}
+				line.Rate = line.Amount.MulDiv(per, line.Events)
+			}
+		}
+		if line.Amount != 0 || line.Events != 0 {
+			inv.Lines = append(inv.Lines, line)
+			inv.Total += line.Amount
+		}
+		if n := s.people.Unbilled; n > 0 {
+			inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: id, Reason: OverBudget, Events: n,
+				Amount: marquee.Nanos(s.people.UnbilledNanos).Micros()})
+		}
+		if n := s.all.Unbilled - s.people.Unbilled; n > 0 {
+			inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: id, Reason: Invalid, Events: n,
+				Amount: marquee.Nanos(s.all.UnbilledNanos - s.people.UnbilledNanos).Micros()})
+		}
+	}
+	return inv, nil
+}
+
+// billedMetric is the report metric a price model bills.
+func billedMetric(m marquee.PriceModel) string {
+	switch m {
+	case marquee.PriceVCPM:
+		return "views"
+	case marquee.PriceCPC:
+		return "clicks"
+	case marquee.PriceCPA:
+		return "conversions"
+	}
+	return "impressions"
+}
+
+func cellID(c reports.Cell) int64 {
+	var id int64
+	for _, d := range c.ID {
+		if d < '0' || d > '9' || id > math.MaxInt64/10 {
+			return 0
+		}
+		id = id*10 + int64(d-'0')
+	}
+	return id
+}
+
+// CreditNote is the credit note that cancels inv: its lines and total
+// negated, its adjustments kept as shown, Corrects naming it.
+func CreditNote(inv marquee.Invoice) marquee.Invoice {
+	cn := inv
+	cn.ID, cn.Number, cn.Kind, cn.Corrects, cn.CreditedBy = 0, "", marquee.KindCreditNote, inv.Number, ""
+	cn.Lines = make([]marquee.InvoiceLine, len(inv.Lines))
+	for i, l := range inv.Lines {
+		l.Events, l.Amount = -l.Events, -l.Amount
+		cn.Lines[i] = l
+	}
+	cn.Adjustments = slices.Clone(inv.Adjustments)
+	cn.Total = -inv.Total
+	return cn
+}

@@ -1,0 +1,110 @@
+package billing
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"codeberg.org/go-pdf/fpdf"
+
+	"marquee"
+)
+
+// WriteCSV writes inv as CSV: a heading row of the document (number,
+// kind, advertiser, period, currency, total), then a row per line and per
+// adjustment. Text cells that a spreadsheet would run as a formula are
+// made inert.
+func WriteCSV(w io.Writer, inv marquee.Invoice) error {
+	cw := csv.NewWriter(w)
+	day := func(t time.Time) string { return t.UTC().Format("2006-01-02") }
+	cw.Write([]string{"number", "kind", "advertiser id", "advertiser", "from", "to", "issued", "currency", "total", "corrects", "credited by"})
+	cw.Write([]string{inv.Number, inv.Kind, strconv.FormatInt(inv.AdvertiserID, 10), inert(inv.Advertiser), day(inv.From), day(inv.To),
+		inv.IssuedAt.UTC().Format(time.RFC3339), inv.Currency, inv.Total.String(), inv.Corrects, inv.CreditedBy})
+	cw.Write([]string{"line", "campaign id", "campaign", "model", "events", "rate", "amount"})
+	for _, l := range inv.Lines {
+		cw.Write([]string{"line", strconv.FormatInt(l.CampaignID, 10), inert(l.Campaign), l.Model, strconv.FormatInt(l.Events, 10), l.Rate.String(), l.Amount.String()})
+	}
+	cw.Write([]string{"adjustment", "campaign id", "reason", "events", "not charged"})
+	for _, a := range inv.Adjustments {
+		cw.Write([]string{"adjustment", strconv.FormatInt(a.CampaignID, 10), a.Reason, strconv.FormatInt(a.Events, 10), a.Amount.String()})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// inert makes a cell a spreadsheet would run as a formula plain text.
+func inert(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// WritePDF writes inv as a one-document PDF (A4): its number, kind,
+// advertiser, period and issue date, the lines, the adjustments not
+// charged, and the total, in its currency. Text is set in the PDF core
+// fonts (Windows-1252): characters beyond it are written as "?".
+func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
+	pdf := fpdf.New("P", "mm", "A4", "")
+	tr := pdf.UnicodeTranslatorFromDescriptor("")
+	pdf.SetTitle(tr(title(inv)), false)
+	pdf.SetCreator("Marquee", false)
+	pdf.AddPage()
+	pdf.SetFont("Helvetica", "B", 16)
+	pdf.CellFormat(0, 10, tr(title(inv)), "", 1, "L", false, 0, "")
+	pdf.SetFont("Helvetica", "", 10)
+	for _, kv := range [][2]string{
+		{"Issued by", issuer},
+		{"Advertiser", fmt.Sprintf("%s (%d)", inv.Advertiser, inv.AdvertiserID)},
+		{"Period", inv.From.UTC().Format("2 Jan 2006") + " - " + inv.To.UTC().Add(-time.Second).Format("2 Jan 2006") + " (UTC)"},
+		{"Issued", inv.IssuedAt.UTC().Format("2 Jan 2006 15:04 MST")},
+		{"Currency", inv.Currency},
+	} {
+		pdf.CellFormat(35, 6, tr(kv[0]), "", 0, "L", false, 0, "")
+		pdf.CellFormat(0, 6, tr(kv[1]), "", 1, "L", false, 0, "")
+	}
+	if inv.Corrects != "" {
+		pdf.CellFormat(0, 6, tr("Cancels invoice "+inv.Corrects), "", 1, "L", false, 0, "")
+	}
+	if inv.CreditedBy != "" {
+		pdf.CellFormat(0, 6, tr("Cancelled by credit note "+inv.CreditedBy), "", 1, "L", false, 0, "")
+	}
+	pdf.Ln(4)
+	widths := []float64{70, 20, 30, 30, 40}
+	row := func(style string, cells ...string) {
+		pdf.SetFont("Helvetica", style, 10)
+		for i, c := range cells {
+			align := "R"
+			if i == 0 || i == 1 {
+				align = "L"
+			}
+			pdf.CellFormat(widths[i], 7, tr(c), "B", 0, align, false, 0, "")
+		}
+		pdf.Ln(-1)
+	}
+	row("B", "Campaign", "Model", "Events", "Rate", "Amount")
+	for _, l := range inv.Lines {
+		row("", fmt.Sprintf("%s (%d)", l.Campaign, l.CampaignID), l.Model, strconv.FormatInt(l.Events, 10), l.Rate.String(), l.Amount.String())
+	}
+	row("B", "Total", "", "", "", inv.Total.String()+" "+inv.Currency)
+	if len(inv.Adjustments) > 0 {
+		pdf.Ln(4)
+		pdf.SetFont("Helvetica", "B", 11)
+		pdf.CellFormat(0, 8, tr("Not charged"), "", 1, "L", false, 0, "")
+		row("B", "Campaign", "Reason", "Events", "", "Would have cost")
+		for _, a := range inv.Adjustments {
+			row("", strconv.FormatInt(a.CampaignID, 10), a.Reason, strconv.FormatInt(a.Events, 10), "", a.Amount.String())
+		}
+	}
+	return pdf.Output(w)
+}
+
+func title(inv marquee.Invoice) string {
+	if inv.Kind == marquee.KindCreditNote {
+		return "Credit note " + inv.Number
+	}
+	return "Invoice " + inv.Number
+}

@@ -1,0 +1,59 @@
+package marquee
+
+import "time"
+
+// An Invoice is a numbered, immutable bill to an advertiser for a period
+// (docs/api.md#invoices): a line per campaign — its billed events, price
+// model, effective rate and amount — and, shown but not charged, what was
+// billed nothing (delivered past a budget, invalid traffic). Total is the
+// sum of the lines: the advertiser's billed spend over the period (the
+// Ledger's, as the reports count it) plus its flat fees' share. A
+// correction is a credit note (Kind CreditNote, Corrects naming the
+// invoice, every amount negated) and a new invoice, never an edit.
+type Invoice struct {
+	ID           int64         `json:"id,string"`
+	Number       string        `json:"number"`
+	Kind         string        `json:"kind"`
+	AdvertiserID int64         `json:"advertiserId,string"`
+	Advertiser   string        `json:"advertiser"`
+	Currency     string        `json:"currency"`
+	From         time.Time     `json:"from"`
+	To           time.Time     `json:"to"`
+	IssuedAt     time.Time     `json:"issuedAt"`
+	Lines        []InvoiceLine `json:"lines"`
+	Adjustments  []Adjustment  `json:"adjustments"`
+	Total        Micros        `json:"total"`
+	Corrects     string        `json:"corrects,omitempty"`   // a credit note: the invoice it cancels
+	CreditedBy   string        `json:"creditedBy,omitempty"` // an invoice: the credit note that cancelled it
+}
+
+// The kinds of invoice documents.
+const (
+	KindInvoice    = "invoice"
+	KindCreditNote = "creditNote"
+)
+
+// InvoiceLine is one campaign's part of an invoice: Events billed at its
+// price model (flat: none), the effective Rate (Amount per event, or per
+// thousand for cpm and vcpm; a flat fee's is its amount) and Amount.
+type InvoiceLine struct {
+	CampaignID int64  `json:"campaignId,string"`
+	Campaign   string `json:"campaign"`
+	Model      string `json:"model"`
+	Events     int64  `json:"events"`
+	Rate       Micros `json:"rate"`
+	Amount     Micros `json:"amount"`
+}
+
+// Adjustment is what a campaign's events of Reason — "overBudget"
+// (delivered past a spent budget) or "invalid" (invalid traffic) — would
+// have cost and were not billed: shown on an invoice, not charged.
+type Adjustment struct {
+	CampaignID int64  `json:"campaignId,string"`
+	Reason     string `json:"reason"`
+	Events     int64  `json:"events"`
+	Amount     Micros `json:"amount"`
+}
+
+// NoInvoice is the error of an invoice that does not exist.
+func NoInvoice(id int64) *Error { return Errorf(KindNotFound, "invoice %d not found", id) }

@@ -1,0 +1,168 @@
+package sqltx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"marquee"
+)
+
+// Invoices: a row each, the document as issued in body; numbered from one
+// gapless series (invoice_seq, updated in the transaction that issues it:
+// issues take turns).
+
+const invoiceCols = `id, seq, credited_by, body`
+
+// storedInvoice is an invoice's body as kept: amounts as integers of
+// micro-units (a credit note's are negative, which marquee.Micros's JSON,
+// an input's, refuses).
+type storedInvoice struct {
+	Kind         string       `json:"kind"`
+	AdvertiserID int64        `json:"advertiserId"`
+	Advertiser   string       `json:"advertiser"`
+	Currency     string       `json:"currency"`
+	From         time.Time    `json:"from"`
+	To           time.Time    `json:"to"`
+	IssuedAt     time.Time    `json:"issuedAt"`
+	Lines        []storedLine `json:"lines"`
+	Adjustments  []storedAdj  `json:"adjustments"`
+	Total        int64        `json:"total"`
+	Corrects     string       `json:"corrects,omitempty"`
+}
+
+type storedLine struct {
+	CampaignID   int64  `json:"campaignId"`
+	Campaign     string `json:"campaign"`
+	Model        string `json:"model"`
+	Events       int64  `json:"events"`
+	Rate, Amount int64
+}
+
+type storedAdj struct {
+	CampaignID int64  `json:"campaignId"`
+	Reason     string `json:"reason"`
+	Events     int64  `json:"events"`
+	Amount     int64  `json:"amount"`
+}
+
+func storedOf(inv *marquee.Invoice) storedInvoice {
+	s := storedInvoice{Kind: inv.Kind, AdvertiserID: inv.AdvertiserID, Advertiser: inv.Advertiser, Currency: inv.Currency, From: inv.From, To: inv.To,
+		IssuedAt: inv.IssuedAt, Total: int64(inv.Total), Corrects: inv.Corrects, Lines: []storedLine{}, Adjustments: []storedAdj{}}
+	for _, l := range inv.Lines {
+		s.Lines = append(s.Lines, storedLine{l.CampaignID, l.Campaign, l.Model, l.Events, int64(l.Rate), int64(l.Amount)})
+	}
+	for _, a := range inv.Adjustments {
+		s.Adjustments = append(s.Adjustments, storedAdj{a.CampaignID, a.Reason, a.Events, int64(a.Amount)})
+	}
+	return s
+}
+
+func (s *storedInvoice) invoice() marquee.Invoice {
+	inv := marquee.Invoice{Kind: s.Kind, AdvertiserID: s.AdvertiserID, Advertiser: s.Advertiser, Currency: s.Currency, From: s.From.UTC(), To: s.To.UTC(),
+		IssuedAt: s.IssuedAt.UTC(), Total: marquee.Micros(s.Total), Corrects: s.Corrects, Lines: []marquee.InvoiceLine{}, Adjustments: []marquee.Adjustment{}}
+	for _, l := range s.Lines {
+		inv.Lines = append(inv.Lines, marquee.InvoiceLine{CampaignID: l.CampaignID, Campaign: l.Campaign, Model: l.Model, Events: l.Events,
+			Rate: marquee.Micros(l.Rate), Amount: marquee.Micros(l.Amount)})
+	}
+	for _, a := range s.Adjustments {
+		inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: a.CampaignID, Reason: a.Reason, Events: a.Events, Amount: marquee.Micros(a.Amount)})
+	}
+	return inv
+}
+
+func scanInvoice(r Row) (marquee.Invoice, error) {
+	var id, seq int64
+	var credited, body string
+	if err := r.Scan(&id, &seq, &credited, &body); err != nil {
+		return marquee.Invoice{}, err
+	}
+	var st storedInvoice
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		return marquee.Invoice{}, fmt.Errorf("invoice %d: decode: %w", id, err)
+	}
+	inv := st.invoice()
+	inv.ID, inv.Number, inv.CreditedBy = id, invoiceNumber(seq), credited
+	return inv, nil
+}
+
+// invoiceNumber spells a document's number.
+func invoiceNumber(seq int64) string { return fmt.Sprintf("MQ-%06d", seq) }
+
+// IssueInvoice numbers and keeps inv (an invoice or a credit note) as
+// issued at now. An invoice whose period overlaps one of the same
+// advertiser's that no credit note cancelled is a KindConflict error (a
+// correction is a credit note, then a new invoice). A credit note marks
+// the invoice it Corrects as cancelled (it must not be already).
+func (s *Store) IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.Invoice, error) {
+	return write(ctx, s, "issue invoice", func(tx Tx, now time.Time) (marquee.Invoice, error) {
+		if inv.Kind == marquee.KindInvoice {
+			var n int64
+			err := tx.QueryRow(ctx, `SELECT seq FROM invoices WHERE advertiser_id = ? AND kind = ? AND credited_by = '' AND period_from < ? AND period_to > ? LIMIT 1`,
+				inv.AdvertiserID, marquee.KindInvoice, inv.To.UnixMilli(), inv.From.UnixMilli()).Scan(&n)
+			if err == nil {
+				return inv, marquee.Errorf(marquee.KindConflict, "advertiser %d's invoice %s covers part of this period: credit it first (POST /api/v1/invoices/{id}/credit)", inv.AdvertiserID, invoiceNumber(n))
+			}
+			if !errors.Is(err, ErrNoRows) {
+				return inv, err
+			}
+		}
+		var seq int64
+		if _, err := tx.Exec(ctx, `UPDATE invoice_seq SET last = last + 1 WHERE id = 1`); err != nil {
+			return inv, err
+		}
+		if err := tx.QueryRow(ctx, `SELECT last FROM invoice_seq WHERE id = 1`).Scan(&seq); err != nil {
+			return inv, err
+		}
+		inv.Number, inv.IssuedAt, inv.CreditedBy = invoiceNumber(seq), now.UTC().Truncate(time.Millisecond), ""
+		if inv.Kind == marquee.KindCreditNote {
+			n, err := tx.Exec(ctx, `UPDATE invoices SET credited_by = ? WHERE seq = ? AND kind = ? AND credited_by = ''`,
+				inv.Number, seqOf(inv.Corrects), marquee.KindInvoice)
+			if err != nil {
+				return inv, err
+			}
+			if n == 0 {
+				return inv, marquee.Errorf(marquee.KindConflict, "invoice %s is cancelled already (or is not an invoice)", inv.Corrects)
+			}
+		}
+		body, err := json.Marshal(storedOf(&inv))
+		if err != nil {
+			return inv, err
+		}
+		inv.ID, err = s.insertID(ctx, tx, `INSERT INTO invoices (seq, kind, advertiser_id, period_from, period_to, total_micros, body, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			"", seq, inv.Kind, inv.AdvertiserID, inv.From.UnixMilli(), inv.To.UnixMilli(), int64(inv.Total), string(body), now.UnixMilli())
+		return inv, err
+	})
+}
+
+// seqOf reads a document number's sequence (0: not one).
+func seqOf(number string) int64 {
+	var seq int64
+	fmt.Sscanf(number, "MQ-%d", &seq)
+	return seq
+}
+
+// Invoice returns invoice (or credit note) id, or marquee.NoInvoice.
+func (s *Store) Invoice(ctx context.Context, id int64) (marquee.Invoice, error) {
+	return withDB(ctx, s, "get invoice", func(db DB) (marquee.Invoice, error) {
+		inv, err := scanInvoice(db.QueryRow(ctx, `SELECT `+invoiceCols+` FROM invoices WHERE id = ?`, id))
+		if errors.Is(err, ErrNoRows) {
+			return inv, marquee.NoInvoice(id)
+		}
+		return inv, err
+	})
+}
+
+// ListInvoices returns the invoices and credit notes of advertiser (0:
+// every advertiser's), newest first, at most limit.
+func (s *Store) ListInvoices(ctx context.Context, advertiser int64, limit int) ([]marquee.Invoice, error) {
+	return withDB(ctx, s, "list invoices", func(db DB) ([]marquee.Invoice, error) {
+		q, args := `SELECT `+invoiceCols+` FROM invoices`, []any{}
+		if advertiser != 0 {
+			q, args = q+` WHERE advertiser_id = ?`, append(args, advertiser)
+		}
+		return query(ctx, db, func(r Rows) (marquee.Invoice, error) { return scanInvoice(r) }, q+` ORDER BY seq DESC LIMIT ?`, append(args, limit)...)
+	})
+}

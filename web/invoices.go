@@ -1,0 +1,219 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/billing"
+)
+
+// InvoiceStore is what the routes of invoices need of the store.
+type InvoiceStore interface {
+	IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.Invoice, error)
+	Invoice(ctx context.Context, id int64) (marquee.Invoice, error)
+	ListInvoices(ctx context.Context, advertiser int64, limit int) ([]marquee.Invoice, error)
+}
+
+// invoices issues and reads invoices: the store keeps them, the reports
+// and the catalog price them.
+type invoices struct {
+	st    InvoiceStore
+	multi *multiReports
+	now   func() time.Time
+}
+
+// invoiceRequest is POST /api/v1/invoices's body.
+type invoiceRequest struct {
+	AdvertiserID int64
+	From, To     time.Time
+}
+
+func parseInvoiceRequest(body []byte, now time.Time) (invoiceRequest, error) {
+	var raw struct {
+		AdvertiserID json.RawMessage `json:"advertiserId"`
+		From         string          `json:"from"`
+		To           string          `json:"to"`
+	}
+	var in invoiceRequest
+	p := marquee.Problems{}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return in, marquee.Invalid("invalid invoice", marquee.Problems{"body": "must be a JSON object {advertiserId, from, to}"})
+	}
+	var id string
+	if json.Unmarshal(raw.AdvertiserID, &id) != nil {
+		json.Unmarshal(raw.AdvertiserID, &in.AdvertiserID)
+	} else {
+		in.AdvertiserID, _ = strconv.ParseInt(id, 10, 64)
+	}
+	if in.AdvertiserID <= 0 {
+		p["advertiserId"] = "is required: an advertiser's id"
+	}
+	day := func(k, s string) time.Time {
+		t, err := time.Parse(time.RFC3339, s)
+		switch {
+		case err != nil:
+			p[k] = "must be an RFC 3339 time at a UTC midnight (2026-11-01T00:00:00Z)"
+		case !t.Equal(t.UTC().Truncate(24 * time.Hour)):
+			p[k] = "must be a UTC midnight: invoices count whole UTC days, as the reports keep spend by campaign"
+		}
+		return t.UTC()
+	}
+	in.From, in.To = day("from", raw.From), day("to", raw.To)
+	if _, bad := p["to"]; !bad && !in.To.After(in.From) {
+		p["to"] = "must be after from"
+	}
+	if _, bad := p["to"]; !bad && in.To.After(now.UTC().Truncate(24*time.Hour).Add(24*time.Hour)) {
+		p["to"] = "must not be past the end of today (UTC): an invoice counts what has been billed"
+	}
+	return in, marquee.Invalid("invalid invoice", p)
+}
+
+// handleIssueInvoice serves POST /api/v1/invoices {advertiserId, from,
+// to}: 201 with the numbered invoice of the advertiser's billed spend
+// over the period (billing.Invoice); a period that overlaps one of its
+// invoices not credited is a 409.
+func (iv *invoices) handleIssueInvoice() storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		if len(ctx.PostBody()) > 4<<10 {
+			return marquee.Errorf(marquee.KindTooLarge, "an invoice request is at most 4 KiB")
+		}
+		in, err := parseInvoiceRequest(ctx.PostBody(), iv.now())
+		if err != nil {
+			return err
+		}
+		if _, err := iv.multi.store.Advertiser(sctx, in.AdvertiserID); err != nil {
+			if marquee.KindOf(err) == marquee.KindNotFound {
+				return marquee.Invalid("invalid invoice", marquee.Problems{"advertiserId": "is not an advertiser's id"})
+			}
+			return err
+		}
+		cat, err := reportCatalog(sctx, iv.multi.store, iv.multi.names, nil)
+		if err != nil {
+			return err
+		}
+		inv, err := billing.Invoice(sctx, iv.multi.rp, cat, in.AdvertiserID, in.From, in.To)
+		if err != nil {
+			return err
+		}
+		if inv, err = iv.st.IssueInvoice(sctx, inv); err != nil {
+			return err
+		}
+		ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/invoices/"+strconv.FormatInt(inv.ID, 10))
+		writeJSON(ctx, fasthttp.StatusCreated, inv)
+		return nil
+	}
+}
+
+// invoiceOf reads the invoice of the {id} segment the credential may see
+// (an advertiser's account: its own; else 404).
+func (iv *invoices) invoiceOf(sctx context.Context, ctx *fasthttp.RequestCtx) (marquee.Invoice, error) {
+	id, err := pathID(ctx, "invoice")
+	if err != nil {
+		return marquee.Invoice{}, err
+	}
+	inv, err := iv.st.Invoice(sctx, id)
+	if err == nil {
+		if b := boundsOf(ctx); b.Bound() && !b.HasAdvertiser(inv.AdvertiserID) {
+			return marquee.Invoice{}, marquee.NoInvoice(id)
+		}
+	}
+	return inv, err
+}
+
+// handleGetInvoice serves GET /api/v1/invoices/{id}: JSON, or
+// ?format=csv or pdf.
+func (iv *invoices) handleGetInvoice(issuer string) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		inv, err := iv.invoiceOf(sctx, ctx)
+		if err != nil {
+			return err
+		}
+		switch string(ctx.QueryArgs().Peek("format")) {
+		case "", "json":
+			writeJSON(ctx, fasthttp.StatusOK, inv)
+			return nil
+		case "csv":
+			ctx.SetContentType("text/csv; charset=utf-8")
+			ctx.Response.Header.Set("Content-Disposition", `attachment; filename="`+inv.Number+`.csv"`)
+			return billing.WriteCSV(ctx, inv)
+		case "pdf":
+			ctx.SetContentType("application/pdf")
+			ctx.Response.Header.Set("Content-Disposition", `attachment; filename="`+inv.Number+`.pdf"`)
+			return billing.WritePDF(ctx, inv, issuer)
+		}
+		return marquee.Invalid("invalid invoice request", marquee.Problems{"format": "must be one of json, csv, pdf"})
+	}
+}
+
+// handleListInvoices serves GET /api/v1/invoices?advertiserId=: newest
+// first (an advertiser's account: its own only).
+func (iv *invoices) handleListInvoices() storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		var adv int64
+		if a := ctx.QueryArgs().Peek("advertiserId"); len(a) > 0 {
+			var err error
+			if adv, err = strconv.ParseInt(string(a), 10, 64); err != nil || adv <= 0 {
+				return marquee.Invalid("invalid invoice request", marquee.Problems{"advertiserId": "must be an advertiser's id"})
+			}
+		}
+		b := boundsOf(ctx)
+		if b.Bound() && adv != 0 && !b.HasAdvertiser(adv) {
+			return marquee.Errorf(marquee.KindNotFound, "advertiser not found")
+		}
+		var out []marquee.Invoice
+		for _, a := range advertisersOf(b, adv) {
+			list, err := iv.st.ListInvoices(sctx, a, 500)
+			if err != nil {
+				return err
+			}
+			out = append(out, list...)
+		}
+		if out == nil {
+			out = []marquee.Invoice{}
+		}
+		writeJSON(ctx, fasthttp.StatusOK, struct {
+			Invoices []marquee.Invoice `json:"invoices"`
+		}{out})
+		return nil
+	}
+}
+
+// advertisersOf is whose invoices a credential of bounds b lists: the one
+// asked for, or b's advertisers, or (the team) everyone's (0).
+func advertisersOf(b marquee.Bounds, asked int64) []int64 {
+	switch {
+	case asked != 0:
+		return []int64{asked}
+	case b.Bound():
+		return b.Advertisers
+	}
+	return []int64{0}
+}
+
+// handleCreditInvoice serves POST /api/v1/invoices/{id}/credit: 201 with
+// the credit note that cancels the invoice (every amount negated); the
+// period may then be invoiced again. A credit note, or an invoice
+// credited already, is a 409.
+func (iv *invoices) handleCreditInvoice() storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		inv, err := iv.invoiceOf(sctx, ctx)
+		if err != nil {
+			return err
+		}
+		if inv.Kind != marquee.KindInvoice || inv.CreditedBy != "" {
+			return marquee.Errorf(marquee.KindConflict, "%s is a credit note, or was credited already (%s)", inv.Number, inv.CreditedBy)
+		}
+		cn, err := iv.st.IssueInvoice(sctx, billing.CreditNote(inv))
+		if err != nil {
+			return err
+		}
+		ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/invoices/"+strconv.FormatInt(cn.ID, 10))
+		writeJSON(ctx, fasthttp.StatusCreated, cn)
+		return nil
+	}
+}
