@@ -25,12 +25,31 @@ type Invoice struct {
 	Total        Micros        `json:"total"`
 	Corrects     string        `json:"corrects,omitempty"`   // a credit note: the invoice it cancels
 	CreditedBy   string        `json:"creditedBy,omitempty"` // an invoice: the credit note that cancelled it
+	// A publisher's statement (Kind Statement) names its site and share;
+	// its lines are the site's placements (PlacementLines), its Total the
+	// net revenue owed to the publisher, Gross what the placements earned.
+	Site           string          `json:"site,omitempty"`
+	RevenueShare   float64         `json:"revenueShare,omitempty"`
+	Gross          Micros          `json:"gross,omitempty"`
+	PlacementLines []PlacementLine `json:"placements,omitempty"`
+}
+
+// PlacementLine is one placement's part of a publisher's statement: its
+// verified impressions, what its ads earned (gross) and the publisher's
+// part (net: gross × the site's revenue share).
+type PlacementLine struct {
+	PlacementID int64  `json:"placementId,string"`
+	Placement   string `json:"placement"`
+	Impressions int64  `json:"impressions"`
+	Gross       Micros `json:"gross"`
+	Net         Micros `json:"net"`
 }
 
 // The kinds of invoice documents.
 const (
 	KindInvoice    = "invoice"
 	KindCreditNote = "creditNote"
+	KindStatement  = "statement"
 )
 
 // InvoiceLine is one campaign's part of an invoice: Events billed at its

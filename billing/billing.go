@@ -147,3 +147,48 @@ func CreditNote(inv marquee.Invoice) marquee.Invoice {
 	cn.Total = -inv.Total
 	return cn
 }
+
+// Statement is the publisher's statement of site for [from, to) (whole
+// UTC days), unnumbered: a line per placement of the site with its
+// verified impressions, what its ads earned (gross: their billed spend and
+// flat fees' shares, as the team's reports count them) and the
+// publisher's part (net: as the publisher's own reports count it, each
+// cell's gross × the site's revenue share, rounded once a placement);
+// Total the net owed, Gross the gross. cat.Shares gives the share (none:
+// 0, nothing is owed).
+func Statement(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, site string, from, to time.Time) (marquee.Invoice, error) {
+	st := marquee.Invoice{Kind: marquee.KindStatement, Site: site, RevenueShare: cat.Shares[site], Currency: rp.Currency,
+		From: from.UTC(), To: to.UTC(), Lines: []marquee.InvoiceLine{}, Adjustments: []marquee.Adjustment{}, PlacementLines: []marquee.PlacementLine{}}
+	q := reports.MultiQuery{By: []string{reports.DimPlacement}, From: from, To: to, Granularity: reports.Total, Sites: []string{site}}
+	gross, err := rp.Multi(ctx, q, cat)
+	if err != nil {
+		return st, err
+	}
+	q.Publisher = true
+	net, err := rp.Multi(ctx, q, cat)
+	if err != nil {
+		return st, err
+	}
+	nets := map[int64]marquee.Micros{}
+	for _, r := range net.Rows {
+		if r.Net != nil {
+			nets[cellID(r.Dims[reports.DimPlacement])] = r.Net.Revenue
+		}
+	}
+	for _, r := range gross.Rows {
+		c := r.Dims[reports.DimPlacement]
+		id := cellID(c)
+		l := marquee.PlacementLine{PlacementID: id, Placement: c.Name, Impressions: r.Verified("impressions"), Net: nets[id]}
+		if r.Money != nil {
+			l.Gross = r.Money.Spend
+		}
+		if l.Gross == 0 && l.Net == 0 && l.Impressions == 0 {
+			continue
+		}
+		st.PlacementLines = append(st.PlacementLines, l)
+		st.Gross += l.Gross
+		st.Total += l.Net
+	}
+	slices.SortFunc(st.PlacementLines, func(a, b marquee.PlacementLine) int { return int(a.PlacementID - b.PlacementID) })
+	return st, nil
+}

@@ -23,6 +23,16 @@ func WriteCSV(w io.Writer, inv marquee.Invoice) error {
 	cw.Write([]string{"number", "kind", "advertiser id", "advertiser", "from", "to", "issued", "currency", "total", "corrects", "credited by"})
 	cw.Write([]string{inv.Number, inv.Kind, strconv.FormatInt(inv.AdvertiserID, 10), inert(inv.Advertiser), day(inv.From), day(inv.To),
 		inv.IssuedAt.UTC().Format(time.RFC3339), inv.Currency, inv.Total.String(), inv.Corrects, inv.CreditedBy})
+	if inv.Kind == marquee.KindStatement {
+		cw.Write([]string{"site", "revenue share", "gross"})
+		cw.Write([]string{inert(inv.Site), strconv.FormatFloat(inv.RevenueShare, 'f', -1, 64), inv.Gross.String()})
+		cw.Write([]string{"placement", "placement id", "placement", "impressions", "gross", "net"})
+		for _, p := range inv.PlacementLines {
+			cw.Write([]string{"placement", strconv.FormatInt(p.PlacementID, 10), inert(p.Placement), strconv.FormatInt(p.Impressions, 10), p.Gross.String(), p.Net.String()})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
 	cw.Write([]string{"line", "campaign id", "campaign", "model", "events", "rate", "amount"})
 	for _, l := range inv.Lines {
 		cw.Write([]string{"line", strconv.FormatInt(l.CampaignID, 10), inert(l.Campaign), l.Model, strconv.FormatInt(l.Events, 10), l.Rate.String(), l.Amount.String()})
@@ -56,9 +66,13 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 	pdf.SetFont("Helvetica", "B", 16)
 	pdf.CellFormat(0, 10, tr(title(inv)), "", 1, "L", false, 0, "")
 	pdf.SetFont("Helvetica", "", 10)
+	who := [2]string{"Advertiser", fmt.Sprintf("%s (%d)", inv.Advertiser, inv.AdvertiserID)}
+	if inv.Kind == marquee.KindStatement {
+		who = [2]string{"Site", fmt.Sprintf("%s (revenue share %s%%)", inv.Site, strconv.FormatFloat(inv.RevenueShare*100, 'f', -1, 64))}
+	}
 	for _, kv := range [][2]string{
 		{"Issued by", issuer},
-		{"Advertiser", fmt.Sprintf("%s (%d)", inv.Advertiser, inv.AdvertiserID)},
+		who,
 		{"Period", inv.From.UTC().Format("2 Jan 2006") + " - " + inv.To.UTC().Add(-time.Second).Format("2 Jan 2006") + " (UTC)"},
 		{"Issued", inv.IssuedAt.UTC().Format("2 Jan 2006 15:04 MST")},
 		{"Currency", inv.Currency},
@@ -85,6 +99,14 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 		}
 		pdf.Ln(-1)
 	}
+	if inv.Kind == marquee.KindStatement {
+		row("B", "Placement", "", "Impressions", "Gross", "Net")
+		for _, p := range inv.PlacementLines {
+			row("", fmt.Sprintf("%s (%d)", p.Placement, p.PlacementID), "", strconv.FormatInt(p.Impressions, 10), p.Gross.String(), p.Net.String())
+		}
+		row("B", "Owed to the publisher", "", "", inv.Gross.String(), inv.Total.String()+" "+inv.Currency)
+		return pdf.Output(w)
+	}
 	row("B", "Campaign", "Model", "Events", "Rate", "Amount")
 	for _, l := range inv.Lines {
 		row("", fmt.Sprintf("%s (%d)", l.Campaign, l.CampaignID), l.Model, strconv.FormatInt(l.Events, 10), l.Rate.String(), l.Amount.String())
@@ -103,8 +125,11 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 }
 
 func title(inv marquee.Invoice) string {
-	if inv.Kind == marquee.KindCreditNote {
+	switch inv.Kind {
+	case marquee.KindCreditNote:
 		return "Credit note " + inv.Number
+	case marquee.KindStatement:
+		return "Statement " + inv.Number
 	}
 	return "Invoice " + inv.Number
 }

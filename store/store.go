@@ -51,6 +51,7 @@ type Store interface {
 	IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.Invoice, error)
 	Invoice(ctx context.Context, id int64) (marquee.Invoice, error)
 	ListInvoices(ctx context.Context, advertiser int64, limit int) ([]marquee.Invoice, error)
+	ListStatements(ctx context.Context, site string, limit int) ([]marquee.Invoice, error)
 	CreateSite(ctx context.Context, s marquee.Site) (marquee.Site, error)
 	Site(ctx context.Context, name string) (marquee.Site, error)
 	ListSites(ctx context.Context) ([]marquee.Site, error)

@@ -17,6 +17,7 @@ type InvoiceStore interface {
 	IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.Invoice, error)
 	Invoice(ctx context.Context, id int64) (marquee.Invoice, error)
 	ListInvoices(ctx context.Context, advertiser int64, limit int) ([]marquee.Invoice, error)
+	ListStatements(ctx context.Context, site string, limit int) ([]marquee.Invoice, error)
 }
 
 // invoices issues and reads invoices: the store keeps them, the reports
@@ -31,6 +32,30 @@ type invoices struct {
 type invoiceRequest struct {
 	AdvertiserID int64
 	From, To     time.Time
+}
+
+// parsePeriod reads a document's period: from and to at UTC midnights
+// (the reports keep spend by campaign and UTC day), to after from and not
+// past the end of today; problems are named in p.
+func parsePeriod(fromText, toText string, now time.Time, p marquee.Problems) (from, to time.Time) {
+	day := func(k, s string) time.Time {
+		t, err := time.Parse(time.RFC3339, s)
+		switch {
+		case err != nil:
+			p[k] = "must be an RFC 3339 time at a UTC midnight (2026-11-01T00:00:00Z)"
+		case !t.Equal(t.UTC().Truncate(24 * time.Hour)):
+			p[k] = "must be a UTC midnight: documents count whole UTC days, as the reports keep spend"
+		}
+		return t.UTC()
+	}
+	from, to = day("from", fromText), day("to", toText)
+	if _, bad := p["to"]; !bad && !to.After(from) {
+		p["to"] = "must be after from"
+	}
+	if _, bad := p["to"]; !bad && to.After(now.UTC().Truncate(24*time.Hour).Add(24*time.Hour)) {
+		p["to"] = "must not be past the end of today (UTC): a document counts what has been billed"
+	}
+	return from, to
 }
 
 func parseInvoiceRequest(body []byte, now time.Time) (invoiceRequest, error) {
@@ -53,23 +78,7 @@ func parseInvoiceRequest(body []byte, now time.Time) (invoiceRequest, error) {
 	if in.AdvertiserID <= 0 {
 		p["advertiserId"] = "is required: an advertiser's id"
 	}
-	day := func(k, s string) time.Time {
-		t, err := time.Parse(time.RFC3339, s)
-		switch {
-		case err != nil:
-			p[k] = "must be an RFC 3339 time at a UTC midnight (2026-11-01T00:00:00Z)"
-		case !t.Equal(t.UTC().Truncate(24 * time.Hour)):
-			p[k] = "must be a UTC midnight: invoices count whole UTC days, as the reports keep spend by campaign"
-		}
-		return t.UTC()
-	}
-	in.From, in.To = day("from", raw.From), day("to", raw.To)
-	if _, bad := p["to"]; !bad && !in.To.After(in.From) {
-		p["to"] = "must be after from"
-	}
-	if _, bad := p["to"]; !bad && in.To.After(now.UTC().Truncate(24*time.Hour).Add(24*time.Hour)) {
-		p["to"] = "must not be past the end of today (UTC): an invoice counts what has been billed"
-	}
+	in.From, in.To = parsePeriod(raw.From, raw.To, now, p)
 	return in, marquee.Invalid("invalid invoice", p)
 }
 
@@ -118,18 +127,40 @@ func (iv *invoices) invoiceOf(sctx context.Context, ctx *fasthttp.RequestCtx) (m
 	}
 	inv, err := iv.st.Invoice(sctx, id)
 	if err == nil {
-		if b := boundsOf(ctx); b.Bound() && !b.HasAdvertiser(inv.AdvertiserID) {
+		b := boundsOf(ctx)
+		if inv.Kind == marquee.KindStatement || b.Bound() && !b.HasAdvertiser(inv.AdvertiserID) {
 			return marquee.Invoice{}, marquee.NoInvoice(id)
 		}
 	}
 	return inv, err
 }
 
-// handleGetInvoice serves GET /api/v1/invoices/{id}: JSON, or
-// ?format=csv or pdf.
-func (iv *invoices) handleGetInvoice(issuer string) storeHandler {
+// statementOf reads the statement of the {id} segment the credential may
+// see (a publisher's account: its sites' only; else 404).
+func (iv *invoices) statementOf(sctx context.Context, ctx *fasthttp.RequestCtx) (marquee.Invoice, error) {
+	id, err := pathID(ctx, "statement")
+	if err != nil {
+		return marquee.Invoice{}, err
+	}
+	st, err := iv.st.Invoice(sctx, id)
+	if err == nil {
+		b := boundsOf(ctx)
+		if st.Kind != marquee.KindStatement || b.Bound() && !b.HasSite(st.Site) {
+			return marquee.Invoice{}, marquee.Errorf(marquee.KindNotFound, "statement %d not found", id)
+		}
+	}
+	return st, err
+}
+
+// handleGetInvoice serves GET /api/v1/invoices/{id} (statement: GET
+// /api/v1/statements/{id}): JSON, or ?format=csv or pdf.
+func (iv *invoices) handleGetInvoice(issuer string, statement bool) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		inv, err := iv.invoiceOf(sctx, ctx)
+		of := iv.invoiceOf
+		if statement {
+			of = iv.statementOf
+		}
+		inv, err := of(sctx, ctx)
 		if err != nil {
 			return err
 		}
@@ -214,6 +245,75 @@ func (iv *invoices) handleCreditInvoice() storeHandler {
 		}
 		ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/invoices/"+strconv.FormatInt(cn.ID, 10))
 		writeJSON(ctx, fasthttp.StatusCreated, cn)
+		return nil
+	}
+}
+
+// handleIssueStatement serves POST /api/v1/statements {site, from, to}:
+// 201 with the numbered statement of what the site's publisher is owed
+// for the period (billing.Statement); a period that overlaps one of the
+// site's statements is a 409.
+func (iv *invoices) handleIssueStatement() storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		var raw struct{ Site, From, To string }
+		if len(ctx.PostBody()) > 4<<10 {
+			return marquee.Errorf(marquee.KindTooLarge, "a statement request is at most 4 KiB")
+		}
+		p := marquee.Problems{}
+		if err := json.Unmarshal(ctx.PostBody(), &raw); err != nil {
+			p["body"] = "must be a JSON object {site, from, to}"
+		}
+		if raw.Site == "" {
+			p["site"] = "is required: a site's name"
+		}
+		from, to := parsePeriod(raw.From, raw.To, iv.now(), p)
+		if err := marquee.Invalid("invalid statement", p); err != nil {
+			return err
+		}
+		cat, err := reportCatalog(sctx, iv.multi.store, iv.multi.names, iv.multi.sites)
+		if err != nil {
+			return err
+		}
+		if _, ok := cat.Shares[raw.Site]; !ok {
+			return marquee.Invalid("invalid statement", marquee.Problems{"site": "is not a site's name (POST /api/v1/sites gives a site its revenue share)"})
+		}
+		st, err := billing.Statement(sctx, iv.multi.rp, cat, raw.Site, from, to)
+		if err != nil {
+			return err
+		}
+		if st, err = iv.st.IssueInvoice(sctx, st); err != nil {
+			return err
+		}
+		ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/statements/"+strconv.FormatInt(st.ID, 10))
+		writeJSON(ctx, fasthttp.StatusCreated, st)
+		return nil
+	}
+}
+
+// handleListStatements serves GET /api/v1/statements?site=: newest first
+// (a publisher's account: its sites' only).
+func (iv *invoices) handleListStatements() storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		site := string(ctx.QueryArgs().Peek("site"))
+		b := boundsOf(ctx)
+		if b.Bound() && site != "" && !b.HasSite(site) {
+			return marquee.NoSite(site)
+		}
+		sites := []string{site}
+		if b.Bound() && site == "" {
+			sites = b.Sites
+		}
+		out := []marquee.Invoice{}
+		for _, s := range sites {
+			list, err := iv.st.ListStatements(sctx, s, 500)
+			if err != nil {
+				return err
+			}
+			out = append(out, list...)
+		}
+		writeJSON(ctx, fasthttp.StatusOK, struct {
+			Statements []marquee.Invoice `json:"statements"`
+		}{out})
 		return nil
 	}
 }

@@ -123,6 +123,12 @@ func writeMulti(ctx *fasthttp.RequestCtx, rep *reports.MultiReport, format strin
 	return nil
 }
 
+// Catalog is what reports and billing documents name their rows by,
+// read from the store now (billing.Monthly's).
+func (s *Server) Catalog(ctx context.Context) (*reports.Catalog, error) {
+	return reportCatalog(ctx, s.multi.store, s.multi.names, s.multi.sites)
+}
+
 // reportCatalog reads the names a report's rows show: every campaign,
 // advertiser and placement, and the titles of the ads asked for.
 func reportCatalog(sctx context.Context, store CampaignStore, names Names, ss SiteStore) (*reports.Catalog, error) {

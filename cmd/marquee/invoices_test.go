@@ -2,12 +2,23 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"marquee/billing"
+	"marquee/index"
+	"marquee/reports"
+	"marquee/store/sqlite"
+	"marquee/web"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
@@ -162,5 +173,53 @@ func TestInvoices(t *testing.T) {
 	}
 	if r := w.do("GET", "/api/v1/invoices?advertiserId=2", key, "", ""); r.status != 404 {
 		t.Errorf("another advertiser's invoices by Acme's key = %d; want 404", r.status)
+	}
+}
+
+// TestMonthlyBilling: the month's documents by themselves
+// (-monthly-billing's billing.Monthly, run here on the instance's own
+// database): an invoice to the advertiser that spent and a statement to
+// the site with a share that earned, none to the others; run again, it
+// issues nothing more.
+func TestMonthlyBilling(t *testing.T) {
+	t.Parallel()
+	w := newMoneyWorld(t)
+	w.expect(w.admin("POST", "/api/v1/sites", `{"name":"news","revenueShare":0.5}`), 201, "")
+	w.expect(w.admin("POST", "/api/v1/placements", `{"name":"onnews","site":"news"}`), 201, "")
+	w.expect(w.admin("PUT", "/api/v1/placements/p1", `{"name":"p1","site":"news"}`), 200, "")
+	for range 4 {
+		fire(t, w.decide(t, "p1", "").ImpressionURL)
+	}
+	eventually(t, 5*time.Second, func() string {
+		if r := w.admin("GET", "/api/v1/reports?by=campaign&granularity=total", ""); !strings.Contains(r.body, `"impressions":4,`) {
+			return "the report: " + r.body
+		}
+		return ""
+	})
+	st, err := sqlite.Open(context.Background(), filepath.Join(w.data, "marquee.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rp := reports.NewReporter(st, 0)
+	rp.Currency = "EUR"
+	srv := web.NewServer(web.Config{}, web.Deps{Log: slog.New(slog.DiscardHandler), Now: time.Now, Index: index.New(time.Now), Store: st, Reports: rp, Registry: prometheus.NewRegistry()})
+	m := &billing.Monthly{Store: st, Reports: rp, Catalog: srv.Catalog, Log: slog.New(slog.DiscardHandler), Now: time.Now}
+	now := time.Now().UTC()
+	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	if now.Add(time.Hour).Month() != now.Month() {
+		t.Skip("the month ends within the hour: the flight would cross it")
+	}
+	if n, err := m.Issue(context.Background(), month); err != nil || n != 2 {
+		t.Fatalf("Issue = %d, %v; want 2 documents (Acme's invoice, news's statement)", n, err)
+	}
+	if n, err := m.Issue(context.Background(), month); err != nil || n != 0 {
+		t.Errorf("Issue again = %d, %v; want nothing more", n, err)
+	}
+	if r := w.admin("GET", "/api/v1/invoices", ""); strings.Count(r.body, `"number"`) != 1 || !strings.Contains(r.body, `"advertiser":"Acme"`) {
+		t.Errorf("invoices = %s; want Acme's one", r.body)
+	}
+	if r := w.admin("GET", "/api/v1/statements", ""); strings.Count(r.body, `"number"`) != 1 || !strings.Contains(r.body, `"site":"news"`) || !strings.Contains(r.body, `"total":0.002469`) {
+		t.Errorf("statements = %s; want news's one, 4 impressions at CPM 1.234567 × 0.5 = 0.002469", r.body)
 	}
 }

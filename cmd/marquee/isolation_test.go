@@ -68,11 +68,15 @@ func TestAccountIsolation(t *testing.T) {
 		return ""
 	})
 
-	// Invoices: 1 the advertiser's, 2 the other's.
+	// Invoices: 1 the advertiser's, 2 the other's; statements: 3 the
+	// publisher's site's, 4 the other site's.
 	today := time.Now().UTC().Truncate(24 * time.Hour)
+	period := `"from":"` + today.Add(-24*time.Hour).Format(time.RFC3339) + `","to":"` + today.Add(24*time.Hour).Format(time.RFC3339) + `"`
 	for _, adv := range []string{"1", "2"} {
-		in.expect(in.admin("POST", "/api/v1/invoices", `{"advertiserId":"`+adv+`","from":"`+today.Add(-24*time.Hour).Format(time.RFC3339)+`","to":"`+
-			today.Add(24*time.Hour).Format(time.RFC3339)+`"}`), 201, "")
+		in.expect(in.admin("POST", "/api/v1/invoices", `{"advertiserId":"`+adv+`",`+period+`}`), 201, "")
+	}
+	for _, site := range []string{"mysite", "zztsite"} {
+		in.expect(in.admin("POST", "/api/v1/statements", `{"site":"`+site+`",`+period+`}`), 201, "")
 	}
 
 	// The accounts: users (signed in) and keys.
@@ -123,7 +127,8 @@ func TestAccountIsolation(t *testing.T) {
 		"POST /api/v1/ad/{id}/pause", "POST /api/v1/ad/{id}/resume"} {
 		open[r] = "advertiser"
 	}
-	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats", "GET /api/v1/sites", "GET /api/v1/sites/{name}"} {
+	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats", "GET /api/v1/sites", "GET /api/v1/sites/{name}",
+		"GET /api/v1/statements", "GET /api/v1/statements/{id}"} {
 		open[r] = "publisher"
 	}
 	// What of the others' an answer must not hold: B's names and T's.
@@ -163,6 +168,8 @@ func TestAccountIsolation(t *testing.T) {
 				path += "?by=country"
 			case "/api/v1/sites/{name}":
 				path = "/api/v1/sites/mysite"
+			case "/api/v1/statements/{id}":
+				path = "/api/v1/statements/3"
 			}
 			own := a.do(r.Method, path, "")
 			if own.status != 200 || leaks(own) {

@@ -30,6 +30,7 @@ import (
 
 	"marquee"
 	"marquee/auth"
+	"marquee/billing"
 	"marquee/cache"
 	"marquee/clickhouse"
 	"marquee/clicks"
@@ -102,6 +103,7 @@ type serveConfig struct {
 	linkDomains       web.LinkDomains // -link-domains, -default-domain, -unknown-hosts
 	reportMailDomains []string        // -report-mail-domains, lower case
 	invoiceIssuer     string          // -invoice-issuer
+	monthlyBilling    bool            // -monthly-billing
 	events            eventsConfig
 	reports           reportsConfig
 }
@@ -151,6 +153,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.budgetStale, "budget-stale", delivery.DefaultStaleAfter, "budgeted campaigns stop serving when no sync has reached the spend counters for this long (fail closed)")
 	fs.IntVar(&c.forecastSample, "forecast-sample", 20, "requests kept of each placement and hour, per instance, for forecasts (0: none kept; forecasts then have no sample to read targetings from)")
 	fs.BoolVar(&c.countRequests, "count-requests", true, "count each decision's slots and what became of them: requests, fill rate and why slots stay empty (false: placements' reports have no requests)")
+	fs.BoolVar(&c.monthlyBilling, "monthly-billing", false, "an hour into each month (UTC), issue every advertiser's invoice and every site's statement for the month before (those not issued already)")
 	fs.StringVar(&c.invoiceIssuer, "invoice-issuer", "Marquee", "who invoices and statements are issued by: your company's name, as the documents print it")
 	reportMailDomains := fs.String("report-mail-domains", "", "comma-separated domains an advertiser's or a publisher's account may schedule reports to besides its own logins' addresses (none: its logins' only)")
 	linkDomains := fs.String("link-domains", "", "comma-separated hosts that short links may belong to, each its own namespace of codes (go.brand.example,links.other.example)")
@@ -348,6 +351,7 @@ type node struct {
 	samples    *reports.Samples      // decisions' requests sampled for forecasts, flushed by tally
 	bids       *reports.Bids         // header bidding's bids and wins, flushed by tally
 	schedules  *reportmail.Scheduler // listen: saved reports' emails (nil without -smtp)
+	monthly    *billing.Monthly      // listen: the month's invoices and statements (nil without -monthly-billing)
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
 	hooks      *webhooks.Dispatcher // open; closed after events
@@ -517,6 +521,9 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	if n.schedules != nil {
 		n.schedules.Render = srv.RenderReport
 	}
+	if cfg.monthlyBilling {
+		n.monthly = &billing.Monthly{Store: n.st, Reports: reporter, Catalog: srv.Catalog, Log: n.log, Now: time.Now}
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen: %w", err)
@@ -570,6 +577,9 @@ func (n *node) startLoops() (stop func()) {
 	hourly(func() { cfg.reports.rollUp(bg, n.st, log) })
 	if n.schedules != nil {
 		loops.Go(func() { n.schedules.Run(bg, cfg.reports.schedules) })
+	}
+	if n.monthly != nil {
+		loops.Go(func() { n.monthly.Run(bg, 10*time.Minute) })
 	}
 	if m, ok := n.counters.(*counters.Memory); ok {
 		hourly(func() { m.Trim(time.Now()) })

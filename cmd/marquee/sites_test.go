@@ -75,4 +75,39 @@ func TestPublisherSeesItsNetRevenue(t *testing.T) {
 	if r := in.do("POST", "/api/v1/sites", pubKey, "application/json", `{"name":"x","revenueShare":1}`); r.status != 403 {
 		t.Errorf("a publisher making a site = %d; want 403", r.status)
 	}
+
+	// The statement the publisher is paid from: its net revenue, as its
+	// reports count it; numbered, one a period.
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	period := `"from":"` + today.Add(-24*time.Hour).Format(time.RFC3339) + `","to":"` + today.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	in.expect(in.admin("POST", "/api/v1/statements", `{"site":"nosuch",`+period+`}`), 400,
+		`{"error":"invalid statement","problems":{"site":"is not a site's name (POST /api/v1/sites gives a site its revenue share)"}}`)
+	st := in.admin("POST", "/api/v1/statements", `{"site":"mysite",`+period+`}`)
+	var doc struct {
+		ID, Number, Kind, Site string
+		Total, Gross           json.Number
+		Placements             []struct {
+			Placement  string
+			Gross, Net json.Number
+		}
+	}
+	if json.Unmarshal([]byte(st.body), &doc); st.status != 201 || doc.Kind != "statement" || doc.Total != "0.07" || doc.Gross != "0.1" ||
+		len(doc.Placements) != 1 || doc.Placements[0].Placement != "side" || doc.Placements[0].Net != "0.07" {
+		t.Fatalf("statement = %d %s; want 201, net 0.07 of gross 0.1 on side", st.status, st.body)
+	}
+	if r := in.admin("POST", "/api/v1/statements", `{"site":"mysite",`+period+`}`); r.status != 409 {
+		t.Errorf("a second statement of the period = %d; want 409", r.status)
+	}
+	if r := in.do("GET", "/api/v1/statements", pubKey, "", ""); r.status != 200 || !strings.Contains(r.body, doc.Number) {
+		t.Errorf("the publisher's statements = %d %s", r.status, r.body)
+	}
+	if r := in.do("GET", "/api/v1/statements/"+doc.ID+"?format=csv", pubKey, "", ""); r.status != 200 || !strings.Contains(r.body, "placement,1,side,10,0.1,0.07") {
+		t.Errorf("the statement's CSV = %d %s", r.status, r.body)
+	}
+	if r := in.do("GET", "/api/v1/statements/"+doc.ID+"?format=pdf", pubKey, "", ""); r.status != 200 || !strings.HasPrefix(r.body, "%PDF-") {
+		t.Errorf("the statement's PDF = %d", r.status)
+	}
+	if r := in.admin("GET", "/api/v1/invoices/"+doc.ID, ""); r.status != 404 {
+		t.Errorf("a statement read as an invoice = %d; want 404", r.status)
+	}
 }

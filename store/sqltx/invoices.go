@@ -31,6 +31,18 @@ type storedInvoice struct {
 	Adjustments  []storedAdj  `json:"adjustments"`
 	Total        int64        `json:"total"`
 	Corrects     string       `json:"corrects,omitempty"`
+	Site         string       `json:"site,omitempty"`
+	RevenueShare float64      `json:"revenueShare,omitempty"`
+	Gross        int64        `json:"gross,omitempty"`
+	Placements   []storedPl   `json:"placements,omitempty"`
+}
+
+type storedPl struct {
+	PlacementID int64  `json:"placementId"`
+	Placement   string `json:"placement"`
+	Impressions int64  `json:"impressions"`
+	Gross       int64  `json:"gross"`
+	Net         int64  `json:"net"`
 }
 
 type storedLine struct {
@@ -57,6 +69,10 @@ func storedOf(inv *marquee.Invoice) storedInvoice {
 	for _, a := range inv.Adjustments {
 		s.Adjustments = append(s.Adjustments, storedAdj{a.CampaignID, a.Reason, a.Events, int64(a.Amount)})
 	}
+	s.Site, s.RevenueShare, s.Gross = inv.Site, inv.RevenueShare, int64(inv.Gross)
+	for _, p := range inv.PlacementLines {
+		s.Placements = append(s.Placements, storedPl{p.PlacementID, p.Placement, p.Impressions, int64(p.Gross), int64(p.Net)})
+	}
 	return s
 }
 
@@ -69,6 +85,11 @@ func (s *storedInvoice) invoice() marquee.Invoice {
 	}
 	for _, a := range s.Adjustments {
 		inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: a.CampaignID, Reason: a.Reason, Events: a.Events, Amount: marquee.Micros(a.Amount)})
+	}
+	inv.Site, inv.RevenueShare, inv.Gross = s.Site, s.RevenueShare, marquee.Micros(s.Gross)
+	for _, p := range s.Placements {
+		inv.PlacementLines = append(inv.PlacementLines, marquee.PlacementLine{PlacementID: p.PlacementID, Placement: p.Placement, Impressions: p.Impressions,
+			Gross: marquee.Micros(p.Gross), Net: marquee.Micros(p.Net)})
 	}
 	return inv
 }
@@ -98,14 +119,16 @@ func invoiceNumber(seq int64) string { return fmt.Sprintf("MQ-%06d", seq) }
 // the invoice it Corrects as cancelled (it must not be already).
 func (s *Store) IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.Invoice, error) {
 	return write(ctx, s, "issue invoice", func(tx Tx, now time.Time) (marquee.Invoice, error) {
-		if inv.Kind == marquee.KindInvoice {
+		if inv.Kind == marquee.KindInvoice || inv.Kind == marquee.KindStatement {
 			var n int64
-			err := tx.QueryRow(ctx, `SELECT seq FROM invoices WHERE advertiser_id = ? AND kind = ? AND credited_by = '' AND period_from < ? AND period_to > ? LIMIT 1`,
-				inv.AdvertiserID, marquee.KindInvoice, inv.To.UnixMilli(), inv.From.UnixMilli()).Scan(&n)
-			if err == nil {
+			err := tx.QueryRow(ctx, `SELECT seq FROM invoices WHERE advertiser_id = ? AND site = ? AND kind = ? AND credited_by = '' AND period_from < ? AND period_to > ? LIMIT 1`,
+				inv.AdvertiserID, inv.Site, inv.Kind, inv.To.UnixMilli(), inv.From.UnixMilli()).Scan(&n)
+			switch {
+			case err == nil && inv.Kind == marquee.KindStatement:
+				return inv, marquee.Errorf(marquee.KindConflict, "site %q's statement %s covers part of this period", inv.Site, invoiceNumber(n))
+			case err == nil:
 				return inv, marquee.Errorf(marquee.KindConflict, "advertiser %d's invoice %s covers part of this period: credit it first (POST /api/v1/invoices/{id}/credit)", inv.AdvertiserID, invoiceNumber(n))
-			}
-			if !errors.Is(err, ErrNoRows) {
+			case !errors.Is(err, ErrNoRows):
 				return inv, err
 			}
 		}
@@ -131,8 +154,8 @@ func (s *Store) IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.
 		if err != nil {
 			return inv, err
 		}
-		inv.ID, err = s.insertID(ctx, tx, `INSERT INTO invoices (seq, kind, advertiser_id, period_from, period_to, total_micros, body, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			"", seq, inv.Kind, inv.AdvertiserID, inv.From.UnixMilli(), inv.To.UnixMilli(), int64(inv.Total), string(body), now.UnixMilli())
+		inv.ID, err = s.insertID(ctx, tx, `INSERT INTO invoices (seq, kind, advertiser_id, site, period_from, period_to, total_micros, body, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			"", seq, inv.Kind, inv.AdvertiserID, inv.Site, inv.From.UnixMilli(), inv.To.UnixMilli(), int64(inv.Total), string(body), now.UnixMilli())
 		return inv, err
 	})
 }
@@ -159,9 +182,21 @@ func (s *Store) Invoice(ctx context.Context, id int64) (marquee.Invoice, error) 
 // every advertiser's), newest first, at most limit.
 func (s *Store) ListInvoices(ctx context.Context, advertiser int64, limit int) ([]marquee.Invoice, error) {
 	return withDB(ctx, s, "list invoices", func(db DB) ([]marquee.Invoice, error) {
-		q, args := `SELECT `+invoiceCols+` FROM invoices`, []any{}
+		q, args := `SELECT `+invoiceCols+` FROM invoices WHERE kind <> ?`, []any{marquee.KindStatement}
 		if advertiser != 0 {
-			q, args = q+` WHERE advertiser_id = ?`, append(args, advertiser)
+			q, args = q+` AND advertiser_id = ?`, append(args, advertiser)
+		}
+		return query(ctx, db, func(r Rows) (marquee.Invoice, error) { return scanInvoice(r) }, q+` ORDER BY seq DESC LIMIT ?`, append(args, limit)...)
+	})
+}
+
+// ListStatements returns the statements of site ("": every site's),
+// newest first, at most limit.
+func (s *Store) ListStatements(ctx context.Context, site string, limit int) ([]marquee.Invoice, error) {
+	return withDB(ctx, s, "list statements", func(db DB) ([]marquee.Invoice, error) {
+		q, args := `SELECT `+invoiceCols+` FROM invoices WHERE kind = ?`, []any{marquee.KindStatement}
+		if site != "" {
+			q, args = q+` AND site = ?`, append(args, site)
 		}
 		return query(ctx, db, func(r Rows) (marquee.Invoice, error) { return scanInvoice(r) }, q+` ORDER BY seq DESC LIMIT ?`, append(args, limit)...)
 	})

@@ -1,6 +1,7 @@
--- Invoices and credit notes (docs/api.md#invoices): numbered documents,
--- immutable once issued. seq is the gapless number (one series for both
--- kinds); body the whole document (JSON, marquee.Invoice); credited_by the
+-- Invoices, credit notes and publishers' statements (docs/api.md#invoices):
+-- numbered documents, immutable once issued. seq is the gapless number (one
+-- series for every kind); an invoice's advertiser, a statement's site ('':
+-- none); body the whole document (JSON, marquee.Invoice); credited_by the
 -- credit note that cancelled an invoice ('': none), the one change a row
 -- takes. Periods and times are unix ms.
 CREATE TABLE invoices (
@@ -8,6 +9,7 @@ CREATE TABLE invoices (
 	seq           bigint NOT NULL UNIQUE,
 	kind          {{str16}} NOT NULL,
 	advertiser_id bigint NOT NULL,
+	site          {{str255}} NOT NULL DEFAULT '',
 	period_from   bigint NOT NULL,
 	period_to     bigint NOT NULL,
 	total_micros  bigint NOT NULL,
