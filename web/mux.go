@@ -169,6 +169,17 @@ func (m *mux) serve(ctx *fasthttp.RequestCtx) {
 	// Only a route with "{name}"s has segments to capture.
 	p := paramsPool.Get().(*params)
 	ep := m.matchPrefix(path, p)
+	if ep == nil {
+		// The path as sent, for a route whose last segment takes the rest
+		// ("{userKey...}"): fasthttp folds "." and ".." segments out of the
+		// path it normalises, and a rest may be such a key (an erasure of
+		// the user key "..": DELETE /api/v1/privacy/subjects/..).
+		raw, _, _ := bytes.Cut(ctx.Request.Header.RequestURI(), []byte("?"))
+		*p = params{}
+		if ep = m.matchPrefix(raw, p); ep != nil && !strings.HasSuffix(ep.pattern, "...}") {
+			ep = nil
+		}
+	}
 	if ep != nil && p.n > 0 {
 		// Not removed after the handler: fasthttp resets user values
 		// with the request, and only a route with params (which sets its
