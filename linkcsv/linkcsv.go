@@ -45,8 +45,22 @@ type Result struct {
 	Format  string
 	Rows    []Row              // the rows that are links
 	Ignored []string           // columns of the file that no link field takes
-	Bad     []marquee.Problems // the problems of each bad row, by field ("row 7: url")
+	Bad     []marquee.Problems // the problems of the first MaxBadKept bad rows, by field ("row 7: url")
+	BadRows int                // every bad row, those in Bad and those past them
 	Total   int                // data rows read, good and bad
+}
+
+// MaxBadKept bounds the bad rows a Result keeps the problems of: a file of
+// bad rows costs a count past them, not a map each (a 4 MB file of them
+// took a server to 1.2 GB).
+const MaxBadKept = 1000
+
+// bad keeps a bad row's problems while fewer than MaxBadKept are kept, and
+// counts it.
+func (r *Result) bad(p func() marquee.Problems) {
+	if r.BadRows++; len(r.Bad) < MaxBadKept {
+		r.Bad = append(r.Bad, p())
+	}
 }
 
 // Problems are every bad row's problems in one set, each field named
@@ -148,7 +162,9 @@ func Read(r io.Reader, domain string) (*Result, error) {
 		var pe *csv.ParseError
 		switch {
 		case errors.As(err, &pe):
-			res.Bad = append(res.Bad, marquee.Problems{fmt.Sprintf("row %d", pe.StartLine): "is not CSV: " + err.Error()})
+			res.bad(func() marquee.Problems {
+				return marquee.Problems{fmt.Sprintf("row %d", pe.StartLine): "is not CSV: " + err.Error()}
+			})
 			continue
 		case err != nil:
 			return nil, err // the reader's, not the file's
@@ -167,11 +183,13 @@ func Read(r io.Reader, domain string) (*Result, error) {
 			}
 		}
 		if len(p) > 0 {
-			bad := marquee.Problems{}
-			for k, v := range p {
-				bad[fmt.Sprintf("row %d: %s", line, k)] = v
-			}
-			res.Bad = append(res.Bad, bad)
+			res.bad(func() marquee.Problems {
+				bad := marquee.Problems{}
+				for k, v := range p {
+					bad[fmt.Sprintf("row %d: %s", line, k)] = v
+				}
+				return bad
+			})
 			continue
 		}
 		res.Rows = append(res.Rows, Row{Line: line, In: in})

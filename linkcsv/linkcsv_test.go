@@ -3,6 +3,7 @@ package linkcsv_test
 import (
 	"bytes"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -112,4 +113,30 @@ func TestBadRowsByNumber(t *testing.T) {
 			t.Errorf("Read(%q): want an error (no header, or no url column)", bad)
 		}
 	}
+}
+
+// TestBadRowsBounded: a 4 MB file of bad rows keeps the problems of the
+// first linkcsv.MaxBadKept and counts the rest, in memory bounded by that,
+// not by the file (before: a map per row, 1.2 GB for such a file).
+func TestBadRowsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("code,url\n")
+	for b.Len() < 4<<20 {
+		b.WriteString("c,notaurl\n")
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := linkcsv.Read(strings.NewReader(b.String()), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if len(res.Bad) != linkcsv.MaxBadKept || res.BadRows != res.Total || res.Total < 400_000 {
+		t.Errorf("kept %d bad rows of %d (%d read); want %d kept, all counted", len(res.Bad), res.BadRows, res.Total, linkcsv.MaxBadKept)
+	}
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 16<<20 {
+		t.Errorf("the heap grew by %d MB reading 4 MB of bad rows; want at most 16 MB (the problems of %d rows)", grown>>20, linkcsv.MaxBadKept)
+	}
+	runtime.KeepAlive(res)
 }

@@ -174,15 +174,18 @@ func handleImportLinks(im *imports, domains *LinkDomains) storeHandler {
 				return err
 			}
 			job.Problems, job.ProblemRows = FirstProblems(job.Problems, MaxImportProblems)
+			job.ProblemRows += unkept(res)
 			writeJSON(ctx, fasthttp.StatusOK, job)
 			return nil
 		}
 		if len(problems) > 0 && !partial {
 			shown, n := FirstProblems(problems, MaxImportProblems)
+			n += unkept(res)
 			return marquee.Invalid(fmt.Sprintf("invalid import: %d of %d rows have problems (those of the first %d are named), and nothing was imported (send partial=true to import the others)",
 				n, res.Total, min(n, MaxImportProblems)), shown)
 		}
 		job.Problems, job.ProblemRows = FirstProblems(job.Problems, MaxImportProblems)
+		job.ProblemRows += unkept(res)
 		im.start(sctx, job, res, rows, opt)
 		ctx.Response.Header.Set(fasthttp.HeaderLocation, importPath+"/"+job.ID)
 		im.mu.Lock()
@@ -191,6 +194,10 @@ func handleImportLinks(im *imports, domains *LinkDomains) storeHandler {
 		return nil
 	}
 }
+
+// unkept is how many of res's bad rows it counted without keeping their
+// problems (past linkcsv.MaxBadKept).
+func unkept(res *linkcsv.Result) int { return res.BadRows - len(res.Bad) }
 
 // ImportRows are the links of res's good rows, their domains checked
 // against domains (a row whose domain is not one of them goes bad), and
@@ -283,6 +290,7 @@ func (im *imports) start(sctx context.Context, job *importJob, res *linkcsv.Resu
 				job.Error = "nothing was imported: " + e.Message
 				RowProblems(job.Problems, res, e.Problems)
 				job.Problems, job.ProblemRows = FirstProblems(job.Problems, MaxImportProblems)
+				job.ProblemRows += unkept(res)
 			} else {
 				job.Error = "nothing was imported: the store failed (see the server's log)"
 				im.log.Error("link import failed", "job", job.ID, "err", err)
