@@ -34,7 +34,14 @@ const (
 // /api/v1/decisions?placement=…&… (one slot): for each slot, the chosen
 // ads with signed tracking URLs (docs/api.md#decisions). Package serve
 // decides; this reads the request and writes the answer's bytes.
-func handleDecisions(svc *serve.Service, rq requester, authenticate func(*fasthttp.RequestCtx) (auth.Principal, error)) handler {
+func handleDecisions(svc *serve.Service, rq requester, authenticate func(*fasthttp.RequestCtx) (auth.Principal, error), creativeOrigin string) handler {
+	// The frames' origin (-creative-origin), JSON-quoted without its
+	// closing quote as urlHead is; none: the request's own.
+	var frameOrigin []byte
+	if creativeOrigin != "" {
+		frameOrigin, _ = jsonstr.Append(nil, []byte(creativeOrigin))
+		frameOrigin = frameOrigin[:len(frameOrigin)-1]
+	}
 	return func(ctx *fasthttp.RequestCtx) error {
 		// Any page may ask (the tag does, from the publisher's origin):
 		// the answer holds nothing of a credential's. No cache may keep
@@ -72,6 +79,10 @@ func handleDecisions(svc *serve.Service, rq requester, authenticate func(*fastht
 		// decision's cost): {"user":{"key"},"decisions":{div:[…]},"explain":…}.
 		var quoted [320]byte
 		urlHead := appendURLHead(quoted[:0], ctx)
+		frameHead := urlHead
+		if frameOrigin != nil {
+			frameHead = frameOrigin
+		}
 		bp := pagePool.Get().(*[]byte)
 		out := append((*bp)[:0], '{')
 		if key := in.UserKey; len(key) > 0 && r.User != 0 {
@@ -90,7 +101,7 @@ func handleDecisions(svc *serve.Service, rq requester, authenticate func(*fastht
 				if k > 0 {
 					out = append(out, ',')
 				}
-				out = appendChoice(out, urlHead, d, i, &in, ch)
+				out = appendChoice(out, urlHead, frameHead, d, i, &in, ch)
 			}
 			out = append(out, ']')
 		}
@@ -141,7 +152,7 @@ func mayExplain(ctx *fasthttp.RequestCtx, authenticate func(*fasthttp.RequestCtx
 // decision id and one signed token for the three (none for a preview,
 // which must not count). urlHead is the JSON-quoted scheme and host,
 // without its closing quote; in the request, for the macros.
-func appendChoice(b, urlHead []byte, d *serve.Decision, si int, in *serve.Input, ch delivery.Choice) []byte {
+func appendChoice(b, urlHead, frameHead []byte, d *serve.Decision, si int, in *serve.Input, ch delivery.Choice) []byte {
 	slot, r := &d.Request.Slots[si], &d.Request
 	if ch.Bid != nil {
 		return appendBid(b, urlHead, d, si, ch)
@@ -173,7 +184,7 @@ func appendChoice(b, urlHead []byte, d *serve.Decision, si int, in *serve.Input,
 		return append(b, '}')
 	}
 	if c.Type == marquee.CreativeHTML || c.Type == marquee.CreativeTag && !c.Trusted {
-		b = append(append(append(b, `,"frameUrl":`...), urlHead...), FramePrefix...)
+		b = append(append(append(b, `,"frameUrl":`...), frameHead...), FramePrefix...)
 		b = append(b, token...)
 		if c.Type == marquee.CreativeTag { // the page's own values, for the tag's macros
 			b = append(b, frameQuery(in)...)

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -26,6 +27,10 @@ type mux struct {
 	static map[string]*endpoint // fixed paths
 	prefix []*endpoint          // ".../{name}" patterns, matched by prefix
 	srv    *Server
+	// creativeHost is -creative-origin's host (and port), lower case:
+	// requests to it are for frames and tracking URLs only, and frames
+	// are served nowhere else ("": none, frames on any host).
+	creativeHost []byte
 }
 
 // endpoint is every route that shares one pattern.
@@ -46,6 +51,9 @@ type bound struct {
 
 func newMux(s *Server, routes []route) *mux {
 	m := &mux{static: map[string]*endpoint{}, srv: s}
+	if u, err := url.Parse(s.cfg.CreativeOrigin); err == nil && u.Host != "" {
+		m.creativeHost = []byte(strings.ToLower(u.Host))
+	}
 	byPattern := map[string]*endpoint{}
 	for _, r := range routes {
 		ep := byPattern[r.pattern]
@@ -162,6 +170,10 @@ func (m *mux) serve(ctx *fasthttp.RequestCtx) {
 	start := ctx.Time() // set by fasthttp just before calling the handler
 	nosniff(ctx)
 	path := ctx.Path()
+	if m.creativeHost != nil && !m.creativeRoute(ctx, path) {
+		m.srv.metrics.unrouted.Inc()
+		return
+	}
 	if ep := m.static[string(path)]; ep != nil { // no allocation: map lookup by converted key
 		m.call(ctx, ep, start)
 		return
@@ -189,6 +201,24 @@ func (m *mux) serve(ctx *fasthttp.RequestCtx) {
 	m.call(ctx, ep, start)
 	*p = params{}
 	paramsPool.Put(p)
+}
+
+// creativeRoute keeps the creative origin's host and the ad server's
+// apart: on the creative host only frames (/f/) and tracking URLs (/t/)
+// are served; elsewhere no frame is. It answers 404 itself and says false
+// for a request on the wrong side.
+func (m *mux) creativeRoute(ctx *fasthttp.RequestCtx, path []byte) bool {
+	onCreative := bytes.EqualFold(ctx.Host(), m.creativeHost)
+	frame := bytes.HasPrefix(path, []byte(FramePrefix))
+	switch {
+	case onCreative && !frame && !bytes.HasPrefix(path, []byte("/t/")):
+		m.srv.writeError(ctx, marquee.Errorf(marquee.KindNotFound, "this host serves creatives only (-creative-origin)"))
+		return false
+	case !onCreative && frame:
+		m.srv.writeError(ctx, marquee.Errorf(marquee.KindNotFound, "creatives are served on their own origin (-creative-origin), not on this host"))
+		return false
+	}
+	return true
 }
 
 // call runs the route of ep for the request's method, or answers 404 (no

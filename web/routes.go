@@ -219,8 +219,8 @@ func (s *Server) apiRoutes() []route {
 		{"DELETE", "/api/v1/session", allow(signedIn, anyBound), withStore(handleSignOut(s.sessions))},
 		{"PUT", "/api/v1/session/password", allow(signedIn, anyBound), withStore(handleChangePassword(s.sessions))},
 		// Decisions: which ads fill a page's slots, and their signed tracking URLs.
-		{"POST", "/api/v1/decisions", allow(public), handleDecisions(s.serve, s.req, s.authenticate)},
-		{"GET", "/api/v1/decisions", allow(public), handleDecisions(s.serve, s.req, s.authenticate)},
+		{"POST", "/api/v1/decisions", allow(public), handleDecisions(s.serve, s.req, s.authenticate, s.cfg.CreativeOrigin)},
+		{"GET", "/api/v1/decisions", allow(public), handleDecisions(s.serve, s.req, s.authenticate, s.cfg.CreativeOrigin)},
 		{"GET", "/api/v1/floors", allow(public), handleFloors(s.serve)},
 		{"OPTIONS", "/api/v1/decisions", allow(public), handlePreflight()},
 		{"GET", "/t/{kind}/{token}", allow(public), handleTracking(s.serve, s.req)},

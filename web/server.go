@@ -89,6 +89,12 @@ type Config struct {
 	// InvoiceIssuer is who invoices and statements are issued by (the
 	// operator's name, -invoice-issuer).
 	InvoiceIssuer string
+	// CreativeOrigin is where HTML creatives' and third-party tags' frames
+	// are served ("https://creatives.example", -creative-origin; "": this
+	// server's own origin): a host of their own, where this server answers
+	// only frames and tracking URLs and never sets a cookie, so that no
+	// creative runs, or can pass for a page, on the ad server's address.
+	CreativeOrigin string
 }
 
 // Store is every method of the store the edge calls: the one store, which

@@ -104,6 +104,7 @@ type serveConfig struct {
 	reportMailDomains []string        // -report-mail-domains, lower case
 	invoiceIssuer     string          // -invoice-issuer
 	monthlyBilling    bool            // -monthly-billing
+	creativeOrigin    string          // -creative-origin, checked: scheme://host[:port]
 	events            eventsConfig
 	reports           reportsConfig
 }
@@ -153,6 +154,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.budgetStale, "budget-stale", delivery.DefaultStaleAfter, "budgeted campaigns stop serving when no sync has reached the spend counters for this long (fail closed)")
 	fs.IntVar(&c.forecastSample, "forecast-sample", 20, "requests kept of each placement and hour, per instance, for forecasts (0: none kept; forecasts then have no sample to read targetings from)")
 	fs.BoolVar(&c.countRequests, "count-requests", true, "count each decision's slots and what became of them: requests, fill rate and why slots stay empty (false: placements' reports have no requests)")
+	fs.StringVar(&c.creativeOrigin, "creative-origin", "", "where HTML creatives and third-party tags are framed, a host of their own pointing at this server: https://creatives.example (none: this server's own origin; set it before outside advertisers' creatives run)")
 	fs.BoolVar(&c.monthlyBilling, "monthly-billing", false, "an hour into each month (UTC), issue every advertiser's invoice and every site's statement for the month before (those not issued already)")
 	fs.StringVar(&c.invoiceIssuer, "invoice-issuer", "Marquee", "who invoices and statements are issued by: your company's name, as the documents print it")
 	reportMailDomains := fs.String("report-mail-domains", "", "comma-separated domains an advertiser's or a publisher's account may schedule reports to besides its own logins' addresses (none: its logins' only)")
@@ -221,6 +223,13 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.tcfVendor > 65535 {
 		return c, usageError{fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", c.tcfVendor)}
+	}
+	if c.creativeOrigin != "" {
+		u, err := url.Parse(c.creativeOrigin)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
+			return c, usageError{fmt.Errorf("-creative-origin %q: want an origin such as https://creatives.example (a scheme and a host, no path)", c.creativeOrigin)}
+		}
+		c.creativeOrigin = u.Scheme + "://" + strings.ToLower(u.Host)
 	}
 	for _, d := range strings.Split(*reportMailDomains, ",") {
 		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
@@ -513,7 +522,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		Touches: n.touches, Conversions: n.st, Currency: cfg.currency})
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
-		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer},
+		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
 			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Serve: svc, Webhooks: n.hooks, Console: console.Handler(),
