@@ -3,8 +3,9 @@
  * Prebid.js (v10+). Before each decision it runs the page's Prebid auction
  * for the slots — each placement's floor offered to Prebid's floors module
  * — and hands each slot's bids to the one decision, where they compete
- * with the campaigns; a bid that wins is drawn by Prebid's own renderAd in
- * the slot's frame, and the tag counts it as any ad. No dependency, no
+ * with the campaigns; a bid that wins is drawn in a frame of another origin
+ * than the page's, through Prebid's cross-origin rendering (as Prebid's
+ * Universal Creative does), and the tag counts it as any ad. No dependency, no
  * build step. */
 (function (w, d) {
   'use strict';
@@ -73,16 +74,18 @@
         .catch(function () { return {}; });
     },
 
-    // render draws the bid a decision chose (ch) in box through Prebid's
-    // renderAd, in a frame of the bid's size, and answers the frame once
-    // Prebid says the ad rendered (it rejects if Prebid cannot). renderAd
-    // writes into the frame, so the frame is of the page's origin; its
-    // sandbox still keeps the bid from navigating the page, submitting
-    // forms or opening dialogs. A click in it (the window losing focus to
+    // render draws the bid a decision chose (ch) in box, in a frame of the
+    // bid's size and of another origin than the page's — Marquee's bid
+    // frame (ch.frameUrl: on the creative origin when there is one),
+    // sandboxed without allow-same-origin, which asks Prebid for the bid's
+    // markup over Prebid's cross-origin protocol (as Prebid's Universal
+    // Creative does) — and answers the frame once Prebid says the ad
+    // rendered (it rejects if it could not). The bid can neither script
+    // nor navigate the page. A click in it (the window losing focus to
     // the frame) fires the decision's click URL, once.
     render: function (box, ch, opt) {
       var pb = pbjs(opt), m = /^(\d+)x(\d+)$/.exec(ch.size || '') || [], f = d.createElement('iframe');
-      f.setAttribute('sandbox', 'allow-scripts allow-same-origin allow-popups');
+      f.setAttribute('sandbox', 'allow-scripts allow-popups');
       f.setAttribute('scrolling', 'no');
       f.setAttribute('title', 'Advertisement');
       if (m[1]) { f.width = m[1]; f.height = m[2]; }
@@ -90,11 +93,18 @@
       f.style.display = 'block';
       box.appendChild(f);
       return new Promise(function (ok, fail) {
+        function off() {
+          pb.offEvent('adRenderSucceeded', done);
+          pb.offEvent('adRenderFailed', failed);
+        }
+        function failed(e) {
+          if (e.adId !== ch.adId) return;
+          off();
+          fail(new Error(e.reason || 'Prebid could not render the bid'));
+        }
         function done(e) {
           if (e.adId !== ch.adId) return;
-          pb.offEvent('adRenderSucceeded', done);
-          pb.offEvent('adRenderFailed', done);
-          if (!e.doc) return fail(new Error(e.reason || 'Prebid could not render the bid'));
+          off();
           w.addEventListener('blur', function click() {
             setTimeout(function () {
               if (d.activeElement !== f) return;
@@ -105,9 +115,8 @@
           ok(f);
         }
         pb.onEvent('adRenderSucceeded', done);
-        pb.onEvent('adRenderFailed', done);
-        f.contentDocument.body.style.margin = '0';
-        pb.renderAd(f.contentDocument, ch.adId);
+        pb.onEvent('adRenderFailed', failed);
+        f.src = ch.frameUrl + '#' + encodeURIComponent(ch.adId);
       });
     }
   };

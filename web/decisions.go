@@ -155,7 +155,7 @@ func mayExplain(ctx *fasthttp.RequestCtx, authenticate func(*fasthttp.RequestCtx
 func appendChoice(b, urlHead, frameHead []byte, d *serve.Decision, si int, in *serve.Input, ch delivery.Choice) []byte {
 	slot, r := &d.Request.Slots[si], &d.Request
 	if ch.Bid != nil {
-		return appendBid(b, urlHead, d, si, ch)
+		return appendBid(b, urlHead, frameHead, d, si, ch)
 	}
 	b = append(b, `{"adId":"`...)
 	b = strconv.AppendInt(b, ch.Ad.ID, 10)
@@ -208,11 +208,13 @@ func appendChoice(b, urlHead, frameHead []byte, d *serve.Decision, si int, in *s
 
 // appendBid appends a header-bidding bid that won its slot as the
 // answer shows it — {"bidder","adId" (Prebid's: what renders it),"cpm"
-// (as the bid said),"size","dealId"} — with its tracking URLs: the tag
-// fires the impression once Prebid rendered it, the view by MRC's rule,
-// and the click URL (a pixel, not a redirect: the bid's creative has its
-// own landing page) when the visitor clicks into its frame.
-func appendBid(b, urlHead []byte, d *serve.Decision, si int, ch delivery.Choice) []byte {
+// (as the bid said),"size","dealId","frameUrl"} — frameUrl the page that
+// draws a bid in a frame of another origin (BidFramePath) — with its
+// tracking URLs: the tag fires the impression once Prebid rendered it, the
+// view by MRC's rule, and the click URL (a pixel, not a redirect: the
+// bid's creative has its own landing page) when the visitor clicks into
+// its frame.
+func appendBid(b, urlHead, frameHead []byte, d *serve.Decision, si int, ch delivery.Choice) []byte {
 	bid, r := ch.Bid, &d.Request
 	b = append(b, `{"bidder":`...)
 	b, _ = jsonstr.Append(b, []byte(bid.Bidder))
@@ -227,6 +229,7 @@ func appendBid(b, urlHead []byte, d *serve.Decision, si int, ch delivery.Choice)
 		b = append(b, `,"dealId":`...)
 		b, _ = jsonstr.Append(b, []byte(bid.Deal))
 	}
+	b = append(append(append(append(b, `,"frameUrl":`...), frameHead...), BidFramePath...), '"')
 	if r.Preview {
 		return append(b, '}')
 	}

@@ -232,6 +232,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/tag/{file}", allow(public), handleTagScript()},
 		{"GET", "/pb.js", allow(public), handleTagScript()},
 		{"GET", "/f/{token}", allow(public), handleFrame(s.serve.Engine(), s.serve.Signer(), s.now)},
+		{"GET", BidFramePath, allow(public), handleBidFrame()},
 		{"GET", "/vast", allow(public), handleVAST(s.serve, s.req)},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", allow(public), handleEventGet(s.events)},

@@ -81,6 +81,58 @@ const FramePrefix = "/f/"
 // (TestTagPopupCannotNavigatePage).
 const frameSandbox = "sandbox allow-scripts allow-popups"
 
+// BidFramePath is the page that draws a header-bidding bid in a frame of
+// its own origin (the creative origin, or the ad server's), never the
+// page's: the tag frames it sandboxed, with the bid's Prebid ad id in the
+// fragment.
+const BidFramePath = "/f/pb"
+
+// bidFrame is BidFramePath's page: Prebid's cross-origin rendering
+// protocol, as its Universal Creative speaks it — a "Prebid Request" for
+// the ad id over a MessageChannel (the frame's origin is opaque: only a
+// port can answer it), the "Prebid Response" drawn into a frame of the
+// bid's size inside this one (its markup or its URL), then a "Prebid
+// Event" saying it rendered (or failed), which Prebid turns into
+// adRenderSucceeded (or adRenderFailed) on the page.
+const bidFrame = `<!doctype html><html><head><meta charset="utf-8"><title>Advertisement</title>` +
+	`<style>html,body{margin:0;padding:0;overflow:hidden}iframe{border:0;display:block}</style></head><body><script>
+(function () {
+  var adId = decodeURIComponent(location.hash.slice(1)), ch = new MessageChannel();
+  function send(msg) { msg.adId = adId; parent.postMessage(JSON.stringify(msg), '*'); }
+  ch.port1.onmessage = function (ev) {
+    var data;
+    try { data = JSON.parse(ev.data); } catch (e) { return; }
+    if (data.message !== 'Prebid Response' || data.adId !== adId) return;
+    if (!data.ad && !data.adUrl) {
+      send({ message: 'Prebid Event', event: 'adRenderFailed', info: { reason: 'noAd', message: 'the bid has no markup' } });
+      return;
+    }
+    var f = document.createElement('iframe');
+    f.setAttribute('scrolling', 'no');
+    f.width = data.width || innerWidth;
+    f.height = data.height || innerHeight;
+    if (data.ad) f.srcdoc = data.ad; else f.src = data.adUrl;
+    document.body.appendChild(f);
+    send({ message: 'Prebid Event', event: 'adRenderSucceeded' });
+  };
+  parent.postMessage(JSON.stringify({ message: 'Prebid Request', adId: adId }), '*', [ch.port2]);
+})();
+</script></body></html>`
+
+// handleBidFrame serves GET /f/pb: bidFrame, sandboxed by its CSP however
+// it is framed, cached a day (it is the same for every bid).
+func handleBidFrame() handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		h := &ctx.Response.Header
+		h.Set("Content-Security-Policy", frameSandbox)
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "public, max-age=86400")
+		ctx.SetContentType("text/html; charset=utf-8")
+		ctx.SetBodyString(bidFrame)
+		return nil
+	}
+}
+
 // handleFrame serves GET /f/{token}: the HTML creative of the decision's
 // ad as a document of its own, sandboxed by its CSP whoever frames it,
 // with {clickUrl} in the creative replaced by the decision's signed click

@@ -47,10 +47,11 @@ func prebidPage(mocks map[string]struct {
 		rules = append(rules, fmt.Sprintf(`{when:{adUnitCode:%q,bidder:%q},then:function(bid){
 			window.floors[%q] = bid.getFloor ? bid.getFloor({currency:'USD',mediaType:'banner',size:[300,250]}).floor : null;
 			return {cpm:%g,currency:'USD',width:300,height:250,ad:'<html><body style="margin:0"><div id="creative" style="width:300px;height:250px">%s bid of %g</div>' +
-				'<script>try { top.location.href = "/hijacked"; } catch (e) {}<\/script></body></html>'};}}`,
+				'<script>top.postMessage("rendered: " + document.getElementById("creative").textContent, "*"); try { top.location.href = "/hijacked"; } catch (e) {}<\/script></body></html>'};}}`,
 			code, m.bidder, code, m.cpm, m.bidder, m.cpm))
 	}
-	head := `<script>window.pinged = []; window.floors = {};
+	head := `<script>window.pinged = []; window.floors = {}; window.rendered = [];
+window.addEventListener('message', function (e) { if (typeof e.data === 'string' && e.data.indexOf('rendered: ') === 0) window.rendered.push(e.data.slice(10)); });
 const pageFetch = window.fetch;
 window.fetch = function (u) { if (String(u).indexOf('/t/') >= 0) window.pinged.push(String(u)); return pageFetch.apply(this, arguments); };
 window.pbjs = window.pbjs || {que: []};
@@ -133,9 +134,12 @@ func TestPrebidInTheDecision(t *testing.T) {
 		t.Errorf("the floor Prebid's floors module gave the floored slot's bidder = %v; want 3 (the placement's)", f)
 	}
 
-	// The bid drawn by Prebid's renderAd in the slot; the others lost.
-	b.waitFor("the winning bid drawn", `(() => { const f = document.querySelector('#above iframe'); const inner = f && f.contentDocument.querySelector('iframe');
-		return !!inner && !!inner.contentDocument && (inner.contentDocument.body.textContent || '').includes('appnexus bid of 5'); })()`, 10*time.Second)
+	// The bid drawn in the slot, in a frame of another origin than the
+	// page's (the page cannot reach its document); the others lost.
+	b.waitFor("the winning bid drawn", `window.rendered.includes('appnexus bid of 5')`, 10*time.Second)
+	if reach := eval[bool](b, `(() => { const f = document.querySelector('#above iframe'); try { return f.contentDocument !== null || f.contentWindow.document !== undefined; } catch (e) { return false; } })()`); reach {
+		t.Error("the page reaches the bid's frame's document; want a frame of another origin")
+	}
 	if won := eval[string](b, `pbjs.getAllWinningBids().map(b => b.adUnitCode + ':' + b.status).join(',')`); won != "above:rendered" {
 		t.Errorf("Prebid's winning bids = %q; want the above slot's, rendered", won)
 	}
