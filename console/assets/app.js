@@ -161,9 +161,10 @@
     top.hidden = false;
     let items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
       ['#/approvals', 'Approvals', 'campaigns:approve'], ['#/risk', 'Delivery risk', 'campaigns:read'], ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
+      ['#/deals', 'Deals', 'campaigns:read'], ['#/sites', 'Sites', 'campaigns:read'], ['#/invoices', 'Invoices', 'reports:read'], ['#/statements', 'Statements', 'reports:read'],
       ['#/live', 'Live', null], ['#/webhooks', 'Webhooks', 'webhooks:admin'], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
-    if (asAdvertiser()) items = [['#/', 'Home', null], ['#/campaigns', 'Campaigns', 'campaigns:read'], ['#/ads', 'Ads', 'ads:read'], ['#/reports', 'Reports', 'reports:read']];
-    if (asPublisher()) items = [['#/', 'Home', null], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read']];
+    if (asAdvertiser()) items = [['#/', 'Home', null], ['#/campaigns', 'Campaigns', 'campaigns:read'], ['#/ads', 'Ads', 'ads:read'], ['#/reports', 'Reports', 'reports:read'], ['#/invoices', 'Invoices', 'reports:read']];
+    if (asPublisher()) items = [['#/', 'Home', null], ['#/placements', 'Placements', 'campaigns:read'], ['#/sites', 'Sites', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/statements', 'Statements', 'reports:read']];
     const cur = '#' + here().path;
     const nav = document.getElementById('nav');
     nav.replaceChildren(...items.filter(i => !i[2] || can(i[2])).map(([h, t]) =>
@@ -1105,11 +1106,135 @@
         confirmButton('Archive', 'Archive ' + a.name + '? Its reports stay; its name becomes free. (Archive its campaigns first.)', async () => {
           try { await api('DELETE', '/api/v1/advertisers/' + id); render(); } catch (e) { main().prepend(errorBox(e)); }
         })) : null,
+      can('conversions:write') && a.state === 'active' ? conversionSecretButton(a) : null,
       el('h2', { text: 'Campaigns' }), table(['Name', 'Tier', 'State', 'Flight'], cs.items.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }), c.priority, c.state,
         dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt)]), 'No campaigns yet.')];
     if (can('reports:read')) out.push(await reportSection('advertiser', id, q, '#/advertisers/' + id));
     show(...out);
   });
+
+  // ---- Money: deals, sites, invoices and statements, an advertiser's
+  // conversion secret (docs/api.md#deals, #sites-and-publishers-revenue,
+  // #invoices, #publishers-statements, #conversions).
+  const dayInput = (d) => { const i = el('input', { type: 'date' }); if (d) i.value = d.toISOString().slice(0, 10); return i; };
+  const utcDay = v => v ? v + 'T00:00:00Z' : '';
+  const monthBefore = () => { const n = new Date(); return [new Date(Date.UTC(n.getUTCFullYear(), n.getUTCMonth() - 1, 1)), new Date(Date.UTC(n.getUTCFullYear(), n.getUTCMonth(), 1))]; };
+  // docLinks are a document's downloads.
+  const docLinks = (kind, d) => el('span', {}, el('a', { href: '/api/v1/' + kind + '/' + d.id + '?format=pdf', text: 'PDF' }), ' · ',
+    el('a', { href: '/api/v1/' + kind + '/' + d.id + '?format=csv', text: 'CSV' }));
+
+  route(/^\/deals$/, 'campaigns:read', async () => {
+    const list = await api('GET', '/api/v1/deals');
+    const out = [el('h1', { text: 'Deals' }), el('p', { class: 'muted', text: 'A bid naming a deal serves at its tier only from the bidders it lists, at or above its floor, within its flight; any other bid naming it competes in the open auction.' }),
+      table(['Deal id', 'Name', 'Bidders', 'Floor', 'Tier', 'Flight', ''], list.deals.map(d => [d.id, d.name, d.bidders.join(', '), money(d.floor), d.tier,
+        (d.startAt ? dateOnly(d.startAt) : '…') + ' → ' + (d.endAt ? dateOnly(d.endAt) : '…'),
+        can('campaigns:write') ? confirmButton('Delete', 'Delete deal ' + d.id + '? Bids naming it then compete in the open auction.', async () => {
+          try { await api('DELETE', '/api/v1/deals/' + encodeURIComponent(d.id)); render(); } catch (e) { main().prepend(errorBox(e)); }
+        }) : '']), 'No deals yet.')];
+    if (can('campaigns:write')) {
+      const id = el('input', { required: true }), name = el('input', { required: true }), bidders = el('input', { placeholder: 'appnexus, rubicon' }),
+        floor = el('input', { type: 'number', min: '0', step: '0.01', value: '0' }), tier = el('select', {}, ['sponsorship', 'standard', 'remnant'].map(t => el('option', { value: t, text: t, selected: t === 'standard' }))),
+        start = localInput(null), end = localInput(null);
+      const form = el('form', { id: 'new-deal' }, el('h2', { text: 'New deal' }), field('Deal id (as bids name it)', id, 'id'), field('Name', name, 'name'),
+        field('Bidders (their codes, comma-separated)', bidders, 'bidders'), field('Floor (CPM, ' + currency() + ')', floor, 'floor'), field('Tier', tier, 'tier'),
+        field('Starts (optional)', start, 'startAt'), field('Ends (optional)', end, 'endAt'), el('button', { type: 'submit', text: 'Create deal' }));
+      form.addEventListener('submit', async ev => {
+        ev.preventDefault();
+        const body = { id: id.value, name: name.value, bidders: bidders.value.split(',').map(b => b.trim()).filter(Boolean), floor: floor.value || 0, tier: tier.value };
+        if (start.value) body.startAt = fromLocal(start.value);
+        if (end.value) body.endAt = fromLocal(end.value);
+        try { await api('POST', '/api/v1/deals', body); render(); } catch (e) { showProblems(form, e); }
+      });
+      out.push(form);
+    }
+    show(...out);
+  });
+
+  route(/^\/sites$/, 'campaigns:read', async () => {
+    const list = await api('GET', '/api/v1/sites');
+    const out = [el('h1', { text: asPublisher() ? 'Your sites' : 'Sites' }),
+      table(['Site', 'Domains', 'Revenue share', ''], list.sites.map(s => [s.name, s.domains.join(', ') || '—', Math.round(s.revenueShare * 1e6) / 1e4 + '%',
+        can('campaigns:write') ? confirmButton('Delete', 'Delete site ' + s.name + '? Its publisher is then owed nothing for it.', async () => {
+          try { await api('DELETE', '/api/v1/sites/' + encodeURIComponent(s.name)); render(); } catch (e) { main().prepend(errorBox(e)); }
+        }) : '']), 'No sites yet: placements name their site; a site says what share of what they earn is its publisher\'s.')];
+    if (can('campaigns:write')) {
+      const name = el('input', { required: true }), domains = el('input', { placeholder: 'news.example, m.news.example' }),
+        share = el('input', { type: 'number', min: '0', max: '100', step: '0.0001', required: true, value: '70' });
+      const form = el('form', { id: 'new-site' }, el('h2', { text: 'New site (or change one: the same name)' }), field('Name (as placements name it)', name, 'name'),
+        field('Domains', domains, 'domains'), field("Publisher's revenue share (%)", share, 'revenueShare'), el('button', { type: 'submit', text: 'Save site' }));
+      form.addEventListener('submit', async ev => {
+        ev.preventDefault();
+        const body = { name: name.value, domains: domains.value.split(',').map(d => d.trim()).filter(Boolean), revenueShare: (+share.value) / 100 };
+        try {
+          if (list.sites.some(s => s.name === name.value)) await api('PUT', '/api/v1/sites/' + encodeURIComponent(name.value), body);
+          else await api('POST', '/api/v1/sites', body);
+          render();
+        } catch (e) { showProblems(form, e); }
+      });
+      out.push(form);
+    }
+    show(...out);
+  });
+
+  route(/^\/invoices$/, 'reports:read', async () => {
+    const [list, names] = await Promise.all([api('GET', '/api/v1/invoices'), advertiserNames()]);
+    const out = [el('h1', { text: asAdvertiser() ? 'Your invoices' : 'Invoices' }),
+      table(['Number', 'Kind', 'Advertiser', 'Period (UTC)', 'Total', 'Issued', '', ''], list.invoices.map(d => [d.number, d.kind === 'creditNote' ? 'credit note (cancels ' + d.corrects + ')' : d.creditedBy ? 'invoice (cancelled by ' + d.creditedBy + ')' : 'invoice',
+        d.advertiser || names.get(d.advertiserId) || d.advertiserId, d.from.slice(0, 10) + ' → ' + d.to.slice(0, 10), money(d.total), fmtTime(d.issuedAt), docLinks('invoices', d),
+        can('campaigns:write') && d.kind === 'invoice' && !d.creditedBy ? confirmButton('Credit', 'Cancel ' + d.number + ' with a credit note? Its period may then be invoiced again.', async () => {
+          try { await api('POST', '/api/v1/invoices/' + d.id + '/credit'); render(); } catch (e) { main().prepend(errorBox(e)); }
+        }) : '']), 'No invoices yet.')];
+    if (can('campaigns:write')) {
+      const [a, b] = monthBefore();
+      const adv = el('select', { required: true }, [...names].map(([id, n]) => el('option', { value: id, text: n })));
+      const from = dayInput(a), to = dayInput(b);
+      const form = el('form', { id: 'new-invoice' }, el('h2', { text: 'Issue an invoice' }), el('p', { class: 'muted', text: 'Whole UTC days; its total is the advertiser\'s billed spend in the reports. It is numbered and never changes: a correction is a credit note and a new invoice.' }),
+        field('Advertiser', adv, 'advertiserId'), field('From (UTC day)', from, 'from'), field('To (UTC day, not included)', to, 'to'), el('button', { type: 'submit', text: 'Issue invoice' }));
+      form.addEventListener('submit', async ev => {
+        ev.preventDefault();
+        try { await api('POST', '/api/v1/invoices', { advertiserId: adv.value, from: utcDay(from.value), to: utcDay(to.value) }); render(); } catch (e) { showProblems(form, e); }
+      });
+      out.push(form);
+    }
+    show(...out);
+  });
+
+  route(/^\/statements$/, 'reports:read', async () => {
+    const list = await api('GET', '/api/v1/statements');
+    const out = [el('h1', { text: asPublisher() ? 'Your statements' : 'Statements' }),
+      table(['Number', 'Site', 'Period (UTC)', 'Gross', 'Owed (net)', 'Issued', ''], list.statements.map(d => [d.number, d.site, d.from.slice(0, 10) + ' → ' + d.to.slice(0, 10),
+        money(d.gross || 0), money(d.total), fmtTime(d.issuedAt), docLinks('statements', d)]), 'No statements yet.')];
+    if (can('campaigns:write')) {
+      const [a, b] = monthBefore();
+      const sites = await api('GET', '/api/v1/sites');
+      const site = el('select', { required: true }, sites.sites.map(s => el('option', { value: s.name, text: s.name })));
+      const from = dayInput(a), to = dayInput(b);
+      const form = el('form', { id: 'new-statement' }, el('h2', { text: 'Issue a statement' }), field('Site', site, 'site'), field('From (UTC day)', from, 'from'),
+        field('To (UTC day, not included)', to, 'to'), el('button', { type: 'submit', text: 'Issue statement' }));
+      form.addEventListener('submit', async ev => {
+        ev.preventDefault();
+        try { await api('POST', '/api/v1/statements', { site: site.value, from: utcDay(from.value), to: utcDay(to.value) }); render(); } catch (e) { showProblems(form, e); }
+      });
+      out.push(form);
+    }
+    show(...out);
+  });
+
+  // conversionSecretButton makes an advertiser's new conversion secret and
+  // shows it once (what its server signs conversion pixels with).
+  const conversionSecretButton = (a) => {
+    const wrap = el('div', { class: 'row', id: 'conversion-secret' });
+    const make = async () => {
+      try {
+        const r = await api('POST', '/api/v1/advertisers/' + a.id + '/conversion-secret');
+        wrap.replaceChildren(el('p', { role: 'status' }, 'The new conversion secret — shown only now; the one before stops verifying: ', el('code', { text: r.secret })));
+      } catch (e) { wrap.prepend(errorBox(e)); }
+    };
+    wrap.append(el('span', { class: 'muted', text: a.conversionSigning ? 'Signed conversion pixels verify. ' : 'No conversion secret yet: pixels count unverified. ' }),
+      a.conversionSigning ? confirmButton('New conversion secret', 'Make a new secret? Pixels signed with the one now stop verifying.', make) :
+        el('button', { type: 'button', text: 'Make a conversion secret', onclick: make }));
+    return wrap;
+  };
 
   // Campaigns.
   const campaignStats = c => c.goal && can('reports:read') ? api('GET', '/api/v1/campaigns/' + c.id + '/stats?from=' + encodeURIComponent(new Date(Date.now() - day).toISOString())).catch(() => null) : null;
