@@ -124,3 +124,75 @@ func TestBudgetOvershootThreeInstances(t *testing.T) {
 		return ""
 	})
 }
+
+// TestCollectedDecisionsThreeInstances: the attack on billing — a client
+// collects 200 decisions of a campaign whose total budget pays for 10
+// impressions, from three instances on one PostgreSQL and one Redis,
+// before any impression fires, then fires every impression URL, each on
+// another instance than its decision's. Exactly the budget is billed (the
+// counters, the delivery block and the reports say 10 × the price), the
+// other 190 impressions are counted as delivered and unbilled.
+func TestCollectedDecisionsThreeInstances(t *testing.T) {
+	redis := os.Getenv("MARQUEE_TEST_REDIS")
+	if redis == "" {
+		t.Skip("MARQUEE_TEST_REDIS is not set: billing across instances is not tested")
+	}
+	dsn := pgtest.DSN(t)
+	flags := []string{"-counters", redis, "-budget-sync", "100ms", "-reports-flush", "200ms", "-currency", "EUR", "-tracking-key", strings.Repeat("k", 32)}
+	var ins []*instance
+	for range 3 {
+		ins = append(ins, startPG(t, dsn, flags...))
+	}
+	a := ins[0]
+	now := time.Now().UTC()
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	a.expect(a.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
+	a.campaign(`{"advertiserId":"1","name":"budgeted",` + flight + `,"priority":"sponsorship","budget":{"total":0.1},"price":{"model":"cpm","amount":10}}`)
+	a.expect(a.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t"}}`), 201, "")
+	eventually(t, 5*time.Second, func() string {
+		for _, in := range ins {
+			if r := in.admin("GET", "/api/v1/campaigns/1/delivery", ""); !strings.Contains(r.body, `"serving":true`) {
+				return "an instance does not serve the campaign yet: " + r.body
+			}
+		}
+		return ""
+	})
+	var urls []string
+	for i := range 200 {
+		r := ins[i%3].do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"side"}]}`)
+		var got struct {
+			Decisions map[string][]struct{ CampaignID, ImpressionURL string }
+		}
+		if json.Unmarshal([]byte(r.body), &got); len(got.Decisions["d"]) != 1 || got.Decisions["d"][0].CampaignID != "1" {
+			t.Fatalf("decision %d = %s; want the budgeted campaign (nothing fired yet)", i, r.body)
+		}
+		urls = append(urls, got.Decisions["d"][0].ImpressionURL)
+	}
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		other := ins[(i+1)%3].url + u[strings.Index(u, "/t/"):]
+		wg.Go(func() { fire(t, other) })
+	}
+	wg.Wait()
+	eventually(t, 10*time.Second, func() string {
+		var rep struct {
+			Totals struct {
+				Impressions, Unbilled int64
+				Spend                 float64
+			}
+		}
+		q := "/api/v1/reports?by=campaign&granularity=total&from=" + now.Add(-2*time.Hour).Format(time.RFC3339) + "&to=" + now.Add(2*time.Hour).Format(time.RFC3339)
+		r := a.admin("GET", q, "")
+		if json.Unmarshal([]byte(r.body), &rep); rep.Totals.Impressions != 200 || rep.Totals.Spend != 0.1 || rep.Totals.Unbilled != 190 {
+			return "the report: " + r.body + "; want 200 impressions, spend 0.1, 190 unbilled"
+		}
+		for _, in := range ins {
+			var d struct{ Budget struct{ Spent float64 } }
+			if r := in.admin("GET", "/api/v1/campaigns/1/delivery", ""); json.Unmarshal([]byte(r.body), &d) != nil || d.Budget.Spent != 0.1 {
+				return "delivery: " + r.body + "; want spent 0.1"
+			}
+		}
+		return ""
+	})
+}
