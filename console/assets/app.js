@@ -1290,6 +1290,7 @@
     const at = c.attribution || {};
     const postClick = el('input', { type: 'text', id: 'post-click', value: at.postClick || '', placeholder: '30d' });
     const postView = el('input', { type: 'text', id: 'post-view', value: at.postView || '', placeholder: '1d' });
+    const maxValue = el('input', { type: 'number', id: 'max-value', min: '0', step: '0.01', value: at.maxValue || '', placeholder: 'no cap' });
     const keywords = el('input', { type: 'text', value: (c.keywords || []).join(', '), placeholder: 'sports, news' });
     // Trafficking: labels (exclusive ones apart), roadblock, rotation.
     const labels = el('input', { type: 'text', id: 'labels', value: (c.labels || []).filter(l => !l.exclusive).map(l => l.name).join(', '), placeholder: 'travel' });
@@ -1334,10 +1335,11 @@
         if (rotation.value === 'sequential') body.rotation.sequence = names(sequence.value);
         if (rotation.value === 'optimized' && minImpressions.value) body.rotation.minImpressions = +minImpressions.value;
       }
-      if (postClick.value.trim() || postView.value.trim()) {
+      if (postClick.value.trim() || postView.value.trim() || maxValue.value) {
         body.attribution = {};
         if (postClick.value.trim()) body.attribution.postClick = postClick.value.trim();
         if (postView.value.trim()) body.attribution.postView = postView.value.trim();
+        if (maxValue.value) body.attribution.maxValue = maxValue.value;
       }
       return body;
     };
@@ -1360,7 +1362,8 @@
     el('fieldset', { class: 'cond', 'data-field': 'budget' }, el('legend', { text: 'Budget (what verified events may cost; even pacing without a goal spreads the daily amount over the day)' }),
       el('div', { class: 'row' }, field('A day (' + currency() + ', in the time zone below)', budgetDaily, 'budget.daily'), field('In all (' + currency() + ')', budgetTotal, 'budget.total'))),
     el('fieldset', { class: 'cond', 'data-field': 'attribution' }, el('legend', { text: 'Conversions: attribution windows' }),
-      el('div', { class: 'row' }, field('After a click (e.g. 30d)', postClick, 'attribution.postClick'), field('After an impression (e.g. 1d)', postView, 'attribution.postView'))),
+      el('div', { class: 'row' }, field('After a click (e.g. 30d)', postClick, 'attribution.postClick'), field('After an impression (e.g. 1d)', postView, 'attribution.postView'),
+        field('Most one conversion may be worth (' + currency() + ')', maxValue, 'attribution.maxValue'))),
     field('Keywords (a decision request must carry one; none: any)', keywords, 'keywords'),
     el('fieldset', { class: 'cond', 'data-field': 'labels' }, el('legend', { text: 'Trafficking' }),
       el('div', { class: 'row' }, field('Exclusive labels (never two campaigns with one on a page)', exclusive, 'labels'), field('Other labels', labels, 'labels.name')),
@@ -1388,7 +1391,8 @@
       ['Tier and weight', c.priority + ', ' + c.weight], ['Goal', goalText(c.goal) + (c.goal ? ', paced ' + c.pacing : '')],
       ['Frequency cap', c.frequencyCap ? c.frequencyCap.count + ' per ' + c.frequencyCap.window : 'none'],
       ['Price', priceText(c.price)], ['Budget', budgetText(c.budget) + (c.budget && c.timeZone ? ' (days in ' + c.timeZone + ')' : '')],
-      ['Attribution', 'post-click ' + ((c.attribution || {}).postClick || '30d') + ', post-view ' + ((c.attribution || {}).postView || '1d')],
+      ['Attribution', 'post-click ' + ((c.attribution || {}).postClick || '30d') + ', post-view ' + ((c.attribution || {}).postView || '1d') +
+        ((c.attribution || {}).maxValue ? ', a conversion worth at most ' + money(c.attribution.maxValue) : '')],
       ['Keywords', c.keywords.join(', ') || 'any'],
       ['Labels', (c.labels || []).map(l => l.name + (l.exclusive ? ' (exclusive)' : '')).join(', ') || 'none'],
       ['Roadblock', c.roadblock ? c.roadblock.replace(/-/g, ' ') + ' of the placements its ads name' : 'none'],
