@@ -64,8 +64,9 @@ pbjs.que.push(function () {
 
 // TestPrebidInTheDecision: a page's Prebid.js auction (Prebid from npm,
 // its bidders mocked by its debugging module) feeds the one decision. A
-// bid above the remnant campaign's eCPM wins its slot and is drawn by
-// Prebid's renderAd; a bid below it loses to the campaign; a guaranteed
+// bid above the remnant campaign's eCPM wins its slot and is drawn in
+// Marquee's bid frame, of another origin than the page's (the page cannot
+// reach it, its markup cannot navigate the page); a bid below it loses to the campaign; a guaranteed
 // campaign beats a far higher bid; a bid under the placement's floor
 // (after its bidder's adjustment) never wins, and Prebid's floors module
 // was offered the floor. The winner's impression, view and click are
