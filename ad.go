@@ -178,7 +178,7 @@ func ParseAdInput(body []byte) (AdInput, error) {
 		p["url"] = "must be a string"
 	}
 	if raw, ok := present(fields, "campaignId"); ok {
-		if id, ok := parseID(raw); ok {
+		if id, ok := ParseID(raw); ok {
 			in.CampaignID = id
 		} else {
 			p["campaignId"] = "must be a campaign's id (a positive integer, as a string or a number)"

@@ -110,7 +110,7 @@ func ParseDealInput(body []byte) (Deal, error) {
 		p["tier"] = "is required: sponsorship, standard or remnant"
 	}
 	if raw, ok := present(fields, "advertiserId"); ok {
-		if id, good := parseID(raw); good {
+		if id, good := ParseID(raw); good {
 			d.AdvertiserID = id
 		} else {
 			p["advertiserId"] = "must be an advertiser's id"

@@ -419,7 +419,7 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 	}
 	if raw, ok := present(fields, "advertiserId"); !ok {
 		p["advertiserId"] = "is required"
-	} else if id, ok := parseID(raw); !ok {
+	} else if id, ok := ParseID(raw); !ok {
 		p["advertiserId"] = "must be an advertiser's id (a positive integer, as a string or a number)"
 	} else {
 		in.AdvertiserID = id

@@ -76,7 +76,7 @@ func ParseConversionInput(body []byte) (ConversionInput, error) {
 		in.Consent = &c
 	}
 	if raw, ok := present(fields, "advertiserId"); ok {
-		if id, ok := parseID(raw); ok {
+		if id, ok := ParseID(raw); ok {
 			in.Advertiser = id
 		} else {
 			p["advertiserId"] = "must be an advertiser's id (a positive integer, as a string or a number)"

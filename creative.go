@@ -401,7 +401,7 @@ func ParsePlacementInput(body []byte) (PlacementInput, error) {
 		}
 	}
 	if raw, ok := present(fields, "defaultAdId"); ok {
-		if id, ok := parseID(raw); ok {
+		if id, ok := ParseID(raw); ok {
 			in.DefaultAdID = id
 		} else {
 			p["defaultAdId"] = "must be an ad's id"

@@ -33,7 +33,7 @@ func ParseForecastInput(body []byte, now time.Time) (ForecastInput, error) {
 		return in, Invalid("invalid forecast", p)
 	}
 	if raw, ok := present(fields, "id"); ok {
-		if id, ok := parseID(raw); ok {
+		if id, ok := ParseID(raw); ok {
 			in.ID = id
 		} else {
 			p["id"] = "must be a campaign's id (a positive integer, as a string or a number)"

@@ -189,9 +189,9 @@ func nameProblem(s string) string {
 	return ""
 }
 
-// parseID reads an id given as a JSON string or number: a positive
+// ParseID reads an id given as a JSON string or number: a positive
 // integer.
-func parseID(raw json.RawMessage) (int64, bool) {
+func ParseID(raw json.RawMessage) (int64, bool) {
 	var s string
 	if firstByte(raw) == '"' {
 		if json.Unmarshal(raw, &s) != nil {

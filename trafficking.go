@@ -280,7 +280,7 @@ func CopyName(name string) string {
 func distinctIDs(raws []json.RawMessage, path, what string, p Problems) []int64 {
 	var out []int64
 	for i, one := range raws {
-		id, ok := parseID(one)
+		id, ok := ParseID(one)
 		switch {
 		case !ok:
 			p[fmt.Sprintf("%s[%d]", path, i)] = "must be " + what

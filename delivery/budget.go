@@ -239,17 +239,13 @@ func (b *Budgets) Bill(ctx context.Context, c *Campaign, cost marquee.Nanos, at 
 		}
 		return false, err
 	}
+	if n < 0 {
+		b.addRead(keys, n)
+		return true, nil
+	}
 	states := *b.states.Load() // what decisions read learns the totals at once, billed or not
 	for i := 0; i < 4; i += 2 {
-		st := states[keys[i].ownerKey]
-		switch {
-		case st == nil:
-		case n < 0:
-			st.total.Add(n)
-			if st.day.Load() == keys[i+1].day {
-				st.today.Add(n)
-			}
-		default:
+		if st := states[keys[i].ownerKey]; st != nil {
 			raise(&st.total, totals[i])
 			if st.day.Load() == keys[i+1].day {
 				raise(&st.today, totals[i+1])
@@ -286,6 +282,13 @@ func (b *Budgets) spend(keys [4]spendKey, n int64) {
 		b.pending[key] += n
 	}
 	b.mu.Unlock()
+	b.addRead(keys, n)
+}
+
+// addRead adds n to what this instance reads of the spend of keys' owners
+// (a campaign's and its advertiser's: keys[0] and keys[2], their days
+// keys[1] and keys[3]).
+func (b *Budgets) addRead(keys [4]spendKey, n int64) {
 	states := *b.states.Load()
 	for i := 0; i < 4; i += 2 {
 		if st := states[keys[i].ownerKey]; st != nil {

@@ -26,33 +26,8 @@ func (r *MultiReport) Table() (head []string, rows [][]any) {
 			head = append(head, d)
 		}
 	}
-	if r.Publisher {
-		return r.publisherTable(head, named)
-	}
-	figures := []string{"impressions", "clicks", "ctr", "conversions", "post-click conversions", "post-view conversions", "views", "viewability",
-		"requests", "filled", "fill rate", "spend (" + r.Currency + ")", "ecpm (" + r.Currency + ")", "ecpc (" + r.Currency + ")",
-		"ecpa (" + r.Currency + ")", "conversion value (" + r.Currency + ")", "roas"}
+	figures, figs := r.figures()
 	head = append(head, figures...)
-	num := func(p *int64) any {
-		if p == nil {
-			return nil
-		}
-		return *p
-	}
-	flt := func(p *float64) any {
-		if p == nil {
-			return nil
-		}
-		return *p
-	}
-	figs := func(m *MultiMetrics) []any {
-		cells := []any{m.Impressions, m.Clicks, m.CTR, m.Conversions, m.PostClickConversions, m.PostViewConversions, m.Views, m.Viewability,
-			num(m.Requests), num(m.Filled), flt(m.FillRate)}
-		if m.Money == nil {
-			return append(cells, nil, nil, nil, nil, m.ConversionValue.Float(), nil)
-		}
-		return append(cells, m.Spend.Float(), m.ECPM.Float(), m.ECPC.Float(), m.ECPA.Float(), m.ConversionValue.Float(), m.ROAS)
-	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		var cells []any
@@ -79,48 +54,43 @@ func (r *MultiReport) Table() (head []string, rows [][]any) {
 	return head, append(rows, append(total, figs(&r.Totals)...))
 }
 
-// publisherTable is Table for a publisher's account: its events and
-// requests, its net revenue and eCPM — no advertiser's conversions,
-// value, spend or ROAS.
-func (r *MultiReport) publisherTable(head []string, named func(string) bool) ([]string, [][]any) {
-	figures := []string{"impressions", "clicks", "ctr", "views", "viewability", "requests", "filled", "fill rate",
-		"revenue (" + r.Currency + ")", "ecpm (" + r.Currency + ")"}
-	head = append(head, figures...)
-	figs := func(m *MultiMetrics) []any {
-		cells := []any{m.Impressions, m.Clicks, m.CTR, m.Views, m.Viewability, nil, nil, nil, nil, nil}
-		if m.Requests != nil {
-			cells[5], cells[6], cells[7] = *m.Requests, *m.Filled, *m.FillRate
+// figures are the columns of a Table's figures and a row's cells of
+// them: a publisher's account's (its events and requests, its net revenue
+// and eCPM — no advertiser's conversions, value, spend or ROAS), or the
+// team's and an advertiser's.
+func (r *MultiReport) figures() ([]string, func(*MultiMetrics) []any) {
+	num := func(p *int64) any {
+		if p == nil {
+			return nil
 		}
-		if m.Net != nil {
-			cells[8], cells[9] = m.Net.Revenue.Float(), m.Net.ECPM.Float()
-		}
-		return cells
+		return *p
 	}
-	var rows [][]any
-	for i := range r.Rows {
-		row := &r.Rows[i]
-		var cells []any
-		if r.Granularity != Total {
-			cells = append(cells, row.T)
+	flt := func(p *float64) any {
+		if p == nil {
+			return nil
 		}
-		for _, d := range r.By {
-			c := row.Dims[d]
-			if named(d) {
-				cells = append(cells, c.ID, c.Name)
-			} else {
-				cells = append(cells, c.Value)
+		return *p
+	}
+	if r.Publisher {
+		return []string{"impressions", "clicks", "ctr", "views", "viewability", "requests", "filled", "fill rate",
+				"revenue (" + r.Currency + ")", "ecpm (" + r.Currency + ")"}, func(m *MultiMetrics) []any {
+				cells := []any{m.Impressions, m.Clicks, m.CTR, m.Views, m.Viewability, num(m.Requests), num(m.Filled), flt(m.FillRate)}
+				if m.Net == nil {
+					return append(cells, nil, nil)
+				}
+				return append(cells, m.Net.Revenue.Float(), m.Net.ECPM.Float())
 			}
+	}
+	return []string{"impressions", "clicks", "ctr", "conversions", "post-click conversions", "post-view conversions", "views", "viewability",
+			"requests", "filled", "fill rate", "spend (" + r.Currency + ")", "ecpm (" + r.Currency + ")", "ecpc (" + r.Currency + ")",
+			"ecpa (" + r.Currency + ")", "conversion value (" + r.Currency + ")", "roas"}, func(m *MultiMetrics) []any {
+			cells := []any{m.Impressions, m.Clicks, m.CTR, m.Conversions, m.PostClickConversions, m.PostViewConversions, m.Views, m.Viewability,
+				num(m.Requests), num(m.Filled), flt(m.FillRate)}
+			if m.Money == nil {
+				return append(cells, nil, nil, nil, nil, m.ConversionValue.Float(), nil)
+			}
+			return append(cells, m.Spend.Float(), m.ECPM.Float(), m.ECPC.Float(), m.ECPA.Float(), m.ConversionValue.Float(), m.ROAS)
 		}
-		rows = append(rows, append(cells, figs(&row.MultiMetrics)...))
-	}
-	total := make([]any, len(head)-len(figures))
-	for i := range total {
-		total[i] = ""
-	}
-	if len(total) > 0 {
-		total[0] = "total"
-	}
-	return head, append(rows, append(total, figs(&r.Totals)...))
 }
 
 // cellText is a cell as CSV text: numbers as Marquee writes them, text

@@ -53,14 +53,17 @@ const (
 // line with what it costs — event lines into the collector; requests,
 // samples and bids into the reports' tallies (which flush them to the
 // store); spend into the engine's budgets (which share it across
-// instances). It is the only road by which spend enters budgets: Record
-// bills a Charge once its line — which carries the cost — is written, so
-// every billed nano-unit is in an event file.
+// instances). It is the only road by which spend enters budgets: Bill
+// settles a Charge against its budgets before its line is written (the
+// line carries what was billed, or why nothing was), and Record writes
+// the line and gives the charge back when the write fails, so every
+// billed nano-unit is in an event file.
 //
 // A Ledger is a concrete type, not an interface: a decision hands it a
 // viewer and a closure for each slot's sample, and through an interface
 // both would escape to the heap (two allocations a slot). It is safe for
-// concurrent use; only Record does I/O (the event sink's write).
+// concurrent use; Bill (the shared spend counters) and Record (the event
+// sink's write) do I/O.
 type Ledger struct {
 	sink     EventSink
 	engine   *delivery.Engine

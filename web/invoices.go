@@ -69,13 +69,8 @@ func parseInvoiceRequest(body []byte, now time.Time) (invoiceRequest, error) {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return in, marquee.Invalid("invalid invoice", marquee.Problems{"body": "must be a JSON object {advertiserId, from, to}"})
 	}
-	var id string
-	if json.Unmarshal(raw.AdvertiserID, &id) != nil {
-		json.Unmarshal(raw.AdvertiserID, &in.AdvertiserID)
-	} else {
-		in.AdvertiserID, _ = strconv.ParseInt(id, 10, 64)
-	}
-	if in.AdvertiserID <= 0 {
+	var ok bool
+	if in.AdvertiserID, ok = marquee.ParseID(raw.AdvertiserID); !ok {
 		p["advertiserId"] = "is required: an advertiser's id"
 	}
 	in.From, in.To = parsePeriod(raw.From, raw.To, now, p)
@@ -118,49 +113,37 @@ func (iv *invoices) handleIssueInvoice() storeHandler {
 	}
 }
 
-// invoiceOf reads the invoice of the {id} segment the credential may see
-// (an advertiser's account: its own; else 404).
-func (iv *invoices) invoiceOf(sctx context.Context, ctx *fasthttp.RequestCtx) (marquee.Invoice, error) {
-	id, err := pathID(ctx, "invoice")
+// documentOf reads the invoice (statement: the statement) of the {id}
+// segment that the credential may see — an advertiser's account its own
+// invoices, a publisher's its sites' statements; any other is a 404.
+func (iv *invoices) documentOf(sctx context.Context, ctx *fasthttp.RequestCtx, statement bool) (marquee.Invoice, error) {
+	what := "invoice"
+	if statement {
+		what = "statement"
+	}
+	id, err := pathID(ctx, what)
 	if err != nil {
 		return marquee.Invoice{}, err
 	}
-	inv, err := iv.st.Invoice(sctx, id)
+	doc, err := iv.st.Invoice(sctx, id)
 	if err == nil {
 		b := boundsOf(ctx)
-		if inv.Kind == marquee.KindStatement || b.Bound() && !b.HasAdvertiser(inv.AdvertiserID) {
-			return marquee.Invoice{}, marquee.NoInvoice(id)
+		mine := statement && b.HasSite(doc.Site) || !statement && b.HasAdvertiser(doc.AdvertiserID)
+		if (doc.Kind == marquee.KindStatement) != statement || b.Bound() && !mine {
+			err = marquee.Errorf(marquee.KindNotFound, "%s %d not found", what, id)
 		}
 	}
-	return inv, err
-}
-
-// statementOf reads the statement of the {id} segment the credential may
-// see (a publisher's account: its sites' only; else 404).
-func (iv *invoices) statementOf(sctx context.Context, ctx *fasthttp.RequestCtx) (marquee.Invoice, error) {
-	id, err := pathID(ctx, "statement")
-	if err != nil {
-		return marquee.Invoice{}, err
+	if marquee.KindOf(err) == marquee.KindNotFound {
+		return marquee.Invoice{}, marquee.Errorf(marquee.KindNotFound, "%s %d not found", what, id)
 	}
-	st, err := iv.st.Invoice(sctx, id)
-	if err == nil {
-		b := boundsOf(ctx)
-		if st.Kind != marquee.KindStatement || b.Bound() && !b.HasSite(st.Site) {
-			return marquee.Invoice{}, marquee.Errorf(marquee.KindNotFound, "statement %d not found", id)
-		}
-	}
-	return st, err
+	return doc, err
 }
 
 // handleGetInvoice serves GET /api/v1/invoices/{id} (statement: GET
 // /api/v1/statements/{id}): JSON, or ?format=csv or pdf.
 func (iv *invoices) handleGetInvoice(issuer string, statement bool) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		of := iv.invoiceOf
-		if statement {
-			of = iv.statementOf
-		}
-		inv, err := of(sctx, ctx)
+		inv, err := iv.documentOf(sctx, ctx, statement)
 		if err != nil {
 			return err
 		}
@@ -232,7 +215,7 @@ func advertisersOf(b marquee.Bounds, asked int64) []int64 {
 // credited already, is a 409.
 func (iv *invoices) handleCreditInvoice() storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		inv, err := iv.invoiceOf(sctx, ctx)
+		inv, err := iv.documentOf(sctx, ctx, false)
 		if err != nil {
 			return err
 		}
