@@ -239,18 +239,7 @@ func TestConvertBillsByThePriceRule(t *testing.T) {
 		want     marquee.Micros // spent after the conversion, beyond the impression's
 	}{{3, 5_000_000}, {1, 0}} {
 		w := newWorld(t)
-		tok := w.token(t, c.campaign)
-		if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
-			t.Fatal(err)
-		}
-		target, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Click, Token: tok}, w.edge())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, clickID, ok := strings.Cut(target, "?c=")
-		if !ok {
-			t.Fatalf("click target %q has no click id", target)
-		}
+		clickID := w.clicked(t, c.campaign)
 		before := w.spent(t, c.campaign)
 		for i, want := range []int{serve.StatusCreated, serve.StatusOK} {
 			in := marquee.ConversionInput{ClickID: clickID, OrderID: "o-1", Value: 10_000_000}
@@ -428,7 +417,7 @@ func TestConversionsTheAdvertiserVouchesFor(t *testing.T) {
 	}
 	const price = 5_000_000 // campaign 3's CPA
 
-	click := w.clickID(t)
+	click := w.clicked(t, 3)
 	before := w.spent(t, 3)
 	out, status, err := convert(click, "o-1", "999999999", "", false)
 	if err != nil || status != serve.StatusCreated || out.Verified {
@@ -445,7 +434,7 @@ func TestConversionsTheAdvertiserVouchesFor(t *testing.T) {
 		t.Errorf("the postback billed %d; want %d", got, price)
 	}
 
-	click = w.clickID(t)
+	click = w.clicked(t, 3)
 	if _, _, err := convert(click, "o-2", "20", tracking.SignConversion(w.signer.ConversionSecret("n0"), click, "o-2", "20"), false); marquee.KindOf(err) != marquee.KindInvalid || !strings.Contains(err.Error(), "sig") {
 		t.Errorf("a pixel signed with another secret = %v; want a 400 naming sig", err)
 	}
@@ -479,5 +468,3 @@ func TestConversionsTheAdvertiserVouchesFor(t *testing.T) {
 		t.Errorf("conversion lines: %d verified, %d forged values verified; want 2 and 0", verified, value)
 	}
 }
-
-func (w *world) clickID(t *testing.T) string { return w.clicked(t, 3) }

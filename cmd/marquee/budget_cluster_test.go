@@ -22,34 +22,16 @@ import (
 // counters say and count the free impressions as unbilled.
 // docs/benchmarks.md gives the figures it logs.
 func TestBudgetOvershootThreeInstances(t *testing.T) {
-	redis := os.Getenv("MARQUEE_TEST_REDIS")
-	if redis == "" {
-		t.Skip("MARQUEE_TEST_REDIS is not set: the budget across instances is not tested")
-	}
-	dsn := pgtest.DSN(t)
-	flags := []string{"-counters", redis, "-budget-sync", "100ms", "-reports-flush", "200ms", "-currency", "EUR"}
-	var ins []*instance
-	for range 3 {
-		ins = append(ins, startPG(t, dsn, flags...))
-	}
+	ins := budgetFleet(t)
 	a := ins[0]
 	now := time.Now().UTC()
 	flight := flightJSON(-time.Hour, 48*time.Hour)
-	a.expect(a.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	a.campaign(`{"advertiserId":"1","name":"budgeted",` + flight + `,"priority":"sponsorship","budget":{"daily":20},"price":{"model":"cpm","amount":10}}`)
 	a.campaign(`{"advertiserId":"1","name":"filler",` + flight + `}`)
 	for c := range 2 {
 		a.expect(a.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"`+string(rune('1'+c))+`","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
 	}
-	eventually(t, 5*time.Second, func() string {
-		for _, in := range ins {
-			if r := in.admin("GET", "/api/v1/campaigns/1/delivery", ""); !strings.Contains(r.body, `"known":true`) || !strings.Contains(r.body, `"serving":true`) {
-				return "an instance does not serve the budgeted campaign yet: " + r.body
-			}
-		}
-		return ""
-	})
+	servingEverywhere(t, ins)
 
 	var served atomic.Int64
 	var last atomic.Int64
@@ -133,31 +115,13 @@ func TestBudgetOvershootThreeInstances(t *testing.T) {
 // counters, the delivery block and the reports say 10 × the price), the
 // other 190 impressions are counted as delivered and unbilled.
 func TestCollectedDecisionsThreeInstances(t *testing.T) {
-	redis := os.Getenv("MARQUEE_TEST_REDIS")
-	if redis == "" {
-		t.Skip("MARQUEE_TEST_REDIS is not set: billing across instances is not tested")
-	}
-	dsn := pgtest.DSN(t)
-	flags := []string{"-counters", redis, "-budget-sync", "100ms", "-reports-flush", "200ms", "-currency", "EUR", "-tracking-key", strings.Repeat("k", 32)}
-	var ins []*instance
-	for range 3 {
-		ins = append(ins, startPG(t, dsn, flags...))
-	}
+	ins := budgetFleet(t, "-tracking-key", strings.Repeat("k", 32)) // a decision's URL counts on any instance
 	a := ins[0]
 	now := time.Now().UTC()
 	flight := flightJSON(-time.Hour, 48*time.Hour)
-	a.expect(a.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
 	a.campaign(`{"advertiserId":"1","name":"budgeted",` + flight + `,"priority":"sponsorship","budget":{"total":0.1},"price":{"model":"cpm","amount":10}}`)
 	a.expect(a.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t"}}`), 201, "")
-	eventually(t, 5*time.Second, func() string {
-		for _, in := range ins {
-			if r := in.admin("GET", "/api/v1/campaigns/1/delivery", ""); !strings.Contains(r.body, `"serving":true`) {
-				return "an instance does not serve the campaign yet: " + r.body
-			}
-		}
-		return ""
-	})
+	servingEverywhere(t, ins)
 	var urls []string
 	for i := range 200 {
 		r := ins[i%3].do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"side"}]}`)
@@ -191,6 +155,39 @@ func TestCollectedDecisionsThreeInstances(t *testing.T) {
 			var d struct{ Budget struct{ Spent float64 } }
 			if r := in.admin("GET", "/api/v1/campaigns/1/delivery", ""); json.Unmarshal([]byte(r.body), &d) != nil || d.Budget.Spent != 0.1 {
 				return "delivery: " + r.body + "; want spent 0.1"
+			}
+		}
+		return ""
+	})
+}
+
+// budgetFleet is three instances on one PostgreSQL, their spend in one
+// Redis (-budget-sync 100ms, reports flushed every 200ms, EUR; skipped
+// without Redis), with advertiser 1 and placement side.
+func budgetFleet(t *testing.T, flags ...string) []*instance {
+	redis := os.Getenv("MARQUEE_TEST_REDIS")
+	if redis == "" {
+		t.Skip("MARQUEE_TEST_REDIS is not set: budgets across instances are not tested")
+	}
+	dsn := pgtest.DSN(t)
+	flags = append([]string{"-counters", redis, "-budget-sync", "100ms", "-reports-flush", "200ms", "-currency", "EUR"}, flags...)
+	var ins []*instance
+	for range 3 {
+		ins = append(ins, startPG(t, dsn, flags...))
+	}
+	ins[0].expect(ins[0].admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	ins[0].expect(ins[0].admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
+	return ins
+}
+
+// servingEverywhere waits until every instance knows campaign 1's budget
+// and serves it.
+func servingEverywhere(t *testing.T, ins []*instance) {
+	t.Helper()
+	eventually(t, 5*time.Second, func() string {
+		for _, in := range ins {
+			if r := in.admin("GET", "/api/v1/campaigns/1/delivery", ""); !strings.Contains(r.body, `"known":true`) || !strings.Contains(r.body, `"serving":true`) {
+				return "an instance does not serve the budgeted campaign yet: " + r.body
 			}
 		}
 		return ""
