@@ -41,6 +41,30 @@ func newMoneyWorld(t *testing.T, flags ...string) *moneyWorld {
 	return w
 }
 
+// deliver fires the events the price models' tests bill: 7 impressions
+// of p1 (CPM); 4 of p2 (vCPM) measured by the tag (m=1), 2 of them
+// viewable; 3 of p3 (CPC), 2 of them clicked.
+func (w *moneyWorld) deliver(t *testing.T) {
+	t.Helper()
+	for range 7 {
+		fire(t, w.decide(t, "p1", "").ImpressionURL)
+	}
+	for i := range 4 {
+		d := w.decide(t, "p2", "")
+		fire(t, d.ImpressionURL+"?m=1")
+		if i < 2 {
+			fire(t, d.ViewURL)
+		}
+	}
+	for i := range 3 {
+		d := w.decide(t, "p3", "")
+		fire(t, d.ImpressionURL)
+		if i < 2 {
+			fire(t, d.ClickURL)
+		}
+	}
+}
+
 // decision is one decision's tracking URLs.
 type decision struct{ ImpressionURL, ViewURL, ClickURL string }
 
@@ -82,23 +106,7 @@ func clickID(t *testing.T, d decision) string {
 func TestSpendByPriceModel(t *testing.T) {
 	t.Parallel()
 	w := newMoneyWorld(t)
-	for range 7 {
-		fire(t, w.decide(t, "p1", "").ImpressionURL)
-	}
-	for i := range 4 { // measured by the tag (m=1); 2 of them viewable
-		d := w.decide(t, "p2", "")
-		fire(t, d.ImpressionURL+"?m=1")
-		if i < 2 {
-			fire(t, d.ViewURL)
-		}
-	}
-	for i := range 3 {
-		d := w.decide(t, "p3", "")
-		fire(t, d.ImpressionURL)
-		if i < 2 {
-			fire(t, d.ClickURL)
-		}
-	}
+	w.deliver(t)
 	var ids []string
 	for range 2 {
 		d := w.decide(t, "p4", "")
