@@ -50,7 +50,7 @@ func TestArchitectureTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := regexp.MustCompile("(?m)^\\| (`[^|]+`(?: \\(root\\))?(?:, `[^|]+`)*) \\| [^\\n]* \\| ([^|\\n]*) \\|$")
-	tick := regexp.MustCompile("`([a-z0-9/-]+)`")
+	tick := regexp.MustCompile("`([a-z0-9/_-]+)`")
 	documented := map[string]bool{}
 	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
 		var pkgs []string

@@ -21,6 +21,9 @@
 //     Convert — and the one Ledger every decision and event leaves its
 //     counts and spend in; billing: invoices and credit notes from what
 //     it billed
+//   - ivt: invalid traffic told from people's (crawlers, previewers,
+//     headless browsers, data centres, behaviour); third_party/ivtlists:
+//     the maintained lists it reads
 //   - forecast: inventory forecasts and delivery risk
 //   - clickhouse: every event in ClickHouse and reports answered from it
 //   - reportmail: saved reports emailed on their schedules

@@ -23,10 +23,12 @@ const (
 // URL's event that a decision vouches for: docs/api.md#verified-counts;
 // defaultFill on the events of a placement's default ad; bidder on those
 // of a header-bidding bid that won its slot; redirected on a redirect's
-// click; cost, attribution and conversionValue of what money counts:
-// docs/api.md#money); a client may not send them.
+// click; cost, attribution, conversionValue, unbilled and unbilledCost
+// of what money counts: docs/api.md#money; ivt, why an event is invalid
+// traffic, and adjusts, what an adjustment credits: docs/ivt.md); a
+// client may not send them.
 var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified", "defaultFill", "bidder", "redirected",
-	"cost", "attribution", "conversionValue"}
+	"cost", "attribution", "conversionValue", "unbilled", "unbilledCost", "ivt", "adjusts"}
 
 // ConsentEventKeys are the fields that carry a visitor's consent (the
 // gdpr flag and the TCF string, as IAB names them): the server reads

@@ -8,8 +8,11 @@ require (
 	github.com/axiomhq/hyperloglog v0.3.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/cloudflare/ahocorasick v0.0.0-20240916140611-054963ec9396
 	github.com/dchest/siphash v1.2.3
+	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/emersion/go-smtp v0.25.1
+	github.com/gaissmai/bart v0.30.0
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/johannesboyne/gofakes3 v1.2.0

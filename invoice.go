@@ -65,11 +65,15 @@ type InvoiceLine struct {
 }
 
 // Adjustment is what a campaign's events of Reason — "overBudget"
-// (delivered past a spent budget) or "invalid" (invalid traffic) — would
-// have cost and were not billed: shown on an invoice, not charged.
+// (delivered past a spent budget) or "invalid" (invalid traffic, of the
+// kind IVT names: "crawler", "datacenter", …, and "burst", events billed
+// and then credited when their user or address went past its events a
+// minute) — would have cost and were not billed: shown on an invoice,
+// not charged.
 type Adjustment struct {
 	CampaignID int64  `json:"campaignId,string"`
 	Reason     string `json:"reason"`
+	IVT        string `json:"ivt,omitempty"`
 	Events     int64  `json:"events"`
 	Amount     Micros `json:"amount"`
 }

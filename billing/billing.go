@@ -7,11 +7,13 @@ package billing
 
 import (
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"time"
 
 	"marquee"
+	"marquee/ivt"
 	"marquee/reports"
 )
 
@@ -25,66 +27,53 @@ const (
 // grain the reports keep by campaign — as cat names it, unnumbered: a
 // line per campaign with billed events or a flat fee in the period (its
 // billed events, price model, effective rate and amount: the billed spend
-// of its events, rounded to the micro-unit once, plus its flat fee's share
-// of the period), and the adjustments — events billed nothing past a
-// budget (the reports' unbilled events of people) or as invalid traffic
-// (those of bots) — shown at what they would have cost, not charged.
+// of its events less what was credited after the fact, rounded to the
+// micro-unit once, plus its flat fee's share of the period), and the
+// adjustments — events billed nothing past a budget (the reports'
+// unbilled events of people) or as invalid traffic, by kind (docs/ivt.md;
+// "burst": billed, then credited when the user or address went past its
+// events a minute) — shown at what they would have cost, not charged.
 func Invoice(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, advertiser int64, from, to time.Time) (marquee.Invoice, error) {
 	inv := marquee.Invoice{Kind: marquee.KindInvoice, AdvertiserID: advertiser, Advertiser: cat.Advertisers[advertiser],
 		Currency: rp.Currency, From: from.UTC(), To: to.UTC(), Lines: []marquee.InvoiceLine{}, Adjustments: []marquee.Adjustment{}}
-	q := reports.MultiQuery{By: []string{reports.DimCampaign}, From: from, To: to, Granularity: reports.Total, Advertisers: []int64{advertiser}}
-	people, err := rp.Multi(ctx, q, cat)
+	q := reports.MultiQuery{By: []string{reports.DimCampaign, reports.DimTraffic}, From: from, To: to, Granularity: reports.Total, Advertisers: []int64{advertiser}}
+	rep, err := rp.Multi(ctx, q, cat)
 	if err != nil {
 		return inv, err
 	}
-	q.Bots = true
-	all, err := rp.Multi(ctx, q, cat)
-	if err != nil {
-		return inv, err
-	}
-	type sums struct{ people, all reports.Counts }
-	by := map[int64]*sums{}
-	for _, set := range []struct {
-		rows   []reports.MultiRow
-		people bool
-	}{{people.Rows, true}, {all.Rows, false}} {
-		for _, r := range set.rows {
-			id := cellID(r.Dims[reports.DimCampaign])
-			s := by[id]
-			if s == nil {
-				s = &sums{}
-				by[id] = s
-			}
-			if set.people {
-				s.people = r.Counts
-			} else {
-				s.all = r.Counts
-			}
+	// A campaign's sums by traffic: people's, and invalid traffic's by
+	// reason (ivt names).
+	by := map[int64]map[string]reports.Counts{}
+	for _, r := range rep.Rows {
+		id := cellID(r.Dims[reports.DimCampaign])
+		if by[id] == nil {
+			by[id] = map[string]reports.Counts{}
 		}
+		by[id][r.Dims[reports.DimTraffic].Value] = r.Counts
 	}
 	for id, c := range cat.Campaigns { // flat fees: the period's share, whatever was delivered
 		if c.AdvertiserID == advertiser && reports.FlatSpend(c, from, to) > 0 && by[id] == nil {
-			by[id] = &sums{}
+			by[id] = map[string]reports.Counts{}
 		}
 	}
-	ids := make([]int64, 0, len(by))
-	for id := range by {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		s, c := by[id], cat.Campaigns[id]
+	human, burst := ivt.Human.String(), ivt.Burst.String()
+	for _, id := range slices.Sorted(maps.Keys(by)) {
+		traffic, c := by[id], cat.Campaigns[id]
 		if c == nil || c.Price == nil {
 			continue
 		}
+		people := traffic[human]
+		var spend int64 // people's, less the credits of bursts
+		for _, t := range traffic {
+			spend += t.SpendNanos
+		}
 		line := marquee.InvoiceLine{CampaignID: id, Campaign: c.Name, Model: string(c.Price.Model)}
-		flat := reports.FlatSpend(c, from, to)
-		line.Amount = marquee.Nanos(s.people.SpendNanos).Micros() + flat
+		line.Amount = marquee.Nanos(spend).Micros() + reports.FlatSpend(c, from, to)
 		switch c.Price.Model {
 		case marquee.PriceFlat, marquee.PriceDaily:
 			line.Rate = c.Price.Amount
 		default:
-			line.Events = s.people.Verified(billedMetric(c.Price.Model)) - s.people.Unbilled
+			line.Events = people.Verified(billedMetric(c.Price.Model)) - people.Unbilled - traffic[burst].Unbilled
 			if line.Events > 0 {
 				per := int64(1)
 				if c.Price.Model == marquee.PriceCPM || c.Price.Model == marquee.PriceVCPM {
@@ -97,13 +86,15 @@ func Invoice(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, ad
 			inv.Lines = append(inv.Lines, line)
 			inv.Total += line.Amount
 		}
-		if n := s.people.Unbilled; n > 0 {
+		if n := people.Unbilled; n > 0 {
 			inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: id, Reason: OverBudget, Events: n,
-				Amount: marquee.Nanos(s.people.UnbilledNanos).Micros()})
+				Amount: marquee.Nanos(people.UnbilledNanos).Micros()})
 		}
-		if n := s.all.Unbilled - s.people.Unbilled; n > 0 {
-			inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: id, Reason: Invalid, Events: n,
-				Amount: marquee.Nanos(s.all.UnbilledNanos - s.people.UnbilledNanos).Micros()})
+		for _, why := range slices.Sorted(maps.Keys(traffic)) {
+			if t := traffic[why]; why != human && t.Unbilled > 0 {
+				inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: id, Reason: Invalid, IVT: why, Events: t.Unbilled,
+					Amount: marquee.Nanos(t.UnbilledNanos).Micros()})
+			}
 		}
 	}
 	return inv, nil

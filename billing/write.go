@@ -39,7 +39,7 @@ func WriteCSV(w io.Writer, inv marquee.Invoice) error {
 	}
 	cw.Write([]string{"adjustment", "campaign id", "reason", "events", "not charged"})
 	for _, a := range inv.Adjustments {
-		cw.Write([]string{"adjustment", strconv.FormatInt(a.CampaignID, 10), a.Reason, strconv.FormatInt(a.Events, 10), a.Amount.String()})
+		cw.Write([]string{"adjustment", strconv.FormatInt(a.CampaignID, 10), adjustmentReason(a), strconv.FormatInt(a.Events, 10), a.Amount.String()})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -118,7 +118,7 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 		pdf.CellFormat(0, 8, tr("Not charged"), "", 1, "L", false, 0, "")
 		row("B", "Campaign", "Reason", "Events", "", "Would have cost")
 		for _, a := range inv.Adjustments {
-			row("", strconv.FormatInt(a.CampaignID, 10), a.Reason, strconv.FormatInt(a.Events, 10), "", a.Amount.String())
+			row("", strconv.FormatInt(a.CampaignID, 10), adjustmentReason(a), strconv.FormatInt(a.Events, 10), "", a.Amount.String())
 		}
 	}
 	return pdf.Output(w)
@@ -132,4 +132,13 @@ func title(inv marquee.Invoice) string {
 		return "Statement " + inv.Number
 	}
 	return "Invoice " + inv.Number
+}
+
+// adjustmentReason is how a document names an adjustment's reason:
+// "overBudget", or "invalid: crawler" (its kind of invalid traffic).
+func adjustmentReason(a marquee.Adjustment) string {
+	if a.IVT != "" {
+		return a.Reason + ": " + a.IVT
+	}
+	return a.Reason
 }

@@ -278,7 +278,7 @@ func (e *Events) appendReport(ctx context.Context, rows []byte, lookup *reports.
 		*ev = reports.Event{UID: ev.UID[:0], KVs: ev.KVs[:0], Skipped: ev.Skipped[:0]}
 		r.Dest = -1
 	}
-	rows = append(rows, flag(counted), flag(ev.Bot))
+	rows = append(rows, flag(counted), byte(ev.IVT)) // bot: the reason, 0 a person's
 	country := ev.Country[:]
 	if !counted {
 		country = nil

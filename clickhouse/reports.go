@@ -95,9 +95,9 @@ func where(rows bool, t, entity string, id, from, to int64, bots, onlyBots bool)
 	}
 	switch {
 	case onlyBots:
-		w = append(w, "bot = 1")
+		w = append(w, "bot NOT IN "+reportrow.PeopleIVT)
 	case !bots:
-		w = append(w, "bot = 0")
+		w = append(w, "bot IN "+reportrow.PeopleIVT)
 	}
 	return strings.Join(w, " AND "), nil
 }
@@ -195,8 +195,11 @@ func (r *Reports) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bo
 	}
 	if !daily { // by hour, from the hourly rollup
 		dim := "''"
-		if q.By == "country" || q.By == "platform" {
+		switch q.By {
+		case "country", "platform":
 			dim = "r_" + q.By
+		case reportrow.ByIVT:
+			dim = "toString(bot)"
 		}
 		w, err := where(false, "hour", q.Entity, q.ID, q.From, q.To, q.Bots, q.OnlyBots)
 		if err != nil {
@@ -406,7 +409,7 @@ func (r *Reports) ReportUniques(ctx context.Context, entity string, id, from, to
 // cubeColumns are the columns of CubeQuery's groups and filters in the
 // cube's rollups.
 var cubeColumns = map[string]string{"day": "day", "ad": "r_ad", "campaign": "r_campaign", "placement": "r_placement",
-	"country": "r_country", "device": "device", "value": "kv_value"}
+	"country": "r_country", "device": "device", "value": "kv_value", "ivt": "bot"}
 
 // CubeSums sums the events q selects by q.Group (reports.Reader), from
 // the cube's rollups (migration 0004): events_cube_kv by a report key's
@@ -423,7 +426,7 @@ func (r *Reports) CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]report
 		table = "events_cube_cp"
 	}
 	if !q.Bots {
-		w = append(w, "bot = 0")
+		w = append(w, "bot IN "+reportrow.PeopleIVT)
 	}
 	in := func(col string, values []string) {
 		if len(values) > 0 {
@@ -489,6 +492,8 @@ func (r *Reports) CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]report
 				x.Device = a.string()
 			case "value":
 				x.Value = a.string()
+			case "ivt":
+				x.IVT = uint8(a.int64())
 			}
 		}
 		a.counts(&x.Counts)

@@ -27,10 +27,16 @@ type Request struct {
 	// Preview decides without consequence: no cap serve is taken and
 	// nothing counts toward pacing (the console's "preview a decision").
 	Preview bool
+	// Invalid decides for invalid traffic (package ivt): as without
+	// consequence as a preview, but answered as any decision is.
+	Invalid bool
 	// Companions: the answer carries a video's companions (VAST), which
 	// stand for a roadblock's image and HTML placements.
 	Companions bool
 }
+
+// counts says the decision has consequences: cap serves, pacing.
+func (r *Request) counts() bool { return !r.Preview && !r.Invalid }
 
 // Slot is one place to fill: a div name the answer is keyed by, the
 // placement, and how many ads it takes; KV, when the slot has key-values
@@ -112,7 +118,7 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 	var labelsBuf [8]marquee.Label
 	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], labels: labelsBuf[:0], v: r.Viewer, at: now.UnixNano(), bits: &sc.bits}
 	reached := sc.reached[:0] // the user's reached caps once a refusal told them (kept apart from used: escape analysis)
-	if e.readFirst && r.User != 0 && !r.Preview && len(plan.ids) > 0 {
+	if e.readFirst && r.User != 0 && r.counts() && len(plan.ids) > 0 {
 		var err error
 		used.memo, used.blocked, reached, err = e.blockedOf(ctx, plan, r.User, now, sc)
 		used.reached, used.capsDown = reached, err != nil
@@ -176,7 +182,7 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 		takes, who := sc.takes[:0], whoBuf[:0]
 		for i := from; i < len(pend); i++ {
 			c := pend[i].ch.Campaign
-			if fc := c.FrequencyCap; fc != nil && r.User != 0 && !r.Preview {
+			if fc := c.FrequencyCap; fc != nil && r.User != 0 && r.counts() {
 				if j := slices.IndexFunc(pend[from:i], func(q pending) bool { return q.ch.Campaign == c }); j >= 0 {
 					pend[i].follows = from + j + 1 // a roadblock's: one serve
 					continue
@@ -252,7 +258,7 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 				continue
 			}
 			all = append(all, p.ch)
-			if !r.Preview && !p.ch.Default && p.ch.Bid == nil {
+			if r.counts() && !p.ch.Default && p.ch.Bid == nil {
 				p.ch.Campaign.stats.count(used.at, p.reached)
 			}
 		}

@@ -39,6 +39,7 @@ const (
 	Bidder       // the header-bidding bidder whose bid filled the slot (the server's)
 	Unbilled     // why an event its price bills was billed nothing: "overBudget" or "invalid" (the server's)
 	UnbilledCost // what that event would have cost, in nano-units (the server's)
+	IVT          // why the event is invalid traffic: an ivt reason's name, "" a person's (the server's)
 	NumFields
 )
 
@@ -56,7 +57,7 @@ var fieldKeys = [...]struct {
 	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest}, {"measured", Measured}, {"geo", Geo},
 	{"verified", Verified}, {"redirected", Redirected}, {"kv", KV},
 	{"cost", Cost}, {"attribution", Attribution}, {"conversionValue", ConvValue}, {"bidder", Bidder},
-	{"unbilled", Unbilled}, {"unbilledCost", UnbilledCost},
+	{"unbilled", Unbilled}, {"unbilledCost", UnbilledCost}, {"ivt", IVT},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead

@@ -18,7 +18,9 @@ type Key struct {
 	Time     int64 // unix seconds of the start of the UTC hour (hourly rows) or day (daily rows)
 	Country  string
 	Platform string
-	Bot      bool
+	// IVT is why the row's events are invalid traffic (an ivt.Reason:
+	// stored in the bot column; 0 a person's).
+	IVT uint8
 }
 
 // Counts are what a row counts: impressions, clicks and conversions;
@@ -201,6 +203,7 @@ func (c *Counts) CountOf(typ []byte, measured, verified bool) bool {
 			}
 		}
 	case "videoViewUndetermined":
+	case "adjustment": // money only (CountMoney): an event's bill credited after the fact
 	default:
 		return false
 	}
@@ -212,10 +215,18 @@ func (c *Counts) CountOf(typ []byte, measured, verified bool) bool {
 // only), and a conversion's attribution ("view": post-view) and value
 // (micro-units, of a verified conversion only), and, of an event billed
 // nothing, that it was (its unbilled reason) and what it would have cost.
-// Malformed figures count nothing.
+// A negative cost is an adjustment's: what it credits back. Malformed
+// figures count nothing.
 func (c *Counts) CountMoney(verified bool, cost, attribution, value, unbilled, unbilledCost []byte) {
 	if verified && len(cost) > 0 {
+		neg := cost[0] == '-' // an adjustment's credit
+		if neg {
+			cost = cost[1:]
+		}
 		if n, ok := ParseCount(cost); ok {
+			if neg {
+				n = -n
+			}
 			c.SpendNanos += n
 		}
 	}
@@ -306,7 +317,7 @@ type DimRow struct {
 	Day    int64 // unix seconds of the day's start
 	Dim    string
 	Value  string
-	Bot    bool
+	IVT    uint8 // as Key's
 	Counts
 }
 
@@ -371,10 +382,20 @@ type SumQuery struct {
 	Entity   string // marquee.EntityAd or marquee.EntityLink
 	ID       int64  // 0: every ad or link
 	From, To int64  // unix seconds, [From, To)
-	By       string // "", "country", "platform" or one of Dims
-	Bots     bool   // include bots' events
-	OnlyBots bool   // only bots' events (what a report without them leaves out)
+	By       string // "", "country", "platform", "ivt" (the rows' IVT, in Dim) or one of Dims
+	Bots     bool   // include invalid traffic's events
+	OnlyBots bool   // only invalid traffic's events (what a report without them leaves out)
 }
+
+// PeopleIVT are the IVT values of the rows a report of people's traffic
+// sums, as an SQL list: people's (0), and the credits of events billed
+// before their user or address went past its events a minute (12,
+// ivt.Burst: package reports checks it), which people's spend nets.
+const PeopleIVT = "(0, 12)"
+
+// ByIVT is SumQuery.By of sums by invalid-traffic reason: each Sum's Dim
+// is its rows' IVT, in decimal.
+const ByIVT = "ivt"
 
 // Sum is one group of summed rows: a time (hour or day) and dimension
 // value, or an entity with its name in Dim (ReportTop).
@@ -395,6 +416,9 @@ type RequestRow struct {
 	Country   string
 	Device    string // a device type (targeting's $device: desktop, phone, tablet, tv, bot), "" unknown
 	Outcomes  [NumOutcomes]int64
+	// Invalid are the slots invalid traffic asked for, by reason
+	// (InvalidNames): not requests, which are people's.
+	Invalid [NumInvalid]int64
 }
 
 // Requests is how many slots the row counts.
@@ -410,6 +434,32 @@ func (r *RequestRow) Requests() int64 {
 // (package reports checks they agree; this package imports only the
 // standard library).
 const NumOutcomes = 11
+
+// NumInvalid is how many invalid-traffic reasons a RequestRow counts:
+// ivt.NumReasons-1, without Human (package reports checks they agree).
+const NumInvalid = 12
+
+// InvalidNames are the reasons of RequestRow.Invalid, in ivt.Reason's
+// order from 1; InvalidColumns their stored columns.
+var (
+	InvalidNames = [NumInvalid]string{"crawler", "preview", "prefetch", "headless", "nonBrowser", "datacenter",
+		"velocity", "fastClick", "noImpression", "repeatClick", "fastConversion", "burst"}
+	InvalidColumns = [NumInvalid]string{"i_crawler", "i_preview", "i_prefetch", "i_headless", "i_nonbrowser", "i_datacenter",
+		"i_velocity", "i_fastclick", "i_noimpression", "i_repeatclick", "i_fastconversion", "i_burst"}
+)
+
+// RequestColumns are the stored columns of a RequestRow's counts:
+// OutcomeColumns, then InvalidColumns.
+var RequestColumns = append(OutcomeColumns[:len(OutcomeColumns):len(OutcomeColumns)], InvalidColumns[:]...)
+
+// InvalidRequests is how many slots invalid traffic asked for.
+func (r *RequestRow) InvalidRequests() int64 {
+	var n int64
+	for _, c := range r.Invalid {
+		n += c
+	}
+	return n
+}
 
 // OutcomeColumns are the stored columns of RequestRow.Outcomes, in
 // marquee.Outcome's order (its names, lower case, after "o_").
@@ -445,7 +495,7 @@ type CubeRow struct {
 	Ad, Campaign, Placement int64
 	Country, Device         string // GrainGeo
 	Key, Value              string // GrainKV
-	Bot                     bool
+	IVT                     uint8  // as Key's (grouped by "ivt")
 	Counts
 }
 
@@ -455,10 +505,11 @@ type CubeQuery struct {
 	Key      string // GrainKV: the report key
 	From, To int64  // unix seconds of days, [From, To)
 	// Group lists what the sums are grouped by: "day", "ad", "campaign",
-	// "placement", and at their grains "country", "device", "value".
+	// "placement", "ivt", and at their grains "country", "device",
+	// "value".
 	Group []string
 	// Filters: none empty keeps every value.
 	Ads, Campaigns, Placements []int64
 	Countries, Devices, Values []string
-	Bots                       bool // include bots' events
+	Bots                       bool // include invalid traffic's events
 }

@@ -68,39 +68,6 @@ func ReferrerHost(ref []byte) string {
 	return strings.TrimPrefix(host, "www.")
 }
 
-// botMarks are what the User-Agents of well-known crawlers, link
-// previewers and HTTP libraries hold, lower-cased.
-var botMarks = [][]byte{
-	[]byte("bot/"), []byte("bot;"), []byte("bot)"), []byte("bot "), []byte("crawler"), []byte("spider"),
-	[]byte("slurp"), []byte("facebookexternalhit"), []byte("headlesschrome"), []byte("bingpreview"),
-	[]byte("mediapartners-google"), []byte("google-inspectiontool"), []byte("python-requests"),
-	[]byte("python-urllib"), []byte("curl/"), []byte("wget/"), []byte("go-http-client"), []byte("okhttp"),
-	[]byte("java/"), []byte("libwww-perl"), []byte("scrapy"), []byte("lighthouse"),
-}
-
-// IsBot reports whether a User-Agent is a well-known crawler's, or empty
-// (no browser sends none).
-func IsBot(ua []byte) bool {
-	if len(bytes.TrimSpace(ua)) == 0 {
-		return true
-	}
-	var buf [512]byte
-	lower := buf[:0]
-	for _, c := range ua[:min(len(ua), len(buf))] {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower = append(lower, c)
-	}
-	lower = append(lower, ' ')
-	for _, m := range botMarks {
-		if bytes.Contains(lower, m) {
-			return true
-		}
-	}
-	return false
-}
-
 // Unknown is the country of an event that names none and whose address
 // says none.
 const Unknown = "ZZ"

@@ -16,7 +16,7 @@ type ckey struct {
 	placement    string
 	country      [2]byte
 	device       string
-	bot          bool
+	bot          uint8 // an ivt.Reason (0: a person's)
 	key, value   string
 }
 
@@ -58,7 +58,7 @@ func resolveCube(ctx context.Context, p pending, b *Batch, known func(entity byt
 		addTo(cube, e, c)
 	}
 	for k, c := range cube {
-		r := reportrow.CubeRow{Grain: grainNames[k.grain], Day: k.day, Ad: k.ad, Campaign: k.campaign, Bot: k.bot, Key: k.key, Value: k.value}
+		r := reportrow.CubeRow{Grain: grainNames[k.grain], Day: k.day, Ad: k.ad, Campaign: k.campaign, IVT: k.bot, Key: k.key, Value: k.value}
 		if k.grain == grainGeo {
 			r.Country, r.Device = string(k.country[:]), k.device
 		}

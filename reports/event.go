@@ -12,6 +12,7 @@ import (
 	"marquee"
 	"marquee/eventline"
 	"marquee/geoip"
+	"marquee/ivt"
 	"marquee/linkroute"
 	"marquee/targeting"
 )
@@ -25,13 +26,15 @@ type Event struct {
 	Country  [2]byte
 	Platform string // one of marquee.Platforms
 	platform uint8  // Platform's index in platforms (the Tally's keys)
-	Bot      bool
+	// IVT is why the event is invalid traffic (ivt.Human: a person's):
+	// its line's "ivt" field, else what its User-Agent says.
+	IVT      ivt.Reason
 	Browser  string // Other when the parser knows none
 	OS       string // Other when the parser knows none
 	Device   string // a device type (targeting.Device), "" unknown
 	Referrer string // the referrer's host (ReferrerHost), Direct for none
-	// UID is the uid counted in reach: nil for a bot's event or one
-	// longer than MaxUID.
+	// UID is the uid counted in reach: nil for invalid traffic's event or
+	// one longer than MaxUID.
 	UID []byte
 	// The entities: 0 or "" where the line names none or names one
 	// malformed (Skipped says which).
@@ -82,11 +85,11 @@ const OtherValue = "(other)"
 const maxAgents = 4096
 
 // agent is what a User-Agent says of an event: its platform, whether it
-// is a bot's, and its browser and OS as reports name them ("Other" when
-// the parser knows neither).
+// is invalid traffic's (ivt.Agents), and its browser and OS as reports
+// name them ("Other" when the parser knows neither).
 type agent struct {
 	platform    uint8 // index in platforms
-	bot         bool
+	ivt         ivt.Reason
 	browser, os string
 	device      string // a device type (targeting.Device), "" unknown
 }
@@ -161,16 +164,20 @@ func (cl *Classifier) ReadFields(f *eventline.Fields, e *Event) string {
 		// An attributed conversion (the server's field) is its click's
 		// or impression's, vouched for by their signed token; its
 		// request is often a server's postback, whose User-Agent says
-		// nothing of the person.
-		ua.bot = false
+		// nothing of the person (the server wrote its ivt when invalid).
+		ua.ivt = ivt.Human
 	}
-	e.Country, e.platform, e.Bot = Country(f[eventline.Country], f[eventline.Geo], f[eventline.IP], cl.geo), ua.platform, ua.bot
+	why := ivt.Parse(f[eventline.IVT]) // the server's word, else the User-Agent's
+	if why == ivt.Human {
+		why = ua.ivt
+	}
+	e.Country, e.platform, e.IVT = Country(f[eventline.Country], f[eventline.Geo], f[eventline.IP], cl.geo), ua.platform, why
 	if p, ok := platformField(f[eventline.Platform]); ok { // a valid field wins over the User-Agent
 		e.platform = platformIndex(p)
 	}
 	e.Platform = platforms[e.platform]
 	e.Browser, e.OS, e.Device = ua.browser, ua.os, ua.device
-	if uid := f[eventline.UID]; len(uid) <= MaxUID && !e.Bot {
+	if uid := f[eventline.UID]; len(uid) <= MaxUID && e.IVT == ivt.Human {
 		e.UID = append(e.UID, uid...)
 	}
 	if len(f[eventline.Ad]) > 0 {
@@ -333,7 +340,7 @@ func (cl *Classifier) userAgent(ua []byte) agent {
 	if a, ok := cl.agents[string(ua)]; ok {
 		return a
 	}
-	a := agent{platform: platformIndex(Platform(nil, ua)), bot: IsBot(ua), browser: Other, os: Other}
+	a := agent{platform: platformIndex(Platform(nil, ua)), ivt: ivt.DefaultAgents().Reason(ua), browser: Other, os: Other}
 	p := cl.parser.Parse(string(ua))
 	if p.Browser() != "" {
 		a.browser = string(p.Browser())

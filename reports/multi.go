@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"marquee"
+	"marquee/ivt"
 	"marquee/reportrow"
 )
 
@@ -25,10 +26,14 @@ const (
 	DimSite       = "site"
 	DimCountry    = "country"
 	DimDevice     = "device"
+	// DimTraffic cuts by people's and invalid traffic: "human", or the
+	// reason ("crawler", "datacenter", …; docs/ivt.md). A report by it
+	// counts invalid traffic's events.
+	DimTraffic = "traffic"
 )
 
 // MultiDims are the dimensions of MultiQuery.By, but report keys.
-var MultiDims = []string{DimAdvertiser, DimCampaign, DimAd, DimPlacement, DimSite, DimCountry, DimDevice}
+var MultiDims = []string{DimAdvertiser, DimCampaign, DimAd, DimPlacement, DimSite, DimCountry, DimDevice, DimTraffic}
 
 // MaxDims bounds MultiQuery.By.
 const MaxDims = 3
@@ -305,6 +310,9 @@ func cubeQuery(q MultiQuery, cat *Catalog) (reportrow.CubeQuery, bool) {
 		case DimCountry, DimDevice:
 			cq.Grain = reportrow.GrainGeo
 			group = append(group, d)
+		case DimTraffic:
+			cq.Bots = true
+			group = append(group, reportrow.ByIVT)
 		default:
 			if key, ok := strings.CutPrefix(d, reportrow.KVDim); ok {
 				cq.Grain, cq.Key = reportrow.GrainKV, key
@@ -383,7 +391,7 @@ func (b *multiBuild) window(t string) (time.Time, time.Time) {
 }
 
 // keyOf is the row key of a cell or request row's values, in bucket t.
-func (b *multiBuild) keyOf(t string, campaign, placement, ad int64, country, device, value string) rowKey {
+func (b *multiBuild) keyOf(t string, campaign, placement, ad int64, country, device, value string, why uint8) rowKey {
 	k := rowKey{t: t}
 	for i, d := range b.q.By {
 		switch d {
@@ -405,6 +413,8 @@ func (b *multiBuild) keyOf(t string, campaign, placement, ad int64, country, dev
 			k.vals[i] = country
 		case DimDevice:
 			k.vals[i] = device
+		case DimTraffic:
+			k.vals[i] = ivt.Reason(why).String()
 		default:
 			k.vals[i] = value
 		}
@@ -473,7 +483,7 @@ func (b *multiBuild) addCells(cells []reportrow.CubeRow) {
 	flats := map[flatKey]marquee.Micros{} // a campaign's flat fee a bucket
 	var total Counts
 	for _, c := range cells {
-		k := b.keyOf(b.bucketOf(c.Day), c.Campaign, c.Placement, c.Ad, c.Country, c.Device, c.Value)
+		k := b.keyOf(b.bucketOf(c.Day), c.Campaign, c.Placement, c.Ad, c.Country, c.Device, c.Value, c.IVT)
 		r := b.rowOf(k)
 		r.Counts.Add(c.Counts)
 		total.Add(c.Counts)
@@ -533,10 +543,13 @@ func (b *multiBuild) addRequests(ctx context.Context, r Reader, cq reportrow.Cub
 		if len(q.Countries) > 0 && !slices.Contains(q.Countries, s.Country) || len(q.Devices) > 0 && !slices.Contains(q.Devices, s.Device) {
 			continue
 		}
-		k := b.keyOf(b.bucketOf(s.Hour), 0, s.Placement, 0, s.Country, s.Device, "")
+		k := b.keyOf(b.bucketOf(s.Hour), 0, s.Placement, 0, s.Country, s.Device, "", 0)
 		b.rowOf(k).addRequests(&s)
 		for o, n := range s.Outcomes {
 			total.Outcomes[o] += n
+		}
+		for i, n := range s.Invalid {
+			total.Invalid[i] += n
 		}
 	}
 	b.out.Totals.addRequests(&total)
@@ -636,7 +649,7 @@ func (m *MultiMetrics) money(publisher bool) {
 // withCounts is m with counts c and their rates (its requests kept).
 func withCounts(m Metrics, c Counts) Metrics {
 	out := metricsOf(c)
-	out.Requests, out.Filled, out.FillRate, out.Unfilled = m.Requests, m.Filled, m.FillRate, m.Unfilled
+	out.Requests, out.Filled, out.FillRate, out.Unfilled, out.InvalidRequests = m.Requests, m.Filled, m.FillRate, m.Unfilled, m.InvalidRequests
 	return out
 }
 

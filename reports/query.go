@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"marquee"
+	"marquee/ivt"
 	"marquee/reportrow"
 )
 
@@ -84,6 +85,9 @@ type Metrics struct {
 	Filled   *int64           `json:"filled,omitempty"`
 	FillRate *float64         `json:"fillRate,omitempty"`
 	Unfilled map[string]int64 `json:"unfilled,omitempty"`
+	// InvalidRequests are the slots invalid traffic asked for, by reason
+	// (docs/ivt.md): not in Requests, which are people's.
+	InvalidRequests map[string]int64 `json:"invalidRequests,omitempty"`
 }
 
 // filledOf is how many of a request row's slots were filled: by a
@@ -101,6 +105,14 @@ func (m *Metrics) addRequests(r *reportrow.RequestRow) {
 	}
 	rate := ratio(f, n)
 	m.Requests, m.Filled, m.FillRate = &n, &f, &rate
+	for i, c := range r.Invalid {
+		if c > 0 {
+			if m.InvalidRequests == nil {
+				m.InvalidRequests = map[string]int64{}
+			}
+			m.InvalidRequests[reportrow.InvalidNames[i]] += c
+		}
+	}
 	for o, c := range r.Outcomes {
 		if c > 0 && !marquee.Outcome(o).IsFilled() {
 			if m.Unfilled == nil {
@@ -198,9 +210,11 @@ func (p *Part) label() (value, dim string) {
 type Report struct {
 	Window
 	Totals Metrics `json:"totals"`
-	// BotsLeftOut are the bots' events in the range that Totals leave
-	// out (nil when they are included).
-	BotsLeftOut *Counts `json:"botsLeftOut,omitempty"`
+	// BotsLeftOut are invalid traffic's events in the range that Totals
+	// leave out (nil when they are included), and Invalid the same by
+	// reason (docs/ivt.md: "crawler", "datacenter", "fastClick", …).
+	BotsLeftOut *Counts           `json:"botsLeftOut,omitempty"`
+	Invalid     map[string]Counts `json:"invalid,omitempty"`
 	// A campaign's report adds its goal's progress (over the whole flight)
 	// and what its price makes of Totals (see Progress and Spend).
 	// An advertiser's report adds the spend of its campaigns. Currency
@@ -224,6 +238,10 @@ func (r *Report) ForPublisher() {
 	r.Totals = withCounts(r.Totals, r.Totals.Counts)
 	if r.BotsLeftOut != nil {
 		blank(r.BotsLeftOut)
+	}
+	for k, c := range r.Invalid {
+		blank(&c)
+		r.Invalid[k] = c
 	}
 	r.Spend, r.Goal = nil, nil
 	for i := range r.Series {
@@ -358,10 +376,10 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 	}
 	series := make([]Counts, len(starts))
 	var total, bots Counts
-	byDim := map[string]*Counts{}
+	byDim, invalid := map[string]*Counts{}, map[string]*Counts{}
 	if !q.Bots {
 		bq := sq
-		bq.By, bq.OnlyBots = "", true
+		bq.By, bq.OnlyBots = reportrow.ByIVT, true
 		for _, daily := range []bool{false, true} {
 			s, err := rp.r.ReportSums(ctx, bq, daily)
 			if err != nil {
@@ -370,6 +388,7 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 			for _, b := range s {
 				if i := index(b.Time); i >= 0 && i < len(series) {
 					bots.Add(b.Counts)
+					addTo(invalid, ReasonName(b.Dim), &b.Counts)
 				}
 			}
 		}
@@ -385,6 +404,10 @@ func (rp *Reporter) Report(ctx context.Context, q Query) (*Report, error) {
 		Granularity: q.Granularity, TZ: loc.String()}, Totals: metricsOf(total)}
 	if !q.Bots {
 		out.BotsLeftOut = &bots
+		out.Invalid = make(map[string]Counts, len(invalid))
+		for k, c := range invalid {
+			out.Invalid[k] = *c
+		}
 	}
 	// Reach: one sketch per bucket (per day; none for hours) and one for
 	// the whole range, merged over slots and days.
@@ -616,6 +639,16 @@ func (rp *Reporter) eachTop(ctx context.Context, sq SumQuery, metric string, lim
 }
 
 // addTo adds *c to m[k].
+// ReasonName is the name of the invalid-traffic reason a report row
+// stores (its bot column, in decimal; ivt.Reason).
+func ReasonName(code string) string {
+	n, err := strconv.Atoi(code)
+	if err != nil || n <= 0 || n >= int(ivt.NumReasons) {
+		return ivt.Crawler.String()
+	}
+	return ivt.Reason(n).String()
+}
+
 func addTo[K comparable](m map[K]*Counts, k K, c *Counts) {
 	p := m[k]
 	if p == nil {

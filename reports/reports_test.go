@@ -21,6 +21,7 @@ import (
 	"marquee"
 	"marquee/geoip"
 	"marquee/geoip/geoiptest"
+	"marquee/ivt"
 	"marquee/linkroute"
 	"marquee/reportrow"
 	"marquee/reports"
@@ -60,8 +61,8 @@ func TestUserAgents(t *testing.T) {
 		if got := reports.Platform(nil, []byte(c.ua)); got != c.platform {
 			t.Errorf("Platform(%q) = %q; want %q", c.ua, got, c.platform)
 		}
-		if got := reports.IsBot([]byte(c.ua)); got != c.bot {
-			t.Errorf("IsBot(%q) = %v; want %v", c.ua, got, c.bot)
+		if got := ivt.DefaultAgents().Classify(c.ua) != ivt.Human; got != c.bot {
+			t.Errorf("invalid(%q) = %v; want %v", c.ua, got, c.bot)
 		}
 	}
 	if got := reports.Platform([]byte("IOS"), []byte("Android")); got != "ios" {

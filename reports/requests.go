@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"marquee"
+	"marquee/ivt"
 	"marquee/reportrow"
 )
 
@@ -32,9 +33,17 @@ type Requests struct {
 // (reportrow cannot import it).
 var _ = [1]struct{}{}[reportrow.NumOutcomes-int(marquee.NumOutcomes)]
 
-// requestCounts are one key's counts by outcome, each taken (swapped
-// with 0) by the flush.
-type requestCounts [marquee.NumOutcomes]atomic.Int64
+// The invalid reasons a report row counts are ivt's but Human, in its
+// order.
+var _ = [1]struct{}{}[reportrow.NumInvalid-int(ivt.NumReasons-1)]
+
+// People's reports net the credits of bursts (reportrow.PeopleIVT).
+var _ = [1]struct{}{}[int(ivt.Burst)-12]
+
+// requestCounts are one key's counts by outcome (people's requests),
+// then by invalid reason (ivt.Reason-1), each taken (swapped with 0) by
+// the flush.
+type requestCounts [marquee.NumOutcomes + reportrow.NumInvalid]atomic.Int64
 
 // RequestKey is what a slot's request is counted by.
 type RequestKey struct {
@@ -64,6 +73,14 @@ func NewRequests() *Requests {
 // Count counts one slot of k and its outcome.
 func (r *Requests) Count(k RequestKey, o marquee.Outcome) {
 	r.counts(k)[o].Add(1)
+}
+
+// CountInvalid counts one slot of k asked for by invalid traffic, by why
+// (not Human): apart from people's requests and their outcomes.
+func (r *Requests) CountInvalid(k RequestKey, why ivt.Reason) {
+	if why != ivt.Human && why < ivt.NumReasons {
+		r.counts(k)[int(marquee.NumOutcomes)+int(why)-1].Add(1)
+	}
 }
 
 // counts is key k's counts, added to the table when k is new.
@@ -110,9 +127,13 @@ func (r *Requests) take() []reportrow.RequestRow {
 	collect := func(k RequestKey, c *requestCounts) {
 		row := reportrow.RequestRow{Hour: k.Hour, Placement: k.Placement, Country: countryOf(k.Country), Device: deviceOf(k.Device)}
 		n := int64(0)
-		for o := range c {
+		for o := range row.Outcomes {
 			row.Outcomes[o] = c[o].Swap(0)
 			n += row.Outcomes[o]
+		}
+		for i := range row.Invalid {
+			row.Invalid[i] = c[int(marquee.NumOutcomes)+i].Swap(0)
+			n += row.Invalid[i]
 		}
 		if n > 0 {
 			rows = append(rows, row)
@@ -171,6 +192,9 @@ func (r *Requests) putBack(rows []reportrow.RequestRow) {
 		c := r.counts(k)
 		for o, n := range row.Outcomes {
 			c[o].Add(n)
+		}
+		for i, n := range row.Invalid {
+			c[int(marquee.NumOutcomes)+i].Add(n)
 		}
 	}
 }

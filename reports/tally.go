@@ -77,7 +77,7 @@ type pkey struct {
 	hour     int64
 	country  [2]byte
 	platform uint8 // index in platforms
-	bot      bool
+	bot      uint8 // an ivt.Reason (0: a person's)
 }
 
 // dkey is an ad's or a link's events of a day that share their values of
@@ -88,7 +88,7 @@ type dkey struct {
 	id                    int64
 	code                  string
 	day                   int64
-	bot                   bool
+	bot                   uint8 // an ivt.Reason (0: a person's)
 	referrer, browser, os string
 	dest                  int8 // a link click's destination; -1: none
 }
@@ -100,7 +100,7 @@ type kvkey struct {
 	id         int64
 	code       string // a placement's name
 	day        int64
-	bot        bool
+	bot        uint8 // an ivt.Reason (0: a person's)
 	key, value string
 }
 
@@ -109,7 +109,7 @@ type kvkey struct {
 type vkey struct {
 	code    string
 	day     int64
-	bot     bool
+	bot     uint8  // an ivt.Reason (0: a person's)
 	visitor uint64 // linkroute.VisitorHash
 }
 
@@ -268,7 +268,7 @@ func (t *Tally) count(lines []byte) {
 			t.skip(reason)
 		}
 		c := &e.Counts
-		k := pkey{hour: e.Hour, country: e.Country, platform: e.platform, bot: e.Bot}
+		k := pkey{hour: e.Hour, country: e.Country, platform: e.platform, bot: uint8(e.IVT)}
 		var owners [3]kvkey // what the event's key-values are counted for: its ad, campaign and placement
 		n := 0
 		ck := ckey{day: e.Day(), country: k.country, device: e.Device, bot: k.bot} // its cell of the cube
@@ -480,7 +480,7 @@ func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int6
 			dropped["unknown "+entityName(k.entity)] += c.Events()
 			continue
 		}
-		key := Key{Entity: entityName(k.entity), ID: f.id, Time: k.hour, Country: string(k.country[:]), Platform: platforms[k.platform], Bot: k.bot}
+		key := Key{Entity: entityName(k.entity), ID: f.id, Time: k.hour, Country: string(k.country[:]), Platform: platforms[k.platform], IVT: k.bot}
 		addRow(key, *c)
 		if k.entity == entCampaign {
 			key.Entity, key.ID = marquee.EntityAdvertiser, f.parent
@@ -505,7 +505,7 @@ func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int6
 		if !f.ok { // the event is dropped, and counted so, with its row
 			continue
 		}
-		d := DimRow{Entity: entityName(k.entity), ID: f.id, Day: k.day, Bot: k.bot}
+		d := DimRow{Entity: entityName(k.entity), ID: f.id, Day: k.day, IVT: k.bot}
 		for _, dv := range [...]struct{ dim, value string }{
 			{reportrow.DimReferrer, k.referrer}, {reportrow.DimBrowser, k.browser}, {reportrow.DimOS, k.os},
 		} {
@@ -523,7 +523,7 @@ func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int6
 			return nil, nil, err
 		}
 		if f.ok {
-			addDim(DimRow{Entity: entityName(k.entity), ID: f.id, Day: k.day, Dim: reportrow.KVDim + k.key, Value: k.value, Bot: k.bot}, *c)
+			addDim(DimRow{Entity: entityName(k.entity), ID: f.id, Day: k.day, Dim: reportrow.KVDim + k.key, Value: k.value, IVT: k.bot}, *c)
 		}
 	}
 	for v, n := range p.visits {
@@ -533,7 +533,7 @@ func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int6
 		}
 		if f.ok && len(f.dests) > 0 {
 			d := linkroute.Pick(f.dests, linkroute.Sticky(f.id, v.visitor))
-			addDim(DimRow{Entity: marquee.EntityLink, ID: f.id, Day: v.day, Dim: reportrow.DimDestination, Value: strconv.Itoa(d), Bot: v.bot},
+			addDim(DimRow{Entity: marquee.EntityLink, ID: f.id, Day: v.day, Dim: reportrow.DimDestination, Value: strconv.Itoa(d), IVT: v.bot},
 				Counts{Conversions: n})
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"marquee/counters"
 	"marquee/delivery"
 	"marquee/eventline"
+	"marquee/ivt"
 	"marquee/privacy"
 	"marquee/tracking"
 )
@@ -37,6 +38,9 @@ type Converted struct {
 	AdID        int64  `json:"adId,omitempty,string"`
 	CampaignID  int64  `json:"campaignId,omitempty,string"`
 	Verified    bool   `json:"verified"`
+	// IVT is why the conversion is invalid traffic ("" a person's):
+	// counted, never verified or billed (docs/ivt.md).
+	IVT string `json:"ivt,omitempty"`
 }
 
 // A Voucher is who vouches for a conversion: a postback (an
@@ -146,7 +150,7 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 		if click != nil {
 			reason = "the click is older than its campaign's post-click window"
 		}
-		if err := s.writeConversion(e, nil, in, advertiser, "", false, Charge{}); err != nil {
+		if err := s.writeConversion(e, nil, in, advertiser, "", false, ivt.Human, Charge{}); err != nil {
 			return Converted{}, 0, err
 		}
 		return Converted{Reason: reason}, StatusAccepted, nil
@@ -183,7 +187,12 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 			s.conversions.RemoveConversion(context.WithoutCancel(sctx), advertiser, k)
 		}
 	}
-	out := Converted{Attribution: kind, AdID: p.Ad, CampaignID: p.Campaign, Verified: verified}
+	why := s.conversionIVT(e, p, click, kind, v, now)
+	billable := verified
+	if why != ivt.Human {
+		verified = false
+	}
+	out := Converted{Attribution: kind, AdID: p.Ad, CampaignID: p.Campaign, Verified: verified, IVT: why.Name()}
 	for i, k := range keys {
 		conv.Dedupe = k
 		fresh, err := s.conversions.AddConversion(sctx, conv)
@@ -199,7 +208,7 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 	}
 	out.Counted = true
 	ch := Charge{Campaign: campaign, At: now}
-	if verified && campaign != nil && campaign.Price != nil {
+	if billable && campaign != nil && campaign.Price != nil {
 		// What a conversion costs is the price's rule (marquee.Price.EventCost),
 		// at the price its decision was made at.
 		pr := marquee.Price{Model: campaign.Price.Model, Amount: marquee.Micros(p.PriceMicros)}
@@ -207,15 +216,40 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 			ch.Cost = cost
 		}
 	}
+	if why != ivt.Human && ch.Cost > 0 {
+		ch.unbill(Invalid)
+	}
 	ch, err := s.ledger.Bill(sctx, ch)
 	if err == nil {
-		err = s.writeConversion(e, p, in, advertiser, kind, verified, ch)
+		err = s.writeConversion(e, p, in, advertiser, kind, verified, why, ch)
 	}
 	if err != nil {
 		forget(keys) // the retry counts it
 		return Converted{}, 0, err
 	}
 	return out, StatusCreated, nil
+}
+
+// conversionIVT is why a conversion attributed (kind) to the decision p
+// is invalid traffic: its decision's, or its click's, reason (the click
+// id carries it); a pixel's request's own (its visitor's browser; a
+// postback is the advertiser's server, and says nothing of the visitor);
+// a conversion sooner after its click than humanly possible
+// (ivt.Filter.MinConversionDelay).
+func (s *Service) conversionIVT(e *Edge, p *tracking.Payload, click *tracking.Clicked, kind string, v Voucher, now time.Time) ivt.Reason {
+	if why := ivt.Reason(p.IVT); why != ivt.Human {
+		return why
+	}
+	if !v.Postback {
+		q := e.request()
+		if why := s.ivt.Request(&q); why != ivt.Human {
+			return why
+		}
+	}
+	if kind == marquee.AttributedClick && click != nil && now.Sub(click.Issued) < s.ivt.MinConversionDelay() {
+		return ivt.FastConversion
+	}
+	return ivt.Human
 }
 
 // clickWithin says the click is within its window at now.
@@ -226,7 +260,7 @@ func clickWithin(c *attribution.Touchpoint, now time.Time) bool {
 // writeConversion writes a conversion's event line: of the decision p
 // (nil: attributed to nothing, named by its advertiser only), with its
 // attribution, value, order id, cost and whether it is verified.
-func (s *Service) writeConversion(e *Edge, p *tracking.Payload, in *marquee.ConversionInput, advertiser int64, kind string, verified bool, ch Charge) error {
+func (s *Service) writeConversion(e *Edge, p *tracking.Payload, in *marquee.ConversionInput, advertiser int64, kind string, verified bool, why ivt.Reason, ch Charge) error {
 	cost := ch.Cost
 	var num [20]byte
 	line := s.lines.appendEdgeHead(nil, e, privacy.GPC) // the advertiser's page's visitor: no address kept
@@ -245,16 +279,11 @@ func (s *Service) writeConversion(e *Edge, p *tracking.Payload, in *marquee.Conv
 		if cost > 0 {
 			line = eventline.AppendPlain(line, "cost", strconv.AppendInt(num[:0], int64(cost), 10))
 		}
+		if why != ivt.Human {
+			line = eventline.AppendPlain(line, "ivt", why.Name())
+		}
 		line = ch.appendUnbilled(line)
-		if p.Country != "" {
-			line = eventline.AppendPlain(line, "country", p.Country)
-		}
-		if p.Platform != "" {
-			line = eventline.AppendPlain(line, "platform", p.Platform)
-		}
-		if p.KV != "" {
-			line = eventline.AppendPlain(line, "kv", p.KV)
-		}
+		line = appendViewer(line, p)
 	}
 	if in.OrderID != "" {
 		line = eventline.AppendString(line, "orderId", []byte(in.OrderID))

@@ -11,6 +11,7 @@ import (
 
 	"marquee"
 	"marquee/delivery"
+	"marquee/ivt"
 	"marquee/privacy"
 	"marquee/reports"
 	"marquee/targeting"
@@ -29,6 +30,9 @@ type Decision struct {
 	Why     [][]delivery.Candidate
 	Limit   privacy.Limit
 	Now     time.Time
+	// IVT is why the request is invalid traffic (ivt.Human: a person's):
+	// it was decided without consequence, and its tokens carry it.
+	IVT ivt.Reason
 	// Rand is the decision's random source (the lotteries', the decision
 	// ids', the [CACHEBUSTING] macro's).
 	Rand *mrand.Rand
@@ -99,6 +103,13 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 			return err
 		}
 	}
+	if !in.Preview {
+		// Invalid traffic is answered (a crawler renders the publisher's
+		// page), decided without consequence — no cap serve, no pacing —
+		// and its tokens say why, so that nothing it leads to counts.
+		d.IVT = s.requestIVT(ctx, e, in, r.User, now)
+		r.Invalid = d.IVT != ivt.Human
+	}
 	d.Rand = rngPool.Get().(*mrand.Rand)
 	cctx, cancel := s.countersContext(ctx)
 	if in.Explain {
@@ -107,13 +118,50 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 		d.Chosen = s.engine.DecideOutcomes(cctx, r, now, d.Rand, d.outcomes[:])
 	}
 	cancel()
-	if !r.Preview {
+	switch {
+	case in.Preview:
+	case d.IVT != ivt.Human:
+		s.countInvalid(in, e, plan, r, d.IVT, now)
+	default:
 		s.countRequests(e, in, plan, r, d.outcomes[:len(r.Slots)], lim, now)
 		if !opt.NoBids {
 			s.countBids(plan, r, d.Chosen, now)
 		}
 	}
 	return nil
+}
+
+// requestIVT is why a decision request for user (0: none) at now is
+// invalid traffic: what the viewer's User-Agent and address, the edge's
+// prefetch headers and the page's webdriver flag say (ivt.Filter.Request),
+// else the user's and the address's events this minute (credits of
+// billed events go back when they go past).
+func (s *Service) requestIVT(ctx context.Context, e *Edge, in *Input, user uint64, now time.Time) ivt.Reason {
+	ip, _ := viewerIP(e, in) // checked by fillViewer
+	q := ivt.Request{UserAgent: viewerUA(e, in), IP: ip, SecPurpose: e.SecPurpose, Purpose: e.Purpose, Webdriver: in.Webdriver}
+	if why := s.ivt.Request(&q); why != ivt.Human {
+		return why
+	}
+	why, credits := s.ivt.Count(user, ip, now)
+	s.credit(ctx, e, credits)
+	return why
+}
+
+// countInvalid counts each slot of an invalid decision r at now by why
+// (docs/ivt.md): apart from requests and fill, which count people's.
+func (s *Service) countInvalid(in *Input, e *Edge, plan *delivery.Plan, r *delivery.Request, why ivt.Reason, now time.Time) {
+	if s.ledger.requests == nil {
+		return
+	}
+	k := reports.RequestKey{Hour: now.Unix() / 3600 * 3600}
+	copy(k.Country[:], r.Viewer.CountryCode())
+	k.Device = reports.DeviceCode(targeting.DeviceType(viewerUA(e, in)))
+	for i := range r.Slots {
+		if pl, ok := plan.Placement(r.Slots[i].Placement); ok {
+			k.Placement = pl.ID
+			s.ledger.requests.CountInvalid(k, why)
+		}
+	}
 }
 
 // Release gives the decision back to the pool, emptied (nothing of its
@@ -134,7 +182,7 @@ func (d *Decision) Release() {
 func (d *Decision) Sign(dst []byte, i int, ch delivery.Choice) ([]byte, [16]byte) {
 	s, r, slot := d.svc, &d.Request, &d.Request.Slots[i]
 	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: slot.Placement, UserHash: r.User, Issued: d.Now, Expires: d.Now.Add(s.ttl),
-		Limit: uint8(d.Limit), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform)}
+		Limit: uint8(d.Limit), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform), IVT: uint8(d.IVT)}
 	if len(s.reportKeys) > 0 {
 		kvs := r.Viewer.KV
 		if slot.KV != nil {

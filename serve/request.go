@@ -58,6 +58,9 @@ type Input struct {
 	Given   privacy.Said
 	Explain bool
 	Preview bool
+	// Webdriver: the page's script found navigator.webdriver set (the
+	// tag's "webdriver": true; wd=1): a browser under automation.
+	Webdriver bool
 	// At is the time a preview decides at ("" now): ad operations ask
 	// how a day-part will serve.
 	At []byte
@@ -270,15 +273,18 @@ func ReadDecision(sc *Scratch, body []byte, in *Input) error {
 			}
 		case "consent":
 			readConsent(v, in, &p)
-		case "explain", "preview":
+		case "explain", "preview", "webdriver":
 			b, err := v.Bool()
 			if err != nil {
 				p.add(string(k), "must be true or false")
 			}
-			if k[0] == 'e' {
+			switch k[0] {
+			case 'e':
 				in.Explain = b
-			} else {
+			case 'p':
 				in.Preview = b
+			default:
+				in.Webdriver = b
 			}
 		default:
 			if dst := in.text(string(k)); dst != nil {
@@ -658,6 +664,28 @@ func parseDecision(in *Input, plan *delivery.Plan, slots []delivery.Slot) (deliv
 	return r, marquee.Invalid("invalid decision request", p.m)
 }
 
+// viewerIP is the viewer's address: the body's ip, else the edge's (its
+// client's).
+func viewerIP(e *Edge, in *Input) (netip.Addr, error) {
+	if len(in.IP) > 0 {
+		a, err := netip.ParseAddr(string(in.IP))
+		if err != nil {
+			return a, marquee.Invalid("invalid decision request", marquee.Problems{"ip": "must be an IPv4 or IPv6 address"})
+		}
+		return a.Unmap(), nil
+	}
+	return e.IP, nil
+}
+
+// viewerUA is the viewer's User-Agent: the body's userAgent, else the
+// edge's.
+func viewerUA(e *Edge, in *Input) []byte {
+	if len(in.UserAgent) > 0 {
+		return in.UserAgent
+	}
+	return e.UserAgent
+}
+
 // request is a decision request checked against the plan
 // (parseDecision), its user the pseudonym of its key at now — none when
 // the request's consent (its body's or parameters', and Sec-GPC) says
@@ -685,17 +713,9 @@ func (s *Service) request(e *Edge, in *Input, plan *delivery.Plan, slots []deliv
 // Accept-Language), the address, and region, city and metro as sent. What
 // stays unknown matches no targeting of it (targeting fails closed).
 func (s *Service) fillViewer(e *Edge, in *Input, v *targeting.Viewer, needs targeting.Needs) error {
-	// The viewer's address: the body's ip, else the edge's (its client's).
-	var ip netip.Addr
-	if len(in.IP) > 0 {
-		a, err := netip.ParseAddr(string(in.IP))
-		if err != nil {
-			return marquee.Invalid("invalid decision request", marquee.Problems{"ip": "must be an IPv4 or IPv6 address"})
-		}
-		ip = a.Unmap()
-	}
-	if !ip.IsValid() {
-		ip = e.IP
+	ip, err := viewerIP(e, in)
+	if err != nil {
+		return err
 	}
 	geo := s.lines.geo
 	if v.Country == 0 && geo != nil || needs&targeting.NeedIP != 0 {
@@ -706,10 +726,7 @@ func (s *Service) fillViewer(e *Edge, in *Input, v *targeting.Viewer, needs targ
 			v.IP = ip
 		}
 	}
-	ua := in.UserAgent
-	if len(ua) == 0 {
-		ua = e.UserAgent
-	}
+	ua := viewerUA(e, in)
 	if v.Platform == 0 && len(bytes.TrimSpace(ua)) > 0 {
 		v.Platform = targeting.PlatformCode(marquee.UAPlatform(ua))
 	}

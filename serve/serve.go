@@ -2,12 +2,16 @@
 // HTTP: a decision (Decide: the request checked against the plan, its
 // viewer filled, the engine's pick, its tracking tokens signed), a
 // tracking URL's event (Track: vouched, priced, written, billed) and a
-// conversion (Convert: attributed, counted once, priced, billed).
+// conversion (Convert: attributed, counted once, priced, billed). Each
+// tells invalid traffic from people's (package ivt) before anything is
+// counted or billed: a decision for invalid traffic answers, but signs
+// its reason into its tokens, so nothing it leads to is billed or
+// delivered.
 //
 // Everything a decision and an event leave behind — requests and their
 // outcomes, forecast samples, bids, event lines with their cost — goes
 // through one Ledger, and the Ledger is the only road by which spend
-// enters budgets (delivery.Budgets.Spend has no other caller).
+// enters budgets (delivery.Budgets.Bill has no other caller).
 //
 // The HTTP edge (package web) reads requests into Input, Hit and
 // marquee.ConversionInput, says what it knows of the client in an Edge,
@@ -28,6 +32,7 @@ import (
 	"marquee"
 	"marquee/attribution"
 	"marquee/delivery"
+	"marquee/ivt"
 	"marquee/privacy"
 	"marquee/reports"
 	"marquee/tracking"
@@ -59,6 +64,14 @@ type Edge struct {
 	Origin         []byte
 	GPC            bool // Sec-GPC: 1
 	Conn           uint64
+	// SecPurpose and Purpose are the request's headers of a prefetch or
+	// a prerender (empty: absent).
+	SecPurpose, Purpose []byte
+}
+
+// request is what the IVT filter reads of the edge's client.
+func (e *Edge) request() ivt.Request {
+	return ivt.Request{UserAgent: e.UserAgent, IP: e.IP, SecPurpose: e.SecPurpose, Purpose: e.Purpose}
 }
 
 // Geo places an address: its country (ISO 3166-1 alpha-2, "" unknown).
@@ -102,6 +115,9 @@ type Config struct {
 	// Currency is the install's (docs/api.md#money; default
 	// reports.DefaultCurrency).
 	Currency string
+	// IVT tells invalid traffic from people's (nil: ivt.New's defaults,
+	// without data-centre ranges).
+	IVT *ivt.Filter
 }
 
 // Service answers decisions and counts what their signed tracking URLs
@@ -118,9 +134,18 @@ type Service struct {
 	touches     *attribution.Recorder
 	conversions ConversionStore
 	currency    string
+	ivt         *ivt.Filter
 	// seen holds the decision ids (and kinds) counted here within the
-	// tracking URLs' life: a URL fired twice counts once on an instance.
-	seen *otter.Cache[[17]byte, struct{}]
+	// tracking URLs' life, each with when and for whom it counted: a URL
+	// fired twice counts once on an instance.
+	seen *otter.Cache[[17]byte, mark]
+}
+
+// A mark is a tracking URL's event counted here: when (unix
+// nanoseconds), and why it was invalid (ivt.Human: a person's).
+type mark struct {
+	at  int64
+	why ivt.Reason
 }
 
 // New returns the service cfg describes.
@@ -136,10 +161,17 @@ func New(cfg Config) *Service {
 	if cfg.Currency == "" {
 		cfg.Currency = reports.DefaultCurrency
 	}
+	if cfg.IVT == nil {
+		cfg.IVT = ivt.New(ivt.Config{})
+	}
 	return &Service{engine: cfg.Engine, signer: cfg.Signer, ttl: ttl, lines: cfg.Lines, ledger: cfg.Ledger, now: now,
 		shared: cfg.SharedCounters, reportKeys: cfg.ReportKeys, touches: cfg.Touches, conversions: cfg.Conversions, currency: cfg.Currency,
-		seen: otter.Must(&otter.Options[[17]byte, struct{}]{MaximumSize: 2_000_000, ExpiryCalculator: otter.ExpiryWriting[[17]byte, struct{}](ttl)})}
+		ivt:  cfg.IVT,
+		seen: otter.Must(&otter.Options[[17]byte, mark]{MaximumSize: 2_000_000, ExpiryCalculator: otter.ExpiryWriting[[17]byte, mark](ttl)})}
 }
+
+// IVT is the service's invalid-traffic filter.
+func (s *Service) IVT() *ivt.Filter { return s.ivt }
 
 // Engine is the delivery engine decisions are made by.
 func (s *Service) Engine() *delivery.Engine { return s.engine }

@@ -102,6 +102,11 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
+// later moves the world's clock on past the invalid-traffic filter's
+// least delays (ivt: a click after its impression, a conversion after
+// its click).
+func (w *world) later() { w.now = w.now.Add(3 * time.Second) }
+
 func (w *world) edge() *serve.Edge {
 	return &serve.Edge{Time: w.now, IP: netip.MustParseAddr("192.0.2.1"), UserAgent: []byte("Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0"),
 		Origin: []byte("https://ads.test")}
@@ -165,6 +170,7 @@ func TestTrackBillsOnce(t *testing.T) {
 			w := newWorld(t)
 			tok := w.token(t, c.campaign)
 			for _, kind := range c.fire {
+				w.later() // a person's click comes a while after the impression
 				if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: kind, Token: tok}, w.edge()); err != nil {
 					t.Fatalf("Track(%c) = %v", kind, err)
 				}
@@ -313,6 +319,7 @@ func TestCollectedDecisionsBillNoMoreThanTheBudget(t *testing.T) {
 			}
 			for _, tok := range toks {
 				for _, kind := range c.fire {
+					w.later()
 					if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: kind, Token: tok}, w.edge()); err != nil {
 						t.Fatalf("Track(%c) = %v", kind, err)
 					}
@@ -381,10 +388,12 @@ func (w *world) clicked(t *testing.T, id int64) string {
 	if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
 		t.Fatal(err)
 	}
+	w.later()
 	target, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Click, Token: tok}, w.edge())
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.later() // a person's conversion comes a while after the click
 	_, clickID, ok := strings.Cut(target, "?c=")
 	if !ok {
 		t.Fatalf("click target %q has no click id", target)

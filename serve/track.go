@@ -15,8 +15,8 @@ import (
 	"marquee/counters"
 	"marquee/delivery"
 	"marquee/eventline"
+	"marquee/ivt"
 	"marquee/privacy"
-	"marquee/reports"
 	"marquee/tracking"
 )
 
@@ -40,29 +40,40 @@ type Hit struct {
 // creative's click URL, its macros filled (target); a click of an ad
 // without one is a not-found error; any other event answers "".
 func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, err error) {
-	kind := h.Kind
-	p, err := s.signer.Open(h.Token, s.now())
+	kind, now := h.Kind, s.now()
+	p, err := s.signer.Open(h.Token, now)
 	if err != nil {
 		return "", err
 	}
+	imp, impSeen := s.seen.GetIfPresent(markKey(tracking.Impression, p.Decision))
+	why := s.hitIVT(kind, &p, e, imp, impSeen, now)
 	if kind == tracking.Click && p.Bidder == "" { // a bid's click is a pixel: its creative has its own landing page
-		if target = s.clickTarget(e, &p, h.Token); target == "" {
+		if target = s.clickTarget(e, &p, h.Token, why); target == "" {
 			return "", marquee.Errorf(marquee.KindNotFound, "this ad has no click URL")
 		}
 	}
 	if h.Head {
 		return target, nil
 	}
+	if why == ivt.Prefetch { // counted invalid, and the URL left to the visit it prepares
+		return target, s.record(h, e, &p, false, why, Charge{})
+	}
 	// The URL is marked counted before its event is written, so that two
 	// firings at once count once, and unmarked when the write fails, so
 	// that the retry a 503 asks for counts it.
 	key := markKey(kind, p.Decision)
-	if _, fresh := s.seen.SetIfAbsent(key, struct{}{}); fresh {
-		verified, keep := s.vouch(kind, &p)
+	if _, fresh := s.seen.SetIfAbsent(key, mark{at: now.UnixNano(), why: why}); fresh {
+		verified, keep := s.vouch(kind, &p, imp, impSeen)
 		if keep {
+			var credits []*ivt.Credit
+			if why == ivt.Human {
+				if why, credits = s.ivt.Count(p.UserHash, e.IP, now); why != ivt.Human {
+					s.seen.Set(key, mark{at: now.UnixNano(), why: why})
+				}
+			}
 			c, cost := s.costOf(kind, &p, verified)
-			ch := Charge{Campaign: c, Cost: cost, At: s.now()}
-			if verified && reports.IsBot(e.UserAgent) {
+			ch := Charge{Campaign: c, Cost: cost, At: now}
+			if why != ivt.Human {
 				verified = false
 				if ch.Cost > 0 {
 					ch.unbill(Invalid)
@@ -70,19 +81,59 @@ func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, er
 			}
 			ch, err := s.ledger.Bill(ctx, ch)
 			if err == nil {
-				err = s.record(h, e, &p, verified, ch)
+				err = s.record(h, e, &p, verified, why, ch)
 			}
 			if err != nil {
 				s.seen.Invalidate(key)
 				return "", err
 			}
+			s.credit(ctx, e, credits)
+			if ch.Cost > 0 && ch.Campaign != nil {
+				s.keepCredit(ctx, e, &p, kind, h.Token, ch.Cost, now)
+			}
 			s.touch(e, kind, &p, c, verified, h.Token)
 		}
-		if kind == tracking.Impression && h.Measured {
-			s.seen.Set(markKey(measuredMark, p.Decision), struct{}{})
+	} else if kind == tracking.Click { // the same click again: counted invalid, billed nothing
+		if err := s.record(h, e, &p, false, ivt.RepeatClick, Charge{}); err != nil {
+			return "", err
 		}
 	}
+	if kind == tracking.Impression && h.Measured {
+		s.seen.Set(markKey(measuredMark, p.Decision), mark{at: now.UnixNano(), why: why})
+	}
 	return target, nil
+}
+
+// hitIVT is why a tracking URL's event of kind is invalid traffic
+// (docs/ivt.md): its decision's reason (the token's), else what the
+// request says of itself (ivt.Filter.Request), else, for an event that
+// follows the decision's impression (imp, counted here when impSeen),
+// the impression's reason; and for a click, no counted impression, or
+// one counted less than the minimum delay before.
+func (s *Service) hitIVT(kind byte, p *tracking.Payload, e *Edge, imp mark, impSeen bool, now time.Time) ivt.Reason {
+	if why := ivt.Reason(p.IVT); why != ivt.Human {
+		return why
+	}
+	q := e.request()
+	if why := s.ivt.Request(&q); why != ivt.Human {
+		return why
+	}
+	switch kind {
+	case tracking.Impression, tracking.Conversion, tracking.Error:
+		return ivt.Human
+	}
+	if impSeen && imp.why != ivt.Human {
+		return imp.why
+	}
+	if kind == tracking.Click {
+		switch {
+		case !impSeen:
+			return ivt.NoImpression
+		case now.UnixNano()-imp.at < int64(s.ivt.MinClickDelay()):
+			return ivt.FastClick
+		}
+	}
+	return ivt.Human
 }
 
 // measuredMark marks, with a decision's id, that its impression counted
@@ -99,25 +150,22 @@ func markKey(kind byte, decision [16]byte) (k [17]byte) {
 // vouch says whether the decision vouches for an event of kind
 // (verified: goals, pacing and spend count it) and whether it is written
 // at all. An impression is verified; a click, or a video event of a video
-// ad, when the decision's impression counted here; a view when the
+// ad, when the decision's impression counted here (impSeen); a view when the
 // impression counted and its viewability was measured (a view of an
 // unmeasured impression would make viewability exceed 100%). A video event of an
 // ad that is not a video is not written: it cannot have happened. A
 // conversion URL's conversion is never verified: its advertiser did not
 // vouch for it (Convert's signed pixel and postback are what bill).
 // (docs/api.md#verified-counts)
-func (s *Service) vouch(kind byte, p *tracking.Payload) (verified, keep bool) {
-	seen := func(k byte) bool {
-		_, ok := s.seen.GetIfPresent(markKey(k, p.Decision))
-		return ok
-	}
+func (s *Service) vouch(kind byte, p *tracking.Payload, imp mark, impSeen bool) (verified, keep bool) {
 	switch kind {
 	case tracking.Impression:
 		return true, true
 	case tracking.Click:
-		return seen(tracking.Impression), true
+		return impSeen, true
 	case tracking.View:
-		return seen(measuredMark), true
+		_, measured := s.seen.GetIfPresent(markKey(measuredMark, p.Decision))
+		return measured, true
 	case tracking.Conversion:
 		return false, true
 	case tracking.Error:
@@ -126,13 +174,65 @@ func (s *Service) vouch(kind byte, p *tracking.Payload) (verified, keep bool) {
 	if a, ok := s.engine.Plan().Ad(p.Ad); !ok || a.Creative == nil || a.Creative.Type != marquee.CreativeVideo {
 		return false, false
 	}
-	return seen(tracking.Impression), true
+	return impSeen, true
+}
+
+// keepCredit keeps an event billed cost (of kind, its token) for
+// crediting if its user or address goes past its events this minute
+// (ivt.Filter.Keep); credited now when one went past meanwhile.
+func (s *Service) keepCredit(ctx context.Context, e *Edge, p *tracking.Payload, kind byte, token []byte, cost marquee.Nanos, now time.Time) {
+	c := &ivt.Credit{Kind: kind, Token: append([]byte(nil), token...), Cost: int64(cost)}
+	if s.ivt.Keep(p.UserHash, e.IP, now, c) {
+		s.credit(ctx, e, []*ivt.Credit{c})
+	}
+}
+
+// credit gives back what events billed before their user or address
+// went past its events a minute, in that minute (ivt.Burst, found after
+// the fact): each is refunded to its budgets through the Ledger and
+// written as an "adjustment" line — its campaign, ad, placement and
+// decision, the cost taken back as a negative cost, and what it would
+// have cost as unbilled — which reports count as invalid traffic and
+// invoices show (docs/ivt.md#after-the-fact). A credit whose line cannot
+// be written is logged by the sink and left billed.
+func (s *Service) credit(ctx context.Context, e *Edge, credits []*ivt.Credit) {
+	for _, c := range credits {
+		p, err := s.signer.Open(c.Token, time.Time{})
+		if err != nil {
+			continue
+		}
+		camp, _ := s.engine.Plan().Campaign(p.Campaign)
+		ch := Charge{Campaign: camp, Cost: -marquee.Nanos(c.Cost), At: s.now()}
+		ch, err = s.ledger.Bill(context.WithoutCancel(ctx), ch)
+		if err != nil {
+			continue
+		}
+		bp := linePool.Get().(*[]byte)
+		var num [20]byte
+		line := s.lines.appendEdgeHead((*bp)[:0], e, privacy.Limit(p.Limit))
+		line = eventline.AppendPlain(line, "type", "adjustment")
+		line = eventline.AppendPlain(line, "adjusts", tracking.KindName(c.Kind))
+		line = appendDecision(line, &p)
+		line = eventline.AppendPlain(line, "verified", "1")
+		line = eventline.AppendPlain(line, "cost", strconv.AppendInt(num[:0], -c.Cost, 10))
+		line = eventline.AppendPlain(line, "ivt", ivt.Burst.Name())
+		line = eventline.AppendPlain(line, "unbilled", Invalid)
+		line = eventline.AppendPlain(line, "unbilledCost", strconv.AppendInt(num[:0], c.Cost, 10))
+		line = appendViewer(line, &p)
+		line = eventline.End(line)
+		*bp = line
+		if err := s.ledger.Record(e.Conn, line, Charge{}); err != nil {
+			s.ledger.Bill(context.WithoutCancel(ctx), Charge{Campaign: camp, Cost: marquee.Nanos(c.Cost), At: ch.At}) // not credited after all
+		}
+		linePool.Put(bp)
+	}
 }
 
 // record writes the event of a tracking URL: its type, ad, campaign,
 // placement and decision (what reports count it by), the hashed user,
-// and verified when the decision vouches for it (vouch).
-func (s *Service) record(h *Hit, e *Edge, p *tracking.Payload, verified bool, ch Charge) error {
+// verified when the decision vouches for it (vouch), and why it is
+// invalid traffic (ivt: none for a person's).
+func (s *Service) record(h *Hit, e *Edge, p *tracking.Payload, verified bool, why ivt.Reason, ch Charge) error {
 	kind, cost := h.Kind, ch.Cost
 	bp := linePool.Get().(*[]byte)
 	defer linePool.Put(bp)
@@ -143,18 +243,7 @@ func (s *Service) record(h *Hit, e *Edge, p *tracking.Payload, verified bool, ch
 	}
 	line := s.lines.appendEdgeHead((*bp)[:0], e, lim)
 	line = eventline.AppendPlain(line, "type", tracking.KindName(kind))
-	switch {
-	case p.Bidder != "": // a header-bidding bid: no ad or campaign of Marquee's
-		line = eventline.AppendPlain(line, "bidder", p.Bidder) // checked at the edge: A–Z, a–z, 0–9, _ . -
-	case p.Campaign != 0:
-		line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
-		line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))
-	default: // a placement's default ad is decided without a campaign
-		line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
-		line = eventline.AppendPlain(line, "defaultFill", "1")
-	}
-	line = eventline.AppendPlain(line, "placement", p.Placement) // placement names need no escaping
-	line = eventline.AppendPlain(line, "decision", hex.AppendEncode(nil, p.Decision[:]))
+	line = appendDecision(line, p)
 	if p.UserHash != 0 && lim == privacy.None {
 		line = eventline.AppendPlain(line, "uid", privacy.AppendName(num[:0], p.UserHash))
 	}
@@ -164,16 +253,11 @@ func (s *Service) record(h *Hit, e *Edge, p *tracking.Payload, verified bool, ch
 	if cost > 0 {
 		line = eventline.AppendPlain(line, "cost", strconv.AppendInt(num[:0], int64(cost), 10))
 	}
+	if why != ivt.Human {
+		line = eventline.AppendPlain(line, "ivt", why.Name())
+	}
 	line = ch.appendUnbilled(line)
-	if p.Country != "" { // the decision's viewer's: reports count tag traffic by them
-		line = eventline.AppendPlain(line, "country", p.Country)
-	}
-	if p.Platform != "" {
-		line = eventline.AppendPlain(line, "platform", p.Platform)
-	}
-	if p.KV != "" { // query-escaped by sign: nothing in it for JSON to escape
-		line = eventline.AppendPlain(line, "kv", p.KV)
-	}
+	line = appendViewer(line, p)
 	switch kind {
 	case tracking.Impression:
 		if h.Measured { // the tag measures this impression's viewability
@@ -191,6 +275,41 @@ func (s *Service) record(h *Hit, e *Edge, p *tracking.Payload, verified bool, ch
 	return s.ledger.Record(e.Conn, line, ch)
 }
 
+// appendDecision appends what an event line says of its decision p: its
+// bidder, or its ad and campaign (or that the placement's default ad
+// filled it), its placement and its id.
+func appendDecision(line []byte, p *tracking.Payload) []byte {
+	var num [20]byte
+	switch {
+	case p.Bidder != "": // a header-bidding bid: no ad or campaign of Marquee's
+		line = eventline.AppendPlain(line, "bidder", p.Bidder) // checked at the edge: A–Z, a–z, 0–9, _ . -
+	case p.Campaign != 0:
+		line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
+		line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))
+	default: // a placement's default ad is decided without a campaign
+		line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
+		line = eventline.AppendPlain(line, "defaultFill", "1")
+	}
+	line = eventline.AppendPlain(line, "placement", p.Placement) // placement names need no escaping
+	var id [32]byte
+	return eventline.AppendPlain(line, "decision", hex.AppendEncode(id[:0], p.Decision[:]))
+}
+
+// appendViewer appends the decision's viewer's country and platform and
+// its key-values, which reports count tag traffic by.
+func appendViewer(line []byte, p *tracking.Payload) []byte {
+	if p.Country != "" {
+		line = eventline.AppendPlain(line, "country", p.Country)
+	}
+	if p.Platform != "" {
+		line = eventline.AppendPlain(line, "platform", p.Platform)
+	}
+	if p.KV != "" { // query-escaped by sign: nothing in it for JSON to escape
+		line = eventline.AppendPlain(line, "kv", p.KV)
+	}
+	return line
+}
+
 // isDigits reports whether b is ASCII digits only.
 func isDigits(b []byte) bool {
 	for _, c := range b {
@@ -206,7 +325,7 @@ func isDigits(b []byte) bool {
 // decision's signed conversion URL (query-escaped) for the landing page
 // to fire, and {clickId}, this click's signed id for the advertiser's
 // conversion to name (docs/api.md#conversions) — or "" when it has none.
-func (s *Service) clickTarget(e *Edge, p *tracking.Payload, token []byte) string {
+func (s *Service) clickTarget(e *Edge, p *tracking.Payload, token []byte, why ivt.Reason) string {
 	a, ok := s.engine.Plan().Ad(p.Ad)
 	if !ok || a.Creative == nil || a.Creative.ClickURL == "" {
 		return ""
@@ -221,6 +340,8 @@ func (s *Service) clickTarget(e *Edge, p *tracking.Payload, token []byte) string
 		c := tracking.Clicked{Payload: *p}
 		c.Issued, c.Expires = now, now.Add(tracking.MaxClickAge)
 		_, c.Verified = s.seen.GetIfPresent(markKey(tracking.Impression, p.Decision)) // as vouch says of the click
+		c.Verified = c.Verified && why == ivt.Human                                   // and no invalid traffic
+		c.IVT = uint8(why)                                                            // its conversion's too
 		click = string(s.signer.AppendClick(nil, &c))                                 // base64url: nothing to escape
 	}
 	return strings.NewReplacer("{placement}", url.QueryEscape(p.Placement), "{campaign}", strconv.FormatInt(p.Campaign, 10),

@@ -230,6 +230,7 @@
     if (!req.placements.length) return Promise.resolve();
     if (Object.keys(pageKV).length) req.kv = pageKV;
     try { if (d.referrer) req.referrer = new URL(d.referrer).origin + '/'; } catch (e) {} // the referring site, not its path
+    if (navigator.webdriver) req.webdriver = true; // a browser under automation: invalid traffic (docs/ivt.md)
     if (opt.keywords) req.keywords = opt.keywords.split(',');
     if (opt.age) req.age = +opt.age;
     ['gender', 'country', 'platform'].forEach(function (k) { if (opt[k]) req[k] = opt[k]; });

@@ -120,6 +120,10 @@ type Payload struct {
 	// the bid's CPM after its bidder's adjustment), at most MaxBidder
 	// bytes.
 	Bidder string
+	// IVT is why the decision's traffic is invalid (an ivt.Reason; 0: a
+	// person's): every event of its URLs is invalid for it, whoever fires
+	// them. A click id carries its click's.
+	IVT uint8
 }
 
 // MaxBidder bounds a payload's bidder: a bidder code's length.
@@ -187,10 +191,12 @@ func (s *Signer) seal(dst []byte, body func(raw []byte) []byte) []byte {
 
 // Click ids (docs/api.md#conversions): the id a click through Marquee
 // gives the landing page ({clickId}), for the advertiser's conversion to
-// name. It is the click's decision's payload, the click's time and
-// whether the click was verified, signed as a token is, after a mark
-// byte no payload starts with: a tracking token is not a click id, nor
-// the other way.
+// name. It is the click's decision's payload, the click's time (its
+// second in the payload, then its millisecond after the verified byte,
+// from payload version 7: how soon a conversion follows is checked to
+// the millisecond) and whether the click was verified, signed as a token
+// is, after a mark byte no payload starts with: a tracking token is not a
+// click id, nor the other way.
 const clickMark = 'C'
 
 // MaxClickAge is how long a click id is accepted: the longest post-click
@@ -212,7 +218,8 @@ func (s *Signer) AppendClick(dst []byte, c *Clicked) []byte {
 		if c.Verified {
 			v = 1
 		}
-		return append(appendPayload(append(raw, clickMark), &c.Payload), v)
+		raw = append(appendPayload(append(raw, clickMark), &c.Payload), v)
+		return binary.BigEndian.AppendUint16(raw, uint16(c.Issued.Nanosecond()/1e6)) // the payload keeps seconds
 	})
 }
 
@@ -226,10 +233,22 @@ func (s *Signer) OpenClick(id []byte) (Clicked, error) {
 	var c Clicked
 	var buf [maxRaw]byte
 	raw, ok := s.open(id, &buf)
-	if !ok || len(raw) < 2 || raw[0] != clickMark || raw[len(raw)-1] > 1 || !readPayload(raw[1:len(raw)-1], &c.Payload) {
+	if !ok || len(raw) < 2 || raw[0] != clickMark {
+		return c, ErrBadClick
+	}
+	var ms []byte // the click's milliseconds: after the verified byte of a payload of version 7 on
+	if raw[1] >= 7 && len(raw) >= 4 {
+		raw, ms = raw[:len(raw)-2], raw[len(raw)-2:]
+	}
+	if raw[len(raw)-1] > 1 || !readPayload(raw[1:len(raw)-1], &c.Payload) {
 		return c, ErrBadClick
 	}
 	c.Verified = raw[len(raw)-1] == 1
+	if ms != nil {
+		if n := binary.BigEndian.Uint16(ms); n < 1000 {
+			c.Issued = c.Issued.Add(time.Duration(n) * time.Millisecond)
+		}
+	}
 	return c, nil
 }
 
@@ -294,8 +313,8 @@ func mac(key, raw []byte) []byte {
 // which the path now says; 2 had no Limit, and is still read, as 0; 3 had
 // no Country and Platform, and is still read, as unknown; 4 had no KV,
 // and is still read, as none; 5 had no Bidder, and is still read, as
-// none).
-const version = 6
+// none; 6 had no IVT, and is still read, as a person's).
+const version = 7
 
 func appendPayload(b []byte, p *Payload) []byte {
 	b = append(b, version)
@@ -318,7 +337,8 @@ func appendPayload(b []byte, p *Payload) []byte {
 	b = append(b, kv...)
 	bidder := p.Bidder[:min(len(p.Bidder), MaxBidder)]
 	b = binary.AppendUvarint(b, uint64(len(bidder)))
-	return append(b, bidder...)
+	b = append(b, bidder...)
+	return append(b, p.IVT)
 }
 
 // next reads a value from *b with read (binary.Uvarint, binary.Varint);
@@ -373,10 +393,16 @@ func readPayload(b []byte, p *Payload) bool {
 	}
 	if v >= 6 {
 		l := uv()
-		if b == nil || l > MaxBidder || uint64(len(b)) != l {
+		if b == nil || l > MaxBidder || uint64(len(b)) < l || v == 6 && uint64(len(b)) != l {
 			return false
 		}
-		p.Bidder, b = string(b), b[l:]
+		p.Bidder, b = string(b[:l]), b[l:]
+	}
+	if v >= 7 {
+		if len(b) != 1 {
+			return false
+		}
+		p.IVT, b = b[0], b[1:]
 	}
 	if b == nil || len(b) != 0 {
 		return false

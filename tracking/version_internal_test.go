@@ -17,10 +17,34 @@ func TestVersion5Tokens(t *testing.T) {
 	tok := s.seal(nil, func(raw []byte) []byte {
 		raw = appendPayload(raw, &p)
 		raw[0] = 5
-		return raw[:len(raw)-1] // the empty bidder's length
+		return raw[:len(raw)-2] // the empty bidder's length, the IVT
 	})
 	got, err := s.Open(tok, now)
 	if err != nil || got != p {
 		t.Fatalf("Open(a version-5 token of %+v) = %+v, %v", p, got, err)
+	}
+}
+
+// TestVersion6Tokens: a token issued before invalid-traffic reasons
+// (layout 6: nothing after Bidder) still opens, as a person's.
+func TestVersion6Tokens(t *testing.T) {
+	s, err := NewSigner([]byte("the current key, 32 bytes long!!"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0).UTC()
+	p := Payload{Ad: 7, Campaign: 3, Placement: "home", PriceMicros: 2_000_000, Issued: now, Expires: now.Add(time.Hour), Bidder: "appnexus"}
+	tok := s.seal(nil, func(raw []byte) []byte {
+		raw = appendPayload(raw, &p)
+		raw[0] = 6
+		return raw[:len(raw)-1] // the IVT
+	})
+	got, err := s.Open(tok, now)
+	if err != nil || got != p {
+		t.Fatalf("Open(a version-6 token of %+v) = %+v, %v", p, got, err)
+	}
+	p.IVT = 3
+	if got, err := s.Open(s.Append(nil, &p), now); err != nil || got != p {
+		t.Fatalf("Open(Append(%+v)) = %+v, %v", p, got, err)
 	}
 }

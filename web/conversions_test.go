@@ -97,7 +97,7 @@ func (w *convWorld) clickID(t *testing.T, click string) string {
 	t.Helper()
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI(click)
-	ctx.Request.Header.SetUserAgent("Mozilla/5.0")
+	ctx.Request.Header.SetUserAgent("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)")
 	w.h(&ctx)
 	loc, err := url.Parse(string(ctx.Response.Header.Peek("Location")))
 	if ctx.Response.StatusCode() != 302 || err != nil || loc.Query().Get("c") == "" {
@@ -145,6 +145,7 @@ func TestAttributionWindows(t *testing.T) {
 	day := 24 * time.Hour
 	imp, click := w.decide(t, "")
 	send(w.h, "GET", imp)
+	w.set(w.clock().Add(3 * time.Second)) // a person clicks a while after the impression
 	id := w.clickID(t, click)
 	t0 := w.clock()
 

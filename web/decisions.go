@@ -393,6 +393,7 @@ func decisionFromQuery(args *fasthttp.Args, in *serve.Input) error {
 		in.Keywords = bytes.Split(v, []byte(","))
 	}
 	in.UserKey, _ = param(args, "user")
+	in.Webdriver = string(args.Peek("wd")) == "1" // the tag's word that navigator.webdriver is set
 	for k, v := range args.All() {
 		if key, ok := bytes.CutPrefix(k, []byte("kv.")); ok {
 			in.KV = append(in.KV, serve.QueryKV(key, v))

@@ -11,6 +11,7 @@ import (
 
 	"marquee"
 	"marquee/eventline"
+	"marquee/ivt"
 	"marquee/privacy"
 	"marquee/serve"
 )
@@ -26,19 +27,30 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &
 type eventLines struct {
 	requester // the client's address
 	*serve.Lines
+	ivt *ivt.Filter
 }
 
-// appendHead opens the event line of a request (serve.Lines.AppendHead).
+// appendHead opens the event line of a request (serve.Lines.AppendHead),
+// with why it is invalid traffic when it is (its "ivt": what it says of
+// itself and where it comes from, ivt.Filter.Request).
 func (e *eventLines) appendHead(dst []byte, ctx *fasthttp.RequestCtx, lim privacy.Limit) []byte {
-	return e.AppendHead(dst, ctx.Time(), e.addr(ctx), ctx.UserAgent(), lim)
+	ip := e.addr(ctx)
+	dst = e.AppendHead(dst, ctx.Time(), ip, ctx.UserAgent(), lim)
+	q := ivt.Request{UserAgent: ctx.UserAgent(), IP: ip, SecPurpose: ctx.Request.Header.Peek("Sec-Purpose"), Purpose: ctx.Request.Header.Peek("Purpose")}
+	if why := e.ivt.Request(&q); why != ivt.Human {
+		dst = eventline.AppendPlain(dst, "ivt", why.Name())
+	}
+	return dst
 }
 
 // edge is what serving reads of the request beyond its body
 // (serve.Edge); origin, when not nil, receives the request's scheme and
 // host (the head of its absolute URLs).
 func (r requester) edge(ctx *fasthttp.RequestCtx, origin []byte) serve.Edge {
-	e := serve.Edge{Time: ctx.Time(), IP: r.addr(ctx), UserAgent: ctx.UserAgent(), Referer: ctx.Request.Header.Referer(),
-		AcceptLanguage: ctx.Request.Header.Peek(fasthttp.HeaderAcceptLanguage), GPC: sentGPC(ctx), Conn: ctx.ConnID()}
+	h := &ctx.Request.Header
+	e := serve.Edge{Time: ctx.Time(), IP: r.addr(ctx), UserAgent: ctx.UserAgent(), Referer: h.Referer(),
+		AcceptLanguage: h.Peek(fasthttp.HeaderAcceptLanguage), GPC: sentGPC(ctx), Conn: ctx.ConnID(),
+		SecPurpose: h.Peek("Sec-Purpose"), Purpose: h.Peek("Purpose")}
 	if origin != nil {
 		e.Origin = appendOrigin(origin, ctx)
 	}

@@ -131,6 +131,7 @@ func post(h fasthttp.RequestHandler, path, body string) (int, []byte) {
 	ctx.Request.Header.SetMethod("POST")
 	ctx.Request.SetRequestURI(path)
 	ctx.Request.Header.SetContentType("application/json")
+	ctx.Request.Header.SetUserAgent("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)") // a person's browser (package ivt)
 	ctx.Request.SetBodyString(body)
 	h(&ctx)
 	return ctx.Response.StatusCode(), append([]byte(nil), ctx.Response.Body()...)

@@ -229,7 +229,7 @@ func NewServer(cfg Config, d Deps) *Server {
 		pol, _ := privacy.NewPolicy(privacy.Balanced, []byte(rand.Text()), 0)
 		s.serve = serve.New(serve.Config{Lines: serve.NewLines(nil, pol, nil), Now: d.Now})
 	}
-	s.events = &eventLines{requester: s.req, Lines: s.serve.Lines()}
+	s.events = &eventLines{requester: s.req, Lines: s.serve.Lines(), ivt: s.serve.IVT()}
 	s.imports = &imports{st: d.Store, writer: s.writer, log: d.Log, now: d.Now, jobs: map[string]*importJob{}}
 	s.bidSt = d.Store
 	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}

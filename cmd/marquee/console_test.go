@@ -96,6 +96,9 @@ func newTab(t testing.TB, base string, width, height int) *tab {
 		// A person's Chrome: headless Chromium says HeadlessChrome, a bot's
 		// mark, and a bot's events are never verified (docs/api.md#verified-counts).
 		chromedp.UserAgent(desktopChromeUA),
+		// Nor does it say navigator.webdriver, which the tag reports as a
+		// browser under automation (docs/ivt.md).
+		chromedp.Flag("enable-automation", false), chromedp.Flag("disable-blink-features", "AutomationControlled"),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
 	ctx, cancelTab := chromedp.NewContext(alloc)
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)

@@ -97,7 +97,12 @@ func start(t testing.TB, dataDir string, env map[string]string, flags ...string)
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tap := &logTap{addr: make(chan string, 1)}
-	args := append([]string{"serve", "-addr", "127.0.0.1:0", "-data", dataDir}, flags...)
+	// The invalid-traffic filter's rules of behaviour (docs/ivt.md) need a
+	// person's pace: the tests of other features click, convert and decide
+	// faster than a person does, so they are off unless a test turns them
+	// on (ivt_test.go; later flags win).
+	args := append([]string{"serve", "-addr", "127.0.0.1:0", "-data", dataDir, "-ivt-min-click-delay", "-1ns", "-ivt-min-conversion-delay", "-1ns",
+		"-ivt-user-events", "-1", "-ivt-address-events", "-1"}, flags...)
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, nil, io.Discard, tap) }()
 	var addr string
@@ -215,6 +220,7 @@ func (in *instance) doHeaders(method, path, contentType, body string, header ...
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
+	req.Header.Set("User-Agent", iphoneUA) // a person's browser (a Go client is invalid traffic: docs/ivt.md), unless header says
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}

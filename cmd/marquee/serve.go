@@ -22,6 +22,7 @@ import (
 
 	"marquee/attribution"
 	"marquee/geoip"
+	"marquee/ivt"
 	"marquee/reportmail"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -105,6 +106,7 @@ type serveConfig struct {
 	invoiceIssuer     string          // -invoice-issuer
 	monthlyBilling    bool            // -monthly-billing
 	creativeOrigin    string          // -creative-origin, checked: scheme://host[:port]
+	ivt               ivt.Config      // -ivt-*, the ranges read
 	events            eventsConfig
 	reports           reportsConfig
 }
@@ -155,6 +157,11 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.IntVar(&c.forecastSample, "forecast-sample", 20, "requests kept of each placement and hour, per instance, for forecasts (0: none kept; forecasts then have no sample to read targetings from)")
 	fs.BoolVar(&c.countRequests, "count-requests", true, "count each decision's slots and what became of them: requests, fill rate and why slots stay empty (false: placements' reports have no requests)")
 	fs.StringVar(&c.creativeOrigin, "creative-origin", "", "where HTML creatives and third-party tags are framed, a host of their own pointing at this server: https://creatives.example (none: this server's own origin; set it before outside advertisers' creatives run)")
+	ivtRanges := fs.String("ivt-ip-ranges", "", "comma-separated files of data-centre address ranges (a CIDR prefix or an address a line, # comments): their traffic is invalid (docs/ivt.md#data-centres)")
+	fs.DurationVar(&c.ivt.MinClickDelay, "ivt-min-click-delay", ivt.DefaultMinClickDelay, "a click sooner than this after its impression counted is invalid traffic (fastClick; negative: off)")
+	fs.DurationVar(&c.ivt.MinConversionDelay, "ivt-min-conversion-delay", ivt.DefaultMinConversionDelay, "a conversion sooner than this after its click is invalid traffic (fastConversion; negative: off)")
+	fs.IntVar(&c.ivt.UserEvents, "ivt-user-events", ivt.DefaultUserEvents, "a user's decisions and tracking events a minute (per instance) past which its traffic is invalid (velocity), and what it was billed that minute is credited (negative: off)")
+	fs.IntVar(&c.ivt.AddressEvents, "ivt-address-events", ivt.DefaultAddressEvents, "an address's decisions and tracking events a minute (per instance) past which its traffic is invalid (velocity), and what it was billed that minute is credited (negative: off)")
 	fs.BoolVar(&c.monthlyBilling, "monthly-billing", false, "an hour into each month (UTC), issue every advertiser's invoice and every site's statement for the month before (those not issued already)")
 	fs.StringVar(&c.invoiceIssuer, "invoice-issuer", "Marquee", "who invoices and statements are issued by: your company's name, as the documents print it")
 	reportMailDomains := fs.String("report-mail-domains", "", "comma-separated domains an advertiser's or a publisher's account may schedule reports to besides its own logins' addresses (none: its logins' only)")
@@ -223,6 +230,35 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.tcfVendor > 65535 {
 		return c, usageError{fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", c.tcfVendor)}
+	}
+	if *ivtRanges != "" {
+		var files []string
+		for _, f := range strings.Split(*ivtRanges, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				files = append(files, f)
+			}
+		}
+		r, err := ivt.ReadRanges(files...)
+		if err != nil {
+			return c, usageError{fmt.Errorf("-ivt-ip-ranges: %w", err)}
+		}
+		c.ivt.Ranges = r
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"ivt-min-click-delay", c.ivt.MinClickDelay}, {"ivt-min-conversion-delay", c.ivt.MinConversionDelay}} {
+		if f.v == 0 {
+			return c, usageError{fmt.Errorf("-%s 0: want a duration, or a negative one to turn the rule off", f.name)}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"ivt-user-events", c.ivt.UserEvents}, {"ivt-address-events", c.ivt.AddressEvents}} {
+		if f.v == 0 {
+			return c, usageError{fmt.Errorf("-%s 0: want events a minute, or a negative number to turn the rule off", f.name)}
+		}
 	}
 	if c.creativeOrigin != "" {
 		u, err := url.Parse(c.creativeOrigin)
@@ -519,7 +555,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		Lines:          serving.NewLines(n.events, n.privacy, geo),
 		Ledger:         serving.NewLedger(serving.LedgerConfig{Sink: n.events, Engine: n.engine, Requests: n.requests, Samples: n.samples, Bids: n.bids}),
 		SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", ReportKeys: cfg.reports.keys,
-		Touches: n.touches, Conversions: n.st, Currency: cfg.currency})
+		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: ivt.New(cfg.ivt)})
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
 		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin},

@@ -61,7 +61,8 @@ func TestTargetingOverHTTP(t *testing.T) {
 		}
 	}
 	key, _ := in.createKey("ops", "campaigns:read")
-	r := in.do("POST", "/api/v1/decisions", key, "application/json", `{"placements":[{"placement":"side"}],"kv":{"section":"news"},"explain":true}`)
+	r := in.doHeaders("POST", "/api/v1/decisions", "application/json", `{"placements":[{"placement":"side"}],"kv":{"section":"news"},"explain":true}`,
+		"Authorization", "Bearer "+key, "User-Agent", "Go-http-client/1.1")
 	for _, want := range []string{
 		`{"adId":"1","campaignId":"1","tier":"sponsorship","status":"campaign targeting: kv section: news not in [sports]"}`,
 		`{"adId":"2","campaignId":"2","tier":"standard","status":"campaign targeting: $device: bot not in [phone]"}`, // Go's client is a bot to the parser

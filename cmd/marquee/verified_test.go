@@ -22,7 +22,8 @@ type verifiedStats struct {
 // vouches for: five anonymous clicks naming a CPC campaign neither meet
 // its 5-click goal nor bill it; a click whose decision's impression never
 // fired is written but not verified; an image ad's video events are not
-// counted at all; an impression and then its click bill once. Forty
+// counted at all; an impression and then its click bill once (the click
+// fired again is counted as invalid traffic, repeatClick). Forty
 // anonymous decisions with no impression leave a 30-impression goal
 // unmet and the campaign serving.
 func TestOnlyVerifiedEventsDeliverAndBill(t *testing.T) {
@@ -66,9 +67,9 @@ func TestOnlyVerifiedEventsDeliverAndBill(t *testing.T) {
 		return v
 	}
 	eventually(t, 5*time.Second, func() string {
-		if v := campaign(); v.Totals.Clicks != 7 || v.Totals.UnverifiedClicks != 6 || v.Totals.Impressions != 1 || v.Totals.UnverifiedImpressions != 0 ||
+		if v := campaign(); v.Totals.Clicks != 8 || v.Totals.UnverifiedClicks != 7 || v.Totals.Impressions != 1 || v.Totals.UnverifiedImpressions != 0 ||
 			v.Totals.Completes != 0 || v.Spend == nil || *v.Spend != 1.5 {
-			return fmt.Sprintf("campaign: %+v, spend %v; want 7 clicks of which 6 unverified (5 beacons, the orphan), 1 impression, no complete, spend 1.5 (one click)", v.Totals, v.Spend)
+			return fmt.Sprintf("campaign: %+v, spend %v; want 8 clicks of which 7 unverified (5 beacons, the orphan, the repeat: invalid traffic), 1 impression, no complete, spend 1.5 (one click)", v.Totals, v.Spend)
 		}
 		return ""
 	})

@@ -18,13 +18,14 @@ var cubeTables = map[string]struct{ table, dims string }{
 	reportrow.GrainKV:     {"report_cube_kv", "kv_key, kv_value"},
 }
 
-// outcomeList is the request tables' outcome columns, as a column list,
-// and outcomeSums their sums.
+// outcomeList is the request tables' count columns (outcomes, then
+// invalid traffic's reasons), as a column list, and outcomeSums their
+// sums.
 var (
-	outcomeList = strings.Join(reportrow.OutcomeColumns[:], ", ")
+	outcomeList = strings.Join(reportrow.RequestColumns, ", ")
 	outcomeSums = func() string {
-		sums := make([]string, len(reportrow.OutcomeColumns))
-		for i, c := range reportrow.OutcomeColumns {
+		sums := make([]string, len(reportrow.RequestColumns))
+		for i, c := range reportrow.RequestColumns {
 			sums[i] = "sum(" + c + ")"
 		}
 		return strings.Join(sums, ", ")
@@ -67,7 +68,7 @@ func (s *Store) addCube(ctx context.Context, tx Tx, slot string, rows []reportro
 	slices.SortFunc(rows, func(a, b reportrow.CubeRow) int {
 		return cmp.Or(strings.Compare(a.Grain, b.Grain), cmp.Compare(a.Day, b.Day), strings.Compare(a.Key, b.Key),
 			cmp.Compare(a.Campaign, b.Campaign), cmp.Compare(a.Placement, b.Placement), cmp.Compare(a.Ad, b.Ad),
-			strings.Compare(a.Country, b.Country), strings.Compare(a.Device, b.Device), strings.Compare(a.Value, b.Value), cmpBool(a.Bot, b.Bot))
+			strings.Compare(a.Country, b.Country), strings.Compare(a.Device, b.Device), strings.Compare(a.Value, b.Value), cmp.Compare(a.IVT, b.IVT))
 	})
 	for len(rows) > 0 {
 		n := 1
@@ -92,7 +93,7 @@ func (s *Store) addCube(ctx context.Context, tx Tx, slot string, rows []reportro
 				case reportrow.GrainKV:
 					args = append(args, r.Key, r.Value)
 				}
-				return countArgs(append(args, boolInt(r.Bot), slot), &r.Counts)
+				return countArgs(append(args, int(r.IVT), slot), &r.Counts)
 			})
 		if err != nil {
 			return err
@@ -109,11 +110,14 @@ func (s *Store) addRequests(ctx context.Context, tx Tx, slot string, rows []repo
 			strings.Compare(a.Country, b.Country), strings.Compare(a.Device, b.Device))
 	})
 	key := []string{"hour", "placement_id", "country", "device", "slot"}
-	return s.upsertTuples(ctx, tx, "report_requests", append(slices.Clone(key), reportrow.OutcomeColumns[:]...), strings.Join(key, ", "),
-		reportrow.OutcomeColumns[:], len(rows), func(i int, args []any) []any {
+	return s.upsertTuples(ctx, tx, "report_requests", append(slices.Clone(key), reportrow.RequestColumns...), strings.Join(key, ", "),
+		reportrow.RequestColumns, len(rows), func(i int, args []any) []any {
 			r := &rows[i]
 			args = append(args, r.Hour, r.Placement, r.Country, r.Device, slot)
 			for _, n := range r.Outcomes {
+				args = append(args, n)
+			}
+			for _, n := range r.Invalid {
 				args = append(args, n)
 			}
 			return args
@@ -130,7 +134,7 @@ func (s *Store) CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportro
 		where, args = append(where, "kv_key = ?"), append(args, q.Key)
 	}
 	if !q.Bots {
-		where = append(where, "bot = 0")
+		where = append(where, "bot IN "+reportrow.PeopleIVT)
 	}
 	in := func(col string, n int, each func(i int) any) {
 		if n == 0 {
@@ -148,11 +152,11 @@ func (s *Store) CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportro
 	in("device", len(q.Devices), func(i int) any { return q.Devices[i] })
 	in("kv_value", len(q.Values), func(i int) any { return q.Values[i] })
 	column := map[string]string{"day": "day", "ad": "ad_id", "campaign": "campaign_id", "placement": "placement_id",
-		"country": "country", "device": "device", "value": "kv_value"}
+		"country": "country", "device": "device", "value": "kv_value", "ivt": "bot"}
 	// The groups in the order of the table's key (day, campaign,
 	// placement, ad, then its grain's): rows read in key order group as
 	// they come, without a sort (SQLite: no temporary B-tree).
-	order := []string{"day", "campaign", "placement", "ad", "country", "device", "value"}
+	order := []string{"day", "campaign", "placement", "ad", "country", "device", "value", "ivt"}
 	groups := slices.Clone(q.Group)
 	slices.SortFunc(groups, func(a, b string) int { return cmp.Compare(slices.Index(order, a), slices.Index(order, b)) })
 	q.Group = groups
@@ -169,7 +173,7 @@ func (s *Store) CubeSums(ctx context.Context, q reportrow.CubeQuery) ([]reportro
 		return query(ctx, db, func(r Rows) (x reportrow.CubeRow, err error) {
 			x.Grain, x.Key = q.Grain, q.Key
 			dst := groupDests(q.Group, map[string]any{"day": &x.Day, "ad": &x.Ad, "campaign": &x.Campaign, "placement": &x.Placement,
-				"country": &x.Country, "device": &x.Device, "value": &x.Value})
+				"country": &x.Country, "device": &x.Device, "value": &x.Value, "ivt": &x.IVT})
 			return x, r.Scan(scanCounts(dst, &x.Counts)...)
 		}, stmt, args...)
 	})
@@ -206,6 +210,9 @@ func (s *Store) RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]re
 				for i := range x.Outcomes {
 					dst = append(dst, &x.Outcomes[i])
 				}
+				for i := range x.Invalid {
+					dst = append(dst, &x.Invalid[i])
+				}
 				return x, r.Scan(dst...)
 			}, stmt, args...)
 		})
@@ -223,7 +230,7 @@ func (s *Store) rollUpRequests(ctx context.Context, tx Tx, cutoff int64) error {
 	if _, err := tx.Exec(ctx, `INSERT INTO report_requests_daily (day, placement_id, country, device, `+outcomeList+`)
 		SELECT hour - hour % 86400, placement_id, country, device, `+outcomeSums+`
 		FROM report_requests WHERE hour < ? GROUP BY hour - hour % 86400, placement_id, country, device`+
-		s.upsert("report_requests_daily", "day, placement_id, country, device", reportrow.OutcomeColumns[:], nil), cutoff); err != nil {
+		s.upsert("report_requests_daily", "day, placement_id, country, device", reportrow.RequestColumns, nil), cutoff); err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM report_requests WHERE hour < ?`, cutoff); err != nil {

@@ -65,26 +65,24 @@ func (s *Store) addRows(ctx context.Context, tx Tx, slot string, rows []reportro
 	rows = slices.Clone(rows)
 	slices.SortFunc(rows, func(a, b reportrow.Row) int {
 		return cmp.Or(strings.Compare(a.Entity, b.Entity), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Time, b.Time),
-			strings.Compare(a.Country, b.Country), strings.Compare(a.Platform, b.Platform), cmpBool(a.Bot, b.Bot))
+			strings.Compare(a.Country, b.Country), strings.Compare(a.Platform, b.Platform), cmp.Compare(a.IVT, b.IVT))
 	})
 	if err := s.upsertRows(ctx, tx, "report_hourly", slot, rows); err != nil {
 		return err
 	}
 	totals := totalsOf(rows)
 	slices.SortFunc(totals, func(a, b reportrow.Row) int {
-		return cmp.Or(strings.Compare(a.Entity, b.Entity), cmp.Compare(a.Time, b.Time), cmpBool(a.Bot, b.Bot), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(strings.Compare(a.Entity, b.Entity), cmp.Compare(a.Time, b.Time), cmp.Compare(a.IVT, b.IVT), cmp.Compare(a.ID, b.ID))
 	})
 	return s.upsertRows(ctx, tx, "report_totals", slot, totals)
 }
-
-func cmpBool(a, b bool) int { return cmp.Compare(boolInt(a), boolInt(b)) }
 
 // totalsOf sums rows over country and platform.
 func totalsOf(rows []reportrow.Row) []reportrow.Row {
 	at := map[reportrow.Key]int{}
 	var out []reportrow.Row
 	for _, r := range rows {
-		k := reportrow.Key{Entity: r.Entity, ID: r.ID, Time: r.Time, Bot: r.Bot}
+		k := reportrow.Key{Entity: r.Entity, ID: r.ID, Time: r.Time, IVT: r.IVT}
 		i, ok := at[k]
 		if !ok {
 			i = len(out)
@@ -148,7 +146,7 @@ func (s *Store) upsertRows(ctx context.Context, tx Tx, table, slot string, rows 
 			if table != "report_totals" {
 				args = append(args, r.Country, r.Platform)
 			}
-			args = countArgs(append(args, boolInt(r.Bot), slot), &r.Counts)
+			args = countArgs(append(args, int(r.IVT), slot), &r.Counts)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO `+table+` (`+cols+`, slot, `+countList+`)
 			VALUES `+Tuples(len(chunk), width)+upsert, args...); err != nil {
@@ -164,7 +162,7 @@ func (s *Store) addDims(ctx context.Context, tx Tx, slot string, dims []reportro
 	dims = slices.Clone(dims)
 	slices.SortFunc(dims, func(a, b reportrow.DimRow) int {
 		return cmp.Or(strings.Compare(a.Entity, b.Entity), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Day, b.Day),
-			strings.Compare(a.Dim, b.Dim), strings.Compare(a.Value, b.Value), cmpBool(a.Bot, b.Bot))
+			strings.Compare(a.Dim, b.Dim), strings.Compare(a.Value, b.Value), cmp.Compare(a.IVT, b.IVT))
 	})
 	upsert := s.upsert("report_dims", "entity, entity_id, day, dim, value, bot, slot", counters, nil)
 	for len(dims) > 0 {
@@ -173,7 +171,7 @@ func (s *Store) addDims(ctx context.Context, tx Tx, slot string, dims []reportro
 		width := 7 + len(counters)
 		args := make([]any, 0, width*len(chunk))
 		for _, d := range chunk {
-			args = countArgs(append(args, d.Entity, d.ID, d.Day, d.Dim, d.Value, boolInt(d.Bot), slot), &d.Counts)
+			args = countArgs(append(args, d.Entity, d.ID, d.Day, d.Dim, d.Value, int(d.IVT), slot), &d.Counts)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO report_dims (entity, entity_id, day, dim, value, bot, slot, `+countList+`)
 			VALUES `+Tuples(len(chunk), width)+upsert, args...); err != nil {
@@ -250,6 +248,8 @@ func (s *Store) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bool
 	switch q.By {
 	case "country", "platform":
 		dim, group = q.By, t+", "+q.By
+	case reportrow.ByIVT:
+		dim, group = "bot", t+", bot"
 	}
 	where, args := sumWhere(q, "", t)
 	return withDB(ctx, s, "read reports", func(db DB) ([]reportrow.Sum, error) {
@@ -326,9 +326,9 @@ func sumWhere(q reportrow.SumQuery, p, t string) (string, []any) {
 	}
 	switch {
 	case q.OnlyBots:
-		where += ` AND ` + p + `bot = 1`
+		where += ` AND ` + p + `bot NOT IN ` + reportrow.PeopleIVT
 	case !q.Bots:
-		where += ` AND ` + p + `bot = 0`
+		where += ` AND ` + p + `bot IN ` + reportrow.PeopleIVT
 	}
 	return where, args
 }

@@ -1,0 +1,92 @@
+// Package ivt tells invalid traffic from people's: general invalid
+// traffic (GIVT) by what a request says of itself — declared crawlers
+// from maintained lists (third_party/ivtlists), link previewers and mail
+// image proxies, prefetches, headless browsers, non-browser agents — and
+// by where it comes from (data-centre address ranges from operators'
+// files); and the basic sophisticated invalid traffic (SIVT) by
+// behaviour — velocity per user and per address, clicks too fast after
+// their impression, clicks without a counted impression, repeated
+// clicks, conversions too fast after their click.
+//
+// A Reason names why traffic is invalid (Human: it is not). Package
+// serve asks a Filter for a request's reason once and carries it in the
+// decision's signed token, so that nothing a decision for invalid
+// traffic leads to is billed or delivered; event lines carry it in their
+// "ivt" field, and reports count each reason apart (docs/ivt.md).
+package ivt
+
+import "time"
+
+// Reason is why traffic is invalid; Human (0) when it is not. Its
+// numbers are stored (the reports' bot column): never renumber one.
+type Reason uint8
+
+// The reasons. Crawler is 1: reports written before reasons existed
+// stored 1 for a bot.
+const (
+	Human          Reason = iota
+	Crawler               // a declared crawler or bot (maintained lists)
+	Preview               // a link previewer or mail image proxy
+	Prefetch              // a prefetch or prerender (Sec-Purpose, Purpose)
+	Headless              // a headless or automated browser
+	NonBrowser            // an HTTP library or tool, or no User-Agent
+	Datacenter            // an address in a data-centre range (-ivt-ip-ranges)
+	Velocity              // the user or address past its events a minute
+	FastClick             // a click sooner than the minimum delay after its impression
+	NoImpression          // a click whose impression was not counted
+	RepeatClick           // a decision's click again
+	FastConversion        // a conversion sooner than humanly possible after its click
+	Burst                 // billed before its user or address went past its events a minute in that minute: credited after the fact
+	NumReasons     = iota
+)
+
+// names are the reasons' names in event lines, reports and the API.
+var names = [NumReasons]string{"", "crawler", "preview", "prefetch", "headless", "nonBrowser", "datacenter",
+	"velocity", "fastClick", "noImpression", "repeatClick", "fastConversion", "burst"}
+
+// Names are the names of the invalid reasons, by Reason (Names[0] is
+// Human's: "human").
+var Names = func() [NumReasons]string {
+	n := names
+	n[Human] = "human"
+	return n
+}()
+
+// String is the reason's name ("human" for Human).
+func (r Reason) String() string {
+	if r < NumReasons {
+		return Names[r]
+	}
+	return "unknown"
+}
+
+// Name is the reason's name in an event line ("" for Human).
+func (r Reason) Name() string {
+	if r < NumReasons {
+		return names[r]
+	}
+	return names[Crawler]
+}
+
+// Parse reads a reason's name (an event line's "ivt" field): "" is
+// Human; a name it does not know is Crawler (invalid, of a kind a later
+// release may name).
+func Parse[S string | []byte](name S) Reason {
+	if len(name) == 0 {
+		return Human
+	}
+	for r := Crawler; r < NumReasons; r++ {
+		if string(name) == names[r] {
+			return r
+		}
+	}
+	return Crawler
+}
+
+// Defaults of a Filter's thresholds (the -ivt-* flags).
+const (
+	DefaultMinClickDelay      = 500 * time.Millisecond
+	DefaultMinConversionDelay = 2 * time.Second
+	DefaultUserEvents         = 120  // a user's events a minute
+	DefaultAddressEvents      = 6000 // an address's events a minute (many people share one behind NAT)
+)

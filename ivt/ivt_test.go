@@ -1,0 +1,263 @@
+package ivt_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"marquee/ivt"
+	"marquee/third_party/ivtlists"
+)
+
+// lines reads a corpus: one entry a line, # comments and blank lines
+// left out.
+func lines(t testing.TB, name string) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := sc.Text(); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// crawlerInstances are the example User-Agents crawler-user-agents keeps
+// for its patterns: the recall corpus.
+func crawlerInstances(t testing.TB) []string {
+	var list []struct {
+		Instances []string `json:"instances"`
+	}
+	if err := json.Unmarshal(ivtlists.CrawlerUserAgents, &list); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range list {
+		out = append(out, c.Instances...)
+	}
+	return out
+}
+
+// TestRecallAndFalsePositives measures the classifier against the
+// corpora: at least 99% of known crawlers' User-Agents flagged, at most
+// 0.1% of real browsers' (a current browser list, and in-app browsers).
+// It also measures each vendored list alone against the other's
+// examples: how well a list catches crawlers it was not written from.
+func TestRecallAndFalsePositives(t *testing.T) {
+	a := ivt.DefaultAgents()
+	crawlers := crawlerInstances(t)
+	missed := 0
+	for _, ua := range crawlers {
+		if a.Classify(ua) == ivt.Human {
+			missed++
+			t.Logf("crawler taken for a person: %q", ua)
+		}
+	}
+	recall := 1 - float64(missed)/float64(len(crawlers))
+	t.Logf("recall: %d of %d crawler User-Agents flagged (%.2f%%)", len(crawlers)-missed, len(crawlers), 100*recall)
+	if recall < 0.99 {
+		t.Errorf("recall %.4f; want ≥ 0.99", recall)
+	}
+	browsers := append(lines(t, "browsers-user-agents.txt"), lines(t, "browsers-extra.txt")...)
+	flagged := 0
+	for _, ua := range browsers {
+		if why := a.Classify(ua); why != ivt.Human {
+			flagged++
+			t.Errorf("browser flagged %s: %q", why, ua)
+		}
+	}
+	t.Logf("false positives: %d of %d browser User-Agents (%.3f%%)", flagged, len(browsers), 100*float64(flagged)/float64(len(browsers)))
+	if float64(flagged) > 0.001*float64(len(browsers)) {
+		t.Errorf("%d of %d browsers flagged; want ≤ 0.1%%", flagged, len(browsers))
+	}
+	// Held out: the isbot list alone against crawler-user-agents' examples.
+	isbotOnly, err := ivt.NewAgents([]byte("[]"), ivtlists.IsBot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caught := 0
+	for _, ua := range crawlers {
+		if isbotOnly.Classify(ua) != ivt.Human {
+			caught++
+		}
+	}
+	t.Logf("held out: isbot's list and the marks alone flag %d of %d crawler-user-agents examples (%.2f%%)", caught, len(crawlers), 100*float64(caught)/float64(len(crawlers)))
+}
+
+// TestClasses checks that each kind of agent gets its reason.
+func TestClasses(t *testing.T) {
+	a := ivt.DefaultAgents()
+	for _, l := range lines(t, "previews.txt") {
+		want, ua, _ := strings.Cut(l, "\t")
+		if got := a.Classify(ua); got.String() != want {
+			t.Errorf("Classify(%q) = %s; want %s", ua, got, want)
+		}
+	}
+}
+
+// TestReasonRemembers checks that Reason answers what Classify says,
+// from memory the second time, and bounds what it keeps.
+func TestReasonRemembers(t *testing.T) {
+	a := ivt.DefaultAgents()
+	for _, ua := range []string{"curl/8.5.0", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36", strings.Repeat("x", ivt.MaxAgent+1)} {
+		for range 2 {
+			if got, want := a.Reason([]byte(ua)), a.Classify(ua); got != want {
+				t.Errorf("Reason(%.40q) = %s; want %s", ua, got, want)
+			}
+		}
+	}
+	ua := []byte("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36")
+	if n := testing.AllocsPerRun(100, func() { a.Reason(ua) }); n != 0 {
+		t.Errorf("Reason of a known User-Agent allocates %v times; want 0", n)
+	}
+}
+
+func TestParseNames(t *testing.T) {
+	for r := ivt.Human; r < ivt.NumReasons; r++ {
+		if got := ivt.Parse(r.Name()); got != r {
+			t.Errorf("Parse(%q) = %v; want %v", r.Name(), got, r)
+		}
+	}
+	if got := ivt.Parse("somethingNew"); got != ivt.Crawler {
+		t.Errorf("Parse(unknown) = %v; want crawler", got)
+	}
+}
+
+func TestRequest(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "dc.txt")
+	if err := os.WriteFile(file, []byte("# a cloud\n203.0.113.0/24\n2001:db8::/32 # v6\n\n198.51.100.7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rg, err := ivt.ReadRanges(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ivt.New(ivt.Config{Ranges: rg})
+	chrome := []byte("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36")
+	for _, c := range []struct {
+		r    ivt.Request
+		want ivt.Reason
+	}{
+		{ivt.Request{UserAgent: chrome, IP: netip.MustParseAddr("192.0.2.1")}, ivt.Human},
+		{ivt.Request{UserAgent: chrome, IP: netip.MustParseAddr("203.0.113.9")}, ivt.Datacenter},
+		{ivt.Request{UserAgent: chrome, IP: netip.MustParseAddr("::ffff:203.0.113.9")}, ivt.Datacenter},
+		{ivt.Request{UserAgent: chrome, IP: netip.MustParseAddr("198.51.100.7")}, ivt.Datacenter},
+		{ivt.Request{UserAgent: chrome, IP: netip.MustParseAddr("198.51.100.8")}, ivt.Human},
+		{ivt.Request{UserAgent: chrome, IP: netip.MustParseAddr("2001:db8::1")}, ivt.Datacenter},
+		{ivt.Request{UserAgent: chrome, SecPurpose: []byte("prefetch;prerender")}, ivt.Prefetch},
+		{ivt.Request{UserAgent: chrome, SecPurpose: []byte("prefetch")}, ivt.Prefetch},
+		{ivt.Request{UserAgent: chrome, Purpose: []byte("prefetch")}, ivt.Prefetch},
+		{ivt.Request{UserAgent: chrome, Webdriver: true}, ivt.Headless},
+		{ivt.Request{UserAgent: []byte("curl/8.5.0"), IP: netip.MustParseAddr("203.0.113.9")}, ivt.NonBrowser},
+	} {
+		if got := f.Request(&c.r); got != c.want {
+			t.Errorf("Request(%+v) = %s; want %s", c.r, got, c.want)
+		}
+	}
+	if err := os.WriteFile(file, []byte("10.0.0.0/8\nnot-a-range\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ivt.ReadRanges(file); err == nil || !strings.Contains(err.Error(), ":2:") {
+		t.Errorf("ReadRanges(bad line) = %v; want an error naming line 2", err)
+	}
+}
+
+// TestVelocity checks the events a minute: past the threshold an event
+// is Velocity, and the event that goes past gives out what was billed
+// before it in that minute, once, whether the user or the address went
+// past.
+func TestVelocity(t *testing.T) {
+	f := ivt.New(ivt.Config{UserEvents: 3, AddressEvents: 5})
+	now := time.Date(2026, 11, 28, 10, 0, 5, 0, time.UTC)
+	ip := netip.MustParseAddr("192.0.2.1")
+	var kept []*ivt.Credit
+	for i := range 3 {
+		why, credits := f.Count(7, ip, now)
+		if why != ivt.Human || len(credits) != 0 {
+			t.Fatalf("event %d: %s, %d credits; want human, none", i+1, why, len(credits))
+		}
+		c := &ivt.Credit{Cost: int64(i + 1)}
+		if f.Keep(7, ip, now, c) {
+			t.Fatalf("event %d: credit now; want kept", i+1)
+		}
+		kept = append(kept, c)
+	}
+	why, credits := f.Count(7, ip, now)
+	if why != ivt.Velocity || len(credits) != len(kept) {
+		t.Fatalf("4th event: %s, %d credits; want velocity, %d", why, len(credits), len(kept))
+	}
+	// Another user at the address: the address goes past at its 6th event,
+	// with nothing left to credit (given out once).
+	for i := range 1 {
+		if why, _ := f.Count(8, ip, now); why != ivt.Human {
+			t.Fatalf("user 8 event %d: %s; want human", i+1, why)
+		}
+	}
+	if why, credits := f.Count(8, ip, now); why != ivt.Velocity || len(credits) != 0 {
+		t.Errorf("address past: %s, %d credits; want velocity, 0 (given out already)", why, len(credits))
+	}
+	// The next minute starts afresh.
+	if why, _ := f.Count(7, netip.MustParseAddr("192.0.2.2"), now.Add(time.Minute)); why != ivt.Human {
+		t.Errorf("next minute: %s; want human", why)
+	}
+	// Off: negative thresholds.
+	off := ivt.New(ivt.Config{UserEvents: -1, AddressEvents: -1})
+	for range 1000 {
+		if why, _ := off.Count(7, ip, now); why != ivt.Human {
+			t.Fatalf("rules off: %s; want human", why)
+		}
+	}
+}
+
+func BenchmarkReasonKnown(b *testing.B) {
+	a := ivt.DefaultAgents()
+	ua := []byte("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36")
+	a.Reason(ua)
+	b.ReportAllocs()
+	for b.Loop() {
+		a.Reason(ua)
+	}
+}
+
+// BenchmarkClassify is a User-Agent seen for the first time (a browser's:
+// every list is read to its end).
+func BenchmarkClassify(b *testing.B) {
+	a := ivt.DefaultAgents()
+	b.ReportAllocs()
+	for b.Loop() {
+		a.Classify("Mozilla/5.0 (Linux; Android 14; Pixel 8 Build/AP2A.240805.005; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/142.0.7444.46 Mobile Safari/537.36 [FB_IAB/FB4A;FBAV/530.0.0.45.74;]")
+	}
+}
+
+func BenchmarkRequest(b *testing.B) {
+	f := ivt.New(ivt.Config{})
+	r := ivt.Request{UserAgent: []byte("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"), IP: netip.MustParseAddr("192.0.2.1")}
+	b.ReportAllocs()
+	for b.Loop() {
+		f.Request(&r)
+	}
+}
+
+func BenchmarkCount(b *testing.B) {
+	f := ivt.New(ivt.Config{})
+	ip := netip.MustParseAddr("192.0.2.1")
+	now := time.Now()
+	b.ReportAllocs()
+	i := uint64(0)
+	for b.Loop() {
+		i++
+		f.Count(i%1000+1, ip, now)
+	}
+}
