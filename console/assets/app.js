@@ -477,11 +477,24 @@
     });
     return box;
   }
-  // botsNote says how many bots' events the figures beside it leave out.
-  function botsNote(b) {
-    if (!b || !(b.impressions || b.clicks || b.conversions)) return null;
-    return el('p', { class: 'muted bots', text: 'Not counted above, as bots (crawlers, link previewers, HTTP libraries such as curl, no User-Agent): ' +
-      num(b.impressions) + ' impressions, ' + num(b.clicks) + ' clicks, ' + num(b.conversions) + ' conversions.' });
+  // invalidNote shows what a report left out as invalid traffic, by
+  // reason (docs/ivt.md): its events, and the slots it asked for.
+  const ivtReasons = { crawler: 'Declared crawlers and bots', preview: 'Link previewers and mail proxies', prefetch: 'Prefetches',
+    headless: 'Headless or automated browsers', nonBrowser: 'HTTP libraries and tools, no User-Agent', datacenter: 'Data centres',
+    velocity: 'Too many events a minute', fastClick: 'Clicks too soon after the impression', noImpression: 'Clicks without a counted impression',
+    repeatClick: 'Repeated clicks', fastConversion: 'Conversions too soon after the click', burst: 'Billed, then credited (a burst)' };
+  function invalidNote(rep) {
+    const inv = rep.invalid || {}, reqs = (rep.totals && rep.totals.invalidRequests) || {};
+    const reasons = [...new Set(Object.keys(inv).concat(Object.keys(reqs)))].filter(k => {
+      const c = inv[k] || {};
+      return c.impressions || c.clicks || c.conversions || reqs[k];
+    }).sort();
+    if (!reasons.length) return null;
+    const hasReqs = Object.keys(reqs).length > 0;
+    return el('section', { id: 'invalid-traffic' }, el('h2', { text: 'Invalid traffic, not counted above' }),
+      table(['Reason', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }].concat(hasReqs ? [{ t: 'Requests', num: 1 }] : []),
+        reasons.map(k => { const c = inv[k] || {}; return [ivtReasons[k] || k, num(c.impressions || 0), num(c.clicks || 0), num(c.conversions || 0)].concat(hasReqs ? [num(reqs[k] || 0)] : []); })),
+      el('p', { class: 'muted', text: 'Never billed, and never counted toward goals, pacing or caps. Cut any report by "traffic" to see it beside people\'s.' }));
   }
   function tiles(cur, prev) {
     const t = (k, label, fmt) => {
@@ -539,7 +552,7 @@
       api('GET', '/api/v1/stats' + statsQuery(rg, '&top=ads&metric=impressions&limit=10')),
       api('GET', '/api/v1/stats' + statsQuery(rg, '&top=links&metric=clicks&limit=10')),
       api('GET', '/api/v1/stats' + statsQuery(prev, '&limit=0'))]); // totals only
-    show(el('h1', { text: 'Overview' }), rangePicker(q, '#/'), tiles(ads.totals, before.totals), botsNote(ads.botsLeftOut),
+    show(el('h1', { text: 'Overview' }), rangePicker(q, '#/'), tiles(ads.totals, before.totals), invalidNote(ads),
       chart(ads, 'Impressions, clicks and conversions'),
       el('div', { class: 'grid2' },
         el('section', {}, el('h2', { text: 'Top ads by impressions' }), table(['Ad', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }, { t: 'Viewability', num: 1 }],
@@ -581,8 +594,8 @@
 
   // ---- Reports by several dimensions: the table, its CSV and XLSX (the
   // same cells), and saved reports with their schedules.
-  const reportDims = () => asAdvertiser() ? ['advertiser', 'campaign', 'ad', 'country', 'device'] :
-    asPublisher() ? ['placement', 'site', 'country', 'device'] : ['advertiser', 'campaign', 'ad', 'placement', 'site', 'country', 'device'];
+  const reportDims = () => asAdvertiser() ? ['advertiser', 'campaign', 'ad', 'country', 'device', 'traffic'] :
+    asPublisher() ? ['placement', 'site', 'country', 'device', 'traffic'] : ['advertiser', 'campaign', 'ad', 'placement', 'site', 'country', 'device', 'traffic'];
   route(/^\/reports$/, 'reports:read', async (_, q) => {
     const dims = reportDims().concat((session.reportKeys || []).map(k => 'kv.' + k));
     const by = (q.get('by') || dims[0]).split(',').filter(Boolean).slice(0, 3);
@@ -635,6 +648,7 @@
         rep.truncated ? el('p', { class: 'muted', text: 'The first ' + rep.rows.length + ' rows; the totals count them all.' }) : null,
         el('p', { id: 'report-totals', class: 'muted', text: 'Totals: ' + num(rep.totals.impressions) + ' impressions' +
           (rep.totals.requests !== undefined ? ', ' + num(rep.totals.requests) + ' requests, fill rate ' + pct(rep.totals.fillRate) : '') +
+          (rep.totals.invalidRequests ? ', ' + num(Object.values(rep.totals.invalidRequests).reduce((a, b) => a + b, 0)) + ' requests of invalid traffic (not counted)' : '') +
           (rep.totals.spend !== undefined ? ', spend ' + money(rep.totals.spend) + ', ' + num(rep.totals.conversions) + ' conversions (' + num(rep.totals.postViewConversions) +
             ' post-view) worth ' + money(rep.totals.conversionValue) + ', ROAS ' + rep.totals.roas.toFixed(2) : '') })),
       el('section', {}, el('h2', { text: 'Saved reports' }), form,
@@ -661,7 +675,7 @@
       all.goal ? el('p', { id: 'goal' }, 'Goal: ', progressBar(all.goal), ' — ' + num(all.goal.delivered) + ' verified ' + all.goal.metric + ' over the whole flight' +
         (all.goal.expectedByNow !== undefined ? ', ' + num(all.goal.expectedByNow) + ' expected by now' : '') + ' (whatever the range above).') : null,
       all.spend !== undefined ? el('p', { id: 'spend', text: 'Spend in this range: ' + money(all.spend) + (kind === 'advertiser' ? ' (its campaigns\' prices)' : '') }) : null,
-      botsNote(all.botsLeftOut), chart(all, 'Over time'), refresh(),
+      invalidNote(all), chart(all, 'Over time'), refresh(),
       el('p', {}, el('a', { href: path + statsQuery(rg, '&format=csv'), download: kind + '-' + id + '.csv', id: 'csv', text: 'Download CSV' })),
       el('div', { class: 'grid2' }, el('div', {}, el('h2', { text: 'By country' }), bd(byCountry.breakdown, 'country')),
         el('div', {}, el('h2', { text: 'By platform' }), bd(byPlatform.breakdown, 'platform'))),
