@@ -96,10 +96,11 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 		c.campaigns = 1000
 	}
 	sc.Campaigns = c.campaigns
-	if sc.Targeting == fixture.TargetingRules || sc.Targeting == "none" {
-		if !slices.ContainsFunc(b.Headers, func(h string) bool { return strings.HasPrefix(strings.ToLower(h), "user-agent:") }) {
-			b.Headers = append(b.Headers, "User-Agent: "+fixture.BenchUA)
-		}
+	// A desktop browser's User-Agent, unless -H sends one: the load is
+	// people's traffic (a load generator's own is an HTTP library's,
+	// invalid traffic that counts nothing: docs/ivt.md).
+	if !slices.ContainsFunc(b.Headers, func(h string) bool { return strings.HasPrefix(strings.ToLower(h), "user-agent:") }) {
+		b.Headers = append(b.Headers, "User-Agent: "+fixture.BenchUA)
 	}
 	if sc.Name == "links" && !flagSet(fs, "ok-status") {
 		*okStatus = "301-308"
@@ -318,7 +319,9 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 		return nil, "", err
 	}
 	runtime.GC()
-	scfg, err := parseServe(append([]string{"-addr", "127.0.0.1:0", "-data", dir}, cfg.serveArgs...), noEnv, stderr)
+	// One load generator is one address and a few users, far past any
+	// velocity threshold: the rule is off unless -serve-flags turns it on.
+	scfg, err := parseServe(append([]string{"-addr", "127.0.0.1:0", "-data", dir, "-ivt-user-events", "-1", "-ivt-address-events", "-1"}, cfg.serveArgs...), noEnv, stderr)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, "", err

@@ -74,7 +74,7 @@ func TestConsoleMoneyPages(t *testing.T) {
 	}
 	b.do("credit it", click(`main table button.danger`))
 	b.do("confirm", click(`main table [role=alert] ~ button.danger`))
-	b.waitFor("the credit note listed", `!!(document.querySelector('main table').textContent.includes('credit note (cancels MQ-000001)'))`, 10*time.Second)
+	b.waitFor("the credit note listed", `!!(document.querySelector('main table')?.textContent.includes('credit note (cancels MQ-000001)'))`, 10*time.Second)
 
 	b.open("#/statements", "#new-statement")
 	b.do("issue a statement", chromedp.SetValue(chromedp.CSS(`#new-statement [data-field=from] input`), today),
