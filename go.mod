@@ -8,7 +8,6 @@ require (
 	github.com/axiomhq/hyperloglog v0.3.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
-	github.com/cloudflare/ahocorasick v0.0.0-20240916140611-054963ec9396
 	github.com/dchest/siphash v1.2.3
 	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/emersion/go-smtp v0.25.1
@@ -24,6 +23,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/oschwald/maxminddb-golang/v2 v2.9.0
 	github.com/pdfcpu/pdfcpu v0.15.0
+	github.com/petar-dambovaliev/aho-corasick v0.0.0-20250424160509-463d218d4745
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/prebid/go-gdpr v1.12.0
 	github.com/prometheus/client_golang v1.25.0

@@ -9,10 +9,11 @@ import (
 	"regexp/syntax"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/cloudflare/ahocorasick"
 	"github.com/dlclark/regexp2/v2"
+	ahocorasick "github.com/petar-dambovaliev/aho-corasick"
 
 	"marquee/third_party/ivtlists"
 )
@@ -55,38 +56,48 @@ var (
 // one pass by an Aho-Corasick automaton of the literals, lower case),
 // and those that have none.
 type Agents struct {
-	rules  []rule
-	ac     *ahocorasick.Matcher // the rules' literals, lower case
-	byLit  [][]int              // a literal's rules
-	always []int                // the rules without a literal
+	rules  []*rule
+	ac     ahocorasick.AhoCorasick // the rules' literals, lower case (an NFA: 1.5 MB)
+	byLit  [][]int                 // a literal's rules
+	always []int                   // the rules without a literal
 	seed   maphash.Seed
 	shards [agentShards]agentShard
 }
 
-// rule is one pattern of a list, compiled by Go's regexp (RE2) or, when
-// it looks around, by regexp2.
+// rule is one pattern of a list, compiled by Go's regexp (RE2) the first
+// time a User-Agent holds its literal (most never run: compiling the
+// lists whole would keep tens of megabytes), or, when it looks around,
+// by regexp2 at once.
 type rule struct {
+	expr  string // for regexp: the pattern, (?i) first for isbot's
+	once  sync.Once
 	re    *regexp.Regexp
 	re2   *regexp2.Regexp
 	isbot bool // of isbot's list (else crawler-user-agents')
 }
 
 func (r *rule) match(ua string) bool {
-	if r.re != nil {
-		return r.re.MatchString(ua)
+	if r.re2 != nil {
+		ok, err := r.re2.MatchString(ua)
+		return ok || err != nil // past its time: a made-up User-Agent
 	}
-	ok, err := r.re2.MatchString(ua)
-	return ok || err != nil // past its time: a made-up User-Agent
+	r.once.Do(func() { r.re = regexp.MustCompile(r.expr) }) // parsed by NewAgents: it compiles
+	return r.re.MatchString(ua)
 }
 
 const (
-	agentShards   = 64
+	agentShards   = 256
 	maxRemembered = 128 << 10
 )
 
+// agentShard remembers the classified User-Agents whose hash picks it:
+// read without a lock from an immutable map, which a new User-Agent
+// replaces with a copy (at most maxRemembered/agentShards entries:
+// about 10 µs, a third of a classification), so that readers on every
+// core share nothing they write.
 type agentShard struct {
-	mu sync.RWMutex
-	m  map[string]Reason
+	mu sync.Mutex // serialises the copies
+	m  atomic.Pointer[map[string]Reason]
 }
 
 var (
@@ -131,13 +142,10 @@ func NewAgents(crawlers, bots []byte) (*Agents, error) {
 		if isbot {
 			expr = "(?i)" + pattern
 		}
-		r := rule{isbot: isbot}
+		r := rule{expr: expr, isbot: isbot}
 		lit := ""
-		if re, err := regexp.Compile(expr); err == nil {
-			r.re = re
-			if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
-				lit = required(tree)
-			}
+		if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
+			lit = required(tree)
 		} else { // look-around: regexp2, as the list's own JavaScript runs it
 			opt := regexp2.None
 			if isbot {
@@ -150,7 +158,7 @@ func NewAgents(crawlers, bots []byte) (*Agents, error) {
 			re2.MatchTimeout = matchTimeout
 			r.re2 = re2
 		}
-		a.rules = append(a.rules, r)
+		a.rules = append(a.rules, &r)
 		if len(lit) < 2 {
 			a.always = append(a.always, len(a.rules)-1)
 			return nil
@@ -175,9 +183,10 @@ func NewAgents(crawlers, bots []byte) (*Agents, error) {
 			return nil, fmt.Errorf("bot list: %w", err)
 		}
 	}
-	a.ac = ahocorasick.NewStringMatcher(dict)
+	b := ahocorasick.NewAhoCorasickBuilder(ahocorasick.Opts{MatchKind: ahocorasick.StandardMatch})
+	a.ac = b.Build(dict)
 	for i := range a.shards {
-		a.shards[i].m = map[string]Reason{}
+		a.shards[i].m.Store(&map[string]Reason{})
 	}
 	return a, nil
 }
@@ -206,22 +215,28 @@ func required(re *syntax.Regexp) string {
 	return ""
 }
 
-// Reason classifies a User-Agent (from memory when it was seen before).
+// Reason classifies a User-Agent (from memory when it was seen before:
+// no lock, no allocation).
 func (a *Agents) Reason(ua []byte) Reason {
 	sh := &a.shards[maphash.Bytes(a.seed, ua)%agentShards]
-	sh.mu.RLock()
-	r, ok := sh.m[string(ua)]
-	sh.mu.RUnlock()
-	if ok {
+	if r, ok := (*sh.m.Load())[string(ua)]; ok {
 		return r
 	}
-	r = a.Classify(string(ua))
+	r := a.Classify(string(ua))
 	if len(ua) <= MaxAgent {
 		sh.mu.Lock()
-		if len(sh.m) >= maxRemembered/agentShards {
-			clear(sh.m)
+		old := *sh.m.Load()
+		var m map[string]Reason
+		if len(old) >= maxRemembered/agentShards {
+			m = map[string]Reason{} // start over
+		} else {
+			m = make(map[string]Reason, len(old)+1)
+			for k, v := range old {
+				m[k] = v
+			}
 		}
-		sh.m[string(ua)] = r
+		m[string(ua)] = r
+		sh.m.Store(&m)
 		sh.mu.Unlock()
 	}
 	return r
@@ -252,12 +267,13 @@ func (a *Agents) Classify(ua string) Reason {
 	}
 	matched, isbot := false, false
 	check := func(i int) {
-		if r := &a.rules[i]; !matched && r.match(ua) {
+		if r := a.rules[i]; !matched && r.match(ua) {
 			matched, isbot = true, r.isbot
 		}
 	}
-	for _, l := range a.ac.MatchThreadSafe([]byte(lower)) {
-		for _, i := range a.byLit[l] {
+	it := a.ac.IterOverlapping(lower)
+	for m := it.Next(); m != nil; m = it.Next() {
+		for _, i := range a.byLit[m.Pattern()] {
 			check(i)
 		}
 	}

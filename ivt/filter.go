@@ -1,10 +1,11 @@
 package ivt
 
 import (
+	"bytes"
 	"encoding/binary"
+	"hash/maphash"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,10 @@ type Filter struct {
 	minClick, minConversion         time.Duration
 	users, addresses                *window
 	maxUserEvents, maxAddressEvents int32
+	seed                            maphash.Seed
+	claimMu                         sync.Mutex
+	claimMinute                     int64
+	claimed                         map[uint64]struct{} // the credits claimed this minute
 }
 
 // New returns the Filter cfg describes.
@@ -48,6 +53,7 @@ func New(cfg Config) *Filter {
 	f.maxUserEvents = int32(orDefault(cfg.UserEvents, DefaultUserEvents))
 	f.maxAddressEvents = int32(orDefault(cfg.AddressEvents, DefaultAddressEvents))
 	f.users, f.addresses = newWindow(), newWindow()
+	f.seed, f.claimed = maphash.MakeSeed(), map[uint64]struct{}{}
 	return f
 }
 
@@ -113,7 +119,6 @@ type Credit struct {
 	Kind  byte
 	Token []byte
 	Cost  int64
-	taken atomic.Bool
 }
 
 // Count counts an event of user (0: none) from ip (invalid: none) at
@@ -121,42 +126,56 @@ type Credit struct {
 // minute. The event that goes past first also returns the Credits kept
 // for them this minute: each Credit is returned once, by whichever goes
 // past first.
-func (f *Filter) Count(user uint64, ip netip.Addr, now time.Time) (Reason, []*Credit) {
+func (f *Filter) Count(user uint64, ip netip.Addr, now time.Time) (Reason, []Credit) {
 	minute := now.Unix() / 60
 	why := Human
-	var credits []*Credit
+	var credits []Credit
 	if user != 0 && f.maxUserEvents > 0 {
 		if n, kept := f.users.add(user, minute, f.maxUserEvents); n > f.maxUserEvents {
-			why, credits = Velocity, claim(credits, kept)
+			why, credits = Velocity, f.claim(credits, kept, minute)
 		}
 	}
 	if ip.IsValid() && f.maxAddressEvents > 0 {
 		if n, kept := f.addresses.add(addrKey(ip), minute, f.maxAddressEvents); n > f.maxAddressEvents {
-			why, credits = Velocity, claim(credits, kept)
+			why, credits = Velocity, f.claim(credits, kept, minute)
 		}
 	}
 	return why, credits
 }
 
-// Keep keeps c, billed for an event of user from ip at now, for
-// crediting if either goes past its events this minute. It returns true
-// when one went past while c was being billed: c is to be credited now
-// (and is not kept).
-func (f *Filter) Keep(user uint64, ip netip.Addr, now time.Time, c *Credit) (creditNow bool) {
+// Keep keeps an event of kind (its token: copied) that billed cost, of
+// user from ip at now, for crediting if either goes past its events this
+// minute. It returns true when one went past while it was being billed:
+// it is to be credited now (and is not kept).
+func (f *Filter) Keep(user uint64, ip netip.Addr, now time.Time, kind byte, token []byte, cost int64) (creditNow bool) {
 	minute := now.Unix() / 60
 	past := false
 	if user != 0 && f.maxUserEvents > 0 {
-		past = !f.users.keep(user, minute, f.maxUserEvents, c)
+		past = !f.users.keep(user, minute, f.maxUserEvents, kind, token, cost)
 	}
 	if ip.IsValid() && f.maxAddressEvents > 0 {
-		past = !f.addresses.keep(addrKey(ip), minute, f.maxAddressEvents, c) || past
+		past = !f.addresses.keep(addrKey(ip), minute, f.maxAddressEvents, kind, token, cost) || past
 	}
-	return past && c.taken.CompareAndSwap(false, true)
+	return past && len(f.claim(nil, []Credit{{Kind: kind, Token: token, Cost: cost}}, minute)) == 1
 }
 
-func claim(dst, kept []*Credit) []*Credit {
+// claim appends to dst the credits of kept not claimed before (a credit
+// is kept for its user and for its address: whichever goes past first
+// claims it).
+func (f *Filter) claim(dst, kept []Credit, minute int64) []Credit {
+	if len(kept) == 0 {
+		return dst
+	}
+	f.claimMu.Lock()
+	defer f.claimMu.Unlock()
+	if f.claimMinute != minute {
+		clear(f.claimed)
+		f.claimMinute = minute
+	}
 	for _, c := range kept {
-		if c.taken.CompareAndSwap(false, true) {
+		k := maphash.Bytes(f.seed, c.Token) ^ uint64(c.Kind)
+		if _, done := f.claimed[k]; !done {
+			f.claimed[k] = struct{}{}
 			dst = append(dst, c)
 		}
 	}
@@ -170,7 +189,10 @@ func addrKey(ip netip.Addr) uint64 {
 
 // window counts events a minute by key, in shards that start afresh
 // when the minute changes (a fixed window: a burst across two minutes
-// counts in each).
+// counts in each). A shard keeps what its keys billed this minute in two
+// arrays reused minute after minute — the credits, each key's linked
+// from its last, and their tokens' bytes —, so that an event allocates
+// nothing once they have grown.
 type window struct {
 	shards [windowShards]windowShard
 }
@@ -181,23 +203,39 @@ const (
 	// shard forgets its counts (an attack by a million addresses is a
 	// million events a minute that each look new).
 	maxKeys = 16 << 10
+	// maxKeptBytes bounds the tokens a shard keeps a minute (128 MiB in
+	// all, about 30,000 billed events a second): past it, the minute's
+	// further events are not kept for crediting.
+	maxKeptBytes = 2 << 20
 )
 
 type windowShard struct {
 	mu     sync.Mutex
 	minute int64
-	m      map[uint64]*windowEntry
+	m      map[uint64]windowEntry
+	kept   []keptCredit
+	tokens []byte
 }
 
 type windowEntry struct {
-	n    int32
-	kept []*Credit // until the key goes past (then nil: given out)
+	n     int32
+	nkept int32
+	last  int32 // 1 + the index of the key's last kept credit (0: none, or given out)
+}
+
+// keptCredit is a Credit kept in its shard: its token is
+// tokens[start:end], the key's credit before it kept[prev-1].
+type keptCredit struct {
+	kind       byte
+	prev       int32
+	start, end int32
+	cost       int64
 }
 
 func newWindow() *window {
 	w := &window{}
 	for i := range w.shards {
-		w.shards[i].m = map[uint64]*windowEntry{}
+		w.shards[i].m = map[uint64]windowEntry{}
 	}
 	return w
 }
@@ -207,42 +245,50 @@ func (w *window) shard(key uint64, minute int64) *windowShard {
 	sh.mu.Lock()
 	if sh.minute != minute || len(sh.m) >= maxKeys {
 		clear(sh.m)
+		sh.kept, sh.tokens = sh.kept[:0], sh.tokens[:0]
 		sh.minute = minute
 	}
 	return sh
 }
 
 // add counts an event of key; it returns the key's count this minute
-// and, when that is the first past max, what was kept for it.
-func (w *window) add(key uint64, minute int64, max int32) (int32, []*Credit) {
+// and, when that is the first past max, what was kept for it (copied
+// out: the shard's arrays are the next minute's).
+func (w *window) add(key uint64, minute int64, max int32) (int32, []Credit) {
 	sh := w.shard(key, minute)
 	defer sh.mu.Unlock()
 	e := sh.m[key]
-	if e == nil {
-		e = &windowEntry{}
-		sh.m[key] = e
-	}
 	e.n++
-	var kept []*Credit
-	if e.n == max+1 {
-		kept, e.kept = e.kept, nil
+	var kept []Credit
+	if e.n == max+1 && e.last > 0 {
+		kept = make([]Credit, 0, e.nkept)
+		for i := e.last; i > 0; i = sh.kept[i-1].prev {
+			k := &sh.kept[i-1]
+			kept = append(kept, Credit{Kind: k.kind, Token: bytes.Clone(sh.tokens[k.start:k.end]), Cost: k.cost})
+		}
+		e.last, e.nkept = 0, 0
 	}
+	sh.m[key] = e
 	return e.n, kept
 }
 
-// keep keeps c for key this minute, while the key is not past max (at
-// most one Credit per event counted); false when it is past.
-func (w *window) keep(key uint64, minute int64, max int32, c *Credit) bool {
+// keep keeps a billed event for key this minute, while the key is not
+// past max (at most one a counted event); false when it is past.
+func (w *window) keep(key uint64, minute int64, max int32, kind byte, token []byte, cost int64) bool {
 	sh := w.shard(key, minute)
 	defer sh.mu.Unlock()
-	e := sh.m[key]
+	e, ok := sh.m[key]
 	switch {
-	case e == nil: // a new minute, or forgotten: nothing to go past with
+	case !ok: // a new minute, or forgotten: nothing to go past with
 		return true
 	case e.n > max:
 		return false
-	case len(e.kept) < int(e.n):
-		e.kept = append(e.kept, c)
+	case e.nkept < e.n && len(sh.tokens)+len(token) <= maxKeptBytes:
+		start := int32(len(sh.tokens))
+		sh.tokens = append(sh.tokens, token...)
+		sh.kept = append(sh.kept, keptCredit{kind: kind, prev: e.last, start: start, end: int32(len(sh.tokens)), cost: cost})
+		e.last, e.nkept = int32(len(sh.kept)), e.nkept+1
+		sh.m[key] = e
 	}
 	return true
 }

@@ -182,24 +182,28 @@ func TestVelocity(t *testing.T) {
 	f := ivt.New(ivt.Config{UserEvents: 3, AddressEvents: 5})
 	now := time.Date(2026, 11, 28, 10, 0, 5, 0, time.UTC)
 	ip := netip.MustParseAddr("192.0.2.1")
-	var kept []*ivt.Credit
 	for i := range 3 {
 		why, credits := f.Count(7, ip, now)
 		if why != ivt.Human || len(credits) != 0 {
 			t.Fatalf("event %d: %s, %d credits; want human, none", i+1, why, len(credits))
 		}
-		c := &ivt.Credit{Cost: int64(i + 1)}
-		if f.Keep(7, ip, now, c) {
+		if f.Keep(7, ip, now, 'i', []byte{byte('a' + i)}, int64(i+1)) {
 			t.Fatalf("event %d: credit now; want kept", i+1)
 		}
-		kept = append(kept, c)
 	}
 	why, credits := f.Count(7, ip, now)
-	if why != ivt.Velocity || len(credits) != len(kept) {
-		t.Fatalf("4th event: %s, %d credits; want velocity, %d", why, len(credits), len(kept))
+	got := map[string]int64{}
+	for _, c := range credits {
+		if c.Kind == 'i' {
+			got[string(c.Token)] = c.Cost
+		}
+	}
+	if why != ivt.Velocity || len(credits) != 3 || got["a"] != 1 || got["b"] != 2 || got["c"] != 3 {
+		t.Fatalf("4th event: %s, credits %+v; want velocity, the 3 kept (a, b, c)", why, credits)
 	}
 	// Another user at the address: the address goes past at its 6th event,
-	// with nothing left to credit (given out once).
+	// with nothing left to credit (given out once: the address kept them
+	// too).
 	for i := range 1 {
 		if why, _ := f.Count(8, ip, now); why != ivt.Human {
 			t.Fatalf("user 8 event %d: %s; want human", i+1, why)
@@ -207,6 +211,10 @@ func TestVelocity(t *testing.T) {
 	}
 	if why, credits := f.Count(8, ip, now); why != ivt.Velocity || len(credits) != 0 {
 		t.Errorf("address past: %s, %d credits; want velocity, 0 (given out already)", why, len(credits))
+	}
+	// Past the threshold, what is billed meanwhile is credited at once.
+	if !f.Keep(7, ip, now, 'i', []byte("d"), 4) {
+		t.Errorf("Keep past the threshold = kept; want credit now")
 	}
 	// The next minute starts afresh.
 	if why, _ := f.Count(7, netip.MustParseAddr("192.0.2.2"), now.Add(time.Minute)); why != ivt.Human {
@@ -231,6 +239,21 @@ func BenchmarkReasonKnown(b *testing.B) {
 	}
 }
 
+// BenchmarkReasonParallel is a known User-Agent read on every core at
+// once (a page's traffic is a few popular browsers): reads share nothing
+// they write.
+func BenchmarkReasonParallel(b *testing.B) {
+	a := ivt.DefaultAgents()
+	ua := []byte("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36")
+	a.Reason(ua)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			a.Reason(ua)
+		}
+	})
+}
+
 // BenchmarkClassify is a User-Agent seen for the first time (a browser's:
 // every list is read to its end).
 func BenchmarkClassify(b *testing.B) {
@@ -250,14 +273,24 @@ func BenchmarkRequest(b *testing.B) {
 	}
 }
 
-func BenchmarkCount(b *testing.B) {
+// BenchmarkCountKeep is a billed event of one of 10,000 users, each at
+// its own address, each making 20 events a minute (under the default
+// thresholds): counted and kept, for the user and for the address. The
+// shards' arrays grow in the first minute and are reused after.
+func BenchmarkCountKeep(b *testing.B) {
 	f := ivt.New(ivt.Config{})
-	ip := netip.MustParseAddr("192.0.2.1")
 	now := time.Now()
+	token := make([]byte, 96)
 	b.ReportAllocs()
-	i := uint64(0)
+	i := uint32(0)
 	for b.Loop() {
 		i++
-		f.Count(i%1000+1, ip, now)
+		u := i%10000 + 1
+		ip := netip.AddrFrom4([4]byte{10, byte(u >> 16), byte(u >> 8), byte(u)})
+		if i%200_000 == 0 {
+			now = now.Add(time.Minute)
+		}
+		f.Count(uint64(u), ip, now)
+		f.Keep(uint64(u), ip, now, 'i', token, 1000)
 	}
 }

@@ -65,7 +65,7 @@ func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, er
 	if _, fresh := s.seen.SetIfAbsent(key, mark{at: now.UnixNano(), why: why}); fresh {
 		verified, keep := s.vouch(kind, &p, imp, impSeen)
 		if keep {
-			var credits []*ivt.Credit
+			var credits []ivt.Credit
 			if why == ivt.Human {
 				if why, credits = s.ivt.Count(p.UserHash, e.IP, now); why != ivt.Human {
 					s.seen.Set(key, mark{at: now.UnixNano(), why: why})
@@ -181,9 +181,8 @@ func (s *Service) vouch(kind byte, p *tracking.Payload, imp mark, impSeen bool) 
 // crediting if its user or address goes past its events this minute
 // (ivt.Filter.Keep); credited now when one went past meanwhile.
 func (s *Service) keepCredit(ctx context.Context, e *Edge, p *tracking.Payload, kind byte, token []byte, cost marquee.Nanos, now time.Time) {
-	c := &ivt.Credit{Kind: kind, Token: append([]byte(nil), token...), Cost: int64(cost)}
-	if s.ivt.Keep(p.UserHash, e.IP, now, c) {
-		s.credit(ctx, e, []*ivt.Credit{c})
+	if s.ivt.Keep(p.UserHash, e.IP, now, kind, token, int64(cost)) {
+		s.credit(ctx, e, []ivt.Credit{{Kind: kind, Token: token, Cost: int64(cost)}})
 	}
 }
 
@@ -195,7 +194,7 @@ func (s *Service) keepCredit(ctx context.Context, e *Edge, p *tracking.Payload, 
 // have cost as unbilled — which reports count as invalid traffic and
 // invoices show (docs/ivt.md#after-the-fact). A credit whose line cannot
 // be written is logged by the sink and left billed.
-func (s *Service) credit(ctx context.Context, e *Edge, credits []*ivt.Credit) {
+func (s *Service) credit(ctx context.Context, e *Edge, credits []ivt.Credit) {
 	for _, c := range credits {
 		p, err := s.signer.Open(c.Token, time.Time{})
 		if err != nil {
