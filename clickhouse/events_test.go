@@ -23,7 +23,7 @@ import (
 // client's fields (string values).
 func line(at time.Time, id string, fields ...string) []byte {
 	var st eventline.Stamper
-	b := eventline.AppendHead(nil, &st, at, func(dst []byte) []byte { return append(dst, id...) }, netip.MustParseAddr("192.0.2.0"), "FR", []byte("Mozilla/5.0"))
+	b := eventline.AppendHead(nil, &st, at, func(dst []byte) []byte { return append(dst, id...) }, netip.MustParseAddr("192.0.2.0"), "FR", []byte("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15"))
 	for i := 0; i+1 < len(fields); i += 2 {
 		b = eventline.AppendString(b, fields[i], []byte(fields[i+1]))
 	}

@@ -34,7 +34,7 @@ var (
 	previewMarks = []string{"facebookexternalhit", "facebookcatalog", "twitterbot", "slackbot", "slack-imgproxy",
 		"slack-screenshot", "discordbot", "telegrambot", "linkedinbot", "skypeuripreview", "googleimageproxy",
 		"yahoomailproxy", "bingpreview", "redditbot", "embedly", "iframely", "vkshare", "google-pagerenderer",
-		"microsoft office existence discovery", "ms-office", "cardyb", "mastodon/", "pleroma", "misskey/", "bluesky",
+		"microsoft office existence discovery", "ms-office", "microsoftpreview", "cardyb", "mastodon/", "pleroma", "misskey/", "bluesky",
 		"outlook-android", "zoom marketplace", "whatsapp/", "applenewsbot", "google-read-aloud",
 		"feedfetcher", "pinterestbot", "qwantify/bleriot", "preview"}
 	previewPrefixes = []string{"whatsapp", "snapchat", "facebook", "linkedin"}
