@@ -114,10 +114,11 @@ func (b *Ledger) Bids(placement int64, now time.Time, bids []reports.SlotBid) {
 // pass a budget. An error (the spend counters cannot be reached) bills
 // nothing: the event is not to be written (the caller answers 503, and
 // the retry bills it). A Charge without a campaign (a bid's) or a budget
-// engine is returned as it is.
+// engine is returned as it is. A negative Cost is a refund (a credit of
+// invalid traffic found after the fact): given back to the budgets.
 func (b *Ledger) Bill(ctx context.Context, ch Charge) (Charge, error) {
 	bg := b.engine.Budgets()
-	if ch.Cost <= 0 || ch.Campaign == nil || bg == nil {
+	if ch.Cost == 0 || ch.Campaign == nil || bg == nil {
 		return ch, nil
 	}
 	ok, err := bg.Bill(ctx, ch.Campaign, ch.Cost, ch.At)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"marquee/ivt"
 	"math/rand/v2"
 	"net/netip"
 	"path/filepath"
@@ -60,7 +61,11 @@ type world struct {
 	now    time.Time
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T) *world { return newWorldFiltered(t, nil) }
+
+// newWorldFiltered is newWorld with the invalid-traffic filter f (nil:
+// the defaults).
+func newWorldFiltered(t *testing.T, f *ivt.Filter) *world {
 	t.Helper()
 	w := &world{sink: &sink{}, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	start, end := w.now.Add(-time.Hour), w.now.Add(90*24*time.Hour)
@@ -96,7 +101,7 @@ func newWorld(t *testing.T) *world {
 	}
 	w.signer = signer
 	clock := func() time.Time { return w.now }
-	w.svc = serve.New(serve.Config{Engine: w.engine, Signer: signer, Now: clock, Conversions: st,
+	w.svc = serve.New(serve.Config{Engine: w.engine, Signer: signer, Now: clock, Conversions: st, IVT: f,
 		Lines:  serve.NewLines(w.sink, pol, nil),
 		Ledger: serve.NewLedger(serve.LedgerConfig{Sink: w.sink, Engine: w.engine})})
 	return w
@@ -475,5 +480,41 @@ func TestConversionsTheAdvertiserVouchesFor(t *testing.T) {
 	}
 	if verified != 2 || value != 0 {
 		t.Errorf("conversion lines: %d verified, %d forged values verified; want 2 and 0", verified, value)
+	}
+}
+
+// TestBurstCreditedToTheBudget: an address past its events a minute is
+// invalid traffic from then on, and what its impressions were billed in
+// that minute before it went past is given back to the budget (and
+// written as adjustment lines with a negative cost).
+func TestBurstCreditedToTheBudget(t *testing.T) {
+	a := newWorld(t) // decides: the tokens are signed alike in both worlds
+	var toks [][]byte
+	for range 5 {
+		toks = append(toks, a.token(t, 1))
+	}
+	w := newWorldFiltered(t, ivt.New(ivt.Config{AddressEvents: 4}))
+	for i, tok := range toks {
+		if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := w.spent(t, 1), marquee.Micros(2_000*(i+1)); i < 4 && got != want {
+			t.Fatalf("spent after impression %d = %d; want %d (CPM 2)", i+1, got, want)
+		}
+	}
+	if got := w.spent(t, 1); got != 0 {
+		t.Errorf("spent after the 5th impression, past 4 a minute = %d; want 0: the first four credited, the fifth invalid", got)
+	}
+	adjusted, velocity := 0, 0
+	for _, l := range w.sink.written() {
+		if strings.Contains(l, `"type":"adjustment"`) && strings.Contains(l, `"cost":"-2000000"`) && strings.Contains(l, `"ivt":"burst"`) {
+			adjusted++
+		}
+		if strings.Contains(l, `"type":"impression"`) && strings.Contains(l, `"ivt":"velocity"`) && strings.Contains(l, `"unbilled":"invalid"`) {
+			velocity++
+		}
+	}
+	if adjusted != 4 || velocity != 1 {
+		t.Errorf("lines: %d adjustments, %d velocity impressions; want 4 and 1: %q", adjusted, velocity, w.sink.written())
 	}
 }
