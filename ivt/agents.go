@@ -100,25 +100,15 @@ type agentShard struct {
 	m  atomic.Pointer[map[string]Reason]
 }
 
-var (
-	defaultAgents   *Agents
-	defaultAgentsMu sync.Mutex
-)
-
 // DefaultAgents is the Agents of the vendored lists, compiled once
 // in the process's life.
-func DefaultAgents() *Agents {
-	defaultAgentsMu.Lock()
-	defer defaultAgentsMu.Unlock()
-	if defaultAgents == nil {
-		a, err := NewAgents(ivtlists.CrawlerUserAgents, ivtlists.IsBot)
-		if err != nil {
-			panic("ivt: the vendored lists do not compile: " + err.Error()) // a test of this package catches it
-		}
-		defaultAgents = a
+var DefaultAgents = sync.OnceValue(func() *Agents {
+	a, err := NewAgents(ivtlists.CrawlerUserAgents, ivtlists.IsBot)
+	if err != nil {
+		panic("ivt: the vendored lists do not compile: " + err.Error()) // a test of this package catches it
 	}
-	return defaultAgents
-}
+	return a
+})
 
 // NewAgents compiles the lists: crawlers in crawler-user-agents' JSON
 // ([{"pattern"…}], case sensitive), bots as isbot's ([pattern…], case

@@ -48,7 +48,7 @@ func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, er
 	imp, impSeen := s.seen.GetIfPresent(markKey(tracking.Impression, p.Decision))
 	why := s.hitIVT(kind, &p, e, imp, impSeen, now)
 	if kind == tracking.Click && p.Bidder == "" { // a bid's click is a pixel: its creative has its own landing page
-		if target = s.clickTarget(e, &p, h.Token, why); target == "" {
+		if target = s.clickTarget(e, &p, h.Token, impSeen, why); target == "" {
 			return "", marquee.Errorf(marquee.KindNotFound, "this ad has no click URL")
 		}
 	}
@@ -63,7 +63,7 @@ func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, er
 	// that the retry a 503 asks for counts it.
 	key := markKey(kind, p.Decision)
 	if _, fresh := s.seen.SetIfAbsent(key, mark{at: now.UnixNano(), why: why}); fresh {
-		verified, keep := s.vouch(kind, &p, imp, impSeen)
+		verified, keep := s.vouch(kind, &p, impSeen)
 		if keep {
 			var credits []ivt.Credit
 			if why == ivt.Human {
@@ -157,7 +157,7 @@ func markKey(kind byte, decision [16]byte) (k [17]byte) {
 // conversion URL's conversion is never verified: its advertiser did not
 // vouch for it (Convert's signed pixel and postback are what bill).
 // (docs/api.md#verified-counts)
-func (s *Service) vouch(kind byte, p *tracking.Payload, imp mark, impSeen bool) (verified, keep bool) {
+func (s *Service) vouch(kind byte, p *tracking.Payload, impSeen bool) (verified, keep bool) {
 	switch kind {
 	case tracking.Impression:
 		return true, true
@@ -323,8 +323,10 @@ func isDigits(b []byte) bool {
 // filled — {placement}, {campaign}, {ad}, {conversionUrl}, the
 // decision's signed conversion URL (query-escaped) for the landing page
 // to fire, and {clickId}, this click's signed id for the advertiser's
-// conversion to name (docs/api.md#conversions) — or "" when it has none.
-func (s *Service) clickTarget(e *Edge, p *tracking.Payload, token []byte, why ivt.Reason) string {
+// conversion to name (docs/api.md#conversions), verified when its
+// impression counted here (impSeen) and it is no invalid traffic (why)
+// — or "" when it has none.
+func (s *Service) clickTarget(e *Edge, p *tracking.Payload, token []byte, impSeen bool, why ivt.Reason) string {
 	a, ok := s.engine.Plan().Ad(p.Ad)
 	if !ok || a.Creative == nil || a.Creative.ClickURL == "" {
 		return ""
@@ -338,10 +340,9 @@ func (s *Service) clickTarget(e *Edge, p *tracking.Payload, token []byte, why iv
 		now := s.now()
 		c := tracking.Clicked{Payload: *p}
 		c.Issued, c.Expires = now, now.Add(tracking.MaxClickAge)
-		_, c.Verified = s.seen.GetIfPresent(markKey(tracking.Impression, p.Decision)) // as vouch says of the click
-		c.Verified = c.Verified && why == ivt.Human                                   // and no invalid traffic
-		c.IVT = uint8(why)                                                            // its conversion's too
-		click = string(s.signer.AppendClick(nil, &c))                                 // base64url: nothing to escape
+		c.Verified = impSeen && why == ivt.Human      // as vouch says of the click, and no invalid traffic
+		c.IVT = uint8(why)                            // its conversion's too
+		click = string(s.signer.AppendClick(nil, &c)) // base64url: nothing to escape
 	}
 	return strings.NewReplacer("{placement}", url.QueryEscape(p.Placement), "{campaign}", strconv.FormatInt(p.Campaign, 10),
 		"{ad}", strconv.FormatInt(p.Ad, 10), "{conversionUrl}", conv, "{clickId}", click).Replace(a.Creative.ClickURL)
