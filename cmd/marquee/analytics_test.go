@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -29,6 +30,7 @@ type clickhouseServer struct {
 	dir               string
 	http, tcp, server int
 	cmd               *exec.Cmd
+	exited            chan error // cmd's Wait, once it has exited
 }
 
 func newClickHouseServer(t *testing.T) *clickhouseServer {
@@ -76,19 +78,46 @@ func (s *clickhouseServer) start() {
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
-	eventually(s.t, 30*time.Second, func() string {
-		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.http)); err == nil {
-			c.Close()
-			return ""
+	exited := make(chan error, 1)
+	go func(cmd *exec.Cmd) { exited <- cmd.Wait() }(s.cmd)
+	s.exited = exited
+	// Ready when it answers a query: a port that accepts is not enough (a
+	// server that failed to listen on its other ports exits right after).
+	probe := &http.Client{Timeout: 2 * time.Second}
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		select {
+		case err := <-exited:
+			s.cmd = nil
+			s.t.Fatalf("clickhouse-server exited at start (%v); its errors:\n%s", err, s.errors())
+		default:
 		}
-		return "clickhouse-server does not listen"
-	})
+		if r, err := probe.Get("http://127.0.0.1:" + strconv.Itoa(s.http) + "/?query=SELECT%201"); err == nil {
+			b, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			if string(b) == "1\n" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("clickhouse-server does not answer on %d after 60 s; its errors:\n%s", s.http, s.errors())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// errors is the end of the server's error log.
+func (s *clickhouseServer) errors() string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "ch.err"))
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
 }
 
 func (s *clickhouseServer) stop() {
 	if s.cmd != nil {
 		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		s.cmd.Wait()
+		<-s.exited
 		s.cmd = nil
 	}
 }

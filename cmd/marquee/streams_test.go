@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -50,14 +51,37 @@ type natsBroker struct {
 	cmd  *exec.Cmd
 }
 
+// spare is a free TCP port on 127.0.0.1 for a server a test stops and
+// starts again on the same port. It is taken below the kernel's ephemeral
+// range (ip_local_port_range, 32768–60999 by default): a port from there
+// (":0") can be handed to another test's outgoing connection while its
+// server is down, and the restarted server then cannot listen.
 func spare(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 1000 {
+		port := 20000 + rand.IntN(12000)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		spares.Lock()
+		taken := spares.ports[port]
+		spares.ports[port] = true
+		spares.Unlock()
+		if !taken {
+			return port
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port in 20000–31999")
+	return 0
 }
+
+// spares are the ports spare has handed out in this process, never handed
+// out twice (a stopped server's port is free to listen on).
+var spares = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
 
 func newNATSBroker(t *testing.T) *natsBroker {
 	bin, err := exec.LookPath("nats-server")
@@ -421,7 +445,12 @@ func TestStreamsRestartReplaysFromFiles(t *testing.T) {
 				t.Fatalf("only %d events acknowledged; the test needs load", len(acked))
 			}
 			b.start()
-			start(t, data, nil, append([]string{"-insecure-admin", "-events-durable"}, b.flags()...)...)
+			in := start(t, data, nil, append([]string{"-insecure-admin", "-events-durable"}, b.flags()...)...)
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("marquee's log:\n%s\n/readyz: %s", in.log, in.get("/readyz").body)
+				}
+			})
 			// A ClickHouse server killed and restarted serves its tables
 			// again in seconds alone, but took over a minute twice in CI's
 			// -race run of every test on two loaded cores: the bound is
