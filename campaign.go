@@ -137,6 +137,9 @@ const (
 const (
 	MinWeight = 1
 	MaxWeight = 1000
+	// MaxPerPage bounds a campaign's maxPerPage (a decision has at most
+	// 20 slots).
+	MaxPerPage = 20
 )
 
 // MaxKeywords is how many keywords a campaign may carry; MaxKeywordLen
@@ -339,6 +342,9 @@ type CampaignInput struct {
 	Labels    []Label   `json:"labels,omitempty"`
 	Roadblock string    `json:"roadblock,omitempty"`
 	Rotation  *Rotation `json:"rotation,omitempty"`
+	// MaxPerPage is how many slots of one decision (a page) the campaign
+	// may fill, each with a different ad: 1 to MaxPerPage (default 1).
+	MaxPerPage int `json:"maxPerPage"`
 }
 
 // CampaignSettings are the settings of a campaign a store keeps together
@@ -358,13 +364,15 @@ type CampaignSettings struct {
 	Labels       []Label       `json:"labels,omitempty"`
 	Roadblock    string        `json:"roadblock,omitempty"`
 	Rotation     *Rotation     `json:"rotation,omitempty"`
+	MaxPerPage   int           `json:"maxPerPage,omitempty"` // 0 in documents stored before it: 1
 }
 
 // Settings returns the settings of in that a store keeps as a document.
 func (in *CampaignInput) Settings() CampaignSettings {
 	return CampaignSettings{Goal: in.Goal, Pacing: in.Pacing, FrequencyCap: in.FrequencyCap, Price: in.Price,
 		Conditions: in.Conditions, Keywords: in.Keywords, Targeting: in.Targeting, TimeZone: in.TimeZone,
-		Budget: in.Budget, Attribution: in.Attribution, Labels: in.Labels, Roadblock: in.Roadblock, Rotation: in.Rotation}
+		Budget: in.Budget, Attribution: in.Attribution, Labels: in.Labels, Roadblock: in.Roadblock, Rotation: in.Rotation,
+		MaxPerPage: in.MaxPerPage}
 }
 
 // SetSettings sets in's fields from a stored document.
@@ -372,6 +380,7 @@ func (in *CampaignInput) SetSettings(s CampaignSettings) {
 	in.Goal, in.Pacing, in.FrequencyCap, in.Price, in.Conditions, in.Keywords = s.Goal, s.Pacing, s.FrequencyCap, s.Price, s.Conditions, s.Keywords
 	in.Targeting, in.TimeZone, in.Budget, in.Attribution = s.Targeting, s.TimeZone, s.Budget, s.Attribution
 	in.Labels, in.Roadblock, in.Rotation = s.Labels, s.Roadblock, s.Rotation
+	in.MaxPerPage = max(s.MaxPerPage, 1)
 }
 
 // MarshalJSON renders a campaign with its ids as strings and its times
@@ -413,7 +422,7 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 	var in CampaignInput
 	p := Problems{}
 	fields, ok := object(body, p, "advertiserId", "name", "startAt", "endAt", "priority", "weight", "goal", "pacing",
-		"frequencyCap", "price", "conditions", "keywords", "targeting", "timeZone", "budget", "attribution", "labels", "roadblock", "rotation")
+		"frequencyCap", "price", "conditions", "keywords", "targeting", "timeZone", "budget", "attribution", "labels", "roadblock", "rotation", "maxPerPage")
 	if !ok {
 		return in, Invalid("invalid campaign", p)
 	}
@@ -480,6 +489,14 @@ func ParseCampaignInput(body []byte) (CampaignInput, error) {
 	if raw, ok := present(fields, "rotation"); ok {
 		_, capped := present(fields, "frequencyCap")
 		in.Rotation = parseRotation(raw, capped, p)
+	}
+	in.MaxPerPage = 1
+	if raw, ok := present(fields, "maxPerPage"); ok {
+		if json.Unmarshal(raw, &in.MaxPerPage) != nil || in.MaxPerPage < 1 || in.MaxPerPage > MaxPerPage {
+			p["maxPerPage"] = fmt.Sprintf("must be an integer from 1 to %d: how many slots of one page the campaign may fill", MaxPerPage)
+		} else if in.MaxPerPage > 1 && in.Roadblock != "" {
+			p["maxPerPage"] = "a roadblock fills its placements' slots itself: leave maxPerPage out"
+		}
 	}
 	return in, Invalid("invalid campaign", p)
 }

@@ -29,6 +29,16 @@ func TestParseTrafficking(t *testing.T) {
 	if !strings.Contains(string(b), `"rotation":{"type":"sequential","sequence":["3","1","2"]}`) {
 		t.Errorf("settings = %s; want the sequence as ids", b)
 	}
+	if in.MaxPerPage != 1 {
+		t.Errorf("maxPerPage = %d by default; want 1", in.MaxPerPage)
+	}
+	if in, err = marquee.ParseCampaignInput([]byte(`{` + flight + `,"maxPerPage":3}`)); err != nil || in.MaxPerPage != 3 {
+		t.Errorf("maxPerPage 3 = %d, %v", in.MaxPerPage, err)
+	}
+	var old marquee.CampaignInput // a document stored before maxPerPage
+	if old.SetSettings(marquee.CampaignSettings{}); old.MaxPerPage != 1 {
+		t.Errorf("a stored campaign without maxPerPage reads %d; want 1", old.MaxPerPage)
+	}
 	refuses(t, "ParseCampaignInput", marquee.ParseCampaignInput, []badInput{
 		{`{` + flight + `,"labels":"airline"}`, "labels", "array"},
 		{`{` + flight + `,"labels":[{"name":""}]}`, "labels[0].name", "1 to 64 bytes"},
@@ -37,6 +47,10 @@ func TestParseTrafficking(t *testing.T) {
 		{`{` + flight + `,"labels":[{"name":"a","colour":"red"}]}`, "labels[0].colour", "unknown"},
 		{`{` + flight + `,"roadblock":"all"}`, "roadblock", "all-or-none, as-many-as-possible"},
 		{`{` + flight + `,"rotation":{"type":"random"}}`, "rotation.type", "one of"},
+		{`{` + flight + `,"maxPerPage":0}`, "maxPerPage", "from 1 to 20"},
+		{`{` + flight + `,"maxPerPage":21}`, "maxPerPage", "from 1 to 20"},
+		{`{` + flight + `,"maxPerPage":"2"}`, "maxPerPage", "integer"},
+		{`{` + flight + `,"maxPerPage":2,"roadblock":"all-or-none"}`, "maxPerPage", "roadblock"},
 		{`{` + flight + `,"rotation":{"type":"even","weights":{"1":2}}}`, "rotation.weights", "weighted rotation only"},
 		{`{` + flight + `,"rotation":{"type":"weighted","weights":{"1":0}}}`, "rotation.weights.1", "1 to 1000"},
 		{`{` + flight + `,"rotation":{"type":"weighted","weights":{"x":2}}}`, "rotation.weights", "not an ad's id"},

@@ -346,6 +346,23 @@ func (u *usedSet) note(o marquee.Outcome) {
 	}
 }
 
+// full says whether campaign c has filled the slots of the request it may
+// (its maxPerPage, 1 for a roadblock, which fills its slots itself).
+func (u *usedSet) full(c *Campaign) bool {
+	limit, n := 1, 0
+	if c.Roadblock == "" {
+		limit = max(c.MaxPerPage, 1)
+	}
+	for _, id := range u.campaigns {
+		if id == c.ID {
+			if n++; n >= limit {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (u *usedSet) add(ad, campaign int64) {
 	u.ads, u.campaigns = append(u.ads, ad), append(u.campaigns, campaign)
 }

@@ -240,9 +240,11 @@ func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Ti
 	switch {
 	case c.State != marquee.StateActive || !c.flight.has(used.at): // c.ActiveAt(now)
 		return notActive(c.State)
-	case slices.Contains(used.campaigns, c.ID):
+	case used.full(c):
 		return Duplicate
-	case len(c.Labels) > 0 && len(used.labels) > 0 && used.excludedBy(c):
+	case len(c.Labels) > 0 && len(used.labels) > 0 && !slices.Contains(used.campaigns, c.ID) && used.excludedBy(c):
+		// (a campaign on the page again passed its labels' check the
+		// first time, against the choices before and after it)
 		return Excluded
 	case c.Roadblock != "" && p.roadblockMissing(c, r):
 		return RoadblockOut

@@ -325,3 +325,64 @@ func BenchmarkTrafficking(b *testing.B) {
 		})
 	}
 }
+
+// TestMaxPerPage: a campaign fills as many slots of one page as its
+// maxPerPage allows, each with a different ad, over tiers below it (a
+// remnant one allowed four fills the rest); labels it carries do
+// not exclude it from its own second slot; a capped one takes one serve
+// for the page.
+func TestMaxPerPage(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		maxPerPage int
+		ads        int
+		want       int // slots of the sponsorship, of 4
+	}{{"default", 0, 3, 1}, {"one", 1, 3, 1}, {"three", 3, 5, 3}, {"three, two ads", 3, 2, 2}, {"twenty", 20, 10, 4}} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			sponsor := w.camp(marquee.PrioritySponsorship, 1, func(cp *marquee.Campaign) {
+				cp.MaxPerPage = c.maxPerPage
+				cp.Labels = []marquee.Label{{Name: "airline", Exclusive: true}}
+				cp.FrequencyCap = &marquee.FrequencyCap{Count: 2, Window: "24h"}
+			})
+			for range c.ads {
+				w.ad(sponsor, "300x250", nil)
+			}
+			remnant := w.camp(marquee.PriorityRemnant, 1, func(cp *marquee.Campaign) { cp.MaxPerPage = 4 }) // fills what is left
+			for range 4 {
+				w.ad(remnant, "300x250", nil)
+			}
+			rival := w.camp(marquee.PriorityStandard, 1, func(cp *marquee.Campaign) { cp.Labels = []marquee.Label{{Name: "airline"}} })
+			w.ad(rival, "300x250", nil)
+			w.ready(side)
+			r := &delivery.Request{User: 7, Slots: []delivery.Slot{{Div: "a", Placement: "side", Count: 1}, {Div: "b", Placement: "side", Count: 1},
+				{Div: "c", Placement: "side", Count: 1}, {Div: "d", Placement: "side", Count: 1}}}
+			rnd := rand.New(rand.NewPCG(3, 4))
+			for page := range 2 { // the cap (2) allows two pages: one serve each
+				out := w.e.Decide(context.Background(), r, now, rnd)
+				seen, mine := map[int64]bool{}, 0
+				for i, s := range out {
+					if len(s) != 1 {
+						t.Fatalf("page %d: slot %d = %v; want one ad in every slot", page, i, s)
+					}
+					if seen[s[0].Ad.ID] {
+						t.Fatalf("page %d: ad %d twice", page, s[0].Ad.ID)
+					}
+					seen[s[0].Ad.ID] = true
+					switch s[0].Campaign.ID {
+					case sponsor:
+						mine++
+					case rival:
+						t.Fatalf("page %d: the rival shares the sponsorship's exclusive label: %v", page, out)
+					}
+				}
+				if mine != c.want {
+					t.Errorf("page %d: the sponsorship fills %d slots of 4; want %d", page, mine, c.want)
+				}
+			}
+			if out := w.e.Decide(context.Background(), r, now, rnd); slices.ContainsFunc(out, func(s []delivery.Choice) bool { return len(s) > 0 && s[0].Campaign.ID == sponsor }) {
+				t.Errorf("a third page shows the sponsorship: its cap of 2 counts a page once")
+			}
+		})
+	}
+}

@@ -247,3 +247,39 @@ func TestTrackingExpiryAndTwentySlots(t *testing.T) {
 		t.Errorf("the expired URL was counted: %+v", s.Totals)
 	}
 }
+
+// TestMaxPerPageOverHTTP: a campaign saved with maxPerPage 2 fills two
+// of a page's three slots with two of its ads (read back as saved, and
+// after an edit back to 1, one slot).
+func TestMaxPerPageOverHTTP(t *testing.T) {
+	t.Parallel()
+	in := start(t, t.TempDir(), nil)
+	flight := flightJSON(-time.Hour, time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	body := `{"advertiserId":"1","name":"Remnant",` + flight + `,"priority":"remnant","maxPerPage":2}`
+	in.campaign(body)
+	if r := in.admin("GET", "/api/v1/campaigns/1", ""); !strings.Contains(r.body, `"maxPerPage":2`) {
+		t.Fatalf("the campaign reads %s; want maxPerPage 2", r.body)
+	}
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
+	for i := range 3 {
+		in.expect(in.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"a%d",%s,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`, i, flight)), 201, "")
+	}
+	filled := func() int {
+		var got struct{ Decisions map[string][]map[string]any }
+		r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"placement":"side","div":"a"},{"placement":"side","div":"b"},{"placement":"side","div":"c"}]}`)
+		json.Unmarshal([]byte(r.body), &got)
+		n := 0
+		for _, d := range got.Decisions {
+			n += len(d)
+		}
+		return n
+	}
+	if n := filled(); n != 2 {
+		t.Errorf("maxPerPage 2: %d of 3 slots filled; want 2", n)
+	}
+	in.expect(in.admin("PUT", "/api/v1/campaigns/1", strings.Replace(body, `"maxPerPage":2`, `"maxPerPage":1`, 1)), 200, "")
+	if n := filled(); n != 1 {
+		t.Errorf("maxPerPage 1: %d of 3 slots filled; want 1", n)
+	}
+}

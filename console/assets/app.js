@@ -1310,6 +1310,7 @@
     const labels = el('input', { type: 'text', id: 'labels', value: (c.labels || []).filter(l => !l.exclusive).map(l => l.name).join(', '), placeholder: 'travel' });
     const exclusive = el('input', { type: 'text', id: 'exclusive-labels', value: (c.labels || []).filter(l => l.exclusive).map(l => l.name).join(', '), placeholder: 'airline' });
     const roadblock = sel([['', 'No roadblock'], ['all-or-none', 'All or none of its placements'], ['as-many-as-possible', 'As many of its placements as possible']], c.roadblock || '');
+    const perPage = el('input', { type: 'number', id: 'max-per-page', min: 1, max: 20, value: c.maxPerPage || 1 });
     const ro = c.rotation || {};
     const rotation = sel([['', 'Even'], ['weighted', 'Weighted'], ['sequential', 'Sequential, per person (needs a frequency cap)'], ['optimized', 'Optimized by click-through rate']], ro.type && ro.type !== 'even' ? ro.type : '');
     const weights = el('input', { type: 'text', id: 'rotation-weights', value: Object.entries(ro.weights || {}).map(([k, v]) => k + ':' + v).join(', '), placeholder: 'ad id:weight, e.g. 12:3, 13:1' });
@@ -1343,6 +1344,7 @@
       const ls = [...names(exclusive.value).map(n => ({ name: n, exclusive: true })), ...names(labels.value).map(n => ({ name: n }))];
       if (ls.length) body.labels = ls;
       if (roadblock.value) body.roadblock = roadblock.value;
+      else if (+perPage.value > 1) body.maxPerPage = +perPage.value;
       if (rotation.value) {
         body.rotation = { type: rotation.value };
         if (rotation.value === 'weighted') body.rotation.weights = Object.fromEntries(names(weights.value).map(x => x.split(':').map(y => y.trim())).map(([k, v]) => [k, +v]));
@@ -1381,7 +1383,7 @@
     field('Keywords (a decision request must carry one; none: any)', keywords, 'keywords'),
     el('fieldset', { class: 'cond', 'data-field': 'labels' }, el('legend', { text: 'Trafficking' }),
       el('div', { class: 'row' }, field('Exclusive labels (never two campaigns with one on a page)', exclusive, 'labels'), field('Other labels', labels, 'labels.name')),
-      el('div', { class: 'row' }, field('Roadblock (the placements its ads name, together)', roadblock, 'roadblock'), field('Rotation of its ads', rotation, 'rotation.type')),
+      el('div', { class: 'row' }, field('Roadblock (the placements its ads name, together)', roadblock, 'roadblock'), field('Slots of one page it may fill (different ads)', perPage, 'maxPerPage'), field('Rotation of its ads', rotation, 'rotation.type')),
       el('div', { class: 'row' }, field('Weights (weighted)', weights, 'rotation.weights'), field('Sequence (sequential)', sequence, 'rotation.sequence'),
         field('Impressions per ad before CTR decides (optimized)', minImpressions, 'rotation.minImpressions'))),
     el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting (every ad of the campaign)' }), conds,
@@ -1410,6 +1412,7 @@
       ['Keywords', c.keywords.join(', ') || 'any'],
       ['Labels', (c.labels || []).map(l => l.name + (l.exclusive ? ' (exclusive)' : '')).join(', ') || 'none'],
       ['Roadblock', c.roadblock ? c.roadblock.replace(/-/g, ' ') + ' of the placements its ads name' : 'none'],
+      ['Slots of one page', String(c.maxPerPage || 1)],
       ['Rotation', rotationText(c.rotation)],
       ['Targeting', c.conditions.length ? c.conditions.map(describe).join(' OR ') : 'everyone'],
       ['Targeting rules', c.targeting ? describeTree(c.targeting) + (c.timeZone ? ' (' + c.timeZone + ')' : '') : 'none']];
