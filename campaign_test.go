@@ -81,6 +81,9 @@ func TestParseAdvertiserAndPlacement(t *testing.T) {
 	if in, err := marquee.ParsePlacementInput([]byte(`{"name":"p","floor":1.5}`)); err != nil || in.Floor != 1_500_000 {
 		t.Errorf("a floor of 1.5 = %v, %v; want 1.500000", in.Floor, err)
 	}
+	if in, err := marquee.ParsePlacementInput([]byte(`{"name":"p","expectedDailyRequests":250000}`)); err != nil || in.ExpectedDailyRequests != 250_000 {
+		t.Errorf("expectedDailyRequests 250000 = %v, %v", in.ExpectedDailyRequests, err)
+	}
 	refuses(t, "ParsePlacementInput", marquee.ParsePlacementInput, []badInput{
 		{`{}`, "name", "required"},
 		{`{"name":"home top"}`, "name", "a-z, 0-9"},
@@ -92,6 +95,8 @@ func TestParseAdvertiserAndPlacement(t *testing.T) {
 		{`{"name":"p","defaultAdId":"zero"}`, "defaultAdId", "ad's id"},
 		{`{"name":"p","floor":-1}`, "floor", "must be a CPM"},
 		{`{"name":"p","floor":"1.2345678"}`, "floor", "at most 6 decimals"},
+		{`{"name":"p","expectedDailyRequests":-1}`, "expectedDailyRequests", "from 0"},
+		{`{"name":"p","expectedDailyRequests":1.5}`, "expectedDailyRequests", "integer"},
 	})
 }
 

@@ -300,7 +300,14 @@ type PlacementInput struct {
 	// placement, after its bidder's adjustment (CPM in the install's
 	// currency; 0: none). The tag offers it to Prebid's floors module.
 	Floor Micros `json:"floor"`
+	// ExpectedDailyRequests is the requests a day its publisher expects
+	// (0: not declared): forecasts read it until the placement has
+	// MinRangeWeeks weeks of its own history (docs/api.md#forecasts).
+	ExpectedDailyRequests int64 `json:"expectedDailyRequests"`
 }
+
+// MaxExpectedDailyRequests bounds a placement's declared requests a day.
+const MaxExpectedDailyRequests = 1_000_000_000_000
 
 // MaxPlacementName is the longest placement name.
 const MaxPlacementName = 64
@@ -357,7 +364,7 @@ func IsSize[T ~string | ~[]byte](s T) bool {
 func ParsePlacementInput(body []byte) (PlacementInput, error) {
 	var in PlacementInput
 	p := Problems{}
-	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor")
+	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor", "expectedDailyRequests")
 	if !ok {
 		return in, Invalid("invalid placement", p)
 	}
@@ -405,6 +412,11 @@ func ParsePlacementInput(body []byte) (PlacementInput, error) {
 			in.DefaultAdID = id
 		} else {
 			p["defaultAdId"] = "must be an ad's id"
+		}
+	}
+	if raw, ok := present(fields, "expectedDailyRequests"); ok {
+		if json.Unmarshal(raw, &in.ExpectedDailyRequests) != nil || in.ExpectedDailyRequests < 0 || in.ExpectedDailyRequests > MaxExpectedDailyRequests {
+			p["expectedDailyRequests"] = fmt.Sprintf("must be an integer from 0 (not declared) to %d: the requests a day the placement expects", int64(MaxExpectedDailyRequests))
 		}
 	}
 	if raw, ok := present(fields, "passback"); ok {

@@ -45,7 +45,17 @@ type Campaign struct {
 	Delivered, Today float64
 	ASAP             bool
 	Targeting        *Targeting
+	// TargetFrom says what sets Goal and Daily: TargetGoal (an
+	// impressions goal) or TargetBudget (a budget at a CPM price: what is
+	// left ÷ the price × 1,000); "": no limit.
+	TargetFrom string
 }
+
+// What sets a campaign's target in decisions (Campaign.TargetFrom).
+const (
+	TargetGoal   = "goal"
+	TargetBudget = "budget"
+)
 
 // wants is how much more c may take in the hour starting at hourStart
 // (+Inf: no limit), having won won over the window and today this UTC
@@ -71,8 +81,8 @@ func (c *Campaign) wants(hourStart time.Time, won, today float64) float64 {
 	return math.Max(0, need)
 }
 
-// Hours forecasts the requests of any hour: a Fitted model, or a Series
-// of known counts.
+// Hours forecasts the requests of any hour: a Fitted model, a Declared
+// volume, or a Series of known counts.
 type Hours interface {
 	Hour(t time.Time) Point
 }
@@ -93,6 +103,9 @@ func (s Series) Hour(t time.Time) Point {
 type Inventory struct {
 	Hourly  map[string]Hours
 	Samples []Sample
+	// Low says, by placement, why its forecast is of low confidence (a
+	// short history, a declared volume, no samples); none: measured.
+	Low map[string]string
 }
 
 // Allocation is what each campaign (in the order given) won over the

@@ -84,7 +84,7 @@ func BenchmarkForecast(b *testing.B) {
 	m := forecast.Model{Weeks: forecast.DefaultWeeks}
 	b.Run("read", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := forecast.Load(ctx, st, names, now, m); err != nil {
+			if _, err := forecast.Load(ctx, st, names, nil, now, m); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -92,7 +92,7 @@ func BenchmarkForecast(b *testing.B) {
 	b.Run("whole", func(b *testing.B) {
 		var res forecast.Result
 		for b.Loop() {
-			inv, err := forecast.Load(ctx, st, names, now, m)
+			inv, err := forecast.Load(ctx, st, names, nil, now, m)
 			if err != nil {
 				b.Fatal(err)
 			}

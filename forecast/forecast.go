@@ -20,7 +20,8 @@ import (
 // limit in decisions: the forecast is then an upper bound (Notes).
 type Demand struct {
 	Goal, Daily, Delivered, Today float64
-	Limited                       bool // a goal or budget in decisions limits it
+	Limited                       bool   // a goal or budget in decisions limits it
+	From                          string // TargetGoal or TargetBudget: what set the smaller limit ("": none)
 }
 
 // DemandOf is c's demand at now: reported is what the reports say it
@@ -29,7 +30,7 @@ type Demand struct {
 func DemandOf(c *marquee.CampaignInput, reported delivery.Delivered, spent delivery.Spent, spentOK bool) Demand {
 	var d Demand
 	if g := c.Goal; g != nil && g.Metric == "impressions" {
-		d = Demand{Goal: float64(g.Total), Daily: float64(g.Daily), Delivered: float64(reported.Total), Today: float64(reported.Today), Limited: true}
+		d = Demand{Goal: float64(g.Total), Daily: float64(g.Daily), Delivered: float64(reported.Total), Today: float64(reported.Today), Limited: true, From: TargetGoal}
 	}
 	if b := c.Budget; b != nil && budgetInDecisions(c) {
 		per := float64(c.Price.Amount) / 1000 // micros an impression
@@ -40,13 +41,13 @@ func DemandOf(c *marquee.CampaignInput, reported delivery.Delivered, spent deliv
 		if b.Total > 0 {
 			goal, done := float64(b.Total)/per, float64(s.Total)/per
 			if d.Goal == 0 || goal-done < d.Goal-d.Delivered {
-				d.Goal, d.Delivered = goal, done
+				d.Goal, d.Delivered, d.From = goal, done, TargetBudget
 			}
 		}
 		if b.Daily > 0 {
 			daily, today := float64(b.Daily)/per, float64(s.Today)/per
 			if d.Daily == 0 || daily-today < d.Daily-d.Today {
-				d.Daily, d.Today = daily, today
+				d.Daily, d.Today, d.From = daily, today, TargetBudget
 			}
 		}
 		d.Limited = true
@@ -87,7 +88,7 @@ func campaignOf(id int64, name string, in *marquee.CampaignInput, ecpm int64, d 
 	c := Campaign{ID: id, Name: name, Tier: max(0, marquee.TierOf(in.Priority)), Weight: max(in.Weight, 1), ECPM: ecpm,
 		From: in.StartAt, To: in.EndAt, ASAP: in.Pacing == marquee.PacingASAP, Targeting: Compile(in, placements)}
 	if d.Limited {
-		c.Goal, c.Daily, c.Delivered, c.Today = d.Goal, d.Daily, d.Delivered, d.Today
+		c.Goal, c.Daily, c.Delivered, c.Today, c.TargetFrom = d.Goal, d.Daily, d.Delivered, d.Today, d.From
 		if c.Goal == 0 && c.Daily == 0 { // limited to nothing: a budget of 0
 			c.Goal, c.Delivered = 1, 1
 		}
@@ -140,6 +141,30 @@ type Result struct {
 	// Reason says why Available is 0, when it is.
 	Reason string
 	Notes  []string
+	// Confidence is ConfidenceLow when a placement's forecast rests on
+	// a short history, a declared volume or stand-in samples (Why says
+	// which), else ConfidenceNormal.
+	Confidence, Why string
+}
+
+// A forecast's confidence (Result.Confidence, Risk.Confidence).
+const (
+	ConfidenceNormal = "normal"
+	ConfidenceLow    = "low"
+)
+
+// confidence is the confidence of a forecast over placements, and why.
+func (inv *Inventory) confidence(placements []string) (string, string) {
+	var why []string
+	for _, name := range placements {
+		if w := inv.Low[name]; w != "" {
+			why = append(why, w)
+		}
+	}
+	if len(why) == 0 {
+		return ConfidenceNormal, ""
+	}
+	return ConfidenceLow, strings.Join(why, "; ")
 }
 
 // Where a proposed campaign fits (Result.Fits).
@@ -151,8 +176,12 @@ const (
 	// FitsRemnant: it does not fit as a guarantee, but the guaranteed
 	// campaigns leave some of its requests unsold.
 	FitsRemnant = "remnant"
-	// FitsNone: the guaranteed campaigns take every request it matches.
+	// FitsNone: the guaranteed campaigns take every request it matches,
+	// or its targeting matches none (Reason says which).
 	FitsNone = "none"
+	// FitsUnknown: nothing is known of its placements' requests yet (no
+	// history, no declared volume): Reason says so.
+	FitsUnknown = "unknown"
 )
 
 // TierTake is what one tier's booked campaigns take of the requests a
@@ -213,12 +242,9 @@ func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 	if in.FrequencyCap != nil {
 		res.Notes = append(res.Notes, "frequency caps are not modelled: the forecast is an upper bound for a capped campaign")
 	}
-	// A range needs weeks to compare: say when there were too few.
-	for _, name := range placements {
-		if f, ok := inv.Hourly[name].(*Fitted); ok && f.Weeks < MinRangeWeeks {
-			res.Notes = append(res.Notes, fmt.Sprintf("fewer than %d weeks of requests recorded in %s: the range does not yet measure how weeks differ", MinRangeWeeks, name))
-		}
-	}
+	// A range needs weeks to compare, and targeting samples: say when
+	// there were too few.
+	res.Confidence, res.Why = inv.confidence(placements)
 	// The requests it matches: each placement's hours × the share its
 	// targeting matches there.
 	byPlacement := inv.byPlacement()
@@ -234,7 +260,13 @@ func Forecast(inv *Inventory, booked []Campaign, q Query) Result {
 		res.Matching.Mean, res.Matching.Low, res.Matching.High = res.Matching.Mean+m.Mean, res.Matching.Low+m.Low, res.Matching.High+m.High
 	}
 	if res.Matching.Mean < 0.5 {
-		res.Fits, res.Reason = FitsNone, zeroWhy(inv, placements, sampled)
+		var known bool
+		res.Reason, known = zeroWhy(inv, placements, sampled)
+		res.Fits = FitsNone
+		if !known {
+			res.Fits, res.Confidence = FitsUnknown, ConfidenceLow
+			res.Why = cmp.Or(res.Why, res.Reason)
+		}
 		return res
 	}
 	// Contention: the booked campaigns alone, with it wanting all it
@@ -335,8 +367,10 @@ func (inv *Inventory) byPlacement() map[string][]Sample {
 // the spread between weeks.
 const MinRangeWeeks = 3
 
-// zeroWhy says why a targeting matches nothing.
-func zeroWhy(inv *Inventory, placements []string, samples int) string {
+// zeroWhy says why a targeting matches nothing, and whether anything is
+// known of its placements' requests (false: neither history, nor a
+// declared volume, nor samples).
+func zeroWhy(inv *Inventory, placements []string, samples int) (string, bool) {
 	known := 0
 	for _, name := range placements {
 		if inv.Hourly[name] != nil {
@@ -345,11 +379,11 @@ func zeroWhy(inv *Inventory, placements []string, samples int) string {
 	}
 	switch {
 	case len(placements) == 0 || known == 0:
-		return "no requests recorded in its placements yet: a forecast reads their past requests"
+		return "no requests recorded in its placements yet, and none declared (a placement's expectedDailyRequests): a forecast reads their past or expected requests", false
 	case len(inv.Samples) == 0:
-		return "no sample of past requests yet: the forecast reads the requests' attributes from it (serve -forecast-sample)"
+		return "no sample of past requests yet: the forecast reads the requests' attributes from it (serve -forecast-sample)", false
 	}
-	return fmt.Sprintf("no sampled request of its placements matches its targeting (%d sampled over the last %d weeks)", samples, DefaultWeeks)
+	return fmt.Sprintf("no sampled request of its placements matches its targeting (%d sampled over the last %d weeks)", samples, DefaultWeeks), true
 }
 
 func maxTime(a, b time.Time) time.Time {

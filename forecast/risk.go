@@ -22,7 +22,14 @@ type Risk struct {
 	Delivered float64
 	Forecast  Point
 	Expected  float64 // Delivered + Forecast.Mean
-	AtRisk    bool    // Expected below 99% of Target
+	AtRisk    bool    // Expected below 99% of Target, when the forecast knows its placements
+	// TargetFrom says what sets Target (TargetGoal, TargetBudget).
+	TargetFrom string
+	// Confidence and Why: as a Result's, over its placements; Unknown:
+	// nothing is known of their requests (no history, no declared
+	// volume), so it is never AtRisk.
+	Confidence, Why string
+	Unknown         bool
 }
 
 // RiskOf forecasts the delivery of every booked campaign with a goal or
@@ -44,7 +51,12 @@ func RiskOf(inv *Inventory, booked []Campaign, now time.Time, remnantByECPM bool
 		if c.Goal == 0 && c.Daily == 0 {
 			continue
 		}
-		r := Risk{ID: c.ID, Name: c.Name, Priority: priorities[c.Tier]}
+		r := Risk{ID: c.ID, Name: c.Name, Priority: priorities[c.Tier], TargetFrom: c.TargetFrom}
+		r.Confidence, r.Why = inv.confidence(c.Targeting.placements)
+		r.Unknown = !slices.ContainsFunc(c.Targeting.placements, func(name string) bool { return inv.Hourly[name] != nil })
+		if r.Unknown {
+			r.Confidence, r.Why = ConfidenceLow, "no requests recorded in its placements yet, and none declared (a placement's expectedDailyRequests)"
+		}
 		if c.Goal > 0 {
 			r.Target, r.Delivered = c.Goal, c.Delivered
 		} else {
@@ -56,7 +68,7 @@ func RiskOf(inv *Inventory, booked []Campaign, now time.Time, remnantByECPM bool
 		need := math.Max(0, r.Target-r.Delivered)
 		r.Forecast = Point{Mean: won, Low: math.Min(need, won*low), High: math.Min(need, won*high)}
 		r.Expected = r.Delivered + won
-		r.AtRisk = r.Expected < 0.99*r.Target
+		r.AtRisk = !r.Unknown && r.Expected < 0.99*r.Target
 		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b Risk) int {

@@ -21,6 +21,9 @@ type Sample struct {
 	// others (0: 1): an instance's reservoir keeps K of the n requests of
 	// an hour, each standing for n/K.
 	Weight float64
+	// Any: a stand-in for requests nothing was sampled of (a declared
+	// volume's), which every targeting of its placement matches.
+	Any bool
 }
 
 func (s *Sample) weight() float64 {
@@ -56,10 +59,19 @@ func (t *Targeting) Matches(s *Sample) bool {
 	if len(t.placements) > 0 && !slices.Contains(t.placements, s.Placement) {
 		return false
 	}
+	if s.Any {
+		return true
+	}
 	if len(t.keywords) > 0 && !slices.ContainsFunc(t.keywords, func(k string) bool { return slices.Contains(s.Keywords, k) }) {
 		return false
 	}
 	return targeting.MatchesAny(t.conds, &s.Viewer) && t.tree.Matches(&s.Viewer, s.At.UnixNano())
+}
+
+// Targets says whether t takes only some requests of its placements
+// (conditions, a tree or keywords).
+func (t *Targeting) Targets() bool {
+	return len(t.conds) > 0 || t.tree != nil || len(t.keywords) > 0
 }
 
 // Buckets are the hours a share is estimated for: the hour of the day, on
@@ -126,6 +138,7 @@ func ShareOf(t *Targeting, samples []Sample) Shares {
 // error of their own.
 func Matching(f Hours, shares *Shares, from, to time.Time) Point {
 	fitted, _ := f.(*Fitted)
+	declared, _ := f.(*Declared)
 	var mean, week, day, variance float64
 	var shareErr [Buckets]float64
 	today := time.Time{}
@@ -142,6 +155,9 @@ func Matching(f Hours, shares *Shares, from, to time.Time) Point {
 			x, e = fitted.errors(h)
 		} else {
 			x = f.Hour(h).Mean
+		}
+		if declared != nil {
+			e.week = DeclaredSpread / z80 // one estimate, shared by every hour
 		}
 		m := x * s
 		mean += m

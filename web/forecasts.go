@@ -45,7 +45,14 @@ func (f *forecasts) inventory(ctx context.Context, plan *delivery.Plan, now time
 	if f.inv != nil && now.Sub(f.at) < inventoryTTL && now.Sub(f.at) >= 0 {
 		return f.inv, nil
 	}
-	inv, err := forecast.Load(ctx, f.src, plan.PlacementNames(), now, f.model)
+	names := plan.PlacementNames()
+	declared := map[string]float64{}
+	for _, name := range names {
+		if pl, ok := plan.Placement(name); ok && pl.ExpectedDailyRequests > 0 {
+			declared[name] = float64(pl.ExpectedDailyRequests)
+		}
+	}
+	inv, err := forecast.Load(ctx, f.src, names, declared, now, f.model)
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +88,9 @@ type forecastAnswer struct {
 	TakesFrom  []forecast.Loss      `json:"takesFrom"`
 	Notes      []string             `json:"notes"`
 	Model      map[string]any       `json:"model"`
+	// Confidence is "low" (ConfidenceReason says why) or "normal".
+	Confidence       string `json:"confidence"`
+	ConfidenceReason string `json:"confidenceReason,omitempty"`
 }
 
 type tierTake struct {
@@ -122,6 +132,7 @@ func handleForecast(f *forecasts, now func() time.Time) storeHandler {
 		out := forecastAnswer{From: marquee.FormatTime(res.From), To: marquee.FormatTime(res.To), Placements: res.Placements,
 			Matching: pointOf(res.Matching), Available: pointOf(res.Available), Delivery: pointOf(res.Delivery), Unsold: pointOf(res.Unsold),
 			Goal: int64(math.Round(res.Goal)), Fits: res.Fits, Reason: res.Reason, Contending: res.Contending, TakesFrom: res.TakesFrom, Notes: res.Notes,
+			Confidence: res.Confidence, ConfidenceReason: res.Why,
 			Model: map[string]any{"weeks": f.model.Weeks, "samples": len(inv.Samples), "placements": len(inv.Hourly)}}
 		// Lists are never null: the console maps them.
 		out.Tiers, out.Placements = []tierTake{}, append([]string{}, out.Placements...)
@@ -152,6 +163,13 @@ type riskAnswer struct {
 	Forecast  point  `json:"forecast"`
 	Expected  int64  `json:"expected"`
 	AtRisk    bool   `json:"atRisk"`
+	// TargetFrom is "goal" or "budget" (what is left ÷ its CPM × 1,000).
+	TargetFrom string `json:"targetFrom"`
+	// Unknown: nothing is known of its placements' requests (no
+	// history, none declared): never at risk, its forecast 0.
+	Unknown          bool   `json:"unknown"`
+	Confidence       string `json:"confidence"`
+	ConfidenceReason string `json:"confidenceReason,omitempty"`
 }
 
 // handleDeliveryRisk serves GET /api/v1/forecasts/risk[?campaign=ID]:
@@ -180,7 +198,8 @@ func handleDeliveryRisk(f *forecasts, now func() time.Time) storeHandler {
 				continue
 			}
 			out = append(out, riskAnswer{ID: r.ID, Name: r.Name, Priority: r.Priority, Target: int64(math.Round(r.Target)), Delivered: int64(math.Round(r.Delivered)),
-				Forecast: pointOf(r.Forecast), Expected: int64(math.Round(r.Expected)), AtRisk: r.AtRisk})
+				Forecast: pointOf(r.Forecast), Expected: int64(math.Round(r.Expected)), AtRisk: r.AtRisk,
+				TargetFrom: r.TargetFrom, Unknown: r.Unknown, Confidence: r.Confidence, ConfidenceReason: r.Why})
 		}
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"at": marquee.FormatTime(at), "campaigns": out})
 		return nil

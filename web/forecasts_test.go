@@ -232,3 +232,83 @@ func TestForecastOverHTTP(t *testing.T) {
 		t.Errorf("risk %s: campaign %d (goal of 10) flagged or missing", body, small)
 	}
 }
+
+// TestForecastBeforeHistory: on a fresh store, a placement that declares
+// 2,400 requests a day forecasts a two-day flight at about 4,800 with low
+// confidence and the reason; a placement declaring nothing answers that
+// nothing is known ("unknown", never "none" beside no contender); the
+// delivery risk never flags a campaign whose placements nothing is known
+// of, flags one whose goal is twice the declared volume, and says what
+// set each target. After a day of real requests (a tenth of the
+// declared), the forecast moves toward them.
+func TestForecastBeforeHistory(t *testing.T) {
+	w := newForecastWorld(t)
+	w.ps[0].ExpectedDailyRequests = 2400
+	w.ps = append(w.ps, marquee.Placement{ID: 2, PlacementInput: marquee.PlacementInput{Name: "side", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}})
+	w.e.SetCampaigns(w.cs, w.ps)
+	from := w.clock()
+	flight := fmt.Sprintf(`"startAt":%q,"endAt":%q`, marquee.FormatTime(from), marquee.FormatTime(from.Add(48*time.Hour)))
+	ask := func(body string) (forecastOut, map[string]any) {
+		t.Helper()
+		status, b := post(w.h, "/api/v1/forecasts", body)
+		var out forecastOut
+		var raw map[string]any
+		if json.Unmarshal(b, &out) != nil || json.Unmarshal(b, &raw) != nil || status != 200 {
+			t.Fatalf("forecast %s = %d %s", body, status, b)
+		}
+		return out, raw
+	}
+	home, raw := ask(`{"campaign":{` + flight + `,"conditions":[{"platform":["ios"]}]},"placements":["home"]}`)
+	if math.Abs(home.Matching.Mean-4800) > 100 || home.Fits != "guaranteed" || raw["confidence"] != "low" ||
+		!strings.Contains(fmt.Sprint(raw["confidenceReason"]), "declared 2400 requests a day") || !strings.Contains(fmt.Sprint(raw["confidenceReason"]), "upper bound") {
+		t.Errorf("home, declared 2,400 a day, before any request: %+v %v; want about 4,800 matching (an upper bound for a targeted campaign), guaranteed, low confidence saying why", home, raw)
+	}
+	if home.Matching.Low > 0.6*home.Matching.Mean || home.Matching.High < 1.4*home.Matching.Mean {
+		t.Errorf("declared volume's range %+v; want ±50%%", home.Matching)
+	}
+	side, raw := ask(`{"campaign":{` + flight + `},"placements":["side"]}`)
+	if side.Fits != "unknown" || raw["confidence"] != "low" || !strings.Contains(side.Reason, "expectedDailyRequests") {
+		t.Errorf("side, nothing known: %+v %v; want fits unknown, low confidence, a reason naming expectedDailyRequests", side, raw)
+	}
+
+	big := w.book("too big", marquee.PriorityStandard, "", from, from.Add(24*time.Hour), 4800)
+	small := w.book("small", marquee.PriorityStandard, "", from, from.Add(24*time.Hour), 100)
+	blind := w.book("blind", marquee.PriorityStandard, "", from, from.Add(24*time.Hour), 100)
+	w.ads[blind-1].Placements = []string{"side"}
+	for _, id := range []int64{big, small} {
+		w.ads[id-1].Placements = []string{"home"}
+	}
+	w.e.PutAds(w.ads, nil, true)
+	status, body := send(w.h, "GET", "/api/v1/forecasts/risk")
+	var risk struct {
+		Campaigns []struct {
+			ID                                       string
+			AtRisk, Unknown                          bool
+			TargetFrom, Confidence, ConfidenceReason string
+		}
+	}
+	if json.Unmarshal(body, &risk); status != 200 || len(risk.Campaigns) != 3 {
+		t.Fatalf("risk = %d %s; want three campaigns", status, body)
+	}
+	for _, c := range risk.Campaigns {
+		want := c.ID == fmt.Sprint(big)
+		if c.Unknown != (c.ID == fmt.Sprint(blind)) {
+			t.Errorf("risk of %s: %+v; want unknown only for the campaign in side (nothing known)", c.ID, c)
+		}
+		if c.AtRisk != want || c.TargetFrom != "goal" || c.Confidence != "low" || c.ConfidenceReason == "" {
+			t.Errorf("risk of %s: %+v; want at risk %v, target from its goal, low confidence with a reason", c.ID, c, want)
+		}
+	}
+
+	// A day of real requests, 10 an hour (a tenth of the declared 100):
+	// a day of three weeks weighs 1/21.
+	w.traffic(t, 24, 10)
+	w.set(w.clock().Add(2 * time.Minute)) // past the inventory's minute
+	from = w.clock()
+	flight = fmt.Sprintf(`"startAt":%q,"endAt":%q`, marquee.FormatTime(from), marquee.FormatTime(from.Add(48*time.Hour)))
+	after, raw := ask(`{"campaign":{` + flight + `},"placements":["home"]}`)
+	want := 48 * (10.0/21 + 100*20.0/21)
+	if math.Abs(after.Matching.Mean-want) > 0.05*want || raw["confidence"] != "low" || !strings.Contains(fmt.Sprint(raw["confidenceReason"]), "24 hours of requests recorded") {
+		t.Errorf("after a day: %+v %v; want about %.0f, low confidence naming the 24 hours", after.Matching, raw, want)
+	}
+}

@@ -1510,13 +1510,15 @@
   function forecastCard(f) {
     const fits = { guaranteed: 'as a guarantee: it delivers its goal and no booked campaign with a goal delivers less for it',
       remnant: 'in the remnant only: booked guaranteed campaigns would deliver less for it, but they leave some of its requests unsold',
-      none: 'nowhere: the booked guaranteed campaigns take every request it matches' }[f.fits];
+      none: f.contending.length ? 'nowhere: the booked guaranteed campaigns take every request it matches' : 'nowhere: ' + (f.reason || 'its targeting matches no request'),
+      unknown: 'not known yet: ' + f.reason }[f.fits];
     const rows = [['Flight forecast', fmtTime(f.from) + ' → ' + fmtTime(f.to) + ' in ' + (f.placements.join(', ') || 'no placement')],
       ['Matching requests', range(f.matching)], ['Available to it', range(f.available)],
       ['It would deliver', range(f.delivery) + (f.goal ? ' of its goal of ' + num(f.goal) : '')], ['Unsold (left for the remnant)', range(f.unsold)],
       ['Fits', fits], ...f.tiers.map(t => ['Taken by ' + t.priority, num(t.takes)])];
     return el('div', { class: 'card', id: 'forecast' },
       f.reason ? el('p', { class: 'notice', id: 'forecast-reason', role: 'status', text: f.reason }) : null,
+      f.confidence === 'low' ? el('p', { class: 'notice', id: 'forecast-confidence', text: 'Low confidence: ' + f.confidenceReason }) : null,
       el('dl', { class: 'facts' }, rows.map(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]).flat()),
       el('h3', { text: 'Booked on its requests' }),
       el('div', { id: 'contending' }, table(['Campaign', 'Tier', 'Shares', 'Wins of them'], f.contending.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }), c.priority, num(c.shared), num(c.takes)]),
@@ -1530,8 +1532,16 @@
   }
 
   // riskCells are a campaign's delivery risk as a table row's cells.
-  const riskCells = r => [r.atRisk ? el('strong', { class: 'problem', text: 'At risk' }) : 'On track', num(r.target), num(r.delivered), range(r.forecast),
-    num(r.expected) + ' (' + pct(r.target ? r.expected / r.target : 1) + ')'];
+  // A forecast that knows nothing of its placements is "Not known yet",
+  // never at risk; a low-confidence one says so beside its status; a
+  // target set by a budget says how.
+  const riskCells = r => {
+    const unknown = r.unknown;
+    const status = r.atRisk ? el('strong', { class: 'problem', text: 'At risk' }) : unknown ? 'Not known yet' : 'On track';
+    return [el('span', { title: r.confidenceReason || '' }, status, r.confidence === 'low' && !unknown ? el('span', { class: 'muted', text: ' (low confidence)' }) : null),
+      num(r.target) + (r.targetFrom === 'budget' ? ' (budget ÷ CPM × 1,000)' : ''), num(r.delivered), unknown ? '—' : range(r.forecast),
+      unknown ? '—' : num(r.expected) + ' (' + pct(r.target ? r.expected / r.target : 1) + ')'];
+  };
   const riskHead = ['Status', 'Target', 'Delivered', 'Forecast (rest of flight)', 'Expected'];
 
   // The campaigns whose forecast delivery misses their goal or budget,
@@ -1631,6 +1641,7 @@
     const passback = el('textarea', { rows: 3, id: 'passback', placeholder: '<script src="https://…"></script>' });
     passback.value = p.passback || '';
     const floor = el('input', { type: 'number', min: 0, step: 'any', id: 'floor', value: p.floor === undefined ? '' : p.floor, placeholder: 'none' });
+    const expected = el('input', { type: 'number', min: 0, step: 1, id: 'expected-daily', value: p.expectedDailyRequests || '', placeholder: 'not declared' });
     const form = el('form', { class: 'card', id: 'placement-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
       const body = { name: name || n.value, site: site.value, sizes: sizes.value.split(',').map(s => s.trim()).filter(Boolean),
@@ -1638,6 +1649,7 @@
       if (def.value) body.defaultAdId = def.value;
       if (passback.value.trim()) body.passback = passback.value;
       if (floor.value !== '') body.floor = floor.value;
+      body.expectedDailyRequests = +expected.value || 0;
       try {
         const r = await api(name ? 'PUT' : 'POST', '/api/v1/placements' + (name ? '/' + name : ''), body);
         go('#/placements/' + r.name);
@@ -1646,6 +1658,7 @@
     field('Sizes', sizes, 'sizes'), field('Creative types it takes', types, 'types'), field('Default ad id (shown when nothing else fills it)', def, 'defaultAdId'),
     field('Passback: your own fallback tag (HTML) for a slot nothing fills, after the default ad', passback, 'passback'),
     field('Floor for header-bidding bids (CPM, ' + currency() + '; after each bidder\'s adjustment)', floor, 'floor'),
+    field('Requests it expects a day (forecasts read it until it has three weeks of its own)', expected, 'expectedDailyRequests'),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: name ? 'Save' : 'Create placement' }),
       el('a', { href: name ? '#/placements/' + name : '#/placements', text: 'Cancel' })));
     show(el('h1', { text: name ? 'Edit placement ' + name : 'New placement' }), form);
@@ -1674,7 +1687,8 @@
     const def = p.defaultAdId && can('ads:read') ? await api('GET', '/api/v1/ad/' + p.defaultAdId).catch(() => null) : null;
     const out = [el('h1', { text: p.name }), el('p', { class: 'muted' }, (p.site || 'no site') + ' · sizes ' + (p.sizes.join(', ') || 'any') + ' · ' + p.types.join(', '),
       p.defaultAdId ? [' · default ad ', el('a', { href: '#/ads/' + p.defaultAdId, id: 'default-ad', text: def ? def.title : 'ad ' + p.defaultAdId })] : null,
-      p.floor ? el('span', { id: 'floor', text: ' · header-bidding floor ' + money(p.floor) + ' CPM' }) : null),
+      p.floor ? el('span', { id: 'floor', text: ' · header-bidding floor ' + money(p.floor) + ' CPM' }) : null,
+      p.expectedDailyRequests ? el('span', { id: 'expected-daily', text: ' · expects ' + num(p.expectedDailyRequests) + ' requests a day' }) : null),
       can('campaigns:write') ? el('div', { class: 'row' }, el('a', { href: '#/placements/' + name + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
         confirmButton('Delete', 'Delete placement ' + name + '? (Ads limited to it must be changed first.)', async () => {
           try { await api('DELETE', '/api/v1/placements/' + name); go('#/placements'); } catch (e) { main().prepend(errorBox(e)); }

@@ -382,13 +382,13 @@ func (s *Store) ListCampaigns(ctx context.Context, f marquee.ListFilter) ([]marq
 	return list, total, err
 }
 
-const placementCols = `id, name, site, sizes, types, default_ad_id, coalesce(passback, ''), floor, created_at, updated_at`
+const placementCols = `id, name, site, sizes, types, default_ad_id, coalesce(passback, ''), floor, expected_daily_requests, created_at, updated_at`
 
 func scanPlacement(r Row) (marquee.Placement, error) {
 	var p marquee.Placement
 	var sizes, types string
 	var created, updated int64
-	if err := r.Scan(&p.ID, &p.Name, &p.Site, &sizes, &types, &p.DefaultAdID, &p.Passback, &p.Floor, &created, &updated); err != nil {
+	if err := r.Scan(&p.ID, &p.Name, &p.Site, &sizes, &types, &p.DefaultAdID, &p.Passback, &p.Floor, &p.ExpectedDailyRequests, &created, &updated); err != nil {
 		return p, err
 	}
 	p.CreatedAt, p.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
@@ -444,8 +444,8 @@ func (s *Store) CreatePlacement(ctx context.Context, in marquee.PlacementInput) 
 		}
 		sizes, types := placementJSON(in)
 		var err error
-		p.ID, err = s.insertID(ctx, tx, `INSERT INTO placements (name, site, sizes, types, default_ad_id, passback, floor, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			"name", in.Name, in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), now.UnixMilli(), now.UnixMilli())
+		p.ID, err = s.insertID(ctx, tx, `INSERT INTO placements (name, site, sizes, types, default_ad_id, passback, floor, expected_daily_requests, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			"name", in.Name, in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), in.ExpectedDailyRequests, now.UnixMilli(), now.UnixMilli())
 		if errors.Is(err, errDuplicate) {
 			return p, marquee.Errorf(marquee.KindConflict, "placement %q exists", in.Name)
 		}
@@ -486,8 +486,8 @@ func (s *Store) ReplacePlacement(ctx context.Context, name string, in marquee.Pl
 			return p, err
 		}
 		sizes, types := placementJSON(in)
-		if _, err := tx.Exec(ctx, `UPDATE placements SET site = ?, sizes = ?, types = ?, default_ad_id = ?, passback = ?, floor = ?, updated_at = ? WHERE id = ?`,
-			in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), now.UnixMilli(), p.ID); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE placements SET site = ?, sizes = ?, types = ?, default_ad_id = ?, passback = ?, floor = ?, expected_daily_requests = ?, updated_at = ? WHERE id = ?`,
+			in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), in.ExpectedDailyRequests, now.UnixMilli(), p.ID); err != nil {
 			return p, err
 		}
 		p.PlacementInput, p.UpdatedAt = in, now

@@ -129,19 +129,20 @@ func testCampaigns(t *testing.T, open Opener) {
 		t.Fatalf("a second home-top = %v; want a conflict", err)
 	}
 	// A floor for header-bidding bids is kept to the micro-unit.
-	floored := mustParse(t, marquee.ParsePlacementInput, `{"name":"floored","floor":"1.234567"}`)
+	// So is its declared volume (forecasts before history).
+	floored := mustParse(t, marquee.ParsePlacementInput, `{"name":"floored","floor":"1.234567","expectedDailyRequests":250000}`)
 	if _, err := st.CreatePlacement(ctx, floored); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := st.Placement(ctx, "floored"); err != nil || got.Floor != 1_234_567 {
-		t.Fatalf("Placement(floored) = %+v, %v; want a floor of 1.234567", got, err)
+	if got, err := st.Placement(ctx, "floored"); err != nil || got.Floor != 1_234_567 || got.ExpectedDailyRequests != 250_000 {
+		t.Fatalf("Placement(floored) = %+v, %v; want a floor of 1.234567, 250,000 requests a day", got, err)
 	}
-	floored.Floor = 0
+	floored.Floor, floored.ExpectedDailyRequests = 0, 1000
 	if got, err := st.ReplacePlacement(ctx, "floored", floored); err != nil || got.Floor != 0 {
 		t.Fatalf("ReplacePlacement(floor 0) = %+v, %v", got, err)
 	}
-	if got, _ := st.Placement(ctx, "floored"); got.Floor != 0 {
-		t.Fatalf("after the floor was removed: %v; want 0", got.Floor)
+	if got, _ := st.Placement(ctx, "floored"); got.Floor != 0 || got.ExpectedDailyRequests != 1000 {
+		t.Fatalf("after the floor was removed: %v, %d a day; want 0, 1,000", got.Floor, got.ExpectedDailyRequests)
 	}
 	ad := input("with a campaign", -time.Hour, time.Hour)
 	ad.CampaignID, ad.Placements = spring.ID, []string{"home-top", "nowhere"}
