@@ -45,8 +45,12 @@ func (s *Server) guard(a access, h handler) handler {
 		if err != nil {
 			return err
 		}
-		if scope != signedIn && !p.Scopes.Has(scope) {
-			return &marquee.Error{Kind: marquee.KindForbidden, Message: "forbidden", Missing: scope}
+		need := scope
+		if p.Bounds.Bound() && a.boundScope != "" {
+			need = a.boundScope
+		}
+		if need != signedIn && !p.Scopes.Has(need) {
+			return &marquee.Error{Kind: marquee.KindForbidden, Message: "forbidden", Missing: need}
 		}
 		if p.Bounds.Bound() && (!boundOK || !open.allows(p.Bounds)) {
 			return marquee.Errorf(marquee.KindForbidden, "forbidden: not open to an advertiser's or a publisher's account")

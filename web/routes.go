@@ -32,6 +32,11 @@ type access struct {
 	scope  marquee.Scope
 	bound  boundKind
 	opened bool // open to bound accounts (bound says which)
+	// boundScope, when set, is the scope a bound account needs instead
+	// of scope: a route whose work the team does with one right and an
+	// advertiser's account with a narrower one (its draft campaign with
+	// campaigns:submit, its images with ads:write).
+	boundScope marquee.Scope
 }
 
 // allow is the access of a route behind scope, open to the bound
@@ -44,17 +49,26 @@ func allow(scope marquee.Scope, open ...boundKind) access {
 	return a
 }
 
+// allowAs is the access of a route behind scope for the team, open to
+// the bound accounts of kind holding boundScope instead.
+func allowAs(scope, boundScope marquee.Scope, kind boundKind) access {
+	return access{scope: scope, bound: kind, opened: true, boundScope: boundScope}
+}
+
 // Route describes a route for documentation and access checks.
 type Route struct {
 	Method, Pattern string
 	Scope           marquee.Scope // "" public; "signed-in" any valid credential
+	// BoundScope is what an advertiser's or publisher's account needs
+	// instead ("": Scope).
+	BoundScope marquee.Scope
 }
 
 // Routes lists every route the server answers.
 func (s *Server) Routes() []Route {
 	var out []Route
 	for _, r := range s.routes() {
-		out = append(out, Route{r.method, r.pattern, r.access.scope})
+		out = append(out, Route{r.method, r.pattern, r.access.scope, r.access.boundScope})
 	}
 	return out
 }
@@ -165,10 +179,13 @@ func (s *Server) apiRoutes() []route {
 		{"PUT", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleReplace(advertiserResource, s.campaigns, CampaignStore.ReplaceAdvertiser, advertiserInput, s.writer)))},
 		{"POST", "/api/v1/advertisers/{id}/conversion-secret", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.auditedAs("rotate conversion secret", handleConversionSecret(s.campaigns, s.serve, s.writer))))},
 		{"DELETE", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("archive", handleDelete(advertiserResource, s.campaigns, CampaignStore.ArchiveAdvertiser, s.writer)))},
-		{"POST", "/api/v1/campaigns", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleCreate(campaignResource, s.campaigns, createDraft, s.writer, campaignCreated)))},
+		{"POST", "/api/v1/campaigns", allowAs(marquee.ScopeCampaignsWrite, marquee.ScopeCampaignsSubmit, advertiserBound), withStore(s.req.audited(byBounds(
+			handleCreate(campaignResource, s.campaigns, createDraft, s.writer, campaignCreated), handleCampaignByAdvertiser(campaignResource, s.campaigns, s.writer, false))))},
 		{"GET", "/api/v1/campaigns", allow(marquee.ScopeCampaignsRead, advertiserBound), withStore(handleList(s.campaigns, CampaignStore.ListCampaigns, marquee.CampaignStates, true, campaignKept))},
 		{"GET", "/api/v1/campaigns/{id}", allow(marquee.ScopeCampaignsRead, advertiserBound), withStore(owned(ownCampaign(s.campaigns), handleGet(campaignResource, s.campaigns, CampaignStore.Campaign)))},
-		{"PUT", "/api/v1/campaigns/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleReplace(campaignResource, s.campaigns, CampaignStore.ReplaceCampaign, campaignInput, s.writer)))},
+		{"PUT", "/api/v1/campaigns/{id}", allowAs(marquee.ScopeCampaignsWrite, marquee.ScopeCampaignsSubmit, advertiserBound), withStore(s.req.audited(byBounds(
+			handleReplace(campaignResource, s.campaigns, CampaignStore.ReplaceCampaign, campaignInput, s.writer),
+			owned(ownCampaign(s.campaigns), handleCampaignByAdvertiser(campaignResource, s.campaigns, s.writer, true)))))},
 		{"DELETE", "/api/v1/campaigns/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("archive", handleDelete(campaignResource, s.campaigns, archiveCampaign, s.writer)))},
 		{"POST", "/api/v1/campaigns/{id}/pause", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("pause", handleMove("campaign", campaignID, s.campaigns, CampaignStore.MoveCampaign, marquee.ActionPause, s.writer)))},
 		{"POST", "/api/v1/campaigns/{id}/resume", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("resume", handleMove("campaign", campaignID, s.campaigns, CampaignStore.MoveCampaign, marquee.ActionResume, s.writer)))},
@@ -189,7 +206,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/placements/{name}", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(owned(ownPlacement(s.campaigns), handleGet(placementResource, s.campaigns, CampaignStore.Placement)))},
 		{"PUT", "/api/v1/placements/{name}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleReplace(placementResource, s.campaigns, CampaignStore.ReplacePlacement, placementInput, s.writer)))},
 		{"DELETE", "/api/v1/placements/{name}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleDelete(placementResource, s.campaigns, CampaignStore.DeletePlacement, s.writer)))},
-		{"POST", "/api/v1/assets", allow(marquee.ScopeCampaignsWrite), withStore(handleUploadAsset(s.assetSt))},
+		{"POST", "/api/v1/assets", allowAs(marquee.ScopeCampaignsWrite, marquee.ScopeAdsWrite, advertiserBound), withStore(handleUploadAsset(s.assetSt))},
 		{"GET", "/assets/{file}", allow(public), handleAsset(s.assets)},
 		// Webhooks: where events are POSTed (package webhooks delivers them).
 		{"DELETE", "/api/v1/privacy/subjects/{userKey...}", allow(marquee.ScopePrivacyAdmin), withStore(s.req.auditedAs("erase", erase))},

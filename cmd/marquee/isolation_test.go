@@ -124,6 +124,7 @@ func TestAccountIsolation(t *testing.T) {
 	for _, r := range []string{"GET /api/v1/advertisers", "GET /api/v1/advertisers/{id}", "GET /api/v1/advertisers/{id}/stats",
 		"GET /api/v1/campaigns", "GET /api/v1/campaigns/{id}", "GET /api/v1/campaigns/{id}/stats", "GET /api/v1/campaigns/{id}/delivery",
 		"GET /api/v1/ads", "GET /api/v1/ad/{id}/stats", "GET /api/v1/invoices", "GET /api/v1/invoices/{id}", "POST /api/v1/campaigns/{id}/submit", "POST /api/v1/ad", "PUT /api/v1/ad/{id}", "DELETE /api/v1/ad/{id}",
+		"POST /api/v1/campaigns", "PUT /api/v1/campaigns/{id}", "POST /api/v1/assets",
 		"POST /api/v1/ad/{id}/pause", "POST /api/v1/ad/{id}/resume"} {
 		open[r] = "advertiser"
 	}
