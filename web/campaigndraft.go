@@ -79,4 +79,3 @@ func handleCampaignByAdvertiser(r resource[int64, marquee.CampaignInput], campai
 		return nil
 	}
 }
-
