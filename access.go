@@ -39,6 +39,10 @@ type UserChange struct {
 	Email, Role, PasswordHash *string
 	Bounds                    *Bounds
 	Allow                     func(old User) error
+	// IfPasswordHash, when set, makes the change only while the stored
+	// password hash is this one (else a KindGone error): an invitation's
+	// acceptance, once.
+	IfPasswordHash *string
 }
 
 // Password limits: long enough to resist guessing, short enough for
@@ -53,7 +57,7 @@ const (
 const MaxEmailLen = 254
 
 // ParseUserInput decodes and validates a user body; create requires every
-// field. A password must be MinPassword to MaxPassword bytes and not the
+// field but the password (none: the user is invited to set one). A password must be MinPassword to MaxPassword bytes and not the
 // email.
 func ParseUserInput(body []byte, create bool) (UserInput, error) {
 	var in UserInput
@@ -78,7 +82,15 @@ func ParseUserInput(body []byte, create bool) (UserInput, error) {
 		}
 		return &s
 	}
-	in.Email, in.Role, in.Password = str("email"), str("role"), str("password")
+	in.Email, in.Role = str("email"), str("role")
+	if raw, ok := present(fields, "password"); ok { // none at create: an invitation
+		var pw string
+		if json.Unmarshal(raw, &pw) != nil {
+			p["password"] = "must be a string"
+		} else {
+			in.Password = &pw
+		}
+	}
 	if in.Email != nil {
 		e, ok := normalEmail(*in.Email)
 		if !ok {
@@ -105,6 +117,35 @@ func normalEmail(email string) (string, bool) {
 	e := strings.ToLower(strings.TrimSpace(email))
 	a, err := mail.ParseAddress(e)
 	return e, err == nil && a.Address == e && len(e) <= MaxEmailLen
+}
+
+// InvitationInput is the body that accepts an invitation: its token and
+// the password the invited user chooses.
+type InvitationInput struct{ Token, Password string }
+
+// ParseInvitationInput decodes an invitation's acceptance; both fields
+// are required (the password's rules are checked against the user's
+// email once the token names the user).
+func ParseInvitationInput(body []byte) (InvitationInput, error) {
+	var in InvitationInput
+	p := Problems{}
+	fields, ok := object(body, p, "token", "password")
+	if !ok {
+		return in, Invalid("invalid invitation", p)
+	}
+	for _, f := range []struct {
+		name string
+		to   *string
+	}{{"token", &in.Token}, {"password", &in.Password}} {
+		raw, ok := present(fields, f.name)
+		switch {
+		case !ok:
+			p[f.name] = "is required"
+		case json.Unmarshal(raw, f.to) != nil:
+			p[f.name] = "must be a string"
+		}
+	}
+	return in, Invalid("invalid invitation", p)
 }
 
 // SetupInput is the body of first-run set-up: the setup link's token,

@@ -96,10 +96,24 @@ func (s *SMTP) Send(ctx context.Context, m Mail) error {
 	msg.SetDate()
 	msg.SetMessageID()
 	msg.SetBodyString(mail.TypeTextPlain, m.Text)
+	if m.Attachment.Data == nil {
+		return s.send(ctx, msg)
+	}
 	if err := msg.AttachReader(m.Attachment.Name, bytes.NewReader(m.Attachment.Data),
 		mail.WithFileContentType(mail.ContentType(m.Attachment.ContentType))); err != nil {
 		return err
 	}
+	return s.send(ctx, msg)
+}
+
+// SendText sends a plain-text email without an attachment (an
+// invitation).
+func (s *SMTP) SendText(ctx context.Context, to, subject, text string) error {
+	return s.Send(ctx, Mail{To: []string{to}, Subject: subject, Text: text})
+}
+
+// send dials the server and sends msg.
+func (s *SMTP) send(ctx context.Context, msg *mail.Msg) error {
 	c, err := mail.NewClient(s.host, s.opts...)
 	if err != nil {
 		return err

@@ -148,7 +148,7 @@ var userResource = resource[int64, marquee.UserInput]{what: "user", key: func(ct
 
 // handleCreateUser serves POST /api/v1/users (audited by the route): an
 // advertiser user names its advertisers, a publisher user its sites.
-func handleCreateUser(st AccessStore, campaigns CampaignStore) storeHandler {
+func handleCreateUser(st AccessStore, campaigns CampaignStore, mailer Mailer, now func() time.Time) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readJSON(ctx, MaxAccessBody, func(b []byte) (marquee.UserInput, error) { return marquee.ParseUserInput(b, true) })
 		if err != nil {
@@ -164,17 +164,100 @@ func handleCreateUser(st AccessStore, campaigns CampaignStore) storeHandler {
 		if err := userBounds(sctx, campaigns, *in.Role, b); err != nil {
 			return err
 		}
-		hash, err := auth.HashPassword(*in.Password)
-		if err != nil {
-			return err
+		fields := append([]string{"email", "role", "password"}, b.Fields()...)
+		var hash, secret string
+		var expires time.Time
+		if in.Password != nil {
+			if hash, err = auth.HashPassword(*in.Password); err != nil {
+				return err
+			}
+		} else {
+			secret, hash, expires = auth.NewInvitation(now())
+			fields[2] = "invitation"
 		}
-		u, err := st.CreateUser(withFields(sctx, append([]string{"email", "role", "password"}, b.Fields()...)), marquee.User{Email: *in.Email, Role: *in.Role, Bounds: b}, hash)
+		u, err := st.CreateUser(withFields(sctx, fields), marquee.User{Email: *in.Email, Role: *in.Role, Bounds: b}, hash)
 		if err != nil {
 			return err
 		}
 		ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/users/"+strconv.FormatInt(u.ID, 10))
-		writeJSON(ctx, fasthttp.StatusCreated, u)
+		if secret == "" {
+			writeJSON(ctx, fasthttp.StatusCreated, u)
+			return nil
+		}
+		inv := invitation{ExpiresAt: expires}
+		link := consoleOrigin(ctx) + InvitationPath + auth.InvitationToken(u.ID, secret)
+		if mailer != nil {
+			err := mailer.SendText(sctx, u.Email, "Your Marquee account", "You are invited to Marquee as "+u.Role+".\n\n"+
+				"Set your password with this link (it works once, until "+expires.Format(time.RFC1123)+"):\n\n"+link+"\n")
+			inv.Sent = err == nil
+			if err != nil {
+				inv.MailError = err.Error()
+			}
+		}
+		if !inv.Sent {
+			inv.URL = link // shown once, to whoever invites: nothing else holds it
+		}
+		writeJSON(ctx, fasthttp.StatusCreated, struct {
+			marquee.User
+			Invite invitation `json:"invite"`
+		}{u, inv})
 		return nil
+	}
+}
+
+// InvitationPath is where an invitation's link opens the console: the
+// token follows.
+const InvitationPath = "/admin/#/invite/"
+
+// invitation is what creating a user without a password answers of its
+// invitation: when it expires, whether it was mailed, and its link when
+// it was not (the mail server's error, if it refused it).
+type invitation struct {
+	ExpiresAt time.Time `json:"expiresAt"`
+	Sent      bool      `json:"sent"`
+	URL       string    `json:"url,omitempty"`
+	MailError string    `json:"mailError,omitempty"`
+}
+
+// Mailer sends a plain-text email (the report mail's server).
+type Mailer interface {
+	SendText(ctx context.Context, to, subject, text string) error
+}
+
+// consoleOrigin is the origin the request came from: its Origin header (a
+// browser's), else its Host over HTTP or HTTPS as it arrived.
+func consoleOrigin(ctx *fasthttp.RequestCtx) string {
+	if o := string(ctx.Request.Header.Peek("Origin")); strings.HasPrefix(o, "http://") || strings.HasPrefix(o, "https://") {
+		return o
+	}
+	scheme := "http://"
+	if ctx.IsTLS() {
+		scheme = "https://"
+	}
+	return scheme + string(ctx.Host())
+}
+
+// handleAcceptInvitation serves POST /api/v1/invitations {"token",
+// "password"} (public: the token is the credential): the invited user's
+// password is set, once, and they are signed in (201 as a sign-in). A
+// token that is not a live invitation is a 404, an expired one a 410;
+// wrong tokens are throttled per address as failed sign-ins are.
+func handleAcceptInvitation(a *sessions) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		in, err := readJSON(ctx, MaxAccessBody, marquee.ParseInvitationInput)
+		if err != nil {
+			return err
+		}
+		ip := a.ip(ctx)
+		u, err := a.auth.AcceptInvitation(sctx, a.access, in.Token, in.Password, ip, a.now())
+		if err := a.writer.visible(sctx, err, "user"); err != nil {
+			return err
+		}
+		si, err := a.auth.SignIn(sctx, a.access, auth.Login{Email: u.Email, Password: in.Password, IP: ip}, a.now())
+		if err != nil {
+			return err
+		}
+		return a.answerSignedIn(sctx, ctx, si)
 	}
 }
 

@@ -137,7 +137,10 @@ type Deps struct {
 	Serve *serve.Service
 	// ReportSender emails saved reports now (nil: no -smtp).
 	ReportSender ReportSender
-	Auth         *auth.Auth // who requests are (keys, sessions, the bootstrap token)
+	// Mailer sends invitations to new users (nil: no -smtp; the link is
+	// shown to whoever invites instead).
+	Mailer Mailer
+	Auth   *auth.Auth // who requests are (keys, sessions, the bootstrap token)
 	// Webhooks delivers webhooks (nil: the webhook routes answer 404).
 	Webhooks   Webhooks
 	AssetStore AssetStore                  // where uploads go
@@ -202,6 +205,7 @@ type Server struct {
 	invoices  *invoices
 	users     func(context.Context) ([]marquee.User, error) // the logins, for where an account may mail
 	sender    ReportSender
+	mailer    Mailer
 	assets    *cache.Cache[string, Image]
 	assetSt   AssetStore
 	console   fasthttp.RequestHandler
@@ -235,7 +239,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}
 	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store, sites: d.Store}
 	s.invoices = &invoices{st: d.Store, multi: s.multi, now: d.Now}
-	s.saved, s.deals, s.sites, s.sender = d.Store, d.Store, d.Store, d.ReportSender
+	s.saved, s.deals, s.sites, s.sender, s.mailer = d.Store, d.Store, d.Store, d.ReportSender, d.Mailer
 	if d.Store != nil {
 		s.users = d.Store.Users
 	}

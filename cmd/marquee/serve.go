@@ -541,6 +541,10 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	reporter := reports.NewReporter(read, cfg.reports.hourlyRetention)
 	reporter.Currency, reporter.Keys = cfg.currency, cfg.reports.keys
 	var sender web.ReportSender
+	var mailer web.Mailer // invitations: by the reports' mail server, when there is one
+	if cfg.reports.mailer != nil {
+		mailer = cfg.reports.mailer
+	}
 	if cfg.reports.mailer != nil {
 		n.schedules = &reportmail.Scheduler{Store: n.st, Mailer: cfg.reports.mailer, Now: time.Now, Log: n.log}
 		sender = n.schedules
@@ -562,7 +566,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
 			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Serve: svc, Webhooks: n.hooks, Console: console.Handler(),
-			Counters: n.counters, EventsRetention: cfg.eventsRetention, ReportSender: sender})
+			Counters: n.counters, EventsRetention: cfg.eventsRetention, ReportSender: sender, Mailer: mailer})
 	if n.schedules != nil {
 		n.schedules.Render = srv.RenderReport
 	}

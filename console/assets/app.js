@@ -102,7 +102,7 @@
   // ---- Routing: #/path?query.
   const routes = [];
   const route = (re, scope, page) => routes.push({ re, scope, page });
-  const publicPages = ['/signin', '/setup']; // shown without a session
+  const publicPages = ['/signin', '/setup', '/invite']; // shown without a session (an invitation's token follows /invite/)
   function here() {
     const h = location.hash.replace(/^#/, '') || '/';
     const [path, qs] = h.split('?');
@@ -137,7 +137,7 @@
     gen++;
     clearTimeout(refreshTimer);
     const { path, q } = here();
-    if (!publicPages.includes(path) && !session) {
+    if (!publicPages.includes(path.replace(/^\/invite\/.*/, '/invite')) && !session) {
       try { session = await api('GET', '/api/v1/session'); } catch (e) { if (!(e instanceof Stale) && e.status !== 401) show(errorBox(e)); return; }
     }
     frame();
@@ -157,7 +157,7 @@
   // ---- The frame: navigation by what the session may see.
   function frame() {
     const top = document.getElementById('top');
-    if (!session || publicPages.includes(here().path)) { top.hidden = true; return; }
+    if (!session || publicPages.includes(here().path.replace(/^\/invite\/.*/, '/invite'))) { top.hidden = true; return; }
     top.hidden = false;
     let items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
       ['#/approvals', 'Approvals', 'campaigns:approve'], ['#/risk', 'Delivery risk', 'campaigns:read'], ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
@@ -360,6 +360,29 @@
       el('div', { class: 'field', 'data-field': 'token' }));
     show(el('h1', { text: 'Set up Marquee' }), err, form);
     email.focus();
+  });
+
+  // ---- An invitation: a user added without a password sets one here,
+  // once, from the link they were given (POST /api/v1/invitations), and
+  // is signed in.
+  route(/^\/invite\/([A-Za-z0-9_.-]+)$/, null, async ([token]) => {
+    const pass = el('input', { type: 'password', autocomplete: 'new-password', required: true, minlength: 12 });
+    const again = el('input', { type: 'password', autocomplete: 'new-password', required: true });
+    const form = el('form', { class: 'card', id: 'invitation', onsubmit: async ev => {
+      ev.preventDefault();
+      if (pass.value !== again.value) {
+        showProblems(form, new ApiError(400, { error: 'the two passwords differ', problems: { again: 'must be the same password' } }));
+        return;
+      }
+      try {
+        session = await api('POST', '/api/v1/invitations', { token, password: pass.value }, { signIn: true });
+        go('#/');
+      } catch (e) { showProblems(form, e); }
+    } }, el('p', { text: 'You were invited to Marquee. Choose the password you will sign in with (the link works once).' }),
+      field('Password', pass, 'password', 'At least 12 characters.'), field('Password again', again, 'again'),
+      el('button', { class: 'primary', type: 'submit', text: 'Set my password and sign in' }));
+    show(el('h1', { text: 'Welcome to Marquee' }), form);
+    pass.focus();
   });
 
   // ---- Ranges of reports.
@@ -2211,23 +2234,74 @@
   });
 
   // ---- Users, keys and audit (keys:admin).
-  const allScopes = ['ads:read', 'ads:write', 'links:read', 'links:write', 'campaigns:read', 'campaigns:write', 'reports:read', 'keys:admin', 'webhooks:admin', 'privacy:admin'];
-  const roles = ['owner', 'admin', 'editor', 'viewer'];
+  const allScopes = ['ads:read', 'ads:write', 'links:read', 'links:write', 'campaigns:read', 'campaigns:write', 'campaigns:submit', 'campaigns:approve',
+    'reports:read', 'conversions:write', 'keys:admin', 'webhooks:admin', 'privacy:admin'];
+  // What a key bound to advertisers or sites may hold (docs/api.md#accounts).
+  const boundScopes = { advertisers: ['ads:read', 'campaigns:read', 'reports:read', 'conversions:write', 'campaigns:submit', 'ads:write'], sites: ['ads:read', 'campaigns:read', 'reports:read'] };
+  const teamRoles = ['owner', 'admin', 'editor', 'viewer'];
+  const roleText = { owner: 'owner', admin: 'admin', editor: 'editor', viewer: 'viewer', advertiser: 'advertiser (its advertisers only)', publisher: 'publisher (its sites only)' };
+  // boundChoices reads the advertisers and sites an account can be bound
+  // to; boundText says what a user or key is bound to.
+  const boundChoices = async () => {
+    if (!can('campaigns:read')) return { advertisers: [], sites: [] }; // a keys:admin key alone binds by the API
+    const [a, s] = await Promise.all([api('GET', '/api/v1/advertisers?state=active&limit=1000'), api('GET', '/api/v1/sites')]);
+    return { advertisers: a.items.map(x => [String(x.id), x.name]), sites: s.sites.map(x => [x.name, x.name]) };
+  };
+  const boundText = (x, choices) => {
+    const name = (list, v) => ((list.find(([id]) => id === String(v)) || [])[1]) || v;
+    if ((x.advertisers || []).length) return 'advertisers: ' + x.advertisers.map(v => name(choices.advertisers, v)).join(', ');
+    if ((x.sites || []).length) return 'sites: ' + x.sites.join(', ');
+    return 'the ad team';
+  };
+  // boundPicker is a group of checkboxes of kind ('advertisers' or
+  // 'sites'), its values read by read().
+  const boundPicker = (kind, choices, label) => {
+    const box = el('div', { class: 'checks', role: 'group', 'aria-label': label, id: kind + '-picker' },
+      choices[kind].length ? choices[kind].map(([v, t]) => el('label', {}, el('input', { type: 'checkbox', value: v }), t)) : el('span', { class: 'muted', text: 'None yet.' }));
+    box.read = () => [...box.querySelectorAll('input:checked')].map(i => i.value);
+    return box;
+  };
   route(/^\/users$/, 'keys:admin', async () => {
-    const { users } = await api('GET', '/api/v1/users');
+    const [{ users }, choices] = await Promise.all([api('GET', '/api/v1/users'), boundChoices()]);
     const email = el('input', { type: 'email', required: true }), pw = el('input', { type: 'password', autocomplete: 'new-password', minlength: 12 });
-    const role = el('select', {}, roles.map(r => el('option', { value: r, text: r, selected: r === 'viewer' })));
+    const role = el('select', { id: 'user-role' }, Object.keys(roleText).map(r => el('option', { value: r, text: roleText[r], selected: r === 'viewer' })));
+    const advs = boundPicker('advertisers', choices, 'Its advertisers'), sites = boundPicker('sites', choices, 'Its sites');
+    const advField = field('Its advertisers', advs, 'advertisers'), siteField = field('Its sites', sites, 'sites');
+    const sync = () => { advField.hidden = role.value !== 'advertiser'; siteField.hidden = role.value !== 'publisher'; };
+    role.addEventListener('change', sync);
+    sync();
+    const invited = el('div');
     const form = el('form', { class: 'card', id: 'user-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
-      try { await api('POST', '/api/v1/users', { email: email.value, role: role.value, password: pw.value }); render(); } catch (e) { showProblems(form, e); }
-    } }, el('h2', { text: 'Add a user' }), el('div', { class: 'grid2' }, field('Email', email, 'email'), field('Role', role, 'role')),
-    field('Password (12 to 72 bytes)', pw, 'password'), el('button', { type: 'submit', class: 'primary', text: 'Add user' }));
+      const body = { email: email.value, role: role.value };
+      if (pw.value) body.password = pw.value;
+      if (role.value === 'advertiser') body.advertisers = advs.read();
+      if (role.value === 'publisher') body.sites = sites.read();
+      try {
+        const u = await api('POST', '/api/v1/users', body);
+        if (!u.invite) return render();
+        invited.replaceChildren(el('div', { class: 'notice', role: 'status', id: 'invite' }, el('p', { text: u.invite.sent ?
+          'An invitation was sent to ' + u.email + '. Its link sets their password, once, until ' + fmtTime(u.invite.expiresAt) + '.' :
+          'No mail is configured: give ' + u.email + ' this link (it sets their password, once, until ' + fmtTime(u.invite.expiresAt) + '). It is not shown again.' }),
+        u.invite.sent ? null : el('div', { class: 'secret', id: 'invite-url', text: u.invite.url }), u.invite.sent ? null : copyButton(u.invite.url),
+        ' ', el('button', { type: 'button', text: 'Done', onclick: () => render() })));
+      } catch (e) { showProblems(form, e); }
+    } }, el('h2', { text: 'Add a user' }), el('div', { class: 'grid2' }, field('Email', email, 'email'), field('Role', role, 'role')), advField, siteField,
+    field('Password (12 to 72 bytes)', pw, 'password', 'Leave it empty to invite them: they get a one-time link to set their own.'),
+    el('button', { type: 'submit', class: 'primary', text: 'Add user' }));
     const msg = el('div');
     const me = session.user ? session.user.id : null;
-    show(el('h1', { text: 'Users' }), msg, table(['Email', 'Role', 'Added', ''], users.map(u => {
-      if (u.id === me) return [u.email + ' (you)', u.role, fmtTime(u.createdAt), el('a', { href: '#/account', text: 'Your account' })];
+    show(el('h1', { text: 'Users' }), msg, invited, table(['Email', 'Role', 'Sees', 'Added', ''], users.map(u => {
+      const sees = boundText(u, choices);
+      if (u.id === me) return [u.email + ' (you)', u.role, sees, fmtTime(u.createdAt), el('a', { href: '#/account', text: 'Your account' })];
+      const remove = confirmButton('Remove', 'Remove ' + u.email + '? They are signed out at once.', async () => {
+        try { await api('DELETE', '/api/v1/users/' + u.id); render(); } catch (e) { msg.replaceChildren(errorBox(e)); }
+      });
+      // An advertiser's or publisher's role is shown as it is: its bounds
+      // change by removing and adding the user again.
+      if (!teamRoles.includes(u.role)) return [u.email, el('span', { class: 'role' }, u.role), sees, fmtTime(u.createdAt), remove];
       // A role change ends that user's sessions: asked before it is made.
-      const sel = el('select', { 'aria-label': 'Role of ' + u.email }, roles.map(r => el('option', { value: r, text: r, selected: r === u.role })));
+      const sel = el('select', { 'aria-label': 'Role of ' + u.email }, teamRoles.map(r => el('option', { value: r, text: r, selected: r === u.role })));
       const ask = el('span', { class: 'confirm' });
       sel.addEventListener('change', () => {
         const to = sel.value;
@@ -2238,21 +2312,36 @@
         ask.replaceChildren(el('span', { role: 'alert', text: ' Make ' + u.email + ' ' + to + '? They will be signed out. ' }), yes, ' ', el('button', { type: 'button', text: 'Cancel', onclick: cancel }));
         yes.focus();
       });
-      return [u.email, el('span', {}, sel, ask), fmtTime(u.createdAt), confirmButton('Remove', 'Remove ' + u.email + '? They are signed out at once.', async () => {
-        try { await api('DELETE', '/api/v1/users/' + u.id); render(); } catch (e) { msg.replaceChildren(errorBox(e)); }
-      })];
+      return [u.email, el('span', {}, sel, ask), sees, fmtTime(u.createdAt), remove];
     }), 'No users yet.'), form);
   });
 
   route(/^\/keys$/, 'keys:admin', async () => {
-    const { keys } = await api('GET', '/api/v1/keys');
+    const [{ keys }, choices] = await Promise.all([api('GET', '/api/v1/keys'), boundChoices()]);
     const name = el('input', { type: 'text', required: true, maxlength: 100 });
     const scopes = el('div', { class: 'checks', role: 'group', 'aria-label': 'Scopes' }, allScopes.map(s => el('label', {}, el('input', { type: 'checkbox', value: s }), s)));
+    const bind = el('select', { id: 'key-bound' }, [['', 'The ad team (not bound)'], ['advertisers', 'Advertisers (their postbacks, reports, drafts)'], ['sites', 'Sites (their reports)']].map(([v, t]) => el('option', { value: v, text: t })));
+    const advs = boundPicker('advertisers', choices, 'Its advertisers'), sites = boundPicker('sites', choices, 'Its sites');
+    const advField = field('Its advertisers', advs, 'advertisers'), siteField = field('Its sites', sites, 'sites');
+    // A bound key may hold only the scopes of its kind: the others are
+    // disabled (and unchecked) while it is bound.
+    const sync = () => {
+      advField.hidden = bind.value !== 'advertisers';
+      siteField.hidden = bind.value !== 'sites';
+      for (const i of scopes.querySelectorAll('input')) {
+        i.disabled = !!bind.value && !boundScopes[bind.value].includes(i.value);
+        if (i.disabled) i.checked = false;
+      }
+    };
+    bind.addEventListener('change', sync);
+    sync();
     const exp = localInput('');
     const secret = el('div');
     const form = el('form', { class: 'card', id: 'key-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
       const body = { name: name.value, scopes: [...scopes.querySelectorAll('input:checked')].map(i => i.value) };
+      if (bind.value === 'advertisers') body.advertisers = advs.read();
+      if (bind.value === 'sites') body.sites = sites.read();
       if (exp.value) body.expiresAt = fromLocal(exp.value);
       try {
         const k = await api('POST', '/api/v1/keys', body);
@@ -2260,10 +2349,11 @@
           el('div', { class: 'secret', id: 'key-secret', text: k.key }), copyButton(k.key),
           ' ', el('button', { type: 'button', text: 'Done', onclick: () => render() })));
       } catch (e) { showProblems(form, e); }
-    } }, el('h2', { text: 'Create a key' }), field('Name', name, 'name'), field('Scopes', scopes, 'scopes'), field('Expires (optional, your time)', exp, 'expiresAt'),
+    } }, el('h2', { text: 'Create a key' }), field('Name', name, 'name'), field('For', bind, 'bound', 'An advertiser\'s postback key: bound to its advertiser, with conversions:write.'),
+    advField, siteField, field('Scopes', scopes, 'scopes'), field('Expires (optional, your time)', exp, 'expiresAt'),
     el('button', { type: 'submit', class: 'primary', text: 'Create key' }));
     const msg = el('div');
-    show(el('h1', { text: 'API keys' }), msg, secret, table(['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'State', ''], keys.map(k => [k.name, k.prefix, k.scopes.join(', '),
+    show(el('h1', { text: 'API keys' }), msg, secret, table(['Name', 'Prefix', 'Scopes', 'Sees', 'Created', 'Last used', 'State', ''], keys.map(k => [k.name, k.prefix, k.scopes.join(', '), boundText(k, choices),
       fmtTime(k.createdAt) + ' by ' + k.createdBy, fmtTime(k.lastUsedAt), k.revokedAt ? 'revoked' : k.expiresAt && Date.parse(k.expiresAt) < Date.now() ? 'expired' : 'active',
       k.revokedAt ? '' : confirmButton('Revoke', 'Revoke "' + k.name + '"? Clients using it are refused at once.', async () => {
         try { await api('DELETE', '/api/v1/keys/' + k.id); render(); } catch (e) { msg.replaceChildren(errorBox(e)); }

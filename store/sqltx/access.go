@@ -222,6 +222,15 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, c marquee.UserChange) 
 		if err != nil {
 			return old, err
 		}
+		if c.IfPasswordHash != nil { // the row is locked: compare, then set
+			var stored string
+			if err := tx.QueryRow(ctx, `SELECT password_hash FROM users WHERE id = ?`, id).Scan(&stored); err != nil {
+				return old, err
+			}
+			if stored != *c.IfPasswordHash {
+				return old, marquee.Errorf(marquee.KindGone, "the password changed meanwhile: this invitation is used")
+			}
+		}
 		u := old
 		if c.Email != nil {
 			u.Email = *c.Email
