@@ -118,7 +118,7 @@ const (
 // The roles of accounts outside the ad team, bound to advertisers or
 // sites (bounds.go).
 const (
-	RoleAdvertiser = "advertiser" // reads its advertisers' campaigns, ads and reports; submits their campaigns and writes their ads (which wait for approval)
+	RoleAdvertiser = "advertiser" // reads its advertisers' campaigns, ads and reports; drafts and submits their campaigns, writes their ads (which wait for approval), keeps their conversion secret and postback keys
 	RolePublisher  = "publisher"  // reads its sites' placements and their reports
 )
 
@@ -144,7 +144,7 @@ func RoleScopes(role string) (ScopeSet, bool) {
 	case RoleViewer:
 		return read, true
 	case RoleAdvertiser:
-		s, _, _ := ParseScopes([]string{string(ScopeCampaignsSubmit), string(ScopeAdsWrite)})
+		s, _, _ := ParseScopes([]string{string(ScopeCampaignsSubmit), string(ScopeAdsWrite), string(ScopeConversionsWrite)})
 		return BoundScopes | s, true
 	case RolePublisher:
 		s, _, _ := ParseScopes([]string{"campaigns:read", "reports:read"})

@@ -259,7 +259,7 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 			}
 			all = append(all, p.ch)
 			if r.counts() && !p.ch.Default && p.ch.Bid == nil {
-				p.ch.Campaign.stats.count(used.at, p.reached)
+				p.ch.Campaign.stats.count(used.at, p.reached && p.follows == 0) // a roadblock's slots brought the person to the cap once
 			}
 		}
 		out[si] = all[start:len(all):len(all)]

@@ -178,6 +178,10 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsRead, advertiserBound), withStore(owned(ownAdvertiser, handleGet(advertiserResource, s.campaigns, CampaignStore.Advertiser)))},
 		{"PUT", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleReplace(advertiserResource, s.campaigns, CampaignStore.ReplaceAdvertiser, advertiserInput, s.writer)))},
 		{"POST", "/api/v1/advertisers/{id}/conversion-secret", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.auditedAs("rotate conversion secret", handleConversionSecret(s.campaigns, s.serve, s.writer))))},
+		// An advertiser's postback keys: made, listed and revoked by its own account too.
+		{"POST", "/api/v1/advertisers/{id}/postback-keys", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.auditedAs("create postback key", handleCreatePostbackKey(s.access, s.campaigns))))},
+		{"GET", "/api/v1/advertisers/{id}/postback-keys", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, handleListPostbackKeys(s.access)))},
+		{"DELETE", "/api/v1/advertisers/{id}/postback-keys/{key}", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.auditedAs("revoke", handleRevokePostbackKey(s.access, s.writer))))},
 		{"DELETE", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("archive", handleDelete(advertiserResource, s.campaigns, CampaignStore.ArchiveAdvertiser, s.writer)))},
 		{"POST", "/api/v1/campaigns", allowAs(marquee.ScopeCampaignsWrite, marquee.ScopeCampaignsSubmit, advertiserBound), withStore(s.req.audited(byBounds(
 			handleCreate(campaignResource, s.campaigns, createDraft, s.writer, campaignCreated), handleCampaignByAdvertiser(campaignResource, s.campaigns, s.writer, false))))},

@@ -3,8 +3,14 @@
 package main
 
 import (
+	"bytes"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -82,6 +88,109 @@ func TestConsoleTeamInvitesOutsiders(t *testing.T) {
 		t.Errorf("after the invitation: signed in as %q; want the advertiser ana@acme.test", role)
 	}
 	for _, tb := range []*tab{b, narrow, guest} {
+		if errs, _ := tb.logged(); len(errs) > 0 {
+			t.Errorf("the console logged errors: %v", errs)
+		}
+	}
+}
+
+// TestConsoleAdvertiserWorkspace: an advertiser's login, in the console
+// by itself — its home, campaigns, a new draft campaign (no team field
+// offered), a new ad with an uploaded image (pending), the submission,
+// its reports and invoice, its conversion secret and postback key — and
+// no page of its asks for what answers 403. Screenshots at 1366 and 390
+// px.
+func TestConsoleAdvertiserWorkspace(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t)
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil)
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme","budget":{"total":500}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Globex"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Running",` + flight + `,"priority":"sponsorship","weight":7,"labels":[{"name":"secret-label"}],"price":{"model":"cpm","amount":2}}`)
+	in.expect(in.admin("POST", "/api/v1/users", `{"email":"ana@acme.test","role":"advertiser","advertisers":["1"],"password":"advertiser password"}`), 201, "")
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	in.expect(in.admin("POST", "/api/v1/invoices", `{"advertiserId":"1","from":"`+today.Add(-24*time.Hour).Format(time.RFC3339)+`","to":"`+today.Format(time.RFC3339)+`"}`), 201, "")
+
+	b := newTab(t, in.url, 1366, 900)
+	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	b.signIn("ana@acme.test", "advertiser password")
+	b.screenshot("advertiser-home-1366.png")
+	b.open("#/campaigns/1", "main h1")
+	page := b.text("main")
+	for _, internal := range []string{"secret-label", "Weight", "Tier", "decisions (this instance)"} {
+		if strings.Contains(page, internal) {
+			t.Errorf("the advertiser's campaign page shows the team's %q: %s", internal, page)
+		}
+	}
+
+	b.open("#/campaigns/new", "#campaign-form")
+	b.labelled("the advertiser's campaign editor")
+	for _, sel := range []string{"#labels", "#exclusive-labels", "#max-per-page", "#check-availability"} {
+		b.absent(sel, "the advertiser's campaign editor")
+	}
+	b.do("draft a campaign",
+		chromedp.SendKeys(chromedp.CSS("#campaign-name"), "Spring"),
+		click("#campaign-form button[type=submit]"))
+	b.waitHash(`^#/campaigns/\d+$`)
+	id := strings.TrimPrefix(b.hash(), "#/campaigns/")
+	if r := in.admin("GET", "/api/v1/campaigns/"+id, ""); !strings.Contains(r.body, `"state":"draft"`) || !strings.Contains(r.body, `"advertiserId":"1"`) {
+		t.Fatalf("the advertiser's draft = %s", r.body)
+	}
+
+	// An ad with an uploaded image, in the draft.
+	b.open("#/ads/new?campaign="+id, "#ad-form")
+	b.labelled("the advertiser's ad editor")
+	var img bytes.Buffer
+	png.Encode(&img, image.NewGray(image.Rect(0, 0, 300, 250)))
+	file := filepath.Join(t.TempDir(), "banner.png")
+	os.WriteFile(file, img.Bytes(), 0o644)
+	b.do("add an image ad",
+		chromedp.SendKeys(chromedp.CSS(`[data-field="title"] input`), "Banner"),
+		chromedp.SetValue(chromedp.CSS(`#creative select[aria-label="Creative type"]`), "image"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#creative select').dispatchEvent(new Event('change'))`),
+		chromedp.SetUploadFiles(chromedp.CSS("#creative-file"), []string{file}),
+		chromedp.WaitVisible(chromedp.CSS(`#creative-preview img[src^="/assets/"]`)),
+		chromedp.SendKeys(chromedp.CSS(`#creative input[data-k="clickUrl"]`), "https://acme.test/spring"),
+		click("#ad-form button[type=submit]"))
+	b.waitHash(`^#/ads/\d+$`)
+	if r := in.admin("GET", "/api/v1/ads?campaignId="+id, ""); !strings.Contains(r.body, `"state":"pending"`) || !strings.Contains(r.body, "/assets/") {
+		t.Errorf("the advertiser's ad = %s; want it pending, with the uploaded image", r.body)
+	}
+	b.open("#/campaigns/"+id, "#submit")
+	b.do("submit it", click("#submit"))
+	eventually(t, 5*time.Second, func() string {
+		if r := in.admin("GET", "/api/v1/campaigns/"+id, ""); !strings.Contains(r.body, `"state":"pending"`) {
+			return "not submitted: " + r.body
+		}
+		return ""
+	})
+
+	b.open("#/reports", "main h1")
+	b.open("#/invoices", "main table")
+	b.open("#/advertisers/1", "#conversion-secret")
+	b.do("make a postback key", click("#new-postback-key"), chromedp.WaitVisible(chromedp.CSS("#postback-secret")))
+	key := b.text("#postback-secret")
+	if r := in.do("POST", "/api/v1/conversions", key, "application/json", `{}`); r.status != 400 {
+		t.Errorf("a postback with the advertiser's new key = %d %s; want it let through to the body's check (400)", r.status, r.body)
+	}
+	if r := in.do("GET", "/api/v1/campaigns", key, "", ""); r.status != 403 {
+		t.Errorf("the postback key reading campaigns = %d; want 403 (conversions:write only)", r.status)
+	}
+	b.screenshot("advertiser-account-1366.png")
+	narrow := newTab(t, in.url, 390, 844)
+	narrow.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	narrow.signIn("ana@acme.test", "advertiser password")
+	narrow.screenshot("advertiser-home-390.png")
+	narrow.open("#/campaigns/"+id, "main h1")
+	narrow.screenshot("advertiser-campaign-390.png")
+	for _, tb := range []*tab{b, narrow} {
+		if refused := tb.refused(); len(refused) > 0 {
+			t.Errorf("the advertiser's console asked for what it may not have (403): %v", refused)
+		}
 		if errs, _ := tb.logged(); len(errs) > 0 {
 			t.Errorf("the console logged errors: %v", errs)
 		}

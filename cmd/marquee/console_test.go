@@ -81,6 +81,7 @@ type tab struct {
 
 	mu               sync.Mutex
 	errors, requests []string
+	forbidden        []string // the requests the server answered 403: a page that offers what its viewer may not do
 }
 
 // desktopChromeUA is the User-Agent the tests' browser sends.
@@ -105,6 +106,7 @@ func newTab(t testing.TB, base string, width, height int) *tab {
 	t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
 	b := &tab{t: t, ctx: ctx, base: base}
 	requests, consoles := chromedp.Events(ctx, network.RequestWillBeSent), chromedp.Events(ctx, runtime.ConsoleAPICalled)
+	responses := chromedp.Events(ctx, network.ResponseReceived)
 	exceptions, logs := chromedp.Events(ctx, runtime.ExceptionThrown), chromedp.Events(ctx, cdplog.EntryAdded)
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatalf("start Chromium: %v", err)
@@ -127,6 +129,16 @@ func newTab(t testing.TB, base string, width, height int) *tab {
 			u, perr := url.Parse(ev.Request.URL)
 			if perr != nil || (u.Scheme != "data" && u.Scheme != "blob" && u.Host != origin.Host) {
 				record(&b.requests, ev.Request.URL)
+			}
+		}
+	}()
+	go func() {
+		for ev, err := range responses {
+			if err != nil {
+				return
+			}
+			if ev.Response.Status == 403 {
+				record(&b.forbidden, ev.Response.URL)
 			}
 		}
 	}()
@@ -180,6 +192,13 @@ func (b *tab) logged() (errors, requests []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.errors), slices.Clone(b.requests)
+}
+
+// refused returns the requests the server answered 403 so far.
+func (b *tab) refused() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.forbidden)
 }
 
 // do runs steps, failing the test on the first error.

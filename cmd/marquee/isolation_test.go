@@ -88,7 +88,7 @@ func TestAccountIsolation(t *testing.T) {
 	advUser := in.signIn(t, `{"email":"adv@acme.test","password":"advertiser password"}`)
 	pubUser := in.signIn(t, `{"email":"pub@mysite.test","password":"publisher password"}`)
 	key := func(body string) string { k, _ := in.keyFrom(body); return k }
-	advKey := key(`{"name":"acme","scopes":["ads:read","campaigns:read","reports:read","campaigns:submit","ads:write"],"advertisers":[1]}`)
+	advKey := key(`{"name":"acme","scopes":["ads:read","campaigns:read","reports:read","campaigns:submit","ads:write","conversions:write"],"advertisers":[1]}`)
 	pubKey := key(`{"name":"mysite","scopes":["campaigns:read","reports:read"],"sites":["mysite"]}`)
 	// Saved reports: 1 the advertiser's, 2 the team's, 3 the publisher's.
 	for _, sr := range []struct{ token, body string }{{advKey, `{"name":"acme weekly","query":"by=campaign"}`},
@@ -124,7 +124,8 @@ func TestAccountIsolation(t *testing.T) {
 	for _, r := range []string{"GET /api/v1/advertisers", "GET /api/v1/advertisers/{id}", "GET /api/v1/advertisers/{id}/stats",
 		"GET /api/v1/campaigns", "GET /api/v1/campaigns/{id}", "GET /api/v1/campaigns/{id}/stats", "GET /api/v1/campaigns/{id}/delivery",
 		"GET /api/v1/ads", "GET /api/v1/ad/{id}/stats", "GET /api/v1/invoices", "GET /api/v1/invoices/{id}", "POST /api/v1/campaigns/{id}/submit", "POST /api/v1/ad", "PUT /api/v1/ad/{id}", "DELETE /api/v1/ad/{id}",
-		"POST /api/v1/campaigns", "PUT /api/v1/campaigns/{id}", "POST /api/v1/assets",
+		"POST /api/v1/campaigns", "PUT /api/v1/campaigns/{id}", "POST /api/v1/assets", "POST /api/v1/advertisers/{id}/conversion-secret",
+		"POST /api/v1/conversions", "GET /api/v1/advertisers/{id}/postback-keys", "POST /api/v1/advertisers/{id}/postback-keys", "DELETE /api/v1/advertisers/{id}/postback-keys/{key}",
 		"POST /api/v1/ad/{id}/pause", "POST /api/v1/ad/{id}/resume"} {
 		open[r] = "advertiser"
 	}
@@ -141,7 +142,7 @@ func TestAccountIsolation(t *testing.T) {
 		for k, v := range names {
 			pattern = strings.ReplaceAll(pattern, k, v)
 		}
-		return strings.NewReplacer("{code}", "nosuchcode", "{userKey...}", "u1", "{file}", "x.png", "{asset...}", "x").Replace(pattern)
+		return strings.NewReplacer("{code}", "nosuchcode", "{userKey...}", "u1", "{file}", "x.png", "{asset...}", "x", "{key}", "999999").Replace(pattern)
 	}
 	for _, r := range srv.Routes() {
 		if r.Scope == "" || r.Method+" "+r.Pattern == "DELETE /api/v1/session" {

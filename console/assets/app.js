@@ -96,6 +96,9 @@
   // answers it only its own; the console shows it only its pages).
   const asAdvertiser = () => !!session && !!(session.advertisers || []).length;
   const asPublisher = () => !!session && !!(session.sites || []).length;
+  // mayDraft: the team's campaigns:write, or an advertiser's account with
+  // campaigns:submit (its own drafts: docs/api.md#accounts).
+  const mayDraft = () => can('campaigns:write') || asAdvertiser() && can('campaigns:submit');
   const errorBox = e => el('div', { class: 'error', role: 'alert', text: e.status === 403 && e.body.missing ?
     'You may not do this: it needs the "' + e.body.missing + '" permission.' : 'Could not do that: ' + e.message });
 
@@ -815,7 +818,8 @@
     a = a || {};
     // Beyond the original contract: the campaign, placements and creative
     // (offered to a role that may read campaigns).
-    const [camps, places] = can('campaigns:read') ? await Promise.all([api('GET', '/api/v1/campaigns?limit=1000'), api('GET', '/api/v1/placements?limit=1000')]) : [null, null];
+    // (an advertiser's account lists its campaigns, not the placements: those are the publishers')
+    const [camps, places] = can('campaigns:read') ? await Promise.all([api('GET', '/api/v1/campaigns?limit=1000'), asAdvertiser() ? null : api('GET', '/api/v1/placements?limit=1000')]) : [null, null];
     const campaign = camps ? el('select', {}, [['', 'No campaign'], ...camps.items.filter(c => c.state !== 'archived').map(c => [c.id, c.name + (c.state === 'active' ? '' : ' (' + c.state + ')')])].map(([v, t]) => el('option', { value: v, text: t, selected: String(a.campaignId || '') === v }))) : null;
     const placements = places ? el('div', { class: 'checks', role: 'group', 'aria-label': 'Placements' },
       places.items.map(p => el('label', {}, el('input', { type: 'checkbox', value: p.name, checked: (a.placements || []).includes(p.name) }), p.name))) : null;
@@ -850,8 +854,8 @@
     } },
     field('Title', title, 'title'), el('div', { class: 'grid2' }, field('Starts (your time)', start, 'startAt'), field('Ends (your time)', end, 'endAt')),
     field('Landing page (optional: gives the ad a tracking link)', url, 'url'),
-    campaign ? el('div', { class: 'grid2' }, field('Campaign (optional)', campaign, 'campaignId'),
-      field('Limited to placements (none: any)', placements, 'placements')) : null,
+    campaign ? el('div', { class: 'grid2' }, field(asAdvertiser() ? 'Campaign' : 'Campaign (optional)', campaign, 'campaignId'),
+      placements ? field('Limited to placements (none: any)', placements, 'placements') : null) : null,
     creative,
     el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting' }),
       el('p', { class: 'muted', text: 'A viewer matches when any condition matches; no condition matches everyone.' }), conds,
@@ -961,7 +965,7 @@
   // key (-report-keys), offered in the targeting editor: one read a page.
   async function seenValues() {
     const out = {};
-    if (!can('reports:read')) return out;
+    if (!can('reports:read') || asAdvertiser() || asPublisher()) return out; // GET /api/v1/stats is the team's
     await Promise.all(((session && session.reportKeys) || []).map(async k => {
       try { out[k] = ((await api('GET', '/api/v1/stats?by=kv.' + encodeURIComponent(k))).breakdown || []).map(p => p.value); } catch (_) { out[k] = []; }
     }));
@@ -1090,7 +1094,7 @@
     };
     search.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => load(0), 200); });
     if (stateSel) stateSel.addEventListener('change', () => load(0));
-    show(el('div', { class: 'row' }, el('h1', { text: title }), newHref && can('campaigns:write') ? el('a', { href: newHref, class: 'button', id: newId, text: 'New' }) : null),
+    show(el('div', { class: 'row' }, el('h1', { text: title }), newHref && (can('campaigns:write') || newId === 'new-campaign' && mayDraft()) ? el('a', { href: newHref, class: 'button', id: newId, text: 'New' }) : null),
       el('div', { class: 'row' }, field('Search', search), stateSel ? field('State', stateSel) : null), bar, results);
     await load(offset);
   }
@@ -1143,9 +1147,11 @@
         confirmButton('Archive', 'Archive ' + a.name + '? Its reports stay; its name becomes free. (Archive its campaigns first.)', async () => {
           try { await api('DELETE', '/api/v1/advertisers/' + id); render(); } catch (e) { main().prepend(errorBox(e)); }
         })) : null,
+      !write && asAdvertiser() && mayDraft() && a.state === 'active' ? el('div', { class: 'row' }, el('a', { href: '#/campaigns/new?advertiser=' + id, class: 'button', id: 'new-campaign', text: 'New draft campaign' })) : null,
       can('conversions:write') && a.state === 'active' ? conversionSecretButton(a) : null,
-      el('h2', { text: 'Campaigns' }), table(['Name', 'Tier', 'State', 'Flight'], cs.items.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }), c.priority, c.state,
-        dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt)]), 'No campaigns yet.')];
+      can('conversions:write') && a.state === 'active' ? await postbackKeys(a) : null,
+      el('h2', { text: 'Campaigns' }), table(['Name', ...(asAdvertiser() ? [] : ['Tier']), 'State', 'Flight'], cs.items.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }),
+        ...(asAdvertiser() ? [] : [c.priority]), c.state, dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt)]), 'No campaigns yet.')];
     if (can('reports:read')) out.push(await reportSection('advertiser', id, q, '#/advertisers/' + id));
     show(...out);
   });
@@ -1273,6 +1279,28 @@
     return wrap;
   };
 
+  // postbackKeys is an advertiser's postback keys (its server's, to post
+  // conversions): listed, made (the secret shown once) and revoked.
+  async function postbackKeys(a) {
+    const path = '/api/v1/advertisers/' + a.id + '/postback-keys';
+    const { keys } = await api('GET', path);
+    const box = el('section', { class: 'card', id: 'postback-keys' }, el('h2', { text: 'Postback keys' }),
+      el('p', { class: 'muted', text: 'Your server posts conversions (POST /api/v1/conversions) with one of these keys: they may do nothing else.' }));
+    const shown = el('div');
+    box.append(shown, table(['Key', 'Made', 'Last used', ''], keys.map(k => [k.prefix + '…', fmtTime(k.createdAt) + ' by ' + k.createdBy, fmtTime(k.lastUsedAt),
+      confirmButton('Revoke', 'Revoke this key? Postbacks made with it are refused at once.', async () => {
+        try { await api('DELETE', path + '/' + k.id); render(); } catch (e) { box.prepend(errorBox(e)); }
+      })]), 'No postback key yet.'),
+    el('button', { type: 'button', id: 'new-postback-key', text: 'Make a postback key', onclick: async () => {
+      try {
+        const k = await api('POST', path);
+        shown.replaceChildren(el('div', { class: 'notice', role: 'status' }, el('p', { text: 'The new key — copy it now: it is not shown again.' }),
+          el('div', { class: 'secret', id: 'postback-secret', text: k.key }), copyButton(k.key)));
+      } catch (e) { box.prepend(errorBox(e)); }
+    } }));
+    return box;
+  }
+
   // Campaigns.
   const campaignStats = c => c.goal && can('reports:read') ? api('GET', '/api/v1/campaigns/' + c.id + '/stats?from=' + encodeURIComponent(new Date(Date.now() - day).toISOString())).catch(() => null) : null;
   // The campaign list: what an ad team sorts by — advertiser, state, the
@@ -1292,22 +1320,24 @@
     const figures = stats ? [{ t: 'Impressions (7 days)', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }, { t: 'Spend', num: 1 }] : [];
     await listPage({ title: 'Campaigns', path: '/api/v1/campaigns', q, states: ['draft', 'pending', 'active', 'paused', 'archived'], newHref: '#/campaigns/new', newId: 'new-campaign',
       bulk: can('campaigns:write') ? bulkBar : null,
-      head: ['Name', 'Advertiser', 'Tier', 'State', ...figures, 'Pacing', 'Flight'], empty: 'No campaigns yet.',
+      head: ['Name', 'Advertiser', ...(asAdvertiser() ? [] : ['Tier']), 'State', ...figures, 'Pacing', 'Flight'], empty: 'No campaigns yet.',
       row: async c => {
         const s = await campaignStats(c), t = byId.get(String(c.id)) || { impressions: 0, clicks: 0 };
-        return [el('a', { href: '#/campaigns/' + c.id, text: c.name }), advertiserLink(c.advertiserId, advs), c.priority + (c.weight !== 1 ? ' ×' + c.weight : ''), c.state,
+        return [el('a', { href: '#/campaigns/' + c.id, text: c.name }), advertiserLink(c.advertiserId, advs), ...(asAdvertiser() ? [] : [c.priority + (c.weight !== 1 ? ' ×' + c.weight : '')]), c.state,
           ...(stats ? [num(t.impressions), num(t.clicks), t.impressions ? pct(t.ctr) : '—', t.spend !== undefined ? money(t.spend) : c.price ? money(0) : '—'] : []),
           c.goal ? (s ? progressBar(s.goal) : goalText(c.goal)) : el('span', { class: 'muted', text: 'no goal' }), dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt)];
       } });
   });
-  route(/^\/campaigns\/new$/, 'campaigns:write', async (_, q) => campaignEditor(null, { advertiserId: q.get('advertiser') || '' }));
-  route(/^\/campaigns\/(\d+)\/edit$/, 'campaigns:write', async ([id]) => campaignEditor(id, await api('GET', '/api/v1/campaigns/' + id)));
+  route(/^\/campaigns\/new$/, null, async (_, q) => mayDraft() ? campaignEditor(null, { advertiserId: q.get('advertiser') || (asAdvertiser() && session.advertisers.length === 1 ? session.advertisers[0] : '') }) : notAllowed('campaigns:write'));
+  route(/^\/campaigns\/(\d+)\/edit$/, null, async ([id]) => mayDraft() ? campaignEditor(id, await api('GET', '/api/v1/campaigns/' + id)) : notAllowed('campaigns:write'));
+  const notAllowed = scope => show(el('h1', { text: 'Not allowed' }), el('p', { text: 'Your role does not include "' + scope + '".' }));
   async function campaignEditor(id, c) {
     const { items: advertisers } = await api('GET', '/api/v1/advertisers?state=active&limit=1000');
     const sel = (opts, cur, label) => el('select', label ? { 'aria-label': label } : {}, opts.map(([v, t]) => el('option', { value: v, text: t, selected: String(cur) === v })));
     const adv = sel([['', 'Choose an advertiser'], ...advertisers.map(a => [a.id, a.name])], c.advertiserId || '');
-    const name = el('input', { type: 'text', value: c.name || '', maxlength: 200 });
+    const name = el('input', { type: 'text', id: 'campaign-name', value: c.name || '', maxlength: 200 });
     const start = localInput(c.startAt || new Date().toISOString()), end = localInput(c.endAt || new Date(Date.now() + 30 * day).toISOString());
+    const team = !asAdvertiser(); // an advertiser's draft leaves tier, weight and trafficking to the team
     const tier = sel(tiers.map(t => [t, t]), c.priority || 'standard');
     const weight = el('input', { type: 'number', min: 1, max: 1000, value: c.weight || 1 });
     const g = c.goal || {};
@@ -1380,6 +1410,7 @@
         if (postView.value.trim()) body.attribution.postView = postView.value.trim();
         if (maxValue.value) body.attribution.maxValue = maxValue.value;
       }
+      if (!team) for (const k of ['priority', 'weight', 'labels', 'roadblock', 'maxPerPage', 'rotation']) delete body[k];
       return body;
     };
     const form = el('form', { class: 'card', id: 'campaign-form', novalidate: true, onsubmit: async ev => {
@@ -1391,7 +1422,7 @@
     } },
     el('div', { class: 'grid2' }, field('Advertiser', adv, 'advertiserId'), field('Name', name, 'name')),
     el('div', { class: 'grid2' }, field('Starts (your time)', start, 'startAt'), field('Ends (your time)', end, 'endAt')),
-    el('div', { class: 'grid2' }, field('Tier (a higher one always wins)', tier, 'priority'), field('Weight within the tier (1–1000)', weight, 'weight')),
+    team ? el('div', { class: 'grid2' }, field('Tier (a higher one always wins)', tier, 'priority'), field('Weight within the tier (1–1000)', weight, 'weight')) : null,
     el('fieldset', { class: 'cond', 'data-field': 'goal' }, el('legend', { text: 'Goal' }),
       el('div', { class: 'row' }, field('Metric', metric, 'goal.metric'), field('In all', total, 'goal.total'), field('A day', daily, 'goal.daily'), field('Pacing', pacing, 'pacing'))),
     el('fieldset', { class: 'cond', 'data-field': 'frequencyCap' }, el('legend', { text: 'Frequency cap (per person)' }),
@@ -1404,7 +1435,7 @@
       el('div', { class: 'row' }, field('After a click (e.g. 30d)', postClick, 'attribution.postClick'), field('After an impression (e.g. 1d)', postView, 'attribution.postView'),
         field('Most one conversion may be worth (' + currency() + ')', maxValue, 'attribution.maxValue'))),
     field('Keywords (a decision request must carry one; none: any)', keywords, 'keywords'),
-    el('fieldset', { class: 'cond', 'data-field': 'labels' }, el('legend', { text: 'Trafficking' }),
+    !team ? null : el('fieldset', { class: 'cond', 'data-field': 'labels' }, el('legend', { text: 'Trafficking' }),
       el('div', { class: 'row' }, field('Exclusive labels (never two campaigns with one on a page)', exclusive, 'labels'), field('Other labels', labels, 'labels.name')),
       el('div', { class: 'row' }, field('Roadblock (the placements its ads name, together)', roadblock, 'roadblock'), field('Slots of one page it may fill (different ads)', perPage, 'maxPerPage'), field('Rotation of its ads', rotation, 'rotation.type')),
       el('div', { class: 'row' }, field('Weights (weighted)', weights, 'rotation.weights'), field('Sequence (sequential)', sequence, 'rotation.sequence'),
@@ -1412,10 +1443,10 @@
     el('div', { 'data-field': 'conditions', class: 'field' }, el('h2', { text: 'Targeting (every ad of the campaign)' }), conds,
       el('button', { type: 'button', id: 'add-condition', text: 'Add a condition', onclick: () => addCond({}) })),
     targeting, field('Time zone of the day-parts (IANA; none: UTC)', tz, 'timeZone'), zones,
-    availabilityPanel(id, body, () => form),
+    team ? availabilityPanel(id, body, () => form) : el('p', { class: 'muted', text: 'Saved as a draft: submit it for approval from its page. The ad team sets its tier and weight.' }),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: id ? 'Save' : 'Create campaign' }),
       el('a', { href: id ? '#/campaigns/' + id : '#/campaigns', text: 'Cancel' })));
-    show(el('h1', { text: id ? 'Edit ' + c.name : 'New campaign' }), advertisers.length ? null : el('div', { class: 'notice', role: 'status' }, 'No active advertiser yet: ',
+    show(el('h1', { text: id ? 'Edit ' + c.name : team ? 'New campaign' : 'New draft campaign' }), advertisers.length ? null : el('div', { class: 'notice', role: 'status' }, 'No active advertiser yet: ',
       el('a', { href: '#/advertisers/new', text: 'create one first' }), '.'), form);
     (c.advertiserId ? name : adv).focus();
   }
@@ -1427,16 +1458,16 @@
       try { await api('POST', '/api/v1/campaigns/' + id + '/' + verb); render(); } catch (e) { main().prepend(errorBox(e)); }
     } });
     const facts = [['Advertiser', el('a', { href: '#/advertisers/' + a.id, text: a.name })], ['State', stateText(c)], ['Flight', fmtTime(c.startAt) + ' → ' + fmtTime(c.endAt)],
-      ['Tier and weight', c.priority + ', ' + c.weight], ['Goal', goalText(c.goal) + (c.goal ? ', paced ' + c.pacing : '')],
+      ...(asAdvertiser() ? [] : [['Tier and weight', c.priority + ', ' + c.weight]]), ['Goal', goalText(c.goal) + (c.goal ? ', paced ' + c.pacing : '')],
       ['Frequency cap', c.frequencyCap ? c.frequencyCap.count + ' per ' + c.frequencyCap.window : 'none'],
       ['Price', priceText(c.price)], ['Budget', budgetText(c.budget) + (c.budget && c.timeZone ? ' (days in ' + c.timeZone + ')' : '')],
       ['Attribution', 'post-click ' + ((c.attribution || {}).postClick || '30d') + ', post-view ' + ((c.attribution || {}).postView || '1d') +
         ((c.attribution || {}).maxValue ? ', a conversion worth at most ' + money(c.attribution.maxValue) : '')],
       ['Keywords', c.keywords.join(', ') || 'any'],
-      ['Labels', (c.labels || []).map(l => l.name + (l.exclusive ? ' (exclusive)' : '')).join(', ') || 'none'],
-      ['Roadblock', c.roadblock ? c.roadblock.replace(/-/g, ' ') + ' of the placements its ads name' : 'none'],
-      ['Slots of one page', String(c.maxPerPage || 1)],
-      ['Rotation', rotationText(c.rotation)],
+      ...(asAdvertiser() ? [] : [['Labels', (c.labels || []).map(l => l.name + (l.exclusive ? ' (exclusive)' : '')).join(', ') || 'none'],
+        ['Roadblock', c.roadblock ? c.roadblock.replace(/-/g, ' ') + ' of the placements its ads name' : 'none'],
+        ['Slots of one page', String(c.maxPerPage || 1)],
+        ['Rotation', rotationText(c.rotation)]]),
       ['Targeting', c.conditions.length ? c.conditions.map(describe).join(' OR ') : 'everyone'],
       ['Targeting rules', c.targeting ? describeTree(c.targeting) + (c.timeZone ? ' (' + c.timeZone + ')' : '') : 'none']];
     const out = [el('h1', { text: c.name }),
@@ -1447,6 +1478,10 @@
         can('campaigns:approve') ? state('Approve', 'approve') : null,
         c.state === 'pending' && can('campaigns:approve') ? rejectForm(id, render) : null,
         c.state === 'pending' && !can('campaigns:approve') ? el('p', { class: 'muted', text: 'Waiting for approval: it serves once approved.' }) : null) : null,
+      // An advertiser's own draft: it changes it, and adds its ads, until
+      // it submits it.
+      !write && asAdvertiser() && mayDraft() && c.state === 'draft' ? el('div', { class: 'row' }, el('a', { href: '#/campaigns/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
+        can('ads:write') ? el('a', { href: '#/ads/new?campaign=' + id, class: 'button', id: 'new-ad', text: 'New ad in this campaign' }) : null) : null,
       write ? el('div', { class: 'row' }, el('a', { href: '#/campaigns/' + id + '/edit', class: 'button', id: 'edit', text: 'Edit' }),
         c.state === 'active' ? state('Pause', 'pause') : c.state === 'paused' ? state('Resume', 'resume') : null,
         can('ads:write') ? el('a', { href: '#/ads/new?campaign=' + id, class: 'button', id: 'new-ad', text: 'New ad in this campaign' }) : null,
@@ -1460,7 +1495,7 @@
         c.frequencyCap ? el('p', { class: 'muted', id: 'cap-needs-user', text: 'The cap counts per user key. A decision without one cannot apply it, and serves this campaign uncapped: ' +
           'the ad tag sends a key only with data-user (or data-cookie="1") and the viewer\'s consent (data-consent="1" or a TCF signal); a server-to-server decision sends "user":{"key":…}.' }) : null)];
     const d = await api('GET', '/api/v1/campaigns/' + id + '/delivery').catch(() => null);
-    if (d) out.push(el('h2', { text: 'Delivery' }), deliveryCard(c, d));
+    if (d) out.push(el('h2', { text: 'Delivery' }), deliveryCard(c, d, !asAdvertiser()));
     // (an advertiser's account is not shown the forecast: it names the campaigns booked beside)
     const risk = c.state === 'active' && !asAdvertiser() ? await api('GET', '/api/v1/forecasts/risk?campaign=' + id).catch(() => null) : null;
     if (risk && risk.campaigns.length) out.push(el('h2', { text: 'Delivery forecast' }), el('div', { id: 'campaign-risk' }, table(riskHead, [riskCells(risk.campaigns[0])])));
@@ -1627,11 +1662,13 @@
 
   // deliveryCard shows a campaign's delivery as the answering instance
   // sees it (GET /api/v1/campaigns/{id}/delivery).
-  function deliveryCard(c, d) {
-    const rows = [['Serving', d.serving ? 'yes' : 'no — ' + d.why],
-      ['Decisions (this instance)', num(d.decisions) + (d.decisions === 1 ? ' decision' : ' decisions') + ' chose it since ' + fmtTime(d.since) + ', ' + d.decisionsPerSecond.toFixed(2) + ' a second over the last minute' +
+  // deliveryCard is a campaign's delivery; team adds what only the ad
+  // team reads (this instance's decisions and caps).
+  function deliveryCard(c, d, team) {
+    const rows = [['Serving', d.serving ? 'yes' : 'no — ' + d.why]];
+    if (team) rows.push(['Decisions (this instance)', num(d.decisions) + (d.decisions === 1 ? ' decision' : ' decisions') + ' chose it since ' + fmtTime(d.since) + ', ' + d.decisionsPerSecond.toFixed(2) + ' a second over the last minute' +
         ' (a decision is not an impression: the report below counts those)'],
-      ['Caps reached', c.frequencyCap ? num(d.capsReached) + ' users brought to the cap (' + num(d.capsReachedLastMinute) + ' in the last minute)' : 'no cap']];
+      ['Caps reached', c.frequencyCap ? num(d.capsReached) + (d.capsReached === 1 ? ' person' : ' people') + ' brought to the cap (' + num(d.capsReachedLastMinute) + ' in the last minute)' : 'no cap']);
     for (const [label, b] of [['Budget', d.budget], ['Advertiser\'s budget', d.advertiserBudget]]) {
       if (!b) continue;
       rows.push([label + ': spent today', !b.known ? 'not read yet' : money(b.spentToday) + (b.daily ? ' of ' + money(b.daily) + ' (' + pct(+b.spentToday / +b.daily) + ')' : '') +
@@ -1643,7 +1680,7 @@
         (d.expectedByNow !== undefined ? '; ' + num(d.expectedByNow) + ' expected by now' : '')]);
     }
     return el('div', { class: 'card', id: 'delivery' }, el('dl', { class: 'facts' }, rows.map(([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]).flat()),
-      el('p', { class: 'muted', text: 'Decisions and caps are this instance\'s (each instance counts its own); delivered counts every instance, from the reports.' }));
+      team ? el('p', { class: 'muted', text: 'Decisions and caps are this instance\'s (each instance counts its own); delivered counts every instance, from the reports.' }) : null);
   }
 
   // Placements.
