@@ -83,6 +83,17 @@ type Review struct {
 	Reason string    `json:"reason,omitempty"`
 	By     string    `json:"by"` // the actor, as the audit log names it
 	At     time.Time `json:"at"`
+	// Approved is an ad's version as last approved (nil: never, or a
+	// campaign's review): what its reviewers compare a change with.
+	Approved *ApprovedAd `json:"approved,omitempty"`
+}
+
+// ApprovedAd is what an ad showed when it was last approved: its title,
+// landing page and creative.
+type ApprovedAd struct {
+	Title    string    `json:"title"`
+	URL      string    `json:"url,omitempty"`
+	Creative *Creative `json:"creative,omitempty"`
 }
 
 // MarshalJSON writes At in TimeLayout.

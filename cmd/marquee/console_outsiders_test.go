@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"image"
 	"image/png"
 	"os"
@@ -169,6 +170,34 @@ func TestConsoleAdvertiserWorkspace(t *testing.T) {
 		return ""
 	})
 
+	// The team's approvals queue shows the ad as it will render; once
+	// approved and changed by the advertiser, what changed.
+	team := newTab(t, in.url, 1366, 900)
+	team.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	team.signIn("owner@example.com", "owner-password-1")
+	team.open("#/approvals", `.approval-creative img[src^="/assets/"]`)
+	if got := team.text("main"); !strings.Contains(got, "new: never approved") {
+		t.Errorf("the approvals queue = %q; want the new ad marked never approved", got)
+	}
+	team.screenshot("approvals-1366.png")
+	in.expect(in.admin("POST", "/api/v1/campaigns/"+id+"/approve", ""), 200, "")
+	var pendingAds struct{ Items []struct{ ID string } }
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/ads?approval=pending", "").body), &pendingAds)
+	if len(pendingAds.Items) != 1 {
+		t.Fatalf("pending ads = %+v; want the advertiser's one", pendingAds.Items)
+	}
+	adID := pendingAds.Items[0].ID
+	in.expect(in.admin("POST", "/api/v1/ad/"+adID+"/approve", ""), 200, "")
+	b.open("#/ads/"+adID+"/edit", "#ad-form")
+	b.do("change the approved ad's click URL",
+		chromedp.SetValue(chromedp.CSS(`#creative input[data-k="clickUrl"]`), "https://acme.test/sale"),
+		click("#ad-form button[type=submit]"))
+	b.waitHash(`^#/ads/\d+$`)
+	team.open("#/approvals", ".changes")
+	if got := team.text(".changes"); !strings.Contains(got, "creative clickUrl (was https://acme.test/spring)") {
+		t.Errorf("the changed ad in the approvals queue = %q; want its click URL's change named", got)
+	}
+
 	b.open("#/reports", "main h1")
 	b.open("#/invoices", "main table")
 	b.open("#/advertisers/1", "#conversion-secret")
@@ -187,7 +216,7 @@ func TestConsoleAdvertiserWorkspace(t *testing.T) {
 	narrow.screenshot("advertiser-home-390.png")
 	narrow.open("#/campaigns/"+id, "main h1")
 	narrow.screenshot("advertiser-campaign-390.png")
-	for _, tb := range []*tab{b, narrow} {
+	for _, tb := range []*tab{b, narrow, team} {
 		if refused := tb.refused(); len(refused) > 0 {
 			t.Errorf("the advertiser's console asked for what it may not have (403): %v", refused)
 		}

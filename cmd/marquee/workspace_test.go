@@ -88,4 +88,23 @@ func TestAdvertiserWorkspace(t *testing.T) {
 		}
 		return ""
 	})
+	// Its change of the approved ad waits for approval again, and the
+	// reviewer reads what was approved beside it.
+	in.expect(adv.do("PUT", "/api/v1/ad/1", strings.Replace(ad, "https://acme.test/", "https://acme.test/sale", 1)), 200, "")
+	var ads struct {
+		Items []struct {
+			State    string
+			Creative struct{ ClickURL string }
+			Review   struct {
+				Action   string
+				Approved struct {
+					Creative struct{ ClickURL string }
+				}
+			}
+		}
+	}
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/ads?approval=pending", "").body), &ads)
+	if len(ads.Items) != 1 || ads.Items[0].Creative.ClickURL != "https://acme.test/sale" || ads.Items[0].Review.Approved.Creative.ClickURL != "https://acme.test/" {
+		t.Errorf("the changed ad = %+v; want it pending with its approved version's click URL beside", ads.Items)
+	}
 }

@@ -229,14 +229,46 @@
   const campaignLink = (id, m) => el('a', { href: '#/campaigns/' + id, text: m.get(String(id)) || 'campaign ' + id });
   const advertiserLink = (id, m) => el('a', { href: '#/advertisers/' + id, text: m.get(String(id)) || 'advertiser ' + id });
 
-  // previewing is the HTML creative preview being drawn: its frame and
-  // the HTML it is given once its page says it is ready (one listener for
-  // every preview).
+  // previewing is the HTML creative previews being drawn (the editor's,
+  // or a page of approvals): each frame and the HTML it is given once its
+  // page says it is ready (one listener for every preview).
   let previewing = null;
   addEventListener('message', e => {
-    if (!previewing || e.source !== previewing.frame.contentWindow || e.data !== 'marquee-preview-ready') return;
-    previewing.frame.contentWindow.postMessage(previewing.html, '*'); // the sandboxed frame's origin is opaque: '*' is the only target
+    if (e.data !== 'marquee-preview-ready') return;
+    const view = [...document.querySelectorAll('iframe.creative-view')].find(f => f.contentWindow === e.source);
+    const html = previewing && e.source === previewing.frame.contentWindow ? previewing.html : view ? view.html : undefined;
+    if (html !== undefined) e.source.postMessage(html, '*'); // the sandboxed frame's origin is opaque: '*' is the only target
   });
+  // creativeView is a creative as it will render: an image at its size,
+  // HTML in the sandboxed preview page, a native card, a video's facts.
+  function creativeView(c) {
+    if (!c) return el('span', { class: 'muted', text: 'no creative' });
+    const w = c.width || 300, h = c.height || 250;
+    if (c.type === 'image') return el('img', { src: c.image, width: w, height: h, alt: 'The image creative at its size', class: 'creative-view' });
+    if (c.type === 'html' || c.type === 'tag') {
+      const frame = el('iframe', { sandbox: 'allow-scripts', width: w, height: h, title: 'The HTML creative at its size', referrerpolicy: 'no-referrer', src: 'preview', class: 'creative-view' });
+      frame.html = c.html || ''; // given once its page is ready (the listener above)
+      return frame;
+    }
+    if (c.type === 'native') return el('div', { class: 'native creative-view' }, c.imageUrl ? el('img', { src: c.imageUrl, alt: '' }) : null,
+      el('strong', { text: c.title || '' }), el('p', { text: c.body || '' }), el('span', { class: 'button', text: c.cta || 'Learn more' }),
+      el('small', { class: 'muted', text: c.sponsoredBy ? 'Sponsored by ' + c.sponsoredBy : 'Sponsored' }));
+    return el('p', { class: 'muted', text: c.type + ': ' + (c.mediaUrl || '') + (c.durationMs ? ', ' + c.durationMs / 1000 + ' s' : '') });
+  }
+  // changedSince names what of ad a differs from its last approved version
+  // (review.approved): its title, landing page, each field of its creative.
+  function changedSince(a) {
+    const was = a.review && a.review.approved;
+    if (!was) return null;
+    const out = [];
+    if (was.title !== a.title) out.push('title (was "' + was.title + '")');
+    if ((was.url || '') !== (a.url || '')) out.push('landing page (was ' + (was.url || 'none') + ')');
+    const c = a.creative || {}, o = was.creative || {};
+    for (const k of new Set([...Object.keys(c), ...Object.keys(o)])) {
+      if (JSON.stringify(c[k]) !== JSON.stringify(o[k])) out.push('creative ' + k + (typeof o[k] === 'string' && o[k].length < 80 ? ' (was ' + o[k] + ')' : ''));
+    }
+    return out;
+  }
 
   // savedWarnings are the warnings of the last save, shown by the editor
   // it leads to: {id, warnings}.
@@ -1653,8 +1685,10 @@
         advertiserLink(c.advertiserId, advs), dateOnly(c.startAt) + ' → ' + dateOnly(c.endAt),
         c.review ? c.review.by + ', ' + fmtTime(c.review.at) : '—', el('div', { class: 'row' }, approve(c), rejectForm(c.id, render))]), 'No campaign waits for approval.'),
       el('h2', { text: 'Ads' }), el('p', { class: 'muted', text: 'Creatives an advertiser\'s account wrote. Only approved ads serve.' }),
-      table(['Ad', 'Campaign', 'Creative', ''], ads.items.map(a => [el('a', { href: '#/ads/' + a.id, text: a.title }), campaignLink(a.campaignId, camps),
-        a.creative ? a.creative.type + (a.creative.width ? ' ' + a.creative.width + '×' + a.creative.height : '') : '—',
+      table(['Ad', 'Campaign', 'As it will render', 'Since its last approval', ''], ads.items.map(a => [el('a', { href: '#/ads/' + a.id, text: a.title }), campaignLink(a.campaignId, camps),
+        el('div', { class: 'approval-creative' }, creativeView(a.creative), el('div', { class: 'muted', text: a.creative ? a.creative.type + (a.creative.width ? ' ' + a.creative.width + '×' + a.creative.height : '') +
+          (a.creative.clickUrl ? ' → ' + a.creative.clickUrl : '') : '' })),
+        (ch => ch === null ? el('span', { class: 'changes', text: 'new: never approved' }) : el('span', { class: 'changes', text: ch.length ? ch.join('; ') : 'nothing changed' }))(changedSince(a)),
         el('div', { class: 'row' }, el('button', { type: 'button', text: 'Approve', 'data-ad': a.id, onclick: async () => {
           try { await api('POST', '/api/v1/ad/' + a.id + '/approve'); render(); } catch (e) { main().prepend(errorBox(e)); }
         } }), rejectForm(a.id, render, '/api/v1/ad/'))]), 'No ad waits for approval.'));

@@ -133,7 +133,14 @@ func (s *Store) MoveAd(ctx context.Context, id int64, action, reason string) (ma
 		}
 		if action == marquee.ActionApprove || action == marquee.ActionReject {
 			au, _ := marquee.AuditFrom(ctx)
+			prev := a.Review
 			a.Review = &marquee.Review{Action: action, Reason: reason, By: cmp.Or(au.Actor, "anonymous"), At: now}
+			switch {
+			case action == marquee.ActionApprove: // what was approved, for the next review to compare with
+				a.Review.Approved = &marquee.ApprovedAd{Title: a.Title, URL: a.URL, Creative: a.Creative}
+			case prev != nil:
+				a.Review.Approved = prev.Approved
+			}
 		}
 		var doc any // NULL without a review
 		if a.Review != nil {
