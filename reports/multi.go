@@ -434,6 +434,14 @@ func (b *multiBuild) rowOf(k rowKey) *MultiRow {
 	return r
 }
 
+// How a report names rows of no campaign or no ad: header-bidding bids
+// (which fill a slot with no ad of Marquee's) and placements' default ads
+// (of no campaign).
+const (
+	NoCampaign = "(header-bidding bids and default ads)"
+	BidAd      = "(a header-bidding bid)"
+)
+
 // dimsOf names the cells of a row's key.
 func (b *multiBuild) dimsOf(k rowKey) map[string]Cell {
 	cat := b.cat
@@ -445,6 +453,8 @@ func (b *multiBuild) dimsOf(k rowKey) map[string]Cell {
 		case DimAdvertiser:
 			if id != 0 {
 				cell = Cell{ID: strconv.FormatInt(id, 10), Name: cat.Advertisers[id]}
+			} else {
+				cell = Cell{Name: NoCampaign}
 			}
 		case DimCampaign:
 			if id != 0 {
@@ -452,10 +462,14 @@ func (b *multiBuild) dimsOf(k rowKey) map[string]Cell {
 				if camp := cat.Campaigns[id]; camp != nil {
 					cell.Name = camp.Name
 				}
+			} else {
+				cell = Cell{Name: NoCampaign}
 			}
 		case DimAd:
 			if id != 0 {
 				cell = Cell{ID: strconv.FormatInt(id, 10)}
+			} else {
+				cell = Cell{Name: BidAd}
 			}
 		case DimPlacement:
 			if pl := cat.Placements[id]; pl != nil {

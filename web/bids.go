@@ -87,9 +87,10 @@ func handleBidStats(st BidStore, rp *reports.Reporter, engine *delivery.Engine) 
 		from, to, _, _ := reportWindow(args, rp, p)
 		plan := engine.Plan()
 		q := reportrow.BidQuery{From: from.Unix() / 3600 * 3600, To: to.Unix()}
+		b := boundsOf(ctx)
 		if v, ok := param(args, "placement"); ok {
 			pl, found := plan.Placement(string(v))
-			if !found {
+			if !found || b.Bound() && !b.HasSite(pl.Site) {
 				p["placement"] = "no such placement"
 			} else {
 				q.Placements = []int64{pl.ID}
@@ -97,6 +98,17 @@ func handleBidStats(st BidStore, rp *reports.Reporter, engine *delivery.Engine) 
 		}
 		if len(p) > 0 {
 			return marquee.Invalid("invalid bidders report", p)
+		}
+		if b.Bound() && len(q.Placements) == 0 { // a publisher's: its sites' placements only
+			for id, name := range plan.PlacementNames() {
+				if pl, _ := plan.Placement(name); b.HasSite(pl.Site) {
+					q.Placements = append(q.Placements, id)
+				}
+			}
+			if len(q.Placements) == 0 {
+				writeJSON(ctx, fasthttp.StatusOK, map[string]any{"from": marquee.FormatTime(from), "to": marquee.FormatTime(to), "rows": []bidStatsRow{}})
+				return nil
+			}
 		}
 		rows, err := st.BidSums(sctx, q)
 		if err != nil {

@@ -136,7 +136,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/campaigns/{id}/delivery", allow(marquee.ScopeCampaignsRead, advertiserBound), withStore(owned(ownCampaign(s.campaigns), handleCampaignDelivery(s.campaigns, s.serve.Engine(), s.now)))},
 		{"GET", "/api/v1/campaigns/{id}/stats", allow(marquee.ScopeReportsRead, advertiserBound), withStore(owned(ownCampaign(s.campaigns), handleStats(campaignStats(s.campaigns, s.reports), s.reports)))},
 		{"GET", "/api/v1/placements/{name}/stats", allow(marquee.ScopeReportsRead, publisherBound), withStore(owned(ownPlacement(s.campaigns), handleStats(placementStats(s.campaigns), s.reports)))},
-		{"GET", "/api/v1/bidders/stats", allow(marquee.ScopeReportsRead), withStore(handleBidStats(s.bidSt, s.reports, s.serve.Engine()))},
+		{"GET", "/api/v1/bidders/stats", allow(marquee.ScopeReportsRead, publisherBound), withStore(handleBidStats(s.bidSt, s.reports, s.serve.Engine()))},
 		{"GET", "/api/v1/reports", allow(marquee.ScopeReportsRead, anyBound), withStore(handleMultiReport(s.multi))},
 		{"POST", "/api/v1/invoices", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(s.invoices.handleIssueInvoice()))},
 		{"GET", "/api/v1/invoices", allow(marquee.ScopeReportsRead, advertiserBound), withStore(s.invoices.handleListInvoices())},

@@ -225,3 +225,81 @@ func TestConsoleAdvertiserWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// TestConsolePublisherWorkspace: a publisher's login sees its placements
+// with their tag snippets, its net revenue (its share of what their ads
+// earned), people's requests and fill, its header-bidding bidders and its
+// statement — and none of its pages asks for what answers 403.
+// Screenshots at 1366 and 390 px.
+func TestConsolePublisherWorkspace(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t)
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil, "-reports-flush", "100ms")
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"news","revenueShare":0.6}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"news-top","site":"news"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"other-top","site":"other"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"cpm",` + flight + `,"price":{"model":"cpm","amount":1000}}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
+	// Two requests, one filled and shown: $1 earned, $0.60 the publisher's.
+	var d struct{ Decisions map[string][]decision }
+	r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"news-top"}]}`)
+	if json.Unmarshal([]byte(r.body), &d); len(d.Decisions["d"]) != 1 {
+		t.Fatalf("decision = %d %s", r.status, r.body)
+	}
+	fire(t, d.Decisions["d"][0].ImpressionURL)
+	in.expect(in.admin("PUT", "/api/v1/campaigns/1", `{"advertiserId":"1","name":"cpm",`+flight+`,"price":{"model":"cpm","amount":1000},"conditions":[{"country":["TW"]}]}`), 200, "")
+	// The second request: no campaign fits; a header-bidding bid fills it.
+	in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"news-top","bids":[{"bidder":"appnexus","cpm":5,"adId":"pb1"}]}]}`)
+	eventually(t, 5*time.Second, func() string {
+		if r := in.admin("GET", "/api/v1/reports?by=placement&granularity=total", ""); !strings.Contains(r.body, `"requests":2`) || !strings.Contains(r.body, `"impressions":1`) {
+			return "the report: " + r.body
+		}
+		if r := in.admin("GET", "/api/v1/bidders/stats", ""); !strings.Contains(r.body, `"bidder":"appnexus","bids":1,"wins":1`) {
+			return "the bidders: " + r.body
+		}
+		return ""
+	})
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	in.expect(in.admin("POST", "/api/v1/statements", `{"site":"news","from":"`+today.Format(time.RFC3339)+`","to":"`+today.Add(24*time.Hour).Format(time.RFC3339)+`"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/users", `{"email":"pub@news.test","role":"publisher","sites":["news"],"password":"publisher password"}`), 201, "")
+
+	b := newTab(t, in.url, 1366, 900)
+	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	b.signIn("pub@news.test", "publisher password")
+	b.do("the home's figures", chromedp.WaitVisible(chromedp.CSS(`[data-kpi="revenue"]`)))
+	for kpi, want := range map[string]string{"requests": "2", "filled": "2", "fill-rate": "100", "revenue": "0.60"} {
+		if got := b.text(`[data-kpi="` + kpi + `"] .v`); !strings.Contains(got, want) {
+			t.Errorf("the publisher's %s = %q; want %s", kpi, got, want)
+		}
+	}
+	if got := b.text("main"); strings.Contains(got, "other-top") || strings.Contains(got, "Acme") {
+		t.Errorf("the publisher's home shows another site's placement or an advertiser: %s", got)
+	}
+	b.screenshot("publisher-home-1366.png")
+	b.open("#/placements/news-top", "#tag-snippet")
+	b.open("#/bidders", "#bidders")
+	if got := b.text("#bidders table"); !strings.Contains(got, "news-top\tappnexus\t1\t1\t100") {
+		t.Errorf("the publisher's bidders = %q; want appnexus on news-top, 1 bid, 1 win", got)
+	}
+	b.open("#/statements", "main table")
+	if got := b.text("main table"); !strings.Contains(got, "news") {
+		t.Errorf("the publisher's statements = %q; want its site's", got)
+	}
+	narrow := newTab(t, in.url, 390, 844)
+	narrow.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	narrow.signIn("pub@news.test", "publisher password")
+	narrow.do("the home", chromedp.WaitVisible(chromedp.CSS(`[data-kpi="revenue"]`)))
+	narrow.screenshot("publisher-home-390.png")
+	for _, tb := range []*tab{b, narrow} {
+		if refused := tb.refused(); len(refused) > 0 {
+			t.Errorf("the publisher's console asked for what it may not have (403): %v", refused)
+		}
+		if errs, _ := tb.logged(); len(errs) > 0 {
+			t.Errorf("the console logged errors: %v", errs)
+		}
+	}
+}

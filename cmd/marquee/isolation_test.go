@@ -130,7 +130,7 @@ func TestAccountIsolation(t *testing.T) {
 		open[r] = "advertiser"
 	}
 	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats", "GET /api/v1/sites", "GET /api/v1/sites/{name}",
-		"GET /api/v1/statements", "GET /api/v1/statements/{id}"} {
+		"GET /api/v1/statements", "GET /api/v1/statements/{id}", "GET /api/v1/bidders/stats"} {
 		open[r] = "publisher"
 	}
 	// What of the others' an answer must not hold: B's names and T's.

@@ -163,11 +163,11 @@
     if (!session || publicPages.includes(here().path.replace(/^\/invite\/.*/, '/invite'))) { top.hidden = true; return; }
     top.hidden = false;
     let items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
-      ['#/approvals', 'Approvals', 'campaigns:approve'], ['#/risk', 'Delivery risk', 'campaigns:read'], ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
+      ['#/approvals', 'Approvals', 'campaigns:approve'], ['#/risk', 'Delivery risk', 'campaigns:read'], ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/bidders', 'Bidders', 'reports:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
       ['#/deals', 'Deals', 'campaigns:read'], ['#/sites', 'Sites', 'campaigns:read'], ['#/invoices', 'Invoices', 'reports:read'], ['#/statements', 'Statements', 'reports:read'],
       ['#/live', 'Live', null], ['#/webhooks', 'Webhooks', 'webhooks:admin'], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
     if (asAdvertiser()) items = [['#/', 'Home', null], ['#/campaigns', 'Campaigns', 'campaigns:read'], ['#/ads', 'Ads', 'ads:read'], ['#/reports', 'Reports', 'reports:read'], ['#/invoices', 'Invoices', 'reports:read']];
-    if (asPublisher()) items = [['#/', 'Home', null], ['#/placements', 'Placements', 'campaigns:read'], ['#/sites', 'Sites', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/statements', 'Statements', 'reports:read']];
+    if (asPublisher()) items = [['#/', 'Home', null], ['#/placements', 'Placements', 'campaigns:read'], ['#/sites', 'Sites', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/bidders', 'Bidders', 'reports:read'], ['#/statements', 'Statements', 'reports:read']];
     const cur = '#' + here().path;
     const nav = document.getElementById('nav');
     nav.replaceChildren(...items.filter(i => !i[2] || can(i[2])).map(([h, t]) =>
@@ -649,6 +649,25 @@
           'None of your placements was asked for in this range.')),
       el('p', {}, el('a', { href: '#/reports?by=placement,country', text: 'More reports' })), refresh());
   }
+
+  // ---- Header bidding: each placement's bidders — bids, wins, win rate,
+  // impressions, revenue, eCPM (GET /api/v1/bidders/stats; a publisher's
+  // own placements only).
+  route(/^\/bidders$/, 'reports:read', async (_, q) => {
+    if (asAdvertiser()) return show(el('h1', { text: 'Not allowed' }), el('p', { text: 'Bidders are the publishers\' and the ad team\'s.' }));
+    const rg = rangeOf(q);
+    const r = await api('GET', '/api/v1/bidders/stats' + statsQuery(rg, q.get('placement') ? '&placement=' + encodeURIComponent(q.get('placement')) : ''));
+    const total = r.rows.reduce((t, x) => ({ bids: t.bids + x.bids, wins: t.wins + x.wins, impressions: t.impressions + x.impressions, revenue: t.revenue + +x.revenue }),
+      { bids: 0, wins: 0, impressions: 0, revenue: 0 });
+    show(el('h1', { text: 'Bidders' }), el('p', { class: 'muted', text: 'Header-bidding bids each placement received (Prebid.js and server-to-server), the ones that won their slot, and what the won impressions earned at their bids\' CPM.' }),
+      rangePicker(q, '#/bidders'),
+      el('div', { class: 'tiles' }, [['Bids', num(total.bids)], ['Wins', num(total.wins)], ['Win rate', total.bids ? pct(total.wins / total.bids) : '—'],
+        ['Impressions', num(total.impressions)], ['Revenue', money(total.revenue)], ['eCPM', total.impressions ? money(total.revenue * 1000 / total.impressions) : '—']]
+        .map(([k, v]) => el('div', { class: 'tile', 'data-kpi': k.toLowerCase().replace(' ', '-') }, el('div', { class: 'k', text: k }), el('div', { class: 'v', text: v })))),
+      el('div', { id: 'bidders' }, table(['Placement', 'Bidder', { t: 'Bids', num: 1 }, { t: 'Wins', num: 1 }, { t: 'Win rate', num: 1 }, { t: 'Impressions', num: 1 }, { t: 'Revenue', num: 1 }, { t: 'eCPM', num: 1 }],
+        r.rows.map(x => [el('a', { href: '#/placements/' + x.placement, text: x.placement }), x.bidder, num(x.bids), num(x.wins), x.bids ? pct(x.winRate) : '—',
+          num(x.impressions), money(x.revenue), x.impressions ? money(x.ecpm) : '—']), 'No bid in this range.')), refresh());
+  });
 
   // ---- Reports by several dimensions: the table, its CSV and XLSX (the
   // same cells), and saved reports with their schedules.
