@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -301,5 +302,90 @@ func TestConsolePublisherWorkspace(t *testing.T) {
 		if errs, _ := tb.logged(); len(errs) > 0 {
 			t.Errorf("the console logged errors: %v", errs)
 		}
+	}
+}
+
+// TestConsoleReports: the reports page as ad operations read it — a
+// column picker that remembers, days as dates, "—" for a ratio without
+// its denominator (eCPC with no click) — and saved reports described in
+// words, with their send time and a "Send now" that mails the report.
+func TestConsoleReports(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t)
+	box, addr := startMailbox(t)
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil, "-reports-flush", "100ms", "-smtp", "smtp://"+addr+"?tls=none", "-smtp-from", "reports@marquee.test")
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Spring",` + flight + `,"price":{"model":"cpm","amount":2}}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
+	var d struct{ Decisions map[string][]decision }
+	r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"side"}]}`)
+	if json.Unmarshal([]byte(r.body), &d); len(d.Decisions["d"]) != 1 {
+		t.Fatalf("decision = %d %s", r.status, r.body)
+	}
+	fire(t, d.Decisions["d"][0].ImpressionURL)
+	eventually(t, 5*time.Second, func() string {
+		if r := in.admin("GET", "/api/v1/reports?by=campaign&granularity=total", ""); !strings.Contains(r.body, `"impressions":1`) {
+			return "the report: " + r.body
+		}
+		return ""
+	})
+
+	b := newTab(t, in.url, 1366, 900)
+	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	b.signIn("owner@example.com", "owner-password-1")
+	b.open("#/reports?by=campaign&granularity=day", "#report-table table")
+	head := b.text("#report-table thead")
+	cells := eval[[]string](b, `[...document.querySelectorAll('#report-table tbody tr:first-child td')].map(td => td.textContent)`)
+	if !strings.Contains(head, "Day") || len(cells) == 0 || strings.Contains(cells[0], "T") || !regexp.MustCompile(`\d{4}`).MatchString(cells[0]) {
+		t.Errorf("a day's row = %q under %q; want a date, not a timestamp", cells, head)
+	}
+	b.do("show eCPC, hide Spend", click(`#column-picker summary`), click(`#column-picker input[value="ecpc"]`))
+	b.do("the table again", chromedp.WaitVisible(chromedp.CSS(`#report-table table`)))
+	b.do("hide Spend", click(`#column-picker summary`), click(`#column-picker input[value="spend"]`))
+	b.open("#/reports?by=campaign&granularity=total", "#report-table table") // a new page: the choice is remembered
+	head = b.text("#report-table thead")
+	if !strings.Contains(head, "eCPC") || strings.Contains(head, "Spend") {
+		t.Errorf("the columns after the picker = %q; want eCPC shown and Spend hidden, remembered", head)
+	}
+	ecpc := eval[string](b, `(() => { const i = [...document.querySelectorAll('#report-table thead th')].findIndex(th => th.textContent.startsWith('eCPC')); return document.querySelector('#report-table tbody tr').children[i].textContent; })()`)
+	if ecpc != "—" {
+		t.Errorf("eCPC with no click = %q; want —", ecpc)
+	}
+
+	b.do("save a report emailed every day at 09:30",
+		chromedp.SendKeys(chromedp.CSS(`#save-report input[name=name]`), "Spring daily"),
+		chromedp.SetValue(chromedp.CSS(`#save-report select[name=every]`), "daily"),
+		chromedp.SetValue(chromedp.CSS(`#save-report input[name=at]`), "09:30"),
+		chromedp.SendKeys(chromedp.CSS(`#save-report input[name=to]`), "ana@example.com"),
+		click(`#save-report button`),
+		chromedp.WaitVisible(chromedp.CSS(`[data-send]`)))
+	saved := b.text("#saved-reports")
+	for _, want := range []string{"By campaign, in total", "Every day at 09:30", "ana@example.com"} {
+		if !strings.Contains(saved, want) {
+			t.Errorf("the saved reports = %q; lack %q", saved, want)
+		}
+	}
+	b.do("send it now", click(`[data-send]`))
+	eventually(t, 10*time.Second, func() string {
+		if got := b.text("#saved-reports"); !strings.Contains(got, "Sent.") {
+			return "after Send now: " + got
+		}
+		box.mu.Lock()
+		defer box.mu.Unlock()
+		if len(box.msgs) == 0 {
+			return "no mail"
+		}
+		return ""
+	})
+	b.screenshot("reports-1366.png")
+	if refused := b.refused(); len(refused) > 0 {
+		t.Errorf("the reports page asked for what it may not have (403): %v", refused)
+	}
+	if errs, _ := b.logged(); len(errs) > 0 {
+		t.Errorf("the console logged errors: %v", errs)
 	}
 }

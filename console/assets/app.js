@@ -691,37 +691,58 @@
       go('#/reports?by=' + [...new Set(b)].join(',') + '&granularity=' + granSel.value + (q.get('range') ? '&range=' + q.get('range') : ''));
     };
     picks.concat([field('Granularity', granSel)]).forEach(f => f.querySelector('select').addEventListener('change', apply));
-    // The table: the export's columns, cell for cell.
+    // The table: the columns chosen (remembered in this browser; the
+    // CSV and XLSX keep every one), a ratio without its denominator "—",
+    // times as dates in this browser's time zone (the report's).
     const cur = session.currency;
     const named = d => ['advertiser', 'campaign', 'ad', 'placement'].includes(d);
-    const head = (gran !== 'total' ? ['Time'] : []).concat(by.flatMap(d => named(d) ? [d + ' id', d] : [d]), [{ t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 },
-      { t: 'Conversions', num: 1 }, { t: 'Post-click', num: 1 }, { t: 'Post-view', num: 1 }, { t: 'Views', num: 1 }, { t: 'Viewability', num: 1 },
-      { t: 'Requests', num: 1 }, { t: 'Filled', num: 1 }, { t: 'Fill rate', num: 1 }, { t: 'Spend (' + cur + ')', num: 1 }, { t: 'eCPM (' + cur + ')', num: 1 },
-      { t: 'eCPC (' + cur + ')', num: 1 }, { t: 'eCPA (' + cur + ')', num: 1 }, { t: 'Conversion value (' + cur + ')', num: 1 }, { t: 'ROAS', num: 1 }]);
     const opt = (v, f) => v === undefined ? '—' : f(v);
-    const rows = rep.rows.map(r => (gran !== 'total' ? [r.t] : []).concat(by.flatMap(d => { const c = r.dims[d] || {}; return named(d) ? [c.id || '—', c.name || '—'] : [c.value || '—']; }),
-      [num(r.impressions), num(r.clicks), pct(r.ctr), num(r.conversions), num(r.postClickConversions), num(r.postViewConversions), num(r.views), pct(r.viewability),
-        opt(r.requests, num), opt(r.filled, num), opt(r.fillRate, pct), opt(r.spend, money), opt(r.ecpm, money), opt(r.ecpc, money), opt(r.ecpa, money),
-        money(r.conversionValue), opt(r.roas, x => x.toFixed(2))]));
+    const per = (n, v, f) => !n || v === undefined ? '—' : f(v); // a ratio of n: none without it
+    const metrics = [
+      ['impressions', 'Impressions', r => num(r.impressions)], ['clicks', 'Clicks', r => num(r.clicks)], ['ctr', 'CTR', r => per(r.impressions, r.ctr, pct)],
+      ['conversions', 'Conversions', r => num(r.conversions)], ['postClick', 'Post-click', r => num(r.postClickConversions)], ['postView', 'Post-view', r => num(r.postViewConversions)],
+      ['views', 'Views', r => num(r.views)], ['viewability', 'Viewability', r => per(r.impressions, r.viewability, pct)],
+      ['requests', 'Requests', r => opt(r.requests, num)], ['filled', 'Filled', r => opt(r.filled, num)], ['fillRate', 'Fill rate', r => per(r.requests, r.fillRate, pct)],
+      ['spend', 'Spend (' + cur + ')', r => opt(r.spend, money)], ['ecpm', 'eCPM (' + cur + ')', r => per(r.impressions, r.ecpm, money)],
+      ['ecpc', 'eCPC (' + cur + ')', r => per(r.clicks, r.ecpc, money)], ['ecpa', 'eCPA (' + cur + ')', r => per(r.conversions, r.ecpa, money)],
+      ['value', 'Conversion value (' + cur + ')', r => opt(r.conversionValue, money)], ['roas', 'ROAS', r => per(+r.spend, r.roas, x => x.toFixed(2))]];
+    const defaultCols = ['impressions', 'clicks', 'ctr', 'conversions', 'requests', 'fillRate', 'spend', 'ecpm'];
+    let cols = defaultCols;
+    try { const saved = JSON.parse(localStorage.getItem('marquee.reportColumns') || 'null'); if (Array.isArray(saved) && saved.length) cols = saved; } catch (_) {}
+    const shown = metrics.filter(([k]) => cols.includes(k));
+    const picker = el('details', { id: 'column-picker' }, el('summary', { text: 'Columns (' + shown.length + ' of ' + metrics.length + ')' }),
+      el('div', { class: 'checks', role: 'group', 'aria-label': 'Columns shown' }, metrics.map(([k, t]) => el('label', {}, el('input', { type: 'checkbox', value: k, checked: cols.includes(k),
+        onchange: ev => {
+          const next = [...ev.target.closest('.checks').querySelectorAll('input:checked')].map(i => i.value);
+          localStorage.setItem('marquee.reportColumns', JSON.stringify(next.length ? next : defaultCols));
+          render(true);
+        } }), t))));
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+    const when = t => gran === 'month' ? new Date(t).toLocaleDateString(undefined, { timeZone: zone, year: 'numeric', month: 'long' }) :
+      new Date(t).toLocaleDateString(undefined, { timeZone: zone, year: 'numeric', month: 'short', day: 'numeric', weekday: 'short' });
+    const head = (gran !== 'total' ? [gran === 'month' ? 'Month' : 'Day'] : []).concat(by.flatMap(d => named(d) ? [d + ' id', d] : [d]), shown.map(([, t]) => ({ t, num: 1 })));
+    const rows = rep.rows.map(r => (gran !== 'total' ? [when(r.t)] : []).concat(by.flatMap(d => { const c = r.dims[d] || {}; return named(d) ? [c.id || '—', c.name || '—'] : [c.value || '—']; }),
+      shown.map(([, , f]) => f(r))));
     const exportQ = statsQuery(rg, '&' + query);
     const name = el('input', { name: 'name', placeholder: 'A name for this report' });
     const every = el('select', { name: 'every' }, [['', 'Not emailed'], ['daily', 'Every day'], ['weekly', 'Every Monday'], ['monthly', 'Every month (the 1st)']]
       .map(([v, t]) => el('option', { value: v, text: t })));
     const to = el('input', { name: 'to', placeholder: 'ana@example.com, bo@example.com' });
+    const at = el('input', { name: 'at', type: 'time', value: '08:00', 'aria-label': 'Send at (your time)' });
     const format = el('select', { name: 'format' }, ['csv', 'xlsx'].map(f => el('option', { value: f, text: f.toUpperCase() })));
     const form = el('form', { id: 'save-report', class: 'row' }, field('Save as', name, 'name'), field('Email', every, 'schedule.every'),
-      field('To', to, 'schedule.to'), field('As', format, 'schedule.format'), el('button', { text: 'Save' }));
+      field('At (your time)', at, 'schedule.at'), field('To', to, 'schedule.to'), field('As', format, 'schedule.format'), el('button', { text: 'Save' }));
     form.addEventListener('submit', async e => {
       e.preventDefault();
       const body = { name: name.value, query };
       if (every.value) body.schedule = { every: every.value, to: to.value.split(',').map(x => x.trim()).filter(Boolean), format: format.value,
-        timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' };
+        at: at.value || '08:00', timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' };
       try { await api('POST', '/api/v1/saved-reports', body); render(); } catch (err) { showProblems(form, err); }
     });
     show(el('h1', { text: 'Reports' }), rangePicker(q, '#/reports?' + query), el('div', { class: 'row' }, picks, field('Granularity', granSel)),
       el('p', { class: 'row' }, el('a', { href: '/api/v1/reports' + exportQ + '&format=csv', download: 'report.csv', id: 'report-csv', text: 'Download CSV' }), ' ',
         el('a', { href: '/api/v1/reports' + exportQ + '&format=xlsx', download: 'report.xlsx', id: 'report-xlsx', text: 'Download XLSX' })),
-      el('section', { id: 'report-table' }, table(head, rows, 'Nothing counted in this range.'),
+      picker, el('section', { id: 'report-table' }, table(head, rows, 'Nothing counted in this range.'),
         rep.truncated ? el('p', { class: 'muted', text: 'The first ' + rep.rows.length + ' rows; the totals count them all.' }) : null,
         el('p', { id: 'report-totals', class: 'muted', text: 'Totals: ' + num(rep.totals.impressions) + ' impressions' +
           (rep.totals.requests !== undefined ? ', ' + num(rep.totals.requests) + ' requests, fill rate ' + pct(rep.totals.fillRate) : '') +
@@ -729,11 +750,36 @@
           (rep.totals.spend !== undefined ? ', spend ' + money(rep.totals.spend) + ', ' + num(rep.totals.conversions) + ' conversions (' + num(rep.totals.postViewConversions) +
             ' post-view) worth ' + money(rep.totals.conversionValue) + ', ROAS ' + rep.totals.roas.toFixed(2) : '') })),
       el('section', {}, el('h2', { text: 'Saved reports' }), form,
-        table(['Name', 'Dimensions', 'Emailed', ''], saved.savedReports.map(s => [el('a', { href: '#/reports?' + s.query, text: s.name }), s.query,
-          s.schedule ? s.schedule.every + ' to ' + s.schedule.to.join(', ') + ' (' + s.schedule.format + ')' : '—',
-          confirmButton('Delete', 'Delete saved report ' + s.name + '?', async () => { await api('DELETE', '/api/v1/saved-reports/' + s.id); render(); })]),
-          'No saved report yet.')), refresh());
+        el('div', { id: 'saved-reports' }, table(['Name', 'What it shows', 'Emailed', ''], saved.savedReports.map(s => [el('a', { href: '#/reports?' + s.query, text: s.name }), describeQuery(s.query),
+          s.schedule ? scheduleText(s.schedule) : '—',
+          el('span', { class: 'row' }, s.schedule ? sendNow(s) : null,
+            confirmButton('Delete', 'Delete saved report ' + s.name + '?', async () => { await api('DELETE', '/api/v1/saved-reports/' + s.id); render(); }))]),
+          'No saved report yet.'))), refresh());
   });
+
+  // describeQuery says what a saved report's query shows, in words.
+  function describeQuery(query) {
+    const q = new URLSearchParams(query);
+    const by = (q.get('by') || '').split(',').filter(Boolean).map(d => d.startsWith('kv.') ? 'the key ' + d.slice(3) : d === 'traffic' ? 'traffic (people or invalid)' : d);
+    const gran = { day: 'day by day', month: 'month by month' }[q.get('granularity')] || 'in total';
+    const filters = [...q.entries()].filter(([k]) => !['by', 'granularity', 'from', 'to', 'tz', 'format', 'limit'].includes(k)).map(([k, v]) => k + ' ' + v);
+    return (by.length ? 'By ' + by.join(', then ') : 'Totals') + ', ' + gran + (filters.length ? '; only ' + filters.join(', ') : '');
+  }
+  // scheduleText says when and to whom a saved report is emailed.
+  const scheduleText = sc => ({ daily: 'Every day', weekly: 'Every ' + ((sc.weekday || 'monday')[0].toUpperCase() + (sc.weekday || 'monday').slice(1)),
+    monthly: 'On day ' + (sc.monthDay || 1) + ' of every month' }[sc.every] || sc.every) +
+    ' at ' + (sc.at || '06:00') + ' (' + (sc.timeZone || 'UTC') + ') to ' + sc.to.join(', ') + ', as ' + (sc.format || 'csv').toUpperCase();
+  // sendNow emails a saved report's last period now (the server's -smtp).
+  function sendNow(s) {
+    const note = el('span', { class: 'muted', 'aria-live': 'polite' });
+    return el('span', {}, el('button', { type: 'button', text: 'Send now', 'data-send': s.id, onclick: async () => {
+      note.textContent = ' Sending…';
+      try {
+        const d = await api('POST', '/api/v1/saved-reports/' + s.id + '/send');
+        note.textContent = ' ' + (d.status === 'sent' ? 'Sent.' : 'Not sent: ' + (d.error || d.status));
+      } catch (e) { note.textContent = ' Not sent: ' + e.message; }
+    } }), note);
+  }
 
   // ---- Reports of one ad or link.
   async function reportSection(kind, id, q, base, extra = '') {
