@@ -407,13 +407,14 @@ func (b *Budgets) Run(ctx context.Context, e *Engine, every time.Duration, errs 
 }
 
 // why says why campaign c may not serve at now for a budget (its own or
-// its advertiser's), or "".
-func (b *Budgets) why(c *Campaign, now time.Time) string {
+// its advertiser's), or "": unknown when the counters last answered more
+// than staleAfter before wall (unix ns: when the decision is made).
+func (b *Budgets) why(c *Campaign, now time.Time, wall int64) string {
 	adv := (*b.advertisers.Load())[c.AdvertiserID]
 	if c.Budget == nil && adv == nil {
 		return ""
 	}
-	if s := b.synced.Load(); s == 0 || now.UnixNano()-s > int64(b.staleAfter) {
+	if s := b.synced.Load(); s == 0 || wall-s > int64(b.staleAfter) {
 		return BudgetUnknown
 	}
 	states := *b.states.Load()

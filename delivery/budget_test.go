@@ -419,3 +419,30 @@ func TestAdvertiserBudget(t *testing.T) {
 		t.Error("the advertiser's next day (in Taipei): nothing served; want its campaigns again")
 	}
 }
+
+// TestPreviewAtAnotherTime: a preview of a healthy budgeted campaign three
+// days ahead judges the spend counters' freshness when it is made (they
+// answered a moment ago: it serves), not at the time it previews; a
+// decision at that time with no Wall still finds them stale.
+func TestPreviewAtAnotherTime(t *testing.T) {
+	start := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	f := newBudgetFleet(t, counters.NewMemoryMoney(10), 1, marquee.Budget{Daily: 1_000_000_000}, "UTC", start)
+	f.sync(t)
+	e, rnd := f.engines[0], rand.New(rand.NewPCG(1, 2))
+	later := start.Add(72 * time.Hour)
+	statusOf := func(r *delivery.Request) string {
+		_, cands := e.Explain(context.Background(), r, later, rnd, nil)
+		for _, c := range cands[0] {
+			if c.CampaignID == 1 {
+				return c.Status
+			}
+		}
+		return "absent"
+	}
+	if got := statusOf(&delivery.Request{Slots: slot("side", 1), Preview: true, Wall: start.Add(time.Second)}); got != "chosen" {
+		t.Errorf("a preview made now of three days ahead: campaign 1 %q; want chosen", got)
+	}
+	if got := statusOf(&delivery.Request{Slots: slot("side", 1)}); got != delivery.BudgetUnknown {
+		t.Errorf("a decision three days after the last sync: campaign 1 %q; want %q", got, delivery.BudgetUnknown)
+	}
+}

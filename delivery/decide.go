@@ -27,6 +27,10 @@ type Request struct {
 	// Preview decides without consequence: no cap serve is taken and
 	// nothing counts toward pacing (the console's "preview a decision").
 	Preview bool
+	// Wall is when a preview at another time is made (zero: the
+	// decision's time): whether the spend counters answer lately is judged
+	// then, not at the time previewed.
+	Wall time.Time
 	// Invalid decides for invalid traffic (package ivt): as without
 	// consequence as a preview, but answered as any decision is.
 	Invalid bool
@@ -37,6 +41,14 @@ type Request struct {
 
 // counts says the decision has consequences: cap serves, pacing.
 func (r *Request) counts() bool { return !r.Preview && !r.Invalid }
+
+// wallAt is when the decision at now is made, unix ns (Wall, else now).
+func (r *Request) wallAt(now time.Time) int64 {
+	if r.Wall.IsZero() {
+		return now.UnixNano()
+	}
+	return r.Wall.UnixNano()
+}
 
 // Slot is one place to fill: a div name the answer is keyed by, the
 // placement, and how many ads it takes; KV, when the slot has key-values
@@ -116,7 +128,7 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 	sc := scratchPool.Get().(*scratch)
 	var adsBuf, campsBuf [16]int64 // what a request chooses fits: no allocation
 	var labelsBuf [8]marquee.Label
-	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], labels: labelsBuf[:0], v: r.Viewer, at: now.UnixNano(), bits: &sc.bits}
+	used := usedSet{ads: adsBuf[:0], campaigns: campsBuf[:0], labels: labelsBuf[:0], v: r.Viewer, at: now.UnixNano(), wall: r.wallAt(now), bits: &sc.bits}
 	reached := sc.reached[:0] // the user's reached caps once a refusal told them (kept apart from used: escape analysis)
 	if e.readFirst && r.User != 0 && r.counts() && len(plan.ids) > 0 {
 		var err error
@@ -326,6 +338,7 @@ type usedSet struct {
 	capsDown       bool             // the counters could not be read: no capped campaign is served
 	v              targeting.Viewer // the request's targeting fields, compiled (a copy: nothing escapes)
 	at             int64            // the decision's time, unix ns
+	wall           int64            // when it is made, unix ns (Request.Wall)
 	bits           *[]uint64        // scratch of pickParts
 	// filtered: the campaign checked now passed its list's filter, which
 	// checked the indexed rules of its tree (the rest are left).
@@ -797,7 +810,7 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 // notes why not (its goal or budget met, or ahead of its pace; budgets
 // unknown count as paced) when they do not.
 func (u *usedSet) paced(e *Engine, c *Campaign, now time.Time) bool {
-	switch e.paceWhy(c, now) {
+	switch e.paceWhy(c, now, u.wall) {
 	case "":
 		return true
 	case AheadOfPace, AheadOfBudget, BudgetUnknown:
@@ -809,10 +822,10 @@ func (u *usedSet) paced(e *Engine, c *Campaign, now time.Time) bool {
 }
 
 // paceWhy is why pacing (a goal) or a budget keeps campaign c from
-// serving at now, or "".
-func (e *Engine) paceWhy(c *Campaign, now time.Time) string {
+// serving at now, or "" (wall: when the decision is made, unix ns).
+func (e *Engine) paceWhy(c *Campaign, now time.Time, wall int64) string {
 	if w := e.pacing.why(c, now); w != "" || e.budgets == nil {
 		return w
 	}
-	return e.budgets.why(c, now)
+	return e.budgets.why(c, now, wall)
 }

@@ -44,7 +44,7 @@ func (e *Engine) Explain(ctx context.Context, r *Request, now time.Time, rnd Ran
 	chosen := e.DecideOutcomes(ctx, r, now, rnd, outcomes)
 	plan := e.plan.Load()
 	reached, capsDown := e.reachedBy(ctx, r, now)
-	used := usedSet{reached: reached, capsDown: capsDown, v: r.Viewer, at: now.UnixNano()}
+	used := usedSet{reached: reached, capsDown: capsDown, v: r.Viewer, at: now.UnixNano(), wall: r.wallAt(now)}
 	out := make([][]Candidate, len(r.Slots))
 	for si, s := range r.Slots {
 		pl := plan.placements[s.Placement]
@@ -231,7 +231,7 @@ func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time
 	if w := p.campaignRules(c, r, used, now); w != "" {
 		return w
 	}
-	return e.paceWhy(c, now)
+	return e.paceWhy(c, now, used.wall)
 }
 
 // campaignRules is campaignWhy but pacing: what is cheap to check, and

@@ -153,7 +153,7 @@ func (e *Engine) Delivery(id int64, now time.Time) (Delivery, bool) {
 	case !c.ActiveAt(now):
 		d.Why = notActive(c.State)
 	default:
-		d.Why = e.paceWhy(c, now)
+		d.Why = e.paceWhy(c, now, now.UnixNano())
 	}
 	d.Serving = d.Why == ""
 	return d, true

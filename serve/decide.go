@@ -75,6 +75,7 @@ func (s *Service) Decide(ctx context.Context, in *Input, e *Edge, opt Options) (
 func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d *Decision) error {
 	plan := s.engine.Plan()
 	now := s.now()
+	wall := now
 	if len(in.At) > 0 {
 		at, err := time.Parse(time.RFC3339, string(in.At))
 		switch {
@@ -97,6 +98,9 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 	d.svc, d.Request, d.Limit, d.Now = s, req, lim, now
 	r := &d.Request
 	r.Preview = in.Preview
+	if !now.Equal(wall) {
+		r.Wall = wall // a preview at another time: budgets' freshness is judged now
+	}
 	r.Companions = opt.Companions
 	if (in.Explain || in.Preview) && opt.Authorize != nil {
 		if err := opt.Authorize(); err != nil {

@@ -389,3 +389,45 @@ func TestConsoleReports(t *testing.T) {
 		t.Errorf("the console logged errors: %v", errs)
 	}
 }
+
+// TestConsolePreviewsAPage: the preview decides a whole page — an
+// all-or-none roadblock over two placements fills both when both are on
+// the page and neither when one is missing — and a chosen time honestly:
+// a budgeted campaign two days ahead is chosen, not "budget unknown".
+func TestConsolePreviewsAPage(t *testing.T) {
+	t.Parallel()
+	in, b := ownerConsole(t, 1366, 900)
+	flight := flightJSON(-time.Hour, 7*24*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"top"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"Takeover",` + flight + `,"priority":"sponsorship","roadblock":"all-or-none","budget":{"daily":100},"price":{"model":"cpm","amount":2}}`)
+	for _, pl := range []string{"side", "top"} {
+		in.expect(in.admin("POST", "/api/v1/ad", `{"title":"`+pl+`",`+flight+`,"campaignId":"1","placements":["`+pl+`"],"creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
+	}
+	preview := func(placements []string, at string) string {
+		t.Helper()
+		b.open("#/decisions", "#preview-form")
+		js := `document.querySelectorAll('#preview-placements input').forEach(i => i.checked = ` + jsString(strings.Join(placements, ",")) + `.split(',').includes(i.value))`
+		steps := []chromedp.Action[chromedp.Void]{chromedp.Evaluate[chromedp.Void](js)}
+		if at != "" {
+			steps = append(steps, chromedp.SetValue(chromedp.ID("preview-at"), at))
+		}
+		steps = append(steps, click(`#preview-form button[type=submit]`), chromedp.WaitVisible(chromedp.CSS(`#preview-result .preview-slot`)))
+		b.do("preview "+strings.Join(placements, "+"), steps...)
+		return b.text("#preview-result")
+	}
+	if got := preview([]string{"side", "top"}, ""); !strings.Contains(got, "side: ad 1 of Takeover") || !strings.Contains(got, "top: ad 2 of Takeover") {
+		t.Errorf("the page of side and top = %q; want the roadblock in both", got)
+	}
+	if got := preview([]string{"side"}, ""); !strings.Contains(got, "side: nothing fills this slot") {
+		t.Errorf("a page of side alone = %q; want the all-or-none roadblock out (nothing else fills it)", got)
+	}
+	later := time.Now().Add(48 * time.Hour).Format("2006-01-02T15:04")
+	if got := preview([]string{"side", "top"}, later); !strings.Contains(got, "side: ad 1 of Takeover") || strings.Contains(got, "budget unknown") {
+		t.Errorf("the page two days ahead = %q; want the healthy budgeted roadblock chosen, not budget unknown", got)
+	}
+	if errs, _ := b.logged(); len(errs) > 0 {
+		t.Errorf("the console logged errors: %v", errs)
+	}
+}

@@ -878,9 +878,9 @@ func TestCampaignsInBrowser(t *testing.T) {
 	// Preview: who wins the placement, and why the others do not.
 	b.open("#/decisions", "#preview-form")
 	b.labelled("preview")
-	b.do("preview home-top", chromedp.SetValue(chromedp.CSS(`[data-field="placements[0].placement"] select`), "home-top"),
+	b.do("preview home-top", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('#preview-placements input').forEach(i => i.checked = i.value === 'home-top')`),
 		click(`#preview-form button[type=submit]`), chromedp.WaitVisible(chromedp.CSS(`#preview-result table`)))
-	if txt := b.text("#preview-result"); !strings.Contains(txt, "Wins: ad "+ad+" of Spring") || !strings.Contains(txt, "chosen") || strings.Contains(txt, "campaign "+camp) {
+	if txt := b.text("#preview-result"); !strings.Contains(txt, "home-top: ad "+ad+" of Spring") || !strings.Contains(txt, "chosen") || strings.Contains(txt, "campaign "+camp) {
 		t.Errorf("the preview says %q; want ad %s of Spring (the campaign by its name) chosen", txt, ad)
 	}
 	// The ad's page names its campaign and says what the campaign targets.

@@ -1860,7 +1860,10 @@
   // others do not (a preview takes no cap serve and counts toward no pacing).
   route(/^\/decisions$/, 'campaigns:read', async () => {
     const { items: places } = await api('GET', '/api/v1/placements?limit=1000');
-    const placement = el('select', {}, places.map(p => el('option', { value: p.name, text: p.name })));
+    // A page: one slot of each placement checked (roadblocks and
+    // competitive exclusion decide across them, as on the page).
+    const placement = el('div', { class: 'checks', role: 'group', 'aria-label': 'Placements of the page', id: 'preview-placements' },
+      places.map((p, i) => el('label', {}, el('input', { type: 'checkbox', value: p.name, checked: i === 0 }), p.name)));
     const age = el('input', { type: 'number', min: 1, max: 100 });
     const gender = el('select', {}, [['', 'Any'], ['M', 'Men'], ['F', 'Women']].map(([v, t]) => el('option', { value: v, text: t })));
     const country = el('input', { type: 'text', maxlength: 2, placeholder: 'TW' });
@@ -1876,7 +1879,8 @@
     const result = el('div', { id: 'preview-result', 'aria-live': 'polite' });
     const form = el('form', { class: 'card', id: 'preview-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
-      const body = { placements: [{ div: 'slot', placement: placement.value }], explain: true, preview: true,
+      const chosen = [...placement.querySelectorAll('input:checked')].map(i => i.value);
+      const body = { placements: chosen.map(name => ({ div: name, placement: name })), explain: true, preview: true,
         keywords: keywords.value.split(',').map(s => s.trim()).filter(Boolean) };
       if (age.value) body.age = +age.value;
       if (gender.value) body.gender = gender.value;
@@ -1895,21 +1899,26 @@
       if (at.value) body.at = fromLocal(at.value);
       try {
         const r = await api('POST', '/api/v1/decisions', body);
-        const won = r.decisions.slot, cn = await campaignNames();
-        result.replaceChildren(el('h2', { text: !won.length ? 'Nothing fills this slot' : won[0].default ? 'Wins: ad ' + won[0].adId + ', the placement\'s default ad' : 'Wins: ad ' + won[0].adId + ' of ' + (cn.get(String(won[0].campaignId)) || 'campaign ' + won[0].campaignId) }),
-          table(['Ad', 'Campaign', 'Tier', 'Status', { t: 'Weight', num: 1 }, { t: 'Chance', num: 1 }], (r.explain.slot || []).map(c => [
-            el('a', { href: '#/ads/' + c.adId, text: 'ad ' + c.adId }), campaignLink(c.campaignId, cn),
-            c.tier, c.status + (c.rotation ? ' — ' + c.rotation : ''), c.weight ? String(c.weight) : '', c.chance ? pct(c.chance) : '']), 'No ad of a campaign exists yet.'));
+        const cn = await campaignNames();
+        result.replaceChildren(el('p', { class: 'muted', text: 'Decided as one page' + (at.value ? ' at ' + fmtTime(fromLocal(at.value)) : ' now') + ': ' + chosen.length + ' slot' + (chosen.length === 1 ? '' : 's') + '.' }),
+          ...chosen.map(name => {
+            const won = r.decisions[name] || [];
+            return el('section', { class: 'preview-slot', 'data-slot': name }, el('h2', { text: name + ': ' + (!won.length ? 'nothing fills this slot' : won[0].default ? 'ad ' + won[0].adId + ', the placement\'s default ad' :
+              won[0].bidder ? 'a bid of ' + won[0].bidder : 'ad ' + won[0].adId + ' of ' + (cn.get(String(won[0].campaignId)) || 'campaign ' + won[0].campaignId)) }),
+              table(['Ad', 'Campaign', 'Tier', 'Status', { t: 'Weight', num: 1 }, { t: 'Chance', num: 1 }], ((r.explain || {})[name] || []).map(c => [
+                el('a', { href: '#/ads/' + c.adId, text: 'ad ' + c.adId }), campaignLink(c.campaignId, cn),
+                c.tier, c.status + (c.rotation ? ' — ' + c.rotation : ''), c.weight ? String(c.weight) : '', c.chance ? pct(c.chance) : '']), 'No ad of a campaign exists yet.'));
+          }));
       } catch (e) { showProblems(form, e); }
     } },
-    el('div', { class: 'grid2' }, field('Placement', placement, 'placements[0].placement'), field('User key', user, 'user.key')),
+    el('div', { class: 'grid2' }, field('Placements (a page: one slot each)', placement, 'placements'), field('User key', user, 'user.key')),
     el('div', { class: 'row' }, field('Age', age, 'age'), field('Gender', gender, 'gender'), field('Country', country, 'country'), field('Platform', platform, 'platform')),
     field('Keywords', keywords, 'keywords'),
     el('div', { class: 'grid2' }, field('Key-values', kv, 'kv'), field('Page URL', pageURL, 'url')),
     el('div', { class: 'row' }, field('Region (ISO 3166-2)', region, 'region'), field('Language', language, 'language'), field('At (your time; none: now)', at, 'at')),
     field('User-Agent', ua, 'userAgent'),
     el('button', { type: 'submit', class: 'primary', text: 'Preview the decision' }));
-    show(el('h1', { text: 'Preview a decision' }), el('p', { class: 'muted', text: 'Who would fill a slot for this viewer now, and why every other ad would not. A preview takes no cap serve and counts toward no pacing.' }),
+    show(el('h1', { text: 'Preview a decision' }), el('p', { class: 'muted', text: 'Who would fill each slot of a page for this viewer, now or at the time chosen, and why every other ad would not. A preview takes no cap serve and counts toward no pacing; budgets are read as they stand now.' }),
       places.length ? form : el('p', {}, 'No placement yet: ', el('a', { href: '#/placements/new', text: 'create one' }), '.'), result);
   });
 
