@@ -40,8 +40,9 @@ func TestApprovalQueueInBrowser(t *testing.T) {
 	adv.signIn("adv@acme.test", "advertiser password")
 	adv.open("#/campaigns/1", "#submit")
 	adv.absent("#approve", "an advertiser's user cannot approve")
-	adv.absent("#edit", "an advertiser's user cannot edit")
+	adv.do("its draft is its to edit", chromedp.WaitVisible(chromedp.CSS("#edit")))
 	adv.do("submit", click("#submit"), chromedp.WaitVisible(chromedp.CSS("#approval p.muted")))
+	adv.absent("#edit", "an advertiser's user cannot edit a campaign under review")
 	if s, _ := state(); s != "pending" {
 		t.Fatalf("after the advertiser's submission the campaign is %s; want pending", s)
 	}

@@ -254,12 +254,16 @@ func TestConsolePublisherWorkspace(t *testing.T) {
 	fire(t, d.Decisions["d"][0].ImpressionURL)
 	in.expect(in.admin("PUT", "/api/v1/campaigns/1", `{"advertiserId":"1","name":"cpm",`+flight+`,"price":{"model":"cpm","amount":1000},"conditions":[{"country":["TW"]}]}`), 200, "")
 	// The second request: no campaign fits; a header-bidding bid fills it.
-	in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"news-top","bids":[{"bidder":"appnexus","cpm":5,"adId":"pb1"}]}]}`)
+	r = in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"news-top","bids":[{"bidder":"appnexus","cpm":5,"adId":"pb1"}]}]}`)
+	if json.Unmarshal([]byte(r.body), &d); len(d.Decisions["d"]) != 1 {
+		t.Fatalf("the bid's decision = %d %s", r.status, r.body)
+	}
+	fire(t, d.Decisions["d"][0].ImpressionURL)
 	eventually(t, 5*time.Second, func() string {
-		if r := in.admin("GET", "/api/v1/reports?by=placement&granularity=total", ""); !strings.Contains(r.body, `"requests":2`) || !strings.Contains(r.body, `"impressions":1`) {
+		if r := in.admin("GET", "/api/v1/reports?by=placement&granularity=total", ""); !strings.Contains(r.body, `"requests":2`) || !strings.Contains(r.body, `"impressions":2`) {
 			return "the report: " + r.body
 		}
-		if r := in.admin("GET", "/api/v1/bidders/stats", ""); !strings.Contains(r.body, `"bidder":"appnexus","bids":1,"wins":1`) {
+		if r := in.admin("GET", "/api/v1/bidders/stats", ""); !strings.Contains(r.body, `"bidder":"appnexus","bids":1,"wins":1,"winRate":1,"impressions":1`) {
 			return "the bidders: " + r.body
 		}
 		return ""
@@ -290,12 +294,21 @@ func TestConsolePublisherWorkspace(t *testing.T) {
 	if got := b.text("main table"); !strings.Contains(got, "news") {
 		t.Errorf("the publisher's statements = %q; want its site's", got)
 	}
+	// The team's overview agrees with the reports: the ad's impression and
+	// the bid's.
+	team := newTab(t, in.url, 1366, 900)
+	team.do("open the console", chromedp.Navigate(in.url+"/admin/"))
+	team.signIn("owner@example.com", "owner-password-1")
+	team.do("the overview", chromedp.WaitVisible(chromedp.CSS(`#bid-impressions`)))
+	if got := team.text(`[data-kpi="impressions"] .v`); got != "2" {
+		t.Errorf("the overview's impressions = %q; want 2, as the reports (the ad's and the bid's)", got)
+	}
 	narrow := newTab(t, in.url, 390, 844)
 	narrow.do("open the console", chromedp.Navigate(in.url+"/admin/"))
 	narrow.signIn("pub@news.test", "publisher password")
 	narrow.do("the home", chromedp.WaitVisible(chromedp.CSS(`[data-kpi="revenue"]`)))
 	narrow.screenshot("publisher-home-390.png")
-	for _, tb := range []*tab{b, narrow} {
+	for _, tb := range []*tab{b, narrow, team} {
 		if refused := tb.refused(); len(refused) > 0 {
 			t.Errorf("the publisher's console asked for what it may not have (403): %v", refused)
 		}

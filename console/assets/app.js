@@ -606,11 +606,20 @@
     if (asPublisher()) return publisherHome(q);
     const rg = rangeOf(q);
     const prev = { from: new Date(Date.parse(rg.from) - rg.span).toISOString(), to: rg.from };
-    const [ads, links, before] = await Promise.all([
+    // Header-bidding bids fill slots with no ad of Marquee's: their
+    // impressions are in the reports by several dimensions, not in the
+    // ads' totals, so the tiles add them (the chart is the ads').
+    const bidImps = r => r ? r.rows.reduce((n, x) => n + x.impressions, 0) : 0;
+    const [ads, links, before, bids, bidsBefore] = await Promise.all([
       api('GET', '/api/v1/stats' + statsQuery(rg, '&top=ads&metric=impressions&limit=10')),
       api('GET', '/api/v1/stats' + statsQuery(rg, '&top=links&metric=clicks&limit=10')),
-      api('GET', '/api/v1/stats' + statsQuery(prev, '&limit=0'))]); // totals only
-    show(el('h1', { text: 'Overview' }), rangePicker(q, '#/'), tiles(ads.totals, before.totals), invalidNote(ads),
+      api('GET', '/api/v1/stats' + statsQuery(prev, '&limit=0')), // totals only
+      api('GET', '/api/v1/bidders/stats' + statsQuery(rg)).catch(() => null), api('GET', '/api/v1/bidders/stats' + statsQuery(prev)).catch(() => null)]);
+    const withBids = (t, n) => n ? { ...t, impressions: t.impressions + n, ctr: (t.impressions + n) ? t.clicks / (t.impressions + n) : 0 } : t;
+    const nBids = bidImps(bids);
+    show(el('h1', { text: 'Overview' }), rangePicker(q, '#/'), tiles(withBids(ads.totals, nBids), withBids(before.totals, bidImps(bidsBefore))),
+      nBids ? el('p', { class: 'muted', id: 'bid-impressions', text: 'Impressions include ' + num(nBids) + ' filled by header-bidding bids (no ad of Marquee\'s: not in the chart or the top ads; see Bidders).' }) : null,
+      invalidNote(ads),
       chart(ads, 'Impressions, clicks and conversions'),
       el('div', { class: 'grid2' },
         el('section', {}, el('h2', { text: 'Top ads by impressions' }), table(['Ad', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'CTR', num: 1 }, { t: 'Viewability', num: 1 }],
