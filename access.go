@@ -133,19 +133,22 @@ func ParseInvitationInput(body []byte) (InvitationInput, error) {
 	if !ok {
 		return in, Invalid("invalid invitation", p)
 	}
-	for _, f := range []struct {
-		name string
-		to   *string
-	}{{"token", &in.Token}, {"password", &in.Password}} {
-		raw, ok := present(fields, f.name)
+	requiredStrings(fields, p, map[string]*string{"token": &in.Token, "password": &in.Password})
+	return in, Invalid("invalid invitation", p)
+}
+
+// requiredStrings reads the string fields named in dst from fields into
+// their places, noting in p each one absent or not a string.
+func requiredStrings(fields map[string]json.RawMessage, p Problems, dst map[string]*string) {
+	for name, to := range dst {
+		raw, ok := present(fields, name)
 		switch {
 		case !ok:
-			p[f.name] = "is required"
-		case json.Unmarshal(raw, f.to) != nil:
-			p[f.name] = "must be a string"
+			p[name] = "is required"
+		case json.Unmarshal(raw, to) != nil:
+			p[name] = "must be a string"
 		}
 	}
-	return in, Invalid("invalid invitation", p)
 }
 
 // SetupInput is the body of first-run set-up: the setup link's token,
@@ -161,18 +164,7 @@ func ParseSetupInput(body []byte) (SetupInput, error) {
 	if !ok {
 		return in, Invalid("invalid setup", p)
 	}
-	for _, f := range []struct {
-		name string
-		to   *string
-	}{{"token", &in.Token}, {"email", &in.Email}, {"password", &in.Password}} {
-		raw, ok := present(fields, f.name)
-		switch {
-		case !ok:
-			p[f.name] = "is required"
-		case json.Unmarshal(raw, f.to) != nil:
-			p[f.name] = "must be a string"
-		}
-	}
+	requiredStrings(fields, p, map[string]*string{"token": &in.Token, "email": &in.Email, "password": &in.Password})
 	if _, bad := p["email"]; !bad {
 		var ok bool
 		if in.Email, ok = normalEmail(in.Email); !ok {

@@ -52,19 +52,20 @@ type InvitationStore interface {
 var errNoInvitation = marquee.Errorf(marquee.KindNotFound, "no such invitation: it was used, or the link is wrong (ask for a new one)")
 
 // AcceptInvitation sets the password of the user token's invitation
-// names, once: throttled and audited as sign-ins are (a wrong token
-// counts against ip). An expired invitation is a KindGone error; a
+// names, once, and signs them in (as Setup does: the password was just
+// set, not checked again): throttled and audited as sign-ins are (a wrong
+// token counts against ip). An expired invitation is a KindGone error; a
 // password against the rules a KindInvalid one naming "password".
-func (a *Auth) AcceptInvitation(ctx context.Context, st InvitationStore, token, password, ip string, now time.Time) (marquee.User, error) {
+func (a *Auth) AcceptInvitation(ctx context.Context, st InvitationStore, token, password, ip string, now time.Time) (SignedIn, error) {
 	subjects := failureSubjects(ip, "")
 	if err := checkThrottle(ctx, st, subjects, now, "too many wrong invitation links; retry later"); err != nil {
-		return marquee.User{}, err
+		return SignedIn{}, err
 	}
-	fail := func() (marquee.User, error) {
+	fail := func() (SignedIn, error) {
 		if err := addFailure(ctx, st, subjects, now, marquee.AuditEntry{Actor: "anonymous", Action: "invitation-refused", IP: ip}); err != nil {
-			return marquee.User{}, err
+			return SignedIn{}, err
 		}
-		return marquee.User{}, errNoInvitation
+		return SignedIn{}, errNoInvitation
 	}
 	idText, secret, ok := strings.Cut(token, ".")
 	id, err := strconv.ParseInt(idText, 10, 64)
@@ -76,11 +77,11 @@ func (a *Auth) AcceptInvitation(ctx context.Context, st InvitationStore, token, 
 		return fail()
 	}
 	if err != nil {
-		return u, err
+		return SignedIn{}, err
 	}
 	_, mark, err := st.UserLogin(ctx, u.Email)
 	if err != nil && marquee.KindOf(err) != marquee.KindNotFound {
-		return u, err
+		return SignedIn{}, err
 	}
 	hash, expiry, ok := strings.Cut(strings.TrimPrefix(mark, invitePrefix), ":")
 	ms, err := strconv.ParseInt(expiry, 10, 64)
@@ -88,15 +89,18 @@ func (a *Auth) AcceptInvitation(ctx context.Context, st InvitationStore, token, 
 		return fail()
 	}
 	if !now.Before(time.UnixMilli(ms)) {
-		return marquee.User{}, marquee.Errorf(marquee.KindGone, "this invitation expired at %s: ask for a new one", time.UnixMilli(ms).UTC().Format(time.RFC3339))
+		return SignedIn{}, marquee.Errorf(marquee.KindGone, "this invitation expired at %s: ask for a new one", time.UnixMilli(ms).UTC().Format(time.RFC3339))
 	}
 	if msg := marquee.CheckPassword(password, &u.Email); msg != "" {
-		return marquee.User{}, marquee.Invalid("invalid invitation", marquee.Problems{"password": msg})
+		return SignedIn{}, marquee.Invalid("invalid invitation", marquee.Problems{"password": msg})
 	}
 	pw, err := HashPassword(password)
 	if err != nil {
-		return marquee.User{}, err
+		return SignedIn{}, err
 	}
 	actx := marquee.WithAudit(ctx, marquee.Audit{Actor: userActor(&u), IP: ip, Action: "accept invitation", Fields: []string{"password"}})
-	return st.UpdateUser(actx, id, marquee.UserChange{PasswordHash: &pw, IfPasswordHash: &mark})
+	if u, err = st.UpdateUser(actx, id, marquee.UserChange{PasswordHash: &pw, IfPasswordHash: &mark}); err != nil {
+		return SignedIn{}, err
+	}
+	return a.openSession(ctx, st, userPrincipal(&u), marquee.Session{UserID: u.ID}, ip, now)
 }

@@ -32,7 +32,7 @@ func TestInvitationExpiry(t *testing.T) {
 	if _, err := a.AcceptInvitation(ctx, st, auth.InvitationToken(u.ID+1, secret), "a long enough password", "192.0.2.9", t0); marquee.KindOf(err) != marquee.KindNotFound {
 		t.Errorf("another id's link: %v; want not found", err)
 	}
-	if got, err := a.AcceptInvitation(ctx, st, token, "a long enough password", "192.0.2.9", t0.Add(auth.InvitationTTL-time.Minute)); err != nil || got.ID != u.ID {
-		t.Errorf("accepted a minute before its expiry: %+v, %v; want the user", got, err)
+	if got, err := a.AcceptInvitation(ctx, st, token, "a long enough password", "192.0.2.9", t0.Add(auth.InvitationTTL-time.Minute)); err != nil || got.Principal.UserID != u.ID || got.Cookie == "" {
+		t.Errorf("accepted a minute before its expiry: %+v, %v; want the user signed in", got, err)
 	}
 }

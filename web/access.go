@@ -248,13 +248,8 @@ func handleAcceptInvitation(a *sessions) storeHandler {
 		if err != nil {
 			return err
 		}
-		ip := a.ip(ctx)
-		u, err := a.auth.AcceptInvitation(sctx, a.access, in.Token, in.Password, ip, a.now())
+		si, err := a.auth.AcceptInvitation(sctx, a.access, in.Token, in.Password, a.ip(ctx), a.now())
 		if err := a.writer.visible(sctx, err, "user"); err != nil {
-			return err
-		}
-		si, err := a.auth.SignIn(sctx, a.access, auth.Login{Email: u.Email, Password: in.Password, IP: ip}, a.now())
-		if err != nil {
 			return err
 		}
 		return a.answerSignedIn(sctx, ctx, si)

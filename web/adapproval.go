@@ -48,9 +48,7 @@ func handleAdByAdvertiser(r resource[int64, marquee.AdInput], ads AdStore, campa
 			if err := w.visible(sctx, err, "ad"); err != nil {
 				return err
 			}
-			location, body := adCreated(a)
-			ctx.Response.Header.Set(fasthttp.HeaderLocation, location)
-			writeJSON(ctx, fasthttp.StatusCreated, body)
+			writeCreated(ctx, adCreated, a)
 			return nil
 		}
 		id, err := r.key(ctx)

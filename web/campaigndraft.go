@@ -25,28 +25,20 @@ var teamFields = []string{"priority", "weight", "labels", "roadblock", "rotation
 func handleCampaignByAdvertiser(r resource[int64, marquee.CampaignInput], campaigns CampaignStore, w *writer, replace bool) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readJSON(ctx, r.limit, r.parse)
-		var fields map[string]json.RawMessage
-		json.Unmarshal(ctx.PostBody(), &fields) // parse has refused what is not an object
 		p := marquee.Problems{}
-		for _, f := range teamFields {
-			if _, ok := fields[f]; ok {
-				p[f] = "is set by the ad team: leave it out"
-			}
-		}
-		b := boundsOf(ctx)
-		if _, given := fields["advertiserId"]; given && in.AdvertiserID != 0 && !b.HasAdvertiser(in.AdvertiserID) {
-			p["advertiserId"] = "must be one of your advertisers"
-		}
-		if len(p) > 0 {
-			if e := marquee.AsError(err); e != nil && e.Kind == marquee.KindInvalid {
-				for k, v := range p {
-					e.Problems[k] = v
+		if e := marquee.AsError(err); err == nil || e != nil && e.Kind == marquee.KindInvalid { // a body read, if not valid
+			var fields map[string]json.RawMessage
+			json.Unmarshal(ctx.PostBody(), &fields) // parse has refused what is not an object
+			for _, f := range teamFields {
+				if _, ok := fields[f]; ok {
+					p[f] = "is set by the ad team: leave it out"
 				}
-				return e
 			}
-			return marquee.Invalid("invalid campaign", p)
+			if _, given := fields["advertiserId"]; given && in.AdvertiserID != 0 && !boundsOf(ctx).HasAdvertiser(in.AdvertiserID) {
+				p["advertiserId"] = "must be one of your advertisers"
+			}
 		}
-		if err != nil {
+		if err := withProblems(err, r.what, p); err != nil {
 			return err
 		}
 		if !replace {
@@ -54,9 +46,7 @@ func handleCampaignByAdvertiser(r resource[int64, marquee.CampaignInput], campai
 			if err := w.visible(sctx, err, "campaign"); err != nil {
 				return err
 			}
-			location, body := campaignCreated(c)
-			ctx.Response.Header.Set(fasthttp.HeaderLocation, location)
-			writeJSON(ctx, fasthttp.StatusCreated, body)
+			writeCreated(ctx, campaignCreated, c)
 			return nil
 		}
 		id, err := r.key(ctx)

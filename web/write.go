@@ -85,20 +85,27 @@ func (r resource[K, In]) checked(check func(*In) marquee.Problems) resource[K, I
 	parse := r.parse
 	r.parse = func(b []byte) (In, error) {
 		in, err := parse(b)
-		more := check(&in)
-		if len(more) == 0 {
-			return in, err
-		}
-		if e := marquee.AsError(err); e != nil && e.Kind == marquee.KindInvalid {
-			maps.Copy(e.Problems, more)
-			return in, e
-		}
-		if err != nil {
-			return in, err
-		}
-		return in, marquee.Invalid("invalid "+r.what, more)
+		return in, withProblems(err, r.what, check(&in))
 	}
 	return r
+}
+
+// withProblems is err with more problems of what beside its own, in one
+// answer: err's when it names problems already, a new KindInvalid error
+// when err is nil, err alone when it is another kind (a body too large,
+// not JSON: said first).
+func withProblems(err error, what string, more marquee.Problems) error {
+	if len(more) == 0 {
+		return err
+	}
+	if e := marquee.AsError(err); e != nil && e.Kind == marquee.KindInvalid {
+		maps.Copy(e.Problems, more)
+		return e
+	}
+	if err != nil {
+		return err
+	}
+	return marquee.Invalid("invalid "+what, more)
 }
 
 // geoRules names, on a server without GeoIP (-geoip), the rules of a
@@ -160,11 +167,17 @@ func handleCreate[S, K, In, Out any](r resource[K, In], store S, create func(S, 
 		if err := w.visible(sctx, err, r.what); err != nil {
 			return err
 		}
-		location, body := answer(v)
-		ctx.Response.Header.Set(fasthttp.HeaderLocation, location)
-		writeJSON(ctx, fasthttp.StatusCreated, body)
+		writeCreated(ctx, answer, v)
 		return nil
 	}
+}
+
+// writeCreated answers 201 with what answer says of v, the created
+// resource: its body and location.
+func writeCreated[T any](ctx *fasthttp.RequestCtx, answer func(T) (location string, body any), v T) {
+	location, body := answer(v)
+	ctx.Response.Header.Set(fasthttp.HeaderLocation, location)
+	writeJSON(ctx, fasthttp.StatusCreated, body)
 }
 
 // handleReplace serves PUT of a resource: the body is a whole resource,

@@ -373,24 +373,34 @@
     }
   });
 
+  // choosePassword is a new password typed twice: its two fields, and
+  // same(form), which shows the problem beside the second when they
+  // differ.
+  function choosePassword() {
+    const pass = el('input', { type: 'password', autocomplete: 'new-password', required: true, minlength: 12 });
+    const again = el('input', { type: 'password', autocomplete: 'new-password', required: true });
+    return { pass, fields: [field('Password', pass, 'password', 'At least 12 characters.'), field('Password again', again, 'again')],
+      same: form => {
+        if (pass.value === again.value) return true;
+        showProblems(form, new ApiError(400, { error: 'the two passwords differ', problems: { again: 'must be the same password' } }));
+        return false;
+      } };
+  }
+
   // ---- First-run set-up: the link marquee serve prints while no user exists.
   route(/^\/setup$/, null, async (_, q) => {
     const err = el('div');
     const email = el('input', { type: 'email', autocomplete: 'username', required: true });
-    const pass = el('input', { type: 'password', autocomplete: 'new-password', required: true, minlength: 12 });
-    const again = el('input', { type: 'password', autocomplete: 'new-password', required: true });
+    const pw = choosePassword();
     const form = el('form', { class: 'card', id: 'setup', onsubmit: async ev => {
       ev.preventDefault();
-      if (pass.value !== again.value) {
-        showProblems(form, new ApiError(400, { error: 'the two passwords differ', problems: { again: 'must be the same password' } }));
-        return;
-      }
+      if (!pw.same(form)) return;
       try {
-        session = await api('POST', '/api/v1/setup', { token: q.get('token') || '', email: email.value, password: pass.value }, { signIn: true });
+        session = await api('POST', '/api/v1/setup', { token: q.get('token') || '', email: email.value, password: pw.pass.value }, { signIn: true });
         go('#/');
       } catch (e) { showProblems(form, e); }
     } }, el('p', { text: 'You are the first person here: choose the email and password you will sign in with. You will be the owner, and can add everyone else from Users.' }),
-      field('Email', email, 'email'), field('Password', pass, 'password', 'At least 12 characters.'), field('Password again', again, 'again'),
+      field('Email', email, 'email'), ...pw.fields,
       el('button', { class: 'primary', type: 'submit', text: 'Create the owner and sign in' }),
       el('div', { class: 'field', 'data-field': 'token' }));
     show(el('h1', { text: 'Set up Marquee' }), err, form);
@@ -401,23 +411,18 @@
   // once, from the link they were given (POST /api/v1/invitations), and
   // is signed in.
   route(/^\/invite\/([A-Za-z0-9_.-]+)$/, null, async ([token]) => {
-    const pass = el('input', { type: 'password', autocomplete: 'new-password', required: true, minlength: 12 });
-    const again = el('input', { type: 'password', autocomplete: 'new-password', required: true });
+    const pw = choosePassword();
     const form = el('form', { class: 'card', id: 'invitation', onsubmit: async ev => {
       ev.preventDefault();
-      if (pass.value !== again.value) {
-        showProblems(form, new ApiError(400, { error: 'the two passwords differ', problems: { again: 'must be the same password' } }));
-        return;
-      }
+      if (!pw.same(form)) return;
       try {
-        session = await api('POST', '/api/v1/invitations', { token, password: pass.value }, { signIn: true });
+        session = await api('POST', '/api/v1/invitations', { token, password: pw.pass.value }, { signIn: true });
         go('#/');
       } catch (e) { showProblems(form, e); }
     } }, el('p', { text: 'You were invited to Marquee. Choose the password you will sign in with (the link works once).' }),
-      field('Password', pass, 'password', 'At least 12 characters.'), field('Password again', again, 'again'),
-      el('button', { class: 'primary', type: 'submit', text: 'Set my password and sign in' }));
+      ...pw.fields, el('button', { class: 'primary', type: 'submit', text: 'Set my password and sign in' }));
     show(el('h1', { text: 'Welcome to Marquee' }), form);
-    pass.focus();
+    pw.pass.focus();
   });
 
   // ---- Ranges of reports.
