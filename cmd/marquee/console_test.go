@@ -344,10 +344,30 @@ func ownerConsole(t *testing.T, width, height int) (*instance, *tab) {
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
 	in := start(t, dir, nil)
+	return in, signedInTab(t, in, width, height, "owner@example.com", "owner-password-1")
+}
+
+// signedInTab is a tab of width × height signed in to in's console as
+// email.
+func signedInTab(t *testing.T, in *instance, width, height int, email, password string) *tab {
+	t.Helper()
 	b := newTab(t, in.url, width, height)
 	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
-	b.signIn("owner@example.com", "owner-password-1")
-	return in, b
+	b.signIn(email, password)
+	return b
+}
+
+// clean fails the test for every request of the tab's pages the server
+// refused (403: a page offered what its viewer may not do) and every
+// error they logged.
+func (b *tab) clean(who string) {
+	b.t.Helper()
+	if refused := b.refused(); len(refused) > 0 {
+		b.t.Errorf("%s's console asked for what it may not have (403): %v", who, refused)
+	}
+	if errs, _ := b.logged(); len(errs) > 0 {
+		b.t.Errorf("%s's console logged errors: %v", who, errs)
+	}
 }
 
 // TestConsoleInBrowser drives the console in headless Chromium the way a
