@@ -389,3 +389,24 @@ func normCountry(s string) (string, string) {
 	}
 	return strings.ToUpper(s), ""
 }
+
+// ParseReportKeysInput reads the body of PUT /api/v1/settings/report-keys:
+// {"keys": [KEY, …]}, [] for none (the keys themselves are checked by
+// the reports, which count them).
+func ParseReportKeysInput(body []byte) ([]string, error) {
+	p := Problems{}
+	fields, ok := object(body, p, "keys")
+	if !ok {
+		return nil, Invalid("invalid report keys", p)
+	}
+	var keys []string
+	if raw, ok := present(fields, "keys"); !ok {
+		p["keys"] = "is required: the key-value keys reports count by value ([] for none)"
+	} else if json.Unmarshal(raw, &keys) != nil {
+		p["keys"] = "must be a list of keys"
+	}
+	if len(p) > 0 {
+		return nil, Invalid("invalid report keys", p)
+	}
+	return keys, nil
+}

@@ -138,6 +138,16 @@ const (
 	// An erased data subject: the change's id is one of its pseudonyms
 	// (a uint64 as int64), which every instance's counters forget.
 	EntitySubject = "subject"
+	// A setting of the install chosen at run time, keyed by its name
+	// (one of the Setting names): every instance reads it again.
+	EntitySetting = "setting"
+)
+
+// The settings an install chooses at run time (docs/api.md#settings).
+const (
+	// SettingReportKeys are the key-value keys reports count by value,
+	// comma-separated (at most three; "" none).
+	SettingReportKeys = "reportKeys"
 )
 
 // Change is one changelog entry, written in the same transaction as the
@@ -180,6 +190,8 @@ type Batch struct {
 	// Access: a key, user or session changed. Webhooks: a webhook did.
 	// Deals: a deal did.
 	Access, Webhooks, Deals bool
+	// Settings are the names of the settings changed.
+	Settings []string
 	// Subjects are the pseudonyms of the data subjects erased (a reload
 	// does not replay the erasures it jumps over: docs/privacy.md).
 	Subjects []uint64

@@ -61,7 +61,7 @@ func (catalog) Link(_ context.Context, key string) (marquee.Link, bool, error) {
 // newEvents is the events stream of c, counting by catalog with report key
 // "section".
 func newEvents(c *clickhouse.Client) *clickhouse.Events {
-	return clickhouse.NewEvents(c, reports.NewClassifier(nil, []string{"section"}), catalog{})
+	return clickhouse.NewEvents(c, reports.NewClassifier(nil, reports.NewKeySet([]string{"section"})), catalog{})
 }
 
 func count(t *testing.T, c *clickhouse.Client, where string) int {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -373,6 +374,10 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 			b.Webhooks = true
 		case marquee.EntityDeal:
 			b.Deals = true
+		case marquee.EntitySetting:
+			if !slices.Contains(b.Settings, c.Key) {
+				b.Settings = append(b.Settings, c.Key)
+			}
 		case marquee.EntitySubject:
 			b.Subjects = append(b.Subjects, uint64(c.ID))
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"time"
 
 	"golang.org/x/text/currency"
@@ -229,31 +227,4 @@ func (rp *Reporter) Spending(ctx context.Context, q Query, campaigns []marquee.C
 		}
 	}
 	return out, nil
-}
-
-// MaxReportKeys bounds the report keys (-report-keys): each is a
-// dimension of the report tables, and rides in every tracking URL.
-const MaxReportKeys = 3
-
-// ParseReportKeys checks -report-keys: up to MaxReportKeys publisher keys
-// (marquee.KVKey, at most 20 bytes), comma-separated, each once; "" none.
-func ParseReportKeys(s string) ([]string, error) {
-	var keys []string
-	for k := range strings.SplitSeq(s, ",") {
-		if strings.TrimSpace(k) == "" {
-			continue
-		}
-		key, ok := marquee.KVKey(k)
-		if !ok || len(key) > 20 {
-			return nil, fmt.Errorf("%q is not a key: 1 to 20 bytes of a-z, 0-9, _, . and -", k)
-		}
-		if slices.Contains(keys, key) {
-			return nil, fmt.Errorf("%q is given twice", key)
-		}
-		keys = append(keys, key)
-	}
-	if len(keys) > MaxReportKeys {
-		return nil, fmt.Errorf("%d keys: at most %d (each is a dimension of every report table and rides in every tracking URL)", len(keys), MaxReportKeys)
-	}
-	return keys, nil
 }

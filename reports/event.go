@@ -101,7 +101,7 @@ type agent struct {
 // value until Forget. It is not safe for concurrent use.
 type Classifier struct {
 	geo  *geoip.DB
-	keys []string
+	keys *KeySet
 	// kvValues are the values of each report key seen a day (see
 	// maxKVValues): the last days'.
 	kvValues  map[kvDay]map[string]bool
@@ -117,8 +117,8 @@ type Classifier struct {
 
 // NewClassifier returns a Classifier that reads countries from geo when
 // an event names none (geo may be nil) and counts the values of keys
-// (ParseReportKeys).
-func NewClassifier(geo *geoip.DB, keys []string) *Classifier {
+// (the keys it holds at each line; nil: none).
+func NewClassifier(geo *geoip.DB, keys *KeySet) *Classifier {
 	c := &Classifier{geo: geo, keys: keys, kvValues: map[kvDay]map[string]bool{}, agents: map[string]agent{}, parser: useragent.NewParser()}
 	c.Forget()
 	return c
@@ -222,19 +222,19 @@ func (cl *Classifier) ReadFields(f *eventline.Fields, e *Event) string {
 	if e.Ad != 0 || e.Link != "" {
 		e.Referrer = cl.referrer(f[eventline.Referrer])
 	}
-	if len(cl.keys) > 0 && len(f[eventline.KV]) > 0 && (e.Ad != 0 || e.Campaign != 0 || e.Placement != "") {
-		e.KVs = cl.kvs(e.KVs, f[eventline.KV], e.Day())
+	if keys := cl.keys.Load(); len(keys) > 0 && len(f[eventline.KV]) > 0 && (e.Ad != 0 || e.Campaign != 0 || e.Placement != "") {
+		e.KVs = cl.kvs(e.KVs, keys, f[eventline.KV], e.Day())
 	}
 	return ""
 }
 
 // kvs appends the values of the report keys a kv field names.
-func (cl *Classifier) kvs(dst []KeyValue, field []byte, day int64) []KeyValue {
+func (cl *Classifier) kvs(dst []KeyValue, keys []string, field []byte, day int64) []KeyValue {
 	for rest := string(field); rest != ""; {
 		var pair string
 		pair, rest, _ = strings.Cut(rest, "&")
 		key, raw, _ := strings.Cut(pair, "=")
-		if !slices.Contains(cl.keys, key) {
+		if !slices.Contains(keys, key) {
 			continue
 		}
 		value, err := url.QueryUnescape(raw)

@@ -201,16 +201,16 @@ func (rp *Reporter) CheckMulti(q *MultiQuery) marquee.Problems {
 	if len(q.By) == 0 || len(q.By) > MaxDims {
 		p["by"] = fmt.Sprintf("must name 1 to %d dimensions, comma-separated", MaxDims)
 	}
-	kv, geo := 0, false
+	kv, geo, reportKeys := 0, false, rp.Keys.Load()
 	for i, d := range q.By {
 		switch {
 		case slices.Contains(MultiDims, d):
 			geo = geo || d == DimCountry || d == DimDevice
-		case strings.HasPrefix(d, reportrow.KVDim) && slices.Contains(rp.Keys, strings.TrimPrefix(d, reportrow.KVDim)):
+		case strings.HasPrefix(d, reportrow.KVDim) && slices.Contains(reportKeys, strings.TrimPrefix(d, reportrow.KVDim)):
 			kv++
 		default:
-			keys := make([]string, len(rp.Keys))
-			for i, k := range rp.Keys {
+			keys := make([]string, len(reportKeys))
+			for i, k := range reportKeys {
 				keys[i] = reportrow.KVDim + k
 			}
 			p["by"] = fmt.Sprintf("%q is not a dimension: one of %q", d, append(slices.Clone(MultiDims), keys...))

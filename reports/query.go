@@ -276,9 +276,9 @@ type Reporter struct {
 	// Currency is the ISO 4217 code of prices and spend (see
 	// ParseCurrency).
 	Currency string
-	// Keys are the report keys (ParseReportKeys): a report may be read
-	// by=kv.KEY of one of them.
-	Keys []string
+	// Keys are the install's report keys (nil none): a report may be
+	// read by=kv.KEY of one of them.
+	Keys *KeySet
 }
 
 // NewReporter returns a Reporter over r, in DefaultCurrency.

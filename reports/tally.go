@@ -161,10 +161,10 @@ type Config struct {
 	GeoIP    *geoip.DB // may be nil: countries come from the events only
 	Slot     string    // this instance's name: the rows it owns
 	Log      *slog.Logger
-	// Keys are the key-values counted by value (ParseReportKeys): an
-	// event's kv field's values of these keys, by ad, campaign and
-	// placement and day.
-	Keys []string
+	// Keys are the key-values counted by value (the install's report
+	// keys; nil none): an event's kv field's values of these keys, by
+	// ad, campaign and placement and day.
+	Keys *KeySet
 	// Requests, when set, are the decisions' slots counted; each flush
 	// adds them to the store with the events' rows.
 	Requests *Requests

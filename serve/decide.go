@@ -187,12 +187,12 @@ func (d *Decision) Sign(dst []byte, i int, ch delivery.Choice) ([]byte, [16]byte
 	s, r, slot := d.svc, &d.Request, &d.Request.Slots[i]
 	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: slot.Placement, UserHash: r.User, Issued: d.Now, Expires: d.Now.Add(s.ttl),
 		Limit: uint8(d.Limit), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform), IVT: uint8(d.IVT)}
-	if len(s.reportKeys) > 0 {
+	if keys := s.reportKeys.Load(); len(keys) > 0 {
 		kvs := r.Viewer.KV
 		if slot.KV != nil {
 			kvs = slot.KV
 		}
-		p.KV = reportKV(s.reportKeys, kvs)
+		p.KV = reportKV(keys, kvs)
 	}
 	// A decision id needs to be unique, not secret (the MAC guards the
 	// token): 128 bits of the request's PCG, seeded from crypto/rand.

@@ -105,8 +105,9 @@ type Config struct {
 	// (Redis): a decision bounds its calls to them (countersTimeout).
 	SharedCounters bool
 	// ReportKeys are the keys whose values tracking URLs carry to their
-	// events, for reports by key-value.
-	ReportKeys []string
+	// events, for reports by key-value (the install's, read at each
+	// decision; nil none).
+	ReportKeys *reports.KeySet
 	// Touches keeps verified impressions for post-view attribution (nil:
 	// conversions are attributed to clicks only).
 	Touches *attribution.Recorder
@@ -130,7 +131,7 @@ type Service struct {
 	ledger      *Ledger
 	now         func() time.Time
 	shared      bool
-	reportKeys  []string
+	reportKeys  *reports.KeySet
 	touches     *attribution.Recorder
 	conversions ConversionStore
 	currency    string

@@ -62,6 +62,9 @@ type Store interface {
 	ListDeals(ctx context.Context) ([]marquee.Deal, error)
 	ReplaceDeal(ctx context.Context, id string, d marquee.Deal) (marquee.Deal, error)
 	DeleteDeal(ctx context.Context, id string) error
+	// The install's settings chosen at run time (marquee.Setting…).
+	Setting(ctx context.Context, name string) (value string, ok bool, err error)
+	PutSetting(ctx context.Context, name, value string) error
 	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
 	// Ads of campaigns written by an advertiser's account wait for
 	// approval (web.CampaignStore).

@@ -13,6 +13,7 @@ import (
 
 	"marquee"
 	"marquee/auth"
+	"marquee/reports"
 )
 
 // AccessStore is what the routes of users, keys, sessions and the audit
@@ -42,9 +43,9 @@ type sessions struct {
 	auth         *auth.Auth
 	writer       *writer
 	now          func() time.Time
-	cookieSecure bool     // -cookie-secure: the session cookie is Secure on plain HTTP too
-	currency     string   // of prices and spend (reports.Reporter.Currency), told to the console
-	reportKeys   []string // the key-values reports count (reports.Reporter.Keys), told to the console
+	cookieSecure bool            // -cookie-secure: the session cookie is Secure on plain HTTP too
+	currency     string          // of prices and spend (reports.Reporter.Currency), told to the console
+	reportKeys   *reports.KeySet // the key-values reports count (reports.Reporter.Keys), told to the console
 }
 
 // MaxAccessBody bounds the bodies of users, keys and sign-ins.
@@ -369,7 +370,8 @@ type sessionBody struct {
 	ExpiresAt *time.Time      `json:"expiresAt,omitempty"`
 	// Currency is the ISO 4217 code of every price and spend (-currency).
 	Currency string `json:"currency"`
-	// ReportKeys are the key-values reports count (-report-keys).
+	// ReportKeys are the key-values reports count (the install's
+	// setting: GET /api/v1/settings/report-keys).
 	ReportKeys []string `json:"reportKeys"`
 	// An advertiser's or a publisher's account: its advertisers or its
 	// sites (the console shows it only its world).
@@ -377,7 +379,7 @@ type sessionBody struct {
 }
 
 func (a *sessions) sessionBody(sctx context.Context, p auth.Principal) (sessionBody, error) {
-	b := sessionBody{Actor: p.Actor, KeyID: p.KeyID, Scopes: p.Scopes.List(), CSRFToken: p.CSRF, Currency: a.currency, ReportKeys: a.reportKeys, Bounds: p.Bounds}
+	b := sessionBody{Actor: p.Actor, KeyID: p.KeyID, Scopes: p.Scopes.List(), CSRFToken: p.CSRF, Currency: a.currency, ReportKeys: a.reportKeys.Load(), Bounds: p.Bounds}
 	if b.ReportKeys == nil {
 		b.ReportKeys = []string{}
 	}

@@ -249,7 +249,7 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 		q.Granularity = reports.DefaultGranularity(q.From, q.To)
 	}
 	bys := append([]string{"country", "platform"}, reportrow.Dims...)
-	for _, k := range rp.Keys {
+	for _, k := range rp.Keys.Load() {
 		bys = append(bys, reportrow.KVDim+k)
 	}
 	q.By = oneOf("by", "", bys...)

@@ -155,6 +155,8 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/deals/{id}", allow(marquee.ScopeCampaignsRead), withStore(handleGetDeal(s.deals))},
 		{"PUT", "/api/v1/deals/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleReplaceDeal(s.deals, s.writer)))},
 		{"DELETE", "/api/v1/deals/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("delete", handleDeleteDeal(s.deals, s.writer)))},
+		{"GET", "/api/v1/settings/report-keys", allow(marquee.ScopeReportsRead, anyBound), withStore(handleGetReportKeys(s.reportKeys))},
+		{"PUT", "/api/v1/settings/report-keys", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handlePutReportKeys(s.settings, s.writer)))},
 		{"POST", "/api/v1/saved-reports", allow(marquee.ScopeReportsRead, anyBound), withStore(handleCreateSavedReport(s.saved, s.multi, s.users, s.cfg.ReportMailDomains))},
 		{"GET", "/api/v1/saved-reports", allow(marquee.ScopeReportsRead, anyBound), withStore(handleListSavedReports(s.saved))},
 		{"GET", "/api/v1/saved-reports/{id}", allow(marquee.ScopeReportsRead, anyBound), withStore(handleGetSavedReport(s.saved))},

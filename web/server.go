@@ -110,6 +110,7 @@ type Store interface {
 	SavedReportStore
 	DealStore
 	SiteStore
+	SettingsStore
 	InvoiceStore
 	serve.ConversionStore
 	ForecastStore
@@ -201,20 +202,24 @@ type Server struct {
 	multi     *multiReports
 	saved     SavedReportStore
 	deals     DealStore
-	sites     SiteStore
-	invoices  *invoices
-	users     func(context.Context) ([]marquee.User, error) // the logins, for where an account may mail
-	sender    ReportSender
-	mailer    Mailer
-	assets    *cache.Cache[string, Image]
-	assetSt   AssetStore
-	console   fasthttp.RequestHandler
-	events    *eventLines
-	privSt    PrivacyStore
-	forget    Forgetter
-	retention time.Duration // of the event files (-events-retention)
-	metrics   *metrics
-	mux       *mux
+	settings  SettingsStore
+	// reportKeys are the install's report keys (the reports'); nil
+	// without reports.
+	reportKeys *reports.KeySet
+	sites      SiteStore
+	invoices   *invoices
+	users      func(context.Context) ([]marquee.User, error) // the logins, for where an account may mail
+	sender     ReportSender
+	mailer     Mailer
+	assets     *cache.Cache[string, Image]
+	assetSt    AssetStore
+	console    fasthttp.RequestHandler
+	events     *eventLines
+	privSt     PrivacyStore
+	forget     Forgetter
+	retention  time.Duration // of the event files (-events-retention)
+	metrics    *metrics
+	mux        *mux
 }
 
 // NewServer builds the HTTP edge.
@@ -239,13 +244,14 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}
 	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store, sites: d.Store}
 	s.invoices = &invoices{st: d.Store, multi: s.multi, now: d.Now}
-	s.saved, s.deals, s.sites, s.sender, s.mailer = d.Store, d.Store, d.Store, d.ReportSender, d.Mailer
+	s.saved, s.deals, s.sites, s.settings, s.sender, s.mailer = d.Store, d.Store, d.Store, d.Store, d.ReportSender, d.Mailer
 	if d.Store != nil {
 		s.users = d.Store.Users
 	}
 	s.sessions = &sessions{requester: s.req, access: d.Store, auth: d.Auth, writer: s.writer, now: d.Now, cookieSecure: cfg.CookieSecure}
 	if d.Reports != nil {
 		s.sessions.currency, s.sessions.reportKeys = d.Reports.Currency, d.Reports.Keys
+		s.reportKeys = d.Reports.Keys
 	}
 	s.mux = newMux(s, s.routes())
 	return s

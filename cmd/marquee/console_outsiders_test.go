@@ -373,6 +373,29 @@ func TestConsoleReports(t *testing.T) {
 		}
 		return ""
 	})
+
+	// Key-value reports chosen here, without a restart: a bad key is
+	// named beside the field; a good one becomes a dimension, and the
+	// next decision's events are counted by it.
+	b.do("choose a bad report key", chromedp.SetValue(chromedp.CSS(`#report-keys input[name=keys]`), "section, Bad key"), click(`#report-keys button`),
+		chromedp.WaitVisible(chromedp.CSS(`#report-keys .problem`)))
+	if got := b.text("#report-keys .problem"); !strings.Contains(got, `"Bad key" is not a key`) {
+		t.Errorf("the problem of a bad key = %q", got)
+	}
+	b.do("choose section", chromedp.SetValue(chromedp.CSS(`#report-keys input[name=keys]`), "section"), click(`#report-keys button`),
+		chromedp.WaitReady(chromedp.CSS(`select[name=by0] option[value="kv.section"]`)))
+	r = in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"side"}],"kv":{"section":"sports"}}`)
+	if json.Unmarshal([]byte(r.body), &d); len(d.Decisions["d"]) != 1 {
+		t.Fatalf("decision = %d %s", r.status, r.body)
+	}
+	fire(t, d.Decisions["d"][0].ImpressionURL)
+	eventually(t, 10*time.Second, func() string {
+		b.open("#/reports?by=kv.section&granularity=total", "#report-table table")
+		if got := b.text("#report-table tbody"); !strings.Contains(got, "sports") {
+			return "the report by kv.section: " + got
+		}
+		return ""
+	})
 	b.screenshot("reports-1366.png")
 	b.clean("the team")
 }

@@ -367,10 +367,10 @@ func (c *reportsConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.schedules, "report-schedules-every", time.Minute, "how often saved reports' schedules are checked for a period due")
 }
 
-// reportKeysFlag declares -report-keys (the serve's, and a rebuild's,
-// which must count the same keys).
+// reportKeysFlag declares -report-keys (the serve's, and a rebuild's):
+// the install's report keys until they are chosen in the console.
 func reportKeysFlag(fs *flag.FlagSet, dst *string) {
-	fs.StringVar(dst, "report-keys", "", fmt.Sprintf("up to %d key-value keys, comma-separated (e.g. section,pos), whose values reports count: by ad, campaign and placement, read with by=kv.KEY", reports.MaxReportKeys))
+	fs.StringVar(dst, "report-keys", "", fmt.Sprintf("up to %d key-value keys, comma-separated (e.g. section,pos), whose values reports count (by ad, campaign and placement, read with by=kv.KEY): stored as the install's report keys when none are; once chosen in the console (Reports page) or with PUT /api/v1/settings/report-keys, the stored keys win", reports.MaxReportKeys))
 }
 
 func (c *reportsConfig) parse() error {
@@ -534,9 +534,16 @@ func runReports(ctx context.Context, args []string, getenv func(string) string, 
 		return fmt.Errorf("the instance name of %s: %w", *data, err)
 	}
 	res := storeResolver(st, func(ctx context.Context, id int64) error { _, err := st.Ad(ctx, id); return err }, st.LinkTarget)
-	keys, err := reports.ParseReportKeys(keysFlag)
+	flagKeys, err := reports.ParseReportKeys(keysFlag)
 	if err != nil {
 		return fmt.Errorf("-report-keys: %w", err)
+	}
+	// The install's keys, as the server counts them.
+	keys := &reports.KeySet{}
+	if ignored, err := keys.LoadKeys(ctx, st, flagKeys); err != nil {
+		return err
+	} else if ignored != "" {
+		log.Warn("-report-keys is ignored: the install's report keys were chosen since", "flag", ignored, "keys", strings.Join(keys.Load(), ","))
 	}
 	b, err := reports.Rebuild(ctx, reports.Config{Store: st, Resolver: res, Slot: strings.TrimSpace(string(instance)), Log: log, Keys: keys},
 		st, dir, start, end)

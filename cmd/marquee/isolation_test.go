@@ -118,7 +118,7 @@ func TestAccountIsolation(t *testing.T) {
 	open := map[string]string{} // route → "advertiser", "publisher" or "any"
 	for _, r := range []string{"GET /api/v1/session", "GET /api/v1/reports", "PUT /api/v1/session/password",
 		"POST /api/v1/saved-reports", "GET /api/v1/saved-reports", "GET /api/v1/saved-reports/{id}", "PUT /api/v1/saved-reports/{id}",
-		"DELETE /api/v1/saved-reports/{id}", "GET /api/v1/saved-reports/{id}/deliveries", "POST /api/v1/saved-reports/{id}/send"} {
+		"DELETE /api/v1/saved-reports/{id}", "GET /api/v1/saved-reports/{id}/deliveries", "POST /api/v1/saved-reports/{id}/send", "GET /api/v1/settings/report-keys"} {
 		open[r] = "any"
 	}
 	for _, r := range []string{"GET /api/v1/advertisers", "GET /api/v1/advertisers/{id}", "GET /api/v1/advertisers/{id}/stats",

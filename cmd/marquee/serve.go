@@ -394,6 +394,7 @@ type node struct {
 	tally      *reports.Tally
 	requests   *reports.Requests     // decisions' slots, flushed by tally
 	samples    *reports.Samples      // decisions' requests sampled for forecasts, flushed by tally
+	reportKeys *reports.KeySet       // the install's report keys (the setting), kept current by the feed
 	bids       *reports.Bids         // header bidding's bids and wins, flushed by tally
 	schedules  *reportmail.Scheduler // listen: saved reports' emails (nil without -smtp)
 	monthly    *billing.Monthly      // listen: the month's invoices and statements (nil without -monthly-billing)
@@ -417,6 +418,15 @@ func (n *node) open(ctx context.Context) error {
 	n.st = st
 	if n.storeID, err = n.st.StoreID(ctx); err != nil {
 		return err
+	}
+	n.reportKeys = &reports.KeySet{}
+	ignored, err := n.reportKeys.LoadKeys(ctx, n.st, n.cfg.reports.keys)
+	if err != nil {
+		return err
+	}
+	if ignored != "" {
+		n.log.Warn("-report-keys is ignored: the install's report keys were chosen since (the console's Reports page, PUT /api/v1/settings/report-keys)",
+			"flag", ignored, "keys", strings.Join(n.reportKeys.Load(), ","))
 	}
 	n.reg.MustRegister(buildInfoGauge())
 	n.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "marquee_store_full",
@@ -459,7 +469,7 @@ func (n *node) open(ctx context.Context) error {
 	// The views in memory the feed keeps current, in the order a batch
 	// reaches them: the index first (the plan's ads are read for it).
 	views := []marquee.Applier{n.ix, n.engine.From(n.st), web.AdCacheView(n.ads), web.LinkCacheView(n.links, &n.cfg.linkDomains),
-		n.access, n.hooks, counters.Eraser(n.counters, n.log), counters.Eraser(counters.TouchEraser{M: n.money}, n.log)}
+		n.access, n.hooks, n.reportKeys.From(n.st), counters.Eraser(n.counters, n.log), counters.Eraser(counters.TouchEraser{M: n.money}, n.log)}
 	n.fd = feed.New(n.st, views, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention, Saved: n.ix})
 	return nil
 }
@@ -497,11 +507,11 @@ func (n *node) collect(ctx context.Context) error {
 		return err
 	}
 	n.cfg.events.counting = func() (*reports.Classifier, reports.Resolver) {
-		return reports.NewClassifier(n.geo, n.cfg.reports.keys), cacheResolver(n.st, n.ads, n.links)
+		return reports.NewClassifier(n.geo, n.reportKeys), cacheResolver(n.st, n.ads, n.links)
 	}
 	n.events, n.streams, err = n.cfg.events.open(n.cfg.data, n.log, n.reg, []collector.Forwarder{n.hooks}, func(instance, dir string) (collector.Tally, error) {
 		n.tally = reports.New(reports.Config{Store: n.st, Resolver: cacheResolver(n.st, n.ads, n.links), GeoIP: n.geo, Slot: instance, Log: n.log,
-			Keys: n.cfg.reports.keys, Requests: n.requests, Samples: n.samples, Bids: n.bids}, n.reg)
+			Keys: n.reportKeys, Requests: n.requests, Samples: n.samples, Bids: n.bids}, n.reg)
 		return n.tally, n.tally.LoadPending(ctx, dir)
 	})
 	if err != nil {
@@ -539,7 +549,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		read = clickhouse.NewReports(ch, n.st) // every report from the events there (docs/analytics.md)
 	}
 	reporter := reports.NewReporter(read, cfg.reports.hourlyRetention)
-	reporter.Currency, reporter.Keys = cfg.currency, cfg.reports.keys
+	reporter.Currency, reporter.Keys = cfg.currency, n.reportKeys
 	var sender web.ReportSender
 	var mailer web.Mailer // invitations: by the reports' mail server, when there is one
 	if cfg.reports.mailer != nil {
@@ -558,7 +568,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	svc := serving.New(serving.Config{Engine: n.engine, Signer: n.signer, TTL: cfg.trackingTTL, Now: time.Now,
 		Lines:          serving.NewLines(n.events, n.privacy, geo),
 		Ledger:         serving.NewLedger(serving.LedgerConfig{Sink: n.events, Engine: n.engine, Requests: n.requests, Samples: n.samples, Bids: n.bids}),
-		SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", ReportKeys: cfg.reports.keys,
+		SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", ReportKeys: n.reportKeys,
 		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: ivt.New(cfg.ivt)})
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,

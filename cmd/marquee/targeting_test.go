@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,87 @@ func TestReportsByKeyValue(t *testing.T) {
 	if err == nil || !strings.Contains(errOut.String()+err.Error(), "-report-keys: 4 keys: at most 3") {
 		t.Errorf("serve -report-keys a,b,c,d = %v %s; want a usage error", err, errOut.String())
 	}
+}
+
+// TestReportKeysChosenWithoutRestart: the install's report keys are a
+// setting: -report-keys seeds them, PUT /api/v1/settings/report-keys
+// changes them on every instance without a restart (the other
+// instance's decisions carry the new key's values and its events are
+// counted by them), bad keys are a 400 naming keys, and a later
+// -report-keys does not overrule what was chosen.
+func TestReportKeysChosenWithoutRestart(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "shared.db")
+	a := start(t, t.TempDir(), nil, "-db", db, "-insecure-admin", "-poll", "50ms", "-reports-flush", "100ms", "-report-keys", "section")
+	b := start(t, t.TempDir(), nil, "-db", db, "-insecure-admin", "-poll", "50ms", "-reports-flush", "100ms")
+	keysOf := func(in *instance) string {
+		r := in.admin("GET", "/api/v1/settings/report-keys", "")
+		if r.status != 200 {
+			return fmt.Sprintf("%d %s", r.status, r.body)
+		}
+		return r.body
+	}
+	if got, want := keysOf(b), `{"keys":["section"],"max":3}`; got != want {
+		t.Fatalf("b's report keys (seeded by a's -report-keys) = %s; want %s", got, want)
+	}
+	flight := flightJSON(-time.Hour, time.Hour)
+	a.expect(a.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	a.campaign(`{"advertiserId":"1","name":"C",` + flight + `}`)
+	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	a.expect(a.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"html","width":300,"height":250,"html":"x"}}`), 201, "")
+	for _, c := range []struct{ body, want string }{
+		{`{"keys":["a","b","c","d"]}`, `"keys":"4 keys: at most 3`},
+		{`{"keys":["Bad key"]}`, `"keys":"\"Bad key\" is not a key`},
+		{`{"keys":"pos"}`, `"keys":"must be a list of keys"`},
+		{`{}`, `"keys":"is required`},
+	} {
+		if r := a.admin("PUT", "/api/v1/settings/report-keys", c.body); r.status != 400 || !strings.Contains(r.body, c.want) {
+			t.Errorf("PUT report keys %s = %d %s; want 400 with …%s…", c.body, r.status, r.body, c.want)
+		}
+	}
+	a.expect(a.admin("PUT", "/api/v1/settings/report-keys", `{"keys":["POS","section"]}`), 200, `{"keys":["pos","section"],"max":3}`)
+	eventually(t, 5*time.Second, func() string {
+		if got, want := keysOf(b), `{"keys":["pos","section"],"max":3}`; got != want {
+			return fmt.Sprintf("b's report keys = %s; want %s", got, want)
+		}
+		return ""
+	})
+	if r := b.admin("GET", "/api/v1/session", ""); !strings.Contains(r.body, `"reportKeys":["pos","section"]`) {
+		t.Errorf("b's session = %s; want the report keys the console offers", r.body)
+	}
+	// b decides (once it serves the ad): its tracking URLs carry pos, and
+	// b counts the event by it.
+	eventually(t, 5*time.Second, func() string {
+		r := b.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"s","placement":"side","kv":{"pos":"atf"}}],"kv":{"section":"news"}}`)
+		var got struct {
+			Decisions map[string][]struct{ ImpressionURL string }
+		}
+		if json.Unmarshal([]byte(r.body), &got); r.status != 200 || len(got.Decisions["s"]) != 1 {
+			return fmt.Sprintf("b's decision = %d %s", r.status, r.body)
+		}
+		fire(t, got.Decisions["s"][0].ImpressionURL)
+		return ""
+	})
+	for _, in := range []*instance{a, b} {
+		eventually(t, 10*time.Second, func() string {
+			if r := in.admin("GET", "/api/v1/ad/1/stats?by=kv.pos", ""); r.status != 200 || !strings.Contains(r.body, `"breakdown":[{"value":"atf","impressions":1,`) {
+				return fmt.Sprintf("GET /api/v1/ad/1/stats?by=kv.pos = %d %s; want atf counted once", r.status, r.body)
+			}
+			return ""
+		})
+	}
+	// A later -report-keys does not overrule the install's keys.
+	c := start(t, t.TempDir(), nil, "-db", db, "-insecure-admin", "-poll", "50ms", "-report-keys", "author")
+	if got, want := keysOf(c), `{"keys":["pos","section"],"max":3}`; got != want {
+		t.Errorf("c's report keys (started with -report-keys author) = %s; want the install's %s", got, want)
+	}
+	a.expect(a.admin("PUT", "/api/v1/settings/report-keys", `{"keys":[]}`), 200, `{"keys":[],"max":3}`)
+	eventually(t, 5*time.Second, func() string {
+		if r := b.admin("GET", "/api/v1/campaigns/1/stats?by=kv.pos", ""); r.status != 400 {
+			return fmt.Sprintf("by kv.pos on b after the keys were emptied = %d %s; want 400", r.status, r.body)
+		}
+		return ""
+	})
 }
 
 // TestVASTKeyValues: a player's VAST URL carries key-values

@@ -763,6 +763,7 @@
           (rep.totals.invalidRequests ? ', ' + num(Object.values(rep.totals.invalidRequests).reduce((a, b) => a + b, 0)) + ' requests of invalid traffic (not counted)' : '') +
           (rep.totals.spend !== undefined ? ', spend ' + money(rep.totals.spend) + ', ' + num(rep.totals.conversions) + ' conversions (' + num(rep.totals.postViewConversions) +
             ' post-view) worth ' + money(rep.totals.conversionValue) + ', ROAS ' + rep.totals.roas.toFixed(2) : '') })),
+      reportKeysForm(render),
       el('section', {}, el('h2', { text: 'Saved reports' }), form,
         el('div', { id: 'saved-reports' }, table(['Name', 'What it shows', 'Emailed', ''], saved.savedReports.map(s => [el('a', { href: '#/reports?' + s.query, text: s.name }), describeQuery(s.query),
           s.schedule ? scheduleText(s.schedule) : '—',
@@ -770,6 +771,27 @@
             confirmButton('Delete', 'Delete saved report ' + s.name + '?', async () => { await api('DELETE', '/api/v1/saved-reports/' + s.id); render(); }))]),
           'No saved report yet.'))), refresh());
   });
+
+  // reportKeysForm chooses the install's report keys (the team's, with
+  // campaigns:write): the key-values reports count by value, applied on
+  // every instance at once — no restart.
+  function reportKeysForm(render) {
+    if (!can('campaigns:write') || asAdvertiser() || asPublisher()) return null;
+    const keys = el('input', { name: 'keys', value: (session.reportKeys || []).join(', '), placeholder: 'section, pos', autocomplete: 'off' });
+    const note = el('span', { class: 'muted', 'aria-live': 'polite' });
+    const form = el('form', { id: 'report-keys', class: 'row' }, field('Report keys', keys, 'keys', 'Up to 3 key-value keys, comma-separated.'), el('button', { text: 'Save keys' }), note);
+    form.addEventListener('submit', async e => {
+      e.preventDefault();
+      try {
+        const d = await api('PUT', '/api/v1/settings/report-keys', { keys: keys.value.split(',').map(k => k.trim()).filter(Boolean) });
+        session.reportKeys = d.keys;
+        render();
+      } catch (err) { showProblems(form, err); }
+    });
+    return el('section', {}, el('h2', { text: 'Key-value reports' }),
+      el('p', { class: 'muted', text: 'Reports count the values of these keys (by ad, campaign and placement: the kv.KEY dimensions above). A change applies on every instance at once: decisions made from then on are counted by the new keys; what was counted by a key you drop stays.' }),
+      form);
+  }
 
   // describeQuery says what a saved report's query shows, in words.
   function describeQuery(query) {

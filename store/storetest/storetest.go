@@ -121,6 +121,7 @@ func run(t *testing.T, open Opener) {
 		{"Bids", testBids},
 		{"SavedReports", testSavedReports},
 		{"Invoices", testInvoices},
+		{"Settings", testSettings},
 		{"Access", testAccess},
 		{"Campaigns", testCampaigns},
 		{"Targeting", testTargeting},
