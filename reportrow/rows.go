@@ -361,10 +361,12 @@ type BidRow struct {
 }
 
 // BidQuery selects bid rows: [From, To) in unix seconds, of placements
-// (none: every one).
+// (none: every one), summed over the range, or by UTC day (Daily: each
+// row's Hour its day's start).
 type BidQuery struct {
 	From, To   int64
 	Placements []int64
+	Daily      bool
 }
 
 // RequestSample is one instance's sample of one UTC hour's requests of

@@ -30,10 +30,17 @@ const (
 	// reason ("crawler", "datacenter", …; docs/ivt.md). A report by it
 	// counts invalid traffic's events.
 	DimTraffic = "traffic"
+	// DimBidder cuts header bidding's bids by bidder: read from the bids'
+	// counts (by placement, bidder and hour), it goes with placement and
+	// site only, and its rows add bids, wins and the win rate.
+	DimBidder = "bidder"
 )
 
 // MultiDims are the dimensions of MultiQuery.By, but report keys.
-var MultiDims = []string{DimAdvertiser, DimCampaign, DimAd, DimPlacement, DimSite, DimCountry, DimDevice, DimTraffic}
+var MultiDims = []string{DimAdvertiser, DimCampaign, DimAd, DimPlacement, DimSite, DimCountry, DimDevice, DimTraffic, DimBidder}
+
+// bidDims are the dimensions a report by bidder may add.
+var bidDims = []string{DimBidder, DimPlacement, DimSite}
 
 // MaxDims bounds MultiQuery.By.
 const MaxDims = 3
@@ -225,6 +232,18 @@ func (rp *Reporter) CheckMulti(q *MultiQuery) marquee.Problems {
 	case kv == 1 && (geo || len(q.Countries)+len(q.Devices) > 0):
 		p["by"] = "a report key's values are kept by ad, campaign and placement, not by country or device"
 	}
+	if slices.Contains(q.By, DimBidder) {
+		const why = "header bidding's bids are counted by placement, bidder and hour"
+		if i := slices.IndexFunc(q.By, func(d string) bool { return !slices.Contains(bidDims, d) }); i >= 0 {
+			p["by"] = fmt.Sprintf("%q does not go with bidder: %s (by bidder, placement or site)", q.By[i], why)
+		}
+		if len(q.Advertisers)+len(q.Campaigns)+len(q.Ads)+len(q.Countries)+len(q.Devices) > 0 {
+			p["filter"] = "a report by bidder is filtered by placement or site only: " + why
+		}
+		if rp.Bids == nil {
+			p["by"] = "bidder: this server does not read header bidding's counts"
+		}
+	}
 	if !slices.Contains([]string{Day, Month, Total}, q.Granularity) {
 		p["granularity"] = fmt.Sprintf("must be one of %q (rows by several dimensions are kept by UTC day)", []string{Day, Month, Total})
 	}
@@ -248,6 +267,9 @@ func (rp *Reporter) EmptyMulti(q MultiQuery) *MultiReport {
 // cut to the limit (sorted), the ads' titles read once (nameAds).
 func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*MultiReport, error) {
 	out := rp.EmptyMulti(q)
+	if slices.Contains(q.By, DimBidder) {
+		return rp.multiBids(ctx, q, cat, out)
+	}
 	cq, ok := cubeQuery(q, cat)
 	if !ok {
 		return out, nil
@@ -256,8 +278,7 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 	if err != nil {
 		return nil, err
 	}
-	b := &multiBuild{q: q, cat: cat, out: out, loc: cmp.Or(q.Loc, time.UTC), rows: make(map[rowKey]*MultiRow, len(cells)),
-		buckets: map[int64]string{}, windows: map[string][2]time.Time{}}
+	b := newMultiBuild(q, cat, out, len(cells))
 	b.addCells(cells)
 	if !slices.ContainsFunc(q.By, func(d string) bool { return !slices.Contains(requestDims, d) }) && len(q.Advertisers)+len(q.Campaigns)+len(q.Ads) == 0 {
 		if err := b.addRequests(ctx, rp.r, cq); err != nil {
@@ -272,6 +293,61 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		}
 	}
 	out.Rows = list
+	return out, nil
+}
+
+// newMultiBuild starts the rows of q's report out (about n of them).
+func newMultiBuild(q MultiQuery, cat *Catalog, out *MultiReport, n int) *multiBuild {
+	return &multiBuild{q: q, cat: cat, out: out, loc: cmp.Or(q.Loc, time.UTC), rows: make(map[rowKey]*MultiRow, n),
+		buckets: map[int64]string{}, windows: map[string][2]time.Time{}}
+}
+
+// BidReader reads header bidding's counts (the store's).
+type BidReader interface {
+	BidSums(ctx context.Context, q reportrow.BidQuery) ([]reportrow.BidRow, error)
+}
+
+// multiBids answers a report by bidder (checked with CheckMulti): the
+// bids' counts of q's placements (its sites' too) over whole UTC days,
+// as the cube's, by bidder and the placement or site asked for — each
+// row's verified impressions of won bids and what they earned (for a
+// publisher its share), with the bids and wins.
+func (rp *Reporter) multiBids(ctx context.Context, q MultiQuery, cat *Catalog, out *MultiReport) (*MultiReport, error) {
+	bq := reportrow.BidQuery{From: q.From.Unix() / 86400 * 86400, To: q.To.Unix(), Placements: q.Placements, Daily: q.Granularity != Total}
+	if len(q.Sites) > 0 {
+		if bq.Placements = idsOf(cat.Placements, q.Placements, func(p *marquee.Placement) bool { return slices.Contains(q.Sites, p.Site) }); len(bq.Placements) == 0 {
+			return out, nil
+		}
+	}
+	rows, err := rp.Bids.BidSums(ctx, bq)
+	if err != nil {
+		return nil, err
+	}
+	b := newMultiBuild(q, cat, out, len(rows))
+	var total Counts
+	var bids, wins int64
+	for _, br := range rows {
+		r := b.rowOf(b.keyOf(b.bucketOf(br.Hour), 0, br.Placement, 0, "", "", br.Bidder, 0))
+		c := Counts{Impressions: br.Impressions, SpendNanos: br.Revenue}
+		r.Counts.Add(c)
+		total.Add(c)
+		r.addBids(br.Bids, br.Wins)
+		bids, wins = bids+br.Bids, wins+br.Wins
+		r.priced, out.Totals.priced = true, true
+		if q.Publisher {
+			var share float64
+			if pl := cat.Placements[br.Placement]; pl != nil {
+				share = cat.Shares[pl.Site]
+			}
+			net := share * float64(br.Revenue)
+			r.net += net
+			out.Totals.net += net
+		}
+	}
+	out.Totals.Metrics = withCounts(out.Totals.Metrics, total)
+	out.Totals.addBids(bids, wins)
+	out.Totals.money(q.Publisher)
+	out.Rows = b.sorted()
 	return out, nil
 }
 
@@ -660,10 +736,12 @@ func (m *MultiMetrics) money(publisher bool) {
 	}
 }
 
-// withCounts is m with counts c and their rates (its requests kept).
+// withCounts is m with counts c and their rates (its requests and bids
+// kept).
 func withCounts(m Metrics, c Counts) Metrics {
 	out := metricsOf(c)
 	out.Requests, out.Filled, out.FillRate, out.Unfilled, out.InvalidRequests = m.Requests, m.Filled, m.FillRate, m.Unfilled, m.InvalidRequests
+	out.Bids, out.Wins, out.WinRate = m.Bids, m.Wins, m.WinRate
 	return out
 }
 

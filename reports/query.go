@@ -88,6 +88,21 @@ type Metrics struct {
 	// InvalidRequests are the slots invalid traffic asked for, by reason
 	// (docs/ivt.md): not in Requests, which are people's.
 	InvalidRequests map[string]int64 `json:"invalidRequests,omitempty"`
+	// Bids, Wins and the win rate (wins ÷ bids): header bidding's, in
+	// reports by bidder.
+	Bids    *int64   `json:"bids,omitempty"`
+	Wins    *int64   `json:"wins,omitempty"`
+	WinRate *float64 `json:"winRate,omitempty"`
+}
+
+// addBids adds bids and wins to m.
+func (m *Metrics) addBids(bids, wins int64) {
+	if m.Bids != nil {
+		bids += *m.Bids
+		wins += *m.Wins
+	}
+	rate := ratio(wins, bids)
+	m.Bids, m.Wins, m.WinRate = &bids, &wins, &rate
 }
 
 // filledOf is how many of a request row's slots were filled: by a
@@ -279,6 +294,8 @@ type Reporter struct {
 	// Keys are the install's report keys (nil none): a report may be
 	// read by=kv.KEY of one of them.
 	Keys *KeySet
+	// Bids, when set, reads header bidding's counts: reports by bidder.
+	Bids BidReader
 }
 
 // NewReporter returns a Reporter over r, in DefaultCurrency.

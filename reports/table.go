@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/xuri/excelize/v2"
@@ -57,20 +58,38 @@ func (r *MultiReport) Table() (head []string, rows [][]any) {
 // figures are the columns of a Table's figures and a row's cells of
 // them: a publisher's account's (its events and requests, its net revenue
 // and eCPM — no advertiser's conversions, value, spend or ROAS), or the
-// team's and an advertiser's.
+// team's and an advertiser's; by bidder, then the bids, wins and win
+// rate.
 func (r *MultiReport) figures() ([]string, func(*MultiMetrics) []any) {
-	num := func(p *int64) any {
-		if p == nil {
-			return nil
-		}
-		return *p
+	head, cells := r.moneyFigures()
+	if !slices.Contains(r.By, DimBidder) {
+		return head, cells
 	}
-	flt := func(p *float64) any {
-		if p == nil {
-			return nil
-		}
-		return *p
+	return append(head, "bids", "wins", "win rate"), func(m *MultiMetrics) []any {
+		return append(cells(m), optInt(m.Bids), optInt(m.Wins), optFloat(m.WinRate))
 	}
+}
+
+// optInt is *p as a cell (nil: an empty one).
+func optInt(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// optFloat is *p as a cell (nil: an empty one).
+func optFloat(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// moneyFigures are figures' columns but the bids': a publisher's (its
+// net revenue) or the team's and an advertiser's.
+func (r *MultiReport) moneyFigures() ([]string, func(*MultiMetrics) []any) {
+	num, flt := optInt, optFloat
 	if r.Publisher {
 		return []string{"impressions", "clicks", "ctr", "views", "viewability", "requests", "filled", "fill rate",
 				"revenue (" + r.Currency + ")", "ecpm (" + r.Currency + ")"}, func(m *MultiMetrics) []any {

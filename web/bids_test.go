@@ -85,9 +85,11 @@ func bidServer(t *testing.T) *bidWorld {
 	if err := w.tally.Recover(context.Background(), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
+	reporter := reports.NewReporter(st, 0)
+	reporter.Bids = st
 	w.h = web.NewServer(web.Config{InsecureAdmin: true}, web.Deps{Log: quiet, Now: time.Now, Index: index.New(time.Now),
 		Serve:    service(serve.Config{Engine: e, Signer: signer, Now: time.Now}, serve.LedgerConfig{Sink: w.sink, Bids: bids}),
-		Registry: prometheus.NewRegistry(), Store: st, Reports: reports.NewReporter(st, 0)}).Handler()
+		Registry: prometheus.NewRegistry(), Store: st, Reports: reporter}).Handler()
 	return w
 }
 
@@ -195,6 +197,35 @@ func TestBidsOverHTTP(t *testing.T) {
 	}
 	if !maps.Equal(report, want) {
 		t.Errorf("bidders' report %s;\n got %q\nwant %q (bids wins impressions revenue eCPM)", body, report, want)
+	}
+	// The same by bidder in the reports by several dimensions, with the
+	// placement (the bids' own dimensions), as JSON and CSV; a bidder
+	// does not go with a campaign (bids are not counted by campaign).
+	status, body = send(h, "GET", "/api/v1/reports?by=bidder,placement&granularity=total")
+	var multi struct {
+		Rows []struct {
+			Dims map[string]struct{ ID, Name, Value string }
+			reports.Metrics
+			Spend float64
+		}
+	}
+	if json.Unmarshal(body, &multi); status != 200 {
+		t.Fatalf("report by bidder = %d %s", status, body)
+	}
+	byBidder := map[string]string{}
+	for _, r := range multi.Rows {
+		byBidder[r.Dims["bidder"].Value] = fmt.Sprint(r.Dims["placement"].Name, " ", *r.Bids, " ", *r.Wins, " ", *r.WinRate, " ", r.Impressions, " ", r.Spend)
+	}
+	wantMulti := map[string]string{"appnexus": "home 1 1 1 1 0.003", "rubicon": "home 1 0 0 0 0", "halved": "home 1 0 0 0 0", "low": "home 1 0 0 0 0", "euro": "home 1 0 0 0 0"}
+	if !maps.Equal(byBidder, wantMulti) {
+		t.Errorf("report by bidder and placement %s;\n got %q\nwant %q (placement bids wins win-rate impressions spend)", body, byBidder, wantMulti)
+	}
+	if status, body := send(h, "GET", "/api/v1/reports?by=bidder,placement&granularity=total&format=csv"); status != 200 ||
+		!strings.Contains(string(body), ",bids,wins,win rate\n") || !strings.Contains(string(body), "appnexus,") {
+		t.Errorf("report by bidder as CSV = %d %s; want the bids' columns", status, body)
+	}
+	if status, body := send(h, "GET", "/api/v1/reports?by=bidder,campaign"); status != 400 || !strings.Contains(string(body), `does not go with bidder`) {
+		t.Errorf("report by bidder and campaign = %d %s; want 400", status, body)
 	}
 
 	// A string valid in one field (a deal's "a b") stays invalid in another

@@ -256,14 +256,14 @@ func listParam(args *fasthttp.Args, k string) []string {
 // reads its own side of the report. An advertiser's account reads its
 // campaigns by advertiser, campaign, ad, country, device and key-value,
 // not where (which publisher's placements and sites) they ran; a
-// publisher's account reads its placements by placement, site, country,
-// device and key-value, not whose ads filled them.
+// publisher's account reads its placements by placement, site, bidder,
+// country, device and key-value, not whose ads filled them.
 func boundDims(q reports.MultiQuery, b marquee.Bounds) error {
-	theirs, filters := []string{reports.DimPlacement, reports.DimSite}, len(q.Placements)+len(q.Sites)
+	theirs, filters := []string{reports.DimPlacement, reports.DimSite, reports.DimBidder}, len(q.Placements)+len(q.Sites)
 	who := "an advertiser's account reads its campaigns by advertiser, campaign, ad, country, device and key-value"
 	if len(b.Sites) > 0 {
 		theirs, filters = []string{reports.DimAdvertiser, reports.DimCampaign, reports.DimAd}, len(q.Advertisers)+len(q.Campaigns)+len(q.Ads)
-		who = "a publisher's account reads its placements by placement, site, country, device and key-value"
+		who = "a publisher's account reads its placements by placement, site, bidder, country, device and key-value"
 	}
 	p := marquee.Problems{}
 	for _, d := range q.By {

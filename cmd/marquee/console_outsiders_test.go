@@ -280,6 +280,10 @@ func TestConsolePublisherWorkspace(t *testing.T) {
 	if got := b.text("#bidders table"); !strings.Contains(got, "news-top\tappnexus\t1\t1\t100") {
 		t.Errorf("the publisher's bidders = %q; want appnexus on news-top, 1 bid, 1 win", got)
 	}
+	b.open("#/reports?by=bidder,placement&granularity=total", "#report-table table")
+	if head, got := b.text("#report-table thead"), b.text("#report-table tbody"); !strings.Contains(head, "Win rate") || !strings.Contains(got, "appnexus\t") || !strings.Contains(got, "news-top") {
+		t.Errorf("the publisher's report by bidder = %q under %q; want appnexus on news-top with its win rate", got, head)
+	}
 	b.open("#/statements", "main table")
 	if got := b.text("main table"); !strings.Contains(got, "news") {
 		t.Errorf("the publisher's statements = %q; want its site's", got)

@@ -185,9 +185,9 @@ func TestAccountIsolation(t *testing.T) {
 	// publisher not whose ads filled its slots).
 	for _, a := range accounts {
 		mine := []string{"by=advertiser", "by=campaign,country", "by=ad&format=csv", "by=campaign&advertiser=2", "by=device&campaign=2&format=csv"}
-		theirs := []string{"by=placement", "by=site,country", "by=campaign&placement=side", "by=country&site=mysite"}
+		theirs := []string{"by=placement", "by=site,country", "by=campaign&placement=side", "by=country&site=mysite", "by=bidder"}
 		if a.publisher {
-			mine = []string{"by=site,country,device", "by=placement&format=csv", "by=placement&site=zztsite", "by=country&placement=zzt-top&format=csv"}
+			mine = []string{"by=site,country,device", "by=placement&format=csv", "by=placement&site=zztsite", "by=country&placement=zzt-top&format=csv", "by=bidder,placement"}
 			theirs = []string{"by=advertiser", "by=campaign,placement", "by=ad&format=csv", "by=placement&campaign=1"}
 		}
 		for _, q := range mine {

@@ -549,7 +549,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		read = clickhouse.NewReports(ch, n.st) // every report from the events there (docs/analytics.md)
 	}
 	reporter := reports.NewReporter(read, cfg.reports.hourlyRetention)
-	reporter.Currency, reporter.Keys = cfg.currency, n.reportKeys
+	reporter.Currency, reporter.Keys, reporter.Bids = cfg.currency, n.reportKeys, n.st
 	var sender web.ReportSender
 	var mailer web.Mailer // invitations: by the reports' mail server, when there is one
 	if cfg.reports.mailer != nil {

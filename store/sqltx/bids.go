@@ -24,7 +24,7 @@ func (s *Store) addBids(ctx context.Context, tx Tx, slot string, rows []reportro
 }
 
 // BidSums sums the bid rows of q's range by placement and bidder (every
-// instance's), in placement then bidder order.
+// instance's; and by UTC day with q.Daily), in that order.
 func (s *Store) BidSums(ctx context.Context, q reportrow.BidQuery) ([]reportrow.BidRow, error) {
 	where, args := `hour >= ? AND hour < ?`, []any{q.From, q.To}
 	if len(q.Placements) > 0 {
@@ -33,11 +33,15 @@ func (s *Store) BidSums(ctx context.Context, q reportrow.BidQuery) ([]reportrow.
 			args = append(args, id)
 		}
 	}
+	day, group := `0`, ``
+	if q.Daily {
+		day, group = `hour - hour % 86400`, `hour - hour % 86400, `
+	}
 	return withDB(ctx, s, "read bids", func(db DB) ([]reportrow.BidRow, error) {
 		return query(ctx, db, func(r Rows) (x reportrow.BidRow, err error) {
-			return x, r.Scan(&x.Placement, &x.Bidder, &x.Bids, &x.Wins, &x.Impressions, &x.Revenue)
-		}, `SELECT placement_id, bidder, sum(bids), sum(wins), sum(impressions), sum(revenue) FROM report_bids WHERE `+where+
-			` GROUP BY placement_id, bidder ORDER BY placement_id, bidder`, args...)
+			return x, r.Scan(&x.Hour, &x.Placement, &x.Bidder, &x.Bids, &x.Wins, &x.Impressions, &x.Revenue)
+		}, `SELECT `+day+`, placement_id, bidder, sum(bids), sum(wins), sum(impressions), sum(revenue) FROM report_bids WHERE `+where+
+			` GROUP BY `+group+`placement_id, bidder ORDER BY `+group+`placement_id, bidder`, args...)
 	})
 }
 

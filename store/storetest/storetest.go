@@ -1015,4 +1015,10 @@ func testBids(t *testing.T, open Opener) {
 	if got := sums(); got != want {
 		t.Fatalf("BidSums after the roll-up = %s; want %s", got, want)
 	}
+	// By UTC day: a row a day, placement and bidder, its Hour the day's.
+	add("a", reportrow.BidRow{Hour: h + 86400 + 7200, Placement: 1, Bidder: "appnexus", Bids: 3, Wins: 2, Impressions: 2, Revenue: 1_000_000})
+	rows, err := st.BidSums(ctx, reportrow.BidQuery{From: h, To: h + 2*86400, Placements: []int64{1}, Daily: true})
+	if got, want := fmt.Sprint(rows), fmt.Sprintf("[{%d 1 appnexus 12 5 4 12000000} {%d 1 rubicon 5 1 0 0} {%d 1 appnexus 3 2 2 1000000}]", h, h, h+86400); err != nil || got != want {
+		t.Errorf("BidSums by day = %s, %v; want %s", got, err, want)
+	}
 }
