@@ -7,10 +7,16 @@ import (
 	"encoding/json"
 	"image"
 	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -393,13 +399,16 @@ func TestConsoleReports(t *testing.T) {
 		t.Fatalf("decision = %d %s", r.status, r.body)
 	}
 	fire(t, d.Decisions["d"][0].ImpressionURL)
-	eventually(t, 10*time.Second, func() string {
-		b.open("#/reports?by=kv.section&granularity=total", "#report-table table")
-		if got := b.text("#report-table tbody"); !strings.Contains(got, "sports") {
-			return "the report by kv.section: " + got
+	eventually(t, 30*time.Second, func() string {
+		if r := in.admin("GET", "/api/v1/reports?by=kv.section&granularity=total", ""); !strings.Contains(r.body, `"value":"sports"`) {
+			return "the report by kv.section: " + r.body
 		}
 		return ""
 	})
+	b.open("#/reports?by=kv.section&granularity=total", "#report-table table")
+	if got := b.text("#report-table tbody"); !strings.Contains(got, "sports") {
+		t.Errorf("the console's report by kv.section = %q; want sports", got)
+	}
 	b.screenshot("reports-1366.png")
 	b.clean("the team")
 }
@@ -442,4 +451,42 @@ func TestConsolePreviewsAPage(t *testing.T) {
 		t.Errorf("the page two days ahead = %q; want the healthy budgeted roadblock chosen, not budget unknown", got)
 	}
 	b.clean("the team")
+}
+
+// TestConsoleWaitsForASlowStore: a read the server answers 503 with
+// Retry-After (its store did not answer in time) is asked again when it
+// says, and the page shows its figures, not the error.
+func TestConsoleWaitsForASlowStore(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t)
+	dir := t.TempDir()
+	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
+	in := start(t, dir, nil)
+	target, err := url.Parse(in.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var refused atomic.Int32
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" && r.URL.Path == "/api/v1/stats" && refused.Add(1) <= 2 {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":"the store did not answer in time; retry later"}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	b := newTab(t, front.URL, 1280, 900)
+	b.do("open the console", chromedp.Navigate(front.URL+"/admin/"))
+	b.signIn("owner@example.com", "owner-password-1")
+	b.do("the overview, after the refusals", chromedp.WaitVisible(chromedp.CSS(`[data-kpi="impressions"]`)))
+	if n := refused.Load(); n < 3 {
+		t.Errorf("the overview's reads of /api/v1/stats = %d; want the 2 refused asked again", n)
+	}
+	if got := b.text("main"); strings.Contains(got, "did not answer") {
+		t.Errorf("the overview shows the refusal: %s", got)
+	}
 }

@@ -82,6 +82,13 @@
       toSignIn();
       throw new ApiError(401, { error: 'your session has ended: sign in again' });
     }
+    // A read the server could not answer now (503: the store was slow)
+    // is asked again when its Retry-After says, twice at most.
+    if (r.status === 503 && method === 'GET' && (opt.tries || 0) < 2) {
+      await new Promise(done => setTimeout(done, Math.min(5, +r.headers.get('Retry-After') || 1) * 1000));
+      if (g !== gen) throw new Stale('the page changed');
+      return api(method, path, body, { ...opt, tries: (opt.tries || 0) + 1 });
+    }
     if (!r.ok) {
       let b = {};
       try { b = await r.json(); } catch (_) { /* not JSON */ }
