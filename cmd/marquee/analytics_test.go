@@ -31,6 +31,12 @@ type clickhouseServer struct {
 	http, tcp, server int
 	cmd               *exec.Cmd
 	exited            chan error // cmd's Wait, once it has exited
+	// polled is when received last asked, lastErr why it last failed: a
+	// test's eventually asks every few ms, and a full read of the table
+	// that often would load the server it waits for (received keeps
+	// 200 ms between reads).
+	polled  time.Time
+	lastErr error
 }
 
 func newClickHouseServer(t *testing.T) *clickhouseServer {
@@ -125,12 +131,16 @@ func (s *clickhouseServer) stop() {
 // received is every event in the events table, in the order received
 // (receivedAt, to the nanosecond, from the line), with its id.
 func (s *clickhouseServer) received(t *testing.T) []streamed {
+	if wait := 200*time.Millisecond - time.Since(s.polled); wait > 0 {
+		time.Sleep(wait)
+	}
+	s.polled = time.Now()
 	c, err := clickhouse.Open(s.dsn())
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, err := c.Query(context.Background(), "SELECT id, line FROM events ORDER BY visitParamExtractString(line, 'receivedAt') FORMAT JSONEachRow")
-	if err != nil {
+	if s.lastErr = err; err != nil {
 		return nil // not created yet, or down
 	}
 	var got []streamed
@@ -187,7 +197,12 @@ func TestAnalyticsKilledDuringInserts(t *testing.T) {
 		t.Fatalf("only %d events acknowledged; the test needs load", len(acked))
 	}
 	start(t, data, nil, append([]string{"-insecure-admin", "-events-durable"}, ch.flags()...)...)
-	eventually(t, 60*time.Second, func() string { return checkStreamed(ch.received(t), acked, false) })
+	eventually(t, 3*time.Minute, func() string {
+		if msg := checkStreamed(ch.received(t), acked, false); msg != "" {
+			return fmt.Sprintf("%s (the table's read: %v; the server's errors: %s)", msg, ch.lastErr, ch.errors())
+		}
+		return ""
+	})
 	if msg := storedOnce(ch.received(t)); msg != "" {
 		t.Error(msg)
 	}
