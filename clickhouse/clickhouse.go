@@ -185,7 +185,9 @@ var migrations embed.FS
 // Migrate creates the database if absent and applies the migrations it
 // has not (migrations/NNNN_name.sql, in order), recording each in
 // schema_migrations. Each migration is written to be applied again
-// harmlessly (IF NOT EXISTS), so two instances starting together agree.
+// harmlessly (IF NOT EXISTS; an added column found is taken as added:
+// addedBefore), so two instances starting together agree, and an
+// instance killed in a migration, before recording it, applies it again.
 func (c *Client) Migrate(ctx context.Context) error {
 	if _, err := c.do(ctx, "CREATE DATABASE IF NOT EXISTS "+c.db, nil, false); err != nil {
 		return err
@@ -225,7 +227,7 @@ func (c *Client) Migrate(ctx context.Context) error {
 			return err
 		}
 		for _, stmt := range statements(string(sql)) {
-			if err := c.Exec(ctx, stmt); err != nil {
+			if err := c.Exec(ctx, stmt); err != nil && !addedBefore(stmt, err) {
 				return fmt.Errorf("clickhouse: migration %s: %w", name, err)
 			}
 		}
@@ -234,6 +236,16 @@ func (c *Client) Migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// addedBefore says err is an ALTER TABLE … ADD COLUMN's refusal of a
+// column that exists: the statement was applied before, by a process
+// stopped (killed) before it recorded its migration. An ALTER is all or
+// nothing, and ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS.
+func addedBefore(stmt string, err error) bool {
+	head := strings.ToUpper(strings.TrimSpace(stmt))
+	return strings.HasPrefix(head, "ALTER TABLE") && strings.Contains(head, "ADD COLUMN") &&
+		strings.Contains(err.Error(), "Code: 44,") && strings.Contains(err.Error(), "already exists")
 }
 
 // statements splits a migration into its statements (separated by ";"

@@ -88,6 +88,20 @@ func TestMigrateTwice(t *testing.T) {
 	}
 }
 
+// TestMigrateAfterAKill: an instance killed after a migration's
+// statements and before it recorded them (here: every migration's, the
+// record dropped) migrates again: the columns its ALTERs added are taken
+// as added, not an error that stops the stream for good.
+func TestMigrateAfterAKill(t *testing.T) {
+	c := clickhousetest.Open(t)
+	if err := c.Exec(context.Background(), "DROP TABLE schema_migrations"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Migrate(context.Background()); err != nil {
+		t.Fatalf("Migrate over the applied schema with no record of it: %v", err)
+	}
+}
+
 // TestEventsStoredOnce: a batch published again after its answer was lost
 // (the stream cannot know whether it was stored) and a batch stored in
 // part (its first day's insert done) are stored once; each row keeps the

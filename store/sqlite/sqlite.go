@@ -83,10 +83,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// Instances opening a new file together race to switch it to WAL
 	// when their first connections open, and SQLite answers the losers
 	// SQLITE_BUSY without waiting (the busy timeout does not cover a
-	// journal-mode change): such a start tries again, for up to the
-	// busy timeout.
+	// journal-mode change): such a start tries again, for up to three
+	// busy timeouts (each loser also waits for the migrations of those
+	// before it: six handles on a loaded 2-core machine took over 10 s).
 	var migErr error
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		if migErr = s.migrate(ctx); migErr == nil || !strings.Contains(migErr.Error(), "SQLITE_BUSY") || time.Now().After(deadline) {
 			break
 		}
