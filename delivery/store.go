@@ -17,7 +17,7 @@ type Store interface {
 	ListAdvertisers(ctx context.Context, f marquee.ListFilter) ([]marquee.Advertiser, int, error)
 	ListDeals(ctx context.Context) ([]marquee.Deal, error)
 	Campaign(ctx context.Context, id int64) (marquee.Campaign, error)
-	ListCampaigns(ctx context.Context, f marquee.ListFilter) ([]marquee.Campaign, int, error)
+	LiveCampaigns(ctx context.Context) ([]marquee.Campaign, error)
 	Placement(ctx context.Context, name string) (marquee.Placement, error)
 	ListPlacements(ctx context.Context, f marquee.ListFilter) ([]marquee.Placement, int, error)
 	Ad(ctx context.Context, id int64) (marquee.Ad, error)
@@ -30,16 +30,9 @@ type Store interface {
 // ad in a campaign — and swaps it in. At start, and after the feed
 // reloads (it may have missed anything).
 func (e *Engine) Load(ctx context.Context, st Store, ads bool) error {
-	var cs []marquee.Campaign
-	for _, state := range marquee.CampaignStates {
-		if state == marquee.StateArchived {
-			continue
-		}
-		got, err := marquee.ListAll(ctx, marquee.ListFilter{State: state}, st.ListCampaigns)
-		if err != nil {
-			return err
-		}
-		cs = append(cs, got...)
+	cs, err := st.LiveCampaigns(ctx)
+	if err != nil {
+		return err
 	}
 	ps, err := marquee.ListAll(ctx, marquee.ListFilter{}, st.ListPlacements)
 	if err != nil {

@@ -76,6 +76,7 @@ type Store interface {
 	ReplaceCampaign(ctx context.Context, id int64, in marquee.CampaignInput) (marquee.Campaign, error)
 	MoveCampaign(ctx context.Context, id int64, action, reason string) (marquee.Campaign, error)
 	ListCampaigns(ctx context.Context, f marquee.ListFilter) ([]marquee.Campaign, int, error)
+	LiveCampaigns(ctx context.Context) ([]marquee.Campaign, error)
 	CreatePlacement(ctx context.Context, in marquee.PlacementInput) (marquee.Placement, error)
 	Placement(ctx context.Context, name string) (marquee.Placement, error)
 	ReplacePlacement(ctx context.Context, name string, in marquee.PlacementInput) (marquee.Placement, error)

@@ -338,6 +338,14 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, ready func(ne
 	}
 	n.bids = reports.NewBids()
 	defer n.close()
+	// pprof first, so that what an instance does before it is ready (a
+	// large catalog's load) can be profiled too.
+	if cfg.pprofAddr != "" {
+		var err error
+		if n.stopPprof, err = servePprof(cfg.pprofAddr, log); err != nil {
+			return err
+		}
+	}
 	if err := n.open(ctx); err != nil {
 		return err
 	}
@@ -401,7 +409,7 @@ type node struct {
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
 	hooks      *webhooks.Dispatcher // open; closed after events
-	stopPprof  func()               // listen
+	stopPprof  func()               // serve, before open
 }
 
 // open opens the store and builds what reads it: the index, the two
@@ -589,12 +597,6 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	}
 	ln = srv.Listen(ln)
 	n.log.Info("listening", "addr", ln.Addr().String(), "db", redact(cfg.db))
-	if cfg.pprofAddr != "" {
-		if n.stopPprof, err = servePprof(cfg.pprofAddr, n.log); err != nil {
-			ln.Close()
-			return nil, nil, err
-		}
-	}
 	return srv.HTTPServer(), ln, nil
 }
 

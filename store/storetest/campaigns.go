@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,6 +117,9 @@ func testCampaigns(t *testing.T, open Opener) {
 	if list, total, err := st.ListCampaigns(ctx, marquee.ListFilter{Parent: acme.ID, State: marquee.StatePaused, Limit: 10}); err != nil || total != 1 || list[0].ID != spring.ID {
 		t.Fatalf("ListCampaigns(acme, paused) = %+v, %d, %v", list, total, err)
 	}
+	if live, err := st.LiveCampaigns(ctx); err != nil || !slices.ContainsFunc(live, func(c marquee.Campaign) bool { return c.ID == spring.ID && c.State == marquee.StatePaused }) {
+		t.Fatalf("LiveCampaigns = %+v, %v; want the paused campaign %d among them", live, err, spring.ID)
+	}
 	if err := st.ArchiveAdvertiser(ctx, acme.ID); marquee.KindOf(err) != marquee.KindConflict || !strings.Contains(err.Error(), itoa(spring.ID)) {
 		t.Fatalf("archiving Acme with a paused campaign = %v; want a conflict naming it", err)
 	}
@@ -219,6 +223,9 @@ func testCampaigns(t *testing.T, open Opener) {
 	// then archives and frees its name.
 	if c, err := st.MoveCampaign(ctx, spring.ID, marquee.ActionArchive, ""); err != nil || c.State != marquee.StateArchived {
 		t.Fatalf("archive = %+v, %v", c, err)
+	}
+	if live, err := st.LiveCampaigns(ctx); err != nil || slices.ContainsFunc(live, func(c marquee.Campaign) bool { return c.ID == spring.ID }) {
+		t.Fatalf("LiveCampaigns = %+v, %v; want no archived campaign %d", live, err, spring.ID)
 	}
 	if _, err := st.MoveCampaign(ctx, spring.ID, marquee.ActionResume, ""); marquee.KindOf(err) != marquee.KindConflict {
 		t.Fatalf("resuming an archived campaign = %v; want a conflict", err)
