@@ -125,3 +125,33 @@ func describeLists(p *Plan) string {
 	}
 	return b.String()
 }
+
+// TestEditKeepsAnUnchangedTree: a campaign edit that leaves its targeting
+// tree and time zone as they were keeps the compiled tree (and so the
+// lists' filters built of it); one that changes either compiles it again.
+func TestEditKeepsAnUnchangedTree(t *testing.T) {
+	now := time.Now()
+	e := New(counters.NewMemory(counters.DefaultMemory))
+	c := marquee.Campaign{ID: 1, State: marquee.StateActive, CampaignInput: marquee.CampaignInput{AdvertiserID: 1, Name: "c",
+		StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Priority: marquee.Priorities[0], Weight: 1,
+		Targeting: &marquee.Targeting{Key: "section", In: []string{"a"}}}}
+	e.SetCampaigns([]marquee.Campaign{c}, nil)
+	tree := func() uint64 { got, _ := e.Plan().Campaign(1); return got.tree.ID() }
+	first := tree()
+	c.Weight, c.Targeting = 5, &marquee.Targeting{Key: "section", In: []string{"a"}} // an equal tree, another pointer
+	e.PatchCampaigns([]marquee.Campaign{c}, nil, nil, nil)
+	if got := tree(); got != first {
+		t.Fatalf("a weight edit compiled tree %d; want tree %d kept", got, first)
+	}
+	c.TimeZone = "Europe/Paris"
+	e.PatchCampaigns([]marquee.Campaign{c}, nil, nil, nil)
+	second := tree()
+	if second == first {
+		t.Fatalf("a time zone edit kept tree %d; want one compiled in the new zone", first)
+	}
+	c.Targeting = &marquee.Targeting{Key: "section", In: []string{"b"}}
+	e.PatchCampaigns([]marquee.Campaign{c}, nil, nil, nil)
+	if got := tree(); got == second {
+		t.Fatalf("a targeting edit kept tree %d; want a new one", got)
+	}
+}
