@@ -186,6 +186,26 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 	e.plan.Store(p)
 }
 
+// resetAds replaces the plan's ads with planned, the ads of campaigns
+// that serve (planAd's), of the store's ads ids: those are no placement's
+// default ad in no campaign any more (see PutAds).
+func (e *Engine) resetAds(planned []*Ad, ids []int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.plan.Load()
+	ads := make(map[int64]*Ad, len(planned))
+	for _, a := range planned {
+		ads[a.ID] = a
+	}
+	defaults := maps.Clone(old.defaults)
+	for _, id := range ids {
+		delete(defaults, id)
+	}
+	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads, defaults: defaults, remnantECPM: old.remnantECPM}
+	p.index(old, false)
+	e.plan.Store(p)
+}
+
 // SetDefaultAds gives the plan the placements' default ads that are in no
 // campaign (the others are in it with their campaigns): the feed reads
 // them after the placements, and PutAds keeps them current.

@@ -55,17 +55,27 @@ func (e *Engine) Load(ctx context.Context, st Store, ads bool) error {
 	if !ads {
 		return nil
 	}
+	// The ads are compiled for the plan (planAd) by the store's decoding
+	// goroutines, in parallel, rather than after the read by one.
 	var mu sync.Mutex
-	var all []*marquee.Ad
+	var ids []int64
+	var planned []*Ad
 	if err := st.EachCampaignAd(ctx, time.Now(), func(a *marquee.Ad) error {
+		var pa *Ad
+		if a.Serves() && a.CampaignID != 0 {
+			pa = planAd(a)
+		}
 		mu.Lock()
-		all = append(all, a)
+		ids = append(ids, a.ID)
+		if pa != nil {
+			planned = append(planned, pa)
+		}
 		mu.Unlock()
 		return nil
 	}); err != nil {
 		return err
 	}
-	e.PutAds(all, nil, true)
+	e.resetAds(planned, ids)
 	return nil
 }
 
