@@ -310,11 +310,7 @@ func (b *Budgets) Sync(ctx context.Context, plan *Plan, now time.Time) error {
 		loc *time.Location
 	}
 	var owners []owned
-	plan.Campaigns(func(c *Campaign) {
-		if c.Budget != nil {
-			owners = append(owners, owned{ownerKey{'c', c.ID}, c.loc})
-		}
-	})
+	plan.Budgeted(func(c *Campaign) { owners = append(owners, owned{ownerKey{'c', c.ID}, c.loc}) })
 	for _, a := range advs {
 		owners = append(owners, owned{ownerKey{'a', a.id}, a.loc})
 	}

@@ -98,6 +98,10 @@ type Plan struct {
 	gen uint64
 	// needs is what the campaigns' targeting trees read of a viewer.
 	needs targeting.Needs
+	// budgeted are the campaigns with a budget of their own, which the
+	// budgets' sync reads ten times a second: a walk of every campaign
+	// was 15 ms a sync at 100,000 campaigns, most of an idle instance's CPU.
+	budgeted []*Campaign
 	// fits is, for each placement, the ads of each campaign that fit it
 	// (fitsOf): a plan of the same ads and placements shares it.
 	fits map[string][]campFit
@@ -226,9 +230,12 @@ func (p *Plan) index(old *Plan, sameFits bool) {
 	} else {
 		p.fits = p.fitsOf()
 	}
-	p.needs = 0
+	p.needs, p.budgeted = 0, nil
 	for _, c := range p.campaigns {
 		p.needs |= c.tree.Needs()
+		if c.Budget != nil {
+			p.budgeted = append(p.budgeted, c)
+		}
 	}
 	p.indexTrafficking()
 	p.lists = make(map[string]*[numTiers]tierList, len(p.placements))
@@ -471,6 +478,14 @@ func (p *Plan) Placement(name string) (*marquee.Placement, bool) {
 // Campaigns calls fn with every campaign of the plan.
 func (p *Plan) Campaigns(fn func(*Campaign)) {
 	for _, c := range p.campaigns {
+		fn(c)
+	}
+}
+
+// Budgeted calls fn with every campaign of the plan that has a budget of
+// its own.
+func (p *Plan) Budgeted(fn func(*Campaign)) {
+	for _, c := range p.budgeted {
 		fn(c)
 	}
 }
