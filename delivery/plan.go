@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,9 +31,16 @@ type Ad struct {
 	// the ad list).
 	StartAt, EndAt time.Time
 	Conditions     []marquee.Condition
-	// CreativeJSON is Creative as the decision's answer shows it,
-	// rendered once.
-	CreativeJSON []byte
+	// Head is how a decision's answer opens the ad's choice, rendered
+	// once: {"adId":"…","campaignId":"…" and, with a creative,
+	// ,"creative":{…} as JSON shows it (from byte Tail on).
+	Head []byte
+	Tail int
+	// What the answer adds for the creative, known without reading it
+	// (one memory read fewer a choice): Clicks, a click URL; Framed, a
+	// frame (HTML, or a tag not trusted); Expands, macros to expand (a
+	// trusted tag, or trackers).
+	Clicks, Framed, Expands bool
 	// Memo holds what a route renders of the ad once and keeps for as
 	// long as the ad is unchanged (a changed ad is a new *Ad): the VAST
 	// route's compiled document. Set at most once per kind of value,
@@ -554,8 +562,15 @@ func planAd(a *marquee.Ad) *Ad {
 	ad := &Ad{ID: a.ID, CampaignID: a.CampaignID, Title: a.Title, Creative: a.Creative, Placements: a.Placements,
 		StartAt: a.StartAt, EndAt: a.EndAt, Conditions: a.Conditions, span: spanOf(a.StartAt, a.EndAt), conds: targeting.CompileAll(a.Conditions),
 		tree: targeting.CompileTree(a.Targeting, nil)}
-	if a.Creative != nil {
-		ad.CreativeJSON, _ = json.Marshal(a.Creative) // a Creative always marshals
+	ad.Head = strconv.AppendInt(append(ad.Head, `{"adId":"`...), a.ID, 10)
+	ad.Head = append(strconv.AppendInt(append(ad.Head, `","campaignId":"`...), a.CampaignID, 10), '"')
+	ad.Tail = len(ad.Head)
+	if c := a.Creative; c != nil {
+		j, _ := json.Marshal(c) // a Creative always marshals
+		ad.Head = append(append(ad.Head, `,"creative":`...), j...)
+		ad.Clicks = c.ClickURL != ""
+		ad.Framed = c.Type == marquee.CreativeHTML || c.Type == marquee.CreativeTag && !c.Trusted
+		ad.Expands = c.Type == marquee.CreativeTag && c.Trusted || len(c.ImpressionTrackers) > 0 || len(c.ClickTrackers) > 0
 	}
 	return ad
 }

@@ -157,41 +157,34 @@ func appendChoice(b, urlHead, frameHead []byte, d *serve.Decision, si int, in *s
 	if ch.Bid != nil {
 		return appendBid(b, urlHead, frameHead, d, si, ch)
 	}
-	b = append(b, `{"adId":"`...)
-	b = strconv.AppendInt(b, ch.Ad.ID, 10)
+	ad := ch.Ad
 	if ch.Default { // a placement's default ad counts for no campaign
-		b = append(b, `","default":true`...)
+		b = append(b, `{"adId":"`...)
+		b = strconv.AppendInt(b, ad.ID, 10)
+		b = append(append(b, `","default":true`...), ad.Head[ad.Tail:]...)
 	} else {
-		b = append(b, `","campaignId":"`...)
-		b = strconv.AppendInt(b, ch.Campaign.ID, 10)
-		b = append(b, '"')
-	}
-	if len(ch.Ad.CreativeJSON) > 0 {
-		b = append(append(b, `,"creative":`...), ch.Ad.CreativeJSON...)
+		b = append(b, ad.Head...)
 	}
 	if r.Preview {
 		return append(b, '}')
 	}
 	var scratch [256]byte
 	token, _ := d.Sign(scratch[:0], si, ch) // base64url: no JSON escaping
-	if ch.Ad.Creative != nil && ch.Ad.Creative.ClickURL != "" {
+	if ad.Clicks {
 		b = appendTrackingURL(b, `,"clickUrl":`, urlHead, tracking.Click, token)
 	}
 	b = appendTrackingURL(b, `,"impressionUrl":`, urlHead, tracking.Impression, token)
 	b = appendTrackingURL(b, `,"viewUrl":`, urlHead, tracking.View, token)
-	c := ch.Ad.Creative
-	if c == nil {
-		return append(b, '}')
-	}
-	if c.Type == marquee.CreativeHTML || c.Type == marquee.CreativeTag && !c.Trusted {
+	if ad.Framed {
 		b = append(append(append(b, `,"frameUrl":`...), frameHead...), FramePrefix...)
 		b = append(b, token...)
-		if c.Type == marquee.CreativeTag { // the page's own values, for the tag's macros
+		if ad.Creative.Type == marquee.CreativeTag { // the page's own values, for the tag's macros
 			b = append(b, frameQuery(in)...)
 		}
 		b = append(b, '"')
 	}
-	if c.Type == marquee.CreativeTag && c.Trusted || len(c.ImpressionTrackers) > 0 || len(c.ClickTrackers) > 0 {
+	if ad.Expands {
+		c := ad.Creative
 		v := macroValues(in, slot, ch, d.Now, d.Rand.Uint64())
 		if bytes.IndexByte(urlHead, '\\') < 0 { // a host JSON had to escape is no URL's
 			v.ClickURL = string(tracking.AppendPath(urlOf(urlHead), tracking.Click, token))
