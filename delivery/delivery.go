@@ -12,6 +12,7 @@ package delivery
 import (
 	"maps"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,7 +112,14 @@ func (e *Engine) PatchCampaigns(puts []marquee.Campaign, gone []int64, pputs []m
 	for i := range pputs {
 		p.placements[pputs[i].Name] = &pputs[i]
 	}
-	p.index(old, len(pputs) == 0 && len(pgone) == 0) // the same ads and placements: which ads fit where is old's
+	sameFits := len(pputs) == 0 && len(pgone) == 0 // the same ads and placements: which ads fit where is old's
+	ids := slices.Clone(gone)
+	for i := range puts {
+		ids = append(ids, puts[i].ID)
+	}
+	if !sameFits || !p.patch(old, ids) {
+		p.index(old, sameFits)
+	}
 	e.plan.Store(p)
 }
 

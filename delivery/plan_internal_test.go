@@ -40,6 +40,9 @@ func TestPatchedPlanAgainstFresh(t *testing.T) {
 		if r.IntN(10) == 0 {
 			c.State = marquee.StatePaused
 		}
+		if r.IntN(3) == 0 {
+			c.Budget = &marquee.Budget{Total: marquee.Micros(1 + r.IntN(1000))}
+		}
 		return c
 	}
 	var cs []marquee.Campaign
@@ -60,13 +63,24 @@ func TestPatchedPlanAgainstFresh(t *testing.T) {
 	}
 	e.SetCampaigns(cs, pls)
 	e.PutAds(ads, nil, true)
-	for step := range 300 {
-		switch r.IntN(5) {
+	for step := range 400 {
+		switch r.IntN(7) {
 		case 0:
 			newAd()
 			e.PutAds(ads, nil, true)
 		case 1:
 			e.SetRemnant([]string{RemnantWeight, RemnantECPM}[r.IntN(2)])
+		case 2, 3: // edits of what no list is made of (patched, see patch), of one campaign or two
+			var edited []marquee.Campaign
+			for range 1 + r.IntN(2) {
+				i := r.IntN(len(cs))
+				cs[i].Name, cs[i].EndAt = fmt.Sprint("c", step), cs[i].EndAt.Add(time.Minute)
+				if cs[i].Budget != nil {
+					cs[i].Budget = &marquee.Budget{Total: cs[i].Budget.Total + 1}
+				}
+				edited = append(edited, cs[i])
+			}
+			e.PatchCampaigns(edited, nil, nil, nil)
 		default:
 			i := r.IntN(len(cs))
 			cs[i] = camp(cs[i].ID)
@@ -78,7 +92,51 @@ func TestPatchedPlanAgainstFresh(t *testing.T) {
 		if a, b := describeLists(got), describeLists(fresh); a != b {
 			t.Fatalf("step %d: the patched plan lists\n%s\na fresh one\n%s", step, a, b)
 		}
+		if err := listsHoldPlanCampaigns(got); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if !slices.Equal(got.ids, fresh.ids) || !slices.Equal(got.caps, fresh.caps) {
+			t.Fatalf("step %d: capped campaigns %v %v; a fresh plan's %v %v", step, got.ids, got.caps, fresh.ids, fresh.caps)
+		}
 	}
+}
+
+// listsHoldPlanCampaigns says which list, if any, holds a campaign that is
+// not the plan's own (an edit's old version).
+func listsHoldPlanCampaigns(p *Plan) error {
+	var check func(name string, l *tierList) error
+	check = func(name string, l *tierList) error {
+		if l == nil {
+			return nil
+		}
+		for _, ca := range l.camps {
+			if ca.c != p.campaigns[ca.c.ID] {
+				return fmt.Errorf("list %s holds campaign %d (%q) of an earlier plan", name, ca.c.ID, ca.c.Name)
+			}
+		}
+		if err := check(name+" open", l.open); err != nil {
+			return err
+		}
+		for kv, part := range l.byKV {
+			if err := check(name+" "+kv.Key+"="+kv.Value, part); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for name, lists := range p.lists {
+		for t := range lists {
+			if err := check(fmt.Sprint(name, "/", t), &lists[t]); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range p.budgeted {
+		if c != p.campaigns[c.ID] {
+			return fmt.Errorf("budgeted campaign %d is of an earlier plan", c.ID)
+		}
+	}
+	return nil
 }
 
 // describeLists is a plan's lists in words: for each placement and tier,
