@@ -161,17 +161,25 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 	old := e.plan.Load()
 	ads := map[int64]*Ad{}
 	if !reset {
-		ads = make(map[int64]*Ad, len(old.ads)+len(puts))
-		for id, a := range old.ads {
-			ads[id] = a
+		ads = maps.Clone(old.ads)
+	}
+	// The campaigns whose ads change (before and after), and the ads
+	// they gain: what patchAds patches.
+	var camps []int64
+	var added []*Ad
+	touch := func(id int64) {
+		if a := old.ads[id]; a != nil {
+			camps = append(camps, a.CampaignID)
 		}
 	}
 	defaults := maps.Clone(old.defaults)
 	for _, id := range dels {
+		touch(id)
 		delete(ads, id)
 		delete(defaults, id)
 	}
 	for _, a := range puts {
+		touch(a.ID)
 		delete(defaults, a.ID)
 		if !a.Serves() { // paused, waiting for approval, or rejected: never served
 			delete(ads, a.ID)
@@ -187,10 +195,15 @@ func (e *Engine) PutAds(puts []*marquee.Ad, dels []int64, reset bool) {
 			}
 			continue
 		}
-		ads[a.ID] = planAd(a)
+		pa := planAd(a)
+		ads[a.ID] = pa
+		added = append(added, pa)
+		camps = append(camps, a.CampaignID)
 	}
 	p := &Plan{campaigns: old.campaigns, placements: old.placements, ads: ads, defaults: defaults, remnantECPM: old.remnantECPM}
-	p.index(old, false)
+	if reset || !p.patchAds(old, camps, added) {
+		p.index(old, false)
+	}
 	e.plan.Store(p)
 }
 

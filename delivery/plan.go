@@ -111,8 +111,10 @@ type Plan struct {
 	// was 15 ms a sync at 100,000 campaigns, most of an idle instance's CPU.
 	budgeted []*Campaign
 	// fits is, for each placement, the ads of each campaign that fit it
-	// (fitsOf): a plan of the same ads and placements shares it.
-	fits map[string][]campFit
+	// (fitsOf): a plan of the same ads and placements shares it. byCamp
+	// is every campaign's ads (those of campaigns not in the plan too).
+	fits   map[string][]campFit
+	byCamp map[int64][]*Ad
 	// Trafficking (indexTrafficking): each roadblock campaign's ads by the
 	// placement they name, and those placements (sorted); each sequential
 	// campaign's ads in sequence order.
@@ -196,6 +198,7 @@ func (p *Plan) fitsOf() map[string][]campFit {
 	for _, a := range p.ads {
 		byCamp[a.CampaignID] = append(byCamp[a.CampaignID], a)
 	}
+	p.byCamp = byCamp
 	// One placement's fits do not depend on another's: they are found in
 	// parallel, a placement to a goroutine, as many at once as Go runs
 	// (at 1,000,000 ads each placement checks every ad).
@@ -207,14 +210,7 @@ func (p *Plan) fitsOf() map[string][]campFit {
 		g.Go(func() error {
 			var out []campFit
 			for id, ads := range byCamp {
-				var fit []*Ad
-				for _, a := range ads {
-					if fitWhy(a, pl) == "" {
-						fit = append(fit, a)
-					}
-				}
-				if len(fit) > 0 {
-					slices.SortFunc(fit, func(x, y *Ad) int { return cmp.Compare(x.ID, y.ID) })
+				if fit := fitting(ads, pl); len(fit) > 0 {
 					out = append(out, campFit{id, fit})
 				}
 			}
@@ -229,13 +225,27 @@ func (p *Plan) fitsOf() map[string][]campFit {
 	return fits
 }
 
+// fitting are the ads of ads that fit placement pl, sorted by id.
+func fitting(ads []*Ad, pl *marquee.Placement) []*Ad {
+	var fit []*Ad
+	for _, a := range ads {
+		if fitWhy(a, pl) == "" {
+			fit = append(fit, a)
+		}
+	}
+	slices.SortFunc(fit, func(x, y *Ad) int { return cmp.Compare(x.ID, y.ID) })
+	return fit
+}
+
 // index builds the placements' lists from ads, campaigns and placements.
 // With sameFits (ads and placements as old's: a change of campaigns or
-// of eCPMs), it takes which ads fit which placement from old.
+// of eCPMs), it takes which ads fit which placement from old; fits set
+// already (by patchAds) are kept.
 func (p *Plan) index(old *Plan, sameFits bool) {
-	if sameFits && old != nil && old.fits != nil {
-		p.fits = old.fits
-	} else {
+	switch {
+	case sameFits && old != nil && old.fits != nil:
+		p.fits, p.byCamp = old.fits, old.byCamp
+	case p.fits == nil:
 		p.fits = p.fitsOf()
 	}
 	p.needs, p.budgeted = 0, nil

@@ -52,13 +52,14 @@ func BenchmarkCampaignEdit(b *testing.B) {
 		}
 	}
 	var last marquee.Campaign
+	var lastAd marquee.Ad
 	for range n {
 		in := gen.Next()
 		in.FrequencyCap = nil
 		if last, err = st.CreateCampaign(ctx, in, marquee.StateActive); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := st.CreateAd(ctx, marquee.AdInput{Title: in.Name, StartAt: in.StartAt, EndAt: in.EndAt, CampaignID: last.ID,
+		if lastAd, err = st.CreateAd(ctx, marquee.AdInput{Title: in.Name, StartAt: in.StartAt, EndAt: in.EndAt, CampaignID: last.ID,
 			Creative: &marquee.Creative{Type: marquee.CreativeNative, Title: "t", ClickURL: "https://example.com/"}}); err != nil {
 			b.Fatal(err)
 		}
@@ -79,6 +80,13 @@ func BenchmarkCampaignEdit(b *testing.B) {
 			if err := e.Apply(ctx, st, []int64{last.ID}, nil); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+	// What an instance does when one ad of as many (one a campaign) is
+	// written: the feed hands it the ad (PutAds).
+	b.Run("an ad's edit", func(b *testing.B) {
+		for b.Loop() {
+			e.PutAds([]*marquee.Ad{&lastAd}, nil, false)
 		}
 	})
 }

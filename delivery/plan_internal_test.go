@@ -43,6 +43,9 @@ func TestPatchedPlanAgainstFresh(t *testing.T) {
 		if r.IntN(3) == 0 {
 			c.Budget = &marquee.Budget{Total: marquee.Micros(1 + r.IntN(1000))}
 		}
+		if r.IntN(8) == 0 {
+			c.Rotation = &marquee.Rotation{Type: marquee.RotateSequential}
+		}
 		return c
 	}
 	var cs []marquee.Campaign
@@ -50,12 +53,14 @@ func TestPatchedPlanAgainstFresh(t *testing.T) {
 		cs = append(cs, camp(int64(i+1)))
 	}
 	var ads []*marquee.Ad
+	nextID := int64(0)
 	newAd := func() {
+		nextID++
 		w, h := 300, 250
 		if r.IntN(2) == 0 {
 			w, h = 728, 90
 		}
-		ads = append(ads, &marquee.Ad{ID: int64(len(ads) + 1), CampaignID: int64(1 + r.IntN(len(cs))), Title: "a",
+		ads = append(ads, &marquee.Ad{ID: nextID, CampaignID: int64(1 + r.IntN(len(cs))), Title: "a",
 			StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Creative: &marquee.Creative{Type: marquee.CreativeHTML, HTML: "x", Width: w, Height: h}})
 	}
 	for range 150 {
@@ -63,8 +68,29 @@ func TestPatchedPlanAgainstFresh(t *testing.T) {
 	}
 	e.SetCampaigns(cs, pls)
 	e.PutAds(ads, nil, true)
-	for step := range 400 {
-		switch r.IntN(7) {
+	for step := range 600 {
+		switch r.IntN(10) {
+		case 7, 8: // an ad's edit: its title, its size (it may fit elsewhere), its campaign
+			i := r.IntN(len(ads))
+			a := *ads[i]
+			switch r.IntN(3) {
+			case 0:
+				a.Title = fmt.Sprint("a", step)
+			case 1:
+				c := *a.Creative
+				c.Width, c.Height = []int{300, 728}[r.IntN(2)], []int{250, 90}[r.IntN(2)]
+				a.Creative = &c
+			default:
+				a.CampaignID = int64(1 + r.IntN(len(cs)))
+			}
+			ads[i] = &a
+			e.PutAds([]*marquee.Ad{&a}, nil, false)
+		case 9: // an ad deleted, and a new one
+			i := r.IntN(len(ads))
+			gone := ads[i].ID
+			ads = slices.Delete(ads, i, i+1)
+			newAd()
+			e.PutAds([]*marquee.Ad{ads[len(ads)-1]}, []int64{gone}, false)
 		case 0:
 			newAd()
 			e.PutAds(ads, nil, true)
@@ -95,6 +121,12 @@ func TestPatchedPlanAgainstFresh(t *testing.T) {
 		if err := listsHoldPlanCampaigns(got); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
+		if a, b := describeByCamp(got), describeByCamp(fresh); a != b {
+			t.Fatalf("step %d: the patched plan's ads by campaign %s; a fresh one's %s", step, a, b)
+		}
+		if a, b := describeTrafficking(got), describeTrafficking(fresh); a != b {
+			t.Fatalf("step %d: the patched plan's sequences %s; a fresh one's %s", step, a, b)
+		}
 		if !slices.Equal(got.ids, fresh.ids) || !slices.Equal(got.caps, fresh.caps) {
 			t.Fatalf("step %d: capped campaigns %v %v; a fresh plan's %v %v", step, got.ids, got.caps, fresh.ids, fresh.caps)
 		}
@@ -112,6 +144,11 @@ func listsHoldPlanCampaigns(p *Plan) error {
 		for _, ca := range l.camps {
 			if ca.c != p.campaigns[ca.c.ID] {
 				return fmt.Errorf("list %s holds campaign %d (%q) of an earlier plan", name, ca.c.ID, ca.c.Name)
+			}
+			for _, a := range ca.ads {
+				if a != p.ads[a.ID] {
+					return fmt.Errorf("list %s holds ad %d (%q) of an earlier plan", name, a.ID, a.Title)
+				}
 			}
 		}
 		if err := check(name+" open", l.open); err != nil {
@@ -137,6 +174,46 @@ func listsHoldPlanCampaigns(p *Plan) error {
 		}
 	}
 	return nil
+}
+
+// describeByCamp is a plan's ads by campaign (byCamp, which an ad's edit
+// starts from: "none" when the plan has none and the next edit would
+// check every ad again).
+func describeByCamp(p *Plan) string {
+	if p.byCamp == nil {
+		return "none"
+	}
+	var out []string
+	for id, ads := range p.byCamp {
+		var as []int64
+		for _, a := range ads {
+			if a != p.ads[a.ID] {
+				as = append(as, -a.ID) // an earlier plan's
+				continue
+			}
+			as = append(as, a.ID)
+		}
+		slices.Sort(as)
+		out = append(out, fmt.Sprint(id, as))
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
+}
+
+// describeTrafficking is a plan's sequences: each sequential campaign's
+// ads, as the plan holds them (pointers to the plan's own ads).
+func describeTrafficking(p *Plan) string {
+	var out []string
+	for id, ads := range p.sequences {
+		var as []string
+		for _, a := range ads {
+			as = append(as, fmt.Sprint(a.ID, a == p.ads[a.ID]))
+		}
+		slices.Sort(as)
+		out = append(out, fmt.Sprint(id, as))
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
 }
 
 // describeLists is a plan's lists in words: for each placement and tier,
