@@ -773,6 +773,11 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 		}
 		return Choice{Ad: a, Campaign: c}, used.paced(e, c, now)
 	}
+	if ca.reach != nil && !ca.reach.Matches(&used.v) { // what each ad's targeting would say, without reading them
+		used.leftOut |= byViewer
+		used.note(marquee.Untargeted)
+		return Choice{}, false
+	}
 	if len(ca.ads) > 1 {
 		for range draws {
 			if a := ca.ads[int(rnd.Float64()*float64(len(ca.ads)))]; adWhy(a, c, r, used, now) == "" {

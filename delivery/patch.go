@@ -241,6 +241,7 @@ func (p *Plan) patchAds(old *Plan, camps []int64, added []*Ad) bool {
 			}
 			i, _ := slices.BinarySearchFunc(fits, id, func(cf campFit, id int64) int { return cmp.Compare(cf.campaign, id) })
 			ca.ads = fits[i].ads
+			ca.reach = reachOf(ca.ads)
 			return ca, true
 		}
 		out, touched := *ls, false

@@ -176,8 +176,12 @@ type tierList struct {
 // campAds is a campaign and its ads that fit a placement; capped is the
 // campaign's number among the plan's capped ones (-1: not capped).
 type campAds struct {
-	c      *Campaign
-	ads    []*Ad
+	c   *Campaign
+	ads []*Ad
+	// reach takes every viewer some of ads' conditions take (nil:
+	// anyone; reachOf): a decision passes over a campaign whose ads
+	// cannot take the viewer without reading them.
+	reach  *targeting.Cond
 	capped int32
 	// vals are the values of the campaign's index key, in a part of a
 	// list indexed by key-value (see canonical).
@@ -223,6 +227,18 @@ func (p *Plan) fitsOf() map[string][]campFit {
 	}
 	g.Wait()
 	return fits
+}
+
+// reachOf is the union of ads' conditions (targeting.Union).
+func reachOf(ads []*Ad) *targeting.Cond {
+	conds := make([][]targeting.Cond, len(ads))
+	for i, a := range ads {
+		if len(a.conds) == 0 {
+			return nil
+		}
+		conds[i] = a.conds
+	}
+	return targeting.Union(conds)
 }
 
 // fitting are the ads of ads that fit placement pl, sorted by id.
@@ -271,7 +287,7 @@ func (p *Plan) index(old *Plan, sameFits bool) {
 				}
 			}
 			l := &lists[c.Tier]
-			l.camps = append(l.camps, campAds{c: c, ads: ads})
+			l.camps = append(l.camps, campAds{c: c, ads: ads, reach: reachOf(ads)})
 		}
 		for t := range lists {
 			l := &lists[t]

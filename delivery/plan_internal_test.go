@@ -60,7 +60,11 @@ func TestPatchedPlanAgainstFresh(t *testing.T) {
 		if r.IntN(2) == 0 {
 			w, h = 728, 90
 		}
-		ads = append(ads, &marquee.Ad{ID: nextID, CampaignID: int64(1 + r.IntN(len(cs))), Title: "a",
+		var conds []marquee.Condition
+		if r.IntN(2) == 0 {
+			conds = []marquee.Condition{{Country: []string{[]string{"TW", "JP", "DE"}[r.IntN(3)]}}}
+		}
+		ads = append(ads, &marquee.Ad{ID: nextID, CampaignID: int64(1 + r.IntN(len(cs))), Title: "a", Conditions: conds,
 			StartAt: now.Add(-time.Hour), EndAt: now.Add(time.Hour), Creative: &marquee.Creative{Type: marquee.CreativeHTML, HTML: "x", Width: w, Height: h}})
 	}
 	for range 150 {
@@ -77,6 +81,9 @@ func TestPatchedPlanAgainstFresh(t *testing.T) {
 			case 0:
 				a.Title = fmt.Sprint("a", step)
 			case 1:
+				if r.IntN(2) == 0 {
+					a.Conditions = []marquee.Condition{{Country: []string{"FR"}}}
+				}
 				c := *a.Creative
 				c.Width, c.Height = []int{300, 728}[r.IntN(2)], []int{250, 90}[r.IntN(2)]
 				a.Creative = &c
@@ -237,7 +244,11 @@ func describeLists(p *Plan) string {
 			if ca.capped >= 0 {
 				cap = fmt.Sprint(p.ids[ca.capped])
 			}
-			ids = append(ids, fmt.Sprintf("%d%v cap %s sum %d", ca.c.ID, as, cap, l.cum[i]))
+			reach := "anyone"
+			if ca.reach != nil {
+				reach = fmt.Sprint(*ca.reach)
+			}
+			ids = append(ids, fmt.Sprintf("%d%v cap %s sum %d reach %s", ca.c.ID, as, cap, l.cum[i], reach))
 		}
 		return fmt.Sprintf("[%s] filter %v", strings.Join(ids, "; "), l.filter != nil)
 	}

@@ -141,6 +141,57 @@ func CompileAll(conds []marquee.Condition) []Cond {
 	return out
 }
 
+// Union is a condition that takes every viewer some ad of ads takes —
+// each ad's conditions (nil: anyone) — joined dimension by dimension: a
+// viewer it does not take, no ad takes, so that a decision can pass over
+// a campaign without reading its ads. It takes more than the ads do (the
+// dimensions are joined apart). nil when an ad takes anyone, or when the
+// union restricts nothing.
+func Union(ads [][]Cond) *Cond {
+	if len(ads) == 0 {
+		return nil
+	}
+	u := Cond{AgeLo: marquee.MaxAge, AgeHi: marquee.MinAge, Aged: true}
+	gendersOpen, platformsOpen, countriesOpen := false, false, false
+	countries := []uint16{}
+	for _, conds := range ads {
+		if len(conds) == 0 {
+			return nil
+		}
+		for i := range conds {
+			c := &conds[i]
+			if !c.Aged {
+				u.Aged = false
+			} else {
+				u.AgeLo, u.AgeHi = min(u.AgeLo, c.AgeLo), max(u.AgeHi, c.AgeHi)
+			}
+			gendersOpen = gendersOpen || c.Genders == 0
+			u.Genders |= c.Genders
+			platformsOpen = platformsOpen || c.Platforms == 0
+			u.Platforms |= c.Platforms
+			countriesOpen = countriesOpen || c.Countries == nil
+			countries = append(countries, c.Countries...)
+		}
+	}
+	if !u.Aged {
+		u.AgeLo, u.AgeHi = Anyone.AgeLo, Anyone.AgeHi
+	}
+	if gendersOpen {
+		u.Genders = 0
+	}
+	if platformsOpen {
+		u.Platforms = 0
+	}
+	if !countriesOpen {
+		slices.Sort(countries)
+		u.Countries = slices.Compact(countries)
+	}
+	if !u.Aged && u.Genders == 0 && u.Platforms == 0 && u.Countries == nil {
+		return nil
+	}
+	return &u
+}
+
 // Viewer is a request's targeting fields compiled once, at the edge:
 // codes, 0 for a field the request leaves out (Country is a slot + 1);
 // and what trees read, "" (or no address) where unknown: key-values sorted

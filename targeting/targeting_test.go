@@ -79,3 +79,71 @@ func TestViewerRoundTrip(t *testing.T) {
 		t.Errorf("PlatformCode is not case-blind")
 	}
 }
+
+// TestUnionTakesWhatAnyAdTakes: for random ads' conditions and random
+// viewers, a viewer some ad takes, their Union takes (a decision that
+// passes over a campaign by its union misses none of its ads); and the
+// union rules some viewers out when every ad restricts a dimension.
+func TestUnionTakesWhatAnyAdTakes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	countries := []string{"TW", "JP", "DE", "FR", "US", "GB", "BR", "IN", "ID", "KR"}
+	pick := func(from []string) []string {
+		var out []string
+		for _, v := range from {
+			if r.IntN(3) == 0 {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	cond := func() marquee.Condition {
+		var c marquee.Condition
+		if r.IntN(2) == 0 {
+			c.AgeStart = 13 + r.IntN(30)
+			c.AgeEnd = c.AgeStart + r.IntN(30)
+		}
+		if r.IntN(2) == 0 {
+			c.Gender = pick([]string{"F", "M"})
+		}
+		if r.IntN(2) == 0 {
+			c.Platform = pick([]string{"ios", "android", "web"})
+		}
+		if r.IntN(2) == 0 {
+			c.Country = pick(countries)
+		}
+		return c
+	}
+	ruledOut := 0
+	for range 2000 {
+		ads := make([][]targeting.Cond, 1+r.IntN(4))
+		for i := range ads {
+			var conds []marquee.Condition
+			for range r.IntN(3) {
+				conds = append(conds, cond())
+			}
+			ads[i] = targeting.CompileAll(conds)
+		}
+		u := targeting.Union(ads)
+		for range 20 {
+			var v targeting.Viewer
+			if r.IntN(4) > 0 {
+				v = targeting.ViewerOf(13+r.IntN(60), []string{"", "F", "M"}[r.IntN(3)], []string{"", "TW", "JP", "DE", "US", "ZA"}[r.IntN(6)],
+					[]string{"", "ios", "android", "web"}[r.IntN(4)])
+			}
+			some := false
+			for _, conds := range ads {
+				some = some || targeting.MatchesAny(conds, &v)
+			}
+			takes := u == nil || u.Matches(&v)
+			if some && !takes {
+				t.Fatalf("Union(%+v) = %+v does not take %+v, which an ad takes", ads, u, v)
+			}
+			if !takes {
+				ruledOut++
+			}
+		}
+	}
+	if ruledOut == 0 {
+		t.Fatal("no union ruled out any viewer: it rules out nothing")
+	}
+}
