@@ -60,21 +60,33 @@ func (p *Plan) patch(old *Plan, ids []int64) bool {
 			return nil
 		}
 	}
+	fix := func(ca campAds) (campAds, bool) {
+		if n := of(ca.c); n != nil {
+			ca.c = n
+			return ca, true
+		}
+		return ca, false
+	}
 	p.lists = make(map[string]*[numTiers]tierList, len(old.lists))
 	for name, ls := range old.lists {
-		out, touched := *ls, false
-		for t := range out {
-			if l, ok := out[t].patched(of); ok {
-				out[t], touched = l, true
-			}
-		}
-		if touched {
-			p.lists[name] = &out
-		} else {
-			p.lists[name] = ls
-		}
+		p.lists[name] = fixedLists(ls, fix)
 	}
 	return true
+}
+
+// fixedLists is ls with each list fixed (tierList.fixed): ls itself when
+// fix changes nothing in it.
+func fixedLists(ls *[numTiers]tierList, fix func(campAds) (campAds, bool)) *[numTiers]tierList {
+	out, touched := *ls, false
+	for t := range out {
+		if l, ok := out[t].fixed(fix); ok {
+			out[t], touched = l, true
+		}
+	}
+	if !touched {
+		return ls
+	}
+	return &out
 }
 
 // sameListing reports whether campaigns o and n (one campaign before and
@@ -92,19 +104,6 @@ func sameCap(o, n *Campaign) bool {
 		return o.FrequencyCap == nil && n.FrequencyCap == nil
 	}
 	return o.FrequencyCap.Count == n.FrequencyCap.Count && window(o.FrequencyCap.Window, o) == window(n.FrequencyCap.Window, n)
-}
-
-// patched is a copy of l with each campaign of is replaced by is's answer
-// (nil: kept), in its parts too, and whether any was: false returns l
-// itself. What is not replaced is shared with l (lists are never mutated).
-func (l *tierList) patched(is func(old *Campaign) *Campaign) (tierList, bool) {
-	return l.fixed(func(ca campAds) (campAds, bool) {
-		if n := is(ca.c); n != nil {
-			ca.c = n
-			return ca, true
-		}
-		return ca, false
-	})
 }
 
 // fixed is a copy of l with each of its campaigns (and its parts') that
@@ -244,17 +243,7 @@ func (p *Plan) patchAds(old *Plan, camps []int64, added []*Ad) bool {
 			ca.reach = reachOf(ca.ads)
 			return ca, true
 		}
-		out, touched := *ls, false
-		for t := range out {
-			if l, ok := out[t].fixed(fix); ok {
-				out[t], touched = l, true
-			}
-		}
-		if touched {
-			p.lists[name] = &out
-		} else {
-			p.lists[name] = ls
-		}
+		p.lists[name] = fixedLists(ls, fix)
 	}
 	return true
 }
