@@ -37,11 +37,8 @@ func (p *Plan) patch(old *Plan, ids []int64) bool {
 		}
 		changed[o] = n
 	}
-	p.fits, p.byCamp, p.needs, p.filters = old.fits, old.byCamp, old.needs, old.filters
-	p.roadAds, p.roadblocks, p.sequences = old.roadAds, old.roadblocks, old.sequences
-	p.ids, p.caps, p.listsAt, p.inLists, p.numLists = old.ids, old.caps, old.listsAt, old.inLists, old.numLists
-	p.gen = plans.Add(1)
-	p.budgeted = old.budgeted
+	p.keepIndex(old)
+	p.fits, p.byCamp, p.budgeted = old.fits, old.byCamp, old.budgeted
 	for i, c := range old.budgeted {
 		if n := changed[c]; n != nil {
 			if &p.budgeted[0] == &old.budgeted[0] {
@@ -50,28 +47,51 @@ func (p *Plan) patch(old *Plan, ids []int64) bool {
 			p.budgeted[i] = n
 		}
 	}
-	of := func(c *Campaign) *Campaign { return changed[c] }
-	if len(changed) == 1 { // the usual edit: one comparison a campaign listed, not a map look-up
-		o, n := old.campaigns[ids[0]], p.campaigns[ids[0]]
-		of = func(c *Campaign) *Campaign {
-			if c == o {
-				return n
-			}
-			return nil
-		}
-	}
+	of := finder(changed)
 	fix := func(ca campAds) (campAds, bool) {
-		if n := of(ca.c); n != nil {
+		n, ok := of(ca.c)
+		if ok {
 			ca.c = n
-			return ca, true
 		}
-		return ca, false
+		return ca, ok
 	}
 	p.lists = make(map[string]*[numTiers]tierList, len(old.lists))
 	for name, ls := range old.lists {
 		p.lists[name] = fixedLists(ls, fix)
 	}
 	return true
+}
+
+// keepIndex gives p what index derives from the campaigns that old has
+// too — trees' needs, filters, trafficking, the capped campaigns'
+// numbers — for an edit that changes none of it (patch, patchAds), and
+// a number of its own.
+func (p *Plan) keepIndex(old *Plan) {
+	p.needs, p.filters = old.needs, old.filters
+	p.roadAds, p.roadblocks, p.sequences = old.roadAds, old.roadblocks, old.sequences
+	p.ids, p.caps, p.listsAt, p.inLists, p.numLists = old.ids, old.caps, old.listsAt, old.inLists, old.numLists
+	p.gen = plans.Add(1)
+}
+
+// finder looks campaigns up in m for a scan of every campaign listed: one
+// comparison a campaign when m has one key (the usual edit), else a map
+// look-up. Campaigns are compared by pointer: a scan reads none of them.
+func finder[V any](m map[*Campaign]V) func(*Campaign) (V, bool) {
+	if len(m) == 1 {
+		for k, v := range m {
+			return func(c *Campaign) (V, bool) {
+				if c == k {
+					return v, true
+				}
+				var none V
+				return none, false
+			}
+		}
+	}
+	return func(c *Campaign) (V, bool) {
+		v, ok := m[c]
+		return v, ok
+	}
 }
 
 // fixedLists is ls with each list fixed (tierList.fixed): ls itself when
@@ -215,27 +235,15 @@ func (p *Plan) patchAds(old *Plan, camps []int64, added []*Ad) bool {
 	if !same {
 		return false
 	}
-	p.needs, p.budgeted, p.filters = old.needs, old.budgeted, old.filters
-	p.roadAds, p.roadblocks, p.sequences = old.roadAds, old.roadblocks, old.sequences
-	p.ids, p.caps, p.listsAt, p.inLists, p.numLists = old.ids, old.caps, old.listsAt, old.inLists, old.numLists
-	p.gen = plans.Add(1)
-	var one *Campaign
-	if len(byPtr) == 1 {
-		for c := range byPtr {
-			one = c
-		}
-	}
+	p.keepIndex(old)
+	p.budgeted = old.budgeted
+	of := finder(byPtr)
 	p.lists = make(map[string]*[numTiers]tierList, len(old.lists))
 	for name, ls := range old.lists {
 		fits := p.fits[name]
 		fix := func(ca campAds) (campAds, bool) {
-			var id int64
-			if one != nil { // the usual edit: one comparison a campaign listed, not a map look-up
-				if ca.c != one {
-					return ca, false
-				}
-				id = byPtr[one]
-			} else if id = byPtr[ca.c]; id == 0 {
+			id, ok := of(ca.c)
+			if !ok {
 				return ca, false
 			}
 			i, _ := slices.BinarySearchFunc(fits, id, func(cf campFit, id int64) int { return cmp.Compare(cf.campaign, id) })
