@@ -161,12 +161,19 @@ type forecastOut struct {
 // (400 naming campaign.endAt); the delivery risk flags the campaign whose
 // goal the requests cannot meet.
 func TestForecastOverHTTP(t *testing.T) {
+	// perHour is the decisions an hour, half of them on the web. The
+	// web campaign's share is a fair lottery: over 48·perHour/2 web
+	// requests it wins a binomial count of standard deviation
+	// √(12·perHour/2); at 100 an hour the 10% bound below is 4.9 of
+	// those (with the forecast's own sampling error, about 4.5), where
+	// 40 an hour made it 2.8 and failed about once in a hundred runs.
+	const perHour = 100
 	w := newForecastWorld(t)
 	start := w.clock()
 	end := start.Add(60 * 24 * time.Hour)
 	w.book("sponsor", marquee.PrioritySponsorship, "ios", start, end, 0)
 	w.book("standard", marquee.PriorityStandard, "", start, end, 0)
-	w.traffic(t, 7*24, 40)
+	w.traffic(t, 7*24, perHour)
 
 	from := w.clock()
 	flight := fmt.Sprintf(`"startAt":%q,"endAt":%q`, marquee.FormatTime(from), marquee.FormatTime(from.Add(48*time.Hour)))
@@ -179,7 +186,7 @@ func TestForecastOverHTTP(t *testing.T) {
 		}
 		return out
 	}
-	matching := 48 * 40 / 2.0 // the requests of one platform over two days
+	matching := 48 * perHour / 2.0 // the requests of one platform over two days
 	ios := ask(`"priority":"standard","conditions":[{"platform":["ios"]}]`)
 	if math.Abs(ios.Matching.Mean-matching) > 0.1*matching || ios.Available.Mean != 0 || ios.Fits != "none" || !strings.Contains(ios.Reason, "sponsorship") {
 		t.Errorf("iOS under a sponsorship: %+v; want %.0f matching, none available, a reason naming sponsorship", ios, matching)
@@ -201,7 +208,7 @@ func TestForecastOverHTTP(t *testing.T) {
 
 	// Booked, the web campaign wins what the forecast said.
 	id := w.book("web", marquee.PriorityStandard, "web", from, from.Add(48*time.Hour), 0)
-	won := w.traffic(t, 48, 40)
+	won := w.traffic(t, 48, perHour)
 	if got := float64(won[fmt.Sprint(id)]); math.Abs(got-web.Available.Mean) > 0.1*got {
 		t.Errorf("the engine delivered the web campaign %.0f; the forecast said %.0f (want within 10%%)", got, web.Available.Mean)
 	}
