@@ -652,7 +652,7 @@ func (u *usedSet) takes(tree *targeting.Tree) bool {
 	if u.filtered {
 		return tree.MatchesRestOn(&u.v, u.at, &u.clock)
 	}
-	return tree.Matches(&u.v, u.at)
+	return tree.MatchesOn(&u.v, u.at, &u.clock)
 }
 
 // canonical says whether campaign ca of part is weighed there: always in

@@ -165,6 +165,68 @@ func TestWeights(t *testing.T) {
 	}
 }
 
+// TestWeightsWithTrees: among campaigns with targeting trees, those the
+// request meets are chosen in proportion to their weights and the others
+// never — whether most campaigns meet it (the first draws decide, each
+// drawn campaign's tree checked alone) or few do (the filters'
+// bitsets decide), through a key-value's part and the part of campaigns
+// without an index key, with a paused campaign among those that meet it.
+func TestWeightsWithTrees(t *testing.T) {
+	one := 1.0
+	for _, tc := range []struct {
+		name   string
+		others int // campaigns the request does not meet, of weight 50 each
+	}{{"most meet", 1}, {"few meet", 60}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			weights := map[int64]int{}
+			for i, wt := range []int{1, 2, 7, 90, 10} {
+				tree := &marquee.Targeting{All: []marquee.Targeting{{Key: "section", In: []string{"news", "sport"}}, {Key: "score", Gte: &one}}}
+				if i == 4 {
+					tree = &marquee.Targeting{Key: "pos", NotIn: []string{"btf"}} // no index key: the open part
+				}
+				id := w.camp(marquee.PriorityStandard, wt, func(c *marquee.Campaign) { c.Targeting = tree })
+				weights[id] = wt
+				w.ad(id, "300x250", nil)
+			}
+			paused := w.camp(marquee.PriorityStandard, 400, func(c *marquee.Campaign) {
+				c.Targeting = &marquee.Targeting{Key: "section", In: []string{"news"}}
+				c.State = marquee.StatePaused
+			})
+			w.ad(paused, "300x250", nil)
+			for i := range tc.others {
+				var tree *marquee.Targeting
+				if i%2 == 1 {
+					tree = &marquee.Targeting{All: []marquee.Targeting{{Key: "section", In: []string{"news"}}, {Key: "score", Gte: &one}, {Key: "region", In: []string{"TW-TPE"}}}}
+				} else {
+					tree = &marquee.Targeting{Key: "section", In: []string{"arts"}}
+				}
+				w.ad(w.camp(marquee.PriorityStandard, 50, func(c *marquee.Campaign) { c.Targeting = tree }), "300x250", nil)
+			}
+			w.ready(side)
+			total := 0
+			for _, wt := range weights {
+				total += wt
+			}
+			const n = 100_000
+			req := &delivery.Request{Slots: slot("side", 1), Viewer: targeting.Viewer{
+				KV: []targeting.KV{{Key: "pos", Value: "atf"}, {Key: "score", Value: "3"}, {Key: "section", Value: "news"}}}} // by key, as a compiled viewer holds them
+			got := w.chosen(req, n, rand.New(rand.NewPCG(7, 8)))
+			for id, k := range got {
+				if _, ok := weights[id]; !ok {
+					t.Errorf("campaign %d chosen %d times; want never (the request does not meet its tree, or it is paused)", id, k)
+				}
+			}
+			for id, wt := range weights {
+				share, want := float64(got[id])/n, float64(wt)/float64(total)
+				if math.Abs(share-want) > 0.01 {
+					t.Errorf("campaign of weight %d: share %.4f; want %.3f ± 0.01", wt, share, want)
+				}
+			}
+		})
+	}
+}
+
 // Within a campaign, its eligible ads are equally likely, and the others
 // never chosen (the draw-and-check of an ad, then the full pass, as few
 // are eligible).

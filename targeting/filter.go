@@ -227,6 +227,18 @@ func (t *Tree) MatchesRestOn(v *Viewer, at int64, c *Clock) bool {
 	return true
 }
 
+// MatchesOn is Matches with the day-parts read on c (a decision's
+// clock, shared by the trees it checks), as MatchesRestOn reads them.
+func (t *Tree) MatchesOn(v *Viewer, at int64, c *Clock) bool {
+	if t == nil {
+		return true
+	}
+	if c.loc != t.loc {
+		*c = Clock{loc: t.loc}
+	}
+	return t.match(&t.root, v, at, t.loc, &c.clock)
+}
+
 // Words is how many words Eligible writes, and its scratch holds.
 func (f *Filter) Words() int { return (f.n + 63) / 64 }
 
