@@ -126,7 +126,10 @@ func (e *Engine) PatchCampaigns(puts []marquee.Campaign, gone []int64, pputs []m
 // compileCampaign is mc as decisions read it, keeping its decisions'
 // stats from the plan before. The caller holds e.mu.
 func (e *Engine) compileCampaign(mc marquee.Campaign, old *Plan) *Campaign {
-	c := &Campaign{Campaign: mc, Tier: marquee.TierOf(mc.Priority), flight: spanOf(mc.StartAt, mc.EndAt), conds: targeting.CompileAll(mc.Conditions)}
+	c := &Campaign{Campaign: mc, Tier: marquee.TierOf(mc.Priority), conds: targeting.CompileAll(mc.Conditions)}
+	if mc.State == marquee.StateActive {
+		c.live = spanOf(mc.StartAt, mc.EndAt)
+	}
 	if c.loc, _ = marquee.ParseTimeZone(mc.TimeZone); c.loc == nil {
 		c.loc = time.UTC // a zone that no longer loads
 	}

@@ -238,7 +238,7 @@ func (p *Plan) campaignWhy(c *Campaign, r *Request, used *usedSet, now time.Time
 // checked before a campaign's ads (pacing after them).
 func (p *Plan) campaignRules(c *Campaign, r *Request, used *usedSet, now time.Time) string {
 	switch {
-	case c.State != marquee.StateActive || !c.flight.has(used.at): // c.ActiveAt(now)
+	case !c.live.has(used.at): // c.State == active && c.ActiveAt(now)
 		return notActive(c.State)
 	case used.full(c):
 		return Duplicate

@@ -63,11 +63,13 @@ type Campaign struct {
 	ECPM int64
 	// stats is this instance's decisions of it, shared by every plan.
 	stats *campStats
-	// The flight and targeting compiled for matching.
-	flight span
-	conds  []targeting.Cond
-	tree   *targeting.Tree // nil: no targeting tree
-	loc    *time.Location  // the campaign's time zone: its ads' day-parts are read in it
+	// live is the campaign's flight when it is active, else empty: the
+	// first check of a decision reads one span of the campaign, not its
+	// state's bytes too (a cache miss a campaign at 100,000 campaigns).
+	live  span
+	conds []targeting.Cond
+	tree  *targeting.Tree // nil: no targeting tree
+	loc   *time.Location  // the campaign's time zone: its ads' day-parts are read in it
 	// weights are its weighted rotation's, by ad id (an ad not in it
 	// weighs 1): its Rotation's, keyed for a decision without allocating.
 	weights map[int64]int
