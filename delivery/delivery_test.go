@@ -167,10 +167,11 @@ func TestWeights(t *testing.T) {
 
 // TestWeightsWithTrees: among campaigns with targeting trees, those the
 // request meets are chosen in proportion to their weights and the others
-// never — whether most campaigns meet it (the first draws decide, each
-// drawn campaign's tree checked alone) or few do (the filters'
-// bitsets decide), through a key-value's part and the part of campaigns
-// without an index key, with a paused campaign among those that meet it.
+// never — whether most campaigns pass the filters (draws over every
+// campaign, a miss where a filter left one out) or few do (draws among
+// those the filters let through), through a key-value's part and the
+// part of campaigns without an index key, with a paused campaign among
+// those that meet it.
 func TestWeightsWithTrees(t *testing.T) {
 	one := 1.0
 	for _, tc := range []struct {

@@ -10,6 +10,17 @@ import (
 	"marquee/targeting"
 )
 
+// someOf is a random subset of from, each value in it one time in three.
+func someOf(r *rand.Rand, from []string) []string {
+	var out []string
+	for _, v := range from {
+		if r.IntN(3) == 0 {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // TestMatchesAgainstReference checks the compiled rule against the
 // condition's plain reading, over random conditions and viewers: every
 // field a condition restricts must hold, a field the viewer leaves out
@@ -17,15 +28,7 @@ import (
 func TestMatchesAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 2))
 	countries := []string{"TW", "US", "CA", "DE", "JP", "FR", "BR", "IN", "NG", "AU"}
-	some := func(from []string) []string {
-		var out []string
-		for _, v := range from {
-			if r.IntN(3) == 0 {
-				out = append(out, v)
-			}
-		}
-		return out
-	}
+	some := func(from []string) []string { return someOf(r, from) }
 	pick := func(from []string) string {
 		if r.IntN(4) == 0 {
 			return "" // left out
@@ -87,15 +90,7 @@ func TestViewerRoundTrip(t *testing.T) {
 func TestUnionTakesWhatAnyAdTakes(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 9))
 	countries := []string{"TW", "JP", "DE", "FR", "US", "GB", "BR", "IN", "ID", "KR"}
-	pick := func(from []string) []string {
-		var out []string
-		for _, v := range from {
-			if r.IntN(3) == 0 {
-				out = append(out, v)
-			}
-		}
-		return out
-	}
+	pick := func(from []string) []string { return someOf(r, from) }
 	cond := func() marquee.Condition {
 		var c marquee.Condition
 		if r.IntN(2) == 0 {
