@@ -154,11 +154,12 @@ func CheckRoleBounds(role string, b Bounds) Problems {
 
 // BoundKeyScopes are the scopes a key bound by b may hold: BoundScopes,
 // and, bound to advertisers, conversions:write (a postback of theirs),
-// campaigns:submit (their campaigns, for approval) and ads:write (their
-// ads, which wait for approval).
+// campaigns:submit (their campaigns, for approval), ads:write (their
+// ads, which wait for approval) and billing:write (top-ups of their
+// prepaid balances, by card).
 func BoundKeyScopes(b Bounds) ScopeSet {
 	if len(b.Advertisers) > 0 {
-		s, _, _ := ParseScopes([]string{string(ScopeConversionsWrite), string(ScopeCampaignsSubmit), string(ScopeAdsWrite)})
+		s, _, _ := ParseScopes([]string{string(ScopeConversionsWrite), string(ScopeCampaignsSubmit), string(ScopeAdsWrite), string(ScopeBillingWrite)})
 		return BoundScopes | s
 	}
 	return BoundScopes

@@ -26,9 +26,13 @@ type Advertiser struct {
 	AdvertiserSettings
 	// ConversionNonce is what its conversion secret is derived from
 	// (tracking.Signer.ConversionSecret; "": none made): never shown.
-	ConversionNonce string    `json:"-"`
-	CreatedAt       time.Time `json:"-"`
-	UpdatedAt       time.Time `json:"-"`
+	ConversionNonce string `json:"-"`
+	// Credited is what a prepaid advertiser's balance was given in all:
+	// its paid top-ups and the credits the team gave it (TopUp); the
+	// balance is that less what it spent. Never set by a client.
+	Credited  Micros    `json:"-"`
+	CreatedAt time.Time `json:"-"`
+	UpdatedAt time.Time `json:"-"`
 }
 
 // AdvertiserInput is what a client sets of an advertiser.
@@ -40,10 +44,13 @@ type AdvertiserInput struct {
 
 // AdvertiserSettings are what a store keeps of an advertiser as one JSON
 // document: its budget over all its campaigns (nil: no limit), whose
-// days are in TimeZone (an IANA name; "": UTC).
+// days are in TimeZone (an IANA name; "": UTC), and whether it pays up
+// front (Prepaid: its campaigns spend a balance it tops up, and stop
+// when it is spent; chosen when it is created, docs/api.md#prepaid-balances).
 type AdvertiserSettings struct {
 	Budget   *Budget `json:"budget,omitempty"`
 	TimeZone string  `json:"timeZone,omitempty"`
+	Prepaid  bool    `json:"prepaid,omitempty"`
 }
 
 // MarshalJSON renders an advertiser with its id as a string and its times
@@ -68,9 +75,12 @@ func (a *Advertiser) Input() AdvertiserInput {
 func ParseAdvertiserInput(body []byte) (AdvertiserInput, error) {
 	var in AdvertiserInput
 	p := Problems{}
-	fields, ok := object(body, p, "name", "notes", "budget", "timeZone")
+	fields, ok := object(body, p, "name", "notes", "budget", "timeZone", "prepaid")
 	if !ok {
 		return in, Invalid("invalid advertiser", p)
+	}
+	if raw, ok := present(fields, "prepaid"); ok && json.Unmarshal(raw, &in.Prepaid) != nil {
+		p["prepaid"] = "must be true or false"
 	}
 	if raw, ok := present(fields, "budget"); ok {
 		in.Budget = parseBudget(raw, "budget", p)
@@ -207,6 +217,10 @@ type Price struct {
 	// price in another currency is refused (docs/api.md#money).
 	Currency string `json:"currency,omitempty"`
 }
+
+// Flat reports whether p is a flat fee (for the flight, or a day), which
+// no event bills.
+func (p *Price) Flat() bool { return p.Model == PriceFlat || p.Model == PriceDaily }
 
 // EventCost is what one event that price p bills costs, and the event
 // type it bills ("impression", "view", "click", "conversion"): "" for a

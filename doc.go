@@ -20,7 +20,8 @@
 //   - serve: the serving and money rules without HTTP — Decide, Track,
 //     Convert — and the one Ledger every decision and event leaves its
 //     counts and spend in; billing: invoices and credit notes from what
-//     it billed
+//     it billed; payments: card top-ups of prepaid balances through
+//     Stripe
 //   - ivt: invalid traffic told from people's (crawlers, previewers,
 //     headless browsers, data centres, behaviour); third_party/ivtlists:
 //     the maintained lists it reads

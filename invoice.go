@@ -32,6 +32,10 @@ type Invoice struct {
 	RevenueShare   float64         `json:"revenueShare,omitempty"`
 	Gross          Micros          `json:"gross,omitempty"`
 	PlacementLines []PlacementLine `json:"placements,omitempty"`
+	// Prepaid: a prepaid advertiser's invoice shows the payments into its
+	// balance over the period and the balance when issued (nothing is
+	// due: the total was drawn from the balance).
+	Prepaid *Prepayment `json:"prepaid,omitempty"`
 }
 
 // PlacementLine is one placement's part of a publisher's statement: its

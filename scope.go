@@ -36,6 +36,10 @@ const (
 	// conversions:write posts an advertiser's conversions (a server's
 	// postback).
 	ScopeConversionsWrite Scope = "conversions:write"
+	// billing:write pays into a prepaid advertiser's balance (an
+	// advertiser's account: its own, by card) and gives credits (the
+	// team).
+	ScopeBillingWrite Scope = "billing:write"
 )
 
 // Scopes lists every scope, in the order lists of scopes are given in.
@@ -48,7 +52,7 @@ type ScopeSet uint16
 const AllScopes = ScopeSet(1)<<len(scopeBits) - 1
 
 var scopeBits = [...]Scope{ScopeAdsRead, ScopeAdsWrite, ScopeLinksRead, ScopeLinksWrite, ScopeCampaignsRead, ScopeCampaignsWrite,
-	ScopeReportsRead, ScopeKeysAdmin, ScopeWebhooksAdmin, ScopePrivacyAdmin, ScopeConversionsWrite, ScopeCampaignsSubmit, ScopeCampaignsApprove}
+	ScopeReportsRead, ScopeKeysAdmin, ScopeWebhooksAdmin, ScopePrivacyAdmin, ScopeConversionsWrite, ScopeCampaignsSubmit, ScopeCampaignsApprove, ScopeBillingWrite}
 
 // Has reports whether s holds scope.
 func (s ScopeSet) Has(scope Scope) bool {
@@ -118,7 +122,7 @@ const (
 // The roles of accounts outside the ad team, bound to advertisers or
 // sites (bounds.go).
 const (
-	RoleAdvertiser = "advertiser" // reads its advertisers' campaigns, ads and reports; drafts and submits their campaigns, writes their ads (which wait for approval), keeps their conversion secret and postback keys
+	RoleAdvertiser = "advertiser" // reads its advertisers' campaigns, ads and reports; drafts and submits their campaigns, writes their ads (which wait for approval), keeps their conversion secret and postback keys, pays into their prepaid balances
 	RolePublisher  = "publisher"  // reads its sites' placements and their reports
 )
 
@@ -144,7 +148,7 @@ func RoleScopes(role string) (ScopeSet, bool) {
 	case RoleViewer:
 		return read, true
 	case RoleAdvertiser:
-		s, _, _ := ParseScopes([]string{string(ScopeCampaignsSubmit), string(ScopeAdsWrite), string(ScopeConversionsWrite)})
+		s, _, _ := ParseScopes([]string{string(ScopeCampaignsSubmit), string(ScopeAdsWrite), string(ScopeConversionsWrite), string(ScopeBillingWrite)})
 		return BoundScopes | s, true
 	case RolePublisher:
 		s, _, _ := ParseScopes([]string{"campaigns:read", "reports:read"})

@@ -135,6 +135,10 @@ const (
 	// A saved report (and its schedule): nothing is cached of it, the
 	// entry is the audit log's.
 	EntitySavedReport = "savedReport"
+	// A top-up of a prepaid balance: nothing is cached of it, the entry
+	// is the audit log's (its credit logs its advertiser as well, whose
+	// balance every instance reads again).
+	EntityTopUp = "topUp"
 	// An erased data subject: the change's id is one of its pseudonyms
 	// (a uint64 as int64), which every instance's counters forget.
 	EntitySubject = "subject"

@@ -136,6 +136,7 @@ func CreditNote(inv marquee.Invoice) marquee.Invoice {
 	}
 	cn.Adjustments = slices.Clone(inv.Adjustments)
 	cn.Total = -inv.Total
+	cn.Prepaid = nil // the payments stay on the invoice that showed them
 	return cn
 }
 

@@ -28,6 +28,10 @@ type Monthly struct {
 	Store   Store
 	Reports *reports.Reporter
 	Catalog func(ctx context.Context) (*reports.Catalog, error)
+	// Prepaid is what a prepaid advertiser's invoice shows of its
+	// balance over [from, to) (nil for another advertiser; a nil func:
+	// nothing).
+	Prepaid func(ctx context.Context, advertiser int64, from, to time.Time) (*marquee.Prepayment, error)
 	Log     *slog.Logger
 	Now     func() time.Time
 }
@@ -87,6 +91,11 @@ func (m *Monthly) Issue(ctx context.Context, month time.Time) (int, error) {
 		}
 		if len(inv.Lines) == 0 && len(inv.Adjustments) == 0 {
 			continue
+		}
+		if m.Prepaid != nil {
+			if inv.Prepaid, err = m.Prepaid(ctx, a, from, to); err != nil {
+				return issued, err
+			}
 		}
 		if err := keep(inv); err != nil {
 			return issued, err

@@ -15,7 +15,7 @@ import (
 
 // WriteCSV writes inv as CSV: a heading row of the document (number,
 // kind, advertiser, period, currency, total), then a row per line and per
-// adjustment. Text cells that a spreadsheet would run as a formula are
+// adjustment, and, prepaid, a row per payment and the balance. Text cells that a spreadsheet would run as a formula are
 // made inert.
 func WriteCSV(w io.Writer, inv marquee.Invoice) error {
 	cw := csv.NewWriter(w)
@@ -41,6 +41,14 @@ func WriteCSV(w io.Writer, inv marquee.Invoice) error {
 	for _, a := range inv.Adjustments {
 		cw.Write([]string{"adjustment", strconv.FormatInt(a.CampaignID, 10), adjustmentReason(a), strconv.FormatInt(a.Events, 10), a.Amount.String()})
 	}
+	if pp := inv.Prepaid; pp != nil {
+		cw.Write([]string{"payment", "top-up id", "kind", "paid at", "amount", "reference"})
+		for _, p := range pp.Payments {
+			cw.Write([]string{"payment", strconv.FormatInt(p.TopUpID, 10), p.Kind, p.PaidAt.UTC().Format(time.RFC3339), p.Amount.String(), inert(p.Reference)})
+		}
+		cw.Write([]string{"prepaid", "paid in the period", "balance when issued", "due"})
+		cw.Write([]string{"prepaid", pp.Paid.String(), pp.Balance.String(), "0"})
+	}
 	cw.Flush()
 	return cw.Error()
 }
@@ -55,7 +63,8 @@ func inert(s string) string {
 
 // WritePDF writes inv as a one-document PDF (A4): its number, kind,
 // advertiser, period and issue date, the lines, the adjustments not
-// charged, and the total, in its currency. Text is set in the PDF core
+// charged, and the total, in its currency; prepaid, the payments into
+// the balance over the period and the balance. Text is set in the PDF core
 // fonts (Windows-1252): characters beyond it are written as "?".
 func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 	pdf := fpdf.New("P", "mm", "A4", "")
@@ -120,6 +129,21 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 		for _, a := range inv.Adjustments {
 			row("", strconv.FormatInt(a.CampaignID, 10), adjustmentReason(a), strconv.FormatInt(a.Events, 10), "", a.Amount.String())
 		}
+	}
+	if pp := inv.Prepaid; pp != nil {
+		pdf.Ln(4)
+		pdf.SetFont("Helvetica", "B", 11)
+		pdf.CellFormat(0, 8, tr("Prepaid: the total was drawn from the balance; nothing is due"), "", 1, "L", false, 0, "")
+		row("B", "Payment", "Kind", "Paid", "", "Amount")
+		for _, p := range pp.Payments {
+			ref := []rune(p.Reference)
+			if len(ref) > 36 { // a Checkout Session's id is longer than the column
+				ref = append(ref[:35], '…')
+			}
+			row("", string(ref), p.Kind, p.PaidAt.UTC().Format("2 Jan 2006"), "", p.Amount.String())
+		}
+		row("B", "Paid in the period", "", "", "", pp.Paid.String()+" "+inv.Currency)
+		row("B", "Balance when issued", "", "", "", pp.Balance.String()+" "+inv.Currency)
 	}
 	return pdf.Output(w)
 }

@@ -69,6 +69,9 @@ const (
 	BudgetSpent   = "budget spent"
 	AheadOfBudget = "ahead of even pacing to the budget"
 	BudgetUnknown = "budget unknown: the spend counters cannot be reached"
+	// BalanceSpent: a prepaid advertiser's balance is spent (or it has
+	// not topped it up yet).
+	BalanceSpent = "prepaid balance spent: the advertiser must add funds"
 )
 
 // DefaultStaleAfter is how long budgeted campaigns serve without a sync
@@ -78,11 +81,15 @@ const DefaultStaleAfter = 2 * time.Second
 // dayTTL is how long a day's spend counter is kept after its last add.
 const dayTTL = 72 * time.Hour
 
-// budgetOwner is an advertiser's budget as decisions read it.
+// budgetOwner is an advertiser's budget as decisions read it; a prepaid
+// advertiser's balance is one more limit on its total: credited, what
+// its top-ups put in, in nano-units.
 type budgetOwner struct {
-	id     int64
-	budget marquee.Budget
-	loc    *time.Location
+	id       int64
+	budget   marquee.Budget
+	loc      *time.Location
+	prepaid  bool
+	credited int64
 }
 
 // ownerKey names a campaign ('c') or an advertiser ('a').
@@ -170,14 +177,29 @@ func (b *Budgets) PutAdvertisers(puts []marquee.Advertiser, gone []int64) {
 }
 
 func ownerOf(a *marquee.Advertiser) *budgetOwner {
-	if a.Budget == nil || a.State == marquee.StateArchived {
+	if (a.Budget == nil && !a.Prepaid) || a.State == marquee.StateArchived {
 		return nil
 	}
 	loc, _ := marquee.ParseTimeZone(a.TimeZone)
 	if loc == nil {
 		loc = time.UTC
 	}
-	return &budgetOwner{id: a.ID, budget: *a.Budget, loc: loc}
+	o := &budgetOwner{id: a.ID, loc: loc, prepaid: a.Prepaid, credited: int64(a.Credited.Nanos())}
+	if a.Budget != nil {
+		o.budget = *a.Budget
+	}
+	return o
+}
+
+// totalLimit is the most the owner's total spend may reach, in
+// nano-units (counters.NoLimit: none): its total budget's, and a prepaid
+// advertiser's balance — what it was credited, 0 before any top-up.
+func (o *budgetOwner) totalLimit() int64 {
+	l := limitOf(o.budget.Total)
+	if o.prepaid && (l == counters.NoLimit || o.credited < l) {
+		l = o.credited
+	}
+	return l
 }
 
 // Bill settles cost, what a verified event of campaign c at at costs,
@@ -214,7 +236,7 @@ func (b *Budgets) Bill(ctx context.Context, c *Campaign, cost marquee.Nanos, at 
 		limits[0], limits[1] = limitOf(c.Budget.Total), limitOf(c.Budget.Daily)
 	}
 	if adv != nil && n > 0 {
-		limits[2], limits[3] = limitOf(adv.budget.Total), limitOf(adv.budget.Daily)
+		limits[2], limits[3] = adv.totalLimit(), limitOf(adv.budget.Daily)
 	}
 	floors := *b.reported.Load()
 	var draws [4]counters.Draw
@@ -420,7 +442,13 @@ func (b *Budgets) why(c *Campaign, now time.Time, wall int64) string {
 		}
 	}
 	if adv != nil {
-		return spentWhy(states[ownerKey{'a', adv.id}], &adv.budget, adv.loc, now, false, c)
+		st := states[ownerKey{'a', adv.id}]
+		if w := spentWhy(st, &adv.budget, adv.loc, now, false, c); w != "" {
+			return w
+		}
+		if adv.prepaid && st.total.Load()+max(oneEvent(c), 1) > adv.credited {
+			return BalanceSpent // what is left does not pay for one of c's events (nothing left, for an unpriced one)
+		}
 	}
 	return ""
 }
@@ -449,15 +477,44 @@ func spentWhy(st *spendState, budget *marquee.Budget, loc *time.Location, now ti
 			day := marquee.DayStart(now, loc)
 			share = marquee.Elapsed(day, marquee.NextDay(day, loc), now)
 		}
-		var one marquee.Nanos
-		if c.Price != nil {
-			one, _ = c.Price.EventCost()
-		}
-		if float64(today) >= float64(budget.Daily.Nanos())*share+float64(one) {
+		if float64(today) >= float64(budget.Daily.Nanos())*share+float64(oneEvent(c)) {
 			return AheadOfBudget
 		}
 	}
 	return ""
+}
+
+// AdvertiserTotal reads what advertiser id spent in all from the spend
+// counters (at least what the reports say), plus this instance's spend
+// not yet added to them, in nano-units: the spend a prepaid balance is
+// drawn by. An error: the counters cannot be reached.
+func (b *Budgets) AdvertiserTotal(ctx context.Context, id int64) (marquee.Nanos, error) {
+	key := spendKey{ownerKey{'a', id}, 0}
+	got, err := b.counters.AddSpend(ctx, nil, []string{key.String()})
+	if err != nil {
+		return 0, err
+	}
+	if len(got) != 1 {
+		return 0, errShortAnswer
+	}
+	total := got[0]
+	if f, ok := (*b.reported.Load())[key.ownerKey]; ok {
+		total = max(total, f.total)
+	}
+	b.mu.Lock()
+	total += b.pending[key]
+	b.mu.Unlock()
+	return marquee.Nanos(total), nil
+}
+
+// oneEvent is what one event c's price bills costs, in nano-units (0:
+// none, or a flat fee).
+func oneEvent(c *Campaign) int64 {
+	var one marquee.Nanos
+	if c.Price != nil {
+		one, _ = c.Price.EventCost()
+	}
+	return int64(one)
 }
 
 // Spent is what an owner spent, as this instance knows it.

@@ -446,3 +446,62 @@ func TestPreviewAtAnotherTime(t *testing.T) {
 		t.Errorf("a decision three days after the last sync: campaign 1 %q; want %q", got, delivery.BudgetUnknown)
 	}
 }
+
+// TestPrepaidBalance: a prepaid advertiser's campaigns serve and bill
+// only what it was credited — none before a top-up (why: the balance),
+// exactly its balance after one, on two instances sharing the counters —
+// and spend given back (an invalid-traffic credit) returns to the balance
+// and lets them serve again; a larger credit (a top-up read again) does
+// too.
+func TestPrepaidBalance(t *testing.T) {
+	start := time.Date(2026, 7, 1, 9, 0, 0, 0, time.UTC)
+	f := newBudgetFleet(t, counters.NewMemoryMoney(10), 2, marquee.Budget{Total: marquee.MaxAmount}, "", start)
+	prepaid := func(credited marquee.Micros) {
+		for _, e := range f.engines {
+			e.Budgets().SetAdvertisers([]marquee.Advertiser{{ID: 1, State: marquee.StateActive, Credited: credited,
+				AdvertiserSettings: marquee.AdvertiserSettings{Prepaid: true}}})
+		}
+		f.sync(t)
+	}
+	prepaid(0)
+	e := f.engines[0]
+	if d, _ := e.Delivery(1, f.now()); d.Why != delivery.BalanceSpent {
+		t.Errorf("before any top-up: delivery = %+v; want why %q", d, delivery.BalanceSpent)
+	}
+	c1, _ := e.Plan().Campaign(1)
+	if ok, _ := e.Budgets().Bill(context.Background(), c1, cost, f.now()); ok {
+		t.Error("an impression billed before any top-up; want billed nothing")
+	}
+	prepaid(55_000) // 5.5 impressions' worth: 5 are billed
+	rnd := rand.New(rand.NewPCG(3, 4))
+	billed := 0
+	for i := range 40 {
+		if c := f.decide(i%2, rnd); c != nil && c.ID == 1 {
+			if ok, _ := f.engines[(i+1)%2].Budgets().Bill(context.Background(), c, cost, f.now()); ok {
+				billed++
+			}
+		}
+	}
+	f.sync(t)
+	if billed != 5 {
+		t.Errorf("billed %d impressions on a balance of 5.5; want 5", billed)
+	}
+	if d, _ := e.Delivery(1, f.now()); d.Why != delivery.BalanceSpent {
+		t.Errorf("balance spent: delivery = %+v; want why %q", d, delivery.BalanceSpent)
+	}
+	if n, err := e.Budgets().AdvertiserTotal(context.Background(), 1); err != nil || n != 5*cost {
+		t.Errorf("AdvertiserTotal = %d, %v; want %d", n, err, 5*cost)
+	}
+	e.Budgets().Bill(context.Background(), c1, -2*cost, f.now()) // two impressions found invalid: credited
+	f.sync(t)
+	if d, _ := e.Delivery(1, f.now()); d.Why != "" {
+		t.Errorf("after a credit of invalid traffic: delivery = %+v; want serving", d)
+	}
+	for range 3 {
+		e.Budgets().Bill(context.Background(), c1, cost, f.now())
+	}
+	prepaid(85_000)
+	if d, _ := e.Delivery(1, f.now()); d.Why != "" {
+		t.Errorf("after another top-up: delivery = %+v; want serving", d)
+	}
+}

@@ -95,6 +95,9 @@ type BudgetSpend struct {
 	Spent         marquee.Micros  `json:"spent"`
 	ExpectedByNow *marquee.Micros `json:"expectedByNow,omitempty"`
 	Known         bool            `json:"known"` // false: no sync has read it yet
+	// Credited is what a prepaid advertiser's balance was given (its
+	// balance is Credited less Spent).
+	Credited *marquee.Micros `json:"credited,omitempty"`
 }
 
 // Archived is why a campaign the plan does not hold does not serve.
@@ -147,6 +150,10 @@ func (e *Engine) Delivery(id int64, now time.Time) (Delivery, bool) {
 		if a := (*b.advertisers.Load())[c.AdvertiserID]; a != nil {
 			sp, ok := b.SpentOf('a', a.id, a.loc, now)
 			d.AdvertiserBudget = &BudgetSpend{Budget: a.budget, SpentToday: sp.Today, Spent: sp.Total, Known: ok}
+			if a.prepaid {
+				cr := marquee.Nanos(a.credited).Micros()
+				d.AdvertiserBudget.Credited = &cr
+			}
 		}
 	}
 	switch {

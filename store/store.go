@@ -52,6 +52,12 @@ type Store interface {
 	Invoice(ctx context.Context, id int64) (marquee.Invoice, error)
 	ListInvoices(ctx context.Context, advertiser int64, limit int) ([]marquee.Invoice, error)
 	ListStatements(ctx context.Context, site string, limit int) ([]marquee.Invoice, error)
+	// Prepaid balances (web.TopUpStore).
+	CreateTopUp(ctx context.Context, t marquee.TopUp) (marquee.TopUp, error)
+	AttachCheckout(ctx context.Context, id int64, sessionID, url string, failed bool) (marquee.TopUp, error)
+	CreditPayment(ctx context.Context, p marquee.CardPayment) (marquee.TopUp, error)
+	TopUp(ctx context.Context, id int64) (marquee.TopUp, error)
+	ListTopUps(ctx context.Context, advertiser int64, paidFrom, paidTo time.Time, limit int) ([]marquee.TopUp, error)
 	CreateSite(ctx context.Context, s marquee.Site) (marquee.Site, error)
 	Site(ctx context.Context, name string) (marquee.Site, error)
 	ListSites(ctx context.Context) ([]marquee.Site, error)

@@ -23,9 +23,10 @@ type InvoiceStore interface {
 // invoices issues and reads invoices: the store keeps them, the reports
 // and the catalog price them.
 type invoices struct {
-	st    InvoiceStore
-	multi *multiReports
-	now   func() time.Time
+	st       InvoiceStore
+	multi    *multiReports
+	now      func() time.Time
+	balances *balances // a prepaid advertiser's payments and balance
 }
 
 // invoiceRequest is POST /api/v1/invoices's body.
@@ -90,7 +91,8 @@ func (iv *invoices) handleIssueInvoice() storeHandler {
 		if err != nil {
 			return err
 		}
-		if _, err := iv.multi.store.Advertiser(sctx, in.AdvertiserID); err != nil {
+		adv, err := iv.multi.store.Advertiser(sctx, in.AdvertiserID)
+		if err != nil {
 			if marquee.KindOf(err) == marquee.KindNotFound {
 				return marquee.Invalid("invalid invoice", marquee.Problems{"advertiserId": "is not an advertiser's id"})
 			}
@@ -104,6 +106,11 @@ func (iv *invoices) handleIssueInvoice() storeHandler {
 		if err != nil {
 			return err
 		}
+		if adv.Prepaid {
+			if inv.Prepaid, err = iv.prepayment(sctx, &adv, in.From, in.To); err != nil {
+				return err
+			}
+		}
 		if inv, err = iv.st.IssueInvoice(sctx, inv); err != nil {
 			return err
 		}
@@ -111,6 +118,42 @@ func (iv *invoices) handleIssueInvoice() storeHandler {
 		writeJSON(ctx, fasthttp.StatusCreated, inv)
 		return nil
 	}
+}
+
+// Prepayment is what advertiser id's invoice over [from, to) shows of
+// its prepaid balance (nil: it is not prepaid), for the monthly
+// invoices (billing.Monthly.Prepaid).
+func (s *Server) Prepayment(ctx context.Context, id int64, from, to time.Time) (*marquee.Prepayment, error) {
+	adv, err := s.campaigns.Advertiser(ctx, id)
+	if err != nil || !adv.Prepaid {
+		return nil, err
+	}
+	return s.invoices.prepayment(ctx, &adv, from, to)
+}
+
+// prepayment is what a prepaid advertiser's invoice over [from, to)
+// shows besides its lines: the top-ups paid in the period, and the
+// balance now.
+func (iv *invoices) prepayment(sctx context.Context, adv *marquee.Advertiser, from, to time.Time) (*marquee.Prepayment, error) {
+	bal, err := iv.balances.balanceOf(sctx, adv)
+	if err != nil {
+		return nil, err
+	}
+	paid, err := iv.balances.st.ListTopUps(sctx, adv.ID, from, to, 10_000)
+	if err != nil {
+		return nil, err
+	}
+	pp := &marquee.Prepayment{Payments: []marquee.Payment{}, Balance: bal.Balance}
+	for i := len(paid) - 1; i >= 0; i-- { // oldest first
+		t := paid[i]
+		ref := t.SessionID
+		if t.Kind == marquee.TopUpCredit {
+			ref = t.Reason
+		}
+		pp.Payments = append(pp.Payments, marquee.Payment{TopUpID: t.ID, Kind: t.Kind, Amount: t.Amount, PaidAt: t.PaidAt, Reference: ref})
+		pp.Paid += t.Amount
+	}
+	return pp, nil
 }
 
 // documentOf reads the invoice (statement: the statement) of the {id}

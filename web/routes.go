@@ -184,6 +184,12 @@ func (s *Server) apiRoutes() []route {
 		{"POST", "/api/v1/advertisers/{id}/postback-keys", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.auditedAs("create postback key", handleCreatePostbackKey(s.access, s.campaigns))))},
 		{"GET", "/api/v1/advertisers/{id}/postback-keys", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, handleListPostbackKeys(s.access)))},
 		{"DELETE", "/api/v1/advertisers/{id}/postback-keys/{key}", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.auditedAs("revoke", handleRevokePostbackKey(s.access, s.writer))))},
+		// Prepaid balances: topped up by card (the team, or the advertiser's
+		// own account) or credited (the team); Stripe's webhook credits a
+		// card payment once, its signature the credential.
+		{"POST", "/api/v1/advertisers/{id}/top-ups", allow(marquee.ScopeBillingWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.audited(s.balances.handleCreateTopUp())))},
+		{"GET", "/api/v1/advertisers/{id}/balance", allow(marquee.ScopeReportsRead, advertiserBound), withStore(owned(ownAdvertiser, s.balances.handleBalance()))},
+		{"POST", "/stripe/webhook", allow(public), withStore(s.balances.handleStripeWebhook())},
 		{"DELETE", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("archive", handleDelete(advertiserResource, s.campaigns, CampaignStore.ArchiveAdvertiser, s.writer)))},
 		{"POST", "/api/v1/campaigns", allowAs(marquee.ScopeCampaignsWrite, marquee.ScopeCampaignsSubmit, advertiserBound), withStore(s.req.audited(byBounds(
 			handleCreate(campaignResource, s.campaigns, createDraft, s.writer, campaignCreated), handleCampaignByAdvertiser(campaignResource, s.campaigns, s.writer, false))))},

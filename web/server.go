@@ -26,6 +26,7 @@ import (
 	"marquee/auth"
 	"marquee/cache"
 	"marquee/clicks"
+	"marquee/delivery"
 	"marquee/forecast"
 	"marquee/index"
 	"marquee/linkroute"
@@ -112,6 +113,7 @@ type Store interface {
 	SiteStore
 	SettingsStore
 	InvoiceStore
+	TopUpStore
 	serve.ConversionStore
 	ForecastStore
 	BidStore
@@ -138,10 +140,14 @@ type Deps struct {
 	Serve *serve.Service
 	// ReportSender emails saved reports now (nil: no -smtp).
 	ReportSender ReportSender
-	// Mailer sends invitations to new users (nil: no -smtp; the link is
-	// shown to whoever invites instead).
+	// Mailer sends invitations to new users and receipts of top-ups
+	// (nil: no -smtp; an invitation's link is shown to whoever invites
+	// instead, and no receipt is sent).
 	Mailer Mailer
-	Auth   *auth.Auth // who requests are (keys, sessions, the bootstrap token)
+	// Payments takes card payments into prepaid balances (nil: none
+	// configured; top-ups by card answer 409, the Stripe webhook 404).
+	Payments Payments
+	Auth     *auth.Auth // who requests are (keys, sessions, the bootstrap token)
 	// Webhooks delivers webhooks (nil: the webhook routes answer 404).
 	Webhooks   Webhooks
 	AssetStore AssetStore                  // where uploads go
@@ -208,6 +214,7 @@ type Server struct {
 	reportKeys *reports.KeySet
 	sites      SiteStore
 	invoices   *invoices
+	balances   *balances
 	users      func(context.Context) ([]marquee.User, error) // the logins, for where an account may mail
 	sender     ReportSender
 	mailer     Mailer
@@ -243,7 +250,15 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.bidSt = d.Store
 	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}
 	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store, sites: d.Store}
-	s.invoices = &invoices{st: d.Store, multi: s.multi, now: d.Now}
+	budgets := func() *delivery.Budgets {
+		if e := s.serve.Engine(); e != nil {
+			return e.Budgets()
+		}
+		return nil
+	}
+	s.balances = &balances{st: d.Store, pay: d.Payments, budgets: budgets, currency: s.serve.Currency(), mailer: d.Mailer,
+		log: d.Log, now: d.Now, req: s.req}
+	s.invoices = &invoices{st: d.Store, multi: s.multi, now: d.Now, balances: s.balances}
 	s.saved, s.deals, s.sites, s.settings, s.sender, s.mailer = d.Store, d.Store, d.Store, d.Store, d.ReportSender, d.Mailer
 	if d.Store != nil {
 		s.users = d.Store.Users

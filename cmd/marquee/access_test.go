@@ -61,7 +61,7 @@ func TestRouteScopeMatrix(t *testing.T) {
 	for _, sc := range marquee.Scopes {
 		keys[sc], _ = in.createKey("only "+string(sc), string(sc))
 	}
-	wantPublic := []string{"GET /api/v1/ad", "GET /api/v1/ad/{id}", "GET /r/{code}", "GET /e", "POST /e",
+	wantPublic := []string{"GET /api/v1/ad", "GET /api/v1/ad/{id}", "GET /r/{code}", "GET /e", "POST /e", "POST /stripe/webhook",
 		"GET /healthz", "GET /readyz", "GET /metrics", "POST /api/v1/session", "POST /api/v1/invitations", "GET /api/v1/setup", "POST /api/v1/setup", "GET /assets/{file}", "POST /api/v1/decisions", "GET /api/v1/decisions", "GET /t/{kind}/{token}",
 		"OPTIONS /api/v1/decisions", "GET /t.js", "GET /tag/{file}", "GET /pb.js", "GET /api/v1/floors", "GET /f/pb", "GET /f/{token}", "GET /vast", "GET /conversion"}
 	var public []string
@@ -152,7 +152,7 @@ func TestKeyLifecycle(t *testing.T) {
 		in.expect(in.do("GET", "/api/v1/ads", tc.token, "", ""), 401, tc.want)
 	}
 	in.expect(in.admin("POST", "/api/v1/keys", `{"name":"x","scopes":["ads:fly"]}`), 400,
-		`{"error":"invalid key","problems":{"scopes":"unknown scope \"ads:fly\" (scopes: ads:read, ads:write, links:read, links:write, campaigns:read, campaigns:write, reports:read, keys:admin, webhooks:admin, privacy:admin, conversions:write, campaigns:submit, campaigns:approve)"}}`)
+		`{"error":"invalid key","problems":{"scopes":"unknown scope \"ads:fly\" (scopes: ads:read, ads:write, links:read, links:write, campaigns:read, campaigns:write, reports:read, keys:admin, webhooks:admin, privacy:admin, conversions:write, campaigns:submit, campaigns:approve, billing:write)"}}`)
 	in.expect(in.admin("POST", "/api/v1/keys", `{"scopes":[],"expiresAt":"2001-01-01T00:00:00Z"}`), 400,
 		`{"error":"invalid key","problems":{"expiresAt":"must be in the future","name":"is required","scopes":"must be a non-empty array of scopes"}}`)
 	in.expect(in.admin("POST", "/api/v1/keys", `{"name":"`+strings.Repeat("x", 5000)+`"}`), 413, "")

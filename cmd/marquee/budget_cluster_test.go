@@ -133,23 +133,10 @@ func TestCollectedDecisionsThreeInstances(t *testing.T) {
 		}
 		urls = append(urls, got.Decisions["d"][0].ImpressionURL)
 	}
-	var wg sync.WaitGroup
-	for i, u := range urls {
-		other := ins[(i+1)%3].url + u[strings.Index(u, "/t/"):]
-		wg.Go(func() { fire(t, other) })
-	}
-	wg.Wait()
+	fireElsewhere(t, ins, urls)
 	eventually(t, 10*time.Second, func() string {
-		var rep struct {
-			Totals struct {
-				Impressions, Unbilled int64
-				Spend                 float64
-			}
-		}
-		q := "/api/v1/reports?by=campaign&granularity=total&from=" + now.Add(-2*time.Hour).Format(time.RFC3339) + "&to=" + now.Add(2*time.Hour).Format(time.RFC3339)
-		r := a.admin("GET", q, "")
-		if json.Unmarshal([]byte(r.body), &rep); rep.Totals.Impressions != 200 || rep.Totals.Spend != 0.1 || rep.Totals.Unbilled != 190 {
-			return "the report: " + r.body + "; want 200 impressions, spend 0.1, 190 unbilled"
+		if tot, body := campaignTotals(a, now); tot.Impressions != 200 || tot.Spend != 0.1 || tot.Unbilled != 190 {
+			return "the report: " + body + "; want 200 impressions, spend 0.1, 190 unbilled"
 		}
 		for _, in := range ins {
 			var d struct{ Budget struct{ Spent float64 } }
@@ -159,6 +146,33 @@ func TestCollectedDecisionsThreeInstances(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// fireElsewhere fires every impression URL of urls at once, each on
+// another instance than the one that decided it.
+func fireElsewhere(t *testing.T, ins []*instance, urls []string) {
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		other := ins[(i+1)%len(ins)].url + u[strings.Index(u, "/t/"):]
+		wg.Go(func() { fire(t, other) })
+	}
+	wg.Wait()
+}
+
+// reportTotals are the totals of a report the budget tests read.
+type reportTotals struct {
+	Impressions, Unbilled int64
+	Spend                 float64
+}
+
+// campaignTotals reads the totals of the campaigns' report of the four
+// hours around now, and the answer.
+func campaignTotals(in *instance, now time.Time) (reportTotals, string) {
+	var rep struct{ Totals reportTotals }
+	q := "/api/v1/reports?by=campaign&granularity=total&from=" + now.Add(-2*time.Hour).Format(time.RFC3339) + "&to=" + now.Add(2*time.Hour).Format(time.RFC3339)
+	r := in.admin("GET", q, "")
+	json.Unmarshal([]byte(r.body), &rep)
+	return rep.Totals, r.body
 }
 
 // budgetFleet is three instances on one PostgreSQL, their spend in one

@@ -43,6 +43,7 @@ import (
 	"marquee/index"
 	"marquee/linkroute"
 	"marquee/objstore"
+	"marquee/payments"
 	"marquee/privacy"
 	"marquee/reports"
 	serving "marquee/serve" // the package; serve is this command's function
@@ -105,6 +106,7 @@ type serveConfig struct {
 	reportMailDomains []string        // -report-mail-domains, lower case
 	invoiceIssuer     string          // -invoice-issuer
 	monthlyBilling    bool            // -monthly-billing
+	stripe            payments.Config // -stripe-key, -stripe-api, -stripe-webhook-secret (Key "": none)
 	creativeOrigin    string          // -creative-origin, checked: scheme://host[:port]
 	ivt               ivt.Config      // -ivt-*, the ranges read
 	events            eventsConfig
@@ -163,6 +165,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.IntVar(&c.ivt.UserEvents, "ivt-user-events", ivt.DefaultUserEvents, "a user's decisions and tracking events a minute (per instance) past which its traffic is invalid (velocity), and what it was billed that minute is credited (negative: off)")
 	fs.IntVar(&c.ivt.AddressEvents, "ivt-address-events", ivt.DefaultAddressEvents, "an address's decisions and tracking events a minute (per instance) past which its traffic is invalid (velocity), and what it was billed that minute is credited (negative: off)")
 	fs.BoolVar(&c.monthlyBilling, "monthly-billing", false, "an hour into each month (UTC), issue every advertiser's invoice and every site's statement for the month before (those not issued already)")
+	fs.StringVar(&c.stripe.Key, "stripe-key", "", "Stripe secret API key (sk_…): prepaid advertisers top up their balances by card through Stripe Checkout (docs/api.md#prepaid-balances; none: no card payments). Best given as MARQUEE_STRIPE_KEY")
+	fs.StringVar(&c.stripe.API, "stripe-api", "", "Stripe API base URL (none: Stripe's own; tests point it at stripe-mock)")
+	fs.StringVar(&c.stripe.WebhookSecret, "stripe-webhook-secret", "", "signing secret (whsec_…) of the Stripe webhook endpoint that posts to /stripe/webhook; required with -stripe-key. Best given as MARQUEE_STRIPE_WEBHOOK_SECRET")
 	fs.StringVar(&c.invoiceIssuer, "invoice-issuer", "Marquee", "who invoices and statements are issued by: your company's name, as the documents print it")
 	reportMailDomains := fs.String("report-mail-domains", "", "comma-separated domains an advertiser's or a publisher's account may schedule reports to besides its own logins' addresses (none: its logins' only)")
 	linkDomains := fs.String("link-domains", "", "comma-separated hosts that short links may belong to, each its own namespace of codes (go.brand.example,links.other.example)")
@@ -227,6 +232,14 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.currency, err = reports.ParseCurrency(c.currency); err != nil {
 		return c, usageError{fmt.Errorf("-currency: %w", err)}
+	}
+	if (c.stripe.Key == "") != (c.stripe.WebhookSecret == "") {
+		return c, usageError{errors.New("-stripe-key and -stripe-webhook-secret go together: a payment is credited only by a webhook signed with the secret")}
+	}
+	if c.stripe.API != "" {
+		if u, err := url.Parse(c.stripe.API); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return c, usageError{fmt.Errorf("-stripe-api %q: want an http(s) URL", c.stripe.API)}
+		}
 	}
 	if c.tcfVendor > 65535 {
 		return c, usageError{fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", c.tcfVendor)}
@@ -578,18 +591,28 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		Ledger:         serving.NewLedger(serving.LedgerConfig{Sink: n.events, Engine: n.engine, Requests: n.requests, Samples: n.samples, Bids: n.bids}),
 		SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", ReportKeys: n.reportKeys,
 		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: ivt.New(cfg.ivt)})
+	var pay web.Payments // card top-ups: through Stripe, when configured
+	if cfg.stripe.Key != "" {
+		sc := cfg.stripe
+		sc.Log = n.log
+		p, err := payments.New(sc)
+		if err != nil {
+			return nil, nil, err
+		}
+		pay = p
+	}
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
 		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
 			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Serve: svc, Webhooks: n.hooks, Console: console.Handler(),
-			Counters: n.counters, EventsRetention: cfg.eventsRetention, ReportSender: sender, Mailer: mailer})
+			Counters: n.counters, EventsRetention: cfg.eventsRetention, ReportSender: sender, Mailer: mailer, Payments: pay})
 	if n.schedules != nil {
 		n.schedules.Render = srv.RenderReport
 	}
 	if cfg.monthlyBilling {
-		n.monthly = &billing.Monthly{Store: n.st, Reports: reporter, Catalog: srv.Catalog, Log: n.log, Now: time.Now}
+		n.monthly = &billing.Monthly{Store: n.st, Reports: reporter, Catalog: srv.Catalog, Prepaid: srv.Prepayment, Log: n.log, Now: time.Now}
 	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

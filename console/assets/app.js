@@ -1257,9 +1257,11 @@
     const budgetDaily = el('input', { type: 'number', min: 0, step: 'any', id: 'advertiser-budget-daily', value: bu.daily === undefined ? '' : bu.daily });
     const budgetTotal = el('input', { type: 'number', min: 0, step: 'any', id: 'advertiser-budget-total', value: bu.total === undefined ? '' : bu.total });
     const tz = el('input', { type: 'text', value: a.timeZone || '', placeholder: 'UTC', id: 'advertiser-time-zone' });
+    // Prepaid is chosen when the advertiser is made (docs/api.md#prepaid-balances).
+    const prepaid = el('input', { type: 'checkbox', id: 'advertiser-prepaid', checked: !!a.prepaid, disabled: !!id });
     const form = el('form', { class: 'card', id: 'advertiser-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
-      const body = { name: name.value, notes: notes.value };
+      const body = { name: name.value, notes: notes.value, prepaid: prepaid.checked };
       if (budgetDaily.value !== '' || budgetTotal.value !== '') {
         body.budget = {};
         if (budgetDaily.value !== '') body.budget.daily = budgetDaily.value;
@@ -1274,6 +1276,7 @@
     el('fieldset', { class: 'cond', 'data-field': 'budget' }, el('legend', { text: 'Budget over all its campaigns' }),
       el('div', { class: 'row' }, field('A day (' + currency() + ')', budgetDaily, 'budget.daily'), field('In all (' + currency() + ')', budgetTotal, 'budget.total'),
         field('Time zone of its days (IANA; none: UTC)', tz, 'timeZone'))),
+    field('Prepaid: pays up front by card and its campaigns stop when its balance is spent' + (id ? ' (chosen when it was created)' : ''), prepaid, 'prepaid'),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: id ? 'Save' : 'Create advertiser' }),
       el('a', { href: id ? '#/advertisers/' + id : '#/advertisers', text: 'Cancel' })));
     show(el('h1', { text: id ? 'Edit ' + a.name : 'New advertiser' }), form);
@@ -1290,6 +1293,7 @@
           try { await api('DELETE', '/api/v1/advertisers/' + id); render(); } catch (e) { main().prepend(errorBox(e)); }
         })) : null,
       !write && asAdvertiser() && mayDraft() && a.state === 'active' ? el('div', { class: 'row' }, el('a', { href: '#/campaigns/new?advertiser=' + id, class: 'button', id: 'new-campaign', text: 'New draft campaign' })) : null,
+      a.prepaid && can('reports:read') ? await prepaidBalance(a, q) : null,
       can('conversions:write') && a.state === 'active' ? conversionSecretButton(a) : null,
       can('conversions:write') && a.state === 'active' ? await postbackKeys(a) : null,
       el('h2', { text: 'Campaigns' }), table(['Name', ...(asAdvertiser() ? [] : ['Tier']), 'State', 'Flight'], cs.items.map(c => [el('a', { href: '#/campaigns/' + c.id, text: c.name }),
@@ -1420,6 +1424,49 @@
         el('button', { type: 'button', text: 'Make a conversion secret', onclick: make }));
     return wrap;
   };
+
+  // prepaidBalance is a prepaid advertiser's balance and top-ups; "Add
+  // funds" opens a Stripe Checkout Session and goes to it (Stripe sends
+  // the payer back here with ?topUp=); the team may give a credit.
+  async function prepaidBalance(a, q) {
+    const path = '/api/v1/advertisers/' + a.id;
+    const b = await api('GET', path + '/balance');
+    const box = el('section', { class: 'card', id: 'prepaid-balance' }, el('h2', { text: 'Prepaid balance' }),
+      el('p', { class: 'balance', id: 'balance', text: money(b.balance) }),
+      el('p', { class: 'muted', text: 'Paid in ' + money(b.credited) + ', spent ' + money(b.spent) + '. Campaigns stop when the balance is spent.' }));
+    if (q.get('topUp')) {
+      const back = b.topUps.find(t => t.id === q.get('topUp'));
+      box.append(el('p', { role: 'status', class: 'notice', id: 'top-up-back', text: q.get('cancelled') ? 'The payment was cancelled: nothing was charged.' :
+        back && back.status === 'paid' ? 'Thank you: ' + money(back.amount) + ' was added to the balance.' :
+          'Thank you: the balance shows the payment once Stripe confirms it (a moment).' }));
+    }
+    box.append(table(['Top-up', 'Amount', 'Status', 'Made', 'Paid'], b.topUps.map(t => [t.kind === 'credit' ? 'credit: ' + t.reason : 'card',
+      money(t.amount), t.status, fmtTime(t.createdAt) + ' by ' + t.createdBy, fmtTime(t.paidAt)]), 'No top-up yet.'));
+    if (can('billing:write') && a.state === 'active') {
+      const amount = el('input', { type: 'number', min: '1', step: '0.01', id: 'top-up-amount', value: '50' });
+      const pay = el('form', { id: 'add-funds', class: 'row' }, field('Amount (' + b.currency + ')', amount, 'amount'),
+        el('button', { type: 'submit', class: 'primary', id: 'add-funds-button', text: 'Add funds' }));
+      pay.addEventListener('submit', async ev => {
+        ev.preventDefault();
+        try {
+          const t = await api('POST', path + '/top-ups', { amount: amount.value });
+          location.assign(t.checkoutUrl); // Stripe's page: the card is typed there, never here
+        } catch (e) { showProblems(pay, e); }
+      });
+      box.append(pay);
+      if (!asAdvertiser()) {
+        const credit = el('input', { type: 'number', min: '0', step: 'any', id: 'credit-amount' }), reason = el('input', { type: 'text', id: 'credit-reason', maxlength: 500 });
+        const give = el('form', { id: 'give-credit', class: 'row' }, field('Credit (' + b.currency + ')', credit, 'amount'), field('Reason (a refund of …)', reason, 'reason'),
+          el('button', { type: 'submit', text: 'Give credit' }));
+        give.addEventListener('submit', async ev => {
+          ev.preventDefault();
+          try { await api('POST', path + '/top-ups', { amount: credit.value, kind: 'credit', reason: reason.value }); render(); } catch (e) { showProblems(give, e); }
+        });
+        box.append(give);
+      }
+    }
+    return box;
+  }
 
   // postbackKeys is an advertiser's postback keys (its server's, to post
   // conversions): listed, made (the secret shown once) and revoked.

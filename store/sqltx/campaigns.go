@@ -17,15 +17,16 @@ import (
 // change logged in the changelog (other instances drop what they cache
 // of them) and audited.
 
-const advertiserCols = `id, name, notes, state, settings, created_at, updated_at, conversion_nonce`
+const advertiserCols = `id, name, notes, state, settings, created_at, updated_at, conversion_nonce, credited_micros`
 
 func scanAdvertiser(r Row) (marquee.Advertiser, error) {
 	var a marquee.Advertiser
-	var created, updated int64
+	var created, updated, credited int64
 	var settings *string // NULL: none (rows before 0020)
-	if err := r.Scan(&a.ID, &a.Name, &a.Notes, &a.State, &settings, &created, &updated, &a.ConversionNonce); err != nil {
+	if err := r.Scan(&a.ID, &a.Name, &a.Notes, &a.State, &settings, &created, &updated, &a.ConversionNonce, &credited); err != nil {
 		return a, err
 	}
+	a.Credited = marquee.Micros(credited)
 	a.CreatedAt, a.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
 	if settings != nil && *settings != "" {
 		if err := json.Unmarshal([]byte(*settings), &a.AdvertiserSettings); err != nil {
@@ -92,6 +93,10 @@ func (s *Store) ReplaceAdvertiser(ctx context.Context, id int64, in marquee.Adve
 		}
 		if err != nil {
 			return a, err
+		}
+		if in.Prepaid != a.Prepaid {
+			return a, marquee.Invalid("invalid advertiser", marquee.Problems{"prepaid": fmt.Sprintf(
+				"is chosen when an advertiser is created (this one's is %t): its balance is what it paid less all it spent, so its spend cannot be split between invoices and a balance", a.Prepaid)})
 		}
 		var active any // NULL once archived
 		if a.State == marquee.StateActive {
@@ -234,17 +239,30 @@ func scanCampaign(r Row) (marquee.Campaign, error) {
 }
 
 // checkAdvertiser refuses (400 naming advertiserId) a campaign of an
-// advertiser that does not exist or is archived.
-func checkAdvertiser(ctx context.Context, tx Tx, id int64) error {
+// advertiser that does not exist or is archived, and (naming
+// price.model) a flat fee of a prepaid advertiser's: a balance pays for
+// events, as they are billed; a flat fee is agreed and invoiced.
+func checkAdvertiser(ctx context.Context, tx Tx, in *marquee.CampaignInput) error {
 	var state string
-	err := tx.QueryRow(ctx, `SELECT state FROM advertisers WHERE id = ?`, id).Scan(&state)
+	var settings *string
+	err := tx.QueryRow(ctx, `SELECT state, settings FROM advertisers WHERE id = ?`, in.AdvertiserID).Scan(&state, &settings)
 	switch {
 	case errors.Is(err, ErrNoRows):
-		return marquee.Invalid("invalid campaign", marquee.Problems{"advertiserId": fmt.Sprintf("no advertiser %d", id)})
+		return marquee.Invalid("invalid campaign", marquee.Problems{"advertiserId": fmt.Sprintf("no advertiser %d", in.AdvertiserID)})
 	case err != nil:
 		return err
 	case state != marquee.StateActive:
-		return marquee.Invalid("invalid campaign", marquee.Problems{"advertiserId": fmt.Sprintf("advertiser %d is archived", id)})
+		return marquee.Invalid("invalid campaign", marquee.Problems{"advertiserId": fmt.Sprintf("advertiser %d is archived", in.AdvertiserID)})
+	}
+	var as marquee.AdvertiserSettings
+	if settings != nil && *settings != "" {
+		if err := json.Unmarshal([]byte(*settings), &as); err != nil {
+			return fmt.Errorf("advertiser %d: decode settings: %w", in.AdvertiserID, err)
+		}
+	}
+	if as.Prepaid && in.Price != nil && in.Price.Flat() {
+		return marquee.Invalid("invalid campaign", marquee.Problems{"price.model": fmt.Sprintf(
+			"advertiser %d is prepaid: its balance pays for events as they are billed (cpm, vcpm, cpc, cpa), not a flat fee", in.AdvertiserID)})
 	}
 	return nil
 }
@@ -254,7 +272,7 @@ func checkAdvertiser(ctx context.Context, tx Tx, id int64) error {
 func (s *Store) CreateCampaign(ctx context.Context, in marquee.CampaignInput, state string) (marquee.Campaign, error) {
 	return write(ctx, s, "create campaign", func(tx Tx, now time.Time) (marquee.Campaign, error) {
 		c := marquee.Campaign{State: state, CampaignInput: in, CreatedAt: now, UpdatedAt: now}
-		if err := checkAdvertiser(ctx, tx, in.AdvertiserID); err != nil {
+		if err := checkAdvertiser(ctx, tx, &in); err != nil {
 			return c, err
 		}
 		settings, err := json.Marshal(in.Settings())
@@ -302,10 +320,8 @@ func (s *Store) ReplaceCampaign(ctx context.Context, id int64, in marquee.Campai
 		if c.State == marquee.StateArchived {
 			return c, marquee.Errorf(marquee.KindConflict, "campaign %d is archived", id)
 		}
-		if in.AdvertiserID != c.AdvertiserID {
-			if err := checkAdvertiser(ctx, tx, in.AdvertiserID); err != nil {
-				return c, err
-			}
+		if err := checkAdvertiser(ctx, tx, &in); err != nil {
+			return c, err
 		}
 		settings, err := json.Marshal(in.Settings())
 		if err != nil {
@@ -341,8 +357,15 @@ func (s *Store) MoveCampaign(ctx context.Context, id int64, action, reason strin
 			return c, err
 		}
 		if m.To == marquee.StateActive {
-			if err := checkAdvertiser(ctx, tx, c.AdvertiserID); err != nil {
-				return c, marquee.Errorf(marquee.KindConflict, "campaign %d cannot %s: its advertiser %d is archived", id, action, c.AdvertiserID)
+			if err := checkAdvertiser(ctx, tx, &c.CampaignInput); err != nil {
+				if marquee.KindOf(err) != marquee.KindInvalid {
+					return c, err
+				}
+				why := "its advertiser " + strconv.FormatInt(c.AdvertiserID, 10) + " is archived"
+				if p := marquee.AsError(err).Problems["price.model"]; p != "" {
+					why = "price.model: " + p
+				}
+				return c, marquee.Errorf(marquee.KindConflict, "campaign %d cannot %s: %s", id, action, why)
 			}
 		}
 		review := c.Review

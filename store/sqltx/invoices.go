@@ -20,21 +20,38 @@ const invoiceCols = `id, seq, credited_by, body`
 // micro-units (a credit note's are negative, which marquee.Micros's JSON,
 // an input's, refuses).
 type storedInvoice struct {
-	Kind         string       `json:"kind"`
-	AdvertiserID int64        `json:"advertiserId"`
-	Advertiser   string       `json:"advertiser"`
-	Currency     string       `json:"currency"`
-	From         time.Time    `json:"from"`
-	To           time.Time    `json:"to"`
-	IssuedAt     time.Time    `json:"issuedAt"`
-	Lines        []storedLine `json:"lines"`
-	Adjustments  []storedAdj  `json:"adjustments"`
-	Total        int64        `json:"total"`
-	Corrects     string       `json:"corrects,omitempty"`
-	Site         string       `json:"site,omitempty"`
-	RevenueShare float64      `json:"revenueShare,omitempty"`
-	Gross        int64        `json:"gross,omitempty"`
-	Placements   []storedPl   `json:"placements,omitempty"`
+	Kind         string         `json:"kind"`
+	AdvertiserID int64          `json:"advertiserId"`
+	Advertiser   string         `json:"advertiser"`
+	Currency     string         `json:"currency"`
+	From         time.Time      `json:"from"`
+	To           time.Time      `json:"to"`
+	IssuedAt     time.Time      `json:"issuedAt"`
+	Lines        []storedLine   `json:"lines"`
+	Adjustments  []storedAdj    `json:"adjustments"`
+	Total        int64          `json:"total"`
+	Corrects     string         `json:"corrects,omitempty"`
+	Site         string         `json:"site,omitempty"`
+	RevenueShare float64        `json:"revenueShare,omitempty"`
+	Gross        int64          `json:"gross,omitempty"`
+	Placements   []storedPl     `json:"placements,omitempty"`
+	Prepaid      *storedPrepaid `json:"prepaid,omitempty"`
+}
+
+// storedPrepaid is a prepaid advertiser's payments and balance, as an
+// invoice showed them (a balance may be negative in a credit note).
+type storedPrepaid struct {
+	Payments []storedPayment `json:"payments"`
+	Paid     int64           `json:"paid"`
+	Balance  int64           `json:"balance"`
+}
+
+type storedPayment struct {
+	TopUpID   int64     `json:"topUpId"`
+	Kind      string    `json:"kind"`
+	Amount    int64     `json:"amount"`
+	PaidAt    time.Time `json:"paidAt"`
+	Reference string    `json:"reference"`
 }
 
 type storedPl struct {
@@ -71,6 +88,12 @@ func storedOf(inv *marquee.Invoice) storedInvoice {
 		s.Adjustments = append(s.Adjustments, storedAdj{a.CampaignID, a.Reason, a.IVT, a.Events, int64(a.Amount)})
 	}
 	s.Site, s.RevenueShare, s.Gross = inv.Site, inv.RevenueShare, int64(inv.Gross)
+	if pp := inv.Prepaid; pp != nil {
+		s.Prepaid = &storedPrepaid{Payments: []storedPayment{}, Paid: int64(pp.Paid), Balance: int64(pp.Balance)}
+		for _, p := range pp.Payments {
+			s.Prepaid.Payments = append(s.Prepaid.Payments, storedPayment{p.TopUpID, p.Kind, int64(p.Amount), p.PaidAt, p.Reference})
+		}
+	}
 	for _, p := range inv.PlacementLines {
 		s.Placements = append(s.Placements, storedPl{p.PlacementID, p.Placement, p.Impressions, int64(p.Gross), int64(p.Net)})
 	}
@@ -88,6 +111,13 @@ func (s *storedInvoice) invoice() marquee.Invoice {
 		inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: a.CampaignID, Reason: a.Reason, IVT: a.IVT, Events: a.Events, Amount: marquee.Micros(a.Amount)})
 	}
 	inv.Site, inv.RevenueShare, inv.Gross = s.Site, s.RevenueShare, marquee.Micros(s.Gross)
+	if pp := s.Prepaid; pp != nil {
+		inv.Prepaid = &marquee.Prepayment{Payments: []marquee.Payment{}, Paid: marquee.Micros(pp.Paid), Balance: marquee.Micros(pp.Balance)}
+		for _, p := range pp.Payments {
+			inv.Prepaid.Payments = append(inv.Prepaid.Payments, marquee.Payment{TopUpID: p.TopUpID, Kind: p.Kind, Amount: marquee.Micros(p.Amount),
+				PaidAt: p.PaidAt.UTC(), Reference: p.Reference})
+		}
+	}
 	for _, p := range s.Placements {
 		inv.PlacementLines = append(inv.PlacementLines, marquee.PlacementLine{PlacementID: p.PlacementID, Placement: p.Placement, Impressions: p.Impressions,
 			Gross: marquee.Micros(p.Gross), Net: marquee.Micros(p.Net)})

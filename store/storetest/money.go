@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -99,3 +100,92 @@ func testInvoices(t *testing.T, open Opener) {
 }
 
 func invoiceNumber(i int) string { return "MQ-00000" + string(rune('0'+i)) }
+
+// testTopUps: a prepaid advertiser's card top-up is credited once however
+// many handles deliver its payment at once (one event id, retried and
+// replayed), and another event of the same payment credits nothing; a
+// payment whose session, amount or currency differ credits nothing; a
+// credit is paid when made; only a prepaid advertiser takes top-ups, and
+// its prepaid setting cannot change; a flat fee is refused under it.
+func testTopUps(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, again := open(t)
+	invoiced, err := st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Invoiced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateTopUp(ctx, marquee.TopUp{AdvertiserID: invoiced.ID, Kind: marquee.TopUpCard, Amount: 1_000_000, Currency: "EUR"}); marquee.KindOf(err) != marquee.KindConflict {
+		t.Errorf("a top-up of an invoiced advertiser: %v; want a conflict", err)
+	}
+	a, err := st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Prepaid", AdvertiserSettings: marquee.AdvertiserSettings{Prepaid: true}})
+	if err != nil || !a.Prepaid {
+		t.Fatalf("CreateAdvertiser(prepaid) = %+v, %v", a, err)
+	}
+	if _, err := st.ReplaceAdvertiser(ctx, a.ID, marquee.AdvertiserInput{Name: "Prepaid"}); marquee.KindOf(err) != marquee.KindInvalid {
+		t.Errorf("making a prepaid advertiser invoiced: %v; want invalid", err)
+	}
+	now := time.Now()
+	if _, err := st.CreateCampaign(ctx, marquee.CampaignInput{AdvertiserID: a.ID, Name: "flat", StartAt: now, EndAt: now.Add(time.Hour), Priority: marquee.PriorityStandard, Weight: 1,
+		Price: &marquee.Price{Model: marquee.PriceFlat, Amount: 5_000_000}}, marquee.StateDraft); marquee.KindOf(err) != marquee.KindInvalid {
+		t.Errorf("a flat fee under a prepaid advertiser: %v; want invalid", err)
+	}
+	tu, err := st.CreateTopUp(ctx, marquee.TopUp{AdvertiserID: a.ID, Kind: marquee.TopUpCard, Amount: 50_000_000, Currency: "EUR", CreatedBy: "user:1"})
+	if err != nil || tu.Status != marquee.TopUpPending {
+		t.Fatalf("CreateTopUp = %+v, %v; want pending", tu, err)
+	}
+	if tu, err = st.AttachCheckout(ctx, tu.ID, "cs_1", "https://checkout.test/cs_1", false); err != nil || tu.SessionID != "cs_1" {
+		t.Fatalf("AttachCheckout = %+v, %v", tu, err)
+	}
+	pay := marquee.CardPayment{EventID: "evt_1", SessionID: "cs_1", TopUpID: tu.ID, Amount: 50_000_000, Currency: "EUR"}
+	for _, bad := range []marquee.CardPayment{
+		{EventID: "evt_a", SessionID: "cs_1", TopUpID: tu.ID, Amount: 49_990_000, Currency: "EUR"},
+		{EventID: "evt_b", SessionID: "cs_1", TopUpID: tu.ID, Amount: 50_000_000, Currency: "USD"},
+		{EventID: "evt_c", SessionID: "cs_2", TopUpID: tu.ID, Amount: 50_000_000, Currency: "EUR"},
+	} {
+		if _, err := st.CreditPayment(ctx, bad); marquee.KindOf(err) != marquee.KindConflict {
+			t.Errorf("CreditPayment(%+v): %v; want a conflict", bad, err)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	credited := 0
+	for i := range 8 {
+		h := st
+		if i%2 == 1 {
+			h = again()
+		}
+		wg.Go(func() {
+			_, err := h.CreditPayment(ctx, pay)
+			switch {
+			case err == nil:
+				mu.Lock()
+				credited++
+				mu.Unlock()
+			case !errors.Is(err, marquee.ErrPaymentSeen):
+				t.Errorf("CreditPayment again: %v; want ErrPaymentSeen", err)
+			}
+		})
+	}
+	wg.Wait()
+	if credited != 1 {
+		t.Errorf("one payment delivered 8 times at once credited %d times; want once", credited)
+	}
+	pay.EventID = "evt_2"
+	if _, err := st.CreditPayment(ctx, pay); marquee.KindOf(err) != marquee.KindConflict {
+		t.Errorf("another event of a paid top-up: %v; want a conflict", err)
+	}
+	if _, err := st.CreateTopUp(ctx, marquee.TopUp{AdvertiserID: a.ID, Kind: marquee.TopUpCredit, Amount: 2_500_000, Currency: "EUR", Reason: "refund"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Advertiser(ctx, a.ID)
+	if err != nil || got.Credited != 52_500_000 {
+		t.Errorf("credited = %v, %v; want 52.5 (the payment once and the credit)", got.Credited, err)
+	}
+	list, err := st.ListTopUps(ctx, a.ID, time.Time{}, time.Time{}, 10)
+	if err != nil || len(list) != 2 || list[0].Kind != marquee.TopUpCredit || list[0].Status != marquee.TopUpPaid || list[1].Status != marquee.TopUpPaid || list[1].EventID != "evt_1" {
+		t.Errorf("ListTopUps = %+v, %v; want the credit then the card payment, both paid (by evt_1)", list, err)
+	}
+	if paid, err := st.ListTopUps(ctx, a.ID, now.Add(-time.Hour), now.Add(time.Hour), 10); err != nil || len(paid) != 2 {
+		t.Errorf("ListTopUps paid within the hour = %d, %v; want 2", len(paid), err)
+	}
+}

@@ -1,0 +1,179 @@
+package sqltx
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"marquee"
+)
+
+// Top-ups of prepaid balances: a row each (top_ups); a paid one raises
+// its advertiser's credited_micros in the transaction that marks it paid,
+// with a changelog entry of the advertiser, so that every instance's
+// budgets read the new balance; a Stripe event that credited one is
+// recorded (stripe_events) so that it credits nothing again.
+
+const topUpCols = `id, advertiser_id, kind, amount_micros, currency, status, reason, checkout_url, session_id, event_id, created_by, created_at, paid_at`
+
+func scanTopUp(r Row) (marquee.TopUp, error) {
+	var t marquee.TopUp
+	var created, paid, amount int64
+	if err := r.Scan(&t.ID, &t.AdvertiserID, &t.Kind, &amount, &t.Currency, &t.Status, &t.Reason, &t.CheckoutURL, &t.SessionID, &t.EventID,
+		&t.CreatedBy, &created, &paid); err != nil {
+		return t, err
+	}
+	t.Amount, t.CreatedAt = marquee.Micros(amount), time.UnixMilli(created).UTC()
+	if paid != 0 {
+		t.PaidAt = time.UnixMilli(paid).UTC()
+	}
+	return t, nil
+}
+
+// prepaidAdvertiser locks advertiser id for a change of its balance: it
+// must exist, be active and be prepaid.
+func (s *Store) prepaidAdvertiser(ctx context.Context, tx Tx, id int64) (marquee.Advertiser, error) {
+	a, err := scanAdvertiser(tx.QueryRow(ctx, `SELECT `+advertiserCols+` FROM advertisers WHERE id = ?`+s.cfg.ForUpdate, id))
+	switch {
+	case errors.Is(err, ErrNoRows):
+		return a, marquee.NoAdvertiser(id)
+	case err != nil:
+		return a, err
+	case !a.Prepaid:
+		return a, marquee.Errorf(marquee.KindConflict, "advertiser %d is not prepaid: it is invoiced for what it spends", id)
+	case a.State != marquee.StateActive:
+		return a, marquee.Errorf(marquee.KindConflict, "advertiser %d is archived", id)
+	}
+	return a, nil
+}
+
+// CreateTopUp keeps t, a new top-up of a prepaid advertiser: a card
+// payment pending its Checkout Session (AttachCheckout), or a credit,
+// paid at once — its amount added to the advertiser's balance, its
+// advertiser's changelog entry written (and audited) in the same
+// transaction.
+func (s *Store) CreateTopUp(ctx context.Context, t marquee.TopUp) (marquee.TopUp, error) {
+	return write(ctx, s, "create top-up", func(tx Tx, now time.Time) (marquee.TopUp, error) {
+		if _, err := s.prepaidAdvertiser(ctx, tx, t.AdvertiserID); err != nil {
+			return t, err
+		}
+		t.CreatedAt, t.Status, t.PaidAt = now, marquee.TopUpPending, time.Time{}
+		var paid int64
+		if t.Kind == marquee.TopUpCredit {
+			t.Status, t.PaidAt, paid = marquee.TopUpPaid, now, now.UnixMilli()
+		}
+		var err error
+		t.ID, err = s.insertID(ctx, tx, `INSERT INTO top_ups (advertiser_id, kind, amount_micros, currency, status, reason, checkout_url, created_by, created_at, paid_at)
+			VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?)`, "", t.AdvertiserID, t.Kind, int64(t.Amount), t.Currency, t.Status, t.Reason, t.CreatedBy, now.UnixMilli(), paid)
+		if err != nil {
+			return t, err
+		}
+		if t.Kind != marquee.TopUpCredit {
+			return t, tx.LogChange(ctx, marquee.EntityTopUp, t.ID, "", marquee.OpPut)
+		}
+		return t, s.credit(ctx, tx, t, now)
+	})
+}
+
+// credit adds paid top-up t to its advertiser's balance: every instance
+// reads it again (its changelog entry, audited as the top-up's).
+func (s *Store) credit(ctx context.Context, tx Tx, t marquee.TopUp, now time.Time) error {
+	if _, err := tx.Exec(ctx, `UPDATE advertisers SET credited_micros = credited_micros + ?, updated_at = ? WHERE id = ?`,
+		int64(t.Amount), now.UnixMilli(), t.AdvertiserID); err != nil {
+		return err
+	}
+	if err := tx.LogChange(ctx, marquee.EntityTopUp, t.ID, "", marquee.OpPut); err != nil {
+		return err
+	}
+	return tx.LogChange(ctx, marquee.EntityAdvertiser, t.AdvertiserID, "", marquee.OpPut)
+}
+
+// AttachCheckout records the Checkout Session Stripe opened for pending
+// top-up id (its id and the URL the payer goes to); with failed, that
+// none could be opened (the top-up is then failed: nothing can pay it).
+func (s *Store) AttachCheckout(ctx context.Context, id int64, sessionID, url string, failed bool) (marquee.TopUp, error) {
+	return write(ctx, s, "attach checkout", func(tx Tx, now time.Time) (marquee.TopUp, error) {
+		status := marquee.TopUpPending
+		if failed {
+			status = marquee.TopUpFailed
+		}
+		n, err := tx.Exec(ctx, `UPDATE top_ups SET session_id = ?, checkout_url = ?, status = ? WHERE id = ? AND status = ? AND session_id = ''`,
+			sessionID, url, status, id, marquee.TopUpPending)
+		if err != nil {
+			return marquee.TopUp{}, err
+		}
+		t, err := scanTopUp(tx.QueryRow(ctx, `SELECT `+topUpCols+` FROM top_ups WHERE id = ?`, id))
+		switch {
+		case errors.Is(err, ErrNoRows):
+			return t, marquee.NoTopUp(id)
+		case err == nil && n == 0:
+			return t, marquee.Errorf(marquee.KindConflict, "top-up %d has its Checkout Session already", id)
+		case err != nil || !failed:
+			return t, err
+		}
+		return t, tx.LogChange(ctx, marquee.EntityTopUp, id, "", marquee.OpPut) // audited: failed
+	})
+}
+
+// CreditPayment credits the top-up p names, once: when p's event was
+// seen before it changes nothing (marquee.ErrPaymentSeen); when the top-up is not
+// pending, or its Checkout Session, amount or currency are not p's, it
+// changes nothing and says why (a KindConflict error). Else, in one
+// transaction, the event is recorded, the top-up is paid and its
+// advertiser's balance raised (a changelog entry, audited as ctx says).
+func (s *Store) CreditPayment(ctx context.Context, p marquee.CardPayment) (marquee.TopUp, error) {
+	return write(ctx, s, "credit payment", func(tx Tx, now time.Time) (marquee.TopUp, error) {
+		n, err := tx.Exec(ctx, `INSERT INTO stripe_events (id, top_up_id, at) VALUES (?, ?, ?)`+s.upsert("stripe_events", "id", nil, nil),
+			p.EventID, p.TopUpID, now.UnixMilli())
+		if err != nil {
+			return marquee.TopUp{}, err
+		}
+		if n == 0 {
+			return marquee.TopUp{}, marquee.ErrPaymentSeen
+		}
+		t, err := scanTopUp(tx.QueryRow(ctx, `SELECT `+topUpCols+` FROM top_ups WHERE id = ?`+s.cfg.ForUpdate, p.TopUpID))
+		switch {
+		case errors.Is(err, ErrNoRows):
+			return t, marquee.NoTopUp(p.TopUpID)
+		case err != nil:
+			return t, err
+		case t.Kind != marquee.TopUpCard || t.Status != marquee.TopUpPending:
+			return t, marquee.Errorf(marquee.KindConflict, "top-up %d is %s, not a pending card payment", t.ID, t.Status)
+		case t.SessionID != p.SessionID:
+			return t, marquee.Errorf(marquee.KindConflict, "top-up %d is paid through Checkout Session %q, not %q", t.ID, t.SessionID, p.SessionID)
+		case t.Amount != p.Amount || t.Currency != p.Currency:
+			return t, marquee.Errorf(marquee.KindConflict, "top-up %d is %s %s; the payment is %s %s", t.ID, t.Amount, t.Currency, p.Amount, p.Currency)
+		}
+		if _, err := s.prepaidAdvertiser(ctx, tx, t.AdvertiserID); err != nil {
+			return t, err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE top_ups SET status = ?, event_id = ?, paid_at = ? WHERE id = ?`, marquee.TopUpPaid, p.EventID, now.UnixMilli(), t.ID); err != nil {
+			return t, err
+		}
+		t.Status, t.EventID, t.PaidAt = marquee.TopUpPaid, p.EventID, now
+		return t, s.credit(ctx, tx, t, now)
+	})
+}
+
+// TopUp returns top-up id, or marquee.NoTopUp.
+func (s *Store) TopUp(ctx context.Context, id int64) (marquee.TopUp, error) {
+	return withDB(ctx, s, "get top-up", func(db DB) (marquee.TopUp, error) {
+		t, err := scanTopUp(db.QueryRow(ctx, `SELECT `+topUpCols+` FROM top_ups WHERE id = ?`, id))
+		if errors.Is(err, ErrNoRows) {
+			return t, marquee.NoTopUp(id)
+		}
+		return t, err
+	})
+}
+
+// ListTopUps returns advertiser's top-ups, newest first, at most limit;
+// with paidFrom and paidTo set, only those paid in [paidFrom, paidTo).
+func (s *Store) ListTopUps(ctx context.Context, advertiser int64, paidFrom, paidTo time.Time, limit int) ([]marquee.TopUp, error) {
+	return withDB(ctx, s, "list top-ups", func(db DB) ([]marquee.TopUp, error) {
+		q, args := `SELECT `+topUpCols+` FROM top_ups WHERE advertiser_id = ?`, []any{advertiser}
+		if !paidTo.IsZero() {
+			q, args = q+` AND status = ? AND paid_at >= ? AND paid_at < ?`, append(args, marquee.TopUpPaid, paidFrom.UnixMilli(), paidTo.UnixMilli())
+		}
+		return query(ctx, db, func(r Rows) (marquee.TopUp, error) { return scanTopUp(r) }, q+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+	})
+}

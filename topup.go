@@ -1,0 +1,129 @@
+package marquee
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A TopUp is money put into a prepaid advertiser's balance
+// (docs/api.md#prepaid-balances): a card payment through a Stripe
+// Checkout Session (Kind TopUpCard), pending until Stripe's signed
+// webhook says it was paid, or a credit the team gives (Kind
+// TopUpCredit: a refund, a goodwill credit), paid when it is made. Only
+// paid top-ups count in the balance; each is credited once.
+type TopUp struct {
+	ID           int64     `json:"id,string"`
+	AdvertiserID int64     `json:"advertiserId,string"`
+	Kind         string    `json:"kind"`
+	Amount       Micros    `json:"amount"`
+	Currency     string    `json:"currency"`
+	Status       string    `json:"status"`
+	Reason       string    `json:"reason,omitempty"` // a credit's
+	CheckoutURL  string    `json:"checkoutUrl,omitempty"`
+	SessionID    string    `json:"stripeSessionId,omitempty"`
+	EventID      string    `json:"stripeEventId,omitempty"` // the webhook event that credited it
+	CreatedBy    string    `json:"createdBy"`
+	CreatedAt    time.Time `json:"createdAt"`
+	PaidAt       time.Time `json:"paidAt,omitzero"`
+}
+
+// The kinds and states of top-ups.
+const (
+	TopUpCard   = "card"   // paid by card through Stripe Checkout
+	TopUpCredit = "credit" // given by the team (a refund, a goodwill credit)
+
+	TopUpPending = "pending" // a Checkout Session is open
+	TopUpPaid    = "paid"    // credited to the balance
+	TopUpFailed  = "failed"  // Stripe refused to open a session: nothing can pay it
+)
+
+// MaxTopUp is the most one top-up may put into a balance.
+const MaxTopUp Micros = 1_000_000 * 1_000_000
+
+// MaxCreditReason is the longest reason a credit may give.
+const MaxCreditReason = 500
+
+// TopUpInput is POST /api/v1/advertisers/{id}/top-ups's body: an amount
+// to pay by card; or, with Kind TopUpCredit, a credit the team gives
+// (Reason required).
+type TopUpInput struct {
+	Amount Micros
+	Kind   string
+	Reason string
+}
+
+// ParseTopUpInput decodes and validates a top-up body.
+func ParseTopUpInput(body []byte) (TopUpInput, error) {
+	in := TopUpInput{Kind: TopUpCard}
+	p := Problems{}
+	fields, ok := object(body, p, "amount", "kind", "reason")
+	if !ok {
+		return in, Invalid("invalid top-up", p)
+	}
+	if raw, ok := present(fields, "kind"); ok {
+		if json.Unmarshal(raw, &in.Kind) != nil || (in.Kind != TopUpCard && in.Kind != TopUpCredit) {
+			p["kind"] = "must be card (paid through Stripe Checkout) or credit (given by the team)"
+		}
+	}
+	raw, ok := present(fields, "amount")
+	if !ok {
+		p["amount"] = "is required: what to add to the balance (e.g. 50 or 12.50)"
+	} else if m, err := ParseAmount(raw); err != nil {
+		p["amount"] = err.Error()
+	} else if m <= 0 || m > MaxTopUp {
+		p["amount"] = "must be more than 0 and at most " + MaxTopUp.String()
+	} else {
+		in.Amount = m
+	}
+	if raw, ok := present(fields, "reason"); ok && json.Unmarshal(raw, &in.Reason) != nil {
+		p["reason"] = "must be a string"
+	}
+	in.Reason = strings.TrimSpace(in.Reason)
+	switch {
+	case in.Kind == TopUpCredit && in.Reason == "":
+		p["reason"] = "is required for a credit: why it is given (a refund of …)"
+	case len(in.Reason) > MaxCreditReason:
+		p["reason"] = "must be at most " + strconv.Itoa(MaxCreditReason) + " bytes"
+	}
+	return in, Invalid("invalid top-up", p)
+}
+
+// A Payment is what paid a prepaid advertiser's balance during an
+// invoice's period (a paid top-up), as the invoice shows it.
+type Payment struct {
+	TopUpID   int64     `json:"topUpId,string"`
+	Kind      string    `json:"kind"`
+	Amount    Micros    `json:"amount"`
+	PaidAt    time.Time `json:"paidAt"`
+	Reference string    `json:"reference"` // the Stripe Checkout Session, or a credit's reason
+}
+
+// Prepayment is what an invoice of a prepaid advertiser shows beside what
+// was billed: the payments into its balance during the period, and its
+// balance when the invoice was issued. The invoice's total was paid from
+// the balance: nothing is due.
+type Prepayment struct {
+	Payments []Payment `json:"payments"`
+	Paid     Micros    `json:"paid"`    // the payments' sum
+	Balance  Micros    `json:"balance"` // when the invoice was issued
+}
+
+// A CardPayment is what Stripe's signed webhook says was paid: its event
+// id, the Checkout Session, the top-up the session's metadata names, and
+// the amount and currency paid (upper case, as the install's).
+type CardPayment struct {
+	EventID, SessionID string
+	TopUpID            int64
+	Amount             Micros
+	Currency           string
+}
+
+// ErrPaymentSeen is a store's answer to a payment whose event credited a
+// balance before: nothing changed.
+var ErrPaymentSeen = errors.New("this Stripe event credited its top-up already")
+
+// NoTopUp is the error of a top-up that does not exist.
+func NoTopUp(id int64) *Error { return Errorf(KindNotFound, "top-up %d not found", id) }
