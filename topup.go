@@ -15,19 +15,24 @@ import (
 // TopUpCredit: a refund, a goodwill credit), paid when it is made. Only
 // paid top-ups count in the balance; each is credited once.
 type TopUp struct {
-	ID           int64     `json:"id,string"`
-	AdvertiserID int64     `json:"advertiserId,string"`
-	Kind         string    `json:"kind"`
-	Amount       Micros    `json:"amount"`
-	Currency     string    `json:"currency"`
-	Status       string    `json:"status"`
-	Reason       string    `json:"reason,omitempty"` // a credit's
-	CheckoutURL  string    `json:"checkoutUrl,omitempty"`
-	SessionID    string    `json:"stripeSessionId,omitempty"`
-	EventID      string    `json:"stripeEventId,omitempty"` // the webhook event that credited it
-	CreatedBy    string    `json:"createdBy"`
-	CreatedAt    time.Time `json:"createdAt"`
-	PaidAt       time.Time `json:"paidAt,omitzero"`
+	ID           int64  `json:"id,string"`
+	AdvertiserID int64  `json:"advertiserId,string"`
+	Kind         string `json:"kind"`
+	Amount       Micros `json:"amount"`
+	Currency     string `json:"currency"`
+	Status       string `json:"status"`
+	Reason       string `json:"reason,omitempty"` // a credit's
+	CheckoutURL  string `json:"checkoutUrl,omitempty"`
+	SessionID    string `json:"stripeSessionId,omitempty"`
+	EventID      string `json:"stripeEventId,omitempty"` // the webhook event that credited it
+	// PaymentIntent is the card payment's Stripe PaymentIntent (what its
+	// refunds name); Refunded what Stripe refunded of it, taken back from
+	// the balance.
+	PaymentIntent string    `json:"stripePaymentIntent,omitempty"`
+	Refunded      Micros    `json:"refunded,omitempty"`
+	CreatedBy     string    `json:"createdBy"`
+	CreatedAt     time.Time `json:"createdAt"`
+	PaidAt        time.Time `json:"paidAt,omitzero"`
 }
 
 // The kinds and states of top-ups.
@@ -116,9 +121,20 @@ type Prepayment struct {
 // the amount and currency paid (upper case, as the install's).
 type CardPayment struct {
 	EventID, SessionID string
+	PaymentIntent      string
 	TopUpID            int64
 	Amount             Micros
 	Currency           string
+}
+
+// A CardRefund is what Stripe's signed webhook says was refunded of a
+// card payment: its event id, the payment's PaymentIntent, and how much
+// of it is refunded in all (Stripe's amount_refunded, which grows with
+// each partial refund).
+type CardRefund struct {
+	EventID, PaymentIntent string
+	Refunded               Micros
+	Currency               string
 }
 
 // ErrPaymentSeen is a store's answer to a payment whose event credited a

@@ -127,6 +127,13 @@ type Payment struct {
 	Email string
 }
 
+// A Notice is what a verified webhook event says: a payment, a refund,
+// or neither (an event Marquee does not act on).
+type Notice struct {
+	Paid     *Payment
+	Refunded *marquee.CardRefund
+}
+
 // ErrSignature is a webhook whose Stripe-Signature does not verify: no
 // signature, none made with the secret, or a timestamp past the
 // tolerance.
@@ -134,12 +141,14 @@ var ErrSignature = errors.New("stripe-signature does not verify")
 
 // Event verifies payload's Stripe-Signature header (its timestamp within
 // the tolerance, any of its v1 signatures made with the secret) and reads
-// it: a Payment when the event says a Checkout Session was paid
+// it: Paid when the event says a Checkout Session was paid
 // (checkout.session.completed with payment_status paid, or
-// checkout.session.async_payment_succeeded) and ok false for any other
-// event (acknowledged and ignored). An event that verifies but names no
-// top-up, or an amount it cannot read, is an error.
-func (s *Stripe) Event(payload []byte, signature string) (p Payment, ok bool, err error) {
+// checkout.session.async_payment_succeeded), Refunded when a charge was
+// refunded (charge.refunded: its PaymentIntent and amount_refunded), and
+// neither for any other event (acknowledged and ignored). An event that
+// verifies but names no top-up, or an amount it cannot read, is an
+// error.
+func (s *Stripe) Event(payload []byte, signature string) (Notice, error) {
 	ev, err := webhook.ConstructEventWithOptions(payload, signature, s.secret, webhook.ConstructEventOptions{
 		Tolerance: s.tolerance,
 		// The fields read below are the same in every API version; the
@@ -148,23 +157,51 @@ func (s *Stripe) Event(payload []byte, signature string) (p Payment, ok bool, er
 	})
 	if err != nil {
 		if errors.Is(err, webhook.ErrNotSigned) || errors.Is(err, webhook.ErrInvalidHeader) || errors.Is(err, webhook.ErrNoValidSignature) || errors.Is(err, webhook.ErrTooOld) {
-			return p, false, fmt.Errorf("%w: %v", ErrSignature, err)
+			return Notice{}, fmt.Errorf("%w: %v", ErrSignature, err)
 		}
-		return p, false, err
+		return Notice{}, err
 	}
-	var cs stripe.CheckoutSession
+	if ev.Data == nil {
+		return Notice{}, errors.New("the event has no data")
+	}
 	switch ev.Type {
 	case stripe.EventTypeCheckoutSessionCompleted, stripe.EventTypeCheckoutSessionAsyncPaymentSucceeded:
-	default:
-		return p, false, nil
+		p, ok, err := paid(ev)
+		if !ok {
+			return Notice{}, err
+		}
+		return Notice{Paid: &p}, nil
+	case stripe.EventTypeChargeRefunded:
+		var ch stripe.Charge
+		if ch.UnmarshalJSON(ev.Data.Raw) != nil {
+			return Notice{}, errors.New("the event's data is not a charge")
+		}
+		r := marquee.CardRefund{EventID: ev.ID, Currency: strings.ToUpper(string(ch.Currency))}
+		if ch.PaymentIntent != nil {
+			r.PaymentIntent = ch.PaymentIntent.ID
+		}
+		if r.Refunded, err = FromMinorUnits(ch.AmountRefunded, r.Currency); err != nil {
+			return Notice{}, err
+		}
+		return Notice{Refunded: &r}, nil
 	}
-	if ev.Data == nil || cs.UnmarshalJSON(ev.Data.Raw) != nil {
+	return Notice{}, nil
+}
+
+// paid reads a Checkout Session event: ok false (and no error) while its
+// payment is still processing.
+func paid(ev stripe.Event) (p Payment, ok bool, err error) {
+	var cs stripe.CheckoutSession
+	if cs.UnmarshalJSON(ev.Data.Raw) != nil {
 		return p, false, errors.New("the event's data is not a Checkout Session")
 	}
 	if cs.PaymentStatus != stripe.CheckoutSessionPaymentStatusPaid {
 		return p, false, nil // completed, the payment still processing: async_payment_succeeded credits it
 	}
 	p = Payment{CardPayment: marquee.CardPayment{EventID: ev.ID, SessionID: cs.ID, Currency: strings.ToUpper(string(cs.Currency))}, Email: cs.CustomerEmail}
+	if cs.PaymentIntent != nil {
+		p.PaymentIntent = cs.PaymentIntent.ID
+	}
 	if cs.CustomerDetails != nil && cs.CustomerDetails.Email != "" {
 		p.Email = cs.CustomerDetails.Email
 	}

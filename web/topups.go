@@ -21,13 +21,14 @@ type TopUpStore interface {
 	CreateTopUp(ctx context.Context, t marquee.TopUp) (marquee.TopUp, error)
 	AttachCheckout(ctx context.Context, id int64, sessionID, url string, failed bool) (marquee.TopUp, error)
 	CreditPayment(ctx context.Context, p marquee.CardPayment) (marquee.TopUp, error)
+	RefundPayment(ctx context.Context, r marquee.CardRefund) (marquee.TopUp, error)
 	ListTopUps(ctx context.Context, advertiser int64, paidFrom, paidTo time.Time, limit int) ([]marquee.TopUp, error)
 }
 
 // Payments is the card payments' processor (package payments: Stripe).
 type Payments interface {
 	OpenCheckout(ctx context.Context, c payments.Checkout) (payments.Session, error)
-	Event(payload []byte, signature string) (payments.Payment, bool, error)
+	Event(payload []byte, signature string) (payments.Notice, error)
 }
 
 // MaxStripeEvent bounds a Stripe webhook's body (a Checkout Session event
@@ -181,8 +182,9 @@ func (bl *balances) handleBalance() storeHandler {
 type stripeAck struct {
 	Received bool   `json:"received"`
 	Credited bool   `json:"credited"`
+	Refunded bool   `json:"refunded,omitempty"` // a refund was taken back from the balance
 	TopUpID  string `json:"topUpId,omitempty"`
-	Ignored  string `json:"ignored,omitempty"` // why a payment credited nothing
+	Ignored  string `json:"ignored,omitempty"` // why a payment or refund changed nothing
 }
 
 // handleStripeWebhook serves POST /stripe/webhook (public: the signature
@@ -190,10 +192,11 @@ type stripeAck struct {
 // Stripe-Signature does not verify — no v1 signature made with the
 // endpoint's secret, or a timestamp older than the tolerance — is a 400
 // and changes nothing. A verified payment of a top-up credits its
-// balance once (audited as "stripe"); an event seen before, a payment
-// whose top-up, session, amount or currency do not match, and every
-// other event are acknowledged (200) and change nothing. A store that
-// cannot be reached is a 503: Stripe delivers the event again.
+// balance once, and a verified refund of one takes what it refunded back
+// (both audited as "stripe"); an event seen before, a payment or refund
+// that does not match its top-up, and every other event are acknowledged
+// (200) and change nothing. A store that cannot be reached is a 503:
+// Stripe delivers the event again.
 func (bl *balances) handleStripeWebhook() storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		if bl.pay == nil {
@@ -202,30 +205,41 @@ func (bl *balances) handleStripeWebhook() storeHandler {
 		if n := len(ctx.PostBody()); n > MaxStripeEvent {
 			return marquee.Errorf(marquee.KindTooLarge, "request body is %d bytes; the limit is %d", n, MaxStripeEvent)
 		}
-		p, ok, err := bl.pay.Event(ctx.PostBody(), string(ctx.Request.Header.Peek("Stripe-Signature")))
+		nt, err := bl.pay.Event(ctx.PostBody(), string(ctx.Request.Header.Peek("Stripe-Signature")))
 		switch {
 		case errors.Is(err, payments.ErrSignature):
 			return marquee.Invalid("invalid webhook", marquee.Problems{"Stripe-Signature": err.Error()})
 		case err != nil:
 			return marquee.Invalid("invalid webhook", marquee.Problems{"body": err.Error()})
-		case !ok:
-			writeJSON(ctx, fasthttp.StatusOK, stripeAck{Received: true})
+		}
+		ack := stripeAck{Received: true}
+		audit := marquee.Audit{Actor: "stripe", IP: bl.req.ip(ctx), Fields: []string{"balance"}}
+		var t marquee.TopUp
+		switch {
+		case nt.Paid != nil:
+			audit.Action = "pay"
+			ack.TopUpID = strconv.FormatInt(nt.Paid.TopUpID, 10)
+			t, err = bl.st.CreditPayment(marquee.WithAudit(sctx, audit), nt.Paid.CardPayment)
+		case nt.Refunded != nil:
+			audit.Action = "refund"
+			t, err = bl.st.RefundPayment(marquee.WithAudit(sctx, audit), *nt.Refunded)
+		default:
+			writeJSON(ctx, fasthttp.StatusOK, ack)
 			return nil
 		}
-		audit := marquee.Audit{Actor: "stripe", IP: bl.req.ip(ctx), Action: "pay", Fields: []string{"balance"}}
-		t, err := bl.st.CreditPayment(marquee.WithAudit(sctx, audit), p.CardPayment)
-		ack := stripeAck{Received: true, TopUpID: strconv.FormatInt(p.TopUpID, 10)}
 		switch k := marquee.KindOf(err); {
 		case errors.Is(err, marquee.ErrPaymentSeen):
 			ack.Ignored = err.Error()
 		case k == marquee.KindConflict || k == marquee.KindNotFound:
 			ack.Ignored = err.Error()
-			bl.log.Warn("stripe: a payment credited nothing", "event", p.EventID, "topUp", p.TopUpID, "why", err.Error())
+			bl.log.Warn("stripe: an event changed no balance", "type", audit.Action, "topUp", ack.TopUpID, "why", err.Error())
 		case err != nil:
 			return err
-		default:
+		case nt.Paid != nil:
 			ack.Credited = true
-			bl.receipt(sctx, t, p.Email)
+			bl.receipt(sctx, t, nt.Paid.Email)
+		default:
+			ack.Refunded, ack.TopUpID = true, strconv.FormatInt(t.ID, 10)
 		}
 		writeJSON(ctx, fasthttp.StatusOK, ack)
 		return nil

@@ -36,7 +36,7 @@ func checkoutEvent(id, typ, session, topUp string, cents int64, currency, payer 
 		"id": id, "object": "event", "type": typ, "api_version": "2025-08-27.basil", "created": time.Now().Unix(), "livemode": false,
 		"data": map[string]any{"object": map[string]any{
 			"id": session, "object": "checkout.session", "mode": "payment", "status": "complete", "payment_status": "paid",
-			"amount_total": cents, "currency": currency, "client_reference_id": topUp,
+			"amount_total": cents, "currency": currency, "client_reference_id": topUp, "payment_intent": "pi_" + session,
 			"metadata":         map[string]string{"topUpId": topUp},
 			"customer_details": map[string]any{"email": payer},
 		}},
@@ -58,6 +58,17 @@ func stripeSignature(payload []byte, at time.Time, secrets ...string) string {
 		h += ",v1=" + hex.EncodeToString(mac.Sum(nil))
 	}
 	return h
+}
+
+// refundEvent is a Stripe charge.refunded event of the charge of
+// PaymentIntent pi: cents refunded of it in all.
+func refundEvent(id, pi string, cents int64, currency string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"id": id, "object": "event", "type": "charge.refunded", "api_version": "2025-08-27.basil", "created": time.Now().Unix(),
+		"data": map[string]any{"object": map[string]any{"id": "ch_" + pi, "object": "charge", "payment_intent": pi, "amount_refunded": cents,
+			"currency": currency, "refunded": true}},
+	})
+	return b
 }
 
 // webhook posts a Stripe event to in's /stripe/webhook with signature.
@@ -106,7 +117,8 @@ func (in *instance) balance(adv string) balanceAnswer {
 // wrong signature, a signature older than the tolerance, a mismatched
 // amount or currency, another session, and events of other kinds change
 // nothing. Every signature of the header is tried (a secret being
-// rolled). The payer gets a receipt; the audit log names Stripe; a
+// rolled). Refunds made in Stripe take back what they refund, once. The
+// payer gets a receipt; the audit log names Stripe; a
 // credit from the team adds to the balance; an advertiser's account pays
 // by card but cannot credit itself.
 func TestTopUpByCard(t *testing.T) {
@@ -190,6 +202,31 @@ func TestTopUpByCard(t *testing.T) {
 		return ""
 	})
 
+	// Refunds made in Stripe take back what they refunded, once each,
+	// never more than the payment; an older event changes nothing.
+	pi := "pi_" + tu.StripeSessionID
+	for _, c := range []struct {
+		name    string
+		event   []byte
+		refund  bool
+		balance float64
+	}{
+		{"a refund of 10", refundEvent("evt_refund_1", pi, 1000, "eur"), true, 40},
+		{"the same event again", refundEvent("evt_refund_1", pi, 1000, "eur"), false, 40},
+		{"an older event (5 in all)", refundEvent("evt_refund_0", pi, 500, "eur"), false, 40},
+		{"another payment's refund", refundEvent("evt_refund_x", "pi_other", 5000, "eur"), false, 40},
+		{"a refund in another currency", refundEvent("evt_refund_usd", pi, 2000, "usd"), false, 40},
+		{"another 5 (15 in all)", refundEvent("evt_refund_2", pi, 1500, "eur"), true, 35},
+	} {
+		r := in.webhook(c.event, stripeSignature(c.event, time.Now(), stripeWebhookSecret))
+		if r.status != 200 || strings.Contains(r.body, `"refunded":true`) != c.refund {
+			t.Errorf("%s: webhook = %d %s; want 200, refunded %t", c.name, r.status, r.body, c.refund)
+		}
+		if b := in.balance("2"); b.Balance != c.balance {
+			t.Errorf("%s: balance = %+v; want %v", c.name, b, c.balance)
+		}
+	}
+
 	// Credits from the team, refused to the advertiser's own account,
 	// which pays by card.
 	credit := in.topUp("2", `{"amount":"2.5","kind":"credit","reason":"refund of a misdelivered day"}`)
@@ -201,8 +238,8 @@ func TestTopUpByCard(t *testing.T) {
 	if r := in.do("POST", "/api/v1/advertisers/2/top-ups", key.Key, "application/json", `{"amount":5,"kind":"credit","reason":"free money"}`); r.status != 403 {
 		t.Errorf("an advertiser's credit to itself = %d %s; want 403", r.status, r.body)
 	}
-	if r := in.do("GET", "/api/v1/advertisers/2/balance", key.Key, "", ""); r.status != 200 || !strings.Contains(r.body, `"balance":52.5`) {
-		t.Errorf("the advertiser's own balance by its account = %d %s; want 200, 52.5", r.status, r.body)
+	if r := in.do("GET", "/api/v1/advertisers/2/balance", key.Key, "", ""); r.status != 200 || !strings.Contains(r.body, `"balance":37.5`) {
+		t.Errorf("the advertiser's own balance by its account = %d %s; want 200, 37.5", r.status, r.body)
 	}
 	if r := in.do("POST", "/api/v1/advertisers/1/top-ups", key.Key, "application/json", `{"amount":5}`); r.status != 404 {
 		t.Errorf("an advertiser's top-up of another = %d %s; want 404", r.status, r.body)
@@ -210,12 +247,13 @@ func TestTopUpByCard(t *testing.T) {
 	if r := in.do("POST", "/api/v1/advertisers/2/top-ups", key.Key, "application/json", `{"amount":20}`); r.status != 201 || !strings.Contains(r.body, `"checkoutUrl":"https://`) {
 		t.Errorf("an advertiser's own top-up by card = %d %s; want 201 with its checkout URL", r.status, r.body)
 	}
-	if b := in.balance("2"); b.Balance != 52.5 || len(b.TopUps) != 3 {
-		t.Errorf("balance = %+v; want 52.5, three top-ups", b)
+	if b := in.balance("2"); b.Balance != 37.5 || len(b.TopUps) != 3 {
+		t.Errorf("balance = %+v; want 37.5 (50 paid, 15 refunded, 2.5 credited), three top-ups", b)
 	}
 	r = in.admin("GET", "/api/v1/audit?entity=topUp", "")
-	if !strings.Contains(r.body, `"actor":"stripe"`) || !strings.Contains(r.body, `"action":"pay"`) || strings.Count(r.body, `"entity":"topUp"`) < 4 {
-		t.Errorf("audit of top-ups = %s; want each top-up made and Stripe's payment", r.body)
+	if !strings.Contains(r.body, `"actor":"stripe"`) || !strings.Contains(r.body, `"action":"pay"`) || strings.Count(r.body, `"action":"refund"`) != 2 ||
+		strings.Count(r.body, `"entity":"topUp"`) < 6 {
+		t.Errorf("audit of top-ups = %s; want each top-up made, Stripe's payment and its two refunds", r.body)
 	}
 	if r := in.admin("POST", "/api/v1/campaigns", `{"advertiserId":"2","name":"flat",`+flightJSON(-time.Hour, time.Hour)+`,"price":{"model":"flat","amount":100}}`); r.status != 400 || !strings.Contains(r.body, `"price.model"`) {
 		t.Errorf("a flat fee of a prepaid advertiser = %d %s; want 400 naming price.model", r.status, r.body)

@@ -1441,7 +1441,7 @@
           'Thank you: the balance shows the payment once Stripe confirms it (a moment).' }));
     }
     box.append(table(['Top-up', 'Amount', 'Status', 'Made', 'Paid'], b.topUps.map(t => [t.kind === 'credit' ? 'credit: ' + t.reason : 'card',
-      money(t.amount), t.status, fmtTime(t.createdAt) + ' by ' + t.createdBy, fmtTime(t.paidAt)]), 'No top-up yet.'));
+      money(t.amount), t.status + (t.refunded ? ' (' + money(t.refunded) + ' refunded)' : ''), fmtTime(t.createdAt) + ' by ' + t.createdBy, fmtTime(t.paidAt)]), 'No top-up yet.'));
     if (can('billing:write') && a.state === 'active') {
       const amount = el('input', { type: 'number', min: '1', step: '0.01', id: 'top-up-amount', value: '50' });
       const pay = el('form', { id: 'add-funds', class: 'row' }, field('Amount (' + b.currency + ')', amount, 'amount'),

@@ -14,16 +14,17 @@ import (
 // budgets read the new balance; a Stripe event that credited one is
 // recorded (stripe_events) so that it credits nothing again.
 
-const topUpCols = `id, advertiser_id, kind, amount_micros, currency, status, reason, checkout_url, session_id, event_id, created_by, created_at, paid_at`
+const topUpCols = `id, advertiser_id, kind, amount_micros, currency, status, reason, checkout_url, session_id, event_id, created_by, created_at, paid_at,
+	payment_intent, refunded_micros`
 
 func scanTopUp(r Row) (marquee.TopUp, error) {
 	var t marquee.TopUp
-	var created, paid, amount int64
+	var created, paid, amount, refunded int64
 	if err := r.Scan(&t.ID, &t.AdvertiserID, &t.Kind, &amount, &t.Currency, &t.Status, &t.Reason, &t.CheckoutURL, &t.SessionID, &t.EventID,
-		&t.CreatedBy, &created, &paid); err != nil {
+		&t.CreatedBy, &created, &paid, &t.PaymentIntent, &refunded); err != nil {
 		return t, err
 	}
-	t.Amount, t.CreatedAt = marquee.Micros(amount), time.UnixMilli(created).UTC()
+	t.Amount, t.Refunded, t.CreatedAt = marquee.Micros(amount), marquee.Micros(refunded), time.UnixMilli(created).UTC()
 	if paid != 0 {
 		t.PaidAt = time.UnixMilli(paid).UTC()
 	}
@@ -78,8 +79,14 @@ func (s *Store) CreateTopUp(ctx context.Context, t marquee.TopUp) (marquee.TopUp
 // credit adds paid top-up t to its advertiser's balance: every instance
 // reads it again (its changelog entry, audited as the top-up's).
 func (s *Store) credit(ctx context.Context, tx Tx, t marquee.TopUp, now time.Time) error {
+	return s.addCredit(ctx, tx, t, t.Amount, now)
+}
+
+// addCredit adds n (negative: takes it back) to the balance of top-up t's
+// advertiser, and logs both.
+func (s *Store) addCredit(ctx context.Context, tx Tx, t marquee.TopUp, n marquee.Micros, now time.Time) error {
 	if _, err := tx.Exec(ctx, `UPDATE advertisers SET credited_micros = credited_micros + ?, updated_at = ? WHERE id = ?`,
-		int64(t.Amount), now.UnixMilli(), t.AdvertiserID); err != nil {
+		int64(n), now.UnixMilli(), t.AdvertiserID); err != nil {
 		return err
 	}
 	if err := tx.LogChange(ctx, marquee.EntityTopUp, t.ID, "", marquee.OpPut); err != nil {
@@ -147,11 +154,55 @@ func (s *Store) CreditPayment(ctx context.Context, p marquee.CardPayment) (marqu
 		if _, err := s.prepaidAdvertiser(ctx, tx, t.AdvertiserID); err != nil {
 			return t, err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE top_ups SET status = ?, event_id = ?, paid_at = ? WHERE id = ?`, marquee.TopUpPaid, p.EventID, now.UnixMilli(), t.ID); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE top_ups SET status = ?, event_id = ?, payment_intent = ?, paid_at = ? WHERE id = ?`,
+			marquee.TopUpPaid, p.EventID, p.PaymentIntent, now.UnixMilli(), t.ID); err != nil {
 			return t, err
 		}
-		t.Status, t.EventID, t.PaidAt = marquee.TopUpPaid, p.EventID, now
+		t.Status, t.EventID, t.PaymentIntent, t.PaidAt = marquee.TopUpPaid, p.EventID, p.PaymentIntent, now
 		return t, s.credit(ctx, tx, t, now)
+	})
+}
+
+// RefundPayment takes back from the balance what Stripe refunded of the
+// card payment r names, once: an event seen before changes nothing
+// (marquee.ErrPaymentSeen); a payment no paid top-up made, a currency
+// not its, or an event that refunds no more than was taken back already
+// (an older one, delivered late) is a KindConflict error. r.Refunded is
+// the payment's refunds in all: only what it adds to what was taken back
+// before is taken (never more than the top-up), in one transaction with the event's id
+// and the advertiser's changelog entry. The balance may fall below what
+// was spent: its campaigns then stop.
+func (s *Store) RefundPayment(ctx context.Context, r marquee.CardRefund) (marquee.TopUp, error) {
+	return write(ctx, s, "refund payment", func(tx Tx, now time.Time) (marquee.TopUp, error) {
+		if r.PaymentIntent == "" {
+			return marquee.TopUp{}, marquee.Errorf(marquee.KindConflict, "the refund names no payment")
+		}
+		t, err := scanTopUp(tx.QueryRow(ctx, `SELECT `+topUpCols+` FROM top_ups WHERE payment_intent = ? AND status = ?`+s.cfg.ForUpdate, r.PaymentIntent, marquee.TopUpPaid))
+		switch {
+		case errors.Is(err, ErrNoRows):
+			return t, marquee.Errorf(marquee.KindConflict, "no paid top-up was made by payment %q", r.PaymentIntent)
+		case err != nil:
+			return t, err
+		case t.Currency != r.Currency:
+			return t, marquee.Errorf(marquee.KindConflict, "top-up %d is in %s; the refund in %s", t.ID, t.Currency, r.Currency)
+		}
+		n, err := tx.Exec(ctx, `INSERT INTO stripe_events (id, top_up_id, at) VALUES (?, ?, ?)`+s.upsert("stripe_events", "id", nil, nil), r.EventID, t.ID, now.UnixMilli())
+		if err != nil {
+			return t, err
+		}
+		if n == 0 {
+			return t, marquee.ErrPaymentSeen
+		}
+		refunded := min(r.Refunded, t.Amount)
+		if refunded <= t.Refunded { // an older event, delivered late
+			return t, marquee.Errorf(marquee.KindConflict, "top-up %d has %s refunded already; this event says %s in all", t.ID, t.Refunded, r.Refunded)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE top_ups SET refunded_micros = ? WHERE id = ?`, int64(refunded), t.ID); err != nil {
+			return t, err
+		}
+		took := refunded - t.Refunded
+		t.Refunded = refunded
+		return t, s.addCredit(ctx, tx, t, -took, now)
 	})
 }
 

@@ -136,7 +136,7 @@ func testTopUps(t *testing.T, open Opener) {
 	if tu, err = st.AttachCheckout(ctx, tu.ID, "cs_1", "https://checkout.test/cs_1", false); err != nil || tu.SessionID != "cs_1" {
 		t.Fatalf("AttachCheckout = %+v, %v", tu, err)
 	}
-	pay := marquee.CardPayment{EventID: "evt_1", SessionID: "cs_1", TopUpID: tu.ID, Amount: 50_000_000, Currency: "EUR"}
+	pay := marquee.CardPayment{EventID: "evt_1", SessionID: "cs_1", PaymentIntent: "pi_1", TopUpID: tu.ID, Amount: 50_000_000, Currency: "EUR"}
 	for _, bad := range []marquee.CardPayment{
 		{EventID: "evt_a", SessionID: "cs_1", TopUpID: tu.ID, Amount: 49_990_000, Currency: "EUR"},
 		{EventID: "evt_b", SessionID: "cs_1", TopUpID: tu.ID, Amount: 50_000_000, Currency: "USD"},
@@ -187,5 +187,50 @@ func testTopUps(t *testing.T, open Opener) {
 	}
 	if paid, err := st.ListTopUps(ctx, a.ID, now.Add(-time.Hour), now.Add(time.Hour), 10); err != nil || len(paid) != 2 {
 		t.Errorf("ListTopUps paid within the hour = %d, %v; want 2", len(paid), err)
+	}
+
+	// Refunds: each event once, what it adds to the refunds before, never
+	// more than the payment.
+	refund := func(h Store, id string, refunded marquee.Micros) error {
+		_, err := h.RefundPayment(ctx, marquee.CardRefund{EventID: id, PaymentIntent: "pi_1", Refunded: refunded, Currency: "EUR"})
+		return err
+	}
+	var took sync.WaitGroup
+	var refunds, seen int
+	for i := range 6 {
+		h := st
+		if i%2 == 1 {
+			h = again()
+		}
+		took.Go(func() {
+			err := refund(h, "evt_r1", 10_000_000)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				refunds++
+			case errors.Is(err, marquee.ErrPaymentSeen):
+				seen++
+			default:
+				t.Errorf("RefundPayment: %v", err)
+			}
+		})
+	}
+	took.Wait()
+	if refunds != 1 || seen != 5 {
+		t.Errorf("one refund delivered 6 times at once: %d taken, %d seen; want 1 and 5", refunds, seen)
+	}
+	if err := refund(st, "evt_r0", 5_000_000); marquee.KindOf(err) != marquee.KindConflict {
+		t.Errorf("an older refund event: %v; want a conflict", err)
+	}
+	if _, err := st.RefundPayment(ctx, marquee.CardRefund{EventID: "evt_rx", PaymentIntent: "pi_none", Refunded: 1, Currency: "EUR"}); marquee.KindOf(err) != marquee.KindConflict {
+		t.Errorf("a refund of an unknown payment: %v; want a conflict", err)
+	}
+	if err := refund(st, "evt_r2", 90_000_000); err != nil { // more than was paid: the payment, at most
+		t.Fatal(err)
+	}
+	got, err = st.Advertiser(ctx, a.ID)
+	if err != nil || got.Credited != 2_500_000 {
+		t.Errorf("credited after refunds = %v, %v; want 2.5 (the credit: the payment refunded in full)", got.Credited, err)
 	}
 }
