@@ -187,7 +187,8 @@ func (s *Server) apiRoutes() []route {
 		// Prepaid balances: topped up by card (the team, or the advertiser's
 		// own account) or credited (the team); Stripe's webhook credits a
 		// card payment once, its signature the credential.
-		{"POST", "/api/v1/advertisers/{id}/top-ups", allow(marquee.ScopeBillingWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.audited(s.balances.handleCreateTopUp())))},
+		// A top-up waits for Stripe to open its Checkout Session (retried twice).
+		{"POST", "/api/v1/advertisers/{id}/top-ups", allow(marquee.ScopeBillingWrite, advertiserBound), withStoreFor(20*time.Second, owned(ownAdvertiser, s.req.audited(s.balances.handleCreateTopUp())))},
 		{"GET", "/api/v1/advertisers/{id}/balance", allow(marquee.ScopeReportsRead, advertiserBound), withStore(owned(ownAdvertiser, s.balances.handleBalance()))},
 		{"POST", "/stripe/webhook", allow(public), withStore(s.balances.handleStripeWebhook())},
 		{"DELETE", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("archive", handleDelete(advertiserResource, s.campaigns, CampaignStore.ArchiveAdvertiser, s.writer)))},

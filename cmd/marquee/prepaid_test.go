@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -356,5 +358,40 @@ func TestPrepaidBalanceThreeInstances(t *testing.T) {
 	}
 	if r := a.admin("GET", "/api/v1/invoices/"+inv.ID+"?format=pdf", ""); r.status != 200 || !strings.HasPrefix(r.body, "%PDF") {
 		t.Errorf("the invoice's PDF = %d; want a PDF", r.status)
+	}
+}
+
+// TestTopUpWhenStripeIsDown: a top-up whose Checkout Session Stripe does
+// not open (nothing answers at -stripe-api) is a 503 and stays failed —
+// nothing can pay it; without -stripe-key a card top-up is a 409 and the
+// webhook a 404; -stripe-key without its webhook secret does not start.
+func TestTopUpWhenStripeIsDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close()
+	in := start(t, t.TempDir(), nil, "-stripe-key", "sk_test_x", "-stripe-api", down, "-stripe-webhook-secret", stripeWebhookSecret)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme","prepaid":true}`), 201, "")
+	if r := in.admin("POST", "/api/v1/advertisers/1/top-ups", `{"amount":20}`); r.status != 503 || r.header.Get("Retry-After") == "" {
+		t.Errorf("a top-up with Stripe down = %d %s; want 503 with Retry-After", r.status, r.body)
+	}
+	if b := in.balance("1"); len(b.TopUps) != 1 || b.TopUps[0].Status != "failed" || b.Balance != 0 {
+		t.Errorf("balance = %+v; want the top-up failed, nothing credited", b)
+	}
+
+	plain := start(t, t.TempDir(), nil)
+	plain.expect(plain.admin("POST", "/api/v1/advertisers", `{"name":"Acme","prepaid":true}`), 201, "")
+	if r := plain.admin("POST", "/api/v1/advertisers/1/top-ups", `{"amount":20}`); r.status != 409 || !strings.Contains(r.body, "-stripe-key") {
+		t.Errorf("a card top-up without Stripe = %d %s; want 409 naming -stripe-key", r.status, r.body)
+	}
+	if r := plain.doHeaders("POST", "/stripe/webhook", "application/json", "{}"); r.status != 404 {
+		t.Errorf("the webhook without Stripe = %d %s; want 404", r.status, r.body)
+	}
+	var stderr strings.Builder
+	err = run(t.Context(), []string{"serve", "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-stripe-key", "sk_test_x"}, func(string) string { return "" }, nil, io.Discard, &stderr)
+	if err == nil || !strings.Contains(err.Error()+stderr.String(), "-stripe-webhook-secret") {
+		t.Errorf("serve -stripe-key without -stripe-webhook-secret = %v %s; want a usage error naming it", err, stderr.String())
 	}
 }
