@@ -48,11 +48,6 @@ type balances struct {
 	req      requester
 }
 
-// topUpCreated is a top-up's 201: the top-up, and where the payer goes.
-type topUpCreated struct {
-	marquee.TopUp
-}
-
 // handleCreateTopUp serves POST /api/v1/advertisers/{id}/top-ups
 // {amount} (audited by the route): a pending top-up and its Stripe
 // Checkout Session — 201 {id, checkoutUrl, stripeSessionId, status:
@@ -114,7 +109,7 @@ func (bl *balances) handleCreateTopUp() storeHandler {
 			}
 		}
 		ctx.Response.Header.Set(fasthttp.HeaderLocation, "/api/v1/advertisers/"+strconv.FormatInt(id, 10)+"/balance")
-		writeJSON(ctx, fasthttp.StatusCreated, topUpCreated{t})
+		writeJSON(ctx, fasthttp.StatusCreated, t)
 		return nil
 	}
 }
