@@ -128,6 +128,11 @@ func TestAdCreatives(t *testing.T) {
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/avi","durationMs":1000}}`, "creative.mimeType", "video/mp4"},
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"ftp://v.test/a.mp4","mimeType":"video/mp4","durationMs":1000}}`, "creative.mediaUrl", "http or https"},
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4"}}`, "creative.durationMs", "required"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"skipOffsetMs":15000}}`, "creative.skipOffsetMs", "less than durationMs"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"skipOffsetMs":-1}}`, "creative.skipOffsetMs", "from 0"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"universalAdId":"ABCD"}}`, "creative.universalAdId", "an object"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"universalAdId":{"registry":"ad-id.org"}}}`, "creative.universalAdId.value", "required"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"universalAdId":{"registry":" ","value":"x"}}}`, "creative.universalAdId.registry", "required"},
 		{`{` + ad + `,"creative":{"type":"html","width":1,"height":1,"html":"x","clickUrl":"javascript:alert(1)"}}`, "creative.clickUrl", "http or https"},
 	})
 }

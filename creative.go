@@ -62,6 +62,12 @@ type Creative struct {
 	MediaURL    string `json:"mediaUrl,omitempty"` // video
 	MimeType    string `json:"mimeType,omitempty"`
 	DurationMs  int    `json:"durationMs,omitempty"`
+	// SkipOffsetMs, of a video: the player shows a skip button this far
+	// into it (VAST's Linear skipoffset; 0: not skippable).
+	SkipOffsetMs int `json:"skipOffsetMs,omitempty"`
+	// UniversalAdID, of a video: the creative's id in a registry buyers
+	// and players share (VAST's UniversalAdId; nil: "unknown").
+	UniversalAdID *UniversalAdID `json:"universalAdId,omitempty"`
 	// Trusted, of a tag: rendered in a friendly frame (the page's origin)
 	// rather than the sandbox.
 	Trusted bool `json:"trusted,omitempty"`
@@ -70,6 +76,17 @@ type Creative struct {
 	ImpressionTrackers []string `json:"impressionTrackers,omitempty"`
 	ClickTrackers      []string `json:"clickTrackers,omitempty"`
 }
+
+// A UniversalAdID names a creative in a registry shared across the
+// industry (Ad-ID, Clearcast, the buyer's own domain), as VAST 4's
+// UniversalAdId carries it.
+type UniversalAdID struct {
+	Registry string `json:"registry"` // "ad-id.org", "clearcast.co.uk", a domain
+	Value    string `json:"value"`
+}
+
+// MaxUniversalAdID bounds a UniversalAdId's registry and value.
+const MaxUniversalAdID = 255
 
 // Warnings names what of c is served but likely not as meant, by field:
 // without a clickUrl a click on the ad goes nowhere and counts nothing
@@ -96,7 +113,7 @@ var creativeFields = map[string][]string{
 	CreativeImage:  {"width", "height", "image"},
 	CreativeHTML:   {"width", "height", "html"},
 	CreativeNative: {"width", "height", "title", "body", "imageUrl", "cta", "sponsoredBy"},
-	CreativeVideo:  {"width", "height", "mediaUrl", "mimeType", "durationMs"},
+	CreativeVideo:  {"width", "height", "mediaUrl", "mimeType", "durationMs", "skipOffsetMs", "universalAdId"},
 	CreativeTag:    {"width", "height", "html", "trusted"},
 }
 
@@ -209,6 +226,23 @@ func parseCreative(raw json.RawMessage, p Problems) *Creative {
 			p["creative.durationMs"] = "is required for a video creative"
 		} else if json.Unmarshal(raw, &c.DurationMs) != nil || c.DurationMs < 1 || c.DurationMs > MaxVideoMs {
 			p["creative.durationMs"] = fmt.Sprintf("must be a number of milliseconds from 1 to %d", MaxVideoMs)
+		}
+		if raw, ok := present(fields, "skipOffsetMs"); ok {
+			if json.Unmarshal(raw, &c.SkipOffsetMs) != nil || c.SkipOffsetMs < 0 || (c.DurationMs > 0 && c.SkipOffsetMs >= c.DurationMs) {
+				p["creative.skipOffsetMs"] = "must be a number of milliseconds from 0 (not skippable) to less than durationMs"
+			}
+		}
+		if raw, ok := present(fields, "universalAdId"); ok {
+			var u UniversalAdID
+			if firstByte(raw) != '{' || json.Unmarshal(raw, &u) != nil {
+				p["creative.universalAdId"] = `must be an object {"registry", "value"}`
+			}
+			for k, v := range map[string]string{"registry": u.Registry, "value": u.Value} {
+				if _, bad := p["creative.universalAdId"]; !bad && (strings.TrimSpace(v) == "" || len(v) > MaxUniversalAdID || !utf8.ValidString(v)) {
+					p["creative.universalAdId."+k] = fmt.Sprintf("is required: 1 to %d bytes of text", MaxUniversalAdID)
+				}
+			}
+			c.UniversalAdID = &u
 		}
 	}
 	return c

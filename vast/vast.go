@@ -56,6 +56,12 @@ type Ad struct {
 	Duration      time.Duration
 	// Clickable: the document has a ClickThrough (the ad has a click URL).
 	Clickable bool
+	// SkipOffset: the player may skip the ad this far into it (0: not
+	// skippable).
+	SkipOffset time.Duration
+	// Registry and UniversalID are the creative's UniversalAdId ("":
+	// "unknown", as VAST requires one).
+	Registry, UniversalID string
 }
 
 // The size a media file is said to be when its creative names none.
@@ -110,6 +116,9 @@ func Compile(a Ad) (*Template, error) {
 			NotViewable: cdata{hole(tracking.VideoNotViewable)}, Undetermined: cdata{hole(tracking.VideoViewUndetermined)}},
 	}
 	lin := linear{Duration: clock(a.Duration)}
+	if a.SkipOffset > 0 {
+		lin.SkipOffset = clock(a.SkipOffset)
+	}
 	for _, e := range Events {
 		lin.Tracking = append(lin.Tracking, trackingEvent{Event: tracking.KindName(e), URL: hole(e)})
 	}
@@ -117,7 +126,11 @@ func Compile(a Ad) (*Template, error) {
 	if a.Clickable {
 		lin.Clicks = &videoClicks{ClickThrough: idURL{ID: "marquee", URL: hole(tracking.Click)}}
 	}
-	in.Creatives = []creative{{ID: id, AdID: id, UniversalAdID: universalAdID{Registry: "unknown", Value: "unknown"}, Linear: lin}}
+	uid := universalAdID{Registry: "unknown", Value: "unknown"}
+	if a.Registry != "" && a.UniversalID != "" {
+		uid = universalAdID{Registry: a.Registry, Value: a.UniversalID}
+	}
+	in.Creatives = []creative{{ID: id, AdID: id, UniversalAdID: uid, Linear: lin}}
 	body, err := xml.Marshal(in)
 	if err != nil {
 		return nil, fmt.Errorf("vast: ad %d: %w", a.ID, err)
@@ -299,6 +312,7 @@ type (
 		Value    string `xml:",chardata"`
 	}
 	linear struct { // Linear_Base_type's TrackingEvents first, then Linear_Inline_type's own
+		SkipOffset string          `xml:"skipoffset,attr,omitempty"`
 		Tracking   []trackingEvent `xml:"TrackingEvents>Tracking"`
 		Duration   string          `xml:"Duration"`
 		MediaFiles []mediaFile     `xml:"MediaFiles>MediaFile"`

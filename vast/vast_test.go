@@ -196,3 +196,58 @@ func TestCompanions(t *testing.T) {
 		t.Errorf("companion 9 = %+v", c1)
 	}
 }
+
+// TestSkippableAndUniversalAdID: a skippable ad's Linear says when the
+// skip button shows (skipoffset, as a VAST time), a creative's
+// UniversalAdId its registry and id (hostile text escaped); without them,
+// no skipoffset and "unknown" for both, as VAST requires an id.
+func TestSkippableAndUniversalAdID(t *testing.T) {
+	for _, c := range []struct {
+		skip                 time.Duration
+		registry, id         string
+		wantSkip             string
+		wantRegistry, wantID string
+	}{
+		{5 * time.Second, "ad-id.org", "ABCD1234000H", "00:00:05.000", "ad-id.org", "ABCD1234000H"},
+		{1500 * time.Millisecond, "<brand>&co", "]]>\"x\"", "00:00:01.500", "<brand>&co", "]]>\"x\""},
+		{0, "", "", "", "unknown", "unknown"},
+	} {
+		tm, err := vast.Compile(vast.Ad{ID: 7, Title: "t", MediaURL: "https://cdn.test/v.mp4", MimeType: "video/mp4", Duration: 30 * time.Second,
+			SkipOffset: c.skip, Registry: c.registry, UniversalID: c.id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := vast.Header + string(tm.Append(nil, 0, func(dst []byte, h byte) []byte { return append(dst, "https://ads.test/x"...) })) + vast.Footer
+		var got struct {
+			Creative struct {
+				UniversalAdID struct {
+					Registry string `xml:"idRegistry,attr"`
+					Value    string `xml:",chardata"`
+				} `xml:"UniversalAdId"`
+				Linear struct {
+					SkipOffset *string `xml:"skipoffset,attr"`
+					Tracking   []struct {
+						Event string `xml:"event,attr"`
+					} `xml:"TrackingEvents>Tracking"`
+				}
+			} `xml:"Ad>InLine>Creatives>Creative"`
+		}
+		if err := xml.Unmarshal([]byte(doc), &got); err != nil {
+			t.Fatalf("%v in\n%s", err, doc)
+		}
+		skip := ""
+		if got.Creative.Linear.SkipOffset != nil {
+			skip = *got.Creative.Linear.SkipOffset
+		}
+		if skip != c.wantSkip || got.Creative.UniversalAdID.Registry != c.wantRegistry || got.Creative.UniversalAdID.Value != c.wantID {
+			t.Errorf("skip %v, %q %q: skipoffset %q, UniversalAdId %+v; want %q, %q %q", c.skip, c.registry, c.id, skip, got.Creative.UniversalAdID, c.wantSkip, c.wantRegistry, c.wantID)
+		}
+		if !slices.ContainsFunc(got.Creative.Linear.Tracking, func(e struct {
+			Event string `xml:"event,attr"`
+		}) bool {
+			return e.Event == "skip"
+		}) {
+			t.Errorf("no skip tracking event in %s", doc)
+		}
+	}
+}

@@ -26,8 +26,12 @@ func template(a *delivery.Ad) *vast.Template {
 	if t, ok := a.Memo.Load().(*vast.Template); ok {
 		return t
 	}
-	t, err := vast.Compile(vast.Ad{ID: a.ID, Title: a.Title, MediaURL: c.MediaURL, MimeType: c.MimeType, Width: c.Width, Height: c.Height,
-		Duration: time.Duration(c.DurationMs) * time.Millisecond, Clickable: c.ClickURL != ""})
+	va := vast.Ad{ID: a.ID, Title: a.Title, MediaURL: c.MediaURL, MimeType: c.MimeType, Width: c.Width, Height: c.Height,
+		Duration: time.Duration(c.DurationMs) * time.Millisecond, Clickable: c.ClickURL != "", SkipOffset: time.Duration(c.SkipOffsetMs) * time.Millisecond}
+	if u := c.UniversalAdID; u != nil {
+		va.Registry, va.UniversalID = u.Registry, u.Value
+	}
+	t, err := vast.Compile(va)
 	if err != nil {
 		return nil // never: a creative's fields always encode
 	}

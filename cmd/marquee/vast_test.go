@@ -42,10 +42,12 @@ type vastDoc struct {
 				AdID          string `xml:"adId,attr"`
 				UniversalAdID struct {
 					IDRegistry string `xml:"idRegistry,attr"`
+					Value      string `xml:",chardata"`
 				} `xml:"UniversalAdId"`
 				Linear *struct {
-					Duration string
-					Tracking []struct {
+					SkipOffset string `xml:"skipoffset,attr"`
+					Duration   string
+					Tracking   []struct {
 						Event string `xml:"event,attr"`
 						URL   string `xml:",chardata"`
 					} `xml:"TrackingEvents>Tracking"`
@@ -92,7 +94,8 @@ func TestVASTOverHTTP(t *testing.T) {
 	in.campaign(`{"advertiserId":"1","name":"Spring video",` + flight + `}`)
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"preroll","types":["video"]}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"midroll","types":["video"]}`), 201, "")
-	creative := `"creative":{"type":"video","width":1280,"height":720,"mediaUrl":"https://cdn.acme.test/spring.mp4?a=1&b=2","mimeType":"video/mp4","durationMs":15500,"clickUrl":"https://acme.test/?ad={ad}"}`
+	creative := `"creative":{"type":"video","width":1280,"height":720,"mediaUrl":"https://cdn.acme.test/spring.mp4?a=1&b=2","mimeType":"video/mp4","durationMs":15500,"clickUrl":"https://acme.test/?ad={ad}",` +
+		`"skipOffsetMs":5000,"universalAdId":{"registry":"ad-id.org","value":"ACME0001000H"}}`
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"Spring <sale> & more",`+flight+`,"campaignId":"1","placements":["preroll"],`+creative+`}`), 201, `{"id":"1"}`)
 
 	r := in.get("/vast?placement=preroll&country=TW")
@@ -113,12 +116,12 @@ func TestVASTOverHTTP(t *testing.T) {
 		len(il.Error) != 1 || !strings.HasSuffix(il.Error[0], "?code=[ERRORCODE]") {
 		t.Fatalf("InLine's URLs: impression %+v, viewable %+v, error %q", il.Impression, il.Viewable, il.Error)
 	}
-	if len(il.Creatives) != 1 || il.Creatives[0].Linear == nil || il.Creatives[0].UniversalAdID.IDRegistry == "" {
-		t.Fatalf("Creatives = %+v; want one Linear with a UniversalAdId", il.Creatives)
+	if len(il.Creatives) != 1 || il.Creatives[0].Linear == nil || il.Creatives[0].UniversalAdID.IDRegistry != "ad-id.org" || il.Creatives[0].UniversalAdID.Value != "ACME0001000H" {
+		t.Fatalf("Creatives = %+v; want one Linear with the creative's UniversalAdId", il.Creatives)
 	}
 	lin := il.Creatives[0].Linear
-	if lin.Duration != "00:00:15.500" || len(lin.MediaFiles) != 1 || !strings.HasPrefix(lin.ClickThrough, in.url+"/t/c/") {
-		t.Fatalf("Linear = %+v; want 00:00:15.500, one media file, a signed ClickThrough", lin)
+	if lin.Duration != "00:00:15.500" || lin.SkipOffset != "00:00:05.000" || len(lin.MediaFiles) != 1 || !strings.HasPrefix(lin.ClickThrough, in.url+"/t/c/") {
+		t.Fatalf("Linear = %+v; want 00:00:15.500, skippable at 00:00:05.000, one media file, a signed ClickThrough", lin)
 	}
 	if mf := lin.MediaFiles[0]; mf.URL != "https://cdn.acme.test/spring.mp4?a=1&b=2" || mf.Type != "video/mp4" || mf.Delivery != "progressive" || mf.Width != 1280 || mf.Height != 720 {
 		t.Errorf("MediaFile = %+v", mf)

@@ -2028,7 +2028,11 @@
       clickUrl: inp('clickUrl', { type: 'url', placeholder: 'https://…?utm_source={placement}' }), image: inp('image', { readonly: true }),
       title: inp('title'), body: inp('body'), imageUrl: inp('imageUrl'), cta: inp('cta'), sponsoredBy: inp('sponsoredBy'),
       mediaUrl: inp('mediaUrl', { type: 'url' }), durationMs: inp('durationMs', { type: 'number', min: 1 }),
+      skipOffsetMs: inp('skipOffsetMs', { type: 'number', min: 0, placeholder: 'not skippable' }),
     };
+    const uid = c.universalAdId || {};
+    const uidRegistry = el('input', { type: 'text', value: uid.registry || '', placeholder: 'ad-id.org', id: 'creative-uid-registry' });
+    const uidValue = el('input', { type: 'text', value: uid.value || '', id: 'creative-uid-value' });
     const html = el('textarea', { rows: 5, 'aria-label': 'HTML snippet' });
     html.value = c.html || '';
     const trusted = el('input', { type: 'checkbox', id: 'creative-trusted', checked: !!c.trusted });
@@ -2066,7 +2070,8 @@
       trackers: el('div', { class: 'grid2' }, fd('Impression trackers (third parties\')', impTrackers, 'impressionTrackers'), fd('Click trackers', clickTrackers, 'clickTrackers')),
       native: el('div', { class: 'grid2' }, fd('Title', f.title, 'title'), fd('Body', f.body, 'body'), fd('Image URL', f.imageUrl, 'imageUrl'),
         fd('Call to action', f.cta, 'cta'), fd('Sponsored by', f.sponsoredBy, 'sponsoredBy')),
-      video: el('div', { class: 'grid2' }, fd('Media URL', f.mediaUrl, 'mediaUrl'), fd('Type', mime, 'mimeType'), fd('Duration (ms)', f.durationMs, 'durationMs')),
+      video: el('div', { class: 'grid2' }, fd('Media URL', f.mediaUrl, 'mediaUrl'), fd('Type', mime, 'mimeType'), fd('Duration (ms)', f.durationMs, 'durationMs'),
+        fd('Skippable after (ms)', f.skipOffsetMs, 'skipOffsetMs'), fd('Universal Ad ID registry', uidRegistry, 'universalAdId.registry'), fd('Universal Ad ID', uidValue, 'universalAdId.value')),
       click: fd('Click URL ({placement}, {campaign}, {ad} are filled in)', f.clickUrl, 'clickUrl'),
     };
     const shows = { image: ['size', 'image', 'click', 'trackers'], html: ['size', 'html', 'click', 'trackers'], native: ['native', 'click', 'trackers'],
@@ -2098,13 +2103,14 @@
       const t = type.value;
       if (!t) return undefined;
       const out = { type: t };
-      const keys = { image: ['width', 'height', 'image'], html: ['width', 'height'], tag: ['width', 'height'], native: ['title', 'body', 'imageUrl', 'cta', 'sponsoredBy'], video: ['mediaUrl', 'durationMs'] }[t];
+      const keys = { image: ['width', 'height', 'image'], html: ['width', 'height'], tag: ['width', 'height'], native: ['title', 'body', 'imageUrl', 'cta', 'sponsoredBy'], video: ['mediaUrl', 'durationMs', 'skipOffsetMs'] }[t];
       for (const k of [...keys, 'clickUrl']) if (f[k].value !== '') out[k] = f[k].type === 'number' ? +f[k].value : f[k].value;
       if (t === 'html' || t === 'tag') out.html = html.value;
       if (t === 'tag' && trusted.checked) out.trusted = true;
       if (lines(impTrackers.value).length) out.impressionTrackers = lines(impTrackers.value);
       if (lines(clickTrackers.value).length) out.clickTrackers = lines(clickTrackers.value);
       if (t === 'video') out.mimeType = mime.value;
+      if (t === 'video' && (uidRegistry.value.trim() || uidValue.value.trim())) out.universalAdId = { registry: uidRegistry.value.trim(), value: uidValue.value.trim() };
       return out;
     };
     return box;
