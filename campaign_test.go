@@ -133,6 +133,11 @@ func TestAdCreatives(t *testing.T) {
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"universalAdId":"ABCD"}}`, "creative.universalAdId", "an object"},
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"universalAdId":{"registry":"ad-id.org"}}}`, "creative.universalAdId.value", "required"},
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"universalAdId":{"registry":" ","value":"x"}}}`, "creative.universalAdId.registry", "required"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"verifications":{}}}`, "creative.verifications", "a list"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"verifications":[{"url":"https://v.test/omid.js"}]}}`, "creative.verifications[0].vendor", "required"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"verifications":[{"vendor":"v","url":"javascript:x"}]}}`, "creative.verifications[0].url", "http or https"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"verifications":[{"vendor":"v","url":"https://v.test/a.js","parameters":"a\u0001b"}]}}`, "creative.verifications[0].parameters", "control"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"verifications":[{"vendor":"v","url":"https://v.test/a.js","notExecutedUrl":"ftp://x/[REASON]"}]}}`, "creative.verifications[0].notExecutedUrl", "http or https"},
 		{`{` + ad + `,"creative":{"type":"html","width":1,"height":1,"html":"x","clickUrl":"javascript:alert(1)"}}`, "creative.clickUrl", "http or https"},
 	})
 }

@@ -68,6 +68,9 @@ type Creative struct {
 	// UniversalAdID, of a video: the creative's id in a registry buyers
 	// and players share (VAST's UniversalAdId; nil: "unknown").
 	UniversalAdID *UniversalAdID `json:"universalAdId,omitempty"`
+	// Verifications, of a video: the Open Measurement scripts buyers'
+	// verification vendors run beside it (VAST's AdVerifications).
+	Verifications []Verification `json:"verifications,omitempty"`
 	// Trusted, of a tag: rendered in a friendly frame (the page's origin)
 	// rather than the sandbox.
 	Trusted bool `json:"trusted,omitempty"`
@@ -87,6 +90,25 @@ type UniversalAdID struct {
 
 // MaxUniversalAdID bounds a UniversalAdId's registry and value.
 const MaxUniversalAdID = 255
+
+// A Verification is a verification vendor's Open Measurement script for
+// a video (VAST's Verification): the vendor's key ("iabtechlab.com-omid"),
+// its script's URL, the parameters it is given as they are, and the URL
+// the vendor wants called when the player could not run it (its
+// verificationNotExecuted tracking, the player filling [REASON]; "":
+// none).
+type Verification struct {
+	Vendor         string `json:"vendor"`
+	URL            string `json:"url"`
+	Parameters     string `json:"parameters,omitempty"`
+	NotExecutedURL string `json:"notExecutedUrl,omitempty"`
+}
+
+// Limits of a video's verifications.
+const (
+	MaxVerifications      = 5
+	MaxVerificationParams = 4 << 10 // bytes
+)
 
 // Warnings names what of c is served but likely not as meant, by field:
 // without a clickUrl a click on the ad goes nowhere and counts nothing
@@ -113,7 +135,7 @@ var creativeFields = map[string][]string{
 	CreativeImage:  {"width", "height", "image"},
 	CreativeHTML:   {"width", "height", "html"},
 	CreativeNative: {"width", "height", "title", "body", "imageUrl", "cta", "sponsoredBy"},
-	CreativeVideo:  {"width", "height", "mediaUrl", "mimeType", "durationMs", "skipOffsetMs", "universalAdId"},
+	CreativeVideo:  {"width", "height", "mediaUrl", "mimeType", "durationMs", "skipOffsetMs", "universalAdId", "verifications"},
 	CreativeTag:    {"width", "height", "html", "trusted"},
 }
 
@@ -244,8 +266,55 @@ func parseCreative(raw json.RawMessage, p Problems) *Creative {
 			}
 			c.UniversalAdID = &u
 		}
+		c.Verifications = verifications(fields, p)
 	}
 	return c
+}
+
+// verifications reads a video's verifications, naming problems under
+// "creative.verifications[i].…".
+func verifications(fields map[string]json.RawMessage, p Problems) []Verification {
+	raw, ok := present(fields, "verifications")
+	if !ok {
+		return nil
+	}
+	var vs []Verification
+	if firstByte(raw) != '[' || json.Unmarshal(raw, &vs) != nil || len(vs) > MaxVerifications {
+		p["creative.verifications"] = fmt.Sprintf(`must be a list of at most %d objects {"vendor", "url", "parameters", "notExecutedUrl"}`, MaxVerifications)
+		return nil
+	}
+	for i, v := range vs {
+		at := fmt.Sprintf("creative.verifications[%d].", i)
+		if strings.TrimSpace(v.Vendor) == "" || len(v.Vendor) > MaxUniversalAdID || !plainText(v.Vendor) {
+			p[at+"vendor"] = fmt.Sprintf("is required: the vendor's key (iabtechlab.com-omid), 1 to %d bytes of text", MaxUniversalAdID)
+		}
+		if msg := CheckURL(v.URL); msg != "" {
+			p[at+"url"] = "the script's URL " + msg
+		}
+		if len(v.Parameters) > MaxVerificationParams || !plainText(v.Parameters) {
+			p[at+"parameters"] = fmt.Sprintf("must be at most %d bytes of text (no control characters but tab and newlines)", MaxVerificationParams)
+		}
+		if v.NotExecutedURL != "" {
+			if msg := CheckURL(strings.ReplaceAll(v.NotExecutedURL, "[REASON]", "1")); msg != "" {
+				p[at+"notExecutedUrl"] = msg
+			}
+		}
+	}
+	return vs
+}
+
+// plainText reports whether s is UTF-8 without control characters but
+// tab, newline and carriage return (what XML 1.0 documents may hold).
+func plainText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return false
+		}
+	}
+	return true
 }
 
 // trackers reads a creative's third-party trackers at k: at most

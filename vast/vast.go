@@ -62,6 +62,15 @@ type Ad struct {
 	// Registry and UniversalID are the creative's UniversalAdId ("":
 	// "unknown", as VAST requires one).
 	Registry, UniversalID string
+	// Verifications are the Open Measurement scripts the player runs
+	// beside the ad (AdVerifications).
+	Verifications []Verification
+}
+
+// Verification is a vendor's Open Measurement script: its key, script
+// URL, parameters and not-executed tracking URL ("": none).
+type Verification struct {
+	Vendor, URL, Parameters, NotExecutedURL string
 }
 
 // The size a media file is said to be when its creative names none.
@@ -107,11 +116,12 @@ func Compile(a Ad) (*Template, error) {
 	}
 	id := strconv.FormatInt(a.ID, 10)
 	in := inLine{
-		AdSystem:    adSystem{Version: "1", Name: "Marquee"},
-		Error:       cdata{hole(tracking.Error) + "?code=[ERRORCODE]"},
-		Impression:  []idURL{{ID: "marquee", URL: hole(tracking.Impression)}},
-		AdServingID: cdata{hole(ServingID)},
-		AdTitle:     a.Title,
+		AdSystem:      adSystem{Version: "1", Name: "Marquee"},
+		Error:         cdata{hole(tracking.Error) + "?code=[ERRORCODE]"},
+		Impression:    []idURL{{ID: "marquee", URL: hole(tracking.Impression)}},
+		AdServingID:   cdata{hole(ServingID)},
+		AdTitle:       a.Title,
+		Verifications: verificationsOf(a.Verifications),
 		Viewable: &viewableImpression{ID: "marquee", Viewable: cdata{hole(tracking.VideoViewable)},
 			NotViewable: cdata{hole(tracking.VideoNotViewable)}, Undetermined: cdata{hole(tracking.VideoViewUndetermined)}},
 	}
@@ -145,6 +155,25 @@ func Compile(a Ad) (*Template, error) {
 	}
 	t.split(doc[:len(doc)-len(tail)])
 	return t, nil
+}
+
+// verificationsOf is the AdVerifications element of vs (nil: none).
+func verificationsOf(vs []Verification) *adVerifications {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := &adVerifications{}
+	for _, v := range vs {
+		one := verification{Vendor: v.Vendor, Script: jsResource{APIFramework: "omid", BrowserOptional: true, URL: v.URL}}
+		if v.NotExecutedURL != "" {
+			one.Tracking = []trackingEvent{{Event: "verificationNotExecuted", URL: v.NotExecutedURL}}
+		}
+		if v.Parameters != "" {
+			one.Parameters = &cdata{v.Parameters}
+		}
+		out.Verifications = append(out.Verifications, one)
+	}
+	return out
 }
 
 // split cuts doc at its holes into t's parts.
@@ -282,7 +311,23 @@ type (
 		Viewable    *viewableImpression `xml:"ViewableImpression"` // AdDefinitionBase_type's last: before AdServingId
 		AdServingID cdata               `xml:"AdServingId"`
 		AdTitle     string              `xml:"AdTitle"`
-		Creatives   []creative          `xml:"Creatives>Creative"`
+		// Inline_type's own, alphabetical: AdVerifications before Creatives.
+		Verifications *adVerifications `xml:"AdVerifications"`
+		Creatives     []creative       `xml:"Creatives>Creative"`
+	}
+	adVerifications struct {
+		Verifications []verification `xml:"Verification"`
+	}
+	verification struct { // Verification_type: JavaScriptResource, TrackingEvents, VerificationParameters
+		Vendor     string          `xml:"vendor,attr"`
+		Script     jsResource      `xml:"JavaScriptResource"`
+		Tracking   []trackingEvent `xml:"TrackingEvents>Tracking"`
+		Parameters *cdata          `xml:"VerificationParameters"`
+	}
+	jsResource struct {
+		APIFramework    string `xml:"apiFramework,attr"`
+		BrowserOptional bool   `xml:"browserOptional,attr"`
+		URL             string `xml:",cdata"`
 	}
 	adSystem struct {
 		Version string `xml:"version,attr"`

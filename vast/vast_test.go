@@ -86,7 +86,10 @@ var specOrder = map[string][]string{
 	"CompanionAds": {"Companion"},
 	"Companion": {"HTMLResource", "IFrameResource", "StaticResource", "AdParameters", "AltText", "CompanionClickThrough",
 		"CompanionClickTracking", "CreativeExtensions", "TrackingEvents"},
-	"Creatives": {"Creative"},
+	"Creatives":       {"Creative"},
+	"AdVerifications": {"Verification"},
+	// Verification_type, alphabetical.
+	"Verification": {"ExecutableResource", "JavaScriptResource", "TrackingEvents", "VerificationParameters"},
 }
 
 // TestElementOrder checks that every element of a document, clickable or
@@ -99,7 +102,8 @@ func TestElementOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, clickable := range []bool{false, true} {
-		tm, err := vast.Compile(vast.Ad{ID: 7, Title: "t", MediaURL: "https://cdn.test/v.mp4", MimeType: "video/mp4", Duration: time.Second, Clickable: clickable})
+		tm, err := vast.Compile(vast.Ad{ID: 7, Title: "t", MediaURL: "https://cdn.test/v.mp4", MimeType: "video/mp4", Duration: time.Second, Clickable: clickable,
+			Verifications: []vast.Verification{{Vendor: "v.test-omid", URL: "https://v.test/omid.js", Parameters: "{}", NotExecutedURL: "https://v.test/ne?r=[REASON]"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,6 +252,61 @@ func TestSkippableAndUniversalAdID(t *testing.T) {
 			return e.Event == "skip"
 		}) {
 			t.Errorf("no skip tracking event in %s", doc)
+		}
+	}
+}
+
+// TestVerifications: a video's Open Measurement verifications, read with
+// types written from the spec: each vendor's JavaScriptResource (omid,
+// browser optional), its parameters as given (hostile text whole in
+// CDATA) and its verificationNotExecuted URL with [REASON] left for the
+// player; none: no AdVerifications element.
+func TestVerifications(t *testing.T) {
+	params := `{"k":"<x>]]>&y"}`
+	vs := []vast.Verification{{Vendor: "iabtechlab.com-omid", URL: "https://v.test/omid.js?a=1&b=2", Parameters: params, NotExecutedURL: "https://v.test/ne?r=[REASON]"},
+		{Vendor: "other.test", URL: "https://o.test/v.js"}}
+	for _, with := range [][]vast.Verification{vs, nil} {
+		tm, err := vast.Compile(vast.Ad{ID: 7, Title: "t", MediaURL: "https://cdn.test/v.mp4", MimeType: "video/mp4", Duration: time.Second, Verifications: with})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := vast.Header + string(tm.Append(nil, 0, func(dst []byte, h byte) []byte { return append(dst, "https://ads.test/x"...) })) + vast.Footer
+		var got struct {
+			AdVerifications *struct {
+				Verification []struct {
+					Vendor string `xml:"vendor,attr"`
+					JS     struct {
+						APIFramework    string `xml:"apiFramework,attr"`
+						BrowserOptional string `xml:"browserOptional,attr"`
+						URL             string `xml:",chardata"`
+					} `xml:"JavaScriptResource"`
+					Tracking []struct {
+						Event string `xml:"event,attr"`
+						URL   string `xml:",chardata"`
+					} `xml:"TrackingEvents>Tracking"`
+					Parameters string `xml:"VerificationParameters"`
+				}
+			} `xml:"Ad>InLine>AdVerifications"`
+		}
+		if err := xml.Unmarshal([]byte(doc), &got); err != nil {
+			t.Fatalf("%v in\n%s", err, doc)
+		}
+		if with == nil {
+			if got.AdVerifications != nil {
+				t.Errorf("no verifications: %s; want no AdVerifications", doc)
+			}
+			continue
+		}
+		if got.AdVerifications == nil || len(got.AdVerifications.Verification) != 2 {
+			t.Fatalf("AdVerifications of %s; want two", doc)
+		}
+		v := got.AdVerifications.Verification[0]
+		if v.Vendor != "iabtechlab.com-omid" || v.JS.APIFramework != "omid" || v.JS.BrowserOptional != "true" || v.JS.URL != "https://v.test/omid.js?a=1&b=2" ||
+			v.Parameters != params || len(v.Tracking) != 1 || v.Tracking[0].Event != "verificationNotExecuted" || v.Tracking[0].URL != "https://v.test/ne?r=[REASON]" {
+			t.Errorf("verification = %+v", v)
+		}
+		if o := got.AdVerifications.Verification[1]; o.Vendor != "other.test" || len(o.Tracking) != 0 || o.Parameters != "" {
+			t.Errorf("the second verification = %+v; want no tracking, no parameters", o)
 		}
 	}
 }

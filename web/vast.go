@@ -31,6 +31,9 @@ func template(a *delivery.Ad) *vast.Template {
 	if u := c.UniversalAdID; u != nil {
 		va.Registry, va.UniversalID = u.Registry, u.Value
 	}
+	for _, v := range c.Verifications {
+		va.Verifications = append(va.Verifications, vast.Verification{Vendor: v.Vendor, URL: v.URL, Parameters: v.Parameters, NotExecutedURL: v.NotExecutedURL})
+	}
 	t, err := vast.Compile(va)
 	if err != nil {
 		return nil // never: a creative's fields always encode

@@ -10,9 +10,11 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestConsoleVideoCreative: the ad editor keeps a video's skip offset and
-// UniversalAdId through an edit of something else, names a skip offset
-// past the video's end beside its field, and saves a changed one.
+// TestConsoleVideoCreative: the ad editor keeps a video's skip offset,
+// UniversalAdId and Open Measurement verifications through an edit of
+// something else, names a skip offset past the video's end and
+// verifications that are not a list beside their fields, and saves
+// changed ones.
 func TestConsoleVideoCreative(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
@@ -23,7 +25,8 @@ func TestConsoleVideoCreative(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"video",` + flight + `}`)
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"Spring",`+flight+`,"campaignId":"1","creative":{"type":"video","mediaUrl":"https://cdn.test/v.mp4",`+
-		`"mimeType":"video/mp4","durationMs":15000,"clickUrl":"https://acme.test/","skipOffsetMs":5000,"universalAdId":{"registry":"ad-id.org","value":"ACME0001000H"}}}`), 201, "")
+		`"mimeType":"video/mp4","durationMs":15000,"clickUrl":"https://acme.test/","skipOffsetMs":5000,"universalAdId":{"registry":"ad-id.org","value":"ACME0001000H"},`+
+		`"verifications":[{"vendor":"iabtechlab.com-omid","url":"https://verify.test/omid.js","parameters":"p=1"}]}}`), 201, "")
 
 	b := newTab(t, in.url, 1280, 900)
 	b.do("open the console", chromedp.Navigate(in.url+"/admin/"))
@@ -33,17 +36,21 @@ func TestConsoleVideoCreative(t *testing.T) {
 	b.do("rename it", chromedp.SetValue(chromedp.CSS(`[data-field="title"] input`), "Spring 2"), click(`#ad-form button[type=submit]`))
 	b.waitHash(`^#/ads/1$`)
 	if r := in.get("/api/v1/ad/1"); !strings.Contains(r.body, `"title":"Spring 2"`) || !strings.Contains(r.body, `"skipOffsetMs":5000`) ||
-		!strings.Contains(r.body, `"universalAdId":{"registry":"ad-id.org","value":"ACME0001000H"}`) {
-		t.Fatalf("after an edit of the title the API has %s; want the skip offset and UniversalAdId kept", r.body)
+		!strings.Contains(r.body, `"universalAdId":{"registry":"ad-id.org","value":"ACME0001000H"}`) ||
+		!strings.Contains(r.body, `"verifications":[{"vendor":"iabtechlab.com-omid","url":"https://verify.test/omid.js","parameters":"p=1"}]`) {
+		t.Fatalf("after an edit of the title the API has %s; want the skip offset, UniversalAdId and verifications kept", r.body)
 	}
 	b.open("#/ads/1/edit", "#ad-form")
 	b.do("skip past the end", chromedp.SetValue(chromedp.CSS(`[data-field="creative.skipOffsetMs"] input`), "20000"), click(`#ad-form button[type=submit]`))
 	b.waitFor("the problem beside the field", `!!document.querySelector('[data-field="creative.skipOffsetMs"] .problem')`, 10*time.Second)
+	b.do("verifications that are not JSON", chromedp.SetValue(chromedp.CSS(`#creative-verifications`), "omid.js"), click(`#ad-form button[type=submit]`))
+	b.waitFor("the verifications' problem beside them", `!!document.querySelector('[data-field="creative.verifications"] .problem')`, 10*time.Second)
+	b.do("no verifications", chromedp.Evaluate[chromedp.Void](`document.querySelector('#creative-verifications').value = ''`))
 	b.do("skip at 3 s", chromedp.SetValue(chromedp.CSS(`[data-field="creative.skipOffsetMs"] input`), "3000"),
 		chromedp.SetValue(chromedp.CSS(`#creative-uid-value`), "ACME0002000H"), click(`#ad-form button[type=submit]`))
 	b.waitHash(`^#/ads/1$`)
-	if r := in.get("/api/v1/ad/1"); !strings.Contains(r.body, `"skipOffsetMs":3000`) || !strings.Contains(r.body, `"value":"ACME0002000H"`) {
-		t.Errorf("after the second edit the API has %s; want skippable at 3000 ms, ACME0002000H", r.body)
+	if r := in.get("/api/v1/ad/1"); !strings.Contains(r.body, `"skipOffsetMs":3000`) || !strings.Contains(r.body, `"value":"ACME0002000H"`) || strings.Contains(r.body, "verifications") {
+		t.Errorf("after the second edit the API has %s; want skippable at 3000 ms, ACME0002000H, no verifications", r.body)
 	}
 	if errs, _ := b.logged(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

@@ -30,9 +30,17 @@ type vastDoc struct {
 				ID  string `xml:"id,attr"`
 				URL string `xml:",chardata"`
 			}
-			AdServingID string `xml:"AdServingId"`
-			AdTitle     string
-			Viewable    struct {
+			AdServingID     string `xml:"AdServingId"`
+			AdTitle         string
+			AdVerifications []struct {
+				Vendor string `xml:"vendor,attr"`
+				JS     struct {
+					APIFramework string `xml:"apiFramework,attr"`
+					URL          string `xml:",chardata"`
+				} `xml:"JavaScriptResource"`
+				Parameters string `xml:"VerificationParameters"`
+			} `xml:"AdVerifications>Verification"`
+			Viewable struct {
 				Viewable     []string `xml:"Viewable"`
 				NotViewable  []string `xml:"NotViewable"`
 				Undetermined []string `xml:"ViewUndetermined"`
@@ -95,7 +103,8 @@ func TestVASTOverHTTP(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"preroll","types":["video"]}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"midroll","types":["video"]}`), 201, "")
 	creative := `"creative":{"type":"video","width":1280,"height":720,"mediaUrl":"https://cdn.acme.test/spring.mp4?a=1&b=2","mimeType":"video/mp4","durationMs":15500,"clickUrl":"https://acme.test/?ad={ad}",` +
-		`"skipOffsetMs":5000,"universalAdId":{"registry":"ad-id.org","value":"ACME0001000H"}}`
+		`"skipOffsetMs":5000,"universalAdId":{"registry":"ad-id.org","value":"ACME0001000H"},` +
+		`"verifications":[{"vendor":"iabtechlab.com-omid","url":"https://verify.test/omid.js","parameters":"{\"campaign\":7}"}]}`
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"Spring <sale> & more",`+flight+`,"campaignId":"1","placements":["preroll"],`+creative+`}`), 201, `{"id":"1"}`)
 
 	r := in.get("/vast?placement=preroll&country=TW")
@@ -115,6 +124,10 @@ func TestVASTOverHTTP(t *testing.T) {
 		len(il.Viewable.Undetermined) != 1 || !strings.HasPrefix(il.Viewable.Undetermined[0], in.url+"/t/d/") ||
 		len(il.Error) != 1 || !strings.HasSuffix(il.Error[0], "?code=[ERRORCODE]") {
 		t.Fatalf("InLine's URLs: impression %+v, viewable %+v, error %q", il.Impression, il.Viewable, il.Error)
+	}
+	if len(il.AdVerifications) != 1 || il.AdVerifications[0].Vendor != "iabtechlab.com-omid" || il.AdVerifications[0].JS.APIFramework != "omid" ||
+		il.AdVerifications[0].JS.URL != "https://verify.test/omid.js" || il.AdVerifications[0].Parameters != `{"campaign":7}` {
+		t.Errorf("AdVerifications = %+v; want the creative's Open Measurement script and parameters", il.AdVerifications)
 	}
 	if len(il.Creatives) != 1 || il.Creatives[0].Linear == nil || il.Creatives[0].UniversalAdID.IDRegistry != "ad-id.org" || il.Creatives[0].UniversalAdID.Value != "ACME0001000H" {
 		t.Fatalf("Creatives = %+v; want one Linear with the creative's UniversalAdId", il.Creatives)

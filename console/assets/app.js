@@ -2033,6 +2033,9 @@
     const uid = c.universalAdId || {};
     const uidRegistry = el('input', { type: 'text', value: uid.registry || '', placeholder: 'ad-id.org', id: 'creative-uid-registry' });
     const uidValue = el('input', { type: 'text', value: uid.value || '', id: 'creative-uid-value' });
+    // A video's Open Measurement verifications, as the API takes them (JSON).
+    const verif = el('textarea', { rows: 3, id: 'creative-verifications', placeholder: '[{"vendor": "iabtechlab.com-omid", "url": "https://…/omid.js", "parameters": "…"}]' });
+    verif.value = c.verifications ? JSON.stringify(c.verifications, null, 1) : '';
     const html = el('textarea', { rows: 5, 'aria-label': 'HTML snippet' });
     html.value = c.html || '';
     const trusted = el('input', { type: 'checkbox', id: 'creative-trusted', checked: !!c.trusted });
@@ -2071,7 +2074,8 @@
       native: el('div', { class: 'grid2' }, fd('Title', f.title, 'title'), fd('Body', f.body, 'body'), fd('Image URL', f.imageUrl, 'imageUrl'),
         fd('Call to action', f.cta, 'cta'), fd('Sponsored by', f.sponsoredBy, 'sponsoredBy')),
       video: el('div', { class: 'grid2' }, fd('Media URL', f.mediaUrl, 'mediaUrl'), fd('Type', mime, 'mimeType'), fd('Duration (ms)', f.durationMs, 'durationMs'),
-        fd('Skippable after (ms)', f.skipOffsetMs, 'skipOffsetMs'), fd('Universal Ad ID registry', uidRegistry, 'universalAdId.registry'), fd('Universal Ad ID', uidValue, 'universalAdId.value')),
+        fd('Skippable after (ms)', f.skipOffsetMs, 'skipOffsetMs'), fd('Universal Ad ID registry', uidRegistry, 'universalAdId.registry'), fd('Universal Ad ID', uidValue, 'universalAdId.value'),
+        fd('Open Measurement verifications (JSON)', verif, 'verifications')),
       click: fd('Click URL ({placement}, {campaign}, {ad} are filled in)', f.clickUrl, 'clickUrl'),
     };
     const shows = { image: ['size', 'image', 'click', 'trackers'], html: ['size', 'html', 'click', 'trackers'], native: ['native', 'click', 'trackers'],
@@ -2111,6 +2115,9 @@
       if (lines(clickTrackers.value).length) out.clickTrackers = lines(clickTrackers.value);
       if (t === 'video') out.mimeType = mime.value;
       if (t === 'video' && (uidRegistry.value.trim() || uidValue.value.trim())) out.universalAdId = { registry: uidRegistry.value.trim(), value: uidValue.value.trim() };
+      if (t === 'video' && verif.value.trim()) {
+        try { out.verifications = JSON.parse(verif.value); } catch (_) { out.verifications = verif.value; } // the API names what is wrong
+      }
       return out;
     };
     return box;
