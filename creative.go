@@ -62,6 +62,11 @@ type Creative struct {
 	MediaURL    string `json:"mediaUrl,omitempty"` // video
 	MimeType    string `json:"mimeType,omitempty"`
 	DurationMs  int    `json:"durationMs,omitempty"`
+	// VASTTagURL, of a video: another server's VAST tag (a buyer's), which
+	// the answer wraps (VAST's Wrapper and its VASTAdTagURI) instead of
+	// naming media of its own; its VAST macros ([TIMESTAMP],
+	// [CACHEBUSTING], …) are left for the player to fill.
+	VASTTagURL string `json:"vastTagUrl,omitempty"`
 	// SkipOffsetMs, of a video: the player shows a skip button this far
 	// into it (VAST's Linear skipoffset; 0: not skippable).
 	SkipOffsetMs int `json:"skipOffsetMs,omitempty"`
@@ -135,9 +140,12 @@ var creativeFields = map[string][]string{
 	CreativeImage:  {"width", "height", "image"},
 	CreativeHTML:   {"width", "height", "html"},
 	CreativeNative: {"width", "height", "title", "body", "imageUrl", "cta", "sponsoredBy"},
-	CreativeVideo:  {"width", "height", "mediaUrl", "mimeType", "durationMs", "skipOffsetMs", "universalAdId", "verifications"},
+	CreativeVideo:  {"width", "height", "mediaUrl", "mimeType", "durationMs", "skipOffsetMs", "universalAdId", "verifications", "vastTagUrl"},
 	CreativeTag:    {"width", "height", "html", "trusted"},
 }
+
+// vastMacro is a VAST macro a player fills in a tag's URL ([TIMESTAMP]).
+var vastMacro = regexp.MustCompile(`\[[A-Z][A-Z0-9_]*\]`)
 
 // assetPath is the path of an uploaded asset: /assets/<SHA-256>.<ext>.
 var assetPath = regexp.MustCompile(`^/assets/[0-9a-f]{64}\.(png|jpg|gif|webp)$`)
@@ -240,13 +248,26 @@ func parseCreative(raw json.RawMessage, p Problems) *Creative {
 			}
 		}
 	case CreativeVideo:
-		c.MediaURL = url("mediaUrl", true)
-		if c.MimeType = str("mimeType", 100, true); c.MimeType != "" && !slices.Contains(VideoTypes, c.MimeType) {
-			p["creative.mimeType"] = "must be one of " + strings.Join(VideoTypes, ", ")
+		// A wrapper names another server's tag and no media of its own;
+		// its duration, when given, is the wrapped ad's as expected.
+		if c.VASTTagURL = str("vastTagUrl", MaxURLLen, false); c.VASTTagURL != "" {
+			if msg := CheckURL(vastMacro.ReplaceAllString(c.VASTTagURL, "0")); msg != "" {
+				p["creative.vastTagUrl"] = msg
+			}
+			for _, k := range []string{"mediaUrl", "mimeType", "skipOffsetMs", "universalAdId"} {
+				if _, ok := present(fields, k); ok {
+					p["creative."+k] = "is the wrapped ad's: a wrapper (vastTagUrl) names no media of its own"
+				}
+			}
+		} else {
+			c.MediaURL = url("mediaUrl", true)
+			if c.MimeType = str("mimeType", 100, true); c.MimeType != "" && !slices.Contains(VideoTypes, c.MimeType) {
+				p["creative.mimeType"] = "must be one of " + strings.Join(VideoTypes, ", ")
+			}
 		}
-		if raw, ok := present(fields, "durationMs"); !ok {
+		if raw, ok := present(fields, "durationMs"); !ok && c.VASTTagURL == "" {
 			p["creative.durationMs"] = "is required for a video creative"
-		} else if json.Unmarshal(raw, &c.DurationMs) != nil || c.DurationMs < 1 || c.DurationMs > MaxVideoMs {
+		} else if ok && (json.Unmarshal(raw, &c.DurationMs) != nil || c.DurationMs < 1 || c.DurationMs > MaxVideoMs) {
 			p["creative.durationMs"] = fmt.Sprintf("must be a number of milliseconds from 1 to %d", MaxVideoMs)
 		}
 		if raw, ok := present(fields, "skipOffsetMs"); ok {

@@ -54,8 +54,13 @@ type Ad struct {
 	// DefaultHeight (VAST requires both on a media file).
 	Width, Height int
 	Duration      time.Duration
-	// Clickable: the document has a ClickThrough (the ad has a click URL).
+	// Clickable: the document has a ClickThrough (the ad has a click URL;
+	// a wrapper's is a ClickTracking: the wrapped ad says where to go).
 	Clickable bool
+	// TagURL, when set, is another server's VAST tag that the document
+	// wraps (a Wrapper with VASTAdTagURI): no media, duration, skip offset
+	// or UniversalAdId of its own.
+	TagURL string
 	// SkipOffset: the player may skip the ad this far into it (0: not
 	// skippable).
 	SkipOffset time.Duration
@@ -94,9 +99,6 @@ type Template struct {
 	of []int
 }
 
-// tail is what follows an ad's creatives.
-const tail = "</Creatives></InLine></Ad>"
-
 // mark starts a hole in what encoding/xml writes: a byte no escaped text
 // can hold (encoding/xml writes U+FFFD for it in text and attributes), so
 // that only the fields this package writes as CDATA carry one.
@@ -104,56 +106,71 @@ const mark = '\x01'
 
 func hole(kind byte) string { return string([]byte{mark, kind}) }
 
-// Compile encodes a's document once.
+// Compile encodes a's document once: an InLine ad, or, for an ad with a
+// TagURL, a Wrapper of that tag.
 func Compile(a Ad) (*Template, error) {
-	w, h := a.Width, a.Height
-	if w == 0 || h == 0 {
-		w, h = DefaultWidth, DefaultHeight
-	}
-	delivery := "progressive"
-	if a.MimeType == "application/x-mpegURL" || a.MimeType == "application/dash+xml" {
-		delivery = "streaming"
-	}
 	id := strconv.FormatInt(a.ID, 10)
-	in := inLine{
-		AdSystem:      adSystem{Version: "1", Name: "Marquee"},
-		Error:         cdata{hole(tracking.Error) + "?code=[ERRORCODE]"},
-		Impression:    []idURL{{ID: "marquee", URL: hole(tracking.Impression)}},
-		AdServingID:   cdata{hole(ServingID)},
-		AdTitle:       a.Title,
-		Verifications: verificationsOf(a.Verifications),
+	base := adBase{
+		AdSystem:   adSystem{Version: "1", Name: "Marquee"},
+		Error:      cdata{hole(tracking.Error) + "?code=[ERRORCODE]"},
+		Impression: []idURL{{ID: "marquee", URL: hole(tracking.Impression)}},
 		Viewable: &viewableImpression{ID: "marquee", Viewable: cdata{hole(tracking.VideoViewable)},
 			NotViewable: cdata{hole(tracking.VideoNotViewable)}, Undetermined: cdata{hole(tracking.VideoViewUndetermined)}},
 	}
-	lin := linear{Duration: clock(a.Duration)}
-	if a.SkipOffset > 0 {
-		lin.SkipOffset = clock(a.SkipOffset)
-	}
+	var events []trackingEvent
 	for _, e := range Events {
-		lin.Tracking = append(lin.Tracking, trackingEvent{Event: tracking.KindName(e), URL: hole(e)})
+		events = append(events, trackingEvent{Event: tracking.KindName(e), URL: hole(e)})
 	}
-	lin.MediaFiles = []mediaFile{{Delivery: delivery, Type: a.MimeType, Width: w, Height: h, URL: a.MediaURL}}
-	if a.Clickable {
-		lin.Clicks = &videoClicks{ClickThrough: idURL{ID: "marquee", URL: hole(tracking.Click)}}
+	holes := 5 + len(Events) + boolInt(a.Clickable) // error, impression, the three viewable ones
+	var doc any
+	if a.TagURL != "" {
+		wr := wrapper{adBase: base, Verifications: verificationsOf(a.Verifications), TagURI: cdata{a.TagURL}}
+		lin := wrapperLinear{Tracking: events}
+		if a.Clickable {
+			lin.Clicks = &wrapperClicks{ClickTracking: idURL{ID: "marquee", URL: hole(tracking.Click)}}
+		}
+		wr.Creatives = []wrapperCreative{{ID: id, AdID: id, Linear: lin}}
+		doc = wr
+	} else {
+		w, h := a.Width, a.Height
+		if w == 0 || h == 0 {
+			w, h = DefaultWidth, DefaultHeight
+		}
+		delivery := "progressive"
+		if a.MimeType == "application/x-mpegURL" || a.MimeType == "application/dash+xml" {
+			delivery = "streaming"
+		}
+		in := inLine{adBase: base, AdServingID: cdata{hole(ServingID)}, AdTitle: a.Title, Verifications: verificationsOf(a.Verifications)}
+		holes++ // the serving id
+		lin := linear{Duration: clock(a.Duration), Tracking: events}
+		if a.SkipOffset > 0 {
+			lin.SkipOffset = clock(a.SkipOffset)
+		}
+		lin.MediaFiles = []mediaFile{{Delivery: delivery, Type: a.MimeType, Width: w, Height: h, URL: a.MediaURL}}
+		if a.Clickable {
+			lin.Clicks = &videoClicks{ClickThrough: idURL{ID: "marquee", URL: hole(tracking.Click)}}
+		}
+		uid := universalAdID{Registry: "unknown", Value: "unknown"}
+		if a.Registry != "" && a.UniversalID != "" {
+			uid = universalAdID{Registry: a.Registry, Value: a.UniversalID}
+		}
+		in.Creatives = []creative{{ID: id, AdID: id, UniversalAdID: uid, Linear: lin}}
+		doc = in
 	}
-	uid := universalAdID{Registry: "unknown", Value: "unknown"}
-	if a.Registry != "" && a.UniversalID != "" {
-		uid = universalAdID{Registry: a.Registry, Value: a.UniversalID}
-	}
-	in.Creatives = []creative{{ID: id, AdID: id, UniversalAdID: uid, Linear: lin}}
-	body, err := xml.Marshal(in)
+	body, err := xml.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("vast: ad %d: %w", a.ID, err)
 	}
-	if bytes.Count(body, []byte{mark}) != 6+len(Events)+boolInt(a.Clickable) { // error, impression, serving id, the three viewable ones
-		return nil, fmt.Errorf("vast: ad %d: a field holds a byte 0x01", a.ID) // never: encoding/xml escapes it
+	if bytes.Count(body, []byte{mark}) != holes {
+		return nil, fmt.Errorf("vast: ad %d: a field holds a byte 0x01", a.ID) // never: encoding/xml escapes it, and CDATA fields are checked text
 	}
-	t := &Template{head: []byte(`<Ad id="` + id + `"`), tail: []byte(tail)}
-	doc := append(append([]byte{'>'}, body...), "</Ad>"...)
-	if !bytes.HasSuffix(doc, t.tail) {
-		return nil, fmt.Errorf("vast: ad %d: the document does not end with %s", a.ID, tail)
+	full := append(append([]byte{'>'}, body...), "</Ad>"...)
+	end := bytes.LastIndex(full, []byte("</Creatives>"))
+	if end < 0 {
+		return nil, fmt.Errorf("vast: ad %d: the document has no Creatives", a.ID)
 	}
-	t.split(doc[:len(doc)-len(tail)])
+	t := &Template{head: []byte(`<Ad id="` + id + `"`), tail: full[end:]}
+	t.split(full[:end])
 	return t, nil
 }
 
@@ -303,17 +320,39 @@ func clock(d time.Duration) string {
 
 // The elements this package writes (VAST 4.2, section 3).
 type (
+	adBase struct { // AdDefinitionBase_type, which InLine and Wrapper extend
+		AdSystem   adSystem            `xml:"AdSystem"`
+		Error      cdata               `xml:"Error"`
+		Impression []idURL             `xml:"Impression"`
+		Viewable   *viewableImpression `xml:"ViewableImpression"` // the base's last: before the extension's own
+	}
 	inLine struct {
-		XMLName     xml.Name            `xml:"InLine"`
-		AdSystem    adSystem            `xml:"AdSystem"`
-		Error       cdata               `xml:"Error"`
-		Impression  []idURL             `xml:"Impression"`
-		Viewable    *viewableImpression `xml:"ViewableImpression"` // AdDefinitionBase_type's last: before AdServingId
-		AdServingID cdata               `xml:"AdServingId"`
-		AdTitle     string              `xml:"AdTitle"`
+		XMLName xml.Name `xml:"InLine"`
+		adBase
+		AdServingID cdata  `xml:"AdServingId"`
+		AdTitle     string `xml:"AdTitle"`
 		// Inline_type's own, alphabetical: AdVerifications before Creatives.
 		Verifications *adVerifications `xml:"AdVerifications"`
 		Creatives     []creative       `xml:"Creatives>Creative"`
+	}
+	wrapper struct { // Wrapper_type's own, alphabetical: AdVerifications, BlockedAdCategories, Creatives, VASTAdTagURI
+		XMLName xml.Name `xml:"Wrapper"`
+		adBase
+		Verifications *adVerifications  `xml:"AdVerifications"`
+		Creatives     []wrapperCreative `xml:"Creatives>Creative"`
+		TagURI        cdata             `xml:"VASTAdTagURI"`
+	}
+	wrapperCreative struct {
+		ID     string        `xml:"id,attr"`
+		AdID   string        `xml:"adId,attr"`
+		Linear wrapperLinear `xml:"Linear"`
+	}
+	wrapperLinear struct { // Linear_Wrapper_type: the base's TrackingEvents, then VideoClicks
+		Tracking []trackingEvent `xml:"TrackingEvents>Tracking"`
+		Clicks   *wrapperClicks  `xml:"VideoClicks"`
+	}
+	wrapperClicks struct {
+		ClickTracking idURL `xml:"ClickTracking"`
 	}
 	adVerifications struct {
 		Verifications []verification `xml:"Verification"`

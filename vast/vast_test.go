@@ -88,6 +88,10 @@ var specOrder = map[string][]string{
 		"CompanionClickTracking", "CreativeExtensions", "TrackingEvents"},
 	"Creatives":       {"Creative"},
 	"AdVerifications": {"Verification"},
+	// Wrapper_type: AdDefinitionBase_type's, then its own, alphabetical.
+	"Wrapper": {"AdSystem", "Error", "Extensions", "Impression", "Pricing", "ViewableImpression", "AdVerifications", "BlockedAdCategories",
+		"Creatives", "VASTAdTagURI"},
+	"VideoClicks": {"ClickThrough", "ClickTracking", "CustomClick"},
 	// Verification_type, alphabetical.
 	"Verification": {"ExecutableResource", "JavaScriptResource", "TrackingEvents", "VerificationParameters"},
 }
@@ -101,9 +105,14 @@ func TestElementOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, clickable := range []bool{false, true} {
+	for i, clickable := range []bool{false, true, false, true} {
+		tag := ""
+		if i >= 2 { // a wrapper
+			tag = "https://buyer.test/vast?cb=[CACHEBUSTING]"
+		}
 		tm, err := vast.Compile(vast.Ad{ID: 7, Title: "t", MediaURL: "https://cdn.test/v.mp4", MimeType: "video/mp4", Duration: time.Second, Clickable: clickable,
-			Verifications: []vast.Verification{{Vendor: "v.test-omid", URL: "https://v.test/omid.js", Parameters: "{}", NotExecutedURL: "https://v.test/ne?r=[REASON]"}}})
+			Verifications: []vast.Verification{{Vendor: "v.test-omid", URL: "https://v.test/omid.js", Parameters: "{}", NotExecutedURL: "https://v.test/ne?r=[REASON]"}},
+			TagURL:        tag})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,5 +317,55 @@ func TestVerifications(t *testing.T) {
 		if o := got.AdVerifications.Verification[1]; o.Vendor != "other.test" || len(o.Tracking) != 0 || o.Parameters != "" {
 			t.Errorf("the second verification = %+v; want no tracking, no parameters", o)
 		}
+	}
+}
+
+// TestWrapper: an ad of another server's VAST tag is a Wrapper: its own
+// impression, error, viewability, tracking events and click tracking
+// (never a ClickThrough: the wrapped ad says where a click goes) and the
+// tag's URL with its macros left for the player; no media, AdServingId or
+// AdTitle of its own.
+func TestWrapper(t *testing.T) {
+	tag := "https://buyer.test/vast?id=1&cb=[CACHEBUSTING]&x=]]>"
+	tm, err := vast.Compile(vast.Ad{ID: 9, Title: "t", TagURL: tag, Clickable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holes := 0
+	doc := vast.Header + string(tm.Append(nil, 0, func(dst []byte, h byte) []byte {
+		holes++
+		return append(dst, "https://ads.test/t/"+string(h)+"/TOKEN"...)
+	})) + vast.Footer
+	var got struct {
+		Ad struct {
+			InLine  *struct{} `xml:"InLine"`
+			Wrapper *struct {
+				Impression []string `xml:"Impression"`
+				Error      []string `xml:"Error"`
+				AdTitle    *string  `xml:"AdTitle"`
+				TagURI     string   `xml:"VASTAdTagURI"`
+				Linear     struct {
+					Tracking []struct {
+						Event string `xml:"event,attr"`
+						URL   string `xml:",chardata"`
+					} `xml:"TrackingEvents>Tracking"`
+					ClickTracking []string  `xml:"VideoClicks>ClickTracking"`
+					ClickThrough  *string   `xml:"VideoClicks>ClickThrough"`
+					MediaFiles    *struct{} `xml:"MediaFiles"`
+				} `xml:"Creatives>Creative>Linear"`
+			}
+		}
+	}
+	if err := xml.Unmarshal([]byte(doc), &got); err != nil {
+		t.Fatalf("%v in\n%s", err, doc)
+	}
+	w := got.Ad.Wrapper
+	if got.Ad.InLine != nil || w == nil {
+		t.Fatalf("a tag's ad: %s; want a Wrapper", doc)
+	}
+	if w.TagURI != tag || len(w.Impression) != 1 || w.Impression[0] != "https://ads.test/t/i/TOKEN" || len(w.Error) != 1 || w.AdTitle != nil ||
+		len(w.Linear.Tracking) != len(vast.Events) || len(w.Linear.ClickTracking) != 1 || w.Linear.ClickTracking[0] != "https://ads.test/t/c/TOKEN" ||
+		w.Linear.ClickThrough != nil || w.Linear.MediaFiles != nil || holes != 5+len(vast.Events)+1 {
+		t.Errorf("Wrapper = %+v (%d holes) in %s", w, holes, doc)
 	}
 }

@@ -27,7 +27,8 @@ func template(a *delivery.Ad) *vast.Template {
 		return t
 	}
 	va := vast.Ad{ID: a.ID, Title: a.Title, MediaURL: c.MediaURL, MimeType: c.MimeType, Width: c.Width, Height: c.Height,
-		Duration: time.Duration(c.DurationMs) * time.Millisecond, Clickable: c.ClickURL != "", SkipOffset: time.Duration(c.SkipOffsetMs) * time.Millisecond}
+		Duration: time.Duration(c.DurationMs) * time.Millisecond, Clickable: c.ClickURL != "", SkipOffset: time.Duration(c.SkipOffsetMs) * time.Millisecond,
+		TagURL: c.VASTTagURL}
 	if u := c.UniversalAdID; u != nil {
 		va.Registry, va.UniversalID = u.Registry, u.Value
 	}

@@ -14,7 +14,7 @@ import (
 // UniversalAdId and Open Measurement verifications through an edit of
 // something else, names a skip offset past the video's end and
 // verifications that are not a list beside their fields, and saves
-// changed ones.
+// changed ones; a wrapper's edit keeps its VAST tag and names no media.
 func TestConsoleVideoCreative(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
@@ -51,6 +51,15 @@ func TestConsoleVideoCreative(t *testing.T) {
 	b.waitHash(`^#/ads/1$`)
 	if r := in.get("/api/v1/ad/1"); !strings.Contains(r.body, `"skipOffsetMs":3000`) || !strings.Contains(r.body, `"value":"ACME0002000H"`) || strings.Contains(r.body, "verifications") {
 		t.Errorf("after the second edit the API has %s; want skippable at 3000 ms, ACME0002000H, no verifications", r.body)
+	}
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"Wrapped",`+flight+`,"campaignId":"1","creative":{"type":"video","vastTagUrl":"https://buyer.test/vast?cb=[CACHEBUSTING]",`+
+		`"clickUrl":"https://acme.test/"}}`), 201, "")
+	b.open("#/ads/2/edit", "#ad-form")
+	b.do("rename the wrapper", chromedp.SetValue(chromedp.CSS(`[data-field="title"] input`), "Wrapped 2"), click(`#ad-form button[type=submit]`))
+	b.waitHash(`^#/ads/2$`)
+	if r := in.get("/api/v1/ad/2"); !strings.Contains(r.body, `"title":"Wrapped 2"`) || !strings.Contains(r.body, `"vastTagUrl":"https://buyer.test/vast?cb=[CACHEBUSTING]"`) ||
+		strings.Contains(r.body, "mimeType") {
+		t.Errorf("after an edit of the wrapper's title the API has %s; want its tag kept and no media", r.body)
 	}
 	if errs, _ := b.logged(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

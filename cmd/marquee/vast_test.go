@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/xml"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -252,4 +255,98 @@ func TestTagRoutes(t *testing.T) {
 	if r := in.get("/f/AAAA"); r.status != 400 {
 		t.Errorf("GET /f/ of a token not ours = %d %s; want 400", r.status, r.body)
 	}
+}
+
+// TestVASTWrapper: a video ad of a buyer's VAST tag is answered as a
+// Wrapper, which a player follows to the buyer's inline ad (here a local
+// server, which sees the player's macro filled); the player fires the
+// wrapper's impression, quartiles and click tracking beside the buyer's,
+// and Marquee counts them once each, as any ad's.
+func TestVASTWrapper(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var asked []string
+	buyer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.RawQuery)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprint(w, `<?xml version="1.0"?><VAST version="4.2" xmlns="http://www.iab.com/VAST"><Ad id="b1"><InLine><AdSystem>Buyer</AdSystem>`+
+			`<Impression><![CDATA[https://buyer.test/imp]]></Impression><AdServingId>x</AdServingId><AdTitle>Buyer's ad</AdTitle><Creatives><Creative>`+
+			`<UniversalAdId idRegistry="ad-id.org">BUYR0001000H</UniversalAdId><Linear><Duration>00:00:10.000</Duration><MediaFiles>`+
+			`<MediaFile delivery="progressive" type="video/mp4" width="640" height="360"><![CDATA[https://buyer.test/v.mp4]]></MediaFile></MediaFiles>`+
+			`</Linear></Creative></Creatives></InLine></Ad></VAST>`)
+	}))
+	defer buyer.Close()
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
+	flight := flightJSON(-time.Hour, time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Buyer"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"programmatic",` + flight + `}`)
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"preroll","types":["video"]}`), 201, "")
+	for _, bad := range []string{`"vastTagUrl":"ftp://buyer.test/vast"`, `"vastTagUrl":"https://buyer.test/vast","mediaUrl":"https://x.test/v.mp4"`} {
+		if r := in.admin("POST", "/api/v1/ad", `{"title":"w",`+flight+`,"campaignId":"1","creative":{"type":"video",`+bad+`}}`); r.status != 400 {
+			t.Errorf("a wrapper with %s = %d %s; want 400", bad, r.status, r.body)
+		}
+	}
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"Buyer's tag",`+flight+`,"campaignId":"1","placements":["preroll"],`+
+		`"creative":{"type":"video","vastTagUrl":"`+buyer.URL+`/vast?cb=[CACHEBUSTING]","clickUrl":"https://buyer.test/"}}`), 201, "")
+
+	r := in.get("/vast?placement=preroll")
+	var doc struct {
+		Ads []struct {
+			InLine  *struct{}
+			Wrapper *struct {
+				Impression []string
+				TagURI     string `xml:"VASTAdTagURI"`
+				Tracking   []struct {
+					Event string `xml:"event,attr"`
+					URL   string `xml:",chardata"`
+				} `xml:"Creatives>Creative>Linear>TrackingEvents>Tracking"`
+				ClickTracking string `xml:"Creatives>Creative>Linear>VideoClicks>ClickTracking"`
+			}
+		} `xml:"Ad"`
+	}
+	if err := xml.Unmarshal([]byte(r.body), &doc); err != nil || len(doc.Ads) != 1 || doc.Ads[0].Wrapper == nil || doc.Ads[0].InLine != nil {
+		t.Fatalf("GET /vast = %d %s (%v); want one Wrapper", r.status, r.body, err)
+	}
+	w := doc.Ads[0].Wrapper
+	if w.TagURI != buyer.URL+"/vast?cb=[CACHEBUSTING]" || len(w.Impression) != 1 || !strings.HasPrefix(w.ClickTracking, in.url+"/t/c/") {
+		t.Fatalf("Wrapper = %+v", w)
+	}
+	// The player: fills its macro, follows the tag, reads the buyer's ad.
+	resp, err := http.Get(strings.Replace(w.TagURI, "[CACHEBUSTING]", "12345678", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inline struct {
+		Title string `xml:"Ad>InLine>AdTitle"`
+		Media string `xml:"Ad>InLine>Creatives>Creative>Linear>MediaFiles>MediaFile"`
+	}
+	xml.NewDecoder(resp.Body).Decode(&inline)
+	resp.Body.Close()
+	mu.Lock()
+	if len(asked) != 1 || asked[0] != "cb=12345678" || inline.Title != "Buyer's ad" || inline.Media != "https://buyer.test/v.mp4" {
+		t.Errorf("the buyer was asked %q and answered %+v; want cb=12345678 and its ad", asked, inline)
+	}
+	mu.Unlock()
+	// Then fires the wrapper's URLs with the buyer's (each twice: counted once).
+	urls := []string{w.Impression[0], w.ClickTracking}
+	for _, e := range w.Tracking {
+		if e.Event == "start" || e.Event == "firstQuartile" || e.Event == "complete" {
+			urls = append(urls, strings.TrimSpace(e.URL))
+		}
+	}
+	for _, u := range urls {
+		for range 2 {
+			if s := fire(t, u).StatusCode; s != 204 && s != 302 {
+				t.Fatalf("GET %s = %d", u, s)
+			}
+		}
+	}
+	eventually(t, 5*time.Second, func() string {
+		if x := in.stats("/api/v1/campaigns/1/stats").Totals; x.Impressions != 1 || x.Clicks != 1 || x.Starts != 1 || x.FirstQuartiles != 1 || x.Completes != 1 {
+			return fmt.Sprintf("campaign 1: %+v; want the wrapper's impression, click, start, first quartile and complete once each", x)
+		}
+		return ""
+	})
 }

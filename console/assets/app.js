@@ -2029,6 +2029,7 @@
       title: inp('title'), body: inp('body'), imageUrl: inp('imageUrl'), cta: inp('cta'), sponsoredBy: inp('sponsoredBy'),
       mediaUrl: inp('mediaUrl', { type: 'url' }), durationMs: inp('durationMs', { type: 'number', min: 1 }),
       skipOffsetMs: inp('skipOffsetMs', { type: 'number', min: 0, placeholder: 'not skippable' }),
+      vastTagUrl: inp('vastTagUrl', { type: 'url', placeholder: "a buyer's VAST tag, instead of media: https://…?cb=[CACHEBUSTING]" }),
     };
     const uid = c.universalAdId || {};
     const uidRegistry = el('input', { type: 'text', value: uid.registry || '', placeholder: 'ad-id.org', id: 'creative-uid-registry' });
@@ -2073,7 +2074,7 @@
       trackers: el('div', { class: 'grid2' }, fd('Impression trackers (third parties\')', impTrackers, 'impressionTrackers'), fd('Click trackers', clickTrackers, 'clickTrackers')),
       native: el('div', { class: 'grid2' }, fd('Title', f.title, 'title'), fd('Body', f.body, 'body'), fd('Image URL', f.imageUrl, 'imageUrl'),
         fd('Call to action', f.cta, 'cta'), fd('Sponsored by', f.sponsoredBy, 'sponsoredBy')),
-      video: el('div', { class: 'grid2' }, fd('Media URL', f.mediaUrl, 'mediaUrl'), fd('Type', mime, 'mimeType'), fd('Duration (ms)', f.durationMs, 'durationMs'),
+      video: el('div', { class: 'grid2' }, fd('VAST tag (a wrapper; leave the media empty)', f.vastTagUrl, 'vastTagUrl'), fd('Media URL', f.mediaUrl, 'mediaUrl'), fd('Type', mime, 'mimeType'), fd('Duration (ms)', f.durationMs, 'durationMs'),
         fd('Skippable after (ms)', f.skipOffsetMs, 'skipOffsetMs'), fd('Universal Ad ID registry', uidRegistry, 'universalAdId.registry'), fd('Universal Ad ID', uidValue, 'universalAdId.value'),
         fd('Open Measurement verifications (JSON)', verif, 'verifications')),
       click: fd('Click URL ({placement}, {campaign}, {ad} are filled in)', f.clickUrl, 'clickUrl'),
@@ -2107,13 +2108,13 @@
       const t = type.value;
       if (!t) return undefined;
       const out = { type: t };
-      const keys = { image: ['width', 'height', 'image'], html: ['width', 'height'], tag: ['width', 'height'], native: ['title', 'body', 'imageUrl', 'cta', 'sponsoredBy'], video: ['mediaUrl', 'durationMs', 'skipOffsetMs'] }[t];
+      const keys = { image: ['width', 'height', 'image'], html: ['width', 'height'], tag: ['width', 'height'], native: ['title', 'body', 'imageUrl', 'cta', 'sponsoredBy'], video: ['mediaUrl', 'durationMs', 'skipOffsetMs', 'vastTagUrl'] }[t];
       for (const k of [...keys, 'clickUrl']) if (f[k].value !== '') out[k] = f[k].type === 'number' ? +f[k].value : f[k].value;
       if (t === 'html' || t === 'tag') out.html = html.value;
       if (t === 'tag' && trusted.checked) out.trusted = true;
       if (lines(impTrackers.value).length) out.impressionTrackers = lines(impTrackers.value);
       if (lines(clickTrackers.value).length) out.clickTrackers = lines(clickTrackers.value);
-      if (t === 'video') out.mimeType = mime.value;
+      if (t === 'video' && !out.vastTagUrl) out.mimeType = mime.value; // a wrapper's media are the wrapped ad's
       if (t === 'video' && (uidRegistry.value.trim() || uidValue.value.trim())) out.universalAdId = { registry: uidRegistry.value.trim(), value: uidValue.value.trim() };
       if (t === 'video' && verif.value.trim()) {
         try { out.verifications = JSON.parse(verif.value); } catch (_) { out.verifications = verif.value; } // the API names what is wrong
