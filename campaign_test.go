@@ -1,6 +1,7 @@
 package marquee_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,8 +76,11 @@ func TestParseAdvertiserAndPlacement(t *testing.T) {
 	if err != nil || len(in.Sizes) != 2 || in.Sizes[0] != "300x250" || len(in.Types) != 2 || in.DefaultAdID != 3 {
 		t.Fatalf("ParsePlacementInput = %+v, %v", in, err)
 	}
-	if in, _ := marquee.ParsePlacementInput([]byte(`{"name":"p"}`)); len(in.Types) != len(marquee.CreativeTypes) {
-		t.Errorf("default types = %v; want every type", in.Types)
+	if in, _ := marquee.ParsePlacementInput([]byte(`{"name":"p"}`)); len(in.Types) != len(marquee.CreativeTypes)-1 || slices.Contains(in.Types, marquee.CreativeAudio) {
+		t.Errorf("default types = %v; want every type but audio (a placement of an audio player names it)", in.Types)
+	}
+	if in, err := marquee.ParsePlacementInput([]byte(`{"name":"p","types":["audio"]}`)); err != nil || !slices.Equal(in.Types, []string{"audio"}) {
+		t.Errorf("an audio placement = %v, %v", in.Types, err)
 	}
 	if in, err := marquee.ParsePlacementInput([]byte(`{"name":"p","floor":1.5}`)); err != nil || in.Floor != 1_500_000 {
 		t.Errorf("a floor of 1.5 = %v, %v; want 1.500000", in.Floor, err)
@@ -90,7 +94,7 @@ func TestParseAdvertiserAndPlacement(t *testing.T) {
 		{`{"name":"Home"}`, "name", "a-z, 0-9"},
 		{`{"name":"p","sizes":["300 x 250"]}`, "sizes[0]", "WIDTHxHEIGHT"},
 		{`{"name":"p","sizes":["5000x10"]}`, "sizes[0]", "WIDTHxHEIGHT"},
-		{`{"name":"p","types":["audio"]}`, "types[0]", "image, html, native, video"},
+		{`{"name":"p","types":["podcast"]}`, "types[0]", "image, html, native, video, tag, audio"},
 		{`{"name":"p","types":[]}`, "types", "non-empty"},
 		{`{"name":"p","defaultAdId":"zero"}`, "defaultAdId", "ad's id"},
 		{`{"name":"p","floor":-1}`, "floor", "must be a CPM"},
@@ -117,7 +121,9 @@ func TestAdCreatives(t *testing.T) {
 	refuses(t, "ParseAdInput", marquee.ParseAdInput, []badInput{
 		{`{` + ad + `,"campaignId":"x"}`, "campaignId", "campaign's id"},
 		{`{` + ad + `,"placements":["Home Top"]}`, "placements[0]", "a-z"},
-		{`{` + ad + `,"creative":{"type":"audio"}}`, "creative.type", "image, html, native, video"},
+		{`{` + ad + `,"creative":{"type":"radio"}}`, "creative.type", "image, html, native, video, tag, audio"},
+		{`{` + ad + `,"creative":{"type":"audio","mediaUrl":"https://a.test/a.mp3","mimeType":"video/mp4","durationMs":30000}}`, "creative.mimeType", "audio/mpeg"},
+		{`{` + ad + `,"creative":{"type":"audio","mediaUrl":"https://a.test/a.mp3","mimeType":"audio/mpeg","durationMs":30000,"width":300}}`, "creative.width", ""},
 		{`{` + ad + `,"creative":{"type":"image","image":"` + asset + `"}}`, "creative.width", "required"},
 		{`{` + ad + `,"creative":{"type":"image","width":300,"height":250,"image":"https://cdn.test/a.png"}}`, "creative.image", "uploaded asset"},
 		{`{` + ad + `,"creative":{"type":"image","width":300,"height":250,"image":"` + asset + `","html":"<b>"}}`, "creative.html", "not a field of an image creative"},

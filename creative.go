@@ -24,10 +24,22 @@ const (
 	// creative is, unless the operator marks it Trusted (then a friendly
 	// frame of the page's origin); its macros are filled at serving.
 	CreativeTag = "tag"
+	// CreativeAudio is an audio ad for podcasts and streams, answered as
+	// VAST as a video is (IsLinear).
+	CreativeAudio = "audio"
 )
 
 // CreativeTypes lists the creative types.
-var CreativeTypes = []string{CreativeImage, CreativeHTML, CreativeNative, CreativeVideo, CreativeTag}
+var CreativeTypes = []string{CreativeImage, CreativeHTML, CreativeNative, CreativeVideo, CreativeTag, CreativeAudio}
+
+// DefaultPlacementTypes are the types a placement that names none
+// accepts: every type but audio, which a placement of an audio player
+// names (an audio ad in a page's slot would play unasked).
+var DefaultPlacementTypes = []string{CreativeImage, CreativeHTML, CreativeNative, CreativeVideo, CreativeTag}
+
+// IsLinear reports whether a creative of type t plays in a player and is
+// answered as VAST (video and audio).
+func IsLinear(t string) bool { return t == CreativeVideo || t == CreativeAudio }
 
 // MaxTrackers is how many impression (and click) trackers a creative
 // carries.
@@ -35,6 +47,9 @@ const MaxTrackers = 5
 
 // VideoTypes are the media types a video creative may name.
 var VideoTypes = []string{"video/mp4", "video/webm", "application/x-mpegURL", "application/dash+xml"}
+
+// AudioTypes are the media types an audio creative may name.
+var AudioTypes = []string{"audio/mpeg", "audio/aac", "audio/mp4"}
 
 // Creative limits.
 const (
@@ -141,6 +156,7 @@ var creativeFields = map[string][]string{
 	CreativeHTML:   {"width", "height", "html"},
 	CreativeNative: {"width", "height", "title", "body", "imageUrl", "cta", "sponsoredBy"},
 	CreativeVideo:  {"width", "height", "mediaUrl", "mimeType", "durationMs", "skipOffsetMs", "universalAdId", "verifications", "vastTagUrl"},
+	CreativeAudio:  {"mediaUrl", "mimeType", "durationMs", "skipOffsetMs", "universalAdId", "verifications", "vastTagUrl"},
 	CreativeTag:    {"width", "height", "html", "trusted"},
 }
 
@@ -247,7 +263,11 @@ func parseCreative(raw json.RawMessage, p Problems) *Creative {
 				p["creative.imageUrl"] = "must be an uploaded asset's url or an http or https URL"
 			}
 		}
-	case CreativeVideo:
+	case CreativeVideo, CreativeAudio:
+		types := VideoTypes
+		if c.Type == CreativeAudio {
+			types = AudioTypes
+		}
 		// A wrapper names another server's tag and no media of its own;
 		// its duration, when given, is the wrapped ad's as expected.
 		if c.VASTTagURL = str("vastTagUrl", MaxURLLen, false); c.VASTTagURL != "" {
@@ -261,12 +281,12 @@ func parseCreative(raw json.RawMessage, p Problems) *Creative {
 			}
 		} else {
 			c.MediaURL = url("mediaUrl", true)
-			if c.MimeType = str("mimeType", 100, true); c.MimeType != "" && !slices.Contains(VideoTypes, c.MimeType) {
-				p["creative.mimeType"] = "must be one of " + strings.Join(VideoTypes, ", ")
+			if c.MimeType = str("mimeType", 100, true); c.MimeType != "" && !slices.Contains(types, c.MimeType) {
+				p["creative.mimeType"] = "must be one of " + strings.Join(types, ", ")
 			}
 		}
 		if raw, ok := present(fields, "durationMs"); !ok && c.VASTTagURL == "" {
-			p["creative.durationMs"] = "is required for a video creative"
+			p["creative.durationMs"] = "is required: the " + c.Type + "'s length in milliseconds"
 		} else if ok && (json.Unmarshal(raw, &c.DurationMs) != nil || c.DurationMs < 1 || c.DurationMs > MaxVideoMs) {
 			p["creative.durationMs"] = fmt.Sprintf("must be a number of milliseconds from 1 to %d", MaxVideoMs)
 		}
@@ -513,7 +533,7 @@ func ParsePlacementInput(body []byte) (PlacementInput, error) {
 		}
 		in.Sizes = slices.Compact(slices.Sorted(slices.Values(in.Sizes)))
 	}
-	in.Types = CreativeTypes
+	in.Types = DefaultPlacementTypes
 	if raw, ok := present(fields, "types"); ok {
 		var ts []string
 		if json.Unmarshal(raw, &ts) != nil || len(ts) == 0 {

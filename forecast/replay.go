@@ -106,7 +106,7 @@ func Contention(c ContentionConfig, w io.Writer) ContentionResult {
 	// The forecast: the booked campaigns as Booked reads them from the
 	// engine's plan, the proposed one as a query.
 	engine := delivery.New(counters.NewMemory(counters.DefaultMemory))
-	home := marquee.Placement{ID: 1, PlacementInput: marquee.PlacementInput{Name: "home", Sizes: []string{"300x250"}, Types: marquee.CreativeTypes}}
+	home := marquee.Placement{ID: 1, PlacementInput: marquee.PlacementInput{Name: "home", Sizes: []string{"300x250"}, Types: marquee.DefaultPlacementTypes}}
 	engine.SetCampaigns(mcs[:len(mcs)-1], []marquee.Placement{home})
 	var ads []*marquee.Ad
 	for i := range mcs {

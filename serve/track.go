@@ -171,7 +171,7 @@ func (s *Service) vouch(kind byte, p *tracking.Payload, impSeen bool) (verified,
 	case tracking.Error:
 		return false, true // reports do not count errors
 	}
-	if a, ok := s.engine.Plan().Ad(p.Ad); !ok || a.Creative == nil || a.Creative.Type != marquee.CreativeVideo {
+	if a, ok := s.engine.Plan().Ad(p.Ad); !ok || a.Creative == nil || !marquee.IsLinear(a.Creative.Type) {
 		return false, false
 	}
 	return impSeen, true

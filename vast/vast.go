@@ -49,7 +49,7 @@ type Ad struct {
 	ID       int64
 	Title    string
 	MediaURL string
-	MimeType string // one of marquee.VideoTypes
+	MimeType string // one of marquee.VideoTypes or AudioTypes
 	// Width and Height are the video's pixels; 0 writes DefaultWidth by
 	// DefaultHeight (VAST requires both on a media file).
 	Width, Height int
@@ -57,6 +57,9 @@ type Ad struct {
 	// Clickable: the document has a ClickThrough (the ad has a click URL;
 	// a wrapper's is a ClickTracking: the wrapped ad says where to go).
 	Clickable bool
+	// Audio: the media is sound (audio/mpeg, …): its MediaFile says 0 by
+	// 0, as the IAB's audio guidance has it, whatever Width and Height say.
+	Audio bool
 	// TagURL, when set, is another server's VAST tag that the document
 	// wraps (a Wrapper with VASTAdTagURI): no media, duration, skip offset
 	// or UniversalAdId of its own.
@@ -133,7 +136,10 @@ func Compile(a Ad) (*Template, error) {
 		doc = wr
 	} else {
 		w, h := a.Width, a.Height
-		if w == 0 || h == 0 {
+		switch {
+		case a.Audio:
+			w, h = 0, 0
+		case w == 0 || h == 0:
 			w, h = DefaultWidth, DefaultHeight
 		}
 		delivery := "progressive"

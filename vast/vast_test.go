@@ -369,3 +369,29 @@ func TestWrapper(t *testing.T) {
 		t.Errorf("Wrapper = %+v (%d holes) in %s", w, holes, doc)
 	}
 }
+
+// TestAudio: an audio ad's MediaFile names its audio type, 0 by 0 (as
+// the IAB's audio guidance has it), whatever size it was given.
+func TestAudio(t *testing.T) {
+	tm, err := vast.Compile(vast.Ad{ID: 3, Title: "Podcast spot", MediaURL: "https://cdn.test/spot.mp3", MimeType: "audio/mpeg", Duration: 30 * time.Second,
+		Width: 640, Height: 360, Audio: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := vast.Header + string(tm.Append(nil, 0, func(dst []byte, h byte) []byte { return append(dst, "https://ads.test/x"...) })) + vast.Footer
+	var got struct {
+		Media struct {
+			Type   string `xml:"type,attr"`
+			Width  string `xml:"width,attr"`
+			Height string `xml:"height,attr"`
+			URL    string `xml:",chardata"`
+		} `xml:"Ad>InLine>Creatives>Creative>Linear>MediaFiles>MediaFile"`
+		Duration string `xml:"Ad>InLine>Creatives>Creative>Linear>Duration"`
+	}
+	if err := xml.Unmarshal([]byte(doc), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Media.Type != "audio/mpeg" || got.Media.Width != "0" || got.Media.Height != "0" || got.Media.URL != "https://cdn.test/spot.mp3" || got.Duration != "00:00:30.000" {
+		t.Errorf("audio = %+v %s; want audio/mpeg, 0 by 0, its URL, 30 s", got.Media, got.Duration)
+	}
+}

@@ -15,12 +15,12 @@ import (
 	"marquee/vast"
 )
 
-// template is the compiled document of a video ad (compiled at its first
-// request and kept with the ad), or nil for an ad that is not a video (a
-// VAST answer leaves it out).
+// template is the compiled document of a video or audio ad (compiled at
+// its first request and kept with the ad), or nil for an ad of another
+// type (a VAST answer leaves it out).
 func template(a *delivery.Ad) *vast.Template {
 	c := a.Creative
-	if c == nil || c.Type != marquee.CreativeVideo {
+	if c == nil || !marquee.IsLinear(c.Type) {
 		return nil
 	}
 	if t, ok := a.Memo.Load().(*vast.Template); ok {
@@ -28,7 +28,7 @@ func template(a *delivery.Ad) *vast.Template {
 	}
 	va := vast.Ad{ID: a.ID, Title: a.Title, MediaURL: c.MediaURL, MimeType: c.MimeType, Width: c.Width, Height: c.Height,
 		Duration: time.Duration(c.DurationMs) * time.Millisecond, Clickable: c.ClickURL != "", SkipOffset: time.Duration(c.SkipOffsetMs) * time.Millisecond,
-		TagURL: c.VASTTagURL}
+		TagURL: c.VASTTagURL, Audio: c.Type == marquee.CreativeAudio}
 	if u := c.UniversalAdID; u != nil {
 		va.Registry, va.UniversalID = u.Registry, u.Value
 	}

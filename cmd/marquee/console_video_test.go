@@ -14,7 +14,8 @@ import (
 // UniversalAdId and Open Measurement verifications through an edit of
 // something else, names a skip offset past the video's end and
 // verifications that are not a list beside their fields, and saves
-// changed ones; a wrapper's edit keeps its VAST tag and names no media.
+// changed ones; a wrapper's edit keeps its VAST tag and names no media,
+// an audio ad's its type and audio media type.
 func TestConsoleVideoCreative(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
@@ -60,6 +61,14 @@ func TestConsoleVideoCreative(t *testing.T) {
 	if r := in.get("/api/v1/ad/2"); !strings.Contains(r.body, `"title":"Wrapped 2"`) || !strings.Contains(r.body, `"vastTagUrl":"https://buyer.test/vast?cb=[CACHEBUSTING]"`) ||
 		strings.Contains(r.body, "mimeType") {
 		t.Errorf("after an edit of the wrapper's title the API has %s; want its tag kept and no media", r.body)
+	}
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"Spot",`+flight+`,"campaignId":"1","creative":{"type":"audio","mediaUrl":"https://cdn.test/spot.mp3",`+
+		`"mimeType":"audio/aac","durationMs":30000,"clickUrl":"https://acme.test/"}}`), 201, "")
+	b.open("#/ads/3/edit", "#ad-form")
+	b.do("rename the audio ad", chromedp.SetValue(chromedp.CSS(`[data-field="title"] input`), "Spot 2"), click(`#ad-form button[type=submit]`))
+	b.waitHash(`^#/ads/3$`)
+	if r := in.get("/api/v1/ad/3"); !strings.Contains(r.body, `"title":"Spot 2"`) || !strings.Contains(r.body, `"type":"audio"`) || !strings.Contains(r.body, `"mimeType":"audio/aac"`) {
+		t.Errorf("after an edit of the audio ad's title the API has %s; want it audio/aac still", r.body)
 	}
 	if errs, _ := b.logged(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

@@ -350,3 +350,52 @@ func TestVASTWrapper(t *testing.T) {
 		return ""
 	})
 }
+
+// TestAudioOverVAST: an audio ad in a placement of an audio player is
+// answered as VAST (its audio type, 0 by 0) and its impression and
+// quartiles are counted once each, as a video's; a placement that names
+// no types (a page's) never serves it.
+func TestAudioOverVAST(t *testing.T) {
+	t.Parallel()
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
+	flight := flightJSON(-time.Hour, time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"podcast spots",` + flight + `}`)
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"podcast","types":["audio"]}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"page"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"Spot",`+flight+`,"campaignId":"1",`+
+		`"creative":{"type":"audio","mediaUrl":"https://cdn.acme.test/spot.mp3","mimeType":"audio/mpeg","durationMs":30000,"clickUrl":"https://acme.test/"}}`), 201, "")
+
+	if r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"page"}]}`); strings.Contains(r.body, `"adId"`) {
+		t.Errorf("a page's placement served %s; want no audio ad", r.body)
+	}
+	doc := decodeVAST(t, in.get("/vast?placement=podcast"))
+	if len(doc.Ads) != 1 || doc.Ads[0].InLine == nil || len(doc.Ads[0].InLine.Creatives) != 1 || doc.Ads[0].InLine.Creatives[0].Linear == nil {
+		t.Fatalf("VAST of the podcast = %+v; want one InLine ad", doc)
+	}
+	lin := doc.Ads[0].InLine.Creatives[0].Linear
+	if len(lin.MediaFiles) != 1 || lin.MediaFiles[0].Type != "audio/mpeg" || lin.MediaFiles[0].Width != 0 || lin.MediaFiles[0].Height != 0 || lin.Duration != "00:00:30.000" {
+		t.Fatalf("Linear = %+v; want one audio/mpeg file, 0 by 0, 30 s", lin)
+	}
+	urls := []string{doc.Ads[0].InLine.Impression[0].URL}
+	for _, e := range lin.Tracking {
+		switch e.Event {
+		case "start", "firstQuartile", "midpoint", "thirdQuartile", "complete":
+			urls = append(urls, strings.TrimSpace(e.URL))
+		}
+	}
+	for _, u := range urls {
+		for range 2 {
+			if s := fire(t, u).StatusCode; s != 204 {
+				t.Fatalf("GET %s = %d; want 204", u, s)
+			}
+		}
+	}
+	eventually(t, 5*time.Second, func() string {
+		if x := in.stats("/api/v1/campaigns/1/stats").Totals; x.Impressions != 1 || x.Starts != 1 || x.FirstQuartiles != 1 || x.Midpoints != 1 ||
+			x.ThirdQuartiles != 1 || x.Completes != 1 || x.CompletionRate != 1 {
+			return fmt.Sprintf("campaign 1: %+v; want the impression and each quartile once, completion rate 1", x)
+		}
+		return ""
+	})
+}

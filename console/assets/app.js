@@ -2020,7 +2020,7 @@
   function creativeEditor(c) {
     c = c || {};
     const box = el('fieldset', { class: 'cond', id: 'creative', 'data-field': 'creative' }, el('legend', { text: 'Creative' }));
-    const type = el('select', { 'aria-label': 'Creative type' }, [['', 'None'], ['image', 'Image'], ['html', 'HTML'], ['native', 'Native'], ['video', 'Video'], ['tag', 'Third-party tag']]
+    const type = el('select', { 'aria-label': 'Creative type' }, [['', 'None'], ['image', 'Image'], ['html', 'HTML'], ['native', 'Native'], ['video', 'Video'], ['audio', 'Audio'], ['tag', 'Third-party tag']]
       .map(([v, t]) => el('option', { value: v, text: t, selected: (c.type || '') === v })));
     const inp = (k, attrs = {}) => { const i = el('input', { type: 'text', value: c[k] === undefined ? '' : c[k], ...attrs }); i.dataset.k = k; return i; };
     const f = {
@@ -2043,7 +2043,8 @@
     const lines = v => v.split('\n').map(x => x.trim()).filter(Boolean);
     const trackers = k => { const x = el('textarea', { rows: 2, id: 'creative-' + k, placeholder: 'https://… one URL a line; macros such as {random}, {placement}' }); x.value = (c[k] || []).join('\n'); return x; };
     const impTrackers = trackers('impressionTrackers'), clickTrackers = trackers('clickTrackers');
-    const mime = el('select', { 'aria-label': 'Video type' }, ['video/mp4', 'video/webm', 'application/x-mpegURL', 'application/dash+xml'].map(m => el('option', { value: m, text: m, selected: c.mimeType === m })));
+    const mime = el('select', { 'aria-label': 'Media type' }, [...['video/mp4', 'video/webm', 'application/x-mpegURL', 'application/dash+xml'].map(m => ['video', m]),
+      ...['audio/mpeg', 'audio/aac', 'audio/mp4'].map(m => ['audio', m])].map(([kind, m]) => el('option', { value: m, text: m, selected: c.mimeType === m, 'data-kind': kind })));
     const file = el('input', { type: 'file', accept: 'image/png,image/jpeg,image/gif,image/webp', 'aria-label': 'Image file', id: 'creative-file' });
     const uploadNote = el('div', { class: 'muted', 'aria-live': 'polite' });
     const upload = async blob => {
@@ -2080,10 +2081,12 @@
       click: fd('Click URL ({placement}, {campaign}, {ad} are filled in)', f.clickUrl, 'clickUrl'),
     };
     const shows = { image: ['size', 'image', 'click', 'trackers'], html: ['size', 'html', 'click', 'trackers'], native: ['native', 'click', 'trackers'],
-      video: ['video', 'click', 'trackers'], tag: ['size', 'html', 'trusted', 'click', 'trackers'] };
+      video: ['video', 'click', 'trackers'], audio: ['video', 'click', 'trackers'], tag: ['size', 'html', 'trusted', 'click', 'trackers'] };
     function draw() {
       const t = type.value;
       for (const [k, p] of Object.entries(parts)) p.hidden = !(shows[t] || []).includes(k);
+      for (const o of mime.options) o.hidden = o.dataset.kind !== t; // a video's types, or an audio's
+      if (mime.selectedOptions[0]?.hidden) mime.value = [...mime.options].find(o => !o.hidden)?.value || '';
       preview.hidden = !t;
       const w = +f.width.value || 300, h = +f.height.value || 250;
       if (t === 'image') preview.replaceChildren(f.image.value ? el('img', { src: f.image.value, width: w, height: h, alt: 'The image creative at its size' }) : el('p', { class: 'muted', text: 'Upload an image to see it here.' }));
@@ -2097,7 +2100,8 @@
         preview.replaceChildren(el('div', { class: 'native' }, f.imageUrl.value ? el('img', { src: f.imageUrl.value, alt: '' }) : null,
           el('strong', { text: f.title.value || 'Title' }), el('p', { text: f.body.value }), el('span', { class: 'button', text: f.cta.value || 'Learn more' }),
           el('small', { class: 'muted', text: f.sponsoredBy.value ? 'Sponsored by ' + f.sponsoredBy.value : 'Sponsored' })));
-      } else if (t === 'video') preview.replaceChildren(el('p', { class: 'muted', text: 'A ' + (+f.durationMs.value / 1000 || 0) + ' s video from ' + (f.mediaUrl.value || '…') + ' (played by the video player).' }));
+      } else if (t === 'video' || t === 'audio') preview.replaceChildren(el('p', { class: 'muted', text: f.vastTagUrl.value ? 'A wrapper of ' + f.vastTagUrl.value + ' (the player follows it).' :
+        'A ' + (+f.durationMs.value / 1000 || 0) + ' s ' + t + ' from ' + (f.mediaUrl.value || '…') + ' (played by the ' + t + ' player).' }));
       preview.style.width = t === 'image' || t === 'html' || t === 'tag' ? w + 'px' : '';
     }
     type.addEventListener('change', draw);
@@ -2108,15 +2112,16 @@
       const t = type.value;
       if (!t) return undefined;
       const out = { type: t };
-      const keys = { image: ['width', 'height', 'image'], html: ['width', 'height'], tag: ['width', 'height'], native: ['title', 'body', 'imageUrl', 'cta', 'sponsoredBy'], video: ['mediaUrl', 'durationMs', 'skipOffsetMs', 'vastTagUrl'] }[t];
+      const keys = { image: ['width', 'height', 'image'], html: ['width', 'height'], tag: ['width', 'height'], native: ['title', 'body', 'imageUrl', 'cta', 'sponsoredBy'], video: ['mediaUrl', 'durationMs', 'skipOffsetMs', 'vastTagUrl'], audio: ['mediaUrl', 'durationMs', 'skipOffsetMs', 'vastTagUrl'] }[t];
       for (const k of [...keys, 'clickUrl']) if (f[k].value !== '') out[k] = f[k].type === 'number' ? +f[k].value : f[k].value;
       if (t === 'html' || t === 'tag') out.html = html.value;
       if (t === 'tag' && trusted.checked) out.trusted = true;
       if (lines(impTrackers.value).length) out.impressionTrackers = lines(impTrackers.value);
       if (lines(clickTrackers.value).length) out.clickTrackers = lines(clickTrackers.value);
-      if (t === 'video' && !out.vastTagUrl) out.mimeType = mime.value; // a wrapper's media are the wrapped ad's
-      if (t === 'video' && (uidRegistry.value.trim() || uidValue.value.trim())) out.universalAdId = { registry: uidRegistry.value.trim(), value: uidValue.value.trim() };
-      if (t === 'video' && verif.value.trim()) {
+      const linear = t === 'video' || t === 'audio';
+      if (linear && !out.vastTagUrl) out.mimeType = mime.value; // a wrapper's media are the wrapped ad's
+      if (linear && (uidRegistry.value.trim() || uidValue.value.trim())) out.universalAdId = { registry: uidRegistry.value.trim(), value: uidValue.value.trim() };
+      if (linear && verif.value.trim()) {
         try { out.verifications = JSON.parse(verif.value); } catch (_) { out.verifications = verif.value; } // the API names what is wrong
       }
       return out;
