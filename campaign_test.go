@@ -82,6 +82,15 @@ func TestParseAdvertiserAndPlacement(t *testing.T) {
 	if in, err := marquee.ParsePlacementInput([]byte(`{"name":"p","types":["audio"]}`)); err != nil || !slices.Equal(in.Types, []string{"audio"}) {
 		t.Errorf("an audio placement = %v, %v", in.Types, err)
 	}
+	for _, c := range []struct {
+		offset  string
+		d, want time.Duration
+	}{{"start", 0, 0}, {"end", 0, -1}, {"end", time.Hour, time.Hour}, {"50%", 0, -1}, {"25%", 20 * time.Minute, 5 * time.Minute},
+		{"00:10:00", 0, 10 * time.Minute}, {"01:02:03.456", time.Minute, time.Hour + 2*time.Minute + 3456*time.Millisecond}} {
+		if got := (marquee.AdBreak{Offset: c.offset, Ads: 1}).At(c.d); got != c.want {
+			t.Errorf("AdBreak{%q}.At(%v) = %v; want %v", c.offset, c.d, got, c.want)
+		}
+	}
 	if in, err := marquee.ParsePlacementInput([]byte(`{"name":"p","floor":1.5}`)); err != nil || in.Floor != 1_500_000 {
 		t.Errorf("a floor of 1.5 = %v, %v; want 1.500000", in.Floor, err)
 	}
@@ -96,6 +105,11 @@ func TestParseAdvertiserAndPlacement(t *testing.T) {
 		{`{"name":"p","sizes":["5000x10"]}`, "sizes[0]", "WIDTHxHEIGHT"},
 		{`{"name":"p","types":["podcast"]}`, "types[0]", "image, html, native, video, tag, audio"},
 		{`{"name":"p","types":[]}`, "types", "non-empty"},
+		{`{"name":"p","adBreaks":"start"}`, "adBreaks", "a list"},
+		{`{"name":"p","adBreaks":[{"offset":"00:70:00","ads":1}]}`, "adBreaks[0].offset", "a time into the content"},
+		{`{"name":"p","adBreaks":[{"offset":"100%","ads":1}]}`, "adBreaks[0].offset", "a share"},
+		{`{"name":"p","adBreaks":[{"offset":"end","ads":11}]}`, "adBreaks[0].ads", "1 to 10"},
+		{`{"name":"p","adBreaks":[{"offset":"end","ads":1},{"offset":"end","ads":2}]}`, "adBreaks[1].offset", "another break's"},
 		{`{"name":"p","defaultAdId":"zero"}`, "defaultAdId", "ad's id"},
 		{`{"name":"p","floor":-1}`, "floor", "must be a CPM"},
 		{`{"name":"p","floor":"1.2345678"}`, "floor", "at most 6 decimals"},

@@ -416,17 +416,18 @@ func (pl Placement) MarshalJSON() ([]byte, error) {
 		def = strconv.FormatInt(pl.DefaultAdID, 10)
 	}
 	return json.Marshal(struct {
-		ID          string   `json:"id"`
-		Name        string   `json:"name"`
-		Site        string   `json:"site"`
-		Sizes       []string `json:"sizes"`
-		Types       []string `json:"types"`
-		DefaultAdID string   `json:"defaultAdId,omitempty"`
-		Passback    string   `json:"passback,omitempty"`
-		Floor       *Micros  `json:"floor,omitempty"`
-		CreatedAt   string   `json:"createdAt"`
-		UpdatedAt   string   `json:"updatedAt"`
-	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, floorOf(pl.Floor), FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
+		ID          string    `json:"id"`
+		Name        string    `json:"name"`
+		Site        string    `json:"site"`
+		Sizes       []string  `json:"sizes"`
+		Types       []string  `json:"types"`
+		DefaultAdID string    `json:"defaultAdId,omitempty"`
+		Passback    string    `json:"passback,omitempty"`
+		Floor       *Micros   `json:"floor,omitempty"`
+		AdBreaks    []AdBreak `json:"adBreaks,omitempty"`
+		CreatedAt   string    `json:"createdAt"`
+		UpdatedAt   string    `json:"updatedAt"`
+	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, floorOf(pl.Floor), pl.AdBreaks, FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
 }
 
 // PlacementInput is what a client sets of a placement.
@@ -448,6 +449,89 @@ type PlacementInput struct {
 	// (0: not declared): forecasts read it until the placement has
 	// MinRangeWeeks weeks of its own history (docs/api.md#forecasts).
 	ExpectedDailyRequests int64 `json:"expectedDailyRequests"`
+	// AdBreaks are a video placement's ad rules: where in a content video
+	// its ad breaks fall and how many ads each holds (GET /vmap; none:
+	// the placement answers no VMAP).
+	AdBreaks []AdBreak `json:"adBreaks,omitempty"`
+}
+
+// An AdBreak is one ad break of a content video: at Offset — "start"
+// (pre-roll), "end" (post-roll), a time into the content ("00:10:00" or
+// "00:10:00.000": a mid-roll) or a share of it ("50%") — a pod of Ads
+// ads (1 to MaxPod).
+type AdBreak struct {
+	Offset string `json:"offset"`
+	Ads    int    `json:"ads"`
+}
+
+// Limits of a placement's ad breaks.
+const (
+	MaxAdBreaks = 20
+	MaxPod      = 10
+)
+
+// adBreakTime is a mid-roll's offset: HH:MM:SS or HH:MM:SS.mmm.
+var adBreakTime = regexp.MustCompile(`^([0-9]{2}):([0-5][0-9]):([0-5][0-9])(\.[0-9]{3})?$`)
+
+// adBreakShare is a mid-roll's offset as a share of the content: 1% to 99%.
+var adBreakShare = regexp.MustCompile(`^([1-9][0-9]?)%$`)
+
+// At is where break b falls in content of duration d (0: unknown): 0 for
+// "start", d for "end" (-1 when d is unknown), its time, or its share of
+// d (-1 when d is unknown).
+func (b AdBreak) At(d time.Duration) time.Duration {
+	switch {
+	case b.Offset == "start":
+		return 0
+	case b.Offset == "end" && d > 0:
+		return d
+	case b.Offset == "end":
+		return -1
+	}
+	if m := adBreakShare.FindStringSubmatch(b.Offset); m != nil {
+		if d <= 0 {
+			return -1
+		}
+		n, _ := strconv.Atoi(m[1])
+		return d * time.Duration(n) / 100
+	}
+	m := adBreakTime.FindStringSubmatch(b.Offset)
+	if m == nil {
+		return -1
+	}
+	h, _ := strconv.Atoi(m[1])
+	mi, _ := strconv.Atoi(m[2])
+	sec, _ := strconv.Atoi(m[3])
+	at := time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute + time.Duration(sec)*time.Second
+	if m[4] != "" {
+		ms, _ := strconv.Atoi(m[4][1:])
+		at += time.Duration(ms) * time.Millisecond
+	}
+	return at
+}
+
+// parseAdBreaks reads a placement's adBreaks, naming problems under
+// "adBreaks[i].…".
+func parseAdBreaks(raw json.RawMessage, p Problems) []AdBreak {
+	var bs []AdBreak
+	if firstByte(raw) != '[' || json.Unmarshal(raw, &bs) != nil || len(bs) > MaxAdBreaks {
+		p["adBreaks"] = fmt.Sprintf(`must be a list of at most %d breaks {"offset": "start", "end", "00:10:00" or "50%%", "ads": 1 to %d}`, MaxAdBreaks, MaxPod)
+		return nil
+	}
+	seen := map[string]bool{}
+	for i, b := range bs {
+		at := fmt.Sprintf("adBreaks[%d].", i)
+		if b.Offset != "start" && b.Offset != "end" && !adBreakTime.MatchString(b.Offset) && !adBreakShare.MatchString(b.Offset) {
+			p[at+"offset"] = `must be "start", "end", a time into the content ("00:10:00") or a share of it ("50%")`
+		} else if seen[b.Offset] {
+			p[at+"offset"] = "is another break's"
+		}
+		seen[b.Offset] = true
+		if b.Ads < 1 || b.Ads > MaxPod {
+			p[at+"ads"] = fmt.Sprintf("must be the break's number of ads, 1 to %d", MaxPod)
+		}
+	}
+	return bs
 }
 
 // MaxExpectedDailyRequests bounds a placement's declared requests a day.
@@ -508,9 +592,12 @@ func IsSize[T ~string | ~[]byte](s T) bool {
 func ParsePlacementInput(body []byte) (PlacementInput, error) {
 	var in PlacementInput
 	p := Problems{}
-	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor", "expectedDailyRequests")
+	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor", "expectedDailyRequests", "adBreaks")
 	if !ok {
 		return in, Invalid("invalid placement", p)
+	}
+	if raw, ok := present(fields, "adBreaks"); ok {
+		in.AdBreaks = parseAdBreaks(raw, p)
 	}
 	if raw, ok := present(fields, "name"); !ok {
 		p["name"] = "is required"

@@ -265,6 +265,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/f/{token}", allow(public), handleFrame(s.serve.Engine(), s.serve.Signer(), s.now)},
 		{"GET", BidFramePath, allow(public), handleBidFrame()},
 		{"GET", "/vast", allow(public), handleVAST(s.serve, s.req)},
+		{"GET", "/vmap", allow(public), handleVMAP(s.serve)},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", allow(public), handleEventGet(s.events)},
 		{"POST", "/e", allow(public), handleEventPost(s.events)},

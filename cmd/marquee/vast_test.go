@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -398,4 +399,102 @@ func TestAudioOverVAST(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// vmapDoc is a VMAP 1.0 document as IAB's specification lays it out,
+// written here from the specification: what a player reads.
+type vmapDoc struct {
+	XMLName xml.Name `xml:"http://www.iab.net/videosuite/vmap VMAP"`
+	Version string   `xml:"version,attr"`
+	Breaks  []struct {
+		TimeOffset string `xml:"timeOffset,attr"`
+		BreakType  string `xml:"breakType,attr"`
+		BreakID    string `xml:"breakId,attr"`
+		Source     struct {
+			AllowMultipleAds string `xml:"allowMultipleAds,attr"`
+			TagURI           struct {
+				TemplateType string `xml:"templateType,attr"`
+				URL          string `xml:",chardata"`
+			} `xml:"http://www.iab.net/videosuite/vmap AdTagURI"`
+		} `xml:"http://www.iab.net/videosuite/vmap AdSource"`
+	} `xml:"http://www.iab.net/videosuite/vmap AdBreak"`
+}
+
+// TestVMAP: a placement's ad rules answer VMAP 1.0 — the pre-roll first,
+// the mid-rolls where they fall, the post-roll last, a mid-roll past the
+// content's end dropped — each break's AdTagURI a VAST request of the
+// placement with its pod size and the player's other parameters, which
+// answers that many ads; the ad rules round-trip through the API.
+func TestVMAP(t *testing.T) {
+	t.Parallel()
+	in := start(t, t.TempDir(), nil)
+	flight := flightJSON(-time.Hour, time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"video",` + flight + `}`)
+	in.campaign(`{"advertiserId":"1","name":"video 2",` + flight + `}`)
+	breaks := `[{"offset":"start","ads":1},{"offset":"00:10:00","ads":2},{"offset":"50%","ads":2},{"offset":"end","ads":1}]`
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"episode","types":["video"],"adBreaks":`+breaks+`}`), 201, "")
+	for _, bad := range []string{`[{"offset":"middle","ads":1}]`, `[{"offset":"start","ads":0}]`, `[{"offset":"start","ads":1},{"offset":"start","ads":2}]`, `{}`} {
+		if r := in.admin("POST", "/api/v1/placements", `{"name":"bad","adBreaks":`+bad+`}`); r.status != 400 || !strings.Contains(r.body, "adBreaks") {
+			t.Errorf("adBreaks %s = %d %s; want 400 naming adBreaks", bad, r.status, r.body)
+		}
+	}
+	if r := in.admin("GET", "/api/v1/placements/episode", ""); !strings.Contains(r.body, `"adBreaks":`+breaks) {
+		t.Errorf("the placement = %s; want its ad breaks as given", r.body)
+	}
+	for i := range 2 {
+		in.expect(in.admin("POST", "/api/v1/ad", fmt.Sprintf(`{"title":"v%d",%s,"campaignId":"%d","creative":{"type":"video","mediaUrl":"https://cdn.test/%d.mp4","mimeType":"video/mp4","durationMs":15000}}`,
+			i, flight, i+1, i)), 201, "")
+	}
+
+	read := func(path string) vmapDoc {
+		t.Helper()
+		r := in.get(path)
+		var doc vmapDoc
+		if r.status != 200 || xml.Unmarshal([]byte(r.body), &doc) != nil || doc.Version != "1.0" {
+			t.Fatalf("GET %s = %d %s; want VMAP 1.0", path, r.status, r.body)
+		}
+		return doc
+	}
+	doc := read("/vmap?placement=episode&duration=300&country=TW")
+	var got []string
+	for _, b := range doc.Breaks {
+		got = append(got, b.BreakID+"@"+b.TimeOffset)
+		u := b.Source.TagURI.URL
+		if b.BreakType != "linear" || b.Source.AllowMultipleAds != "true" || !strings.HasPrefix(u, in.url+"/vast?") || !strings.Contains(u, "country=TW") || !strings.Contains(u, "placement=episode") {
+			t.Errorf("break %s = %+v; want linear, a pod, a VAST request of the placement with country=TW", b.BreakID, b)
+		}
+		want := "1"
+		if b.BreakID == "midroll-1" {
+			want = "2"
+		}
+		if !strings.Contains(u, "count="+want) {
+			t.Errorf("break %s's tag %s; want count=%s", b.BreakID, u, want)
+		}
+		if v := decodeVAST(t, in.get(strings.TrimPrefix(u, in.url))); strconv.Itoa(len(v.Ads)) != want {
+			t.Errorf("break %s's VAST has %d ads; want %s", b.BreakID, len(v.Ads), want)
+		}
+	}
+	if strings.Join(got, " ") != "preroll@start midroll-1@50% postroll@end" {
+		t.Errorf("breaks of a 300 s content = %v; want preroll, the 50%% mid-roll (10:00 is past the end), postroll", got)
+	}
+	got = nil
+	for _, b := range read("/vmap?placement=episode").Breaks {
+		got = append(got, b.BreakID+"@"+b.TimeOffset)
+	}
+	if strings.Join(got, " ") != "preroll@start midroll-1@00:10:00.000 midroll-2@50% postroll@end" {
+		t.Errorf("breaks of a content of unknown length = %v; want every break, mid-rolls as listed", got)
+	}
+	if len(read("/vmap?placement=episode&duration=3600").Breaks) != 4 {
+		t.Error("an hour's content: want all four breaks")
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/vmap", `"placement":"is required"`},
+		{"/vmap?placement=nowhere", `"placement"`},
+		{"/vmap?placement=episode&duration=-5", `"duration"`},
+	} {
+		if r := in.get(c.path); r.status != 400 || !strings.Contains(r.body, c.want) {
+			t.Errorf("GET %s = %d %s; want 400 naming %s", c.path, r.status, r.body, c.want)
+		}
+	}
 }

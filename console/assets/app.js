@@ -1887,7 +1887,10 @@
     const site = el('input', { type: 'text', value: p.site || '', placeholder: 'example.com' });
     const sizes = el('input', { type: 'text', value: (p.sizes || []).join(', '), placeholder: '300x250, 728x90 (none: any size)' });
     const types = el('div', { class: 'checks', role: 'group', 'aria-label': 'Creative types' },
-      ['image', 'html', 'native', 'video', 'tag'].map(t => el('label', {}, el('input', { type: 'checkbox', value: t, checked: !p.types || p.types.includes(t) }), t)));
+      ['image', 'html', 'native', 'video', 'tag', 'audio'].map(t => el('label', {}, el('input', { type: 'checkbox', value: t, checked: p.types ? p.types.includes(t) : t !== 'audio' }), t)));
+    // A video placement's ad rules (VMAP's breaks), as the API takes them.
+    const breaks = el('textarea', { rows: 3, id: 'ad-breaks', placeholder: '[{"offset": "start", "ads": 1}, {"offset": "50%", "ads": 2}, {"offset": "end", "ads": 1}]' });
+    breaks.value = p.adBreaks ? JSON.stringify(p.adBreaks) : '';
     const def = el('input', { type: 'text', inputmode: 'numeric', value: p.defaultAdId || '' });
     const passback = el('textarea', { rows: 3, id: 'passback', placeholder: '<script src="https://…"></script>' });
     passback.value = p.passback || '';
@@ -1901,6 +1904,9 @@
       if (passback.value.trim()) body.passback = passback.value;
       if (floor.value !== '') body.floor = floor.value;
       body.expectedDailyRequests = +expected.value || 0;
+      if (breaks.value.trim()) {
+        try { body.adBreaks = JSON.parse(breaks.value); } catch (_) { body.adBreaks = breaks.value; } // the API names what is wrong
+      }
       try {
         const r = await api(name ? 'PUT' : 'POST', '/api/v1/placements' + (name ? '/' + name : ''), body);
         go('#/placements/' + r.name);
@@ -1910,6 +1916,7 @@
     field('Passback: your own fallback tag (HTML) for a slot nothing fills, after the default ad', passback, 'passback'),
     field('Floor for header-bidding bids (CPM, ' + currency() + '; after each bidder\'s adjustment)', floor, 'floor'),
     field('Requests it expects a day (forecasts read it until it has three weeks of its own)', expected, 'expectedDailyRequests'),
+    field('Ad breaks of a content video (VMAP: offset start, end, 00:10:00 or 50%; ads a break)', breaks, 'adBreaks'),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: name ? 'Save' : 'Create placement' }),
       el('a', { href: name ? '#/placements/' + name : '#/placements', text: 'Cancel' })));
     show(el('h1', { text: name ? 'Edit placement ' + name : 'New placement' }), form);

@@ -416,14 +416,20 @@ func (s *Store) LiveCampaigns(ctx context.Context) ([]marquee.Campaign, error) {
 	})
 }
 
-const placementCols = `id, name, site, sizes, types, default_ad_id, coalesce(passback, ''), floor, expected_daily_requests, created_at, updated_at`
+const placementCols = `id, name, site, sizes, types, default_ad_id, coalesce(passback, ''), floor, expected_daily_requests, created_at, updated_at,
+	coalesce(ad_breaks, '')`
 
 func scanPlacement(r Row) (marquee.Placement, error) {
 	var p marquee.Placement
-	var sizes, types string
+	var sizes, types, breaks string
 	var created, updated int64
-	if err := r.Scan(&p.ID, &p.Name, &p.Site, &sizes, &types, &p.DefaultAdID, &p.Passback, &p.Floor, &p.ExpectedDailyRequests, &created, &updated); err != nil {
+	if err := r.Scan(&p.ID, &p.Name, &p.Site, &sizes, &types, &p.DefaultAdID, &p.Passback, &p.Floor, &p.ExpectedDailyRequests, &created, &updated, &breaks); err != nil {
 		return p, err
+	}
+	if breaks != "" {
+		if err := json.Unmarshal([]byte(breaks), &p.AdBreaks); err != nil {
+			return p, fmt.Errorf("placement %s: decode ad breaks: %w", p.Name, err)
+		}
 	}
 	p.CreatedAt, p.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
 	if err := json.Unmarshal([]byte(sizes), &p.Sizes); err != nil {
@@ -454,6 +460,15 @@ func checkDefaultAd(ctx context.Context, tx Tx, id int64) error {
 	return nil
 }
 
+// adBreaksOf is what the ad_breaks column keeps of in: NULL without any.
+func adBreaksOf(in marquee.PlacementInput) any {
+	if len(in.AdBreaks) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(in.AdBreaks)
+	return string(b)
+}
+
 // passbackOf is what the passback column keeps of in: NULL without one.
 func passbackOf(in marquee.PlacementInput) any {
 	if in.Passback == "" {
@@ -478,8 +493,9 @@ func (s *Store) CreatePlacement(ctx context.Context, in marquee.PlacementInput) 
 		}
 		sizes, types := placementJSON(in)
 		var err error
-		p.ID, err = s.insertID(ctx, tx, `INSERT INTO placements (name, site, sizes, types, default_ad_id, passback, floor, expected_daily_requests, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			"name", in.Name, in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), in.ExpectedDailyRequests, now.UnixMilli(), now.UnixMilli())
+		p.ID, err = s.insertID(ctx, tx, `INSERT INTO placements (name, site, sizes, types, default_ad_id, passback, floor, expected_daily_requests, created_at, updated_at, ad_breaks)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			"name", in.Name, in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), in.ExpectedDailyRequests, now.UnixMilli(), now.UnixMilli(), adBreaksOf(in))
 		if errors.Is(err, errDuplicate) {
 			return p, marquee.Errorf(marquee.KindConflict, "placement %q exists", in.Name)
 		}
@@ -520,8 +536,9 @@ func (s *Store) ReplacePlacement(ctx context.Context, name string, in marquee.Pl
 			return p, err
 		}
 		sizes, types := placementJSON(in)
-		if _, err := tx.Exec(ctx, `UPDATE placements SET site = ?, sizes = ?, types = ?, default_ad_id = ?, passback = ?, floor = ?, expected_daily_requests = ?, updated_at = ? WHERE id = ?`,
-			in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), in.ExpectedDailyRequests, now.UnixMilli(), p.ID); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE placements SET site = ?, sizes = ?, types = ?, default_ad_id = ?, passback = ?, floor = ?, expected_daily_requests = ?, updated_at = ?,
+			ad_breaks = ? WHERE id = ?`,
+			in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), in.ExpectedDailyRequests, now.UnixMilli(), adBreaksOf(in), p.ID); err != nil {
 			return p, err
 		}
 		p.PlacementInput, p.UpdatedAt = in, now

@@ -313,3 +313,23 @@ func testAssets(t *testing.T, open Opener) {
 		t.Fatalf("Asset(unknown) = %v; want not found", err)
 	}
 }
+
+// testAdBreaks: a video placement's ad rules round-trip, and a replace
+// without them drops them.
+func testAdBreaks(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	ep, err := st.CreatePlacement(ctx, mustParse(t, marquee.ParsePlacementInput, `{"name":"episode","types":["video"],"adBreaks":[{"offset":"start","ads":1},{"offset":"50%","ads":3}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Placement(ctx, ep.Name); err != nil || len(got.AdBreaks) != 2 || got.AdBreaks[1] != (marquee.AdBreak{Offset: "50%", Ads: 3}) {
+		t.Errorf("Placement(episode).AdBreaks = %+v, %v; want start×1, 50%%×3", got.AdBreaks, err)
+	}
+	if _, err := st.ReplacePlacement(ctx, "episode", marquee.PlacementInput{Name: "episode", Types: []string{"video"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Placement(ctx, ep.Name); len(got.AdBreaks) != 0 {
+		t.Errorf("after a replace without ad breaks: %+v; want none", got.AdBreaks)
+	}
+}

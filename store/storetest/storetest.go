@@ -125,6 +125,7 @@ func run(t *testing.T, open Opener) {
 		{"Settings", testSettings},
 		{"Access", testAccess},
 		{"Campaigns", testCampaigns},
+		{"AdBreaks", testAdBreaks},
 		{"Targeting", testTargeting},
 		{"Assets", testAssets},
 		{"Webhooks", testWebhooks},
