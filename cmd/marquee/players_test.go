@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,15 +78,7 @@ type playerAds struct {
 func TestPlayersReadMarquee(t *testing.T) {
 	t.Parallel()
 	dir := playersDir(t)
-	buyer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/xml")
-		fmt.Fprint(w, `<?xml version="1.0"?><VAST version="4.2" xmlns="http://www.iab.com/VAST"><Ad id="b1"><InLine><AdSystem>Buyer</AdSystem>`+
-			`<Impression><![CDATA[https://buyer.test/imp]]></Impression><AdServingId>x</AdServingId><AdTitle>Buyer's ad</AdTitle><Creatives><Creative>`+
-			`<UniversalAdId idRegistry="ad-id.org">BUYR0001000H</UniversalAdId><Linear><Duration>00:00:10.000</Duration><MediaFiles>`+
-			`<MediaFile delivery="progressive" type="video/mp4" width="640" height="360"><![CDATA[https://buyer.test/v.mp4]]></MediaFile></MediaFiles>`+
-			`<VideoClicks><ClickThrough><![CDATA[https://buyer.test/landing]]></ClickThrough></VideoClicks></Linear></Creative></Creatives></InLine></Ad></VAST>`)
-	}))
-	defer buyer.Close()
+	buyer, _ := buyerServer(t)
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")

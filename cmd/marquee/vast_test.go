@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -265,20 +266,7 @@ func TestTagRoutes(t *testing.T) {
 // and Marquee counts them once each, as any ad's.
 func TestVASTWrapper(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var asked []string
-	buyer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		asked = append(asked, r.URL.RawQuery)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/xml")
-		fmt.Fprint(w, `<?xml version="1.0"?><VAST version="4.2" xmlns="http://www.iab.com/VAST"><Ad id="b1"><InLine><AdSystem>Buyer</AdSystem>`+
-			`<Impression><![CDATA[https://buyer.test/imp]]></Impression><AdServingId>x</AdServingId><AdTitle>Buyer's ad</AdTitle><Creatives><Creative>`+
-			`<UniversalAdId idRegistry="ad-id.org">BUYR0001000H</UniversalAdId><Linear><Duration>00:00:10.000</Duration><MediaFiles>`+
-			`<MediaFile delivery="progressive" type="video/mp4" width="640" height="360"><![CDATA[https://buyer.test/v.mp4]]></MediaFile></MediaFiles>`+
-			`</Linear></Creative></Creatives></InLine></Ad></VAST>`)
-	}))
-	defer buyer.Close()
+	buyer, asked := buyerServer(t)
 	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
 	flight := flightJSON(-time.Hour, time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Buyer"}`), 201, "")
@@ -325,11 +313,9 @@ func TestVASTWrapper(t *testing.T) {
 	}
 	xml.NewDecoder(resp.Body).Decode(&inline)
 	resp.Body.Close()
-	mu.Lock()
-	if len(asked) != 1 || asked[0] != "cb=12345678" || inline.Title != "Buyer's ad" || inline.Media != "https://buyer.test/v.mp4" {
-		t.Errorf("the buyer was asked %q and answered %+v; want cb=12345678 and its ad", asked, inline)
+	if q := asked(); len(q) != 1 || q[0] != "cb=12345678" || inline.Title != "Buyer's ad" || inline.Media != "https://buyer.test/v.mp4" {
+		t.Errorf("the buyer was asked %q and answered %+v; want cb=12345678 and its ad", q, inline)
 	}
-	mu.Unlock()
 	// Then fires the wrapper's URLs with the buyer's (each twice: counted once).
 	urls := []string{w.Impression[0], w.ClickTracking}
 	for _, e := range w.Tracking {
@@ -399,6 +385,27 @@ func TestAudioOverVAST(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// buyerServer is a buyer's ad server (what a wrapper's tag names): it
+// answers every request with one inline ad, "Buyer's ad", and asked says
+// the query strings it was asked with so far.
+func buyerServer(t *testing.T) (srv *httptest.Server, asked func() []string) {
+	var mu sync.Mutex
+	var queries []string
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.URL.RawQuery)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprint(w, `<?xml version="1.0"?><VAST version="4.2" xmlns="http://www.iab.com/VAST"><Ad id="b1"><InLine><AdSystem>Buyer</AdSystem>`+
+			`<Impression><![CDATA[https://buyer.test/imp]]></Impression><AdServingId>x</AdServingId><AdTitle>Buyer's ad</AdTitle><Creatives><Creative>`+
+			`<UniversalAdId idRegistry="ad-id.org">BUYR0001000H</UniversalAdId><Linear><Duration>00:00:10.000</Duration><MediaFiles>`+
+			`<MediaFile delivery="progressive" type="video/mp4" width="640" height="360"><![CDATA[https://buyer.test/v.mp4]]></MediaFile></MediaFiles>`+
+			`<VideoClicks><ClickThrough><![CDATA[https://buyer.test/landing]]></ClickThrough></VideoClicks></Linear></Creative></Creatives></InLine></Ad></VAST>`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(queries) }
 }
 
 // vmapDoc is a VMAP 1.0 document as IAB's specification lays it out,
