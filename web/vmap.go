@@ -50,11 +50,11 @@ func handleVMAP(svc *serve.Service) handler {
 			return marquee.Invalid("invalid request", marquee.Problems{"placement": strconv.Quote(name) + " is no placement"})
 		}
 		pass := url.Values{}
-		args.VisitAll(func(k, v []byte) {
+		for k, v := range args.All() {
 			if key := string(k); key != "placement" && key != "duration" && key != "count" {
 				pass.Add(key, string(v))
 			}
-		})
+		}
 		origin := string(appendOrigin(nil, ctx))
 		breaks := placedBreaks(pl.AdBreaks, dur)
 		out := make([]vast.Break, 0, len(breaks))
