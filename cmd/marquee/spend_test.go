@@ -22,10 +22,27 @@ type moneyWorld struct {
 	placements []string
 }
 
+// twoHoursOfToday is a two-hour flight around now within now's UTC day
+// (the hour before to the hour after, moved inside the day near
+// midnight): a daily flat fee of such a flight is a twelfth of a day's in
+// the reports and on an invoice of the day at any time the tests run.
+func twoHoursOfToday(now time.Time) (from, to time.Time) {
+	now = now.UTC().Truncate(time.Second)
+	day := now.Truncate(24 * time.Hour)
+	from = now.Add(-time.Hour)
+	if from.Before(day) {
+		from = day
+	}
+	if last := day.Add(22 * time.Hour); from.After(last) {
+		from = last
+	}
+	return from, from.Add(2 * time.Hour)
+}
+
 func newMoneyWorld(t *testing.T, flags ...string) *moneyWorld {
 	in := start(t, t.TempDir(), nil, append([]string{"-reports-flush", "100ms", "-currency", "eur"}, flags...)...)
-	now := time.Now().UTC().Truncate(time.Second)
-	w := &moneyWorld{instance: in, from: now.Add(-time.Hour), to: now.Add(time.Hour)}
+	w := &moneyWorld{instance: in}
+	w.from, w.to = twoHoursOfToday(time.Now())
 	w.flight = `"startAt":"` + w.from.Format(time.RFC3339) + `","endAt":"` + w.to.Format(time.RFC3339) + `"`
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Other"}`), 201, "")
@@ -298,4 +315,18 @@ func TestBudgetAfterRestart(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestTwoHoursOfToday: the money tests' flight holds now and stays in
+// now's UTC day, whatever the hour.
+func TestTwoHoursOfToday(t *testing.T) {
+	day := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ now, from time.Time }{
+		{day.Add(10 * time.Minute), day}, {day.Add(12 * time.Hour), day.Add(11 * time.Hour)}, {day.Add(23*time.Hour + 50*time.Minute), day.Add(22 * time.Hour)},
+	} {
+		from, to := twoHoursOfToday(c.now)
+		if !from.Equal(c.from) || to.Sub(from) != 2*time.Hour || c.now.Before(from) || !c.now.Before(to) || to.After(day.Add(24*time.Hour)) {
+			t.Errorf("twoHoursOfToday(%v) = %v, %v; want from %v, two hours holding now within the day", c.now, from, to, c.from)
+		}
+	}
 }
