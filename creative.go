@@ -425,9 +425,11 @@ func (pl Placement) MarshalJSON() ([]byte, error) {
 		Passback    string    `json:"passback,omitempty"`
 		Floor       *Micros   `json:"floor,omitempty"`
 		AdBreaks    []AdBreak `json:"adBreaks,omitempty"`
+		Expected    int64     `json:"expectedDailyRequests,omitempty"`
 		CreatedAt   string    `json:"createdAt"`
 		UpdatedAt   string    `json:"updatedAt"`
-	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, floorOf(pl.Floor), pl.AdBreaks, FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
+	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, floorOf(pl.Floor), pl.AdBreaks, pl.ExpectedDailyRequests,
+		FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
 }
 
 // PlacementInput is what a client sets of a placement.
