@@ -222,8 +222,8 @@ var (
 	threeDecimal = "BHD JOD KWD OMR TND"
 )
 
-// decimals is how many decimals Stripe's amounts of currency have.
-func decimals(currency string) int {
+// decimalsOf is how many decimals Stripe's amounts of currency have.
+func decimalsOf(currency string) int {
 	c := strings.ToUpper(currency)
 	switch {
 	case len(c) == 3 && strings.Contains(zeroDecimal, c):
@@ -234,15 +234,22 @@ func decimals(currency string) int {
 	return 2
 }
 
+// unitOf is the currency's smallest unit in micro-units (a cent: 10,000)
+// and its number of decimals.
+func unitOf(currency string) (unit int64, decimals int) {
+	d := decimalsOf(currency)
+	unit = 1_000_000
+	for range d {
+		unit /= 10
+	}
+	return unit, d
+}
+
 // MinorUnits is m in the currency's smallest unit, as Stripe's amounts
 // are; an amount finer than that unit is a KindInvalid error naming
 // amount.
 func MinorUnits(m marquee.Micros, currency string) (int64, error) {
-	d := decimals(currency)
-	unit := int64(1_000_000)
-	for range d {
-		unit /= 10
-	}
+	unit, d := unitOf(currency)
 	if int64(m)%unit != 0 {
 		return 0, marquee.Invalid("invalid top-up", marquee.Problems{"amount": fmt.Sprintf("must be a whole number of %s's smallest unit (%d decimals)", currency, d)})
 	}
@@ -251,10 +258,7 @@ func MinorUnits(m marquee.Micros, currency string) (int64, error) {
 
 // FromMinorUnits is a Stripe amount of currency in micro-units.
 func FromMinorUnits(n int64, currency string) (marquee.Micros, error) {
-	unit := int64(1_000_000)
-	for range decimals(currency) {
-		unit /= 10
-	}
+	unit, _ := unitOf(currency)
 	if n < 0 || n > int64(marquee.MaxAmount)/unit {
 		return 0, fmt.Errorf("amount %d %s out of range", n, currency)
 	}

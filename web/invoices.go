@@ -106,10 +106,8 @@ func (iv *invoices) handleIssueInvoice() storeHandler {
 		if err != nil {
 			return err
 		}
-		if adv.Prepaid {
-			if inv.Prepaid, err = iv.prepayment(sctx, &adv, in.From, in.To); err != nil {
-				return err
-			}
+		if inv.Prepaid, err = iv.prepayment(sctx, &adv, in.From, in.To); err != nil {
+			return err
 		}
 		if inv, err = iv.st.IssueInvoice(sctx, inv); err != nil {
 			return err
@@ -125,16 +123,19 @@ func (iv *invoices) handleIssueInvoice() storeHandler {
 // invoices (billing.Monthly.Prepaid).
 func (s *Server) Prepayment(ctx context.Context, id int64, from, to time.Time) (*marquee.Prepayment, error) {
 	adv, err := s.campaigns.Advertiser(ctx, id)
-	if err != nil || !adv.Prepaid {
+	if err != nil {
 		return nil, err
 	}
 	return s.invoices.prepayment(ctx, &adv, from, to)
 }
 
-// prepayment is what a prepaid advertiser's invoice over [from, to)
-// shows besides its lines: the top-ups paid in the period, and the
-// balance now.
+// prepayment is what advertiser adv's invoice over [from, to) shows
+// besides its lines when it is prepaid (nil when not): the top-ups paid in
+// the period, and the balance now.
 func (iv *invoices) prepayment(sctx context.Context, adv *marquee.Advertiser, from, to time.Time) (*marquee.Prepayment, error) {
+	if !adv.Prepaid {
+		return nil, nil
+	}
 	bal, err := iv.balances.balanceOf(sctx, adv)
 	if err != nil {
 		return nil, err

@@ -243,24 +243,15 @@ func scanCampaign(r Row) (marquee.Campaign, error) {
 // price.model) a flat fee of a prepaid advertiser's: a balance pays for
 // events, as they are billed; a flat fee is agreed and invoiced.
 func checkAdvertiser(ctx context.Context, tx Tx, in *marquee.CampaignInput) error {
-	var state string
-	var settings *string
-	err := tx.QueryRow(ctx, `SELECT state, settings FROM advertisers WHERE id = ?`, in.AdvertiserID).Scan(&state, &settings)
+	a, err := scanAdvertiser(tx.QueryRow(ctx, `SELECT `+advertiserCols+` FROM advertisers WHERE id = ?`, in.AdvertiserID))
 	switch {
 	case errors.Is(err, ErrNoRows):
 		return marquee.Invalid("invalid campaign", marquee.Problems{"advertiserId": fmt.Sprintf("no advertiser %d", in.AdvertiserID)})
 	case err != nil:
 		return err
-	case state != marquee.StateActive:
+	case a.State != marquee.StateActive:
 		return marquee.Invalid("invalid campaign", marquee.Problems{"advertiserId": fmt.Sprintf("advertiser %d is archived", in.AdvertiserID)})
-	}
-	var as marquee.AdvertiserSettings
-	if settings != nil && *settings != "" {
-		if err := json.Unmarshal([]byte(*settings), &as); err != nil {
-			return fmt.Errorf("advertiser %d: decode settings: %w", in.AdvertiserID, err)
-		}
-	}
-	if as.Prepaid && in.Price != nil && in.Price.Flat() {
+	case a.Prepaid && in.Price != nil && in.Price.Flat():
 		return marquee.Invalid("invalid campaign", marquee.Problems{"price.model": fmt.Sprintf(
 			"advertiser %d is prepaid: its balance pays for events as they are billed (cpm, vcpm, cpc, cpa), not a flat fee", in.AdvertiserID)})
 	}
