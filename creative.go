@@ -425,10 +425,11 @@ func (pl Placement) MarshalJSON() ([]byte, error) {
 		Passback    string    `json:"passback,omitempty"`
 		Floor       *Micros   `json:"floor,omitempty"`
 		AdBreaks    []AdBreak `json:"adBreaks,omitempty"`
+		MaxDuration int       `json:"maxDurationMs,omitempty"`
 		Expected    int64     `json:"expectedDailyRequests,omitempty"`
 		CreatedAt   string    `json:"createdAt"`
 		UpdatedAt   string    `json:"updatedAt"`
-	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, floorOf(pl.Floor), pl.AdBreaks, pl.ExpectedDailyRequests,
+	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, floorOf(pl.Floor), pl.AdBreaks, pl.MaxDurationMs, pl.ExpectedDailyRequests,
 		FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
 }
 
@@ -455,15 +456,21 @@ type PlacementInput struct {
 	// its ad breaks fall and how many ads each holds (GET /vmap; none:
 	// the placement answers no VMAP).
 	AdBreaks []AdBreak `json:"adBreaks,omitempty"`
+	// MaxDurationMs is the longest video or audio ad the placement takes,
+	// in milliseconds (0: any; OpenRTB's maxduration): a longer one, or a
+	// wrapper that declares no duration, does not fill it.
+	MaxDurationMs int `json:"maxDurationMs"`
 }
 
 // An AdBreak is one ad break of a content video: at Offset — "start"
 // (pre-roll), "end" (post-roll), a time into the content ("00:10:00" or
 // "00:10:00.000": a mid-roll) or a share of it ("50%") — a pod of Ads
-// ads (1 to MaxPod).
+// ads (1 to MaxPod) whose durations add up to at most MaxDurationMs
+// milliseconds (0: no limit; OpenRTB's poddur).
 type AdBreak struct {
-	Offset string `json:"offset"`
-	Ads    int    `json:"ads"`
+	Offset        string `json:"offset"`
+	Ads           int    `json:"ads"`
+	MaxDurationMs int    `json:"maxDurationMs,omitempty"`
 }
 
 // Limits of a placement's ad breaks.
@@ -532,6 +539,9 @@ func parseAdBreaks(raw json.RawMessage, p Problems) []AdBreak {
 		if b.Ads < 1 || b.Ads > MaxPod {
 			p[at+"ads"] = fmt.Sprintf("must be the break's number of ads, 1 to %d", MaxPod)
 		}
+		if b.MaxDurationMs < 0 || b.MaxDurationMs > MaxPod*MaxVideoMs {
+			p[at+"maxDurationMs"] = fmt.Sprintf("must be the longest the break's ads may last together, in milliseconds: 0 (no limit) to %d", MaxPod*MaxVideoMs)
+		}
 	}
 	return bs
 }
@@ -594,12 +604,17 @@ func IsSize[T ~string | ~[]byte](s T) bool {
 func ParsePlacementInput(body []byte) (PlacementInput, error) {
 	var in PlacementInput
 	p := Problems{}
-	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor", "expectedDailyRequests", "adBreaks")
+	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor", "expectedDailyRequests", "adBreaks", "maxDurationMs")
 	if !ok {
 		return in, Invalid("invalid placement", p)
 	}
 	if raw, ok := present(fields, "adBreaks"); ok {
 		in.AdBreaks = parseAdBreaks(raw, p)
+	}
+	if raw, ok := present(fields, "maxDurationMs"); ok {
+		if json.Unmarshal(raw, &in.MaxDurationMs) != nil || in.MaxDurationMs < 0 || in.MaxDurationMs > MaxVideoMs {
+			p["maxDurationMs"] = fmt.Sprintf("must be the longest video or audio ad the placement takes, in milliseconds: 0 (any) to %d", MaxVideoMs)
+		}
 	}
 	if raw, ok := present(fields, "name"); !ok {
 		p["name"] = "is required"
@@ -696,6 +711,14 @@ func (in *PlacementInput) Accepts(c *Creative) bool {
 		}
 	}
 	return false
+}
+
+// Lasts says whether creative c is short enough for the placement: not a
+// video or audio ad, or the placement has no maximum duration, or c
+// declares a duration within it (a wrapper without one is unknown, and
+// does not fit).
+func (in *PlacementInput) Lasts(c *Creative) bool {
+	return c == nil || in.MaxDurationMs == 0 || !IsLinear(c.Type) || c.DurationMs > 0 && c.DurationMs <= in.MaxDurationMs
 }
 
 // sizeIs reports whether s, a "WxH" of ParsePlacementInput, is w by h. It

@@ -58,7 +58,11 @@ type Slot struct {
 	Div       string
 	Placement string
 	Count     int
-	KV        []targeting.KV
+	// PodMs, when not 0, is the most the slot's ads may last together,
+	// in milliseconds (a pod's duration): a video or audio ad longer than
+	// what is left, or of no declared duration, does not fill it.
+	PodMs int
+	KV    []targeting.KV
 	// Bids are the slot's header-bidding bids (see Bid): the best may
 	// fill it in place of a campaign.
 	Bids []Bid
@@ -158,7 +162,11 @@ func (e *Engine) DecideOutcomes(ctx context.Context, r *Request, now time.Time, 
 			}
 			for pl != nil && have[si] < s.Count { // no such placement: the route refuses it before
 				used.why = marquee.Filled
+				if used.room = roomOf(s, si, pend, from); used.room < 0 {
+					break // the pod's duration is filled
+				}
 				ch, ok := plan.pick(pl, r, &used, now, rnd, e)
+				used.room = 0 // a roadblock's other slots are not this pod
 				if bid >= 0 && have[si] == 0 && beats(bidCPM, bidTier, ch, ok) {
 					// The bid takes the slot (the campaign drawn stays free
 					// for the other slots).
@@ -350,6 +358,36 @@ type usedSet struct {
 	// clock is the decision's local time in the last time zone read (at
 	// is one instant for the whole decision).
 	clock targeting.Clock
+	// room is what is left of the pod's duration of the slot being
+	// filled, in milliseconds (0: no limit; see Slot.PodMs).
+	room int
+}
+
+// lasts says whether ad a fits in u.room: a video or audio ad of a
+// declared duration no longer than it, or an ad of another kind.
+func (u *usedSet) lasts(a *Ad) bool {
+	c := a.Creative
+	return c == nil || !marquee.IsLinear(c.Type) || c.DurationMs > 0 && c.DurationMs <= u.room
+}
+
+// roomOf is what is left of slot si's pod duration (s.PodMs) once the
+// choices of pend for it that stand are counted — those judged ok, and
+// the round's not yet judged (from on): 0 when the slot has no pod
+// duration, -1 when nothing is left.
+func roomOf(s *Slot, si int, pend []pending, from int) int {
+	if s.PodMs == 0 {
+		return 0
+	}
+	left := s.PodMs
+	for i, q := range pend {
+		if q.slot == si && (q.ok || i >= from) && q.ch.Ad != nil && q.ch.Ad.Creative != nil && marquee.IsLinear(q.ch.Ad.Creative.Type) {
+			left -= q.ch.Ad.Creative.DurationMs
+		}
+	}
+	if left <= 0 {
+		return -1
+	}
+	return left
 }
 
 // note records that a candidate failed at check o (see why).
@@ -790,7 +828,7 @@ func (p *Plan) adOf(ca *campAds, r *Request, used *usedSet, now time.Time, rnd R
 	for _, a := range ca.ads {
 		switch adWhy(a, c, r, used, now) {
 		case "":
-		case Duplicate:
+		case Duplicate, PodFull:
 			leftOut |= byUsed
 			used.note(marquee.InRequest)
 			continue

@@ -175,6 +175,8 @@ func adWhy(a *Ad, c *Campaign, r *Request, used *usedSet, now time.Time) string 
 		return AdTargeting
 	case slices.Contains(used.ads, a.ID):
 		return Duplicate
+	case used.room > 0 && !used.lasts(a):
+		return PodFull
 	}
 	return ""
 }
@@ -187,6 +189,8 @@ const (
 	NotThisType = "creative type not taken by the placement"
 	NotThisSize = "creative size not taken by the placement"
 	NotHere     = "ad limited to other placements"
+	TooLong     = "video longer than the placement takes (its maxDurationMs)"
+	PodFull     = "video longer than what is left of the ad break (podDurationMs)"
 	Duplicate   = "already in this request"
 	NoKeyword   = "no keyword of the campaign"
 	NotTargeted = "campaign targeting"

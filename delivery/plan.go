@@ -499,6 +499,8 @@ func fitWhy(a *Ad, pl *marquee.Placement) string {
 		return NotThisType
 	case !pl.Accepts(a.Creative):
 		return NotThisSize
+	case !pl.Lasts(a.Creative):
+		return TooLong
 	case len(a.Placements) > 0 && !slices.Contains(a.Placements, pl.Name):
 		return NotHere
 	}

@@ -46,7 +46,7 @@ func (p *Plan) rotated(ads []*Ad, c *Campaign, r *Request, used *usedSet, now ti
 		switch adWhy(a, c, r, used, now) {
 		case "":
 			ok = append(ok, a)
-		case Duplicate:
+		case Duplicate, PodFull:
 			leftOut |= byUsed
 			used.note(marquee.InRequest)
 		default:

@@ -110,10 +110,12 @@ func (in *Input) Text(name string) *[]byte { return in.text(name) }
 // sends it.
 func QueryKV(key, value []byte) RawKV { return RawKV{Key: key, Value: value, parent: "kv", index: -1} }
 
-// SlotInput is one slot of a request: {"div","placement","count","kv"}.
+// SlotInput is one slot of a request:
+// {"div","placement","count","podDurationMs","kv"}.
 type SlotInput struct {
 	Div, Placement []byte
 	Count          OptInt
+	PodMs          OptInt // podDurationMs
 	KV             []RawKV
 	Bids           []delivery.Bid // the page's header-bidding bids (readBids)
 }
@@ -242,6 +244,8 @@ func ReadDecision(sc *Scratch, body []byte, in *Input) error {
 						slot.Placement = str(v, path, ".placement")
 					case "count":
 						slot.Count = integer(v, path, ".count")
+					case "podDurationMs":
+						slot.PodMs = integer(v, path, ".podDurationMs")
 					case "kv":
 						slot.KV = readKV(v, path+".kv", slot.KV, &p)
 					case "bids":
@@ -619,7 +623,13 @@ func parseDecision(in *Input, plan *delivery.Plan, slots []delivery.Slot) (deliv
 				p.add(path+".count", fmt.Sprintf("must be from 1 to %d", MaxSlotCount))
 			}
 		}
-		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: name, Count: count, Bids: s.Bids})
+		pod := 0
+		if s.PodMs.Set {
+			if pod = s.PodMs.N; pod < 0 || pod > marquee.MaxPod*marquee.MaxVideoMs {
+				p.add(path+".podDurationMs", fmt.Sprintf("must be the most the slot's video ads may last together, in milliseconds: 0 (no limit) to %d", marquee.MaxPod*marquee.MaxVideoMs))
+			}
+		}
+		r.Slots = append(r.Slots, delivery.Slot{Div: div, Placement: name, Count: count, PodMs: pod, Bids: s.Bids})
 	}
 	if len(in.KV) > 0 {
 		r.Viewer.KV = compileKV(in.KV, nil, &p)

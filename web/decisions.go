@@ -371,6 +371,13 @@ func decisionFromQuery(args *fasthttp.Args, in *serve.Input) error {
 		}
 		slot.Count = serve.OptInt{N: n, Set: true}
 	}
+	if v, ok := param(args, "podDurationMs"); ok {
+		n, err := strconv.Atoi(string(v))
+		if err != nil {
+			bad("podDurationMs", "must be an integer")
+		}
+		slot.PodMs = serve.OptInt{N: n, Set: true}
+	}
 	in.Placements = append(in.Placements, slot)
 	if v, ok := param(args, "age"); ok {
 		n, err := strconv.Atoi(string(v))

@@ -51,7 +51,7 @@ func handleVMAP(svc *serve.Service) handler {
 		}
 		pass := url.Values{}
 		for k, v := range args.All() {
-			if key := string(k); key != "placement" && key != "duration" && key != "count" {
+			if key := string(k); key != "placement" && key != "duration" && key != "count" && key != "podDurationMs" {
 				pass.Add(key, string(v))
 			}
 		}
@@ -61,6 +61,9 @@ func handleVMAP(svc *serve.Service) handler {
 		mid := 0
 		for _, b := range breaks {
 			q := url.Values{"placement": {name}, "count": {strconv.Itoa(b.Ads)}}
+			if b.MaxDurationMs > 0 {
+				q.Set("podDurationMs", strconv.Itoa(b.MaxDurationMs))
+			}
 			for k, vs := range pass {
 				q[k] = vs
 			}

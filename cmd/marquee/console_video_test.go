@@ -73,7 +73,7 @@ func TestConsoleVideoCreative(t *testing.T) {
 	// Placements: an audio player's and a content video's ad rules kept
 	// through an edit of something else.
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"podcast","types":["audio"],"expectedDailyRequests":5000}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"episode","types":["video"],"adBreaks":[{"offset":"start","ads":1},{"offset":"50%","ads":2}]}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"episode","types":["video"],"maxDurationMs":30000,"adBreaks":[{"offset":"start","ads":1},{"offset":"50%","ads":2,"maxDurationMs":45000}]}`), 201, "")
 	for _, name := range []string{"podcast", "episode"} {
 		b.open("#/placements/"+name+"/edit", "#placement-form")
 		b.do("edit "+name+"'s site", chromedp.SetValue(chromedp.CSS(`[data-field="site"] input`), "acme.test"), click(`#placement-form button[type=submit]`))
@@ -83,8 +83,9 @@ func TestConsoleVideoCreative(t *testing.T) {
 		!strings.Contains(r.body, `"expectedDailyRequests":5000`) {
 		t.Errorf("the podcast placement after an edit = %s; want audio and its 5,000 requests a day still", r.body)
 	}
-	if r := in.get("/api/v1/placements/episode"); !strings.Contains(r.body, `"adBreaks":[{"offset":"start","ads":1},{"offset":"50%","ads":2}]`) || !strings.Contains(r.body, `"site":"acme.test"`) {
-		t.Errorf("the episode placement after an edit = %s; want its ad breaks kept", r.body)
+	if r := in.get("/api/v1/placements/episode"); !strings.Contains(r.body, `"adBreaks":[{"offset":"start","ads":1},{"offset":"50%","ads":2,"maxDurationMs":45000}]`) ||
+		!strings.Contains(r.body, `"site":"acme.test"`) || !strings.Contains(r.body, `"maxDurationMs":30000`) {
+		t.Errorf("the episode placement after an edit = %s; want its ad breaks and its longest ad kept", r.body)
 	}
 	if errs, _ := b.logged(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -439,8 +438,9 @@ func TestVMAP(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"video",` + flight + `}`)
 	in.campaign(`{"advertiserId":"1","name":"video 2",` + flight + `}`)
-	breaks := `[{"offset":"start","ads":1},{"offset":"00:10:00","ads":2},{"offset":"50%","ads":2},{"offset":"end","ads":1}]`
-	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"episode","types":["video"],"adBreaks":`+breaks+`}`), 201, "")
+	// The 50% break holds two ads lasting 20 s at most: one of 15 s.
+	breaks := `[{"offset":"start","ads":1},{"offset":"00:10:00","ads":2},{"offset":"50%","ads":2,"maxDurationMs":20000},{"offset":"end","ads":1}]`
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"episode","types":["video"],"maxDurationMs":15000,"adBreaks":`+breaks+`}`), 201, "")
 	for _, bad := range []string{`[{"offset":"middle","ads":1}]`, `[{"offset":"start","ads":0}]`, `[{"offset":"start","ads":1},{"offset":"start","ads":2}]`, `{}`} {
 		if r := in.admin("POST", "/api/v1/placements", `{"name":"bad","adBreaks":`+bad+`}`); r.status != 400 || !strings.Contains(r.body, "adBreaks") {
 			t.Errorf("adBreaks %s = %d %s; want 400 naming adBreaks", bad, r.status, r.body)
@@ -474,12 +474,15 @@ func TestVMAP(t *testing.T) {
 		want := "1"
 		if b.BreakID == "midroll-1" {
 			want = "2"
+			if !strings.Contains(u, "podDurationMs=20000") {
+				t.Errorf("break %s's tag %s; want podDurationMs=20000", b.BreakID, u)
+			}
 		}
 		if !strings.Contains(u, "count="+want) {
 			t.Errorf("break %s's tag %s; want count=%s", b.BreakID, u, want)
 		}
-		if v := decodeVAST(t, in.get(strings.TrimPrefix(u, in.url))); strconv.Itoa(len(v.Ads)) != want {
-			t.Errorf("break %s's VAST has %d ads; want %s", b.BreakID, len(v.Ads), want)
+		if v := decodeVAST(t, in.get(strings.TrimPrefix(u, in.url))); len(v.Ads) != 1 {
+			t.Errorf("break %s's VAST has %d ads; want 1 (a pod of two 15 s ads is longer than 20 s)", b.BreakID, len(v.Ads))
 		}
 	}
 	if strings.Join(got, " ") != "preroll@start midroll-1@50% postroll@end" {
@@ -494,6 +497,21 @@ func TestVMAP(t *testing.T) {
 	}
 	if len(read("/vmap?placement=episode&duration=3600").Breaks) != 4 {
 		t.Error("an hour's content: want all four breaks")
+	}
+	// A pod of two with room for both; the placement's 15 s maximum keeps
+	// out a 16 s ad.
+	if v := decodeVAST(t, in.get("/vast?placement=episode&count=2&podDurationMs=30000")); len(v.Ads) != 2 {
+		t.Errorf("a pod of two lasting up to 30 s has %d ads; want 2", len(v.Ads))
+	}
+	in.expect(in.admin("PUT", "/api/v1/placements/episode", `{"name":"episode","types":["video"],"maxDurationMs":14999}`), 200, "")
+	if v := decodeVAST(t, in.get("/vast?placement=episode&count=2")); len(v.Ads) != 0 {
+		t.Errorf("ads of 15 s in a placement of at most 14.999 s: %d; want none", len(v.Ads))
+	}
+	if r := in.admin("GET", "/api/v1/placements/episode", ""); !strings.Contains(r.body, `"maxDurationMs":14999`) {
+		t.Errorf("the placement = %s; want its maxDurationMs", r.body)
+	}
+	if r := in.get("/vast?placement=episode&podDurationMs=soon"); r.status != 400 || !strings.Contains(r.body, `"podDurationMs"`) {
+		t.Errorf("podDurationMs=soon: %d %s; want 400 naming it", r.status, r.body)
 	}
 	for _, c := range []struct{ path, want string }{
 		{"/vmap", `"placement":"is required"`},

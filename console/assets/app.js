@@ -1896,6 +1896,7 @@
     passback.value = p.passback || '';
     const floor = el('input', { type: 'number', min: 0, step: 'any', id: 'floor', value: p.floor === undefined ? '' : p.floor, placeholder: 'none' });
     const expected = el('input', { type: 'number', min: 0, step: 1, id: 'expected-daily', value: p.expectedDailyRequests || '', placeholder: 'not declared' });
+    const longest = el('input', { type: 'number', min: 0, step: 'any', id: 'max-duration', value: p.maxDurationMs ? p.maxDurationMs / 1000 : '', placeholder: 'any' });
     const form = el('form', { class: 'card', id: 'placement-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
       const body = { name: name || n.value, site: site.value, sizes: sizes.value.split(',').map(s => s.trim()).filter(Boolean),
@@ -1904,6 +1905,7 @@
       if (passback.value.trim()) body.passback = passback.value;
       if (floor.value !== '') body.floor = floor.value;
       body.expectedDailyRequests = +expected.value || 0;
+      body.maxDurationMs = longest.value === '' ? 0 : Math.round(+longest.value * 1000);
       if (breaks.value.trim()) {
         try { body.adBreaks = JSON.parse(breaks.value); } catch (_) { body.adBreaks = breaks.value; } // the API names what is wrong
       }
@@ -1916,7 +1918,8 @@
     field('Passback: your own fallback tag (HTML) for a slot nothing fills, after the default ad', passback, 'passback'),
     field('Floor for header-bidding bids (CPM, ' + currency() + '; after each bidder\'s adjustment)', floor, 'floor'),
     field('Requests it expects a day (forecasts read it until it has three weeks of its own)', expected, 'expectedDailyRequests'),
-    field('Ad breaks of a content video (VMAP: offset start, end, 00:10:00 or 50%; ads a break)', breaks, 'adBreaks'),
+    field('Longest video or audio ad it takes (seconds)', longest, 'maxDurationMs'),
+    field('Ad breaks of a content video (VMAP: offset start, end, 00:10:00 or 50%; ads a break; maxDurationMs: the most its ads last together)', breaks, 'adBreaks'),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: name ? 'Save' : 'Create placement' }),
       el('a', { href: name ? '#/placements/' + name : '#/placements', text: 'Cancel' })));
     show(el('h1', { text: name ? 'Edit placement ' + name : 'New placement' }), form);

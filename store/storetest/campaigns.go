@@ -314,22 +314,22 @@ func testAssets(t *testing.T, open Opener) {
 	}
 }
 
-// testAdBreaks: a video placement's ad rules round-trip, and a replace
-// without them drops them.
+// testAdBreaks: a video placement's ad rules and longest ad round-trip,
+// and a replace without them drops them.
 func testAdBreaks(t *testing.T, open Opener) {
 	ctx := context.Background()
 	st, _ := open(t)
-	ep, err := st.CreatePlacement(ctx, mustParse(t, marquee.ParsePlacementInput, `{"name":"episode","types":["video"],"adBreaks":[{"offset":"start","ads":1},{"offset":"50%","ads":3}]}`))
+	ep, err := st.CreatePlacement(ctx, mustParse(t, marquee.ParsePlacementInput, `{"name":"episode","types":["video"],"maxDurationMs":30000,"adBreaks":[{"offset":"start","ads":1},{"offset":"50%","ads":3,"maxDurationMs":60000}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := st.Placement(ctx, ep.Name); err != nil || len(got.AdBreaks) != 2 || got.AdBreaks[1] != (marquee.AdBreak{Offset: "50%", Ads: 3}) {
-		t.Errorf("Placement(episode).AdBreaks = %+v, %v; want start×1, 50%%×3", got.AdBreaks, err)
+	if got, err := st.Placement(ctx, ep.Name); err != nil || len(got.AdBreaks) != 2 || got.AdBreaks[1] != (marquee.AdBreak{Offset: "50%", Ads: 3, MaxDurationMs: 60_000}) || got.MaxDurationMs != 30_000 {
+		t.Errorf("Placement(episode) = breaks %+v, longest ad %d ms, %v; want start×1, 50%%×3 of at most 60,000 ms, ads of at most 30,000 ms", got.AdBreaks, got.MaxDurationMs, err)
 	}
 	if _, err := st.ReplacePlacement(ctx, "episode", marquee.PlacementInput{Name: "episode", Types: []string{"video"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := st.Placement(ctx, ep.Name); len(got.AdBreaks) != 0 {
-		t.Errorf("after a replace without ad breaks: %+v; want none", got.AdBreaks)
+	if got, _ := st.Placement(ctx, ep.Name); len(got.AdBreaks) != 0 || got.MaxDurationMs != 0 {
+		t.Errorf("after a replace without ad breaks: %+v, longest ad %d ms; want none, 0", got.AdBreaks, got.MaxDurationMs)
 	}
 }
