@@ -219,7 +219,7 @@ var eventColumns = "date, time, id, type, ad_id, campaign_id, placement, link, d
 
 // reportColumns are the report columns appendReport writes, in its order.
 var reportColumns = "counted, bot, r_country, r_platform, browser, os, device, referrer_host, reach_uid, " +
-	"r_ad, r_campaign, r_advertiser, r_placement, r_link, r_dest, r_cube, kv_keys, kv_values, c_" + strings.Join(reportrow.Columns[:], ", c_")
+	"r_ad, r_campaign, r_advertiser, r_placement, r_link, r_dest, r_cube, kv_keys, kv_values, c_" + strings.Join(reportrow.Columns[:], ", c_") + ", error_code"
 
 // appendRow appends the row of m to rows in RowBinary — ClickHouse's
 // cheapest format to read: each value as it is stored, strings after
@@ -301,13 +301,15 @@ func (e *Events) appendReport(ctx context.Context, rows []byte, lookup *reports.
 		rows = appendString(rows, kv.Value)
 	}
 	fields := ev.Fields()
-	for _, p := range fields[:len(fields)-4] { // 0 or 1 an event: UInt8
+	for _, p := range fields[:len(fields)-5] { // 0 or 1 an event: UInt8
 		rows = append(rows, byte(*p))
 	}
 	rows = binary.LittleEndian.AppendUint64(rows, uint64(ev.ConversionValue))
 	rows = binary.LittleEndian.AppendUint64(rows, uint64(ev.SpendNanos))
 	rows = append(rows, byte(ev.Unbilled))
-	return binary.LittleEndian.AppendUint64(rows, uint64(ev.UnbilledNanos)), nil
+	rows = binary.LittleEndian.AppendUint64(rows, uint64(ev.UnbilledNanos))
+	rows = append(rows, byte(ev.Errors))
+	return appendString(rows, ev.ErrorCode), nil
 }
 
 // flag is b as a UInt8.

@@ -181,6 +181,8 @@ func dimValue(by string) (expr string, entities []string, joinKey string) {
 		return "os", []string{marquee.EntityAd, marquee.EntityLink}, ""
 	case reportrow.DimDestination:
 		return "toString(r_dest)", []string{marquee.EntityLink}, ""
+	case reportrow.DimError:
+		return "error_code", []string{marquee.EntityAd}, ""
 	}
 	return "kv_value", []string{marquee.EntityAd, marquee.EntityCampaign, marquee.EntityPlacement}, strings.TrimPrefix(by, reportrow.KVDim)
 }
@@ -221,8 +223,11 @@ func (r *Reports) ReportSums(ctx context.Context, q reportrow.SumQuery, daily bo
 		join = " ARRAY JOIN kv_keys AS kv_key, kv_values AS kv_value"
 		w += " AND kv_key = " + literal(key)
 	}
-	if q.By == reportrow.DimDestination {
+	switch q.By {
+	case reportrow.DimDestination:
 		w += " AND r_dest >= 0"
+	case reportrow.DimError:
+		w += " AND c_errors = 1"
 	}
 	return r.sums(ctx, "SELECT toInt64("+dayExpr+") AS t, "+expr+" AS d, "+sumsOf(q.Entity)+" FROM events"+join+" WHERE "+w+" GROUP BY t, d")
 }

@@ -40,6 +40,7 @@ const (
 	Unbilled     // why an event its price bills was billed nothing: "overBudget" or "invalid" (the server's)
 	UnbilledCost // what that event would have cost, in nano-units (the server's)
 	IVT          // why the event is invalid traffic: an ivt reason's name, "" a person's (the server's)
+	ErrorCode    // a player's error event's VAST error code ([ERRORCODE]: digits), "" none (the server's)
 	NumFields
 )
 
@@ -57,7 +58,7 @@ var fieldKeys = [...]struct {
 	{"domain", Domain}, {"referrer", Referrer}, {"dest", Dest}, {"measured", Measured}, {"geo", Geo},
 	{"verified", Verified}, {"redirected", Redirected}, {"kv", KV},
 	{"cost", Cost}, {"attribution", Attribution}, {"conversionValue", ConvValue}, {"bidder", Bidder},
-	{"unbilled", Unbilled}, {"unbilledCost", UnbilledCost}, {"ivt", IVT},
+	{"unbilled", Unbilled}, {"unbilledCost", UnbilledCost}, {"ivt", IVT}, {"errorCode", ErrorCode},
 }
 
 // Scan reads the fields of one event line (a JSON object as AppendHead

@@ -55,6 +55,9 @@ type Counts struct {
 	// verified: video viewability, apart from the tag's display figures.
 	VideoMeasured int64 `json:"videoMeasured"`
 	VideoViews    int64 `json:"videoViews"`
+	// Errors are a video or audio player's error events (VAST's Error
+	// URL), whatever their code: by code in DimRows of DimError.
+	Errors int64 `json:"errors"`
 	// Money (docs/api.md#money): of the conversions, those attributed to
 	// an impression rather than a click (post-view); the value the
 	// attributed conversions reported, in micro-units; and what the
@@ -77,7 +80,7 @@ var Columns = [...]string{"impressions", "clicks", "conversions", "measured", "v
 	"starts", "first_quartiles", "midpoints", "third_quartiles", "completes",
 	"unverified_impressions", "unverified_clicks", "unverified_conversions", "unverified_views",
 	"video_measured", "video_views", "post_view_conversions", "conversion_value_micros", "spend_nanos",
-	"unbilled", "unbilled_nanos"}
+	"unbilled", "unbilled_nanos", "errors"}
 
 // Fields returns pointers to c's counts in the order of Columns (for a
 // row's scan, and to add counts one by one).
@@ -86,7 +89,7 @@ func (c *Counts) Fields() [len(Columns)]*int64 {
 		&c.Starts, &c.FirstQuartiles, &c.Midpoints, &c.ThirdQuartiles, &c.Completes,
 		&c.UnverifiedImpressions, &c.UnverifiedClicks, &c.UnverifiedConversions, &c.UnverifiedViews,
 		&c.VideoMeasured, &c.VideoViews, &c.PostViewConversions, &c.ConversionValue, &c.SpendNanos,
-		&c.Unbilled, &c.UnbilledNanos}
+		&c.Unbilled, &c.UnbilledNanos, &c.Errors}
 }
 
 // Add adds o to c. Field by field, not through Fields: a tally adds
@@ -108,6 +111,7 @@ func (c *Counts) Add(o Counts) {
 	c.UnverifiedViews += o.UnverifiedViews
 	c.VideoMeasured += o.VideoMeasured
 	c.VideoViews += o.VideoViews
+	c.Errors += o.Errors
 	c.PostViewConversions += o.PostViewConversions
 	c.ConversionValue += o.ConversionValue
 	c.SpendNanos += o.SpendNanos
@@ -203,6 +207,8 @@ func (c *Counts) CountOf(typ []byte, measured, verified bool) bool {
 			}
 		}
 	case "videoViewUndetermined":
+	case "error":
+		c.Errors++
 	case "adjustment": // money only (CountMoney): an event's bill credited after the fact
 	default:
 		return false
@@ -287,13 +293,23 @@ type FileMark struct {
 
 // The dimensions an ad's or a link's events are also counted by, a UTC
 // day at a time (DimRow): where they came from, the browser and the
-// operating system their User-Agent names, and (a link's) the A/B
-// destination they went to.
+// operating system their User-Agent names, (a link's) the A/B
+// destination they went to, and (an ad's player errors) the VAST error
+// code the player reported (NoErrorCode: none).
 const (
 	DimReferrer    = "referrer"
 	DimBrowser     = "browser"
 	DimOS          = "os"
 	DimDestination = "destination"
+	DimError       = "errorCode"
+)
+
+// The DimError values of an error event without a VAST code: its player
+// left [ERRORCODE] unfilled (or filled it with anything but a number:
+// none), or sent a number outside VAST's 100–999 (other).
+const (
+	NoErrorCode    = "none"
+	OtherErrorCode = "other"
 )
 
 // KVDim prefixes the dimension of a report key's DimRows: "kv.section".
@@ -306,7 +322,7 @@ func IsDim(by string) bool {
 }
 
 // Dims are the dimensions of DimRows (and KVDim + each report key).
-var Dims = []string{DimReferrer, DimBrowser, DimOS, DimDestination}
+var Dims = []string{DimReferrer, DimBrowser, DimOS, DimDestination, DimError}
 
 // DimRow counts one UTC day of an ad's or a link's events that share the
 // value of one dimension (a referrer's host, "direct" for none; a

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/medama-io/go-useragent"
@@ -14,6 +15,7 @@ import (
 	"marquee/geoip"
 	"marquee/ivt"
 	"marquee/linkroute"
+	"marquee/reportrow"
 	"marquee/targeting"
 )
 
@@ -33,6 +35,9 @@ type Event struct {
 	OS       string // Other when the parser knows none
 	Device   string // a device type (targeting.Device), "" unknown
 	Referrer string // the referrer's host (ReferrerHost), Direct for none
+	// ErrorCode is a player's error event's VAST error code (up to four
+	// digits), reportrow.NoErrorCode for none; "" for other events.
+	ErrorCode string
 	// UID is the uid counted in reach: nil for invalid traffic's event or
 	// one longer than MaxUID.
 	UID []byte
@@ -151,6 +156,14 @@ func (cl *Classifier) ReadFields(f *eventline.Fields, e *Event) string {
 		return "other type"
 	}
 	e.CountMoney(verified, f[eventline.Cost], f[eventline.Attribution], f[eventline.ConvValue], f[eventline.Unbilled], f[eventline.UnbilledCost])
+	if e.Errors > 0 {
+		code := f[eventline.ErrorCode]
+		if len(code) == 0 { // a line of an older version, which named it "code": no link's error
+			code = f[eventline.Link]
+		}
+		f[eventline.Link] = nil
+		e.ErrorCode = errorCode(code)
+	}
 	if len(f[eventline.Ad]) == 0 && len(f[eventline.Link]) == 0 && len(f[eventline.Campaign]) == 0 && len(f[eventline.Placement]) == 0 {
 		return "no ad, link, campaign or placement"
 	}
@@ -226,6 +239,30 @@ func (cl *Classifier) ReadFields(f *eventline.Fields, e *Event) string {
 		e.KVs = cl.kvs(e.KVs, keys, f[eventline.KV], e.Day())
 	}
 	return ""
+}
+
+// errorCodes are the DimError values of the codes VAST defines (100 to
+// 999), made once: a report reads a code of an error event without
+// allocating.
+var errorCodes = func() []string {
+	out := make([]string, 1000)
+	for i := 100; i < 1000; i++ {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}()
+
+// errorCode is the DimError value of an error event's code: the code
+// when it is one VAST defines, reportrow.NoErrorCode without one, else
+// reportrow.OtherErrorCode (a number past VAST's 100–999).
+func errorCode(code []byte) string {
+	switch {
+	case len(code) == 0:
+		return reportrow.NoErrorCode
+	case len(code) == 3 && '1' <= code[0] && code[0] <= '9' && '0' <= code[1] && code[1] <= '9' && '0' <= code[2] && code[2] <= '9':
+		return errorCodes[int(code[0]-'0')*100+int(code[1]-'0')*10+int(code[2]-'0')]
+	}
+	return reportrow.OtherErrorCode
 }
 
 // kvs appends the values of the report keys a kv field names.

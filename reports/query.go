@@ -186,6 +186,7 @@ type Part struct {
 	Browser     string `json:"browser,omitempty"`
 	OS          string `json:"os,omitempty"`
 	Destination *int   `json:"destination,omitempty"` // an A/B destination's index
+	ErrorCode   string `json:"errorCode,omitempty"`   // a VAST error code, "none" or "other" (by=errorCode)
 	URL         string `json:"url,omitempty"`         // that destination's URL, as the link holds it now
 	Tag         string `json:"tag,omitempty"`
 	Value       string `json:"value,omitempty"` // a report key's value (by=kv.KEY)
@@ -213,6 +214,8 @@ func (p *Part) label() (value, dim string) {
 		return p.OS, reportrow.DimOS
 	case p.Destination != nil:
 		return strconv.Itoa(*p.Destination), reportrow.DimDestination
+	case p.ErrorCode != "":
+		return p.ErrorCode, reportrow.DimError
 	case p.Tag != "":
 		return p.Tag, "tag"
 	case p.Value != "":
@@ -533,6 +536,8 @@ func breakdown(byDim map[string]*Counts, by string) []Part {
 		case reportrow.DimDestination:
 			n, _ := strconv.Atoi(dim)
 			p.Destination = &n
+		case reportrow.DimError:
+			p.ErrorCode = dim
 		default:
 			if strings.HasPrefix(by, reportrow.KVDim) {
 				p.Value = dim
@@ -546,6 +551,9 @@ func breakdown(byDim map[string]*Counts, by string) []Part {
 		}
 		if a.Clicks != b.Clicks {
 			return int(b.Clicks - a.Clicks)
+		}
+		if a.Errors != b.Errors {
+			return int(b.Errors - a.Errors)
 		}
 		va, _ := a.label()
 		vb, _ := b.label()

@@ -428,7 +428,7 @@ func TestSeriesGranularityAndTZ(t *testing.T) {
 		if err := utc.WriteCSV(&csv); err != nil {
 			t.Fatal(err)
 		}
-		if want := "t,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,uniques,ctr\n2026-11-18T00:00:00Z,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n2026-11-19T00:00:00Z,1,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0\n2026-11-20T00:00:00Z,1,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0\n"; csv.String() != want {
+		if want := "t,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,errors,uniques,ctr\n2026-11-18T00:00:00Z,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n2026-11-19T00:00:00Z,1,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0\n2026-11-20T00:00:00Z,1,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0\n"; csv.String() != want {
 			t.Errorf("CSV =\n%s\nwant\n%s", csv.String(), want)
 		}
 	})
@@ -665,7 +665,7 @@ func TestBreakdownsByDimension(t *testing.T) {
 		}
 		var csv strings.Builder
 		if err := report(t, w, reports.Query{Entity: marquee.EntityLink, ID: split.ID, From: from, To: to, By: "referrer"}).WriteCSV(&csv); err != nil ||
-			!strings.HasPrefix(csv.String(), "referrer,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,ctr,viewability,video_viewability,completion_rate\nnews.example,0,40,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n") {
+			!strings.HasPrefix(csv.String(), "referrer,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,errors,ctr,viewability,video_viewability,completion_rate\nnews.example,0,40,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n") {
 			t.Errorf("CSV by referrer = %q, %v", csv.String(), err)
 		}
 	})

@@ -90,7 +90,8 @@ type dkey struct {
 	day                   int64
 	bot                   uint8 // an ivt.Reason (0: a person's)
 	referrer, browser, os string
-	dest                  int8 // a link click's destination; -1: none
+	dest                  int8   // a link click's destination; -1: none
+	errCode               string // a player's error's code (Event.ErrorCode); "": not an error
 }
 
 // kvkey is an ad's, campaign's or placement's events of one UTC day with
@@ -351,7 +352,7 @@ func (t *Tally) add(k pkey, c *Counts, uid []byte) {
 // held.
 func (t *Tally) addDims(k pkey, c *Counts, e *Event) {
 	d := dkey{entity: k.entity, id: k.id, code: k.code, day: k.hour / 86400 * 86400, bot: k.bot,
-		referrer: e.Referrer, browser: e.Browser, os: e.OS, dest: -1}
+		referrer: e.Referrer, browser: e.Browser, os: e.OS, dest: -1, errCode: e.ErrorCode}
 	if k.entity == entLink {
 		d.dest = e.Dest
 		if e.HasVisitor {
@@ -514,6 +515,10 @@ func (t *Tally) resolve(ctx context.Context, p pending) (*Batch, map[string]int6
 		}
 		if k.dest >= 0 {
 			d.Dim, d.Value = reportrow.DimDestination, strconv.Itoa(int(k.dest))
+			addDim(d, *c)
+		}
+		if k.errCode != "" {
+			d.Dim, d.Value = reportrow.DimError, k.errCode
 			addDim(d, *c)
 		}
 	}

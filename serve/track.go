@@ -266,7 +266,7 @@ func (s *Service) record(h *Hit, e *Edge, p *tracking.Payload, verified bool, wh
 		// VAST's [ERRORCODE] macro, filled in by the player: a number, or
 		// the macro left as it is (no code).
 		if code := h.Code; len(code) > 0 && len(code) <= 4 && isDigits(code) {
-			line = eventline.AppendPlain(line, "code", code)
+			line = eventline.AppendPlain(line, "errorCode", code)
 		}
 	}
 	line = eventline.End(line)

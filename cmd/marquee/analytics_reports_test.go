@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -50,6 +51,7 @@ func TestReportsFromClickHouseMatch(t *testing.T) {
 		"type=impression&ad=3&campaign=3&placement=p3&kv=section%3Dsports",
 		"type=impression&ad=999&campaign=999&placement=nowhere", // names nothing that exists
 		"type=start&ad=2&campaign=2", "type=complete&ad=2&campaign=2",
+		"type=error&ad=2&campaign=2&errorCode=405", "type=error&ad=2&campaign=2&errorCode=405", "type=error&ad=2&campaign=2&errorCode=9999", "type=error&ad=2&campaign=2",
 		"type=impression&link=spring&uid=u3", "type=impression&link=autumn",
 	}
 	for _, b := range beacons {
@@ -86,7 +88,7 @@ func TestReportsFromClickHouseMatch(t *testing.T) {
 			}
 		}
 	}
-	for _, by := range []string{"", "country", "platform", "referrer", "browser", "os", "kv.section"} {
+	for _, by := range []string{"", "country", "platform", "referrer", "browser", "os", "kv.section", "errorCode"} {
 		for _, bots := range []string{"exclude", "include"} {
 			q := "?by=" + by + "&bots=" + bots + "&" + window
 			suite = append(suite, "/api/v1/stats"+q, "/api/v1/ad/1/stats"+q, "/api/v1/ad/2/stats"+q, "/api/v1/campaigns/1/stats"+q,
@@ -148,10 +150,26 @@ func TestReportsFromClickHouseMatch(t *testing.T) {
 	if differ > 0 {
 		t.Errorf("%d of %d answers differ", differ, len(withCSV))
 	}
+	// A player's errors by code: 405 twice (two beacons: not a decision's,
+	// so not deduplicated), a number outside VAST's codes, none.
+	var byCode struct {
+		Totals    struct{ Errors int }
+		Breakdown []struct {
+			ErrorCode string
+			Errors    int
+		}
+	}
+	if err := json.Unmarshal([]byte(fromStore["/api/v1/ad/2/stats?by=errorCode&bots=exclude&"+window]), &byCode); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(byCode.Totals.Errors, byCode.Breakdown); got != "4 [{405 2} {none 1} {other 1}]" {
+		t.Errorf("ad 2's errors by code = %s; want 4 [{405 2} {none 1} {other 1}]", got)
+	}
 	for path, want := range map[string]string{
 		"/api/v1/stats?top=tags&metric=impressions&granularity=hour&" + window: `"tag":"promo"`,
 		"/api/v1/links/spring/stats?by=destination&" + window:                  `"destination":0`,
 		"/api/v1/ad/1/stats?by=kv.section&bots=exclude&" + window:              `"value":"sports"`,
+		"/api/v1/ad/2/stats?by=errorCode&bots=exclude&" + window:               `"errorCode":"405"`,
 		"/api/v1/ad/1/stats?by=&bots=include&" + window:                        `"uniques":4`,
 		"/api/v1/placements/p4/stats?by=&bots=exclude&" + window:               `"requests":`,
 	} {

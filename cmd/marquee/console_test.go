@@ -527,7 +527,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	csvHref := eval[string](b, `document.getElementById('csv').getAttribute('href')`)
 	status, csv := b.fetch(csvHref, `{}`)
 	api := in.get(csvHref)
-	if status != 200 || csv != api.body || !strings.HasPrefix(csv, "t,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,uniques,ctr\n") || strings.Count(csv, "\n") < 8 {
+	if status != 200 || csv != api.body || !strings.HasPrefix(csv, "t,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,errors,uniques,ctr\n") || strings.Count(csv, "\n") < 8 {
 		t.Fatalf("the console's CSV (%d):\n%s\nthe API's (%d):\n%s", status, csv, api.status, api.body)
 	}
 

@@ -23,7 +23,7 @@ type stats struct {
 	Totals      struct {
 		Impressions, Clicks, Conversions, Measured, Views            int64
 		Starts, FirstQuartiles, Midpoints, ThirdQuartiles, Completes int64
-		VideoMeasured, VideoViews                                    int64
+		VideoMeasured, VideoViews, Errors                            int64
 		Viewability, VideoViewability, CompletionRate                float64
 	}
 	Series []struct {
@@ -31,8 +31,8 @@ type stats struct {
 		Impressions, Clicks int64
 	}
 	Breakdown []struct {
-		Country, Platform   string
-		Impressions, Clicks int64
+		Country, Platform, ErrorCode string
+		Impressions, Clicks, Errors  int64
 	}
 }
 
@@ -211,7 +211,7 @@ func TestReportRoutes(t *testing.T) {
 	in.expect(in.admin("GET", "/api/v1/links/nope/stats", ""), 404, `{"error":"no link \"nope\""}`)
 	in.expect(in.do("GET", "/api/v1/ad/1/stats", "", "", ""), 401, "")
 	in.expect(in.admin("GET", "/api/v1/ad/1/stats?from=yesterday&granularity=week&by=city&bots=all&tz=Mars/Olympus&format=xml", ""), 400,
-		`{"error":"invalid query","problems":{"bots":"must be one of [\"exclude\" \"include\"], got \"all\"","by":"must be one of [\"country\" \"platform\" \"referrer\" \"browser\" \"os\" \"destination\"], got \"city\"",`+
+		`{"error":"invalid query","problems":{"bots":"must be one of [\"exclude\" \"include\"], got \"all\"","by":"must be one of [\"country\" \"platform\" \"referrer\" \"browser\" \"os\" \"destination\" \"errorCode\"], got \"city\"",`+
 			`"format":"must be one of [\"json\" \"csv\"], got \"xml\"","from":"must be an RFC 3339 timestamp, got \"yesterday\"",`+
 			`"granularity":"must be one of [\"hour\" \"day\" \"month\"], got \"week\"","tz":"unknown IANA time zone \"Mars/Olympus\""}}`)
 	in.expect(in.admin("GET", "/api/v1/ad/1/stats?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z", ""), 400,
@@ -220,20 +220,20 @@ func TestReportRoutes(t *testing.T) {
 		`{"error":"invalid query","problems":{"granularity":"hourly reports reach back 2160h0m0s (the hourly retention); ask for days or months"}}`)
 	r := in.get("/api/v1/links/spring/stats?by=country")
 	csv := in.get("/api/v1/links/spring/stats?by=country", "Accept", "text/csv")
-	if want := "country,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,ctr,viewability,video_viewability,completion_rate\nDE,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"; csv.body != want || !strings.HasPrefix(csv.header.Get("Content-Type"), "text/csv") {
+	if want := "country,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,errors,ctr,viewability,video_viewability,completion_rate\nDE,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"; csv.body != want || !strings.HasPrefix(csv.header.Get("Content-Type"), "text/csv") {
 		t.Errorf("CSV by Accept = %q (%s); want %q", csv.body, csv.header.Get("Content-Type"), want)
 	}
 	if !strings.Contains(r.body, `"breakdown":[{"country":"DE","impressions":4`) {
 		t.Errorf("JSON breakdown = %s", r.body)
 	}
 	top := in.admin("GET", "/api/v1/stats?top=ads&metric=impressions&limit=5&format=csv", "")
-	if top.body != "id,name,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,ctr,viewability,video_viewability,completion_rate\n1,a,4,0,0,0,0,0,0,0,0,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n" {
+	if top.body != "id,name,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,errors,ctr,viewability,video_viewability,completion_rate\n1,a,4,0,0,0,0,0,0,0,0,0,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n" {
 		t.Errorf("top ads CSV = %q", top.body)
 	}
 	if top := in.admin("GET", "/api/v1/stats?top=ads&limit=5", ""); !strings.Contains(top.body, `"top":[{"id":"1","title":"a",`) {
 		t.Errorf("top ads = %s; want ad 1 with its title", top.body)
 	}
-	if top := in.admin("GET", "/api/v1/stats?top=links&format=csv", ""); top.body != "id,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,ctr,viewability,video_viewability,completion_rate\nspring,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n" {
+	if top := in.admin("GET", "/api/v1/stats?top=links&format=csv", ""); top.body != "id,impressions,clicks,conversions,measured,views,starts,first_quartiles,midpoints,third_quartiles,completes,unverified_impressions,unverified_clicks,unverified_conversions,unverified_views,video_measured,video_views,post_view_conversions,conversion_value_micros,spend_nanos,unbilled,unbilled_nanos,errors,ctr,viewability,video_viewability,completion_rate\nspring,4,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n" {
 		t.Errorf("top links CSV = %q; want the link by its code", top.body)
 	}
 	var s struct{ Totals struct{ Uniques int64 } }

@@ -195,8 +195,12 @@ func TestVASTOverHTTP(t *testing.T) {
 		s := in.stats("/api/v1/campaigns/1/stats")
 		if x := s.Totals; x.Impressions != 1 || x.Views != 0 || x.Clicks != 1 || x.Starts != 1 || x.FirstQuartiles != 1 || x.Midpoints != 1 ||
 			x.ThirdQuartiles != 1 || x.Completes != 1 || x.CompletionRate != 1 || x.Measured != 0 || x.Viewability != 0 ||
-			x.VideoMeasured != 1 || x.VideoViews != 1 || x.VideoViewability != 1 {
-			return fmt.Sprintf("campaign 1: %+v; want each event once, completion rate 1, nothing measured by a tag, the player's viewable impression: video viewability 1", x)
+			x.VideoMeasured != 1 || x.VideoViews != 1 || x.VideoViewability != 1 || x.Errors != 1 {
+			return fmt.Sprintf("campaign 1: %+v; want each event once, completion rate 1, nothing measured by a tag, the player's viewable impression: video viewability 1, one error", x)
+		}
+		// The player's error, fired twice, counted once by its code.
+		if b := in.stats("/api/v1/ad/1/stats?by=errorCode").Breakdown; len(b) != 1 || b[0].ErrorCode != "405" || b[0].Errors != 1 {
+			return fmt.Sprintf("ad 1's errors by code = %+v; want 405 once", b)
 		}
 		return ""
 	})
@@ -206,7 +210,7 @@ func TestVASTOverHTTP(t *testing.T) {
 	for _, e := range eventLines(t, data) {
 		types[fmt.Sprint(e["type"])]++
 		if e["type"] == "error" {
-			code = e["code"]
+			code = e["errorCode"]
 		}
 	}
 	for _, e := range append(want, "impression", "videoViewable", "click", "error") {
