@@ -75,6 +75,7 @@ func TestTraffickingOverHTTP(t *testing.T) {
 		t.Errorf("the roadblock's page = %+v; want ads 5 and 6 together", d)
 	}
 	r = in.do("GET", "/vast?placement=preroll", "", "", "")
+	decodeVAST(t, r) // a VAST 4.2 document the schema takes, companions and all
 	var doc struct {
 		Creatives []struct {
 			Linear       *struct{} `xml:"Linear"`

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -89,6 +92,15 @@ func decodeVAST(t *testing.T, r response) vastDoc {
 	}
 	if doc.Version != "4.2" {
 		t.Fatalf("VAST version %q; want 4.2", doc.Version)
+	}
+	if lint := os.Getenv("MARQUEE_TEST_XMLLINT"); lint != "" { // every answer a test reads, against the VAST 4.2 schema (vast.TestSchema)
+		f := filepath.Join(t.TempDir(), "vast.xml")
+		if err := os.WriteFile(f, []byte(r.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(lint, "--noout", "--nonet", "--schema", "../../vast/testdata/vast4.2.xsd", f).CombinedOutput(); err != nil {
+			t.Fatalf("GET /vast answers a document the VAST 4.2 schema refuses: %v: %s\n%s", err, out, r.body)
+		}
 	}
 	return doc
 }
