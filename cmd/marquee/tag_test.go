@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -77,6 +79,11 @@ func newPublisher(t *testing.T) *publisher {
 			}
 			http.ServeContent(w, r, "video.webm", time.Time{}, bytes.NewReader(p.video))
 		default:
+			if file, ok := strings.CutPrefix(r.URL.Path, "/node_modules/"); ok && os.Getenv("MARQUEE_TEST_PLAYERS") != "" {
+				// The players' libraries (video.js, vast-client), as a page loads them.
+				http.ServeFile(w, r, filepath.Join(os.Getenv("MARQUEE_TEST_PLAYERS"), "node_modules", filepath.FromSlash(path.Clean("/"+file))))
+				return
+			}
 			pg, ok := p.pages[r.URL.Path]
 			p.hits[r.URL.Path]++
 			if !ok {
