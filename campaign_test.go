@@ -156,6 +156,7 @@ func TestAdCreatives(t *testing.T) {
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"universalAdId":"ABCD"}}`, "creative.universalAdId", "an object"},
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"universalAdId":{"registry":"ad-id.org"}}}`, "creative.universalAdId.value", "required"},
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"universalAdId":{"registry":" ","value":"x"}}}`, "creative.universalAdId.registry", "required"},
+		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"universalAdId":{"registry":"ad-id.org","value":"AB\u0001CD"}}}`, "creative.universalAdId.value", "without control characters"},
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"verifications":{}}}`, "creative.verifications", "a list"},
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"verifications":[{"url":"https://v.test/omid.js"}]}}`, "creative.verifications[0].vendor", "required"},
 		{`{` + ad + `,"creative":{"type":"video","mediaUrl":"https://v.test/a.mp4","mimeType":"video/mp4","durationMs":15000,"verifications":[{"vendor":"v","url":"javascript:x"}]}}`, "creative.verifications[0].url", "http or https"},

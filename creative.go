@@ -301,8 +301,8 @@ func parseCreative(raw json.RawMessage, p Problems) *Creative {
 				p["creative.universalAdId"] = `must be an object {"registry", "value"}`
 			}
 			for k, v := range map[string]string{"registry": u.Registry, "value": u.Value} {
-				if _, bad := p["creative.universalAdId"]; !bad && (strings.TrimSpace(v) == "" || len(v) > MaxUniversalAdID || !utf8.ValidString(v)) {
-					p["creative.universalAdId."+k] = fmt.Sprintf("is required: 1 to %d bytes of text", MaxUniversalAdID)
+				if _, bad := p["creative.universalAdId"]; !bad && (strings.TrimSpace(v) == "" || len(v) > MaxUniversalAdID || !plainText(v)) {
+					p["creative.universalAdId."+k] = fmt.Sprintf("is required: 1 to %d bytes of text without control characters", MaxUniversalAdID)
 				}
 			}
 			c.UniversalAdID = &u

@@ -57,8 +57,9 @@ type Ad struct {
 	// Clickable: the document has a ClickThrough (the ad has a click URL;
 	// a wrapper's is a ClickTracking: the wrapped ad says where to go).
 	Clickable bool
-	// Audio: the media is sound (audio/mpeg, …): its MediaFile says 0 by
-	// 0, as the IAB's audio guidance has it, whatever Width and Height say.
+	// Audio: the media is sound (audio/mpeg, …): the Ad says adType
+	// "audio" and its MediaFile 0 by 0, as the IAB's audio guidance has
+	// it, whatever Width and Height say.
 	Audio bool
 	// TagURL, when set, is another server's VAST tag that the document
 	// wraps (a Wrapper with VASTAdTagURI): no media, duration, skip offset
@@ -175,7 +176,11 @@ func Compile(a Ad) (*Template, error) {
 	if end < 0 {
 		return nil, fmt.Errorf("vast: ad %d: the document has no Creatives", a.ID)
 	}
-	t := &Template{head: []byte(`<Ad id="` + id + `"`), tail: full[end:]}
+	head := `<Ad id="` + id + `"`
+	if a.Audio && a.TagURL == "" {
+		head += ` adType="audio"` // VAST 4.1's word to an audio player (video when absent)
+	}
+	t := &Template{head: []byte(head), tail: full[end:]}
 	t.split(full[:end])
 	return t, nil
 }

@@ -388,10 +388,19 @@ func TestAudio(t *testing.T) {
 		} `xml:"Ad>InLine>Creatives>Creative>Linear>MediaFiles>MediaFile"`
 		Duration string `xml:"Ad>InLine>Creatives>Creative>Linear>Duration"`
 	}
+	var ad struct {
+		Ad struct {
+			AdType string `xml:"adType,attr"`
+		} `xml:"Ad"`
+	}
+	if err := xml.Unmarshal([]byte(doc), &ad); err != nil {
+		t.Fatal(err)
+	}
 	if err := xml.Unmarshal([]byte(doc), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Media.Type != "audio/mpeg" || got.Media.Width != "0" || got.Media.Height != "0" || got.Media.URL != "https://cdn.test/spot.mp3" || got.Duration != "00:00:30.000" {
-		t.Errorf("audio = %+v %s; want audio/mpeg, 0 by 0, its URL, 30 s", got.Media, got.Duration)
+	if got.Media.Type != "audio/mpeg" || got.Media.Width != "0" || got.Media.Height != "0" || got.Media.URL != "https://cdn.test/spot.mp3" || got.Duration != "00:00:30.000" ||
+		ad.Ad.AdType != "audio" {
+		t.Errorf("audio = %+v %s, adType %q; want audio/mpeg, 0 by 0, its URL, 30 s, adType audio", got.Media, got.Duration, ad.Ad.AdType)
 	}
 }
