@@ -108,7 +108,7 @@ func TestMoneyEverywhere(t *testing.T) {
 	csv := in.admin("GET", "/api/v1/stats"+range_+"&top=campaigns&format=csv", "").body
 	lines := strings.Split(csv, "\n")
 	if head, row := lines[0], lines[1]; len(lines) != 4 || !strings.HasPrefix(head, "id,name,impressions,") || !strings.HasSuffix(head, ",ctr,viewability,video_viewability,completion_rate,spend,currency") ||
-		!strings.HasPrefix(row, "1,Per mille,1,1,") || !strings.HasSuffix(row, ",1,0,0,0,2,EUR") || lines[2] != "2,Flat fee,"+strings.Repeat("0,", 25)+"100,EUR" {
+		!strings.HasPrefix(row, "1,Per mille,1,1,") || !strings.HasSuffix(row, ",1,0,0,0,2,EUR") || lines[2] != "2,Flat fee,"+strings.Repeat("0,", 26)+"100,EUR" {
 		t.Errorf("top campaigns' CSV =\n%s\nwant id,name,…,ctr,…,spend,currency, Per mille's row with CTR 1 and 2 EUR, the flat fee's with 100", csv)
 	}
 	series := in.admin("GET", "/api/v1/campaigns/1/stats"+range_+"&format=csv", "").body
