@@ -21,7 +21,7 @@ func TestConsoleVideoCreative(t *testing.T) {
 	chromiumPath(t)
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
-	in := start(t, dir, nil)
+	in := start(t, dir, nil, "-reports-flush", "100ms")
 	flight := flightJSON(-time.Hour, 48*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"video",` + flight + `}`)
@@ -86,6 +86,29 @@ func TestConsoleVideoCreative(t *testing.T) {
 	if r := in.get("/api/v1/placements/episode"); !strings.Contains(r.body, `"adBreaks":[{"offset":"start","ads":1},{"offset":"50%","ads":2,"maxDurationMs":45000}]`) ||
 		!strings.Contains(r.body, `"site":"acme.test"`) || !strings.Contains(r.body, `"maxDurationMs":30000`) {
 		t.Errorf("the episode placement after an edit = %s; want its ad breaks and its longest ad kept", r.body)
+	}
+	// A player's errors, by VAST code, on the ad's page: 402 (a media
+	// file's timeout), named.
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"preroll","types":["video"]}`), 201, "")
+	for i := 0; ; i++ { // the campaign's video or its wrapper, drawn alike
+		v := decodeVAST(t, in.get("/vast?placement=preroll"))
+		if len(v.Ads) == 1 && v.Ads[0].ID == "1" {
+			fire(t, strings.Replace(v.Ads[0].InLine.Error[0], "[ERRORCODE]", "402", 1))
+			break
+		}
+		if i == 100 {
+			t.Fatal("100 VAST answers without ad 1")
+		}
+	}
+	eventually(t, 10*time.Second, func() string {
+		if s := in.stats("/api/v1/ad/1/stats"); s.Totals.Errors != 1 {
+			return "the ad's report counts no error yet"
+		}
+		return ""
+	})
+	b.open("#/ads/1", "#player-errors")
+	if got := b.text("#player-errors td"); got != "402 — media file timeout" {
+		t.Errorf("the ad's page names its player error %q; want 402 — media file timeout", got)
 	}
 	if errs, _ := b.logged(); len(errs) > 0 {
 		t.Errorf("console errors: %q", errs)

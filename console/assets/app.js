@@ -835,6 +835,8 @@
     const [all, byCountry, byPlatform, byReferrer, byBrowser, byOS] = await Promise.all([api('GET', path + statsQuery(rg, extra)),
       api('GET', path + statsQuery(rg, extra + '&by=country')), api('GET', path + statsQuery(rg, extra + '&by=platform')),
       ...(whereFrom ? ['referrer', 'browser', 'os'].map(by => api('GET', path + statsQuery(rg, extra + '&by=' + by))) : [])]);
+    // A video or audio ad's player errors, by VAST's code (read only when it has some).
+    const byError = kind === 'ad' && all.totals.errors > 0 ? await api('GET', path + statsQuery(rg, extra + '&by=errorCode')) : null;
     const top = (rows, k, label) => el('div', {}, el('h2', { text: label }), table([label.replace(/^(Top|By) /, ''), { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }],
       (rows || []).slice(0, 10).map(r => [r[k], num(r.impressions), num(r.clicks), num(r.conversions)]), 'Nothing counted in these days.'));
     const bd = (rows, k) => table([k === 'country' ? 'Country' : 'Platform', { t: 'Impressions', num: 1 }, { t: 'Clicks', num: 1 }, { t: 'Conversions', num: 1 }, { t: 'CTR', num: 1 }],
@@ -849,8 +851,19 @@
         el('div', {}, el('h2', { text: 'By platform' }), bd(byPlatform.breakdown, 'platform'))),
       whereFrom ? el('div', { class: 'grid2', id: 'where-from' }, el('div', { id: 'top-referrers' }, top(byReferrer.breakdown, 'referrer', 'Top referrers')),
         el('div', {}, top(byBrowser.breakdown, 'browser', 'By browser'), top(byOS.breakdown, 'os', 'By OS'))) : null,
-      whereFrom ? el('p', { class: 'muted', text: 'Referrers, browsers and systems are counted by whole days.' }) : null);
+      whereFrom ? el('p', { class: 'muted', text: 'Referrers, browsers and systems are counted by whole days.' }) : null,
+      byError ? el('div', { id: 'player-errors' }, el('h2', { text: 'Player errors' }),
+        table(['VAST error code', { t: 'Errors', num: 1 }], (byError.breakdown || []).map(r => [vastError(r.errorCode), num(r.errors)]), 'No error in these days.'),
+        el('p', { class: 'muted', text: 'The errors players reported with the ad\'s Error URL, by whole days. "none": the player sent no code; "other": a code outside VAST\'s 100–999.' })) : null);
   }
+  // vastError names a VAST error code (VAST 4.2, section 2.3.6.3) for people.
+  const vastErrors = { 100: 'XML parsing error', 101: 'schema validation error', 102: 'version not supported', 200: 'trafficking error', 201: 'linearity not expected',
+    202: 'duration not expected', 203: 'size not expected', 204: 'ad category required', 205: 'inline category violates wrapper blocked categories', 206: 'ad break shortened',
+    300: 'wrapper error', 301: 'wrapper timeout', 302: 'wrapper limit reached', 303: 'no ads after wrappers', 304: 'inline ad display timed out',
+    400: 'linear ad error', 401: 'media file not found', 402: 'media file timeout', 403: 'no supported media file', 405: 'problem displaying the media file',
+    406: 'mezzanine required', 407: 'mezzanine being downloaded', 408: 'conditional ad rejected', 409: 'interactive unit not executed', 410: 'verification unit not executed',
+    411: 'mezzanine not as specified', 500: 'non-linear ad error', 600: 'companion ad error', 900: 'undefined error', 901: 'VPAID error', 902: 'interactive creative file error' };
+  const vastError = code => vastErrors[code] ? code + ' — ' + vastErrors[code] : code;
 
   // ---- Countries.
   const names = (() => { try { return new Intl.DisplayNames(['en'], { type: 'region' }); } catch (_) { return null; } })();
