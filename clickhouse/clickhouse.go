@@ -227,7 +227,16 @@ func (c *Client) Migrate(ctx context.Context) error {
 			return err
 		}
 		for _, stmt := range statements(string(sql)) {
-			if err := c.Exec(ctx, stmt); err != nil && !addedBefore(stmt, err) {
+			err := c.Exec(ctx, stmt)
+			if inner := orphanedInner(stmt, err); inner != "" {
+				// A view whose making was killed left its table behind:
+				// drop it (it holds only part of what POPULATE copies) and
+				// make the view again.
+				if err = c.Exec(ctx, "DROP TABLE IF EXISTS "+c.db+".`"+inner+"`"); err == nil {
+					err = c.Exec(ctx, stmt)
+				}
+			}
+			if err != nil && !addedBefore(stmt, err) {
 				return fmt.Errorf("clickhouse: migration %s: %w", name, err)
 			}
 		}
@@ -246,6 +255,31 @@ func addedBefore(stmt string, err error) bool {
 	head := strings.ToUpper(strings.TrimSpace(stmt))
 	return strings.HasPrefix(head, "ALTER TABLE") && strings.Contains(head, "ADD COLUMN") &&
 		strings.Contains(err.Error(), "Code: 44,") && strings.Contains(err.Error(), "already exists")
+}
+
+// orphanedInner is, when err is a CREATE MATERIALIZED VIEW's refusal
+// because its inner table (".inner.NAME") exists without the view, that
+// table's name; else "". ClickHouse makes a view's table first, then
+// fills it (POPULATE), then records the view: a server killed between
+// leaves the table alone, and the migration, applied again, could never
+// make the view.
+func orphanedInner(stmt string, err error) string {
+	if err == nil || !strings.Contains(err.Error(), "Code: 57,") {
+		return ""
+	}
+	f := strings.Fields(stmt)
+	if len(f) < 4 || !strings.EqualFold(f[0], "CREATE") || !strings.EqualFold(f[1], "MATERIALIZED") || !strings.EqualFold(f[2], "VIEW") {
+		return ""
+	}
+	name := f[3]
+	if strings.EqualFold(name, "IF") && len(f) >= 7 { // IF NOT EXISTS name
+		name = f[6]
+	}
+	inner := ".inner." + name
+	if !strings.Contains(err.Error(), "."+inner+" already exists") {
+		return ""
+	}
+	return inner
 }
 
 // statements splits a migration into its statements (separated by ";"

@@ -202,6 +202,21 @@ func TestPrivacyModesEveryPath(t *testing.T) {
 				}
 				return ""
 			})
+			// Kafka is sent to while the server runs; at its stop, what the
+			// shutdown timeout leaves is sent at the next start (a -race run
+			// on two loaded cores once stopped before the first send).
+			eventually(t, 30*time.Second, func() string {
+				seen := map[any]bool{}
+				for _, s := range kafka.received(t) {
+					seen[s.line["type"]] = true
+				}
+				for _, typ := range []string{"beacon", "batch", "click", "impression", "view"} {
+					if !seen[typ] {
+						return "Kafka has no " + typ + " event yet"
+					}
+				}
+				return ""
+			})
 			p.stop()
 			lines, raw := files(t, p.data)
 			types := byType(lines)
