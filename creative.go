@@ -713,12 +713,17 @@ func (in *PlacementInput) Accepts(c *Creative) bool {
 	return false
 }
 
-// Lasts says whether creative c is short enough for the placement: not a
-// video or audio ad, or the placement has no maximum duration, or c
-// declares a duration within it (a wrapper without one is unknown, and
-// does not fit).
-func (in *PlacementInput) Lasts(c *Creative) bool {
-	return c == nil || in.MaxDurationMs == 0 || !IsLinear(c.Type) || c.DurationMs > 0 && c.DurationMs <= in.MaxDurationMs
+// Lasts says whether creative c is short enough for the placement (see
+// Creative.FitsIn).
+func (in *PlacementInput) Lasts(c *Creative) bool { return c.FitsIn(in.MaxDurationMs) }
+
+// FitsIn says whether creative c (nil: none) fits in ms milliseconds (0:
+// no limit): it is not a video or audio ad, or it declares a duration of
+// at most ms (a wrapper without one is of unknown length, and does not
+// fit a limit). A placement's maxDurationMs and what is left of a pod's
+// duration are both checked by it.
+func (c *Creative) FitsIn(ms int) bool {
+	return c == nil || ms == 0 || !IsLinear(c.Type) || c.DurationMs > 0 && c.DurationMs <= ms
 }
 
 // sizeIs reports whether s, a "WxH" of ParsePlacementInput, is w by h. It

@@ -363,13 +363,6 @@ type usedSet struct {
 	room int
 }
 
-// lasts says whether ad a fits in u.room: a video or audio ad of a
-// declared duration no longer than it, or an ad of another kind.
-func (u *usedSet) lasts(a *Ad) bool {
-	c := a.Creative
-	return c == nil || !marquee.IsLinear(c.Type) || c.DurationMs > 0 && c.DurationMs <= u.room
-}
-
 // roomOf is what is left of slot si's pod duration (s.PodMs) once the
 // choices of pend for it that stand are counted — those judged ok, and
 // the round's not yet judged (from on): 0 when the slot has no pod

@@ -175,7 +175,7 @@ func adWhy(a *Ad, c *Campaign, r *Request, used *usedSet, now time.Time) string 
 		return AdTargeting
 	case slices.Contains(used.ads, a.ID):
 		return Duplicate
-	case used.room > 0 && !used.lasts(a):
+	case !a.Creative.FitsIn(used.room):
 		return PodFull
 	}
 	return ""

@@ -86,8 +86,8 @@ func handleVMAP(svc *serve.Service) handler {
 		if err != nil {
 			return err
 		}
-		ctx.SetContentType("application/xml; charset=utf-8")
-		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "no-store")
+		ctx.SetContentTypeBytes(contentTypeXML)
+		noStore(ctx)
 		ctx.SetBody(doc)
 		return nil
 	}
