@@ -133,10 +133,13 @@ func Spend(c *marquee.Campaign, m Counts, from, to time.Time) *marquee.Micros {
 // amount × the part of the flight the range covers; of a "daily" price,
 // the amount for each day of the flight (in the campaign's time zone:
 // a day of 23 or 25 hours costs one day) × the part of that day in the
-// range. 0 for other prices.
+// range. Only the part of the range after the campaign was approved
+// costs anything (marquee.Campaign.ApprovedAt): a draft's or a pending
+// campaign's fee is 0. 0 for other prices.
 func FlatSpend(c *marquee.Campaign, from, to time.Time) marquee.Micros {
-	lo, hi := maxTime(from, c.StartAt), minTime(to, c.EndAt)
-	if c.Price == nil || !hi.After(lo) {
+	approved, ok := c.ApprovedAt()
+	lo, hi := maxTime(maxTime(from, c.StartAt), approved), minTime(to, c.EndAt)
+	if c.Price == nil || !ok || !hi.After(lo) {
 		return 0
 	}
 	switch c.Price.Model {

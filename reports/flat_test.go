@@ -17,7 +17,7 @@ func TestFlatSpend(t *testing.T) {
 	ny, _ := time.LoadLocation("America/New_York")
 	at := func(d, h, m int, loc *time.Location) time.Time { return time.Date(2026, 3, d, h, m, 0, 0, loc) }
 	camp := func(model marquee.PriceModel, amount marquee.Micros, tz string, from, to time.Time) *marquee.Campaign {
-		return &marquee.Campaign{CampaignInput: marquee.CampaignInput{StartAt: from, EndAt: to, TimeZone: tz, Price: &marquee.Price{Model: model, Amount: amount}}}
+		return &marquee.Campaign{State: marquee.StateActive, CampaignInput: marquee.CampaignInput{StartAt: from, EndAt: to, TimeZone: tz, Price: &marquee.Price{Model: model, Amount: amount}}}
 	}
 	for _, c := range []struct {
 		name     string

@@ -279,7 +279,11 @@ func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*Mul
 		return nil, err
 	}
 	b := newMultiBuild(q, cat, out, len(cells))
-	b.addCells(cells)
+	flatImps, err := b.flatImpressions(ctx, rp.r, cq, cells)
+	if err != nil {
+		return nil, err
+	}
+	b.addCells(cells, flatImps)
 	if !slices.ContainsFunc(q.By, func(d string) bool { return !slices.Contains(requestDims, d) }) && len(q.Advertisers)+len(q.Campaigns)+len(q.Ads) == 0 {
 		if err := b.addRequests(ctx, rp.r, cq); err != nil {
 			return nil, err
@@ -559,17 +563,42 @@ func (b *multiBuild) dimsOf(k rowKey) map[string]Cell {
 	return dims
 }
 
-// addCells merges the cube's cells into rows, with what each campaign's
-// price makes of them: a flat-priced campaign's fee shared among its
-// bucket's rows by their verified impressions.
-func (b *multiBuild) addCells(cells []reportrow.CubeRow) {
-	cat, out := b.cat, b.out
-	flatImps := map[flatKey]int64{} // a flat-priced campaign's verified impressions a bucket
+// flatImpressions are the verified impressions of people, by campaign
+// and bucket, of every flat-priced campaign among cells (those of cq):
+// all of a campaign's, whatever the report's filters and dimensions, so
+// that a row's share of a fee is its part of all the campaign delivered
+// in the bucket — a statement of one site, or a publisher's report of
+// its sites, never divides a fee by its own impressions only.
+func (b *multiBuild) flatImpressions(ctx context.Context, r Reader, cq reportrow.CubeQuery, cells []reportrow.CubeRow) (map[flatKey]int64, error) {
+	var flat []int64
 	for _, c := range cells {
-		if camp := cat.Campaigns[c.Campaign]; camp != nil && camp.Price != nil && FlatSpend(camp, b.q.From, b.q.To) > 0 {
-			flatImps[flatKey{c.Campaign, b.bucketOf(c.Day)}] += c.Verified("impressions")
+		if camp := b.cat.Campaigns[c.Campaign]; camp != nil && FlatSpend(camp, b.q.From, b.q.To) > 0 && !slices.Contains(flat, c.Campaign) {
+			flat = append(flat, c.Campaign)
 		}
 	}
+	imps := map[flatKey]int64{}
+	if len(flat) == 0 {
+		return imps, nil
+	}
+	all, err := r.CubeSums(ctx, reportrow.CubeQuery{Grain: reportrow.GrainCP, From: cq.From, To: cq.To,
+		Group: []string{DimCampaign, "day"}, Campaigns: flat})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range all {
+		imps[flatKey{c.Campaign, b.bucketOf(c.Day)}] += c.Verified("impressions")
+	}
+	return imps, nil
+}
+
+// addCells merges the cube's cells into rows, with what each campaign's
+// price makes of them: a flat-priced campaign's fee shared among its
+// bucket's rows by their verified impressions of people, out of flatImps
+// (flatImpressions: all the campaign's in the bucket, people's as a
+// report without bots counts them). Invalid traffic's cells take no part
+// of a fee.
+func (b *multiBuild) addCells(cells []reportrow.CubeRow, flatImps map[flatKey]int64) {
+	cat, out := b.cat, b.out
 	flats := map[flatKey]marquee.Micros{} // a campaign's flat fee a bucket
 	var total Counts
 	for _, c := range cells {
@@ -593,7 +622,7 @@ func (b *multiBuild) addCells(cells []reportrow.CubeRow) {
 			flats[fk] = flat
 		}
 		var part marquee.Micros
-		if n := flatImps[fk]; flat > 0 && n > 0 { // the bucket's share, by verified impressions
+		if n := flatImps[fk]; flat > 0 && n > 0 && (c.IVT == 0 || c.IVT == uint8(ivt.Burst)) { // the bucket's share, by verified impressions
 			part = flat.MulDiv(c.Verified("impressions"), n)
 			r.flat += part
 			out.Totals.flat += part

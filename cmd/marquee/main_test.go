@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"io"
 	"net"
 	"net/http"
@@ -283,14 +284,44 @@ func flightJSON(from, to time.Duration) string {
 // is a draft, which never serves), and returns its id.
 func (in *instance) campaign(body string) string {
 	in.t.Helper()
+	id, _ := in.approvedCampaign(body)
+	return id
+}
+
+// approvedCampaign is campaign, and says when the campaign was approved
+// (its review's time): a flat or daily fee is billed from then.
+func (in *instance) approvedCampaign(body string) (string, time.Time) {
+	in.t.Helper()
 	r := in.admin("POST", "/api/v1/campaigns", body)
-	var c struct{ ID string }
+	var c struct {
+		ID     string
+		Review struct{ At time.Time }
+	}
 	if r.status != 201 || json.Unmarshal([]byte(r.body), &c) != nil {
 		in.t.Fatalf("POST /api/v1/campaigns %s: got %d %s; want 201", body, r.status, r.body)
 	}
-	in.expect(in.admin("POST", "/api/v1/campaigns/"+c.ID+"/approve", ""), 200, "")
-	return c.ID
+	r = in.admin("POST", "/api/v1/campaigns/"+c.ID+"/approve", "")
+	if r.status != 200 || json.Unmarshal([]byte(r.body), &c) != nil || c.Review.At.IsZero() {
+		in.t.Fatalf("approve campaign %s: got %d %s; want 200 with its review", c.ID, r.status, r.body)
+	}
+	return c.ID, c.Review.At
 }
+
+// feeFrom is what a fee of amount micro-units a period costs of [from,
+// to), in whole seconds, in micro-units, rounded as money is: a flight's
+// flat fee (period the flight) to the micro-unit once; a daily fee
+// (period 24 h) to the nano-unit, then the micro-unit.
+func feeFrom(amount int64, period time.Duration, from, to time.Time, daily bool) int64 {
+	secs := float64(to.Sub(from) / time.Second)
+	if daily {
+		nanos := math.Round(float64(amount) * 1e3 * secs / period.Seconds())
+		return int64(math.Floor((nanos + 500) / 1000))
+	}
+	return int64(math.Round(float64(amount) * secs / period.Seconds()))
+}
+
+// money is an amount of micro-units as the API writes it (2.5, 0.000001).
+func money(micros int64) string { return strconv.FormatFloat(float64(micros)/1e6, 'f', -1, 64) }
 
 func adBody(title string, start, end time.Time, conds string) string {
 	s := fmt.Sprintf(`{"title":%q,"startAt":%q,"endAt":%q`, title, start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano))

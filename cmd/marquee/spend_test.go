@@ -20,7 +20,15 @@ type moneyWorld struct {
 	flight     string
 	from, to   time.Time
 	placements []string
+	// fee is the daily flat fee's (campaign 5's) part of the flight after
+	// its approval, in micro-units: 12 a day, about half of 1.
+	fee int64
 }
+
+// total is the spend of deliver's events, the two conversions of
+// TestSpendByPriceModel and TestInvoices, and the flat fee, in
+// micro-units: 0.008642 + 0.007 + 0.74 + 8.2 + the fee.
+func (w *moneyWorld) total() string { return money(8_955_642 + w.fee) }
 
 // twoHoursOfToday is a two-hour flight around now within now's UTC day
 // (the hour before to the hour after, moved inside the day near
@@ -51,7 +59,10 @@ func newMoneyWorld(t *testing.T, flags ...string) *moneyWorld {
 		pl := fmt.Sprintf("p%d", i+1)
 		w.placements = append(w.placements, pl)
 		in.expect(in.admin("POST", "/api/v1/placements", `{"name":"`+pl+`"}`), 201, "")
-		in.campaign(`{"advertiserId":"1","name":"C` + pl + `",` + w.flight + `,"price":` + price + `}`)
+		_, approved := in.approvedCampaign(`{"advertiserId":"1","name":"C` + pl + `",` + w.flight + `,"price":` + price + `}`)
+		if strings.Contains(price, "daily") {
+			w.fee = feeFrom(12e6, 24*time.Hour, approved, w.to, true)
+		}
 		in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a`+pl+`",`+w.flight+`,"campaignId":"`+fmt.Sprint(i+1)+`","placements":["`+pl+`"],`+
 			`"creative":{"type":"native","title":"t","clickUrl":"https://shop.test/land?cid={clickId}"}}`), 201, "")
 	}
@@ -208,7 +219,7 @@ func TestSpendByPriceModel(t *testing.T) {
 		// The click without a counted impression and its pixel's conversion
 		// are invalid traffic (noImpression): not in people's report.
 		"4": {Impressions: 2, Clicks: 2, Conversions: 2, PostClickConversions: 2, Spend: "8.2", ECPM: "4100", ECPC: "4.1", ECPA: "4.1", ConversionValue: "45.5", ROAS: "5.548780487804878"},
-		"5": {Impressions: 1, Spend: "1", ECPM: "1000"},
+		"5": {Impressions: 1, Spend: json.Number(money(w.fee)), ECPM: json.Number(money(w.fee * 1000))},
 	}
 	if len(rep.Rows) != len(want) || rep.Currency != "EUR" {
 		t.Fatalf("report by campaign = %+v (%s); want %d rows in EUR", rep.Rows, rep.Currency, len(want))
@@ -228,8 +239,8 @@ func TestSpendByPriceModel(t *testing.T) {
 			t.Errorf("campaign %s: %+v; want %+v", id, got, wt)
 		}
 	}
-	if rep.Totals.Spend != "9.955642" {
-		t.Errorf("total spend = %s; want 9.955642 (0.008642 + 0.007 + 0.74 + 8.2 + 1)", rep.Totals.Spend)
+	if rep.Totals.Spend != json.Number(w.total()) {
+		t.Errorf("total spend = %s; want %s (0.008642 + 0.007 + 0.74 + 8.2 + the daily fee's %s)", rep.Totals.Spend, w.total(), money(w.fee))
 	}
 
 	// Post-view from the advertiser's server: a user who saw the CPA
@@ -249,7 +260,7 @@ func TestSpendByPriceModel(t *testing.T) {
 	})
 	eventually(t, 5*time.Second, func() string {
 		var rep struct{ Totals row }
-		if r := w.admin("GET", q, ""); json.Unmarshal([]byte(r.body), &rep) != nil || rep.Totals.PostViewConversions != 1 || rep.Totals.Spend != "14.055642" {
+		if r := w.admin("GET", q, ""); json.Unmarshal([]byte(r.body), &rep) != nil || rep.Totals.PostViewConversions != 1 || rep.Totals.Spend != json.Number(money(8_955_642+4_100_000+w.fee)) {
 			return "after a post-view conversion, the report: " + r.body
 		}
 		return ""

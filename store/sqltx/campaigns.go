@@ -259,7 +259,8 @@ func checkAdvertiser(ctx context.Context, tx Tx, in *marquee.CampaignInput) erro
 }
 
 // CreateCampaign stores a new campaign of an active advertiser, in state
-// (a draft, from the API; a seed's are active).
+// (a draft, from the API; a seed's are active, approved as they are made:
+// their review says so, by the audit's actor).
 func (s *Store) CreateCampaign(ctx context.Context, in marquee.CampaignInput, state string) (marquee.Campaign, error) {
 	return write(ctx, s, "create campaign", func(tx Tx, now time.Time) (marquee.Campaign, error) {
 		c := marquee.Campaign{State: state, CampaignInput: in, CreatedAt: now, UpdatedAt: now}
@@ -270,9 +271,19 @@ func (s *Store) CreateCampaign(ctx context.Context, in marquee.CampaignInput, st
 		if err != nil {
 			return c, err
 		}
-		c.ID, err = s.insertID(ctx, tx, `INSERT INTO campaigns (advertiser_id, name, state, start_at, end_at, priority, weight, settings, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "", in.AdvertiserID, in.Name, c.State, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(),
-			in.Priority, in.Weight, string(settings), now.UnixMilli(), now.UnixMilli())
+		var review any // NULL: not approved
+		if state == marquee.StateActive {
+			a, _ := marquee.AuditFrom(ctx)
+			c.Review = &marquee.Review{Action: marquee.ActionApprove, By: cmp.Or(a.Actor, "seed"), At: now}
+			b, err := json.Marshal(c.Review)
+			if err != nil {
+				return c, err
+			}
+			review = string(b)
+		}
+		c.ID, err = s.insertID(ctx, tx, `INSERT INTO campaigns (advertiser_id, name, state, start_at, end_at, priority, weight, settings, review, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, "", in.AdvertiserID, in.Name, c.State, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(),
+			in.Priority, in.Weight, string(settings), review, now.UnixMilli(), now.UnixMilli())
 		if err != nil {
 			return c, err
 		}

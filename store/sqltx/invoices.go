@@ -143,13 +143,22 @@ func scanInvoice(r Row) (marquee.Invoice, error) {
 // invoiceNumber spells a document's number.
 func invoiceNumber(seq int64) string { return fmt.Sprintf("MQ-%06d", seq) }
 
-// IssueInvoice numbers and keeps inv (an invoice or a credit note) as
-// issued at now. An invoice whose period overlaps one of the same
+// IssueInvoice numbers and keeps inv (an invoice, a statement or a credit
+// note) as issued at now, under one lock with the check below (any number
+// of instances at once issue a period once). An invoice whose period overlaps one of the same
 // advertiser's that no credit note cancelled is a KindConflict error (a
 // correction is a credit note, then a new invoice). A credit note marks
 // the invoice it Corrects as cancelled (it must not be already).
 func (s *Store) IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.Invoice, error) {
 	return write(ctx, s, "issue invoice", func(tx Tx, now time.Time) (marquee.Invoice, error) {
+		// The number's row is the lock every document takes first: the
+		// overlap check below reads what any other issuer committed before
+		// it (each statement sees the latest commits on every store), so
+		// two instances never issue one period twice.
+		var seq int64
+		if _, err := tx.Exec(ctx, `UPDATE invoice_seq SET last = last + 1 WHERE id = 1`); err != nil {
+			return inv, err
+		}
 		if inv.Kind == marquee.KindInvoice || inv.Kind == marquee.KindStatement {
 			var n int64
 			err := tx.QueryRow(ctx, `SELECT seq FROM invoices WHERE advertiser_id = ? AND site = ? AND kind = ? AND credited_by = '' AND period_from < ? AND period_to > ? LIMIT 1`,
@@ -162,10 +171,6 @@ func (s *Store) IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.
 			case !errors.Is(err, ErrNoRows):
 				return inv, err
 			}
-		}
-		var seq int64
-		if _, err := tx.Exec(ctx, `UPDATE invoice_seq SET last = last + 1 WHERE id = 1`); err != nil {
-			return inv, err
 		}
 		if err := tx.QueryRow(ctx, `SELECT last FROM invoice_seq WHERE id = 1`).Scan(&seq); err != nil {
 			return inv, err

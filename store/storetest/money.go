@@ -99,6 +99,52 @@ func testInvoices(t *testing.T, open Opener) {
 	}
 }
 
+// testOnePeriodOnce: handles issuing the same advertiser's invoice, and
+// the same site's statement, for one period at once (instances running
+// monthly billing together) issue each once; every other is a conflict,
+// and no number is skipped.
+func testOnePeriodOnce(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, again := open(t)
+	handles := []Store{st}
+	for range 3 {
+		handles = append(handles, again())
+	}
+	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for round := range 5 {
+		from, to := day.AddDate(0, round, 0), day.AddDate(0, round+1, 0)
+		docs := []marquee.Invoice{{Kind: marquee.KindInvoice, AdvertiserID: 1, From: from, To: to, Total: 1},
+			{Kind: marquee.KindStatement, Site: "news", From: from, To: to, Total: 1}}
+		issued := make([]int, len(docs))
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 4 * len(handles) {
+			wg.Go(func() {
+				<-start
+				k := i % len(docs)
+				_, err := handles[i%len(handles)].IssueInvoice(ctx, docs[k])
+				switch {
+				case err == nil:
+					mu.Lock()
+					issued[k]++
+					mu.Unlock()
+				case marquee.KindOf(err) != marquee.KindConflict:
+					t.Error(err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if issued[0] != 1 || issued[1] != 1 {
+			t.Fatalf("round %d: %d invoices and %d statements of one period issued at once; want 1 each", round, issued[0], issued[1])
+		}
+	}
+	if list, err := st.ListInvoices(ctx, 1, 100); err != nil || len(list) != 5 {
+		t.Errorf("advertiser 1's invoices = %d, %v; want 5, one a month", len(list), err)
+	}
+}
+
 func invoiceNumber(i int) string { return "MQ-00000" + string(rune('0'+i)) }
 
 // testTopUps: a prepaid advertiser's card top-up is credited once however

@@ -121,6 +121,7 @@ func run(t *testing.T, open Opener) {
 		{"Bids", testBids},
 		{"SavedReports", testSavedReports},
 		{"Invoices", testInvoices},
+		{"OnePeriodOnce", testOnePeriodOnce},
 		{"TopUps", testTopUps},
 		{"Settings", testSettings},
 		{"Access", testAccess},
