@@ -17,6 +17,13 @@ import (
 // MaxNotesLen is the longest notes of an advertiser, in characters.
 const MaxNotesLen = 10_000
 
+// MaxUnapproved is how many campaigns an advertiser may have in draft or
+// pending (waiting for approval) at once: a new one past it is a
+// KindConflict error until some are submitted and approved or archived.
+// Nothing unapproved serves or bills; the limit keeps an outsider's
+// login from filling the team's queue and every report's catalog.
+const MaxUnapproved = 200
+
 // Advertiser is who a campaign serves for.
 type Advertiser struct {
 	ID    int64  `json:"-"`

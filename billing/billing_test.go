@@ -1,6 +1,7 @@
 package billing_test
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"testing"
@@ -133,5 +134,29 @@ func TestOnlyApprovedCampaignsBillFees(t *testing.T) {
 		if inv.Total != c.want || c.want == 0 && len(inv.Lines) != 0 {
 			t.Errorf("%s: invoice total %s with %d lines; want %s", c.name, inv.Total, len(inv.Lines), c.want)
 		}
+	}
+}
+
+// TestPDFRowsBounded: an invoice of 3,001 lines (the attack's drafts)
+// makes a PDF of MaxPDFRows lines and a row counting the rest — about 25
+// pages, not 75 — whose total is the document's.
+func TestPDFRowsBounded(t *testing.T) {
+	t.Parallel()
+	inv := marquee.Invoice{Kind: marquee.KindInvoice, Number: "MQ-000001", AdvertiserID: 1, Advertiser: "Acme", Currency: "EUR", From: day, To: day.Add(24 * time.Hour)}
+	for i := range 3001 {
+		inv.Lines = append(inv.Lines, marquee.InvoiceLine{CampaignID: int64(i + 1), Campaign: "draft", Model: "cpm", Events: 1, Amount: 1})
+		inv.Total++
+	}
+	pages := func(inv marquee.Invoice) int {
+		var b bytes.Buffer
+		if err := billing.WritePDF(&b, inv, "Net"); err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Count(b.Bytes(), []byte("/Type /Page\n"))
+	}
+	all := pages(inv)
+	inv.Lines = inv.Lines[:billing.MaxPDFRows]
+	if most := pages(inv); all != most && all != most+1 || all < 20 || all > 30 {
+		t.Errorf("the PDF of 3,001 lines has %d pages, of %d lines %d; want as many (or one more, for the row that counts the rest), 20 to 30", all, billing.MaxPDFRows, most)
 	}
 }

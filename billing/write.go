@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"iter"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +66,9 @@ func inert(s string) string {
 // advertiser, period and issue date, the lines, the adjustments not
 // charged, and the total, in its currency; prepaid, the payments into
 // the balance over the period and the balance. Text is set in the PDF core
-// fonts (Windows-1252): characters beyond it are written as "?".
+// fonts (Windows-1252): characters beyond it are written as "?". Each
+// table shows at most MaxPDFRows rows, then a row that counts the rest
+// (the JSON and CSV hold every line; the totals are the document's).
 func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 	pdf := fpdf.New("P", "mm", "A4", "")
 	tr := pdf.UnicodeTranslatorFromDescriptor("")
@@ -110,14 +113,14 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 	}
 	if inv.Kind == marquee.KindStatement {
 		row("B", "Placement", "", "Impressions", "Gross", "Net")
-		for _, p := range inv.PlacementLines {
+		for _, p := range shown(inv.PlacementLines, row) {
 			row("", fmt.Sprintf("%s (%d)", p.Placement, p.PlacementID), "", strconv.FormatInt(p.Impressions, 10), p.Gross.String(), p.Net.String())
 		}
 		row("B", "Owed to the publisher", "", "", inv.Gross.String(), inv.Total.String()+" "+inv.Currency)
 		return pdf.Output(w)
 	}
 	row("B", "Campaign", "Model", "Events", "Rate", "Amount")
-	for _, l := range inv.Lines {
+	for _, l := range shown(inv.Lines, row) {
 		row("", fmt.Sprintf("%s (%d)", l.Campaign, l.CampaignID), l.Model, strconv.FormatInt(l.Events, 10), l.Rate.String(), l.Amount.String())
 	}
 	row("B", "Total", "", "", "", inv.Total.String()+" "+inv.Currency)
@@ -126,7 +129,7 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 		pdf.SetFont("Helvetica", "B", 11)
 		pdf.CellFormat(0, 8, tr("Not charged"), "", 1, "L", false, 0, "")
 		row("B", "Campaign", "Reason", "Events", "", "Would have cost")
-		for _, a := range inv.Adjustments {
+		for _, a := range shown(inv.Adjustments, row) {
 			row("", strconv.FormatInt(a.CampaignID, 10), adjustmentReason(a), strconv.FormatInt(a.Events, 10), "", a.Amount.String())
 		}
 	}
@@ -135,7 +138,7 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 		pdf.SetFont("Helvetica", "B", 11)
 		pdf.CellFormat(0, 8, tr("Prepaid: the total was drawn from the balance; nothing is due"), "", 1, "L", false, 0, "")
 		row("B", "Payment", "Kind", "Paid", "", "Amount")
-		for _, p := range pp.Payments {
+		for _, p := range shown(pp.Payments, row) {
 			ref := []rune(p.Reference)
 			if len(ref) > 36 { // a Checkout Session's id is longer than the column
 				ref = append(ref[:35], '…')
@@ -165,4 +168,25 @@ func adjustmentReason(a marquee.Adjustment) string {
 		return a.Reason + ": " + a.IVT
 	}
 	return a.Reason
+}
+
+// MaxPDFRows is the most rows a table of a document's PDF shows: 1,000
+// lines are about 25 A4 pages, and a PDF stays quick to make and to read
+// whatever a period billed.
+const MaxPDFRows = 1000
+
+// shown is the part of list a PDF's table shows (MaxPDFRows); when rows
+// are left out, a row written with row after them says how many.
+func shown[T any](list []T, row func(style string, cells ...string)) iter.Seq2[int, T] {
+	return func(yield func(int, T) bool) {
+		for i, x := range list {
+			if i == MaxPDFRows {
+				row("I", fmt.Sprintf("... and %d more: the CSV holds every one", len(list)-MaxPDFRows))
+				return
+			}
+			if !yield(i, x) {
+				return
+			}
+		}
+	}
 }

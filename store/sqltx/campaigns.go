@@ -267,6 +267,21 @@ func (s *Store) CreateCampaign(ctx context.Context, in marquee.CampaignInput, st
 		if err := checkAdvertiser(ctx, tx, &in); err != nil {
 			return c, err
 		}
+		if state == marquee.StateDraft || state == marquee.StatePending {
+			// The advertiser's row is the lock its creations take turns on.
+			var id, n int64
+			if err := tx.QueryRow(ctx, `SELECT id FROM advertisers WHERE id = ?`+s.cfg.ForUpdate, in.AdvertiserID).Scan(&id); err != nil {
+				return c, err
+			}
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM campaigns WHERE advertiser_id = ? AND state IN (?, ?)`,
+				in.AdvertiserID, marquee.StateDraft, marquee.StatePending).Scan(&n); err != nil {
+				return c, err
+			}
+			if n >= marquee.MaxUnapproved {
+				return c, marquee.Errorf(marquee.KindConflict, "advertiser %d has %d campaigns in draft or pending, the most it may: submit and approve, or archive, some first",
+					in.AdvertiserID, n)
+			}
+		}
 		settings, err := json.Marshal(in.Settings())
 		if err != nil {
 			return c, err

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -331,5 +332,54 @@ func testAdBreaks(t *testing.T, open Opener) {
 	}
 	if got, _ := st.Placement(ctx, ep.Name); len(got.AdBreaks) != 0 || got.MaxDurationMs != 0 {
 		t.Errorf("after a replace without ad breaks: %+v, longest ad %d ms; want none, 0", got.AdBreaks, got.MaxDurationMs)
+	}
+}
+
+// testUnapprovedLimit: an advertiser may hold marquee.MaxUnapproved
+// campaigns in draft or pending; one more is a conflict, until one is
+// archived; approved campaigns (a seed's, made active) and another
+// advertiser's drafts do not count.
+func testUnapprovedLimit(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, _ := open(t)
+	acme, err := st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := st.CreateAdvertiser(ctx, marquee.AdvertiserInput{Name: "Other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(adv int64, name string) marquee.CampaignInput {
+		return marquee.CampaignInput{AdvertiserID: adv, Name: name, StartAt: now, EndAt: now.Add(time.Hour), Priority: marquee.PriorityStandard, Weight: 1, Pacing: marquee.PacingASAP}
+	}
+	var first marquee.Campaign
+	for i := range marquee.MaxUnapproved {
+		state := marquee.StateDraft
+		if i%2 == 1 {
+			state = marquee.StatePending
+		}
+		c, err := st.CreateCampaign(ctx, in(acme.ID, fmt.Sprint("draft ", i)), state)
+		if err != nil {
+			t.Fatalf("draft %d: %v", i, err)
+		}
+		if i == 0 {
+			first = c
+		}
+	}
+	if _, err := st.CreateCampaign(ctx, in(acme.ID, "one more"), marquee.StateDraft); marquee.KindOf(err) != marquee.KindConflict {
+		t.Fatalf("draft %d = %v; want a conflict", marquee.MaxUnapproved+1, err)
+	}
+	if _, err := st.CreateCampaign(ctx, in(acme.ID, "seeded"), marquee.StateActive); err != nil {
+		t.Errorf("an active campaign past the drafts' limit = %v; want it made", err)
+	}
+	if _, err := st.CreateCampaign(ctx, in(other.ID, "other's"), marquee.StateDraft); err != nil {
+		t.Errorf("another advertiser's draft = %v; want it made", err)
+	}
+	if _, err := st.MoveCampaign(ctx, first.ID, marquee.ActionArchive, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateCampaign(ctx, in(acme.ID, "one more"), marquee.StateDraft); err != nil {
+		t.Errorf("a draft after one was archived = %v; want it made", err)
 	}
 }

@@ -126,6 +126,7 @@ func run(t *testing.T, open Opener) {
 		{"Settings", testSettings},
 		{"Access", testAccess},
 		{"Campaigns", testCampaigns},
+		{"UnapprovedLimit", testUnapprovedLimit},
 		{"AdBreaks", testAdBreaks},
 		{"Targeting", testTargeting},
 		{"Assets", testAssets},
