@@ -89,6 +89,11 @@ type session struct {
 
 // Auth authenticates requests. It is safe for concurrent use.
 type Auth struct {
+	// ClientBits are the leading bits of an IPv6 address that sign-in
+	// throttles count as one client (0: DefaultClientBits; marquee serve's
+	// -ivt-ipv6-prefix). Set before use.
+	ClientBits int
+
 	store    Store
 	token    []byte // the bootstrap owner token; empty: none
 	keys     *cache.Cache[[32]byte, marquee.APIKey]
@@ -99,6 +104,9 @@ type Auth struct {
 	seen     map[string]time.Time // sessions' last use since the last flush
 	lastSeen map[string]time.Time // and the latest known of each cached session
 }
+
+// DefaultClientBits: an IPv6 client is its /64, a subscriber's.
+const DefaultClientBits = 64
 
 // New returns an Auth over store; token is the bootstrap owner token
 // ("" for none); reg (if not nil) receives the caches' metrics.

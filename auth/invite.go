@@ -57,7 +57,7 @@ var errNoInvitation = marquee.Errorf(marquee.KindNotFound, "no such invitation: 
 // token counts against ip). An expired invitation is a KindGone error; a
 // password against the rules a KindInvalid one naming "password".
 func (a *Auth) AcceptInvitation(ctx context.Context, st InvitationStore, token, password, ip string, now time.Time) (SignedIn, error) {
-	subjects := failureSubjects(ip, "")
+	subjects := a.failureSubjects(ip, "")
 	if err := checkThrottle(ctx, st, subjects, now, "too many wrong invitation links; retry later"); err != nil {
 		return SignedIn{}, err
 	}

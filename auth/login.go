@@ -1,7 +1,9 @@
 package auth
 
 import (
+	"cmp"
 	"context"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -55,7 +57,7 @@ var (
 // a throttled one gets KindTooManyRequests with when to retry. Every
 // attempt is in the audit log (never the password).
 func (a *Auth) SignIn(ctx context.Context, st LoginStore, in Login, now time.Time) (SignedIn, error) {
-	subjects := failureSubjects(in.IP, in.Email)
+	subjects := a.failureSubjects(in.IP, in.Email)
 	if err := checkThrottle(ctx, st, subjects, now, "too many failed sign-ins; retry later"); err != nil {
 		return SignedIn{}, err
 	}
@@ -136,7 +138,7 @@ func (a *Auth) openSession(ctx context.Context, st LoginStore, p Principal, se m
 // KindTooManyRequests without looking, so a stolen session cannot guess
 // the password.
 func (a *Auth) VerifyPassword(ctx context.Context, st LoginStore, p Principal, email, password, ip string, now time.Time) error {
-	subjects := failureSubjects(ip, email)
+	subjects := a.failureSubjects(ip, email)
 	if err := checkThrottle(ctx, st, subjects, now, "too many wrong passwords; retry later"); err != nil {
 		return err
 	}
@@ -153,9 +155,17 @@ func (a *Auth) VerifyPassword(ctx context.Context, st LoginStore, p Principal, e
 	return st.ClearLoginFailures(ctx, "email:"+email)
 }
 
-// failureSubjects are what failed sign-ins count against: the IP, and
-// the account when one is named.
-func failureSubjects(ip, email string) []string {
+// failureSubjects are what failed sign-ins count against: the client's
+// address (an IPv6 address by its leading ClientBits: a /64 is one
+// client, who has 2⁶⁴ addresses to rotate through), and the account when
+// one is named.
+func (a *Auth) failureSubjects(ip, email string) []string {
+	if addr, err := netip.ParseAddr(ip); err == nil {
+		if addr = addr.Unmap(); addr.Is6() {
+			p, _ := addr.Prefix(cmp.Or(a.ClientBits, DefaultClientBits))
+			ip = p.String()
+		}
+	}
 	subjects := []string{"ip:" + ip}
 	if email != "" {
 		subjects = append(subjects, "email:"+email)

@@ -69,7 +69,7 @@ func (a *Auth) Setup(ctx context.Context, st SetupStore, token, email, password,
 	if len(a.token) == 0 {
 		return SignedIn{}, errNoSetup
 	}
-	subjects := failureSubjects(ip, "")
+	subjects := a.failureSubjects(ip, "")
 	if err := checkThrottle(ctx, st, subjects, now, "too many failed set-up attempts; retry later"); err != nil {
 		return SignedIn{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+	"math"
 	"net/netip"
 	"sync"
 	"time"
@@ -25,6 +26,20 @@ type Config struct {
 	// UserEvents and AddressEvents are the events a user (by its key) and
 	// an address may make in a minute; past them, Velocity.
 	UserEvents, AddressEvents int
+	// IPv6Prefix is how many leading bits of an IPv6 address the address
+	// rules key on (DefaultIPv6Prefix; 56 where networks hand their
+	// subscribers /56s): a client's /64 is one address, as an IPv4
+	// address is. 32 to 128.
+	IPv6Prefix int
+	// CampaignClicks is how many clicks of one campaign an address may
+	// make in an hour; past them, ClickLimit.
+	CampaignClicks int
+	// ClickRateMin and MaxClickRate: an address whose clicks in an hour
+	// are at least ClickRateMin and more than MaxClickRate of its verified
+	// impressions is ClickRate, and what its clicks were billed that hour
+	// is credited.
+	ClickRateMin int
+	MaxClickRate float64
 }
 
 // Filter tells invalid traffic from people's: what a request says of
@@ -36,10 +51,15 @@ type Filter struct {
 	minClick, minConversion         time.Duration
 	users, addresses                *window
 	maxUserEvents, maxAddressEvents int32
-	seed                            maphash.Seed
-	claimMu                         sync.Mutex
-	claimMinute                     int64
-	claimed                         map[uint64]struct{} // the credits claimed this minute
+	v6bits                          int
+	// By address and hour: clicks of a campaign, impressions, clicks.
+	campaignClicks, impressions, clicks *window
+	maxCampaignClicks, clickRateMin     int32
+	maxClickRate                        float64
+	seed                                maphash.Seed
+	claimMu                             sync.Mutex
+	claimHour                           int64
+	claimed, claimedBefore              map[uint64]struct{} // the credits claimed this hour and the hour before
 }
 
 // New returns the Filter cfg describes.
@@ -53,7 +73,21 @@ func New(cfg Config) *Filter {
 	f.maxUserEvents = int32(orDefault(cfg.UserEvents, DefaultUserEvents))
 	f.maxAddressEvents = int32(orDefault(cfg.AddressEvents, DefaultAddressEvents))
 	f.users, f.addresses = newWindow(), newWindow()
-	f.seed, f.claimed = maphash.MakeSeed(), map[uint64]struct{}{}
+	f.v6bits = orDefault(cfg.IPv6Prefix, DefaultIPv6Prefix)
+	if f.v6bits < 32 || f.v6bits > 128 {
+		f.v6bits = DefaultIPv6Prefix
+	}
+	f.maxCampaignClicks = int32(orDefault(cfg.CampaignClicks, DefaultCampaignClicks))
+	f.clickRateMin = int32(orDefault(cfg.ClickRateMin, DefaultClickRateMin))
+	f.maxClickRate = cfg.MaxClickRate
+	switch {
+	case f.maxClickRate == 0:
+		f.maxClickRate = DefaultMaxClickRate
+	case f.maxClickRate < 0:
+		f.clickRateMin = 0 // off
+	}
+	f.campaignClicks, f.impressions, f.clicks = newWindow(), newWindow(), newWindow()
+	f.seed, f.claimed, f.claimedBefore = maphash.MakeSeed(), map[uint64]struct{}{}, map[uint64]struct{}{}
 	return f
 }
 
@@ -132,12 +166,12 @@ func (f *Filter) Count(user uint64, ip netip.Addr, now time.Time) (Reason, []Cre
 	var credits []Credit
 	if user != 0 && f.maxUserEvents > 0 {
 		if n, kept := f.users.add(user, minute, f.maxUserEvents); n > f.maxUserEvents {
-			why, credits = Velocity, f.claim(credits, kept, minute)
+			why, credits = Velocity, f.claim(credits, kept, now)
 		}
 	}
 	if ip.IsValid() && f.maxAddressEvents > 0 {
-		if n, kept := f.addresses.add(addrKey(ip), minute, f.maxAddressEvents); n > f.maxAddressEvents {
-			why, credits = Velocity, f.claim(credits, kept, minute)
+		if n, kept := f.addresses.add(f.addrKey(ip), minute, f.maxAddressEvents); n > f.maxAddressEvents {
+			why, credits = Velocity, f.claim(credits, kept, now)
 		}
 	}
 	return why, credits
@@ -154,27 +188,75 @@ func (f *Filter) Keep(user uint64, ip netip.Addr, now time.Time, kind byte, toke
 		past = !f.users.keep(user, minute, f.maxUserEvents, kind, token, cost)
 	}
 	if ip.IsValid() && f.maxAddressEvents > 0 {
-		past = !f.addresses.keep(addrKey(ip), minute, f.maxAddressEvents, kind, token, cost) || past
+		past = !f.addresses.keep(f.addrKey(ip), minute, f.maxAddressEvents, kind, token, cost) || past
 	}
-	return past && len(f.claim(nil, []Credit{{Kind: kind, Token: token, Cost: cost}}, minute)) == 1
+	return past && len(f.claim(nil, []Credit{{Kind: kind, Token: token, Cost: cost}}, now)) == 1
+}
+
+// Impressed counts a verified impression of people's from ip at now, for
+// its address's click rate.
+func (f *Filter) Impressed(ip netip.Addr, now time.Time) {
+	if ip.IsValid() && f.clickRateMin > 0 {
+		f.impressions.add(f.addrKey(ip), now.Unix()/3600, math.MaxInt32)
+	}
+}
+
+// Click judges a verified click of people's, of campaign, from ip at
+// now: ClickRate when its address's clicks this hour are at least the
+// minimum and more than the largest share of its impressions — with the
+// Credits kept for the address's clicks this hour (KeepClick), each
+// returned once; else ClickLimit when its address has made more than its
+// clicks of the campaign this hour. Human otherwise.
+func (f *Filter) Click(campaign int64, ip netip.Addr, now time.Time) (Reason, []Credit) {
+	if !ip.IsValid() {
+		return Human, nil
+	}
+	hour, key := now.Unix()/3600, f.addrKey(ip)
+	if f.clickRateMin > 0 {
+		n, _ := f.clicks.add(key, hour, math.MaxInt32)
+		if n >= f.clickRateMin && float64(n) > f.maxClickRate*float64(f.impressions.count(key, hour)) {
+			return ClickRate, f.claim(nil, f.clicks.take(key, hour), now)
+		}
+	}
+	if f.maxCampaignClicks > 0 {
+		if n, _ := f.campaignClicks.add(key^uint64(campaign)*0xbf58476d1ce4e5b9, hour, math.MaxInt32); n > f.maxCampaignClicks {
+			return ClickLimit, nil
+		}
+	}
+	return Human, nil
+}
+
+// KeepClick keeps a click (its token: copied) that billed cost, from ip at
+// now, for crediting if its address's click rate goes past a person's
+// this hour (Click).
+func (f *Filter) KeepClick(ip netip.Addr, now time.Time, kind byte, token []byte, cost int64) {
+	if ip.IsValid() && f.clickRateMin > 0 {
+		f.clicks.keep(f.addrKey(ip), now.Unix()/3600, math.MaxInt32, kind, token, cost)
+	}
 }
 
 // claim appends to dst the credits of kept not claimed before (a credit
-// is kept for its user and for its address: whichever goes past first
-// claims it).
-func (f *Filter) claim(dst, kept []Credit, minute int64) []Credit {
+// is kept for its user, its address and, a click, its address's hour:
+// whichever rule goes past first claims it). What was claimed is
+// remembered for the hour and the next, as long as a credit is kept.
+func (f *Filter) claim(dst, kept []Credit, now time.Time) []Credit {
 	if len(kept) == 0 {
 		return dst
 	}
 	f.claimMu.Lock()
 	defer f.claimMu.Unlock()
-	if f.claimMinute != minute {
+	if hour := now.Unix() / 3600; f.claimHour != hour {
+		f.claimedBefore, f.claimed = f.claimed, f.claimedBefore
 		clear(f.claimed)
-		f.claimMinute = minute
+		if hour != f.claimHour+1 {
+			clear(f.claimedBefore)
+		}
+		f.claimHour = hour
 	}
 	for _, c := range kept {
 		k := maphash.Bytes(f.seed, c.Token) ^ uint64(c.Kind)
-		if _, done := f.claimed[k]; !done {
+		_, done := f.claimed[k]
+		if _, before := f.claimedBefore[k]; !done && !before {
 			f.claimed[k] = struct{}{}
 			dst = append(dst, c)
 		}
@@ -182,13 +264,21 @@ func (f *Filter) claim(dst, kept []Credit, minute int64) []Credit {
 	return dst
 }
 
-func addrKey(ip netip.Addr) uint64 {
-	b := ip.Unmap().As16()
+// addrKey is what the address rules count ip by: an IPv4 address whole,
+// an IPv6 address by its leading v6bits (a /64: one subscriber).
+func (f *Filter) addrKey(ip netip.Addr) uint64 {
+	ip = ip.Unmap()
+	if ip.Is6() && f.v6bits < 128 {
+		p, _ := ip.Prefix(f.v6bits)
+		ip = p.Addr()
+	}
+	b := ip.As16()
 	return binary.LittleEndian.Uint64(b[:8])*0x9e3779b97f4a7c15 ^ binary.LittleEndian.Uint64(b[8:])
 }
 
-// window counts events a minute by key, in shards that start afresh
-// when the minute changes (a fixed window: a burst across two minutes
+// window counts events a period (a minute; an hour for the click rules:
+// "minute" below is the period's number) by key, in shards that start
+// afresh when the period changes (a fixed window: a burst across two minutes
 // counts in each). A shard keeps what its keys billed this minute in two
 // arrays reused minute after minute — the credits, each key's linked
 // from its last, and their tokens' bytes —, so that an event allocates
@@ -260,16 +350,46 @@ func (w *window) add(key uint64, minute int64, max int32) (int32, []Credit) {
 	e := sh.m[key]
 	e.n++
 	var kept []Credit
-	if e.n == max+1 && e.last > 0 {
-		kept = make([]Credit, 0, e.nkept)
-		for i := e.last; i > 0; i = sh.kept[i-1].prev {
-			k := &sh.kept[i-1]
-			kept = append(kept, Credit{Kind: k.kind, Token: bytes.Clone(sh.tokens[k.start:k.end]), Cost: k.cost})
-		}
-		e.last, e.nkept = 0, 0
+	if e.n == max+1 {
+		kept = sh.takeKept(&e)
 	}
 	sh.m[key] = e
 	return e.n, kept
+}
+
+// takeKept copies out what was kept for e (the shard's arrays are the
+// next minute's) and forgets it.
+func (sh *windowShard) takeKept(e *windowEntry) []Credit {
+	if e.last == 0 {
+		return nil
+	}
+	kept := make([]Credit, 0, e.nkept)
+	for i := e.last; i > 0; i = sh.kept[i-1].prev {
+		k := &sh.kept[i-1]
+		kept = append(kept, Credit{Kind: k.kind, Token: bytes.Clone(sh.tokens[k.start:k.end]), Cost: k.cost})
+	}
+	e.last, e.nkept = 0, 0
+	return kept
+}
+
+// take returns what was kept for key this minute, each once.
+func (w *window) take(key uint64, minute int64) []Credit {
+	sh := w.shard(key, minute)
+	defer sh.mu.Unlock()
+	e, ok := sh.m[key]
+	if !ok {
+		return nil
+	}
+	kept := sh.takeKept(&e)
+	sh.m[key] = e
+	return kept
+}
+
+// count is key's count this minute.
+func (w *window) count(key uint64, minute int64) int32 {
+	sh := w.shard(key, minute)
+	defer sh.mu.Unlock()
+	return sh.m[key].n
 }
 
 // keep keeps a billed event for key this minute, while the key is not

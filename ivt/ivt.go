@@ -36,13 +36,15 @@ const (
 	NoImpression          // a click whose impression was not counted
 	RepeatClick           // a decision's click again
 	FastConversion        // a conversion sooner than humanly possible after its click
-	Burst                 // billed before its user or address went past its events a minute in that minute: credited after the fact
+	Burst                 // billed, then credited after the fact: its user or address went past its events a minute, or its address's click rate past a person's
+	ClickLimit            // a click past its campaign's clicks an hour from one address (an IPv6 /64)
+	ClickRate             // a click of an address (an IPv6 /64) whose clicks an hour are more of its impressions than people's are
 	NumReasons     = iota
 )
 
 // names are the reasons' names in event lines, reports and the API.
 var names = [NumReasons]string{"", "crawler", "preview", "prefetch", "headless", "nonBrowser", "datacenter",
-	"velocity", "fastClick", "noImpression", "repeatClick", "fastConversion", "burst"}
+	"velocity", "fastClick", "noImpression", "repeatClick", "fastConversion", "burst", "clickLimit", "clickRate"}
 
 // Names are the names of the invalid reasons, by Reason (Names[0] is
 // Human's: "human").
@@ -89,4 +91,8 @@ const (
 	DefaultMinConversionDelay = 2 * time.Second
 	DefaultUserEvents         = 120  // a user's events a minute
 	DefaultAddressEvents      = 6000 // an address's events a minute (many people share one behind NAT)
+	DefaultIPv6Prefix         = 64   // the bits of an IPv6 address that name one client (a /64 is a subscriber's, as RFC 6177 assigns)
+	DefaultCampaignClicks     = 20   // a campaign's clicks an hour from one address
+	DefaultClickRateMin       = 10   // an address's clicks an hour before its click rate is judged
+	DefaultMaxClickRate       = 0.3  // the share of its impressions an address's clicks may be (people's CTR is about 0.001 to 0.05)
 )

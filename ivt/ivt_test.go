@@ -294,3 +294,85 @@ func BenchmarkCountKeep(b *testing.B) {
 		f.Keep(uint64(u), ip, now, 'i', token, 1000)
 	}
 }
+
+// TestAddressIsAPrefix: the address rules count an IPv6 client by its
+// /64 (a subscriber's: rotating the low 64 bits is free), or its /56 when
+// told; an IPv4 address whole; an IPv4-mapped IPv6 address as its IPv4.
+func TestAddressIsAPrefix(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 0, 5, 0, time.UTC)
+	for _, c := range []struct {
+		name   string
+		bits   int
+		addrs  []string
+		sameAs bool // counted as one address
+	}{
+		{"the low 64 bits of a /64", 0, []string{"2001:db8:1:2::1", "2001:db8:1:2:ffff::9", "2001:db8:1:2:abcd:1:2:3", "2001:db8:1:2::7"}, true},
+		{"/64s of a /56, by /64", 0, []string{"2001:db8:1:200::1", "2001:db8:1:201::1", "2001:db8:1:2ff::1", "2001:db8:1:2aa::1"}, false},
+		{"/64s of a /56, by /56", 56, []string{"2001:db8:1:200::1", "2001:db8:1:201::1", "2001:db8:1:2ff::1", "2001:db8:1:2aa::1"}, true},
+		{"IPv4 neighbours", 0, []string{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"}, false},
+		{"an IPv4 address, mapped or not", 0, []string{"192.0.2.1", "::ffff:192.0.2.1", "192.0.2.1", "::ffff:192.0.2.1"}, true},
+	} {
+		f := ivt.New(ivt.Config{AddressEvents: 3, IPv6Prefix: c.bits})
+		var why ivt.Reason
+		for _, a := range c.addrs {
+			why, _ = f.Count(0, netip.MustParseAddr(a), now)
+		}
+		if got := why == ivt.Velocity; got != c.sameAs {
+			t.Errorf("%s: the 4th event, past 3 a minute = %s; want velocity %v", c.name, why, c.sameAs)
+		}
+	}
+}
+
+// TestClickRules: an address's clicks an hour are judged against its
+// impressions once there are ClickRateMin of them — a person's share
+// passes, a script's is ClickRate and gives back what its clicks billed
+// that hour, once (not again by the minute's velocity); a campaign takes
+// at most CampaignClicks clicks an hour from an address; the next hour
+// starts afresh.
+func TestClickRules(t *testing.T) {
+	now := time.Date(2026, 11, 28, 10, 0, 5, 0, time.UTC)
+	ip := netip.MustParseAddr("198.51.100.7")
+	f := ivt.New(ivt.Config{ClickRateMin: 4, MaxClickRate: 0.5, CampaignClicks: 100, AddressEvents: 100})
+	for range 6 {
+		f.Impressed(ip, now)
+	}
+	for i := range 3 { // 3 of 6: judged from the 4th on
+		if why, _ := f.Click(1, ip, now); why != ivt.Human {
+			t.Fatalf("click %d of 6 impressions: %s; want human", i+1, why)
+		}
+		f.Count(0, ip, now)
+		f.Keep(0, ip, now, 'c', []byte{byte('a' + i)}, 5)
+		f.KeepClick(ip, now, 'c', []byte{byte('a' + i)}, 5)
+	}
+	why, credits := f.Click(1, ip, now) // 4 of 6: past half
+	if why != ivt.ClickRate || len(credits) != 3 {
+		t.Fatalf("4th click of 6 impressions: %s, %d credits; want clickRate, the 3 billed", why, len(credits))
+	}
+	if why, credits := f.Click(1, ip, now); why != ivt.ClickRate || len(credits) != 0 {
+		t.Errorf("5th click: %s, %d credits; want clickRate, none (given out)", why, len(credits))
+	}
+	for range 97 { // with the 3 above, 100: the next is the first past
+		f.Count(0, ip, now)
+	}
+	if why, credits := f.Count(0, ip, now); why != ivt.Velocity || len(credits) != 0 {
+		t.Errorf("the address past its events a minute: %s, %d credits; want velocity, none (the clicks' credits given out already)", why, len(credits))
+	}
+	for range 20 {
+		f.Impressed(ip, now)
+	}
+	if why, _ := f.Click(1, ip, now); why != ivt.Human {
+		t.Errorf("6th click of 26 impressions: %s; want human", why)
+	}
+	limit := ivt.New(ivt.Config{CampaignClicks: 2, MaxClickRate: -1})
+	for i, want := range []ivt.Reason{ivt.Human, ivt.Human, ivt.ClickLimit} {
+		if why, _ := limit.Click(1, ip, now); why != want {
+			t.Errorf("campaign 1's click %d: %s; want %s", i+1, why, want)
+		}
+	}
+	if why, _ := limit.Click(2, ip, now); why != ivt.Human {
+		t.Errorf("campaign 2's first click: %s; want human", why)
+	}
+	if why, _ := limit.Click(1, ip, now.Add(time.Hour)); why != ivt.Human {
+		t.Errorf("campaign 1's click the next hour: %s; want human", why)
+	}
+}

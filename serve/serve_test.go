@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"marquee/ivt"
 	"math/rand/v2"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -316,7 +318,9 @@ func TestCollectedDecisionsBillNoMoreThanTheBudget(t *testing.T) {
 		{"CPC", 2, 1_000_000, []byte{tracking.Impression, tracking.Click}, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			w := newWorld(t)
+			// One address clicking all it is shown is what the click rules
+			// stop (TestScriptsJudgedByAddress): off, to test the budget.
+			w := newWorldFiltered(t, ivt.New(ivt.Config{CampaignClicks: -1, MaxClickRate: -1}))
 			w.budget(t, c.campaign, c.budget)
 			var toks [][]byte
 			for range 200 {
@@ -516,5 +520,85 @@ func TestBurstCreditedToTheBudget(t *testing.T) {
 	}
 	if adjusted != 4 || velocity != 1 {
 		t.Errorf("lines: %d adjustments, %d velocity impressions; want 4 and 1: %q", adjusted, velocity, w.sink.written())
+	}
+}
+
+// script is a plain script's clicks on campaign 2 (CPC 0.5), as the
+// attack's Python: a new decision (and no user) each time, its
+// impression, then its click 3 s later, n times, from the address addr
+// gives for each.
+func (w *world) script(t *testing.T, n int, addr func(i int) string) {
+	t.Helper()
+	for i := range n {
+		tok := w.token(t, 2)
+		e := w.edge()
+		e.IP = netip.MustParseAddr(addr(i))
+		if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: tok}, e); err != nil {
+			t.Fatal(err)
+		}
+		w.later()
+		e.Time = w.now
+		if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Click, Token: tok}, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// count is how many written lines hold every one of parts.
+func (w *world) count(parts ...string) int {
+	n := 0
+	for _, l := range w.sink.written() {
+		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(l, p) }) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestScriptsJudgedByAddress: a script that clicks every ad it is shown
+// (a click rate no person has) is judged by its address — an IPv4 address,
+// or an IPv6 /64 whatever low bits it rotates (a /56 with -ivt-ipv6-prefix
+// 56) — past ten clicks an hour: its clicks are invalid (clickRate) and
+// what it was billed that hour is credited through the Ledger, so that
+// it spends nothing; and, with the click rate off, a campaign takes at
+// most its clicks an hour from one address (clickLimit).
+func TestScriptsJudgedByAddress(t *testing.T) {
+	t.Parallel()
+	v4 := func(int) string { return "198.51.100.7" }
+	v6 := func(i int) string { return fmt.Sprintf("2001:db8:1:2:%x::%x", i*7919%0x10000, i+1) }
+	v56 := func(i int) string { return fmt.Sprintf("2001:db8:1:%x::1", 0x200+i) }
+	for _, c := range []struct {
+		name string
+		cfg  ivt.Config
+		addr func(int) string
+	}{
+		{"one IPv4 address", ivt.Config{}, v4},
+		{"one IPv6 /64", ivt.Config{}, v6},
+		{"one IPv6 /56, -ivt-ipv6-prefix 56", ivt.Config{IPv6Prefix: 56}, v56},
+	} {
+		w := newWorldFiltered(t, ivt.New(c.cfg))
+		w.script(t, 30, c.addr)
+		if got := w.spent(t, 2); got != 0 {
+			t.Errorf("%s: the script's 30 clicks spent %s; want 0 (10 judged by their rate, the 9 billed before credited)", c.name, got)
+		}
+		if n := w.count(`"type":"adjustment"`, `"adjusts":"click"`, `"cost":"-500000000"`); n != 9 {
+			t.Errorf("%s: %d clicks credited; want the 9 billed before the 10th", c.name, n)
+		}
+		if n := w.count(`"type":"click"`, `"ivt":"clickRate"`, `"unbilled":"invalid"`); n != 21 {
+			t.Errorf("%s: %d clicks judged by their rate; want 21 (the 10th on)", c.name, n)
+		}
+	}
+	w := newWorldFiltered(t, ivt.New(ivt.Config{IPv6Prefix: 64}))
+	w.script(t, 12, v56) // each of another /64: none judged
+	if got := w.spent(t, 2); got != 6_000_000 {
+		t.Errorf("12 clicks of 12 /64s spent %s; want 6, each billed", got)
+	}
+	w = newWorldFiltered(t, ivt.New(ivt.Config{MaxClickRate: -1}))
+	w.script(t, 25, v4)
+	if got := w.spent(t, 2); got != 10_000_000 {
+		t.Errorf("25 clicks from one address with the click rate off spent %s; want 10: 20 billed (-ivt-campaign-clicks), 5 not", got)
+	}
+	if n := w.count(`"type":"click"`, `"ivt":"clickLimit"`, `"unbilled":"invalid"`); n != 5 {
+		t.Errorf("%d clicks past the campaign's limit; want 5", n)
 	}
 }

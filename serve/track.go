@@ -67,9 +67,13 @@ func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, er
 		if keep {
 			var credits []ivt.Credit
 			if why == ivt.Human {
-				if why, credits = s.ivt.Count(p.UserHash, e.IP, now); why != ivt.Human {
-					s.seen.Set(key, mark{at: now.UnixNano(), why: why})
-				}
+				why, credits = s.ivt.Count(p.UserHash, e.IP, now)
+			}
+			if why == ivt.Human && verified {
+				why, credits = s.addressRules(kind, &p, e, now, credits)
+			}
+			if why != ivt.Human {
+				s.seen.Set(key, mark{at: now.UnixNano(), why: why})
 			}
 			c, cost := s.costOf(kind, &p, verified)
 			ch := Charge{Campaign: c, Cost: cost, At: now}
@@ -177,10 +181,32 @@ func (s *Service) vouch(kind byte, p *tracking.Payload, impSeen bool) (verified,
 	return impSeen, true
 }
 
+// addressRules judges a verified event of people's by its address's
+// hour (docs/ivt.md#scripts): an impression counts toward the address's
+// click rate; a click past its campaign's clicks an hour from the address
+// is ClickLimit, one of an address whose click rate is past a person's
+// ClickRate — with, added to credits, what that address's clicks billed
+// this hour.
+func (s *Service) addressRules(kind byte, p *tracking.Payload, e *Edge, now time.Time, credits []ivt.Credit) (ivt.Reason, []ivt.Credit) {
+	switch kind {
+	case tracking.Impression:
+		s.ivt.Impressed(e.IP, now)
+	case tracking.Click:
+		why, more := s.ivt.Click(p.Campaign, e.IP, now)
+		return why, append(credits, more...)
+	}
+	return ivt.Human, credits
+}
+
 // keepCredit keeps an event billed cost (of kind, its token) for
 // crediting if its user or address goes past its events this minute
-// (ivt.Filter.Keep); credited now when one went past meanwhile.
+// (ivt.Filter.Keep), and a click if its address's click rate goes past a
+// person's this hour (ivt.Filter.KeepClick); credited now when one went
+// past meanwhile.
 func (s *Service) keepCredit(ctx context.Context, e *Edge, p *tracking.Payload, kind byte, token []byte, cost marquee.Nanos, now time.Time) {
+	if kind == tracking.Click {
+		s.ivt.KeepClick(e.IP, now, kind, token, int64(cost))
+	}
 	if s.ivt.Keep(p.UserHash, e.IP, now, kind, token, int64(cost)) {
 		s.credit(ctx, e, []ivt.Credit{{Kind: kind, Token: token, Cost: int64(cost)}})
 	}

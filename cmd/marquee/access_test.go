@@ -358,7 +358,8 @@ func TestSessions(t *testing.T) {
 }
 
 // TestLoginThrottling fails five sign-ins of an account: the sixth gets
-// 429 with Retry-After, and an unknown account gets the same answers.
+// 429 with Retry-After, and an unknown account gets the same answers; so
+// do five from one address, or from one IPv6 /64.
 func TestLoginThrottling(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
@@ -384,6 +385,12 @@ func TestLoginThrottling(t *testing.T) {
 		in.expect(try(fmt.Sprintf("u%d@example.com", i), "10.9.9.9"), 401, "")
 	}
 	in.expect(try("ana2@example.com", "10.9.9.9"), 429, "")
+	// And by IPv6 /64: an attacker rotates the low 64 bits for nothing.
+	for i := range 5 {
+		in.expect(try(fmt.Sprintf("v%d@example.com", i), fmt.Sprintf("2001:db8:7:7:%x::1", i+1)), 401, "")
+	}
+	in.expect(try("v9@example.com", "2001:db8:7:7:ffff:1:2:3"), 429, "")
+	in.expect(try("v9@example.com", "2001:db8:7:8::1"), 401, "") // another /64
 	// The right password is throttled too while the wait lasts.
 	r, _ := in.session("POST", "/api/v1/session", `{"email":"ana@example.com","password":"correct horse battery"}`, nil, "X-Forwarded-For", "10.0.2.2")
 	in.expect(r, 429, "")

@@ -321,7 +321,7 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 	runtime.GC()
 	// One load generator is one address and a few users, far past any
 	// velocity threshold: the rule is off unless -serve-flags turns it on.
-	scfg, err := parseServe(append([]string{"-addr", "127.0.0.1:0", "-data", dir, "-ivt-user-events", "-1", "-ivt-address-events", "-1"}, cfg.serveArgs...), noEnv, stderr)
+	scfg, err := parseServe(append([]string{"-addr", "127.0.0.1:0", "-data", dir, "-ivt-user-events", "-1", "-ivt-address-events", "-1", "-ivt-campaign-clicks", "-1", "-ivt-max-click-rate", "-1"}, cfg.serveArgs...), noEnv, stderr)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, "", err

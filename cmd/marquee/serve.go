@@ -164,6 +164,10 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.ivt.MinConversionDelay, "ivt-min-conversion-delay", ivt.DefaultMinConversionDelay, "a conversion sooner than this after its click is invalid traffic (fastConversion; negative: off)")
 	fs.IntVar(&c.ivt.UserEvents, "ivt-user-events", ivt.DefaultUserEvents, "a user's decisions and tracking events a minute (per instance) past which its traffic is invalid (velocity), and what it was billed that minute is credited (negative: off)")
 	fs.IntVar(&c.ivt.AddressEvents, "ivt-address-events", ivt.DefaultAddressEvents, "an address's decisions and tracking events a minute (per instance) past which its traffic is invalid (velocity), and what it was billed that minute is credited (negative: off)")
+	fs.IntVar(&c.ivt.IPv6Prefix, "ivt-ipv6-prefix", ivt.DefaultIPv6Prefix, "the leading bits of an IPv6 address that the address rules and sign-in throttles count as one client (64: a subscriber's /64; 56 where networks hand out /56s; 32 to 128)")
+	fs.IntVar(&c.ivt.CampaignClicks, "ivt-campaign-clicks", ivt.DefaultCampaignClicks, "a campaign's verified clicks an hour from one address (per instance) past which its clicks are invalid (clickLimit; negative: off)")
+	fs.IntVar(&c.ivt.ClickRateMin, "ivt-click-rate-min", ivt.DefaultClickRateMin, "an address's verified clicks an hour (per instance) from which its click rate is judged (negative: off)")
+	fs.Float64Var(&c.ivt.MaxClickRate, "ivt-max-click-rate", ivt.DefaultMaxClickRate, "the share of an address's verified impressions its clicks may be in an hour, once it made -ivt-click-rate-min of them: past it, its clicks are invalid (clickRate) and what its clicks billed that hour is credited (negative: off)")
 	fs.BoolVar(&c.monthlyBilling, "monthly-billing", false, "an hour into each month (UTC), issue every advertiser's invoice and every site's statement for the month before (those not issued already)")
 	fs.StringVar(&c.stripe.Key, "stripe-key", "", "Stripe secret API key (sk_…): prepaid advertisers top up their balances by card through Stripe Checkout (docs/api.md#prepaid-balances; none: no card payments). Best given as MARQUEE_STRIPE_KEY")
 	fs.StringVar(&c.stripe.API, "stripe-api", "", "Stripe API base URL (none: Stripe's own; tests point it at stripe-mock)")
@@ -268,10 +272,17 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"ivt-user-events", c.ivt.UserEvents}, {"ivt-address-events", c.ivt.AddressEvents}} {
+	}{{"ivt-user-events", c.ivt.UserEvents}, {"ivt-address-events", c.ivt.AddressEvents}, {"ivt-campaign-clicks", c.ivt.CampaignClicks},
+		{"ivt-click-rate-min", c.ivt.ClickRateMin}} {
 		if f.v == 0 {
-			return c, usageError{fmt.Errorf("-%s 0: want events a minute, or a negative number to turn the rule off", f.name)}
+			return c, usageError{fmt.Errorf("-%s 0: want a count, or a negative number to turn the rule off", f.name)}
 		}
+	}
+	if c.ivt.IPv6Prefix < 32 || c.ivt.IPv6Prefix > 128 {
+		return c, usageError{fmt.Errorf("-ivt-ipv6-prefix %d: want 32 to 128 bits (64: a subscriber's /64)", c.ivt.IPv6Prefix)}
+	}
+	if c.ivt.MaxClickRate == 0 || c.ivt.MaxClickRate > 1 {
+		return c, usageError{fmt.Errorf("-ivt-max-click-rate %v: want a share of impressions above 0 and at most 1, or a negative number to turn the rule off", c.ivt.MaxClickRate)}
 	}
 	if c.creativeOrigin != "" {
 		u, err := url.Parse(c.creativeOrigin)
@@ -487,6 +498,7 @@ func (n *node) open(ctx context.Context) error {
 		return err
 	}
 	n.access = auth.New(n.st, token, n.reg)
+	n.access.ClientBits = n.cfg.ivt.IPv6Prefix
 	// The views in memory the feed keeps current, in the order a batch
 	// reaches them: the index first (the plan's ads are read for it).
 	views := []marquee.Applier{n.ix, n.engine.From(n.st), web.AdCacheView(n.ads), web.LinkCacheView(n.links, &n.cfg.linkDomains),

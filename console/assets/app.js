@@ -552,7 +552,8 @@
   const ivtReasons = { crawler: 'Declared crawlers and bots', preview: 'Link previewers and mail proxies', prefetch: 'Prefetches',
     headless: 'Headless or automated browsers', nonBrowser: 'HTTP libraries and tools, no User-Agent', datacenter: 'Data centres',
     velocity: 'Too many events a minute', fastClick: 'Clicks too soon after the impression', noImpression: 'Clicks without a counted impression',
-    repeatClick: 'Repeated clicks', fastConversion: 'Conversions too soon after the click', burst: 'Billed, then credited (a burst)' };
+    repeatClick: 'Repeated clicks', fastConversion: 'Conversions too soon after the click', burst: 'Billed, then credited (a burst)',
+    clickLimit: 'Clicks past a campaign\'s limit from one address', clickRate: 'Clicks of an address that clicks too much of what it sees' };
   function invalidNote(rep) {
     const inv = rep.invalid || {}, reqs = (rep.totals && rep.totals.invalidRequests) || {};
     const reasons = [...new Set(Object.keys(inv).concat(Object.keys(reqs)))].filter(k => {
