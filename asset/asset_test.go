@@ -7,9 +7,16 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"encoding/binary"
+	"hash/crc32"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"marquee"
 	"marquee/asset"
@@ -80,5 +87,80 @@ func TestInspect(t *testing.T) {
 		if e := marquee.AsError(err); e == nil || e.Kind != c.kind || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("Inspect(%s) = %v; want kind %v saying %q", c.name, err, c.kind, c.msg)
 		}
+	}
+}
+
+// pngSized is m as a PNG whose header says it is w × h (its CRC mended):
+// what a decoder's header read sees of a far larger image, made cheaply.
+func pngSized(t *testing.T, m image.Image, w, h uint32) []byte {
+	b := encode(t, func(b *bytes.Buffer) error { return png.Encode(b, m) })
+	ihdr := b[8+8 : 8+8+13] // the signature, IHDR's length and type, then its data
+	binary.BigEndian.PutUint32(ihdr[0:], w)
+	binary.BigEndian.PutUint32(ihdr[4:], h)
+	binary.BigEndian.PutUint32(b[8+8+13:], crc32.ChecksumIEEE(b[8+4:8+8+13]))
+	return b
+}
+
+// heapBytes is what the heap's objects take, garbage not yet swept
+// included.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestDecompressionBomb: a 16-bit PNG of 4,000 × 4,000 pixels (the
+// attack's was 132 KB, its header here on a tiny one), 128 MB decoded, is refused from its header, naming
+// what it would take, and allocates next to nothing; 16 uploads at once
+// of a large image (2,800 × 2,800 of a palette, 7.5 MiB decoded) add a
+// few tens of MB to the heap at most, not 16 × 7.5: one image is decoded
+// at a time.
+func TestDecompressionBomb(t *testing.T) {
+	bomb := pngSized(t, image.NewRGBA64(image.Rect(0, 0, 1, 1)), 4000, 4000)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := asset.Inspect(bomb)
+	runtime.ReadMemStats(&after)
+	if marquee.KindOf(err) != marquee.KindInvalid || !strings.Contains(marquee.AsError(err).Problems["body"], "8 bytes each, 122 MiB once decoded; at most 32 MiB") {
+		t.Errorf("Inspect(16-bit 4000x4000 PNG) = %v; want invalid, naming its 122 MiB decoded and the 32 allowed", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("refusing the bomb allocated %d bytes; want under 1 MiB", n)
+	}
+
+	largest := encode(t, func(b *bytes.Buffer) error { return png.Encode(b, img(2800, 2800)) })
+	runtime.GC()
+	base := heapBytes()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if h := heapBytes(); h > peak.Load() {
+				peak.Store(h)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}()
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			if a, err := asset.Inspect(largest); err != nil || a.Width != 2800 {
+				t.Errorf("Inspect(2800x2800 paletted PNG) = %+v, %v; want it read", a, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	<-sampled
+	if grew := int64(peak.Load()) - int64(base); grew > 48<<20 {
+		t.Errorf("16 uploads at once of 7.5 MiB decoded each grew the heap by %d MiB at its peak; want under 48", grew>>20)
 	}
 }
