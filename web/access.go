@@ -135,7 +135,7 @@ func handleRevokeKey(st AccessStore, wr *writer) storeHandler {
 		if err := principal(ctx).MayManage("", k.Scopes); err != nil {
 			return err
 		}
-		if err := wr.visible(sctx, st.RevokeKey(sctx, id), "key"); err != nil {
+		if err := wr.visible(sctx, revokeKey(sctx, st, id), "key"); err != nil {
 			return err
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -25,6 +27,47 @@ func postbackKey(k marquee.APIKey, id int64) bool {
 
 // postbackScopes are a postback key's scopes.
 var postbackScopes, _, _ = marquee.ParseScopes([]string{string(marquee.ScopeConversionsWrite)})
+
+// notPostOnly guards the routes that make credentials of an advertiser
+// (its postback keys, its conversion secret): a credential that holds no
+// more than a postback key's scopes — a postback key, or a session
+// opened with one — is refused (403), so that a leaked server key cannot
+// mint the keys that would outlive its revocation.
+func notPostOnly(next storeHandler) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		if p := principal(ctx); postbackScopes.Contains(p.Scopes) {
+			return marquee.Errorf(marquee.KindForbidden,
+				"a credential that only posts conversions cannot make or read keys and secrets: use a signed-in session or a key with more scopes")
+		}
+		return next(sctx, ctx)
+	}
+}
+
+// revokeKey revokes key id and every live key made by it (its children,
+// and theirs): a key's revocation ends what it made.
+func revokeKey(sctx context.Context, st AccessStore, id int64) error {
+	if err := st.RevokeKey(sctx, id); err != nil {
+		return err
+	}
+	keys, err := st.Keys(sctx)
+	if err != nil {
+		return err
+	}
+	for todo := []int64{id}; len(todo) > 0; todo = todo[1:] {
+		maker := "key:" + strconv.FormatInt(todo[0], 10) + " "
+		for i := range keys {
+			if k := &keys[i]; k.RevokedAt == nil && strings.HasPrefix(k.CreatedBy, maker) && k.ID != id {
+				if err := st.RevokeKey(sctx, k.ID); err != nil && marquee.KindOf(err) != marquee.KindNotFound {
+					return err
+				}
+				now := time.Now()
+				k.RevokedAt = &now
+				todo = append(todo, k.ID)
+			}
+		}
+	}
+	return nil
+}
 
 // handleCreatePostbackKey serves POST /api/v1/advertisers/{id}/postback-keys
 // (its ownership checked before): 201 with the new key and, this once,
@@ -95,7 +138,7 @@ func handleRevokePostbackKey(st AccessStore, w *writer) storeHandler {
 		if err != nil {
 			return err
 		}
-		if err := w.visible(sctx, st.RevokeKey(sctx, keyID), "key"); err != nil {
+		if err := w.visible(sctx, revokeKey(sctx, st, keyID), "key"); err != nil {
 			return err
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)

@@ -179,11 +179,11 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/advertisers", allow(marquee.ScopeCampaignsRead, advertiserBound), withStore(handleList(s.campaigns, CampaignStore.ListAdvertisers, []string{marquee.StateActive, marquee.StateArchived}, false, advertiserKept))},
 		{"GET", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsRead, advertiserBound), withStore(owned(ownAdvertiser, handleGet(advertiserResource, s.campaigns, CampaignStore.Advertiser)))},
 		{"PUT", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleReplace(advertiserResource, s.campaigns, CampaignStore.ReplaceAdvertiser, advertiserInput, s.writer)))},
-		{"POST", "/api/v1/advertisers/{id}/conversion-secret", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.auditedAs("rotate conversion secret", handleConversionSecret(s.campaigns, s.serve, s.writer))))},
+		{"POST", "/api/v1/advertisers/{id}/conversion-secret", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(notPostOnly(owned(ownAdvertiser, s.req.auditedAs("rotate conversion secret", handleConversionSecret(s.campaigns, s.serve, s.writer)))))},
 		// An advertiser's postback keys: made, listed and revoked by its own account too.
-		{"POST", "/api/v1/advertisers/{id}/postback-keys", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.auditedAs("create postback key", handleCreatePostbackKey(s.access, s.campaigns))))},
-		{"GET", "/api/v1/advertisers/{id}/postback-keys", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, handleListPostbackKeys(s.access)))},
-		{"DELETE", "/api/v1/advertisers/{id}/postback-keys/{key}", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(owned(ownAdvertiser, s.req.auditedAs("revoke", handleRevokePostbackKey(s.access, s.writer))))},
+		{"POST", "/api/v1/advertisers/{id}/postback-keys", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(notPostOnly(owned(ownAdvertiser, s.req.auditedAs("create postback key", handleCreatePostbackKey(s.access, s.campaigns)))))},
+		{"GET", "/api/v1/advertisers/{id}/postback-keys", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(notPostOnly(owned(ownAdvertiser, handleListPostbackKeys(s.access))))},
+		{"DELETE", "/api/v1/advertisers/{id}/postback-keys/{key}", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(notPostOnly(owned(ownAdvertiser, s.req.auditedAs("revoke", handleRevokePostbackKey(s.access, s.writer)))))},
 		// Prepaid balances: topped up by card (the team, or the advertiser's
 		// own account) or credited (the team); Stripe's webhook credits a
 		// card payment once, its signature the credential.

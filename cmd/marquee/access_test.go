@@ -778,3 +778,50 @@ func TestNoCredentialGrantsMoreThanItHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysThatOnlyPost: an advertiser's postback key (conversions:write,
+// nothing else) posts conversions and nothing of credentials — making,
+// listing or revoking postback keys and rotating the conversion secret
+// are a 403 to it, and to a session it opened — so a leaked server key
+// cannot mint keys that outlive it; and when a key is revoked, the keys it
+// made die with it.
+func TestKeysThatOnlyPost(t *testing.T) {
+	t.Parallel()
+	in := start(t, t.TempDir(), nil)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	account, _ := in.keyFrom(`{"name":"acme","scopes":["conversions:write","reports:read"],"advertisers":["1"]}`)
+	r := in.do("POST", "/api/v1/advertisers/1/postback-keys", account, "application/json", "")
+	var pk struct {
+		ID  int64
+		Key string
+	}
+	if json.Unmarshal([]byte(r.body), &pk); r.status != 201 || pk.Key == "" {
+		t.Fatalf("the account's postback key = %d %s; want 201", r.status, r.body)
+	}
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/api/v1/advertisers/1/postback-keys"},
+		{"GET", "/api/v1/advertisers/1/postback-keys"},
+		{"DELETE", fmt.Sprintf("/api/v1/advertisers/1/postback-keys/%d", pk.ID)},
+		{"POST", "/api/v1/advertisers/1/conversion-secret"},
+	} {
+		if r := in.do(c.method, c.path, pk.Key, "application/json", ""); r.status != 403 || !strings.Contains(r.body, "only posts conversions") {
+			t.Errorf("%s %s with the postback key = %d %s; want 403", c.method, c.path, r.status, r.body)
+		}
+	}
+	if r := in.signIn(t, mustJSON(map[string]string{"key": pk.Key})).do("POST", "/api/v1/advertisers/1/postback-keys", ""); r.status != 403 {
+		t.Errorf("a postback key from a session the postback key opened = %d %s; want 403", r.status, r.body)
+	}
+	// The account's key revoked: the postback key it made dies with it.
+	var keys struct{ Keys []struct{ ID int64 } }
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/keys", "").body), &keys)
+	var accountID int64
+	for _, k := range keys.Keys {
+		if k.ID != pk.ID {
+			accountID = k.ID
+		}
+	}
+	in.expect(in.admin("DELETE", fmt.Sprintf("/api/v1/keys/%d", accountID), ""), 204, "")
+	if r := in.do("POST", "/api/v1/conversions", pk.Key, "application/json", `{}`); r.status != 401 {
+		t.Errorf("a postback with the key its revoked maker made = %d %s; want 401", r.status, r.body)
+	}
+}

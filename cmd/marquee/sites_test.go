@@ -28,7 +28,7 @@ func TestPublisherSeesItsNetRevenue(t *testing.T) {
 	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"mysite","domains":["News.example"],"revenueShare":0.7}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"cpm",` + flight + `,"price":{"model":"cpm","amount":10}}`)
 	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/?c={clickId}"}}`), 201, "")
-	advKey, _ := in.keyFrom(`{"name":"acme","scopes":["conversions:write"],"advertisers":[1]}`)
+	advKey, _ := in.keyFrom(`{"name":"acme","scopes":["conversions:write","reports:read"],"advertisers":[1]}`)
 	pubKey, _ := in.keyFrom(`{"name":"mysite","scopes":["campaigns:read","reports:read"],"sites":["mysite"]}`)
 	var secret struct{ Secret string }
 	json.Unmarshal([]byte(in.do("POST", "/api/v1/advertisers/1/conversion-secret", advKey, "application/json", "").body), &secret)

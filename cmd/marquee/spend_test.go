@@ -171,13 +171,18 @@ func TestSpendByPriceModel(t *testing.T) {
 	if r := w.do("POST", "/api/v1/conversions", key.Secret, "application/json", `{"clickId":"`+ids[1]+`","orderId":"o-1","value":"30"}`); r.status != 200 || !strings.Contains(r.body, `"duplicate":true`) {
 		t.Errorf("the same order again = %d %s; want 200, a duplicate", r.status, r.body)
 	}
-	// The advertiser's own key makes its conversion secret; its server
-	// signs the pixel's click id, order id and value with it.
+	// The advertiser's own account (here a key that does more than post)
+	// makes its conversion secret — the key that only posts cannot; its
+	// server signs the pixel's click id, order id and value with it.
+	if r := w.do("POST", "/api/v1/advertisers/1/conversion-secret", key.Secret, "application/json", ""); r.status != 403 || !strings.Contains(r.body, "only posts conversions") {
+		t.Errorf("the conversion secret by a key that only posts = %d %s; want 403", r.status, r.body)
+	}
+	account, _ := w.keyFrom(`{"name":"acme","scopes":["conversions:write","reports:read"],"advertisers":["1"]}`)
 	var cs struct{ Secret string }
-	if r := w.do("POST", "/api/v1/advertisers/1/conversion-secret", key.Secret, "application/json", ""); r.status != 201 || json.Unmarshal([]byte(r.body), &cs) != nil || !strings.HasPrefix(cs.Secret, "mqcs_") {
+	if r := w.do("POST", "/api/v1/advertisers/1/conversion-secret", account, "application/json", ""); r.status != 201 || json.Unmarshal([]byte(r.body), &cs) != nil || !strings.HasPrefix(cs.Secret, "mqcs_") {
 		t.Fatalf("the advertiser's conversion secret = %d %s; want 201 with mqcs_…", r.status, r.body)
 	}
-	if r := w.do("POST", "/api/v1/advertisers/2/conversion-secret", key.Secret, "application/json", ""); r.status != 404 {
+	if r := w.do("POST", "/api/v1/advertisers/2/conversion-secret", account, "application/json", ""); r.status != 404 {
 		t.Errorf("another advertiser's conversion secret with Acme's key = %d %s; want 404", r.status, r.body)
 	}
 	if resp := fire(t, w.url+"/conversion?clickId="+ids[1]+"&orderId=o-2&value=15.5&sig="+tracking.SignConversion(cs.Secret, ids[1], "o-2", "15.5")); resp.StatusCode != 204 {
