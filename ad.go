@@ -98,6 +98,13 @@ func (in AdInput) Ad(id int64, link string, created, updated time.Time) Ad {
 // no campaign, or an active one.
 func (a *Ad) Serves() bool { return a.State == "" || a.State == StateActive }
 
+// Public reports whether anyone may read the ad (GET /api/v1/ad/{id},
+// the ad contract): its content as it is now was approved — an ad of no
+// campaign, or one active or paused. A draft, or one waiting for
+// approval (an advertiser's unlaunched ad, or an approved ad's edit not
+// yet approved), is read by its advertiser and the team only.
+func (a *Ad) Public() bool { return a.Serves() || a.State == StatePaused }
+
 // ActiveAt reports whether the ad is served at instant now: startAt < now < endAt.
 func (a *Ad) ActiveAt(now time.Time) bool {
 	return a.StartAt.Before(now) && now.Before(a.EndAt)

@@ -21,7 +21,9 @@ func NewLinkCache(store LinkStore, capacity cache.Capacity, reg prometheus.Regis
 
 // NewAdCache returns the cache that GET /api/v1/ad/{id} reads: each ad's
 // JSON body, rendered once when it is loaded from store (see bounded);
-// encoding/json per request was most of the route's cost.
+// encoding/json per request was most of the route's cost. The route is
+// public: an ad that is not marquee.Ad.Public is not found, and no body
+// holds its review (who approved it, by email).
 func NewAdCache(store AdStore, capacity cache.Capacity, reg prometheus.Registerer) *cache.Cache[int64, []byte] {
 	return cache.New(cache.Config[int64, []byte]{
 		Name: "ad", Capacity: capacity,
@@ -30,6 +32,10 @@ func NewAdCache(store AdStore, capacity cache.Capacity, reg prometheus.Registere
 			if err != nil {
 				return nil, err
 			}
+			if !a.Public() {
+				return nil, marquee.NoAd(id)
+			}
+			a.Review = nil
 			return renderJSON(a), nil
 		}),
 		// The body, plus the slice header and otter's node.

@@ -210,16 +210,28 @@ func TestAdApproval(t *testing.T) {
 		t.Errorf("an advertiser's trusted tag = %d %s; want 400 naming creative.trusted", r.status, r.body)
 	}
 	adv.do("POST", "/api/v1/ad", body)
-	state := func() (string, string) {
-		var a struct {
-			State  string
-			Review struct{ Reason string }
+	state := func() (string, string) { // as the team reads it
+		var page struct {
+			Items []struct {
+				ID, State string
+				Review    struct{ Reason string }
+			}
 		}
-		json.Unmarshal([]byte(in.get("/api/v1/ad/2").body), &a)
-		return a.State, a.Review.Reason
+		json.Unmarshal([]byte(in.admin("GET", "/api/v1/ads?campaignId="+acme, "").body), &page)
+		for _, a := range page.Items {
+			if a.ID == "2" {
+				return a.State, a.Review.Reason
+			}
+		}
+		return "", ""
 	}
 	if s, _ := state(); s != "pending" {
 		t.Fatalf("the advertiser's ad is %q; want pending", s)
+	}
+	// The public read of the ad contract answers approved ads only, and
+	// never who approved them.
+	if r := in.get("/api/v1/ad/2"); r.status != 404 || strings.Contains(r.body, "Acme banner") {
+		t.Errorf("GET /api/v1/ad/2 (pending) = %d %s; want 404", r.status, r.body)
 	}
 	serves := func() string {
 		r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"top"}]}`)
@@ -256,9 +268,15 @@ func TestAdApproval(t *testing.T) {
 	if r := adv.do("PUT", "/api/v1/ad/1", body); r.status != 404 {
 		t.Errorf("the advertiser's change of another's ad = %d %s; want 404", r.status, r.body)
 	}
+	if r := in.get("/api/v1/ad/2"); r.status != 404 {
+		t.Errorf("GET /api/v1/ad/2 (changed, pending again) = %d %s; want 404", r.status, r.body)
+	}
 	in.expect(in.admin("POST", "/api/v1/ad/2/approve", ""), 200, "")
 	if got := serves(); got != "2" {
 		t.Errorf("after the approval the decision chose ad %s; want 2 (the sponsorship)", got)
+	}
+	if r := in.get("/api/v1/ad/2"); r.status != 200 || !strings.Contains(r.body, "bigger logo") || strings.Contains(r.body, `"review"`) || strings.Contains(r.body, "@") {
+		t.Errorf("GET /api/v1/ad/2 (approved) = %d %s; want 200 without its review or anyone's email", r.status, r.body)
 	}
 	// One ad of a campaign paused (by its advertiser), then resumed.
 	if r := adv.do("POST", "/api/v1/ad/2/pause", ""); r.status != 200 || !strings.Contains(r.body, `"state":"paused"`) {
