@@ -300,6 +300,11 @@ type AuditEntry struct {
 	Action   string    `json:"action"` // create, replace, update, delete, revoke, login, login-failed, logout
 	Fields   []string  `json:"fields"`
 	IP       string    `json:"ip"`
+	// Before and After are what a change of money held before and after
+	// it, as JSON (absent where the entry records none: a document issued
+	// has no before, one deleted no after).
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
 }
 
 // AuditFilter selects audit entries, newest first.

@@ -139,6 +139,12 @@ const (
 	// is the audit log's (its credit logs its advertiser as well, whose
 	// balance every instance reads again).
 	EntityTopUp = "topUp"
+	// The documents of money (invoices and credit notes, statements) and
+	// the sites publishers are paid for: nothing is cached of them, the
+	// entry is the audit log's, with what changed (before and after).
+	EntityInvoice   = "invoice"
+	EntityStatement = "statement"
+	EntitySite      = "site"
 	// An erased data subject: the change's id is one of its pseudonyms
 	// (a uint64 as int64), which every instance's counters forget.
 	EntitySubject = "subject"
@@ -146,6 +152,12 @@ const (
 	// (one of the Setting names): every instance reads it again.
 	EntitySetting = "setting"
 )
+
+// AuditEntities are the kinds of what the audit log records, in the
+// order the console offers them: the changelog's, and the documents of
+// money (docs/api.md#audit-log).
+var AuditEntities = []string{EntityAd, EntityLink, EntityAdvertiser, EntityCampaign, EntityPlacement, EntitySite, EntityDeal,
+	EntityTopUp, EntityInvoice, EntityStatement, EntitySavedReport, EntityKey, EntityUser, EntitySession, EntityWebhook, EntitySubject, EntitySetting}
 
 // The settings an install chooses at run time (docs/api.md#settings).
 const (

@@ -62,6 +62,7 @@ func (m *Monthly) Run(ctx context.Context, every time.Duration) {
 // Issue issues the documents of the month that starts at month (UTC) not
 // issued yet, and says how many it issued.
 func (m *Monthly) Issue(ctx context.Context, month time.Time) (int, error) {
+	ctx = marquee.WithAudit(ctx, marquee.Audit{Actor: "monthly billing", Action: "create"}) // each document is in the audit log
 	from, to := month, month.AddDate(0, 1, 0)
 	cat, err := m.Catalog(ctx)
 	if err != nil {

@@ -6,12 +6,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
 
+	"marquee"
 	"marquee/console"
 )
 
@@ -112,4 +115,24 @@ func TestFirstLoadSize(t *testing.T) {
 		t.Fatalf("first load transfers %d bytes compressed; want ≤ 300,000", total)
 	}
 	t.Logf("first load: %d bytes compressed", total)
+}
+
+// TestAuditKindsAreTheVocabulary: the audit page's kinds are the audit
+// log's, marquee.AuditEntities, in its order.
+func TestAuditKindsAreTheVocabulary(t *testing.T) {
+	js, err := os.ReadFile("assets/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`const kinds = \[([^\]]*)\];`).FindSubmatch(js)
+	if m == nil {
+		t.Fatal("app.js: no `const kinds = [...]` on the audit page")
+	}
+	var got []string
+	for _, k := range regexp.MustCompile(`'([^']*)'`).FindAllSubmatch(m[1], -1) {
+		got = append(got, string(k[1]))
+	}
+	if !slices.Equal(got, marquee.AuditEntities) {
+		t.Errorf("the audit page's kinds = %q; want marquee.AuditEntities, %q", got, marquee.AuditEntities)
+	}
 }

@@ -2696,7 +2696,9 @@
   route(/^\/audit$/, 'keys:admin', async (_, q) => {
     const offset = +q.get('offset') || 0, limit = 50;
     const actor = el('input', { type: 'text', value: q.get('actor') || '' });
-    const entity = el('select', {}, ['', 'ad', 'link', 'advertiser', 'campaign', 'placement', 'key', 'user', 'session', 'webhook', 'subject'].map(e => el('option', { value: e, text: e || 'every kind', selected: e === (q.get('entity') || '') })));
+    // The kinds the audit log records: marquee.AuditEntities (a test holds them equal).
+    const kinds = ['ad', 'link', 'advertiser', 'campaign', 'placement', 'site', 'deal', 'topUp', 'invoice', 'statement', 'savedReport', 'key', 'user', 'session', 'webhook', 'subject', 'setting'];
+    const entity = el('select', {}, [''].concat(kinds).map(e => el('option', { value: e, text: e || 'every kind', selected: e === (q.get('entity') || '') })));
     const qs = o => 'actor=' + encodeURIComponent(actor.value) + '&entity=' + entity.value + '&offset=' + o;
     const [page, cn, an] = await Promise.all([api('GET', '/api/v1/audit?limit=' + limit + '&' + qs(offset)), campaignNames(), advertiserNames()]);
     // What an entry changed, named and linked where the console has a page for it.
@@ -2709,8 +2711,12 @@
     };
     const form = el('form', { class: 'row', onsubmit: ev => { ev.preventDefault(); go('#/audit?' + qs(0)); } },
       field('Actor (exact)', actor), field('Kind', entity), el('button', { type: 'submit', text: 'Filter' }));
-    show(el('h1', { text: 'Audit log' }), form, table(['When', 'Who', 'What', 'Fields', 'From'], page.entries.map(e => [fmtTime(e.at), e.actor,
-      el('span', {}, what(e)), (e.fields || []).join(', '), e.ip]), 'Nothing recorded with these filters.'),
+    // A change of money shows what it held before and after.
+    const change = e => (e.before || e.after) ? el('details', {}, el('summary', { text: e.before && e.after ? 'before → after' : e.after ? 'after' : 'before' }),
+      e.before ? el('pre', { class: 'before', text: JSON.stringify(e.before, null, 1) }) : null,
+      e.after ? el('pre', { class: 'after', text: JSON.stringify(e.after, null, 1) }) : null) : '';
+    show(el('h1', { text: 'Audit log' }), form, table(['When', 'Who', 'What', 'Fields', 'Change', 'From'], page.entries.map(e => [fmtTime(e.at), e.actor,
+      el('span', {}, what(e)), (e.fields || []).join(', '), change(e), e.ip]), 'Nothing recorded with these filters.'),
     el('div', { class: 'pager' }, el('span', { class: 'muted', text: page.total ? (offset + 1) + '–' + (offset + page.entries.length) + ' of ' + num(page.total) : '' }),
       offset > 0 ? el('a', { href: '#/audit?' + qs(Math.max(0, offset - limit)), text: 'Newer' }) : null,
       offset + limit < page.total ? el('a', { href: '#/audit?' + qs(offset + limit), text: 'Older' }) : null));

@@ -1,6 +1,7 @@
 package sqltx
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,32 @@ type audited struct {
 	Tx
 	a   marquee.Audit
 	now time.Time
+	// before and after, when set (withChange), are recorded with the
+	// entry as JSON.
+	before, after any
+}
+
+// withChange is tx whose next audit entries record what a change of
+// money held before and after it (nil: nothing); tx itself when the
+// change is not audited.
+func withChange(tx Tx, before, after any) Tx {
+	if a, ok := tx.(audited); ok {
+		a.before, a.after = before, after
+		return a
+	}
+	return tx
+}
+
+// auditOnly records, in tx's audit (when the change is audited), a change
+// of entity key that the changelog does not carry (nothing is cached of
+// it), with what it held before and after.
+func auditOnly(ctx context.Context, tx Tx, entity, key string, before, after any) error {
+	a, ok := tx.(audited)
+	if !ok {
+		return nil
+	}
+	a.before, a.after = before, after
+	return a.record(ctx, entity, key, "")
 }
 
 func (t audited) LogChange(ctx context.Context, entity string, id int64, key string, op marquee.ChangeOp) error {
@@ -31,16 +58,30 @@ func (t audited) LogChange(ctx context.Context, entity string, id int64, key str
 			action = "delete"
 		}
 	}
-	entityID := t.a.EntityID
-	switch {
-	case entityID != "":
-	case key != "":
-		entityID = key
-	default:
-		entityID = strconv.FormatInt(id, 10)
+	if key == "" {
+		key = strconv.FormatInt(id, 10)
 	}
-	return insertAudit(ctx, t.Tx, marquee.AuditEntry{At: t.now, Actor: t.a.Actor, Entity: entity, EntityID: entityID,
-		Action: action, Fields: t.a.Fields, IP: t.a.IP})
+	return t.record(ctx, entity, key, action)
+}
+
+// record inserts the entry of a change of entity key (the Audit's
+// EntityID instead when set) by action ("": the Audit's, else "update").
+func (t audited) record(ctx context.Context, entity, key, action string) error {
+	action = cmp.Or(action, t.a.Action, "update")
+	e := marquee.AuditEntry{At: t.now, Actor: t.a.Actor, Entity: entity, EntityID: cmp.Or(t.a.EntityID, key),
+		Action: action, Fields: t.a.Fields, IP: t.a.IP}
+	var err error
+	if t.before != nil {
+		if e.Before, err = json.Marshal(t.before); err != nil {
+			return err
+		}
+	}
+	if t.after != nil {
+		if e.After, err = json.Marshal(t.after); err != nil {
+			return err
+		}
+	}
+	return insertAudit(ctx, t.Tx, e)
 }
 
 func insertAudit(ctx context.Context, db DB, e marquee.AuditEntry) error {
@@ -51,9 +92,17 @@ func insertAudit(ctx context.Context, db DB, e marquee.AuditEntry) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.Exec(ctx, `INSERT INTO audit_log (at, actor, entity, entity_id, action, fields, ip) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		e.At.UnixMilli(), e.Actor, e.Entity, e.EntityID, e.Action, string(fields), e.IP)
+	_, err = db.Exec(ctx, `INSERT INTO audit_log (at, actor, entity, entity_id, action, fields, ip, before_doc, after_doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.At.UnixMilli(), e.Actor, e.Entity, e.EntityID, e.Action, string(fields), e.IP, nullJSON(e.Before), nullJSON(e.After))
 	return err
+}
+
+// nullJSON is doc as a column's value: NULL when empty.
+func nullJSON(doc json.RawMessage) any {
+	if len(doc) == 0 {
+		return nil
+	}
+	return string(doc)
 }
 
 // AddAudit records an entry that goes with no change (a failed login).
@@ -95,12 +144,19 @@ func (s *Store) AuditLog(ctx context.Context, f marquee.AuditFilter) ([]marquee.
 		p.entries, err = query(ctx, db, func(r Rows) (e marquee.AuditEntry, err error) {
 			var at int64
 			var fields string
-			if err := r.Scan(&e.ID, &at, &e.Actor, &e.Entity, &e.EntityID, &e.Action, &fields, &e.IP); err != nil {
+			var before, after *string
+			if err := r.Scan(&e.ID, &at, &e.Actor, &e.Entity, &e.EntityID, &e.Action, &fields, &e.IP, &before, &after); err != nil {
 				return e, err
 			}
 			e.At = time.UnixMilli(at).UTC()
+			if before != nil {
+				e.Before = json.RawMessage(*before)
+			}
+			if after != nil {
+				e.After = json.RawMessage(*after)
+			}
 			return e, json.Unmarshal([]byte(fields), &e.Fields)
-		}, `SELECT id, at, actor, entity, entity_id, action, fields, ip FROM audit_log WHERE `+cond+
+		}, `SELECT id, at, actor, entity, entity_id, action, fields, ip, before_doc, after_doc FROM audit_log WHERE `+cond+
 			` ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`, append(args, f.Limit, f.Offset)...)
 		return p, err
 	})

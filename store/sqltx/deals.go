@@ -69,7 +69,7 @@ func (s *Store) CreateDeal(ctx context.Context, d marquee.Deal) (marquee.Deal, e
 			}
 			return d, err
 		}
-		return d, tx.LogChange(ctx, marquee.EntityDeal, 0, d.ID, marquee.OpPut)
+		return d, withChange(tx, nil, d).LogChange(ctx, marquee.EntityDeal, 0, d.ID, marquee.OpPut)
 	})
 }
 
@@ -114,20 +114,23 @@ func (s *Store) ReplaceDeal(ctx context.Context, id string, d marquee.Deal) (mar
 		if _, err := tx.Exec(ctx, `UPDATE deals SET terms = ?, updated_at = ? WHERE id = ?`, terms, now.UnixMilli(), id); err != nil {
 			return d, err
 		}
-		return d, tx.LogChange(ctx, marquee.EntityDeal, 0, id, marquee.OpPut)
+		return d, withChange(tx, old, d).LogChange(ctx, marquee.EntityDeal, 0, id, marquee.OpPut)
 	})
 }
 
 // DeleteDeal deletes deal id: bids naming it compete in the open auction.
 func (s *Store) DeleteDeal(ctx context.Context, id string) error {
 	return exec(ctx, s, "delete deal", func(tx Tx, now time.Time) error {
-		n, err := tx.Exec(ctx, `DELETE FROM deals WHERE id = ?`, id)
+		old, err := scanDeal(tx.QueryRow(ctx, `SELECT `+dealCols+` FROM deals WHERE id = ?`+s.cfg.ForUpdate, id))
+		if errors.Is(err, ErrNoRows) {
+			return marquee.NoDeal(id)
+		}
 		if err != nil {
 			return err
 		}
-		if n == 0 {
-			return marquee.NoDeal(id)
+		if _, err := tx.Exec(ctx, `DELETE FROM deals WHERE id = ?`, id); err != nil {
+			return err
 		}
-		return tx.LogChange(ctx, marquee.EntityDeal, 0, id, marquee.OpDelete)
+		return withChange(tx, old, nil).LogChange(ctx, marquee.EntityDeal, 0, id, marquee.OpDelete)
 	})
 }

@@ -192,8 +192,41 @@ func (s *Store) IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.
 		}
 		inv.ID, err = s.insertID(ctx, tx, `INSERT INTO invoices (seq, kind, advertiser_id, site, period_from, period_to, total_micros, body, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			"", seq, inv.Kind, inv.AdvertiserID, inv.Site, inv.From.UnixMilli(), inv.To.UnixMilli(), int64(inv.Total), string(body), now.UnixMilli())
-		return inv, err
+		if err != nil {
+			return inv, err
+		}
+		entity := marquee.EntityInvoice
+		if inv.Kind == marquee.KindStatement {
+			entity = marquee.EntityStatement
+		}
+		if inv.Kind == marquee.KindCreditNote { // the invoice it cancels
+			if err := auditOnly(ctx, tx, entity, inv.Corrects, documentFacts{Number: inv.Corrects}, documentFacts{Number: inv.Corrects, CreditedBy: inv.Number}); err != nil {
+				return inv, err
+			}
+		}
+		return inv, auditOnly(ctx, tx, entity, inv.Number, nil, factsOf(&inv))
 	})
+}
+
+// documentFacts are what the audit log records of a document issued (its
+// lines are the document's own).
+type documentFacts struct {
+	Number       string          `json:"number"`
+	Kind         string          `json:"kind,omitempty"`
+	AdvertiserID int64           `json:"advertiserId,omitempty"`
+	Site         string          `json:"site,omitempty"`
+	From         *time.Time      `json:"from,omitempty"`
+	To           *time.Time      `json:"to,omitempty"`
+	Lines        int             `json:"lines,omitempty"`
+	Total        *marquee.Micros `json:"total,omitempty"`
+	Corrects     string          `json:"corrects,omitempty"`
+	CreditedBy   string          `json:"creditedBy,omitempty"`
+}
+
+func factsOf(inv *marquee.Invoice) documentFacts {
+	total := inv.Total
+	return documentFacts{Number: inv.Number, Kind: inv.Kind, AdvertiserID: inv.AdvertiserID, Site: inv.Site, From: &inv.From, To: &inv.To,
+		Lines: len(inv.Lines) + len(inv.PlacementLines), Total: &total, Corrects: inv.Corrects}
 }
 
 // seqOf reads a document number's sequence (0: not one).

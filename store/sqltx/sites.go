@@ -48,8 +48,10 @@ func (s *Store) CreateSite(ctx context.Context, in marquee.Site) (marquee.Site, 
 			return in, err
 		}
 		in.CreatedAt, in.UpdatedAt = now, now
-		_, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?)`, in.Name, string(domains), shareOf(&in), now.UnixMilli(), now.UnixMilli())
-		return in, err
+		if _, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?)`, in.Name, string(domains), shareOf(&in), now.UnixMilli(), now.UnixMilli()); err != nil {
+			return in, err
+		}
+		return in, auditOnly(ctx, tx, marquee.EntitySite, in.Name, nil, in)
 	})
 }
 
@@ -87,8 +89,10 @@ func (s *Store) ReplaceSite(ctx context.Context, name string, in marquee.Site) (
 			return in, err
 		}
 		in.Name, in.CreatedAt, in.UpdatedAt = name, old.CreatedAt, now
-		_, err = tx.Exec(ctx, `UPDATE sites SET domains = ?, revenue_share = ?, updated_at = ? WHERE name = ?`, string(domains), shareOf(&in), now.UnixMilli(), name)
-		return in, err
+		if _, err = tx.Exec(ctx, `UPDATE sites SET domains = ?, revenue_share = ?, updated_at = ? WHERE name = ?`, string(domains), shareOf(&in), now.UnixMilli(), name); err != nil {
+			return in, err
+		}
+		return in, auditOnly(ctx, tx, marquee.EntitySite, name, old, in)
 	})
 }
 
@@ -96,10 +100,16 @@ func (s *Store) ReplaceSite(ctx context.Context, name string, in marquee.Site) (
 // site, no revenue is its publisher's: no share was agreed).
 func (s *Store) DeleteSite(ctx context.Context, name string) error {
 	return exec(ctx, s, "delete site", func(tx Tx, now time.Time) error {
-		n, err := tx.Exec(ctx, `DELETE FROM sites WHERE name = ?`, name)
-		if err == nil && n == 0 {
-			err = marquee.NoSite(name)
+		old, err := scanSite(tx.QueryRow(ctx, `SELECT `+siteCols+` FROM sites WHERE name = ?`+s.cfg.ForUpdate, name))
+		if errors.Is(err, ErrNoRows) {
+			return marquee.NoSite(name)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM sites WHERE name = ?`, name); err != nil {
+			return err
+		}
+		return auditOnly(ctx, tx, marquee.EntitySite, name, old, nil)
 	})
 }

@@ -70,7 +70,7 @@ func (s *Store) CreateTopUp(ctx context.Context, t marquee.TopUp) (marquee.TopUp
 			return t, err
 		}
 		if t.Kind != marquee.TopUpCredit {
-			return t, tx.LogChange(ctx, marquee.EntityTopUp, t.ID, "", marquee.OpPut)
+			return t, withChange(tx, nil, t).LogChange(ctx, marquee.EntityTopUp, t.ID, "", marquee.OpPut)
 		}
 		return t, s.credit(ctx, tx, t, now)
 	})
@@ -85,11 +85,22 @@ func (s *Store) credit(ctx context.Context, tx Tx, t marquee.TopUp, now time.Tim
 // addCredit adds n (negative: takes it back) to the balance of top-up t's
 // advertiser, and logs both.
 func (s *Store) addCredit(ctx context.Context, tx Tx, t marquee.TopUp, n marquee.Micros, now time.Time) error {
+	var before int64
+	if err := tx.QueryRow(ctx, `SELECT credited_micros FROM advertisers WHERE id = ?`+s.cfg.ForUpdate, t.AdvertiserID).Scan(&before); err != nil {
+		return err
+	}
 	if _, err := tx.Exec(ctx, `UPDATE advertisers SET credited_micros = credited_micros + ?, updated_at = ? WHERE id = ?`,
 		int64(n), now.UnixMilli(), t.AdvertiserID); err != nil {
 		return err
 	}
-	if err := tx.LogChange(ctx, marquee.EntityTopUp, t.ID, "", marquee.OpPut); err != nil {
+	// Audited with what the advertiser was credited in all before and
+	// after, and the top-up as it is now.
+	type credited struct {
+		Credited marquee.Micros `json:"credited"`
+		TopUp    *marquee.TopUp `json:"topUp,omitempty"`
+	}
+	if err := withChange(tx, credited{Credited: marquee.Micros(before)}, credited{marquee.Micros(before) + n, &t}).
+		LogChange(ctx, marquee.EntityTopUp, t.ID, "", marquee.OpPut); err != nil {
 		return err
 	}
 	return tx.LogChange(ctx, marquee.EntityAdvertiser, t.AdvertiserID, "", marquee.OpPut)
