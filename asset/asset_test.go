@@ -2,13 +2,13 @@ package asset_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
-	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"runtime"
 	"runtime/metrics"
