@@ -185,23 +185,75 @@ func handleCreateUser(st AccessStore, campaigns CampaignStore, mailer Mailer, no
 			writeJSON(ctx, fasthttp.StatusCreated, u)
 			return nil
 		}
-		inv := invitation{ExpiresAt: expires}
-		link := consoleOrigin(ctx) + InvitationPath + auth.InvitationToken(u.ID, secret)
-		if mailer != nil {
-			err := mailer.SendText(sctx, u.Email, "Your Marquee account", "You are invited to Marquee as "+u.Role+".\n\n"+
-				"Set your password with this link (it works once, until "+expires.Format(time.RFC1123)+"):\n\n"+link+"\n")
-			inv.Sent = err == nil
-			if err != nil {
-				inv.MailError = err.Error()
+		writeJSON(ctx, fasthttp.StatusCreated, invited{u, sendInvitation(sctx, ctx, mailer, campaigns, &u, secret, expires)})
+		return nil
+	}
+}
+
+// invited is a user and the invitation just made for them.
+type invited struct {
+	marquee.User
+	Invite invitation `json:"invite"`
+}
+
+// sendInvitation mails u the link that sets their password (secret's,
+// until expires), saying as what they join and which advertisers or sites
+// they will see; the link is in the answer when no mail went.
+func sendInvitation(sctx context.Context, ctx *fasthttp.RequestCtx, mailer Mailer, campaigns CampaignStore, u *marquee.User, secret string, expires time.Time) invitation {
+	inv := invitation{ExpiresAt: expires, Sees: seesText(sctx, campaigns, u.Bounds)}
+	link := consoleOrigin(ctx) + InvitationPath + auth.InvitationToken(u.ID, secret)
+	if mailer != nil {
+		err := mailer.SendText(sctx, u.Email, "Your Marquee account", "You are invited to Marquee as "+u.Role+"; you will see "+inv.Sees+".\n\n"+
+			"Set your password with this link (it works once, until "+expires.Format(time.RFC1123)+"):\n\n"+link+"\n")
+		inv.Sent = err == nil
+		if err != nil {
+			inv.MailError = err.Error()
+		}
+	}
+	if !inv.Sent {
+		inv.URL = link // shown once, to whoever invites: nothing else holds it
+	}
+	return inv
+}
+
+// seesText says what an account bound by b sees: its advertisers or its
+// sites by name, or everything its role allows.
+func seesText(sctx context.Context, campaigns CampaignStore, b marquee.Bounds) string {
+	switch {
+	case len(b.Advertisers) > 0:
+		names := make([]string, 0, len(b.Advertisers))
+		for _, id := range b.Advertisers {
+			name := "advertiser " + strconv.FormatInt(id, 10)
+			if a, err := campaigns.Advertiser(sctx, id); err == nil {
+				name = a.Name
 			}
+			names = append(names, name)
 		}
-		if !inv.Sent {
-			inv.URL = link // shown once, to whoever invites: nothing else holds it
+		return "the advertisers " + strings.Join(names, ", ") + " only"
+	case len(b.Sites) > 0:
+		return "the sites " + strings.Join(b.Sites, ", ") + " only"
+	}
+	return "everything your role allows"
+}
+
+// handleInviteUser serves POST /api/v1/users/{id}/invitation (audited by
+// the route): a new one-time link that sets user id's password — an
+// invitation sent again (the last one's link stops working), or a
+// password reset (the password stops working and the user's sessions
+// end) — mailed, or answered when no mail goes. 201 as an invitation.
+func handleInviteUser(st AccessStore, campaigns CampaignStore, mailer Mailer, now func() time.Time, wr *writer) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		id, err := pathID(ctx, "user")
+		if err != nil {
+			return err
 		}
-		writeJSON(ctx, fasthttp.StatusCreated, struct {
-			marquee.User
-			Invite invitation `json:"invite"`
-		}{u, inv})
+		secret, hash, expires := auth.NewInvitation(now())
+		c := marquee.UserChange{PasswordHash: &hash, Allow: func(old marquee.User) error { return principal(ctx).MayManageUser(old.Role) }}
+		u, err := st.UpdateUser(withFields(sctx, []string{"invitation"}), id, c)
+		if err := wr.visible(sctx, err, "user"); err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusCreated, invited{u, sendInvitation(sctx, ctx, mailer, campaigns, &u, secret, expires)})
 		return nil
 	}
 }
@@ -215,6 +267,7 @@ const InvitationPath = "/admin/#/invite/"
 // it was not (the mail server's error, if it refused it).
 type invitation struct {
 	ExpiresAt time.Time `json:"expiresAt"`
+	Sees      string    `json:"sees"` // what the account will see, as the mail says it
 	Sent      bool      `json:"sent"`
 	URL       string    `json:"url,omitempty"`
 	MailError string    `json:"mailError,omitempty"`

@@ -240,6 +240,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/users", allow(marquee.ScopeKeysAdmin), withStore(handleListAll("users", s.access, AccessStore.Users))},
 		{"GET", "/api/v1/users/{id}", allow(marquee.ScopeKeysAdmin), withStore(handleGet(userResource, s.access, AccessStore.User))},
 		{"PUT", "/api/v1/users/{id}", allow(marquee.ScopeKeysAdmin), withStore(s.req.auditedAs("update", handleUpdateUser(s.access, s.campaigns, s.writer)))},
+		{"POST", "/api/v1/users/{id}/invitation", allow(marquee.ScopeKeysAdmin), withStore(s.req.auditedAs("invite", handleInviteUser(s.access, s.campaigns, s.mailer, s.now, s.writer)))},
 		{"DELETE", "/api/v1/users/{id}", allow(marquee.ScopeKeysAdmin), withStore(s.req.audited(handleDeleteUser(s.access, s.writer)))},
 		{"GET", "/api/v1/audit", allow(marquee.ScopeKeysAdmin), withStore(handleAudit(s.access))},
 		{"GET", "/api/v1/setup", allow(public), withStore(handleSetupState(s.access))},

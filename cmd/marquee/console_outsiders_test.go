@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"io"
@@ -55,10 +56,67 @@ func TestConsoleTeamInvitesOutsiders(t *testing.T) {
 		t.Fatalf("the invitation's link = %q; want %s/admin/#/invite/…", link, in.url)
 	}
 	b.screenshot("users-invite-1366.png")
-	b.open("#/users", "#user-form")
-	if got := b.text("main table"); !strings.Contains(got, "ana@acme.test\tadvertiser\tadvertisers: Acme") {
-		t.Errorf("the users = %q; want ana@acme.test as advertiser, seeing Acme", got)
+	if got := b.text("#invite"); !strings.Contains(got, "They will see the advertisers Acme only.") {
+		t.Errorf("the invitation's notice = %q; want it to say the login sees Acme only", got)
 	}
+	// The form is empty again: a second login gets only what is chosen
+	// for it (a newcomer's second advertiser login was bound to both).
+	if reset := eval[bool](b, `document.querySelector('#user-role').value === 'viewer' && document.querySelector('#user-form input[type=email]').value === '' &&
+		![...document.querySelectorAll('#user-form input[type=checkbox]')].some(i => i.checked)`); !reset {
+		t.Errorf("after an add, the Users form keeps the last role, email or ticks; want it empty")
+	}
+	b.do("add a second advertiser's login",
+		chromedp.SendKeys(chromedp.CSS("#user-form input[type=email]"), "bo@globex.test"),
+		chromedp.SetValue(chromedp.CSS("#user-role"), "advertiser"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#user-role').dispatchEvent(new Event('change'))`),
+		chromedp.WaitVisible(chromedp.CSS("#advertisers-picker")),
+		click(`#advertisers-picker input[value="2"]`),
+		click("#user-form button[type=submit]"),
+		chromedp.WaitVisible(chromedp.CSS("#invite-url")))
+	b.open("#/users", "#user-form")
+	if got := b.text("main table"); !strings.Contains(got, "ana@acme.test\tadvertiser\tadvertisers: Acme") || !strings.Contains(got, "bo@globex.test\tadvertiser\tadvertisers: Globex") {
+		t.Errorf("the users = %q; want ana@acme.test seeing Acme, bo@globex.test seeing Globex only", got)
+	}
+	var users struct {
+		Users []struct {
+			ID    int64
+			Email string
+		}
+	}
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/users", "").body), &users)
+	var anaID string
+	for _, u := range users.Users {
+		if u.Email == "ana@acme.test" {
+			anaID = fmt.Sprint(u.ID)
+		}
+	}
+	b.do("let ana see Globex too",
+		click(`button[aria-label="Edit what ana@acme.test sees"]`),
+		chromedp.WaitVisible(chromedp.CSS("#sees-"+anaID)),
+		click(`#sees-`+anaID+` input[value="2"]`),
+		click(`#sees-`+anaID+` ~ button[type=submit]`),
+		chromedp.WaitVisible(chromedp.CSS("#user-form")))
+	eventually(t, 5*time.Second, func() string {
+		if got := b.text("main table"); !strings.Contains(got, "ana@acme.test\tadvertiser\tadvertisers: Acme, Globex") {
+			return "after the edit, the users = " + got
+		}
+		return ""
+	})
+	// A new link for ana: the first stops working; the new one is hers.
+	anaRow := `[...document.querySelectorAll('main table tr')].find(r => r.textContent.includes('ana@acme.test')).querySelector('.actions button').click()`
+	b.do("send ana a new link", chromedp.Evaluate[chromedp.Void](anaRow), chromedp.Evaluate[chromedp.Void](anaRow), chromedp.WaitVisible(chromedp.CSS("#invite-url")))
+	if got := b.text("#invite"); !strings.Contains(got, "They will see the advertisers Acme, Globex only.") {
+		t.Errorf("the new link's notice = %q; want it to say ana sees Acme and Globex", got)
+	}
+	old := link
+	link = b.text("#invite-url")
+	if link == old || !strings.HasPrefix(link, in.url+"/admin/#/invite/") {
+		t.Errorf("the new link = %q (the first %q); want another invitation link", link, old)
+	}
+	if r := in.admin("GET", "/api/v1/audit?entity=user", ""); !strings.Contains(r.body, `"action":"invite"`) || !strings.Contains(r.body, `"fields":["advertisers"]`) {
+		t.Errorf("the users' audit = %s; want the new link (invite) and the bounds' edit", r.body)
+	}
+	b.open("#/users", "#user-form")
 
 	b.open("#/keys", "#key-form")
 	b.labelled("keys")

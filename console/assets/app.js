@@ -2551,6 +2551,21 @@
     role.addEventListener('change', sync);
     sync();
     const invited = el('div');
+    // showInvite shows the one-time link just made for u (mailed, or to
+    // give them) and what their account will see.
+    const showInvite = u => invited.replaceChildren(el('div', { class: 'notice', role: 'status', id: 'invite' }, el('p', { text: (u.invite.sent ?
+      'An invitation was sent to ' + u.email + '. Its link sets their password, once, until ' + fmtTime(u.invite.expiresAt) + '.' :
+      'No mail is configured: give ' + u.email + ' this link (it sets their password, once, until ' + fmtTime(u.invite.expiresAt) + '). It is not shown again.') +
+      ' They will see ' + u.invite.sees + '.' }),
+    u.invite.sent ? null : el('div', { class: 'secret', id: 'invite-url', text: u.invite.url }), u.invite.sent ? null : copyButton(u.invite.url),
+    ' ', el('button', { type: 'button', text: 'Done', onclick: () => render() })));
+    // After each add the form is empty again: the next user gets only
+    // what is chosen for them.
+    const reset = () => {
+      email.value = ''; pw.value = ''; role.value = 'viewer';
+      for (const i of form.querySelectorAll('input[type=checkbox]')) i.checked = false;
+      sync();
+    };
     const form = el('form', { class: 'card', id: 'user-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
       const body = { email: email.value, role: role.value };
@@ -2560,11 +2575,8 @@
       try {
         const u = await api('POST', '/api/v1/users', body);
         if (!u.invite) return render();
-        invited.replaceChildren(el('div', { class: 'notice', role: 'status', id: 'invite' }, el('p', { text: u.invite.sent ?
-          'An invitation was sent to ' + u.email + '. Its link sets their password, once, until ' + fmtTime(u.invite.expiresAt) + '.' :
-          'No mail is configured: give ' + u.email + ' this link (it sets their password, once, until ' + fmtTime(u.invite.expiresAt) + '). It is not shown again.' }),
-        u.invite.sent ? null : el('div', { class: 'secret', id: 'invite-url', text: u.invite.url }), u.invite.sent ? null : copyButton(u.invite.url),
-        ' ', el('button', { type: 'button', text: 'Done', onclick: () => render() })));
+        reset();
+        showInvite(u);
       } catch (e) { showProblems(form, e); }
     } }, el('h2', { text: 'Add a user' }), el('div', { class: 'grid2' }, field('Email', email, 'email'), field('Role', role, 'role')), advField, siteField,
     field('Password (12 to 72 bytes)', pw, 'password', 'Leave it empty to invite them: they get a one-time link to set their own.'),
@@ -2577,9 +2589,25 @@
       const remove = confirmButton('Remove', 'Remove ' + u.email + '? They are signed out at once.', async () => {
         try { await api('DELETE', '/api/v1/users/' + u.id); render(); } catch (e) { msg.replaceChildren(errorBox(e)); }
       });
-      // An advertiser's or publisher's role is shown as it is: its bounds
-      // change by removing and adding the user again.
-      if (!teamRoles.includes(u.role)) return [u.email, el('span', { class: 'role' }, u.role), sees, fmtTime(u.createdAt), remove];
+      // A new one-time link: an invitation sent again, or a password reset.
+      const relink = confirmButton('New link', 'Send ' + u.email + ' a new link to set their password? Their password, their sessions and any earlier link stop working.', async () => {
+        try { showInvite(await api('POST', '/api/v1/users/' + u.id + '/invitation')); } catch (e) { msg.replaceChildren(errorBox(e)); }
+      });
+      const actions = el('span', { class: 'actions' }, relink, ' ', remove);
+      // An advertiser's or publisher's account: what it sees is edited
+      // here (it is signed out when it changes).
+      if (!teamRoles.includes(u.role)) {
+        const kind = u.role === 'advertiser' ? 'advertisers' : 'sites';
+        const pick = boundPicker(kind, choices, 'What ' + u.email + ' sees');
+        pick.id = 'sees-' + u.id;
+        for (const i of pick.querySelectorAll('input')) i.checked = (u[kind] || []).map(String).includes(i.value);
+        const edit = el('form', { class: 'sees-edit', hidden: true, onsubmit: async ev => {
+          ev.preventDefault();
+          try { await api('PUT', '/api/v1/users/' + u.id, { [kind]: pick.read() }); render(); } catch (e) { msg.replaceChildren(errorBox(e)); }
+        } }, pick, el('button', { type: 'submit', class: 'primary', text: 'Save' }), ' ', el('button', { type: 'button', text: 'Cancel', onclick: () => { edit.hidden = true; } }));
+        const open = el('button', { type: 'button', text: 'Edit', 'aria-label': 'Edit what ' + u.email + ' sees', onclick: () => { edit.hidden = false; } });
+        return [u.email, el('span', { class: 'role' }, u.role), el('span', {}, sees, ' ', open, edit), fmtTime(u.createdAt), actions];
+      }
       // A role change ends that user's sessions: asked before it is made.
       const sel = el('select', { 'aria-label': 'Role of ' + u.email }, teamRoles.map(r => el('option', { value: r, text: r, selected: r === u.role })));
       const ask = el('span', { class: 'confirm' });
@@ -2592,7 +2620,7 @@
         ask.replaceChildren(el('span', { role: 'alert', text: ' Make ' + u.email + ' ' + to + '? They will be signed out. ' }), yes, ' ', el('button', { type: 'button', text: 'Cancel', onclick: cancel }));
         yes.focus();
       });
-      return [u.email, el('span', {}, sel, ask), sees, fmtTime(u.createdAt), remove];
+      return [u.email, el('span', {}, sel, ask), sees, fmtTime(u.createdAt), actions];
     }), 'No users yet.'), form);
   });
 
