@@ -36,13 +36,17 @@ func IsBidderCode[T ~string | ~[]byte](s T) bool {
 // above Floor (after the bidder's adjustment), within its flight (nil
 // ends: open); any other bid naming it competes in the open auction.
 // AdvertiserID, when set, names the advertiser the deal is sold to (for
-// reports and invoices; 0: none).
+// reports and invoices; 0: none). ClientBids says the deal lifts bids
+// the page sends (client-side header bidding): nobody authenticates them,
+// so a page can forge one — off by default, such bids then compete in the
+// open auction.
 type Deal struct {
 	ID           string     `json:"id"`
 	Name         string     `json:"name"`
 	Bidders      []string   `json:"bidders"`
 	Floor        Micros     `json:"floor"`
 	Tier         string     `json:"tier"`
+	ClientBids   bool       `json:"clientBids"`
 	AdvertiserID int64      `json:"advertiserId,omitempty,string"`
 	StartAt      *time.Time `json:"startAt,omitempty"`
 	EndAt        *time.Time `json:"endAt,omitempty"`
@@ -71,12 +75,12 @@ func (d *Deal) Open(now time.Time) bool {
 // ParseDealInput decodes and checks a deal's body: id (1 to MaxDealID
 // printable characters; on a replace, the path's), name, bidders (1 to
 // MaxDealBidders bidder codes), floor (an amount, default 0), tier
-// (sponsorship, standard or remnant), advertiserId and startAt/endAt
-// (optional). Every problem is named.
+// (sponsorship, standard or remnant), clientBids (default false),
+// advertiserId and startAt/endAt (optional). Every problem is named.
 func ParseDealInput(body []byte) (Deal, error) {
 	var d Deal
 	p := Problems{}
-	fields, ok := object(body, p, "id", "name", "bidders", "floor", "tier", "advertiserId", "startAt", "endAt")
+	fields, ok := object(body, p, "id", "name", "bidders", "floor", "tier", "clientBids", "advertiserId", "startAt", "endAt")
 	if !ok {
 		return d, Invalid("invalid deal", p)
 	}
@@ -108,6 +112,9 @@ func ParseDealInput(body []byte) (Deal, error) {
 	}
 	if d.Tier = oneOfField(fields, "tier", []string{PrioritySponsorship, PriorityStandard, PriorityRemnant}, "", p); d.Tier == "" && p["tier"] == "" {
 		p["tier"] = "is required: sponsorship, standard or remnant"
+	}
+	if raw, ok := present(fields, "clientBids"); ok && json.Unmarshal(raw, &d.ClientBids) != nil {
+		p["clientBids"] = "must be true or false"
 	}
 	if raw, ok := present(fields, "advertiserId"); ok {
 		if id, good := ParseID(raw); good {

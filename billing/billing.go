@@ -142,16 +142,17 @@ func CreditNote(inv marquee.Invoice) marquee.Invoice {
 
 // Statement is the publisher's statement of site for [from, to) (whole
 // UTC days), unnumbered: a line per placement of the site with its
-// verified impressions, what its ads earned (gross: their billed spend and
+// campaigns' verified impressions, what their ads earned (gross: their billed spend and
 // flat fees' shares, as the team's reports count them) and the
 // publisher's part (net: as the publisher's own reports count it, each
 // cell's gross × the site's revenue share, rounded once a placement);
-// Total the net owed, Gross the gross. cat.Shares gives the share (none:
+// Total the net owed, Gross the gross. The page's header-bidding bids
+// are left out: their SSPs pay the publisher, not the network. cat.Shares gives the share (none:
 // 0, nothing is owed).
 func Statement(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, site string, from, to time.Time) (marquee.Invoice, error) {
 	st := marquee.Invoice{Kind: marquee.KindStatement, Site: site, RevenueShare: cat.Shares[site], Currency: rp.Currency,
 		From: from.UTC(), To: to.UTC(), Lines: []marquee.InvoiceLine{}, Adjustments: []marquee.Adjustment{}, PlacementLines: []marquee.PlacementLine{}}
-	q := reports.MultiQuery{By: []string{reports.DimPlacement}, From: from, To: to, Granularity: reports.Total, Sites: []string{site}}
+	q := reports.MultiQuery{By: []string{reports.DimPlacement}, From: from, To: to, Granularity: reports.Total, Sites: []string{site}, OnlyCampaigns: true}
 	gross, err := rp.Multi(ctx, q, cat)
 	if err != nil {
 		return st, err

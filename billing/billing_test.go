@@ -160,3 +160,19 @@ func TestPDFRowsBounded(t *testing.T) {
 		t.Errorf("the PDF of 3,001 lines has %d pages, of %d lines %d; want as many (or one more, for the row that counts the rest), 20 to 30", all, billing.MaxPDFRows, most)
 	}
 }
+
+// TestStatementsLeaveOutClientBids: the page's header-bidding bids on a
+// site's placement (campaign 0: what an SSP pays the publisher, not the
+// network) are not in its statement's gross, impressions or net.
+func TestStatementsLeaveOutClientBids(t *testing.T) {
+	t.Parallel()
+	bid := reportrow.CubeRow{Grain: reportrow.GrainCP, Day: day.Unix(), Placement: 1, Counts: reportrow.Counts{Impressions: 40, SpendNanos: 80_000_000_000}}
+	rp, cat := flatWorld(imps(1, 10, 0), bid)
+	st, err := billing.Statement(context.Background(), rp, cat, "a", day, day.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Gross != 100_000_000 || st.Total != 50_000_000 || len(st.PlacementLines) != 1 || st.PlacementLines[0].Impressions != 10 {
+		t.Errorf("site a's statement: gross %s, net %s, lines %+v; want the flat fee's 100 and 50, 10 impressions, the bids' 80 left out", st.Gross, st.Total, st.PlacementLines)
+	}
+}

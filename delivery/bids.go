@@ -142,14 +142,16 @@ func (bd *Bidding) adjusted(b *Bid) int64 {
 }
 
 // tierOf is the tier a bid of adjusted CPM serves at at now: its deal's
-// when the deal lists its bidder, the CPM reaches the deal's floor and
-// the deal's flight holds, else -1 (the open auction).
+// when the deal takes the page's bids (ClientBids: every bid here is the
+// page's, which nobody authenticates), lists its bidder, the CPM reaches
+// the deal's floor and the deal's flight holds, else -1 (the open
+// auction).
 func (bd *Bidding) tierOf(b *Bid, adjusted int64, now time.Time) int {
 	if b.Deal == "" {
 		return -1
 	}
 	d, ok := bd.Deals[b.Deal]
-	if !ok || adjusted < d.Floor || !d.deal.Open(now) {
+	if !ok || !d.deal.ClientBids || adjusted < d.Floor || !d.deal.Open(now) {
 		return -1
 	}
 	if _, listed := slices.BinarySearch(d.Bidders, b.Bidder); !listed {

@@ -26,8 +26,9 @@ func bidWorld(t *testing.T, guaranteed string) *world {
 	w.ready(pl)
 	w.e.SetBidding(delivery.Bidding{Adjustments: map[string]float64{"halved": 0.5}})
 	end := now.Add(-time.Hour)
-	w.e.SetDeals([]marquee.Deal{{ID: "pg-standard", Name: "PG", Tier: marquee.PriorityStandard, Bidders: []string{"a", "deal", "halved"}, Floor: 1_000_000},
-		{ID: "ended", Name: "Ended", Tier: marquee.PrioritySponsorship, Bidders: []string{"a"}, EndAt: &end}})
+	w.e.SetDeals([]marquee.Deal{{ID: "pg-standard", Name: "PG", Tier: marquee.PriorityStandard, Bidders: []string{"a", "deal", "halved"}, Floor: 1_000_000, ClientBids: true},
+		{ID: "ended", Name: "Ended", Tier: marquee.PrioritySponsorship, Bidders: []string{"a"}, EndAt: &end, ClientBids: true},
+		{ID: "server-only", Name: "PG", Tier: marquee.PriorityStandard, Bidders: []string{"a"}}})
 	return w
 }
 
@@ -50,7 +51,8 @@ func (w *world) winner(bids ...delivery.Bid) string {
 // any open-auction bid; a bid under the floor (after its bidder's
 // adjustment) or of a size the placement does not take never wins, even
 // an empty slot; a deal given the standard tier beats a standard campaign
-// and loses to a sponsorship one — only from a bidder the deal lists, at
+// and loses to a sponsorship one — only when it takes the page's bids
+// (clientBids: a page can forge any), from a bidder the deal lists, at
 // or above its floor, within its flight: a bid naming the deal from any
 // other bidder (a forged one), under its floor or after it ended
 // competes in the open auction; the best bid of several wins.
@@ -83,6 +85,7 @@ func TestBidsCompete(t *testing.T) {
 		{"a deal's bid under its floor after adjustment", marquee.PriorityStandard, []delivery.Bid{bid("halved", 1_500_000, "pg-standard")}, marquee.PriorityStandard},
 		{"a forged deal bid in the open auction still beats remnant by price", "", []delivery.Bid{bid("forger", 3_000_000, "pg-standard")}, "bid:forger"},
 		{"a deal past its flight", marquee.PriorityStandard, []delivery.Bid{bid("a", 9_000_000, "ended")}, marquee.PriorityStandard},
+		{"a deal that takes no bid from the page", marquee.PriorityStandard, []delivery.Bid{bid("a", 9_000_000, "server-only")}, marquee.PriorityStandard},
 	} {
 		w := bidWorld(t, tc.guaranteed)
 		if got := w.winner(tc.bids...); got != tc.want {

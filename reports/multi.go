@@ -70,6 +70,10 @@ type MultiQuery struct {
 	// revenue shares (Catalog.Shares) — and the advertisers' conversions,
 	// their value and ROAS are not its to see (docs/api.md#sites).
 	Publisher bool
+	// OnlyCampaigns leaves out what no campaign served: the page's
+	// header-bidding bids (their SSPs pay the publisher, not the network)
+	// and ads of no campaign. A statement's rows are the network's only.
+	OnlyCampaigns bool
 }
 
 // Catalog names what a report's rows are cut by: campaigns (with their
@@ -602,6 +606,9 @@ func (b *multiBuild) addCells(cells []reportrow.CubeRow, flatImps map[flatKey]in
 	flats := map[flatKey]marquee.Micros{} // a campaign's flat fee a bucket
 	var total Counts
 	for _, c := range cells {
+		if c.Campaign == 0 && b.q.OnlyCampaigns {
+			continue
+		}
 		k := b.keyOf(b.bucketOf(c.Day), c.Campaign, c.Placement, c.Ad, c.Country, c.Device, c.Value, c.IVT)
 		r := b.rowOf(k)
 		r.Counts.Add(c.Counts)

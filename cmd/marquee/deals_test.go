@@ -9,7 +9,7 @@ import (
 
 // TestDealsAsObjects: a deal made through the API (every problem named;
 // an id taken is a 409) lifts a bid naming it to its tier on the
-// instance — a standard-tier deal's bid beats a standard campaign — only
+// instance once it takes the page's bids (clientBids: off by default) — a standard-tier deal's bid beats a standard campaign — only
 // from a bidder it lists: the same deal id in a bid of another bidder
 // competes in the open auction and loses to the campaign; deleted, the
 // deal lifts nothing.
@@ -24,7 +24,9 @@ func TestDealsAsObjects(t *testing.T) {
 
 	in.expect(in.admin("POST", "/api/v1/deals", `{"id":"PG-12","name":"","bidders":["ok","bad code!"],"tier":"house","floor":-1}`), 400,
 		`{"error":"invalid deal","problems":{"bidders[1]":"must be a bidder code: 1 to 64 of A–Z, a–z, 0–9, _ . -","floor":"must be a decimal number from 0 to 1000000000 with at most 6 decimals (e.g. 2.50)","name":"must not be empty","tier":"must be one of sponsorship, standard, remnant"}}`)
-	in.expect(in.admin("POST", "/api/v1/deals", `{"id":"PG-12","name":"Acme PG","bidders":["appnexus"],"tier":"standard","floor":2}`), 201, "")
+	if r := in.admin("POST", "/api/v1/deals", `{"id":"PG-12","name":"Acme PG","bidders":["appnexus"],"tier":"standard","floor":2}`); r.status != 201 || !strings.Contains(r.body, `"clientBids":false`) {
+		t.Fatalf("a deal = %d %s; want 201, clientBids false", r.status, r.body)
+	}
 	if r := in.admin("POST", "/api/v1/deals", `{"id":"PG-12","name":"again","bidders":["x"],"tier":"standard"}`); r.status != 409 {
 		t.Errorf("a deal id taken = %d %s; want 409", r.status, r.body)
 	}
@@ -42,6 +44,13 @@ func TestDealsAsObjects(t *testing.T) {
 			return "bid:" + b
 		}
 		return "campaign " + got.Decisions["d"][0].CampaignID
+	}
+	// By default a deal takes no bid from the page: anyone can forge one.
+	if got := winner("appnexus"); got != "campaign 1" {
+		t.Errorf("the deal's bid from the page, the deal not taking the page's bids: %s; want the standard campaign", got)
+	}
+	if r := in.admin("PUT", "/api/v1/deals/PG-12", `{"id":"PG-12","name":"Acme PG","bidders":["appnexus"],"tier":"standard","floor":2,"clientBids":true}`); r.status != 200 || !strings.Contains(r.body, `"clientBids":true`) {
+		t.Fatalf("the deal taking the page's bids = %d %s; want 200, clientBids true", r.status, r.body)
 	}
 	eventually(t, 2*time.Second, func() string {
 		if got := winner("appnexus"); got != "bid:appnexus" {

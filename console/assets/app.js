@@ -1329,7 +1329,8 @@
   route(/^\/deals$/, 'campaigns:read', async () => {
     const list = await api('GET', '/api/v1/deals');
     const out = [el('h1', { text: 'Deals' }), el('p', { class: 'muted', text: 'A bid naming a deal serves at its tier only from the bidders it lists, at or above its floor, within its flight; any other bid naming it competes in the open auction.' }),
-      table(['Deal id', 'Name', 'Bidders', 'Floor', 'Tier', 'Flight', ''], list.deals.map(d => [d.id, d.name, d.bidders.join(', '), money(d.floor), d.tier,
+      table(['Deal id', 'Name', 'Bidders', 'Floor', 'Tier', 'The page\'s bids', 'Flight', ''], list.deals.map(d => [d.id, d.name, d.bidders.join(', '), money(d.floor), d.tier,
+        d.clientBids ? 'lifted' : 'open auction',
         (d.startAt ? dateOnly(d.startAt) : '…') + ' → ' + (d.endAt ? dateOnly(d.endAt) : '…'),
         can('campaigns:write') ? confirmButton('Delete', 'Delete deal ' + d.id + '? Bids naming it then compete in the open auction.', async () => {
           try { await api('DELETE', '/api/v1/deals/' + encodeURIComponent(d.id)); render(); } catch (e) { main().prepend(errorBox(e)); }
@@ -1337,13 +1338,14 @@
     if (can('campaigns:write')) {
       const id = el('input', { required: true }), name = el('input', { required: true }), bidders = el('input', { placeholder: 'appnexus, rubicon' }),
         floor = el('input', { type: 'number', min: '0', step: '0.01', value: '0' }), tier = el('select', {}, ['sponsorship', 'standard', 'remnant'].map(t => el('option', { value: t, text: t, selected: t === 'standard' }))),
-        start = localInput(null), end = localInput(null);
+        start = localInput(null), end = localInput(null), client = el('input', { type: 'checkbox' });
       const form = el('form', { id: 'new-deal' }, el('h2', { text: 'New deal' }), field('Deal id (as bids name it)', id, 'id'), field('Name', name, 'name'),
         field('Bidders (their codes, comma-separated)', bidders, 'bidders'), field('Floor (CPM, ' + currency() + ')', floor, 'floor'), field('Tier', tier, 'tier'),
+        field('Lift the page\'s bids', el('label', {}, client, ' client-side header bidding'), 'clientBids', 'Nobody authenticates a bid the page sends: a page can forge one naming this deal. Leave it off unless you trust every page that carries your tag.'),
         field('Starts (optional)', start, 'startAt'), field('Ends (optional)', end, 'endAt'), el('button', { type: 'submit', text: 'Create deal' }));
       form.addEventListener('submit', async ev => {
         ev.preventDefault();
-        const body = { id: id.value, name: name.value, bidders: bidders.value.split(',').map(b => b.trim()).filter(Boolean), floor: floor.value || 0, tier: tier.value };
+        const body = { id: id.value, name: name.value, bidders: bidders.value.split(',').map(b => b.trim()).filter(Boolean), floor: floor.value || 0, tier: tier.value, clientBids: client.checked };
         if (start.value) body.startAt = fromLocal(start.value);
         if (end.value) body.endAt = fromLocal(end.value);
         try { await api('POST', '/api/v1/deals', body); render(); } catch (e) { showProblems(form, e); }

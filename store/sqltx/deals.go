@@ -20,13 +20,14 @@ type dealTerms struct {
 	Bidders      []string       `json:"bidders"`
 	Floor        marquee.Micros `json:"floor"`
 	Tier         string         `json:"tier"`
+	ClientBids   bool           `json:"clientBids,omitempty"`
 	AdvertiserID int64          `json:"advertiserId,omitempty"`
 	StartAt      *time.Time     `json:"startAt,omitempty"`
 	EndAt        *time.Time     `json:"endAt,omitempty"`
 }
 
 func termsOf(d *marquee.Deal) (string, error) {
-	b, err := json.Marshal(dealTerms{d.Name, d.Bidders, d.Floor, d.Tier, d.AdvertiserID, d.StartAt, d.EndAt})
+	b, err := json.Marshal(dealTerms{d.Name, d.Bidders, d.Floor, d.Tier, d.ClientBids, d.AdvertiserID, d.StartAt, d.EndAt})
 	return string(b), err
 }
 
@@ -41,7 +42,7 @@ func scanDeal(r Row) (marquee.Deal, error) {
 	if err := json.Unmarshal([]byte(terms), &t); err != nil {
 		return d, fmt.Errorf("deal %q: decode terms: %w", d.ID, err)
 	}
-	d.Name, d.Bidders, d.Floor, d.Tier, d.AdvertiserID, d.StartAt, d.EndAt = t.Name, t.Bidders, t.Floor, t.Tier, t.AdvertiserID, t.StartAt, t.EndAt
+	d.Name, d.Bidders, d.Floor, d.Tier, d.ClientBids, d.AdvertiserID, d.StartAt, d.EndAt = t.Name, t.Bidders, t.Floor, t.Tier, t.ClientBids, t.AdvertiserID, t.StartAt, t.EndAt
 	d.CreatedAt, d.UpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
 	return d, nil
 }
