@@ -28,17 +28,28 @@ type TopUp struct {
 	// PaymentIntent is the card payment's Stripe PaymentIntent (what its
 	// refunds name); Refunded what Stripe refunded of it, taken back from
 	// the balance.
-	PaymentIntent string    `json:"stripePaymentIntent,omitempty"`
-	Refunded      Micros    `json:"refunded,omitempty"`
-	CreatedBy     string    `json:"createdBy"`
-	CreatedAt     time.Time `json:"createdAt"`
-	PaidAt        time.Time `json:"paidAt,omitzero"`
+	PaymentIntent string `json:"stripePaymentIntent,omitempty"`
+	Refunded      Micros `json:"refunded,omitempty"`
+	// Dispute is the card payment's chargeback, as Stripe last said
+	// (DisputeOpen, DisputeWon, DisputeLost; "": none), and Disputed what
+	// it holds back from the balance (taken when the dispute opened, given
+	// back when it is won).
+	Dispute   string    `json:"dispute,omitempty"`
+	Disputed  Micros    `json:"disputed,omitempty"`
+	CreatedBy string    `json:"createdBy"`
+	CreatedAt time.Time `json:"createdAt"`
+	PaidAt    time.Time `json:"paidAt,omitzero"`
 }
 
 // The kinds and states of top-ups.
 const (
 	TopUpCard   = "card"   // paid by card through Stripe Checkout
 	TopUpCredit = "credit" // given by the team (a refund, a goodwill credit)
+	TopUpDebit  = "debit"  // taken by the team (a correction, a payment reversed outside Stripe): its amount leaves the balance
+
+	DisputeOpen = "open" // a chargeback opened: its amount is held back
+	DisputeWon  = "won"  // decided for the network: what was held is given back
+	DisputeLost = "lost" // decided for the cardholder: what was held stays taken
 
 	TopUpPending = "pending" // a Checkout Session is open
 	TopUpPaid    = "paid"    // credited to the balance
@@ -69,8 +80,8 @@ func ParseTopUpInput(body []byte) (TopUpInput, error) {
 		return in, Invalid("invalid top-up", p)
 	}
 	if raw, ok := present(fields, "kind"); ok {
-		if json.Unmarshal(raw, &in.Kind) != nil || (in.Kind != TopUpCard && in.Kind != TopUpCredit) {
-			p["kind"] = "must be card (paid through Stripe Checkout) or credit (given by the team)"
+		if json.Unmarshal(raw, &in.Kind) != nil || (in.Kind != TopUpCard && in.Kind != TopUpCredit && in.Kind != TopUpDebit) {
+			p["kind"] = "must be card (paid through Stripe Checkout), credit (given by the team) or debit (taken by the team)"
 		}
 	}
 	raw, ok := present(fields, "amount")
@@ -90,6 +101,8 @@ func ParseTopUpInput(body []byte) (TopUpInput, error) {
 	switch {
 	case in.Kind == TopUpCredit && in.Reason == "":
 		p["reason"] = "is required for a credit: why it is given (a refund of …)"
+	case in.Kind == TopUpDebit && in.Reason == "":
+		p["reason"] = "is required for a debit: why it is taken (a payment reversed …)"
 	case len(in.Reason) > MaxCreditReason:
 		p["reason"] = "must be at most " + strconv.Itoa(MaxCreditReason) + " bytes"
 	}
@@ -135,6 +148,18 @@ type CardRefund struct {
 	EventID, PaymentIntent string
 	Refunded               Micros
 	Currency               string
+}
+
+// CardDispute is what a verified Stripe webhook says of a chargeback of
+// a card payment: the event, the payment (its PaymentIntent), the amount
+// disputed and its currency, and Outcome — "" when it opened
+// (charge.dispute.created), DisputeWon or DisputeLost when it closed
+// (charge.dispute.closed).
+type CardDispute struct {
+	EventID, PaymentIntent string
+	Amount                 Micros
+	Currency               string
+	Outcome                string
 }
 
 // ErrPaymentSeen is a store's answer to a payment whose event credited a

@@ -132,6 +132,7 @@ type Payment struct {
 type Notice struct {
 	Paid     *Payment
 	Refunded *marquee.CardRefund
+	Disputed *marquee.CardDispute
 }
 
 // ErrSignature is a webhook whose Stripe-Signature does not verify: no
@@ -144,8 +145,10 @@ var ErrSignature = errors.New("stripe-signature does not verify")
 // it: Paid when the event says a Checkout Session was paid
 // (checkout.session.completed with payment_status paid, or
 // checkout.session.async_payment_succeeded), Refunded when a charge was
-// refunded (charge.refunded: its PaymentIntent and amount_refunded), and
-// neither for any other event (acknowledged and ignored). An event that
+// refunded (charge.refunded: its PaymentIntent and amount_refunded),
+// Disputed when a chargeback opened (charge.dispute.created) or was won or
+// lost (charge.dispute.closed: its PaymentIntent, amount and status), and
+// none for any other event (acknowledged and ignored). An event that
 // verifies but names no top-up, or an amount it cannot read, is an
 // error.
 func (s *Stripe) Event(payload []byte, signature string) (Notice, error) {
@@ -184,6 +187,29 @@ func (s *Stripe) Event(payload []byte, signature string) (Notice, error) {
 			return Notice{}, err
 		}
 		return Notice{Refunded: &r}, nil
+	case stripe.EventTypeChargeDisputeCreated, stripe.EventTypeChargeDisputeClosed:
+		var dp stripe.Dispute
+		if dp.UnmarshalJSON(ev.Data.Raw) != nil {
+			return Notice{}, errors.New("the event's data is not a dispute")
+		}
+		d := marquee.CardDispute{EventID: ev.ID, Currency: strings.ToUpper(string(dp.Currency))}
+		if ev.Type == stripe.EventTypeChargeDisputeClosed {
+			switch dp.Status {
+			case stripe.DisputeStatusWon:
+				d.Outcome = marquee.DisputeWon
+			case stripe.DisputeStatusLost:
+				d.Outcome = marquee.DisputeLost
+			default: // an inquiry's warning closed: no money moved
+				return Notice{}, nil
+			}
+		}
+		if dp.PaymentIntent != nil {
+			d.PaymentIntent = dp.PaymentIntent.ID
+		}
+		if d.Amount, err = FromMinorUnits(dp.Amount, d.Currency); err != nil {
+			return Notice{}, err
+		}
+		return Notice{Disputed: &d}, nil
 	}
 	return Notice{}, nil
 }

@@ -58,6 +58,25 @@ func TestEvent(t *testing.T) {
 		*n.Refunded != (marquee.CardRefund{EventID: "evt_2", PaymentIntent: "pi_1", Refunded: 4_990_000, Currency: "EUR"}) {
 		t.Errorf("Event(refund) = %+v, %v", n.Refunded, err)
 	}
+	dispute := func(id, typ, status string) []byte {
+		return []byte(`{"id":"` + id + `","object":"event","type":"` + typ + `","data":{"object":{"id":"dp_1","object":"dispute","charge":"ch_1",` +
+			`"payment_intent":"pi_1","amount":1500,"currency":"eur","status":"` + status + `","reason":"fraudulent"}}}`)
+	}
+	for _, c := range []struct {
+		name  string
+		event []byte
+		want  *marquee.CardDispute
+	}{
+		{"opened", dispute("evt_4", "charge.dispute.created", "needs_response"), &marquee.CardDispute{EventID: "evt_4", PaymentIntent: "pi_1", Amount: 15_000_000, Currency: "EUR"}},
+		{"won", dispute("evt_5", "charge.dispute.closed", "won"), &marquee.CardDispute{EventID: "evt_5", PaymentIntent: "pi_1", Amount: 15_000_000, Currency: "EUR", Outcome: marquee.DisputeWon}},
+		{"lost", dispute("evt_6", "charge.dispute.closed", "lost"), &marquee.CardDispute{EventID: "evt_6", PaymentIntent: "pi_1", Amount: 15_000_000, Currency: "EUR", Outcome: marquee.DisputeLost}},
+		{"an inquiry's warning closed", dispute("evt_7", "charge.dispute.closed", "warning_closed"), nil},
+	} {
+		n, err := s.Event(c.event, sign(c.event, time.Now(), "whsec_x"))
+		if err != nil || (n.Disputed == nil) != (c.want == nil) || c.want != nil && *n.Disputed != *c.want {
+			t.Errorf("Event(dispute %s) = %+v, %v; want %+v", c.name, n.Disputed, err, c.want)
+		}
+	}
 	other := []byte(`{"id":"evt_3","object":"event","type":"customer.created","data":{"object":{"id":"cus_1"}}}`)
 	if n, err := s.Event(other, sign(other, time.Now(), "whsec_x")); err != nil || n.Paid != nil || n.Refunded != nil {
 		t.Errorf("Event(customer.created) = %+v, %v; want nothing", n, err)

@@ -57,6 +57,7 @@ type Store interface {
 	AttachCheckout(ctx context.Context, id int64, sessionID, url string, failed bool) (marquee.TopUp, error)
 	CreditPayment(ctx context.Context, p marquee.CardPayment) (marquee.TopUp, error)
 	RefundPayment(ctx context.Context, r marquee.CardRefund) (marquee.TopUp, error)
+	DisputePayment(ctx context.Context, d marquee.CardDispute) (marquee.TopUp, error)
 	TopUp(ctx context.Context, id int64) (marquee.TopUp, error)
 	ListTopUps(ctx context.Context, advertiser int64, paidFrom, paidTo time.Time, limit int) ([]marquee.TopUp, error)
 	CreateSite(ctx context.Context, s marquee.Site) (marquee.Site, error)

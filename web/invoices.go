@@ -147,12 +147,15 @@ func (iv *invoices) prepayment(sctx context.Context, adv *marquee.Advertiser, fr
 	pp := &marquee.Prepayment{Payments: []marquee.Payment{}, Balance: bal.Balance}
 	for i := len(paid) - 1; i >= 0; i-- { // oldest first
 		t := paid[i]
-		ref := t.SessionID
-		if t.Kind == marquee.TopUpCredit {
+		ref, amount := t.SessionID, t.Amount
+		if t.Kind != marquee.TopUpCard {
 			ref = t.Reason
 		}
-		pp.Payments = append(pp.Payments, marquee.Payment{TopUpID: t.ID, Kind: t.Kind, Amount: t.Amount, PaidAt: t.PaidAt, Reference: ref})
-		pp.Paid += t.Amount
+		if t.Kind == marquee.TopUpDebit { // taken from the balance
+			amount = -amount
+		}
+		pp.Payments = append(pp.Payments, marquee.Payment{TopUpID: t.ID, Kind: t.Kind, Amount: amount, PaidAt: t.PaidAt, Reference: ref})
+		pp.Paid += amount
 	}
 	return pp, nil
 }

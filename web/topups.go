@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ type TopUpStore interface {
 	AttachCheckout(ctx context.Context, id int64, sessionID, url string, failed bool) (marquee.TopUp, error)
 	CreditPayment(ctx context.Context, p marquee.CardPayment) (marquee.TopUp, error)
 	RefundPayment(ctx context.Context, r marquee.CardRefund) (marquee.TopUp, error)
+	DisputePayment(ctx context.Context, d marquee.CardDispute) (marquee.TopUp, error)
 	ListTopUps(ctx context.Context, advertiser int64, paidFrom, paidTo time.Time, limit int) ([]marquee.TopUp, error)
 }
 
@@ -71,8 +73,8 @@ func (bl *balances) handleCreateTopUp() storeHandler {
 		}
 		p := principal(ctx)
 		switch {
-		case in.Kind == marquee.TopUpCredit && p.Bounds.Bound():
-			return marquee.Errorf(marquee.KindForbidden, "a credit is given by the team; an advertiser's account pays by card")
+		case in.Kind != marquee.TopUpCard && p.Bounds.Bound():
+			return marquee.Errorf(marquee.KindForbidden, "a credit or a debit is the team's; an advertiser's account pays by card")
 		case in.Kind == marquee.TopUpCard && bl.pay == nil:
 			return marquee.Errorf(marquee.KindConflict, "card payments are not configured on this server (-stripe-key, -stripe-webhook-secret)")
 		}
@@ -86,7 +88,7 @@ func (bl *balances) handleCreateTopUp() storeHandler {
 			return err
 		}
 		fields := []string{"amount"}
-		if in.Kind == marquee.TopUpCredit {
+		if in.Kind != marquee.TopUpCard {
 			fields = []string{"amount", "kind", "reason"}
 		}
 		t, err := bl.st.CreateTopUp(withFields(sctx, fields), marquee.TopUp{AdvertiserID: id, Kind: in.Kind, Amount: in.Amount, Currency: bl.currency,
@@ -178,6 +180,7 @@ type stripeAck struct {
 	Received bool   `json:"received"`
 	Credited bool   `json:"credited"`
 	Refunded bool   `json:"refunded,omitempty"` // a refund was taken back from the balance
+	Disputed string `json:"disputed,omitempty"` // a chargeback's state, applied to the balance (open, won, lost)
 	TopUpID  string `json:"topUpId,omitempty"`
 	Ignored  string `json:"ignored,omitempty"` // why a payment or refund changed nothing
 }
@@ -218,6 +221,9 @@ func (bl *balances) handleStripeWebhook() storeHandler {
 		case nt.Refunded != nil:
 			audit.Action = "refund"
 			t, err = bl.st.RefundPayment(marquee.WithAudit(sctx, audit), *nt.Refunded)
+		case nt.Disputed != nil:
+			audit.Action = "dispute " + cmp.Or(nt.Disputed.Outcome, marquee.DisputeOpen)
+			t, err = bl.st.DisputePayment(marquee.WithAudit(sctx, audit), *nt.Disputed)
 		default:
 			writeJSON(ctx, fasthttp.StatusOK, ack)
 			return nil
@@ -233,6 +239,8 @@ func (bl *balances) handleStripeWebhook() storeHandler {
 		case nt.Paid != nil:
 			ack.Credited = true
 			bl.receipt(sctx, t, nt.Paid.Email)
+		case nt.Disputed != nil:
+			ack.Disputed, ack.TopUpID = t.Dispute, strconv.FormatInt(t.ID, 10)
 		default:
 			ack.Refunded, ack.TopUpID = true, strconv.FormatInt(t.ID, 10)
 		}

@@ -73,6 +73,18 @@ func refundEvent(id, pi string, cents int64, currency string) []byte {
 	return b
 }
 
+// disputeEvent is a Stripe chargeback event of type typ (charge.dispute.
+// created or .closed) of the charge of PaymentIntent pi: cents disputed,
+// its status.
+func disputeEvent(id, typ, pi string, cents int64, currency, status string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"id": id, "object": "event", "type": typ, "api_version": "2025-08-27.basil", "created": time.Now().Unix(),
+		"data": map[string]any{"object": map[string]any{"id": "dp_" + pi, "object": "dispute", "charge": "ch_" + pi, "payment_intent": pi,
+			"amount": cents, "currency": currency, "status": status, "reason": "fraudulent"}},
+	})
+	return b
+}
+
 // webhook posts a Stripe event to in's /stripe/webhook with signature.
 func (in *instance) webhook(payload []byte, signature string) response {
 	in.t.Helper()
@@ -229,6 +241,34 @@ func TestTopUpByCard(t *testing.T) {
 		}
 	}
 
+	// A chargeback takes what it disputes back from the balance, once; won,
+	// it is given back.
+	for _, c := range []struct {
+		name     string
+		event    []byte
+		disputed string
+		balance  float64
+	}{
+		{"a dispute of 20 opened", disputeEvent("evt_dp_1", "charge.dispute.created", pi, 2000, "eur", "needs_response"), "open", 15},
+		{"the same event again", disputeEvent("evt_dp_1", "charge.dispute.created", pi, 2000, "eur", "needs_response"), "", 15},
+		{"the dispute won", disputeEvent("evt_dp_2", "charge.dispute.closed", pi, 2000, "eur", "won"), "won", 35},
+		{"closed again", disputeEvent("evt_dp_3", "charge.dispute.closed", pi, 2000, "eur", "lost"), "", 35},
+	} {
+		r := in.webhook(c.event, stripeSignature(c.event, time.Now(), stripeWebhookSecret))
+		if r.status != 200 || c.disputed != "" && !strings.Contains(r.body, `"disputed":"`+c.disputed+`"`) || c.disputed == "" && strings.Contains(r.body, `"disputed"`) {
+			t.Errorf("%s: webhook = %d %s; want 200, disputed %q", c.name, r.status, r.body, c.disputed)
+		}
+		if b := in.balance("2"); b.Balance != c.balance {
+			t.Errorf("%s: balance = %+v; want %v", c.name, b, c.balance)
+		}
+	}
+	// A debit by the team (a payment reversed outside Stripe), given back
+	// as a credit.
+	if d := in.topUp("2", `{"amount":4,"kind":"debit","reason":"a bank transfer reversed"}`); d.Status != "paid" || in.balance("2").Balance != 31 {
+		t.Errorf("a debit of 4 = %+v, balance %+v; want paid at once, 31", d, in.balance("2"))
+	}
+	in.topUp("2", `{"amount":4,"kind":"credit","reason":"the debit undone"}`)
+
 	// Credits from the team, refused to the advertiser's own account,
 	// which pays by card.
 	credit := in.topUp("2", `{"amount":"2.5","kind":"credit","reason":"refund of a misdelivered day"}`)
@@ -240,6 +280,9 @@ func TestTopUpByCard(t *testing.T) {
 	if r := in.do("POST", "/api/v1/advertisers/2/top-ups", key.Key, "application/json", `{"amount":5,"kind":"credit","reason":"free money"}`); r.status != 403 {
 		t.Errorf("an advertiser's credit to itself = %d %s; want 403", r.status, r.body)
 	}
+	if r := in.do("POST", "/api/v1/advertisers/2/top-ups", key.Key, "application/json", `{"amount":5,"kind":"debit","reason":"mine"}`); r.status != 403 {
+		t.Errorf("an advertiser's debit = %d %s; want 403", r.status, r.body)
+	}
 	if r := in.do("GET", "/api/v1/advertisers/2/balance", key.Key, "", ""); r.status != 200 || !strings.Contains(r.body, `"balance":37.5`) {
 		t.Errorf("the advertiser's own balance by its account = %d %s; want 200, 37.5", r.status, r.body)
 	}
@@ -249,11 +292,12 @@ func TestTopUpByCard(t *testing.T) {
 	if r := in.do("POST", "/api/v1/advertisers/2/top-ups", key.Key, "application/json", `{"amount":20}`); r.status != 201 || !strings.Contains(r.body, `"checkoutUrl":"https://`) {
 		t.Errorf("an advertiser's own top-up by card = %d %s; want 201 with its checkout URL", r.status, r.body)
 	}
-	if b := in.balance("2"); b.Balance != 37.5 || len(b.TopUps) != 3 {
-		t.Errorf("balance = %+v; want 37.5 (50 paid, 15 refunded, 2.5 credited), three top-ups", b)
+	if b := in.balance("2"); b.Balance != 37.5 || len(b.TopUps) != 5 {
+		t.Errorf("balance = %+v; want 37.5 (50 paid, 15 refunded, 2.5 credited, 4 debited and credited back), five top-ups", b)
 	}
 	r = in.admin("GET", "/api/v1/audit?entity=topUp", "")
 	if !strings.Contains(r.body, `"actor":"stripe"`) || !strings.Contains(r.body, `"action":"pay"`) || strings.Count(r.body, `"action":"refund"`) != 2 ||
+		!strings.Contains(r.body, `"action":"dispute open"`) || !strings.Contains(r.body, `"action":"dispute won"`) ||
 		strings.Count(r.body, `"entity":"topUp"`) < 6 {
 		t.Errorf("audit of top-ups = %s; want each top-up made, Stripe's payment and its two refunds", r.body)
 	}

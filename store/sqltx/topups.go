@@ -1,6 +1,7 @@
 package sqltx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -15,16 +16,16 @@ import (
 // recorded (stripe_events) so that it credits nothing again.
 
 const topUpCols = `id, advertiser_id, kind, amount_micros, currency, status, reason, checkout_url, session_id, event_id, created_by, created_at, paid_at,
-	payment_intent, refunded_micros`
+	payment_intent, refunded_micros, dispute, disputed_micros`
 
 func scanTopUp(r Row) (marquee.TopUp, error) {
 	var t marquee.TopUp
-	var created, paid, amount, refunded int64
+	var created, paid, amount, refunded, disputed int64
 	if err := r.Scan(&t.ID, &t.AdvertiserID, &t.Kind, &amount, &t.Currency, &t.Status, &t.Reason, &t.CheckoutURL, &t.SessionID, &t.EventID,
-		&t.CreatedBy, &created, &paid, &t.PaymentIntent, &refunded); err != nil {
+		&t.CreatedBy, &created, &paid, &t.PaymentIntent, &refunded, &t.Dispute, &disputed); err != nil {
 		return t, err
 	}
-	t.Amount, t.Refunded, t.CreatedAt = marquee.Micros(amount), marquee.Micros(refunded), time.UnixMilli(created).UTC()
+	t.Amount, t.Refunded, t.Disputed, t.CreatedAt = marquee.Micros(amount), marquee.Micros(refunded), marquee.Micros(disputed), time.UnixMilli(created).UTC()
 	if paid != 0 {
 		t.PaidAt = time.UnixMilli(paid).UTC()
 	}
@@ -60,7 +61,7 @@ func (s *Store) CreateTopUp(ctx context.Context, t marquee.TopUp) (marquee.TopUp
 		}
 		t.CreatedAt, t.Status, t.PaidAt = now, marquee.TopUpPending, time.Time{}
 		var paid int64
-		if t.Kind == marquee.TopUpCredit {
+		if t.Kind != marquee.TopUpCard {
 			t.Status, t.PaidAt, paid = marquee.TopUpPaid, now, now.UnixMilli()
 		}
 		var err error
@@ -69,10 +70,13 @@ func (s *Store) CreateTopUp(ctx context.Context, t marquee.TopUp) (marquee.TopUp
 		if err != nil {
 			return t, err
 		}
-		if t.Kind != marquee.TopUpCredit {
-			return t, withChange(tx, nil, t).LogChange(ctx, marquee.EntityTopUp, t.ID, "", marquee.OpPut)
+		switch t.Kind {
+		case marquee.TopUpCredit:
+			return t, s.credit(ctx, tx, t, now)
+		case marquee.TopUpDebit:
+			return t, s.addCredit(ctx, tx, t, -t.Amount, now)
 		}
-		return t, s.credit(ctx, tx, t, now)
+		return t, withChange(tx, nil, t).LogChange(ctx, marquee.EntityTopUp, t.ID, "", marquee.OpPut)
 	})
 }
 
@@ -214,6 +218,59 @@ func (s *Store) RefundPayment(ctx context.Context, r marquee.CardRefund) (marque
 		took := refunded - t.Refunded
 		t.Refunded = refunded
 		return t, s.addCredit(ctx, tx, t, -took, now)
+	})
+}
+
+// DisputePayment applies a chargeback of the card payment d names, once
+// per event (an event seen before changes nothing: marquee.ErrPaymentSeen).
+// A dispute opened takes what it disputes (never more than what is left
+// of the payment after its refunds) from the balance; won, that is given
+// back; lost, it stays taken (and is taken when Stripe's closing event
+// came first). A payment no paid top-up made, a currency not its, or an
+// event its dispute's state has passed (an opening after it closed, a
+// second closing) is a KindConflict error. In one transaction with the
+// event's id and the advertiser's changelog entry; audited as ctx says.
+func (s *Store) DisputePayment(ctx context.Context, d marquee.CardDispute) (marquee.TopUp, error) {
+	return write(ctx, s, "dispute payment", func(tx Tx, now time.Time) (marquee.TopUp, error) {
+		if d.PaymentIntent == "" {
+			return marquee.TopUp{}, marquee.Errorf(marquee.KindConflict, "the dispute names no payment")
+		}
+		t, err := scanTopUp(tx.QueryRow(ctx, `SELECT `+topUpCols+` FROM top_ups WHERE payment_intent = ? AND status = ?`+s.cfg.ForUpdate, d.PaymentIntent, marquee.TopUpPaid))
+		switch {
+		case errors.Is(err, ErrNoRows):
+			return t, marquee.Errorf(marquee.KindConflict, "no paid top-up was made by payment %q", d.PaymentIntent)
+		case err != nil:
+			return t, err
+		case t.Currency != d.Currency:
+			return t, marquee.Errorf(marquee.KindConflict, "top-up %d is in %s; the dispute in %s", t.ID, t.Currency, d.Currency)
+		}
+		n, err := tx.Exec(ctx, `INSERT INTO stripe_events (id, top_up_id, at) VALUES (?, ?, ?)`+s.upsert("stripe_events", "id", nil, nil), d.EventID, t.ID, now.UnixMilli())
+		if err != nil {
+			return t, err
+		}
+		if n == 0 {
+			return t, marquee.ErrPaymentSeen
+		}
+		held := min(d.Amount, t.Amount-t.Refunded)
+		var move marquee.Micros // what the balance gains
+		switch {
+		case d.Outcome == "" && t.Dispute == "":
+			t.Dispute, t.Disputed, move = marquee.DisputeOpen, held, -held
+		case d.Outcome == marquee.DisputeWon && t.Dispute == marquee.DisputeOpen:
+			t.Dispute, t.Disputed, move = marquee.DisputeWon, 0, t.Disputed
+		case d.Outcome == marquee.DisputeWon && t.Dispute == "":
+			t.Dispute = marquee.DisputeWon
+		case d.Outcome == marquee.DisputeLost && t.Dispute == marquee.DisputeOpen:
+			t.Dispute = marquee.DisputeLost
+		case d.Outcome == marquee.DisputeLost && t.Dispute == "":
+			t.Dispute, t.Disputed, move = marquee.DisputeLost, held, -held
+		default:
+			return t, marquee.Errorf(marquee.KindConflict, "top-up %d's dispute is %s already; this event says %s", t.ID, t.Dispute, cmp.Or(d.Outcome, "opened"))
+		}
+		if _, err := tx.Exec(ctx, `UPDATE top_ups SET dispute = ?, disputed_micros = ? WHERE id = ?`, t.Dispute, int64(t.Disputed), t.ID); err != nil {
+			return t, err
+		}
+		return t, s.addCredit(ctx, tx, t, move, now)
 	})
 }
 

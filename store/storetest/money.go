@@ -279,4 +279,90 @@ func testTopUps(t *testing.T, open Opener) {
 	if err != nil || got.Credited != 2_500_000 {
 		t.Errorf("credited after refunds = %v, %v; want 2.5 (the credit: the payment refunded in full)", got.Credited, err)
 	}
+	testDisputes(t, st, again, a.ID)
+}
+
+// testDisputes: a chargeback of a card top-up takes what it disputes from
+// the balance once however often its event comes, gives it back when
+// won, keeps it taken when lost (taken then if the closing came first);
+// an event its dispute has passed is a conflict; a team debit takes its
+// amount.
+func testDisputes(t *testing.T, st Store, again func() Store, adv int64) {
+	ctx := context.Background()
+	paid := func(session, pi string, amount marquee.Micros) {
+		t.Helper()
+		tu, err := st.CreateTopUp(ctx, marquee.TopUp{AdvertiserID: adv, Kind: marquee.TopUpCard, Amount: amount, Currency: "EUR", CreatedBy: "user:1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.AttachCheckout(ctx, tu.ID, session, "https://checkout.test/"+session, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.CreditPayment(ctx, marquee.CardPayment{EventID: "evt_pay_" + session, SessionID: session, PaymentIntent: pi, TopUpID: tu.ID, Amount: amount, Currency: "EUR"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	credited := func() marquee.Micros {
+		a, err := st.Advertiser(ctx, adv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Credited
+	}
+	paid("cs_d1", "pi_d1", 20_000_000)
+	paid("cs_d2", "pi_d2", 30_000_000)
+	base := credited() // 2.5 + 20 + 30
+	dispute := func(h Store, id, pi string, amount marquee.Micros, outcome string) (marquee.TopUp, error) {
+		return h.DisputePayment(ctx, marquee.CardDispute{EventID: id, PaymentIntent: pi, Amount: amount, Currency: "EUR", Outcome: outcome})
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	opened := 0
+	for i := range 6 {
+		h := st
+		if i%2 == 1 {
+			h = again()
+		}
+		wg.Go(func() {
+			_, err := dispute(h, "evt_dp1", "pi_d1", 15_000_000, "")
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				opened++
+			case !errors.Is(err, marquee.ErrPaymentSeen):
+				t.Errorf("DisputePayment(opened) again: %v; want ErrPaymentSeen", err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := credited(); opened != 1 || got != base-15_000_000 {
+		t.Errorf("a dispute of 15 delivered 6 times at once: opened %d times, credited %s; want once, %s", opened, got, base-15_000_000)
+	}
+	if _, err := dispute(st, "evt_dp1b", "pi_d1", 15_000_000, ""); marquee.KindOf(err) != marquee.KindConflict {
+		t.Errorf("another opening of an open dispute: %v; want a conflict", err)
+	}
+	if tu, err := dispute(st, "evt_dp2", "pi_d1", 15_000_000, marquee.DisputeWon); err != nil || tu.Dispute != marquee.DisputeWon || tu.Disputed != 0 || credited() != base {
+		t.Errorf("the dispute won: %+v, %v, credited %s; want won, nothing held, %s back", tu, err, credited(), base)
+	}
+	if _, err := dispute(st, "evt_dp3", "pi_d1", 15_000_000, marquee.DisputeLost); marquee.KindOf(err) != marquee.KindConflict {
+		t.Errorf("a second closing: %v; want a conflict", err)
+	}
+	// Lost, its closing the first Stripe delivered: taken then, never more
+	// than the payment.
+	if tu, err := dispute(st, "evt_dp4", "pi_d2", 99_000_000, marquee.DisputeLost); err != nil || tu.Dispute != marquee.DisputeLost || tu.Disputed != 30_000_000 || credited() != base-30_000_000 {
+		t.Errorf("a dispute lost: %+v, %v, credited %s; want lost, 30 taken, %s", tu, err, credited(), base-30_000_000)
+	}
+	if _, err := dispute(st, "evt_dp5", "pi_d2", 30_000_000, ""); marquee.KindOf(err) != marquee.KindConflict {
+		t.Errorf("an opening after the closing: %v; want a conflict", err)
+	}
+	if _, err := dispute(st, "evt_dp6", "pi_none", 1, ""); marquee.KindOf(err) != marquee.KindConflict {
+		t.Errorf("a dispute of an unknown payment: %v; want a conflict", err)
+	}
+	if _, err := st.CreateTopUp(ctx, marquee.TopUp{AdvertiserID: adv, Kind: marquee.TopUpDebit, Amount: 1_000_000, Currency: "EUR", Reason: "a payment reversed"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := credited(); got != base-31_000_000 {
+		t.Errorf("credited after a debit of 1 = %s; want %s", got, base-31_000_000)
+	}
 }
