@@ -10,6 +10,16 @@ import (
 	"time"
 )
 
+// What an advertiser's or a publisher's account (a bound one) may keep
+// and mail: its saved reports, and the report mails of all of them in 24
+// hours ("send now" and schedules alike). The team's accounts have no
+// count limit. Counted under a lock in the transaction that adds one
+// (the stores), so instances at once never pass them.
+const (
+	MaxBoundSavedReports = 10
+	MaxBoundMailsADay    = 2 * MaxBoundSavedReports
+)
+
 // SavedReport is a report by several dimensions kept by name: its query
 // (the parameters of GET /api/v1/reports, without the range), and
 // optionally a schedule that emails it (docs/api.md#saved-reports-and-schedules).

@@ -32,16 +32,12 @@ type ReportSender interface {
 // MaxSavedReportBody bounds a saved report's body.
 const MaxSavedReportBody = 8 << 10
 
-// What an advertiser's or a publisher's account may keep and mail (the
-// team's accounts have marquee.MaxRecipients and no count limit): its
-// saved reports, and each schedule's recipients. A schedule sends at most
-// once a day and "send now" once a period, so an account sends at most
-// MaxBoundSavedReports reports a day (plus their retries), each to at
-// most MaxBoundRecipients addresses.
-const (
-	MaxBoundSavedReports = 10
-	MaxBoundRecipients   = 5
-)
+// MaxBoundRecipients is how many addresses an advertiser's or a
+// publisher's account may mail a report to (the team's accounts have
+// marquee.MaxRecipients); how many reports it keeps and mails a day are
+// marquee.MaxBoundSavedReports and MaxBoundMailsADay, which the store
+// counts.
+const MaxBoundRecipients = 5
 
 // checkMail says what of saved report in an account of bounds b may not
 // mail: a bound account mails only its own logins' addresses (the users
@@ -132,15 +128,6 @@ func handleCreateSavedReport(st SavedReportStore, m *multiReports, users func(co
 		}
 		if err != nil {
 			return err
-		}
-		if b := boundsOf(ctx); b.Bound() {
-			all, err := st.SavedReports(sctx)
-			if err != nil {
-				return err
-			}
-			if n := len(slices.DeleteFunc(all, func(r marquee.SavedReport) bool { return !visibleTo(r, b) })); n >= MaxBoundSavedReports {
-				return marquee.Errorf(marquee.KindConflict, "this account keeps %d saved reports, the most an advertiser's or a publisher's account may: delete one first", n)
-			}
 		}
 		p := principal(ctx)
 		in.Owner, in.Bounds = p.Actor, p.Bounds

@@ -207,7 +207,7 @@ func TestTitleKeysOfOlderRows(t *testing.T) {
 		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `DROP TABLE link_tags`, `DROP TABLE report_dims`,
 		`ALTER TABLE users DROP COLUMN bounds`, `ALTER TABLE api_keys DROP COLUMN bounds`,
 		`DROP TABLE report_requests`, `DROP TABLE report_requests_daily`, `DROP TABLE saved_reports`, `DROP TABLE report_deliveries`, `DROP TABLE report_cube`, `DROP TABLE report_cube_cp`, `DROP TABLE report_cube_geo`, `DROP TABLE report_cube_kv`, `DROP TABLE conversions`, `DROP TABLE request_samples`, `DROP TABLE report_bids`, `DROP TABLE deals`, `DROP TABLE sites`, `DROP TABLE invoices`, `DROP TABLE invoice_seq`, `DROP TABLE settings`, `DROP TABLE top_ups`, `DROP TABLE stripe_events`,
-		`ALTER TABLE audit_log DROP COLUMN before_doc`, `ALTER TABLE audit_log DROP COLUMN after_doc`, `UPDATE schema_version SET version = 5`}
+		`ALTER TABLE audit_log DROP COLUMN before_doc`, `ALTER TABLE audit_log DROP COLUMN after_doc`, `DROP TABLE scope_locks`, `UPDATE schema_version SET version = 5`}
 	for _, table := range []string{"report_hourly", "report_daily", "report_totals"} {
 		for _, c := range reportrow.Columns[3:] { // 0012's
 			queries = append(queries, `ALTER TABLE `+table+` DROP COLUMN `+c)

@@ -48,6 +48,19 @@ func noSavedReport(id int64) error {
 func (s *Store) CreateSavedReport(ctx context.Context, r marquee.SavedReport) (marquee.SavedReport, error) {
 	return write(ctx, s, "create saved report", func(tx Tx, now time.Time) (marquee.SavedReport, error) {
 		r.CreatedAt, r.UpdatedAt = now, now
+		if r.Bounds.Bound() {
+			bounds := r.Bounds.String()
+			if err := s.lockScope(ctx, tx, "saved-reports "+bounds); err != nil {
+				return r, err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM saved_reports WHERE bounds = ?`, bounds).Scan(&n); err != nil {
+				return r, err
+			}
+			if n >= marquee.MaxBoundSavedReports {
+				return r, marquee.Errorf(marquee.KindConflict, "this account keeps %d saved reports, the most an advertiser's or a publisher's account may: delete one first", n)
+			}
+		}
 		var err error
 		r.ID, err = s.insertID(ctx, tx, `INSERT INTO saved_reports (name, query, schedule, owner, bounds, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			"", r.Name, r.Query, scheduleText(r.Schedule), r.Owner, r.Bounds.String(), now.UnixMilli(), now.UnixMilli())
@@ -144,10 +157,28 @@ func (s *Store) ClaimDelivery(ctx context.Context, id int64, from, to time.Time,
 	d := marquee.ReportDelivery{ReportID: id, From: from, To: to, Status: marquee.DeliverySending, Attempts: 1, Recipients: recipients}
 	claimed := false
 	err := exec(ctx, s, "claim report delivery", func(tx Tx, now time.Time) error {
+		var bounds string
+		if err := tx.QueryRow(ctx, `SELECT bounds FROM saved_reports WHERE id = ?`, id).Scan(&bounds); err != nil && !errors.Is(err, ErrNoRows) {
+			return err
+		}
+		if marquee.BoundsOf(bounds).Bound() { // an outsider's account: its mails a day, counted under its lock
+			if err := s.lockScope(ctx, tx, "report-mails "+bounds); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM report_deliveries d JOIN saved_reports r ON r.id = d.report_id WHERE r.bounds = ? AND d.claimed_at > ?`,
+				bounds, now.Add(-24*time.Hour).UnixMilli()).Scan(&n); err != nil {
+				return err
+			}
+			if n >= marquee.MaxBoundMailsADay {
+				return &marquee.Error{Kind: marquee.KindTooManyRequests, RetryAfter: time.Hour,
+					Message: fmt.Sprintf("this account mailed %d reports in 24 hours, the most an advertiser's or a publisher's account may", n)}
+			}
+		}
 		var err error
 		d.UpdatedAt = now
-		d.ID, err = s.insertID(ctx, tx, `INSERT INTO report_deliveries (report_id, period_from, period_to, status, attempts, error, recipients, updated_at) VALUES (?, ?, ?, ?, 1, '', ?, ?)`,
-			"report_id, period_from", id, from.UnixMilli(), to.UnixMilli(), d.Status, strings.Join(recipients, ","), now.UnixMilli())
+		d.ID, err = s.insertID(ctx, tx, `INSERT INTO report_deliveries (report_id, period_from, period_to, status, attempts, error, recipients, updated_at, claimed_at) VALUES (?, ?, ?, ?, 1, '', ?, ?, ?)`,
+			"report_id, period_from", id, from.UnixMilli(), to.UnixMilli(), d.Status, strings.Join(recipients, ","), now.UnixMilli(), now.UnixMilli())
 		if errors.Is(err, errDuplicate) {
 			return nil
 		}

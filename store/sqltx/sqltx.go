@@ -294,3 +294,14 @@ func query[T any](ctx context.Context, db DB, scan func(Rows) (T, error), q stri
 	}
 	return out, rows.Err()
 }
+
+// lockScope locks the row of scope name (made when first named) until tx
+// ends: transactions that count a scope's rows before adding one take
+// turns on it, on every store (docs: migration 0041).
+func (s *Store) lockScope(ctx context.Context, tx Tx, name string) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO scope_locks (name) VALUES (?)`+s.upsert("scope_locks", "name", nil, nil), name); err != nil {
+		return err
+	}
+	var got string
+	return tx.QueryRow(ctx, `SELECT name FROM scope_locks WHERE name = ?`+s.cfg.ForUpdate, name).Scan(&got)
+}

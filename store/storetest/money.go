@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -364,5 +365,55 @@ func testDisputes(t *testing.T, st Store, again func() Store, adv int64) {
 	}
 	if got := credited(); got != base-31_000_000 {
 		t.Errorf("credited after a debit of 1 = %s; want %s", got, base-31_000_000)
+	}
+}
+
+// testOutsidersLimits: an advertiser's account keeps at most
+// marquee.MaxBoundSavedReports saved reports however many handles save
+// at once, and mails at most marquee.MaxBoundMailsADay reports in 24
+// hours (a 429 after), while the team's reports have no such limit.
+func testOutsidersLimits(t *testing.T, open Opener) {
+	ctx := context.Background()
+	st, again := open(t)
+	handles := []Store{st, again(), again()}
+	b := marquee.Bounds{Advertisers: marquee.IDs{4}}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var made []marquee.SavedReport
+	for i := range 2 * marquee.MaxBoundSavedReports {
+		wg.Go(func() {
+			r, err := handles[i%len(handles)].CreateSavedReport(ctx, marquee.SavedReport{Name: fmt.Sprint("r", i), Query: "by=campaign", Owner: "key:1 acme", Bounds: b})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				made = append(made, r)
+			case marquee.KindOf(err) != marquee.KindConflict:
+				t.Errorf("CreateSavedReport: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(made) != marquee.MaxBoundSavedReports {
+		t.Fatalf("%d saved at once by one account kept %d; want %d", 2*marquee.MaxBoundSavedReports, len(made), marquee.MaxBoundSavedReports)
+	}
+	if _, err := st.CreateSavedReport(ctx, marquee.SavedReport{Name: "team", Query: "by=campaign", Owner: "user:1"}); err != nil {
+		t.Errorf("the team's report past an account's limit: %v", err)
+	}
+	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	sent := 0
+	for i := range marquee.MaxBoundMailsADay + 1 {
+		from := day.AddDate(0, 0, i)
+		_, claimed, err := handles[i%len(handles)].ClaimDelivery(ctx, made[i%len(made)].ID, from, from.Add(24*time.Hour), []string{"a@acme.test"})
+		switch {
+		case err == nil && claimed:
+			sent++
+		case i == marquee.MaxBoundMailsADay && marquee.KindOf(err) == marquee.KindTooManyRequests:
+		default:
+			t.Fatalf("mail %d: claimed %v, %v", i+1, claimed, err)
+		}
+	}
+	if sent != marquee.MaxBoundMailsADay {
+		t.Errorf("an account's mails in a day = %d; want %d, then a 429", sent, marquee.MaxBoundMailsADay)
 	}
 }

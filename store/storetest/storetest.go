@@ -122,6 +122,7 @@ func run(t *testing.T, open Opener) {
 		{"SavedReports", testSavedReports},
 		{"Invoices", testInvoices},
 		{"OnePeriodOnce", testOnePeriodOnce},
+		{"OutsidersLimits", testOutsidersLimits},
 		{"TopUps", testTopUps},
 		{"Settings", testSettings},
 		{"Access", testAccess},
