@@ -90,7 +90,10 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 			continue // not due since the schedule was saved
 		}
 		d, claimed, err := s.Store.ClaimDelivery(ctx, r.ID, p.From, p.To, r.Schedule.To)
-		if err != nil {
+		switch {
+		case marquee.KindOf(err) == marquee.KindTooManyRequests:
+			continue // its account mailed its most for 24 hours: a later tick sends it, the others go now
+		case err != nil:
 			return err
 		}
 		if claimed {
