@@ -43,34 +43,17 @@ const Prefix = "/admin/"
 
 // CSP is the Content-Security-Policy of every console response: scripts,
 // styles and requests of this origin only; images also from data: and
-// blob: URLs (the QR code's PNG download).
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
-	"connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-
-// PreviewPath is the page an HTML creative's preview is drawn in: framed
-// by the console (sandbox="allow-scripts"), it takes the creative's HTML
-// from its parent by postMessage and writes it as the whole document, as
-// the ad tag's /f/ frame serves it. Its own CSP sandboxes it whoever
-// opens it (an opaque origin: no cookie, nothing of the console's), and
-// lets the creative's own styles and scripts run — which a srcdoc frame,
-// holding the console's policy, blocked.
-const PreviewPath = Prefix + "preview"
-
-// previewCSP is the preview page's policy: the ad tag frame's sandbox,
-// framed only by the console.
-const previewCSP = "sandbox allow-scripts allow-popups; frame-ancestors 'self'"
-
-// previewPage waits for its parent's HTML (a string, from its parent
-// only), then replaces itself with it, as the tag's frame wraps it.
-const previewPage = `<!doctype html><html><head><meta charset="utf-8"><title>Preview</title></head><body><script>
-addEventListener('message', function (e) {
-  if (e.source !== parent || typeof e.data !== 'string') return;
-  document.open();
-  document.write('<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>' + e.data + '</body></html>');
-  document.close();
-});
-parent.postMessage('marquee-preview-ready', '*');
-</script></body></html>`
+// blob: URLs (the QR code's PNG download); frames of this origin and of
+// the creative origin (HTML creatives' previews, served there as they
+// serve: web's /f/ frames).
+func CSP(creativeOrigin string) string {
+	frames := "'self'"
+	if creativeOrigin != "" {
+		frames += " " + creativeOrigin
+	}
+	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
+		"connect-src 'self'; frame-src " + frames + "; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+}
 
 // file is one servable asset.
 type file struct {
@@ -149,23 +132,17 @@ func newFile(body []byte, ext, tag, cache string) *file {
 // Handler returns the handler of GET and HEAD /admin and everything under
 // /admin/: /admin redirects to /admin/, /admin/ is the console's page,
 // /admin/assets/… its fingerprinted assets; anything else is 404.
-func Handler() fasthttp.RequestHandler {
+// creativeOrigin is where HTML creatives' frames are served ("": this
+// server's origin): the console frames their previews from there.
+func Handler(creativeOrigin string) fasthttp.RequestHandler {
 	once.Do(load)
-	return serve
+	csp := CSP(creativeOrigin)
+	return func(ctx *fasthttp.RequestCtx) { serve(ctx, csp) }
 }
 
-func serve(ctx *fasthttp.RequestCtx) {
+func serve(ctx *fasthttp.RequestCtx, csp string) {
 	h := &ctx.Response.Header
-	if string(ctx.Path()) == PreviewPath {
-		h.Set("Content-Security-Policy", previewCSP)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cache-Control", "no-cache")
-		h.SetContentType("text/html; charset=utf-8")
-		ctx.SetBodyString(previewPage)
-		return
-	}
-	h.Set("Content-Security-Policy", CSP)
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")

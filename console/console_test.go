@@ -25,7 +25,7 @@ func get(t *testing.T, path string, headers ...string) *fasthttp.Response {
 	for i := 0; i+1 < len(headers); i += 2 {
 		ctx.Request.Header.Set(headers[i], headers[i+1])
 	}
-	console.Handler()(&ctx)
+	console.Handler("")(&ctx)
 	resp := &fasthttp.Response{}
 	ctx.Response.CopyTo(resp)
 	return resp
@@ -63,8 +63,8 @@ func TestAssets(t *testing.T) {
 	}
 	for _, p := range []string{"/admin/", "/admin/" + refs[0][1], "/admin/nope", "/admin/assets/app.js", "/admin/assets/index.html"} {
 		r := get(t, p)
-		if got := string(r.Header.Peek("Content-Security-Policy")); got != console.CSP || !strings.Contains(got, "script-src 'self'") {
-			t.Errorf("GET %s: CSP %q; want %q", p, got, console.CSP)
+		if got := string(r.Header.Peek("Content-Security-Policy")); got != console.CSP("") || !strings.Contains(got, "script-src 'self'") {
+			t.Errorf("GET %s: CSP %q; want %q", p, got, console.CSP(""))
 		}
 		for _, h := range []string{"X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy"} {
 			if len(r.Header.Peek(h)) == 0 {

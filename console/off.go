@@ -13,4 +13,4 @@ const Included = false
 const Prefix = "/admin/"
 
 // Handler returns nil: there is no console in this build.
-func Handler() fasthttp.RequestHandler { return nil }
+func Handler(creativeOrigin string) fasthttp.RequestHandler { return nil }

@@ -45,6 +45,9 @@ func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, er
 	if err != nil {
 		return "", err
 	}
+	if p.Ad == 0 && p.Bidder == "" { // a creative preview's frame token (web): no decision's
+		return "", tracking.ErrBadToken
+	}
 	imp, impSeen := s.seen.GetIfPresent(markKey(tracking.Impression, p.Decision))
 	why := s.hitIVT(kind, &p, e, imp, impSeen, now)
 	if kind == tracking.Click && p.Bidder == "" { // a bid's click is a pixel: its creative has its own landing page

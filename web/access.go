@@ -149,7 +149,7 @@ var userResource = resource[int64, marquee.UserInput]{what: "user", key: func(ct
 
 // handleCreateUser serves POST /api/v1/users (audited by the route): an
 // advertiser user names its advertisers, a publisher user its sites.
-func handleCreateUser(st AccessStore, campaigns CampaignStore, mailer Mailer, now func() time.Time) storeHandler {
+func handleCreateUser(st AccessStore, campaigns CampaignStore, rq requester, mailer Mailer, now func() time.Time) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readJSON(ctx, MaxAccessBody, func(b []byte) (marquee.UserInput, error) { return marquee.ParseUserInput(b, true) })
 		if err != nil {
@@ -185,7 +185,7 @@ func handleCreateUser(st AccessStore, campaigns CampaignStore, mailer Mailer, no
 			writeJSON(ctx, fasthttp.StatusCreated, u)
 			return nil
 		}
-		writeJSON(ctx, fasthttp.StatusCreated, invited{u, sendInvitation(sctx, ctx, mailer, campaigns, &u, secret, expires)})
+		writeJSON(ctx, fasthttp.StatusCreated, invited{u, sendInvitation(sctx, ctx, rq, mailer, campaigns, &u, secret, expires)})
 		return nil
 	}
 }
@@ -199,9 +199,9 @@ type invited struct {
 // sendInvitation mails u the link that sets their password (secret's,
 // until expires), saying as what they join and which advertisers or sites
 // they will see; the link is in the answer when no mail went.
-func sendInvitation(sctx context.Context, ctx *fasthttp.RequestCtx, mailer Mailer, campaigns CampaignStore, u *marquee.User, secret string, expires time.Time) invitation {
+func sendInvitation(sctx context.Context, ctx *fasthttp.RequestCtx, rq requester, mailer Mailer, campaigns CampaignStore, u *marquee.User, secret string, expires time.Time) invitation {
 	inv := invitation{ExpiresAt: expires, Sees: seesText(sctx, campaigns, u.Bounds)}
-	link := consoleOrigin(ctx) + InvitationPath + auth.InvitationToken(u.ID, secret)
+	link := rq.consoleOrigin(ctx) + InvitationPath + auth.InvitationToken(u.ID, secret)
 	if mailer != nil {
 		err := mailer.SendText(sctx, u.Email, "Your Marquee account", "You are invited to Marquee as "+u.Role+"; you will see "+inv.Sees+".\n\n"+
 			"Set your password with this link (it works once, until "+expires.Format(time.RFC1123)+"):\n\n"+link+"\n")
@@ -241,7 +241,7 @@ func seesText(sctx context.Context, campaigns CampaignStore, b marquee.Bounds) s
 // invitation sent again (the last one's link stops working), or a
 // password reset (the password stops working and the user's sessions
 // end) — mailed, or answered when no mail goes. 201 as an invitation.
-func handleInviteUser(st AccessStore, campaigns CampaignStore, mailer Mailer, now func() time.Time, wr *writer) storeHandler {
+func handleInviteUser(st AccessStore, campaigns CampaignStore, rq requester, mailer Mailer, now func() time.Time, wr *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		id, err := pathID(ctx, "user")
 		if err != nil {
@@ -253,7 +253,7 @@ func handleInviteUser(st AccessStore, campaigns CampaignStore, mailer Mailer, no
 		if err := wr.visible(sctx, err, "user"); err != nil {
 			return err
 		}
-		writeJSON(ctx, fasthttp.StatusCreated, invited{u, sendInvitation(sctx, ctx, mailer, campaigns, &u, secret, expires)})
+		writeJSON(ctx, fasthttp.StatusCreated, invited{u, sendInvitation(sctx, ctx, rq, mailer, campaigns, &u, secret, expires)})
 		return nil
 	}
 }
@@ -280,7 +280,10 @@ type Mailer interface {
 
 // consoleOrigin is the origin the request came from: its Origin header (a
 // browser's), else its Host over HTTP or HTTPS as it arrived.
-func consoleOrigin(ctx *fasthttp.RequestCtx) string {
+func (r requester) consoleOrigin(ctx *fasthttp.RequestCtx) string {
+	if r.public != "" {
+		return r.public
+	}
 	if o := string(ctx.Request.Header.Peek("Origin")); strings.HasPrefix(o, "http://") || strings.HasPrefix(o, "https://") {
 		return o
 	}

@@ -78,7 +78,7 @@ func handleDecisions(svc *serve.Service, rq requester, authenticate func(*fastht
 		// The answer is written by hand (encoding/json of it was 40% of a
 		// decision's cost): {"user":{"key"},"decisions":{div:[…]},"explain":…}.
 		var quoted [320]byte
-		urlHead := appendURLHead(quoted[:0], ctx)
+		urlHead := appendURLHead(quoted[:0], rq, ctx)
 		frameHead := urlHead
 		if frameOrigin != nil {
 			frameHead = frameOrigin
@@ -327,9 +327,9 @@ func urlOf(urlHead []byte) []byte {
 // appendURLHead appends the scheme and host the request came to, JSON
 // quoted without the closing quote: the head of its absolute tracking
 // URLs.
-func appendURLHead(dst []byte, ctx *fasthttp.RequestCtx) []byte {
+func appendURLHead(dst []byte, rq requester, ctx *fasthttp.RequestCtx) []byte {
 	var raw [300]byte
-	dst, _ = jsonstr.Append(dst, appendOrigin(raw[:0], ctx))
+	dst, _ = jsonstr.Append(dst, rq.appendOrigin(raw[:0], ctx))
 	return dst[:len(dst)-1]
 }
 

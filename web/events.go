@@ -52,7 +52,7 @@ func (r requester) edge(ctx *fasthttp.RequestCtx, origin []byte) serve.Edge {
 		AcceptLanguage: h.Peek(fasthttp.HeaderAcceptLanguage), GPC: sentGPC(ctx), Conn: ctx.ConnID(),
 		SecPurpose: h.Peek("Sec-Purpose"), Purpose: h.Peek("Purpose")}
 	if origin != nil {
-		e.Origin = appendOrigin(origin, ctx)
+		e.Origin = r.appendOrigin(origin, ctx)
 	}
 	return e
 }

@@ -131,7 +131,22 @@ func principal(ctx *fasthttp.RequestCtx) auth.Principal {
 
 // requester tells who makes a request: its principal (set by guard) and
 // its client's address (through the trusted proxies).
-type requester struct{ trusted []netip.Prefix }
+type requester struct {
+	trusted []netip.Prefix
+	// public is the server's public origin (Config.PublicURL; "": each
+	// request's own scheme and host).
+	public string
+}
+
+// appendOrigin appends the origin absolute URLs are made of: the public
+// one when configured (-public-url), else the request's scheme and host
+// (which a client chooses: its Host header).
+func (r requester) appendOrigin(dst []byte, ctx *fasthttp.RequestCtx) []byte {
+	if r.public != "" {
+		return append(dst, r.public...)
+	}
+	return appendOrigin(dst, ctx)
+}
 
 // audit returns sctx carrying who makes the request's changes (for the
 // audit log the store writes with them): action and the names of the

@@ -96,6 +96,13 @@ type Config struct {
 	// only frames and tracking URLs and never sets a cookie, so that no
 	// creative runs, or can pass for a page, on the ad server's address.
 	CreativeOrigin string
+	// PublicURL is the server's public origin ("https://ads.example.net",
+	// -public-url; "": each request's own): the head of the absolute URLs
+	// it answers — decisions' tracking and frame URLs, VAST and VMAP,
+	// invitation and payment links — and the origin of the assets a
+	// creative's preview may show. Set, a client's Host header never
+	// chooses where those URLs point.
+	PublicURL string
 }
 
 // Store is every method of the store the edge calls: the one store, which
@@ -237,7 +244,7 @@ func NewServer(cfg Config, d Deps) *Server {
 		campaigns: d.Store, hookSt: d.Store, hooks: d.Webhooks,
 		access: d.Store, privSt: d.Store, forget: d.Counters, retention: d.EventsRetention, assets: d.Assets, assetSt: d.AssetStore,
 		writer:  &writer{feed: d.Feed, log: d.Log},
-		req:     requester{trusted: cfg.TrustedProxies},
+		req:     requester{trusted: cfg.TrustedProxies, public: cfg.PublicURL},
 		metrics: newMetrics(d.Registry, d.Index),
 	}
 	s.serve = d.Serve

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	crand "crypto/rand"
 	"encoding/json"
 	mrand "math/rand/v2"
 	"strings"
@@ -136,13 +137,19 @@ func handleBidFrame() handler {
 // handleFrame serves GET /f/{token}: the HTML creative of the decision's
 // ad as a document of its own, sandboxed by its CSP whoever frames it,
 // with {clickUrl} in the creative replaced by the decision's signed click
-// URL. A token that is not ours is a 400, an expired one a 410.
-func handleFrame(engine *delivery.Engine, signer *tracking.Signer, now func() time.Time) handler {
+// URL. A token that is not ours is a 400, an expired one a 410. A
+// preview's token answers the preview page (servePreview), its images
+// from assets (the public origin; "": the frame's own).
+func handleFrame(engine *delivery.Engine, signer *tracking.Signer, assets string, now func() time.Time) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		token := pathParam(ctx, 0)
 		p, err := signer.Open(token, now())
 		if err != nil {
 			return err
+		}
+		if p.Ad == 0 && p.Bidder == "" { // a preview's token (handleCreativePreview)
+			servePreview(ctx, assets)
+			return nil
 		}
 		a, ok := engine.Plan().Ad(p.Ad)
 		if !ok || a.Creative == nil || a.Creative.Type != marquee.CreativeHTML && a.Creative.Type != marquee.CreativeTag {
@@ -204,6 +211,64 @@ func handlePreflight() handler {
 		h.Set(fasthttp.HeaderAccessControlAllowHeaders, "Content-Type")
 		h.Set(fasthttp.HeaderAccessControlMaxAge, "86400")
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return nil
+	}
+}
+
+// previewPage is an HTML creative's preview (the console's editor and
+// approvals): it waits for its parent's HTML (a string, from its parent
+// only), then replaces itself with it, as handleFrame wraps a creative.
+const previewPage = `<!doctype html><html><head><meta charset="utf-8"><title>Advertisement</title></head><body><script>
+addEventListener('message', function (e) {
+  if (e.source !== parent || typeof e.data !== 'string') return;
+  document.open();
+  document.write('<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>' + e.data + '</body></html>');
+  document.close();
+});
+parent.postMessage('marquee-preview-ready', '*');
+</script></body></html>`
+
+// servePreview answers a preview's frame: at a URL shaped as a serving
+// frame's (/f/{token}, on the creative origin), so that a creative cannot
+// tell its reviewer from its audience by where it runs, and sandboxed as
+// one — but unable to call home: no fetch, XHR, WebSocket or beacon
+// (connect-src 'none'), no image but the assets' origin's and data:
+// URLs. A script the creative loads still loads, as it would when served.
+func servePreview(ctx *fasthttp.RequestCtx, assets string) {
+	if assets == "" {
+		assets = string(appendOrigin(nil, ctx))
+	}
+	h := &ctx.Response.Header
+	h.Set("Content-Security-Policy", frameSandbox+"; connect-src 'none'; img-src "+assets+" data:")
+	noStore(ctx)
+	h.Set("Referrer-Policy", "no-referrer")
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.SetBodyString(previewPage)
+}
+
+// previewLife is how long a preview's frame URL opens.
+const previewLife = time.Hour
+
+// handleCreativePreview serves GET /api/v1/creative-preview: the URL of a
+// frame that draws an HTML creative its parent sends it (servePreview),
+// on the creative origin (origin; "": this server's), signed as a
+// serving frame's token is and good for an hour: {"url", "expiresAt"}.
+func handleCreativePreview(signer *tracking.Signer, origin string, rq requester, now func() time.Time) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		t := now()
+		p := tracking.Payload{Issued: t, Expires: t.Add(previewLife)}
+		if _, err := crand.Read(p.Decision[:]); err != nil {
+			return err
+		}
+		u := []byte(origin)
+		if origin == "" {
+			u = rq.appendOrigin(u, ctx)
+		}
+		u = signer.Append(append(u, "/f/"...), &p)
+		writeJSON(ctx, fasthttp.StatusOK, struct {
+			URL       string    `json:"url"`
+			ExpiresAt time.Time `json:"expiresAt"`
+		}{string(u), p.Expires})
 		return nil
 	}
 }

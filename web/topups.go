@@ -97,7 +97,7 @@ func (bl *balances) handleCreateTopUp() storeHandler {
 			return err
 		}
 		if in.Kind == marquee.TopUpCard {
-			back := consoleOrigin(ctx) + "/admin/#/advertisers/" + strconv.FormatInt(id, 10) + "?topUp=" + strconv.FormatInt(t.ID, 10)
+			back := bl.req.consoleOrigin(ctx) + "/admin/#/advertisers/" + strconv.FormatInt(id, 10) + "?topUp=" + strconv.FormatInt(t.ID, 10)
 			s, err := bl.pay.OpenCheckout(sctx, payments.Checkout{TopUp: t, Advertiser: a.Name, SuccessURL: back, CancelURL: back + "&cancelled=1"})
 			if err != nil {
 				if _, ferr := bl.st.AttachCheckout(withFields(sctx, []string{"status"}), t.ID, "", "", true); ferr != nil {

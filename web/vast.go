@@ -110,7 +110,7 @@ func handleVAST(svc *serve.Service, rq requester) handler {
 		plan := svc.Engine().Plan()
 		chosen := d.Chosen[0]
 		var raw [300]byte
-		head := appendOrigin(raw[:0], ctx)
+		head := rq.appendOrigin(raw[:0], ctx)
 		bp := pagePool.Get().(*[]byte)
 		out := append((*bp)[:0], vast.Header...)
 		seq, pod := 0, len(chosen) > 1

@@ -22,7 +22,7 @@ import (
 // duration, the content's length, drops the mid-rolls past its end and
 // orders shares among times; without it, shares stay shares ("50%") for
 // the player. A placement without ad breaks answers a VMAP without any.
-func handleVMAP(svc *serve.Service) handler {
+func handleVMAP(svc *serve.Service, rq requester) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		anyOrigin(ctx) // players read it from the publisher's page
 		args := ctx.QueryArgs()
@@ -55,7 +55,7 @@ func handleVMAP(svc *serve.Service) handler {
 				pass.Add(key, string(v))
 			}
 		}
-		origin := string(appendOrigin(nil, ctx))
+		origin := string(rq.appendOrigin(nil, ctx))
 		breaks := placedBreaks(pl.AdBreaks, dur)
 		out := make([]vast.Break, 0, len(breaks))
 		mid := 0

@@ -894,13 +894,26 @@ func TestCampaignsInBrowser(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`[data-field="creative.html"] textarea`), `<style>b{color:rgb(1, 2, 3)}</style><b id="x">Hello</b><script>var c; try { c = 'cookies ' + document.cookie.length } catch (e) { c = 'sandboxed' } parent.postMessage('ran ' + getComputedStyle(document.getElementById('x')).color + ' ' + c, '*')</script>`),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-field="creative.html"] textarea').dispatchEvent(new Event('input', {bubbles: true}))`),
 		chromedp.WaitVisible(chromedp.CSS(`#creative-preview iframe`)))
+	b.waitFor("the preview frame's URL", `!!document.querySelector('#creative-preview iframe').src`, 5*time.Second)
 	frame := eval[[]string](b, `(() => { const f = document.querySelector('#creative-preview iframe'); return [f.getAttribute('sandbox'), f.width, f.height, new URL(f.src).pathname]; })()`)
-	if len(frame) != 4 || frame[0] != "allow-scripts" || frame[1] != "728" || frame[2] != "90" || frame[3] != "/admin/preview" {
-		t.Errorf("the HTML preview frame is %q; want sandbox allow-scripts (no same origin), 728x90, the preview page", frame)
+	if len(frame) != 4 || frame[0] != "allow-scripts" || frame[1] != "728" || frame[2] != "90" || !regexp.MustCompile(`^/f/[A-Za-z0-9_-]{40,}$`).MatchString(frame[3]) {
+		t.Errorf("the HTML preview frame is %q; want sandbox allow-scripts (no same origin), 728x90, a serving frame's URL (/f/<token>)", frame)
 	}
 	b.waitFor("the creative's own script", `fromPreview.some(m => m.startsWith('ran '))`, 5*time.Second)
 	if got := eval[[]string](b, `fromPreview.filter(m => m.startsWith('ran '))`); len(got) == 0 || got[len(got)-1] != "ran rgb(1, 2, 3) sandboxed" {
 		t.Errorf("the creative's script said %q; want its own style applied (rgb(1, 2, 3)) and no access to cookies (an opaque origin)", got)
+	}
+	// A creative that calls home from its preview (to cloak: show the
+	// reviewer one thing, the audience another) is stopped: its fetch and
+	// its beacon image from elsewhere are blocked by the frame's policy.
+	b.do("a creative that calls home", chromedp.SetValue(chromedp.CSS(`[data-field="creative.html"] textarea`),
+		`<script>document.addEventListener('securitypolicyviolation', e => parent.postMessage('blocked ' + e.effectiveDirective, '*'));
+fetch('`+in.url+`/api/v1/session').then(() => parent.postMessage('home fetched', '*'), () => parent.postMessage('home refused', '*'));
+new Image().src = 'http://127.0.0.1:9/beacon.gif';</script>`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-field="creative.html"] textarea').dispatchEvent(new Event('input', {bubbles: true}))`))
+	b.waitFor("the preview's policy", `fromPreview.includes('home refused') && fromPreview.includes('blocked connect-src') && fromPreview.includes('blocked img-src')`, 5*time.Second)
+	if got := eval[[]string](b, `fromPreview`); slices.Contains(got, "home fetched") {
+		t.Errorf("the preview's creative reached home: %q", got)
 	}
 
 	// Preview: who wins the placement, and why the others do not.

@@ -108,6 +108,7 @@ type serveConfig struct {
 	monthlyBilling    bool            // -monthly-billing
 	stripe            payments.Config // -stripe-key, -stripe-api, -stripe-webhook-secret (Key "": none)
 	creativeOrigin    string          // -creative-origin, checked: scheme://host[:port]
+	publicURL         string          // -public-url, checked: scheme://host[:port]
 	ivt               ivt.Config      // -ivt-*, the ranges read
 	events            eventsConfig
 	reports           reportsConfig
@@ -158,6 +159,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.budgetStale, "budget-stale", delivery.DefaultStaleAfter, "budgeted campaigns stop serving when no sync has reached the spend counters for this long (fail closed)")
 	fs.IntVar(&c.forecastSample, "forecast-sample", 20, "requests kept of each placement and hour, per instance, for forecasts (0: none kept; forecasts then have no sample to read targetings from)")
 	fs.BoolVar(&c.countRequests, "count-requests", true, "count each decision's slots and what became of them: requests, fill rate and why slots stay empty (false: placements' reports have no requests)")
+	fs.StringVar(&c.publicURL, "public-url", "", "the server's public origin, https://ads.example.net: the head of the absolute URLs it answers (decisions' tracking and frame URLs, VAST, VMAP, invitation and payment links) whatever a request's Host says (none: each request's own)")
 	fs.StringVar(&c.creativeOrigin, "creative-origin", "", "where HTML creatives and third-party tags are framed, a host of their own pointing at this server: https://creatives.example (none: this server's own origin; set it before outside advertisers' creatives run)")
 	ivtRanges := fs.String("ivt-ip-ranges", "", "comma-separated files of data-centre address ranges (a CIDR prefix or an address a line, # comments): their traffic is invalid (docs/ivt.md#data-centres)")
 	fs.DurationVar(&c.ivt.MinClickDelay, "ivt-min-click-delay", ivt.DefaultMinClickDelay, "a click sooner than this after its impression counted is invalid traffic (fastClick; negative: off)")
@@ -284,12 +286,18 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.ivt.MaxClickRate == 0 || c.ivt.MaxClickRate > 1 {
 		return c, usageError{fmt.Errorf("-ivt-max-click-rate %v: want a share of impressions above 0 and at most 1, or a negative number to turn the rule off", c.ivt.MaxClickRate)}
 	}
-	if c.creativeOrigin != "" {
-		u, err := url.Parse(c.creativeOrigin)
-		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
-			return c, usageError{fmt.Errorf("-creative-origin %q: want an origin such as https://creatives.example (a scheme and a host, no path)", c.creativeOrigin)}
+	for _, o := range []struct {
+		name, example string
+		v             *string
+	}{{"creative-origin", "https://creatives.example", &c.creativeOrigin}, {"public-url", "https://ads.example.net", &c.publicURL}} {
+		if *o.v == "" {
+			continue
 		}
-		c.creativeOrigin = u.Scheme + "://" + strings.ToLower(u.Host)
+		u, err := url.Parse(*o.v)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
+			return c, usageError{fmt.Errorf("-%s %q: want an origin such as %s (a scheme and a host, no path)", o.name, *o.v, o.example)}
+		}
+		*o.v = u.Scheme + "://" + strings.ToLower(u.Host)
 	}
 	for _, d := range strings.Split(*reportMailDomains, ",") {
 		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
@@ -615,10 +623,11 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	}
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
-		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin},
+		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin,
+		PublicURL: cfg.publicURL},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
-			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Serve: svc, Webhooks: n.hooks, Console: console.Handler(),
+			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Serve: svc, Webhooks: n.hooks, Console: console.Handler(n.cfg.creativeOrigin),
 			Counters: n.counters, EventsRetention: cfg.eventsRetention, ReportSender: sender, Mailer: mailer, Payments: pay})
 	if n.schedules != nil {
 		n.schedules.Render = srv.RenderReport

@@ -246,6 +246,15 @@
     const html = previewing && e.source === previewing.frame.contentWindow ? previewing.html : view ? view.html : undefined;
     if (html !== undefined) e.source.postMessage(html, '*'); // the sandboxed frame's origin is opaque: '*' is the only target
   });
+  // previewURL is a preview frame's URL, asked once and used until shortly
+  // before it expires.
+  let preview = null, previewAsked = null;
+  const previewURL = async () => {
+    if (preview && Date.parse(preview.expiresAt) - Date.now() > 5 * 60e3) return preview.url;
+    previewAsked = previewAsked || api('GET', '/api/v1/creative-preview').finally(() => { previewAsked = null; });
+    preview = await previewAsked;
+    return preview.url;
+  };
   // creativeView is a creative as it will render: an image at its size,
   // HTML in the sandboxed preview page, a native card, a video's facts.
   function creativeView(c) {
@@ -253,8 +262,12 @@
     const w = c.width || 300, h = c.height || 250;
     if (c.type === 'image') return el('img', { src: c.image, width: w, height: h, alt: 'The image creative at its size', class: 'creative-view' });
     if (c.type === 'html' || c.type === 'tag') {
-      const frame = el('iframe', { sandbox: 'allow-scripts', width: w, height: h, title: 'The HTML creative at its size', referrerpolicy: 'no-referrer', src: 'preview', class: 'creative-view' });
+      // Framed where creatives serve, at a frame URL as they serve
+      // (GET /api/v1/creative-preview): a creative cannot tell its reviewer
+      // from its audience, and its preview cannot call home.
+      const frame = el('iframe', { sandbox: 'allow-scripts', width: w, height: h, title: 'The HTML creative at its size', referrerpolicy: 'no-referrer', class: 'creative-view' });
       frame.html = c.html || ''; // given once its page is ready (the listener above)
+      previewURL().then(u => { frame.src = u; }, () => { frame.replaceWith(el('span', { class: 'muted', text: 'The preview could not be opened.' })); });
       return frame;
     }
     if (c.type === 'native') return el('div', { class: 'native creative-view' }, c.imageUrl ? el('img', { src: c.imageUrl, alt: '' }) : null,
