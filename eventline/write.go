@@ -120,6 +120,9 @@ type Writer struct {
 	// UID appends an event's uid field (its value: a string's text, or
 	// any other value's JSON) as privacy keeps it — or nothing.
 	UID func(dst, uid []byte) []byte
+	// Value, when set, is what a field's value (compact JSON) is written
+	// as: a privacy rule's (privacy.Policy.RedactEmails).
+	Value func(v []byte) []byte
 }
 
 // AppendEvents appends every event of a POST /e body — one JSON object, a
@@ -239,7 +242,11 @@ func appendEvent(dst []byte, dec *json.Decoder, w Writer, i int, problems *marqu
 			dst = w.UID(dst, uid)
 			continue
 		}
-		dst = AppendRaw(dst, k, compact.Bytes())
+		v := compact.Bytes()
+		if w.Value != nil {
+			v = w.Value(v)
+		}
+		dst = AppendRaw(dst, k, v)
 	}
 	if _, err := dec.Token(); err != nil { // }
 		return dst, fmt.Errorf("malformed JSON: %v", err)

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"regexp"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -129,9 +130,37 @@ func ParseGDPR(v []byte) int8 {
 // Policy is a server's privacy: its mode, the TCF vendor whose consent
 // counts, and the pseudonyms' secret. It is safe for concurrent use.
 type Policy struct {
-	mode   Mode
-	vendor uint16
-	names  *Pseudonyms
+	mode       Mode
+	vendor     uint16
+	names      *Pseudonyms
+	keepEmails bool
+}
+
+// KeepingEmails is p keeping the email addresses in beacons' values as
+// sent (-events-keep-emails); by default they are redacted (RedactEmails).
+func (p *Policy) KeepingEmails() *Policy {
+	q := *p
+	q.keepEmails = true
+	return &q
+}
+
+// RedactedEmail is what stands for an email address in a beacon's value.
+const RedactedEmail = "[email]"
+
+// emailLike is what looks like an email address: a local part, an @, and
+// a domain of at least two labels.
+var emailLike = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+`)
+
+// RedactEmails is v (a beacon's field value, as text or as JSON) with
+// every part that looks like an email address replaced by RedactedEmail:
+// a page's analytics that put email=… in an event must not make the
+// event files a list of people's addresses. v itself when it holds no @
+// (no work, no allocation) or when the policy keeps emails.
+func (p *Policy) RedactEmails(v []byte) []byte {
+	if p.keepEmails || bytes.IndexByte(v, '@') < 0 {
+		return v
+	}
+	return emailLike.ReplaceAll(v, []byte(RedactedEmail))
 }
 
 // NewPolicy returns the policy of mode. Pseudonyms are HMACs under a

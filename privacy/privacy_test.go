@@ -196,3 +196,32 @@ func BenchmarkTruncate(b *testing.B) {
 		privacy.Truncate(ip)
 	}
 }
+
+// TestRedactEmails: what looks like an email address in a beacon's value
+// (text, or JSON with it nested) is written as [email]; anything else,
+// and every value of a policy that keeps emails, as sent.
+func TestRedactEmails(t *testing.T) {
+	p, err := privacy.NewPolicy(privacy.Balanced, []byte("a privacy key of 32 bytes......."), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"ana.lopez+ads@mail.example.co.uk", "[email]"},
+		{`{"user":{"email":"bob@example.com","plan":"pro"}}`, `{"user":{"email":"[email]","plan":"pro"}}`},
+		{"contact ana@example.com or bo@example.org", "contact [email] or [email]"},
+		{"@handle", "@handle"},
+		{"a@localhost", "a@localhost"},
+		{"checkout", "checkout"},
+	} {
+		if got := string(p.RedactEmails([]byte(c.in))); got != c.want {
+			t.Errorf("RedactEmails(%q) = %q; want %q", c.in, got, c.want)
+		}
+		if got := string(p.KeepingEmails().RedactEmails([]byte(c.in))); got != c.in {
+			t.Errorf("KeepingEmails().RedactEmails(%q) = %q; want it as sent", c.in, got)
+		}
+	}
+	plain := []byte("no address here")
+	if n := testing.AllocsPerRun(100, func() { p.RedactEmails(plain) }); n != 0 {
+		t.Errorf("RedactEmails of a value without @ allocates %v times; want 0", n)
+	}
+}

@@ -138,7 +138,7 @@ func handleEventGet(e *eventLines) handler {
 			case string(k) == "uid":
 				line = e.AppendUID(line, v, at, lim)
 			default:
-				line = eventline.AppendString(line, k, v)
+				line = eventline.AppendString(line, k, e.Policy().RedactEmails(v))
 			}
 			keys[i] = k
 			i++
@@ -191,8 +191,9 @@ func handleEventPost(e *eventLines) handler {
 		defer linePool.Put(bp)
 		lim, at := e.Policy().Limit(signal(ctx)), ctx.Time()
 		lines, n, err := eventline.AppendEvents((*bp)[:0], ctx.PostBody(), eventline.Writer{
-			Head: func(dst []byte) []byte { return e.appendHead(dst, ctx, lim) },
-			UID:  func(dst, uid []byte) []byte { return e.AppendUID(dst, uid, at, lim) },
+			Head:  func(dst []byte) []byte { return e.appendHead(dst, ctx, lim) },
+			UID:   func(dst, uid []byte) []byte { return e.AppendUID(dst, uid, at, lim) },
+			Value: e.Policy().RedactEmails,
 		})
 		*bp = lines
 		if err != nil {

@@ -529,3 +529,28 @@ func TestErasureOfAwkwardKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestBeaconEmailsRedacted: what looks like an email address in a
+// beacon's values — a GET's field, a POST's string or nested JSON — is
+// written to the event files as [email]; with -events-keep-emails, as
+// sent.
+func TestBeaconEmailsRedacted(t *testing.T) {
+	t.Parallel()
+	for _, keep := range []bool{false, true} {
+		var flags []string
+		if keep {
+			flags = append(flags, "-events-keep-emails")
+		}
+		p := newPrivacyServer(t, "off", flags...)
+		p.expect(p.from(visitorV4, "GET", "/e?type=signup&email=ana.lopez%40mail.example&plan=pro", "", ""), 204, "")
+		p.expect(p.from(visitorV4, "POST", "/e", "application/json", `{"type":"checkout","user":{"email":"bo@example.org","n":2},"note":"mail bo@example.org"}`), 202, "")
+		p.stop()
+		_, raw := files(t, p.data)
+		if got := strings.Contains(raw, "ana.lopez@mail.example") || strings.Contains(raw, "bo@example.org"); got != keep {
+			t.Errorf("keep %v: the event files hold the addresses: %v; want %v:\n%s", keep, got, keep, raw)
+		}
+		if !keep && (!strings.Contains(raw, `"email":"[email]"`) || !strings.Contains(raw, `"note":"mail [email]"`) || !strings.Contains(raw, `"plan":"pro"`)) {
+			t.Errorf("the event files =\n%s\nwant each address as [email], the other values as sent", raw)
+		}
+	}
+}

@@ -109,6 +109,7 @@ type serveConfig struct {
 	stripe            payments.Config // -stripe-key, -stripe-api, -stripe-webhook-secret (Key "": none)
 	creativeOrigin    string          // -creative-origin, checked: scheme://host[:port]
 	publicURL         string          // -public-url, checked: scheme://host[:port]
+	keepEmails        bool            // -events-keep-emails
 	ivt               ivt.Config      // -ivt-*, the ranges read
 	events            eventsConfig
 	reports           reportsConfig
@@ -159,6 +160,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.DurationVar(&c.budgetStale, "budget-stale", delivery.DefaultStaleAfter, "budgeted campaigns stop serving when no sync has reached the spend counters for this long (fail closed)")
 	fs.IntVar(&c.forecastSample, "forecast-sample", 20, "requests kept of each placement and hour, per instance, for forecasts (0: none kept; forecasts then have no sample to read targetings from)")
 	fs.BoolVar(&c.countRequests, "count-requests", true, "count each decision's slots and what became of them: requests, fill rate and why slots stay empty (false: placements' reports have no requests)")
+	fs.BoolVar(&c.keepEmails, "events-keep-emails", false, "keep what looks like an email address in beacons' values as sent (default: each is written as [email]: event files must not become a list of people's addresses)")
 	fs.StringVar(&c.publicURL, "public-url", "", "the server's public origin, https://ads.example.net: the head of the absolute URLs it answers (decisions' tracking and frame URLs, VAST, VMAP, invitation and payment links) whatever a request's Host says (none: each request's own)")
 	fs.StringVar(&c.creativeOrigin, "creative-origin", "", "where HTML creatives and third-party tags are framed, a host of their own pointing at this server: https://creatives.example (none: this server's own origin; set it before outside advertisers' creatives run)")
 	ivtRanges := fs.String("ivt-ip-ranges", "", "comma-separated files of data-centre address ranges (a CIDR prefix or an address a line, # comments): their traffic is invalid (docs/ivt.md#data-centres)")
@@ -759,12 +761,16 @@ type capCounters interface {
 // -privacy-key or else by a key derived from the server's.
 func privacyPolicy(cfg serveConfig, serverKey []byte) (*privacy.Policy, error) {
 	mode := cfg.privacyMode // checked by parseServe
-	if cfg.privacyKey == "" {
-		return privacy.NewPolicy(mode, serverKey, uint16(cfg.tcfVendor))
+	key, what := serverKey, "the server's key"
+	if cfg.privacyKey != "" {
+		key, what = []byte(cfg.privacyKey), "-privacy-key"
 	}
-	p, err := privacy.NewPolicy(mode, []byte(cfg.privacyKey), uint16(cfg.tcfVendor))
+	p, err := privacy.NewPolicy(mode, key, uint16(cfg.tcfVendor))
 	if err != nil {
-		return nil, fmt.Errorf("-privacy-key: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if cfg.keepEmails {
+		p = p.KeepingEmails()
 	}
 	return p, nil
 }
