@@ -427,10 +427,11 @@ func (pl Placement) MarshalJSON() ([]byte, error) {
 		AdBreaks    []AdBreak `json:"adBreaks,omitempty"`
 		MaxDuration int       `json:"maxDurationMs,omitempty"`
 		Expected    int64     `json:"expectedDailyRequests,omitempty"`
+		RenderProof bool      `json:"renderProof"`
 		CreatedAt   string    `json:"createdAt"`
 		UpdatedAt   string    `json:"updatedAt"`
 	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, floorOf(pl.Floor), pl.AdBreaks, pl.MaxDurationMs, pl.ExpectedDailyRequests,
-		FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
+		pl.RenderProof, FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
 }
 
 // PlacementInput is what a client sets of a placement.
@@ -460,6 +461,11 @@ type PlacementInput struct {
 	// in milliseconds (0: any; OpenRTB's maxduration): a longer one, or a
 	// wrapper that declares no duration, does not fill it.
 	MaxDurationMs int `json:"maxDurationMs"`
+	// RenderProof asks the tag for a proof that each ad rendered, sent
+	// with its billable hits: a hit without a valid one is invalid traffic
+	// (noRenderProof) and bills nothing (docs/ivt.md#render-proofs). For
+	// placements the tag fills; off by default.
+	RenderProof bool `json:"renderProof"`
 }
 
 // An AdBreak is one ad break of a content video: at Offset — "start"
@@ -604,9 +610,12 @@ func IsSize[T ~string | ~[]byte](s T) bool {
 func ParsePlacementInput(body []byte) (PlacementInput, error) {
 	var in PlacementInput
 	p := Problems{}
-	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor", "expectedDailyRequests", "adBreaks", "maxDurationMs")
+	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor", "expectedDailyRequests", "adBreaks", "maxDurationMs", "renderProof")
 	if !ok {
 		return in, Invalid("invalid placement", p)
+	}
+	if raw, ok := present(fields, "renderProof"); ok && json.Unmarshal(raw, &in.RenderProof) != nil {
+		p["renderProof"] = "must be true or false"
 	}
 	if raw, ok := present(fields, "adBreaks"); ok {
 		in.AdBreaks = parseAdBreaks(raw, p)

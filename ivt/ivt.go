@@ -39,12 +39,13 @@ const (
 	Burst                 // billed, then credited after the fact: its user or address went past its events a minute, or its address's click rate past a person's
 	ClickLimit            // a click past its campaign's clicks an hour from one address (an IPv6 /64)
 	ClickRate             // a click of an address (an IPv6 /64) whose clicks an hour are more of its impressions than people's are
+	NoRenderProof         // a billable hit of a placement that asks for a render proof, without a valid one
 	NumReasons     = iota
 )
 
 // names are the reasons' names in event lines, reports and the API.
 var names = [NumReasons]string{"", "crawler", "preview", "prefetch", "headless", "nonBrowser", "datacenter",
-	"velocity", "fastClick", "noImpression", "repeatClick", "fastConversion", "burst", "clickLimit", "clickRate"}
+	"velocity", "fastClick", "noImpression", "repeatClick", "fastConversion", "burst", "clickLimit", "clickRate", "noRenderProof"}
 
 // Names are the names of the invalid reasons, by Reason (Names[0] is
 // Human's: "human").

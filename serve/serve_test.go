@@ -66,12 +66,15 @@ type world struct {
 func newWorld(t *testing.T) *world { return newWorldFiltered(t, nil) }
 
 // newWorldFiltered is newWorld with the invalid-traffic filter f (nil:
-// the defaults).
-func newWorldFiltered(t *testing.T, f *ivt.Filter) *world {
+// the defaults), its placement changed by each of edits.
+func newWorldFiltered(t *testing.T, f *ivt.Filter, edits ...func(*marquee.PlacementInput)) *world {
 	t.Helper()
 	w := &world{sink: &sink{}, now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	start, end := w.now.Add(-time.Hour), w.now.Add(90*24*time.Hour)
 	ps := []marquee.Placement{{ID: 1, PlacementInput: marquee.PlacementInput{Name: "side", Types: marquee.CreativeTypes}}}
+	for _, edit := range edits {
+		edit(&ps[0].PlacementInput)
+	}
 	var cs []marquee.Campaign
 	var ads []*marquee.Ad
 	for i, pr := range []marquee.Price{{Model: "cpm", Amount: 2_000_000}, {Model: "cpc", Amount: 500_000}, {Model: "cpa", Amount: 5_000_000}} {
@@ -601,4 +604,82 @@ func TestScriptsJudgedByAddress(t *testing.T) {
 	if n := w.count(`"type":"click"`, `"ivt":"clickLimit"`, `"unbilled":"invalid"`); n != 5 {
 		t.Errorf("%d clicks past the campaign's limit; want 5", n)
 	}
+}
+
+// TestRenderProofs: an impression of a placement that asks for render
+// proofs bills only with the proof of its own decision from the last 10
+// to 15 minutes (docs/ivt.md#render-proofs); without one it is invalid
+// traffic of its own reason, and its decision's click after it bills
+// nothing either.
+func TestRenderProofs(t *testing.T) {
+	proofOf := func(w *world, tok []byte) []byte {
+		t.Helper()
+		p, err := w.svc.RenderProof(nil, tok)
+		if err != nil {
+			t.Fatalf("RenderProof = %v", err)
+		}
+		return p
+	}
+	cases := []struct {
+		name  string
+		proof func(w *world, tok []byte) []byte
+		want  marquee.Micros // spent by the CPC campaign after an impression and a click
+		why   string
+	}{
+		{"the decision's proof", proofOf, 500_000, ""},
+		{"no proof", func(*world, []byte) []byte { return nil }, 0, "noRenderProof"},
+		{"another decision's proof", func(w *world, _ []byte) []byte { return proofOf(w, w.token(t, 2)) }, 0, "noRenderProof"},
+		{"a proof of 20 minutes ago", func(w *world, tok []byte) []byte {
+			w.now = w.now.Add(-20 * time.Minute)
+			defer func() { w.now = w.now.Add(20 * time.Minute) }()
+			return proofOf(w, tok)
+		}, 0, "noRenderProof"},
+		{"a proof changed", func(w *world, tok []byte) []byte {
+			p := proofOf(w, tok)
+			p[0] ^= 1
+			return p
+		}, 0, "noRenderProof"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorldFiltered(t, nil, func(p *marquee.PlacementInput) { p.RenderProof = true })
+			tok := w.token(t, 2)
+			proof := c.proof(w, tok)
+			w.now = w.now.Add(9 * time.Minute) // a proof holds 10 to 15 minutes
+			for _, h := range []serve.Hit{{Kind: tracking.Impression, Token: tok, Proof: proof}, {Kind: tracking.Click, Token: tok}} {
+				w.later()
+				if _, err := w.svc.Track(context.Background(), &h, w.edge()); err != nil {
+					t.Fatalf("Track(%c) = %v", h.Kind, err)
+				}
+			}
+			if got := w.spent(t, 2); got != c.want {
+				t.Errorf("spent = %d; want %d", got, c.want)
+			}
+			for _, l := range w.sink.written() {
+				if c.why != "" && !strings.Contains(l, c.why) {
+					t.Errorf("line %s; want it invalid: %s", l, c.why)
+				}
+				if c.why == "" && strings.Contains(l, "noRenderProof") {
+					t.Errorf("line %s; want it valid", l)
+				}
+			}
+		})
+	}
+	t.Run("a placement that does not ask bills without one", func(t *testing.T) {
+		w := newWorld(t)
+		tok := w.token(t, 1)
+		if _, err := w.svc.Track(context.Background(), &serve.Hit{Kind: tracking.Impression, Token: tok}, w.edge()); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.spent(t, 1); got != 2_000 {
+			t.Errorf("spent = %d; want 2000", got)
+		}
+	})
+	t.Run("a preview's token has no proof", func(t *testing.T) {
+		w := newWorld(t)
+		tok := w.signer.Append(nil, &tracking.Payload{Placement: "side", Issued: w.now, Expires: w.now.Add(time.Hour)})
+		if _, err := w.svc.RenderProof(nil, tok); !errors.Is(err, tracking.ErrBadToken) {
+			t.Errorf("RenderProof(a preview's token) = %v; want %v", err, tracking.ErrBadToken)
+		}
+	})
 }

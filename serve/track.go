@@ -30,6 +30,11 @@ type Hit struct {
 	Head     bool
 	Measured bool
 	Code     []byte
+	// Proof is the render proof an impression carries (?rp=; see
+	// RenderProof): an impression of a placement that asks for one is
+	// invalid without it (ivt.NoRenderProof), and its decision's view and
+	// click with it.
+	Proof []byte
 }
 
 // Track counts a tracking URL's event: a token that is not ours is a
@@ -49,7 +54,7 @@ func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, er
 		return "", tracking.ErrBadToken
 	}
 	imp, impSeen := s.seen.GetIfPresent(markKey(tracking.Impression, p.Decision))
-	why := s.hitIVT(kind, &p, e, imp, impSeen, now)
+	why := s.hitIVT(h, &p, e, imp, impSeen, now)
 	if kind == tracking.Click && p.Bidder == "" { // a bid's click is a pixel: its creative has its own landing page
 		if target = s.clickTarget(e, &p, h.Token, impSeen, why); target == "" {
 			return "", marquee.Errorf(marquee.KindNotFound, "this ad has no click URL")
@@ -115,15 +120,20 @@ func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, er
 // (docs/ivt.md): its decision's reason (the token's), else what the
 // request says of itself (ivt.Filter.Request), else, for an event that
 // follows the decision's impression (imp, counted here when impSeen),
-// the impression's reason; and for a click, no counted impression, or
-// one counted less than the minimum delay before.
-func (s *Service) hitIVT(kind byte, p *tracking.Payload, e *Edge, imp mark, impSeen bool, now time.Time) ivt.Reason {
+// the impression's reason; for an impression of a placement that asks
+// for render proofs, no valid proof; and for a click, no counted
+// impression, or one counted less than the minimum delay before.
+func (s *Service) hitIVT(h *Hit, p *tracking.Payload, e *Edge, imp mark, impSeen bool, now time.Time) ivt.Reason {
+	kind := h.Kind
 	if why := ivt.Reason(p.IVT); why != ivt.Human {
 		return why
 	}
 	q := e.request()
 	if why := s.ivt.Request(&q); why != ivt.Human {
 		return why
+	}
+	if kind == tracking.Impression && s.asksProof(p) && !s.signer.CheckRenderProof(h.Proof, p.Decision, now) {
+		return ivt.NoRenderProof
 	}
 	switch kind {
 	case tracking.Impression, tracking.Conversion, tracking.Error:
@@ -141,6 +151,28 @@ func (s *Service) hitIVT(kind byte, p *tracking.Payload, e *Edge, imp mark, impS
 		}
 	}
 	return ivt.Human
+}
+
+// asksProof says whether the decision's placement asks for render proofs.
+func (s *Service) asksProof(p *tracking.Payload) bool {
+	pl, ok := s.engine.Plan().Placement(p.Placement)
+	return ok && pl.RenderProof
+}
+
+// RenderProof appends to dst the render proof of token's decision
+// (docs/ivt.md#render-proofs): what the tag asks once the decision's ad
+// rendered, and sends with its impression (Hit.Proof). A token that is
+// not ours, expired, or a preview's, is refused as Track refuses it.
+func (s *Service) RenderProof(dst, token []byte) ([]byte, error) {
+	now := s.now()
+	p, err := s.signer.Open(token, now)
+	if err != nil {
+		return dst, err
+	}
+	if p.Ad == 0 && p.Bidder == "" {
+		return dst, tracking.ErrBadToken
+	}
+	return s.signer.AppendRenderProof(dst, p.Decision, now), nil
 }
 
 // measuredMark marks, with a decision's id, that its impression counted

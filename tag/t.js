@@ -117,7 +117,10 @@
     function rendered(target) {
       if (shown) return;
       shown = 1;
-      ping(ch.impressionUrl + (IO ? '?m=1' : ''));
+      var imp = ch.impressionUrl + (IO ? '?m=1' : '');
+      if (!ch.proofUrl) ping(imp);
+      else fetch(ch.proofUrl, { credentials: 'omit', cache: 'no-store' }).then(function (r) { return r.ok ? r.text() : ''; }, function () { return ''; })
+        .then(function (p) { ping(imp + (IO ? '&' : '?') + 'rp=' + encodeURIComponent(p)); }); // the placement asks for a render proof (docs/ivt.md)
       (ch.impressionTrackers || []).forEach(ping); // third parties', once with the impression
       if (target) viewable(target, ch.viewUrl, wide || target.offsetWidth * target.offsetHeight, c.type === 'video' && target);
     }

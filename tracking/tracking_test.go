@@ -182,3 +182,42 @@ func TestTokensAllocateNothing(t *testing.T) {
 		t.Errorf("Open: %v allocations; want at most 2", n)
 	}
 }
+
+// TestRenderProof: a render proof checks for its decision, in its step
+// and the two after, under the key it was made with or after that key is
+// the previous one; never for another decision, later, or changed.
+func TestRenderProof(t *testing.T) {
+	oldKey, newKey := []byte("the old tracking key of 32 bytes"), []byte("the new tracking key of 32 bytes")
+	old, _ := tracking.NewSigner(oldKey, nil)
+	rotated, _ := tracking.NewSigner(newKey, oldKey)
+	stranger, _ := tracking.NewSigner([]byte("another network's key of 32 b.."), nil)
+	at := time.Date(2026, 3, 1, 12, 1, 0, 0, time.UTC)
+	d1, d2 := [16]byte{1}, [16]byte{2}
+	proof := old.AppendRenderProof(nil, d1, at)
+	changed := append([]byte(nil), proof...)
+	changed[3] ^= 2
+	cases := []struct {
+		name   string
+		s      *tracking.Signer
+		proof  []byte
+		d      [16]byte
+		now    time.Time
+		wantOK bool
+	}{
+		{"at once", old, proof, d1, at, true},
+		{"14 minutes later (two steps on)", old, proof, d1, at.Add(13 * time.Minute), true},
+		{"15 minutes later (three steps on)", old, proof, d1, at.Add(14 * time.Minute), false},
+		{"before it was made", old, proof, d1, at.Add(-5 * time.Minute), false},
+		{"another decision", old, proof, d2, at, false},
+		{"changed", old, changed, d1, at, false},
+		{"truncated", old, proof[:len(proof)-1], d1, at, false},
+		{"empty", old, nil, d1, at, false},
+		{"its key now the previous one", rotated, proof, d1, at, true},
+		{"another key", stranger, proof, d1, at, false},
+	}
+	for _, c := range cases {
+		if got := c.s.CheckRenderProof(c.proof, c.d, c.now); got != c.wantOK {
+			t.Errorf("%s: CheckRenderProof(%q) = %v; want %v", c.name, c.proof, got, c.wantOK)
+		}
+	}
+}

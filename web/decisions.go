@@ -83,6 +83,7 @@ func handleDecisions(svc *serve.Service, rq requester, authenticate func(*fastht
 		if frameOrigin != nil {
 			frameHead = frameOrigin
 		}
+		plan := svc.Engine().Plan()
 		bp := pagePool.Get().(*[]byte)
 		out := append((*bp)[:0], '{')
 		if key := in.UserKey; len(key) > 0 && r.User != 0 {
@@ -97,16 +98,21 @@ func handleDecisions(svc *serve.Service, rq requester, authenticate func(*fastht
 			}
 			out, _ = jsonstr.Append(out, []byte(s.Div))
 			out = append(out, ":["...)
+			proof := false // the placement asks the tag for render proofs
+			if len(d.Chosen[i]) > 0 {
+				pl, ok := plan.Placement(s.Placement)
+				proof = ok && pl.RenderProof
+			}
 			for k, ch := range d.Chosen[i] {
 				if k > 0 {
 					out = append(out, ',')
 				}
-				out = appendChoice(out, urlHead, frameHead, d, i, &in, ch)
+				out = appendChoice(out, urlHead, frameHead, d, i, &in, ch, proof)
 			}
 			out = append(out, ']')
 		}
 		out = append(out, '}')
-		out = appendPassbacks(out, svc.Engine().Plan(), r, d.Chosen)
+		out = appendPassbacks(out, plan, r, d.Chosen)
 		if d.Why != nil {
 			ex := make(map[string][]delivery.Candidate, len(r.Slots))
 			for i, s := range r.Slots {
@@ -150,12 +156,13 @@ func mayExplain(ctx *fasthttp.RequestCtx, authenticate func(*fasthttp.RequestCtx
 // "clickTrackers", their macros filled ("default":true for a placement's
 // default ad, in place of campaignId) — with its tracking URLs: one
 // decision id and one signed token for the three (none for a preview,
-// which must not count). urlHead is the JSON-quoted scheme and host,
+// which must not count), and "proofUrl" where the placement asks for
+// render proofs (proof). urlHead is the JSON-quoted scheme and host,
 // without its closing quote; in the request, for the macros.
-func appendChoice(b, urlHead, frameHead []byte, d *serve.Decision, si int, in *serve.Input, ch delivery.Choice) []byte {
+func appendChoice(b, urlHead, frameHead []byte, d *serve.Decision, si int, in *serve.Input, ch delivery.Choice, proof bool) []byte {
 	slot, r := &d.Request.Slots[si], &d.Request
 	if ch.Bid != nil {
-		return appendBid(b, urlHead, frameHead, d, si, ch)
+		return appendBid(b, urlHead, frameHead, d, si, ch, proof)
 	}
 	ad := ch.Ad
 	if ch.Default { // a placement's default ad counts for no campaign
@@ -175,6 +182,9 @@ func appendChoice(b, urlHead, frameHead []byte, d *serve.Decision, si int, in *s
 	}
 	b = appendTrackingURL(b, `,"impressionUrl":`, urlHead, tracking.Impression, token)
 	b = appendTrackingURL(b, `,"viewUrl":`, urlHead, tracking.View, token)
+	if proof {
+		b = appendProofURL(b, urlHead, token)
+	}
 	if ad.Framed {
 		b = append(append(append(b, `,"frameUrl":`...), frameHead...), FramePrefix...)
 		b = append(b, token...)
@@ -207,7 +217,7 @@ func appendChoice(b, urlHead, frameHead []byte, d *serve.Decision, si int, in *s
 // view by MRC's rule, and the click URL (a pixel, not a redirect: the
 // bid's creative has its own landing page) when the visitor clicks into
 // its frame.
-func appendBid(b, urlHead, frameHead []byte, d *serve.Decision, si int, ch delivery.Choice) []byte {
+func appendBid(b, urlHead, frameHead []byte, d *serve.Decision, si int, ch delivery.Choice, proof bool) []byte {
 	bid, r := ch.Bid, &d.Request
 	b = append(b, `{"bidder":`...)
 	b, _ = jsonstr.Append(b, []byte(bid.Bidder))
@@ -231,7 +241,17 @@ func appendBid(b, urlHead, frameHead []byte, d *serve.Decision, si int, ch deliv
 	b = appendTrackingURL(b, `,"clickUrl":`, urlHead, tracking.Click, token)
 	b = appendTrackingURL(b, `,"impressionUrl":`, urlHead, tracking.Impression, token)
 	b = appendTrackingURL(b, `,"viewUrl":`, urlHead, tracking.View, token)
+	if proof {
+		b = appendProofURL(b, urlHead, token)
+	}
 	return append(b, '}')
+}
+
+// appendProofURL appends the choice's "proofUrl": where the tag asks, once
+// the ad rendered, the render proof its impression carries (?rp=).
+func appendProofURL(b, urlHead, token []byte) []byte {
+	b = append(append(append(b, `,"proofUrl":`...), urlHead...), ProofPrefix...)
+	return append(append(b, token...), '"')
 }
 
 // appendTrackingURL appends key (`,"name":`) and the tracking URL of kind

@@ -256,6 +256,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/floors", allow(public), handleFloors(s.serve)},
 		{"OPTIONS", "/api/v1/decisions", allow(public), handlePreflight()},
 		{"GET", "/t/{kind}/{token}", allow(public), handleTracking(s.serve, s.req)},
+		{"GET", "/p/{token}", allow(public), handleRenderProof(s.serve)},
 		// Conversions: the advertiser's pixel and postback.
 		{"GET", "/conversion", allow(public), handleConversionPixel(s.serve, s.req)},
 		{"POST", "/api/v1/conversions", allow(marquee.ScopeConversionsWrite, advertiserBound), withStore(handleConversionPost(s.serve, s.req))},

@@ -29,9 +29,10 @@ func handleTracking(svc *serve.Service, rq requester) handler {
 			origin = make([]byte, 0, 128)
 		}
 		e := rq.edge(ctx, origin)
-		hit := serve.Hit{Kind: kind, Token: token, Head: ctx.IsHead(), Measured: bytes.Equal(ctx.QueryArgs().Peek("m"), []byte("1"))}
+		q := ctx.QueryArgs()
+		hit := serve.Hit{Kind: kind, Token: token, Head: ctx.IsHead(), Measured: bytes.Equal(q.Peek("m"), []byte("1")), Proof: q.Peek("rp")}
 		if kind == tracking.Error {
-			hit.Code = ctx.QueryArgs().Peek("code")
+			hit.Code = q.Peek("code")
 		}
 		target, err := svc.Track(ctx, &hit, &e)
 		if err != nil {
@@ -43,6 +44,26 @@ func handleTracking(svc *serve.Service, rq requester) handler {
 			return nil
 		}
 		answerPixel(ctx)
+		return nil
+	}
+}
+
+// ProofPrefix starts the path of a decision's render proof: /p/{token}.
+const ProofPrefix = "/p/"
+
+// handleRenderProof serves GET /p/{token}: the render proof of the
+// token's decision as text (docs/ivt.md#render-proofs), readable from any
+// page, never stored.
+func handleRenderProof(svc *serve.Service) handler {
+	return func(ctx *fasthttp.RequestCtx) error {
+		proof, err := svc.RenderProof(make([]byte, 0, 24), pathParam(ctx, 0))
+		if err != nil {
+			return err
+		}
+		anyOrigin(ctx)
+		noStore(ctx)
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.SetBody(proof)
 		return nil
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -236,6 +237,9 @@ func TestTagInBrowser(t *testing.T) {
 	ads.placement("top", `{"type":"image","width":728,"height":90,"image":"`+img+`","clickUrl":"https://acme.test/spring"}`)
 	ads.placement("side", `{"type":"html","width":300,"height":250,"html":`+jsString(sandboxProbe)+`}`)
 	ads.placement("feed", `{"type":"native","title":"Spring sale","body":"<b>not markup</b>","cta":"Shop now","sponsoredBy":"Acme","clickUrl":"https://acme.test/native"}`)
+	if r := ads.admin("PUT", "/api/v1/placements/feed", `{"name":"feed","renderProof":true}`); r.status != 200 || !strings.Contains(r.body, `"renderProof":true`) {
+		t.Fatalf("ask feed for render proofs = %d %s", r.status, r.body) // docs/ivt.md#render-proofs
+	}
 	pub := newPublisher(t)
 	csp := "default-src 'none'; script-src 'self' " + ads.url + "; connect-src " + ads.url + "; img-src " + ads.url + "; frame-src " + ads.url
 	url := pub.page("/article", csp, pubHTML(ads.url+"/t.js", `data-consent="1" data-user="reader-7"`,
@@ -264,6 +268,22 @@ func TestTagInBrowser(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll(`+jsString(c.sel)+`).length`); n != 1 {
 			t.Errorf("%s: %d elements match %s; want 1", c.what, n, c.sel)
 		}
+	}
+	// The feed's placement asks for render proofs: the tag asked its proof
+	// and sent it with the feed's impression, and only with it.
+	b.waitFor("the feed's impression sent", `performance.getEntriesByType('resource').filter(e => e.name.includes('/t/i/')).length >= 3`, 10*time.Second)
+	hits := eval[[]string](b, `performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/t/i/') || n.includes('/p/'))`)
+	proofs, withProof := 0, 0
+	for _, h := range hits {
+		if strings.Contains(h, "/p/") {
+			proofs++
+		} else if regexp.MustCompile(`[?&]rp=[A-Za-z0-9_-]{16}$`).MatchString(h) { // the proof's 96 bits
+
+			withProof++
+		}
+	}
+	if proofs != 1 || withProof != 1 {
+		t.Errorf("proofs asked %d, impressions with one %d; want 1 and 1 (the feed's): %q", proofs, withProof, hits)
 	}
 	if got := eval[string](b, `document.querySelector('#native-slot .mq-body').innerHTML`); got != "&lt;b&gt;not markup&lt;/b&gt;" {
 		t.Errorf("native body = %q; want its text, never markup", got)

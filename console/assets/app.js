@@ -566,7 +566,8 @@
     headless: 'Headless or automated browsers', nonBrowser: 'HTTP libraries and tools, no User-Agent', datacenter: 'Data centres',
     velocity: 'Too many events a minute', fastClick: 'Clicks too soon after the impression', noImpression: 'Clicks without a counted impression',
     repeatClick: 'Repeated clicks', fastConversion: 'Conversions too soon after the click', burst: 'Billed, then credited (a burst)',
-    clickLimit: 'Clicks past a campaign\'s limit from one address', clickRate: 'Clicks of an address that clicks too much of what it sees' };
+    clickLimit: 'Clicks past a campaign\'s limit from one address', clickRate: 'Clicks of an address that clicks too much of what it sees',
+    noRenderProof: 'Hits without the proof that their ad rendered' };
   function invalidNote(rep) {
     const inv = rep.invalid || {}, reqs = (rep.totals && rep.totals.invalidRequests) || {};
     const reasons = [...new Set(Object.keys(inv).concat(Object.keys(reqs)))].filter(k => {
@@ -1926,6 +1927,7 @@
     const floor = el('input', { type: 'number', min: 0, step: 'any', id: 'floor', value: p.floor === undefined ? '' : p.floor, placeholder: 'none' });
     const expected = el('input', { type: 'number', min: 0, step: 1, id: 'expected-daily', value: p.expectedDailyRequests || '', placeholder: 'not declared' });
     const longest = el('input', { type: 'number', min: 0, step: 'any', id: 'max-duration', value: p.maxDurationMs ? p.maxDurationMs / 1000 : '', placeholder: 'any' });
+    const proof = el('input', { type: 'checkbox', id: 'render-proof', checked: !!p.renderProof });
     const form = el('form', { class: 'card', id: 'placement-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
       const body = { name: name || n.value, site: site.value, sizes: sizes.value.split(',').map(s => s.trim()).filter(Boolean),
@@ -1935,6 +1937,7 @@
       if (floor.value !== '') body.floor = floor.value;
       body.expectedDailyRequests = +expected.value || 0;
       body.maxDurationMs = longest.value === '' ? 0 : Math.round(+longest.value * 1000);
+      body.renderProof = proof.checked;
       if (breaks.value.trim()) {
         try { body.adBreaks = JSON.parse(breaks.value); } catch (_) { body.adBreaks = breaks.value; } // the API names what is wrong
       }
@@ -1948,6 +1951,7 @@
     field('Floor for header-bidding bids (CPM, ' + currency() + '; after each bidder\'s adjustment)', floor, 'floor'),
     field('Requests it expects a day (forecasts read it until it has three weeks of its own)', expected, 'expectedDailyRequests'),
     field('Longest video or audio ad it takes (seconds)', longest, 'maxDurationMs'),
+    field('Ask the tag for a render proof: an impression without one bills nothing (tag slots only, not VAST)', proof, 'renderProof'),
     field('Ad breaks of a content video (VMAP: offset start, end, 00:10:00 or 50%; ads a break; maxDurationMs: the most its ads last together)', breaks, 'adBreaks'),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: name ? 'Save' : 'Create placement' }),
       el('a', { href: name ? '#/placements/' + name : '#/placements', text: 'Cancel' })));
