@@ -686,3 +686,22 @@ func NoAdvertiser(id int64) *Error { return Errorf(KindNotFound, "advertiser %d 
 
 // NoCampaign is the error of an unknown campaign id.
 func NoCampaign(id int64) *Error { return Errorf(KindNotFound, "campaign %d not found", id) }
+
+// ApprovedAt is when campaign c was approved, and whether it was: a
+// campaign bills a flat or daily fee only for the part of its flight
+// after that instant (docs/api.md#invoices). A draft or a pending
+// campaign never was. One whose last review is an approval was at that
+// review's time. One that is active or paused without a review was made
+// active (a seed's, or one made before campaigns were approved): from
+// its start. An archived one without an approving review never was.
+func (c *Campaign) ApprovedAt() (time.Time, bool) {
+	switch {
+	case c.State == StateDraft || c.State == StatePending:
+		return time.Time{}, false
+	case c.Review != nil:
+		return c.Review.At, c.Review.Action == ActionApprove
+	case c.State == StateActive || c.State == StatePaused:
+		return c.StartAt, true
+	}
+	return time.Time{}, false
+}
