@@ -108,6 +108,10 @@ func TestSchema(t *testing.T) {
 	// The check itself: AdTitle before AdServingId breaks Inline_type's
 	// order, a MediaFile without a type its attributes.
 	inline := kinds[1].doc
+	const uid = `<UniversalAdId idRegistry="unknown">unknown</UniversalAdId>`
+	if !strings.Contains(inline, "</Linear>"+uid+"</Creative>") {
+		t.Errorf("inline: want UniversalAdId after Linear, last in its Creative (the IAB's sequence):\n%s", inline)
+	}
 	swapped := strings.Replace(inline, "<AdServingId>", "<AdTitle>x</AdTitle><AdServingId>", 1)
 	swapped = strings.Replace(swapped, "</AdServingId><AdTitle>", "</AdServingId><Junk>", 1)
 	swapped = strings.Replace(swapped, "</AdTitle><Creatives>", "</Junk><Creatives>", 1)
@@ -115,6 +119,8 @@ func TestSchema(t *testing.T) {
 		"AdTitle before AdServingId": swapped,
 		"a MediaFile without a type": strings.Replace(inline, ` type="video/mp4"`, "", 1),
 		"Duration after MediaFiles":  strings.Replace(strings.Replace(inline, "<Duration>00:00:15.000</Duration>", "", 1), "</MediaFiles>", "</MediaFiles><Duration>00:00:15.000</Duration>", 1),
+		// Creative_Inline_type is the IAB's sequence: UniversalAdId last.
+		"UniversalAdId before Linear": strings.Replace(strings.Replace(inline, uid, "", 1), "<Linear", uid+"<Linear", 1),
 	} {
 		if bad == inline {
 			t.Fatalf("%s: the document did not change", name)

@@ -396,11 +396,11 @@ type (
 		NotViewable  cdata  `xml:"NotViewable"`
 		Undetermined cdata  `xml:"ViewUndetermined"`
 	}
-	creative struct {
+	creative struct { // Creative_Inline_type's sequence: Linear, then UniversalAdId
 		ID            string        `xml:"id,attr"`
 		AdID          string        `xml:"adId,attr"`
-		UniversalAdID universalAdID `xml:"UniversalAdId"`
 		Linear        linear        `xml:"Linear"`
+		UniversalAdID universalAdID `xml:"UniversalAdId"`
 	}
 	universalAdID struct {
 		Registry string `xml:"idRegistry,attr"`
@@ -427,10 +427,10 @@ type (
 	videoClicks struct {
 		ClickThrough idURL `xml:"ClickThrough"`
 	}
-	companionCreative struct { // Creative_Inline_type: UniversalAdId, then CompanionAds
+	companionCreative struct { // Creative_Inline_type's sequence: CompanionAds, then UniversalAdId
 		XMLName       xml.Name      `xml:"Creative"`
-		UniversalAdID universalAdID `xml:"UniversalAdId"`
 		CompanionAds  companionAds  `xml:"CompanionAds"`
+		UniversalAdID universalAdID `xml:"UniversalAdId"`
 	}
 	companionAds struct {
 		Required   string      `xml:"required,attr"`
