@@ -150,6 +150,31 @@ const (
 	PriceDaily PriceModel = "daily" // a flat fee per day of the flight
 )
 
+// Bills is the event a price model bills ("impression", "view",
+// "click", "conversion"; "" for flat and daily fees, which no event
+// bills) and how many of them its amount prices: 1,000 for CPM and
+// vCPM, 1 for the others.
+func (m PriceModel) Bills() (event string, per int64) {
+	switch m {
+	case PriceCPM:
+		return "impression", 1000
+	case PriceVCPM:
+		return "view", 1000
+	case PriceCPC:
+		return "click", 1
+	case PriceCPA:
+		return "conversion", 1
+	}
+	return "", 1
+}
+
+// Why an event its price bills was billed nothing: an event line's
+// "unbilled" and an invoice adjustment's reason (docs/api.md#budgets).
+const (
+	UnbilledOverBudget = "overBudget" // its cost would have taken spend past a budget
+	UnbilledInvalid    = "invalid"    // invalid traffic (a bot's; the line's "ivt" says why)
+)
+
 // Weight bounds: a campaign's share within its tier.
 const (
 	MinWeight = 1
@@ -233,17 +258,11 @@ func (p *Price) Flat() bool { return p.Model == PriceFlat || p.Model == PriceDai
 // type it bills ("impression", "view", "click", "conversion"): "" for a
 // flat fee, which no event bills.
 func (p *Price) EventCost() (Nanos, string) {
-	switch p.Model {
-	case PriceCPM:
-		return Nanos(p.Amount), "impression" // a thousandth of the price in micro-units
-	case PriceVCPM:
-		return Nanos(p.Amount), "view"
-	case PriceCPC:
-		return p.Amount.Nanos(), "click"
-	case PriceCPA:
-		return p.Amount.Nanos(), "conversion"
+	event, per := p.Model.Bills()
+	if event == "" {
+		return 0, ""
 	}
-	return 0, ""
+	return p.Amount.Nanos() / Nanos(per), event // a thousandth of a CPM price is a whole number of nano-units
 }
 
 // Attribution windows of a campaign's conversions: a conversion goes to

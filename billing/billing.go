@@ -17,12 +17,6 @@ import (
 	"marquee/reports"
 )
 
-// Why an event was billed nothing, as invoices show it.
-const (
-	OverBudget = "overBudget"
-	Invalid    = "invalid"
-)
-
 // Invoice is advertiser's invoice for [from, to) — whole UTC days, the
 // grain the reports keep by campaign — as cat names it, unnumbered: a
 // line per campaign with billed events or a flat fee in the period (its
@@ -73,12 +67,9 @@ func Invoice(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, ad
 		case marquee.PriceFlat, marquee.PriceDaily:
 			line.Rate = c.Price.Amount
 		default:
-			line.Events = people.Verified(billedMetric(c.Price.Model)) - people.Unbilled - traffic[burst].Unbilled
+			event, per := c.Price.Model.Bills()
+			line.Events = people.Verified(event+"s") - people.Unbilled - traffic[burst].Unbilled // the reports' metric: "clicks"
 			if line.Events > 0 {
-				per := int64(1)
-				if c.Price.Model == marquee.PriceCPM || c.Price.Model == marquee.PriceVCPM {
-					per = 1000
-				}
 				line.Rate = line.Amount.MulDiv(per, line.Events)
 			}
 		}
@@ -87,30 +78,17 @@ func Invoice(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, ad
 			inv.Total += line.Amount
 		}
 		if n := people.Unbilled; n > 0 {
-			inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: id, Reason: OverBudget, Events: n,
+			inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: id, Reason: marquee.UnbilledOverBudget, Events: n,
 				Amount: marquee.Nanos(people.UnbilledNanos).Micros()})
 		}
 		for _, why := range slices.Sorted(maps.Keys(traffic)) {
 			if t := traffic[why]; why != human && t.Unbilled > 0 {
-				inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: id, Reason: Invalid, IVT: why, Events: t.Unbilled,
+				inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: id, Reason: marquee.UnbilledInvalid, IVT: why, Events: t.Unbilled,
 					Amount: marquee.Nanos(t.UnbilledNanos).Micros()})
 			}
 		}
 	}
 	return inv, nil
-}
-
-// billedMetric is the report metric a price model bills.
-func billedMetric(m marquee.PriceModel) string {
-	switch m {
-	case marquee.PriceVCPM:
-		return "views"
-	case marquee.PriceCPC:
-		return "clicks"
-	case marquee.PriceCPA:
-		return "conversions"
-	}
-	return "impressions"
 }
 
 func cellID(c reports.Cell) int64 {

@@ -19,28 +19,22 @@ import (
 	"marquee/tracking"
 )
 
-// What Convert answers, as HTTP status codes: counted, a duplicate,
-// accepted without attribution.
-const (
-	StatusCreated  = 201
-	StatusOK       = 200
-	StatusAccepted = 202
-)
-
-// Converted is the answer to a conversion: whether it counted, what it
-// was attributed to ("click", "view"; "" none), the ad and campaign, and
-// whether it is verified (its spend and goals count it).
+// Converted is what became of a conversion: counted; a duplicate of one
+// counted before (Duplicate, not Counted); or neither, accepted without
+// attribution (Reason says why). And what it was attributed to ("click",
+// "view"; "" none), the ad and campaign, and whether it is verified (its
+// spend and goals count it).
 type Converted struct {
-	Counted     bool   `json:"counted"`
-	Duplicate   bool   `json:"duplicate,omitempty"`
-	Attribution string `json:"attribution,omitempty"`
-	Reason      string `json:"reason,omitempty"` // why nothing was attributed
-	AdID        int64  `json:"adId,omitempty,string"`
-	CampaignID  int64  `json:"campaignId,omitempty,string"`
-	Verified    bool   `json:"verified"`
+	Counted     bool
+	Duplicate   bool
+	Attribution string
+	Reason      string // why nothing was attributed
+	AdID        int64
+	CampaignID  int64
+	Verified    bool
 	// IVT is why the conversion is invalid traffic ("" a person's):
 	// counted, never verified or billed (docs/ivt.md).
-	IVT string `json:"ivt,omitempty"`
+	IVT string
 }
 
 // A Voucher is who vouches for a conversion: a postback (an
@@ -66,10 +60,10 @@ type Voucher struct {
 // order id: the advertiser's postback or signed pixel of that order
 // still counts. A vouched-for value above its campaign's
 // attribution.maxValue is refused.
-func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionInput, v Voucher, b marquee.Bounds, lim privacy.Limit) (Converted, int, error) {
+func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionInput, v Voucher, b marquee.Bounds, lim privacy.Limit) (Converted, error) {
 	now := s.now()
 	if msg := marquee.CheckCurrency(in.Currency, s.currency); msg != "" {
-		return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"currency": msg})
+		return Converted{}, marquee.Invalid("invalid conversion", marquee.Problems{"currency": msg})
 	}
 	plan := s.engine.Plan()
 	var (
@@ -82,25 +76,25 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 	if in.ClickID != "" {
 		c, err := s.signer.OpenClick([]byte(in.ClickID))
 		if err != nil {
-			return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"clickId": "was not issued by this server or was changed: not counted"})
+			return Converted{}, marquee.Invalid("invalid conversion", marquee.Problems{"clickId": "was not issued by this server or was changed: not counted"})
 		}
 		click, clickVerified = &c, c.Verified
 		if campaign, _ = plan.Campaign(c.Campaign); campaign == nil {
-			return Converted{Reason: "the click's campaign is archived or gone"}, StatusAccepted, nil
+			return Converted{Reason: "the click's campaign is archived or gone"}, nil
 		}
 		if advertiser != 0 && advertiser != campaign.AdvertiserID {
-			return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"advertiserId": "is not the advertiser of the click id's campaign (" + strconv.FormatInt(campaign.AdvertiserID, 10) + ")"})
+			return Converted{}, marquee.Invalid("invalid conversion", marquee.Problems{"advertiserId": "is not the advertiser of the click id's campaign (" + strconv.FormatInt(campaign.AdvertiserID, 10) + ")"})
 		}
 		advertiser = campaign.AdvertiserID
 		clickAt = &attribution.Touchpoint{At: c.Issued, Window: campaign.Windows().PostClick}
 	}
 	if b.Bound() && !b.HasAdvertiser(advertiser) {
-		return Converted{}, 0, marquee.Errorf(marquee.KindForbidden, "this key converts only its advertisers' conversions, not advertiser %d's", advertiser)
+		return Converted{}, marquee.Errorf(marquee.KindForbidden, "this key converts only its advertisers' conversions, not advertiser %d's", advertiser)
 	}
 	vouched := v.Postback
 	if !vouched && len(v.Sig) > 0 {
 		if vouched = s.signer.VerifyConversion(s.engine.ConversionNonce(advertiser), []byte(in.ClickID), []byte(in.OrderID), v.Value, v.Sig); !vouched {
-			return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"sig": "is not the advertiser's signature of this clickId, orderId and value (docs/api.md#conversions)"})
+			return Converted{}, marquee.Invalid("invalid conversion", marquee.Problems{"sig": "is not the advertiser's signature of this clickId, orderId and value (docs/api.md#conversions)"})
 		}
 	}
 	// Post-view: the user's last viewable impression, else impression,
@@ -111,7 +105,7 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 	if user := s.lines.privacy.User([]byte(in.UserKey), now, lim); user != 0 && s.touches != nil && (click == nil || !clickWithin(clickAt, now)) {
 		i, v, err := s.touches.Last(sctx, user, advertiser)
 		if err != nil {
-			return Converted{}, 0, marquee.Errorf(marquee.KindUnavailable, "the attribution store cannot be reached: try again")
+			return Converted{}, marquee.Errorf(marquee.KindUnavailable, "the attribution store cannot be reached: try again")
 		}
 		seen = [2]counters.Seen{v, i}
 		for k, sn := range seen {
@@ -151,16 +145,16 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 			reason = "the click is older than its campaign's post-click window"
 		}
 		if err := s.writeConversion(e, nil, in, advertiser, "", false, ivt.Human, Charge{}); err != nil {
-			return Converted{}, 0, err
+			return Converted{}, err
 		}
-		return Converted{Reason: reason}, StatusAccepted, nil
+		return Converted{Reason: reason}, nil
 	}
 	if c, ok := plan.Campaign(p.Campaign); ok {
 		campaign = c
 	}
 	if vouched && campaign != nil {
 		if max := campaign.Windows().MaxValue; max > 0 && in.Value > max {
-			return Converted{}, 0, marquee.Invalid("invalid conversion", marquee.Problems{"value": "is more than campaign " + strconv.FormatInt(campaign.ID, 10) + "'s attribution.maxValue, " + max.String()})
+			return Converted{}, marquee.Invalid("invalid conversion", marquee.Problems{"value": "is more than campaign " + strconv.FormatInt(campaign.ID, 10) + "'s attribution.maxValue, " + max.String()})
 		}
 	}
 	// Counted once: an order once; a click (or an impression) without an
@@ -198,12 +192,12 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 		fresh, err := s.conversions.AddConversion(sctx, conv)
 		if err != nil {
 			forget(keys[:i])
-			return Converted{}, 0, err
+			return Converted{}, err
 		}
 		if !fresh {
 			forget(keys[:i])
 			out.Duplicate = true
-			return out, StatusOK, nil
+			return out, nil
 		}
 	}
 	out.Counted = true
@@ -217,7 +211,7 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 		}
 	}
 	if why != ivt.Human && ch.Cost > 0 {
-		ch.unbill(Invalid)
+		ch.unbill(marquee.UnbilledInvalid)
 	}
 	ch, err := s.ledger.Bill(sctx, ch)
 	if err == nil {
@@ -225,9 +219,9 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 	}
 	if err != nil {
 		forget(keys) // the retry counts it
-		return Converted{}, 0, err
+		return Converted{}, err
 	}
-	return out, StatusCreated, nil
+	return out, nil
 }
 
 // conversionIVT is why a conversion attributed (kind) to the decision p

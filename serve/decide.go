@@ -154,7 +154,7 @@ func (s *Service) requestIVT(ctx context.Context, e *Edge, in *Input, user uint6
 // countInvalid counts each slot of an invalid decision r at now by why
 // (docs/ivt.md): apart from requests and fill, which count people's.
 func (s *Service) countInvalid(in *Input, e *Edge, plan *delivery.Plan, r *delivery.Request, why ivt.Reason, now time.Time) {
-	if s.ledger.requests == nil {
+	if !s.ledger.CountsRequests() {
 		return
 	}
 	k := reports.RequestKey{Hour: now.Unix() / 3600 * 3600}
@@ -163,7 +163,7 @@ func (s *Service) countInvalid(in *Input, e *Edge, plan *delivery.Plan, r *deliv
 	for i := range r.Slots {
 		if pl, ok := plan.Placement(r.Slots[i].Placement); ok {
 			k.Placement = pl.ID
-			s.ledger.requests.CountInvalid(k, why)
+			s.ledger.CountInvalid(k, why)
 		}
 	}
 }
@@ -237,10 +237,10 @@ func reportKV(keys []string, kvs []targeting.KV) string {
 // target while the visitor's consent was refused counts as unfilled for
 // consent. Each slot is also offered to the forecasts' sample.
 func (s *Service) countRequests(e *Edge, in *Input, plan *delivery.Plan, r *delivery.Request, outcomes []marquee.Outcome, lim privacy.Limit, now time.Time) {
-	if s.ledger.samples != nil {
+	if s.ledger.Samples() {
 		s.sample(e, in, plan, r, lim, now)
 	}
-	if s.ledger.requests == nil { // nothing counts them: the device type is not worth reading
+	if !s.ledger.CountsRequests() { // nothing counts them: the device type is not worth reading
 		return
 	}
 	k := reports.RequestKey{Hour: now.Unix() / 3600 * 3600}

@@ -8,6 +8,7 @@ import (
 	"marquee"
 	"marquee/delivery"
 	"marquee/eventline"
+	"marquee/ivt"
 	"marquee/reports"
 	"marquee/targeting"
 )
@@ -39,13 +40,6 @@ func (ch *Charge) appendUnbilled(line []byte) []byte {
 func (ch *Charge) unbill(why string) {
 	ch.Forgone, ch.Cost, ch.Unbilled = ch.Cost, 0, why
 }
-
-// Why an event its price bills was billed nothing (an event line's
-// "unbilled"; docs/api.md#budgets).
-const (
-	OverBudget = "overBudget" // its cost would have taken spend past a budget
-	Invalid    = "invalid"    // invalid traffic (a bot's)
-)
 
 // A Ledger takes everything a decision and an event leave behind: each
 // slot a decision weighed and what became of it, the requests kept for
@@ -94,6 +88,21 @@ func (b *Ledger) Request(k reports.RequestKey, o marquee.Outcome) {
 	}
 }
 
+// CountInvalid counts a slot of invalid traffic's decision by why
+// (nothing without a tally).
+func (b *Ledger) CountInvalid(k reports.RequestKey, why ivt.Reason) {
+	if b.requests != nil {
+		b.requests.CountInvalid(k, why)
+	}
+}
+
+// CountsRequests says whether the ledger counts requests (a tally of
+// them): what only counting needs is not worth working out without one.
+func (b *Ledger) CountsRequests() bool { return b.requests != nil }
+
+// Samples says whether the ledger offers requests to a sample.
+func (b *Ledger) Samples() bool { return b.samples != nil }
+
 // Sample offers a request to the forecasts' sample (nothing without one).
 func (b *Ledger) Sample(placement int64, now time.Time, fill func(*targeting.Viewer), v *targeting.Viewer, keywords []string) {
 	if b.samples != nil {
@@ -110,7 +119,7 @@ func (b *Ledger) Bids(placement int64, now time.Time, bids []reports.SlotBid) {
 
 // Bill settles ch against its campaign's budgets and its advertiser's
 // (delivery.Budgets.Bill) before its line is written: it returns ch as
-// billed, or with no Cost and Unbilled OverBudget when the cost would
+// billed, or with no Cost and Unbilled marquee.UnbilledOverBudget when the cost would
 // pass a budget. An error (the spend counters cannot be reached) bills
 // nothing: the event is not to be written (the caller answers 503, and
 // the retry bills it). A Charge without a campaign (a bid's) or a budget
@@ -126,7 +135,7 @@ func (b *Ledger) Bill(ctx context.Context, ch Charge) (Charge, error) {
 		return Charge{}, err
 	}
 	if !ok {
-		ch.unbill(OverBudget)
+		ch.unbill(marquee.UnbilledOverBudget)
 	}
 	return ch, nil
 }

@@ -257,11 +257,11 @@ func TestConvertBillsByThePriceRule(t *testing.T) {
 		w := newWorld(t)
 		clickID := w.clicked(t, c.campaign)
 		before := w.spent(t, c.campaign)
-		for i, want := range []int{serve.StatusCreated, serve.StatusOK} {
+		for i, counted := range []bool{true, false} { // the second a duplicate
 			in := marquee.ConversionInput{ClickID: clickID, OrderID: "o-1", Value: 10_000_000}
-			out, status, err := w.svc.Convert(context.Background(), w.edge(), &in, serve.Voucher{Postback: true}, marquee.Bounds{}, privacy.None)
-			if err != nil || status != want {
-				t.Fatalf("campaign %d: Convert #%d = %+v, %d, %v; want status %d", c.campaign, i+1, out, status, err, want)
+			out, err := w.svc.Convert(context.Background(), w.edge(), &in, serve.Voucher{Postback: true}, marquee.Bounds{}, privacy.None)
+			if err != nil || out.Counted != counted || out.Duplicate == counted {
+				t.Fatalf("campaign %d: Convert #%d = %+v, %v; want counted %v, a duplicate %v", c.campaign, i+1, out, err, counted, !counted)
 			}
 		}
 		if got := w.spent(t, c.campaign) - before; got != c.want {
@@ -428,7 +428,7 @@ func TestConversionsTheAdvertiserVouchesFor(t *testing.T) {
 	w.engine.PatchCampaigns([]marquee.Campaign{cc}, nil, nil, nil)
 	w.engine.SetAdvertisers([]marquee.Advertiser{{ID: 7, State: marquee.StateActive, ConversionNonce: "n1"}})
 	secret := w.signer.ConversionSecret("n1")
-	convert := func(clickID, order, value, sig string, postback bool) (serve.Converted, int, error) {
+	convert := func(clickID, order, value, sig string, postback bool) (serve.Converted, error) {
 		m, err := marquee.ParseMicros(value)
 		if err != nil {
 			t.Fatal(err)
@@ -440,41 +440,41 @@ func TestConversionsTheAdvertiserVouchesFor(t *testing.T) {
 
 	click := w.clicked(t, 3)
 	before := w.spent(t, 3)
-	out, status, err := convert(click, "o-1", "999999999", "", false)
-	if err != nil || status != serve.StatusCreated || out.Verified {
-		t.Fatalf("an unsigned pixel = %+v, %d, %v; want counted (201), unverified", out, status, err)
+	out, err := convert(click, "o-1", "999999999", "", false)
+	if err != nil || !out.Counted || out.Verified {
+		t.Fatalf("an unsigned pixel = %+v, %v; want counted, unverified", out, err)
 	}
 	if got := w.spent(t, 3) - before; got != 0 {
 		t.Errorf("an unsigned pixel billed %d; want 0", got)
 	}
-	out, status, err = convert(click, "o-1", "49.90", "", true)
-	if err != nil || status != serve.StatusCreated || !out.Verified {
-		t.Fatalf("the postback of the order an unsigned pixel named = %+v, %d, %v; want counted (201), verified", out, status, err)
+	out, err = convert(click, "o-1", "49.90", "", true)
+	if err != nil || !out.Counted || !out.Verified {
+		t.Fatalf("the postback of the order an unsigned pixel named = %+v, %v; want counted, verified", out, err)
 	}
 	if got := w.spent(t, 3) - before; got != price {
 		t.Errorf("the postback billed %d; want %d", got, price)
 	}
 
 	click = w.clicked(t, 3)
-	if _, _, err := convert(click, "o-2", "20", tracking.SignConversion(w.signer.ConversionSecret("n0"), click, "o-2", "20"), false); marquee.KindOf(err) != marquee.KindInvalid || !strings.Contains(err.Error(), "sig") {
+	if _, err := convert(click, "o-2", "20", tracking.SignConversion(w.signer.ConversionSecret("n0"), click, "o-2", "20"), false); marquee.KindOf(err) != marquee.KindInvalid || !strings.Contains(err.Error(), "sig") {
 		t.Errorf("a pixel signed with another secret = %v; want a 400 naming sig", err)
 	}
-	if _, _, err := convert(click, "o-2", "999999999", tracking.SignConversion(secret, click, "o-2", "20"), false); marquee.KindOf(err) != marquee.KindInvalid {
+	if _, err := convert(click, "o-2", "999999999", tracking.SignConversion(secret, click, "o-2", "20"), false); marquee.KindOf(err) != marquee.KindInvalid {
 		t.Errorf("a signed pixel whose value was changed = %v; want a 400", err)
 	}
-	if _, _, err := convert(click, "o-2", "501", tracking.SignConversion(secret, click, "o-2", "501"), false); marquee.KindOf(err) != marquee.KindInvalid || !strings.Contains(err.Error(), "value") {
+	if _, err := convert(click, "o-2", "501", tracking.SignConversion(secret, click, "o-2", "501"), false); marquee.KindOf(err) != marquee.KindInvalid || !strings.Contains(err.Error(), "value") {
 		t.Errorf("a signed pixel above maxValue = %v; want a 400 naming value", err)
 	}
 	before = w.spent(t, 3)
-	out, status, err = convert(click, "o-2", "20", tracking.SignConversion(secret, click, "o-2", "20"), false)
-	if err != nil || status != serve.StatusCreated || !out.Verified {
-		t.Fatalf("a signed pixel = %+v, %d, %v; want counted (201), verified", out, status, err)
+	out, err = convert(click, "o-2", "20", tracking.SignConversion(secret, click, "o-2", "20"), false)
+	if err != nil || !out.Counted || !out.Verified {
+		t.Fatalf("a signed pixel = %+v, %v; want counted, verified", out, err)
 	}
 	if got := w.spent(t, 3) - before; got != price {
 		t.Errorf("a signed pixel billed %d; want %d", got, price)
 	}
-	if _, status, _ := convert(click, "o-2", "20", "", true); status != serve.StatusOK {
-		t.Errorf("the postback of a signed pixel's order = %d; want a duplicate (200)", status)
+	if out, _ := convert(click, "o-2", "20", "", true); !out.Duplicate || out.Counted {
+		t.Errorf("the postback of a signed pixel's order = %+v; want a duplicate", out)
 	}
 	var verified, value int
 	for _, l := range w.sink.written() {

@@ -88,7 +88,7 @@ func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, er
 			if why != ivt.Human {
 				verified = false
 				if ch.Cost > 0 {
-					ch.unbill(Invalid)
+					ch.unbill(marquee.UnbilledInvalid)
 				}
 			}
 			ch, err := s.ledger.Bill(ctx, ch)
@@ -276,7 +276,7 @@ func (s *Service) credit(ctx context.Context, e *Edge, credits []ivt.Credit) {
 		line = eventline.AppendPlain(line, "verified", "1")
 		line = eventline.AppendPlain(line, "cost", strconv.AppendInt(num[:0], -c.Cost, 10))
 		line = eventline.AppendPlain(line, "ivt", ivt.Burst.Name())
-		line = eventline.AppendPlain(line, "unbilled", Invalid)
+		line = eventline.AppendPlain(line, "unbilled", marquee.UnbilledInvalid)
 		line = eventline.AppendPlain(line, "unbilledCost", strconv.AppendInt(num[:0], c.Cost, 10))
 		line = appendViewer(line, &p)
 		line = eventline.End(line)

@@ -34,13 +34,33 @@ func handleConversionPost(svc *serve.Service, rq requester) storeHandler {
 		}
 		lim := svc.Privacy().Limit(privacy.Signal{GDPR: -1, Given: given, GPC: sentGPC(ctx)})
 		e := rq.edge(ctx, nil)
-		out, status, err := svc.Convert(sctx, &e, &in, serve.Voucher{Postback: true}, boundsOf(ctx), lim)
+		out, err := svc.Convert(sctx, &e, &in, serve.Voucher{Postback: true}, boundsOf(ctx), lim)
 		if err != nil {
 			return err
 		}
-		writeJSON(ctx, status, out)
+		status := fasthttp.StatusAccepted // not attributed
+		switch {
+		case out.Counted:
+			status = fasthttp.StatusCreated
+		case out.Duplicate:
+			status = fasthttp.StatusOK
+		}
+		writeJSON(ctx, status, converted(out))
 		return nil
 	}
+}
+
+// converted is a conversion's answer as the API writes it
+// (docs/api.md#conversions).
+type converted struct {
+	Counted     bool   `json:"counted"`
+	Duplicate   bool   `json:"duplicate,omitempty"`
+	Attribution string `json:"attribution,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	AdID        int64  `json:"adId,omitempty,string"`
+	CampaignID  int64  `json:"campaignId,omitempty,string"`
+	Verified    bool   `json:"verified"`
+	IVT         string `json:"ivt,omitempty"`
 }
 
 // handleConversionPixel serves GET /conversion?clickId=…: the pixel on
@@ -85,7 +105,7 @@ func handleConversionPixel(svc *serve.Service, rq requester) handler {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		e := rq.edge(ctx, nil)
-		if _, _, err := svc.Convert(sctx, &e, &in, serve.Voucher{Sig: args.Peek("sig"), Value: args.Peek("value")}, marquee.Bounds{}, lim); err != nil {
+		if _, err := svc.Convert(sctx, &e, &in, serve.Voucher{Sig: args.Peek("sig"), Value: args.Peek("value")}, marquee.Bounds{}, lim); err != nil {
 			return err
 		}
 		answerPixel(ctx)
