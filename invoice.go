@@ -1,6 +1,9 @@
 package marquee
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // An Invoice is a numbered, immutable bill to an advertiser for a period
 // (docs/api.md#invoices): a line per campaign — its billed events, price
@@ -84,3 +87,76 @@ type Adjustment struct {
 
 // NoInvoice is the error of an invoice that does not exist.
 func NoInvoice(id int64) *Error { return Errorf(KindNotFound, "invoice %d not found", id) }
+
+// A DocumentRequest asks for an invoice (AdvertiserID) or a statement
+// (Site) over [From, To): whole UTC days.
+type DocumentRequest struct {
+	AdvertiserID int64
+	Site         string
+	From, To     time.Time
+}
+
+// ParseInvoiceRequest reads POST /api/v1/invoices's body {advertiserId,
+// from, to} at now, every problem named.
+func ParseInvoiceRequest(body []byte, now time.Time) (DocumentRequest, error) {
+	var raw struct {
+		AdvertiserID json.RawMessage `json:"advertiserId"`
+		From         string          `json:"from"`
+		To           string          `json:"to"`
+	}
+	var in DocumentRequest
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return in, Invalid("invalid invoice", Problems{"body": "must be a JSON object {advertiserId, from, to}"})
+	}
+	p := Problems{}
+	var ok bool
+	if in.AdvertiserID, ok = ParseID(raw.AdvertiserID); !ok {
+		p["advertiserId"] = "is required: an advertiser's id"
+	}
+	in.From, in.To = parsePeriod(raw.From, raw.To, now, p)
+	return in, Invalid("invalid invoice", p)
+}
+
+// ParseStatementRequest reads POST /api/v1/statements's body {site,
+// from, to} at now, every problem named.
+func ParseStatementRequest(body []byte, now time.Time) (DocumentRequest, error) {
+	var raw struct {
+		Site string `json:"site"`
+		From string `json:"from"`
+		To   string `json:"to"`
+	}
+	p := Problems{}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		p["body"] = "must be a JSON object {site, from, to}"
+	}
+	if raw.Site == "" {
+		p["site"] = "is required: a site's name"
+	}
+	in := DocumentRequest{Site: raw.Site}
+	in.From, in.To = parsePeriod(raw.From, raw.To, now, p)
+	return in, Invalid("invalid statement", p)
+}
+
+// parsePeriod reads a document's period: from and to at UTC midnights
+// (the reports keep spend by campaign and UTC day), to after from and not
+// past the end of today; problems are named in p.
+func parsePeriod(fromText, toText string, now time.Time, p Problems) (from, to time.Time) {
+	day := func(k, s string) time.Time {
+		t, err := time.Parse(time.RFC3339, s)
+		switch {
+		case err != nil:
+			p[k] = "must be an RFC 3339 time at a UTC midnight (2026-11-01T00:00:00Z)"
+		case !t.Equal(t.UTC().Truncate(24 * time.Hour)):
+			p[k] = "must be a UTC midnight: documents count whole UTC days, as the reports keep spend"
+		}
+		return t.UTC()
+	}
+	from, to = day("from", fromText), day("to", toText)
+	if _, bad := p["to"]; !bad && !to.After(from) {
+		p["to"] = "must be after from"
+	}
+	if _, bad := p["to"]; !bad && to.After(now.UTC().Truncate(24*time.Hour).Add(24*time.Hour)) {
+		p["to"] = "must not be past the end of today (UTC): a document counts what has been billed"
+	}
+	return from, to
+}

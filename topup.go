@@ -168,3 +168,15 @@ var ErrPaymentSeen = errors.New("this Stripe event credited its top-up already")
 
 // NoTopUp is the error of a top-up that does not exist.
 func NoTopUp(id int64) *Error { return Errorf(KindNotFound, "top-up %d not found", id) }
+
+// Balance is a prepaid advertiser's balance: what it was credited, what
+// it spent (the spend counters, floored by the reports), and what is
+// left, in the install's currency; its top-ups newest first.
+type Balance struct {
+	AdvertiserID int64   `json:"advertiserId,string"`
+	Balance      Micros  `json:"balance"`
+	Credited     Micros  `json:"credited"`
+	Spent        Micros  `json:"spent"`
+	Currency     string  `json:"currency"`
+	TopUps       []TopUp `json:"topUps"`
+}

@@ -7,15 +7,7 @@ import (
 	"time"
 
 	"marquee"
-	"marquee/reports"
 )
-
-// Store keeps the documents: IssueInvoice numbers and keeps one, and
-// refuses (a KindConflict error) an invoice or statement whose period
-// overlaps one of the same advertiser's or site's.
-type Store interface {
-	IssueInvoice(ctx context.Context, inv marquee.Invoice) (marquee.Invoice, error)
-}
 
 // Monthly issues the month's documents by itself (-monthly-billing): an
 // hour into each month (UTC: the reports have caught up), an invoice to
@@ -25,13 +17,7 @@ type Store interface {
 // it is, so every instance may run it: the store's overlap check makes
 // one document a period.
 type Monthly struct {
-	Store   Store
-	Reports *reports.Reporter
-	Catalog func(ctx context.Context) (*reports.Catalog, error)
-	// Prepaid is what a prepaid advertiser's invoice shows of its
-	// balance over [from, to) (nil for another advertiser; a nil func:
-	// nothing).
-	Prepaid func(ctx context.Context, advertiser int64, from, to time.Time) (*marquee.Prepayment, error)
+	Service *Service // prices, and keeps, the documents
 	Log     *slog.Logger
 	Now     func() time.Time
 }
@@ -64,7 +50,8 @@ func (m *Monthly) Run(ctx context.Context, every time.Duration) {
 func (m *Monthly) Issue(ctx context.Context, month time.Time) (int, error) {
 	ctx = marquee.WithAudit(ctx, marquee.Audit{Actor: "monthly billing", Action: "create"}) // each document is in the audit log
 	from, to := month, month.AddDate(0, 1, 0)
-	cat, err := m.Catalog(ctx)
+	svc := m.Service
+	cat, err := svc.cfg.Catalogs.Catalog(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -75,7 +62,7 @@ func (m *Monthly) Issue(ctx context.Context, month time.Time) (int, error) {
 	slices.Sort(advertisers)
 	issued := 0
 	keep := func(doc marquee.Invoice) error {
-		_, err := m.Store.IssueInvoice(ctx, doc)
+		_, err := svc.cfg.Store.IssueInvoice(ctx, doc)
 		switch {
 		case marquee.KindOf(err) == marquee.KindConflict: // issued already
 			return nil
@@ -86,17 +73,15 @@ func (m *Monthly) Issue(ctx context.Context, month time.Time) (int, error) {
 		return nil
 	}
 	for _, a := range advertisers {
-		inv, err := Invoice(ctx, m.Reports, cat, a, from, to)
+		inv, err := Invoice(ctx, svc.cfg.Reports, cat, a, from, to)
 		if err != nil {
 			return issued, err
 		}
 		if len(inv.Lines) == 0 && len(inv.Adjustments) == 0 {
 			continue
 		}
-		if m.Prepaid != nil {
-			if inv.Prepaid, err = m.Prepaid(ctx, a, from, to); err != nil {
-				return issued, err
-			}
+		if err := svc.addPrepayment(ctx, &inv); err != nil {
+			return issued, err
 		}
 		if err := keep(inv); err != nil {
 			return issued, err
@@ -108,7 +93,7 @@ func (m *Monthly) Issue(ctx context.Context, month time.Time) (int, error) {
 	}
 	slices.Sort(sites)
 	for _, s := range sites {
-		st, err := Statement(ctx, m.Reports, cat, s, from, to)
+		st, err := Statement(ctx, svc.cfg.Reports, cat, s, from, to)
 		if err != nil {
 			return issued, err
 		}

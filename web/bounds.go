@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/reports"
 )
 
 // Accounts of advertisers and publishers (docs/api.md#accounts): a
@@ -154,7 +155,7 @@ func boundAds(sctx context.Context, ctx *fasthttp.RequestCtx, store AdStore, cam
 	b := boundsOf(ctx)
 	var ids []int64
 	for _, adv := range b.Advertisers {
-		cs, err := allCampaigns(sctx, campaigns, adv)
+		cs, err := reports.AllCampaigns(sctx, campaigns, adv)
 		if err != nil {
 			return err
 		}

@@ -25,10 +25,9 @@ const (
 // multiReports runs reports by several dimensions: from a route's query,
 // a saved report's, or a schedule's.
 type multiReports struct {
-	rp    *reports.Reporter
-	store CampaignStore
-	names Names
-	sites SiteStore // the revenue shares of a publisher's reports
+	rp       *reports.Reporter
+	store    CampaignStore
+	catalogs *reports.Catalogs
 }
 
 // Names names the rows of reports: the titles of ads, the codes of links,
@@ -63,7 +62,7 @@ func (m *multiReports) run(sctx context.Context, args *fasthttp.Args, accept []b
 			return m.rp.EmptyMulti(q), format, nil
 		}
 	}
-	cat, err := reportCatalog(sctx, m.store, m.names, m.sites)
+	cat, err := m.catalogs.Catalog(sctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -121,64 +120,6 @@ func writeMulti(ctx *fasthttp.RequestCtx, rep *reports.MultiReport, format strin
 	}
 	writeJSON(ctx, fasthttp.StatusOK, rep)
 	return nil
-}
-
-// Catalog is what reports and billing documents name their rows by,
-// read from the store now (billing.Monthly's).
-func (s *Server) Catalog(ctx context.Context) (*reports.Catalog, error) {
-	return reportCatalog(ctx, s.multi.store, s.multi.names, s.multi.sites)
-}
-
-// reportCatalog reads the names a report's rows show: every campaign,
-// advertiser and placement, and the titles of the ads asked for.
-func reportCatalog(sctx context.Context, store CampaignStore, names Names, ss SiteStore) (*reports.Catalog, error) {
-	cat, err := baseCatalog(sctx, store, names)
-	if err != nil {
-		return nil, err
-	}
-	if ss != nil {
-		sites, err := ss.ListSites(sctx)
-		if err != nil {
-			return nil, err
-		}
-		cat.Shares = make(map[string]float64, len(sites))
-		for _, s := range sites {
-			cat.Shares[s.Name] = s.RevenueShare
-		}
-	}
-	return cat, nil
-}
-
-// baseCatalog is the campaigns, advertisers, placements and ads' titles
-// of a report's catalog.
-func baseCatalog(sctx context.Context, store CampaignStore, names Names) (*reports.Catalog, error) {
-	cs, err := allCampaigns(sctx, store, 0)
-	if err != nil {
-		return nil, err
-	}
-	as, err := marquee.ListAll(sctx, marquee.ListFilter{}, store.ListAdvertisers)
-	if err != nil {
-		return nil, err
-	}
-	ps, err := marquee.ListAll(sctx, marquee.ListFilter{}, store.ListPlacements)
-	if err != nil {
-		return nil, err
-	}
-	cat := &reports.Catalog{Campaigns: make(map[int64]*marquee.Campaign, len(cs)), Advertisers: make(map[int64]string, len(as)),
-		Placements: make(map[int64]*marquee.Placement, len(ps))}
-	for i := range cs {
-		cat.Campaigns[cs[i].ID] = &cs[i]
-	}
-	for _, a := range as {
-		cat.Advertisers[a.ID] = a.Name
-	}
-	for i := range ps {
-		cat.Placements[ps[i].ID] = &ps[i]
-	}
-	cat.AdTitles = func(ctx context.Context, ids []int64) (map[int64]string, error) {
-		return names.EntityNames(ctx, marquee.EntityAd, ids) // one query, not one an ad
-	}
-	return cat, nil
 }
 
 // parseMultiQuery reads a report by several dimensions' parameters:

@@ -38,7 +38,7 @@ func advertiserStats(store CampaignStore, rp *reports.Reporter) statsOf {
 		_, err = store.Advertiser(sctx, id)
 		return id, err
 	}, more: func(sctx context.Context, _ *fasthttp.RequestCtx, id int64, q reports.Query, rep *reports.Report) error {
-		cs, err := allCampaigns(sctx, store, id)
+		cs, err := reports.AllCampaigns(sctx, store, id)
 		if err != nil || !slices.ContainsFunc(cs, func(c marquee.Campaign) bool { return c.Price != nil }) {
 			return err
 		}
@@ -48,19 +48,13 @@ func advertiserStats(store CampaignStore, rp *reports.Reporter) statsOf {
 	}}
 }
 
-// allCampaigns lists every campaign of advertiser (0: of every
-// advertiser), whatever its state.
-func allCampaigns(sctx context.Context, store CampaignStore, advertiser int64) ([]marquee.Campaign, error) {
-	return marquee.ListAll(sctx, marquee.ListFilter{Parent: advertiser}, store.ListCampaigns)
-}
-
 // priceTop adds to a top list of campaigns or advertisers what their
 // prices make of the range (docs/api.md).
 func priceTop(sctx context.Context, store CampaignStore, rp *reports.Reporter, q reports.Query, rep *reports.Report) error {
 	if q.Top == 0 || q.Entity != marquee.EntityCampaign && q.Entity != marquee.EntityAdvertiser {
 		return nil
 	}
-	cs, err := allCampaigns(sctx, store, 0)
+	cs, err := reports.AllCampaigns(sctx, store, 0)
 	if err != nil {
 		return err
 	}

@@ -138,13 +138,13 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/placements/{name}/stats", allow(marquee.ScopeReportsRead, publisherBound), withStore(owned(ownPlacement(s.campaigns), handleStats(placementStats(s.campaigns), s.reports)))},
 		{"GET", "/api/v1/bidders/stats", allow(marquee.ScopeReportsRead, publisherBound), withStore(handleBidStats(s.bidSt, s.reports, s.serve.Engine()))},
 		{"GET", "/api/v1/reports", allow(marquee.ScopeReportsRead, anyBound), withStore(handleMultiReport(s.multi))},
-		{"POST", "/api/v1/invoices", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(s.invoices.handleIssueInvoice()))},
-		{"GET", "/api/v1/invoices", allow(marquee.ScopeReportsRead, advertiserBound), withStore(s.invoices.handleListInvoices())},
-		{"GET", "/api/v1/invoices/{id}", allow(marquee.ScopeReportsRead, advertiserBound), withStore(s.invoices.handleGetInvoice(cmp.Or(s.cfg.InvoiceIssuer, "Marquee"), false))},
-		{"POST", "/api/v1/invoices/{id}/credit", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("credit", s.invoices.handleCreditInvoice()))},
-		{"POST", "/api/v1/statements", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(s.invoices.handleIssueStatement()))},
-		{"GET", "/api/v1/statements", allow(marquee.ScopeReportsRead, publisherBound), withStore(s.invoices.handleListStatements())},
-		{"GET", "/api/v1/statements/{id}", allow(marquee.ScopeReportsRead, publisherBound), withStore(s.invoices.handleGetInvoice(cmp.Or(s.cfg.InvoiceIssuer, "Marquee"), true))},
+		{"POST", "/api/v1/invoices", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleIssueInvoice(s.billing, s.now, false)))},
+		{"GET", "/api/v1/invoices", allow(marquee.ScopeReportsRead, advertiserBound), withStore(handleListInvoices(s.invoiceSt))},
+		{"GET", "/api/v1/invoices/{id}", allow(marquee.ScopeReportsRead, advertiserBound), withStore(handleGetInvoice(s.invoiceSt, cmp.Or(s.cfg.InvoiceIssuer, "Marquee"), false))},
+		{"POST", "/api/v1/invoices/{id}/credit", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("credit", handleCreditInvoice(s.billing, s.invoiceSt)))},
+		{"POST", "/api/v1/statements", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleIssueInvoice(s.billing, s.now, true)))},
+		{"GET", "/api/v1/statements", allow(marquee.ScopeReportsRead, publisherBound), withStore(handleListStatements(s.invoiceSt))},
+		{"GET", "/api/v1/statements/{id}", allow(marquee.ScopeReportsRead, publisherBound), withStore(handleGetInvoice(s.invoiceSt, cmp.Or(s.cfg.InvoiceIssuer, "Marquee"), true))},
 		{"POST", "/api/v1/sites", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleCreateSite(s.sites)))},
 		{"GET", "/api/v1/sites", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(handleListSites(s.sites))},
 		{"GET", "/api/v1/sites/{name}", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(handleGetSite(s.sites))},
@@ -188,9 +188,9 @@ func (s *Server) apiRoutes() []route {
 		// own account) or credited (the team); Stripe's webhook credits a
 		// card payment once, its signature the credential.
 		// A top-up waits for Stripe to open its Checkout Session (retried twice).
-		{"POST", "/api/v1/advertisers/{id}/top-ups", allow(marquee.ScopeBillingWrite, advertiserBound), withStoreFor(20*time.Second, owned(ownAdvertiser, s.req.audited(s.balances.handleCreateTopUp())))},
-		{"GET", "/api/v1/advertisers/{id}/balance", allow(marquee.ScopeReportsRead, advertiserBound), withStore(owned(ownAdvertiser, s.balances.handleBalance()))},
-		{"POST", "/stripe/webhook", allow(public), withStore(s.balances.handleStripeWebhook())},
+		{"POST", "/api/v1/advertisers/{id}/top-ups", allow(marquee.ScopeBillingWrite, advertiserBound), withStoreFor(20*time.Second, owned(ownAdvertiser, s.req.audited(handleCreateTopUp(s.billing, s.req))))},
+		{"GET", "/api/v1/advertisers/{id}/balance", allow(marquee.ScopeReportsRead, advertiserBound), withStore(owned(ownAdvertiser, handleBalance(s.billing)))},
+		{"POST", "/stripe/webhook", allow(public), withStore(handleStripeWebhook(s.billing, s.req))},
 		{"DELETE", "/api/v1/advertisers/{id}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("archive", handleDelete(advertiserResource, s.campaigns, CampaignStore.ArchiveAdvertiser, s.writer)))},
 		{"POST", "/api/v1/campaigns", allowAs(marquee.ScopeCampaignsWrite, marquee.ScopeCampaignsSubmit, advertiserBound), withStore(s.req.audited(byBounds(
 			handleCreate(campaignResource, s.campaigns, createDraft, s.writer, campaignCreated), handleCampaignByAdvertiser(campaignResource, s.campaigns, s.writer, false))))},

@@ -24,9 +24,9 @@ import (
 
 	"marquee"
 	"marquee/auth"
+	"marquee/billing"
 	"marquee/cache"
 	"marquee/clicks"
-	"marquee/delivery"
 	"marquee/forecast"
 	"marquee/index"
 	"marquee/linkroute"
@@ -120,7 +120,7 @@ type Store interface {
 	SiteStore
 	SettingsStore
 	InvoiceStore
-	TopUpStore
+	billing.Store
 	serve.ConversionStore
 	ForecastStore
 	BidStore
@@ -151,24 +151,39 @@ type Deps struct {
 	// (nil: no -smtp; an invitation's link is shown to whoever invites
 	// instead, and no receipt is sent).
 	Mailer Mailer
-	// Payments takes card payments into prepaid balances (nil: none
-	// configured; top-ups by card answer 409, the Stripe webhook 404).
-	Payments Payments
+	// Billing is the back office's money: balances, top-ups, card
+	// payments and the documents (nil: a service over Store with no card
+	// payments, no spend counters and no receipts, for tests of other
+	// routes).
+	Billing *billing.Service
 	Auth     *auth.Auth // who requests are (keys, sessions, the bootstrap token)
 	// Webhooks delivers webhooks (nil: the webhook routes answer 404).
 	Webhooks   Webhooks
-	AssetStore AssetStore                  // where uploads go
-	Assets     *cache.Cache[string, Image] // uploaded images by SHA-256, from AssetStore (see NewAssetCache)
+	// Uploads are where uploaded images go and the cache they are
+	// served from.
+	Uploads Uploads
 	// Console serves /admin and /admin/… (package console); nil: no
 	// console.
 	Console fasthttp.RequestHandler
 	// Registry receives the server's metrics.
 	Registry *prometheus.Registry
-	// Counters are the frequency-cap counters erasures clear (nil: the
-	// erasure route answers 404).
-	Counters Forgetter
-	// EventsRetention is how long event files are kept (0: until
-	// deleted), which an erasure's answer says.
+	// Erasure is what an erasure request clears and says (nil Counters:
+	// the erasure route answers 404).
+	Erasure Erasing
+}
+
+// Uploads are where uploaded images go (Store) and the images by
+// SHA-256, read from it (Cache; see NewAssetCache).
+type Uploads struct {
+	Store AssetStore
+	Cache *cache.Cache[string, Image]
+}
+
+// Erasing is what an erasure touches besides the store: the
+// frequency-cap counters it clears, and how long event files are kept
+// (0: until deleted), which its answer says.
+type Erasing struct {
+	Counters        Forgetter
 	EventsRetention time.Duration
 }
 
@@ -220,8 +235,8 @@ type Server struct {
 	// without reports.
 	reportKeys *reports.KeySet
 	sites      SiteStore
-	invoices   *invoices
-	balances   *balances
+	billing    *billing.Service
+	invoiceSt  InvoiceStore
 	users      func(context.Context) ([]marquee.User, error) // the logins, for where an account may mail
 	sender     ReportSender
 	mailer     Mailer
@@ -242,7 +257,7 @@ func NewServer(cfg Config, d Deps) *Server {
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.Store, index: d.Index,
 		adCache: d.AdCache, linkCache: d.LinkCache, geo: d.GeoIP, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
 		campaigns: d.Store, hookSt: d.Store, hooks: d.Webhooks,
-		access: d.Store, privSt: d.Store, forget: d.Counters, retention: d.EventsRetention, assets: d.Assets, assetSt: d.AssetStore,
+		access: d.Store, privSt: d.Store, forget: d.Erasure.Counters, retention: d.Erasure.EventsRetention, assets: d.Uploads.Cache, assetSt: d.Uploads.Store,
 		writer:  &writer{feed: d.Feed, log: d.Log},
 		req:     requester{trusted: cfg.TrustedProxies, public: cfg.PublicURL},
 		metrics: newMetrics(d.Registry, d.Index),
@@ -256,16 +271,11 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.imports = &imports{st: d.Store, writer: s.writer, log: d.Log, now: d.Now, jobs: map[string]*importJob{}}
 	s.bidSt = d.Store
 	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}
-	s.multi = &multiReports{rp: d.Reports, store: d.Store, names: d.Store, sites: d.Store}
-	budgets := func() *delivery.Budgets {
-		if e := s.serve.Engine(); e != nil {
-			return e.Budgets()
-		}
-		return nil
+	s.multi = &multiReports{rp: d.Reports, store: d.Store, catalogs: reports.NewCatalogs(d.Store)}
+	s.billing, s.invoiceSt = d.Billing, d.Store
+	if s.billing == nil {
+		s.billing = billing.New(billing.Config{Store: d.Store, Reports: d.Reports, Catalogs: s.multi.catalogs, Currency: s.serve.Currency(), Log: d.Log, Now: d.Now})
 	}
-	s.balances = &balances{st: d.Store, pay: d.Payments, budgets: budgets, currency: s.serve.Currency(), mailer: d.Mailer,
-		log: d.Log, now: d.Now, req: s.req}
-	s.invoices = &invoices{st: d.Store, multi: s.multi, now: d.Now, balances: s.balances}
 	s.saved, s.deals, s.sites, s.settings, s.sender, s.mailer = d.Store, d.Store, d.Store, d.Store, d.ReportSender, d.Mailer
 	if d.Store != nil {
 		s.users = d.Store.Users

@@ -12,13 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 
 	"marquee/billing"
-	"marquee/index"
 	"marquee/reports"
 	"marquee/store/sqlite"
-	"marquee/web"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
@@ -187,8 +184,8 @@ func TestMonthlyBilling(t *testing.T) {
 	defer st.Close()
 	rp := reports.NewReporter(st, 0)
 	rp.Currency = "EUR"
-	srv := web.NewServer(web.Config{}, web.Deps{Log: slog.New(slog.DiscardHandler), Now: time.Now, Index: index.New(time.Now), Store: st, Reports: rp, Registry: prometheus.NewRegistry()})
-	m := &billing.Monthly{Store: st, Reports: rp, Catalog: srv.Catalog, Log: slog.New(slog.DiscardHandler), Now: time.Now}
+	svc := billing.New(billing.Config{Store: st, Reports: rp, Catalogs: reports.NewCatalogs(st), Currency: "EUR", Log: slog.New(slog.DiscardHandler), Now: time.Now})
+	m := &billing.Monthly{Service: svc, Log: slog.New(slog.DiscardHandler), Now: time.Now}
 	now := time.Now().UTC()
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	if now.Add(time.Hour).Month() != now.Month() {

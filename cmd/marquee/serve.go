@@ -613,7 +613,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		Ledger:         serving.NewLedger(serving.LedgerConfig{Sink: n.events, Engine: n.engine, Requests: n.requests, Samples: n.samples, Bids: n.bids}),
 		SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", ReportKeys: n.reportKeys,
 		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: ivt.New(cfg.ivt)})
-	var pay web.Payments // card top-ups: through Stripe, when configured
+	var pay billing.Payments // card top-ups: through Stripe, when configured
 	if cfg.stripe.Key != "" {
 		sc := cfg.stripe
 		sc.Log = n.log
@@ -623,19 +623,23 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		}
 		pay = p
 	}
+	// The back office: balances, top-ups and documents, for the edge and
+	// for monthly billing alike.
+	money := billing.New(billing.Config{Store: n.st, Payments: pay, Spend: n.engine.Budgets(), Reports: reporter,
+		Catalogs: reports.NewCatalogs(n.st), Currency: cfg.currency, Mailer: mailer, Log: n.log, Now: time.Now})
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
 		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin,
 		PublicURL: cfg.publicURL},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
-			Reports: reporter, Auth: n.access, AssetStore: n.assetStore, Assets: n.assets, Serve: svc, Webhooks: n.hooks, Console: console.Handler(n.cfg.creativeOrigin),
-			Counters: n.counters, EventsRetention: cfg.eventsRetention, ReportSender: sender, Mailer: mailer, Payments: pay})
+			Reports: reporter, Auth: n.access, Uploads: web.Uploads{Store: n.assetStore, Cache: n.assets}, Serve: svc, Webhooks: n.hooks, Console: console.Handler(n.cfg.creativeOrigin),
+			Erasure: web.Erasing{Counters: n.counters, EventsRetention: cfg.eventsRetention}, ReportSender: sender, Mailer: mailer, Billing: money})
 	if n.schedules != nil {
 		n.schedules.Render = srv.RenderReport
 	}
 	if cfg.monthlyBilling {
-		n.monthly = &billing.Monthly{Store: n.st, Reports: reporter, Catalog: srv.Catalog, Prepaid: srv.Prepayment, Log: n.log, Now: time.Now}
+		n.monthly = &billing.Monthly{Service: money, Log: n.log, Now: time.Now}
 	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
