@@ -156,9 +156,9 @@ type Deps struct {
 	// payments, no spend counters and no receipts, for tests of other
 	// routes).
 	Billing *billing.Service
-	Auth     *auth.Auth // who requests are (keys, sessions, the bootstrap token)
+	Auth    *auth.Auth // who requests are (keys, sessions, the bootstrap token)
 	// Webhooks delivers webhooks (nil: the webhook routes answer 404).
-	Webhooks   Webhooks
+	Webhooks Webhooks
 	// Uploads are where uploaded images go and the cache they are
 	// served from.
 	Uploads Uploads

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-
 	"marquee/billing"
 	"marquee/reports"
 	"marquee/store/sqlite"
