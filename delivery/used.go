@@ -130,4 +130,3 @@ func (u *usedSet) chose(ch Choice) {
 // weighs the whole tier: with most campaigns eligible, one or two draws
 // decide; with few, the full pass does.
 const draws = 8
-
