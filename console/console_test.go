@@ -136,3 +136,60 @@ func TestAuditKindsAreTheVocabulary(t *testing.T) {
 		t.Errorf("the audit page's kinds = %q; want marquee.AuditEntities, %q", got, marquee.AuditEntities)
 	}
 }
+
+// TestVocabulariesAreTheGoOnes: the console's lists of scopes (and what
+// a key bound to advertisers or to sites may hold), roles, tiers and
+// price models are the root package's, in its order — one list per
+// vocabulary, the console's a copy held equal here.
+func TestVocabulariesAreTheGoOnes(t *testing.T) {
+	js, err := os.ReadFile("assets/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := func(src string) []string {
+		var out []string
+		for _, k := range regexp.MustCompile(`'([^']*)'`).FindAllStringSubmatch(src, -1) {
+			out = append(out, k[1])
+		}
+		return out
+	}
+	find := func(what, pattern string) string {
+		t.Helper()
+		m := regexp.MustCompile(pattern).FindSubmatch(js)
+		if m == nil {
+			t.Fatalf("app.js: no %s (%s)", what, pattern)
+		}
+		return string(m[1])
+	}
+	scopes := func(s marquee.ScopeSet) []string { return strings.Fields(s.String()) }
+	var all []string
+	for _, s := range marquee.Scopes {
+		all = append(all, string(s))
+	}
+	var models []string
+	for _, pair := range regexp.MustCompile(`\['([a-z]*)', '[^']*'\]`).FindAllStringSubmatch(find("price models", `(?s)const model = sel\(\[(.*?)\], pr\.model`), -1) {
+		if pair[1] != "" {
+			models = append(models, pair[1])
+		}
+	}
+	roleText := find("roles", `const roleText = \{([^}]*)\}`)
+	var roles []string
+	for _, m := range regexp.MustCompile(`(\w+): '`).FindAllStringSubmatch(roleText, -1) {
+		roles = append(roles, m[1])
+	}
+	for _, c := range []struct {
+		what      string
+		got, want []string
+	}{
+		{"allScopes", quoted(find("allScopes", `(?s)const allScopes = \[(.*?)\];`)), all},
+		{"boundScopes.advertisers", quoted(find("boundScopes", `advertisers: \[(.*?)\]`)), scopes(marquee.BoundKeyScopes(marquee.Bounds{Advertisers: []int64{1}}))},
+		{"boundScopes.sites", quoted(find("boundScopes", `sites: \[(.*?)\]`)), scopes(marquee.BoundKeyScopes(marquee.Bounds{Sites: []string{"a"}}))},
+		{"roles", roles, marquee.Roles},
+		{"tiers", quoted(find("tiers", `const tiers = \[(.*?)\];`)), marquee.Priorities},
+		{"price models", models, marquee.PriceModels},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("app.js's %s = %q; want %q", c.what, c.got, c.want)
+		}
+	}
+}

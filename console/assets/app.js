@@ -1227,7 +1227,7 @@
   }
 
   // ---- Campaigns, advertisers, placements (campaigns:read; changes need campaigns:write).
-  const tiers = ['sponsorship', 'standard', 'remnant', 'house'];
+  const tiers = ['sponsorship', 'standard', 'remnant', 'house']; // marquee.Priorities (console_test)
   const dateOnly = iso => iso ? new Date(iso).toLocaleDateString() : '—';
   // progressBar draws a goal's progress and its pacing status.
   function progressBar(g) {
@@ -2533,10 +2533,11 @@
   });
 
   // ---- Users, keys and audit (keys:admin).
-  const allScopes = ['ads:read', 'ads:write', 'links:read', 'links:write', 'campaigns:read', 'campaigns:write', 'campaigns:submit', 'campaigns:approve',
-    'reports:read', 'conversions:write', 'keys:admin', 'webhooks:admin', 'privacy:admin'];
+  // marquee.Scopes, in its order (console_test holds them equal).
+  const allScopes = ['ads:read', 'ads:write', 'links:read', 'links:write', 'campaigns:read', 'campaigns:write', 'reports:read', 'keys:admin',
+    'webhooks:admin', 'privacy:admin', 'conversions:write', 'campaigns:submit', 'campaigns:approve', 'billing:write'];
   // What a key bound to advertisers or sites may hold (docs/api.md#accounts).
-  const boundScopes = { advertisers: ['ads:read', 'campaigns:read', 'reports:read', 'conversions:write', 'campaigns:submit', 'ads:write'], sites: ['ads:read', 'campaigns:read', 'reports:read'] };
+  const boundScopes = { advertisers: ['ads:read', 'ads:write', 'campaigns:read', 'reports:read', 'conversions:write', 'campaigns:submit', 'billing:write'], sites: ['ads:read', 'campaigns:read', 'reports:read'] };
   const teamRoles = ['owner', 'admin', 'editor', 'viewer'];
   const roleText = { owner: 'owner', admin: 'admin', editor: 'editor', viewer: 'viewer', advertiser: 'advertiser (its advertisers only)', publisher: 'publisher (its sites only)' };
   // boundChoices reads the advertisers and sites an account can be bound
