@@ -106,7 +106,10 @@ func ParseAdvertiserInput(body []byte) (AdvertiserInput, error) {
 }
 
 // Priorities of campaigns, highest first: a higher tier always wins over
-// a lower one; house is the fallback.
+// a lower one; house is the fallback. Sponsorship and standard are
+// called the guaranteed tiers for where they rank, not for a promise:
+// nothing reserves their volume, and a goal is what pacing aims at
+// (forecasts say whether it fits).
 const (
 	PrioritySponsorship = "sponsorship"
 	PriorityStandard    = "standard"
