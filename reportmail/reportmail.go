@@ -32,9 +32,11 @@ type Attachment struct {
 	Data              []byte
 }
 
-// Render renders saved report r over [from, to) as format (csv or xlsx),
-// bound as r's owner was.
-type Render func(ctx context.Context, r marquee.SavedReport, from, to time.Time, format string) (Attachment, error)
+// A Renderer renders saved report r over [from, to) as format (csv or
+// xlsx), bound as r's owner was (reports.Multis).
+type Renderer interface {
+	Render(ctx context.Context, r marquee.SavedReport, from, to time.Time, format string) (Attachment, error)
+}
 
 // Mail is one email of a report.
 type Mail struct {
@@ -53,7 +55,7 @@ type Mailer interface {
 // Run ticks until its context ends.
 type Scheduler struct {
 	Store  Store
-	Render Render
+	Reports Renderer // what each mail attaches
 	Mailer Mailer
 	Now    func() time.Time
 	Log    *slog.Logger
@@ -145,7 +147,7 @@ func (s *Scheduler) SendNow(ctx context.Context, r marquee.SavedReport) (marquee
 // attempt renders and sends one period's email and records how it went.
 func (s *Scheduler) attempt(ctx context.Context, r marquee.SavedReport, d marquee.ReportDelivery) marquee.ReportDelivery {
 	sch := r.Schedule
-	att, err := s.Render(ctx, r, d.From, d.To, sch.Format)
+	att, err := s.Reports.Render(ctx, r, d.From, d.To, sch.Format)
 	if err == nil {
 		loc, _ := marquee.ParseTimeZone(sch.TimeZone) // checked when the schedule was saved
 		from, to := d.From.In(loc), d.To.In(loc)

@@ -195,15 +195,15 @@ func TestScheduleAcrossDST(t *testing.T) {
 	var now time.Time
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	render := func(_ context.Context, r marquee.SavedReport, from, to time.Time, format string) (reportmail.Attachment, error) {
+	render := renderFunc(func(_ context.Context, r marquee.SavedReport, from, to time.Time, format string) (reportmail.Attachment, error) {
 		return reportmail.Attachment{Name: "report.csv", ContentType: "text/csv",
 			Data: []byte("from,to,hours\n" + from.UTC().Format(time.RFC3339) + "," + to.UTC().Format(time.RFC3339) + "," + to.Sub(from).String() + "\n")}, nil
-	}
+	})
 	var logs strings.Builder
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	instances := []*reportmail.Scheduler{
-		{Store: st, Render: render, Mailer: sender, Now: clock, Log: log},
-		{Store: st, Render: render, Mailer: sender, Now: clock, Log: log},
+		{Store: st, Reports: render, Mailer: sender, Now: clock, Log: log},
+		{Store: st, Reports: render, Mailer: sender, Now: clock, Log: log},
 	}
 	// From 07:00 two days before the change: the first tick sends that
 	// day's email (due at 06:00, after the report was saved).
@@ -295,9 +295,9 @@ func TestScheduleGivesUp(t *testing.T) {
 		now = now.AddDate(0, 0, 1)
 	}
 	s := &reportmail.Scheduler{Store: st, Mailer: sender, Now: func() time.Time { return now },
-		Render: func(context.Context, marquee.SavedReport, time.Time, time.Time, string) (reportmail.Attachment, error) {
+		Reports: renderFunc(func(context.Context, marquee.SavedReport, time.Time, time.Time, string) (reportmail.Attachment, error) {
 			return reportmail.Attachment{Name: "r.csv", ContentType: "text/csv", Data: []byte("x\n")}, nil
-		}}
+		})}
 	for range 30 { // a day and more, an hour at a time
 		if err := s.Tick(ctx); err != nil {
 			t.Fatal(err)
@@ -336,4 +336,11 @@ func TestSMTPURLs(t *testing.T) {
 			t.Errorf("NewSMTP(%q, %q) = %v; want ok %v, never the password", tc.url, tc.from, err, tc.ok)
 		}
 	}
+}
+
+// renderFunc is a reportmail.Renderer of a function.
+type renderFunc func(ctx context.Context, r marquee.SavedReport, from, to time.Time, format string) (reportmail.Attachment, error)
+
+func (f renderFunc) Render(ctx context.Context, r marquee.SavedReport, from, to time.Time, format string) (reportmail.Attachment, error) {
+	return f(ctx, r, from, to, format)
 }

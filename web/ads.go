@@ -14,6 +14,7 @@ import (
 	"marquee"
 	"marquee/cache"
 	"marquee/index"
+	"marquee/reports"
 	"marquee/targeting"
 )
 
@@ -86,19 +87,7 @@ func parseListQuery(args *fasthttp.Args) (index.Query, marquee.Problems) {
 // bad unless it is an integer between lo and hi. It allocates only to
 // report.
 func intParam(args *fasthttp.Args, key string, lo, hi int, dst *int, bad func(k, msg string)) {
-	v, ok := param(args, key)
-	if !ok {
-		return
-	}
-	n, err := fasthttp.ParseUint(v)
-	switch {
-	case err == nil && n >= lo && n <= hi:
-		*dst = n
-	case hi == math.MaxInt:
-		bad(key, fmt.Sprintf("must be an integer ≥ %d", lo))
-	default:
-		bad(key, fmt.Sprintf("must be an integer between %d and %d", lo, hi))
-	}
+	reports.ParamInt(args, key, lo, hi, dst, bad)
 }
 
 // param returns a query parameter's first value and whether it is set.

@@ -183,19 +183,3 @@ func boundAds(sctx context.Context, ctx *fasthttp.RequestCtx, store AdStore, cam
 	writeJSON(ctx, fasthttp.StatusOK, newAdminPage(pageOf(all, f.Offset, f.Limit), len(all), f.Offset, f.Limit, false))
 	return nil
 }
-
-// narrowed is what a bound account may filter a report by: the values it
-// asked for that are its own (all of its own when it asked for none), and
-// false when that leaves nothing.
-func narrowed[T comparable](asked, own []T) ([]T, bool) {
-	if len(asked) == 0 {
-		return own, len(own) > 0
-	}
-	var out []T
-	for _, v := range asked {
-		if slices.Contains(own, v) {
-			out = append(out, v)
-		}
-	}
-	return out, len(out) > 0
-}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -276,48 +275,12 @@ func parseReportQuery(ctx *fasthttp.RequestCtx, rp *reports.Reporter, overall bo
 	return q, csv, marquee.Invalid("invalid query", p)
 }
 
-// reportWindow reads a report's range (from, to: the last 7 days by
-// default), time zone (tz) and whether bots count (bots), noting what is
-// wrong in p.
+// reportWindow reads a report's range and view (reports.ParamWindow).
 func reportWindow(args *fasthttp.Args, rp *reports.Reporter, p marquee.Problems) (from, to time.Time, loc *time.Location, bots bool) {
-	now := rp.Now()
-	from, to, loc = now.Add(-7*24*time.Hour), now, time.UTC
-	timeArg := func(k string, dst *time.Time) {
-		if v, ok := param(args, k); ok {
-			t, err := time.Parse(time.RFC3339Nano, string(v))
-			if err != nil {
-				p[k] = fmt.Sprintf("must be an RFC 3339 timestamp, got %q", v)
-				return
-			}
-			*dst = t
-		}
-	}
-	timeArg("from", &from)
-	timeArg("to", &to)
-	bots = oneOfParam(args, p, "bots", "exclude", "exclude", "include") == "include"
-	if v, ok := param(args, "tz"); ok {
-		l, err := marquee.ParseTimeZone(string(v))
-		if err != nil {
-			p["tz"] = err.Error()
-		} else {
-			loc = l
-		}
-	}
-	return from, to, loc, bots
+	return reports.ParamWindow(args, rp, p)
 }
 
-// oneOfParam reads parameter k, one of allowed (def when absent), noting
-// in p when it is something else.
+// oneOfParam is k's value when it is one of allowed (reports.ParamOneOf).
 func oneOfParam(args *fasthttp.Args, p marquee.Problems, k string, def string, allowed ...string) string {
-	v, ok := param(args, k)
-	if !ok {
-		return def
-	}
-	for _, a := range allowed {
-		if string(v) == a {
-			return a
-		}
-	}
-	p[k] = fmt.Sprintf("must be one of %q, got %q", allowed, v)
-	return def
+	return reports.ParamOneOf(args, p, k, def, allowed...)
 }

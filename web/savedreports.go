@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"marquee/reports"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,16 +98,14 @@ func savedReport(sctx context.Context, ctx *fasthttp.RequestCtx, st SavedReportS
 
 // readSavedReport reads a saved report's body and checks its query as
 // GET /api/v1/reports checks it, for the request's credential.
-func readSavedReport(sctx context.Context, ctx *fasthttp.RequestCtx, m *multiReports) (marquee.SavedReport, error) {
+func readSavedReport(sctx context.Context, ctx *fasthttp.RequestCtx, m *reports.Multis) (marquee.SavedReport, error) {
 	in, err := readJSON(ctx, MaxSavedReportBody, marquee.ParseSavedReportInput)
 	if err != nil {
 		return in, err
 	}
-	var args fasthttp.Args
-	args.Parse(in.Query)
-	q, _, err := parseMultiQuery(sctx, &args, nil, m.rp, m.store)
+	q, _, err := reports.ParseMultiQuery(sctx, reports.ParseQueryParams(in.Query), nil, m.Reporter, m.Placements)
 	if err == nil && boundsOf(ctx).Bound() {
-		err = boundDims(q, boundsOf(ctx))
+		err = reports.BoundDims(q, boundsOf(ctx))
 	}
 	if e := marquee.AsError(err); e != nil && e.Kind == marquee.KindInvalid {
 		problems := marquee.Problems{}
@@ -120,7 +119,7 @@ func readSavedReport(sctx context.Context, ctx *fasthttp.RequestCtx, m *multiRep
 
 // handleCreateSavedReport serves POST /api/v1/saved-reports: 201 with the
 // report, owned by the credential (and bound as it is).
-func handleCreateSavedReport(st SavedReportStore, m *multiReports, users func(context.Context) ([]marquee.User, error), domains []string) storeHandler {
+func handleCreateSavedReport(st SavedReportStore, m *reports.Multis, users func(context.Context) ([]marquee.User, error), domains []string) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readSavedReport(sctx, ctx, m)
 		if err == nil {
@@ -174,7 +173,7 @@ func handleGetSavedReport(st SavedReportStore) storeHandler {
 // handleReplaceSavedReport serves PUT /api/v1/saved-reports/{id}: its
 // name, query and schedule change (a new schedule starts with the next
 // period due).
-func handleReplaceSavedReport(st SavedReportStore, m *multiReports, users func(context.Context) ([]marquee.User, error), domains []string) storeHandler {
+func handleReplaceSavedReport(st SavedReportStore, m *reports.Multis, users func(context.Context) ([]marquee.User, error), domains []string) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		old, err := savedReport(sctx, ctx, st)
 		if err != nil {

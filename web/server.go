@@ -31,7 +31,6 @@ import (
 	"marquee/index"
 	"marquee/linkroute"
 	"marquee/privacy"
-	"marquee/reportmail"
 	"marquee/reports"
 	"marquee/serve"
 )
@@ -227,7 +226,7 @@ type Server struct {
 	serve     *serve.Service
 	forecasts *forecasts
 	bidSt     BidStore
-	multi     *multiReports
+	multi     *reports.Multis
 	saved     SavedReportStore
 	deals     DealStore
 	settings  SettingsStore
@@ -271,10 +270,10 @@ func NewServer(cfg Config, d Deps) *Server {
 	s.imports = &imports{st: d.Store, writer: s.writer, log: d.Log, now: d.Now, jobs: map[string]*importJob{}}
 	s.bidSt = d.Store
 	s.forecasts = &forecasts{src: d.Store, engine: s.serve.Engine(), model: forecast.Model{Weeks: forecast.DefaultWeeks}}
-	s.multi = &multiReports{rp: d.Reports, store: d.Store, catalogs: reports.NewCatalogs(d.Store)}
+	s.multi = &reports.Multis{Reporter: d.Reports, Placements: d.Store, Catalogs: reports.NewCatalogs(d.Store)}
 	s.billing, s.invoiceSt = d.Billing, d.Store
 	if s.billing == nil {
-		s.billing = billing.New(billing.Config{Store: d.Store, Reports: d.Reports, Catalogs: s.multi.catalogs, Currency: s.serve.Currency(), Log: d.Log, Now: d.Now})
+		s.billing = billing.New(billing.Config{Store: d.Store, Reports: d.Reports, Catalogs: s.multi.Catalogs, Currency: s.serve.Currency(), Log: d.Log, Now: d.Now})
 	}
 	s.saved, s.deals, s.sites, s.settings, s.sender, s.mailer = d.Store, d.Store, d.Store, d.Store, d.ReportSender, d.Mailer
 	if d.Store != nil {
@@ -287,12 +286,6 @@ func NewServer(cfg Config, d Deps) *Server {
 	}
 	s.mux = newMux(s, s.routes())
 	return s
-}
-
-// RenderReport renders a saved report over a period as a schedule's
-// email attaches it (reportmail.Render).
-func (s *Server) RenderReport(ctx context.Context, r marquee.SavedReport, from, to time.Time, format string) (reportmail.Attachment, error) {
-	return s.multi.Render(ctx, r, from, to, format)
 }
 
 // Handler returns the request handler.

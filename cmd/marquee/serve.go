@@ -625,8 +625,9 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	}
 	// The back office: balances, top-ups and documents, for the edge and
 	// for monthly billing alike.
+	catalogs := reports.NewCatalogs(n.st)
 	money := billing.New(billing.Config{Store: n.st, Payments: pay, Spend: n.engine.Budgets(), Reports: reporter,
-		Catalogs: reports.NewCatalogs(n.st), Currency: cfg.currency, Mailer: mailer, Log: n.log, Now: time.Now})
+		Catalogs: catalogs, Currency: cfg.currency, Mailer: mailer, Log: n.log, Now: time.Now})
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
 		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin,
@@ -635,8 +636,8 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
 			Reports: reporter, Auth: n.access, Uploads: web.Uploads{Store: n.assetStore, Cache: n.assets}, Serve: svc, Webhooks: n.hooks, Console: console.Handler(n.cfg.creativeOrigin),
 			Erasure: web.Erasing{Counters: n.counters, EventsRetention: cfg.eventsRetention}, ReportSender: sender, Mailer: mailer, Billing: money})
-	if n.schedules != nil {
-		n.schedules.Render = srv.RenderReport
+	if n.schedules != nil { // what a schedule's mail attaches: the reports themselves
+		n.schedules.Reports = &reports.Multis{Reporter: reporter, Placements: n.st, Catalogs: catalogs}
 	}
 	if cfg.monthlyBilling {
 		n.monthly = &billing.Monthly{Service: money, Log: n.log, Now: time.Now}
