@@ -54,11 +54,11 @@ type Mailer interface {
 // Scheduler sends saved reports' scheduled emails. Tick does one pass;
 // Run ticks until its context ends.
 type Scheduler struct {
-	Store  Store
+	Store   Store
 	Reports Renderer // what each mail attaches
-	Mailer Mailer
-	Now    func() time.Time
-	Log    *slog.Logger
+	Mailer  Mailer
+	Now     func() time.Time
+	Log     *slog.Logger
 }
 
 // Backoff is how long after failed attempt n (1, 2, …) the next one is
