@@ -126,7 +126,8 @@ func TestAccountIsolation(t *testing.T) {
 		"GET /api/v1/ads", "GET /api/v1/ad/{id}/stats", "GET /api/v1/invoices", "GET /api/v1/invoices/{id}", "POST /api/v1/campaigns/{id}/submit", "POST /api/v1/ad", "PUT /api/v1/ad/{id}", "DELETE /api/v1/ad/{id}",
 		"POST /api/v1/campaigns", "PUT /api/v1/campaigns/{id}", "POST /api/v1/assets", "POST /api/v1/advertisers/{id}/conversion-secret",
 		"POST /api/v1/conversions", "GET /api/v1/advertisers/{id}/postback-keys", "POST /api/v1/advertisers/{id}/postback-keys", "DELETE /api/v1/advertisers/{id}/postback-keys/{key}",
-		"POST /api/v1/ad/{id}/pause", "POST /api/v1/ad/{id}/resume", "POST /api/v1/advertisers/{id}/top-ups", "GET /api/v1/advertisers/{id}/balance"} {
+		"POST /api/v1/ad/{id}/pause", "POST /api/v1/ad/{id}/resume", "POST /api/v1/advertisers/{id}/top-ups", "GET /api/v1/advertisers/{id}/balance",
+		"GET /api/v1/creative-preview"} { // a preview frame of its own creatives (it shows what its parent sends)
 		open[r] = "advertiser"
 	}
 	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats", "GET /api/v1/sites", "GET /api/v1/sites/{name}",

@@ -2134,11 +2134,13 @@
       const w = +f.width.value || 300, h = +f.height.value || 250;
       if (t === 'image') preview.replaceChildren(f.image.value ? el('img', { src: f.image.value, width: w, height: h, alt: 'The image creative at its size' }) : el('p', { class: 'muted', text: 'Upload an image to see it here.' }));
       else if (t === 'html' || t === 'tag') {
-        // Drawn in the preview page (its own sandboxing policy, as the tag's
-        // frame has), which takes the HTML by postMessage once it is ready.
-        const frame = el('iframe', { sandbox: 'allow-scripts', width: w, height: h, title: 'The HTML creative at its size', referrerpolicy: 'no-referrer', src: 'preview' });
+        // Drawn where creatives serve, at a frame URL as they serve (GET
+        // /api/v1/creative-preview, as creativeView does), which takes the
+        // HTML by postMessage once it is ready.
+        const frame = el('iframe', { sandbox: 'allow-scripts', width: w, height: h, title: 'The HTML creative at its size', referrerpolicy: 'no-referrer' });
         previewing = { frame, html: html.value };
         preview.replaceChildren(frame);
+        previewURL().then(u => { frame.src = u; }, () => { frame.replaceWith(el('span', { class: 'muted', text: 'The preview could not be opened.' })); });
       } else if (t === 'native') {
         preview.replaceChildren(el('div', { class: 'native' }, f.imageUrl.value ? el('img', { src: f.imageUrl.value, alt: '' }) : null,
           el('strong', { text: f.title.value || 'Title' }), el('p', { text: f.body.value }), el('span', { class: 'button', text: f.cta.value || 'Learn more' }),
