@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -135,8 +136,11 @@ func TestAccountIsolation(t *testing.T) {
 		open[r] = "publisher"
 	}
 	// What of the others' an answer must not hold: B's names and T's.
+	// (A signed token's base64, such as a preview frame's /f/… URL, can
+	// spell zzt by chance: tokens are left out of the check.)
+	token := regexp.MustCompile(`/f/[A-Za-z0-9_-]+`)
 	leaks := func(r response) bool {
-		b := strings.ToLower(r.body)
+		b := strings.ToLower(token.ReplaceAllString(r.body, "/f/TOKEN"))
 		return r.status < 300 && (strings.Contains(b, "zzb") || strings.Contains(b, "zzt"))
 	}
 	fill := func(pattern string, names map[string]string) string {
