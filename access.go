@@ -336,6 +336,17 @@ func WithAudit(ctx context.Context, a Audit) context.Context {
 	return context.WithValue(ctx, auditKey{}, a)
 }
 
+// WithAuditFields returns ctx with the audit it carries naming fields as
+// what the request changes (ctx as it is when it carries none).
+func WithAuditFields(ctx context.Context, fields []string) context.Context {
+	a, ok := AuditFrom(ctx)
+	if !ok {
+		return ctx
+	}
+	a.Fields = fields
+	return WithAudit(ctx, a)
+}
+
 // AuditFrom returns the Audit ctx carries.
 func AuditFrom(ctx context.Context) (Audit, bool) {
 	a, ok := ctx.Value(auditKey{}).(Audit)

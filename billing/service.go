@@ -151,7 +151,7 @@ func (s *Service) TopUp(ctx context.Context, id int64, in marquee.TopUpInput, by
 	if in.Kind != marquee.TopUpCard {
 		fields = []string{"amount", "kind", "reason"}
 	}
-	t, err := s.cfg.Store.CreateTopUp(auditFields(ctx, fields), marquee.TopUp{AdvertiserID: id, Kind: in.Kind, Amount: in.Amount,
+	t, err := s.cfg.Store.CreateTopUp(marquee.WithAuditFields(ctx, fields), marquee.TopUp{AdvertiserID: id, Kind: in.Kind, Amount: in.Amount,
 		Currency: s.cfg.Currency, Reason: in.Reason, CreatedBy: by.Actor})
 	if err != nil || in.Kind != marquee.TopUpCard {
 		return t, err
@@ -159,23 +159,13 @@ func (s *Service) TopUp(ctx context.Context, id int64, in marquee.TopUpInput, by
 	back := by.ReturnURL + strconv.FormatInt(t.ID, 10)
 	sess, err := s.cfg.Payments.OpenCheckout(ctx, payments.Checkout{TopUp: t, Advertiser: a.Name, SuccessURL: back, CancelURL: back + "&cancelled=1"})
 	if err != nil {
-		if _, ferr := s.cfg.Store.AttachCheckout(auditFields(ctx, []string{"status"}), t.ID, "", "", true); ferr != nil {
+		if _, ferr := s.cfg.Store.AttachCheckout(marquee.WithAuditFields(ctx, []string{"status"}), t.ID, "", "", true); ferr != nil {
 			s.cfg.Log.Error("top-up: mark failed", "topUp", t.ID, "err", ferr)
 		}
 		s.cfg.Log.Error("top-up: open checkout", "topUp", t.ID, "err", err)
 		return t, marquee.Errorf(marquee.KindUnavailable, "Stripe did not open a checkout session; try again")
 	}
 	return s.cfg.Store.AttachCheckout(ctx, t.ID, sess.ID, sess.URL, false)
-}
-
-// auditFields is ctx with its audit naming fields as the ones changed.
-func auditFields(ctx context.Context, fields []string) context.Context {
-	a, ok := marquee.AuditFrom(ctx)
-	if !ok {
-		return ctx
-	}
-	a.Fields = fields
-	return marquee.WithAudit(ctx, a)
 }
 
 // A Notice is what a payment processor's verified notice did: a
@@ -271,7 +261,8 @@ func (s *Service) receipt(ctx context.Context, t marquee.TopUp, to string) {
 // unknown advertiser is an invalid request naming advertiserId; a period
 // that overlaps one of its invoices not credited is a conflict.
 func (s *Service) IssueInvoice(ctx context.Context, advertiser int64, from, to time.Time) (marquee.Invoice, error) {
-	if _, err := s.cfg.Store.Advertiser(ctx, advertiser); err != nil {
+	adv, err := s.cfg.Store.Advertiser(ctx, advertiser)
+	if err != nil {
 		if marquee.KindOf(err) == marquee.KindNotFound {
 			return marquee.Invoice{}, marquee.Invalid("invalid invoice", marquee.Problems{"advertiserId": "is not an advertiser's id"})
 		}
@@ -281,25 +272,19 @@ func (s *Service) IssueInvoice(ctx context.Context, advertiser int64, from, to t
 	if err != nil {
 		return marquee.Invoice{}, err
 	}
-	inv, err := s.invoice(ctx, cat, advertiser, from, to)
+	inv, err := Invoice(ctx, s.cfg.Reports, cat, advertiser, from, to)
 	if err != nil {
+		return inv, err
+	}
+	if inv.Prepaid, err = s.prepayment(ctx, &adv, inv.From, inv.To); err != nil {
 		return inv, err
 	}
 	return s.cfg.Store.IssueInvoice(ctx, inv)
 }
 
-// invoice is advertiser's invoice over [from, to), unnumbered, with its
-// prepayment.
-func (s *Service) invoice(ctx context.Context, cat *reports.Catalog, advertiser int64, from, to time.Time) (marquee.Invoice, error) {
-	inv, err := Invoice(ctx, s.cfg.Reports, cat, advertiser, from, to)
-	if err != nil {
-		return inv, err
-	}
-	return inv, s.addPrepayment(ctx, &inv)
-}
-
 // addPrepayment sets what invoice inv shows of its advertiser's
-// prepaid balance over its period (nil when it is not prepaid).
+// prepaid balance over its period (nil when it is not prepaid), reading
+// the advertiser (monthly billing knows only its id).
 func (s *Service) addPrepayment(ctx context.Context, inv *marquee.Invoice) error {
 	adv, err := s.cfg.Store.Advertiser(ctx, inv.AdvertiserID)
 	if err != nil {

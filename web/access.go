@@ -68,7 +68,7 @@ func handleCreateKey(st AccessStore, campaigns CampaignStore, now func() time.Ti
 			return err
 		}
 		secret, hash := auth.NewSecret(auth.KeyPrefix)
-		k, err := st.CreateKey(withFields(sctx, append([]string{"name", "scopes", "expiresAt"}, in.Bounds.Fields()...)),
+		k, err := st.CreateKey(marquee.WithAuditFields(sctx, append([]string{"name", "scopes", "expiresAt"}, in.Bounds.Fields()...)),
 			marquee.APIKey{Name: in.Name, Prefix: secret[:auth.PrefixLen], Scopes: in.Scopes, Bounds: in.Bounds, CreatedBy: p.Actor, ExpiresAt: in.ExpiresAt}, hash)
 		if err != nil {
 			return err
@@ -176,7 +176,7 @@ func handleCreateUser(st AccessStore, campaigns CampaignStore, rq requester, mai
 			secret, hash, expires = auth.NewInvitation(now())
 			fields[2] = "invitation"
 		}
-		u, err := st.CreateUser(withFields(sctx, fields), marquee.User{Email: *in.Email, Role: *in.Role, Bounds: b}, hash)
+		u, err := st.CreateUser(marquee.WithAuditFields(sctx, fields), marquee.User{Email: *in.Email, Role: *in.Role, Bounds: b}, hash)
 		if err != nil {
 			return err
 		}
@@ -249,7 +249,7 @@ func handleInviteUser(st AccessStore, campaigns CampaignStore, rq requester, mai
 		}
 		secret, hash, expires := auth.NewInvitation(now())
 		c := marquee.UserChange{PasswordHash: &hash, Allow: func(old marquee.User) error { return principal(ctx).MayManageUser(old.Role) }}
-		u, err := st.UpdateUser(withFields(sctx, []string{"invitation"}), id, c)
+		u, err := st.UpdateUser(marquee.WithAuditFields(sctx, []string{"invitation"}), id, c)
 		if err := wr.visible(sctx, err, "user"); err != nil {
 			return err
 		}
@@ -390,7 +390,7 @@ func handleUpdateUser(st AccessStore, campaigns CampaignStore, wr *writer) store
 			}
 			c.PasswordHash = &hash
 		}
-		u, err := st.UpdateUser(withFields(sctx, fields), id, c)
+		u, err := st.UpdateUser(marquee.WithAuditFields(sctx, fields), id, c)
 		if err := wr.visible(sctx, err, "user"); err != nil {
 			return err
 		}

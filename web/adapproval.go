@@ -44,7 +44,7 @@ func handleAdByAdvertiser(r resource[int64, marquee.AdInput], ads AdStore, campa
 			return marquee.Invalid("invalid ad", marquee.Problems{"creative.trusted": "only the ad team marks a tag trusted: leave it out"})
 		}
 		if !replace {
-			a, err := ads.CreateAdAs(withFields(sctx, changed(nil, &in)), in, marquee.StatePending)
+			a, err := ads.CreateAdAs(marquee.WithAuditFields(sctx, changed(nil, &in)), in, marquee.StatePending)
 			if err := w.visible(sctx, err, "ad"); err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ func handleAdByAdvertiser(r resource[int64, marquee.AdInput], ads AdStore, campa
 		if err != nil {
 			return err
 		}
-		a, err := ads.ReplaceAdAs(withFields(sctx, changed(&old, &in)), id, in, marquee.StatePending)
+		a, err := ads.ReplaceAdAs(marquee.WithAuditFields(sctx, changed(&old, &in)), id, in, marquee.StatePending)
 		if err := w.visible(sctx, err, "ad"); err != nil {
 			return err
 		}

@@ -64,7 +64,7 @@ func bulkOne(sctx context.Context, store CampaignStore, check func(*marquee.Camp
 		if in.Action == marquee.ActionSubmit || in.Action == marquee.ActionApprove {
 			fields = append(fields, "review")
 		}
-		return store.MoveCampaign(withAction(withFields(sctx, fields), in.Action), id, in.Action, "")
+		return store.MoveCampaign(withAction(marquee.WithAuditFields(sctx, fields), in.Action), id, in.Action, "")
 	}
 	c, err := store.Campaign(sctx, id)
 	if err != nil {
@@ -75,7 +75,7 @@ func bulkOne(sctx context.Context, store CampaignStore, check func(*marquee.Camp
 	if p := check(&ci); len(p) > 0 {
 		return c, marquee.Invalid("invalid campaign", p)
 	}
-	return store.ReplaceCampaign(withAction(withFields(sctx, []string{"targeting"}), "replace"), id, ci)
+	return store.ReplaceCampaign(withAction(marquee.WithAuditFields(sctx, []string{"targeting"}), "replace"), id, ci)
 }
 
 // withAction sets the action of the audit sctx carries.
@@ -110,7 +110,7 @@ func handleCloneCampaign(store CampaignStore, ads AdStore, w *writer) storeHandl
 		if in.Name = name; name == "" {
 			in.Name = marquee.CopyName(orig.Name)
 		}
-		c, err := store.CreateCampaign(withFields(sctx, changed(nil, &in)), in, marquee.StateDraft)
+		c, err := store.CreateCampaign(marquee.WithAuditFields(sctx, changed(nil, &in)), in, marquee.StateDraft)
 		if err != nil {
 			return err
 		}
@@ -123,7 +123,7 @@ func handleCloneCampaign(store CampaignStore, ads AdStore, w *writer) storeHandl
 			for _, a := range page {
 				ai := a.Input()
 				ai.CampaignID = c.ID
-				na, err := ads.CreateAd(withAction(withFields(sctx, changed(nil, &ai)), "create"), ai)
+				na, err := ads.CreateAd(withAction(marquee.WithAuditFields(sctx, changed(nil, &ai)), "create"), ai)
 				if err != nil {
 					return err
 				}

@@ -42,7 +42,7 @@ func handleCampaignByAdvertiser(r resource[int64, marquee.CampaignInput], campai
 			return err
 		}
 		if !replace {
-			c, err := campaigns.CreateCampaign(withFields(sctx, changed(nil, &in)), in, marquee.StateDraft)
+			c, err := campaigns.CreateCampaign(marquee.WithAuditFields(sctx, changed(nil, &in)), in, marquee.StateDraft)
 			if err := w.visible(sctx, err, "campaign"); err != nil {
 				return err
 			}
@@ -61,7 +61,7 @@ func handleCampaignByAdvertiser(r resource[int64, marquee.CampaignInput], campai
 			return marquee.Errorf(marquee.KindConflict, "campaign is %s: its advertiser changes a draft only (the ad team rejects one under review back to draft)", old.State)
 		}
 		in.Priority, in.Weight, in.Labels, in.Roadblock, in.Rotation, in.MaxPerPage = old.Priority, old.Weight, old.Labels, old.Roadblock, old.Rotation, old.MaxPerPage
-		c, err := campaigns.ReplaceCampaign(withFields(sctx, changed(&old.CampaignInput, &in)), id, in)
+		c, err := campaigns.ReplaceCampaign(marquee.WithAuditFields(sctx, changed(&old.CampaignInput, &in)), id, in)
 		if err := w.visible(sctx, err, "campaign"); err != nil {
 			return err
 		}

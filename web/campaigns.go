@@ -202,7 +202,7 @@ func handleMove[S, T any](what string, key func(*fasthttp.RequestCtx) (int64, er
 				return err
 			}
 		}
-		v, err := move(store, withFields(sctx, fields), id, action, reason)
+		v, err := move(store, marquee.WithAuditFields(sctx, fields), id, action, reason)
 		if err := w.visible(sctx, err, what); err != nil {
 			return err
 		}
@@ -214,7 +214,7 @@ func handleMove[S, T any](what string, key func(*fasthttp.RequestCtx) (int64, er
 // archiveCampaign is DELETE /api/v1/campaigns/{id}: the campaign is
 // archived, not deleted (its ads and reports stay).
 func archiveCampaign(st CampaignStore, ctx context.Context, id int64) error {
-	_, err := st.MoveCampaign(withFields(ctx, []string{"state"}), id, marquee.ActionArchive, "")
+	_, err := st.MoveCampaign(marquee.WithAuditFields(ctx, []string{"state"}), id, marquee.ActionArchive, "")
 	return err
 }
 

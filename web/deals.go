@@ -34,7 +34,7 @@ func handleCreateDeal(st DealStore, wr *writer) storeHandler {
 		if d.ID == "" {
 			return marquee.Invalid("invalid deal", marquee.Problems{"id": "is required: the deal id bids name"})
 		}
-		d, err = st.CreateDeal(withFields(sctx, dealFields), d)
+		d, err = st.CreateDeal(marquee.WithAuditFields(sctx, dealFields), d)
 		if err := wr.visible(sctx, err, "deal"); err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func handleReplaceDeal(st DealStore, wr *writer) storeHandler {
 		if d.ID != "" && d.ID != id {
 			return marquee.Invalid("invalid deal", marquee.Problems{"id": "must be the path's deal id, " + id + " (a deal id cannot change)"})
 		}
-		d, err = st.ReplaceDeal(withFields(sctx, dealFields), id, d)
+		d, err = st.ReplaceDeal(marquee.WithAuditFields(sctx, dealFields), id, d)
 		if err := wr.visible(sctx, err, "deal"); err != nil {
 			return err
 		}

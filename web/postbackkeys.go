@@ -84,7 +84,7 @@ func handleCreatePostbackKey(st AccessStore, campaigns CampaignStore) storeHandl
 		}
 		p := principal(ctx)
 		secret, hash := auth.NewSecret(auth.KeyPrefix)
-		k, err := st.CreateKey(withFields(sctx, []string{"name", "scopes", "advertisers"}),
+		k, err := st.CreateKey(marquee.WithAuditFields(sctx, []string{"name", "scopes", "advertisers"}),
 			marquee.APIKey{Name: "postback: " + a.Name, Prefix: secret[:auth.PrefixLen], Scopes: postbackScopes, Bounds: marquee.Bounds{Advertisers: marquee.IDs{id}}, CreatedBy: p.Actor}, hash)
 		if err != nil {
 			return err

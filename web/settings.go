@@ -56,7 +56,7 @@ func handlePutReportKeys(st SettingsStore, wr *writer) storeHandler {
 		if err != nil {
 			return marquee.Invalid("invalid report keys", marquee.Problems{"keys": err.Error()})
 		}
-		err = st.PutSetting(withFields(sctx, []string{"keys"}), marquee.SettingReportKeys, strings.Join(checked, ","))
+		err = st.PutSetting(marquee.WithAuditFields(sctx, []string{"keys"}), marquee.SettingReportKeys, strings.Join(checked, ","))
 		if err := wr.visible(sctx, err, "setting"); err != nil {
 			return err
 		}

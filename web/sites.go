@@ -31,7 +31,7 @@ func handleCreateSite(st SiteStore) storeHandler {
 		if err != nil {
 			return err
 		}
-		s, err := st.CreateSite(withFields(sctx, siteFields), in)
+		s, err := st.CreateSite(marquee.WithAuditFields(sctx, siteFields), in)
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func handleReplaceSite(st SiteStore) storeHandler {
 		if in.Name != name {
 			return marquee.Invalid("invalid site", marquee.Problems{"name": "must be the path's site name, " + name + " (its placements name it)"})
 		}
-		s, err := st.ReplaceSite(withFields(sctx, siteFields), name, in)
+		s, err := st.ReplaceSite(marquee.WithAuditFields(sctx, siteFields), name, in)
 		if err != nil {
 			return err
 		}

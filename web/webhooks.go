@@ -58,7 +58,7 @@ func handleCreateWebhook(st WebhookStore, hooks Webhooks, allowHTTP bool, wr *wr
 			return err
 		}
 		nonce := hooks.NewNonce()
-		w, err := st.CreateWebhook(withFields(sctx, []string{"url", "events", "link", "adId", "campaignId"}), in, nonce)
+		w, err := st.CreateWebhook(marquee.WithAuditFields(sctx, []string{"url", "events", "link", "adId", "campaignId"}), in, nonce)
 		if err := wr.visible(sctx, err, "webhook"); err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ func handleWebhookState(st WebhookStore, state string, wr *writer) storeHandler 
 		if state == marquee.WebhookDisabled {
 			reason = "disabled by " + principal(ctx).Actor
 		}
-		w, err := st.SetWebhookState(withFields(sctx, []string{"state"}), id, state, reason)
+		w, err := st.SetWebhookState(marquee.WithAuditFields(sctx, []string{"state"}), id, state, reason)
 		if err := wr.visible(sctx, err, "webhook"); err != nil {
 			return err
 		}

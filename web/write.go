@@ -163,7 +163,7 @@ func handleCreate[S, K, In, Out any](r resource[K, In], store S, create func(S, 
 		if err != nil {
 			return err
 		}
-		v, err := create(store, withFields(sctx, changed(nil, &in)), in)
+		v, err := create(store, marquee.WithAuditFields(sctx, changed(nil, &in)), in)
 		if err := w.visible(sctx, err, r.what); err != nil {
 			return err
 		}
@@ -200,7 +200,7 @@ func handleReplace[S, K, In, Out any](r resource[K, In], store S, replace func(S
 		if err != nil {
 			return err
 		}
-		v, err := replace(store, withFields(sctx, changed(&old, &in)), k, in)
+		v, err := replace(store, marquee.WithAuditFields(sctx, changed(&old, &in)), k, in)
 		if err := w.visible(sctx, err, r.what); err != nil {
 			return err
 		}
@@ -286,16 +286,6 @@ func (r requester) auditedAs(action string, h storeHandler) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		return h(r.audit(sctx, ctx, action, nil), ctx)
 	}
-}
-
-// withFields sets the changed fields of the audit sctx carries.
-func withFields(sctx context.Context, fields []string) context.Context {
-	a, ok := marquee.AuditFrom(sctx)
-	if !ok {
-		return sctx
-	}
-	a.Fields = fields
-	return marquee.WithAudit(sctx, a)
 }
 
 // changed names (by their JSON names) the fields of *new that differ
