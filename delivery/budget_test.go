@@ -78,11 +78,12 @@ func (f *budgetFleet) decide(i int, rnd *rand.Rand) *delivery.Campaign {
 }
 
 // load runs every instance's deciders, each pausing between decisions,
-// and syncs (every 100 ms, -budget-sync's default) until campaign 1 has
-// not served on any instance for 300 ms: each decision of campaign 1
-// renders (Bill) at once. It returns campaign 1's impressions, those
-// billed, and how long they took.
-func (f *budgetFleet) load(t *testing.T, deciders int, pause time.Duration) (served, billed int64, took time.Duration) {
+// and syncs (every 100 ms, -budget-sync's default) until it billed
+// budget and campaign 1 has not served on any instance for 300 ms since
+// (a loaded machine's pause before then is not the campaign stopping):
+// each decision of campaign 1 renders (Bill) at once. It returns
+// campaign 1's impressions, those billed, and how long they took.
+func (f *budgetFleet) load(t *testing.T, budget marquee.Micros, deciders int, pause time.Duration) (served, billed int64, took time.Duration) {
 	var servedN, billedN atomic.Int64
 	var last atomic.Int64 // wall ns of campaign 1's last serve
 	stop := make(chan struct{})
@@ -129,7 +130,7 @@ func (f *budgetFleet) load(t *testing.T, deciders int, pause time.Duration) (ser
 			})
 		}
 	}
-	for time.Since(time.Unix(0, last.Load())) < 300*time.Millisecond && time.Since(begin) < 30*time.Second {
+	for (billedN.Load()*int64(cost) < int64(budget.Nanos()) || time.Since(time.Unix(0, last.Load())) < 300*time.Millisecond) && time.Since(begin) < 30*time.Second {
 		time.Sleep(10 * time.Millisecond)
 	}
 	took = time.Unix(0, last.Load()).Sub(begin)
@@ -194,7 +195,7 @@ func TestBudgetDailyAcrossDST(t *testing.T) {
 		if c := f.decide(0, rnd); c == nil || c.ID != 1 {
 			t.Fatalf("%s: before load, the budgeted campaign does not serve (%v)", day.name, c)
 		}
-		n, billed, took := f.load(t, 3, 4*time.Millisecond) // about 2,000 impressions a second over the three
+		n, billed, took := f.load(t, budget.Daily, 3, 4*time.Millisecond) // about 2,000 impressions a second over the three
 		spent := f.spent(t, day.key)
 		rate := float64(n) / took.Seconds() // impressions a second, all instances
 		free := (n - billed) * int64(cost)

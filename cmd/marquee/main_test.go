@@ -32,7 +32,7 @@ import (
 // instances, databases, brokers and browsers — so they run in parallel,
 // defaultParallel at a time (not go test's GOMAXPROCS: 2 on a 2-core
 // machine) unless -parallel says otherwise; the browser tests share
-// maxBrowsers Chromiums (newTab). Under the race detector every test is
+// one Chromium, maxBrowsers tabs at a time (newTab). Under the race detector every test is
 // several times slower and busy, not waiting: two at a time, and one
 // Chromium.
 func TestMain(m *testing.M) {
@@ -46,7 +46,9 @@ func TestMain(m *testing.M) {
 	if !set {
 		flag.Set("test.parallel", strconv.Itoa(defaultParallel))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopBrowser()
+	os.Exit(code)
 }
 
 // defaultParallel is how many tests of this package run at once.

@@ -136,6 +136,7 @@ func (in *instance) balance(adv string) balanceAnswer {
 // credit from the team adds to the balance; an advertiser's account pays
 // by card but cannot credit itself.
 func TestTopUpByCard(t *testing.T) {
+	t.Parallel()
 	mail, addr := startMailbox(t)
 	in := start(t, t.TempDir(), nil, append(stripeFlags(t), "-currency", "EUR", "-smtp", "smtp://"+addr+"?tls=none", "-smtp-from", "billing@marquee.test")...)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Invoiced"}`), 201, "")
@@ -316,6 +317,7 @@ func TestTopUpByCard(t *testing.T) {
 // campaign then stops, and a credit lets it serve again. The invoice of
 // the day shows the payments and the balance.
 func TestPrepaidBalanceThreeInstances(t *testing.T) {
+	t.Parallel()
 	flags := stripeFlags(t)
 	ins := budgetFleet(t, append(flags, "-tracking-key", strings.Repeat("k", 32))...)
 	a := ins[0]
@@ -410,6 +412,7 @@ func TestPrepaidBalanceThreeInstances(t *testing.T) {
 // nothing can pay it; without -stripe-key a card top-up is a 409 and the
 // webhook a 404; -stripe-key without its webhook secret does not start.
 func TestTopUpWhenStripeIsDown(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

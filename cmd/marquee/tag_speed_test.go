@@ -22,6 +22,7 @@ new PerformanceObserver(function (l) { l.getEntries().forEach(function (e) { if 
 // without moving anything (a CLS of 0 from the tag); the same page
 // without the sizes shifts (the measure can fail).
 func TestTagCausesNoLayoutShift(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	for _, p := range []struct{ name, size string }{{"top", "728x90"}, {"side", "300x250"}, {"tall", "300x600"}} {
 		w, h, _ := strings.Cut(p.size, "x")
@@ -60,6 +61,7 @@ func TestTagCausesNoLayoutShift(t *testing.T) {
 // not decided when the page loads, and is once scrolled near; the slot at
 // the top is decided at once.
 func TestTagLazyLoading(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	ads.placement("top", `{"type":"native","title":"Top"}`)
 	ads.placement("low", `{"type":"native","title":"Low"}`)
@@ -84,6 +86,7 @@ func TestTagLazyLoading(t *testing.T) {
 // data-marquee-refresh-max="2" is decided again only while in view — not
 // while scrolled away — and at most twice.
 func TestTagViewableRefresh(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	ads.placement("box", `{"type":"native","title":"Box"}`)
 	pub := newPublisher(t)
@@ -107,6 +110,7 @@ func TestTagViewableRefresh(t *testing.T) {
 // TestTagSinglePageApp: with data-spa="1", a new page (pushState) decides
 // the slot again, and a slot the app adds later is filled.
 func TestTagSinglePageApp(t *testing.T) {
+	t.Parallel()
 	ads := newAdServer(t)
 	ads.placement("box", `{"type":"native","title":"Box"}`)
 	pub := newPublisher(t)
