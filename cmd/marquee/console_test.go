@@ -76,11 +76,9 @@ func holdBrowser(t testing.TB) {
 // target in a browser context of its own (cookies, storage, cache — what
 // a Chromium of its own gave it) without the cost of starting a browser.
 var chromium struct {
-	once    sync.Once
-	ctx     context.Context // the browser's first target: tabs are made from it
-	err     error
-	stop    func()
-	dataDir string
+	once sync.Once
+	ctx  context.Context // the browser's first target: tabs are made from it
+	err  error
 }
 
 // sharedBrowser returns the context of the package's Chromium, starting it
@@ -106,8 +104,8 @@ func sharedBrowser(t testing.TB) context.Context {
 			chromedp.Flag("enable-automation", false), chromedp.Flag("disable-blink-features", "AutomationControlled"),
 			chromedp.UserDataDir(dir))
 		ctx, cancelBrowser := chromedp.NewContext(alloc)
-		chromium.ctx, chromium.dataDir = ctx, dir
-		chromium.stop = func() { cancelBrowser(); cancelAlloc(); os.RemoveAll(dir) }
+		chromium.ctx = ctx
+		afterTests = func() { cancelBrowser(); cancelAlloc(); os.RemoveAll(dir) }
 		if err := chromedp.Do(ctx); err != nil { // starts the browser
 			chromium.err = fmt.Errorf("start Chromium: %w", err)
 		}
@@ -116,13 +114,6 @@ func sharedBrowser(t testing.TB) context.Context {
 		t.Fatal(chromium.err)
 	}
 	return chromium.ctx
-}
-
-// stopBrowser stops the package's Chromium, if a test started it.
-func stopBrowser() {
-	if chromium.stop != nil {
-		chromium.stop()
-	}
 }
 
 // tab is one headless Chromium tab on a Marquee instance. It records

@@ -47,9 +47,15 @@ func TestMain(m *testing.M) {
 		flag.Set("test.parallel", strconv.Itoa(defaultParallel))
 	}
 	code := m.Run()
-	stopBrowser()
+	if afterTests != nil {
+		afterTests()
+	}
 	os.Exit(code)
 }
+
+// afterTests, when a test set it, is run once every test has ended: it
+// stops the browser tests' shared Chromium (sharedBrowser).
+var afterTests func()
 
 // defaultParallel is how many tests of this package run at once.
 var defaultParallel = map[bool]int{false: 8, true: 2}[raceDetector]
