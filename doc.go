@@ -25,6 +25,8 @@
 //   - ivt: invalid traffic told from people's (crawlers, previewers,
 //     headless browsers, data centres, behaviour); third_party/ivtlists:
 //     the maintained lists it reads
+//   - supply: what buyers verify the network's inventory by — its
+//     sellers.json and its publishers' ads.txt lines
 //   - forecast: inventory forecasts and delivery risk
 //   - clickhouse: every event in ClickHouse and reports answered from it
 //   - reportmail: saved reports emailed on their schedules

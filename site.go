@@ -3,6 +3,7 @@ package marquee
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -13,13 +14,36 @@ import (
 // advertisers' billed spend) that is the publisher's — what a publisher's
 // account sees as its revenue and what its statements pay. A site's
 // publisher is the logins and keys bound to it (Bounds.Sites).
+//
+// SellerID is the site's seller_id in the network's sellers.json and its
+// ads.txt line (docs/api.md#sellers-and-adstxt): assigned when the site
+// is made, never changed and never given to another site, even after it
+// is deleted. SellerType and Confidential are its sellers.json entry's.
 type Site struct {
-	Name         string    `json:"name"`
-	Domains      []string  `json:"domains"`
-	RevenueShare float64   `json:"revenueShare"`
-	CreatedAt    time.Time `json:"createdAt"`
-	UpdatedAt    time.Time `json:"updatedAt"`
+	Name         string     `json:"name"`
+	Domains      []string   `json:"domains"`
+	RevenueShare float64    `json:"revenueShare"`
+	SellerID     string     `json:"sellerId"`
+	SellerType   SellerType `json:"sellerType"`
+	Confidential bool       `json:"confidential"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	UpdatedAt    time.Time  `json:"updatedAt"`
 }
+
+// SellerType is what a site's seller is to the network, as sellers.json
+// 1.0 names it: the publisher of the site (PUBLISHER), an intermediary
+// that resells others' inventory through it (INTERMEDIARY), or both.
+type SellerType string
+
+// The seller types; SellerTypes lists them.
+const (
+	SellerPublisher    SellerType = "PUBLISHER"
+	SellerIntermediary SellerType = "INTERMEDIARY"
+	SellerBoth         SellerType = "BOTH"
+)
+
+// SellerTypes are the seller types, the default first.
+var SellerTypes = []SellerType{SellerPublisher, SellerIntermediary, SellerBoth}
 
 // MaxSiteDomains bounds a site's domains.
 const MaxSiteDomains = 50
@@ -30,11 +54,13 @@ func NoSite(name string) *Error { return Errorf(KindNotFound, "site %q not found
 // ParseSiteInput decodes and checks a site's body: name (required, as
 // placements name it), domains (0 to MaxSiteDomains hostnames) and
 // revenueShare (required, from 0 to 1: 0.7 is 70% of the gross to the
-// publisher). Every problem is named.
+// publisher), sellerType (one of SellerTypes; PUBLISHER when absent) and
+// confidential (false when absent). A site's sellerId is Marquee's to
+// give. Every problem is named.
 func ParseSiteInput(body []byte) (Site, error) {
 	var s Site
 	p := Problems{}
-	fields, ok := object(body, p, "name", "domains", "revenueShare")
+	fields, ok := object(body, p, "name", "domains", "revenueShare", "sellerType", "confidential")
 	if !ok {
 		return s, Invalid("invalid site", p)
 	}
@@ -57,6 +83,15 @@ func ParseSiteInput(body []byte) (Site, error) {
 		p["revenueShare"] = "is required: the publisher's part of what its placements earn, from 0 to 1 (0.7: 70%)"
 	} else if json.Unmarshal(raw, &s.RevenueShare) != nil || s.RevenueShare < 0 || s.RevenueShare > 1 {
 		p["revenueShare"] = "must be a number from 0 to 1 (0.7: 70% of what its placements earn)"
+	}
+	s.SellerType = SellerPublisher
+	if raw, ok := present(fields, "sellerType"); ok {
+		if json.Unmarshal(raw, &s.SellerType) != nil || !slices.Contains(SellerTypes, s.SellerType) {
+			p["sellerType"] = "must be PUBLISHER, INTERMEDIARY or BOTH (as sellers.json names them)"
+		}
+	}
+	if raw, ok := present(fields, "confidential"); ok && json.Unmarshal(raw, &s.Confidential) != nil {
+		p["confidential"] = "must be true or false"
 	}
 	return s, Invalid("invalid site", p)
 }

@@ -187,6 +187,12 @@ func TestVocabulariesAreTheGoOnes(t *testing.T) {
 		{"roles", roles, marquee.Roles},
 		{"tiers", quoted(find("tiers", `const tiers = \[(.*?)\];`)), marquee.Priorities},
 		{"price models", models, marquee.PriceModels},
+		{"sellerTypes", quoted(find("sellerTypes", `const sellerTypes = \[(.*?)\];`)), func() (ts []string) {
+			for _, s := range marquee.SellerTypes {
+				ts = append(ts, string(s))
+			}
+			return ts
+		}()},
 	} {
 		if !slices.Equal(c.got, c.want) {
 			t.Errorf("app.js's %s = %q; want %q", c.what, c.got, c.want)

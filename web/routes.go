@@ -150,6 +150,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/sites/{name}", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(handleGetSite(s.sites))},
 		{"PUT", "/api/v1/sites/{name}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleReplaceSite(s.sites)))},
 		{"DELETE", "/api/v1/sites/{name}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("delete", handleDeleteSite(s.sites)))},
+		{"GET", "/api/v1/sites/{name}/ads.txt", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(handleAdsTxtLine(s.sites, s.cfg.Seller))},
 		{"POST", "/api/v1/deals", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleCreateDeal(s.deals, s.writer)))},
 		{"GET", "/api/v1/deals", allow(marquee.ScopeCampaignsRead), withStore(handleListDeals(s.deals))},
 		{"GET", "/api/v1/deals/{id}", allow(marquee.ScopeCampaignsRead), withStore(handleGetDeal(s.deals))},
@@ -269,6 +270,8 @@ func (s *Server) apiRoutes() []route {
 		{"GET", BidFramePath, allow(public), handleBidFrame()},
 		{"GET", "/vast", allow(public), handleVAST(s.serve, s.req)},
 		{"GET", "/vmap", allow(public), handleVMAP(s.serve, s.req)},
+		// What buyers check: the network's sellers.json.
+		{"GET", "/sellers.json", allow(public), withStore(handleSellersJSON(s.sites, s.cfg.Seller, s.now))},
 		// Events: beacons and batches into the collector.
 		{"GET", "/e", allow(public), handleEventGet(s.events)},
 		{"POST", "/e", allow(public), handleEventPost(s.events)},

@@ -33,6 +33,7 @@ import (
 	"marquee/privacy"
 	"marquee/reports"
 	"marquee/serve"
+	"marquee/supply"
 )
 
 // AdStore is what the web layer needs of a store of ads.
@@ -102,6 +103,9 @@ type Config struct {
 	// creative's preview may show. Set, a client's Host header never
 	// chooses where those URLs point.
 	PublicURL string
+	// Seller is the network's identity to buyers (-seller-domain, …): its
+	// sellers.json and its publishers' ads.txt line (none when unknown).
+	Seller supply.Network
 }
 
 // Store is every method of the store the edge calls: the one store, which

@@ -21,7 +21,7 @@ type SiteStore interface {
 // MaxSiteBody bounds a site's body.
 const MaxSiteBody = 8 << 10
 
-var siteFields = []string{"name", "domains", "revenueShare"}
+var siteFields = []string{"name", "domains", "revenueShare", "sellerType", "confidential"}
 
 // handleCreateSite serves POST /api/v1/sites: 201 with the site; a name
 // taken is a 409.

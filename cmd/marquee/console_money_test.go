@@ -46,8 +46,15 @@ func TestConsoleMoneyPages(t *testing.T) {
 	b.open("#/sites", "#new-site")
 	b.labelled("sites")
 	b.do("save a site", chromedp.SendKeys(chromedp.CSS(`#new-site [data-field=name] input`), "news"),
-		chromedp.SetValue(chromedp.CSS(`#new-site [data-field=revenueShare] input`), "70"), click(`#new-site button[type=submit]`))
-	b.waitFor("the site listed", `!!(document.querySelector('main table') && document.querySelector('main table').textContent.includes('70%'))`, 10*time.Second)
+		chromedp.SetValue(chromedp.CSS(`#new-site [data-field=revenueShare] input`), "70"),
+		chromedp.SetValue(chromedp.CSS(`#new-site [data-field=sellerType] select`), "INTERMEDIARY"),
+		click(`#new-site [data-field=confidential] input`), click(`#new-site button[type=submit]`))
+	b.waitFor("the site listed with its seller id and type", `!!(document.querySelector('main table') && document.querySelector('main table').textContent.includes('70%1INTERMEDIARY (confidential)'))`, 10*time.Second)
+	// Its name again fills the form with what it has: a change of its
+	// domains keeps its share, seller type and confidentiality.
+	b.do("give it a domain", chromedp.Evaluate[chromedp.Void](`(() => { const n = document.querySelector('#new-site [data-field=name] input'); n.value = 'news'; n.dispatchEvent(new Event('change')); })()`),
+		chromedp.SetValue(chromedp.CSS(`#new-site [data-field=domains] input`), "news.example"), click(`#new-site button[type=submit]`))
+	b.waitFor("the domain added, the rest kept", `!!(document.querySelector('main table') && document.querySelector('main table').textContent.includes('news.example70%1INTERMEDIARY (confidential)'))`, 10*time.Second)
 
 	b.open("#/deals", "#new-deal")
 	b.labelled("deals")

@@ -24,6 +24,7 @@ import (
 	"marquee/geoip"
 	"marquee/ivt"
 	"marquee/reportmail"
+	"marquee/supply"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
@@ -105,6 +106,7 @@ type serveConfig struct {
 	linkDomains       web.LinkDomains // -link-domains, -default-domain, -unknown-hosts
 	reportMailDomains []string        // -report-mail-domains, lower case
 	invoiceIssuer     string          // -invoice-issuer
+	seller            supply.Network  // -seller-domain, -seller-name, -seller-contact, -seller-cert-id, checked
 	monthlyBilling    bool            // -monthly-billing
 	stripe            payments.Config // -stripe-key, -stripe-api, -stripe-webhook-secret (Key "": none)
 	creativeOrigin    string          // -creative-origin, checked: scheme://host[:port]
@@ -176,6 +178,10 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.stripe.Key, "stripe-key", "", "Stripe secret API key (sk_…): prepaid advertisers top up their balances by card through Stripe Checkout (docs/api.md#prepaid-balances; none: no card payments). Best given as MARQUEE_STRIPE_KEY")
 	fs.StringVar(&c.stripe.API, "stripe-api", "", "Stripe API base URL (none: Stripe's own; tests point it at stripe-mock)")
 	fs.StringVar(&c.stripe.WebhookSecret, "stripe-webhook-secret", "", "signing secret (whsec_…) of the Stripe webhook endpoint that posts to /stripe/webhook; required with -stripe-key. Best given as MARQUEE_STRIPE_WEBHOOK_SECRET")
+	fs.StringVar(&c.seller.Domain, "seller-domain", "", "the network's canonical domain (ads.example.net): the first field of its publishers' ads.txt lines and the asi of its schain; sellers.json is published at /sellers.json once it is set (docs/api.md#sellers-and-adstxt)")
+	fs.StringVar(&c.seller.Name, "seller-name", "", "the network's business name, as buyers know it")
+	fs.StringVar(&c.seller.Contact, "seller-contact", "", "sellers.json's contact_email: whom buyers ask about the network's inventory")
+	fs.StringVar(&c.seller.CertID, "seller-cert-id", "", "the network's Trustworthy Accountability Group id (TAG-ID): the ads.txt lines' fourth field and sellers.json's identifiers")
 	fs.StringVar(&c.invoiceIssuer, "invoice-issuer", "Marquee", "who invoices and statements are issued by: your company's name, as the documents print it")
 	reportMailDomains := fs.String("report-mail-domains", "", "comma-separated domains an advertiser's or a publisher's account may schedule reports to besides its own logins' addresses (none: its logins' only)")
 	linkDomains := fs.String("link-domains", "", "comma-separated hosts that short links may belong to, each its own namespace of codes (go.brand.example,links.other.example)")
@@ -237,6 +243,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	// are checked as they are opened).
 	if c.privacyMode, err = privacy.ParseMode(c.privacy); err != nil {
 		return c, usageError{fmt.Errorf("-privacy: %w", err)}
+	}
+	if c.seller, err = c.seller.Check(); err != nil {
+		return c, usageError{err}
 	}
 	if c.currency, err = reports.ParseCurrency(c.currency); err != nil {
 		return c, usageError{fmt.Errorf("-currency: %w", err)}
@@ -631,7 +640,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
 		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin,
-		PublicURL: cfg.publicURL},
+		PublicURL: cfg.publicURL, Seller: cfg.seller},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
 			Reports: reporter, Auth: n.access, Uploads: web.Uploads{Store: n.assetStore, Cache: n.assets}, Serve: svc, Webhooks: n.hooks, Console: console.Handler(n.cfg.creativeOrigin),

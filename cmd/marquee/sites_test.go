@@ -111,3 +111,64 @@ func TestPublisherSeesItsNetRevenue(t *testing.T) {
 		t.Errorf("a statement read as an invoice = %d; want 404", r.status)
 	}
 }
+
+// TestSellersJSONAndAdsTxt: with -seller-domain, GET /sellers.json (no
+// credential) lists every site as sellers.json 1.0 says — seller ids in
+// the order sites were made, never given again after a deletion, a
+// confidential site without its name and domain — and a site's publisher
+// reads the ads.txt line of its own site only; without -seller-domain
+// there is no sellers.json (404) and no line (409).
+func TestSellersJSONAndAdsTxt(t *testing.T) {
+	t.Parallel()
+	in := start(t, t.TempDir(), nil, "-seller-domain", "Ads.Example.net", "-seller-name", "Example Ads",
+		"-seller-contact", "sellers@example.net", "-seller-cert-id", "f08c47fec0942fa0")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"news","domains":["news.example"],"revenueShare":0.7}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"gone","domains":[],"revenueShare":0.7}`), 201, "")
+	in.expect(in.admin("DELETE", "/api/v1/sites/gone", ""), 204, "")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"hidden","domains":["hidden.example"],"revenueShare":0.5,"sellerType":"INTERMEDIARY","confidential":true}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"x","revenueShare":0.5,"sellerType":"publisher","sellerId":"1"}`), 400,
+		`{"error":"invalid site","problems":{"sellerId":"unknown field","sellerType":"must be PUBLISHER, INTERMEDIARY or BOTH (as sellers.json names them)"}}`)
+	var site struct{ SellerID, SellerType string }
+	json.Unmarshal([]byte(in.admin("GET", "/api/v1/sites/hidden", "").body), &site)
+	if site.SellerID != "3" || site.SellerType != "INTERMEDIARY" {
+		t.Errorf("site hidden = %+v; want seller id 3 (2 was the deleted site's), INTERMEDIARY", site)
+	}
+
+	r := in.do("GET", "/sellers.json", "", "", "")
+	if r.status != 200 || r.header.Get("Content-Type") != "application/json" || !strings.Contains(r.header.Get("Cache-Control"), "public") {
+		t.Fatalf("GET /sellers.json = %d %v %s", r.status, r.header, r.body)
+	}
+	var doc struct {
+		ContactEmail string `json:"contact_email"`
+		Version      string `json:"version"`
+		Identifiers  []struct{ Name, Value string }
+		Sellers      []map[string]any `json:"sellers"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Version != "1.0" || doc.ContactEmail != "sellers@example.net" || len(doc.Identifiers) != 1 || doc.Identifiers[0].Value != "f08c47fec0942fa0" {
+		t.Errorf("sellers.json = %s; want version 1.0, the contact and the TAG-ID", r.body)
+	}
+	want := []map[string]any{
+		{"seller_id": "1", "name": "news", "domain": "news.example", "seller_type": "PUBLISHER"},
+		{"seller_id": "3", "seller_type": "INTERMEDIARY", "is_confidential": float64(1)},
+	}
+	if got, _ := json.Marshal(doc.Sellers); string(got) != func() string { b, _ := json.Marshal(want); return string(b) }() {
+		t.Errorf("sellers = %s; want %v", got, want)
+	}
+
+	pub, _ := in.keyFrom(`{"name":"news","scopes":["campaigns:read"],"sites":["news"]}`)
+	r = in.do("GET", "/api/v1/sites/news/ads.txt", pub, "", "")
+	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/plain") ||
+		r.body != "# Example Ads (ads.example.net)\nads.example.net, 1, DIRECT, f08c47fec0942fa0\n" {
+		t.Errorf("the publisher's ads.txt line = %d %q", r.status, r.body)
+	}
+	in.expect(in.do("GET", "/api/v1/sites/hidden/ads.txt", pub, "", ""), 404, "")
+	in.expect(in.do("GET", "/api/v1/sites/news/ads.txt", "", "", ""), 401, "")
+
+	bare := start(t, t.TempDir(), nil)
+	bare.expect(bare.admin("POST", "/api/v1/sites", `{"name":"news","domains":["news.example"],"revenueShare":0.7}`), 201, "")
+	bare.expect(bare.do("GET", "/sellers.json", "", "", ""), 404, "")
+	bare.expect(bare.admin("GET", "/api/v1/sites/news/ads.txt", ""), 409, "")
+}

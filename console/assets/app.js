@@ -1369,21 +1369,38 @@
     show(...out);
   });
 
+  // sellerTypes are sellers.json's (marquee.SellerTypes), the default first.
+  const sellerTypes = ['PUBLISHER', 'INTERMEDIARY', 'BOTH'];
   route(/^\/sites$/, 'campaigns:read', async () => {
     const list = await api('GET', '/api/v1/sites');
+    const adsTxt = s => el('a', { href: '/api/v1/sites/' + encodeURIComponent(s.name) + '/ads.txt', text: 'ads.txt line', title: 'What ' + s.name + "'s publisher adds to the ads.txt of each of its domains" });
     const out = [el('h1', { text: asPublisher() ? 'Your sites' : 'Sites' }),
-      table(['Site', 'Domains', 'Revenue share', ''], list.sites.map(s => [s.name, s.domains.join(', ') || '—', Math.round(s.revenueShare * 1e6) / 1e4 + '%',
-        can('campaigns:write') ? confirmButton('Delete', 'Delete site ' + s.name + '? Its publisher is then owed nothing for it.', async () => {
+      table(['Site', 'Domains', 'Revenue share', 'Seller id', 'Seller type', ''], list.sites.map(s => [s.name, s.domains.join(', ') || '—', Math.round(s.revenueShare * 1e6) / 1e4 + '%',
+        s.sellerId, s.sellerType + (s.confidential ? ' (confidential)' : ''),
+        el('span', {}, adsTxt(s), ' ', can('campaigns:write') ? confirmButton('Delete', 'Delete site ' + s.name + '? Its publisher is then owed nothing for it, and its seller id is never given again.', async () => {
           try { await api('DELETE', '/api/v1/sites/' + encodeURIComponent(s.name)); render(); } catch (e) { main().prepend(errorBox(e)); }
-        }) : '']), 'No sites yet: placements name their site; a site says what share of what they earn is its publisher\'s.')];
+        }) : '')]), 'No sites yet: placements name their site; a site says what share of what they earn is its publisher\'s.')];
     if (can('campaigns:write')) {
       const name = el('input', { required: true }), domains = el('input', { placeholder: 'news.example, m.news.example' }),
-        share = el('input', { type: 'number', min: '0', max: '100', step: '0.0001', required: true, value: '70' });
+        share = el('input', { type: 'number', min: '0', max: '100', step: '0.0001', required: true, value: '70' }),
+        type = el('select', {}, sellerTypes.map(t => el('option', { value: t, text: t }))),
+        secret = el('input', { type: 'checkbox' });
+      // The same name fills the form with the site's values, so that a
+      // change keeps what it does not touch.
+      name.addEventListener('change', () => {
+        const s = list.sites.find(s => s.name === name.value);
+        if (!s) return;
+        domains.value = s.domains.join(', '); share.value = String(Math.round(s.revenueShare * 1e6) / 1e4);
+        type.value = s.sellerType; secret.checked = s.confidential;
+      });
       const form = el('form', { id: 'new-site' }, el('h2', { text: 'New site (or change one: the same name)' }), field('Name (as placements name it)', name, 'name'),
-        field('Domains', domains, 'domains'), field("Publisher's revenue share (%)", share, 'revenueShare'), el('button', { type: 'submit', text: 'Save site' }));
+        field('Domains', domains, 'domains'), field("Publisher's revenue share (%)", share, 'revenueShare'),
+        field('Seller type (sellers.json)', type, 'sellerType'),
+        field('Confidential (no name or domain in sellers.json)', secret, 'confidential'), el('button', { type: 'submit', text: 'Save site' }));
       form.addEventListener('submit', async ev => {
         ev.preventDefault();
-        const body = { name: name.value, domains: domains.value.split(',').map(d => d.trim()).filter(Boolean), revenueShare: (+share.value) / 100 };
+        const body = { name: name.value, domains: domains.value.split(',').map(d => d.trim()).filter(Boolean), revenueShare: (+share.value) / 100,
+          sellerType: type.value, confidential: secret.checked };
         try {
           if (list.sites.some(s => s.name === name.value)) await api('PUT', '/api/v1/sites/' + encodeURIComponent(name.value), body);
           else await api('POST', '/api/v1/sites', body);

@@ -206,7 +206,7 @@ func TestTitleKeysOfOlderRows(t *testing.T) {
 		`DROP TABLE advertisers`, `DROP TABLE campaigns`, `DROP TABLE placements`, `DROP TABLE assets`,
 		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `DROP TABLE link_tags`, `DROP TABLE report_dims`,
 		`ALTER TABLE users DROP COLUMN bounds`, `ALTER TABLE api_keys DROP COLUMN bounds`,
-		`DROP TABLE report_requests`, `DROP TABLE report_requests_daily`, `DROP TABLE saved_reports`, `DROP TABLE report_deliveries`, `DROP TABLE report_cube`, `DROP TABLE report_cube_cp`, `DROP TABLE report_cube_geo`, `DROP TABLE report_cube_kv`, `DROP TABLE conversions`, `DROP TABLE request_samples`, `DROP TABLE report_bids`, `DROP TABLE deals`, `DROP TABLE sites`, `DROP TABLE invoices`, `DROP TABLE invoice_seq`, `DROP TABLE settings`, `DROP TABLE top_ups`, `DROP TABLE stripe_events`,
+		`DROP TABLE report_requests`, `DROP TABLE report_requests_daily`, `DROP TABLE saved_reports`, `DROP TABLE report_deliveries`, `DROP TABLE report_cube`, `DROP TABLE report_cube_cp`, `DROP TABLE report_cube_geo`, `DROP TABLE report_cube_kv`, `DROP TABLE conversions`, `DROP TABLE request_samples`, `DROP TABLE report_bids`, `DROP TABLE deals`, `DROP TABLE sites`, `DROP TABLE invoices`, `DROP TABLE invoice_seq`, `DROP TABLE seller_seq`, `DROP TABLE settings`, `DROP TABLE top_ups`, `DROP TABLE stripe_events`,
 		`ALTER TABLE audit_log DROP COLUMN before_doc`, `ALTER TABLE audit_log DROP COLUMN after_doc`, `DROP TABLE scope_locks`, `UPDATE schema_version SET version = 5`}
 	for _, table := range []string{"report_hourly", "report_daily", "report_totals"} {
 		for _, c := range reportrow.Columns[3:] { // 0012's
@@ -226,5 +226,49 @@ func TestTitleKeysOfOlderRows(t *testing.T) {
 	ads, total, err := st.ListAds(ctx, marquee.AdFilter{Query: "émile", Now: time.Now(), Limit: 10})
 	if err != nil || total != 1 || len(ads) != 1 || ads[0].Title != "Émile's Spring" {
 		t.Fatalf("ListAds(q émile) after the upgrade = %+v, total %d, %v; want the older ad", ads, total, err)
+	}
+}
+
+// TestSellerIDsOfOlderSites: sites made before sellers.json existed
+// (schema version 42) are given seller ids in the order of their names
+// when a binary that has them opens the database, and the next site made
+// the next id.
+func TestSellerIDsOfOlderSites(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP INDEX sites_seller_id`, `ALTER TABLE sites DROP COLUMN seller_id`, `ALTER TABLE sites DROP COLUMN seller_type`,
+		`ALTER TABLE sites DROP COLUMN confidential`, `DROP TABLE seller_seq`, `UPDATE schema_version SET version = 42`,
+		`INSERT INTO sites (name, domains, revenue_share, created_at, updated_at) VALUES ('news', '[]', 700000, 1, 1), ('blog', '[]', 500000, 2, 2), ('shop', '[]', 0, 3, 3)`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	if st, err = sqlite.Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sites, err := st.ListSites(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range sites {
+		got[s.Name] = s.SellerID + " " + string(s.SellerType)
+	}
+	if want := map[string]string{"blog": "1 PUBLISHER", "news": "2 PUBLISHER", "shop": "3 PUBLISHER"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("seller ids after the upgrade = %v; want %v", got, want)
+	}
+	if s, err := st.CreateSite(ctx, marquee.Site{Name: "new", Domains: []string{}, SellerType: marquee.SellerPublisher}); err != nil || s.SellerID != "4" {
+		t.Errorf("the next site = %+v, %v; want seller id 4", s, err)
 	}
 }

@@ -6,23 +6,27 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"marquee"
 )
 
 // Sites: a row each, keyed by name; the revenue share kept in millionths
-// so that a share reads back as it was written.
+// so that a share reads back as it was written; the seller id from
+// seller_seq, bumped in the transaction that makes the site (a number
+// never given twice).
 
-const siteCols = `name, domains, revenue_share, created_at, updated_at`
+const siteCols = `name, domains, revenue_share, seller_id, seller_type, confidential, created_at, updated_at`
 
 func scanSite(r Row) (marquee.Site, error) {
 	var s marquee.Site
-	var domains string
-	var share, created, updated int64
-	if err := r.Scan(&s.Name, &domains, &share, &created, &updated); err != nil {
+	var domains, sellerType string
+	var share, seller, confidential, created, updated int64
+	if err := r.Scan(&s.Name, &domains, &share, &seller, &sellerType, &confidential, &created, &updated); err != nil {
 		return s, err
 	}
+	s.SellerID, s.SellerType, s.Confidential = strconv.FormatInt(seller, 10), marquee.SellerType(sellerType), confidential == 1
 	if err := json.Unmarshal([]byte(domains), &s.Domains); err != nil {
 		return s, fmt.Errorf("site %q: decode domains: %w", s.Name, err)
 	}
@@ -48,7 +52,16 @@ func (s *Store) CreateSite(ctx context.Context, in marquee.Site) (marquee.Site, 
 			return in, err
 		}
 		in.CreatedAt, in.UpdatedAt = now, now
-		if _, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?)`, in.Name, string(domains), shareOf(&in), now.UnixMilli(), now.UnixMilli()); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE seller_seq SET last = last + 1 WHERE id = 1`); err != nil {
+			return in, err
+		}
+		var seller int64
+		if err := tx.QueryRow(ctx, `SELECT last FROM seller_seq WHERE id = 1`).Scan(&seller); err != nil {
+			return in, err
+		}
+		in.SellerID = strconv.FormatInt(seller, 10)
+		if _, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, in.Name, string(domains), shareOf(&in),
+			seller, string(in.SellerType), boolInt(in.Confidential), now.UnixMilli(), now.UnixMilli()); err != nil {
 			return in, err
 		}
 		return in, auditOnly(ctx, tx, marquee.EntitySite, in.Name, nil, in)
@@ -73,8 +86,9 @@ func (s *Store) ListSites(ctx context.Context) ([]marquee.Site, error) {
 	})
 }
 
-// ReplaceSite replaces the domains and revenue share of site name (in's
-// name is ignored: a site's name is its placements').
+// ReplaceSite replaces the domains, revenue share, seller type and
+// confidentiality of site name (in's name and seller id are ignored: a
+// site's name is its placements', its seller id buyers').
 func (s *Store) ReplaceSite(ctx context.Context, name string, in marquee.Site) (marquee.Site, error) {
 	return write(ctx, s, "replace site", func(tx Tx, now time.Time) (marquee.Site, error) {
 		old, err := scanSite(tx.QueryRow(ctx, `SELECT `+siteCols+` FROM sites WHERE name = ?`+s.cfg.ForUpdate, name))
@@ -88,8 +102,9 @@ func (s *Store) ReplaceSite(ctx context.Context, name string, in marquee.Site) (
 		if err != nil {
 			return in, err
 		}
-		in.Name, in.CreatedAt, in.UpdatedAt = name, old.CreatedAt, now
-		if _, err = tx.Exec(ctx, `UPDATE sites SET domains = ?, revenue_share = ?, updated_at = ? WHERE name = ?`, string(domains), shareOf(&in), now.UnixMilli(), name); err != nil {
+		in.Name, in.SellerID, in.CreatedAt, in.UpdatedAt = name, old.SellerID, old.CreatedAt, now
+		if _, err = tx.Exec(ctx, `UPDATE sites SET domains = ?, revenue_share = ?, seller_type = ?, confidential = ?, updated_at = ? WHERE name = ?`,
+			string(domains), shareOf(&in), string(in.SellerType), boolInt(in.Confidential), now.UnixMilli(), name); err != nil {
 			return in, err
 		}
 		return in, auditOnly(ctx, tx, marquee.EntitySite, name, old, in)

@@ -91,12 +91,31 @@ func testInvoices(t *testing.T, open Opener) {
 	if ds, err := again().ListDeals(ctx); err != nil || len(ds) != 1 || ds[0].ID != d.ID || ds[0].Floor != d.Floor || !ds[0].EndAt.Equal(end) || len(ds[0].Bidders) != 2 {
 		t.Errorf("deals = %+v, %v", ds, err)
 	}
-	s := marquee.Site{Name: "news", Domains: []string{"news.example"}, RevenueShare: 0.7}
+	s := marquee.Site{Name: "news", Domains: []string{"news.example"}, RevenueShare: 0.7, SellerType: marquee.SellerPublisher}
 	if _, err := st.CreateSite(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := again().Site(ctx, "news"); err != nil || got.RevenueShare != 0.7 || len(got.Domains) != 1 {
-		t.Errorf("site = %+v, %v", got, err)
+	if got, err := again().Site(ctx, "news"); err != nil || got.RevenueShare != 0.7 || len(got.Domains) != 1 || got.SellerID != "1" || got.SellerType != marquee.SellerPublisher || got.Confidential {
+		t.Errorf("site = %+v, %v; want seller 1, a publisher, not confidential", got, err)
+	}
+	// Seller ids: one each, in the order sites are made, never given
+	// again — not even a deleted site's; an edit keeps it.
+	for _, name := range []string{"blog", "shop"} {
+		if _, err := st.CreateSite(ctx, marquee.Site{Name: name, Domains: []string{}, SellerType: marquee.SellerIntermediary, Confidential: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.DeleteSite(ctx, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.CreateSite(ctx, marquee.Site{Name: "shop", Domains: []string{}, SellerType: marquee.SellerBoth}); err != nil || got.SellerID != "4" {
+		t.Errorf("a site made again after its deletion = %+v, %v; want seller id 4 (3 was the deleted one's)", got, err)
+	}
+	if got, err := st.ReplaceSite(ctx, "blog", marquee.Site{SellerID: "99", Domains: []string{"blog.example"}, SellerType: marquee.SellerBoth}); err != nil || got.SellerID != "2" {
+		t.Errorf("an edited site = %+v, %v; want its seller id 2 kept", got, err)
+	}
+	if got, err := again().Site(ctx, "blog"); err != nil || got.SellerID != "2" || got.SellerType != marquee.SellerBoth || got.Confidential {
+		t.Errorf("the edited site read back = %+v, %v; want seller 2, BOTH, no longer confidential", got, err)
 	}
 }
 

@@ -1,0 +1,67 @@
+package web
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"marquee"
+	"marquee/supply"
+)
+
+// sellersEvery is how long an instance answers the sellers.json it built
+// before it reads the sites again: the route is public, and a crawler's
+// requests must not each read every site.
+const sellersEvery = time.Minute
+
+// handleSellersJSON serves GET /sellers.json (public): the network's
+// sellers.json, an entry for every site (docs/api.md#sellers-and-adstxt);
+// 404 while the network has no identity (-seller-domain).
+func handleSellersJSON(st SiteStore, n supply.Network, now func() time.Time) storeHandler {
+	var mu sync.Mutex
+	var body []byte
+	var built time.Time
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		if !n.Known() {
+			return marquee.Errorf(marquee.KindNotFound, "this network publishes no sellers.json: its operator has not set -seller-domain")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if body == nil || now().Sub(built) >= sellersEvery {
+			sites, err := st.ListSites(sctx)
+			if err != nil {
+				return err
+			}
+			body, built = n.SellersJSON(sites).Marshal(), now()
+		}
+		ctx.Response.Header.Set("Cache-Control", "public, max-age=3600")
+		ctx.SetContentType("application/json")
+		ctx.SetBody(body)
+		return nil
+	}
+}
+
+// handleAdsTxtLine serves GET /api/v1/sites/{name}/ads.txt (the team, and
+// the site's publisher): what its publisher adds to the ads.txt of each
+// of its domains (supply.Network.AdsTxt), as text/plain; 409 while the network has no
+// identity (-seller-domain).
+func handleAdsTxtLine(st SiteStore, n supply.Network) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		name := string(pathParam(ctx, 0))
+		if b := boundsOf(ctx); b.Bound() && !b.HasSite(name) {
+			return marquee.NoSite(name)
+		}
+		s, err := st.Site(sctx, name)
+		if err != nil {
+			return err
+		}
+		if !n.Known() {
+			return marquee.Errorf(marquee.KindConflict, "this network has no ads.txt line to give: its operator has not set -seller-domain")
+		}
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.SetBodyString(n.AdsTxt(s))
+		return nil
+	}
+}
