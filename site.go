@@ -26,8 +26,11 @@ type Site struct {
 	SellerID     string     `json:"sellerId"`
 	SellerType   SellerType `json:"sellerType"`
 	Confidential bool       `json:"confidential"`
-	CreatedAt    time.Time  `json:"createdAt"`
-	UpdatedAt    time.Time  `json:"updatedAt"`
+	// AdsTxt is the last check of its domains' ads.txt (nil: never
+	// checked): whether they authorise the network to sell the site.
+	AdsTxt    *AdsTxtCheck `json:"adsTxt,omitempty"`
+	CreatedAt time.Time    `json:"createdAt"`
+	UpdatedAt time.Time    `json:"updatedAt"`
 }
 
 // SellerType is what a site's seller is to the network, as sellers.json
@@ -41,6 +44,41 @@ const (
 	SellerIntermediary SellerType = "INTERMEDIARY"
 	SellerBoth         SellerType = "BOTH"
 )
+
+// AdsTxtStatus is what a check of a site's ads.txt found
+// (docs/api.md#sellers-and-adstxt).
+type AdsTxtStatus string
+
+// The statuses of an ads.txt check, of a domain and of a site (a site's
+// is its best domain's, in this order).
+const (
+	AdsTxtAuthorized AdsTxtStatus = "authorized" // a record names the network's domain and the site's seller id
+	AdsTxtNotListed  AdsTxtStatus = "notListed"  // the file was read and names no such record
+	AdsTxtMissing    AdsTxtStatus = "missing"    // there is no file (404, 410), or the site has no domain
+	AdsTxtError      AdsTxtStatus = "error"      // the file could not be read (a timeout, a 5xx, not text/plain, too large, a redirect too far)
+)
+
+// AdsTxtCheck is a check of a site's domains' ads.txt: the site's status,
+// when it was checked, and each domain's.
+type AdsTxtCheck struct {
+	Status    AdsTxtStatus   `json:"status"`
+	CheckedAt time.Time      `json:"checkedAt"`
+	Domains   []AdsTxtDomain `json:"domains"`
+}
+
+// AdsTxtDomain is one domain's check: its status, the record that
+// authorises the network (Line, as written), or why it could not be
+// read (Error).
+type AdsTxtDomain struct {
+	Domain string       `json:"domain"`
+	Status AdsTxtStatus `json:"status"`
+	Line   string       `json:"line,omitempty"`
+	Error  string       `json:"error,omitempty"`
+}
+
+// Authorized reports whether the check found the network authorised on
+// one of the site's domains.
+func (c *AdsTxtCheck) Authorized() bool { return c != nil && c.Status == AdsTxtAuthorized }
 
 // SellerTypes are the seller types, the default first.
 var SellerTypes = []SellerType{SellerPublisher, SellerIntermediary, SellerBoth}

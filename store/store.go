@@ -65,6 +65,8 @@ type Store interface {
 	ListSites(ctx context.Context) ([]marquee.Site, error)
 	ReplaceSite(ctx context.Context, name string, s marquee.Site) (marquee.Site, error)
 	DeleteSite(ctx context.Context, name string) error
+	ClaimAdsTxtCheck(ctx context.Context, name string, now time.Time, since time.Duration) (bool, error)
+	SetAdsTxtCheck(ctx context.Context, name string, c marquee.AdsTxtCheck) error
 	CreateDeal(ctx context.Context, d marquee.Deal) (marquee.Deal, error)
 	Deal(ctx context.Context, id string) (marquee.Deal, error)
 	ListDeals(ctx context.Context) ([]marquee.Deal, error)

@@ -51,7 +51,7 @@ func redirectServerOf(tb testing.TB, in marquee.LinkInput) fasthttp.RequestHandl
 	}
 	tb.Cleanup(func() { c.Close(context.Background()) })
 	srv := web.NewServer(web.Config{}, web.Deps{Log: log, Now: time.Now, Index: index.New(time.Now), Serve: service(serve.Config{Now: time.Now}, serve.LedgerConfig{Sink: c}),
-		Store: st, LinkCache: web.NewLinkCache(st, cache.Capacity{Entries: 1000}, nil),
+		Store: st, Caches: web.Caches{Links: web.NewLinkCache(st, cache.Capacity{Entries: 1000}, nil)},
 		Clicks: clicks.New(st, synced{}, log, nil), Registry: prometheus.NewRegistry()})
 	return srv.Handler()
 }

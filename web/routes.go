@@ -151,6 +151,7 @@ func (s *Server) apiRoutes() []route {
 		{"PUT", "/api/v1/sites/{name}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleReplaceSite(s.sites)))},
 		{"DELETE", "/api/v1/sites/{name}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("delete", handleDeleteSite(s.sites)))},
 		{"GET", "/api/v1/sites/{name}/ads.txt", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(handleAdsTxtLine(s.sites, s.cfg.Seller))},
+		{"POST", "/api/v1/sites/{name}/ads-txt/check", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(handleCheckAdsTxt(s.adsTxt))},
 		{"POST", "/api/v1/deals", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleCreateDeal(s.deals, s.writer)))},
 		{"GET", "/api/v1/deals", allow(marquee.ScopeCampaignsRead), withStore(handleListDeals(s.deals))},
 		{"GET", "/api/v1/deals/{id}", allow(marquee.ScopeCampaignsRead), withStore(handleGetDeal(s.deals))},

@@ -65,3 +65,30 @@ func handleAdsTxtLine(st SiteStore, n supply.Network) storeHandler {
 		return nil
 	}
 }
+
+// AdsTxtChecker checks a site's ads.txt at once (supply.Watcher).
+type AdsTxtChecker interface {
+	CheckNow(ctx context.Context, name string) (marquee.Site, error)
+}
+
+// handleCheckAdsTxt serves POST /api/v1/sites/{name}/ads-txt/check (the
+// team, and the site's publisher): its domains' ads.txt checked now,
+// answered with the site and its check; 429 with Retry-After within a
+// minute of its last check; 409 while the network has no identity.
+func handleCheckAdsTxt(c AdsTxtChecker) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		name := string(pathParam(ctx, 0))
+		if b := boundsOf(ctx); b.Bound() && !b.HasSite(name) {
+			return marquee.NoSite(name)
+		}
+		if c == nil {
+			return marquee.Errorf(marquee.KindConflict, "this network checks no ads.txt: its operator has not set -seller-domain")
+		}
+		s, err := c.CheckNow(sctx, name)
+		if err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, s)
+		return nil
+	}
+}

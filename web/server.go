@@ -132,13 +132,12 @@ type Store interface {
 
 // Deps are the server's collaborators.
 type Deps struct {
-	Log       *slog.Logger
-	Now       func() time.Time // the clock ads are judged and events stamped by
-	Store     Store            // nil: the routes that read or write it fail (tests of other routes)
-	Index     *index.Index     // fed by Feed, which makes writes visible
-	Feed      Syncer
-	AdCache   *cache.Cache[int64, []byte]        // ads' JSON by id (see NewAdCache)
-	LinkCache *cache.Cache[string, marquee.Link] // links by marquee.LinkKey (see NewLinkCache)
+	Log    *slog.Logger
+	Now    func() time.Time // the clock ads are judged and events stamped by
+	Store  Store            // nil: the routes that read or write it fail (tests of other routes)
+	Index  *index.Index     // fed by Feed, which makes writes visible
+	Feed   Syncer
+	Caches Caches
 	// GeoIP places visitors for links' country rules (nil: no country is
 	// known, and those rules never match).
 	GeoIP   linkroute.Geo
@@ -173,6 +172,16 @@ type Deps struct {
 	// Erasure is what an erasure request clears and says (nil Counters:
 	// the erasure route answers 404).
 	Erasure Erasing
+	// AdsTxt checks a site's ads.txt when asked (supply.Watcher; nil:
+	// the check route answers 409, as without -seller-domain).
+	AdsTxt AdsTxtChecker
+}
+
+// Caches are the look-ups by key: ads' JSON by id (see NewAdCache) and
+// links by marquee.LinkKey (see NewLinkCache).
+type Caches struct {
+	Ads   *cache.Cache[int64, []byte]
+	Links *cache.Cache[string, marquee.Link]
 }
 
 // Uploads are where uploaded images go (Store) and the images by
@@ -238,6 +247,7 @@ type Server struct {
 	// without reports.
 	reportKeys *reports.KeySet
 	sites      SiteStore
+	adsTxt     AdsTxtChecker
 	billing    *billing.Service
 	invoiceSt  InvoiceStore
 	users      func(context.Context) ([]marquee.User, error) // the logins, for where an account may mail
@@ -258,7 +268,7 @@ type Server struct {
 func NewServer(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, log: d.Log, now: d.Now, store: d.Store, links: d.Store, index: d.Index,
-		adCache: d.AdCache, linkCache: d.LinkCache, geo: d.GeoIP, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
+		adCache: d.Caches.Ads, linkCache: d.Caches.Links, adsTxt: d.AdsTxt, geo: d.GeoIP, clicks: d.Clicks, reports: d.Reports, auth: d.Auth, console: d.Console,
 		campaigns: d.Store, hookSt: d.Store, hooks: d.Webhooks,
 		access: d.Store, privSt: d.Store, forget: d.Erasure.Counters, retention: d.Erasure.EventsRetention, assets: d.Uploads.Cache, assetSt: d.Uploads.Store,
 		writer:  &writer{feed: d.Feed, log: d.Log},

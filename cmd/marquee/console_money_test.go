@@ -54,7 +54,10 @@ func TestConsoleMoneyPages(t *testing.T) {
 	// domains keeps its share, seller type and confidentiality.
 	b.do("give it a domain", chromedp.Evaluate[chromedp.Void](`(() => { const n = document.querySelector('#new-site [data-field=name] input'); n.value = 'news'; n.dispatchEvent(new Event('change')); })()`),
 		chromedp.SetValue(chromedp.CSS(`#new-site [data-field=domains] input`), "news.example"), click(`#new-site button[type=submit]`))
-	b.waitFor("the domain added, the rest kept", `!!(document.querySelector('main table') && document.querySelector('main table').textContent.includes('news.example70%1INTERMEDIARY (confidential)'))`, 10*time.Second)
+	b.waitFor("the domain added, the rest kept", `!!(document.querySelector('main table') && document.querySelector('main table').textContent.includes('news.example70%1INTERMEDIARY (confidential)not checked yet'))`, 10*time.Second)
+	// This network has no -seller-domain: a check says so.
+	b.do("check its ads.txt", click(`main table .ads-txt button`))
+	b.waitFor("why it cannot be checked", `!!(document.querySelector('main') && document.querySelector('main').textContent.includes('has not set -seller-domain'))`, 10*time.Second)
 
 	b.open("#/deals", "#new-deal")
 	b.labelled("deals")

@@ -131,7 +131,7 @@ func TestAccountIsolation(t *testing.T) {
 		"GET /api/v1/creative-preview"} { // a preview frame of its own creatives (it shows what its parent sends)
 		open[r] = "advertiser"
 	}
-	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats", "GET /api/v1/sites", "GET /api/v1/sites/{name}", "GET /api/v1/sites/{name}/ads.txt",
+	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats", "GET /api/v1/sites", "GET /api/v1/sites/{name}", "GET /api/v1/sites/{name}/ads.txt", "POST /api/v1/sites/{name}/ads-txt/check",
 		"GET /api/v1/statements", "GET /api/v1/statements/{id}", "GET /api/v1/bidders/stats"} {
 		open[r] = "publisher"
 	}
@@ -177,8 +177,8 @@ func TestAccountIsolation(t *testing.T) {
 				path = "/api/v1/sites/mysite"
 			case "/api/v1/statements/{id}":
 				path = "/api/v1/statements/3"
-			case "/api/v1/sites/{name}/ads.txt":
-				continue // a 409 without -seller-domain; TestSellersJSONAndAdsTxt reads its own
+			case "/api/v1/sites/{name}/ads.txt", "/api/v1/sites/{name}/ads-txt/check":
+				continue // a 409 without -seller-domain; TestSellersJSONAndAdsTxt and TestAdsTxtCheckOnAsk read their own
 			case "/api/v1/advertisers/{id}/balance":
 				continue // advertiser 1 is invoiced (a 409); TestTopUpByCard reads a prepaid one's by its own account
 			}

@@ -107,6 +107,9 @@ type serveConfig struct {
 	reportMailDomains []string        // -report-mail-domains, lower case
 	invoiceIssuer     string          // -invoice-issuer
 	seller            supply.Network  // -seller-domain, -seller-name, -seller-contact, -seller-cert-id, checked
+	adsTxtURL         string          // -ads-txt-url, checked
+	adsTxtEvery       time.Duration   // -ads-txt-every
+	adsTxtPrivate     bool            // -ads-txt-allow-private
 	monthlyBilling    bool            // -monthly-billing
 	stripe            payments.Config // -stripe-key, -stripe-api, -stripe-webhook-secret (Key "": none)
 	creativeOrigin    string          // -creative-origin, checked: scheme://host[:port]
@@ -182,6 +185,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.seller.Name, "seller-name", "", "the network's business name, as buyers know it")
 	fs.StringVar(&c.seller.Contact, "seller-contact", "", "sellers.json's contact_email: whom buyers ask about the network's inventory")
 	fs.StringVar(&c.seller.CertID, "seller-cert-id", "", "the network's Trustworthy Accountability Group id (TAG-ID): the ads.txt lines' fourth field and sellers.json's identifiers")
+	fs.StringVar(&c.adsTxtURL, "ads-txt-url", supply.DefaultAdsTxtURL, "where a site's domain's ads.txt is read, {domain} replaced by the domain (with -seller-domain)")
+	fs.DurationVar(&c.adsTxtEvery, "ads-txt-every", supply.DefaultAdsTxtEvery, "how often each site's ads.txt is checked (one instance a site; each at a moment of its own within the last tenth of the period)")
+	fs.BoolVar(&c.adsTxtPrivate, "ads-txt-allow-private", false, "let ads.txt checks reach loopback, private and link-local addresses (default: refused, against server-side request forgery)")
 	fs.StringVar(&c.invoiceIssuer, "invoice-issuer", "Marquee", "who invoices and statements are issued by: your company's name, as the documents print it")
 	reportMailDomains := fs.String("report-mail-domains", "", "comma-separated domains an advertiser's or a publisher's account may schedule reports to besides its own logins' addresses (none: its logins' only)")
 	linkDomains := fs.String("link-domains", "", "comma-separated hosts that short links may belong to, each its own namespace of codes (go.brand.example,links.other.example)")
@@ -246,6 +252,12 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.seller, err = c.seller.Check(); err != nil {
 		return c, usageError{err}
+	}
+	if u, err := url.Parse(strings.ReplaceAll(c.adsTxtURL, "{domain}", "d.example")); err != nil || (u.Scheme != "https" && u.Scheme != "http") || !strings.Contains(c.adsTxtURL, "{domain}") {
+		return c, usageError{fmt.Errorf("-ads-txt-url %q: want an http(s) URL with {domain} in it", c.adsTxtURL)}
+	}
+	if c.adsTxtEvery < time.Minute {
+		return c, usageError{fmt.Errorf("-ads-txt-every %v: want a minute or more", c.adsTxtEvery)}
 	}
 	if c.currency, err = reports.ParseCurrency(c.currency); err != nil {
 		return c, usageError{fmt.Errorf("-currency: %w", err)}
@@ -449,6 +461,7 @@ type node struct {
 	bids       *reports.Bids         // header bidding's bids and wins, flushed by tally
 	schedules  *reportmail.Scheduler // listen: saved reports' emails (nil without -smtp)
 	monthly    *billing.Monthly      // listen: the month's invoices and statements (nil without -monthly-billing)
+	adsTxt     *supply.Watcher       // listen: sites' ads.txt checked (nil without -seller-domain)
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
 	hooks      *webhooks.Dispatcher // open; closed after events
@@ -632,6 +645,18 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		}
 		pay = p
 	}
+	// What buyers verify: each site's ads.txt checked, with the network's
+	// identity.
+	var adsTxt web.AdsTxtChecker
+	if cfg.seller.Known() {
+		forbidden := webhooks.Forbidden
+		if cfg.adsTxtPrivate {
+			forbidden = nil
+		}
+		n.adsTxt = &supply.Watcher{Store: n.st, Every: cfg.adsTxtEvery, Now: time.Now, Log: n.log,
+			Checker: supply.NewChecker(supply.CheckerConfig{Network: cfg.seller, URL: cfg.adsTxtURL, Forbidden: forbidden})}
+		adsTxt = n.adsTxt
+	}
 	// The back office: balances, top-ups and documents, for the edge and
 	// for monthly billing alike.
 	catalogs := reports.NewCatalogs(n.st)
@@ -642,9 +667,9 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin,
 		PublicURL: cfg.publicURL, Seller: cfg.seller},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
-			AdCache: n.ads, LinkCache: n.links, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
+			Caches: web.Caches{Ads: n.ads, Links: n.links}, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
 			Reports: reporter, Auth: n.access, Uploads: web.Uploads{Store: n.assetStore, Cache: n.assets}, Serve: svc, Webhooks: n.hooks, Console: console.Handler(n.cfg.creativeOrigin),
-			Erasure: web.Erasing{Counters: n.counters, EventsRetention: cfg.eventsRetention}, ReportSender: sender, Mailer: mailer, Billing: money})
+			Erasure: web.Erasing{Counters: n.counters, EventsRetention: cfg.eventsRetention}, ReportSender: sender, Mailer: mailer, Billing: money, AdsTxt: adsTxt})
 	if n.schedules != nil { // what a schedule's mail attaches: the reports themselves
 		n.schedules.Reports = &reports.Multis{Reporter: reporter, Placements: n.st, Catalogs: catalogs}
 	}
@@ -701,6 +726,9 @@ func (n *node) startLoops() (stop func()) {
 	}
 	if n.monthly != nil {
 		loops.Go(func() { n.monthly.Run(bg, 10*time.Minute) })
+	}
+	if n.adsTxt != nil {
+		loops.Go(func() { n.adsTxt.Run(bg) })
 	}
 	if m, ok := n.counters.(*counters.Memory); ok {
 		hourly(func() { m.Trim(time.Now()) })

@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -171,4 +174,57 @@ func TestSellersJSONAndAdsTxt(t *testing.T) {
 	bare.expect(bare.admin("POST", "/api/v1/sites", `{"name":"news","domains":["news.example"],"revenueShare":0.7}`), 201, "")
 	bare.expect(bare.do("GET", "/sellers.json", "", "", ""), 404, "")
 	bare.expect(bare.admin("GET", "/api/v1/sites/news/ads.txt", ""), 409, "")
+}
+
+// TestAdsTxtCheckOnAsk: the team, or a site's publisher, asks for its
+// ads.txt to be checked: the answer is the site with its check (its
+// domains' files read from -ads-txt-url), kept on the site; asked again
+// within a minute, a 429 with Retry-After; without -seller-domain, 409.
+func TestAdsTxtCheckOnAsk(t *testing.T) {
+	t.Parallel()
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/news.example/ads.txt":
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "# news\ngoogle.com, pub-1, DIRECT\nADS.EXAMPLE.NET, 1, DIRECT\n")
+		case "/m.blog.example/ads.txt", "/blog.example/ads.txt":
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "google.com, pub-1, DIRECT\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer files.Close()
+	in := start(t, t.TempDir(), nil, "-seller-domain", "ads.example.net", "-ads-txt-url", files.URL+"/{domain}/ads.txt", "-ads-txt-allow-private")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"news","domains":["news.example"],"revenueShare":0.7}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"blog","domains":["m.blog.example","gone.example"],"revenueShare":0.7}`), 201, "")
+	pub, _ := in.keyFrom(`{"name":"news","scopes":["campaigns:read"],"sites":["news"]}`)
+	type check struct {
+		AdsTxt struct {
+			Status  string
+			Domains []struct{ Domain, Status, Line, Error string }
+		}
+	}
+	var got check
+	r := in.do("POST", "/api/v1/sites/news/ads-txt/check", pub, "", "")
+	if json.Unmarshal([]byte(r.body), &got); r.status != 200 || got.AdsTxt.Status != "authorized" || len(got.AdsTxt.Domains) != 1 || got.AdsTxt.Domains[0].Line != "ADS.EXAMPLE.NET, 1, DIRECT" {
+		t.Errorf("the publisher's check = %d %s; want authorized by its line", r.status, r.body)
+	}
+	r = in.do("POST", "/api/v1/sites/news/ads-txt/check", pub, "", "")
+	if r.status != 429 || r.header.Get("Retry-After") == "" {
+		t.Errorf("a check again at once = %d %v %s; want 429 with Retry-After", r.status, r.header, r.body)
+	}
+	in.expect(in.do("POST", "/api/v1/sites/blog/ads-txt/check", pub, "", ""), 404, "")
+	r = in.admin("POST", "/api/v1/sites/blog/ads-txt/check", "")
+	if json.Unmarshal([]byte(r.body), &got); r.status != 200 || got.AdsTxt.Status != "notListed" || len(got.AdsTxt.Domains) != 2 ||
+		got.AdsTxt.Domains[0].Status != "notListed" || got.AdsTxt.Domains[1].Status != "missing" {
+		t.Errorf("the team's check of blog = %d %s; want notListed (its root's file), missing", r.status, r.body)
+	}
+	if r := in.admin("GET", "/api/v1/sites/news", ""); !strings.Contains(r.body, `"adsTxt":{"status":"authorized"`) {
+		t.Errorf("the site read back = %s; want its check", r.body)
+	}
+
+	bare := start(t, t.TempDir(), nil)
+	bare.expect(bare.admin("POST", "/api/v1/sites", `{"name":"news","domains":["news.example"],"revenueShare":0.7}`), 201, "")
+	bare.expect(bare.admin("POST", "/api/v1/sites/news/ads-txt/check", ""), 409, "")
 }

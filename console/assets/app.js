@@ -1371,12 +1371,19 @@
 
   // sellerTypes are sellers.json's (marquee.SellerTypes), the default first.
   const sellerTypes = ['PUBLISHER', 'INTERMEDIARY', 'BOTH'];
+  // adsTxtText says what an ads.txt check found (marquee.AdsTxtStatus).
+  const adsTxtText = { authorized: 'authorizes us', notListed: 'does not list us', missing: 'no ads.txt', error: 'could not be read' };
   route(/^\/sites$/, 'campaigns:read', async () => {
     const list = await api('GET', '/api/v1/sites');
     const adsTxt = s => el('a', { href: '/api/v1/sites/' + encodeURIComponent(s.name) + '/ads.txt', text: 'ads.txt line', title: 'What ' + s.name + "'s publisher adds to the ads.txt of each of its domains" });
     const out = [el('h1', { text: asPublisher() ? 'Your sites' : 'Sites' }),
-      table(['Site', 'Domains', 'Revenue share', 'Seller id', 'Seller type', ''], list.sites.map(s => [s.name, s.domains.join(', ') || '—', Math.round(s.revenueShare * 1e6) / 1e4 + '%',
+      table(['Site', 'Domains', 'Revenue share', 'Seller id', 'Seller type', 'ads.txt', ''], list.sites.map(s => [s.name, s.domains.join(', ') || '—', Math.round(s.revenueShare * 1e6) / 1e4 + '%',
         s.sellerId, s.sellerType + (s.confidential ? ' (confidential)' : ''),
+        el('span', { class: 'ads-txt', title: s.adsTxt ? s.adsTxt.domains.map(d => d.domain + ': ' + (d.line || d.error || adsTxtText[d.status])).join('\n') : '' },
+          s.adsTxt ? adsTxtText[s.adsTxt.status] + ' (' + new Date(s.adsTxt.checkedAt).toLocaleString() + ')' : 'not checked yet', ' ',
+          el('button', { type: 'button', text: 'Check now', onclick: async () => {
+            try { await api('POST', '/api/v1/sites/' + encodeURIComponent(s.name) + '/ads-txt/check'); render(); } catch (e) { main().prepend(errorBox(e)); }
+          } })),
         el('span', {}, adsTxt(s), ' ', can('campaigns:write') ? confirmButton('Delete', 'Delete site ' + s.name + '? Its publisher is then owed nothing for it, and its seller id is never given again.', async () => {
           try { await api('DELETE', '/api/v1/sites/' + encodeURIComponent(s.name)); render(); } catch (e) { main().prepend(errorBox(e)); }
         }) : '')]), 'No sites yet: placements name their site; a site says what share of what they earn is its publisher\'s.')];

@@ -17,14 +17,21 @@ import (
 // seller_seq, bumped in the transaction that makes the site (a number
 // never given twice).
 
-const siteCols = `name, domains, revenue_share, seller_id, seller_type, confidential, created_at, updated_at`
+const siteCols = `name, domains, revenue_share, seller_id, seller_type, confidential, ads_txt, created_at, updated_at`
 
 func scanSite(r Row) (marquee.Site, error) {
 	var s marquee.Site
 	var domains, sellerType string
+	var adsTxt *string
 	var share, seller, confidential, created, updated int64
-	if err := r.Scan(&s.Name, &domains, &share, &seller, &sellerType, &confidential, &created, &updated); err != nil {
+	if err := r.Scan(&s.Name, &domains, &share, &seller, &sellerType, &confidential, &adsTxt, &created, &updated); err != nil {
 		return s, err
+	}
+	if adsTxt != nil && *adsTxt != "" {
+		s.AdsTxt = new(marquee.AdsTxtCheck)
+		if err := json.Unmarshal([]byte(*adsTxt), s.AdsTxt); err != nil {
+			return s, fmt.Errorf("site %q: decode its ads.txt check: %w", s.Name, err)
+		}
 	}
 	s.SellerID, s.SellerType, s.Confidential = strconv.FormatInt(seller, 10), marquee.SellerType(sellerType), confidential == 1
 	if err := json.Unmarshal([]byte(domains), &s.Domains); err != nil {
@@ -60,7 +67,8 @@ func (s *Store) CreateSite(ctx context.Context, in marquee.Site) (marquee.Site, 
 			return in, err
 		}
 		in.SellerID = strconv.FormatInt(seller, 10)
-		if _, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, in.Name, string(domains), shareOf(&in),
+		in.AdsTxt = nil // checked once it is made
+		if _, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?)`, in.Name, string(domains), shareOf(&in),
 			seller, string(in.SellerType), boolInt(in.Confidential), now.UnixMilli(), now.UnixMilli()); err != nil {
 			return in, err
 		}
@@ -102,7 +110,7 @@ func (s *Store) ReplaceSite(ctx context.Context, name string, in marquee.Site) (
 		if err != nil {
 			return in, err
 		}
-		in.Name, in.SellerID, in.CreatedAt, in.UpdatedAt = name, old.SellerID, old.CreatedAt, now
+		in.Name, in.SellerID, in.AdsTxt, in.CreatedAt, in.UpdatedAt = name, old.SellerID, old.AdsTxt, old.CreatedAt, now
 		if _, err = tx.Exec(ctx, `UPDATE sites SET domains = ?, revenue_share = ?, seller_type = ?, confidential = ?, updated_at = ? WHERE name = ?`,
 			string(domains), shareOf(&in), string(in.SellerType), boolInt(in.Confidential), now.UnixMilli(), name); err != nil {
 			return in, err
@@ -126,5 +134,31 @@ func (s *Store) DeleteSite(ctx context.Context, name string) error {
 			return err
 		}
 		return auditOnly(ctx, tx, marquee.EntitySite, name, old, nil)
+	})
+}
+
+// ClaimAdsTxtCheck claims site name's ads.txt check for this instance at
+// now, unless one was claimed less than since ago (then false): one
+// instance checks a site each period.
+func (s *Store) ClaimAdsTxtCheck(ctx context.Context, name string, now time.Time, since time.Duration) (bool, error) {
+	return write(ctx, s, "claim an ads.txt check", func(tx Tx, _ time.Time) (bool, error) {
+		n, err := tx.Exec(ctx, `UPDATE sites SET ads_txt_claim = ? WHERE name = ? AND ads_txt_claim <= ?`, now.UnixMilli(), name, now.Add(-since).UnixMilli())
+		return n == 1, err
+	})
+}
+
+// SetAdsTxtCheck stores site name's last ads.txt check (not audited: no
+// one changed the site). A site deleted since is marquee.NoSite.
+func (s *Store) SetAdsTxtCheck(ctx context.Context, name string, c marquee.AdsTxtCheck) error {
+	doc, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return exec(ctx, s, "store an ads.txt check", func(tx Tx, _ time.Time) error {
+		n, err := tx.Exec(ctx, `UPDATE sites SET ads_txt = ? WHERE name = ?`, string(doc), name)
+		if err == nil && n == 0 {
+			err = marquee.NoSite(name)
+		}
+		return err
 	})
 }

@@ -117,6 +117,33 @@ func testInvoices(t *testing.T, open Opener) {
 	if got, err := again().Site(ctx, "blog"); err != nil || got.SellerID != "2" || got.SellerType != marquee.SellerBoth || got.Confidential {
 		t.Errorf("the edited site read back = %+v, %v; want seller 2, BOTH, no longer confidential", got, err)
 	}
+
+	// ads.txt checks: one claim a period whatever the handles; the check
+	// read back, and kept by an edit.
+	now := time.Now()
+	if ok, err := st.ClaimAdsTxtCheck(ctx, "news", now, time.Hour); !ok || err != nil {
+		t.Errorf("the first claim = %v, %v; want it", ok, err)
+	}
+	if ok, err := again().ClaimAdsTxtCheck(ctx, "news", now.Add(30*time.Minute), time.Hour); ok || err != nil {
+		t.Errorf("a claim half an hour later = %v, %v; want none (claimed within the hour)", ok, err)
+	}
+	if ok, err := again().ClaimAdsTxtCheck(ctx, "news", now.Add(61*time.Minute), time.Hour); !ok || err != nil {
+		t.Errorf("a claim an hour later = %v, %v; want it", ok, err)
+	}
+	check := marquee.AdsTxtCheck{Status: marquee.AdsTxtAuthorized, CheckedAt: now.UTC().Truncate(time.Millisecond),
+		Domains: []marquee.AdsTxtDomain{{Domain: "news.example", Status: marquee.AdsTxtAuthorized, Line: "ads.example.net, 1, DIRECT"}}}
+	if err := st.SetAdsTxtCheck(ctx, "news", check); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ReplaceSite(ctx, "news", marquee.Site{Domains: []string{"news.example"}, RevenueShare: 0.6, SellerType: marquee.SellerPublisher}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := again().Site(ctx, "news"); err != nil || got.AdsTxt == nil || !got.AdsTxt.Authorized() || got.AdsTxt.Domains[0].Line != check.Domains[0].Line || !got.AdsTxt.CheckedAt.Equal(check.CheckedAt) {
+		t.Errorf("the site's check read back after an edit = %+v, %v; want %+v", got.AdsTxt, err, check)
+	}
+	if err := st.SetAdsTxtCheck(ctx, "nosuch", check); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Errorf("a check of no site = %v; want not found", err)
+	}
 }
 
 // testOnePeriodOnce: handles issuing the same advertiser's invoice, and
