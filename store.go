@@ -204,8 +204,8 @@ type Batch struct {
 	Advertisers []int64
 	Placements  []string
 	// Access: a key, user or session changed. Webhooks: a webhook did.
-	// Deals: a deal did.
-	Access, Webhooks, Deals bool
+	// Deals: a deal did. Sites: a site did.
+	Access, Webhooks, Deals, Sites bool
 	// Settings are the names of the settings changed.
 	Settings []string
 	// Subjects are the pseudonyms of the data subjects erased (a reload

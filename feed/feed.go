@@ -374,6 +374,8 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 			b.Webhooks = true
 		case marquee.EntityDeal:
 			b.Deals = true
+		case marquee.EntitySite:
+			b.Sites = true
 		case marquee.EntitySetting:
 			if !slices.Contains(b.Settings, c.Key) {
 				b.Settings = append(b.Settings, c.Key)

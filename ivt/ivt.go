@@ -40,12 +40,15 @@ const (
 	ClickLimit            // a click past its campaign's clicks an hour from one address (an IPv6 /64)
 	ClickRate             // a click of an address (an IPv6 /64) whose clicks an hour are more of its impressions than people's are
 	NoRenderProof         // a billable hit of a placement that asks for a render proof, without a valid one
+	DomainMismatch        // a decision whose page is on none of its placement's site's domains
+	Unauthorized          // a decision for a site whose ads.txt does not authorise the network (-ads-txt-enforce)
 	NumReasons     = iota
 )
 
 // names are the reasons' names in event lines, reports and the API.
 var names = [NumReasons]string{"", "crawler", "preview", "prefetch", "headless", "nonBrowser", "datacenter",
-	"velocity", "fastClick", "noImpression", "repeatClick", "fastConversion", "burst", "clickLimit", "clickRate", "noRenderProof"}
+	"velocity", "fastClick", "noImpression", "repeatClick", "fastConversion", "burst", "clickLimit", "clickRate", "noRenderProof",
+	"domainMismatch", "unauthorized"}
 
 // Names are the names of the invalid reasons, by Reason (Names[0] is
 // Human's: "human").

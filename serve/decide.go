@@ -112,6 +112,9 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 		// page), decided without consequence — no cap serve, no pacing —
 		// and its tokens say why, so that nothing it leads to counts.
 		d.IVT = s.requestIVT(ctx, e, in, r.User, now)
+		if d.IVT == ivt.Human {
+			d.IVT = s.sites.siteIVT(plan, r, e, in)
+		}
 		r.Invalid = d.IVT != ivt.Human
 	}
 	d.Rand = rngPool.Get().(*mrand.Rand)

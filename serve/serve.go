@@ -61,9 +61,12 @@ type Edge struct {
 	UserAgent      []byte
 	Referer        []byte
 	AcceptLanguage []byte
-	Origin         []byte
-	GPC            bool // Sec-GPC: 1
-	Conn           uint64
+	Origin         []byte // the head of the answer's absolute URLs (this server's scheme and host)
+	// PageOrigin is the request's Origin header: the page's, when a
+	// browser's script asks (empty: none).
+	PageOrigin []byte
+	GPC        bool // Sec-GPC: 1
+	Conn       uint64
 	// SecPurpose and Purpose are the request's headers of a prefetch or
 	// a prerender (empty: absent).
 	SecPurpose, Purpose []byte
@@ -119,6 +122,8 @@ type Config struct {
 	// IVT tells invalid traffic from people's (nil: ivt.New's defaults,
 	// without data-centre ranges).
 	IVT *ivt.Filter
+	// Sites are the sites' rules decisions check (nil: none; see Sites).
+	Sites *Sites
 }
 
 // Service answers decisions and counts what their signed tracking URLs
@@ -136,6 +141,7 @@ type Service struct {
 	conversions ConversionStore
 	currency    string
 	ivt         *ivt.Filter
+	sites       *Sites
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life, each with when and for whom it counted: a URL
 	// fired twice counts once on an instance.
@@ -167,7 +173,7 @@ func New(cfg Config) *Service {
 	}
 	return &Service{engine: cfg.Engine, signer: cfg.Signer, ttl: ttl, lines: cfg.Lines, ledger: cfg.Ledger, now: now,
 		shared: cfg.SharedCounters, reportKeys: cfg.ReportKeys, touches: cfg.Touches, conversions: cfg.Conversions, currency: cfg.Currency,
-		ivt:  cfg.IVT,
+		ivt: cfg.IVT, sites: cfg.Sites,
 		seen: otter.Must(&otter.Options[[17]byte, mark]{MaximumSize: 2_000_000, ExpiryCalculator: otter.ExpiryWriting[[17]byte, mark](ttl)})}
 }
 

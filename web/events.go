@@ -50,7 +50,7 @@ func (r requester) edge(ctx *fasthttp.RequestCtx, origin []byte) serve.Edge {
 	h := &ctx.Request.Header
 	e := serve.Edge{Time: ctx.Time(), IP: r.addr(ctx), UserAgent: ctx.UserAgent(), Referer: h.Referer(),
 		AcceptLanguage: h.Peek(fasthttp.HeaderAcceptLanguage), GPC: sentGPC(ctx), Conn: ctx.ConnID(),
-		SecPurpose: h.Peek("Sec-Purpose"), Purpose: h.Peek("Purpose")}
+		SecPurpose: h.Peek("Sec-Purpose"), Purpose: h.Peek("Purpose"), PageOrigin: h.Peek("Origin")}
 	if origin != nil {
 		e.Origin = r.appendOrigin(origin, ctx)
 	}

@@ -75,7 +75,7 @@ type AdsTxtChecker interface {
 // team, and the site's publisher): its domains' ads.txt checked now,
 // answered with the site and its check; 429 with Retry-After within a
 // minute of its last check; 409 while the network has no identity.
-func handleCheckAdsTxt(c AdsTxtChecker) storeHandler {
+func handleCheckAdsTxt(c AdsTxtChecker, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		name := string(pathParam(ctx, 0))
 		if b := boundsOf(ctx); b.Bound() && !b.HasSite(name) {
@@ -85,7 +85,7 @@ func handleCheckAdsTxt(c AdsTxtChecker) storeHandler {
 			return marquee.Errorf(marquee.KindConflict, "this network checks no ads.txt: its operator has not set -seller-domain")
 		}
 		s, err := c.CheckNow(sctx, name)
-		if err != nil {
+		if err := w.visible(sctx, err, "ads.txt check"); err != nil {
 			return err
 		}
 		writeJSON(ctx, fasthttp.StatusOK, s)

@@ -25,14 +25,14 @@ var siteFields = []string{"name", "domains", "revenueShare", "sellerType", "conf
 
 // handleCreateSite serves POST /api/v1/sites: 201 with the site; a name
 // taken is a 409.
-func handleCreateSite(st SiteStore) storeHandler {
+func handleCreateSite(st SiteStore, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		in, err := readJSON(ctx, MaxSiteBody, marquee.ParseSiteInput)
 		if err != nil {
 			return err
 		}
 		s, err := st.CreateSite(marquee.WithAuditFields(sctx, siteFields), in)
-		if err != nil {
+		if err := w.visible(sctx, err, "site"); err != nil {
 			return err
 		}
 		writeJSON(ctx, fasthttp.StatusCreated, s)
@@ -80,7 +80,7 @@ func handleGetSite(st SiteStore) storeHandler {
 
 // handleReplaceSite serves PUT /api/v1/sites/{name}: its domains and
 // revenue share (the name is its placements': it cannot change).
-func handleReplaceSite(st SiteStore) storeHandler {
+func handleReplaceSite(st SiteStore, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
 		name := string(pathParam(ctx, 0))
 		in, err := readJSON(ctx, MaxSiteBody, marquee.ParseSiteInput)
@@ -91,7 +91,7 @@ func handleReplaceSite(st SiteStore) storeHandler {
 			return marquee.Invalid("invalid site", marquee.Problems{"name": "must be the path's site name, " + name + " (its placements name it)"})
 		}
 		s, err := st.ReplaceSite(marquee.WithAuditFields(sctx, siteFields), name, in)
-		if err != nil {
+		if err := w.visible(sctx, err, "site"); err != nil {
 			return err
 		}
 		writeJSON(ctx, fasthttp.StatusOK, s)
@@ -100,9 +100,9 @@ func handleReplaceSite(st SiteStore) storeHandler {
 }
 
 // handleDeleteSite serves DELETE /api/v1/sites/{name}: 204.
-func handleDeleteSite(st SiteStore) storeHandler {
+func handleDeleteSite(st SiteStore, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		if err := st.DeleteSite(sctx, string(pathParam(ctx, 0))); err != nil {
+		if err := w.visible(sctx, st.DeleteSite(sctx, string(pathParam(ctx, 0))), "site"); err != nil {
 			return err
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)

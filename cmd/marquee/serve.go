@@ -110,6 +110,7 @@ type serveConfig struct {
 	adsTxtURL         string          // -ads-txt-url, checked
 	adsTxtEvery       time.Duration   // -ads-txt-every
 	adsTxtPrivate     bool            // -ads-txt-allow-private
+	adsTxtEnforce     bool            // -ads-txt-enforce
 	monthlyBilling    bool            // -monthly-billing
 	stripe            payments.Config // -stripe-key, -stripe-api, -stripe-webhook-secret (Key "": none)
 	creativeOrigin    string          // -creative-origin, checked: scheme://host[:port]
@@ -187,6 +188,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.seller.CertID, "seller-cert-id", "", "the network's Trustworthy Accountability Group id (TAG-ID): the ads.txt lines' fourth field and sellers.json's identifiers")
 	fs.StringVar(&c.adsTxtURL, "ads-txt-url", supply.DefaultAdsTxtURL, "where a site's domain's ads.txt is read, {domain} replaced by the domain (with -seller-domain)")
 	fs.DurationVar(&c.adsTxtEvery, "ads-txt-every", supply.DefaultAdsTxtEvery, "how often each site's ads.txt is checked (one instance a site; each at a moment of its own within the last tenth of the period)")
+	fs.BoolVar(&c.adsTxtEnforce, "ads-txt-enforce", false, "a site whose last ads.txt check found none of its domains authorising the network serves but bills nothing (invalid traffic, reason unauthorized; needs -seller-domain)")
 	fs.BoolVar(&c.adsTxtPrivate, "ads-txt-allow-private", false, "let ads.txt checks reach loopback, private and link-local addresses (default: refused, against server-side request forgery)")
 	fs.StringVar(&c.invoiceIssuer, "invoice-issuer", "Marquee", "who invoices and statements are issued by: your company's name, as the documents print it")
 	reportMailDomains := fs.String("report-mail-domains", "", "comma-separated domains an advertiser's or a publisher's account may schedule reports to besides its own logins' addresses (none: its logins' only)")
@@ -255,6 +257,9 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if u, err := url.Parse(strings.ReplaceAll(c.adsTxtURL, "{domain}", "d.example")); err != nil || (u.Scheme != "https" && u.Scheme != "http") || !strings.Contains(c.adsTxtURL, "{domain}") {
 		return c, usageError{fmt.Errorf("-ads-txt-url %q: want an http(s) URL with {domain} in it", c.adsTxtURL)}
+	}
+	if c.adsTxtEnforce && c.seller.Domain == "" {
+		return c, usageError{errors.New("-ads-txt-enforce needs -seller-domain: without it no ads.txt is checked, and no site could bill")}
 	}
 	if c.adsTxtEvery < time.Minute {
 		return c, usageError{fmt.Errorf("-ads-txt-every %v: want a minute or more", c.adsTxtEvery)}
@@ -461,6 +466,7 @@ type node struct {
 	bids       *reports.Bids         // header bidding's bids and wins, flushed by tally
 	schedules  *reportmail.Scheduler // listen: saved reports' emails (nil without -smtp)
 	monthly    *billing.Monthly      // listen: the month's invoices and statements (nil without -monthly-billing)
+	sites      *serving.Sites        // the sites decisions check (domains, ads.txt)
 	adsTxt     *supply.Watcher       // listen: sites' ads.txt checked (nil without -seller-domain)
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
@@ -533,7 +539,8 @@ func (n *node) open(ctx context.Context) error {
 	n.access.ClientBits = n.cfg.ivt.IPv6Prefix
 	// The views in memory the feed keeps current, in the order a batch
 	// reaches them: the index first (the plan's ads are read for it).
-	views := []marquee.Applier{n.ix, n.engine.From(n.st), web.AdCacheView(n.ads), web.LinkCacheView(n.links, &n.cfg.linkDomains),
+	n.sites = serving.NewSites(n.cfg.adsTxtEnforce)
+	views := []marquee.Applier{n.ix, n.engine.From(n.st), n.sites.From(n.st), web.AdCacheView(n.ads), web.LinkCacheView(n.links, &n.cfg.linkDomains),
 		n.access, n.hooks, n.reportKeys.From(n.st), counters.Eraser(n.counters, n.log), counters.Eraser(counters.TouchEraser{M: n.money}, n.log)}
 	n.fd = feed.New(n.st, views, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention, Saved: n.ix})
 	return nil
@@ -634,7 +641,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		Lines:          serving.NewLines(n.events, n.privacy, geo),
 		Ledger:         serving.NewLedger(serving.LedgerConfig{Sink: n.events, Engine: n.engine, Requests: n.requests, Samples: n.samples, Bids: n.bids}),
 		SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", ReportKeys: n.reportKeys,
-		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: ivt.New(cfg.ivt)})
+		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: ivt.New(cfg.ivt), Sites: n.sites})
 	var pay billing.Payments // card top-ups: through Stripe, when configured
 	if cfg.stripe.Key != "" {
 		sc := cfg.stripe

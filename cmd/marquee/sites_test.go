@@ -37,7 +37,7 @@ func TestPublisherSeesItsNetRevenue(t *testing.T) {
 	json.Unmarshal([]byte(in.do("POST", "/api/v1/advertisers/1/conversion-secret", advKey, "application/json", "").body), &secret)
 
 	for i := range 10 {
-		r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"side"}]}`)
+		r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"side"}],"url":"https://news.example/story"}`) // a page of the site (its domains bind it)
 		var got struct {
 			Decisions map[string][]struct{ ImpressionURL, ClickURL string }
 		}

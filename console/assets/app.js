@@ -567,7 +567,8 @@
     velocity: 'Too many events a minute', fastClick: 'Clicks too soon after the impression', noImpression: 'Clicks without a counted impression',
     repeatClick: 'Repeated clicks', fastConversion: 'Conversions too soon after the click', burst: 'Billed, then credited (a burst)',
     clickLimit: 'Clicks past a campaign\'s limit from one address', clickRate: 'Clicks of an address that clicks too much of what it sees',
-    noRenderProof: 'Hits without the proof that their ad rendered' };
+    noRenderProof: 'Hits without the proof that their ad rendered', domainMismatch: 'Pages on none of their site\'s domains',
+    unauthorized: 'Sites whose ads.txt does not authorise the network' };
   function invalidNote(rep) {
     const inv = rep.invalid || {}, reqs = (rep.totals && rep.totals.invalidRequests) || {};
     const reasons = [...new Set(Object.keys(inv).concat(Object.keys(reqs)))].filter(k => {
@@ -1377,7 +1378,7 @@
     const list = await api('GET', '/api/v1/sites');
     const adsTxt = s => el('a', { href: '/api/v1/sites/' + encodeURIComponent(s.name) + '/ads.txt', text: 'ads.txt line', title: 'What ' + s.name + "'s publisher adds to the ads.txt of each of its domains" });
     const out = [el('h1', { text: asPublisher() ? 'Your sites' : 'Sites' }),
-      table(['Site', 'Domains', 'Revenue share', 'Seller id', 'Seller type', 'ads.txt', ''], list.sites.map(s => [s.name, s.domains.join(', ') || '—', Math.round(s.revenueShare * 1e6) / 1e4 + '%',
+      table(['Site', 'Domains', 'Revenue share', 'Seller id', 'Seller type', 'ads.txt', ''], list.sites.map(s => [s.name, s.domains.join(', ') || 'none: any page may use its placements', Math.round(s.revenueShare * 1e6) / 1e4 + '%',
         s.sellerId, s.sellerType + (s.confidential ? ' (confidential)' : ''),
         el('span', { class: 'ads-txt', title: s.adsTxt ? s.adsTxt.domains.map(d => d.domain + ': ' + (d.line || d.error || adsTxtText[d.status])).join('\n') : '' },
           s.adsTxt ? adsTxtText[s.adsTxt.status] + ' (' + new Date(s.adsTxt.checkedAt).toLocaleString() + ')' : 'not checked yet', ' ',

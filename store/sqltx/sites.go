@@ -72,7 +72,7 @@ func (s *Store) CreateSite(ctx context.Context, in marquee.Site) (marquee.Site, 
 			seller, string(in.SellerType), boolInt(in.Confidential), now.UnixMilli(), now.UnixMilli()); err != nil {
 			return in, err
 		}
-		return in, auditOnly(ctx, tx, marquee.EntitySite, in.Name, nil, in)
+		return in, withChange(tx, nil, in).LogChange(ctx, marquee.EntitySite, 0, in.Name, marquee.OpPut)
 	})
 }
 
@@ -115,7 +115,7 @@ func (s *Store) ReplaceSite(ctx context.Context, name string, in marquee.Site) (
 			string(domains), shareOf(&in), string(in.SellerType), boolInt(in.Confidential), now.UnixMilli(), name); err != nil {
 			return in, err
 		}
-		return in, auditOnly(ctx, tx, marquee.EntitySite, name, old, in)
+		return in, withChange(tx, old, in).LogChange(ctx, marquee.EntitySite, 0, name, marquee.OpPut)
 	})
 }
 
@@ -133,7 +133,7 @@ func (s *Store) DeleteSite(ctx context.Context, name string) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM sites WHERE name = ?`, name); err != nil {
 			return err
 		}
-		return auditOnly(ctx, tx, marquee.EntitySite, name, old, nil)
+		return withChange(tx, old, nil).LogChange(ctx, marquee.EntitySite, 0, name, marquee.OpDelete)
 	})
 }
 
@@ -147,8 +147,8 @@ func (s *Store) ClaimAdsTxtCheck(ctx context.Context, name string, now time.Time
 	})
 }
 
-// SetAdsTxtCheck stores site name's last ads.txt check (not audited: no
-// one changed the site). A site deleted since is marquee.NoSite.
+// SetAdsTxtCheck stores site name's last ads.txt check (a change every
+// instance applies, not audited: no one changed the site). A site deleted since is marquee.NoSite.
 func (s *Store) SetAdsTxtCheck(ctx context.Context, name string, c marquee.AdsTxtCheck) error {
 	doc, err := json.Marshal(c)
 	if err != nil {
@@ -159,6 +159,9 @@ func (s *Store) SetAdsTxtCheck(ctx context.Context, name string, c marquee.AdsTx
 		if err == nil && n == 0 {
 			err = marquee.NoSite(name)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return tx.LogChange(ctx, marquee.EntitySite, 0, name, marquee.OpPut) // serving reads whether it is authorised
 	})
 }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSiteDomainsBind: a site with domains binds its placements. A
+// decision whose page (its Origin, else its Referer, else the body's url)
+// is on another domain is answered, and counted as invalid traffic of
+// reason domainMismatch: its impression bills nothing; one from a
+// subdomain of the site's domain, or from a server that sends the page's
+// url, bills. A placement of a site without domains binds nothing.
+func TestSiteDomainsBind(t *testing.T) {
+	t.Parallel()
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-currency", "EUR")
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"news","domains":["news.example"],"revenueShare":0.7}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"open","revenueShare":0.7}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","site":"news"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"free","site":"open"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"cpm",` + flight + `,"price":{"model":"cpm","amount":10}}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t"}}`), 201, "")
+	decide := func(placement, body string, header ...string) {
+		t.Helper()
+		r := in.doHeaders("POST", "/api/v1/decisions", "application/json", `{"placements":[{"div":"d","placement":"`+placement+`"}]`+body+`}`, header...)
+		var got struct {
+			Decisions map[string][]struct{ ImpressionURL string }
+		}
+		if json.Unmarshal([]byte(r.body), &got); r.status != 200 || len(got.Decisions["d"]) != 1 {
+			t.Fatalf("decision %s %v = %d %s; want an ad (invalid traffic is answered)", body, header, r.status, r.body)
+		}
+		fire(t, got.Decisions["d"][0].ImpressionURL)
+	}
+	decide("side", "", "Origin", "https://evil.example")                                // another site's page
+	decide("side", "", "Referer", "https://news.example.evil.example/a")                // a look-alike
+	decide("side", "")                                                                  // no page at all
+	decide("side", "", "Origin", "https://M.News.Example:8443")                         // a subdomain
+	decide("side", "", "Referer", "https://news.example/story")                         // the site itself
+	decide("side", `,"url":"https://www.news.example/a"`)                               // a server, for its page
+	decide("side", `,"url":"https://news.example/a"`, "Origin", "https://evil.example") // the browser's Origin wins
+	decide("free", "", "Origin", "https://anywhere.example")                            // no domains: unbound
+	eventually(t, 5*time.Second, func() string {
+		r := in.admin("GET", "/api/v1/reports?by=placement&granularity=total", "")
+		var rep struct {
+			Totals struct {
+				Impressions     int64
+				InvalidRequests map[string]int64
+			}
+			Rows []struct {
+				Placement   string
+				Impressions int64
+				Spend       float64
+			}
+		}
+		json.Unmarshal([]byte(r.body), &rep)
+		if rep.Totals.InvalidRequests["domainMismatch"] != 4 || rep.Totals.Impressions != 4 {
+			return "want 4 impressions billed and 4 requests of domainMismatch left out: " + r.body
+		}
+		for _, row := range rep.Rows {
+			if (row.Placement == "side" && (row.Impressions != 3 || row.Spend != 0.03)) || (row.Placement == "free" && row.Impressions != 1) {
+				return "want side's 3 impressions billed (0.03), free's 1: " + r.body
+			}
+		}
+		return ""
+	})
+}
+
+// TestAdsTxtEnforced: with -ads-txt-enforce, a site whose ads.txt does
+// not list the network — or that was never checked — serves and bills
+// nothing (reason unauthorized); once a check finds it listed, it bills.
+func TestAdsTxtEnforced(t *testing.T) {
+	t.Parallel()
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "google.com, pub-1, DIRECT\nads.example.net, 2, DIRECT # shop, not news\n")
+	}))
+	defer files.Close()
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-currency", "EUR", "-seller-domain", "ads.example.net",
+		"-ads-txt-url", files.URL+"/{domain}/ads.txt", "-ads-txt-allow-private", "-ads-txt-enforce")
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	for _, s := range []string{"news", "shop"} {
+		in.expect(in.admin("POST", "/api/v1/sites", `{"name":"`+s+`","domains":["`+s+`.example"],"revenueShare":0.7}`), 201, "")
+		in.expect(in.admin("POST", "/api/v1/placements", `{"name":"`+s+`-side","site":"`+s+`"}`), 201, "")
+	}
+	in.campaign(`{"advertiserId":"1","name":"cpm",` + flight + `,"price":{"model":"cpm","amount":10}}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t"}}`), 201, "")
+	impression := func(site string) {
+		t.Helper()
+		r := in.doHeaders("POST", "/api/v1/decisions", "application/json", `{"placements":[{"div":"d","placement":"`+site+`-side"}]}`, "Origin", "https://"+site+".example")
+		fire(t, strings.Split(strings.Split(r.body, `"impressionUrl":"`)[1], `"`)[0])
+	}
+	report := func(want string) {
+		t.Helper()
+		eventually(t, 5*time.Second, func() string {
+			if r := in.admin("GET", "/api/v1/reports?by=placement&granularity=total", ""); !strings.Contains(r.body, want) {
+				return "want " + want + ": " + r.body
+			}
+			return ""
+		})
+	}
+	in.expect(in.admin("POST", "/api/v1/sites/news/ads-txt/check", ""), 200, "")
+	impression("news") // checked: not listed
+	impression("shop") // never checked
+	report(`"invalidRequests":{"unauthorized":2}`)
+	if r := in.admin("POST", "/api/v1/sites/shop/ads-txt/check", ""); !strings.Contains(r.body, `"adsTxt":{"status":"authorized"`) {
+		t.Fatalf("shop's check = %d %s; want authorized", r.status, r.body)
+	}
+	impression("shop")
+	report(`"impressions":1,`)
+	report(`"spend":0.01,`)
+}

@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"marquee"
+	"marquee/delivery"
+	"marquee/ivt"
+)
+
+// SiteStore is what the sites' view reads of the store.
+type SiteStore interface {
+	ListSites(ctx context.Context) ([]marquee.Site, error)
+}
+
+// siteRule is what a decision checks of its placements' site
+// (docs/ivt.md#sites): the domains its pages may be on (none: any), and
+// whether the network may bill it.
+type siteRule struct {
+	domains []string
+	// unauthorized: -ads-txt-enforce, and its last ads.txt check found
+	// none of its domains authorising the network.
+	unauthorized bool
+}
+
+// Sites are the sites serving knows, kept by the feed (From): what a
+// decision checks of its placements' site. Safe for concurrent use.
+type Sites struct {
+	rules atomic.Pointer[map[string]siteRule] // swapped whole, never changed
+	// enforceAdsTxt: a site the last check of whose ads.txt did not find
+	// the network authorised bills nothing (-ads-txt-enforce).
+	enforceAdsTxt bool
+}
+
+// NewSites returns the sites' view, none known yet; enforceAdsTxt is
+// -ads-txt-enforce.
+func NewSites(enforceAdsTxt bool) *Sites { return &Sites{enforceAdsTxt: enforceAdsTxt} }
+
+// Set replaces the sites known.
+func (s *Sites) Set(list []marquee.Site) {
+	m := make(map[string]siteRule, len(list))
+	for _, st := range list {
+		m[st.Name] = siteRule{domains: st.Domains, unauthorized: s.enforceAdsTxt && !st.AdsTxt.Authorized()}
+	}
+	s.rules.Store(&m)
+}
+
+// From is the marquee.Applier that keeps the sites in step with the
+// changelog: every site again on a reload or a change of any (sites are
+// few).
+func (s *Sites) From(st SiteStore) marquee.Applier {
+	return marquee.ApplyFunc(func(ctx context.Context, b *marquee.Batch) error {
+		if !b.Reload && !b.Sites {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		list, err := st.ListSites(ctx)
+		if err != nil {
+			return err
+		}
+		s.Set(list)
+		return nil
+	})
+}
+
+// siteIVT is why a decision of r is invalid traffic by its placements'
+// sites (ivt.Human: it is not): a page on none of a bound site's domains
+// (DomainMismatch), or a site the network may not bill (Unauthorized).
+// The page is the browser's Origin, else its Referer, else the body's
+// url (server-to-server clients send it).
+func (s *Sites) siteIVT(plan *delivery.Plan, r *delivery.Request, e *Edge, in *Input) ivt.Reason {
+	if s == nil {
+		return ivt.Human
+	}
+	m := s.rules.Load()
+	if m == nil || len(*m) == 0 {
+		return ivt.Human
+	}
+	host, hostRead := "", false
+	for i := range r.Slots {
+		pl, ok := plan.Placement(r.Slots[i].Placement)
+		if !ok || pl.Site == "" {
+			continue
+		}
+		rule, ok := (*m)[pl.Site]
+		if !ok {
+			continue
+		}
+		if len(rule.domains) > 0 {
+			if !hostRead {
+				host, hostRead = pageHost(e, in), true
+			}
+			if !onDomains(host, rule.domains) {
+				return ivt.DomainMismatch
+			}
+		}
+		if rule.unauthorized {
+			return ivt.Unauthorized
+		}
+	}
+	return ivt.Human
+}
+
+// pageHost is the host of the page a decision is for, lower case, without
+// its port: the Origin header's, else the Referer's, else the body's url
+// ("" none).
+func pageHost(e *Edge, in *Input) string {
+	for _, raw := range [][]byte{e.PageOrigin, e.Referer, in.URL} {
+		if len(raw) == 0 || string(raw) == "null" {
+			continue
+		}
+		if u, err := url.Parse(string(raw)); err == nil && u.Hostname() != "" {
+			return strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+		}
+	}
+	return ""
+}
+
+// onDomains reports whether host is one of domains or a subdomain of one.
+func onDomains(host string, domains []string) bool {
+	if host == "" {
+		return false
+	}
+	for _, d := range domains {
+		if host == d || (len(host) > len(d) && strings.HasSuffix(host, d) && host[len(host)-len(d)-1] == '.') {
+			return true
+		}
+	}
+	return false
+}
