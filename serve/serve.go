@@ -180,6 +180,9 @@ func New(cfg Config) *Service {
 // IVT is the service's invalid-traffic filter.
 func (s *Service) IVT() *ivt.Filter { return s.ivt }
 
+// Sites are the sites decisions check.
+func (s *Service) Sites() *Sites { return s.sites }
+
 // Engine is the delivery engine decisions are made by.
 func (s *Service) Engine() *delivery.Engine { return s.engine }
 

@@ -21,7 +21,8 @@ type SiteStore interface {
 // (docs/ivt.md#sites): the domains its pages may be on (none: any), and
 // whether the network may bill it.
 type siteRule struct {
-	domains []string
+	sellerID string
+	domains  []string
 	// unauthorized: -ads-txt-enforce, and its last ads.txt check found
 	// none of its domains authorising the network.
 	unauthorized bool
@@ -44,7 +45,7 @@ func NewSites(enforceAdsTxt bool) *Sites { return &Sites{enforceAdsTxt: enforceA
 func (s *Sites) Set(list []marquee.Site) {
 	m := make(map[string]siteRule, len(list))
 	for _, st := range list {
-		m[st.Name] = siteRule{domains: st.Domains, unauthorized: s.enforceAdsTxt && !st.AdsTxt.Authorized()}
+		m[st.Name] = siteRule{sellerID: st.SellerID, domains: st.Domains, unauthorized: s.enforceAdsTxt && !st.AdsTxt.Authorized()}
 	}
 	s.rules.Store(&m)
 }
@@ -104,6 +105,20 @@ func (s *Sites) siteIVT(plan *delivery.Plan, r *delivery.Request, e *Edge, in *I
 		}
 	}
 	return ivt.Human
+}
+
+// SellerID is the seller id of placement's site in plan ("" none: no
+// placement, no site, or a site not known).
+func (s *Sites) SellerID(plan *delivery.Plan, placement string) string {
+	if s == nil {
+		return ""
+	}
+	pl, ok := plan.Placement(placement)
+	m := s.rules.Load()
+	if !ok || pl.Site == "" || m == nil {
+		return ""
+	}
+	return (*m)[pl.Site].sellerID
 }
 
 // pageHost is the host of the page a decision is for, lower case, without

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"marquee"
+
+	"github.com/prebid/openrtb/v20/openrtb2"
 )
 
 // Network is who the network is to buyers: the canonical domain of its
@@ -148,4 +150,19 @@ func (n Network) SellersJSON(sites []marquee.Site) Sellers {
 func (s Sellers) Marshal() []byte {
 	b, _ := json.Marshal(s) // strings and ints only: it cannot fail
 	return b
+}
+
+// SChain is the SupplyChain object (OpenRTB 2.6 source.schain, IAB Tech
+// Lab SupplyChain 1.0) of a bid request for a site's inventory sold by
+// the network: complete, with the network's one node — its domain as asi,
+// the site's seller id as sid, hp 1 (the network is paid for it), and rid
+// the request's id when it has one ("" none: a page's own auction). It
+// is nil when the network has no identity or the site no seller id.
+func (n Network) SChain(sellerID, requestID string) *openrtb2.SupplyChain {
+	if !n.Known() || sellerID == "" {
+		return nil
+	}
+	hp := int8(1)
+	return &openrtb2.SupplyChain{Ver: "1.0", Complete: 1,
+		Nodes: []openrtb2.SupplyChainNode{{ASI: n.Domain, SID: sellerID, RID: requestID, HP: &hp}}}
 }

@@ -60,6 +60,13 @@
                 // refuses bids under them before the decision does.
                 if (Object.keys(floors).length) pb.setConfig({ floors: { data: { currency: f.currency, schema: { fields: ['adUnitCode'] }, values: floors } } });
               }
+              // The supply chain: the network's node after the page's own
+              // (a wrapper's upstream schain is kept), once.
+              if (f && f.schain) {
+                var src = (pb.getConfig('ortb2') || {}).source || {}, up = src.schain || (src.ext && src.ext.schain), me = f.schain.nodes[0];
+                var has = up && up.nodes && up.nodes.some(function (n) { return n.asi === me.asi && n.sid === me.sid; });
+                if (!has) pb.mergeConfig({ ortb2: { source: { schain: up && up.nodes ? { ver: up.ver || '1.0', complete: up.complete, nodes: up.nodes.concat([me]) } : f.schain } } });
+              }
               pb.requestBids({
                 adUnitCodes: slots.map(code), timeout: ms, bidsBackHandler: function (res) {
                   clearTimeout(late);

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prebid/openrtb/v20/openrtb2"
 	"github.com/valyala/fasthttp"
 
 	"marquee"
@@ -14,6 +15,7 @@ import (
 	"marquee/reportrow"
 	"marquee/reports"
 	"marquee/serve"
+	"marquee/supply"
 )
 
 // Header bidding's reports (docs/api.md#header-bidding): by placement and
@@ -32,6 +34,10 @@ const maxFloorPlacements = 50
 type floorsBody struct {
 	Currency string                    `json:"currency"`
 	Floors   map[string]marquee.Micros `json:"floors"`
+	// SChain is the supply chain the page's bid requests carry: the
+	// network's node for the placements' site (absent when they are not
+	// all of one site with a seller id, or without -seller-domain).
+	SChain *openrtb2.SupplyChain `json:"schain,omitempty"`
 }
 
 // handleFloors serves GET /api/v1/floors?placements=a,b: each placement
@@ -40,8 +46,10 @@ type floorsBody struct {
 // before the page's auction. Public, as the tag is: a floor is what
 // Prebid tells every bidder anyway; only the placements a page names are
 // told (no list of them). Cached for a minute; the decision checks the
-// floor in force whatever the page was told.
-func handleFloors(svc *serve.Service) handler {
+// floor in force whatever the page was told. With it, the SupplyChain
+// object of the placements' site (supply.Network.SChain), which the glue
+// puts in the page's bid requests.
+func handleFloors(svc *serve.Service, seller supply.Network) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		names := strings.Split(string(ctx.QueryArgs().Peek("placements")), ",")
 		switch {
@@ -52,10 +60,17 @@ func handleFloors(svc *serve.Service) handler {
 		}
 		plan := svc.Engine().Plan()
 		body := floorsBody{Currency: svc.Currency(), Floors: map[string]marquee.Micros{}}
-		for _, name := range names {
+		sellerID, one := "", true
+		for i, name := range names {
 			if pl, ok := plan.Placement(name); ok && pl.Floor > 0 {
 				body.Floors[name] = pl.Floor
 			}
+			id := svc.Sites().SellerID(plan, name)
+			one = one && (i == 0 || id == sellerID)
+			sellerID = id
+		}
+		if one {
+			body.SChain = seller.SChain(sellerID, "")
 		}
 		anyOrigin(ctx)
 		ctx.Response.Header.Set(fasthttp.HeaderCacheControl, "public, max-age=60")

@@ -255,7 +255,7 @@ func (s *Server) apiRoutes() []route {
 		// Decisions: which ads fill a page's slots, and their signed tracking URLs.
 		{"POST", "/api/v1/decisions", allow(public), handleDecisions(s.serve, s.req, s.authenticate, s.cfg.CreativeOrigin)},
 		{"GET", "/api/v1/decisions", allow(public), handleDecisions(s.serve, s.req, s.authenticate, s.cfg.CreativeOrigin)},
-		{"GET", "/api/v1/floors", allow(public), handleFloors(s.serve)},
+		{"GET", "/api/v1/floors", allow(public), handleFloors(s.serve, s.cfg.Seller)},
 		{"OPTIONS", "/api/v1/decisions", allow(public), handlePreflight()},
 		{"GET", "/t/{kind}/{token}", allow(public), handleTracking(s.serve, s.req)},
 		{"GET", "/p/{token}", allow(public), handleRenderProof(s.serve)},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/prebid/openrtb/v20/openrtb2"
 )
 
 // prebidBundle is the page's Prebid.js for the header-bidding tests: the
@@ -46,11 +47,12 @@ func prebidPage(mocks map[string]struct {
 		units = append(units, fmt.Sprintf(`{code:%q,mediaTypes:{banner:{sizes:[[300,250]]}},bids:[{bidder:%q,params:%s}]}`, code, m.bidder, params))
 		rules = append(rules, fmt.Sprintf(`{when:{adUnitCode:%q,bidder:%q},then:function(bid){
 			window.floors[%q] = bid.getFloor ? bid.getFloor({currency:'USD',mediaType:'banner',size:[300,250]}).floor : null;
+			var src = (bid.ortb2 || {}).source || {}; window.schains.push(JSON.stringify(src.schain || (src.ext || {}).schain || null));
 			return {cpm:%g,currency:'USD',width:300,height:250,ad:'<html><body style="margin:0"><div id="creative" style="width:300px;height:250px">%s bid of %g</div>' +
 				'<script>top.postMessage("rendered: " + document.getElementById("creative").textContent, "*"); try { top.location.href = "/hijacked"; } catch (e) {}<\/script></body></html>'};}}`,
 			code, m.bidder, code, m.cpm, m.bidder, m.cpm))
 	}
-	head := `<script>window.pinged = []; window.floors = {}; window.rendered = [];
+	head := `<script>window.pinged = []; window.floors = {}; window.rendered = []; window.schains = [];
 window.addEventListener('message', function (e) { if (typeof e.data === 'string' && e.data.indexOf('rendered: ') === 0) window.rendered.push(e.data.slice(10)); });
 const pageFetch = window.fetch;
 window.fetch = function (u) { if (String(u).indexOf('/t/') >= 0) window.pinged.push(String(u)); return pageFetch.apply(this, arguments); };
@@ -75,9 +77,10 @@ pbjs.que.push(function () {
 func TestPrebidInTheDecision(t *testing.T) {
 	t.Parallel()
 	prebidBundle(t)
-	ads := newAdServer(t, "-bid-adjustments", "rubicon=0.5")
+	ads := newAdServer(t, "-bid-adjustments", "rubicon=0.5", "-seller-domain", "ads.example.net")
+	ads.expect(ads.admin("POST", "/api/v1/sites", `{"name":"pub","revenueShare":0.7}`), 201, "")
 	slot := func(name, floor, campaign, title string) {
-		ads.expect(ads.admin("POST", "/api/v1/placements", `{"name":"`+name+`","sizes":["300x250"]`+floor+`}`), 201, "")
+		ads.expect(ads.admin("POST", "/api/v1/placements", `{"name":"`+name+`","site":"pub","sizes":["300x250"]`+floor+`}`), 201, "")
 		if campaign == "" {
 			return
 		}
@@ -112,6 +115,19 @@ func TestPrebidInTheDecision(t *testing.T) {
 
 	if n := eval[int](b, `window.sent.length`); n != 1 {
 		t.Fatalf("%d decision requests; want 1 for the four slots", n)
+	}
+	// Every bid request of the page's auction carried the network's node
+	// of the supply chain: its domain, the site's seller id, hp 1.
+	schains := eval[[]string](b, `window.schains`)
+	if len(schains) == 0 {
+		t.Error("no bid requested")
+	}
+	for _, s := range schains {
+		var sc openrtb2.SupplyChain
+		json.Unmarshal([]byte(s), &sc)
+		if sc.Ver != "1.0" || sc.Complete != 1 || len(sc.Nodes) != 1 || sc.Nodes[0].ASI != "ads.example.net" || sc.Nodes[0].SID != "1" || sc.Nodes[0].HP == nil || *sc.Nodes[0].HP != 1 {
+			t.Errorf("a bid request's schain = %s; want the network's node for seller 1", s)
+		}
 	}
 	var sent struct {
 		Placements []struct {
