@@ -1,9 +1,8 @@
 package serve
 
 import (
+	"bytes"
 	"context"
-	"net/url"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -82,7 +81,8 @@ func (s *Sites) siteIVT(plan *delivery.Plan, r *delivery.Request, e *Edge, in *I
 	if m == nil || len(*m) == 0 {
 		return ivt.Human
 	}
-	host, hostRead := "", false
+	var host []byte
+	hostRead := false
 	for i := range r.Slots {
 		pl, ok := plan.Placement(r.Slots[i].Placement)
 		if !ok || pl.Site == "" {
@@ -121,30 +121,72 @@ func (s *Sites) SellerID(plan *delivery.Plan, placement string) string {
 	return (*m)[pl.Site].sellerID
 }
 
-// pageHost is the host of the page a decision is for, lower case, without
-// its port: the Origin header's, else the Referer's, else the body's url
-// ("" none).
-func pageHost(e *Edge, in *Input) string {
+// pageHost is the host of the page a decision is for, without its port
+// or a final dot, as written (compare it in any case): the Origin
+// header's, else the Referer's, else the body's url (nil none). It reads
+// without allocating: an absolute URL's authority, after its scheme's
+// "//" and any user info.
+func pageHost(e *Edge, in *Input) []byte {
 	for _, raw := range [][]byte{e.PageOrigin, e.Referer, in.URL} {
-		if len(raw) == 0 || string(raw) == "null" {
-			continue
-		}
-		if u, err := url.Parse(string(raw)); err == nil && u.Hostname() != "" {
-			return strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+		if h := urlHost(raw); len(h) > 0 {
+			return h
 		}
 	}
-	return ""
+	return nil
 }
 
-// onDomains reports whether host is one of domains or a subdomain of one.
-func onDomains(host string, domains []string) bool {
-	if host == "" {
+// urlHost is the host of an absolute http(s) URL (nil: not one).
+func urlHost(u []byte) []byte {
+	i := bytes.Index(u, []byte("://"))
+	if i <= 0 {
+		return nil
+	}
+	rest := u[i+3:]
+	if end := bytes.IndexAny(rest, "/?#"); end >= 0 {
+		rest = rest[:end]
+	}
+	if at := bytes.LastIndexByte(rest, '@'); at >= 0 {
+		rest = rest[at+1:]
+	}
+	if len(rest) > 0 && rest[0] == '[' { // an IPv6 literal: never a site's domain
+		return nil
+	}
+	if c := bytes.IndexByte(rest, ':'); c >= 0 {
+		rest = rest[:c]
+	}
+	return bytes.TrimSuffix(rest, []byte("."))
+}
+
+// onDomains reports whether host is one of domains (lower case) or a
+// subdomain of one, in any case.
+func onDomains(host []byte, domains []string) bool {
+	if len(host) == 0 {
 		return false
 	}
 	for _, d := range domains {
-		if host == d || (len(host) > len(d) && strings.HasSuffix(host, d) && host[len(host)-len(d)-1] == '.') {
+		switch {
+		case len(host) == len(d) && asciiEqualFold(host, d):
+			return true
+		case len(host) > len(d) && host[len(host)-len(d)-1] == '.' && asciiEqualFold(host[len(host)-len(d):], d):
 			return true
 		}
 	}
 	return false
+}
+
+// asciiEqualFold reports whether b is s in any ASCII case.
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
 }

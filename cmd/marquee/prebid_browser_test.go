@@ -212,4 +212,26 @@ func TestPrebidInTheDecision(t *testing.T) {
 	if errs, _ := b.logged(); len(errs) > 0 {
 		t.Logf("the page's console errors: %q", errs)
 	}
+
+	// A page whose wrapper sends its own supply chain keeps it: the
+	// network's node is appended to it, once.
+	wrapped := pub.page("/prebid-wrapped", "script-src 'self' 'unsafe-inline' "+ads.url, pubHTML(ads.url+"/t.js", `data-prebid="800"`,
+		`<script>window.pbjs = window.pbjs || {que: []}; pbjs.que.push(function () { pbjs.setConfig({ortb2: {source: {schain: {ver: '1.0', complete: 0, nodes: [{asi: 'wrapper.example', sid: 'w-1', hp: 1}]}}}}); });</script>`+
+			prebidPage(map[string]struct {
+				bidder string
+				cpm    float64
+			}{"above": {"appnexus", 5}}, `<div id="above" data-marquee-placement="above" data-marquee-size="300x250"></div>`)))
+	b.do("open a page with its own supply chain", chromedp.Navigate(wrapped))
+	b.waitFor("its slot decided", `['filled','empty'].includes(document.getElementById('above').dataset.marqueeState)`, 15*time.Second)
+	wrappedChains := eval[[]string](b, `window.schains`)
+	if len(wrappedChains) == 0 {
+		t.Error("the wrapped page requested no bid")
+	}
+	for _, s := range wrappedChains {
+		var sc openrtb2.SupplyChain
+		json.Unmarshal([]byte(s), &sc)
+		if sc.Complete != 0 || len(sc.Nodes) != 2 || sc.Nodes[0].ASI != "wrapper.example" || sc.Nodes[1].ASI != "ads.example.net" || sc.Nodes[1].SID != "1" {
+			t.Errorf("a wrapped page's bid request's schain = %s; want the wrapper's node, then the network's, incomplete as the wrapper said", s)
+		}
+	}
 }
