@@ -151,6 +151,7 @@ func (s *Server) apiRoutes() []route {
 		{"PUT", "/api/v1/sites/{name}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleReplaceSite(s.sites, s.writer)))},
 		{"DELETE", "/api/v1/sites/{name}", allow(marquee.ScopeCampaignsWrite), withStore(s.req.auditedAs("delete", handleDeleteSite(s.sites, s.writer)))},
 		{"GET", "/api/v1/sites/{name}/ads.txt", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(handleAdsTxtLine(s.sites, s.cfg.Seller))},
+		{"GET", "/api/v1/sites/{name}/quality", allow(marquee.ScopeReportsRead, publisherBound), withStore(handleSiteQuality(s.sites, s.campaigns, s.reports))},
 		{"POST", "/api/v1/sites/{name}/ads-txt/check", allow(marquee.ScopeCampaignsRead, publisherBound), withStore(handleCheckAdsTxt(s.adsTxt, s.writer))},
 		{"POST", "/api/v1/deals", allow(marquee.ScopeCampaignsWrite), withStore(s.req.audited(handleCreateDeal(s.deals, s.writer)))},
 		{"GET", "/api/v1/deals", allow(marquee.ScopeCampaignsRead), withStore(handleListDeals(s.deals))},

@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"marquee"
+	"marquee/reports"
 	"marquee/supply"
 )
 
@@ -89,6 +90,49 @@ func handleCheckAdsTxt(c AdsTxtChecker, w *writer) storeHandler {
 			return err
 		}
 		writeJSON(ctx, fasthttp.StatusOK, s)
+		return nil
+	}
+}
+
+// placementLister lists placements (the store).
+type placementLister interface {
+	ListPlacements(ctx context.Context, f marquee.ListFilter) ([]marquee.Placement, int, error)
+}
+
+// handleSiteQuality serves GET /api/v1/sites/{name}/quality?from=&to=
+// (reports:read; the site's publisher, its own): its placements'
+// decisions' requests, people's and invalid by reason, and the invalid
+// rate (reports.Quality); from and to as reports read them (default the
+// last 7 days).
+func handleSiteQuality(st SiteStore, pls placementLister, rep *reports.Reporter) storeHandler {
+	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
+		name := string(pathParam(ctx, 0))
+		if b := boundsOf(ctx); b.Bound() && !b.HasSite(name) {
+			return marquee.NoSite(name)
+		}
+		p := marquee.Problems{}
+		from, to, _, _ := reports.ParamWindow(ctx.QueryArgs(), rep, p)
+		if err := marquee.Invalid("invalid quality request", p); err != nil {
+			return err
+		}
+		if _, err := st.Site(sctx, name); err != nil {
+			return err
+		}
+		all, err := marquee.ListAll(sctx, marquee.ListFilter{}, pls.ListPlacements)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		for _, pl := range all {
+			if pl.Site == name {
+				ids = append(ids, pl.ID)
+			}
+		}
+		q, err := rep.Quality(sctx, ids, from, to)
+		if err != nil {
+			return err
+		}
+		writeJSON(ctx, fasthttp.StatusOK, q)
 		return nil
 	}
 }

@@ -70,6 +70,24 @@ func TestSiteDomainsBind(t *testing.T) {
 		}
 		return ""
 	})
+	// The site's quality: its people's requests, its invalid ones by
+	// reason, the invalid rate — for the team and its publisher, not for
+	// another site's.
+	pub, _ := in.keyFrom(`{"name":"news","scopes":["reports:read"],"sites":["news"]}`)
+	r := in.do("GET", "/api/v1/sites/news/quality", pub, "", "")
+	var q struct {
+		Requests, InvalidRequests int64
+		Invalid                   map[string]int64
+		InvalidRate               float64
+	}
+	if json.Unmarshal([]byte(r.body), &q); r.status != 200 || q.Requests != 3 || q.InvalidRequests != 4 || q.Invalid["domainMismatch"] != 4 || q.InvalidRate != 4.0/7 {
+		t.Errorf("the site's quality = %d %s; want 3 requests, 4 invalid (domainMismatch), a rate of 4/7", r.status, r.body)
+	}
+	in.expect(in.do("GET", "/api/v1/sites/open/quality", pub, "", ""), 404, "")
+	if r := in.admin("GET", "/api/v1/sites/open/quality?from=2020-01-01T00:00:00Z", ""); !strings.Contains(r.body, `"requests":1,"invalidRequests":0,"invalid":{},"invalidRate":0`) {
+		t.Errorf("the unbound site's quality = %d %s; want its one request", r.status, r.body)
+	}
+	in.expect(in.admin("GET", "/api/v1/sites/news/quality?from=yesterday", ""), 400, `{"error":"invalid quality request","problems":{"from":"must be an RFC 3339 timestamp, got \"yesterday\""}}`)
 }
 
 // TestAdsTxtEnforced: with -ads-txt-enforce, a site whose ads.txt does

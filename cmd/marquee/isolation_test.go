@@ -131,7 +131,7 @@ func TestAccountIsolation(t *testing.T) {
 		"GET /api/v1/creative-preview"} { // a preview frame of its own creatives (it shows what its parent sends)
 		open[r] = "advertiser"
 	}
-	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats", "GET /api/v1/sites", "GET /api/v1/sites/{name}", "GET /api/v1/sites/{name}/ads.txt", "POST /api/v1/sites/{name}/ads-txt/check",
+	for _, r := range []string{"GET /api/v1/placements", "GET /api/v1/placements/{name}", "GET /api/v1/placements/{name}/stats", "GET /api/v1/sites", "GET /api/v1/sites/{name}", "GET /api/v1/sites/{name}/ads.txt", "POST /api/v1/sites/{name}/ads-txt/check", "GET /api/v1/sites/{name}/quality",
 		"GET /api/v1/statements", "GET /api/v1/statements/{id}", "GET /api/v1/bidders/stats"} {
 		open[r] = "publisher"
 	}
@@ -175,6 +175,8 @@ func TestAccountIsolation(t *testing.T) {
 				path += "?by=country"
 			case "/api/v1/sites/{name}":
 				path = "/api/v1/sites/mysite"
+			case "/api/v1/sites/{name}/quality":
+				path = "/api/v1/sites/mysite/quality"
 			case "/api/v1/statements/{id}":
 				path = "/api/v1/statements/3"
 			case "/api/v1/sites/{name}/ads.txt", "/api/v1/sites/{name}/ads-txt/check":
@@ -184,7 +186,7 @@ func TestAccountIsolation(t *testing.T) {
 			}
 			own := a.do(r.Method, path, "")
 			if own.status != 200 || leaks(own) {
-				t.Errorf("%s (%s) by the %s = %d %s; want 200 with its own only", route, fill(r.Pattern, a.own), a.name, own.status, own.body)
+				t.Errorf("%s (%s) by the %s = %d %s; want 200 with its own only\n%s", route, fill(r.Pattern, a.own), a.name, own.status, own.body, in.log.String()[max(0, len(in.log.String())-1500):])
 			}
 		}
 	}
