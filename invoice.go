@@ -76,13 +76,16 @@ type InvoiceLine struct {
 // kind IVT names: "crawler", "datacenter", …, and "burst", events billed
 // and then credited when their user or address went past its events a
 // minute) — would have cost and were not billed: shown on an invoice,
-// not charged.
+// not charged. A statement's adjustments name a placement instead: its
+// events of invalid traffic (a quarantined site's: "quarantined"), what
+// they would have earned (gross), earned nothing.
 type Adjustment struct {
-	CampaignID int64  `json:"campaignId,string"`
-	Reason     string `json:"reason"`
-	IVT        string `json:"ivt,omitempty"`
-	Events     int64  `json:"events"`
-	Amount     Micros `json:"amount"`
+	CampaignID  int64  `json:"campaignId,string,omitempty"`
+	PlacementID int64  `json:"placementId,string,omitempty"`
+	Reason      string `json:"reason"`
+	IVT         string `json:"ivt,omitempty"`
+	Events      int64  `json:"events"`
+	Amount      Micros `json:"amount"`
 }
 
 // NoInvoice is the error of an invoice that does not exist.

@@ -28,9 +28,38 @@ type Site struct {
 	Confidential bool       `json:"confidential"`
 	// AdsTxt is the last check of its domains' ads.txt (nil: never
 	// checked): whether they authorise the network to sell the site.
-	AdsTxt    *AdsTxtCheck `json:"adsTxt,omitempty"`
-	CreatedAt time.Time    `json:"createdAt"`
-	UpdatedAt time.Time    `json:"updatedAt"`
+	AdsTxt *AdsTxtCheck `json:"adsTxt,omitempty"`
+	// Quarantined: the site serves and bills nothing (docs/ivt.md#quarantine):
+	// its decisions are invalid traffic of reason quarantined, earning
+	// its publisher nothing. Set by the team, audited.
+	Quarantined bool `json:"quarantined"`
+	// QualityAlarm is the last hour whose invalid traffic passed the
+	// network's alarm (-ivt-site-alarm; nil: none has).
+	QualityAlarm *QualityAlarm `json:"qualityAlarm,omitempty"`
+	CreatedAt    time.Time     `json:"createdAt"`
+	UpdatedAt    time.Time     `json:"updatedAt"`
+}
+
+// SiteQuality is a site's traffic over [From, To) (docs/api.md#site-quality):
+// the slots its placements' decisions asked for — people's (Requests)
+// and invalid traffic's (InvalidRequests, and by reason in Invalid) —
+// and the invalid share of them all.
+type SiteQuality struct {
+	From            time.Time        `json:"from"`
+	To              time.Time        `json:"to"`
+	Requests        int64            `json:"requests"`
+	InvalidRequests int64            `json:"invalidRequests"`
+	Invalid         map[string]int64 `json:"invalid"`
+	InvalidRate     float64          `json:"invalidRate"`
+}
+
+// QualityAlarm is an hour of a site's traffic whose invalid rate passed
+// Threshold (-ivt-site-alarm) with at least MinRequests slots asked for
+// in all (people's and invalid).
+type QualityAlarm struct {
+	SiteQuality
+	Threshold   float64 `json:"threshold"`
+	MinRequests int64   `json:"minRequests"`
 }
 
 // SellerType is what a site's seller is to the network, as sellers.json
@@ -94,11 +123,12 @@ func NoSite(name string) *Error { return Errorf(KindNotFound, "site %q not found
 // revenueShare (required, from 0 to 1: 0.7 is 70% of the gross to the
 // publisher), sellerType (one of SellerTypes; PUBLISHER when absent) and
 // confidential (false when absent). A site's sellerId is Marquee's to
-// give. Every problem is named.
+// give. quarantined (false when absent: a PUT replaces the site whole)
+// stops it billing. Every problem is named.
 func ParseSiteInput(body []byte) (Site, error) {
 	var s Site
 	p := Problems{}
-	fields, ok := object(body, p, "name", "domains", "revenueShare", "sellerType", "confidential")
+	fields, ok := object(body, p, "name", "domains", "revenueShare", "sellerType", "confidential", "quarantined")
 	if !ok {
 		return s, Invalid("invalid site", p)
 	}
@@ -131,5 +161,20 @@ func ParseSiteInput(body []byte) (Site, error) {
 	if raw, ok := present(fields, "confidential"); ok && json.Unmarshal(raw, &s.Confidential) != nil {
 		p["confidential"] = "must be true or false"
 	}
+	if raw, ok := present(fields, "quarantined"); ok && json.Unmarshal(raw, &s.Quarantined) != nil {
+		p["quarantined"] = "must be true or false"
+	}
 	return s, Invalid("invalid site", p)
+}
+
+// SitePlacements are the ids of the placements of each site that
+// placements name (a placement without a site is no site's).
+func SitePlacements(placements []Placement) map[string][]int64 {
+	by := map[string][]int64{}
+	for _, pl := range placements {
+		if pl.Site != "" {
+			by[pl.Site] = append(by[pl.Site], pl.ID)
+		}
+	}
+	return by
 }

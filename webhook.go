@@ -10,7 +10,13 @@ import (
 )
 
 // Webhook event kinds: what a webhook can ask for (events of these types).
-var WebhookEvents = []string{"click", "conversion", "impression"}
+// WebhookSiteQuality is the network's, not an event line's: a site's
+// hour of invalid traffic past the alarm (docs/ivt.md#site-quality),
+// sent to webhooks without a target.
+var WebhookEvents = []string{"click", "conversion", "impression", WebhookSiteQuality}
+
+// WebhookSiteQuality is the webhook event of a site's quality alarm.
+const WebhookSiteQuality = "site.quality"
 
 // WebhookInput is what a client sets of a webhook: where events are POSTed,
 // which types, and for what — one link (by code), one ad or one campaign,
@@ -88,6 +94,9 @@ func (in WebhookInput) Check(allowHTTP bool) Problems {
 	}
 	if targets > 1 {
 		p["link"] = "set at most one of link, adId and campaignId (none: every event)"
+	}
+	if targets > 0 && slices.Contains(in.Events, WebhookSiteQuality) {
+		p["events"] = WebhookSiteQuality + " is the network's event: a webhook for one link, ad or campaign does not get it"
 	}
 	if in.AdID < 0 || in.CampaignID < 0 {
 		p["adId"] = "ids are positive"

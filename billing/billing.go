@@ -6,6 +6,7 @@
 package billing
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"math"
@@ -126,7 +127,9 @@ func CreditNote(inv marquee.Invoice) marquee.Invoice {
 // cell's gross × the site's revenue share, rounded once a placement);
 // Total the net owed, Gross the gross. The page's header-bidding bids
 // are left out: their SSPs pay the publisher, not the network. cat.Shares gives the share (none:
-// 0, nothing is owed).
+// 0, nothing is owed). Its adjustments say why events earned nothing: a
+// placement's invalid traffic by reason (a quarantined site's all of
+// reason "quarantined"), at what it would have earned (gross).
 func Statement(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, site string, from, to time.Time) (marquee.Invoice, error) {
 	st := marquee.Invoice{Kind: marquee.KindStatement, Site: site, RevenueShare: cat.Shares[site], Currency: rp.Currency,
 		From: from.UTC(), To: to.UTC(), Lines: []marquee.InvoiceLine{}, Adjustments: []marquee.Adjustment{}, PlacementLines: []marquee.PlacementLine{}}
@@ -161,5 +164,20 @@ func Statement(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, 
 		st.Total += l.Net
 	}
 	slices.SortFunc(st.PlacementLines, func(a, b marquee.PlacementLine) int { return int(a.PlacementID - b.PlacementID) })
+	q.Publisher, q.By = false, []string{reports.DimPlacement, reports.DimTraffic}
+	traffic, err := rp.Multi(ctx, q, cat)
+	if err != nil {
+		return st, err
+	}
+	human := ivt.Human.String()
+	for _, r := range traffic.Rows {
+		if why := r.Dims[reports.DimTraffic].Value; why != human && r.Counts.Unbilled > 0 {
+			st.Adjustments = append(st.Adjustments, marquee.Adjustment{PlacementID: cellID(r.Dims[reports.DimPlacement]), Reason: marquee.UnbilledInvalid,
+				IVT: why, Events: r.Counts.Unbilled, Amount: marquee.Nanos(r.Counts.UnbilledNanos).Micros()})
+		}
+	}
+	slices.SortFunc(st.Adjustments, func(a, b marquee.Adjustment) int {
+		return cmp.Or(cmp.Compare(a.PlacementID, b.PlacementID), cmp.Compare(a.IVT, b.IVT))
+	})
 	return st, nil
 }

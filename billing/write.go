@@ -15,8 +15,8 @@ import (
 )
 
 // WriteCSV writes inv as CSV: a heading row of the document (number,
-// kind, advertiser, period, currency, total), then a row per line and per
-// adjustment, and, prepaid, a row per payment and the balance. Text cells that a spreadsheet would run as a formula are
+// kind, advertiser, period, currency, total), then a row per line (a
+// statement's: per placement) and per adjustment, and, prepaid, a row per payment and the balance. Text cells that a spreadsheet would run as a formula are
 // made inert.
 func WriteCSV(w io.Writer, inv marquee.Invoice) error {
 	cw := csv.NewWriter(w)
@@ -30,6 +30,10 @@ func WriteCSV(w io.Writer, inv marquee.Invoice) error {
 		cw.Write([]string{"placement", "placement id", "placement", "impressions", "gross", "net"})
 		for _, p := range inv.PlacementLines {
 			cw.Write([]string{"placement", strconv.FormatInt(p.PlacementID, 10), inert(p.Placement), strconv.FormatInt(p.Impressions, 10), p.Gross.String(), p.Net.String()})
+		}
+		cw.Write([]string{"adjustment", "placement id", "reason", "events", "would have earned"})
+		for _, a := range inv.Adjustments {
+			cw.Write([]string{"adjustment", strconv.FormatInt(a.PlacementID, 10), adjustmentReason(a), strconv.FormatInt(a.Events, 10), a.Amount.String()})
 		}
 		cw.Flush()
 		return cw.Error()
@@ -117,6 +121,15 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 			row("", fmt.Sprintf("%s (%d)", p.Placement, p.PlacementID), "", strconv.FormatInt(p.Impressions, 10), p.Gross.String(), p.Net.String())
 		}
 		row("B", "Owed to the publisher", "", "", inv.Gross.String(), inv.Total.String()+" "+inv.Currency)
+		if len(inv.Adjustments) > 0 {
+			pdf.Ln(4)
+			pdf.SetFont("Helvetica", "B", 11)
+			pdf.CellFormat(0, 8, tr("Earned nothing"), "", 1, "L", false, 0, "")
+			row("B", "Placement", "Reason", "Events", "", "Would have earned")
+			for _, a := range shown(inv.Adjustments, row) {
+				row("", strconv.FormatInt(a.PlacementID, 10), adjustmentReason(a), strconv.FormatInt(a.Events, 10), "", a.Amount.String())
+			}
+		}
 		return pdf.Output(w)
 	}
 	row("B", "Campaign", "Model", "Events", "Rate", "Amount")

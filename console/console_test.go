@@ -187,6 +187,7 @@ func TestVocabulariesAreTheGoOnes(t *testing.T) {
 		{"roles", roles, marquee.Roles},
 		{"tiers", quoted(find("tiers", `const tiers = \[(.*?)\];`)), marquee.Priorities},
 		{"price models", models, marquee.PriceModels},
+		{"webhookEvents", quoted(find("webhookEvents", `const webhookEvents = \[(.*?)\];`)), marquee.WebhookEvents},
 		{"sellerTypes", quoted(find("sellerTypes", `const sellerTypes = \[(.*?)\];`)), func() (ts []string) {
 			for _, s := range marquee.SellerTypes {
 				ts = append(ts, string(s))

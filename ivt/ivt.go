@@ -42,13 +42,14 @@ const (
 	NoRenderProof         // a billable hit of a placement that asks for a render proof, without a valid one
 	DomainMismatch        // a decision whose page is on none of its placement's site's domains
 	Unauthorized          // a decision for a site whose ads.txt does not authorise the network (-ads-txt-enforce)
+	Quarantined           // a decision for a site the team quarantined
 	NumReasons     = iota
 )
 
 // names are the reasons' names in event lines, reports and the API.
 var names = [NumReasons]string{"", "crawler", "preview", "prefetch", "headless", "nonBrowser", "datacenter",
 	"velocity", "fastClick", "noImpression", "repeatClick", "fastConversion", "burst", "clickLimit", "clickRate", "noRenderProof",
-	"domainMismatch", "unauthorized"}
+	"domainMismatch", "unauthorized", "quarantined"}
 
 // Names are the names of the invalid reasons, by Reason (Names[0] is
 // Human's: "human").

@@ -455,17 +455,17 @@ const NumOutcomes = 11
 
 // NumInvalid is how many invalid-traffic reasons a RequestRow counts:
 // ivt.NumReasons-1, without Human (package reports checks they agree).
-const NumInvalid = 17
+const NumInvalid = 18
 
 // InvalidNames are the reasons of RequestRow.Invalid, in ivt.Reason's
 // order from 1; InvalidColumns their stored columns.
 var (
 	InvalidNames = [NumInvalid]string{"crawler", "preview", "prefetch", "headless", "nonBrowser", "datacenter",
 		"velocity", "fastClick", "noImpression", "repeatClick", "fastConversion", "burst", "clickLimit", "clickRate", "noRenderProof",
-		"domainMismatch", "unauthorized"}
+		"domainMismatch", "unauthorized", "quarantined"}
 	InvalidColumns = [NumInvalid]string{"i_crawler", "i_preview", "i_prefetch", "i_headless", "i_nonbrowser", "i_datacenter",
 		"i_velocity", "i_fastclick", "i_noimpression", "i_repeatclick", "i_fastconversion", "i_burst", "i_clicklimit", "i_clickrate", "i_norenderproof",
-		"i_domainmismatch", "i_unauthorized"}
+		"i_domainmismatch", "i_unauthorized", "i_quarantined"}
 )
 
 // RequestColumns are the stored columns of a RequestRow's counts:

@@ -2,36 +2,41 @@ package reports
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
+	"marquee"
 	"marquee/reportrow"
 )
 
-// Quality is a site's traffic over a range, people's and invalid
-// (docs/api.md#site-quality): the slots its placements' decisions asked
-// for — people's (Requests) and invalid traffic's by reason — and the
-// invalid share of them all.
-type Quality struct {
-	From            time.Time        `json:"from"`
-	To              time.Time        `json:"to"`
-	Requests        int64            `json:"requests"`
-	InvalidRequests int64            `json:"invalidRequests"`
-	Invalid         map[string]int64 `json:"invalid"`
-	InvalidRate     float64          `json:"invalidRate"`
-}
-
-// Quality sums the decisions' requests of placements (a site's: none is
-// no traffic, never every placement's) over [from, to), whole hours.
-func (rp *Reporter) Quality(ctx context.Context, placements []int64, from, to time.Time) (Quality, error) {
-	q := Quality{From: from.UTC(), To: to.UTC(), Invalid: map[string]int64{}}
-	if len(placements) == 0 || !from.Before(to) {
-		return q, nil
+// Qualities sums, for each site of bySite (its placements' ids, as
+// marquee.SitePlacements gives them), the decisions' requests of its placements
+// over [from, to), whole hours — in one read of the request rows. A site
+// without placements had no traffic.
+func (rp *Reporter) Qualities(ctx context.Context, bySite map[string][]int64, from, to time.Time) (map[string]marquee.SiteQuality, error) {
+	out := make(map[string]marquee.SiteQuality, len(bySite))
+	siteOf := map[int64]string{}
+	for site, ids := range bySite {
+		out[site] = marquee.SiteQuality{From: from.UTC(), To: to.UTC(), Invalid: map[string]int64{}}
+		for _, id := range ids {
+			siteOf[id] = site
+		}
 	}
-	sums, err := rp.r.RequestSums(ctx, reportrow.RequestQuery{From: from.Unix(), To: to.Unix(), Placements: placements, By: []string{"placement"}})
+	if len(siteOf) == 0 || !from.Before(to) {
+		return out, nil
+	}
+	ids := slices.Sorted(maps.Keys(siteOf))
+	sums, err := rp.r.RequestSums(ctx, reportrow.RequestQuery{From: from.Unix(), To: to.Unix(), Placements: ids, By: []string{"placement"}})
 	if err != nil {
-		return q, err
+		return nil, err
 	}
 	for _, s := range sums {
+		site, ok := siteOf[s.Placement]
+		if !ok {
+			continue
+		}
+		q := out[site]
 		q.Requests += s.Requests()
 		for i, n := range s.Invalid {
 			if n > 0 {
@@ -39,9 +44,13 @@ func (rp *Reporter) Quality(ctx context.Context, placements []int64, from, to ti
 				q.InvalidRequests += n
 			}
 		}
+		out[site] = q
 	}
-	if all := q.Requests + q.InvalidRequests; all > 0 {
-		q.InvalidRate = float64(q.InvalidRequests) / float64(all)
+	for site, q := range out {
+		if all := q.Requests + q.InvalidRequests; all > 0 {
+			q.InvalidRate = float64(q.InvalidRequests) / float64(all)
+			out[site] = q
+		}
 	}
-	return q, nil
+	return out, nil
 }

@@ -25,6 +25,8 @@ type siteRule struct {
 	// unauthorized: -ads-txt-enforce, and its last ads.txt check found
 	// none of its domains authorising the network.
 	unauthorized bool
+	// quarantined: the team stopped it billing.
+	quarantined bool
 }
 
 // Sites are the sites serving knows, kept by the feed (From): what a
@@ -44,7 +46,8 @@ func NewSites(enforceAdsTxt bool) *Sites { return &Sites{enforceAdsTxt: enforceA
 func (s *Sites) Set(list []marquee.Site) {
 	m := make(map[string]siteRule, len(list))
 	for _, st := range list {
-		m[st.Name] = siteRule{sellerID: st.SellerID, domains: st.Domains, unauthorized: s.enforceAdsTxt && !st.AdsTxt.Authorized()}
+		m[st.Name] = siteRule{sellerID: st.SellerID, domains: st.Domains, unauthorized: s.enforceAdsTxt && !st.AdsTxt.Authorized(),
+			quarantined: st.Quarantined}
 	}
 	s.rules.Store(&m)
 }
@@ -70,7 +73,8 @@ func (s *Sites) From(st SiteStore) marquee.Applier {
 
 // siteIVT is why a decision of r is invalid traffic by its placements'
 // sites (ivt.Human: it is not): a page on none of a bound site's domains
-// (DomainMismatch), or a site the network may not bill (Unauthorized).
+// (DomainMismatch), a site the team quarantined (Quarantined), or a site
+// the network may not bill (Unauthorized), in that order.
 // The page is the browser's Origin, else its Referer, else the body's
 // url (server-to-server clients send it).
 func (s *Sites) siteIVT(plan *delivery.Plan, r *delivery.Request, e *Edge, in *Input) ivt.Reason {
@@ -99,6 +103,9 @@ func (s *Sites) siteIVT(plan *delivery.Plan, r *delivery.Request, e *Edge, in *I
 			if !onDomains(host, rule.domains) {
 				return ivt.DomainMismatch
 			}
+		}
+		if rule.quarantined {
+			return ivt.Quarantined
 		}
 		if rule.unauthorized {
 			return ivt.Unauthorized

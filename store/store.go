@@ -67,6 +67,8 @@ type Store interface {
 	DeleteSite(ctx context.Context, name string) error
 	ClaimAdsTxtCheck(ctx context.Context, name string, now time.Time, since time.Duration) (bool, error)
 	SetAdsTxtCheck(ctx context.Context, name string, c marquee.AdsTxtCheck) error
+	ClaimQualityCheck(ctx context.Context, name string, hour time.Time) (bool, error)
+	SetQualityAlarm(ctx context.Context, name string, a marquee.QualityAlarm) error
 	CreateDeal(ctx context.Context, d marquee.Deal) (marquee.Deal, error)
 	Deal(ctx context.Context, id string) (marquee.Deal, error)
 	ListDeals(ctx context.Context) ([]marquee.Deal, error)

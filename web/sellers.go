@@ -102,7 +102,7 @@ type placementLister interface {
 // handleSiteQuality serves GET /api/v1/sites/{name}/quality?from=&to=
 // (reports:read; the site's publisher, its own): its placements'
 // decisions' requests, people's and invalid by reason, and the invalid
-// rate (reports.Quality); from and to as reports read them (default the
+// rate (reports.Reporter.Qualities); from and to as reports read them (default the
 // last 7 days).
 func handleSiteQuality(st SiteStore, pls placementLister, rep *reports.Reporter) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
@@ -122,17 +122,11 @@ func handleSiteQuality(st SiteStore, pls placementLister, rep *reports.Reporter)
 		if err != nil {
 			return err
 		}
-		var ids []int64
-		for _, pl := range all {
-			if pl.Site == name {
-				ids = append(ids, pl.ID)
-			}
-		}
-		q, err := rep.Quality(sctx, ids, from, to)
+		qs, err := rep.Qualities(sctx, map[string][]int64{name: marquee.SitePlacements(all)[name]}, from, to)
 		if err != nil {
 			return err
 		}
-		writeJSON(ctx, fasthttp.StatusOK, q)
+		writeJSON(ctx, fasthttp.StatusOK, qs[name])
 		return nil
 	}
 }

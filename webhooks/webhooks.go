@@ -353,6 +353,30 @@ func (d *Dispatcher) Written(_ string, _ int64, lines []byte) {
 	}
 }
 
+// SiteQualityAlarm queues a site.quality event — {"type", "site", and
+// the alarm's figures (marquee.QualityAlarm)} — for every webhook that
+// asks for it (webhooks without a target: a site's alarm is the
+// network's).
+func (d *Dispatcher) SiteQualityAlarm(site string, a marquee.QualityAlarm) {
+	event, err := json.Marshal(struct {
+		Type string `json:"type"`
+		Site string `json:"site"`
+		marquee.QualityAlarm
+	}{marquee.WebhookSiteQuality, site, a})
+	if err != nil {
+		return
+	}
+	bit := typeBit([]byte(marquee.WebhookSiteQuality))
+	for _, h := range *d.hooks.Load() {
+		h.mu.Lock()
+		wants := h.events&bit != 0 && h.w.Link == "" && h.w.AdID == 0 && h.w.CampaignID == 0
+		h.mu.Unlock()
+		if wants {
+			d.enqueue(h, event)
+		}
+	}
+}
+
 // wants reports whether h asks for an event of type bit with fields f.
 func (h *hook) wants(bit uint8, f *eventline.Fields) bool {
 	h.mu.Lock()

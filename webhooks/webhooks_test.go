@@ -303,3 +303,39 @@ func TestOnlyVouchedEventsByDefault(t *testing.T) {
 		t.Errorf("a webhook asking for unverified events got %q; want all four, %q", got, want)
 	}
 }
+
+// A site's quality alarm reaches the webhooks that ask for site.quality
+// — the network's event, for webhooks without a target — and no other:
+// not one for clicks only, nor (refused at creation) one for a campaign.
+func TestSiteQualityAlarm(t *testing.T) {
+	st := openStore(t)
+	d := dispatcher(t, st, webhooks.Config{AllowPrivate: true})
+	bodies := make(chan string, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		bodies <- r.URL.Path + " " + string(body)
+	}))
+	defer srv.Close()
+	create(t, st, d, marquee.WebhookInput{URL: srv.URL + "/quality", Events: []string{"site.quality"}})
+	create(t, st, d, marquee.WebhookInput{URL: srv.URL + "/clicks", Events: []string{"click"}})
+	if p := (marquee.WebhookInput{URL: "https://hooks.example/", Events: []string{"site.quality"}, CampaignID: 3}).Check(false); p["events"] == "" {
+		t.Errorf("a campaign's webhook asking for site.quality: problems %v; want events named", p)
+	}
+	hour := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	d.SiteQualityAlarm("news", marquee.QualityAlarm{SiteQuality: marquee.SiteQuality{From: hour, To: hour.Add(time.Hour), Requests: 700, InvalidRequests: 300,
+		Invalid: map[string]int64{"datacenter": 300}, InvalidRate: 0.3}, Threshold: 0.2, MinRequests: 1000})
+	select {
+	case b := <-bodies:
+		want := `/quality {"type":"marquee.events","timestamp":`
+		if !strings.HasPrefix(b, want) || !strings.Contains(b, `"events":[{"type":"site.quality","site":"news","from":"2026-12-07T09:00:00Z","to":"2026-12-07T10:00:00Z","requests":700,"invalidRequests":300,"invalid":{"datacenter":300},"invalidRate":0.3,"threshold":0.2,"minRequests":1000}]`) {
+			t.Errorf("delivered %s; want the alarm's figures to /quality", b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no alarm delivered")
+	}
+	select {
+	case b := <-bodies:
+		t.Errorf("also delivered %s; want only /quality", b)
+	case <-time.After(100 * time.Millisecond):
+	}
+}

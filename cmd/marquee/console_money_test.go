@@ -3,9 +3,13 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"marquee"
+	"marquee/store/sqlite"
 
 	"github.com/chromedp/chromedp"
 )
@@ -55,6 +59,26 @@ func TestConsoleMoneyPages(t *testing.T) {
 	b.do("give it a domain", chromedp.Evaluate[chromedp.Void](`(() => { const n = document.querySelector('#new-site [data-field=name] input'); n.value = 'news'; n.dispatchEvent(new Event('change')); })()`),
 		chromedp.SetValue(chromedp.CSS(`#new-site [data-field=domains] input`), "news.example"), click(`#new-site button[type=submit]`))
 	b.waitFor("the domain added, the rest kept", `!!(document.querySelector('main table') && document.querySelector('main table').textContent.includes('news.example70%1INTERMEDIARY (confidential)not checked yet'))`, 10*time.Second)
+	// Quarantined through the form (the rest kept), and an hour past the
+	// quality alarm (stored as the alarm's watch stores it, through a
+	// second handle on the store: the server follows its changelog):
+	// both badges beside the site's name.
+	b.do("quarantine it", chromedp.Evaluate[chromedp.Void](`(() => { const n = document.querySelector('#new-site [data-field=name] input'); n.value = 'news'; n.dispatchEvent(new Event('change')); })()`),
+		click(`#new-site [data-field=quarantined] input`), click(`#new-site button[type=submit]`))
+	b.waitFor("the quarantine's badge", `!!(document.querySelector('main table .badge.bad') && document.querySelector('main table').textContent.includes('news quarantinednews.example70%1INTERMEDIARY (confidential)'))`, 10*time.Second)
+	other, err := sqlite.Open(t.Context(), filepath.Join(dir, "marquee.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
+	err = other.SetQualityAlarm(t.Context(), "news", marquee.QualityAlarm{SiteQuality: marquee.SiteQuality{From: hour, To: hour.Add(time.Hour),
+		Requests: 600, InvalidRequests: 400, Invalid: map[string]int64{"datacenter": 400}, InvalidRate: 0.4}, Threshold: 0.25, MinRequests: 1000})
+	other.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.open("#/sites", "#new-site")
+	b.waitFor("the alarm's badge", `!!(document.querySelector('main table .badge.warn') && document.querySelector('main table .badge.warn').textContent.startsWith('invalid 40% (') && document.querySelector('main table .badge.warn').textContent.endsWith('alarm at 25%)'))`, 10*time.Second)
 	// This network has no -seller-domain: a check says so.
 	b.do("check its ads.txt", click(`main table .ads-txt button`))
 	b.waitFor("why it cannot be checked", `!!(document.querySelector('main') && document.querySelector('main').textContent.includes('has not set -seller-domain'))`, 10*time.Second)

@@ -135,3 +135,71 @@ func TestAdsTxtEnforced(t *testing.T) {
 	report(`"impressions":1,`)
 	report(`"spend":0.01,`)
 }
+
+// TestQuarantineEndToEnd: a site the team quarantines (audited) serves,
+// its decisions and their impressions count as invalid traffic of reason
+// quarantined and bill nothing, and its statement owes only what was
+// earned before, showing why the rest earned nothing.
+func TestQuarantineEndToEnd(t *testing.T) {
+	t.Parallel()
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms", "-currency", "EUR")
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	site := `{"name":"news","domains":["news.example"],"revenueShare":0.7`
+	in.expect(in.admin("POST", "/api/v1/sites", site+`}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"news-side","site":"news"}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"cpm",` + flight + `,"price":{"model":"cpm","amount":10}}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t"}}`), 201, "")
+	impression := func() {
+		t.Helper()
+		r := in.doHeaders("POST", "/api/v1/decisions", "application/json", `{"placements":[{"div":"d","placement":"news-side"}]}`, "Origin", "https://news.example")
+		if r.status != 200 || !strings.Contains(r.body, `"impressionUrl":"`) {
+			t.Fatalf("decision = %d %s; want an ad: a quarantined site serves", r.status, r.body)
+		}
+		fire(t, strings.Split(strings.Split(r.body, `"impressionUrl":"`)[1], `"`)[0])
+	}
+	report := func(want string) {
+		t.Helper()
+		eventually(t, 5*time.Second, func() string {
+			if r := in.admin("GET", "/api/v1/reports?by=placement&granularity=total", ""); !strings.Contains(r.body, want) {
+				return "want " + want + ": " + r.body
+			}
+			return ""
+		})
+	}
+	impression()
+	report(`"spend":0.01,`)
+	in.expect(in.admin("PUT", "/api/v1/sites/news", site+`,"quarantined":"yes"}`), 400, `{"error":"invalid site","problems":{"quarantined":"must be true or false"}}`)
+	if r := in.admin("PUT", "/api/v1/sites/news", site+`,"quarantined":true}`); r.status != 200 || !strings.Contains(r.body, `"quarantined":true`) {
+		t.Fatalf("quarantining = %d %s", r.status, r.body)
+	}
+	if r := in.admin("GET", "/api/v1/audit?entity=site", ""); !strings.Contains(r.body, `"quarantined":true`) || !strings.Contains(r.body, `"quarantined":false`) {
+		t.Errorf("the audit log of sites = %s; want the quarantine's before and after", r.body)
+	}
+	impression()
+	impression()
+	report(`"invalidRequests":{"quarantined":2}`)
+	report(`"spend":0.01,`)
+	if r := in.admin("GET", "/api/v1/sites/news/quality", ""); !strings.Contains(r.body, `"requests":1,"invalidRequests":2,"invalid":{"quarantined":2}`) {
+		t.Errorf("the site's quality = %s; want 1 request of people's, 2 quarantined", r.body)
+	}
+
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	period := `"from":"` + today.Format(time.RFC3339) + `","to":"` + today.Add(24*time.Hour).Format(time.RFC3339) + `"`
+	eventually(t, 5*time.Second, func() string {
+		// The events' report rows arrive at the flush; a statement is
+		// numbered once, so it is made only when they all have.
+		if r := in.admin("GET", "/api/v1/reports?by=placement,traffic&granularity=total", ""); !strings.Contains(r.body, `"impressions":2`) {
+			return "the quarantined impressions not reported yet: " + r.body
+		}
+		return ""
+	})
+	st := in.admin("POST", "/api/v1/statements", `{"site":"news",`+period+`}`)
+	if st.status != 201 || !strings.Contains(st.body, `"total":0.007,`) || !strings.Contains(st.body, `"gross":0.01,`) ||
+		!strings.Contains(st.body, `"adjustments":[{"placementId":"1","reason":"invalid","ivt":"quarantined","events":2,"amount":0.02}]`) {
+		t.Fatalf("statement = %d %s; want net 0.007 of gross 0.01, and 2 quarantined impressions that would have earned 0.02", st.status, st.body)
+	}
+	if r := in.admin("GET", "/api/v1/statements/"+strings.Split(strings.Split(st.body, `"id":"`)[1], `"`)[0]+"?format=csv", ""); !strings.Contains(r.body, "adjustment,1,invalid: quarantined,2,0.02") {
+		t.Errorf("the statement's CSV = %s; want its adjustment row", r.body)
+	}
+}

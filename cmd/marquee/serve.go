@@ -117,6 +117,8 @@ type serveConfig struct {
 	publicURL         string          // -public-url, checked: scheme://host[:port]
 	keepEmails        bool            // -events-keep-emails
 	ivt               ivt.Config      // -ivt-*, the ranges read
+	siteAlarm         float64         // -ivt-site-alarm (0: off)
+	siteAlarmMin      int64           // -ivt-site-alarm-min
 	events            eventsConfig
 	reports           reportsConfig
 }
@@ -177,6 +179,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.IntVar(&c.ivt.IPv6Prefix, "ivt-ipv6-prefix", ivt.DefaultIPv6Prefix, "the leading bits of an IPv6 address that the address rules and sign-in throttles count as one client (64: a subscriber's /64; 56 where networks hand out /56s; 32 to 128)")
 	fs.IntVar(&c.ivt.CampaignClicks, "ivt-campaign-clicks", ivt.DefaultCampaignClicks, "a campaign's verified clicks an hour from one address (per instance) past which its clicks are invalid (clickLimit; negative: off)")
 	fs.IntVar(&c.ivt.ClickRateMin, "ivt-click-rate-min", ivt.DefaultClickRateMin, "an address's verified clicks an hour (per instance) from which its click rate is judged (negative: off)")
+	fs.Float64Var(&c.siteAlarm, "ivt-site-alarm", 0, "a site whose last hour's invalid share of slots asked for is more than this (0.2: 20%), with at least -ivt-site-alarm-min of them, raises an alarm: a site.quality webhook and a badge on the site in the console (0: off; docs/ivt.md#site-quality)")
+	fs.Int64Var(&c.siteAlarmMin, "ivt-site-alarm-min", supply.DefaultAlarmMinRequests, "the least slots asked for (people's and invalid) in a site's hour for -ivt-site-alarm to judge it")
 	fs.Float64Var(&c.ivt.MaxClickRate, "ivt-max-click-rate", ivt.DefaultMaxClickRate, "the share of an address's verified impressions its clicks may be in an hour, once it made -ivt-click-rate-min of them: past it, its clicks are invalid (clickRate) and what its clicks billed that hour is credited (negative: off)")
 	fs.BoolVar(&c.monthlyBilling, "monthly-billing", false, "an hour into each month (UTC), issue every advertiser's invoice and every site's statement for the month before (those not issued already)")
 	fs.StringVar(&c.stripe.Key, "stripe-key", "", "Stripe secret API key (sk_…): prepaid advertisers top up their balances by card through Stripe Checkout (docs/api.md#prepaid-balances; none: no card payments). Best given as MARQUEE_STRIPE_KEY")
@@ -260,6 +264,12 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	}
 	if c.adsTxtEnforce && c.seller.Domain == "" {
 		return c, usageError{errors.New("-ads-txt-enforce needs -seller-domain: without it no ads.txt is checked, and no site could bill")}
+	}
+	if c.siteAlarm < 0 || c.siteAlarm >= 1 {
+		return c, usageError{fmt.Errorf("-ivt-site-alarm %v: want an invalid share from 0 (off) to below 1 (0.2: 20%%)", c.siteAlarm)}
+	}
+	if c.siteAlarmMin < 1 {
+		return c, usageError{fmt.Errorf("-ivt-site-alarm-min %d: want 1 or more slots", c.siteAlarmMin)}
 	}
 	if c.adsTxtEvery < time.Minute {
 		return c, usageError{fmt.Errorf("-ads-txt-every %v: want a minute or more", c.adsTxtEvery)}
@@ -468,6 +478,7 @@ type node struct {
 	monthly    *billing.Monthly      // listen: the month's invoices and statements (nil without -monthly-billing)
 	sites      *serving.Sites        // the sites decisions check (domains, ads.txt)
 	adsTxt     *supply.Watcher       // listen: sites' ads.txt checked (nil without -seller-domain)
+	quality    *supply.QualityWatch  // listen: sites' hours judged (nil without -ivt-site-alarm)
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
 	hooks      *webhooks.Dispatcher // open; closed after events
@@ -664,6 +675,13 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 			Checker: supply.NewChecker(supply.CheckerConfig{Network: cfg.seller, URL: cfg.adsTxtURL, Forbidden: forbidden})}
 		adsTxt = n.adsTxt
 	}
+	if cfg.siteAlarm > 0 {
+		n.quality = &supply.QualityWatch{Store: n.st, Reports: reporter, Rate: cfg.siteAlarm, MinRequests: cfg.siteAlarmMin,
+			Settle: max(supply.DefaultAlarmSettle, 3*cfg.reports.flush), Now: time.Now, Log: n.log}
+		if n.hooks != nil {
+			n.quality.Notify = n.hooks
+		}
+	}
 	// The back office: balances, top-ups and documents, for the edge and
 	// for monthly billing alike.
 	catalogs := reports.NewCatalogs(n.st)
@@ -736,6 +754,9 @@ func (n *node) startLoops() (stop func()) {
 	}
 	if n.adsTxt != nil {
 		loops.Go(func() { n.adsTxt.Run(bg) })
+	}
+	if n.quality != nil {
+		loops.Go(func() { n.quality.Run(bg) })
 	}
 	if m, ok := n.counters.(*counters.Memory); ok {
 		hourly(func() { m.Trim(time.Now()) })

@@ -1374,11 +1374,23 @@
   const sellerTypes = ['PUBLISHER', 'INTERMEDIARY', 'BOTH'];
   // adsTxtText says what an ads.txt check found (marquee.AdsTxtStatus).
   const adsTxtText = { authorized: 'authorizes us', notListed: 'does not list us', missing: 'no ads.txt', error: 'could not be read' };
+  // siteBadges: a quarantined site's, and the quality alarm of an hour
+  // that ended less than two hours ago (-ivt-site-alarm).
+  const siteBadges = s => {
+    const out = [];
+    if (s.quarantined) out.push(el('span', { class: 'badge bad', title: 'Serves, bills nothing and earns its publisher nothing', text: 'quarantined' }));
+    const a = s.qualityAlarm;
+    if (a && Date.now() - Date.parse(a.to) < 2 * 3600e3) {
+      out.push(el('span', { class: 'badge warn', title: Object.entries(a.invalid).map(([k, n]) => k + ': ' + n).join('\n'),
+        text: 'invalid ' + Math.round(a.invalidRate * 1000) / 10 + '% (' + new Date(a.from).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) + ' hour; alarm at ' + Math.round(a.threshold * 1000) / 10 + '%)' }));
+    }
+    return out;
+  };
   route(/^\/sites$/, 'campaigns:read', async () => {
     const list = await api('GET', '/api/v1/sites');
     const adsTxt = s => el('a', { href: '/api/v1/sites/' + encodeURIComponent(s.name) + '/ads.txt', text: 'ads.txt line', title: 'What ' + s.name + "'s publisher adds to the ads.txt of each of its domains" });
     const out = [el('h1', { text: asPublisher() ? 'Your sites' : 'Sites' }),
-      table(['Site', 'Domains', 'Revenue share', 'Seller id', 'Seller type', 'ads.txt', ''], list.sites.map(s => [s.name, s.domains.join(', ') || 'none: any page may use its placements', Math.round(s.revenueShare * 1e6) / 1e4 + '%',
+      table(['Site', 'Domains', 'Revenue share', 'Seller id', 'Seller type', 'ads.txt', ''], list.sites.map(s => [el('span', { class: 'site-name' }, s.name, ...siteBadges(s).flatMap(b => [' ', b])), s.domains.join(', ') || 'none: any page may use its placements', Math.round(s.revenueShare * 1e6) / 1e4 + '%',
         s.sellerId, s.sellerType + (s.confidential ? ' (confidential)' : ''),
         el('span', { class: 'ads-txt', title: s.adsTxt ? s.adsTxt.domains.map(d => d.domain + ': ' + (d.line || d.error || adsTxtText[d.status])).join('\n') : '' },
           s.adsTxt ? adsTxtText[s.adsTxt.status] + ' (' + new Date(s.adsTxt.checkedAt).toLocaleString() + ')' : 'not checked yet', ' ',
@@ -1392,23 +1404,24 @@
       const name = el('input', { required: true }), domains = el('input', { placeholder: 'news.example, m.news.example' }),
         share = el('input', { type: 'number', min: '0', max: '100', step: '0.0001', required: true, value: '70' }),
         type = el('select', {}, sellerTypes.map(t => el('option', { value: t, text: t }))),
-        secret = el('input', { type: 'checkbox' });
+        secret = el('input', { type: 'checkbox' }), quarantine = el('input', { type: 'checkbox', id: 'site-quarantined' });
       // The same name fills the form with the site's values, so that a
       // change keeps what it does not touch.
       name.addEventListener('change', () => {
         const s = list.sites.find(s => s.name === name.value);
         if (!s) return;
         domains.value = s.domains.join(', '); share.value = String(Math.round(s.revenueShare * 1e6) / 1e4);
-        type.value = s.sellerType; secret.checked = s.confidential;
+        type.value = s.sellerType; secret.checked = s.confidential; quarantine.checked = s.quarantined;
       });
       const form = el('form', { id: 'new-site' }, el('h2', { text: 'New site (or change one: the same name)' }), field('Name (as placements name it)', name, 'name'),
         field('Domains', domains, 'domains'), field("Publisher's revenue share (%)", share, 'revenueShare'),
         field('Seller type (sellers.json)', type, 'sellerType'),
-        field('Confidential (no name or domain in sellers.json)', secret, 'confidential'), el('button', { type: 'submit', text: 'Save site' }));
+        field('Confidential (no name or domain in sellers.json)', secret, 'confidential'),
+        field('Quarantined (serves, bills nothing, earns its publisher nothing)', quarantine, 'quarantined'), el('button', { type: 'submit', text: 'Save site' }));
       form.addEventListener('submit', async ev => {
         ev.preventDefault();
         const body = { name: name.value, domains: domains.value.split(',').map(d => d.trim()).filter(Boolean), revenueShare: (+share.value) / 100,
-          sellerType: type.value, confidential: secret.checked };
+          sellerType: type.value, confidential: secret.checked, quarantined: quarantine.checked };
         try {
           if (list.sites.some(s => s.name === name.value)) await api('PUT', '/api/v1/sites/' + encodeURIComponent(name.value), body);
           else await api('POST', '/api/v1/sites', body);
@@ -2717,10 +2730,12 @@
 
   // Webhooks: the list with a create form (the secret shown once), and
   // each webhook's page with its delivery log and a test event.
+  // webhookEvents are what a webhook can ask for (marquee.WebhookEvents).
+  const webhookEvents = ['click', 'conversion', 'impression', 'site.quality'];
   route(/^\/webhooks$/, 'webhooks:admin', async () => {
     const { webhooks } = await api('GET', '/api/v1/webhooks');
     const url = el('input', { type: 'url', required: true, placeholder: 'https://hooks.example.com/marquee' });
-    const events = el('div', { class: 'checks', role: 'group', 'aria-label': 'Events' }, ['click', 'conversion', 'impression'].map(e => el('label', {}, el('input', { type: 'checkbox', value: e, checked: e === 'click' }), e)));
+    const events = el('div', { class: 'checks', role: 'group', 'aria-label': 'Events' }, webhookEvents.map(e => el('label', {}, el('input', { type: 'checkbox', value: e, checked: e === 'click' }), e)));
     const kind = el('select', {}, [['', 'every event'], ['link', 'one link (code)'], ['adId', 'one ad (id)'], ['campaignId', 'one campaign (id)']].map(([v, t]) => el('option', { value: v, text: t })));
     const target = el('input', { type: 'text', placeholder: 'code or id' });
     const unverified = el('input', { type: 'checkbox', id: 'webhook-unverified' });

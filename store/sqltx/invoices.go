@@ -71,11 +71,12 @@ type storedLine struct {
 }
 
 type storedAdj struct {
-	CampaignID int64  `json:"campaignId"`
-	Reason     string `json:"reason"`
-	IVT        string `json:"ivt,omitempty"`
-	Events     int64  `json:"events"`
-	Amount     int64  `json:"amount"`
+	CampaignID  int64  `json:"campaignId"`
+	PlacementID int64  `json:"placementId,omitempty"` // a statement's
+	Reason      string `json:"reason"`
+	IVT         string `json:"ivt,omitempty"`
+	Events      int64  `json:"events"`
+	Amount      int64  `json:"amount"`
 }
 
 func storedOf(inv *marquee.Invoice) storedInvoice {
@@ -85,7 +86,7 @@ func storedOf(inv *marquee.Invoice) storedInvoice {
 		s.Lines = append(s.Lines, storedLine{l.CampaignID, l.Campaign, l.Model, l.Events, int64(l.Rate), int64(l.Amount)})
 	}
 	for _, a := range inv.Adjustments {
-		s.Adjustments = append(s.Adjustments, storedAdj{a.CampaignID, a.Reason, a.IVT, a.Events, int64(a.Amount)})
+		s.Adjustments = append(s.Adjustments, storedAdj{a.CampaignID, a.PlacementID, a.Reason, a.IVT, a.Events, int64(a.Amount)})
 	}
 	s.Site, s.RevenueShare, s.Gross = inv.Site, inv.RevenueShare, int64(inv.Gross)
 	if pp := inv.Prepaid; pp != nil {
@@ -108,7 +109,7 @@ func (s *storedInvoice) invoice() marquee.Invoice {
 			Rate: marquee.Micros(l.Rate), Amount: marquee.Micros(l.Amount)})
 	}
 	for _, a := range s.Adjustments {
-		inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: a.CampaignID, Reason: a.Reason, IVT: a.IVT, Events: a.Events, Amount: marquee.Micros(a.Amount)})
+		inv.Adjustments = append(inv.Adjustments, marquee.Adjustment{CampaignID: a.CampaignID, PlacementID: a.PlacementID, Reason: a.Reason, IVT: a.IVT, Events: a.Events, Amount: marquee.Micros(a.Amount)})
 	}
 	inv.Site, inv.RevenueShare, inv.Gross = s.Site, s.RevenueShare, marquee.Micros(s.Gross)
 	if pp := s.Prepaid; pp != nil {

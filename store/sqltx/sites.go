@@ -17,16 +17,23 @@ import (
 // seller_seq, bumped in the transaction that makes the site (a number
 // never given twice).
 
-const siteCols = `name, domains, revenue_share, seller_id, seller_type, confidential, ads_txt, created_at, updated_at`
+const siteCols = `name, domains, revenue_share, seller_id, seller_type, confidential, ads_txt, quarantined, quality_alarm, created_at, updated_at`
 
 func scanSite(r Row) (marquee.Site, error) {
 	var s marquee.Site
 	var domains, sellerType string
-	var adsTxt *string
-	var share, seller, confidential, created, updated int64
-	if err := r.Scan(&s.Name, &domains, &share, &seller, &sellerType, &confidential, &adsTxt, &created, &updated); err != nil {
+	var adsTxt, alarm *string
+	var share, seller, confidential, quarantined, created, updated int64
+	if err := r.Scan(&s.Name, &domains, &share, &seller, &sellerType, &confidential, &adsTxt, &quarantined, &alarm, &created, &updated); err != nil {
 		return s, err
 	}
+	if alarm != nil && *alarm != "" {
+		s.QualityAlarm = new(marquee.QualityAlarm)
+		if err := json.Unmarshal([]byte(*alarm), s.QualityAlarm); err != nil {
+			return s, fmt.Errorf("site %q: decode its quality alarm: %w", s.Name, err)
+		}
+	}
+	s.Quarantined = quarantined == 1
 	if adsTxt != nil && *adsTxt != "" {
 		s.AdsTxt = new(marquee.AdsTxtCheck)
 		if err := json.Unmarshal([]byte(*adsTxt), s.AdsTxt); err != nil {
@@ -67,9 +74,9 @@ func (s *Store) CreateSite(ctx context.Context, in marquee.Site) (marquee.Site, 
 			return in, err
 		}
 		in.SellerID = strconv.FormatInt(seller, 10)
-		in.AdsTxt = nil // checked once it is made
-		if _, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?)`, in.Name, string(domains), shareOf(&in),
-			seller, string(in.SellerType), boolInt(in.Confidential), now.UnixMilli(), now.UnixMilli()); err != nil {
+		in.AdsTxt, in.QualityAlarm = nil, nil // checked once it is made
+		if _, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?, ?, '', ?, '', ?, ?)`, in.Name, string(domains), shareOf(&in),
+			seller, string(in.SellerType), boolInt(in.Confidential), boolInt(in.Quarantined), now.UnixMilli(), now.UnixMilli()); err != nil {
 			return in, err
 		}
 		return in, withChange(tx, nil, in).LogChange(ctx, marquee.EntitySite, 0, in.Name, marquee.OpPut)
@@ -94,8 +101,8 @@ func (s *Store) ListSites(ctx context.Context) ([]marquee.Site, error) {
 	})
 }
 
-// ReplaceSite replaces the domains, revenue share, seller type and
-// confidentiality of site name (in's name and seller id are ignored: a
+// ReplaceSite replaces the domains, revenue share, seller type,
+// confidentiality and quarantine of site name (in's name and seller id are ignored: a
 // site's name is its placements', its seller id buyers').
 func (s *Store) ReplaceSite(ctx context.Context, name string, in marquee.Site) (marquee.Site, error) {
 	return write(ctx, s, "replace site", func(tx Tx, now time.Time) (marquee.Site, error) {
@@ -110,9 +117,9 @@ func (s *Store) ReplaceSite(ctx context.Context, name string, in marquee.Site) (
 		if err != nil {
 			return in, err
 		}
-		in.Name, in.SellerID, in.AdsTxt, in.CreatedAt, in.UpdatedAt = name, old.SellerID, old.AdsTxt, old.CreatedAt, now
-		if _, err = tx.Exec(ctx, `UPDATE sites SET domains = ?, revenue_share = ?, seller_type = ?, confidential = ?, updated_at = ? WHERE name = ?`,
-			string(domains), shareOf(&in), string(in.SellerType), boolInt(in.Confidential), now.UnixMilli(), name); err != nil {
+		in.Name, in.SellerID, in.AdsTxt, in.QualityAlarm, in.CreatedAt, in.UpdatedAt = name, old.SellerID, old.AdsTxt, old.QualityAlarm, old.CreatedAt, now
+		if _, err = tx.Exec(ctx, `UPDATE sites SET domains = ?, revenue_share = ?, seller_type = ?, confidential = ?, quarantined = ?, updated_at = ? WHERE name = ?`,
+			string(domains), shareOf(&in), string(in.SellerType), boolInt(in.Confidential), boolInt(in.Quarantined), now.UnixMilli(), name); err != nil {
 			return in, err
 		}
 		return in, withChange(tx, old, in).LogChange(ctx, marquee.EntitySite, 0, name, marquee.OpPut)
@@ -163,5 +170,35 @@ func (s *Store) SetAdsTxtCheck(ctx context.Context, name string, c marquee.AdsTx
 			return err
 		}
 		return tx.LogChange(ctx, marquee.EntitySite, 0, name, marquee.OpPut) // serving reads whether it is authorised
+	})
+}
+
+// ClaimQualityCheck claims the judgement of site name's hour (its start)
+// for this instance, unless that hour or a later one was claimed (then
+// false): one instance judges a site's hour whatever the instances.
+func (s *Store) ClaimQualityCheck(ctx context.Context, name string, hour time.Time) (bool, error) {
+	return write(ctx, s, "claim a quality check", func(tx Tx, _ time.Time) (bool, error) {
+		n, err := tx.Exec(ctx, `UPDATE sites SET quality_claim = ? WHERE name = ? AND quality_claim < ?`, hour.UnixMilli(), name, hour.UnixMilli())
+		return n == 1, err
+	})
+}
+
+// SetQualityAlarm stores site name's last quality alarm (a change every
+// instance applies, not audited: no one changed the site). A site
+// deleted since is marquee.NoSite.
+func (s *Store) SetQualityAlarm(ctx context.Context, name string, a marquee.QualityAlarm) error {
+	doc, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	return exec(ctx, s, "store a quality alarm", func(tx Tx, _ time.Time) error {
+		n, err := tx.Exec(ctx, `UPDATE sites SET quality_alarm = ? WHERE name = ?`, string(doc), name)
+		if err == nil && n == 0 {
+			err = marquee.NoSite(name)
+		}
+		if err != nil {
+			return err
+		}
+		return tx.LogChange(ctx, marquee.EntitySite, 0, name, marquee.OpPut)
 	})
 }

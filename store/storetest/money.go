@@ -144,6 +144,40 @@ func testInvoices(t *testing.T, open Opener) {
 	if err := st.SetAdsTxtCheck(ctx, "nosuch", check); marquee.KindOf(err) != marquee.KindNotFound {
 		t.Errorf("a check of no site = %v; want not found", err)
 	}
+
+	// Quarantine and quality alarms: quarantined read back; an hour
+	// judged once whatever the handles, an earlier hour never after a
+	// later; the alarm read back and kept by an edit.
+	if _, err := st.ReplaceSite(ctx, "news", marquee.Site{Domains: []string{"news.example"}, RevenueShare: 0.6, SellerType: marquee.SellerPublisher, Quarantined: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := again().Site(ctx, "news"); err != nil || !got.Quarantined {
+		t.Errorf("a quarantined site read back = %+v, %v; want quarantined", got, err)
+	}
+	hour := now.UTC().Truncate(time.Hour)
+	for i, c := range []struct {
+		at   time.Time
+		want bool
+	}{{hour, true}, {hour, false}, {hour.Add(-time.Hour), false}, {hour.Add(time.Hour), true}} {
+		if ok, err := again().ClaimQualityCheck(ctx, "news", c.at); ok != c.want || err != nil {
+			t.Errorf("quality claim %d of %v = %v, %v; want %v", i, c.at, ok, err, c.want)
+		}
+	}
+	alarm := marquee.QualityAlarm{SiteQuality: marquee.SiteQuality{From: hour, To: hour.Add(time.Hour), Requests: 60, InvalidRequests: 40,
+		Invalid: map[string]int64{"datacenter": 40}, InvalidRate: 0.4}, Threshold: 0.2, MinRequests: 100}
+	if err := st.SetQualityAlarm(ctx, "news", alarm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ReplaceSite(ctx, "news", marquee.Site{Domains: []string{"news.example"}, RevenueShare: 0.6, SellerType: marquee.SellerPublisher}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := again().Site(ctx, "news"); err != nil || got.Quarantined || got.QualityAlarm == nil || got.QualityAlarm.InvalidRate != 0.4 ||
+		got.QualityAlarm.Invalid["datacenter"] != 40 || !got.QualityAlarm.From.Equal(hour) {
+		t.Errorf("the site after an alarm and an edit = %+v (alarm %+v), %v; want the alarm kept and the quarantine lifted", got, got.QualityAlarm, err)
+	}
+	if err := st.SetQualityAlarm(ctx, "nosuch", alarm); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Errorf("an alarm of no site = %v; want not found", err)
+	}
 }
 
 // testOnePeriodOnce: handles issuing the same advertiser's invoice, and
