@@ -24,7 +24,9 @@
 //     Stripe
 //   - ivt: invalid traffic told from people's (crawlers, previewers,
 //     headless browsers, data centres, behaviour); third_party/ivtlists:
-//     the maintained lists it reads
+//     the maintained lists it reads; third_party/ipdata: the vendored
+//     IP-to-country database and hosting networks' ranges (made by
+//     third_party/ipdata/internal/gen)
 //   - supply: what buyers verify the network's inventory by — its
 //     sellers.json and its publishers' ads.txt lines
 //   - forecast: inventory forecasts and delivery risk

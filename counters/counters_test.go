@@ -218,3 +218,21 @@ func TestRedisMoney(t *testing.T) {
 		return r
 	})
 }
+
+// TestVelocity runs the shared velocity contract in memory and, with
+// MARQUEE_TEST_REDIS, on Redis.
+func TestVelocity(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { counterstest.Velocity(t, new(counters.MemoryCounts)) })
+	t.Run("redis", func(t *testing.T) {
+		url := os.Getenv("MARQUEE_TEST_REDIS")
+		if url == "" {
+			t.Skip("MARQUEE_TEST_REDIS is not set (e.g. redis://127.0.0.1:6379/0): the Redis velocity counts are not tested")
+		}
+		r, err := counters.NewRedis(url, prefixOf(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		counterstest.Velocity(t, r)
+	})
+}

@@ -2,6 +2,7 @@ package ivt
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"hash/maphash"
 	"math"
@@ -40,6 +41,29 @@ type Config struct {
 	// is credited.
 	ClickRateMin int
 	MaxClickRate float64
+	// Shared are the velocity counts every instance adds to (nil: each
+	// instance counts alone): Sync sends this instance's and learns the
+	// others'.
+	Shared SharedCounts
+}
+
+// SharedCounts keep counts that every instance adds to (package counters'
+// Redis: -counters redis://…).
+type SharedCounts interface {
+	// AddCounts adds each count's Delta to the total of its Window, Minute
+	// and Key, and sets its Total to that total after the add.
+	AddCounts(ctx context.Context, counts []Count) error
+}
+
+// Count is an instance's events of one key in one minute not yet shared
+// (Delta), and, once shared, every instance's (Total).
+type Count struct {
+	Window byte // 'u' users, 'a' addresses
+	Minute int64
+	Key    uint64
+	Delta  int64
+	Total  int64
+	own    int32 // this instance's count of the key, Delta included
 }
 
 // Filter tells invalid traffic from people's: what a request says of
@@ -57,6 +81,9 @@ type Filter struct {
 	maxCampaignClicks, clickRateMin     int32
 	maxClickRate                        float64
 	seed                                maphash.Seed
+	shared                              SharedCounts
+	syncBuf                             []Count // Sync's, reused
+	syncMu                              sync.Mutex
 	claimMu                             sync.Mutex
 	claimHour                           int64
 	claimed, claimedBefore              map[uint64]struct{} // the credits claimed this hour and the hour before
@@ -73,6 +100,9 @@ func New(cfg Config) *Filter {
 	f.maxUserEvents = int32(orDefault(cfg.UserEvents, DefaultUserEvents))
 	f.maxAddressEvents = int32(orDefault(cfg.AddressEvents, DefaultAddressEvents))
 	f.users, f.addresses = newWindow(), newWindow()
+	if f.shared = cfg.Shared; f.shared != nil {
+		f.users.shared, f.addresses.shared = true, true
+	}
 	f.v6bits = orDefault(cfg.IPv6Prefix, DefaultIPv6Prefix)
 	if f.v6bits < 32 || f.v6bits > 128 {
 		f.v6bits = DefaultIPv6Prefix
@@ -175,6 +205,39 @@ func (f *Filter) Count(user uint64, ip netip.Addr, now time.Time) (Reason, []Cre
 		}
 	}
 	return why, credits
+}
+
+// Sync shares the user and address velocity counts: it adds what this
+// instance counted since the last Sync to the shared counts and learns
+// every instance's totals of those keys, which later events of theirs
+// are judged by — so that N instances see a client's whole rate, each
+// within one Sync period. Without shared counts it does nothing. A
+// failure leaves each instance counting its own (the counts it could not
+// send are not sent again). Call it from one goroutine, every few
+// hundred milliseconds.
+func (f *Filter) Sync(ctx context.Context) error {
+	if f.shared == nil {
+		return nil
+	}
+	f.syncMu.Lock()
+	defer f.syncMu.Unlock()
+	counts := f.users.unsent(f.syncBuf[:0], 'u')
+	counts = f.addresses.unsent(counts, 'a')
+	f.syncBuf = counts[:0]
+	if len(counts) == 0 {
+		return nil
+	}
+	if err := f.shared.AddCounts(ctx, counts); err != nil {
+		return err
+	}
+	for i := range counts {
+		w := f.users
+		if counts[i].Window == 'a' {
+			w = f.addresses
+		}
+		w.learn(&counts[i])
+	}
+	return nil
 }
 
 // Keep keeps an event of kind (its token: copied) that billed cost, of
@@ -285,6 +348,9 @@ func (f *Filter) addrKey(ip netip.Addr) uint64 {
 // nothing once they have grown.
 type window struct {
 	shards [windowShards]windowShard
+	// shared: its counts are shared with other instances' (Sync): a
+	// key's count is its own and the others' the last Sync learnt.
+	shared bool
 }
 
 const (
@@ -305,12 +371,17 @@ type windowShard struct {
 	m      map[uint64]windowEntry
 	kept   []keptCredit
 	tokens []byte
+	dirty  []uint64 // a shared window's keys counted since the last Sync
 }
 
 type windowEntry struct {
 	n     int32
 	nkept int32
 	last  int32 // 1 + the index of the key's last kept credit (0: none, or given out)
+	// A shared window's: the others' count this minute, as the last Sync
+	// learnt it, and how much of n was sent.
+	others, sent int32
+	past         bool // n+others went past max: what was kept was given out
 }
 
 // keptCredit is a Credit kept in its shard: its token is
@@ -330,12 +401,14 @@ func newWindow() *window {
 	return w
 }
 
+func (*window) index(key uint64) uint64 { return (key * 0x9e3779b97f4a7c15) >> 58 }
+
 func (w *window) shard(key uint64, minute int64) *windowShard {
-	sh := &w.shards[(key*0x9e3779b97f4a7c15)>>58]
+	sh := &w.shards[w.index(key)]
 	sh.mu.Lock()
 	if sh.minute != minute || len(sh.m) >= maxKeys {
 		clear(sh.m)
-		sh.kept, sh.tokens = sh.kept[:0], sh.tokens[:0]
+		sh.kept, sh.tokens, sh.dirty = sh.kept[:0], sh.tokens[:0], sh.dirty[:0]
 		sh.minute = minute
 	}
 	return sh
@@ -349,12 +422,47 @@ func (w *window) add(key uint64, minute int64, max int32) (int32, []Credit) {
 	defer sh.mu.Unlock()
 	e := sh.m[key]
 	e.n++
+	if w.shared && e.n == e.sent+1 {
+		sh.dirty = append(sh.dirty, key)
+	}
 	var kept []Credit
-	if e.n == max+1 {
-		kept = sh.takeKept(&e)
+	n := e.n + e.others
+	if n > max && !e.past {
+		e.past, kept = true, sh.takeKept(&e)
 	}
 	sh.m[key] = e
-	return e.n, kept
+	return n, kept
+}
+
+// unsent appends to dst, as Counts of window, what was counted of each
+// key since the last Sync, and marks it sent.
+func (w *window) unsent(dst []Count, window byte) []Count {
+	for i := range w.shards {
+		sh := &w.shards[i]
+		sh.mu.Lock()
+		for _, key := range sh.dirty {
+			if e, ok := sh.m[key]; ok && e.n > e.sent {
+				dst = append(dst, Count{Window: window, Minute: sh.minute, Key: key, Delta: int64(e.n - e.sent), own: e.n})
+				e.sent = e.n
+				sh.m[key] = e
+			}
+		}
+		sh.dirty = sh.dirty[:0]
+		sh.mu.Unlock()
+	}
+	return dst
+}
+
+// learn keeps the others' count of c's key, from its shared total.
+// A key of a minute gone (the shard started afresh) is not touched.
+func (w *window) learn(c *Count) {
+	sh := &w.shards[w.index(c.Key)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e, ok := sh.m[c.Key]; ok && sh.minute == c.Minute {
+		e.others = int32(min(max(c.Total-int64(c.own), 0), math.MaxInt32/2))
+		sh.m[c.Key] = e
+	}
 }
 
 // takeKept copies out what was kept for e (the shard's arrays are the
@@ -389,7 +497,8 @@ func (w *window) take(key uint64, minute int64) []Credit {
 func (w *window) count(key uint64, minute int64) int32 {
 	sh := w.shard(key, minute)
 	defer sh.mu.Unlock()
-	return sh.m[key].n
+	e := sh.m[key]
+	return e.n + e.others
 }
 
 // keep keeps a billed event for key this minute, while the key is not
@@ -401,7 +510,7 @@ func (w *window) keep(key uint64, minute int64, max int32, kind byte, token []by
 	switch {
 	case !ok: // a new minute, or forgotten: nothing to go past with
 		return true
-	case e.n > max:
+	case e.past || e.n+e.others > max:
 		return false
 	case e.nkept < e.n && len(sh.tokens)+len(token) <= maxKeptBytes:
 		start := int32(len(sh.tokens))

@@ -2,6 +2,7 @@ package ivt_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/netip"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"marquee/counters"
 	"marquee/ivt"
 	"marquee/third_party/ivtlists"
 )
@@ -140,7 +142,7 @@ func TestRequest(t *testing.T) {
 	if err := os.WriteFile(file, []byte("# a cloud\n203.0.113.0/24\n2001:db8::/32 # v6\n\n198.51.100.7\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rg, err := ivt.ReadRanges(file)
+	rg, err := ivt.ReadRanges(false, file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +171,7 @@ func TestRequest(t *testing.T) {
 	if err := os.WriteFile(file, []byte("10.0.0.0/8\nnot-a-range\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ivt.ReadRanges(file); err == nil || !strings.Contains(err.Error(), ":2:") {
+	if _, err := ivt.ReadRanges(false, file); err == nil || !strings.Contains(err.Error(), ":2:") {
 		t.Errorf("ReadRanges(bad line) = %v; want an error naming line 2", err)
 	}
 }
@@ -278,7 +280,15 @@ func BenchmarkRequest(b *testing.B) {
 // thresholds): counted and kept, for the user and for the address. The
 // shards' arrays grow in the first minute and are reused after.
 func BenchmarkCountKeep(b *testing.B) {
-	f := ivt.New(ivt.Config{})
+	b.Run("alone", func(b *testing.B) { benchCountKeep(b, nil) })
+	// Shared: the same, with a Sync every 25,000 events (every 250 ms at
+	// 100,000 events a second) to counts in memory: what the request's
+	// path pays for sharing, the Sync's own work included.
+	b.Run("shared", func(b *testing.B) { benchCountKeep(b, new(counters.MemoryCounts)) })
+}
+
+func benchCountKeep(b *testing.B, shared ivt.SharedCounts) {
+	f := ivt.New(ivt.Config{Shared: shared})
 	now := time.Now()
 	token := make([]byte, 96)
 	b.ReportAllocs()
@@ -292,6 +302,9 @@ func BenchmarkCountKeep(b *testing.B) {
 		}
 		f.Count(uint64(u), ip, now)
 		f.Keep(uint64(u), ip, now, 'i', token, 1000)
+		if i%25_000 == 0 {
+			f.Sync(context.Background())
+		}
 	}
 }
 
@@ -374,5 +387,52 @@ func TestClickRules(t *testing.T) {
 	}
 	if why, _ := limit.Click(1, ip, now.Add(time.Hour)); why != ivt.Human {
 		t.Errorf("campaign 1's click the next hour: %s; want human", why)
+	}
+}
+
+// TestVelocityShared: a client at 1.5× the user threshold, its events
+// split between two instances, is not caught by either alone (each sees
+// 0.75×), and is caught once they share their counts (Sync): from the
+// event after the threshold on, by whichever instance it reaches; each
+// instance's kept events are credited by its own first event past.
+func TestVelocityShared(t *testing.T) {
+	now := time.Date(2026, 12, 7, 10, 0, 5, 0, time.UTC)
+	ip := netip.MustParseAddr("192.0.2.1")
+	run := func(shared ivt.SharedCounts) (invalid int, credits int) {
+		a := ivt.New(ivt.Config{UserEvents: 20, AddressEvents: -1, Shared: shared})
+		b := ivt.New(ivt.Config{UserEvents: 20, AddressEvents: -1, Shared: shared})
+		for i := range 30 {
+			f := a
+			if i%2 == 1 {
+				f = b
+			}
+			why, cs := f.Count(7, ip, now)
+			if why == ivt.Velocity {
+				invalid++
+			} else if f.Keep(7, ip, now, 'i', []byte{byte(i)}, 1) {
+				credits++ // went past while it was billed: credited at once
+			}
+			credits += len(cs)
+			if i%4 == 3 { // the instances share every few events
+				for _, f := range []*ivt.Filter{a, b} {
+					if err := f.Sync(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		return invalid, credits
+	}
+	if invalid, credits := run(nil); invalid != 0 || credits != 0 {
+		t.Errorf("apart: %d invalid, %d credits; want none (each instance sees 15 of 20)", invalid, credits)
+	}
+	invalid, credits := run(new(counters.MemoryCounts))
+	// Shared every 4 events, an instance learns the others' count late by
+	// at most 3 events: the 21st to the 24th event is the first caught.
+	if invalid < 30-24 || invalid > 30-20 {
+		t.Errorf("shared: %d invalid; want 6 to 10 of 30 (the threshold is 20)", invalid)
+	}
+	if credits != 30-invalid {
+		t.Errorf("shared: %d credits of %d events billed; want each credited once, by its instance's first event past", credits, 30-invalid)
 	}
 }

@@ -2,17 +2,22 @@ package ivt
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"strings"
 
 	"github.com/gaissmai/bart"
+
+	"marquee/third_party/ipdata"
 )
 
 // Ranges are address ranges whose traffic is no person's (data centres,
-// clouds, hosting), read from operators' files. A Ranges is not changed
-// once read: it is safe for concurrent use.
+// clouds, hosting): the hosting networks Marquee vendors
+// (third_party/ipdata's datacenter-ranges.txt) and operators' files. A
+// Ranges is not changed once read: it is safe for concurrent use.
 type Ranges struct {
 	t *bart.Lite
 	n int
@@ -21,26 +26,33 @@ type Ranges struct {
 // MaxRangeLine bounds a line of a ranges file.
 const MaxRangeLine = 4096
 
-// ReadRanges reads files of ranges: one CIDR prefix (10.0.0.0/8,
+// ReadRanges reads the vendored hosting networks' ranges (with
+// datacenters) and files of ranges: one CIDR prefix (10.0.0.0/8,
 // 2001:db8::/32) or address a line; blank lines and text after a # are
 // ignored. A line that is none of these is an error naming its file and
 // line.
-func ReadRanges(files ...string) (*Ranges, error) {
+func ReadRanges(datacenters bool, files ...string) (*Ranges, error) {
 	r := &Ranges{t: new(bart.Lite)}
+	if datacenters {
+		if err := r.read("datacenter-ranges.txt", bytes.NewReader(ipdata.DatacenterRanges)); err != nil {
+			return nil, err
+		}
+	}
 	for _, name := range files {
-		if err := r.read(name); err != nil {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		err = r.read(name, f)
+		f.Close()
+		if err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
 }
 
-func (r *Ranges) read(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+func (r *Ranges) read(name string, f io.Reader) error {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, MaxRangeLine), MaxRangeLine)
 	for n := 1; sc.Scan(); n++ {

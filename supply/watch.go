@@ -34,13 +34,22 @@ type Watcher struct {
 	Store   SiteStore
 	Checker *Checker
 	Every   time.Duration // default DefaultAdsTxtEvery
-	Now     func() time.Time
-	Log     *slog.Logger
+	// Delay is how long Run waits before its first pass (0: none): a
+	// server does not fetch in its first moments, while the sites made
+	// meanwhile are asked for (CheckNow) without a pass claiming them.
+	Delay time.Duration
+	Now   func() time.Time
+	Log   *slog.Logger
 }
 
-// Run checks the sites that are due, then again every minute, until ctx
-// ends.
+// Run checks the sites that are due after Delay, then again every
+// minute, until ctx ends.
 func (w *Watcher) Run(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(w.Delay):
+	}
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {

@@ -103,9 +103,9 @@ func toConsole(ctx *fasthttp.RequestCtx) {
 
 func (s *Server) apiRoutes() []route {
 	// Ads and campaigns whose targeting reads below the country need GeoIP.
-	adResource := adResource.checked(func(in *marquee.AdInput) marquee.Problems { return geoRules(s.geo != nil, in.Targeting) })
+	adResource := adResource.checked(func(in *marquee.AdInput) marquee.Problems { return geoRules(s.cfg.GeoPlaces, in.Targeting) })
 	campaignRules := func(in *marquee.CampaignInput) marquee.Problems {
-		return merge(geoRules(s.geo != nil, in.Targeting), moneyRules(s.serve.Currency(), in.Price, in.Budget))
+		return merge(geoRules(s.cfg.GeoPlaces, in.Targeting), moneyRules(s.serve.Currency(), in.Price, in.Budget))
 	}
 	campaignResource := campaignResource.checked(campaignRules)
 	advertiserResource := advertiserResource.checked(func(in *marquee.AdvertiserInput) marquee.Problems {

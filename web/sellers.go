@@ -50,11 +50,7 @@ func handleSellersJSON(st SiteStore, n supply.Network, now func() time.Time) sto
 // identity (-seller-domain).
 func handleAdsTxtLine(st SiteStore, n supply.Network) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		name := string(pathParam(ctx, 0))
-		if b := boundsOf(ctx); b.Bound() && !b.HasSite(name) {
-			return marquee.NoSite(name)
-		}
-		s, err := st.Site(sctx, name)
+		s, err := ownSite(sctx, ctx, st)
 		if err != nil {
 			return err
 		}
@@ -78,9 +74,9 @@ type AdsTxtChecker interface {
 // minute of its last check; 409 while the network has no identity.
 func handleCheckAdsTxt(c AdsTxtChecker, w *writer) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		name := string(pathParam(ctx, 0))
-		if b := boundsOf(ctx); b.Bound() && !b.HasSite(name) {
-			return marquee.NoSite(name)
+		name, err := ownSiteName(ctx)
+		if err != nil {
+			return err
 		}
 		if c == nil {
 			return marquee.Errorf(marquee.KindConflict, "this network checks no ads.txt: its operator has not set -seller-domain")
@@ -106,18 +102,16 @@ type placementLister interface {
 // last 7 days).
 func handleSiteQuality(st SiteStore, pls placementLister, rep *reports.Reporter) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		name := string(pathParam(ctx, 0))
-		if b := boundsOf(ctx); b.Bound() && !b.HasSite(name) {
-			return marquee.NoSite(name)
-		}
 		p := marquee.Problems{}
 		from, to, _, _ := reports.ParamWindow(ctx.QueryArgs(), rep, p)
+		s, err := ownSite(sctx, ctx, st)
+		if err != nil {
+			return err
+		}
 		if err := marquee.Invalid("invalid quality request", p); err != nil {
 			return err
 		}
-		if _, err := st.Site(sctx, name); err != nil {
-			return err
-		}
+		name := s.Name
 		all, err := marquee.ListAll(sctx, marquee.ListFilter{}, pls.ListPlacements)
 		if err != nil {
 			return err

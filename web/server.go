@@ -80,6 +80,9 @@ type Config struct {
 	// WebhooksAllowHTTP lets webhooks POST to http:// URLs (https only
 	// otherwise).
 	WebhooksAllowHTTP bool
+	// GeoPlaces: the server's GeoIP places addresses below the country
+	// (a City database), so targeting may read $region, $city and $metro.
+	GeoPlaces bool
 	// LinkDomains are the hosts short links are served on (none: every
 	// link is on the default domain).
 	LinkDomains LinkDomains

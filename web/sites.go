@@ -61,15 +61,32 @@ func handleListSites(st SiteStore) storeHandler {
 	}
 }
 
+// ownSiteName is the site a /api/v1/sites/{name}/… route names, when the
+// caller may see it: the team any, a publisher's account its own (else
+// marquee.NoSite, as for a site that does not exist).
+func ownSiteName(ctx *fasthttp.RequestCtx) (string, error) {
+	name := string(pathParam(ctx, 0))
+	if b := boundsOf(ctx); b.Bound() && !b.HasSite(name) {
+		return name, marquee.NoSite(name)
+	}
+	return name, nil
+}
+
+// ownSite reads the site the route names, when the caller may see it
+// (ownSiteName).
+func ownSite(sctx context.Context, ctx *fasthttp.RequestCtx, st SiteStore) (marquee.Site, error) {
+	name, err := ownSiteName(ctx)
+	if err != nil {
+		return marquee.Site{}, err
+	}
+	return st.Site(sctx, name)
+}
+
 // handleGetSite serves GET /api/v1/sites/{name} (a publisher's account:
 // its own, else 404).
 func handleGetSite(st SiteStore) storeHandler {
 	return func(sctx context.Context, ctx *fasthttp.RequestCtx) error {
-		name := string(pathParam(ctx, 0))
-		if b := boundsOf(ctx); b.Bound() && !b.HasSite(name) {
-			return marquee.NoSite(name)
-		}
-		s, err := st.Site(sctx, name)
+		s, err := ownSite(sctx, ctx, st)
 		if err != nil {
 			return err
 		}

@@ -108,10 +108,11 @@ func withProblems(err error, what string, more marquee.Problems) error {
 	return marquee.Invalid("invalid "+what, more)
 }
 
-// geoRules names, on a server without GeoIP (-geoip), the rules of a
-// targeting tree that read what only GeoIP finds below the country.
-func geoRules(hasGeo bool, t *marquee.Targeting) marquee.Problems {
-	if hasGeo || !t.Uses(marquee.KeyRegion, marquee.KeyCity, marquee.KeyMetro) {
+// geoRules names, on a server whose GeoIP places nothing below the
+// country (no -geoip City database), the rules of a targeting tree that
+// read what only such a database finds.
+func geoRules(places bool, t *marquee.Targeting) marquee.Problems {
+	if places || !t.Uses(marquee.KeyRegion, marquee.KeyCity, marquee.KeyMetro) {
 		return nil
 	}
 	return marquee.Problems{"targeting": "reads $region, $city or $metro, which need a GeoIP database: start the server with -geoip (a MaxMind-format City database)"}

@@ -360,7 +360,7 @@ func (c *reportsConfig) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.flush, "reports-flush", 10*time.Second, "counted events reach the reports within this long")
 	fs.DurationVar(&c.pacingRefresh, "pacing-refresh", 5*time.Second, "pacing and goals read the campaigns' verified delivery from the reports this often")
 	fs.DurationVar(&c.hourlyRetention, "reports-hourly-retention", 90*24*time.Hour, "hourly report rows older than this are rolled into daily rows")
-	fs.StringVar(&c.geoIP, "geoip", "", "a MaxMind-format database (GeoLite2-Country, …): the country of events that name none")
+	fs.StringVar(&c.geoIP, "geoip", "", "a MaxMind-format database (GeoLite2-Country, GeoIP2-City, …): viewers' and events' countries (a City database: regions, cities, metros too); empty: the IP-to-country database Marquee vendors (third_party/ipdata, countries only); none: no GeoIP (every country ZZ)")
 	reportKeysFlag(fs, &c.keysFlag)
 	fs.StringVar(&c.smtp, "smtp", "", "the mail server of scheduled reports: smtp://user:pass@host:587 (STARTTLS), smtps://user:pass@host:465 (TLS), or smtp://127.0.0.1:25?tls=none (a relay on this machine); off when empty")
 	fs.StringVar(&c.smtpFrom, "smtp-from", "", "the address scheduled reports are sent from (required with -smtp)")
@@ -394,10 +394,14 @@ func (c *reportsConfig) parse() error {
 	return nil
 }
 
-// openGeoIP opens -geoip, or returns nil without one.
+// openGeoIP opens -geoip: the vendored database without one, nil for
+// none.
 func (c *reportsConfig) openGeoIP() (*geoip.DB, error) {
-	if c.geoIP == "" {
+	switch c.geoIP {
+	case "none":
 		return nil, nil
+	case "":
+		return geoip.Builtin()
 	}
 	g, err := geoip.Open(c.geoIP)
 	if err != nil {

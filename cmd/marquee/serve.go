@@ -171,6 +171,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.BoolVar(&c.keepEmails, "events-keep-emails", false, "keep what looks like an email address in beacons' values as sent (default: each is written as [email]: event files must not become a list of people's addresses)")
 	fs.StringVar(&c.publicURL, "public-url", "", "the server's public origin, https://ads.example.net: the head of the absolute URLs it answers (decisions' tracking and frame URLs, VAST, VMAP, invitation and payment links) whatever a request's Host says (none: each request's own)")
 	fs.StringVar(&c.creativeOrigin, "creative-origin", "", "where HTML creatives and third-party tags are framed, a host of their own pointing at this server: https://creatives.example (none: this server's own origin; set it before outside advertisers' creatives run)")
+	datacenters := fs.Bool("ivt-datacenters", true, "the hosting and cloud networks Marquee vendors (third_party/ipdata: AWS, Google Cloud, Azure, OVHcloud, Hetzner… by AS number) are data centres: their traffic is invalid (datacenter; docs/ivt.md#data-centres)")
 	ivtRanges := fs.String("ivt-ip-ranges", "", "comma-separated files of data-centre address ranges (a CIDR prefix or an address a line, # comments): their traffic is invalid (docs/ivt.md#data-centres)")
 	fs.DurationVar(&c.ivt.MinClickDelay, "ivt-min-click-delay", ivt.DefaultMinClickDelay, "a click sooner than this after its impression counted is invalid traffic (fastClick; negative: off)")
 	fs.DurationVar(&c.ivt.MinConversionDelay, "ivt-min-conversion-delay", ivt.DefaultMinConversionDelay, "a conversion sooner than this after its click is invalid traffic (fastConversion; negative: off)")
@@ -288,19 +289,17 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	if c.tcfVendor > 65535 {
 		return c, usageError{fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", c.tcfVendor)}
 	}
-	if *ivtRanges != "" {
-		var files []string
-		for _, f := range strings.Split(*ivtRanges, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				files = append(files, f)
-			}
+	var files []string
+	for _, f := range strings.Split(*ivtRanges, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			files = append(files, f)
 		}
-		r, err := ivt.ReadRanges(files...)
-		if err != nil {
-			return c, usageError{fmt.Errorf("-ivt-ip-ranges: %w", err)}
-		}
-		c.ivt.Ranges = r
 	}
+	r, err := ivt.ReadRanges(*datacenters, files...)
+	if err != nil {
+		return c, usageError{fmt.Errorf("-ivt-ip-ranges: %w", err)}
+	}
+	c.ivt.Ranges = r
 	for _, f := range []struct {
 		name string
 		v    time.Duration
@@ -467,6 +466,8 @@ type node struct {
 	access     *auth.Auth
 	fd         *feed.Feed
 	storeID    string
+	ivt        *ivt.Filter     // invalid traffic's rules; velocity shared through velocity
+	velocity   *counters.Redis // -counters redis://…: the velocity counts every instance shares (nil: each its own)
 	counter    *clicks.Counter // load
 	geo        *geoip.DB       // collect
 	tally      *reports.Tally
@@ -527,6 +528,15 @@ func (n *node) open(ctx context.Context) error {
 	if n.money, err = openMoney(n.cfg, n.storeID); err != nil {
 		return err
 	}
+	if n.cfg.counters != "" && n.cfg.counters != "memory" {
+		// Invalid-traffic velocity across instances, under the store's id
+		// as spend is.
+		if n.velocity, err = counters.NewRedis(n.cfg.counters, "marquee:ivt:"+n.storeID+":"); err != nil {
+			return err
+		}
+		n.cfg.ivt.Shared = n.velocity
+	}
+	n.ivt = ivt.New(n.cfg.ivt)
 	n.engine.SetBudgets(delivery.NewBudgets(n.money, n.cfg.budgetStale))
 	n.touches = attribution.NewRecorder(n.money)
 	n.engine.SetBidding(n.cfg.bidding)
@@ -652,7 +662,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		Lines:          serving.NewLines(n.events, n.privacy, geo),
 		Ledger:         serving.NewLedger(serving.LedgerConfig{Sink: n.events, Engine: n.engine, Requests: n.requests, Samples: n.samples, Bids: n.bids}),
 		SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", ReportKeys: n.reportKeys,
-		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: ivt.New(cfg.ivt), Sites: n.sites})
+		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: n.ivt, Sites: n.sites})
 	var pay billing.Payments // card top-ups: through Stripe, when configured
 	if cfg.stripe.Key != "" {
 		sc := cfg.stripe
@@ -671,7 +681,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		if cfg.adsTxtPrivate {
 			forbidden = nil
 		}
-		n.adsTxt = &supply.Watcher{Store: n.st, Every: cfg.adsTxtEvery, Now: time.Now, Log: n.log,
+		n.adsTxt = &supply.Watcher{Store: n.st, Every: cfg.adsTxtEvery, Delay: time.Minute, Now: time.Now, Log: n.log,
 			Checker: supply.NewChecker(supply.CheckerConfig{Network: cfg.seller, URL: cfg.adsTxtURL, Forbidden: forbidden})}
 		adsTxt = n.adsTxt
 	}
@@ -689,7 +699,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		Catalogs: catalogs, Currency: cfg.currency, Mailer: mailer, Log: n.log, Now: time.Now})
 	srv := web.NewServer(web.Config{InsecureAdmin: cfg.insecureAdmin, CookieSecure: cfg.cookieSecure, MetricsToken: cfg.metricsToken,
 		TrustedProxies: cfg.events.proxies, MaxConns: cfg.maxConns, MaxConnsPerIP: cfg.maxConnsPerIP, ReadTimeout: cfg.readTimeout,
-		WebhooksAllowHTTP: cfg.webhooksHTTP, LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin,
+		WebhooksAllowHTTP: cfg.webhooksHTTP, GeoPlaces: n.geo.Places(), LinkDomains: cfg.linkDomains, ReportMailDomains: cfg.reportMailDomains, InvoiceIssuer: cfg.invoiceIssuer, CreativeOrigin: cfg.creativeOrigin,
 		PublicURL: cfg.publicURL, Seller: cfg.seller},
 		web.Deps{Log: n.log, Now: time.Now, Store: n.st, Index: n.ix, Feed: n.fd,
 			Caches: web.Caches{Ads: n.ads, Links: n.links}, GeoIP: n.linkGeo(), Clicks: n.counter, Registry: n.reg,
@@ -767,6 +777,23 @@ func (n *node) startLoops() (stop func()) {
 	loops.Go(func() {
 		n.engine.Budgets().Run(bg, n.engine, cfg.budgetSync, onTransition(log, "spend counters unreachable: budgeted campaigns stop after -budget-stale", "spend counters reachable again"))
 	})
+	if n.velocity != nil {
+		loops.Go(func() {
+			t := time.NewTicker(ivtSyncEvery)
+			defer t.Stop()
+			failed := onTransition(log, "invalid-traffic velocity not shared: this instance counts alone", "invalid-traffic velocity shared again")
+			for {
+				select {
+				case <-bg.Done():
+					return
+				case <-t.C:
+				}
+				ctx, cancel := context.WithTimeout(bg, time.Second)
+				failed(n.ivt.Sync(ctx))
+				cancel()
+			}
+		})
+	}
 	loops.Go(func() {
 		n.touches.Run(bg, cfg.budgetSync, onTransition(log, "attribution touches not written; kept for the next try", "attribution touches written again"))
 	})
@@ -819,6 +846,11 @@ func openMoney(cfg serveConfig, storeID string) (moneyCounters, error) {
 	}
 	return counters.NewRedis(cfg.counters, "marquee:money:"+storeID+":")
 }
+
+// ivtSyncEvery is how often an instance shares its invalid-traffic
+// velocity counts (ivt.Filter.Sync): a client spread over the instances
+// is judged by its whole rate within about this long.
+const ivtSyncEvery = 250 * time.Millisecond
 
 // capCounters are the frequency caps' counters: what decisions take and
 // what erasures forget.
@@ -1076,6 +1108,9 @@ func (n *node) close() {
 	}
 	if c, ok := n.money.(io.Closer); ok {
 		c.Close()
+	}
+	if n.velocity != nil {
+		n.velocity.Close()
 	}
 	if n.st != nil {
 		n.st.Close()

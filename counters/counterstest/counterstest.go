@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"marquee/counters"
+	"marquee/ivt"
 )
 
 // Counters are what the contract checks (delivery.Counters).
@@ -170,4 +171,43 @@ func Run(t *testing.T, open func(t *testing.T, instance int) Counters) {
 			t.Errorf("Forget(77) again = %d, %v; want 0, nil", n, err)
 		}
 	})
+}
+
+// SharedCounts are what the velocity contract checks (ivt.SharedCounts).
+type SharedCounts interface {
+	AddCounts(ctx context.Context, counts []ivt.Count) error
+}
+
+// Velocity checks shared velocity counts: adds of several instances to
+// one key of one minute sum, in any batch; a key, a window and a minute
+// are each counted apart; an empty batch is nothing.
+func Velocity(t *testing.T, c SharedCounts) {
+	ctx := context.Background()
+	minute := int64(29_500_000) // a minute of 2026
+	if err := c.AddCounts(ctx, nil); err != nil {
+		t.Fatalf("AddCounts(nothing) = %v", err)
+	}
+	first := []ivt.Count{{Window: 'u', Minute: minute, Key: 7, Delta: 3}, {Window: 'a', Minute: minute, Key: 7, Delta: 5}}
+	if err := c.AddCounts(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if first[0].Total != 3 || first[1].Total != 5 {
+		t.Errorf("first totals = %d, %d; want 3, 5 (windows apart)", first[0].Total, first[1].Total)
+	}
+	var wg sync.WaitGroup
+	for range 8 { // eight instances at once
+		wg.Go(func() {
+			if err := c.AddCounts(ctx, []ivt.Count{{Window: 'u', Minute: minute, Key: 7, Delta: 2}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	again := []ivt.Count{{Window: 'u', Minute: minute, Key: 7, Delta: 1}, {Window: 'u', Minute: minute, Key: 8, Delta: 1}, {Window: 'u', Minute: minute + 1, Key: 7, Delta: 1}}
+	if err := c.AddCounts(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	if got := []int64{again[0].Total, again[1].Total, again[2].Total}; !slices.Equal(got, []int64{20, 1, 1}) {
+		t.Errorf("totals = %v; want [20 1 1]: 3 + 8×2 + 1 for the key, another key and the next minute apart", got)
+	}
 }

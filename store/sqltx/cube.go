@@ -203,6 +203,8 @@ func (s *Store) RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]re
 		stmt := `SELECT ` + strings.Join(append(group, outcomeSums), ", ") + ` FROM ` + table + ` WHERE ` + where
 		if len(group) > 0 {
 			stmt += ` GROUP BY ` + strings.Join(group, ", ")
+		} else {
+			stmt += ` HAVING COUNT(*) > 0` // no rows: no sum (SUM of none is NULL)
 		}
 		rows, err := withDB(ctx, s, "read requests", func(db DB) ([]reportrow.RequestRow, error) {
 			return query(ctx, db, func(r Rows) (x reportrow.RequestRow, err error) {

@@ -727,6 +727,14 @@ func testReportCube(t *testing.T, open Opener) {
 			t.Errorf("row %+v after the roll-up", r)
 		}
 	}
+	// Sums by nothing: one row of the hourly table's and one of the
+	// daily's; none of a range without rows (not a row of NULL sums).
+	if reqs, err := st.RequestSums(ctx, reportrow.RequestQuery{From: day, To: day + 2*86400, Placements: []int64{100}}); err != nil || len(reqs) != 2 || reqs[0].Requests()+reqs[1].Requests() != 18 {
+		t.Errorf("RequestSums(by nothing) = %+v, %v; want 18 requests in two rows", reqs, err)
+	}
+	if reqs, err := st.RequestSums(ctx, reportrow.RequestQuery{From: day + 10*86400, To: day + 11*86400}); err != nil || len(reqs) != 0 {
+		t.Errorf("RequestSums(by nothing, no rows) = %+v, %v; want none", reqs, err)
+	}
 	if err := st.ReplaceReports(ctx, &reportrow.Batch{Slot: "a", Cube: []reportrow.CubeRow{cube(reportrow.GrainEntity, 1, 2, 10, 101, "", "", "", 1)}}, day+86400, day+2*86400); err != nil {
 		t.Fatal(err)
 	}
