@@ -1,7 +1,10 @@
-// Package privacy decides what of a visitor an event keeps
-// (docs/privacy.md): the mode (off, balanced, strict), what a request
-// says about consent (a TCF v2 string, read with Prebid's go-gdpr, and
-// the Sec-GPC header), the truncation of addresses, and the pseudonyms
+// Package privacy decides what of a visitor an event keeps and what
+// Marquee may do with it (docs/privacy.md): the mode (off, balanced,
+// strict), what a request's signals allow (Decide: a TCF v2 string's
+// purposes, read with Prebid's go-gdpr; a GPP string's US and TCF
+// sections, read with Prebid's go-gpp; a US Privacy string; the Sec-GPC
+// header; COPPA) — the activities of one table —, the truncation of
+// addresses, and the pseudonyms
 // user keys become — a keyed hash (SipHash-2-4) under a secret that never
 // leaves the server, rotated daily in strict mode.
 //
@@ -25,8 +28,6 @@ import (
 	"time"
 
 	"github.com/dchest/siphash"
-	"github.com/prebid/go-gdpr/consentconstants"
-	"github.com/prebid/go-gdpr/vendorconsent"
 )
 
 // Mode is how much of a visitor events keep.
@@ -81,12 +82,23 @@ const (
 	// Withheld: the publisher said its visitor did not consent (a
 	// decision's consent.given false).
 	Withheld
+	// Child: the site or placement is directed to children (COPPA): no
+	// user, ever.
+	Child
+	// Malformed: a GPP string (or its section ids) could not be read: a
+	// signal of no consent.
+	Malformed
+	// NotMeasured: a user key may be used (caps), but not to measure by
+	// user: GDPR applies and the TC string allows no measurement
+	// (purpose 7). An event under it keeps no uid.
+	NotMeasured
 )
 
-var limitNames = [...]string{None: "", GPC: "gpc", Refused: "tcf", NoSignal: "nosignal", Withheld: "consent"}
+var limitNames = [...]string{None: "", GPC: "gpc", Refused: "tcf", NoSignal: "nosignal", Withheld: "consent", Child: "coppa", Malformed: "malformed", NotMeasured: "measure"}
 
-// String is the limit's name in event lines: "gpc", "tcf", "nosignal",
-// "consent", or "" for None.
+// String is the limit's name in event lines: "gpc" (before GPC stopped
+// withholding a user key: tokens issued by earlier versions), "tcf",
+// "nosignal", "consent", "coppa", "malformed", "measure", or "" for None.
 func (l Limit) String() string { return limitNames[l] }
 
 // Signal is what a request says about consent.
@@ -100,8 +112,15 @@ type Signal struct {
 	TCF []byte
 	// Given is the publisher's own word on consent, collected without TCF
 	// (the tag's data-consent). It wins over a TCF string, never over
-	// GPC.
+	// an opt-out.
 	Given Said
+	// GPP is a Global Privacy Platform string, GPPSID the ids of its
+	// sections that apply ("7", "7,8"; none: every section it holds).
+	GPP, GPPSID []byte
+	// USP is a US Privacy (CCPA) string: "1YYN".
+	USP []byte
+	// Child: the site or placement is directed to children (COPPA).
+	Child bool
 }
 
 // Said is what a publisher said of its visitor's consent.
@@ -177,41 +196,9 @@ func NewPolicy(mode Mode, secret []byte, vendor uint16) (*Policy, error) {
 // Mode is the policy's mode.
 func (p *Policy) Mode() Mode { return p.mode }
 
-// Limit decides whether a request's visitor may be followed: GPC first,
-// then the publisher's own word, then GDPR with its TCF string, then, in
-// strict mode, whether there was a signal at all.
-func (p *Policy) Limit(s Signal) Limit {
-	switch {
-	case s.GPC:
-		return GPC
-	case s.Given == No:
-		return Withheld
-	case s.Given == Yes:
-		return None
-	case s.GDPR == 1 || s.GDPR == -1 && len(s.TCF) > 0:
-		if !p.consents(s.TCF) {
-			return Refused
-		}
-		return None
-	case s.GDPR == -1 && p.mode == Strict:
-		return NoSignal
-	}
-	return None
-}
-
-// consents reports whether tcf gives consent to purpose 1 (store and
-// read information on a device: what a user key is) and, when the
-// policy names one, to its vendor. An unreadable string gives none.
-func (p *Policy) consents(tcf []byte) bool {
-	if len(tcf) == 0 {
-		return false
-	}
-	c, err := vendorconsent.ParseString(string(tcf))
-	if err != nil || c.Version() != 2 {
-		return false
-	}
-	return c.PurposeAllowed(consentconstants.InfoStorageAccess) && (p.vendor == 0 || c.VendorConsent(p.vendor))
-}
+// Limit decides whether a request's visitor may be followed — whether a
+// user key may be used (Decide's Limit).
+func (p *Policy) Limit(s Signal) Limit { return p.Decide(s).Limit }
 
 // Truncates reports whether an event under limit keeps a truncated
 // address: always but in off mode, and there when the visitor is not to

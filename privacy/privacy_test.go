@@ -34,12 +34,18 @@ func TestLimit(t *testing.T) {
 		{"unreadable string", privacy.Balanced, 0, privacy.Signal{GDPR: 1, TCF: []byte("not a consent string")}, privacy.Refused},
 		{"vendor consented", privacy.Balanced, 755, privacy.Signal{GDPR: 1, TCF: []byte(given)}, privacy.None},
 		{"vendor not consented", privacy.Balanced, 755, privacy.Signal{GDPR: 1, TCF: []byte(notVendor)}, privacy.Refused},
-		{"GPC", privacy.Off, 0, privacy.Signal{GPC: true, GDPR: 0}, privacy.GPC},
+		// GPC and the US opt-outs do not withhold a user key (caps and
+		// reach stay): they deny personalisation and what would leave
+		// (TestDecideVectors).
+		{"GPC", privacy.Off, 0, privacy.Signal{GPC: true, GDPR: 0}, privacy.None},
+		{"GPC, strict, nothing else", privacy.Strict, 0, privacy.Signal{GPC: true, GDPR: -1}, privacy.NoSignal},
+		{"a US string, strict, nothing else", privacy.Strict, 0, privacy.Signal{USP: []byte("1YNN"), GDPR: -1}, privacy.NoSignal},
+		{"COPPA over consent", privacy.Balanced, 0, privacy.Signal{GDPR: 1, TCF: []byte(given), Child: true}, privacy.Child},
 		{"the publisher's consent, strict", privacy.Strict, 0, privacy.Signal{GDPR: -1, Given: privacy.Yes}, privacy.None},
 		{"the publisher's consent over a refusing string", privacy.Balanced, 0, privacy.Signal{GDPR: 1, TCF: []byte(refused), Given: privacy.Yes}, privacy.None},
 		{"the publisher's refusal", privacy.Off, 0, privacy.Signal{GDPR: -1, Given: privacy.No}, privacy.Withheld},
-		{"the publisher's consent under GPC", privacy.Balanced, 0, privacy.Signal{GPC: true, GDPR: -1, Given: privacy.Yes}, privacy.GPC},
-		{"GPC over consent", privacy.Balanced, 0, privacy.Signal{GPC: true, GDPR: 1, TCF: []byte(given)}, privacy.GPC},
+		{"the publisher's consent under GPC", privacy.Balanced, 0, privacy.Signal{GPC: true, GDPR: -1, Given: privacy.Yes}, privacy.None},
+		{"GPC and consent", privacy.Balanced, 0, privacy.Signal{GPC: true, GDPR: 1, TCF: []byte(given)}, privacy.None},
 	} {
 		p, err := privacy.NewPolicy(c.mode, secret, c.vendor)
 		if err != nil {

@@ -48,7 +48,8 @@ type Voucher struct {
 }
 
 // Convert attributes and counts conversion in, vouched for by v, by a
-// credential bound by b, for a visitor lim says may be followed or not.
+// credential bound by b, for a visitor whose signals (pv) say whether it
+// may be followed and its conversion attributed to an ad seen elsewhere.
 // It answers 201 when it counted, 200 for a duplicate, 202 when nothing
 // earned it (written to the event files, counted in no report).
 //
@@ -60,7 +61,7 @@ type Voucher struct {
 // order id: the advertiser's postback or signed pixel of that order
 // still counts. A vouched-for value above its campaign's
 // attribution.maxValue is refused.
-func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionInput, v Voucher, b marquee.Bounds, lim privacy.Limit) (Converted, error) {
+func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionInput, v Voucher, b marquee.Bounds, pv privacy.Verdict) (Converted, error) {
 	now := s.now()
 	if msg := marquee.CheckCurrency(in.Currency, s.currency); msg != "" {
 		return Converted{}, marquee.Invalid("invalid conversion", marquee.Problems{"currency": msg})
@@ -102,7 +103,7 @@ func (s *Service) Convert(sctx context.Context, e *Edge, in *marquee.ConversionI
 	var view, imp *attribution.Touchpoint
 	var seen [2]counters.Seen
 	var payloads [2]tracking.Payload
-	if user := s.lines.privacy.User([]byte(in.UserKey), now, lim); user != 0 && s.touches != nil && (click == nil || !clickWithin(clickAt, now)) {
+	if user := s.lines.privacy.User([]byte(in.UserKey), now, pv.Limit); user != 0 && pv.Allows(privacy.Attribute) && s.touches != nil && (click == nil || !clickWithin(clickAt, now)) {
 		i, v, err := s.touches.Last(sctx, user, advertiser)
 		if err != nil {
 			return Converted{}, marquee.Errorf(marquee.KindUnavailable, "the attribution store cannot be reached: try again")

@@ -29,7 +29,9 @@ type Decision struct {
 	Chosen  [][]delivery.Choice
 	Why     [][]delivery.Candidate
 	Limit   privacy.Limit
-	Now     time.Time
+	// Denied are the privacy activities the request's signals forbid.
+	Denied privacy.Activities
+	Now    time.Time
 	// IVT is why the request is invalid traffic (ivt.Human: a person's):
 	// it was decided without consequence, and its tokens carry it.
 	IVT ivt.Reason
@@ -86,7 +88,8 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 		}
 		now = at
 	}
-	req, lim, err := s.request(e, in, plan, d.slots[:], now)
+	req, verdict, err := s.request(e, in, plan, d.slots[:], now)
+	lim := verdict.Limit
 	if err != nil {
 		return err
 	}
@@ -95,7 +98,7 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 			return err
 		}
 	}
-	d.svc, d.Request, d.Limit, d.Now = s, req, lim, now
+	d.svc, d.Request, d.Limit, d.Denied, d.Now = s, req, lim, verdict.Denied, now
 	r := &d.Request
 	r.Preview = in.Preview
 	if !now.Equal(wall) {
@@ -189,7 +192,7 @@ func (d *Decision) Release() {
 func (d *Decision) Sign(dst []byte, i int, ch delivery.Choice) ([]byte, [16]byte) {
 	s, r, slot := d.svc, &d.Request, &d.Request.Slots[i]
 	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: slot.Placement, UserHash: r.User, Issued: d.Now, Expires: d.Now.Add(s.ttl),
-		Limit: uint8(d.Limit), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform), IVT: uint8(d.IVT)}
+		Limit: uint8(d.Limit), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform), IVT: uint8(d.IVT), Denied: uint16(d.Denied)}
 	if keys := s.reportKeys.Load(); len(keys) > 0 {
 		kvs := r.Viewer.KV
 		if slot.KV != nil {

@@ -53,11 +53,14 @@ type Input struct {
 	UserAgent []byte
 	// GDPR, TCF and Given are what consent says: whether GDPR applies
 	// (privacy.ParseGDPR), the TCF v2 string, the publisher's own word.
-	GDPR    int8
-	TCF     []byte
-	Given   privacy.Said
-	Explain bool
-	Preview bool
+	GDPR  int8
+	TCF   []byte
+	Given privacy.Said
+	// GPP and GPPSID are a Global Privacy Platform string and the ids of
+	// its sections that apply; USP a US Privacy string.
+	GPP, GPPSID, USP []byte
+	Explain          bool
+	Preview          bool
 	// Webdriver: the page's script found navigator.webdriver set (the
 	// tag's "webdriver": true; wd=1): a browser under automation.
 	Webdriver bool
@@ -541,11 +544,12 @@ func slotKV(page, slot []targeting.KV) []targeting.KV {
 }
 
 // readConsent reads a body's "consent": {"gdpr": 1|0|true|false, "tcf":
-// "<TCF v2 string>", "given": true|false}.
+// "<TCF v2 string>", "given": true|false, "gpp": "<GPP string>",
+// "gppSid": [7, 8] or "7,8", "usp": "<US Privacy string>"}.
 func readConsent(v *fastjson.Value, in *Input, p *problems) {
 	o, err := v.Object()
 	if err != nil {
-		p.add("consent", `must be an object {"gdpr","tcf","given"}`)
+		p.add("consent", `must be an object {"gdpr","tcf","given","gpp","gppSid","usp"}`)
 		return
 	}
 	o.Visit(func(k []byte, f *fastjson.Value) {
@@ -571,6 +575,37 @@ func readConsent(v *fastjson.Value, in *Input, p *problems) {
 				p.add("consent.tcf", "must be a string")
 			}
 			in.TCF = b
+		case "gpp", "usp":
+			b, err := f.StringBytes()
+			if err != nil {
+				p.add("consent."+string(k), "must be a string")
+			}
+			if string(k) == "gpp" {
+				in.GPP = b
+			} else {
+				in.USP = b
+			}
+		case "gppSid":
+			switch f.Type() {
+			case fastjson.TypeString:
+				in.GPPSID, _ = f.StringBytes()
+			case fastjson.TypeArray:
+				var sid []byte
+				for i, n := range f.GetArray() {
+					id, err := n.Int()
+					if err != nil || id < 0 || id > 64 {
+						p.add("consent.gppSid", "must be an array of GPP section ids (7, 8, …) or a string of them (\"7,8\")")
+						return
+					}
+					if i > 0 {
+						sid = append(sid, ',')
+					}
+					sid = strconv.AppendInt(sid, int64(id), 10)
+				}
+				in.GPPSID = sid
+			default:
+				p.add("consent.gppSid", "must be an array of GPP section ids (7, 8, …) or a string of them (\"7,8\")")
+			}
 		case "given":
 			switch f.Type() {
 			case fastjson.TypeTrue:
@@ -581,7 +616,7 @@ func readConsent(v *fastjson.Value, in *Input, p *problems) {
 				p.add("consent.given", "must be true or false")
 			}
 		default:
-			p.add("consent."+string(k), "is not a field of consent (gdpr, tcf, given)")
+			p.add("consent."+string(k), "is not a field of consent (gdpr, tcf, given, gpp, gppSid, usp)")
 		}
 	})
 }
@@ -700,17 +735,17 @@ func viewerUA(e *Edge, in *Input) []byte {
 // (parseDecision), its user the pseudonym of its key at now — none when
 // the request's consent (its body's or parameters', and Sec-GPC) says
 // the visitor is not to be followed, which lim says.
-func (s *Service) request(e *Edge, in *Input, plan *delivery.Plan, slots []delivery.Slot, now time.Time) (r delivery.Request, lim privacy.Limit, err error) {
+func (s *Service) request(e *Edge, in *Input, plan *delivery.Plan, slots []delivery.Slot, now time.Time) (r delivery.Request, v privacy.Verdict, err error) {
 	if r, err = parseDecision(in, plan, slots); err != nil {
-		return r, lim, err
+		return r, v, err
 	}
 	if err = s.fillViewer(e, in, &r.Viewer, plan.Needs()); err != nil {
-		return r, lim, err
+		return r, v, err
 	}
 	pol := s.lines.privacy
-	lim = pol.Limit(privacy.Signal{GPC: e.GPC, GDPR: in.GDPR, TCF: in.TCF, Given: in.Given})
-	r.User = pol.User(in.UserKey, now, lim)
-	return r, lim, nil
+	v = pol.Decide(privacy.Signal{GPC: e.GPC, GDPR: in.GDPR, TCF: in.TCF, Given: in.Given, GPP: in.GPP, GPPSID: in.GPPSID, USP: in.USP})
+	r.User = pol.User(in.UserKey, now, v.Limit)
+	return r, v, nil
 }
 
 // fillViewer fills what the request leaves out of its viewer from the

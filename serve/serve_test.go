@@ -259,7 +259,7 @@ func TestConvertBillsByThePriceRule(t *testing.T) {
 		before := w.spent(t, c.campaign)
 		for i, counted := range []bool{true, false} { // the second a duplicate
 			in := marquee.ConversionInput{ClickID: clickID, OrderID: "o-1", Value: 10_000_000}
-			out, err := w.svc.Convert(context.Background(), w.edge(), &in, serve.Voucher{Postback: true}, marquee.Bounds{}, privacy.None)
+			out, err := w.svc.Convert(context.Background(), w.edge(), &in, serve.Voucher{Postback: true}, marquee.Bounds{}, privacy.Verdict{})
 			if err != nil || out.Counted != counted || out.Duplicate == counted {
 				t.Fatalf("campaign %d: Convert #%d = %+v, %v; want counted %v, a duplicate %v", c.campaign, i+1, out, err, counted, !counted)
 			}
@@ -434,7 +434,7 @@ func TestConversionsTheAdvertiserVouchesFor(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := marquee.ConversionInput{ClickID: clickID, OrderID: order, Value: m}
-		return w.svc.Convert(context.Background(), w.edge(), &in, serve.Voucher{Postback: postback, Sig: []byte(sig), Value: []byte(value)}, marquee.Bounds{}, privacy.None)
+		return w.svc.Convert(context.Background(), w.edge(), &in, serve.Voucher{Postback: postback, Sig: []byte(sig), Value: []byte(value)}, marquee.Bounds{}, privacy.Verdict{})
 	}
 	const price = 5_000_000 // campaign 3's CPA
 

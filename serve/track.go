@@ -298,8 +298,8 @@ func (s *Service) record(h *Hit, e *Edge, p *tracking.Payload, verified bool, wh
 	defer linePool.Put(bp)
 	var num [20]byte
 	lim := privacy.Limit(p.Limit)
-	if lim == privacy.None && e.GPC {
-		lim = privacy.GPC // the pixel's own request opts out
+	if lim == privacy.None && privacy.Activities(p.Denied).Has(privacy.Measure) {
+		lim = privacy.NotMeasured // the decision's signals allow no measurement by user
 	}
 	line := s.lines.appendEdgeHead((*bp)[:0], e, lim)
 	line = eventline.AppendPlain(line, "type", tracking.KindName(kind))
@@ -441,7 +441,8 @@ func (s *Service) costOf(kind byte, p *tracking.Payload, verified bool) (*delive
 // touch keeps, for a verified impression or view of a visitor who may be
 // followed, a touch for post-view attribution.
 func (s *Service) touch(e *Edge, kind byte, p *tracking.Payload, c *delivery.Campaign, verified bool, token []byte) {
-	if s.touches == nil || c == nil || !verified || p.UserHash == 0 || privacy.Limit(p.Limit) != privacy.None || e.GPC {
+	if s.touches == nil || c == nil || !verified || p.UserHash == 0 || privacy.Limit(p.Limit) != privacy.None || e.GPC ||
+		privacy.Activities(p.Denied).Has(privacy.Attribute) {
 		return
 	}
 	if kind == tracking.Impression || kind == tracking.View {

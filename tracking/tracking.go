@@ -124,6 +124,10 @@ type Payload struct {
 	// person's): every event of its URLs is invalid for it, whoever fires
 	// them. A click id carries its click's.
 	IVT uint8
+	// Denied are the privacy activities the decision's signals forbid (a
+	// privacy.Activities; 0: none): its events keep no uid without
+	// measurement, record no touch without attribution.
+	Denied uint16
 }
 
 // MaxBidder bounds a payload's bidder: a bidder code's length.
@@ -313,8 +317,9 @@ func mac(key, raw []byte) []byte {
 // which the path now says; 2 had no Limit, and is still read, as 0; 3 had
 // no Country and Platform, and is still read, as unknown; 4 had no KV,
 // and is still read, as none; 5 had no Bidder, and is still read, as
-// none; 6 had no IVT, and is still read, as a person's).
-const version = 7
+// none; 6 had no IVT, and is still read, as a person's; 7 had no
+// Denied, and is still read, as nothing denied but what its Limit says).
+const version = 8
 
 func appendPayload(b []byte, p *Payload) []byte {
 	b = append(b, version)
@@ -338,7 +343,8 @@ func appendPayload(b []byte, p *Payload) []byte {
 	bidder := p.Bidder[:min(len(p.Bidder), MaxBidder)]
 	b = binary.AppendUvarint(b, uint64(len(bidder)))
 	b = append(b, bidder...)
-	return append(b, p.IVT)
+	b = append(b, p.IVT)
+	return binary.BigEndian.AppendUint16(b, p.Denied)
 }
 
 // next reads a value from *b with read (binary.Uvarint, binary.Varint);
@@ -399,10 +405,16 @@ func readPayload(b []byte, p *Payload) bool {
 		p.Bidder, b = string(b[:l]), b[l:]
 	}
 	if v >= 7 {
-		if len(b) != 1 {
+		if len(b) < 1 || v == 7 && len(b) != 1 {
 			return false
 		}
 		p.IVT, b = b[0], b[1:]
+	}
+	if v >= 8 {
+		if len(b) != 2 {
+			return false
+		}
+		p.Denied, b = binary.BigEndian.Uint16(b), b[2:]
 	}
 	if b == nil || len(b) != 0 {
 		return false

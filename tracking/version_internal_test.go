@@ -17,7 +17,7 @@ func TestVersion5Tokens(t *testing.T) {
 	tok := s.seal(nil, func(raw []byte) []byte {
 		raw = appendPayload(raw, &p)
 		raw[0] = 5
-		return raw[:len(raw)-2] // the empty bidder's length, the IVT
+		return raw[:len(raw)-4] // the empty bidder's length, the IVT, the denied activities
 	})
 	got, err := s.Open(tok, now)
 	if err != nil || got != p {
@@ -37,13 +37,38 @@ func TestVersion6Tokens(t *testing.T) {
 	tok := s.seal(nil, func(raw []byte) []byte {
 		raw = appendPayload(raw, &p)
 		raw[0] = 6
-		return raw[:len(raw)-1] // the IVT
+		return raw[:len(raw)-3] // the IVT, the denied activities
 	})
 	got, err := s.Open(tok, now)
 	if err != nil || got != p {
 		t.Fatalf("Open(a version-6 token of %+v) = %+v, %v", p, got, err)
 	}
 	p.IVT = 3
+	if got, err := s.Open(s.Append(nil, &p), now); err != nil || got != p {
+		t.Fatalf("Open(Append(%+v)) = %+v, %v", p, got, err)
+	}
+}
+
+// TestVersion7Tokens: a token issued before privacy activities (layout
+// 7: nothing after IVT) still opens, nothing denied; a version-8 token
+// keeps its denied activities.
+func TestVersion7Tokens(t *testing.T) {
+	s, err := NewSigner([]byte("the current key, 32 bytes long!!"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0).UTC()
+	p := Payload{Ad: 7, Campaign: 3, Placement: "home", PriceMicros: 2_000_000, Issued: now, Expires: now.Add(time.Hour), IVT: 2}
+	tok := s.seal(nil, func(raw []byte) []byte {
+		raw = appendPayload(raw, &p)
+		raw[0] = 7
+		return raw[:len(raw)-2] // the denied activities
+	})
+	got, err := s.Open(tok, now)
+	if err != nil || got != p {
+		t.Fatalf("Open(a version-7 token of %+v) = %+v, %v", p, got, err)
+	}
+	p.Denied = 0x0102
 	if got, err := s.Open(s.Append(nil, &p), now); err != nil || got != p {
 		t.Fatalf("Open(Append(%+v)) = %+v, %v", p, got, err)
 	}

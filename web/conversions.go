@@ -32,9 +32,9 @@ func handleConversionPost(svc *serve.Service, rq requester) storeHandler {
 		if in.Consent != nil && !*in.Consent {
 			given = privacy.No
 		}
-		lim := svc.Privacy().Limit(privacy.Signal{GDPR: -1, Given: given, GPC: sentGPC(ctx)})
+		pv := svc.Privacy().Decide(privacy.Signal{GDPR: -1, Given: given, GPC: sentGPC(ctx)})
 		e := rq.edge(ctx, nil)
-		out, err := svc.Convert(sctx, &e, &in, serve.Voucher{Postback: true}, boundsOf(ctx), lim)
+		out, err := svc.Convert(sctx, &e, &in, serve.Voucher{Postback: true}, boundsOf(ctx), pv)
 		if err != nil {
 			return err
 		}
@@ -101,11 +101,12 @@ func handleConversionPixel(svc *serve.Service, rq requester) handler {
 		case "1":
 			gdpr = 1
 		}
-		lim := svc.Privacy().Limit(privacy.Signal{GPC: sentGPC(ctx), GDPR: gdpr, TCF: args.Peek("gdpr_consent")})
+		pv := svc.Privacy().Decide(privacy.Signal{GPC: sentGPC(ctx), GDPR: gdpr, TCF: args.Peek("gdpr_consent"),
+			GPP: args.Peek("gpp"), GPPSID: args.Peek("gpp_sid"), USP: args.Peek("us_privacy")})
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		e := rq.edge(ctx, nil)
-		if _, err := svc.Convert(sctx, &e, &in, serve.Voucher{Sig: args.Peek("sig"), Value: args.Peek("value")}, marquee.Bounds{}, lim); err != nil {
+		if _, err := svc.Convert(sctx, &e, &in, serve.Voucher{Sig: args.Peek("sig"), Value: args.Peek("value")}, marquee.Bounds{}, pv); err != nil {
 			return err
 		}
 		answerPixel(ctx)

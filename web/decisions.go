@@ -420,5 +420,6 @@ func decisionFromQuery(args *fasthttp.Args, in *serve.Input) error {
 		}
 	}
 	in.GDPR, in.TCF = queryConsent(args)
+	in.GPP, in.GPPSID, in.USP = args.Peek("gpp"), args.Peek("gpp_sid"), args.Peek("us_privacy")
 	return marquee.Invalid("invalid decision request", p)
 }

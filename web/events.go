@@ -58,10 +58,12 @@ func (r requester) edge(ctx *fasthttp.RequestCtx, origin []byte) serve.Edge {
 }
 
 // signal is what a request says about consent: its Sec-GPC header, and
-// the consent parameters of its query (queryConsent).
+// the consent parameters of its query (queryConsent; gpp, gpp_sid and
+// us_privacy).
 func signal(ctx *fasthttp.RequestCtx) privacy.Signal {
-	gdpr, tcf := queryConsent(ctx.QueryArgs())
-	return privacy.Signal{GPC: sentGPC(ctx), GDPR: gdpr, TCF: tcf}
+	args := ctx.QueryArgs()
+	gdpr, tcf := queryConsent(args)
+	return privacy.Signal{GPC: sentGPC(ctx), GDPR: gdpr, TCF: tcf, GPP: args.Peek("gpp"), GPPSID: args.Peek("gpp_sid"), USP: args.Peek("us_privacy")}
 }
 
 // queryConsent reads the consent parameters of a query (beacons, GET
@@ -116,7 +118,7 @@ func handleEventGet(e *eventLines) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		bp := linePool.Get().(*[]byte)
 		defer linePool.Put(bp)
-		lim := e.Policy().Limit(signal(ctx))
+		lim := e.Policy().Decide(signal(ctx)).EventLimit()
 		line := e.appendHead((*bp)[:0], ctx, lim)
 		args := ctx.QueryArgs()
 		if n := args.Len(); n == 0 || n > marquee.MaxEventFields {
@@ -189,7 +191,7 @@ func handleEventPost(e *eventLines) handler {
 		}
 		bp := linePool.Get().(*[]byte)
 		defer linePool.Put(bp)
-		lim, at := e.Policy().Limit(signal(ctx)), ctx.Time()
+		lim, at := e.Policy().Decide(signal(ctx)).EventLimit(), ctx.Time()
 		lines, n, err := eventline.AppendEvents((*bp)[:0], ctx.PostBody(), eventline.Writer{
 			Head:  func(dst []byte) []byte { return e.appendHead(dst, ctx, lim) },
 			UID:   func(dst, uid []byte) []byte { return e.AppendUID(dst, uid, at, lim) },

@@ -89,7 +89,7 @@ func handleRedirect(links *cache.Cache[string, marquee.Link], domains *LinkDomai
 // where to says: its domain when not the default, and the rule or
 // destination that chose the target.
 func appendClick(line []byte, ev *eventLines, ctx *fasthttp.RequestCtx, l *marquee.Link, to linkroute.Choice) []byte {
-	line = ev.appendHead(line, ctx, ev.Policy().Limit(signal(ctx)))
+	line = ev.appendHead(line, ctx, ev.Policy().Decide(signal(ctx)).EventLimit())
 	line = eventline.AppendPlain(line, "type", "click")
 	line = eventline.AppendPlain(line, "redirected", "1") // the server saw this click: webhooks deliver it
 	line = eventline.AppendPlain(line, "code", l.Code)    // codes need no escaping

@@ -65,10 +65,10 @@ func TestRequestsAndFill(t *testing.T) {
 	if fired != 3 {
 		t.Fatalf("side filled %d of 3", fired)
 	}
-	decide(`{"placements":[{"placement":"capped"}],"user":{"key":"u1"}}`) // filled
-	decide(`{"placements":[{"placement":"capped"}],"user":{"key":"u1"}}`) // capped
-	decide(`{"placements":[{"placement":"sport"}]}`)                      // untargeted
-	decide(`{"placements":[{"placement":"sport"}]}`, "Sec-GPC", "1")      // untargeted, without consent
+	decide(`{"placements":[{"placement":"capped"}],"user":{"key":"u1"}}`)      // filled
+	decide(`{"placements":[{"placement":"capped"}],"user":{"key":"u1"}}`)      // capped
+	decide(`{"placements":[{"placement":"sport"}]}`)                           // untargeted
+	decide(`{"placements":[{"placement":"sport"}],"consent":{"given":false}}`) // untargeted, without consent
 	decide(`{"placements":[{"placement":"sport"}],"kv":{"section":"sport"}}`)
 	decide(`{"placements":[{"placement":"banner"}]}`) // its ads are all limited to other placements
 	decide(`{"placements":[{"placement":"house"}]}`)  // the house ad

@@ -309,12 +309,6 @@ func TestPrivacyConsent(t *testing.T) {
 			p.expect(p.from(visitorV4, "GET", imp, "", ""), 204, "")
 		}
 	}
-	// GPC on a decision with consent given: the same.
-	for i := range 2 {
-		if imp, _, _, answer := p.decide(`{"gdpr":1,"tcf":"`+given+`"}`, "Sec-GPC", "1"); imp == "" || strings.Contains(answer, `"user"`) {
-			t.Fatalf("decision %d with GPC = %s; want an ad and no user", i, answer)
-		}
-	}
 	// The publisher's own refusal (the tag's data-consent="0").
 	if imp, _, _, answer := p.decide(`{"given":false}`); imp == "" || strings.Contains(answer, `"user"`) {
 		t.Fatalf("decision with consent.given false = %s; want an ad and no user", answer)
@@ -330,6 +324,11 @@ func TestPrivacyConsent(t *testing.T) {
 	if imp, _, _, answer := p.decide(`{"gdpr":0}`); imp != "" {
 		t.Fatalf("a second decision for the key (GDPR not applying) = %s; want none: capped at 1 a day", answer)
 	}
+	// GPC opts out of sale and sharing, not of a user key
+	// (docs/privacy.md#activities): the cap still holds.
+	if imp, _, _, answer := p.decide(`{"gdpr":1,"tcf":"`+given+`"}`, "Sec-GPC", "1"); imp != "" {
+		t.Fatalf("a decision for the key under GPC = %s; want none: its cap holds", answer)
+	}
 	// Beacons: GPC, refused, given, unsaid.
 	p.expect(p.from(visitorV4, "GET", "/e?type=gpc&uid="+visitorKey, "", "", "Sec-GPC", "1"), 204, "")
 	p.expect(p.from(visitorV4, "GET", "/e?type=refused&uid="+visitorKey+"&gdpr=1&gdpr_consent="+refused, "", ""), 204, "")
@@ -343,7 +342,7 @@ func TestPrivacyConsent(t *testing.T) {
 		t.Error("a consent string was written into an event")
 	}
 	types := byType(lines)
-	for typ, want := range map[string]string{"gpc": "gpc", "refused": "tcf", "nostring": "tcf", "given": "", "nogdpr": ""} {
+	for typ, want := range map[string]string{"gpc": "", "refused": "tcf", "nostring": "tcf", "given": "", "nogdpr": ""} {
 		if len(types[typ]) != 1 {
 			t.Fatalf("%d %s events; want 1", len(types[typ]), typ)
 		}
@@ -552,5 +551,81 @@ func TestBeaconEmailsRedacted(t *testing.T) {
 		if !keep && (!strings.Contains(raw, `"email":"[email]"`) || !strings.Contains(raw, `"note":"mail [email]"`) || !strings.Contains(raw, `"plan":"pro"`)) {
 			t.Errorf("the event files =\n%s\nwant each address as [email], the other values as sent", raw)
 		}
+	}
+}
+
+// TestPrivacySignals: a decision's GPP, US Privacy and TCF purposes
+// decide, over HTTP, what its events keep as docs/privacy.md's table
+// says — each visitor a key of its own (the campaign is capped at one a
+// day): a GPP usnat opt-out of sale keeps the key (its cap counts) and
+// its impression's uid (measurement by user), the GET route's gpp and
+// gpp_sid likewise; TCF purpose 1 without 7 keeps the key but no uid; a
+// malformed GPP string keeps neither. The strings are the IAB encoders'
+// (privacy/testdata/vectors.json).
+func TestPrivacySignals(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../privacy/testdata/vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []struct{ Name, GPP, TCF string }
+	json.Unmarshal(raw, &vs)
+	str := map[string]string{}
+	for _, v := range vs {
+		str[v.Name] = v.GPP + v.TCF
+	}
+	saleOptOut, p1Only := str["gpp usnat: SaleOptOut"], str["tcf: purpose 1 only"]
+	if saleOptOut == "" || p1Only == "" {
+		t.Fatal("the vectors lack the usnat sale opt-out or the TCF string of purpose 1 only")
+	}
+	p := newPrivacyServer(t, "balanced")
+	decide := func(key, consent string) (imp, answer string) {
+		t.Helper()
+		r := p.from(visitorV4, "POST", "/api/v1/decisions", "application/json",
+			`{"placements":[{"div":"a","placement":"side"}],"user":{"key":"`+key+`"},"consent":`+consent+`}`)
+		if r.status != 200 {
+			t.Fatalf("decision of %s = %d %s", key, r.status, r.body)
+		}
+		if strings.Contains(r.body, `"impressionUrl":"`) {
+			imp = strings.Split(strings.Split(r.body, `"impressionUrl":"`)[1], `"`)[0]
+			imp = imp[strings.Index(imp, "/t/"):]
+		}
+		return imp, r.body
+	}
+	for _, c := range []struct{ key, consent string }{
+		{"us-opted-out", `{"gpp":"` + saleOptOut + `","gppSid":[7]}`},
+		{"p1-only", `{"gdpr":1,"tcf":"` + p1Only + `"}`},
+		{"malformed", `{"gpp":"DBABLA~not!base64"}`},
+	} {
+		imp, answer := decide(c.key, c.consent)
+		if imp == "" {
+			t.Fatalf("%s: no ad: %s", c.key, answer)
+		}
+		p.expect(p.from(visitorV4, "GET", imp, "", ""), 204, "")
+		again, _ := decide(c.key, c.consent)
+		if capped := again == ""; capped != (c.key != "malformed") {
+			t.Errorf("%s: a second decision served = %v; want the cap to hold exactly when a user key may be used", c.key, !capped)
+		}
+	}
+	r := p.from(visitorV4, "GET", "/api/v1/decisions?placement=side&user=get-opted-out&gpp="+saleOptOut+"&gpp_sid=7", "", "")
+	if r.status != 200 || !strings.Contains(r.body, `"impressionUrl":"`) {
+		t.Fatalf("GET decision with gpp = %d %s", r.status, r.body)
+	}
+	imp := strings.Split(strings.Split(r.body, `"impressionUrl":"`)[1], `"`)[0]
+	p.expect(p.from(visitorV4, "GET", imp[strings.Index(imp, "/t/"):], "", ""), 204, "")
+	p.stop()
+	lines, _ := files(t, p.data)
+	limited := map[string]int{}
+	for _, l := range byType(lines)["impression"] {
+		lim, _ := l["limited"].(string)
+		if _, uid := l["uid"]; uid != (lim == "") {
+			t.Errorf("an impression limited %q with uid %v; want a uid exactly when nothing limited it", lim, l["uid"])
+		}
+		limited[lim]++
+	}
+	// The US opt-outs' (POST and GET): followed; purpose 1 without 7:
+	// "measure"; the malformed string's: "malformed".
+	if want := map[string]int{"": 2, "measure": 1, "malformed": 1}; fmt.Sprint(limited) != fmt.Sprint(want) {
+		t.Errorf("impressions by limit = %v; want %v", limited, want)
 	}
 }
