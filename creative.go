@@ -428,10 +428,11 @@ func (pl Placement) MarshalJSON() ([]byte, error) {
 		MaxDuration int       `json:"maxDurationMs,omitempty"`
 		Expected    int64     `json:"expectedDailyRequests,omitempty"`
 		RenderProof bool      `json:"renderProof"`
+		Child       bool      `json:"childDirected"`
 		CreatedAt   string    `json:"createdAt"`
 		UpdatedAt   string    `json:"updatedAt"`
 	}{strconv.FormatInt(pl.ID, 10), pl.Name, pl.Site, sizes, pl.Types, def, pl.Passback, floorOf(pl.Floor), pl.AdBreaks, pl.MaxDurationMs, pl.ExpectedDailyRequests,
-		pl.RenderProof, FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
+		pl.RenderProof, pl.ChildDirected, FormatTime(pl.CreatedAt), FormatTime(pl.UpdatedAt)})
 }
 
 // PlacementInput is what a client sets of a placement.
@@ -466,6 +467,11 @@ type PlacementInput struct {
 	// (noRenderProof) and bills nothing (docs/ivt.md#render-proofs). For
 	// placements the tag fills; off by default.
 	RenderProof bool `json:"renderProof"`
+	// ChildDirected: the placement is directed to children (COPPA): its
+	// decisions have no user, no personalisation and send nothing of the
+	// user, ever (docs/privacy.md#activities). A child-directed site's
+	// placements are too.
+	ChildDirected bool `json:"childDirected"`
 }
 
 // An AdBreak is one ad break of a content video: at Offset — "start"
@@ -610,12 +616,15 @@ func IsSize[T ~string | ~[]byte](s T) bool {
 func ParsePlacementInput(body []byte) (PlacementInput, error) {
 	var in PlacementInput
 	p := Problems{}
-	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor", "expectedDailyRequests", "adBreaks", "maxDurationMs", "renderProof")
+	fields, ok := object(body, p, "name", "site", "sizes", "types", "defaultAdId", "passback", "floor", "expectedDailyRequests", "adBreaks", "maxDurationMs", "renderProof", "childDirected")
 	if !ok {
 		return in, Invalid("invalid placement", p)
 	}
 	if raw, ok := present(fields, "renderProof"); ok && json.Unmarshal(raw, &in.RenderProof) != nil {
 		p["renderProof"] = "must be true or false"
+	}
+	if raw, ok := present(fields, "childDirected"); ok && json.Unmarshal(raw, &in.ChildDirected) != nil {
+		p["childDirected"] = "must be true or false"
 	}
 	if raw, ok := present(fields, "adBreaks"); ok {
 		in.AdBreaks = parseAdBreaks(raw, p)

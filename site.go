@@ -33,6 +33,10 @@ type Site struct {
 	// its decisions are invalid traffic of reason quarantined, earning
 	// its publisher nothing. Set by the team, audited.
 	Quarantined bool `json:"quarantined"`
+	// ChildDirected: the site is directed to children (COPPA): its
+	// placements' decisions have no user, no personalisation and send
+	// nothing of the user (docs/privacy.md#activities).
+	ChildDirected bool `json:"childDirected"`
 	// QualityAlarm is the last hour whose invalid traffic passed the
 	// network's alarm (-ivt-site-alarm; nil: none has).
 	QualityAlarm *QualityAlarm `json:"qualityAlarm,omitempty"`
@@ -128,7 +132,7 @@ func NoSite(name string) *Error { return Errorf(KindNotFound, "site %q not found
 func ParseSiteInput(body []byte) (Site, error) {
 	var s Site
 	p := Problems{}
-	fields, ok := object(body, p, "name", "domains", "revenueShare", "sellerType", "confidential", "quarantined")
+	fields, ok := object(body, p, "name", "domains", "revenueShare", "sellerType", "confidential", "quarantined", "childDirected")
 	if !ok {
 		return s, Invalid("invalid site", p)
 	}
@@ -163,6 +167,9 @@ func ParseSiteInput(body []byte) (Site, error) {
 	}
 	if raw, ok := present(fields, "quarantined"); ok && json.Unmarshal(raw, &s.Quarantined) != nil {
 		p["quarantined"] = "must be true or false"
+	}
+	if raw, ok := present(fields, "childDirected"); ok && json.Unmarshal(raw, &s.ChildDirected) != nil {
+		p["childDirected"] = "must be true or false"
 	}
 	return s, Invalid("invalid site", p)
 }

@@ -743,7 +743,8 @@ func (s *Service) request(e *Edge, in *Input, plan *delivery.Plan, slots []deliv
 		return r, v, err
 	}
 	pol := s.lines.privacy
-	v = pol.Decide(privacy.Signal{GPC: e.GPC, GDPR: in.GDPR, TCF: in.TCF, Given: in.Given, GPP: in.GPP, GPPSID: in.GPPSID, USP: in.USP})
+	v = pol.Decide(privacy.Signal{GPC: e.GPC, GDPR: in.GDPR, TCF: in.TCF, Given: in.Given, GPP: in.GPP, GPPSID: in.GPPSID, USP: in.USP,
+		Child: s.sites.childDirected(plan, &r)})
 	r.User = pol.User(in.UserKey, now, v.Limit)
 	return r, v, nil
 }

@@ -27,6 +27,8 @@ type siteRule struct {
 	unauthorized bool
 	// quarantined: the team stopped it billing.
 	quarantined bool
+	// child: directed to children (COPPA).
+	child bool
 }
 
 // Sites are the sites serving knows, kept by the feed (From): what a
@@ -47,7 +49,7 @@ func (s *Sites) Set(list []marquee.Site) {
 	m := make(map[string]siteRule, len(list))
 	for _, st := range list {
 		m[st.Name] = siteRule{sellerID: st.SellerID, domains: st.Domains, unauthorized: s.enforceAdsTxt && !st.AdsTxt.Authorized(),
-			quarantined: st.Quarantined}
+			quarantined: st.Quarantined, child: st.ChildDirected}
 	}
 	s.rules.Store(&m)
 }
@@ -112,6 +114,24 @@ func (s *Sites) siteIVT(plan *delivery.Plan, r *delivery.Request, e *Edge, in *I
 		}
 	}
 	return ivt.Human
+}
+
+// childDirected reports whether a placement of r is directed to children
+// (COPPA): the placement's own flag, or its site's.
+func (s *Sites) childDirected(plan *delivery.Plan, r *delivery.Request) bool {
+	var m map[string]siteRule
+	if s != nil {
+		if p := s.rules.Load(); p != nil {
+			m = *p
+		}
+	}
+	for i := range r.Slots {
+		pl, ok := plan.Placement(r.Slots[i].Placement)
+		if ok && (pl.ChildDirected || pl.Site != "" && m[pl.Site].child) {
+			return true
+		}
+	}
+	return false
 }
 
 // SellerID is the seller id of placement's site in plan ("" none: no

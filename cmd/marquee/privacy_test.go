@@ -613,6 +613,26 @@ func TestPrivacySignals(t *testing.T) {
 	}
 	imp := strings.Split(strings.Split(r.body, `"impressionUrl":"`)[1], `"`)[0]
 	p.expect(p.from(visitorV4, "GET", imp[strings.Index(imp, "/t/"):], "", ""), 204, "")
+	// COPPA: a child-directed site's placement, and a child-directed
+	// placement, answer no user whatever the consent; their impressions
+	// say "coppa".
+	p.expect(p.admin("POST", "/api/v1/sites", `{"name":"kids","revenueShare":0.5,"childDirected":true}`), 201, "")
+	p.expect(p.admin("POST", "/api/v1/placements", `{"name":"kids-side","site":"kids","sizes":["300x250"]}`), 201, "")
+	if r := p.admin("POST", "/api/v1/placements", `{"name":"teen","sizes":["300x250"],"childDirected":true}`); r.status != 201 || !strings.Contains(r.body, `"childDirected":true`) {
+		t.Fatalf("a child-directed placement = %d %s", r.status, r.body)
+	}
+	for _, pl := range []string{"kids-side", "teen"} {
+		eventually(t, 5*time.Second, func() string {
+			r := p.from(visitorV4, "POST", "/api/v1/decisions", "application/json",
+				`{"placements":[{"div":"a","placement":"`+pl+`"}],"user":{"key":"child-`+pl+`"},"consent":{"given":true}}`)
+			if strings.Contains(r.body, `"user"`) || !strings.Contains(r.body, `"impressionUrl":"`) {
+				return pl + ": want an ad and no user: " + r.body
+			}
+			imp := strings.Split(strings.Split(r.body, `"impressionUrl":"`)[1], `"`)[0]
+			p.expect(p.from(visitorV4, "GET", imp[strings.Index(imp, "/t/"):], "", ""), 204, "")
+			return ""
+		})
+	}
 	p.stop()
 	lines, _ := files(t, p.data)
 	limited := map[string]int{}
@@ -624,8 +644,9 @@ func TestPrivacySignals(t *testing.T) {
 		limited[lim]++
 	}
 	// The US opt-outs' (POST and GET): followed; purpose 1 without 7:
-	// "measure"; the malformed string's: "malformed".
-	if want := map[string]int{"": 2, "measure": 1, "malformed": 1}; fmt.Sprint(limited) != fmt.Sprint(want) {
+	// "measure"; the malformed string's: "malformed"; the children's:
+	// "coppa".
+	if want := map[string]int{"": 2, "measure": 1, "malformed": 1, "coppa": 2}; fmt.Sprint(limited) != fmt.Sprint(want) {
 		t.Errorf("impressions by limit = %v; want %v", limited, want)
 	}
 }

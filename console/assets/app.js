@@ -1404,24 +1404,26 @@
       const name = el('input', { required: true }), domains = el('input', { placeholder: 'news.example, m.news.example' }),
         share = el('input', { type: 'number', min: '0', max: '100', step: '0.0001', required: true, value: '70' }),
         type = el('select', {}, sellerTypes.map(t => el('option', { value: t, text: t }))),
-        secret = el('input', { type: 'checkbox' }), quarantine = el('input', { type: 'checkbox', id: 'site-quarantined' });
+        secret = el('input', { type: 'checkbox' }), quarantine = el('input', { type: 'checkbox', id: 'site-quarantined' }),
+        child = el('input', { type: 'checkbox', id: 'site-child' });
       // The same name fills the form with the site's values, so that a
       // change keeps what it does not touch.
       name.addEventListener('change', () => {
         const s = list.sites.find(s => s.name === name.value);
         if (!s) return;
         domains.value = s.domains.join(', '); share.value = String(Math.round(s.revenueShare * 1e6) / 1e4);
-        type.value = s.sellerType; secret.checked = s.confidential; quarantine.checked = s.quarantined;
+        type.value = s.sellerType; secret.checked = s.confidential; quarantine.checked = s.quarantined; child.checked = s.childDirected;
       });
       const form = el('form', { id: 'new-site' }, el('h2', { text: 'New site (or change one: the same name)' }), field('Name (as placements name it)', name, 'name'),
         field('Domains', domains, 'domains'), field("Publisher's revenue share (%)", share, 'revenueShare'),
         field('Seller type (sellers.json)', type, 'sellerType'),
         field('Confidential (no name or domain in sellers.json)', secret, 'confidential'),
-        field('Quarantined (serves, bills nothing, earns its publisher nothing)', quarantine, 'quarantined'), el('button', { type: 'submit', text: 'Save site' }));
+        field('Quarantined (serves, bills nothing, earns its publisher nothing)', quarantine, 'quarantined'),
+        field('Directed to children (COPPA): no user, no personalisation, whatever the consent', child, 'childDirected'), el('button', { type: 'submit', text: 'Save site' }));
       form.addEventListener('submit', async ev => {
         ev.preventDefault();
         const body = { name: name.value, domains: domains.value.split(',').map(d => d.trim()).filter(Boolean), revenueShare: (+share.value) / 100,
-          sellerType: type.value, confidential: secret.checked, quarantined: quarantine.checked };
+          sellerType: type.value, confidential: secret.checked, quarantined: quarantine.checked, childDirected: child.checked };
         try {
           if (list.sites.some(s => s.name === name.value)) await api('PUT', '/api/v1/sites/' + encodeURIComponent(name.value), body);
           else await api('POST', '/api/v1/sites', body);
@@ -1966,6 +1968,7 @@
     const expected = el('input', { type: 'number', min: 0, step: 1, id: 'expected-daily', value: p.expectedDailyRequests || '', placeholder: 'not declared' });
     const longest = el('input', { type: 'number', min: 0, step: 'any', id: 'max-duration', value: p.maxDurationMs ? p.maxDurationMs / 1000 : '', placeholder: 'any' });
     const proof = el('input', { type: 'checkbox', id: 'render-proof', checked: !!p.renderProof });
+    const child = el('input', { type: 'checkbox', id: 'child-directed', checked: !!p.childDirected });
     const form = el('form', { class: 'card', id: 'placement-form', novalidate: true, onsubmit: async ev => {
       ev.preventDefault();
       const body = { name: name || n.value, site: site.value, sizes: sizes.value.split(',').map(s => s.trim()).filter(Boolean),
@@ -1976,6 +1979,7 @@
       body.expectedDailyRequests = +expected.value || 0;
       body.maxDurationMs = longest.value === '' ? 0 : Math.round(+longest.value * 1000);
       body.renderProof = proof.checked;
+      body.childDirected = child.checked;
       if (breaks.value.trim()) {
         try { body.adBreaks = JSON.parse(breaks.value); } catch (_) { body.adBreaks = breaks.value; } // the API names what is wrong
       }
@@ -1990,6 +1994,7 @@
     field('Requests it expects a day (forecasts read it until it has three weeks of its own)', expected, 'expectedDailyRequests'),
     field('Longest video or audio ad it takes (seconds)', longest, 'maxDurationMs'),
     field('Ask the tag for a render proof: an impression without one bills nothing (tag slots only, not VAST)', proof, 'renderProof'),
+    field('Directed to children (COPPA): no user, no personalisation, nothing of the user sent, whatever the consent', child, 'childDirected'),
     field('Ad breaks of a content video (VMAP: offset start, end, 00:10:00 or 50%; ads a break; maxDurationMs: the most its ads last together)', breaks, 'adBreaks'),
     el('div', { class: 'row' }, el('button', { type: 'submit', class: 'primary', text: name ? 'Save' : 'Create placement' }),
       el('a', { href: name ? '#/placements/' + name : '#/placements', text: 'Cancel' })));

@@ -434,16 +434,16 @@ func (s *Store) LiveCampaigns(ctx context.Context) ([]marquee.Campaign, error) {
 }
 
 const placementCols = `id, name, site, sizes, types, default_ad_id, coalesce(passback, ''), floor, expected_daily_requests, created_at, updated_at,
-	coalesce(ad_breaks, ''), max_duration_ms, render_proof`
+	coalesce(ad_breaks, ''), max_duration_ms, render_proof, child_directed`
 
 func scanPlacement(r Row) (marquee.Placement, error) {
 	var p marquee.Placement
 	var sizes, types, breaks string
-	var created, updated, proof int64
-	if err := r.Scan(&p.ID, &p.Name, &p.Site, &sizes, &types, &p.DefaultAdID, &p.Passback, &p.Floor, &p.ExpectedDailyRequests, &created, &updated, &breaks, &p.MaxDurationMs, &proof); err != nil {
+	var created, updated, proof, child int64
+	if err := r.Scan(&p.ID, &p.Name, &p.Site, &sizes, &types, &p.DefaultAdID, &p.Passback, &p.Floor, &p.ExpectedDailyRequests, &created, &updated, &breaks, &p.MaxDurationMs, &proof, &child); err != nil {
 		return p, err
 	}
-	p.RenderProof = proof != 0
+	p.RenderProof, p.ChildDirected = proof != 0, child != 0
 	if breaks != "" {
 		if err := json.Unmarshal([]byte(breaks), &p.AdBreaks); err != nil {
 			return p, fmt.Errorf("placement %s: decode ad breaks: %w", p.Name, err)
@@ -511,9 +511,9 @@ func (s *Store) CreatePlacement(ctx context.Context, in marquee.PlacementInput) 
 		}
 		sizes, types := placementJSON(in)
 		var err error
-		p.ID, err = s.insertID(ctx, tx, `INSERT INTO placements (name, site, sizes, types, default_ad_id, passback, floor, expected_daily_requests, created_at, updated_at, ad_breaks, max_duration_ms, render_proof)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			"name", in.Name, in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), in.ExpectedDailyRequests, now.UnixMilli(), now.UnixMilli(), adBreaksOf(in), in.MaxDurationMs, boolInt(in.RenderProof))
+		p.ID, err = s.insertID(ctx, tx, `INSERT INTO placements (name, site, sizes, types, default_ad_id, passback, floor, expected_daily_requests, created_at, updated_at, ad_breaks, max_duration_ms, render_proof, child_directed)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			"name", in.Name, in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), in.ExpectedDailyRequests, now.UnixMilli(), now.UnixMilli(), adBreaksOf(in), in.MaxDurationMs, boolInt(in.RenderProof), boolInt(in.ChildDirected))
 		if errors.Is(err, errDuplicate) {
 			return p, marquee.Errorf(marquee.KindConflict, "placement %q exists", in.Name)
 		}
@@ -555,8 +555,8 @@ func (s *Store) ReplacePlacement(ctx context.Context, name string, in marquee.Pl
 		}
 		sizes, types := placementJSON(in)
 		if _, err := tx.Exec(ctx, `UPDATE placements SET site = ?, sizes = ?, types = ?, default_ad_id = ?, passback = ?, floor = ?, expected_daily_requests = ?, updated_at = ?,
-			ad_breaks = ?, max_duration_ms = ?, render_proof = ? WHERE id = ?`,
-			in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), in.ExpectedDailyRequests, now.UnixMilli(), adBreaksOf(in), in.MaxDurationMs, boolInt(in.RenderProof), p.ID); err != nil {
+			ad_breaks = ?, max_duration_ms = ?, render_proof = ?, child_directed = ? WHERE id = ?`,
+			in.Site, sizes, types, in.DefaultAdID, passbackOf(in), int64(in.Floor), in.ExpectedDailyRequests, now.UnixMilli(), adBreaksOf(in), in.MaxDurationMs, boolInt(in.RenderProof), boolInt(in.ChildDirected), p.ID); err != nil {
 			return p, err
 		}
 		p.PlacementInput, p.UpdatedAt = in, now

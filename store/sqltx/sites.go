@@ -17,14 +17,14 @@ import (
 // seller_seq, bumped in the transaction that makes the site (a number
 // never given twice).
 
-const siteCols = `name, domains, revenue_share, seller_id, seller_type, confidential, ads_txt, quarantined, quality_alarm, created_at, updated_at`
+const siteCols = `name, domains, revenue_share, seller_id, seller_type, confidential, ads_txt, quarantined, quality_alarm, child_directed, created_at, updated_at`
 
 func scanSite(r Row) (marquee.Site, error) {
 	var s marquee.Site
 	var domains, sellerType string
 	var adsTxt, alarm *string
-	var share, seller, confidential, quarantined, created, updated int64
-	if err := r.Scan(&s.Name, &domains, &share, &seller, &sellerType, &confidential, &adsTxt, &quarantined, &alarm, &created, &updated); err != nil {
+	var share, seller, confidential, quarantined, child, created, updated int64
+	if err := r.Scan(&s.Name, &domains, &share, &seller, &sellerType, &confidential, &adsTxt, &quarantined, &alarm, &child, &created, &updated); err != nil {
 		return s, err
 	}
 	if alarm != nil && *alarm != "" {
@@ -33,7 +33,7 @@ func scanSite(r Row) (marquee.Site, error) {
 			return s, fmt.Errorf("site %q: decode its quality alarm: %w", s.Name, err)
 		}
 	}
-	s.Quarantined = quarantined == 1
+	s.Quarantined, s.ChildDirected = quarantined == 1, child == 1
 	if adsTxt != nil && *adsTxt != "" {
 		s.AdsTxt = new(marquee.AdsTxtCheck)
 		if err := json.Unmarshal([]byte(*adsTxt), s.AdsTxt); err != nil {
@@ -75,8 +75,8 @@ func (s *Store) CreateSite(ctx context.Context, in marquee.Site) (marquee.Site, 
 		}
 		in.SellerID = strconv.FormatInt(seller, 10)
 		in.AdsTxt, in.QualityAlarm = nil, nil // checked once it is made
-		if _, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?, ?, '', ?, '', ?, ?)`, in.Name, string(domains), shareOf(&in),
-			seller, string(in.SellerType), boolInt(in.Confidential), boolInt(in.Quarantined), now.UnixMilli(), now.UnixMilli()); err != nil {
+		if _, err = tx.Exec(ctx, `INSERT INTO sites (`+siteCols+`) VALUES (?, ?, ?, ?, ?, ?, '', ?, '', ?, ?, ?)`, in.Name, string(domains), shareOf(&in),
+			seller, string(in.SellerType), boolInt(in.Confidential), boolInt(in.Quarantined), boolInt(in.ChildDirected), now.UnixMilli(), now.UnixMilli()); err != nil {
 			return in, err
 		}
 		return in, withChange(tx, nil, in).LogChange(ctx, marquee.EntitySite, 0, in.Name, marquee.OpPut)
@@ -118,8 +118,8 @@ func (s *Store) ReplaceSite(ctx context.Context, name string, in marquee.Site) (
 			return in, err
 		}
 		in.Name, in.SellerID, in.AdsTxt, in.QualityAlarm, in.CreatedAt, in.UpdatedAt = name, old.SellerID, old.AdsTxt, old.QualityAlarm, old.CreatedAt, now
-		if _, err = tx.Exec(ctx, `UPDATE sites SET domains = ?, revenue_share = ?, seller_type = ?, confidential = ?, quarantined = ?, updated_at = ? WHERE name = ?`,
-			string(domains), shareOf(&in), string(in.SellerType), boolInt(in.Confidential), boolInt(in.Quarantined), now.UnixMilli(), name); err != nil {
+		if _, err = tx.Exec(ctx, `UPDATE sites SET domains = ?, revenue_share = ?, seller_type = ?, confidential = ?, quarantined = ?, child_directed = ?, updated_at = ? WHERE name = ?`,
+			string(domains), shareOf(&in), string(in.SellerType), boolInt(in.Confidential), boolInt(in.Quarantined), boolInt(in.ChildDirected), now.UnixMilli(), name); err != nil {
 			return in, err
 		}
 		return in, withChange(tx, old, in).LogChange(ctx, marquee.EntitySite, 0, name, marquee.OpPut)
