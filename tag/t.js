@@ -71,14 +71,34 @@
     });
   }
 
+  // gpp: what the page's CMP (__gpp) says, ready within 500 ms, or null.
+  function gpp() {
+    return new Promise(function (done) {
+      if (typeof w.__gpp !== 'function') return done(null);
+      var t = setTimeout(done, 500, null);
+      function fin(p) {
+        if (!p || p.signalStatus != 'ready') return;
+        clearTimeout(t);
+        var s = (p.applicableSections || []).filter(function (i) { return i > 0; });
+        done(p.gppString && s.length ? { gpp: p.gppString, gppSid: s } : null);
+      }
+      try {
+        w.__gpp('ping', function (p) {
+          if (p && p.signalStatus === 'ready') return fin(p);
+          w.__gpp('addEventListener', function (e) { fin(e && e.pingData); });
+        });
+      } catch (e) { clearTimeout(t); done(null); }
+    });
+  }
+
   // The user key: only the publisher's own (data-user) or, where the publisher
   // opts in (data-cookie="1"), the tag's first-party cookie; and only with
-  // consent (data-consent="1", or a TCF signal the ad server checks) and
-  // without a Global Privacy Control signal.
+  // consent (data-consent="1", or a TCF or GPP signal the ad server checks);
+  // no cookie is minted under Global Privacy Control.
   function userKey(c) {
-    if (navigator.globalPrivacyControl || (opt.consent !== '1' && !c)) return '';
+    if (opt.consent !== '1' && !c) return '';
     if (opt.user) return opt.user;
-    if (opt.cookie !== '1') return '';
+    if (opt.cookie !== '1' || navigator.globalPrivacyControl) return '';
     var m = /(?:^|; )mq_uid=([A-Za-z0-9]+)/.exec(d.cookie);
     if (m) return m[1];
     var a = new Uint8Array(16), s = '';
@@ -237,8 +257,10 @@
     if (opt.keywords) req.keywords = opt.keywords.split(',');
     if (opt.age) req.age = +opt.age;
     ['gender', 'country', 'platform'].forEach(function (k) { if (opt[k]) req[k] = opt[k]; });
-    return Promise.all([tcf(), glue.then(function (P) { return P && P.bids(slots, opt, origin); })]).then(function (r) {
-      var c = r[0], key = userKey(c);
+    return Promise.all([tcf(), glue.then(function (P) { return P && P.bids(slots, opt, origin); }), gpp()]).then(function (r) {
+      var c = r[0], g = r[2];
+      if (g) (c = c || {}).gpp = g.gpp, c.gppSid = g.gppSid;
+      var key = userKey(c);
       req.placements.forEach(function (p) { if (r[1] && r[1][p.div]) p.bids = r[1][p.div]; });
       if (key) req.user = { key: key };
       if (opt.consent === '1') (c = c || {}).given = true; // the publisher's own consent

@@ -528,6 +528,14 @@ func TestTagFailsQuietlyInBrowser(t *testing.T) {
 
 	// Privacy: what the decision request carries, and the tag's cookie.
 	const cmp = `window.__tcfapi = function (cmd, v, cb) { if (cmd === 'getTCData' && v === 2) cb({gdprApplies: true, tcString: 'CMP-STRING'}, true); };`
+	// Stub GPP CMPs (the GPP CMP API 1.1's ping and addEventListener): one
+	// ready at once, one whose signal is ready 100 ms later, one for which
+	// no section applies ([-1]).
+	const gppPing = `{gppVersion: '1.1', cmpStatus: 'loaded', signalStatus: %s, gppString: 'DBABLA~BVQqAAAAAgA.QA', applicableSections: %s}`
+	gppReady := `window.__gpp = function (cmd, cb) { if (cmd === 'ping') cb(` + fmt.Sprintf(gppPing, `'ready'`, `[7]`) + `, true); };`
+	gppLater := `window.__gpp = function (cmd, cb) { if (cmd === 'ping') cb(` + fmt.Sprintf(gppPing, `'not ready'`, `[7]`) + `, true);
+		if (cmd === 'addEventListener') setTimeout(() => cb({eventName: 'signalStatus', data: 'ready', pingData: ` + fmt.Sprintf(gppPing, `'ready'`, `[7]`) + `}, true), 100); };`
+	gppNone := `window.__gpp = function (cmd, cb) { if (cmd === 'ping') cb(` + fmt.Sprintf(gppPing, `'ready'`, `[-1]`) + `, true); };`
 	for _, c := range []struct {
 		name, attrs string
 		gpc         bool
@@ -539,12 +547,19 @@ func TestTagFailsQuietlyInBrowser(t *testing.T) {
 		{"consent and a key", `data-consent="1" data-user="u-1"`, false, "u-1", false, "", `{"given":true}`},
 		{"a key without consent", `data-user="u-1"`, false, "", false, "", ""},
 		{"consent refused", `data-consent="0" data-user="u-1"`, false, "", false, "", ""},
-		{"GPC", `data-consent="1" data-user="u-1"`, true, "", false, "", `{"given":true}`},
+		// GPC opts out of sale and sharing, not of a key
+		// (docs/privacy.md#activities): the publisher's key goes; the
+		// tag mints no cookie under it.
+		{"GPC", `data-consent="1" data-user="u-1"`, true, "u-1", false, "", `{"given":true}`},
 		{"the tag's cookie, opted in", `data-consent="1" data-cookie="1"`, false, "cookie", true, "", `{"given":true}`},
 		{"the tag's cookie under GPC", `data-consent="1" data-cookie="1"`, true, "", false, "", `{"given":true}`},
 		{"no cookie without the opt-in", `data-consent="1"`, false, "", false, "", `{"given":true}`},
 		{"a CMP's TCF string", `data-user="u-1"`, false, "u-1", false, cmp, `{"gdpr":1,"tcf":"CMP-STRING"}`},
-		{"a CMP under GPC", `data-user="u-1"`, true, "", false, cmp, `{"gdpr":1,"tcf":"CMP-STRING"}`},
+		{"a CMP under GPC", `data-user="u-1"`, true, "u-1", false, cmp, `{"gdpr":1,"tcf":"CMP-STRING"}`},
+		{"a GPP CMP", `data-user="u-1"`, false, "u-1", false, gppReady, `{"gpp":"DBABLA~BVQqAAAAAgA.QA","gppSid":[7]}`},
+		{"a GPP CMP ready later", `data-user="u-1"`, false, "u-1", false, gppLater, `{"gpp":"DBABLA~BVQqAAAAAgA.QA","gppSid":[7]}`},
+		{"a GPP CMP that applies no section", `data-user="u-1"`, false, "", false, gppNone, ""},
+		{"TCF and GPP CMPs", `data-user="u-1"`, false, "u-1", false, cmp + gppReady, `{"gdpr":1,"tcf":"CMP-STRING","gpp":"DBABLA~BVQqAAAAAgA.QA","gppSid":[7]}`},
 		{"data-gdpr-consent", `data-user="u-1" data-gdpr="1" data-gdpr-consent="ATTR-STRING"`, false, "u-1", false, "", `{"gdpr":1,"tcf":"ATTR-STRING"}`},
 		{"GDPR said not to apply", `data-user="u-1" data-gdpr="0"`, false, "u-1", false, "", `{"gdpr":0}`},
 	} {
