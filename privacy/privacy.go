@@ -92,13 +92,17 @@ const (
 	// user: GDPR applies and the TC string allows no measurement
 	// (purpose 7). An event under it keeps no uid.
 	NotMeasured
+	// Ruled: an operator's privacy rule denies the user key
+	// (-privacy-rules).
+	Ruled
 )
 
-var limitNames = [...]string{None: "", GPC: "gpc", Refused: "tcf", NoSignal: "nosignal", Withheld: "consent", Child: "coppa", Malformed: "malformed", NotMeasured: "measure"}
+var limitNames = [...]string{None: "", GPC: "gpc", Refused: "tcf", NoSignal: "nosignal", Withheld: "consent", Child: "coppa", Malformed: "malformed", NotMeasured: "measure", Ruled: "rule"}
 
 // String is the limit's name in event lines: "gpc" (before GPC stopped
 // withholding a user key: tokens issued by earlier versions), "tcf",
-// "nosignal", "consent", "coppa", "malformed", "measure", or "" for None.
+// "nosignal", "consent", "coppa", "malformed", "measure", "rule", or ""
+// for None.
 func (l Limit) String() string { return limitNames[l] }
 
 // Signal is what a request says about consent.
@@ -153,6 +157,7 @@ type Policy struct {
 	vendor     uint16
 	names      *Pseudonyms
 	keepEmails bool
+	rules      *Rules
 }
 
 // KeepingEmails is p keeping the email addresses in beacons' values as
@@ -162,6 +167,17 @@ func (p *Policy) KeepingEmails() *Policy {
 	q.keepEmails = true
 	return &q
 }
+
+// WithRules is p applying an operator's activity controls (Rules) to
+// what its requests' signals allow.
+func (p *Policy) WithRules(r *Rules) *Policy {
+	q := *p
+	q.rules = r
+	return &q
+}
+
+// Rules are the policy's activity controls (nil: none).
+func (p *Policy) Rules() *Rules { return p.rules }
 
 // RedactedEmail is what stands for an email address in a beacon's value.
 const RedactedEmail = "[email]"

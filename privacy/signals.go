@@ -75,6 +75,9 @@ const (
 // SignalNames are the signals' names in event lines and reports, by bit.
 var SignalNames = [...]string{"gpc", "tcf", "gpp", "usnat", "usstate", "usp", "coppa", "given"}
 
+// userActivities are what a request without a user key may not do.
+var userActivities = []Activity{UserKey, Personalise, Measure, Attribute, TransmitUserID, TransmitPreciseGeo, TransmitIP, SyncUser}
+
 // Verdict is what a request's signals allow (Policy.Decide).
 type Verdict struct {
 	// Limit is why no user key may be used (None: one may).
@@ -83,6 +86,9 @@ type Verdict struct {
 	Denied Activities
 	// Carried are the signals the request carried.
 	Carried Carried
+	// Sections are the GPP sections that apply (bits by id), for rules'
+	// conditions.
+	Sections uint64
 }
 
 // EventLimit is why an event (a beacon, a redirect) keeps no uid: the
@@ -135,6 +141,7 @@ func (p *Policy) Decide(s Signal) Verdict {
 			// Unreadable: nothing it says can be relied on — no consent.
 			usOptOut, usGeoOptOut, malformed = true, true, true
 		default:
+			v.Sections = g.sections
 			if g.tcf != nil {
 				if gdpr == -1 {
 					gdpr = 1
@@ -191,7 +198,7 @@ func (p *Policy) Decide(s Signal) Verdict {
 		v.Limit = Child
 	}
 	if v.Limit != None {
-		v.Denied = v.Denied.with(UserKey, Personalise, Measure, Attribute, TransmitUserID, TransmitPreciseGeo, TransmitIP, SyncUser)
+		v.Denied = v.Denied.with(userActivities...)
 	}
 	return v
 }
@@ -261,6 +268,7 @@ type gppSignals struct {
 	optOut       bool   // a US section that applies opts out of sale, sharing or targeted advertising
 	geoOptOut    bool   // … or of the processing of precise geolocation
 	gpc          bool   // a US section's GPC subsection is set
+	sections     uint64 // the sections that apply, by id
 }
 
 // readGPP reads a GPP string and the ids of the sections that apply
@@ -285,6 +293,9 @@ func readGPP(s, sid []byte) gppSignals {
 		id := int(sec.GetID())
 		if applies != nil && !applies[id] {
 			continue
+		}
+		if id > 0 && id < 64 {
+			g.sections |= 1 << id
 		}
 		switch v := sec.(type) {
 		case uspnat.USPNAT:

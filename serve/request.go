@@ -745,6 +745,15 @@ func (s *Service) request(e *Edge, in *Input, plan *delivery.Plan, slots []deliv
 	pol := s.lines.privacy
 	v = pol.Decide(privacy.Signal{GPC: e.GPC, GDPR: in.GDPR, TCF: in.TCF, Given: in.Given, GPP: in.GPP, GPPSID: in.GPPSID, USP: in.USP,
 		Child: s.sites.childDirected(plan, &r)})
+	if rules := pol.Rules(); rules != nil {
+		c := privacy.Context{Component: privacy.Marquee, Country: r.Viewer.CountryCode(), Sections: v.Sections}
+		if len(r.Slots) > 0 {
+			if pl, ok := plan.Placement(r.Slots[0].Placement); ok {
+				c.Site = pl.Site
+			}
+		}
+		rules.Apply(&v, c)
+	}
 	r.User = pol.User(in.UserKey, now, v.Limit)
 	return r, v, nil
 }

@@ -650,3 +650,36 @@ func TestPrivacySignals(t *testing.T) {
 		t.Errorf("impressions by limit = %v; want %v", limited, want)
 	}
 }
+
+// TestPrivacyRules: with -privacy-rules, a rule that denies Marquee's
+// user key to viewers of one site takes the key from that site's
+// decisions only (no user answered, its impression limited "rule"); a
+// bad file stops the server at start, naming the flag and the rule.
+func TestPrivacyRules(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rules.json")
+	os.WriteFile(file, []byte(`{"rules":[{"activity":"userKey","allow":false,"components":["marquee"],"when":{"site":["strict-site"]}}]}`), 0o600)
+	p := newPrivacyServer(t, "balanced", "-privacy-rules", file)
+	p.expect(p.admin("POST", "/api/v1/sites", `{"name":"strict-site","revenueShare":0.5}`), 201, "")
+	p.expect(p.admin("POST", "/api/v1/placements", `{"name":"strict-side","site":"strict-site","sizes":["300x250"]}`), 201, "")
+	r := p.from(visitorV4, "POST", "/api/v1/decisions", "application/json", `{"placements":[{"div":"a","placement":"strict-side"}],"user":{"key":"k1"},"consent":{"given":true}}`)
+	if r.status != 200 || strings.Contains(r.body, `"user"`) || !strings.Contains(r.body, `"impressionUrl"`) {
+		t.Fatalf("a decision on the ruled site = %d %s; want an ad and no user", r.status, r.body)
+	}
+	imp := strings.Split(strings.Split(r.body, `"impressionUrl":"`)[1], `"`)[0]
+	p.expect(p.from(visitorV4, "GET", imp[strings.Index(imp, "/t/"):], "", ""), 204, "")
+	if r := p.from(visitorV4, "POST", "/api/v1/decisions", "application/json", `{"placements":[{"div":"a","placement":"side"}],"user":{"key":"k2"},"consent":{"given":true}}`); !strings.Contains(r.body, `"user":{"key":"k2"}`) {
+		t.Errorf("a decision elsewhere = %s; want its user", r.body)
+	}
+	p.stop()
+	lines, _ := files(t, p.data)
+	if imps := byType(lines)["impression"]; len(imps) != 1 || imps[0]["limited"] != "rule" || imps[0]["uid"] != nil {
+		t.Errorf("impressions = %v; want one, limited by the rule, without a uid", imps)
+	}
+	os.WriteFile(file, []byte(`{"rules":[{"activity":"sell"}]}`), 0o600)
+	err := run(t.Context(), []string{"serve", "-data", t.TempDir(), "-privacy-rules", file}, func(string) string { return "" }, nil, nil, new(strings.Builder))
+	if err == nil || !strings.Contains(err.Error(), "-privacy-rules") || !strings.Contains(err.Error(), "rules[0].activity") {
+		t.Errorf("a bad rules file = %v; want an error naming the flag and the rule", err)
+	}
+}

@@ -97,6 +97,7 @@ type serveConfig struct {
 	currency          string // -currency, checked
 	privacyKey        string
 	tcfVendor         uint
+	privacyRules      *privacy.Rules // -privacy-rules, read
 	eventsRetention   time.Duration
 	remnant           string
 	bidding           delivery.Bidding // -bid-adjustments, checked
@@ -158,6 +159,7 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.StringVar(&c.privacyKey, "privacy-key", "", "secret of the pseudonyms of user ids, at least 16 bytes, the same on every instance (default: derived from -tracking-key or the key kept under -data)")
 	bidAdjustments := fs.String("bid-adjustments", "", "header bidding: each bidder's factor on its bids' CPMs, \"appnexus=0.9,rubicon=0.85\" (none: 1)")
 	fs.StringVar(&c.currency, "currency", reports.DefaultCurrency, "ISO 4217 code of every price and spend (one currency per install: change it only before anything is priced)")
+	rulesFile := fs.String("privacy-rules", "", "a JSON file of activity controls: rules that deny (or allow, never past what a request's signals deny) an activity for a component under conditions (docs/privacy.md#rules)")
 	fs.UintVar(&c.tcfVendor, "tcf-vendor", 0, "your IAB TCF vendor id: a TCF consent string must also give this vendor consent (0: only purpose 1 is checked)")
 	fs.DurationVar(&c.eventsRetention, "events-retention", 0, "event files kept under <data>/events are deleted this long after they were written (0: kept); shipped files follow the bucket's lifecycle rule; with -analytics, ClickHouse's days past it are dropped too")
 	fs.StringVar(&c.counters, "counters", "memory", "where frequency caps count: memory (exact for one instance) or redis://host:6379/0 (shared by every instance)")
@@ -285,6 +287,13 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 		if u, err := url.Parse(c.stripe.API); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return c, usageError{fmt.Errorf("-stripe-api %q: want an http(s) URL", c.stripe.API)}
 		}
+	}
+	if *rulesFile != "" {
+		r, err := privacy.ReadRules(*rulesFile)
+		if err != nil {
+			return c, usageError{fmt.Errorf("-privacy-rules: %w", err)}
+		}
+		c.privacyRules = r
 	}
 	if c.tcfVendor > 65535 {
 		return c, usageError{fmt.Errorf("-tcf-vendor %d: want a TCF vendor id, 1-65535", c.tcfVendor)}
@@ -873,6 +882,9 @@ func privacyPolicy(cfg serveConfig, serverKey []byte) (*privacy.Policy, error) {
 	}
 	if cfg.keepEmails {
 		p = p.KeepingEmails()
+	}
+	if cfg.privacyRules != nil {
+		p = p.WithRules(cfg.privacyRules)
 	}
 	return p, nil
 }
