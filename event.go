@@ -25,15 +25,17 @@ const (
 // of a header-bidding bid that won its slot; redirected on a redirect's
 // click; cost, attribution, conversionValue, unbilled and unbilledCost
 // of what money counts: docs/api.md#money; ivt, why an event is invalid
-// traffic, and adjusts, what an adjustment credits: docs/ivt.md); a
-// client may not send them.
+// traffic, and adjusts, what an adjustment credits: docs/ivt.md; signals
+// and denied, a decision's privacy signals and the activities they deny:
+// docs/privacy.md#activities); a client may not send them.
 var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified", "defaultFill", "bidder", "redirected",
-	"cost", "attribution", "conversionValue", "unbilled", "unbilledCost", "ivt", "adjusts"}
+	"cost", "attribution", "conversionValue", "unbilled", "unbilledCost", "ivt", "adjusts", "signals", "denied"}
 
 // ConsentEventKeys are the fields that carry a visitor's consent (the
-// gdpr flag and the TCF string, as IAB names them): the server reads
-// them and never writes them into an event, as docs/privacy.md promises.
-var ConsentEventKeys = [...]string{"gdpr", "gdpr_consent"}
+// gdpr flag, the TCF string, the GPP string and its sections, the US
+// Privacy string, as the IAB names them): the server reads them and
+// never writes them into an event, as docs/privacy.md promises.
+var ConsentEventKeys = [...]string{"gdpr", "gdpr_consent", "gpp", "gpp_sid", "us_privacy"}
 
 // IsConsentKey reports whether k is one of ConsentEventKeys.
 func IsConsentKey[K string | []byte](k K) bool {

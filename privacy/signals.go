@@ -47,6 +47,21 @@ func (a Activity) String() string { return ActivityNames[a] }
 // Activities is a set of activities.
 type Activities uint16
 
+// AppendNames appends the set's names, comma-separated, in ActivityNames'
+// order.
+func (s Activities) AppendNames(dst []byte) []byte {
+	first := true
+	for a := range NumActivities {
+		if s.Has(a) {
+			if !first {
+				dst = append(dst, ',')
+			}
+			dst, first = append(dst, ActivityNames[a]...), false
+		}
+	}
+	return dst
+}
+
 // Has reports whether a is in the set.
 func (s Activities) Has(a Activity) bool { return s&(1<<a) != 0 }
 
@@ -74,6 +89,21 @@ const (
 
 // SignalNames are the signals' names in event lines and reports, by bit.
 var SignalNames = [...]string{"gpc", "tcf", "gpp", "usnat", "usstate", "usp", "coppa", "given"}
+
+// AppendNames appends the signals' names, comma-separated, in
+// SignalNames' order.
+func (c Carried) AppendNames(dst []byte) []byte {
+	first := true
+	for i, n := range SignalNames {
+		if c&(1<<i) != 0 {
+			if !first {
+				dst = append(dst, ',')
+			}
+			dst, first = append(dst, n...), false
+		}
+	}
+	return dst
+}
 
 // userActivities are what a request without a user key may not do.
 var userActivities = []Activity{UserKey, Personalise, Measure, Attribute, TransmitUserID, TransmitPreciseGeo, TransmitIP, SyncUser}

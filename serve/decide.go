@@ -29,9 +29,11 @@ type Decision struct {
 	Chosen  [][]delivery.Choice
 	Why     [][]delivery.Candidate
 	Limit   privacy.Limit
-	// Denied are the privacy activities the request's signals forbid.
-	Denied privacy.Activities
-	Now    time.Time
+	// Denied are the privacy activities the request's signals forbid;
+	// Signals the signals it carried.
+	Denied  privacy.Activities
+	Signals privacy.Carried
+	Now     time.Time
 	// IVT is why the request is invalid traffic (ivt.Human: a person's):
 	// it was decided without consequence, and its tokens carry it.
 	IVT ivt.Reason
@@ -98,7 +100,7 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 			return err
 		}
 	}
-	d.svc, d.Request, d.Limit, d.Denied, d.Now = s, req, lim, verdict.Denied, now
+	d.svc, d.Request, d.Limit, d.Denied, d.Signals, d.Now = s, req, lim, verdict.Denied, verdict.Carried, now
 	r := &d.Request
 	r.Preview = in.Preview
 	if !now.Equal(wall) {
@@ -192,7 +194,7 @@ func (d *Decision) Release() {
 func (d *Decision) Sign(dst []byte, i int, ch delivery.Choice) ([]byte, [16]byte) {
 	s, r, slot := d.svc, &d.Request, &d.Request.Slots[i]
 	p := tracking.Payload{Ad: ch.Ad.ID, Campaign: ch.Campaign.ID, Placement: slot.Placement, UserHash: r.User, Issued: d.Now, Expires: d.Now.Add(s.ttl),
-		Limit: uint8(d.Limit), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform), IVT: uint8(d.IVT), Denied: uint16(d.Denied)}
+		Limit: uint8(d.Limit), Country: r.Viewer.CountryCode(), Platform: targeting.PlatformName(r.Viewer.Platform), IVT: uint8(d.IVT), Denied: uint16(d.Denied), Signals: uint16(d.Signals)}
 	if keys := s.reportKeys.Load(); len(keys) > 0 {
 		kvs := r.Viewer.KV
 		if slot.KV != nil {

@@ -352,7 +352,13 @@ func appendDecision(line []byte, p *tracking.Payload) []byte {
 	}
 	line = eventline.AppendPlain(line, "placement", p.Placement) // placement names need no escaping
 	var id [32]byte
-	return eventline.AppendPlain(line, "decision", hex.AppendEncode(id[:0], p.Decision[:]))
+	line = eventline.AppendPlain(line, "decision", hex.AppendEncode(id[:0], p.Decision[:]))
+	if p.Signals != 0 || p.Denied != 0 {
+		var names [160]byte
+		line = eventline.AppendPlain(line, "signals", privacy.Carried(p.Signals).AppendNames(names[:0]))
+		line = eventline.AppendPlain(line, "denied", privacy.Activities(p.Denied).AppendNames(names[:0]))
+	}
+	return line
 }
 
 // appendViewer appends the decision's viewer's country and platform and

@@ -128,6 +128,9 @@ type Payload struct {
 	// privacy.Activities; 0: none): its events keep no uid without
 	// measurement, record no touch without attribution.
 	Denied uint16
+	// Signals are the privacy signals the decision's request carried (a
+	// privacy.Carried): its events name them.
+	Signals uint16
 }
 
 // MaxBidder bounds a payload's bidder: a bidder code's length.
@@ -318,7 +321,8 @@ func mac(key, raw []byte) []byte {
 // no Country and Platform, and is still read, as unknown; 4 had no KV,
 // and is still read, as none; 5 had no Bidder, and is still read, as
 // none; 6 had no IVT, and is still read, as a person's; 7 had no
-// Denied, and is still read, as nothing denied but what its Limit says).
+// Denied and Signals, and is still read, as nothing denied but what its
+// Limit says and no signal named).
 const version = 8
 
 func appendPayload(b []byte, p *Payload) []byte {
@@ -344,7 +348,8 @@ func appendPayload(b []byte, p *Payload) []byte {
 	b = binary.AppendUvarint(b, uint64(len(bidder)))
 	b = append(b, bidder...)
 	b = append(b, p.IVT)
-	return binary.BigEndian.AppendUint16(b, p.Denied)
+	b = binary.BigEndian.AppendUint16(b, p.Denied)
+	return binary.BigEndian.AppendUint16(b, p.Signals)
 }
 
 // next reads a value from *b with read (binary.Uvarint, binary.Varint);
@@ -411,10 +416,10 @@ func readPayload(b []byte, p *Payload) bool {
 		p.IVT, b = b[0], b[1:]
 	}
 	if v >= 8 {
-		if len(b) != 2 {
+		if len(b) != 4 {
 			return false
 		}
-		p.Denied, b = binary.BigEndian.Uint16(b), b[2:]
+		p.Denied, p.Signals, b = binary.BigEndian.Uint16(b), binary.BigEndian.Uint16(b[2:]), b[4:]
 	}
 	if b == nil || len(b) != 0 {
 		return false

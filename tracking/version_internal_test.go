@@ -17,7 +17,7 @@ func TestVersion5Tokens(t *testing.T) {
 	tok := s.seal(nil, func(raw []byte) []byte {
 		raw = appendPayload(raw, &p)
 		raw[0] = 5
-		return raw[:len(raw)-4] // the empty bidder's length, the IVT, the denied activities
+		return raw[:len(raw)-6] // the empty bidder's length, the IVT, the denied activities and signals
 	})
 	got, err := s.Open(tok, now)
 	if err != nil || got != p {
@@ -37,7 +37,7 @@ func TestVersion6Tokens(t *testing.T) {
 	tok := s.seal(nil, func(raw []byte) []byte {
 		raw = appendPayload(raw, &p)
 		raw[0] = 6
-		return raw[:len(raw)-3] // the IVT, the denied activities
+		return raw[:len(raw)-5] // the IVT, the denied activities and signals
 	})
 	got, err := s.Open(tok, now)
 	if err != nil || got != p {
@@ -62,13 +62,13 @@ func TestVersion7Tokens(t *testing.T) {
 	tok := s.seal(nil, func(raw []byte) []byte {
 		raw = appendPayload(raw, &p)
 		raw[0] = 7
-		return raw[:len(raw)-2] // the denied activities
+		return raw[:len(raw)-4] // the denied activities and signals
 	})
 	got, err := s.Open(tok, now)
 	if err != nil || got != p {
 		t.Fatalf("Open(a version-7 token of %+v) = %+v, %v", p, got, err)
 	}
-	p.Denied = 0x0102
+	p.Denied, p.Signals = 0x0102, 0x0041
 	if got, err := s.Open(s.Append(nil, &p), now); err != nil || got != p {
 		t.Fatalf("Open(Append(%+v)) = %+v, %v", p, got, err)
 	}

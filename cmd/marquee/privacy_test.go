@@ -636,8 +636,12 @@ func TestPrivacySignals(t *testing.T) {
 	p.stop()
 	lines, _ := files(t, p.data)
 	limited := map[string]int{}
+	signals := map[string]bool{}
 	for _, l := range byType(lines)["impression"] {
 		lim, _ := l["limited"].(string)
+		sig, _ := l["signals"].(string)
+		den, _ := l["denied"].(string)
+		signals[sig+" / "+den] = true
 		if _, uid := l["uid"]; uid != (lim == "") {
 			t.Errorf("an impression limited %q with uid %v; want a uid exactly when nothing limited it", lim, l["uid"])
 		}
@@ -648,6 +652,16 @@ func TestPrivacySignals(t *testing.T) {
 	// "coppa".
 	if want := map[string]int{"": 2, "measure": 1, "malformed": 1, "coppa": 2}; fmt.Sprint(limited) != fmt.Sprint(want) {
 		t.Errorf("impressions by limit = %v; want %v", limited, want)
+	}
+	// What the events say of their signals and of what they denied.
+	for _, want := range []string{
+		"gpp,usnat / personalise,attribute,transmitUserId,transmitPreciseGeo,transmitIp,syncUser",
+		"tcf / personalise,measure,attribute,transmitUserId,transmitPreciseGeo,transmitIp,syncUser",
+		"coppa,given / userKey,personalise,measure,attribute,transmitUserId,transmitPreciseGeo,transmitIp,syncUser",
+	} {
+		if !signals[want] {
+			t.Errorf("no impression says %q: %v", want, signals)
+		}
 	}
 }
 
