@@ -437,6 +437,10 @@ type RequestRow struct {
 	// Invalid are the slots invalid traffic asked for, by reason
 	// (InvalidNames): not requests, which are people's.
 	Invalid [NumInvalid]int64
+	// Limited are people's slots whose request's privacy signals denied
+	// an activity, by each signal it carried (LimitedNames): a slot of a
+	// request carrying two such signals counts under both.
+	Limited [NumLimited]int64
 }
 
 // Requests is how many slots the row counts.
@@ -468,9 +472,20 @@ var (
 		"i_domainmismatch", "i_unauthorized", "i_quarantined"}
 )
 
+// NumLimited is how many privacy signals a RequestRow counts limited
+// slots by: privacy.SignalNames (package reports checks they agree).
+const NumLimited = 8
+
+// LimitedNames are the signals of RequestRow.Limited, in
+// privacy.SignalNames' order; LimitedColumns their stored columns.
+var (
+	LimitedNames   = [NumLimited]string{"gpc", "tcf", "gpp", "usnat", "usstate", "usp", "coppa", "given"}
+	LimitedColumns = [NumLimited]string{"l_gpc", "l_tcf", "l_gpp", "l_usnat", "l_usstate", "l_usp", "l_coppa", "l_given"}
+)
+
 // RequestColumns are the stored columns of a RequestRow's counts:
-// OutcomeColumns, then InvalidColumns.
-var RequestColumns = append(OutcomeColumns[:len(OutcomeColumns):len(OutcomeColumns)], InvalidColumns[:]...)
+// OutcomeColumns, then InvalidColumns, then LimitedColumns.
+var RequestColumns = append(append(OutcomeColumns[:len(OutcomeColumns):len(OutcomeColumns)], InvalidColumns[:]...), LimitedColumns[:]...)
 
 // InvalidRequests is how many slots invalid traffic asked for.
 func (r *RequestRow) InvalidRequests() int64 {

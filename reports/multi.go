@@ -776,7 +776,7 @@ func (m *MultiMetrics) money(publisher bool) {
 // kept).
 func withCounts(m Metrics, c Counts) Metrics {
 	out := metricsOf(c)
-	out.Requests, out.Filled, out.FillRate, out.Unfilled, out.InvalidRequests = m.Requests, m.Filled, m.FillRate, m.Unfilled, m.InvalidRequests
+	out.Requests, out.Filled, out.FillRate, out.Unfilled, out.InvalidRequests, out.LimitedRequests = m.Requests, m.Filled, m.FillRate, m.Unfilled, m.InvalidRequests, m.LimitedRequests
 	out.Bids, out.Wins, out.WinRate = m.Bids, m.Wins, m.WinRate
 	return out
 }

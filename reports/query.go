@@ -88,6 +88,10 @@ type Metrics struct {
 	// InvalidRequests are the slots invalid traffic asked for, by reason
 	// (docs/ivt.md): not in Requests, which are people's.
 	InvalidRequests map[string]int64 `json:"invalidRequests,omitempty"`
+	// LimitedRequests are people's slots whose privacy signals denied an
+	// activity, by each signal their request carried
+	// (docs/privacy.md#reports): how much traffic opted out.
+	LimitedRequests map[string]int64 `json:"limitedRequests,omitempty"`
 	// Bids, Wins and the win rate (wins ÷ bids): header bidding's, in
 	// reports by bidder.
 	Bids    *int64   `json:"bids,omitempty"`
@@ -126,6 +130,14 @@ func (m *Metrics) addRequests(r *reportrow.RequestRow) {
 				m.InvalidRequests = map[string]int64{}
 			}
 			m.InvalidRequests[reportrow.InvalidNames[i]] += c
+		}
+	}
+	for i, c := range r.Limited {
+		if c > 0 {
+			if m.LimitedRequests == nil {
+				m.LimitedRequests = map[string]int64{}
+			}
+			m.LimitedRequests[reportrow.LimitedNames[i]] += c
 		}
 	}
 	for o, c := range r.Outcomes {

@@ -6,6 +6,7 @@ import (
 
 	"marquee"
 	"marquee/ivt"
+	"marquee/privacy"
 	"marquee/reportrow"
 )
 
@@ -43,7 +44,14 @@ var _ = [1]struct{}{}[int(ivt.Burst)-12]
 // requestCounts are one key's counts by outcome (people's requests),
 // then by invalid reason (ivt.Reason-1), each taken (swapped with 0) by
 // the flush.
-type requestCounts [marquee.NumOutcomes + reportrow.NumInvalid]atomic.Int64
+type requestCounts [marquee.NumOutcomes + reportrow.NumInvalid + reportrow.NumLimited]atomic.Int64
+
+// limitedAt is where requestCounts' limited counts start.
+const limitedAt = int(marquee.NumOutcomes) + reportrow.NumInvalid
+
+// The signals a report row counts limited slots by are privacy's, in its
+// order.
+var _ = [1]struct{}{}[reportrow.NumLimited-len(privacy.SignalNames)]
 
 // RequestKey is what a slot's request is counted by.
 type RequestKey struct {
@@ -80,6 +88,20 @@ func (r *Requests) Count(k RequestKey, o marquee.Outcome) {
 func (r *Requests) CountInvalid(k RequestKey, why ivt.Reason) {
 	if why != ivt.Human && why < ivt.NumReasons {
 		r.counts(k)[int(marquee.NumOutcomes)+int(why)-1].Add(1)
+	}
+}
+
+// CountLimited counts one slot of k of people's whose request's privacy
+// signals (carried) denied an activity, under each signal carried.
+func (r *Requests) CountLimited(k RequestKey, carried privacy.Carried) {
+	if carried == 0 {
+		return
+	}
+	c := r.counts(k)
+	for i := range reportrow.NumLimited {
+		if carried&(1<<i) != 0 {
+			c[limitedAt+i].Add(1)
+		}
 	}
 }
 
@@ -134,6 +156,10 @@ func (r *Requests) take() []reportrow.RequestRow {
 		for i := range row.Invalid {
 			row.Invalid[i] = c[int(marquee.NumOutcomes)+i].Swap(0)
 			n += row.Invalid[i]
+		}
+		for i := range row.Limited {
+			row.Limited[i] = c[limitedAt+i].Swap(0)
+			n += row.Limited[i]
 		}
 		if n > 0 {
 			rows = append(rows, row)
@@ -195,6 +221,9 @@ func (r *Requests) putBack(rows []reportrow.RequestRow) {
 		}
 		for i, n := range row.Invalid {
 			c[int(marquee.NumOutcomes)+i].Add(n)
+		}
+		for i, n := range row.Limited {
+			c[limitedAt+i].Add(n)
 		}
 	}
 }

@@ -135,7 +135,11 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 	case d.IVT != ivt.Human:
 		s.countInvalid(in, e, plan, r, d.IVT, now)
 	default:
-		s.countRequests(e, in, plan, r, d.outcomes[:len(r.Slots)], lim, now)
+		limited := d.Signals
+		if d.Denied == 0 {
+			limited = 0 // signals that denied nothing limited nothing
+		}
+		s.countRequests(e, in, plan, r, d.outcomes[:len(r.Slots)], lim, limited, now)
 		if !opt.NoBids {
 			s.countBids(plan, r, d.Chosen, now)
 		}
@@ -243,8 +247,10 @@ func reportKV(keys []string, kvs []targeting.KV) string {
 // (outcomes, by slot) (docs/api.md#requests-and-fill): by placement, UTC
 // hour, the viewer's country and device type. A slot no campaign could
 // target while the visitor's consent was refused counts as unfilled for
-// consent. Each slot is also offered to the forecasts' sample.
-func (s *Service) countRequests(e *Edge, in *Input, plan *delivery.Plan, r *delivery.Request, outcomes []marquee.Outcome, lim privacy.Limit, now time.Time) {
+// consent; a slot whose request's signals denied an activity counts
+// under each signal it carried (limited). Each slot is also offered to
+// the forecasts' sample.
+func (s *Service) countRequests(e *Edge, in *Input, plan *delivery.Plan, r *delivery.Request, outcomes []marquee.Outcome, lim privacy.Limit, limited privacy.Carried, now time.Time) {
 	if s.ledger.Samples() {
 		s.sample(e, in, plan, r, lim, now)
 	}
@@ -273,6 +279,9 @@ func (s *Service) countRequests(e *Edge, in *Input, plan *delivery.Plan, r *deli
 			o = marquee.NoConsent
 		}
 		s.ledger.Request(k, o)
+		if limited != 0 {
+			s.ledger.CountLimited(k, limited)
+		}
 	}
 }
 

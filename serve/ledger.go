@@ -9,6 +9,7 @@ import (
 	"marquee/delivery"
 	"marquee/eventline"
 	"marquee/ivt"
+	"marquee/privacy"
 	"marquee/reports"
 	"marquee/targeting"
 )
@@ -85,6 +86,14 @@ func NewLedger(cfg LedgerConfig) *Ledger {
 func (b *Ledger) Request(k reports.RequestKey, o marquee.Outcome) {
 	if b.requests != nil {
 		b.requests.Count(k, o)
+	}
+}
+
+// CountLimited counts a slot of people's whose request's privacy signals
+// (carried) denied an activity, under each (nothing without a tally).
+func (b *Ledger) CountLimited(k reports.RequestKey, carried privacy.Carried) {
+	if b.requests != nil {
+		b.requests.CountLimited(k, carried)
 	}
 }
 

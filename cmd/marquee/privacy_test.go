@@ -613,6 +613,16 @@ func TestPrivacySignals(t *testing.T) {
 	}
 	imp := strings.Split(strings.Split(r.body, `"impressionUrl":"`)[1], `"`)[0]
 	p.expect(p.from(visitorV4, "GET", imp[strings.Index(imp, "/t/"):], "", ""), 204, "")
+	// The report counts the slots whose signals denied something, by
+	// signal: the US opt-out's (POST twice — the second capped — and GET
+	// once), purpose 1 only's (twice), the malformed string's (twice).
+	eventually(t, 5*time.Second, func() string {
+		want := `"limitedRequests":{"gpp":5,"tcf":2,"usnat":3}`
+		if r := p.admin("GET", "/api/v1/reports?by=placement&granularity=total", ""); !strings.Contains(r.body, want) {
+			return "want " + want + ": " + r.body
+		}
+		return ""
+	})
 	// COPPA: a child-directed site's placement, and a child-directed
 	// placement, answer no user whatever the consent; their impressions
 	// say "coppa".

@@ -251,7 +251,8 @@ func TestSellerIDsOfOlderSites(t *testing.T) {
 		`ALTER TABLE report_requests_daily DROP COLUMN i_domainmismatch`, `ALTER TABLE report_requests_daily DROP COLUMN i_unauthorized`,
 		`ALTER TABLE sites DROP COLUMN quarantined`, `ALTER TABLE sites DROP COLUMN quality_alarm`, `ALTER TABLE sites DROP COLUMN quality_claim`,
 		`ALTER TABLE report_requests DROP COLUMN i_quarantined`, `ALTER TABLE report_requests_daily DROP COLUMN i_quarantined`,
-		`ALTER TABLE sites DROP COLUMN child_directed`, `ALTER TABLE placements DROP COLUMN child_directed`, `UPDATE schema_version SET version = 42`,
+		`ALTER TABLE sites DROP COLUMN child_directed`, `ALTER TABLE placements DROP COLUMN child_directed`,
+		`ALTER TABLE report_requests DROP COLUMN l_gpc`, `ALTER TABLE report_requests DROP COLUMN l_tcf`, `ALTER TABLE report_requests DROP COLUMN l_gpp`, `ALTER TABLE report_requests DROP COLUMN l_usnat`, `ALTER TABLE report_requests DROP COLUMN l_usstate`, `ALTER TABLE report_requests DROP COLUMN l_usp`, `ALTER TABLE report_requests DROP COLUMN l_coppa`, `ALTER TABLE report_requests DROP COLUMN l_given`, `ALTER TABLE report_requests_daily DROP COLUMN l_gpc`, `ALTER TABLE report_requests_daily DROP COLUMN l_tcf`, `ALTER TABLE report_requests_daily DROP COLUMN l_gpp`, `ALTER TABLE report_requests_daily DROP COLUMN l_usnat`, `ALTER TABLE report_requests_daily DROP COLUMN l_usstate`, `ALTER TABLE report_requests_daily DROP COLUMN l_usp`, `ALTER TABLE report_requests_daily DROP COLUMN l_coppa`, `ALTER TABLE report_requests_daily DROP COLUMN l_given`, `UPDATE schema_version SET version = 42`,
 		`INSERT INTO sites (name, domains, revenue_share, created_at, updated_at) VALUES ('news', '[]', 700000, 1, 1), ('blog', '[]', 500000, 2, 2), ('shop', '[]', 0, 3, 3)`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -120,6 +120,9 @@ func (s *Store) addRequests(ctx context.Context, tx Tx, slot string, rows []repo
 			for _, n := range r.Invalid {
 				args = append(args, n)
 			}
+			for _, n := range r.Limited {
+				args = append(args, n)
+			}
 			return args
 		})
 }
@@ -214,6 +217,9 @@ func (s *Store) RequestSums(ctx context.Context, q reportrow.RequestQuery) ([]re
 				}
 				for i := range x.Invalid {
 					dst = append(dst, &x.Invalid[i])
+				}
+				for i := range x.Limited {
+					dst = append(dst, &x.Limited[i])
 				}
 				return x, r.Scan(dst...)
 			}, stmt, args...)
