@@ -101,3 +101,24 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecide: what a decision's signals cost to judge — none (the
+// common case), a TC string, a GPP string with a US section.
+func BenchmarkDecide(b *testing.B) {
+	p, _ := privacy.NewPolicy(privacy.Balanced, []byte("0123456789abcdef"), 0)
+	for _, c := range []struct {
+		name string
+		s    privacy.Signal
+	}{
+		{"none", privacy.Signal{GDPR: -1}},
+		{"tcf", privacy.Signal{GDPR: 1, TCF: []byte("CQtAQoAQtAQoAAHABAENCWEoAPAAAAIAAAqIAVAAAAAAAQAAAAAA.YAAAAAAAAAAA")}},
+		{"gpp-usnat", privacy.Signal{GDPR: -1, GPP: []byte("DBABLA~BEAQAAAAAQA.QA"), GPPSID: []byte("7")}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.Decide(c.s)
+			}
+		})
+	}
+}
