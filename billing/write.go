@@ -115,21 +115,27 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 		}
 		pdf.Ln(-1)
 	}
+	// adjustments is the table of what was not charged (an invoice's, by
+	// campaign) or earned nothing (a statement's, by placement).
+	adjustments := func(title, by, amount string, id func(marquee.Adjustment) int64) {
+		if len(inv.Adjustments) == 0 {
+			return
+		}
+		pdf.Ln(4)
+		pdf.SetFont("Helvetica", "B", 11)
+		pdf.CellFormat(0, 8, tr(title), "", 1, "L", false, 0, "")
+		row("B", by, "Reason", "Events", "", amount)
+		for _, a := range shown(inv.Adjustments, row) {
+			row("", strconv.FormatInt(id(a), 10), adjustmentReason(a), strconv.FormatInt(a.Events, 10), "", a.Amount.String())
+		}
+	}
 	if inv.Kind == marquee.KindStatement {
 		row("B", "Placement", "", "Impressions", "Gross", "Net")
 		for _, p := range shown(inv.PlacementLines, row) {
 			row("", fmt.Sprintf("%s (%d)", p.Placement, p.PlacementID), "", strconv.FormatInt(p.Impressions, 10), p.Gross.String(), p.Net.String())
 		}
 		row("B", "Owed to the publisher", "", "", inv.Gross.String(), inv.Total.String()+" "+inv.Currency)
-		if len(inv.Adjustments) > 0 {
-			pdf.Ln(4)
-			pdf.SetFont("Helvetica", "B", 11)
-			pdf.CellFormat(0, 8, tr("Earned nothing"), "", 1, "L", false, 0, "")
-			row("B", "Placement", "Reason", "Events", "", "Would have earned")
-			for _, a := range shown(inv.Adjustments, row) {
-				row("", strconv.FormatInt(a.PlacementID, 10), adjustmentReason(a), strconv.FormatInt(a.Events, 10), "", a.Amount.String())
-			}
-		}
+		adjustments("Earned nothing", "Placement", "Would have earned", func(a marquee.Adjustment) int64 { return a.PlacementID })
 		return pdf.Output(w)
 	}
 	row("B", "Campaign", "Model", "Events", "Rate", "Amount")
@@ -137,15 +143,7 @@ func WritePDF(w io.Writer, inv marquee.Invoice, issuer string) error {
 		row("", fmt.Sprintf("%s (%d)", l.Campaign, l.CampaignID), l.Model, strconv.FormatInt(l.Events, 10), l.Rate.String(), l.Amount.String())
 	}
 	row("B", "Total", "", "", "", inv.Total.String()+" "+inv.Currency)
-	if len(inv.Adjustments) > 0 {
-		pdf.Ln(4)
-		pdf.SetFont("Helvetica", "B", 11)
-		pdf.CellFormat(0, 8, tr("Not charged"), "", 1, "L", false, 0, "")
-		row("B", "Campaign", "Reason", "Events", "", "Would have cost")
-		for _, a := range shown(inv.Adjustments, row) {
-			row("", strconv.FormatInt(a.CampaignID, 10), adjustmentReason(a), strconv.FormatInt(a.Events, 10), "", a.Amount.String())
-		}
-	}
+	adjustments("Not charged", "Campaign", "Would have cost", func(a marquee.Adjustment) int64 { return a.CampaignID })
 	if pp := inv.Prepaid; pp != nil {
 		pdf.Ln(4)
 		pdf.SetFont("Helvetica", "B", 11)
