@@ -21,7 +21,7 @@ func TestConsoleShowsInvalidTraffic(t *testing.T) {
 	chromiumPath(t)
 	dir := t.TempDir()
 	addUser(t, dir, "owner@example.com", "owner", "owner-password-1")
-	in := start(t, dir, nil, "-reports-flush", "100ms", "-ivt-min-click-delay", "300ms")
+	in := start(t, dir, nil, "-reports-flush", "100ms", "-ivt-min-click-delay", ivtDelay)
 	flight := flightJSON(-time.Hour, 48*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side"}`), 201, "")
@@ -43,7 +43,7 @@ func TestConsoleShowsInvalidTraffic(t *testing.T) {
 	fire(t, click)
 	imp, click = urls()
 	fire(t, imp)
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(ivtPause)
 	fire(t, click)
 	eventually(t, 5*time.Second, func() string {
 		if r := in.admin("GET", "/api/v1/reports?by=traffic&granularity=total", ""); !strings.Contains(r.body, `"fastClick"`) || !strings.Contains(r.body, `"crawler"`) {

@@ -14,10 +14,12 @@ import (
 )
 
 // ivtDelay is the least delays of the tests of invalid traffic: a
-// person's click comes ivtPause after the impression, past it.
+// person's click comes ivtPause after the impression, past it. A second,
+// so that a busy machine's slow request does not make a fast click (50 ms
+// after its impression) a person's.
 const (
-	ivtDelay = "300ms"
-	ivtPause = 400 * time.Millisecond
+	ivtDelay = "1s"
+	ivtPause = 1100 * time.Millisecond
 )
 
 // trafficReport is a report by campaign and traffic: each traffic's

@@ -143,17 +143,27 @@ func TestSlowClientCut(t *testing.T) {
 		io.ReadAll(r) // returns when the server closes the connection
 		closed <- time.Since(started)
 	}()
+	cut := func(took time.Duration) {
+		if took > 2*time.Second {
+			t.Fatalf("the trickling client was cut after %v; want about the read timeout (500ms)", took)
+		}
+		in.expect(in.get("/healthz"), 200, "")
+	}
 	header := "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + strings.Repeat("a", 100)
 	for i := 0; i < len(header); i++ {
 		if _, err := c.Write([]byte{header[i]}); err != nil {
-			break
+			// Cut off: a write can see the close before the reader does.
+			select {
+			case took := <-closed:
+				cut(took)
+			case <-time.After(5 * time.Second):
+				t.Fatalf("writing byte %d: %v, and the connection was not closed", i, err)
+			}
+			return
 		}
 		select {
 		case took := <-closed:
-			if took > 2*time.Second {
-				t.Fatalf("the trickling client was cut after %v; want about the read timeout (500ms)", took)
-			}
-			in.expect(in.get("/healthz"), 200, "")
+			cut(took)
 			return
 		case <-time.After(50 * time.Millisecond):
 		}

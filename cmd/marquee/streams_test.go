@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,11 +264,12 @@ func (b *kafkaBroker) received(t *testing.T) []streamed {
 // counter, until stop is closed, and returns the events acknowledged
 // (202), as "u<client>/<n>".
 func streamLoad(base string, stop <-chan struct{}) func() []string {
-	return streamLoadAs(base, "u", stop)
+	return streamLoadAs(base, "u", stop, nil)
 }
 
-// streamLoadAs is streamLoad with users named prefix<client>.
-func streamLoadAs(base, prefix string, stop <-chan struct{}) func() []string {
+// streamLoadAs is streamLoad with users named prefix<client>, counting
+// the acknowledged events in acks as they come (nil: not counted).
+func streamLoadAs(base, prefix string, stop <-chan struct{}, acks *atomic.Int64) func() []string {
 	var mu sync.Mutex
 	var acked []string
 	var wg sync.WaitGroup
@@ -291,6 +293,9 @@ func streamLoadAs(base, prefix string, stop <-chan struct{}) func() []string {
 					mu.Lock()
 					acked = append(acked, fmt.Sprintf("%s%d/%d", prefix, c, n))
 					mu.Unlock()
+					if acks != nil {
+						acks.Add(1)
+					}
 				}
 				time.Sleep(2 * time.Millisecond)
 			}
@@ -432,11 +437,22 @@ func TestStreamsRestartReplaysFromFiles(t *testing.T) {
 			base, cmd := startChild(t, data, append([]string{"-events-durable", "-events-flush", "20ms", "-events-rotate-age", "300ms"}, b.flags()...)...)
 			// Some events reach the broker, then it goes away and more are
 			// acknowledged into the files only; then Marquee is killed.
+			// At least 50 events before the broker stops and 50 more
+			// after (durable acknowledgements wait for the disk: a busy
+			// machine makes fewer in the same time).
 			stop := make(chan struct{})
-			wait := streamLoad(base, stop)
+			var acks atomic.Int64
+			wait := streamLoadAs(base, "u", stop, &acks)
+			atLeast := func(n int64) {
+				for deadline := time.Now().Add(30 * time.Second); acks.Load() < n && time.Now().Before(deadline); {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
 			time.Sleep(500 * time.Millisecond)
+			atLeast(50)
 			b.stop()
 			time.Sleep(time.Second)
+			atLeast(acks.Load() + 50)
 			cmd.Process.Kill()
 			cmd.Wait()
 			close(stop)
