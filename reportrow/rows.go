@@ -443,6 +443,20 @@ type RequestRow struct {
 	Limited [NumLimited]int64
 }
 
+// Add adds o's counts to r's (its hour, placement, country and device
+// are r's).
+func (r *RequestRow) Add(o *RequestRow) {
+	for i, n := range o.Outcomes {
+		r.Outcomes[i] += n
+	}
+	for i, n := range o.Invalid {
+		r.Invalid[i] += n
+	}
+	for i, n := range o.Limited {
+		r.Limited[i] += n
+	}
+}
+
 // Requests is how many slots the row counts.
 func (r *RequestRow) Requests() int64 {
 	var n int64

@@ -34,10 +34,16 @@ const (
 	// counts (by placement, bidder and hour), it goes with placement and
 	// site only, and its rows add bids, wins and the win rate.
 	DimBidder = "bidder"
+	// DimPrivacy cuts requests by the privacy signal that limited them
+	// (reportrow.LimitedNames: "gpp", "usnat", "tcf", …): read from the
+	// requests' counts, it goes with placement, site, country and device
+	// only, and its rows count the slots the signal limited beside all
+	// the slots of their cut (docs/privacy.md#reports).
+	DimPrivacy = "privacy"
 )
 
 // MultiDims are the dimensions of MultiQuery.By, but report keys.
-var MultiDims = []string{DimAdvertiser, DimCampaign, DimAd, DimPlacement, DimSite, DimCountry, DimDevice, DimTraffic, DimBidder}
+var MultiDims = []string{DimAdvertiser, DimCampaign, DimAd, DimPlacement, DimSite, DimCountry, DimDevice, DimTraffic, DimBidder, DimPrivacy}
 
 // bidDims are the dimensions a report by bidder may add.
 var bidDims = []string{DimBidder, DimPlacement, DimSite}
@@ -248,6 +254,15 @@ func (rp *Reporter) CheckMulti(q *MultiQuery) marquee.Problems {
 			p["by"] = "bidder: this server does not read header bidding's counts"
 		}
 	}
+	if slices.Contains(q.By, DimPrivacy) {
+		const why = "requests are counted by placement, country, device and hour"
+		if i := slices.IndexFunc(q.By, func(d string) bool { return d != DimPrivacy && !slices.Contains(requestDims, d) }); i >= 0 {
+			p["by"] = fmt.Sprintf("%q does not go with privacy: %s (by placement, site, country or device)", q.By[i], why)
+		}
+		if len(q.Advertisers)+len(q.Campaigns)+len(q.Ads) > 0 || q.Bots {
+			p["filter"] = "a report by privacy is filtered by placement, site, country or device only, over people's requests: " + why
+		}
+	}
 	if !slices.Contains([]string{Day, Month, Total}, q.Granularity) {
 		p["granularity"] = fmt.Sprintf("must be one of %q (rows by several dimensions are kept by UTC day)", []string{Day, Month, Total})
 	}
@@ -271,8 +286,11 @@ func (rp *Reporter) EmptyMulti(q MultiQuery) *MultiReport {
 // cut to the limit (sorted), the ads' titles read once (nameAds).
 func (rp *Reporter) Multi(ctx context.Context, q MultiQuery, cat *Catalog) (*MultiReport, error) {
 	out := rp.EmptyMulti(q)
-	if slices.Contains(q.By, DimBidder) {
+	switch {
+	case slices.Contains(q.By, DimBidder):
 		return rp.multiBids(ctx, q, cat, out)
+	case slices.Contains(q.By, DimPrivacy):
+		return rp.multiPrivacy(ctx, q, cat, out)
 	}
 	cq, ok := cubeQuery(q, cat)
 	if !ok {
@@ -355,6 +373,62 @@ func (rp *Reporter) multiBids(ctx context.Context, q MultiQuery, cat *Catalog, o
 	out.Totals.Metrics = withCounts(out.Totals.Metrics, total)
 	out.Totals.addBids(bids, wins)
 	out.Totals.money(q.Publisher)
+	out.Rows = b.sorted()
+	return out, nil
+}
+
+// multiPrivacy answers a report by privacy (checked with CheckMulti):
+// the requests of q's placements (its sites' too) over whole UTC days, as
+// the cube's, cut by the signal that limited them and the placement, site,
+// country or device asked for. A row's Limited are its signal's limited
+// slots, and its Requests all people's slots of its cut (its other
+// dimensions and bucket), so that Limited ÷ Requests is the share the
+// signal limited; a slot of a request with two signals is in both rows.
+// The totals are every request's, with LimitedRequests by signal.
+func (rp *Reporter) multiPrivacy(ctx context.Context, q MultiQuery, cat *Catalog, out *MultiReport) (*MultiReport, error) {
+	rq := reportrow.RequestQuery{From: q.From.Unix() / 86400 * 86400, To: q.To.Unix(), Placements: q.Placements, By: []string{"placement"}}
+	if len(q.Sites) > 0 {
+		if rq.Placements = idsOf(cat.Placements, q.Placements, func(p *marquee.Placement) bool { return slices.Contains(q.Sites, p.Site) }); len(rq.Placements) == 0 {
+			return out, nil
+		}
+	}
+	if q.Granularity != Total {
+		rq.By = append(rq.By, "hour")
+	}
+	for _, d := range []string{DimCountry, DimDevice} {
+		if slices.Contains(q.By, d) || d == DimCountry && len(q.Countries) > 0 || d == DimDevice && len(q.Devices) > 0 {
+			rq.By = append(rq.By, d)
+		}
+	}
+	sums, err := rp.r.RequestSums(ctx, rq)
+	if err != nil {
+		return nil, err
+	}
+	b := newMultiBuild(q, cat, out, len(sums))
+	cuts := map[rowKey]int64{} // people's slots by cut: a row's key with no signal
+	var total reportrow.RequestRow
+	for _, s := range sums {
+		if len(q.Countries) > 0 && !slices.Contains(q.Countries, s.Country) || len(q.Devices) > 0 && !slices.Contains(q.Devices, s.Device) {
+			continue
+		}
+		t := b.bucketOf(s.Hour)
+		cuts[b.keyOf(t, 0, s.Placement, 0, s.Country, s.Device, "", 0)] += s.Requests()
+		total.Add(&s)
+		for i, n := range s.Limited {
+			if n > 0 {
+				r := b.rowOf(b.keyOf(t, 0, s.Placement, 0, s.Country, s.Device, reportrow.LimitedNames[i], 0))
+				r.Limited = new(ptrInt(r.Limited) + n)
+			}
+		}
+	}
+	at := slices.Index(q.By, DimPrivacy)
+	for _, kr := range b.order {
+		cut := kr.k
+		cut.vals[at] = ""
+		n := cuts[cut]
+		kr.r.Requests, kr.r.LimitedRate = &n, new(ratio(*kr.r.Limited, n))
+	}
+	out.Totals.addRequests(&total)
 	out.Rows = b.sorted()
 	return out, nil
 }
@@ -671,12 +745,7 @@ func (b *multiBuild) addRequests(ctx context.Context, r Reader, cq reportrow.Cub
 		}
 		k := b.keyOf(b.bucketOf(s.Hour), 0, s.Placement, 0, s.Country, s.Device, "", 0)
 		b.rowOf(k).addRequests(&s)
-		for o, n := range s.Outcomes {
-			total.Outcomes[o] += n
-		}
-		for i, n := range s.Invalid {
-			total.Invalid[i] += n
-		}
+		total.Add(&s)
 	}
 	b.out.Totals.addRequests(&total)
 	return nil
@@ -777,6 +846,7 @@ func (m *MultiMetrics) money(publisher bool) {
 func withCounts(m Metrics, c Counts) Metrics {
 	out := metricsOf(c)
 	out.Requests, out.Filled, out.FillRate, out.Unfilled, out.InvalidRequests, out.LimitedRequests = m.Requests, m.Filled, m.FillRate, m.Unfilled, m.InvalidRequests, m.LimitedRequests
+	out.Limited, out.LimitedRate = m.Limited, m.LimitedRate
 	out.Bids, out.Wins, out.WinRate = m.Bids, m.Wins, m.WinRate
 	return out
 }

@@ -92,6 +92,10 @@ type Metrics struct {
 	// activity, by each signal their request carried
 	// (docs/privacy.md#reports): how much traffic opted out.
 	LimitedRequests map[string]int64 `json:"limitedRequests,omitempty"`
+	// Limited are the slots one signal limited, and LimitedRate them ÷
+	// Requests: a row of a report by privacy.
+	Limited     *int64   `json:"limited,omitempty"`
+	LimitedRate *float64 `json:"limitedRate,omitempty"`
 	// Bids, Wins and the win rate (wins ÷ bids): header bidding's, in
 	// reports by bidder.
 	Bids    *int64   `json:"bids,omitempty"`

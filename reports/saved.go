@@ -147,13 +147,13 @@ func ParseMultiQuery(sctx context.Context, args Params, accept []byte, rp *Repor
 // campaigns by advertiser, campaign, ad, country, device and key-value,
 // not where (which publisher's placements and sites) they ran; a
 // publisher's account reads its placements by placement, site, bidder,
-// country, device and key-value, not whose ads filled them.
+// privacy, country, device and key-value, not whose ads filled them.
 func BoundDims(q MultiQuery, b marquee.Bounds) error {
-	theirs, filters := []string{DimPlacement, DimSite, DimBidder}, len(q.Placements)+len(q.Sites)
+	theirs, filters := []string{DimPlacement, DimSite, DimBidder, DimPrivacy}, len(q.Placements)+len(q.Sites)
 	who := "an advertiser's account reads its campaigns by advertiser, campaign, ad, country, device and key-value"
 	if len(b.Sites) > 0 {
 		theirs, filters = []string{DimAdvertiser, DimCampaign, DimAd}, len(q.Advertisers)+len(q.Campaigns)+len(q.Ads)
-		who = "a publisher's account reads its placements by placement, site, bidder, country, device and key-value"
+		who = "a publisher's account reads its placements by placement, site, bidder, privacy, country, device and key-value"
 	}
 	p := marquee.Problems{}
 	for _, d := range q.By {

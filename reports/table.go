@@ -59,15 +59,20 @@ func (r *MultiReport) Table() (head []string, rows [][]any) {
 // them: a publisher's account's (its events and requests, its net revenue
 // and eCPM — no advertiser's conversions, value, spend or ROAS), or the
 // team's and an advertiser's; by bidder, then the bids, wins and win
-// rate.
+// rate; by privacy, then the slots limited and their rate.
 func (r *MultiReport) figures() ([]string, func(*MultiMetrics) []any) {
 	head, cells := r.moneyFigures()
-	if !slices.Contains(r.By, DimBidder) {
-		return head, cells
+	switch {
+	case slices.Contains(r.By, DimBidder):
+		return append(head, "bids", "wins", "win rate"), func(m *MultiMetrics) []any {
+			return append(cells(m), optInt(m.Bids), optInt(m.Wins), optFloat(m.WinRate))
+		}
+	case slices.Contains(r.By, DimPrivacy):
+		return append(head, "limited", "limited rate"), func(m *MultiMetrics) []any {
+			return append(cells(m), optInt(m.Limited), optFloat(m.LimitedRate))
+		}
 	}
-	return append(head, "bids", "wins", "win rate"), func(m *MultiMetrics) []any {
-		return append(cells(m), optInt(m.Bids), optInt(m.Wins), optFloat(m.WinRate))
-	}
+	return head, cells
 }
 
 // optInt is *p as a cell (nil: an empty one).

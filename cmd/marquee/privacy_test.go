@@ -618,11 +618,35 @@ func TestPrivacySignals(t *testing.T) {
 	// once), purpose 1 only's (twice), the malformed string's (twice).
 	eventually(t, 5*time.Second, func() string {
 		want := `"limitedRequests":{"gpp":5,"tcf":2,"usnat":3}`
-		if r := p.admin("GET", "/api/v1/reports?by=placement&granularity=total", ""); !strings.Contains(r.body, want) {
-			return "want " + want + ": " + r.body
+		if r := p.admin("GET", "/api/v1/reports?by=placement&granularity=total", ""); strings.Count(r.body, want) != 2 {
+			return "want " + want + " in the row and the totals: " + r.body
 		}
 		return ""
 	})
+	// The same by the privacy dimension: a row per signal, its slots
+	// beside all of the site's.
+	var byPrivacy struct {
+		Rows []struct {
+			Dims              map[string]struct{ Value string }
+			Limited, Requests int64
+			LimitedRate       float64
+		}
+	}
+	if r := p.admin("GET", "/api/v1/reports?by=privacy,placement&granularity=total", ""); r.status != 200 || json.Unmarshal([]byte(r.body), &byPrivacy) != nil {
+		t.Fatalf("by privacy = %d %s", r.status, r.body)
+	}
+	got := map[string]int64{}
+	var requests int64
+	for _, r := range byPrivacy.Rows {
+		got[r.Dims["privacy"].Value] = r.Limited
+		requests = r.Requests
+		if r.Requests == 0 || r.LimitedRate != float64(r.Limited)/float64(r.Requests) {
+			t.Errorf("by privacy: row %v: limited %d of requests %d, rate %v", r.Dims, r.Limited, r.Requests, r.LimitedRate)
+		}
+	}
+	if fmt.Sprint(got) != "map[gpp:5 tcf:2 usnat:3]" || requests < 7 {
+		t.Errorf("by privacy: limited by signal %v of %d requests; want map[gpp:5 tcf:2 usnat:3] of at least 7", got, requests)
+	}
 	// COPPA: a child-directed site's placement, and a child-directed
 	// placement, answer no user whatever the consent; their impressions
 	// say "coppa".

@@ -709,7 +709,7 @@
   // ---- Reports by several dimensions: the table, its CSV and XLSX (the
   // same cells), and saved reports with their schedules.
   const reportDims = () => asAdvertiser() ? ['advertiser', 'campaign', 'ad', 'country', 'device', 'traffic'] :
-    asPublisher() ? ['placement', 'site', 'bidder', 'country', 'device', 'traffic'] : ['advertiser', 'campaign', 'ad', 'placement', 'site', 'bidder', 'country', 'device', 'traffic'];
+    asPublisher() ? ['placement', 'site', 'bidder', 'privacy', 'country', 'device', 'traffic'] : ['advertiser', 'campaign', 'ad', 'placement', 'site', 'bidder', 'privacy', 'country', 'device', 'traffic'];
   route(/^\/reports$/, 'reports:read', async (_, q) => {
     const dims = reportDims().concat((session.reportKeys || []).map(k => 'kv.' + k));
     const by = (q.get('by') || dims[0]).split(',').filter(Boolean).slice(0, 3);
@@ -743,12 +743,15 @@
       ['spend', 'Spend (' + cur + ')', r => opt(r.spend, money)], ['ecpm', 'eCPM (' + cur + ')', r => per(r.impressions, r.ecpm, money)],
       ['ecpc', 'eCPC (' + cur + ')', r => per(r.clicks, r.ecpc, money)], ['ecpa', 'eCPA (' + cur + ')', r => per(r.conversions, r.ecpa, money)],
       ['value', 'Conversion value (' + cur + ')', r => opt(r.conversionValue, money)], ['roas', 'ROAS', r => per(+r.spend, r.roas, x => x.toFixed(2))],
-      ['bids', 'Bids', r => opt(r.bids, num)], ['wins', 'Wins', r => opt(r.wins, num)], ['winRate', 'Win rate', r => per(r.bids, r.winRate, pct)]];
+      ['bids', 'Bids', r => opt(r.bids, num)], ['wins', 'Wins', r => opt(r.wins, num)], ['winRate', 'Win rate', r => per(r.bids, r.winRate, pct)],
+      ['limited', 'Limited', r => opt(r.limited, num)], ['limitedRate', 'Limited rate', r => per(r.requests, r.limitedRate, pct)]];
     const defaultCols = ['impressions', 'clicks', 'ctr', 'conversions', 'requests', 'fillRate', 'spend', 'ecpm'];
     let cols = defaultCols;
     try { const saved = JSON.parse(localStorage.getItem('marquee.reportColumns') || 'null'); if (Array.isArray(saved) && saved.length) cols = saved; } catch (_) {}
-    // By bidder, the bids' own figures are shown whatever the choice.
-    const shown = metrics.filter(([k]) => cols.includes(k) || by.includes('bidder') && ['bids', 'wins', 'winRate'].includes(k));
+    // By bidder, the bids' own figures are shown whatever the choice; by
+    // privacy, the slots limited and their rate.
+    const shown = metrics.filter(([k]) => cols.includes(k) || by.includes('bidder') && ['bids', 'wins', 'winRate'].includes(k) ||
+      by.includes('privacy') && ['requests', 'limited', 'limitedRate'].includes(k));
     const picker = el('details', { id: 'column-picker' }, el('summary', { text: 'Columns (' + shown.length + ' of ' + metrics.length + ')' }),
       el('div', { class: 'checks', role: 'group', 'aria-label': 'Columns shown' }, metrics.map(([k, t]) => el('label', {}, el('input', { type: 'checkbox', value: k, checked: cols.includes(k),
         onchange: ev => {
