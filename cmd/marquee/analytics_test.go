@@ -187,7 +187,7 @@ func TestAnalyticsKilledDuringInserts(t *testing.T) {
 		base, cmd := startChild(t, data, append([]string{"-events-durable", "-events-flush", "20ms", "-events-rotate-age", "300ms"}, ch.flags()...)...)
 		stop := make(chan struct{})
 		wait := streamLoadAs(base, fmt.Sprintf("r%du", round), stop, nil) // each round's users its own
-		time.Sleep(time.Duration(700+300*round) * time.Millisecond)  // inserts flowing: the cursor is saved every 250 ms
+		time.Sleep(time.Duration(700+300*round) * time.Millisecond)       // inserts flowing: the cursor is saved every 250 ms
 		cmd.Process.Kill()
 		cmd.Wait()
 		close(stop)
