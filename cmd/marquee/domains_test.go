@@ -189,7 +189,8 @@ func TestQuarantineEndToEnd(t *testing.T) {
 	eventually(t, 5*time.Second, func() string {
 		// The events' report rows arrive at the flush; a statement is
 		// numbered once, so it is made only when they all have.
-		if r := in.admin("GET", "/api/v1/reports?by=placement,traffic&granularity=total", ""); !strings.Contains(r.body, `"impressions":2`) {
+		// (The quarantined row's: the totals reach 2 with one of each.)
+		if r := in.admin("GET", "/api/v1/reports?by=placement,traffic&granularity=total", ""); !strings.Contains(r.body, `"traffic":{"value":"quarantined"}},"impressions":2,`) {
 			return "the quarantined impressions not reported yet: " + r.body
 		}
 		return ""
