@@ -21,7 +21,8 @@
 //     Convert — and the one Ledger every decision and event leaves its
 //     counts and spend in; billing: invoices and credit notes from what
 //     it billed; payments: card top-ups of prepaid balances through
-//     Stripe
+//     Stripe; demand: server-side demand, the OpenRTB partners a
+//     decision asks for bids
 //   - ivt: invalid traffic told from people's (crawlers, previewers,
 //     headless browsers, data centres, behaviour); third_party/ivtlists:
 //     the maintained lists it reads; third_party/ipdata: the vendored

@@ -157,7 +157,7 @@ const (
 // order the console offers them: the changelog's, and the documents of
 // money (docs/api.md#audit-log).
 var AuditEntities = []string{EntityAd, EntityLink, EntityAdvertiser, EntityCampaign, EntityPlacement, EntitySite, EntityDeal,
-	EntityTopUp, EntityInvoice, EntityStatement, EntitySavedReport, EntityKey, EntityUser, EntitySession, EntityWebhook, EntitySubject, EntitySetting}
+	EntityDemandPartner, EntityTopUp, EntityInvoice, EntityStatement, EntitySavedReport, EntityKey, EntityUser, EntitySession, EntityWebhook, EntitySubject, EntitySetting}
 
 // The settings an install chooses at run time (docs/api.md#settings).
 const (
@@ -204,8 +204,9 @@ type Batch struct {
 	Advertisers []int64
 	Placements  []string
 	// Access: a key, user or session changed. Webhooks: a webhook did.
-	// Deals: a deal did. Sites: a site did.
-	Access, Webhooks, Deals, Sites bool
+	// Deals: a deal did. Sites: a site did. DemandPartners: a demand
+	// partner did.
+	Access, Webhooks, Deals, Sites, DemandPartners bool
 	// Settings are the names of the settings changed.
 	Settings []string
 	// Subjects are the pseudonyms of the data subjects erased (a reload

@@ -188,6 +188,7 @@ func TestVocabulariesAreTheGoOnes(t *testing.T) {
 		{"tiers", quoted(find("tiers", `const tiers = \[(.*?)\];`)), marquee.Priorities},
 		{"price models", models, marquee.PriceModels},
 		{"webhookEvents", quoted(find("webhookEvents", `const webhookEvents = \[(.*?)\];`)), marquee.WebhookEvents},
+		{"demandFormats", quoted(find("demandFormats", `const demandFormats = \[(.*?)\];`)), marquee.DemandFormats},
 		{"sellerTypes", quoted(find("sellerTypes", `const sellerTypes = \[(.*?)\];`)), func() (ts []string) {
 			for _, s := range marquee.SellerTypes {
 				ts = append(ts, string(s))

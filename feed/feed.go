@@ -376,6 +376,8 @@ func (f *Feed) apply(ctx context.Context, chs []marquee.Change) error {
 			b.Deals = true
 		case marquee.EntitySite:
 			b.Sites = true
+		case marquee.EntityDemandPartner:
+			b.DemandPartners = true
 		case marquee.EntitySetting:
 			if !slices.Contains(b.Settings, c.Key) {
 				b.Settings = append(b.Settings, c.Key)

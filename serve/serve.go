@@ -32,6 +32,7 @@ import (
 	"marquee"
 	"marquee/attribution"
 	"marquee/delivery"
+	"marquee/demand"
 	"marquee/ivt"
 	"marquee/privacy"
 	"marquee/reports"
@@ -124,7 +125,17 @@ type Config struct {
 	IVT *ivt.Filter
 	// Sites are the sites' rules decisions check (nil: none; see Sites).
 	Sites *Sites
+	// Demand is the demand partners decisions ask for bids (nil: none;
+	// docs/demand.md).
+	Demand *demand.Exchange
+	// Tmax bounds a decision's auction when its placement sets none
+	// (-demand-tmax; default DefaultTmax).
+	Tmax time.Duration
 }
+
+// DefaultTmax is how long a decision waits for its demand partners by
+// default.
+const DefaultTmax = 200 * time.Millisecond
 
 // Service answers decisions and counts what their signed tracking URLs
 // report. It is safe for concurrent use.
@@ -142,6 +153,8 @@ type Service struct {
 	currency    string
 	ivt         *ivt.Filter
 	sites       *Sites
+	demand      *demand.Exchange
+	tmax        time.Duration
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life, each with when and for whom it counted: a URL
 	// fired twice counts once on an instance.
@@ -171,9 +184,12 @@ func New(cfg Config) *Service {
 	if cfg.IVT == nil {
 		cfg.IVT = ivt.New(ivt.Config{})
 	}
+	if cfg.Tmax <= 0 {
+		cfg.Tmax = DefaultTmax
+	}
 	return &Service{engine: cfg.Engine, signer: cfg.Signer, ttl: ttl, lines: cfg.Lines, ledger: cfg.Ledger, now: now,
 		shared: cfg.SharedCounters, reportKeys: cfg.ReportKeys, touches: cfg.Touches, conversions: cfg.Conversions, currency: cfg.Currency,
-		ivt: cfg.IVT, sites: cfg.Sites,
+		ivt: cfg.IVT, sites: cfg.Sites, demand: cfg.Demand, tmax: cfg.Tmax,
 		seen: otter.Must(&otter.Options[[17]byte, mark]{MaximumSize: 2_000_000, ExpiryCalculator: otter.ExpiryWriting[[17]byte, mark](ttl)})}
 }
 
@@ -182,6 +198,9 @@ func (s *Service) IVT() *ivt.Filter { return s.ivt }
 
 // Sites are the sites decisions check.
 func (s *Service) Sites() *Sites { return s.sites }
+
+// Demand is the demand partners decisions ask (nil: none).
+func (s *Service) Demand() *demand.Exchange { return s.demand }
 
 // Engine is the delivery engine decisions are made by.
 func (s *Service) Engine() *delivery.Engine { return s.engine }

@@ -74,6 +74,11 @@ type Store interface {
 	ListDeals(ctx context.Context) ([]marquee.Deal, error)
 	ReplaceDeal(ctx context.Context, id string, d marquee.Deal) (marquee.Deal, error)
 	DeleteDeal(ctx context.Context, id string) error
+	CreateDemandPartner(ctx context.Context, p marquee.DemandPartner) (marquee.DemandPartner, error)
+	DemandPartner(ctx context.Context, name string) (marquee.DemandPartner, error)
+	ListDemandPartners(ctx context.Context) ([]marquee.DemandPartner, error)
+	ReplaceDemandPartner(ctx context.Context, name string, p marquee.DemandPartner, keepHeaders bool) (marquee.DemandPartner, error)
+	DeleteDemandPartner(ctx context.Context, name string) error
 	// The install's settings chosen at run time (marquee.Setting…).
 	Setting(ctx context.Context, name string) (value string, ok bool, err error)
 	PutSetting(ctx context.Context, name, value string) error

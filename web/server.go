@@ -123,6 +123,7 @@ type Store interface {
 	PrivacyStore
 	SavedReportStore
 	DealStore
+	PartnerStore
 	SiteStore
 	SettingsStore
 	InvoiceStore
@@ -245,6 +246,7 @@ type Server struct {
 	multi     *reports.Multis
 	saved     SavedReportStore
 	deals     DealStore
+	partners  PartnerStore
 	settings  SettingsStore
 	// reportKeys are the install's report keys (the reports'); nil
 	// without reports.
@@ -292,7 +294,7 @@ func NewServer(cfg Config, d Deps) *Server {
 	if s.billing == nil {
 		s.billing = billing.New(billing.Config{Store: d.Store, Reports: d.Reports, Catalogs: s.multi.Catalogs, Currency: s.serve.Currency(), Log: d.Log, Now: d.Now})
 	}
-	s.saved, s.deals, s.sites, s.settings, s.sender, s.mailer = d.Store, d.Store, d.Store, d.Store, d.ReportSender, d.Mailer
+	s.saved, s.deals, s.partners, s.sites, s.settings, s.sender, s.mailer = d.Store, d.Store, d.Store, d.Store, d.Store, d.ReportSender, d.Mailer
 	if d.Store != nil {
 		s.users = d.Store.Users
 	}

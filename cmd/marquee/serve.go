@@ -40,6 +40,7 @@ import (
 	"marquee/console"
 	"marquee/counters"
 	"marquee/delivery"
+	"marquee/demand"
 	"marquee/feed"
 	"marquee/index"
 	"marquee/linkroute"
@@ -87,6 +88,8 @@ type serveConfig struct {
 	trackingPrevious  string
 	webhooksHTTP      bool // -webhooks-allow-http
 	webhooksPrivate   bool // -webhooks-allow-private
+	demandTmax        time.Duration
+	demandPrivate     bool // -demand-notices-allow-private
 	trackingTTL       time.Duration
 	counters          string
 	capsMemory        string
@@ -154,6 +157,8 @@ func parseServe(args []string, getenv func(string) string, stderr io.Writer) (se
 	fs.BoolVar(&c.webhooksHTTP, "webhooks-allow-http", false, "let webhooks POST to http:// URLs (default: https only)")
 	fs.BoolVar(&c.webhooksPrivate, "webhooks-allow-private", false, "let webhooks reach loopback, private and link-local addresses (default: refused, against server-side request forgery)")
 	fs.DurationVar(&c.trackingTTL, "tracking-ttl", 24*time.Hour, "how long tracking URLs work")
+	fs.DurationVar(&c.demandTmax, "demand-tmax", serving.DefaultTmax, "how long a decision waits for its demand partners' bids when its placement sets no tmax (docs/demand.md)")
+	fs.BoolVar(&c.demandPrivate, "demand-notices-allow-private", false, "let demand partners' win, loss and billing notices reach loopback, private and link-local addresses (default: refused, against server-side request forgery)")
 	fs.StringVar(&c.remnant, "remnant", delivery.RemnantWeight, "how remnant campaigns compete: weight (a lottery by weight, as every tier) or ecpm (the highest eCPM from the price wins; CPC and CPA weighed by the reports' click and conversion rates)")
 	fs.StringVar(&c.privacy, "privacy", "balanced", "what events keep of visitors: balanced (truncated addresses, pseudonymous user ids), strict (as balanced, pseudonyms rotated daily, user keys only with a consent signal) or off (full addresses and ids, unless consent is withheld); docs/privacy.md")
 	fs.StringVar(&c.privacyKey, "privacy-key", "", "secret of the pseudonyms of user ids, at least 16 bytes, the same on every instance (default: derived from -tracking-key or the key kept under -data)")
@@ -492,6 +497,7 @@ type node struct {
 	events     *collector.Collector
 	streams    []*streams.Forwarder // collect; closed after events
 	hooks      *webhooks.Dispatcher // open; closed after events
+	demand     *demand.Exchange     // open; closed with the webhooks
 	stopPprof  func()               // serve, before open
 }
 
@@ -570,7 +576,8 @@ func (n *node) open(ctx context.Context) error {
 	// The views in memory the feed keeps current, in the order a batch
 	// reaches them: the index first (the plan's ads are read for it).
 	n.sites = serving.NewSites(n.cfg.adsTxtEnforce)
-	views := []marquee.Applier{n.ix, n.engine.From(n.st), n.sites.From(n.st), web.AdCacheView(n.ads), web.LinkCacheView(n.links, &n.cfg.linkDomains),
+	n.demand = demand.New(demand.Config{Currency: n.cfg.currency, Rules: n.cfg.privacyRules, Log: n.log, AllowPrivateNotices: n.cfg.demandPrivate})
+	views := []marquee.Applier{n.ix, n.engine.From(n.st), n.sites.From(n.st), n.demand.From(n.st), web.AdCacheView(n.ads), web.LinkCacheView(n.links, &n.cfg.linkDomains),
 		n.access, n.hooks, n.reportKeys.From(n.st), counters.Eraser(n.counters, n.log), counters.Eraser(counters.TouchEraser{M: n.money}, n.log)}
 	n.fd = feed.New(n.st, views, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention, Saved: n.ix})
 	return nil
@@ -671,7 +678,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		Lines:          serving.NewLines(n.events, n.privacy, geo),
 		Ledger:         serving.NewLedger(serving.LedgerConfig{Sink: n.events, Engine: n.engine, Requests: n.requests, Samples: n.samples, Bids: n.bids}),
 		SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", ReportKeys: n.reportKeys,
-		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: n.ivt, Sites: n.sites})
+		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: n.ivt, Sites: n.sites, Demand: n.demand, Tmax: cfg.demandTmax})
 	var pay billing.Payments // card top-ups: through Stripe, when configured
 	if cfg.stripe.Key != "" {
 		sc := cfg.stripe
@@ -1083,6 +1090,7 @@ func (n *node) stop(stopLoops func()) {
 	closeStreams(sctx, n.streams, n.log)
 	n.events, n.streams = nil, nil
 	n.hooks.Close() // after the collector: nothing is written to it any more
+	n.demand.Close()
 	if err := n.tally.Flush(sctx); err != nil {
 		n.log.Warn("reports not flushed at shutdown; the next start counts them from the files (decisions' request counts are lost)", "err", err)
 	}
@@ -1108,6 +1116,9 @@ func (n *node) close() {
 	}
 	if n.hooks != nil {
 		n.hooks.Close()
+	}
+	if n.demand != nil {
+		n.demand.Close()
 	}
 	if n.stopPprof != nil {
 		n.stopPprof()

@@ -171,7 +171,7 @@
     top.hidden = false;
     let items = [['#/', 'Overview', 'reports:read'], ['#/ads', 'Ads', 'ads:read'], ['#/campaigns', 'Campaigns', 'campaigns:read'],
       ['#/approvals', 'Approvals', 'campaigns:approve'], ['#/risk', 'Delivery risk', 'campaigns:read'], ['#/advertisers', 'Advertisers', 'campaigns:read'], ['#/placements', 'Placements', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/bidders', 'Bidders', 'reports:read'], ['#/decisions', 'Preview', 'campaigns:read'], ['#/links', 'Links', 'links:read'],
-      ['#/deals', 'Deals', 'campaigns:read'], ['#/sites', 'Sites', 'campaigns:read'], ['#/invoices', 'Invoices', 'reports:read'], ['#/statements', 'Statements', 'reports:read'],
+      ['#/deals', 'Deals', 'campaigns:read'], ['#/demand', 'Demand', 'campaigns:read'], ['#/sites', 'Sites', 'campaigns:read'], ['#/invoices', 'Invoices', 'reports:read'], ['#/statements', 'Statements', 'reports:read'],
       ['#/live', 'Live', null], ['#/webhooks', 'Webhooks', 'webhooks:admin'], ['#/users', 'Users', 'keys:admin'], ['#/keys', 'Keys', 'keys:admin'], ['#/audit', 'Audit', 'keys:admin']];
     if (asAdvertiser()) items = [['#/', 'Home', null], ['#/campaigns', 'Campaigns', 'campaigns:read'], ['#/ads', 'Ads', 'ads:read'], ['#/reports', 'Reports', 'reports:read'], ['#/invoices', 'Invoices', 'reports:read']];
     if (asPublisher()) items = [['#/', 'Home', null], ['#/placements', 'Placements', 'campaigns:read'], ['#/sites', 'Sites', 'campaigns:read'], ['#/reports', 'Reports', 'reports:read'], ['#/bidders', 'Bidders', 'reports:read'], ['#/statements', 'Statements', 'reports:read']];
@@ -1367,6 +1367,42 @@
         if (start.value) body.startAt = fromLocal(start.value);
         if (end.value) body.endAt = fromLocal(end.value);
         try { await api('POST', '/api/v1/deals', body); render(); } catch (e) { showProblems(form, e); }
+      });
+      out.push(form);
+    }
+    show(...out);
+  });
+
+  // ---- Demand partners (docs/demand.md): OpenRTB buyers each decision
+  // asks, with their health on the instance that answers.
+  // demandFormats are what a partner may buy (marquee.DemandFormats).
+  const demandFormats = ['banner', 'video', 'audio', 'native'];
+  route(/^\/demand$/, 'campaigns:read', async () => {
+    const list = await api('GET', '/api/v1/demand-partners');
+    const health = h => !h ? '—' : (h.paused ? 'paused until ' + fmtTime(h.pausedUntil) + ' · ' : '') + num(h.requests) + ' requests, ' + num(h.bids) + ' bids, ' + num(h.wins) + ' wins' +
+      (Object.keys(h.dropped).length ? ' · dropped: ' + Object.entries(h.dropped).map(([k, v]) => k + ' ' + num(v)).join(', ') : '');
+    const out = [el('h1', { text: 'Demand' }), el('p', { class: 'muted', text: 'OpenRTB 2.6 buyers each decision asks for bids, within its tmax; their bids compete with your campaigns and the page\'s header bids. Health is this instance\'s since it started.' }),
+      el('div', { id: 'partners' }, table(['Partner', 'Endpoint', 'Formats', 'Timeout', 'QPS', 'Adjustment', 'Placements', 'Health', ''], list.partners.map(p => [p.name, p.endpoint, p.formats.join(', '),
+        p.timeoutMs + ' ms', p.qps ? num(p.qps) : 'no limit', String(p.bidAdjustment), (p.placements || []).join(', ') || 'all', health(p.health),
+        can('campaigns:write') ? confirmButton('Delete', 'Delete partner ' + p.name + '? No request goes to it after.', async () => {
+          try { await api('DELETE', '/api/v1/demand-partners/' + encodeURIComponent(p.name)); render(); } catch (e) { main().prepend(errorBox(e)); }
+        }) : '']), 'No demand partner yet.'))];
+    if (can('campaigns:write')) {
+      const name = el('input', { required: true }), endpoint = el('input', { required: true, type: 'url', placeholder: 'https://bid.example/openrtb' }),
+        formats = demandFormats.map(f => el('label', {}, el('input', { type: 'checkbox', value: f, checked: f === 'banner' }), ' ' + f)),
+        timeout = el('input', { type: 'number', min: '1', max: '2000', value: '200' }), qps = el('input', { type: 'number', min: '0', value: '0' }),
+        adj = el('input', { type: 'number', min: '0.01', max: '10', step: '0.01', value: '1' }), placements = el('input', { placeholder: 'home-top, article-side (none: all)' }),
+        hName = el('input', { placeholder: 'Authorization' }), hValue = el('input', { type: 'password', autocomplete: 'off' });
+      const form = el('form', { id: 'new-partner' }, el('h2', { text: 'New partner' }), field('Name (a bidder code)', name, 'name'), field('Endpoint', endpoint, 'endpoint'),
+        field('Formats', el('div', { class: 'checks' }, formats), 'formats'), field('Timeout (ms)', timeout, 'timeoutMs'), field('Requests a second per instance (0: no limit)', qps, 'qps'),
+        field('Bid adjustment', adj, 'bidAdjustment'), field('Placements', placements, 'placements'),
+        field('A header its requests carry (its credentials: never shown again)', el('div', {}, hName, ' ', hValue), 'headers'), el('button', { type: 'submit', text: 'Create partner' }));
+      form.addEventListener('submit', async ev => {
+        ev.preventDefault();
+        const body = { name: name.value, endpoint: endpoint.value, formats: formats.map(l => l.querySelector('input')).filter(i => i.checked).map(i => i.value),
+          timeoutMs: +timeout.value, qps: +qps.value, bidAdjustment: +adj.value, placements: placements.value.split(',').map(p => p.trim()).filter(Boolean) };
+        if (hName.value) body.headers = { [hName.value]: hValue.value };
+        try { await api('POST', '/api/v1/demand-partners', body); render(); } catch (e) { showProblems(form, e); }
       });
       out.push(form);
     }
@@ -2795,7 +2831,7 @@
     const offset = +q.get('offset') || 0, limit = 50;
     const actor = el('input', { type: 'text', value: q.get('actor') || '' });
     // The kinds the audit log records: marquee.AuditEntities (a test holds them equal).
-    const kinds = ['ad', 'link', 'advertiser', 'campaign', 'placement', 'site', 'deal', 'topUp', 'invoice', 'statement', 'savedReport', 'key', 'user', 'session', 'webhook', 'subject', 'setting'];
+    const kinds = ['ad', 'link', 'advertiser', 'campaign', 'placement', 'site', 'deal', 'demandPartner', 'topUp', 'invoice', 'statement', 'savedReport', 'key', 'user', 'session', 'webhook', 'subject', 'setting'];
     const entity = el('select', {}, [''].concat(kinds).map(e => el('option', { value: e, text: e || 'every kind', selected: e === (q.get('entity') || '') })));
     const qs = o => 'actor=' + encodeURIComponent(actor.value) + '&entity=' + entity.value + '&offset=' + o;
     const [page, cn, an] = await Promise.all([api('GET', '/api/v1/audit?limit=' + limit + '&' + qs(offset)), campaignNames(), advertiserNames()]);

@@ -206,7 +206,7 @@ func TestTitleKeysOfOlderRows(t *testing.T) {
 		`DROP TABLE advertisers`, `DROP TABLE campaigns`, `DROP TABLE placements`, `DROP TABLE assets`,
 		`DROP TABLE webhooks`, `DROP TABLE webhook_deliveries`, `DROP TABLE link_tags`, `DROP TABLE report_dims`,
 		`ALTER TABLE users DROP COLUMN bounds`, `ALTER TABLE api_keys DROP COLUMN bounds`,
-		`DROP TABLE report_requests`, `DROP TABLE report_requests_daily`, `DROP TABLE saved_reports`, `DROP TABLE report_deliveries`, `DROP TABLE report_cube`, `DROP TABLE report_cube_cp`, `DROP TABLE report_cube_geo`, `DROP TABLE report_cube_kv`, `DROP TABLE conversions`, `DROP TABLE request_samples`, `DROP TABLE report_bids`, `DROP TABLE deals`, `DROP TABLE sites`, `DROP TABLE invoices`, `DROP TABLE invoice_seq`, `DROP TABLE seller_seq`, `DROP TABLE settings`, `DROP TABLE top_ups`, `DROP TABLE stripe_events`,
+		`DROP TABLE report_requests`, `DROP TABLE report_requests_daily`, `DROP TABLE saved_reports`, `DROP TABLE report_deliveries`, `DROP TABLE report_cube`, `DROP TABLE report_cube_cp`, `DROP TABLE report_cube_geo`, `DROP TABLE report_cube_kv`, `DROP TABLE conversions`, `DROP TABLE request_samples`, `DROP TABLE report_bids`, `DROP TABLE deals`, `DROP TABLE sites`, `DROP TABLE invoices`, `DROP TABLE invoice_seq`, `DROP TABLE seller_seq`, `DROP TABLE settings`, `DROP TABLE top_ups`, `DROP TABLE stripe_events`, `DROP TABLE demand_partners`,
 		`ALTER TABLE audit_log DROP COLUMN before_doc`, `ALTER TABLE audit_log DROP COLUMN after_doc`, `DROP TABLE scope_locks`, `UPDATE schema_version SET version = 5`}
 	for _, table := range []string{"report_hourly", "report_daily", "report_totals"} {
 		for _, c := range reportrow.Columns[3:] { // 0012's
@@ -251,7 +251,7 @@ func TestSellerIDsOfOlderSites(t *testing.T) {
 		`ALTER TABLE report_requests_daily DROP COLUMN i_domainmismatch`, `ALTER TABLE report_requests_daily DROP COLUMN i_unauthorized`,
 		`ALTER TABLE sites DROP COLUMN quarantined`, `ALTER TABLE sites DROP COLUMN quality_alarm`, `ALTER TABLE sites DROP COLUMN quality_claim`,
 		`ALTER TABLE report_requests DROP COLUMN i_quarantined`, `ALTER TABLE report_requests_daily DROP COLUMN i_quarantined`,
-		`ALTER TABLE sites DROP COLUMN child_directed`, `ALTER TABLE placements DROP COLUMN child_directed`,
+		`ALTER TABLE sites DROP COLUMN child_directed`, `DROP TABLE demand_partners`, `ALTER TABLE placements DROP COLUMN child_directed`,
 		`ALTER TABLE report_requests DROP COLUMN l_gpc`, `ALTER TABLE report_requests DROP COLUMN l_tcf`, `ALTER TABLE report_requests DROP COLUMN l_gpp`, `ALTER TABLE report_requests DROP COLUMN l_usnat`, `ALTER TABLE report_requests DROP COLUMN l_usstate`, `ALTER TABLE report_requests DROP COLUMN l_usp`, `ALTER TABLE report_requests DROP COLUMN l_coppa`, `ALTER TABLE report_requests DROP COLUMN l_given`, `ALTER TABLE report_requests_daily DROP COLUMN l_gpc`, `ALTER TABLE report_requests_daily DROP COLUMN l_tcf`, `ALTER TABLE report_requests_daily DROP COLUMN l_gpp`, `ALTER TABLE report_requests_daily DROP COLUMN l_usnat`, `ALTER TABLE report_requests_daily DROP COLUMN l_usstate`, `ALTER TABLE report_requests_daily DROP COLUMN l_usp`, `ALTER TABLE report_requests_daily DROP COLUMN l_coppa`, `ALTER TABLE report_requests_daily DROP COLUMN l_given`, `UPDATE schema_version SET version = 42`,
 		`INSERT INTO sites (name, domains, revenue_share, created_at, updated_at) VALUES ('news', '[]', 700000, 1, 1), ('blog', '[]', 500000, 2, 2), ('shop', '[]', 0, 3, 3)`} {
 		if _, err := db.Exec(q); err != nil {

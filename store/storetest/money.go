@@ -91,6 +91,30 @@ func testInvoices(t *testing.T, open Opener) {
 	if ds, err := again().ListDeals(ctx); err != nil || len(ds) != 1 || ds[0].ID != d.ID || ds[0].Floor != d.Floor || !ds[0].EndAt.Equal(end) || len(ds[0].Bidders) != 2 {
 		t.Errorf("deals = %+v, %v", ds, err)
 	}
+	// Demand partners: by name, their headers kept (and kept again by a
+	// replace that does not give them), a name taken a conflict.
+	dp := marquee.DemandPartner{Name: "dsp-1", Endpoint: "https://bid.example/rtb", Formats: []string{"banner", "video"}, TimeoutMS: 150, QPS: 100,
+		BidAdjustment: 0.9, Placements: []string{"side"}, Headers: map[string]string{"X-Api-Key": "k-1"}, Gzip: true}
+	if _, err := st.CreateDemandPartner(ctx, dp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateDemandPartner(ctx, dp); marquee.KindOf(err) != marquee.KindConflict {
+		t.Errorf("a demand partner's name taken = %v; want a conflict", err)
+	}
+	dp.TimeoutMS, dp.Headers = 90, nil
+	if _, err := st.ReplaceDemandPartner(ctx, "dsp-1", dp, true); err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := again().ListDemandPartners(ctx); err != nil || len(ps) != 1 || ps[0].TimeoutMS != 90 || ps[0].Headers["X-Api-Key"] != "k-1" ||
+		fmt.Sprint(ps[0].HeaderNames) != "[X-Api-Key]" || !ps[0].Gzip || ps[0].BidAdjustment != 0.9 || fmt.Sprint(ps[0].Formats) != "[banner video]" {
+		t.Errorf("demand partners = %+v, %v; want dsp-1 replaced, its header kept", ps, err)
+	}
+	if err := st.DeleteDemandPartner(ctx, "dsp-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again().DemandPartner(ctx, "dsp-1"); marquee.KindOf(err) != marquee.KindNotFound {
+		t.Errorf("a deleted demand partner = %v; want not found", err)
+	}
 	s := marquee.Site{Name: "news", Domains: []string{"news.example"}, RevenueShare: 0.7, SellerType: marquee.SellerPublisher}
 	if _, err := st.CreateSite(ctx, s); err != nil {
 		t.Fatal(err)
