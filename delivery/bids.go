@@ -35,6 +35,12 @@ type Bid struct {
 	AdID     []byte // Prebid's ad id: what renders it in the page (it may be the request's buffer: valid during the decision)
 	Size     string // "300x250" ("": any the placement takes)
 	Deal     string // the deal id ("": the open auction)
+	// Server says a demand partner's bid, which Marquee asked for itself
+	// (server-side: authenticated; Bidder is the partner, CPM adjusted
+	// by the partner's own factor already), and Index is the caller's
+	// number of it.
+	Server bool
+	Index  int
 }
 
 // Bidding is how bids compete: each bidder's adjustment (its CPMs are
@@ -133,25 +139,26 @@ const (
 	BidManySlots  = "the slot takes more than one ad"
 )
 
-// adjusted is b's CPM after its bidder's adjustment.
+// adjusted is b's CPM after its bidder's adjustment (a partner's bid is
+// adjusted by the partner's factor when it is asked for).
 func (bd *Bidding) adjusted(b *Bid) int64 {
-	if f, ok := bd.Adjustments[b.Bidder]; ok {
+	if f, ok := bd.Adjustments[b.Bidder]; ok && !b.Server {
 		return int64(float64(b.CPM) * f)
 	}
 	return b.CPM
 }
 
 // tierOf is the tier a bid of adjusted CPM serves at at now: its deal's
-// when the deal takes the page's bids (ClientBids: every bid here is the
-// page's, which nobody authenticates), lists its bidder, the CPM reaches
-// the deal's floor and the deal's flight holds, else -1 (the open
-// auction).
+// when the deal lists its bidder and takes its kind of bid (a partner's,
+// which Marquee asked for itself, always; the page's, which nobody
+// authenticates, only with ClientBids), the CPM reaches the deal's floor
+// and the deal's flight holds, else -1 (the open auction).
 func (bd *Bidding) tierOf(b *Bid, adjusted int64, now time.Time) int {
 	if b.Deal == "" {
 		return -1
 	}
 	d, ok := bd.Deals[b.Deal]
-	if !ok || !d.deal.ClientBids || adjusted < d.Floor || !d.deal.Open(now) {
+	if !ok || !d.deal.ClientBids && !b.Server || adjusted < d.Floor || !d.deal.Open(now) {
 		return -1
 	}
 	if _, listed := slices.BinarySearch(d.Bidders, b.Bidder); !listed {
@@ -250,6 +257,19 @@ func (bd *Bidding) bidCandidates(s *Slot, pl *marquee.Placement, chosen []Choice
 		}
 		out = append(out, c)
 	}
+	return out
+}
+
+// DealsOf are the deals open at now that list bidder (a demand partner:
+// its bid requests carry them).
+func (e *Engine) DealsOf(bidder string, now time.Time) []marquee.Deal {
+	var out []marquee.Deal
+	for _, d := range e.biddingOf().Deals {
+		if _, listed := slices.BinarySearch(d.Bidders, bidder); listed && d.deal.Open(now) {
+			out = append(out, d.deal)
+		}
+	}
+	slices.SortFunc(out, func(a, b marquee.Deal) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 

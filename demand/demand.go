@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/maypok86/otter/v2"
 	"github.com/prebid/openrtb/v20/openrtb2"
 
 	"marquee"
@@ -115,6 +116,7 @@ type Exchange struct {
 	mu      sync.Mutex
 	states  map[string]*state
 	notices chan notice
+	kept    *otter.Cache[[16]byte, Kept]
 	wg      sync.WaitGroup
 	stop    context.CancelFunc
 }
@@ -146,7 +148,7 @@ func New(cfg Config) *Exchange {
 	if cfg.Notices == nil {
 		cfg.Notices = noticeClient(cfg.AllowPrivateNotices)
 	}
-	x := &Exchange{cfg: cfg, states: map[string]*state{}, notices: make(chan notice, noticeQueue)}
+	x := &Exchange{cfg: cfg, states: map[string]*state{}, notices: make(chan notice, noticeQueue), kept: newKept()}
 	x.partners.Store(&[]*partner{})
 	ctx, cancel := context.WithCancel(context.Background())
 	x.stop = cancel
@@ -342,7 +344,7 @@ func (x *Exchange) bidsOf(p *partner, a *Auction, req *openrtb2.BidRequest, resp
 			switch {
 			case imp < 0:
 				why = UnknownImp
-			case !(b.Price > 0) || math.IsInf(b.Price, 0) || b.AdM == "" && b.NURL == "":
+			case !(b.Price > 0) || math.IsInf(b.Price, 0) || b.AdM == "" && (a.Imps[imp].Format != marquee.FormatVideo || b.NURL == ""):
 				why = NoPrice
 			case !strings.EqualFold(cur, x.cfg.Currency):
 				why = Currency

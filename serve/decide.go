@@ -11,6 +11,7 @@ import (
 
 	"marquee"
 	"marquee/delivery"
+	"marquee/demand"
 	"marquee/ivt"
 	"marquee/privacy"
 	"marquee/reports"
@@ -33,7 +34,10 @@ type Decision struct {
 	// Signals the signals it carried.
 	Denied  privacy.Activities
 	Signals privacy.Carried
-	Now     time.Time
+	// Partners are the demand partners' bids the slots were offered (a
+	// delivery.Bid of theirs is Server, its Index one of these).
+	Partners []demand.Bid
+	Now      time.Time
 	// IVT is why the request is invalid traffic (ivt.Human: a person's):
 	// it was decided without consequence, and its tokens carry it.
 	IVT ivt.Reason
@@ -90,7 +94,7 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 		}
 		now = at
 	}
-	req, verdict, err := s.request(e, in, plan, d.slots[:], now)
+	req, verdict, signals, err := s.request(e, in, plan, d.slots[:], now)
 	lim := verdict.Limit
 	if err != nil {
 		return err
@@ -123,6 +127,9 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 		r.Invalid = d.IVT != ivt.Human
 	}
 	d.Rand = rngPool.Get().(*mrand.Rand)
+	if s.demand != nil && !in.Preview && !in.Explain && d.IVT == ivt.Human { // buyers are never sent invalid traffic
+		s.auction(ctx, e, in, plan, d, signals)
+	}
 	cctx, cancel := s.countersContext(ctx)
 	if in.Explain {
 		d.Chosen, d.Why = s.engine.Explain(cctx, r, now, d.Rand, d.outcomes[:])
@@ -143,6 +150,7 @@ func (s *Service) decide(ctx context.Context, in *Input, e *Edge, opt Options, d
 		if !opt.NoBids {
 			s.countBids(plan, r, d.Chosen, now)
 		}
+		s.notify(d)
 	}
 	return nil
 }

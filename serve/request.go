@@ -735,16 +735,17 @@ func viewerUA(e *Edge, in *Input) []byte {
 // (parseDecision), its user the pseudonym of its key at now — none when
 // the request's consent (its body's or parameters', and Sec-GPC) says
 // the visitor is not to be followed, which lim says.
-func (s *Service) request(e *Edge, in *Input, plan *delivery.Plan, slots []delivery.Slot, now time.Time) (r delivery.Request, v privacy.Verdict, err error) {
+func (s *Service) request(e *Edge, in *Input, plan *delivery.Plan, slots []delivery.Slot, now time.Time) (r delivery.Request, v, signals privacy.Verdict, err error) {
 	if r, err = parseDecision(in, plan, slots); err != nil {
-		return r, v, err
+		return r, v, v, err
 	}
 	if err = s.fillViewer(e, in, &r.Viewer, plan.Needs()); err != nil {
-		return r, v, err
+		return r, v, v, err
 	}
 	pol := s.lines.privacy
 	v = pol.Decide(privacy.Signal{GPC: e.GPC, GDPR: in.GDPR, TCF: in.TCF, Given: in.Given, GPP: in.GPP, GPPSID: in.GPPSID, USP: in.USP,
 		Child: s.sites.childDirected(plan, &r)})
+	signals = v
 	if rules := pol.Rules(); rules != nil {
 		c := privacy.Context{Component: privacy.Marquee, Country: r.Viewer.CountryCode(), Sections: v.Sections}
 		if len(r.Slots) > 0 {
@@ -755,7 +756,7 @@ func (s *Service) request(e *Edge, in *Input, plan *delivery.Plan, slots []deliv
 		rules.Apply(&v, c)
 	}
 	r.User = pol.User(in.UserKey, now, v.Limit)
-	return r, v, nil
+	return r, v, signals, nil
 }
 
 // fillViewer fills what the request leaves out of its viewer from the

@@ -29,8 +29,10 @@ import (
 
 	"github.com/maypok86/otter/v2"
 
+	"github.com/prebid/openrtb/v20/openrtb2"
 	"marquee"
 	"marquee/attribution"
+
 	"marquee/delivery"
 	"marquee/demand"
 	"marquee/ivt"
@@ -131,6 +133,9 @@ type Config struct {
 	// Tmax bounds a decision's auction when its placement sets none
 	// (-demand-tmax; default DefaultTmax).
 	Tmax time.Duration
+	// SChain is the SupplyChain object of a bid request of a site's
+	// (its seller id) of request id (nil: none sent).
+	SChain func(sellerID, requestID string) *openrtb2.SupplyChain
 }
 
 // DefaultTmax is how long a decision waits for its demand partners by
@@ -155,6 +160,7 @@ type Service struct {
 	sites       *Sites
 	demand      *demand.Exchange
 	tmax        time.Duration
+	schain      func(sellerID, requestID string) *openrtb2.SupplyChain
 	// seen holds the decision ids (and kinds) counted here within the
 	// tracking URLs' life, each with when and for whom it counted: a URL
 	// fired twice counts once on an instance.
@@ -189,7 +195,7 @@ func New(cfg Config) *Service {
 	}
 	return &Service{engine: cfg.Engine, signer: cfg.Signer, ttl: ttl, lines: cfg.Lines, ledger: cfg.Ledger, now: now,
 		shared: cfg.SharedCounters, reportKeys: cfg.ReportKeys, touches: cfg.Touches, conversions: cfg.Conversions, currency: cfg.Currency,
-		ivt: cfg.IVT, sites: cfg.Sites, demand: cfg.Demand, tmax: cfg.Tmax,
+		ivt: cfg.IVT, sites: cfg.Sites, demand: cfg.Demand, tmax: cfg.Tmax, schain: cfg.SChain,
 		seen: otter.Must(&otter.Options[[17]byte, mark]{MaximumSize: 2_000_000, ExpiryCalculator: otter.ExpiryWriting[[17]byte, mark](ttl)})}
 }
 

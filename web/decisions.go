@@ -16,6 +16,7 @@ import (
 	"marquee"
 	"marquee/auth"
 	"marquee/delivery"
+	"marquee/demand"
 	"marquee/jsonstr"
 	"marquee/macro"
 	"marquee/serve"
@@ -218,6 +219,9 @@ func appendChoice(b, urlHead, frameHead []byte, d *serve.Decision, si int, in *s
 // bid's creative has its own landing page) when the visitor clicks into
 // its frame.
 func appendBid(b, urlHead, frameHead []byte, d *serve.Decision, si int, ch delivery.Choice, proof bool) []byte {
+	if pb := d.Partner(ch); pb != nil {
+		return appendPartner(b, urlHead, frameHead, d, si, ch, pb, proof)
+	}
 	bid, r := ch.Bid, &d.Request
 	b = append(b, `{"bidder":`...)
 	b, _ = jsonstr.Append(b, []byte(bid.Bidder))
@@ -238,6 +242,40 @@ func appendBid(b, urlHead, frameHead []byte, d *serve.Decision, si int, ch deliv
 	}
 	var scratch [320]byte // a bidder's name makes the token longer than an ad's
 	token, _ := d.Sign(scratch[:0], si, ch)
+	b = appendTrackingURL(b, `,"clickUrl":`, urlHead, tracking.Click, token)
+	b = appendTrackingURL(b, `,"impressionUrl":`, urlHead, tracking.Impression, token)
+	b = appendTrackingURL(b, `,"viewUrl":`, urlHead, tracking.View, token)
+	if proof {
+		b = appendProofURL(b, urlHead, token)
+	}
+	return append(b, '}')
+}
+
+// appendPartner appends a demand partner's bid that won its slot as the
+// answer shows it — {"partner","cpm" (as adjusted),"dealId","creative":
+// {"type":"html","width","height"},"frameUrl"} — an HTML creative the tag
+// draws in its sandboxed frame (/f/{token} draws the bid's markup, kept
+// under the decision's id) — with its tracking URLs: the click a pixel,
+// as a header bid's (the markup has its own landing page).
+func appendPartner(b, urlHead, frameHead []byte, d *serve.Decision, si int, ch delivery.Choice, pb *demand.Bid, proof bool) []byte {
+	b = append(b, `{"partner":`...)
+	b, _ = jsonstr.Append(b, []byte(pb.Partner))
+	b = append(b, `,"cpm":`...)
+	b = strconv.AppendFloat(b, float64(ch.BidCPM)/1e6, 'f', -1, 64)
+	if pb.Raw.DealID != "" {
+		b = append(b, `,"dealId":`...)
+		b, _ = jsonstr.Append(b, []byte(pb.Raw.DealID))
+	}
+	w, h := d.PartnerSize(si, pb)
+	b = fmt.Appendf(b, `,"creative":{"type":"html","width":%d,"height":%d}`, w, h)
+	if d.Request.Preview {
+		return append(b, '}')
+	}
+	var scratch [320]byte
+	token, id := d.Sign(scratch[:0], si, ch)
+	d.KeepMarkup(id, ch)
+	b = append(append(append(b, `,"frameUrl":`...), frameHead...), FramePrefix...)
+	b = append(append(b, token...), '"')
 	b = appendTrackingURL(b, `,"clickUrl":`, urlHead, tracking.Click, token)
 	b = appendTrackingURL(b, `,"impressionUrl":`, urlHead, tracking.Impression, token)
 	b = appendTrackingURL(b, `,"viewUrl":`, urlHead, tracking.View, token)

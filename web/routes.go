@@ -272,7 +272,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/t.js", allow(public), handleTagScript()},
 		{"GET", "/tag/{file}", allow(public), handleTagScript()},
 		{"GET", "/pb.js", allow(public), handleTagScript()},
-		{"GET", "/f/{token}", allow(public), handleFrame(s.serve.Engine(), s.serve.Signer(), s.cfg.PublicURL, s.now)},
+		{"GET", "/f/{token}", allow(public), handleFrame(s.serve.Engine(), s.serve.Signer(), s.serve.Demand(), s.cfg.PublicURL, s.now)},
 		{"GET", "/api/v1/creative-preview", allow(marquee.ScopeAdsRead, advertiserBound), handleCreativePreview(s.serve.Signer(), s.cfg.CreativeOrigin, s.req, s.now)},
 		{"GET", BidFramePath, allow(public), handleBidFrame()},
 		{"GET", "/vast", allow(public), handleVAST(s.serve, s.req)},

@@ -12,6 +12,7 @@ import (
 
 	"marquee"
 	"marquee/delivery"
+	"marquee/demand"
 	"marquee/macro"
 	"marquee/tag"
 	"marquee/tracking"
@@ -140,7 +141,7 @@ func handleBidFrame() handler {
 // URL. A token that is not ours is a 400, an expired one a 410. A
 // preview's token answers the preview page (servePreview), its images
 // from assets (the public origin; "": the frame's own).
-func handleFrame(engine *delivery.Engine, signer *tracking.Signer, assets string, now func() time.Time) handler {
+func handleFrame(engine *delivery.Engine, signer *tracking.Signer, partners *demand.Exchange, assets string, now func() time.Time) handler {
 	return func(ctx *fasthttp.RequestCtx) error {
 		token := pathParam(ctx, 0)
 		p, err := signer.Open(token, now())
@@ -149,6 +150,14 @@ func handleFrame(engine *delivery.Engine, signer *tracking.Signer, assets string
 		}
 		if p.Ad == 0 && p.Bidder == "" { // a preview's token (handleCreativePreview)
 			servePreview(ctx, assets)
+			return nil
+		}
+		if p.Ad == 0 { // a demand partner's bid: its markup, kept by the instance that decided
+			k, ok := partners.Markup(p.Decision)
+			if !ok {
+				return marquee.Errorf(marquee.KindNotFound, "this bid's markup is not kept here (docs/demand.md#one-instance)")
+			}
+			serveFrame(ctx, k.Markup)
 			return nil
 		}
 		a, ok := engine.Plan().Ad(p.Ad)
@@ -172,15 +181,21 @@ func handleFrame(engine *delivery.Engine, signer *tracking.Signer, assets string
 		case a.Creative.ClickURL != "" && click != nil:
 			html = strings.ReplaceAll(html, "{clickUrl}", string(click))
 		}
-		h := &ctx.Response.Header
-		h.Set("Content-Security-Policy", frameSandbox)
-		noStore(ctx)
-		h.Set("Referrer-Policy", "no-referrer")
-		ctx.SetContentType("text/html; charset=utf-8")
-		ctx.SetBodyString(`<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>` +
-			html + clickTrackerScript(a.Creative.ClickTrackers, &p, click) + `</body></html>`)
+		serveFrame(ctx, html+clickTrackerScript(a.Creative.ClickTrackers, &p, click))
 		return nil
 	}
+}
+
+// serveFrame answers body as a frame's document, sandboxed by its CSP
+// whoever frames it, never stored.
+func serveFrame(ctx *fasthttp.RequestCtx, body string) {
+	h := &ctx.Response.Header
+	h.Set("Content-Security-Policy", frameSandbox)
+	noStore(ctx)
+	h.Set("Referrer-Policy", "no-referrer")
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.SetBodyString(`<!doctype html><html><head><meta charset="utf-8"><style>html,body{margin:0;padding:0;overflow:hidden}</style></head><body>` +
+		body + `</body></html>`)
 }
 
 // clickTrackerScript is the script a frame ends with when its creative has

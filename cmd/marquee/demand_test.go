@@ -1,8 +1,16 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/prebid/openrtb/v20/openrtb2"
 )
 
 // TestDemandPartnersAsObjects: a demand partner made through the API
@@ -38,4 +46,129 @@ func TestDemandPartnersAsObjects(t *testing.T) {
 	}
 	in.expect(in.admin("DELETE", "/api/v1/demand-partners/dsp-one", ""), 204, "")
 	in.expect(in.admin("GET", "/api/v1/demand-partners/dsp-one", ""), 404, "")
+}
+
+// TestPartnerBidsInDecisions: a buyer on a local server receives the
+// decision's OpenRTB 2.6 request (its impression, floor, site, device,
+// regs, source, tmax, at and cur), bids, and wins over a lower remnant
+// campaign: the answer names it and frames its markup; its nurl is
+// called with the price macro filled; its burl only once its impression
+// is verified, and once however often it is fired. On a sponsorship's
+// placement it loses, and its lurl says why (102).
+func TestPartnerBidsInDecisions(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var requests []openrtb2.BidRequest
+	notices := map[string][]string{}
+	buyer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" { // a notice
+			mu.Lock()
+			notices[r.URL.Path] = append(notices[r.URL.Path], r.URL.RawQuery)
+			mu.Unlock()
+			return
+		}
+		var req openrtb2.BidRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			t.Errorf("a bid request that is not a BidRequest: %v", err)
+		}
+		mu.Lock()
+		requests = append(requests, req)
+		mu.Unlock()
+		base := "http://" + r.Host
+		json.NewEncoder(w).Encode(openrtb2.BidResponse{ID: req.ID, Cur: req.Cur[0], SeatBid: []openrtb2.SeatBid{{Seat: "seat-1", Bid: []openrtb2.Bid{{
+			ID: "bid-1", ImpID: req.Imp[0].ID, Price: 3, W: 300, H: 250, AdM: `<div id="dsp-ad">the buyer's ad at ${AUCTION_PRICE}</div>`,
+			NURL: base + "/win?p=${AUCTION_PRICE}&a=${AUCTION_ID}", BURL: base + "/bill?p=${AUCTION_PRICE}", LURL: base + "/loss?l=${AUCTION_LOSS}",
+			ADomain: []string{"brand.example"}}}}}})
+	}))
+	t.Cleanup(buyer.Close)
+	count := func(path string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(notices[path])
+	}
+
+	in := start(t, t.TempDir(), nil, "-demand-notices-allow-private")
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"],"floor":1}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"top","sizes":["300x250"]}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"remnant",` + flight + `,"priority":"remnant","price":{"model":"cpm","amount":2}}`)
+	in.campaign(`{"advertiserId":"1","name":"sponsor",` + flight + `,"priority":"sponsorship"}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"r",`+flight+`,"campaignId":"1","placements":["side"],"creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"s",`+flight+`,"campaignId":"2","placements":["top"],"creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/demand-partners", `{"name":"dsp","endpoint":"`+buyer.URL+`/rtb","formats":["banner"],"timeoutMs":1000}`), 201, "")
+
+	var got struct {
+		Decisions map[string][]struct {
+			Partner, FrameURL, ImpressionURL, CampaignID string
+			CPM                                          float64
+			Creative                                     struct{ Type string }
+		}
+	}
+	eventually(t, 5*time.Second, func() string {
+		r := in.doHeaders("POST", "/api/v1/decisions", "application/json",
+			`{"placements":[{"div":"d","placement":"side"}],"url":"https://news.example/story","consent":{"gpp":"DBAA","gppSid":[7]}}`, "User-Agent", iphoneUA)
+		if json.Unmarshal([]byte(r.body), &got); r.status != 200 || len(got.Decisions["d"]) != 1 || got.Decisions["d"][0].Partner != "dsp" {
+			return "want the partner's bid to win over the remnant campaign's 2: " + r.body
+		}
+		return ""
+	})
+	ch := got.Decisions["d"][0]
+	if ch.CPM != 3 || ch.Creative.Type != "html" || ch.FrameURL == "" || ch.CampaignID != "" {
+		t.Errorf("the partner's choice = %+v; want cpm 3, an html creative in a frame, no campaign", ch)
+	}
+	mu.Lock()
+	req := requests[len(requests)-1]
+	mu.Unlock()
+	if len(req.Imp) != 1 || req.Imp[0].TagID != "side" || req.Imp[0].Banner == nil || req.Imp[0].Banner.Format[0].W != 300 || req.Imp[0].BidFloor != 1 ||
+		req.Imp[0].BidFloorCur != "USD" || req.Site == nil || req.Site.Page != "https://news.example/story" || req.Site.Domain != "news.example" ||
+		req.Device == nil || req.Device.UA != iphoneUA || req.Regs == nil || req.Regs.GPP != "DBAA" || len(req.Regs.GPPSID) != 1 ||
+		req.Source == nil || req.Source.TID != req.ID || req.TMax != 200 || req.AT != 1 || req.Cur[0] != "USD" {
+		t.Errorf("the bid request = %+v; want the slot's impression, floor, page, device, regs, source, tmax 200, at 1, USD", req)
+	}
+	frame := in.get(ch.FrameURL[strings.Index(ch.FrameURL, "/f/"):])
+	if frame.status != 200 || !strings.Contains(frame.body, `<div id="dsp-ad">the buyer's ad at 3</div>`) {
+		t.Errorf("the frame = %d %s; want the buyer's markup, its price macro filled", frame.status, frame.body)
+	}
+	eventually(t, 5*time.Second, func() string {
+		if count("/win") == 0 {
+			return "no win notice"
+		}
+		return ""
+	})
+	if n := count("/bill"); n != 0 {
+		t.Errorf("%d billing notices before the impression; want none", n)
+	}
+	imp := ch.ImpressionURL[strings.Index(ch.ImpressionURL, "/t/"):]
+	in.expect(in.get(imp), 204, "")
+	in.expect(in.get(imp), 204, "")
+	eventually(t, 5*time.Second, func() string {
+		if count("/bill") != 1 {
+			return "want one billing notice after the verified impression"
+		}
+		return ""
+	})
+	mu.Lock()
+	if q := notices["/bill"][0]; q != "p=3" {
+		t.Errorf("the billing notice's query = %q; want p=3", q)
+	}
+	mu.Unlock()
+
+	// A sponsorship's placement: the partner's bid loses, told why.
+	r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"top"}]}`)
+	if json.Unmarshal([]byte(r.body), &got); r.status != 200 || len(got.Decisions["d"]) != 1 || got.Decisions["d"][0].CampaignID != "2" {
+		t.Fatalf("the sponsorship's placement = %d %s; want campaign 2", r.status, r.body)
+	}
+	eventually(t, 5*time.Second, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(notices["/loss"]) != 1 || notices["/loss"][0] != "l=102" {
+			return fmt.Sprintf("loss notices %v; want one, l=102", notices["/loss"])
+		}
+		return ""
+	})
+	time.Sleep(200 * time.Millisecond) // a second billing notice would have come by now
+	if n := count("/bill"); n != 1 {
+		t.Errorf("%d billing notices; want 1: an impression fired twice bills once", n)
+	}
 }

@@ -678,7 +678,7 @@ func (n *node) listen() (*fasthttp.Server, net.Listener, error) {
 		Lines:          serving.NewLines(n.events, n.privacy, geo),
 		Ledger:         serving.NewLedger(serving.LedgerConfig{Sink: n.events, Engine: n.engine, Requests: n.requests, Samples: n.samples, Bids: n.bids}),
 		SharedCounters: n.cfg.counters != "memory" && n.cfg.counters != "", ReportKeys: n.reportKeys,
-		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: n.ivt, Sites: n.sites, Demand: n.demand, Tmax: cfg.demandTmax})
+		Touches: n.touches, Conversions: n.st, Currency: cfg.currency, IVT: n.ivt, Sites: n.sites, Demand: n.demand, Tmax: cfg.demandTmax, SChain: cfg.seller.SChain})
 	var pay billing.Payments // card top-ups: through Stripe, when configured
 	if cfg.stripe.Key != "" {
 		sc := cfg.stripe
