@@ -22,13 +22,14 @@ const (
 // limited when privacy says so: docs/privacy.md; verified on a tracking
 // URL's event that a decision vouches for: docs/api.md#verified-counts;
 // defaultFill on the events of a placement's default ad; bidder on those
-// of a header-bidding bid that won its slot; redirected on a redirect's
+// of a header-bidding bid that won its slot, partner of a demand
+// partner's (docs/demand.md); redirected on a redirect's
 // click; cost, attribution, conversionValue, unbilled and unbilledCost
 // of what money counts: docs/api.md#money; ivt, why an event is invalid
 // traffic, and adjusts, what an adjustment credits: docs/ivt.md; signals
 // and denied, a decision's privacy signals and the activities they deny:
 // docs/privacy.md#activities); a client may not send them.
-var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified", "defaultFill", "bidder", "redirected",
+var ReservedEventKeys = [...]string{"receivedAt", "id", "ip", "geo", "ua", "limited", "verified", "defaultFill", "bidder", "partner", "redirected",
 	"cost", "attribution", "conversionValue", "unbilled", "unbilledCost", "ivt", "adjusts", "signals", "denied"}
 
 // ConsentEventKeys are the fields that carry a visitor's consent (the

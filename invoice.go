@@ -50,6 +50,10 @@ type PlacementLine struct {
 	Impressions int64  `json:"impressions"`
 	Gross       Micros `json:"gross"`
 	Net         Micros `json:"net"`
+	// PartnerGross is the part of Gross the demand partners' bids earned
+	// (docs/demand.md): the partners pay the network, which owes the
+	// publisher its share of it as of its campaigns'.
+	PartnerGross Micros `json:"partnerGross,omitempty"`
 }
 
 // The kinds of invoice documents.

@@ -71,6 +71,24 @@ const (
 // partner may take it.
 const MarqueeComponent = "marquee"
 
+// PartnerPrefix marks a demand partner's name where header bidding's
+// bidders are counted (events, bids' counts, reports by bidder): "@dsp"
+// is partner dsp's — no page's bid can take it, as no bidder code holds
+// an "@". A partner's name is at most MaxBidderLen-1 bytes so that it
+// fits.
+const PartnerPrefix = "@"
+
+// PartnerBidder is partner name's bidder, as bids' counts name it.
+func PartnerBidder(name string) string { return PartnerPrefix + name }
+
+// PartnerOf is the partner of bidder, and whether it is one's.
+func PartnerOf[T ~string | ~[]byte](bidder T) (string, bool) {
+	if len(bidder) < 2 || bidder[0] != PartnerPrefix[0] || !IsBidderCode(bidder[1:]) {
+		return "", false
+	}
+	return string(bidder[1:]), true
+}
+
 // NoDemandPartner is the error of a partner that does not exist.
 func NoDemandPartner(name string) *Error {
 	return Errorf(KindNotFound, "demand partner %q not found", name)
@@ -96,8 +114,8 @@ func ParseDemandPartnerInput(body []byte) (p DemandPartner, hasHeaders bool, err
 		return p, false, Invalid("invalid demand partner", probs)
 	}
 	if raw, ok := present(fields, "name"); ok {
-		if json.Unmarshal(raw, &p.Name) != nil || !IsBidderCode(p.Name) {
-			probs["name"] = fmt.Sprintf("must be 1 to %d of A–Z, a–z, 0–9, _ . - (reports, privacy rules and events name the partner by it)", MaxBidderLen)
+		if json.Unmarshal(raw, &p.Name) != nil || !IsBidderCode(p.Name) || len(p.Name) >= MaxBidderLen {
+			probs["name"] = fmt.Sprintf("must be 1 to %d of A–Z, a–z, 0–9, _ . - (reports, privacy rules and events name the partner by it)", MaxBidderLen-1)
 		} else if strings.EqualFold(p.Name, MarqueeComponent) {
 			probs["name"] = fmt.Sprintf("%q is Marquee's own component", MarqueeComponent)
 		}

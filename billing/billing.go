@@ -15,6 +15,7 @@ import (
 
 	"marquee"
 	"marquee/ivt"
+	"marquee/reportrow"
 	"marquee/reports"
 )
 
@@ -119,6 +120,51 @@ func CreditNote(inv marquee.Invoice) marquee.Invoice {
 	return cn
 }
 
+// addPartners adds to lines (by placement id) what the demand partners'
+// bids earned on site's placements in [from, to) (whole UTC days, as the
+// cube's): their verified impressions, their revenue as gross (and as
+// PartnerGross) and its share as net, rounded once a placement. Nothing
+// without a reader of bids.
+func addPartners(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, site string, from, to time.Time, lines map[int64]*marquee.PlacementLine) error {
+	if rp.Bids == nil {
+		return nil
+	}
+	var ids []int64
+	for id, pl := range cat.Placements {
+		if pl.Site == site {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := rp.Bids.BidSums(ctx, reportrow.BidQuery{From: from.Unix() / 86400 * 86400, To: to.Unix(), Placements: ids})
+	if err != nil {
+		return err
+	}
+	earned := map[int64]int64{} // nano-units, by placement
+	for _, r := range rows {
+		if _, ok := marquee.PartnerOf(r.Bidder); !ok || r.Impressions == 0 && r.Revenue == 0 {
+			continue
+		}
+		l := lines[r.Placement]
+		if l == nil {
+			l = &marquee.PlacementLine{PlacementID: r.Placement, Placement: cat.Placements[r.Placement].Name}
+			lines[r.Placement] = l
+		}
+		l.Impressions += r.Impressions
+		earned[r.Placement] += r.Revenue
+	}
+	for id, nanos := range earned {
+		l := lines[id]
+		gross := marquee.Nanos(nanos).Micros()
+		l.Gross += gross
+		l.PartnerGross += gross
+		l.Net += marquee.Nanos(math.Round(cat.Shares[site] * float64(nanos))).Micros()
+	}
+	return nil
+}
+
 // Statement is the publisher's statement of site for [from, to) (whole
 // UTC days), unnumbered: a line per placement of the site with its
 // campaigns' verified impressions, what their ads earned (gross: their billed spend and
@@ -126,7 +172,8 @@ func CreditNote(inv marquee.Invoice) marquee.Invoice {
 // publisher's part (net: as the publisher's own reports count it, each
 // cell's gross × the site's revenue share, rounded once a placement);
 // Total the net owed, Gross the gross. The page's header-bidding bids
-// are left out: their SSPs pay the publisher, not the network. cat.Shares gives the share (none:
+// are left out: their SSPs pay the publisher, not the network; the
+// demand partners' are in (addPartners): they pay the network. cat.Shares gives the share (none:
 // 0, nothing is owed). Its adjustments say why events earned nothing: a
 // placement's invalid traffic by reason (a quarantined site's all of
 // reason "quarantined"), at what it would have earned (gross).
@@ -149,6 +196,7 @@ func Statement(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, 
 			nets[cellID(r.Dims[reports.DimPlacement])] = r.Net.Revenue
 		}
 	}
+	lines := map[int64]*marquee.PlacementLine{}
 	for _, r := range gross.Rows {
 		c := r.Dims[reports.DimPlacement]
 		id := cellID(c)
@@ -156,10 +204,16 @@ func Statement(ctx context.Context, rp *reports.Reporter, cat *reports.Catalog, 
 		if r.Money != nil {
 			l.Gross = r.Money.Spend
 		}
+		lines[id] = &l
+	}
+	if err := addPartners(ctx, rp, cat, site, from, to, lines); err != nil {
+		return st, err
+	}
+	for _, l := range lines {
 		if l.Gross == 0 && l.Net == 0 && l.Impressions == 0 {
 			continue
 		}
-		st.PlacementLines = append(st.PlacementLines, l)
+		st.PlacementLines = append(st.PlacementLines, *l)
 		st.Gross += l.Gross
 		st.Total += l.Net
 	}

@@ -225,7 +225,7 @@ func (cl *Classifier) ReadFields(f *eventline.Fields, e *Event) string {
 	if name := f[eventline.Placement]; len(name) > 0 {
 		if marquee.CheckPlacementName(string(name)) == "" {
 			e.Placement = cl.intern(name)
-			if bidder := f[eventline.Bidder]; len(bidder) > 0 && marquee.IsBidderCode(bidder) {
+			if bidder := f[eventline.Bidder]; len(bidder) > 0 && (marquee.IsBidderCode(bidder) || isPartner(bidder)) {
 				e.Bidder = cl.intern(bidder)
 			}
 		} else {
@@ -488,4 +488,10 @@ func (l *Lookup) Resolve(ctx context.Context, e *Event) (Resolved, error) {
 		}
 	}
 	return r, nil
+}
+
+// isPartner says whether bidder is a demand partner's (marquee.PartnerOf).
+func isPartner(bidder []byte) bool {
+	_, ok := marquee.PartnerOf(bidder)
+	return ok
 }

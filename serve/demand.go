@@ -124,7 +124,7 @@ func (s *Service) auction(ctx context.Context, e *Edge, in *Input, plan *deliver
 	for k := range d.Partners {
 		b := &d.Partners[k]
 		sl := &r.Slots[b.Imp]
-		bid := delivery.Bid{Bidder: b.Partner, CPM: b.Price, AdID: []byte(b.Raw.ID), Deal: b.Raw.DealID, Server: true, Index: k}
+		bid := delivery.Bid{Bidder: marquee.PartnerBidder(b.Partner), CPM: b.Price, AdID: []byte(b.Raw.ID), Deal: b.Raw.DealID, Server: true, Index: k}
 		if b.Raw.W > 0 && b.Raw.H > 0 {
 			bid.Size = strconv.FormatInt(b.Raw.W, 10) + "x" + strconv.FormatInt(b.Raw.H, 10)
 		}

@@ -345,7 +345,10 @@ func appendDecision(line []byte, p *tracking.Payload) []byte {
 	var num [20]byte
 	switch {
 	case p.Bidder != "": // a header-bidding bid: no ad or campaign of Marquee's
-		line = eventline.AppendPlain(line, "bidder", p.Bidder) // checked at the edge: A–Z, a–z, 0–9, _ . -
+		line = eventline.AppendPlain(line, "bidder", p.Bidder) // checked at the edge: A–Z, a–z, 0–9, _ . - (and a partner's leading @)
+		if partner, ok := marquee.PartnerOf(p.Bidder); ok {
+			line = eventline.AppendPlain(line, "partner", partner)
+		}
 	case p.Campaign != 0:
 		line = eventline.AppendPlain(line, "ad", strconv.AppendInt(num[:0], p.Ad, 10))
 		line = eventline.AppendPlain(line, "campaign", strconv.AppendInt(num[:0], p.Campaign, 10))

@@ -87,10 +87,11 @@ func TestPartnerBidsInDecisions(t *testing.T) {
 		return len(notices[path])
 	}
 
-	in := start(t, t.TempDir(), nil, "-demand-notices-allow-private")
+	in := start(t, t.TempDir(), nil, "-demand-notices-allow-private", "-reports-flush", "100ms")
 	flight := flightJSON(-time.Hour, 48*time.Hour)
 	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
-	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"],"floor":1}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/sites", `{"name":"news","domains":["news.example"],"revenueShare":0.5}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","site":"news","sizes":["300x250"],"floor":1}`), 201, "")
 	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"top","sizes":["300x250"]}`), 201, "")
 	in.campaign(`{"advertiserId":"1","name":"remnant",` + flight + `,"priority":"remnant","price":{"model":"cpm","amount":2}}`)
 	in.campaign(`{"advertiserId":"1","name":"sponsor",` + flight + `,"priority":"sponsorship"}`)
@@ -153,6 +154,19 @@ func TestPartnerBidsInDecisions(t *testing.T) {
 		t.Errorf("the billing notice's query = %q; want p=3", q)
 	}
 	mu.Unlock()
+	// The partner pays the network: the site's statement owes the
+	// publisher its share of the bid's 3 CPM (0.003 gross, 0.0015 net).
+	eventually(t, 5*time.Second, func() string {
+		if r := in.admin("GET", "/api/v1/bidders/stats", ""); !strings.Contains(r.body, `"bidder":"@dsp"`) || !strings.Contains(r.body, `"impressions":1`) {
+			return "the partner's impression not counted yet: " + r.body
+		}
+		return ""
+	})
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	st := in.admin("POST", "/api/v1/statements", `{"site":"news","from":"`+today.Format(time.RFC3339)+`","to":"`+today.Add(24*time.Hour).Format(time.RFC3339)+`"}`)
+	if st.status != 201 || !strings.Contains(st.body, `"impressions":1,"gross":0.003,"net":0.0015,"partnerGross":0.003}`) || !strings.Contains(st.body, `"total":0.0015,`) {
+		t.Errorf("the site's statement = %d %s; want the partner's impression, 0.003 gross, 0.0015 net", st.status, st.body)
+	}
 
 	// A sponsorship's placement: the partner's bid loses, told why.
 	r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"top"}]}`)
