@@ -260,6 +260,8 @@ func (s *Server) apiRoutes() []route {
 		{"PUT", "/api/v1/session/password", allow(signedIn, anyBound), withStore(handleChangePassword(s.sessions))},
 		// Decisions: which ads fill a page's slots, and their signed tracking URLs.
 		{"POST", "/api/v1/decisions", allow(public), handleDecisions(s.serve, s.req, s.authenticate, s.cfg.CreativeOrigin)},
+		{"POST", "/openrtb2/auction", allow(public), handleAuction(s.serve, s.req, s.cfg.CreativeOrigin)},
+		{"GET", "/status", allow(public), handleStatus()},
 		{"GET", "/api/v1/decisions", allow(public), handleDecisions(s.serve, s.req, s.authenticate, s.cfg.CreativeOrigin)},
 		{"GET", "/api/v1/floors", allow(public), handleFloors(s.serve, s.cfg.Seller)},
 		{"OPTIONS", "/api/v1/decisions", allow(public), handlePreflight()},

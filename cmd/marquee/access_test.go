@@ -63,7 +63,7 @@ func TestRouteScopeMatrix(t *testing.T) {
 	}
 	wantPublic := []string{"GET /api/v1/ad", "GET /api/v1/ad/{id}", "GET /r/{code}", "GET /e", "POST /e", "POST /stripe/webhook", "GET /vmap",
 		"GET /healthz", "GET /readyz", "GET /metrics", "POST /api/v1/session", "POST /api/v1/invitations", "GET /api/v1/setup", "POST /api/v1/setup", "GET /assets/{file}", "POST /api/v1/decisions", "GET /api/v1/decisions", "GET /t/{kind}/{token}",
-		"OPTIONS /api/v1/decisions", "GET /t.js", "GET /tag/{file}", "GET /pb.js", "GET /api/v1/floors", "GET /f/pb", "GET /f/{token}", "GET /p/{token}", "GET /vast", "GET /conversion", "GET /sellers.json"}
+		"OPTIONS /api/v1/decisions", "GET /t.js", "GET /tag/{file}", "GET /pb.js", "GET /api/v1/floors", "GET /f/pb", "GET /f/{token}", "GET /p/{token}", "GET /vast", "GET /conversion", "GET /sellers.json", "POST /openrtb2/auction", "GET /status"}
 	var public []string
 	routes := web.NewServer(web.Config{}, web.Deps{Now: time.Now, Index: index.New(time.Now), Registry: prometheus.NewRegistry()}).Routes()
 	for _, r := range routes {

@@ -186,3 +186,52 @@ func TestPartnerBidsInDecisions(t *testing.T) {
 		t.Errorf("%d billing notices; want 1: an impression fired twice bills once", n)
 	}
 }
+
+// TestPrebidServerAuction: Marquee answers Prebid Server's
+// /openrtb2/auction as stock Prebid.js's prebidServerBidAdapter asks it
+// (text/plain, with credentials, bidder "marquee" naming a placement in
+// its params): seat "marquee", a bid of the slot's campaign at its CPM,
+// its markup framing the ad with its impression pixel, Prebid's
+// targeting; the pixel counts the impression as any decision's. An imp
+// that names no placement is a 400 naming it; /status answers ok.
+func TestPrebidServerAuction(t *testing.T) {
+	t.Parallel()
+	in := start(t, t.TempDir(), nil, "-reports-flush", "100ms")
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"cpm",` + flight + `,"price":{"model":"cpm","amount":4.25}}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"html","html":"<p>hello</p>","width":300,"height":250}}`), 201, "")
+	in.expect(in.get("/status"), 200, "ok")
+
+	req := `{"id":"pbjs-1","imp":[{"id":"div-1","banner":{"format":[{"w":300,"h":250}]},"ext":{"prebid":{"bidder":{"marquee":{"placement":"side"}}}}}],
+		"site":{"page":"https://news.example/a"},"device":{"ua":"` + iphoneUA + `"},"tmax":1000}`
+	r := in.doHeaders("POST", "/openrtb2/auction", "text/plain", req, "Origin", "https://news.example")
+	var resp openrtb2.BidResponse
+	if r.status != 200 || json.Unmarshal([]byte(r.body), &resp) != nil || len(resp.SeatBid) != 1 || len(resp.SeatBid[0].Bid) != 1 {
+		t.Fatalf("auction = %d %s; want one seat's bid", r.status, r.body)
+	}
+	if got := r.header.Get("Access-Control-Allow-Origin"); got != "https://news.example" || r.header.Get("Access-Control-Allow-Credentials") != "true" {
+		t.Errorf("CORS = %q, credentials %q; want the page's origin, with credentials", got, r.header.Get("Access-Control-Allow-Credentials"))
+	}
+	b := resp.SeatBid[0].Bid[0]
+	if resp.ID != "pbjs-1" || resp.SeatBid[0].Seat != "marquee" || b.ImpID != "div-1" || b.Price != 4.25 || b.W != 300 || b.H != 250 || b.CrID != "1" ||
+		!strings.Contains(string(b.Ext), `"hb_pb":"4.20"`) || !strings.Contains(string(b.Ext), `"type":"banner"`) || !strings.Contains(b.AdM, `/f/`) {
+		t.Errorf("bid = %+v ext %s; want seat marquee, div-1 at 4.25, 300x250, its frame, hb_pb 4.20", b, b.Ext)
+	}
+	frame := strings.Split(strings.Split(b.AdM, `<iframe src="`)[1], `"`)[0]
+	if f := in.get(frame[strings.Index(frame, "/f/"):]); f.status != 200 || !strings.Contains(f.body, "<p>hello</p>") {
+		t.Errorf("the frame = %d %s; want the ad's HTML", f.status, f.body)
+	}
+	pixel := strings.Split(strings.Split(b.AdM, `style="display:none"`)[0], `<img src="`)[1]
+	pixel = strings.Split(pixel, `"`)[0]
+	in.expect(in.get(pixel[strings.Index(pixel, "/t/"):]), 204, "")
+	eventually(t, 5*time.Second, func() string {
+		if r := in.admin("GET", "/api/v1/campaigns/1/stats", ""); !strings.Contains(r.body, `"impressions":1`) {
+			return "the impression not counted: " + r.body
+		}
+		return ""
+	})
+	in.expect(in.doHeaders("POST", "/openrtb2/auction", "text/plain", `{"id":"x","imp":[{"id":"a"}]}`), 400,
+		`{"error":"invalid bid request","problems":{"imp[0]":"must have an id and name a placement: ext.prebid.bidder.marquee.placement (Prebid.js: params {\"placement\": \"…\"})"}}`)
+}
