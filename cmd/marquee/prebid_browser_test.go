@@ -235,3 +235,53 @@ func TestPrebidInTheDecision(t *testing.T) {
 		}
 	}
 }
+
+// TestStockPrebidCallsMarqueeAsPrebidServer: stock Prebid.js 11 (its
+// prebidServerBidAdapter, from npm) in Chromium, its s2sConfig pointed at
+// Marquee, asks bidder "marquee" for a placement; Marquee's answer is the
+// highest bid, Prebid renders it, and its impression — fired by the
+// rendered markup — counts for the campaign.
+func TestStockPrebidCallsMarqueeAsPrebidServer(t *testing.T) {
+	t.Parallel()
+	prebidBundle(t)
+	ads := newAdServer(t)
+	ads.expect(ads.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	id := ads.campaign(`{"advertiserId":"1","name":"cpm",` + ads.flight + `,"price":{"model":"cpm","amount":4.25}}`)
+	ads.expect(ads.admin("POST", "/api/v1/ad", `{"title":"a",`+ads.flight+`,"campaignId":"`+id+`","placements":["side"],"creative":{"type":"html","html":"<p id=\"hello\">Marquee's ad</p>","width":300,"height":250}}`), 201, "")
+
+	pub := newPublisher(t)
+	page := `<!doctype html><html><head><meta charset="utf-8"><title>Publisher</title><script>
+window.pbjs = window.pbjs || {que: []};
+pbjs.que.push(function () {
+  pbjs.setConfig({s2sConfig: [{accountId: '1', bidders: ['marquee'], adapter: 'prebidServer', enabled: true, endpoint: '` + ads.url + `/openrtb2/auction', timeout: 2000}]});
+  pbjs.addAdUnits([{code: 'side', mediaTypes: {banner: {sizes: [[300, 250]]}}, bids: [{bidder: 'marquee', params: {placement: 'side'}}]}]);
+  pbjs.requestBids({timeout: 3000, bidsBackHandler: function () {
+    var w = pbjs.getHighestCpmBids('side')[0];
+    window.winner = w ? w.bidderCode + ' ' + w.cpm + ' ' + w.width + 'x' + w.height : 'none';
+    if (w) {
+      var f = document.createElement('iframe');
+      f.width = 300; f.height = 250; f.style.border = '0';
+      document.getElementById('side').appendChild(f);
+      pbjs.renderAd(f.contentWindow.document, w.adId);
+    }
+  }});
+});
+</script><script src="/prebid.js"></script></head><body><div id="side"></div></body></html>`
+	url := pub.page("/s2s", "", page)
+	b := newTab(t, pub.URL, 1200, 900)
+	b.do("open the page", chromedp.Navigate(url))
+	b.waitFor("Prebid's auction done", `window.winner !== undefined`, 15*time.Second)
+	if w := eval[string](b, `window.winner`); w != "marquee 4.25 300x250" {
+		t.Fatalf("Prebid's winning bid = %q; want marquee's at 4.25, 300x250", w)
+	}
+	// Prebid's renderer draws the markup in a frame of its own inside the
+	// slot's: Marquee's frame is somewhere below it.
+	b.waitFor("the ad drawn", `(function find(d) { if (!d) return false; if (d.querySelector('iframe[src*="/f/"]')) return true;
+		return [...d.querySelectorAll('iframe')].some(f => { try { return find(f.contentDocument); } catch (e) { return false; } }); })(document.querySelector('#side iframe').contentDocument)`, 10*time.Second)
+	eventually(t, 10*time.Second, func() string {
+		if r := ads.admin("GET", "/api/v1/campaigns/"+id+"/stats", ""); !strings.Contains(r.body, `"impressions":1`) {
+			return "the rendered bid's impression not counted: " + r.body
+		}
+		return ""
+	})
+}
