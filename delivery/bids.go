@@ -161,7 +161,11 @@ func (bd *Bidding) tierOf(b *Bid, adjusted int64, now time.Time) int {
 	if !ok || !d.deal.ClientBids && !b.Server || adjusted < d.Floor || !d.deal.Open(now) {
 		return -1
 	}
-	if _, listed := slices.BinarySearch(d.Bidders, b.Bidder); !listed {
+	bidder := b.Bidder
+	if b.Server { // a partner's bid: counted as "@name", a deal lists it by name
+		bidder = strings.TrimPrefix(bidder, marquee.PartnerPrefix)
+	}
+	if _, listed := slices.BinarySearch(d.Bidders, bidder); !listed {
 		return -1
 	}
 	return d.Tier

@@ -235,3 +235,70 @@ func TestPrebidServerAuction(t *testing.T) {
 	in.expect(in.doHeaders("POST", "/openrtb2/auction", "text/plain", `{"id":"x","imp":[{"id":"a"}]}`), 400,
 		`{"error":"invalid bid request","problems":{"imp[0]":"must have an id and name a placement: ext.prebid.bidder.marquee.placement (Prebid.js: params {\"placement\": \"…\"})"}}`)
 }
+
+// TestDealLiftsAListedPartnerOnly: two partners bid the same CPM with
+// the same deal id on a standard campaign's placement; the deal (a
+// standard one, not taking the page's bids) lists one of them: its bid
+// is lifted and wins, the other's competes in the open auction and loses
+// to the campaign. Its bid request carried the deal; the other's did not.
+func TestDealLiftsAListedPartnerOnly(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	deals := map[string][]string{}
+	buyer := func(name string) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req openrtb2.BidRequest
+			json.NewDecoder(r.Body).Decode(&req)
+			mu.Lock()
+			if req.Imp[0].PMP != nil {
+				for _, d := range req.Imp[0].PMP.Deals {
+					deals[name] = append(deals[name], d.ID)
+				}
+			}
+			mu.Unlock()
+			json.NewEncoder(w).Encode(openrtb2.BidResponse{ID: req.ID, Cur: "USD", SeatBid: []openrtb2.SeatBid{{Bid: []openrtb2.Bid{{
+				ID: name, ImpID: req.Imp[0].ID, Price: 2, DealID: "PG-1", W: 300, H: 250, AdM: "<b>" + name + "</b>"}}}}})
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	listed, other := buyer("listed"), buyer("other")
+	in := start(t, t.TempDir(), nil)
+	flight := flightJSON(-time.Hour, 48*time.Hour)
+	in.expect(in.admin("POST", "/api/v1/advertisers", `{"name":"Acme"}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	in.campaign(`{"advertiserId":"1","name":"std",` + flight + `,"priority":"standard"}`)
+	in.expect(in.admin("POST", "/api/v1/ad", `{"title":"a",`+flight+`,"campaignId":"1","creative":{"type":"native","title":"t","clickUrl":"https://acme.test/"}}`), 201, "")
+	in.expect(in.admin("POST", "/api/v1/deals", `{"id":"PG-1","name":"PG","bidders":["listed"],"tier":"standard","floor":1}`), 201, "")
+	winner := func() string {
+		t.Helper()
+		r := in.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"side"}]}`)
+		var got struct {
+			Decisions map[string][]struct{ Partner, CampaignID string }
+		}
+		if json.Unmarshal([]byte(r.body), &got); r.status != 200 || len(got.Decisions["d"]) != 1 {
+			t.Fatalf("decision = %d %s", r.status, r.body)
+		}
+		c := got.Decisions["d"][0]
+		return c.Partner + c.CampaignID
+	}
+	in.expect(in.admin("POST", "/api/v1/demand-partners", `{"name":"other","endpoint":"`+other.URL+`","formats":["banner"],"timeoutMs":1000}`), 201, "")
+	eventually(t, 5*time.Second, func() string {
+		if w := winner(); w != "1" {
+			return "with the unlisted partner alone, want campaign 1 (its deal bid competes in the open auction): " + w
+		}
+		return ""
+	})
+	in.expect(in.admin("POST", "/api/v1/demand-partners", `{"name":"listed","endpoint":"`+listed.URL+`","formats":["banner"],"timeoutMs":1000}`), 201, "")
+	eventually(t, 5*time.Second, func() string {
+		if w := winner(); w != "listed" {
+			return "with the listed partner, want its deal's bid: " + w
+		}
+		return ""
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(deals["listed"]) == 0 || deals["listed"][0] != "PG-1" || len(deals["other"]) != 0 {
+		t.Errorf("deals in the bid requests = %v; want PG-1 in the listed partner's only", deals)
+	}
+}
