@@ -104,6 +104,9 @@ type Config struct {
 	// refuses internal addresses unless AllowPrivateNotices).
 	Notices             *http.Client
 	AllowPrivateNotices bool
+	// Shared keeps winning bids' markup and billing notices for every
+	// instance (nil: this instance's memory only).
+	Shared Shared
 }
 
 // Exchange holds the demand partners and runs their auctions. Its

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	crand "crypto/rand"
 	"encoding/json"
 	mrand "math/rand/v2"
@@ -153,9 +154,9 @@ func handleFrame(engine *delivery.Engine, signer *tracking.Signer, partners *dem
 			return nil
 		}
 		if p.Ad == 0 { // a demand partner's bid: its markup, kept by the instance that decided
-			k, ok := partners.Markup(p.Decision)
+			k, ok := partners.Markup(context.Background(), p.Decision)
 			if !ok {
-				return marquee.Errorf(marquee.KindNotFound, "this bid's markup is not kept here (docs/demand.md#one-instance)")
+				return marquee.Errorf(marquee.KindNotFound, "this bid's markup is not kept here (docs/demand.md#across-instances)")
 			}
 			serveFrame(ctx, k.Markup)
 			return nil

@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prebid/openrtb/v20/openrtb2"
+
+	"marquee/store/postgres/pgtest"
 )
 
 // TestDemandPartnersAsObjects: a demand partner made through the API
@@ -300,5 +304,61 @@ func TestDealLiftsAListedPartnerOnly(t *testing.T) {
 	defer mu.Unlock()
 	if len(deals["listed"]) == 0 || deals["listed"][0] != "PG-1" || len(deals["other"]) != 0 {
 		t.Errorf("deals in the bid requests = %v; want PG-1 in the listed partner's only", deals)
+	}
+}
+
+// TestPartnerMarkupAcrossInstances: with -counters redis://…, a partner's
+// winning markup and billing notice are kept for the fleet — a decision
+// made on one instance is drawn by another's frame, and its impression,
+// fired at both instances, sends one billing notice.
+func TestPartnerMarkupAcrossInstances(t *testing.T) {
+	t.Parallel()
+	redis := os.Getenv("MARQUEE_TEST_REDIS")
+	if redis == "" {
+		t.Skip("MARQUEE_TEST_REDIS is not set: partners' markup across instances is not tested")
+	}
+	var bills atomic.Int64
+	buyer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bill" {
+			bills.Add(1)
+			return
+		}
+		var req openrtb2.BidRequest
+		json.NewDecoder(r.Body).Decode(&req)
+		json.NewEncoder(w).Encode(openrtb2.BidResponse{ID: req.ID, Cur: "USD", SeatBid: []openrtb2.SeatBid{{Bid: []openrtb2.Bid{{
+			ID: "b", ImpID: req.Imp[0].ID, Price: 2, W: 300, H: 250, AdM: `<i id="fleet">fleet ad ${AUCTION_ID}</i>`, BURL: "http://" + r.Host + "/bill"}}}}})
+	}))
+	t.Cleanup(buyer.Close)
+	dsn := pgtest.DSN(t)
+	flags := []string{"-counters", redis, "-tracking-key", strings.Repeat("k", 32), "-demand-notices-allow-private"}
+	a, b := startPG(t, dsn, flags...), startPG(t, dsn, flags...)
+	a.expect(a.admin("POST", "/api/v1/placements", `{"name":"side","sizes":["300x250"]}`), 201, "")
+	a.expect(a.admin("POST", "/api/v1/demand-partners", `{"name":"fleet-dsp","endpoint":"`+buyer.URL+`","formats":["banner"],"timeoutMs":1000}`), 201, "")
+	var got struct {
+		Decisions map[string][]struct{ Partner, FrameURL, ImpressionURL string }
+	}
+	eventually(t, 5*time.Second, func() string {
+		r := a.do("POST", "/api/v1/decisions", "", "application/json", `{"placements":[{"div":"d","placement":"side"}]}`)
+		if json.Unmarshal([]byte(r.body), &got); len(got.Decisions["d"]) != 1 || got.Decisions["d"][0].Partner != "fleet-dsp" {
+			return "want the partner's bid: " + r.body
+		}
+		return ""
+	})
+	ch := got.Decisions["d"][0]
+	if f := b.get(ch.FrameURL[strings.Index(ch.FrameURL, "/f/"):]); f.status != 200 || !strings.Contains(f.body, `<i id="fleet">fleet ad `) {
+		t.Errorf("the other instance's frame = %d %s; want the partner's markup", f.status, f.body)
+	}
+	imp := ch.ImpressionURL[strings.Index(ch.ImpressionURL, "/t/"):]
+	b.expect(b.get(imp), 204, "")
+	a.expect(a.get(imp), 204, "")
+	eventually(t, 5*time.Second, func() string {
+		if n := bills.Load(); n != 1 {
+			return fmt.Sprintf("%d billing notices; want 1", n)
+		}
+		return ""
+	})
+	time.Sleep(300 * time.Millisecond) // a second notice would have come by now
+	if n := bills.Load(); n != 1 {
+		t.Errorf("%d billing notices; want 1 for the fleet", n)
 	}
 }

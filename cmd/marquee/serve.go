@@ -482,6 +482,7 @@ type node struct {
 	storeID    string
 	ivt        *ivt.Filter     // invalid traffic's rules; velocity shared through velocity
 	velocity   *counters.Redis // -counters redis://…: the velocity counts every instance shares (nil: each its own)
+	kept       *counters.Redis // -counters redis://…: partners' markup and billing notices every instance reads (nil: each its own)
 	counter    *clicks.Counter // load
 	geo        *geoip.DB       // collect
 	tally      *reports.Tally
@@ -550,6 +551,11 @@ func (n *node) open(ctx context.Context) error {
 			return err
 		}
 		n.cfg.ivt.Shared = n.velocity
+		// Partners' winning markup and billing notices, for every
+		// instance (docs/demand.md#across-instances).
+		if n.kept, err = counters.NewRedis(n.cfg.counters, "marquee:demand:"+n.storeID+":"); err != nil {
+			return err
+		}
 	}
 	n.ivt = ivt.New(n.cfg.ivt)
 	n.engine.SetBudgets(delivery.NewBudgets(n.money, n.cfg.budgetStale))
@@ -576,7 +582,11 @@ func (n *node) open(ctx context.Context) error {
 	// The views in memory the feed keeps current, in the order a batch
 	// reaches them: the index first (the plan's ads are read for it).
 	n.sites = serving.NewSites(n.cfg.adsTxtEnforce)
-	n.demand = demand.New(demand.Config{Currency: n.cfg.currency, Rules: n.cfg.privacyRules, Log: n.log, AllowPrivateNotices: n.cfg.demandPrivate})
+	dc := demand.Config{Currency: n.cfg.currency, Rules: n.cfg.privacyRules, Log: n.log, AllowPrivateNotices: n.cfg.demandPrivate}
+	if n.kept != nil {
+		dc.Shared = n.kept
+	}
+	n.demand = demand.New(dc)
 	views := []marquee.Applier{n.ix, n.engine.From(n.st), n.sites.From(n.st), n.demand.From(n.st), web.AdCacheView(n.ads), web.LinkCacheView(n.links, &n.cfg.linkDomains),
 		n.access, n.hooks, n.reportKeys.From(n.st), counters.Eraser(n.counters, n.log), counters.Eraser(counters.TouchEraser{M: n.money}, n.log)}
 	n.fd = feed.New(n.st, views, n.log, n.reg, feed.Config{Poll: n.cfg.poll, GapWait: n.cfg.gapWait, Retention: n.cfg.retention, Saved: n.ix})
@@ -1131,6 +1141,9 @@ func (n *node) close() {
 	}
 	if c, ok := n.money.(io.Closer); ok {
 		c.Close()
+	}
+	if n.kept != nil {
+		n.kept.Close()
 	}
 	if n.velocity != nil {
 		n.velocity.Close()
