@@ -25,21 +25,23 @@ import (
 
 // benchConfig is the validated configuration of marquee bench.
 type benchConfig struct {
-	bench      loadgen.Bench
-	ads, links int  // in-process: what to seed
-	linkRules  bool // in-process links: with rules and destinations
-	campaigns  int
-	capAll     string // in-process: every campaign capped at this (seed -cap-campaigns)
-	maxErrors  float64
-	jsonFile   string
-	mdFile     string
-	dumpPaths  string
-	serveArgs  []string
-	writes     float64 // ad writes a second through every run
-	writeToken string  // their bearer token (in-process: generated)
-	slow       int     // trickling clients held through every run
-	slowPerIP  int
-	slowEvery  time.Duration
+	bench        loadgen.Bench
+	ads, links   int  // in-process: what to seed
+	linkRules    bool // in-process links: with rules and destinations
+	campaigns    int
+	capAll       string // in-process: every campaign capped at this (seed -cap-campaigns)
+	maxErrors    float64
+	jsonFile     string
+	mdFile       string
+	dumpPaths    string
+	serveArgs    []string
+	writes       float64       // ad writes a second through every run
+	writeToken   string        // their bearer token (in-process: generated)
+	partners     int           // in-process decisions: demand partners on loopback
+	partnerDelay time.Duration // how long each takes to answer
+	slow         int           // trickling clients held through every run
+	slowPerIP    int
+	slowEvery    time.Duration
 }
 
 // headerFlags collects repeated -H flags.
@@ -67,6 +69,8 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	fs.IntVar(&b.Rounds, "rounds", 3, "measured runs against the target (alternating with the hello-world with -baseline)")
 	fs.BoolVar(&b.Baseline, "baseline", false, "also load an in-process fasthttp hello-world returning the scenario's average body size, and report the ratio")
 	fs.Uint64Var(&sc.Seed, "seed", 1, "random seed of the scenario (and of the seeded ads)")
+	fs.IntVar(&c.partners, "partners", 0, "decisions scenario, in-process: demand partners on loopback the server asks for every slot (each bids; docs/demand.md)")
+	fs.DurationVar(&c.partnerDelay, "partner-delay", 10*time.Millisecond, "how long each of -partners takes to answer")
 	fs.IntVar(&sc.Bids, "bids", 0, "decisions scenario: header-bidding bids each slot carries (0: none; docs/benchmarks.md compares 5 with 0)")
 	fs.IntVar(&sc.Users, "users", 100_000, "decisions and vast scenarios: how many user keys the requests draw from (1: one user, who soon reaches every frequency cap)")
 	fs.IntVar(&sc.Requests, "requests", 10_000, "requests a generated scenario pre-builds and cycles through (for ad-by-id and links: 150K per second of every run, 1M–8M — a cache benchmark must not replay a short trace)")
@@ -121,6 +125,9 @@ func parseBench(args []string, getenv func(string) string, stderr io.Writer) (be
 	}
 	if c.slow < 0 || c.slowPerIP < 1 || c.slowEvery <= 0 {
 		problems = append(problems, "-slow-clients must be ≥ 0, -slow-per-ip ≥ 1 and -slow-every positive")
+	}
+	if c.partners < 0 || c.partners > 0 && (sc.Name != "decisions" || b.Target != "") || c.partnerDelay < 0 {
+		problems = append(problems, "-partners must be ≥ 0, for the decisions scenario of the in-process server; -partner-delay ≥ 0")
 	}
 	if b.Rounds < 1 || sc.Requests < 1 {
 		problems = append(problems, "-rounds and -requests must be ≥ 1")
@@ -314,7 +321,21 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 	// then (at 1,000,000 ads: p99 5× the hello-world's, against 1.5× for
 	// a server started after the disk was in sync); and its garbage in
 	// this process's heap.
+	stopBuyers := func() {}
+	if cfg.partners > 0 {
+		addrs, stop, err := fakeBuyers(cfg.partners, cfg.partnerDelay, cfg.bench.Scenario.Seed)
+		if err == nil {
+			stopBuyers = stop
+			err = addPartners(ctx, dataDB(dir, ""), addrs, stderr)
+		}
+		if err != nil {
+			stopBuyers()
+			os.RemoveAll(dir)
+			return nil, "", fmt.Errorf("partners: %w", err)
+		}
+	}
 	if err := syncDir(dir); err != nil {
+		stopBuyers()
 		os.RemoveAll(dir)
 		return nil, "", err
 	}
@@ -323,6 +344,7 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 	// velocity threshold: the rule is off unless -serve-flags turns it on.
 	scfg, err := parseServe(append([]string{"-addr", "127.0.0.1:0", "-data", dir, "-ivt-user-events", "-1", "-ivt-address-events", "-1", "-ivt-campaign-clicks", "-1", "-ivt-max-click-rate", "-1"}, cfg.serveArgs...), noEnv, stderr)
 	if err != nil {
+		stopBuyers()
 		os.RemoveAll(dir)
 		return nil, "", err
 	}
@@ -333,9 +355,10 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 	go func() { served <- serve(sctx, scfg, log, func(a net.Addr) { ready <- a }) }()
 	select {
 	case a := <-ready:
-		return func() { cancel(); <-served; os.RemoveAll(dir) }, a.String(), nil
+		return func() { cancel(); <-served; stopBuyers(); os.RemoveAll(dir) }, a.String(), nil
 	case err := <-served:
 		cancel()
+		stopBuyers()
 		os.RemoveAll(dir)
 		return nil, "", fmt.Errorf("in-process server: %w", err)
 	}
