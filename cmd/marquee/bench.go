@@ -323,7 +323,7 @@ func startInProcess(ctx context.Context, cfg benchConfig, stderr io.Writer) (sto
 	// this process's heap.
 	stopBuyers := func() {}
 	if cfg.partners > 0 {
-		addrs, stop, err := fakeBuyers(cfg.partners, cfg.partnerDelay, cfg.bench.Scenario.Seed)
+		addrs, stop, err := fakeBuyers(cfg.partners, cfg.partnerDelay, cfg.bench.Scenario.Seed, stderr)
 		if err == nil {
 			stopBuyers = stop
 			err = addPartners(ctx, dataDB(dir, ""), addrs, stderr)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -20,13 +21,16 @@ import (
 // first impression (a CPM from 0.50 to 5.00), registered as partners of
 // the in-process server's store before it starts.
 
-// fakeBuyers starts n buyers answering after delay; stop closes them.
-func fakeBuyers(n int, delay time.Duration, seed uint64) (addrs []string, stop func(), err error) {
+// fakeBuyers starts n buyers answering after delay; stop closes them and
+// says how many bid requests they answered (on stderr).
+func fakeBuyers(n int, delay time.Duration, seed uint64, stderr io.Writer) (addrs []string, stop func(), err error) {
 	var servers []*fasthttp.Server
+	var answered atomic.Int64
 	stop = func() {
 		for _, s := range servers {
 			s.Shutdown()
 		}
+		fmt.Fprintf(stderr, "partners: %d bid requests answered by %d buyers\n", answered.Load(), n)
 	}
 	for i := range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -45,6 +49,7 @@ func fakeBuyers(n int, delay time.Duration, seed uint64) (addrs []string, stop f
 				return
 			}
 			time.Sleep(delay)
+			answered.Add(1)
 			id, imp := v.GetStringBytes("id"), v.GetStringBytes("imp", "0", "id")
 			cpm := 0.5 + 4.5*r.Float64()
 			ctx.SetContentType("application/json")
