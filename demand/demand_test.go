@@ -159,7 +159,11 @@ func TestBadAnswersAreDroppedByReason(t *testing.T) {
 		demand.Currency: "currency", demand.TooLarge: "tooLarge", demand.Failed: "error"}
 	for name, answer := range answers {
 		b := newBuyer(t, answer)
-		x := exchange(t, nil, marquee.DemandPartner{Name: "p", Endpoint: b.URL, Formats: []string{marquee.FormatBanner}, TimeoutMS: 100, BidAdjustment: 1})
+		timeout := 2000 // a 256 KiB answer takes its time under the race detector
+		if name == demand.Timeout {
+			timeout = 100
+		}
+		x := exchange(t, nil, marquee.DemandPartner{Name: "p", Endpoint: b.URL, Formats: []string{marquee.FormatBanner}, TimeoutMS: timeout, BidAdjustment: 1})
 		if bids := x.Run(context.Background(), auction(privacy.Verdict{})); len(bids) != 0 {
 			t.Errorf("%s: bids = %+v; want none", name, bids)
 		}

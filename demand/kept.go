@@ -48,14 +48,16 @@ func newKept() *otter.Cache[[16]byte, Kept] {
 // id: here, and in the shared store when there is one (its markup and
 // its notice apart: the notice is taken once by whichever instance counts
 // the impression).
-func (x *Exchange) Keep(ctx context.Context, id [16]byte, b *Bid) {
+// It never derives from a request's context (fasthttp's RequestCtx races
+// with its server's shutdown when used as one).
+func (x *Exchange) Keep(id [16]byte, b *Bid) {
 	k := Kept{Partner: b.Partner, Markup: Macros(b.Raw.AdM, b, x.cfg.Currency, lossNotReported),
 		BURL: Macros(b.Raw.BURL, b, x.cfg.Currency, lossNotReported)}
 	x.kept.Set(id, k)
 	if x.cfg.Shared == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, sharedTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()
 	key := hex.EncodeToString(id[:])
 	burl := k.BURL
@@ -73,7 +75,7 @@ func (x *Exchange) Keep(ctx context.Context, id [16]byte, b *Bid) {
 
 // Markup is the markup kept under decision id: this instance's, else
 // the shared store's (none on a nil Exchange).
-func (x *Exchange) Markup(ctx context.Context, id [16]byte) (Kept, bool) {
+func (x *Exchange) Markup(id [16]byte) (Kept, bool) {
 	if x == nil {
 		return Kept{}, false
 	}
@@ -83,7 +85,7 @@ func (x *Exchange) Markup(ctx context.Context, id [16]byte) (Kept, bool) {
 	if x.cfg.Shared == nil {
 		return Kept{}, false
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	v, ok, err := x.cfg.Shared.Fetch(ctx, "m:"+hex.EncodeToString(id[:]))
 	var k Kept
@@ -96,13 +98,13 @@ func (x *Exchange) Markup(ctx context.Context, id [16]byte) (Kept, bool) {
 // Billed sends the billing notice kept under decision id, once: its
 // impression was verified and billed. With a shared store the notice is
 // taken from it, so that one instance of the fleet sends it.
-func (x *Exchange) Billed(ctx context.Context, id [16]byte) {
+func (x *Exchange) Billed(id [16]byte) {
 	k, here := x.kept.GetIfPresent(id)
 	if here {
 		x.kept.Set(id, Kept{Partner: k.Partner, Markup: k.Markup}) // sent once from here
 	}
 	if x.cfg.Shared != nil {
-		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		v, ok, err := x.cfg.Shared.TakeKept(ctx, "b:"+hex.EncodeToString(id[:]))
 		if err != nil {

@@ -167,7 +167,7 @@ func (d *Decision) KeepMarkup(id [16]byte, ch delivery.Choice) {
 	if ch.Bid == nil || !ch.Bid.Server || d.svc.demand == nil {
 		return
 	}
-	d.svc.demand.Keep(context.Background(), id, &d.Partners[ch.Bid.Index])
+	d.svc.demand.Keep(id, &d.Partners[ch.Bid.Index])
 }
 
 // Partner is the partner's bid of choice ch (nil: not a partner's).

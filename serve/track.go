@@ -101,7 +101,7 @@ func (s *Service) Track(ctx context.Context, h *Hit, e *Edge) (target string, er
 			}
 			s.credit(ctx, e, credits)
 			if ch.Cost > 0 && p.Bidder != "" && s.demand != nil {
-				s.demand.Billed(ctx, p.Decision) // a partner's bid's billing notice: its impression verified and billed
+				s.demand.Billed(p.Decision) // a partner's bid's billing notice: its impression verified and billed
 			}
 			if ch.Cost > 0 && ch.Campaign != nil {
 				s.keepCredit(ctx, e, &p, kind, h.Token, ch.Cost, now)

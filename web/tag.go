@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	crand "crypto/rand"
 	"encoding/json"
 	mrand "math/rand/v2"
@@ -154,7 +153,7 @@ func handleFrame(engine *delivery.Engine, signer *tracking.Signer, partners *dem
 			return nil
 		}
 		if p.Ad == 0 { // a demand partner's bid: its markup, kept by the instance that decided
-			k, ok := partners.Markup(context.Background(), p.Decision)
+			k, ok := partners.Markup(p.Decision)
 			if !ok {
 				return marquee.Errorf(marquee.KindNotFound, "this bid's markup is not kept here (docs/demand.md#across-instances)")
 			}
