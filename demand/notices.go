@@ -6,10 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"marquee/webhooks"
@@ -47,13 +45,7 @@ type notice struct {
 func noticeClient(allowPrivate bool) *http.Client {
 	dialer := &net.Dialer{Timeout: 2 * time.Second}
 	if !allowPrivate {
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || webhooks.Forbidden(ap.Addr()) {
-				return webhooks.ErrForbiddenAddress
-			}
-			return nil
-		}
+		dialer.Control = webhooks.CheckDial
 	}
 	return &http.Client{Timeout: noticeTimeout, Transport: &http.Transport{Proxy: nil, DialContext: dialer.DialContext,
 		MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 2 * time.Second},

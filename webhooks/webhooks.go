@@ -258,10 +258,16 @@ var (
 
 // checkAddress is the dialer's check of the address it is about to
 // connect to (resolved).
-func (d *Dispatcher) checkAddress(network, address string, _ syscall.RawConn) error {
+func (d *Dispatcher) checkAddress(network, address string, c syscall.RawConn) error {
 	if d.cfg.AllowPrivate {
 		return nil
 	}
+	return CheckDial(network, address, c)
+}
+
+// CheckDial is a net.Dialer's Control that refuses a Forbidden address
+// (ErrForbiddenAddress): what a dialer of URLs an outsider names uses.
+func CheckDial(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil || Forbidden(ap.Addr()) {
 		return ErrForbiddenAddress
